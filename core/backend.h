@@ -1,0 +1,98 @@
+/*
+ * The backend vtable: what the core asks of a device. One versioned,
+ * append-only table of function pointers per backend (SQLite's
+ * sqlite3_io_methods, nanoarrow's ArrowDevice). Entries after the required
+ * ones may be NULL; the core then returns PS_ERR_UNSUPPORTED.
+ *
+ * Backends are plain C; they include this header and core/ps_program.h, never
+ * each other. Each backend maps its driver's error codes to ps_status in one
+ * place and writes details with ps_backend_error().
+ *
+ * Memory: a ps_devmem names device memory: `handle` is a device pointer
+ * (cuda), a cl_mem (opencl) or a host pointer (reference); `offset` is a byte
+ * offset into it. Wrapped (caller-owned) memory looks the same as memory the
+ * backend allocated.
+ *
+ * Streams/queues: each backend owns one stream or queue per context (or uses
+ * the caller's, see packscan_cuda.h); every operation enqueues on it and a
+ * call synchronizes only when it must return a host value.
+ */
+#ifndef PS_BACKEND_H
+#define PS_BACKEND_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packscan.h"
+#include "ps_program.h"
+
+#define PS_BACKEND_ABI_VERSION 1
+
+typedef struct ps_backend ps_backend; /* backend-private state */
+
+typedef struct ps_devmem {
+  void *handle;
+  uint64_t offset;
+} ps_devmem;
+
+/* The inputs of one evaluation over one chunk of rows. */
+typedef struct ps_eval_args {
+  const ps_program *prog;
+  uint64_t rows;                       /* rows in this chunk (> 0) */
+  ps_devmem data[PS_MAX_COLS];         /* packed stream of each column slot, at the chunk start */
+  ps_devmem validity[PS_MAX_COLS];     /* validity at the chunk start (handle NULL if none) */
+  ps_devmem aux;                       /* prog->aux_words 32-bit words (handle NULL if 0) */
+  const uint32_t *aux_host;            /* the same aux words in host memory */
+  /* Outputs. bitmap: ceil(rows/8) bytes written at the given place (handle
+   * NULL = no bitmap wanted); the bytes past ceil(rows/8) are not touched.
+   * count: if non-NULL, the number of selected rows of this chunk. */
+  ps_devmem bitmap;
+  uint64_t *count;
+  /* Index of the first chunk row (multiple of 32); informational. */
+  uint64_t row_begin;
+} ps_eval_args;
+
+typedef struct ps_backend_ops {
+  uint32_t abi_version; /* PS_BACKEND_ABI_VERSION */
+  const char *name;     /* "reference", "opencl", "cuda" */
+
+  /* Required. create probes the device named by opts; PS_ERR_NO_DEVICE if none. */
+  ps_status (*create)(ps_context *ctx, const ps_context_options *opts, ps_backend **out);
+  void (*destroy)(ps_backend *be);
+  const char *(*device_name)(ps_backend *be);
+  /* Rows per launch this backend handles at most (a multiple of 32). */
+  uint64_t (*max_chunk_rows)(ps_backend *be);
+
+  ps_status (*mem_alloc)(ps_backend *be, uint64_t bytes, ps_devmem *out);
+  void (*mem_free)(ps_backend *be, ps_devmem mem);
+  ps_status (*mem_write)(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes);
+  ps_status (*mem_read)(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes);
+
+  /* Evaluates prog over one chunk. Returns PS_ERR_CORRUPT_DATA when a corrupt
+   * code was read (ps_program.h). */
+  ps_status (*eval)(ps_backend *be, const ps_eval_args *args);
+} ps_backend_ops;
+
+/* Records a message as the context's last error (printf-style); returns status.
+ * Backends use this for driver errors and build logs. */
+ps_status ps_backend_error(ps_context *ctx, ps_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The context's host allocator, for backends' own host memory. */
+void *ps_host_alloc(ps_context *ctx, size_t size);
+void ps_host_free(ps_context *ctx, void *ptr);
+
+/* The compiled-in backends (generated registry, core/registry.c). */
+extern const ps_backend_ops ps_backend_reference;
+#ifdef PACKSCAN_HAVE_OPENCL
+extern const ps_backend_ops ps_backend_opencl;
+#endif
+#ifdef PACKSCAN_HAVE_CUDA
+extern const ps_backend_ops ps_backend_cuda;
+#endif
+
+#endif /* PS_BACKEND_H */

@@ -1,0 +1,152 @@
+/* Core-internal structures and helpers. Never included by backends (they use
+ * backend.h) or by users. */
+#ifndef PS_INTERNAL_H
+#define PS_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "packscan.h"
+#include "ps_program.h"
+
+#define PS_ERRMSG_SIZE 4096
+
+struct ps_context {
+  const ps_backend_ops *ops;
+  ps_backend *be;
+  ps_allocator alloc;
+  uint64_t chunk_rows; /* rows per launch, multiple of 32 */
+  char last_error[PS_ERRMSG_SIZE];
+};
+
+struct ps_buffer {
+  ps_context *ctx;
+  ps_devmem mem;
+  uint64_t size;
+  bool owned; /* false: wraps caller memory */
+};
+
+typedef struct ps_dict {
+  uint64_t count;
+  uint64_t *offsets; /* count + 1, normalized to 64-bit */
+  uint8_t *bytes;
+  uint64_t bytes_size;
+  bool sorted;
+} ps_dict;
+
+struct ps_column {
+  ps_context *ctx;
+  ps_type type;        /* PS_TYPE_STRING for dictionary columns */
+  uint64_t n;
+  uint32_t width;
+  uint32_t scale;
+  ps_reference reference;
+  uint64_t code_limit; /* largest code whose value is valid */
+  bool no_codes;       /* no code is valid (empty dictionary) */
+  ps_devmem data;
+  uint64_t data_size;
+  ps_buffer *data_buf; /* owned copy, or NULL when wrapping */
+  ps_devmem validity;  /* handle NULL: no nulls */
+  uint64_t validity_size;
+  ps_buffer *validity_buf;
+  ps_dict dict;        /* dictionary columns only */
+};
+
+typedef enum ps_expr_kind {
+  PS_EXPR_COMPARE = 1,
+  PS_EXPR_COMPARE_COLUMNS,
+  PS_EXPR_BETWEEN,
+  PS_EXPR_IN,
+  PS_EXPR_LIKE,
+  PS_EXPR_IS_NULL,
+  PS_EXPR_AND,
+  PS_EXPR_OR,
+  PS_EXPR_NOT
+} ps_expr_kind;
+
+struct ps_expr {
+  ps_context *ctx;
+  ps_expr_kind kind;
+  uint64_t rows;
+  ps_column *col, *col_b;
+  ps_cmp cmp;
+  bool negate;          /* LIKE: NOT LIKE; IS_NULL: IS NOT NULL */
+  int escape;           /* LIKE escape byte or -1 */
+  ps_literal lit, lit_b; /* string literals point into owned copies */
+  ps_literal *list;     /* IN list (strings copied) */
+  size_t list_count;
+  char *pattern;        /* LIKE */
+  size_t pattern_len;
+  ps_expr *a, *b;
+  unsigned depth;       /* stack depth this subtree needs when lowered */
+  unsigned size;        /* instructions this subtree lowers to (upper bound) */
+};
+
+/* ---- errors -------------------------------------------------------------- */
+ps_status ps_set_error(ps_context *ctx, ps_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void ps_clear_error(ps_context *ctx);
+/* Writes a message into a caller buffer (for calls without a context). */
+ps_status ps_set_error_buf(char *buf, size_t size, ps_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Forward a failed status (it already carries its message). */
+#define PS_TRY(expr)                    \
+  do {                                  \
+    ps_status ps_try_st_ = (expr);      \
+    if (ps_try_st_ != PS_OK) return ps_try_st_; \
+  } while (0)
+
+/* ---- memory -------------------------------------------------------------- */
+void *ps_alloc_with(const ps_allocator *a, size_t size);
+void ps_free_with(const ps_allocator *a, void *p);
+void *ps_calloc_ctx(ps_context *ctx, size_t n, size_t size); /* zeroed; NULL on overflow */
+
+/* Internal buffer creation for interop headers: wraps a native handle. */
+ps_status ps_buffer_wrap_native(ps_context *ctx, const char *backend, void *handle,
+                                uint64_t size, ps_buffer **out);
+/* The backend state of ctx if its backend is `name`, else NULL. */
+ps_backend *ps_context_backend_state(ps_context *ctx, const char *name);
+
+/* ---- types --------------------------------------------------------------- */
+bool ps_type_is_signed(ps_type t);
+bool ps_type_is_unsigned(ps_type t);
+bool ps_type_is_float(ps_type t);
+bool ps_type_is_integer(ps_type t);
+/* Range of an integer type as (min as int64, max as uint64). */
+int64_t ps_type_min(ps_type t);
+uint64_t ps_type_max(ps_type t);
+
+/* ---- lowering ------------------------------------------------------------ */
+/* A lowered program plus its aux words (host) and the columns of each slot. */
+typedef struct ps_lowered {
+  ps_program prog;
+  ps_column *cols[PS_MAX_COLS];
+  uint32_t *aux; /* prog.aux_words words, ps_host_alloc'd */
+} ps_lowered;
+
+ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
+void ps_lowered_free(ps_context *ctx, ps_lowered *low);
+
+/* Value of code c of a FOR column as double (floats' decode rule). */
+double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);
+
+/* LIKE on one string: 1 match, 0 no match. The pattern is validated first by
+ * ps_like_validate. */
+int ps_like_match(const uint8_t *s, size_t slen, const uint8_t *p, size_t plen, int escape);
+/* PS_OK or PS_ERR_INVALID_ARGUMENT with a message in buf (unfinished escape). */
+ps_status ps_like_validate(const char *p, size_t plen, int escape, char *buf, size_t size);
+
+/* String order: memcmp, then length. */
+int ps_bytes_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+#endif /* PS_INTERNAL_H */

@@ -1,0 +1,162 @@
+/*
+ * The flat predicate program: the one structure that host C, CUDA and
+ * OpenCL C all read. Fixed-width POD only; sizes and offsets are checked on
+ * the host with _Static_assert (core/program_check.c).
+ *
+ * This header is compiled as C11 (core, reference backend), as CUDA C++
+ * (kernels_cuda) and as OpenCL C 1.2 (embedded in front of kernels_opencl).
+ *
+ * SEMANTICS (binding for every backend; docs/design.md):
+ *
+ * The program is evaluated independently for every row r of a chunk. It is a
+ * postfix sequence of instructions over a stack of Kleene truth values; each
+ * value is a pair of bits (is_true, is_false); (0,0) is UNKNOWN.
+ *
+ *   code(c, r)  = bits [r*w, r*w+w) of column c's packed stream, LSB first
+ *                 (w = cols[c].width; w == 0 gives 0).
+ *   valid(c, r) = bit r of column c's validity bitmap if PS_COLF_VALIDITY is
+ *                 set, else 1.
+ *   corrupt(c, r) = valid(c,r) && (PS_COLF_NO_CODES set || code(c,r) > code_limit).
+ *                 Any corrupt read makes the whole evaluation fail with
+ *                 PS_ERR_CORRUPT_DATA (backends raise a flag; the result bits
+ *                 are then unspecified). A corrupt code is never used to index
+ *                 aux memory.
+ *
+ *   PS_OP_RANGE  col_a, lo, hi, flags&PS_INSN_NEGATE:
+ *       null row -> UNKNOWN; else x = (lo <= code && code <= hi), x ^= negate.
+ *       (lo > hi is an empty range: always FALSE before negation.)
+ *   PS_OP_SET    col_a, aux_a = bit offset of a bitmap in aux (bit k of aux is
+ *                bit k%32 of aux word k/32), flags&NEGATE:
+ *       null -> UNKNOWN; else x = bit(aux_a + code) ^ negate.
+ *   PS_OP_INLIST col_a, aux_a = word offset of `count` sorted unique uint64
+ *                codes stored as (low word, high word) pairs, count = lo:
+ *       null -> UNKNOWN; else x = (code is in the list) ^ negate.
+ *   PS_OP_ISNULL col_a, flags&NEGATE: x = !valid ^ negate. Never UNKNOWN.
+ *   PS_OP_CMPCOL col_a, col_b, cmp = PS_INSN_CMP(flags), mode = PS_INSN_MODE(flags):
+ *       either null -> UNKNOWN; else x = value_a <cmp> value_b where
+ *       PS_MODE_INT:    exact integer values, compared through a key
+ *                       (hi, lo) ordered lexicographically:
+ *                         signed kind:   v = (int64)(M + code) (wrapping add);
+ *                                        hi = (v >= 0), lo = (uint64)v
+ *                         unsigned kind: hi = 1, lo = M + code
+ *       PS_MODE_DOUBLE: both decoded to double and compared by IEEE rules:
+ *                         signed: (double)v; unsigned: (double)(M + code);
+ *                         float64: (double)(int64)(M + code) / 10^scale;
+ *                         float32: (double)(float)(that double)
+ *                       (conversions round to nearest even; the division is
+ *                       IEEE double division, correctly rounded)
+ *       PS_MODE_RANK:   dictionary columns; rank_a = aux[aux_a + code_a],
+ *                       rank_b = aux[aux_b + code_b] (uint32 ranks in the merged
+ *                       sorted dictionary; equal strings have equal ranks);
+ *                       ranks are compared.
+ *   PS_OP_AND / PS_OP_OR / PS_OP_NOT: pop operand(s), push Kleene result:
+ *       AND: T = Ta & Tb, F = Fa | Fb;  OR: T = Ta | Tb, F = Fa & Fb;
+ *       NOT: swap T and F.
+ *
+ * After the last instruction exactly one value is on the stack; the row is
+ * selected iff its is_true bit is set. Rows are produced 32 per result word:
+ * word g holds rows [32g, 32g+32) of the chunk, row 32g+j at bit j; bits of
+ * rows >= the chunk's row count are 0.
+ */
+#ifndef PS_PROGRAM_H
+#define PS_PROGRAM_H
+
+#if defined(__OPENCL_VERSION__)
+typedef uint ps_u32;
+typedef ulong ps_u64;
+typedef long ps_i64;
+#define PS_PROG_CONST __constant
+#else
+#include <stdint.h>
+typedef uint32_t ps_u32;
+typedef uint64_t ps_u64;
+typedef int64_t ps_i64;
+#define PS_PROG_CONST
+#endif
+
+#define PS_MAX_COLS 16   /* distinct columns one program reads */
+#define PS_MAX_INSNS 64  /* instructions in one program */
+#define PS_MAX_STACK 16  /* evaluation stack depth */
+
+/* opcodes */
+#define PS_OP_RANGE 1u
+#define PS_OP_SET 2u
+#define PS_OP_INLIST 3u
+#define PS_OP_ISNULL 4u
+#define PS_OP_CMPCOL 5u
+#define PS_OP_AND 6u
+#define PS_OP_OR 7u
+#define PS_OP_NOT 8u
+
+/* insn flags: bit 0 negate; bits 4..7 cmp (PS_EQ..PS_GE of packscan.h);
+ * bits 8..11 compare mode */
+#define PS_INSN_NEGATE 1u
+#define PS_INSN_CMP(flags) (((flags) >> 4) & 15u)
+#define PS_INSN_MODE(flags) (((flags) >> 8) & 15u)
+#define PS_INSN_MAKE_CMP(cmp, mode) ((((ps_u32)(cmp)) << 4) | (((ps_u32)(mode)) << 8))
+
+/* cmp values (same numbers as ps_cmp in packscan.h) */
+#define PS_CMP_EQ 0u
+#define PS_CMP_NE 1u
+#define PS_CMP_LT 2u
+#define PS_CMP_LE 3u
+#define PS_CMP_GT 4u
+#define PS_CMP_GE 5u
+
+/* compare modes */
+#define PS_MODE_INT 0u
+#define PS_MODE_DOUBLE 1u
+#define PS_MODE_RANK 2u
+
+/* column value kinds: how M + code decodes */
+#define PS_KIND_SIGNED 0u   /* int8..int64: (int64)(M + code) */
+#define PS_KIND_UNSIGNED 1u /* uint8..uint64, and dictionary codes: M + code */
+#define PS_KIND_FLOAT64 2u  /* (double)(int64)(M + code) / 10^scale */
+#define PS_KIND_FLOAT32 3u  /* (double)(float)((double)(int64)(M + code) / 10^scale) */
+
+/* column flags */
+#define PS_COLF_VALIDITY 1u /* a validity bitmap is present */
+#define PS_COLF_NO_CODES 2u /* no code is valid (empty dictionary): any valid row is corrupt */
+
+/* One column slot. Byte sizes are relative to the chunk's start: the data
+ * pointer a backend passes for a chunk starting at row r0 points at byte
+ * r0*w/8 of the stream (r0 is a multiple of 32, so this is 4-byte aligned
+ * relative to the stream start), and data_bytes is what remains readable from
+ * there. Nothing past data_bytes / validity_bytes may be read. */
+typedef struct ps_prog_col {
+  ps_u64 reference;      /* M, two's complement bits for signed/float kinds */
+  ps_u64 code_limit;     /* largest valid code */
+  ps_u64 data_bytes;     /* readable bytes of the packed stream from the chunk start */
+  ps_u64 validity_bytes; /* readable bytes of the validity bitmap from the chunk start */
+  ps_u32 width;          /* 0..64 */
+  ps_u32 kind;           /* PS_KIND_* */
+  ps_u32 scale;          /* floats: 0..18 */
+  ps_u32 flags;          /* PS_COLF_* */
+} ps_prog_col;           /* 48 bytes */
+
+typedef struct ps_insn {
+  ps_u32 op;    /* PS_OP_* */
+  ps_u32 flags; /* PS_INSN_NEGATE, PS_INSN_MAKE_CMP(cmp, mode) */
+  ps_u32 col_a; /* column slot */
+  ps_u32 col_b; /* second column slot (CMPCOL) */
+  ps_u32 aux_a; /* SET: bit offset; INLIST: word offset; CMPCOL rank table a: word offset */
+  ps_u32 aux_b; /* CMPCOL rank table b: word offset */
+  ps_u64 lo;    /* RANGE low bound; INLIST: count */
+  ps_u64 hi;    /* RANGE high bound */
+} ps_insn;      /* 40 bytes */
+
+typedef struct ps_program {
+  ps_u32 n_insns;
+  ps_u32 n_cols;
+  ps_u32 stack_depth; /* max stack depth the program reaches (<= PS_MAX_STACK) */
+  ps_u32 aux_words;   /* size of the aux array in 32-bit words */
+  ps_prog_col cols[PS_MAX_COLS];
+  ps_insn insns[PS_MAX_INSNS];
+} ps_program;
+
+/* 10^s as double, exact for s <= 18 (10^18 = 2^18 * 5^18, 5^18 < 2^53). */
+#define PS_POW10_TABLE                                                                   \
+  {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, \
+   1e16, 1e17, 1e18}
+
+#endif /* PS_PROGRAM_H */

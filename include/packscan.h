@@ -1,0 +1,444 @@
+/*
+ * packscan — SQL-style predicates evaluated directly on compressed columns.
+ *
+ * This is the only header a C user needs. It does not include any CUDA or
+ * OpenCL header; interop with native device handles lives in
+ * packscan_cuda.h and packscan_opencl.h.
+ *
+ * Conventions (all functions):
+ *  - Every fallible call returns ps_status (PS_OK == 0) and writes its
+ *    results through out-parameters placed last. On failure nothing is
+ *    written to the out-parameters and the caller's data is untouched.
+ *  - Details of the last failure on a context (which field, which value,
+ *    the driver's error, the OpenCL build log) are in
+ *    ps_context_last_error(ctx).
+ *  - Nothing in the library aborts, exits or prints.
+ *  - Objects come in ps_x_create / ps_x_destroy pairs; destroy accepts NULL.
+ *  - A context and everything created from it (buffers, columns,
+ *    expressions) may be used by one thread at a time. Different contexts
+ *    are independent and may be used from different threads concurrently.
+ *  - Calls are synchronous unless documented otherwise: when a call returns,
+ *    host-visible results are written.
+ *
+ * Formats and semantics are specified in docs/design.md (binding).
+ */
+#ifndef PACKSCAN_H
+#define PACKSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(PACKSCAN_SHARED_BUILD)
+#define PS_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define PS_API __attribute__((visibility("default")))
+#else
+#define PS_API
+#endif
+
+#define PS_VERSION_MAJOR 0
+#define PS_VERSION_MINOR 1
+#define PS_VERSION_PATCH 0
+#define PS_VERSION_NUMBER (PS_VERSION_MAJOR * 10000 + PS_VERSION_MINOR * 100 + PS_VERSION_PATCH)
+
+/** Library version as "MAJOR.MINOR.PATCH". */
+PS_API const char *ps_version_string(void);
+/** Library version as PS_VERSION_NUMBER of the library actually linked. */
+PS_API unsigned ps_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes. Values never change once released; new codes are appended. */
+
+#define PS_STATUS_MAP(X)                                                            \
+  X(OK, 0, "success")                                                               \
+  X(ERR_INVALID_ARGUMENT, 1, "invalid argument")                                    \
+  X(ERR_OUT_OF_MEMORY, 2, "out of host memory")                                     \
+  X(ERR_DEVICE_OUT_OF_MEMORY, 3, "out of device memory")                            \
+  X(ERR_UNSUPPORTED, 4, "operation not supported by this backend")                  \
+  X(ERR_NO_BACKEND, 5, "backend not compiled into this library")                    \
+  X(ERR_NO_DEVICE, 6, "no usable device")                                           \
+  X(ERR_DEVICE, 7, "device or driver error")                                        \
+  X(ERR_BUILD, 8, "device program build failed")                                    \
+  X(ERR_CORRUPT_DATA, 9, "corrupt data")                                            \
+  X(ERR_TYPE_MISMATCH, 10, "type mismatch")                                         \
+  X(ERR_BUFFER_TOO_SMALL, 11, "buffer too small")                                   \
+  X(ERR_LIMIT, 12, "implementation limit exceeded")                                 \
+  X(ERR_NOT_REPRESENTABLE, 13, "value not representable in the requested encoding") \
+  X(ERR_OVERFLOW, 14, "arithmetic overflow")                                        \
+  X(ERR_INTERNAL, 15, "internal error")
+
+typedef enum ps_status {
+#define PS_STATUS_ENUM_(name, value, text) PS_##name = value,
+  PS_STATUS_MAP(PS_STATUS_ENUM_)
+#undef PS_STATUS_ENUM_
+} ps_status;
+
+/** "PS_ERR_INVALID_ARGUMENT" etc.; "PS_UNKNOWN_STATUS" for values not in the map. */
+PS_API const char *ps_status_name(ps_status status);
+/** A short English description of the status ("invalid argument"). */
+PS_API const char *ps_status_string(ps_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Types */
+
+/** Logical type of a column. Dates and timestamps are integer types. */
+typedef enum ps_type {
+  PS_TYPE_INT8 = 1,
+  PS_TYPE_INT16 = 2,
+  PS_TYPE_INT32 = 3,
+  PS_TYPE_INT64 = 4,
+  PS_TYPE_UINT8 = 5,
+  PS_TYPE_UINT16 = 6,
+  PS_TYPE_UINT32 = 7,
+  PS_TYPE_UINT64 = 8,
+  PS_TYPE_FLOAT32 = 9,
+  PS_TYPE_FLOAT64 = 10,
+  PS_TYPE_STRING = 11 /* dictionary-encoded column */
+} ps_type;
+
+/** "int8", "uint64", "float32", "string"...; NULL for an invalid value. */
+PS_API const char *ps_type_name(ps_type type);
+/** Size in bytes of one plain value of the type (strings: 0). */
+PS_API size_t ps_type_size(ps_type type);
+
+/** Comparison operators. */
+typedef enum ps_cmp { PS_EQ = 0, PS_NE = 1, PS_LT = 2, PS_LE = 3, PS_GT = 4, PS_GE = 5 } ps_cmp;
+
+/** "==", "!=", "<", "<=", ">", ">="; NULL for an invalid value. */
+PS_API const char *ps_cmp_name(ps_cmp cmp);
+
+/** Where a caller-provided buffer lives. */
+typedef enum ps_memory { PS_MEMORY_HOST = 0, PS_MEMORY_DEVICE = 1 } ps_memory;
+
+/** Host allocator (zstd's ZSTD_customMem). Both NULL = malloc/free. */
+typedef struct ps_allocator {
+  void *(*alloc)(void *opaque, size_t size);
+  void (*free)(void *opaque, void *ptr);
+  void *opaque;
+} ps_allocator;
+
+/* ------------------------------------------------------------------------ */
+/* Contexts */
+
+typedef struct ps_context ps_context;
+
+/** Options for ps_context_create. Call ps_context_options_init first; fields
+ *  may be appended in later versions (struct_size tells which are present). */
+typedef struct ps_context_options {
+  uint32_t struct_size;     /* sizeof(ps_context_options) */
+  const char *backend;      /* "reference", "opencl", "cuda" or "auto" (NULL = "auto") */
+  int32_t opencl_platform;  /* OpenCL platform index; -1 = first platform that has a device */
+  int32_t opencl_device;    /* device index within the platform; -1 = first (GPUs first) */
+  int32_t cuda_device;      /* CUDA device ordinal; -1 = current device */
+  ps_allocator allocator;   /* host allocator for the library's own memory */
+  uint64_t max_chunk_rows;  /* rows per kernel launch; 0 = backend default. Rounded down to a
+                               multiple of 32 (min 32). Chunking never changes a result. */
+} ps_context_options;
+
+/** Fills *opts with defaults ("auto" backend, first devices, malloc). */
+PS_API void ps_context_options_init(ps_context_options *opts);
+
+/** Creates a context on the backend named in opts (NULL opts = defaults).
+ *  "auto" picks the best compiled-in backend that has a usable device, in the
+ *  order cuda, opencl, reference. A named backend that is not compiled in gives
+ *  PS_ERR_NO_BACKEND; one without a device gives PS_ERR_NO_DEVICE — never a
+ *  silent fallback. On failure *out is NULL and, if err_buf is non-NULL, a
+ *  message is written there (err_size bytes, NUL-terminated). */
+PS_API ps_status ps_context_create(const ps_context_options *opts, char *err_buf, size_t err_size,
+                                   ps_context **out);
+/** Destroys a context. All its buffers, columns and expressions must have been
+ *  destroyed first. NULL is accepted. */
+PS_API void ps_context_destroy(ps_context *ctx);
+/** Name of the backend in use ("reference", "opencl", "cuda"). */
+PS_API const char *ps_context_backend(const ps_context *ctx);
+/** Human-readable device description ("NVIDIA H200 (CUDA 13.0, driver ...)"). */
+PS_API const char *ps_context_device(const ps_context *ctx);
+/** Message of the last failed call on this context ("" after success). */
+PS_API const char *ps_context_last_error(const ps_context *ctx);
+
+/** Number of backends compiled into this library, and their names. */
+PS_API size_t ps_backend_count(void);
+PS_API const char *ps_backend_name(size_t index);
+
+/* ------------------------------------------------------------------------ */
+/* Device buffers: memory on the context's device (host memory on the
+ * reference backend). Created by the library, or wrapping memory the caller
+ * owns (see packscan_cuda.h / packscan_opencl.h). */
+
+typedef struct ps_buffer ps_buffer;
+
+/** Allocates size bytes on the context's device. Contents are undefined. */
+PS_API ps_status ps_buffer_create(ps_context *ctx, uint64_t size, ps_buffer **out);
+/** Frees a buffer (a wrapped buffer's memory stays the caller's). NULL ok. */
+PS_API void ps_buffer_destroy(ps_buffer *buf);
+/** Size in bytes. */
+PS_API uint64_t ps_buffer_size(const ps_buffer *buf);
+/** Copies host memory into / out of a buffer; synchronous. */
+PS_API ps_status ps_buffer_write(ps_context *ctx, ps_buffer *buf, uint64_t offset, const void *src,
+                                 uint64_t size);
+PS_API ps_status ps_buffer_read(ps_context *ctx, const ps_buffer *buf, uint64_t offset, void *dst,
+                                uint64_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Columns */
+
+typedef struct ps_column ps_column;
+
+/** Frame-of-reference reference value M: .i for signed and float types,
+ *  .u for unsigned types. */
+typedef union ps_reference {
+  int64_t i;
+  uint64_t u;
+} ps_reference;
+
+/** A frame-of-reference (FOR) bit-packed column (docs/design.md).
+ *  Value of row i: M + code[i] for integer types; (double)(M + code[i]) / 10^scale
+ *  for floats. Code i occupies stream bits [i*w, (i+1)*w), LSB first. */
+typedef struct ps_for_desc {
+  uint32_t struct_size;      /* sizeof(ps_for_desc) */
+  ps_type type;              /* any integer or float type */
+  uint64_t n;                /* rows */
+  uint32_t width;            /* bits per code, 0..64 (the contract's bpr*8) */
+  uint32_t scale;            /* floats: decimal scale 0..18; integers: must be 0 */
+  ps_reference reference;    /* M */
+  const void *data;          /* packed stream, exactly ceil(n*width/8) bytes */
+  uint64_t data_size;        /* must equal ceil(n*width/8) */
+  const uint8_t *validity;   /* optional Arrow validity bitmap, ceil(n/8) bytes; NULL = no nulls */
+  uint64_t validity_size;    /* must equal ceil(n/8) when validity is given */
+} ps_for_desc;
+
+/** Fills *desc with zeros and struct_size. */
+PS_API void ps_for_desc_init(ps_for_desc *desc);
+
+/** A dictionary of d strings in Arrow utf8 layout: offsets (d+1 entries,
+ *  32- or 64-bit: set exactly one of offsets32/offsets64) into bytes.
+ *  Always host memory; the library copies it. */
+typedef struct ps_dict_desc {
+  uint32_t struct_size;      /* sizeof(ps_dict_desc) */
+  uint64_t count;            /* d */
+  const int32_t *offsets32;  /* d+1 offsets, or NULL */
+  const int64_t *offsets64;  /* d+1 offsets, or NULL */
+  const uint8_t *bytes;      /* string bytes */
+  uint64_t bytes_size;       /* size of bytes; offsets[d] must not exceed it */
+  int sorted;                /* nonzero: caller asserts strictly ascending byte order; checked */
+} ps_dict_desc;
+
+PS_API void ps_dict_desc_init(ps_dict_desc *desc);
+
+/** Creates a FOR column from host memory (data and validity are copied to the
+ *  device). Every metadata field is validated; see docs/design.md. */
+PS_API ps_status ps_column_create_for(ps_context *ctx, const ps_for_desc *desc, ps_column **out);
+
+/** Creates a FOR column over device buffers the caller already filled: data
+ *  (and validity, or NULL) are used in place, without a copy, from the given
+ *  byte offsets. desc->data and desc->validity are ignored; desc->data_size and
+ *  desc->validity_size still give the sizes. The buffers must outlive the column. */
+PS_API ps_status ps_column_create_for_device(ps_context *ctx, const ps_for_desc *desc,
+                                             ps_buffer *data, uint64_t data_offset,
+                                             ps_buffer *validity, uint64_t validity_offset,
+                                             ps_column **out);
+
+/** Creates a dictionary-encoded string column: dict is copied; codes is an
+ *  unsigned FOR description (type PS_TYPE_UINT8..UINT64, scale 0) whose values
+ *  index the dictionary. Codes >= count are reported as corrupt data when a
+ *  predicate reads them. */
+PS_API ps_status ps_column_create_dict(ps_context *ctx, const ps_dict_desc *dict,
+                                       const ps_for_desc *codes, ps_column **out);
+/** As ps_column_create_dict, with the codes (and validity) in device buffers. */
+PS_API ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_desc *dict,
+                                              const ps_for_desc *codes, ps_buffer *data,
+                                              uint64_t data_offset, ps_buffer *validity,
+                                              uint64_t validity_offset, ps_column **out);
+
+/** Destroys a column. Expressions that reference it must be destroyed first. */
+PS_API void ps_column_destroy(ps_column *col);
+PS_API uint64_t ps_column_rows(const ps_column *col);
+PS_API ps_type ps_column_type(const ps_column *col);
+PS_API uint32_t ps_column_width(const ps_column *col);
+
+/* ------------------------------------------------------------------------ */
+/* Host encoders and decoders (no context needed; pure functions over host
+ * memory). Errors are described in err_buf (may be NULL) when given. */
+
+/** Plain values of a numeric type, as produced by ps_encode_for / ps_decode_for. */
+typedef struct ps_plain {
+  ps_type type;
+  const void *values;       /* n values of type */
+  uint64_t n;
+  const uint8_t *validity;  /* optional Arrow validity bitmap; null slots are ignored */
+} ps_plain;
+
+/** Result of an encoder: metadata plus a packed stream allocated with the
+ *  allocator (NULL = malloc); free with ps_encoded_free. */
+typedef struct ps_encoded {
+  ps_for_desc desc;         /* desc.data points at data */
+  void *data;
+  uint8_t *validity;        /* copy of the input validity, or NULL */
+  ps_allocator allocator;
+} ps_encoded;
+
+PS_API void ps_encoded_free(ps_encoded *enc);
+
+/** Encodes integers or floats into a FOR stream.
+ *  width: 0 = smallest width that holds every (non-null) value; otherwise that
+ *  exact width (1..64; 8/16/32/64 give the contract's byte-aligned format), with
+ *  PS_ERR_NOT_REPRESENTABLE if a value does not fit.
+ *  Floats: scale < 0 picks the smallest decimal scale 0..18 at which every value
+ *  round-trips exactly (PS_ERR_NOT_REPRESENTABLE naming the first value that
+ *  never does); scale >= 0 demands that scale. NaN and infinities are rejected
+ *  with PS_ERR_INVALID_ARGUMENT unless nan_as_null is nonzero, in which case they
+ *  become nulls. */
+PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
+                               const ps_allocator *allocator, char *err_buf, size_t err_size,
+                               ps_encoded *out);
+
+/** Decodes a FOR stream (host memory) back to plain values of desc->type
+ *  (out holds desc->n values). Null slots decode to 0. Values outside the
+ *  logical type give PS_ERR_CORRUPT_DATA. */
+PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf, size_t err_size);
+
+/** A string array in Arrow utf8 layout, 32-bit offsets (offsets64 may be set
+ *  instead of offsets32). */
+typedef struct ps_strings {
+  uint64_t n;
+  const int32_t *offsets32; /* n+1 */
+  const int64_t *offsets64; /* n+1 */
+  const uint8_t *bytes;
+  const uint8_t *validity;  /* optional */
+} ps_strings;
+
+/** Result of ps_encode_dict: a sorted dictionary (32-bit offsets) and codes. */
+typedef struct ps_encoded_dict {
+  ps_dict_desc dict;        /* points into the arrays below; sorted = 1 */
+  int32_t *offsets;
+  uint8_t *bytes;
+  ps_encoded codes;         /* unsigned FOR codes (UINT32 type), smallest width */
+  ps_allocator allocator;
+} ps_encoded_dict;
+
+/** Encodes strings into a sorted dictionary plus FOR-packed codes. */
+PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *allocator, char *err_buf,
+                                size_t err_size, ps_encoded_dict *out);
+PS_API void ps_encoded_dict_free(ps_encoded_dict *enc);
+
+/* ------------------------------------------------------------------------ */
+/* Predicate expressions (the contract's filterLiteral, compareColumns, AND,
+ * OR, NOT, plus BETWEEN, IN, LIKE and IS [NOT] NULL). SQL three-valued logic:
+ * a row is selected only where the whole predicate is TRUE.
+ *
+ * Ownership: an expression references its columns (they must outlive it).
+ * ps_expr_and/or/not take ownership of their operands on success only; on
+ * failure the operands stay the caller's. ps_expr_destroy frees a whole tree. */
+
+typedef struct ps_expr ps_expr;
+
+typedef enum ps_literal_kind {
+  PS_LIT_INT64 = 1,
+  PS_LIT_UINT64 = 2,
+  PS_LIT_FLOAT64 = 3,
+  PS_LIT_STRING = 4
+} ps_literal_kind;
+
+/** A literal. Strings are (ptr, len) and need not be NUL-terminated; they are
+ *  copied when the expression is built. */
+typedef struct ps_literal {
+  ps_literal_kind kind;
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    struct {
+      const char *ptr;
+      size_t len;
+    } s;
+  } v;
+} ps_literal;
+
+static inline ps_literal ps_lit_int(int64_t v) {
+  ps_literal l;
+  l.kind = PS_LIT_INT64;
+  l.v.i = v;
+  return l;
+}
+static inline ps_literal ps_lit_uint(uint64_t v) {
+  ps_literal l;
+  l.kind = PS_LIT_UINT64;
+  l.v.u = v;
+  return l;
+}
+static inline ps_literal ps_lit_float(double v) {
+  ps_literal l;
+  l.kind = PS_LIT_FLOAT64;
+  l.v.f = v;
+  return l;
+}
+static inline ps_literal ps_lit_str(const char *ptr, size_t len) {
+  ps_literal l;
+  l.kind = PS_LIT_STRING;
+  l.v.s.ptr = ptr;
+  l.v.s.len = len;
+  return l;
+}
+
+/** column <op> literal (the contract's filterLiteral). Numeric literals on FOR
+ *  columns compare by value (integers exactly, across types; floats as IEEE
+ *  doubles); string literals on dictionary columns compare bytewise. */
+PS_API ps_status ps_expr_compare(ps_context *ctx, ps_column *col, ps_cmp op, ps_literal lit,
+                                 ps_expr **out);
+/** a <op> b, row by row (the contract's compareColumns): FOR against FOR (any
+ *  numeric types, widths, references) or dictionary against dictionary (same or
+ *  different dictionaries). Both columns must have the same row count. */
+PS_API ps_status ps_expr_compare_columns(ps_context *ctx, ps_column *a, ps_cmp op, ps_column *b,
+                                         ps_expr **out);
+/** lo <= col AND col <= hi. */
+PS_API ps_status ps_expr_between(ps_context *ctx, ps_column *col, ps_literal lo, ps_literal hi,
+                                 ps_expr **out);
+/** col IN (list[0], ..., list[count-1]); count may be 0 (always FALSE for non-null rows). */
+PS_API ps_status ps_expr_in(ps_context *ctx, ps_column *col, const ps_literal *list, size_t count,
+                            ps_expr **out);
+/** col LIKE pattern (negate = 0) or NOT LIKE (negate != 0), on a dictionary
+ *  column. '%' any sequence, '_' one UTF-8 character; escape < 0 means no escape
+ *  character, else it is the escape byte (0..127). */
+PS_API ps_status ps_expr_like(ps_context *ctx, ps_column *col, const char *pattern, size_t len,
+                              int escape, int negate, ps_expr **out);
+/** col IS NULL / col IS NOT NULL (never UNKNOWN). */
+PS_API ps_status ps_expr_is_null(ps_context *ctx, ps_column *col, int negate, ps_expr **out);
+/** a AND b, a OR b, NOT a (Kleene logic). */
+PS_API ps_status ps_expr_and(ps_context *ctx, ps_expr *a, ps_expr *b, ps_expr **out);
+PS_API ps_status ps_expr_or(ps_context *ctx, ps_expr *a, ps_expr *b, ps_expr **out);
+PS_API ps_status ps_expr_not(ps_context *ctx, ps_expr *a, ps_expr **out);
+/** Frees an expression tree. NULL ok. */
+PS_API void ps_expr_destroy(ps_expr *expr);
+/** Rows of the columns the expression reads. */
+PS_API uint64_t ps_expr_rows(const ps_expr *expr);
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation */
+
+/** Evaluates expr and writes the selection bitmap (Arrow boolean layout:
+ *  ceil(n/8) bytes, LSB first, bits past n zero) into host memory, and the
+ *  number of selected rows into *count if count is non-NULL.
+ *  bitmap_size must be at least ceil(n/8) (PS_ERR_BUFFER_TOO_SMALL otherwise);
+ *  bytes past ceil(n/8) are not touched. PS_ERR_CORRUPT_DATA if a code read is
+ *  outside its column's range (the bitmap is then left untouched). */
+PS_API ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap,
+                           uint64_t bitmap_size, uint64_t *count);
+
+/** As ps_filter, writing the bitmap into a device buffer at byte offset
+ *  (which must be a multiple of 4). On PS_ERR_CORRUPT_DATA the bitmap bytes in
+ *  the buffer are unspecified (the scan detects corruption as it writes). */
+PS_API ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitmap,
+                                  uint64_t offset, uint64_t *count);
+
+/** Counts the selected rows without materializing a bitmap. */
+PS_API ps_status ps_filter_count(ps_context *ctx, const ps_expr *expr, uint64_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PACKSCAN_H */
