@@ -72,6 +72,11 @@ typedef struct ps_backend_ops {
   /* Evaluates prog over one chunk. Returns PS_ERR_CORRUPT_DATA when a corrupt
    * code was read (ps_program.h). */
   ps_status (*eval)(ps_backend *be, const ps_eval_args *args);
+
+  /* Optional: retain/release a caller's native handle wrapped as a buffer
+   * (OpenCL retains the cl_mem). NULL = nothing to do. */
+  ps_status (*retain_wrapped)(ps_backend *be, ps_devmem mem);
+  void (*release_wrapped)(ps_backend *be, ps_devmem mem);
 } ps_backend_ops;
 
 /* Records a message as the context's last error (printf-style); returns status.
@@ -85,6 +90,18 @@ ps_status ps_backend_error(ps_context *ctx, ps_status status, const char *fmt, .
 /* The context's host allocator, for backends' own host memory. */
 void *ps_host_alloc(ps_context *ctx, size_t size);
 void ps_host_free(ps_context *ctx, void *ptr);
+
+/* For the interop entry points a backend implements (packscan_cuda.h,
+ * packscan_opencl.h): */
+/* The backend state of ctx if its backend is `name`, else NULL. */
+ps_backend *ps_context_backend_state(ps_context *ctx, const char *name);
+/* Wraps a native handle (device pointer, cl_mem) as a caller-owned buffer.
+ * The core records an error and fails if ctx's backend is not `backend`. */
+ps_status ps_buffer_wrap_native(ps_context *ctx, const char *backend, void *handle, uint64_t size,
+                                ps_buffer **out);
+/* The device memory behind a buffer, and its context. */
+ps_devmem ps_buffer_devmem(const ps_buffer *buf);
+ps_context *ps_buffer_context(const ps_buffer *buf);
 
 /* The compiled-in backends (generated registry, core/registry.c). */
 extern const ps_backend_ops ps_backend_reference;

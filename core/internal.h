@@ -111,11 +111,6 @@ void *ps_alloc_with(const ps_allocator *a, size_t size);
 void ps_free_with(const ps_allocator *a, void *p);
 void *ps_calloc_ctx(ps_context *ctx, size_t n, size_t size); /* zeroed; NULL on overflow */
 
-/* Internal buffer creation for interop headers: wraps a native handle. */
-ps_status ps_buffer_wrap_native(ps_context *ctx, const char *backend, void *handle,
-                                uint64_t size, ps_buffer **out);
-/* The backend state of ctx if its backend is `name`, else NULL. */
-ps_backend *ps_context_backend_state(ps_context *ctx, const char *name);
 
 /* ---- types --------------------------------------------------------------- */
 bool ps_type_is_signed(ps_type t);
