@@ -1,0 +1,124 @@
+/* Contexts: backend choice by name, options, last error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+extern const ps_backend_ops *const ps_backends[];
+extern const size_t ps_backends_count;
+
+void ps_context_options_init(ps_context_options *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  opts->struct_size = sizeof *opts;
+  opts->backend = "auto";
+  opts->opencl_platform = -1;
+  opts->opencl_device = -1;
+  opts->cuda_device = -1;
+}
+
+static const ps_backend_ops *find_backend(const char *name) {
+  for (size_t i = 0; i < ps_backends_count; i++)
+    if (strcmp(ps_backends[i]->name, name) == 0) return ps_backends[i];
+  return NULL;
+}
+
+static bool known_backend_name(const char *name) {
+  return strcmp(name, "reference") == 0 || strcmp(name, "opencl") == 0 || strcmp(name, "cuda") == 0;
+}
+
+/* Tries one backend; on success fills ctx. */
+static ps_status try_backend(ps_context *ctx, const ps_backend_ops *ops, const ps_context_options *o) {
+  if (ops->abi_version != PS_BACKEND_ABI_VERSION)
+    return ps_set_error(ctx, PS_ERR_INTERNAL, "backend '%s' has ABI version %u, expected %u", ops->name,
+                        ops->abi_version, PS_BACKEND_ABI_VERSION);
+  ps_backend *be = NULL;
+  ps_status st = ops->create(ctx, o, &be);
+  if (st != PS_OK) return st;
+  ctx->ops = ops;
+  ctx->be = be;
+  uint64_t max_rows = ops->max_chunk_rows(be);
+  uint64_t want = o->max_chunk_rows;
+  if (want == 0 || want > max_rows) want = max_rows;
+  want &= ~(uint64_t)31;
+  ctx->chunk_rows = want < 32 ? 32 : want;
+  return PS_OK;
+}
+
+ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, size_t err_size,
+                            ps_context **out) {
+  if (err_buf && err_size) err_buf[0] = '\0';
+  if (!out) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  ps_context_options o;
+  ps_context_options_init(&o);
+  if (opts_in) {
+    if (opts_in->struct_size < offsetof(ps_context_options, backend) + sizeof(const char *) ||
+        opts_in->struct_size > sizeof o)
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                              "options.struct_size is %u; expected %u (call ps_context_options_init)",
+                              opts_in->struct_size, (unsigned)sizeof o);
+    /* Copy only the fields the caller's version of the struct has. */
+    memcpy(&o, opts_in, opts_in->struct_size);
+    o.struct_size = sizeof o;
+  }
+  const char *name = o.backend ? o.backend : "auto";
+  if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "options.allocator: alloc and free must both be set or both be NULL");
+
+  ps_context *ctx = ps_alloc_with(&o.allocator, sizeof *ctx);
+  if (!ctx) return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY, "allocating the context");
+  memset(ctx, 0, sizeof *ctx);
+  ctx->alloc = o.allocator;
+
+  ps_status st;
+  if (strcmp(name, "auto") == 0) {
+    /* Best first; a backend without a device is skipped, and the context
+     * reports which one it got (ps_context_backend). */
+    st = PS_ERR_NO_DEVICE;
+    char reasons[PS_ERRMSG_SIZE] = "";
+    for (size_t i = 0; i < ps_backends_count; i++) {
+      st = try_backend(ctx, ps_backends[i], &o);
+      if (st == PS_OK) break;
+      size_t len = strlen(reasons);
+      snprintf(reasons + len, sizeof reasons - len, "%s%s", len ? "; " : "", ctx->last_error);
+    }
+    if (st != PS_OK) ps_set_error(ctx, st, "no backend could be started: %s", reasons);
+  } else {
+    const ps_backend_ops *ops = find_backend(name);
+    if (!ops) {
+      st = known_backend_name(name)
+               ? ps_set_error(ctx, PS_ERR_NO_BACKEND, "backend '%s' is not compiled into this library", name)
+               : ps_set_error(ctx, PS_ERR_NO_BACKEND,
+                              "unknown backend '%s' (expected reference, opencl, cuda or auto)", name);
+    } else {
+      st = try_backend(ctx, ops, &o);
+    }
+  }
+  if (st != PS_OK) {
+    if (err_buf && err_size) snprintf(err_buf, err_size, "%s", ctx->last_error);
+    ps_free_with(&o.allocator, ctx);
+    return st;
+  }
+  ps_clear_error(ctx);
+  *out = ctx;
+  return PS_OK;
+}
+
+void ps_context_destroy(ps_context *ctx) {
+  if (!ctx) return;
+  if (ctx->ops) ctx->ops->destroy(ctx->be);
+  ps_allocator a = ctx->alloc;
+  ps_free_with(&a, ctx);
+}
+
+const char *ps_context_backend(const ps_context *ctx) { return ctx && ctx->ops ? ctx->ops->name : ""; }
+
+const char *ps_context_device(const ps_context *ctx) {
+  return ctx && ctx->ops ? ctx->ops->device_name(ctx->be) : "";
+}
+
+ps_backend *ps_context_backend_state(ps_context *ctx, const char *name) {
+  if (!ctx || !ctx->ops || strcmp(ctx->ops->name, name) != 0) return NULL;
+  return ctx->be;
+}
