@@ -136,8 +136,9 @@ void ps_lowered_free(ps_context *ctx, ps_lowered *low);
 double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);
 
 /* LIKE on one string: 1 match, 0 no match. The pattern is validated first by
- * ps_like_validate. */
-int ps_like_match(const uint8_t *s, size_t slen, const uint8_t *p, size_t plen, int escape);
+ * ps_like_validate. tok_scratch: plen ints; scratch: 2 * (slen + 1) bytes. */
+int ps_like_match(const uint8_t *s, size_t slen, const uint8_t *p, size_t plen, int escape, int *tok_scratch,
+                  uint8_t *scratch);
 /* PS_OK or PS_ERR_INVALID_ARGUMENT with a message in buf (unfinished escape). */
 ps_status ps_like_validate(const char *p, size_t plen, int escape, char *buf, size_t size);
 

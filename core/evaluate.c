@@ -1,0 +1,111 @@
+/* Evaluation: lower once, then run the program chunk by chunk. Chunks start
+ * on multiples of 32 rows, so every chunk starts on a 32-bit word of every
+ * packed stream, of every validity bitmap and of the result bitmap. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "internal.h"
+
+static ps_status check_expr(ps_context *ctx, const ps_expr *expr) {
+  if (!expr) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "expr is NULL");
+  if (expr->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "expr belongs to another context");
+  return PS_OK;
+}
+
+/* Runs expr over all rows; the bitmap goes to `bitmap` (handle NULL: none). */
+static ps_status run(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, uint64_t *count) {
+  ps_lowered low;
+  PS_TRY(ps_lower(ctx, expr, &low));
+  ps_status st = PS_OK;
+  ps_buffer *aux = NULL;
+  uint64_t n = expr->rows, total = 0;
+  if (low.prog.aux_words) {
+    st = ps_buffer_create(ctx, (uint64_t)low.prog.aux_words * 4, &aux);
+    if (st == PS_OK) st = ps_buffer_write(ctx, aux, 0, low.aux, (uint64_t)low.prog.aux_words * 4);
+  }
+  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
+    ps_eval_args a;
+    memset(&a, 0, sizeof a);
+    ps_program prog = low.prog;
+    a.prog = &prog;
+    a.rows = n - r0 < ctx->chunk_rows ? n - r0 : ctx->chunk_rows;
+    a.row_begin = r0;
+    for (uint32_t i = 0; i < prog.n_cols; i++) {
+      const ps_column *c = low.cols[i];
+      uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
+      prog.cols[i].data_bytes = c->data_size - skip;
+      a.data[i] = c->data;
+      a.data[i].offset += skip;
+      if (c->validity.handle) {
+        prog.cols[i].validity_bytes = c->validity_size - r0 / 8;
+        a.validity[i] = c->validity;
+        a.validity[i].offset += r0 / 8;
+      }
+    }
+    if (aux) a.aux = aux->mem;
+    a.aux_host = low.aux;
+    if (bitmap.handle) {
+      a.bitmap = bitmap;
+      a.bitmap.offset += r0 / 8;
+    }
+    uint64_t chunk_count = 0;
+    a.count = count ? &chunk_count : NULL;
+    st = ctx->ops->eval(ctx->be, &a);
+    total += chunk_count;
+  }
+  ps_buffer_destroy(aux);
+  ps_lowered_free(ctx, &low);
+  if (st == PS_OK && count) *count = total;
+  return st;
+}
+
+ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint64_t bitmap_size, uint64_t *count) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  PS_TRY(check_expr(ctx, expr));
+  uint64_t bytes = expr->rows / 8 + (expr->rows % 8 != 0);
+  if (!bitmap && bytes) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap is NULL");
+  if (bitmap_size < bytes)
+    return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL,
+                        "bitmap_size is %" PRIu64 "; %" PRIu64 " rows need %" PRIu64 " bytes", bitmap_size,
+                        expr->rows, bytes);
+  /* The device writes into scratch; the caller's bitmap is written only on success. */
+  ps_buffer *dev = NULL;
+  PS_TRY(ps_buffer_create(ctx, bytes, &dev));
+  uint64_t c = 0;
+  ps_status st = run(ctx, expr, dev->mem, &c);
+  if (st == PS_OK && bytes) st = ctx->ops->mem_read(ctx->be, bitmap, dev->mem, bytes);
+  ps_buffer_destroy(dev);
+  if (st == PS_OK && count) *count = c;
+  return st;
+}
+
+ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitmap, uint64_t offset, uint64_t *count) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  PS_TRY(check_expr(ctx, expr));
+  if (!bitmap) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer is NULL");
+  if (bitmap->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer belongs to another context");
+  if (offset % 4) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "offset %" PRIu64 " is not a multiple of 4", offset);
+  uint64_t bytes = expr->rows / 8 + (expr->rows % 8 != 0);
+  if (offset > bitmap->size || bytes > bitmap->size - offset)
+    return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL,
+                        "the bitmap of %" PRIu64 " rows needs %" PRIu64 " bytes at offset %" PRIu64
+                        "; the buffer has %" PRIu64,
+                        expr->rows, bytes, offset, bitmap->size);
+  ps_devmem m = bitmap->mem;
+  m.offset += offset;
+  uint64_t c = 0;
+  ps_status st = run(ctx, expr, m, &c);
+  if (st == PS_OK && count) *count = c;
+  return st;
+}
+
+ps_status ps_filter_count(ps_context *ctx, const ps_expr *expr, uint64_t *count) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  PS_TRY(check_expr(ctx, expr));
+  if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
+  ps_devmem none = {NULL, 0};
+  return run(ctx, expr, none, count);
+}

@@ -1,0 +1,267 @@
+/* Predicate trees: validated at construction, lowered at evaluation. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static ps_status start(ps_context *ctx, ps_expr **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  return PS_OK;
+}
+
+static ps_status check_column(ps_context *ctx, const ps_column *col, const char *what) {
+  if (!col) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", what);
+  if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s belongs to another context", what);
+  return PS_OK;
+}
+
+static ps_status check_cmp(ps_context *ctx, ps_cmp op) {
+  if ((unsigned)op > PS_GE)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "comparison operator %d is not one of PS_EQ..PS_GE", (int)op);
+  return PS_OK;
+}
+
+/* A literal must suit the column: strings on dictionary columns, numbers on FOR columns. */
+static ps_status check_literal(ps_context *ctx, const ps_column *col, const ps_literal *lit, const char *what) {
+  switch (lit->kind) {
+    case PS_LIT_INT64:
+    case PS_LIT_UINT64:
+    case PS_LIT_FLOAT64:
+      if (col->type == PS_TYPE_STRING)
+        return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "%s is numeric but the column is a string (dictionary) column",
+                            what);
+      return PS_OK;
+    case PS_LIT_STRING:
+      if (col->type != PS_TYPE_STRING)
+        return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "%s is a string but the column is %s", what,
+                            ps_type_name(col->type));
+      if (!lit->v.s.ptr && lit->v.s.len)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: string pointer is NULL with length %zu", what,
+                            lit->v.s.len);
+      return PS_OK;
+  }
+  return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s has unknown kind %d", what, (int)lit->kind);
+}
+
+static ps_expr *node(ps_context *ctx, ps_expr_kind kind, uint64_t rows) {
+  ps_expr *e = ps_calloc_ctx(ctx, 1, sizeof *e);
+  if (!e) return NULL;
+  e->ctx = ctx;
+  e->kind = kind;
+  e->rows = rows;
+  e->escape = -1;
+  e->depth = 1;
+  e->size = 1;
+  return e;
+}
+
+/* Copies a string literal's bytes so the caller's memory may go away. */
+static ps_status own_literal(ps_context *ctx, ps_literal *lit) {
+  if (lit->kind != PS_LIT_STRING) return PS_OK;
+  char *p = ps_host_alloc(ctx, lit->v.s.len + 1);
+  if (!p) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "copying a string literal of %zu bytes", lit->v.s.len);
+  if (lit->v.s.len) memcpy(p, lit->v.s.ptr, lit->v.s.len);
+  p[lit->v.s.len] = '\0';
+  lit->v.s.ptr = p;
+  return PS_OK;
+}
+
+static void free_literal(ps_context *ctx, ps_literal *lit) {
+  if (lit->kind == PS_LIT_STRING) ps_host_free(ctx, (void *)lit->v.s.ptr);
+}
+
+void ps_expr_destroy(ps_expr *e) {
+  if (!e) return;
+  ps_context *ctx = e->ctx;
+  ps_expr_destroy(e->a);
+  ps_expr_destroy(e->b);
+  free_literal(ctx, &e->lit);
+  free_literal(ctx, &e->lit_b);
+  for (size_t i = 0; i < e->list_count; i++) free_literal(ctx, &e->list[i]);
+  ps_host_free(ctx, e->list);
+  ps_host_free(ctx, e->pattern);
+  ps_host_free(ctx, e);
+}
+
+uint64_t ps_expr_rows(const ps_expr *e) { return e ? e->rows : 0; }
+
+ps_status ps_expr_compare(ps_context *ctx, ps_column *col, ps_cmp op, ps_literal lit, ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  PS_TRY(check_column(ctx, col, "column"));
+  PS_TRY(check_cmp(ctx, op));
+  PS_TRY(check_literal(ctx, col, &lit, "literal"));
+  ps_expr *e = node(ctx, PS_EXPR_COMPARE, col->n);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->col = col;
+  e->cmp = op;
+  e->lit = lit;
+  ps_status st = own_literal(ctx, &e->lit);
+  if (st != PS_OK) {
+    e->lit.kind = PS_LIT_INT64;
+    ps_expr_destroy(e);
+    return st;
+  }
+  *out = e;
+  return PS_OK;
+}
+
+ps_status ps_expr_compare_columns(ps_context *ctx, ps_column *a, ps_cmp op, ps_column *b, ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  PS_TRY(check_column(ctx, a, "column a"));
+  PS_TRY(check_column(ctx, b, "column b"));
+  PS_TRY(check_cmp(ctx, op));
+  if ((a->type == PS_TYPE_STRING) != (b->type == PS_TYPE_STRING))
+    return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "cannot compare a %s column with a %s column",
+                        ps_type_name(a->type), ps_type_name(b->type));
+  if (a->n != b->n)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "columns have different row counts: %" PRIu64 " and %" PRIu64, a->n, b->n);
+  ps_expr *e = node(ctx, PS_EXPR_COMPARE_COLUMNS, a->n);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->col = a;
+  e->col_b = b;
+  e->cmp = op;
+  *out = e;
+  return PS_OK;
+}
+
+ps_status ps_expr_between(ps_context *ctx, ps_column *col, ps_literal lo, ps_literal hi, ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  PS_TRY(check_column(ctx, col, "column"));
+  PS_TRY(check_literal(ctx, col, &lo, "low literal"));
+  PS_TRY(check_literal(ctx, col, &hi, "high literal"));
+  ps_expr *e = node(ctx, PS_EXPR_BETWEEN, col->n);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->col = col;
+  e->lit.kind = e->lit_b.kind = PS_LIT_INT64;
+  ps_status st = PS_OK;
+  e->lit = lo;
+  if ((st = own_literal(ctx, &e->lit)) != PS_OK) {
+    e->lit.kind = PS_LIT_INT64;
+    goto fail;
+  }
+  e->lit_b = hi;
+  if ((st = own_literal(ctx, &e->lit_b)) != PS_OK) {
+    e->lit_b.kind = PS_LIT_INT64;
+    goto fail;
+  }
+  *out = e;
+  return PS_OK;
+fail:
+  ps_expr_destroy(e);
+  return st;
+}
+
+ps_status ps_expr_in(ps_context *ctx, ps_column *col, const ps_literal *list, size_t count, ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  PS_TRY(check_column(ctx, col, "column"));
+  if (count && !list) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "list is NULL with count %zu", count);
+  for (size_t i = 0; i < count; i++) {
+    char what[48];
+    snprintf(what, sizeof what, "list[%zu]", i);
+    PS_TRY(check_literal(ctx, col, &list[i], what));
+  }
+  ps_expr *e = node(ctx, PS_EXPR_IN, col->n);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->col = col;
+  if (count) {
+    e->list = ps_calloc_ctx(ctx, count, sizeof *e->list);
+    if (!e->list) {
+      ps_expr_destroy(e);
+      return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an IN list of %zu literals", count);
+    }
+  }
+  for (size_t i = 0; i < count; i++) {
+    e->list[i] = list[i];
+    ps_status st = own_literal(ctx, &e->list[i]);
+    if (st != PS_OK) {
+      e->list[i].kind = PS_LIT_INT64;
+      e->list_count = i + 1;
+      ps_expr_destroy(e);
+      return st;
+    }
+  }
+  e->list_count = count;
+  *out = e;
+  return PS_OK;
+}
+
+ps_status ps_expr_like(ps_context *ctx, ps_column *col, const char *pattern, size_t len, int escape, int negate,
+                       ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  PS_TRY(check_column(ctx, col, "column"));
+  if (col->type != PS_TYPE_STRING)
+    return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "LIKE needs a string (dictionary) column; the column is %s",
+                        ps_type_name(col->type));
+  if (!pattern && len) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "pattern is NULL with length %zu", len);
+  if (escape > 127)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "escape is %d; expected -1 (none) or an ASCII byte 0..127",
+                        escape);
+  if (escape < -1) escape = -1;
+  PS_TRY(ps_like_validate(pattern, len, escape, ctx->last_error, sizeof ctx->last_error));
+  ps_expr *e = node(ctx, PS_EXPR_LIKE, col->n);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->col = col;
+  e->escape = escape;
+  e->negate = negate != 0;
+  e->pattern = ps_host_alloc(ctx, len + 1);
+  if (!e->pattern) {
+    ps_expr_destroy(e);
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "copying a LIKE pattern of %zu bytes", len);
+  }
+  if (len) memcpy(e->pattern, pattern, len);
+  e->pattern[len] = '\0';
+  e->pattern_len = len;
+  *out = e;
+  return PS_OK;
+}
+
+ps_status ps_expr_is_null(ps_context *ctx, ps_column *col, int negate, ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  PS_TRY(check_column(ctx, col, "column"));
+  ps_expr *e = node(ctx, PS_EXPR_IS_NULL, col->n);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->col = col;
+  e->negate = negate != 0;
+  *out = e;
+  return PS_OK;
+}
+
+static ps_status combine(ps_context *ctx, ps_expr_kind kind, ps_expr *a, ps_expr *b, ps_expr **out) {
+  PS_TRY(start(ctx, out));
+  if (!a || (kind != PS_EXPR_NOT && !b))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "operand %s is NULL", !a ? "a" : "b");
+  if (a->ctx != ctx || (b && b->ctx != ctx))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "operand belongs to another context");
+  if (a == b) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "both operands are the same expression object");
+  if (b && a->rows != b->rows)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "operands read columns of different row counts: %" PRIu64 " and %" PRIu64, a->rows,
+                        b->rows);
+  ps_expr *e = node(ctx, kind, a->rows);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
+  e->a = a;
+  e->b = b;
+  if (b) {
+    /* Sethi-Ullman: the deeper operand is evaluated first. */
+    unsigned hi = a->depth > b->depth ? a->depth : b->depth;
+    e->depth = a->depth == b->depth ? hi + 1 : hi;
+    e->size = a->size + b->size + 1;
+  } else {
+    e->depth = a->depth;
+    e->size = a->size + 1;
+  }
+  *out = e;
+  return PS_OK;
+}
+
+ps_status ps_expr_and(ps_context *ctx, ps_expr *a, ps_expr *b, ps_expr **out) {
+  return combine(ctx, PS_EXPR_AND, a, b, out);
+}
+ps_status ps_expr_or(ps_context *ctx, ps_expr *a, ps_expr *b, ps_expr **out) {
+  return combine(ctx, PS_EXPR_OR, a, b, out);
+}
+ps_status ps_expr_not(ps_context *ctx, ps_expr *a, ps_expr **out) { return combine(ctx, PS_EXPR_NOT, a, NULL, out); }

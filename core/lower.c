@@ -1,0 +1,562 @@
+/* Lowering: a validated predicate tree becomes one flat program
+ * (ps_program.h) that a backend evaluates in a single pass over the rows.
+ *
+ *  - a literal comparison on a FOR column becomes a code interval (with the
+ *    column's reference subtracted; out-of-range literals fold to an empty or
+ *    full interval); on float columns the interval ends are found by binary
+ *    search over codes with the exact decode rule, so they agree with it;
+ *  - string predicates are evaluated once per dictionary entry: a code
+ *    interval on a sorted dictionary, else a bitmap over the codes in aux;
+ *  - dictionary-vs-dictionary comparisons use rank tables into the merged
+ *    sorted union of both dictionaries, built once per evaluation.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+__extension__ typedef __int128 i128;
+
+#define I128_BIG ((i128)1 << 100) /* beyond any column value */
+
+typedef struct lowering {
+  ps_context *ctx;
+  ps_lowered *out;
+  size_t aux_cap;
+} lowering;
+
+/* ---- aux words -------------------------------------------------------------- */
+
+static ps_status aux_reserve(lowering *L, uint64_t words, uint32_t *offset) {
+  ps_program *p = &L->out->prog;
+  uint64_t need = (uint64_t)p->aux_words + words;
+  if (need > UINT32_MAX / 32)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "predicate tables need %" PRIu64 " words; at most %u", need,
+                        UINT32_MAX / 32);
+  if (need > L->aux_cap) {
+    size_t cap = L->aux_cap ? L->aux_cap : 64;
+    while (cap < need) cap *= 2;
+    uint32_t *n = ps_calloc_ctx(L->ctx, cap, sizeof *n);
+    if (!n) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating %zu words of predicate tables", cap);
+    if (L->out->aux) memcpy(n, L->out->aux, (size_t)p->aux_words * sizeof *n);
+    ps_host_free(L->ctx, L->out->aux);
+    L->out->aux = n;
+    L->aux_cap = cap;
+  }
+  *offset = p->aux_words;
+  p->aux_words = (uint32_t)need;
+  return PS_OK;
+}
+
+/* ---- columns and instructions -------------------------------------------- */
+
+static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {
+  ps_program *p = &L->out->prog;
+  for (uint32_t i = 0; i < p->n_cols; i++)
+    if (L->out->cols[i] == c) return *slot = i, PS_OK;
+  if (p->n_cols == PS_MAX_COLS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate reads more than %d distinct columns", PS_MAX_COLS);
+  uint32_t i = p->n_cols++;
+  L->out->cols[i] = c;
+  ps_prog_col *pc = &p->cols[i];
+  memset(pc, 0, sizeof *pc);
+  pc->width = c->width;
+  pc->scale = c->scale;
+  pc->code_limit = c->code_limit;
+  pc->reference = ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? c->reference.u
+                                                                            : (uint64_t)c->reference.i;
+  pc->kind = c->type == PS_TYPE_FLOAT64   ? PS_KIND_FLOAT64
+             : c->type == PS_TYPE_FLOAT32 ? PS_KIND_FLOAT32
+             : ps_type_is_signed(c->type) ? PS_KIND_SIGNED
+                                          : PS_KIND_UNSIGNED;
+  pc->flags = (c->validity.handle ? PS_COLF_VALIDITY : 0) | (c->no_codes ? PS_COLF_NO_CODES : 0);
+  *slot = i;
+  return PS_OK;
+}
+
+static ps_status emit(lowering *L, ps_insn insn) {
+  ps_program *p = &L->out->prog;
+  if (p->n_insns == PS_MAX_INSNS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate lowers to more than %d instructions", PS_MAX_INSNS);
+  p->insns[p->n_insns++] = insn;
+  return PS_OK;
+}
+
+/* An interval of codes, possibly negated, clamped to [0, limit]. */
+typedef struct interval {
+  i128 lo, hi;
+} interval;
+
+static ps_status emit_range(lowering *L, ps_column *c, interval iv, bool negate) {
+  ps_insn in = {0};
+  in.op = PS_OP_RANGE;
+  PS_TRY(slot_of(L, c, &in.col_a));
+  i128 lim = (i128)c->code_limit;
+  if (iv.lo < 0) iv.lo = 0;
+  if (iv.hi > lim) iv.hi = lim;
+  if (iv.lo > iv.hi) {
+    in.lo = 1, in.hi = 0; /* empty */
+  } else {
+    in.lo = (uint64_t)iv.lo, in.hi = (uint64_t)iv.hi;
+  }
+  in.flags = negate ? PS_INSN_NEGATE : 0;
+  return emit(L, in);
+}
+
+/* ---- numeric literals on FOR columns ---------------------------------------- */
+
+double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code) {
+  static const double pow10[] = PS_POW10_TABLE;
+  double v;
+  if (ps_type_is_unsigned(type)) return (double)(reference + code);
+  if (ps_type_is_signed(type)) return (double)(int64_t)(reference + code);
+  v = (double)(int64_t)(reference + code) / pow10[scale];
+  if (type == PS_TYPE_FLOAT32) v = (double)(float)v;
+  return v;
+}
+
+static i128 col_ref(const ps_column *c) {
+  return ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? (i128)c->reference.u : (i128)c->reference.i;
+}
+
+/* floor and ceil of a literal as exact integers (clamped far outside any value). */
+static void literal_floor_ceil(const ps_literal *lit, i128 *fl, i128 *ce, bool *integral) {
+  if (lit->kind == PS_LIT_INT64) {
+    *fl = *ce = lit->v.i;
+    *integral = true;
+  } else if (lit->kind == PS_LIT_UINT64) {
+    *fl = *ce = (i128)lit->v.u;
+    *integral = true;
+  } else {
+    double x = lit->v.f;
+    if (x >= 0x1p100) {
+      *fl = *ce = I128_BIG;
+      *integral = false;
+    } else if (x <= -0x1p100) {
+      *fl = *ce = -I128_BIG;
+      *integral = false;
+    } else {
+      double f = floor(x), c = ceil(x);
+      *fl = (i128)f;
+      *ce = (i128)c;
+      *integral = f == x;
+    }
+  }
+}
+
+static double literal_as_double(const ps_literal *lit) {
+  if (lit->kind == PS_LIT_INT64) return (double)lit->v.i;
+  if (lit->kind == PS_LIT_UINT64) return (double)lit->v.u;
+  return lit->v.f;
+}
+
+static bool literal_is_nan(const ps_literal *lit) { return lit->kind == PS_LIT_FLOAT64 && isnan(lit->v.f); }
+
+/* First code in [0, limit+1] whose value is >= x (strict: > x). */
+static i128 float_first(const ps_column *c, double x, bool strict) {
+  i128 lo = 0, hi = (i128)c->code_limit + 1;
+  uint64_t ref = (uint64_t)c->reference.i;
+  while (lo < hi) {
+    i128 mid = lo + (hi - lo) / 2;
+    double v = ps_decode_double(c->type, ref, c->scale, (uint64_t)mid);
+    bool ok = strict ? v > x : v >= x;
+    if (ok) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* The codes whose value satisfies `value op lit`, for op != NE (NE is the
+ * negation of EQ). NaN literals give an empty interval. */
+static interval numeric_interval(const ps_column *c, ps_cmp op, const ps_literal *lit) {
+  interval e = {1, 0};
+  i128 lim = (i128)c->code_limit;
+  if (literal_is_nan(lit)) return e;
+  if (ps_type_is_float(c->type)) {
+    double x = literal_as_double(lit);
+    switch (op) {
+      case PS_LT: return (interval){0, float_first(c, x, false) - 1};
+      case PS_LE: return (interval){0, float_first(c, x, true) - 1};
+      case PS_GT: return (interval){float_first(c, x, true), lim};
+      case PS_GE: return (interval){float_first(c, x, false), lim};
+      default: return (interval){float_first(c, x, false), float_first(c, x, true) - 1};
+    }
+  }
+  i128 fl, ce, m = col_ref(c);
+  bool integral;
+  literal_floor_ceil(lit, &fl, &ce, &integral);
+  switch (op) {
+    case PS_LT: return (interval){0, ce - 1 - m};
+    case PS_LE: return (interval){0, fl - m};
+    case PS_GT: return (interval){fl + 1 - m, lim};
+    case PS_GE: return (interval){ce - m, lim};
+    default: return integral ? (interval){fl - m, fl - m} : e;
+  }
+}
+
+/* ---- strings ------------------------------------------------------------- */
+
+static const uint8_t *dict_entry(const ps_dict *d, uint64_t j, size_t *len) {
+  *len = (size_t)(d->offsets[j + 1] - d->offsets[j]);
+  return d->bytes + d->offsets[j];
+}
+
+static int cmp_entry(const ps_dict *d, uint64_t j, const ps_literal *lit) {
+  size_t len;
+  const uint8_t *s = dict_entry(d, j, &len);
+  return ps_bytes_cmp(s, len, (const uint8_t *)lit->v.s.ptr, lit->v.s.len);
+}
+
+static bool cmp_holds(int c, ps_cmp op) {
+  switch (op) {
+    case PS_EQ: return c == 0;
+    case PS_NE: return c != 0;
+    case PS_LT: return c < 0;
+    case PS_LE: return c <= 0;
+    case PS_GT: return c > 0;
+    default: return c >= 0;
+  }
+}
+
+/* First dictionary index whose entry is >= lit (strict: > lit); sorted dicts. */
+static i128 dict_first(const ps_dict *d, const ps_literal *lit, bool strict) {
+  uint64_t lo = 0, hi = d->count;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    int c = cmp_entry(d, mid, lit);
+    if (strict ? c > 0 : c >= 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return (i128)lo;
+}
+
+/* Code interval of `entry op lit` on a sorted dictionary (op != NE). */
+static interval dict_interval(const ps_column *c, ps_cmp op, const ps_literal *lit) {
+  const ps_dict *d = &c->dict;
+  i128 m = col_ref(c), n = (i128)d->count;
+  i128 lo, hi;
+  switch (op) {
+    case PS_LT: lo = 0, hi = dict_first(d, lit, false) - 1; break;
+    case PS_LE: lo = 0, hi = dict_first(d, lit, true) - 1; break;
+    case PS_GT: lo = dict_first(d, lit, true), hi = n - 1; break;
+    case PS_GE: lo = dict_first(d, lit, false), hi = n - 1; break;
+    default: lo = dict_first(d, lit, false), hi = dict_first(d, lit, true) - 1; break;
+  }
+  return (interval){lo - m, hi - m};
+}
+
+/* Emits a SET over the column's valid codes: bit c = pred(entry M + c). */
+typedef bool (*entry_pred)(const ps_column *c, uint64_t entry, void *arg);
+
+static ps_status emit_set(lowering *L, ps_column *c, entry_pred pred, void *arg, bool negate) {
+  if (c->no_codes) return emit_range(L, c, (interval){1, 0}, negate);
+  uint64_t ncodes = c->code_limit + 1;
+  uint32_t off;
+  PS_TRY(aux_reserve(L, (ncodes + 31) / 32, &off));
+  uint32_t *bits = L->out->aux + off;
+  uint64_t m = c->reference.u;
+  for (uint64_t k = 0; k < ncodes; k++)
+    if (pred(c, m + k, arg)) bits[k / 32] |= 1u << (k % 32);
+  ps_insn in = {0};
+  in.op = PS_OP_SET;
+  PS_TRY(slot_of(L, c, &in.col_a));
+  in.aux_a = off * 32;
+  in.flags = negate ? PS_INSN_NEGATE : 0;
+  return emit(L, in);
+}
+
+typedef struct cmp_arg {
+  ps_cmp op;
+  const ps_literal *lit, *lit_b; /* lit_b: BETWEEN's high end */
+} cmp_arg;
+
+static bool pred_cmp(const ps_column *c, uint64_t j, void *arg) {
+  const cmp_arg *a = arg;
+  if (a->lit_b) return cmp_entry(&c->dict, j, a->lit) >= 0 && cmp_entry(&c->dict, j, a->lit_b) <= 0;
+  return cmp_holds(cmp_entry(&c->dict, j, a->lit), a->op);
+}
+
+typedef struct in_arg {
+  const ps_literal **sorted;
+  size_t count;
+} in_arg;
+
+static int lit_ptr_cmp(const void *x, const void *y) {
+  const ps_literal *a = *(const ps_literal *const *)x, *b = *(const ps_literal *const *)y;
+  return ps_bytes_cmp((const uint8_t *)a->v.s.ptr, a->v.s.len, (const uint8_t *)b->v.s.ptr, b->v.s.len);
+}
+
+static bool pred_in(const ps_column *c, uint64_t j, void *arg) {
+  const in_arg *a = arg;
+  size_t lo = 0, hi = a->count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int r = cmp_entry(&c->dict, j, a->sorted[mid]);
+    if (r == 0) return true;
+    if (r < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return false;
+}
+
+typedef struct like_arg {
+  const ps_expr *e;
+  int *tok;
+  uint8_t *scratch;
+} like_arg;
+
+static bool pred_like(const ps_column *c, uint64_t j, void *arg) {
+  const like_arg *a = arg;
+  size_t len;
+  const uint8_t *s = dict_entry(&c->dict, j, &len);
+  return ps_like_match(s, len, (const uint8_t *)a->e->pattern, a->e->pattern_len, a->e->escape, a->tok,
+                       a->scratch) != 0;
+}
+
+/* ---- leaves ---------------------------------------------------------------- */
+
+static ps_status lower_compare(lowering *L, const ps_expr *e) {
+  ps_column *c = e->col;
+  bool negate = e->cmp == PS_NE;
+  ps_cmp op = negate ? PS_EQ : e->cmp;
+  if (c->type != PS_TYPE_STRING) return emit_range(L, c, numeric_interval(c, op, &e->lit), negate);
+  if (c->dict.sorted) return emit_range(L, c, dict_interval(c, op, &e->lit), negate);
+  cmp_arg a = {e->cmp, &e->lit, NULL};
+  return emit_set(L, c, pred_cmp, &a, false);
+}
+
+static interval intersect(interval a, interval b) {
+  return (interval){a.lo > b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
+}
+
+static ps_status lower_between(lowering *L, const ps_expr *e) {
+  ps_column *c = e->col;
+  if (c->type != PS_TYPE_STRING)
+    return emit_range(L, c, intersect(numeric_interval(c, PS_GE, &e->lit), numeric_interval(c, PS_LE, &e->lit_b)),
+                      false);
+  if (c->dict.sorted)
+    return emit_range(L, c, intersect(dict_interval(c, PS_GE, &e->lit), dict_interval(c, PS_LE, &e->lit_b)), false);
+  cmp_arg a = {PS_GE, &e->lit, &e->lit_b};
+  return emit_set(L, c, pred_cmp, &a, false);
+}
+
+static int u64_cmp(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static ps_status lower_in(lowering *L, const ps_expr *e) {
+  ps_column *c = e->col;
+  if (c->type == PS_TYPE_STRING) {
+    in_arg a = {NULL, e->list_count};
+    if (e->list_count) {
+      a.sorted = ps_calloc_ctx(L->ctx, e->list_count, sizeof *a.sorted);
+      if (!a.sorted) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "sorting an IN list");
+      for (size_t i = 0; i < e->list_count; i++) a.sorted[i] = &e->list[i];
+      qsort(a.sorted, e->list_count, sizeof *a.sorted, lit_ptr_cmp);
+    }
+    ps_status st = emit_set(L, c, pred_in, &a, false);
+    ps_host_free(L->ctx, a.sorted);
+    return st;
+  }
+  /* FOR: each literal is one code or none; keep the sorted unique codes. */
+  uint64_t *codes = ps_calloc_ctx(L->ctx, e->list_count ? e->list_count : 1, sizeof *codes);
+  if (!codes) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "lowering an IN list");
+  size_t n = 0;
+  for (size_t i = 0; i < e->list_count; i++) {
+    interval iv = numeric_interval(c, PS_EQ, &e->list[i]);
+    if (iv.lo < 0) iv.lo = 0;
+    if (iv.hi > (i128)c->code_limit) iv.hi = (i128)c->code_limit;
+    for (i128 k = iv.lo; k <= iv.hi; k++) {
+      /* float columns: several codes may decode to one double; bounded by the list's reach */
+      if (n == e->list_count) {
+        uint64_t *g = ps_calloc_ctx(L->ctx, n * 2, sizeof *g);
+        if (!g) {
+          ps_host_free(L->ctx, codes);
+          return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "lowering an IN list");
+        }
+        memcpy(g, codes, n * sizeof *g);
+        ps_host_free(L->ctx, codes);
+        codes = g;
+      }
+      codes[n++] = (uint64_t)k;
+      if (n > ((size_t)1 << 24)) {
+        ps_host_free(L->ctx, codes);
+        return ps_set_error(L->ctx, PS_ERR_LIMIT, "IN list matches more than 2^24 codes");
+      }
+    }
+  }
+  qsort(codes, n, sizeof *codes, u64_cmp);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (u == 0 || codes[u - 1] != codes[i]) codes[u++] = codes[i];
+  ps_status st;
+  if (u == 0) {
+    st = emit_range(L, c, (interval){1, 0}, false);
+  } else if (u == 1) {
+    st = emit_range(L, c, (interval){codes[0], codes[0]}, false);
+  } else {
+    uint32_t off;
+    st = aux_reserve(L, 2 * (uint64_t)u, &off);
+    if (st == PS_OK) {
+      for (size_t i = 0; i < u; i++) {
+        L->out->aux[off + 2 * i] = (uint32_t)codes[i];
+        L->out->aux[off + 2 * i + 1] = (uint32_t)(codes[i] >> 32);
+      }
+      ps_insn in = {0};
+      in.op = PS_OP_INLIST;
+      st = slot_of(L, c, &in.col_a);
+      in.aux_a = off;
+      in.lo = u;
+      if (st == PS_OK) st = emit(L, in);
+    }
+  }
+  ps_host_free(L->ctx, codes);
+  return st;
+}
+
+static ps_status lower_like(lowering *L, const ps_expr *e) {
+  ps_column *c = e->col;
+  uint64_t maxlen = 0;
+  for (uint64_t j = 0; j < c->dict.count; j++) {
+    uint64_t len = c->dict.offsets[j + 1] - c->dict.offsets[j];
+    if (len > maxlen) maxlen = len;
+  }
+  like_arg a = {e, ps_calloc_ctx(L->ctx, e->pattern_len + 1, sizeof(int)),
+                ps_host_alloc(L->ctx, (size_t)(2 * (maxlen + 1)))};
+  ps_status st = PS_OK;
+  if (!a.tok || !a.scratch) st = ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating LIKE scratch");
+  else st = emit_set(L, c, pred_like, &a, e->negate);
+  ps_host_free(L->ctx, a.tok);
+  ps_host_free(L->ctx, a.scratch);
+  return st;
+}
+
+typedef struct rank_item {
+  const ps_dict *d;
+  uint64_t j;
+  uint8_t side;
+} rank_item;
+
+static int rank_item_cmp(const void *x, const void *y) {
+  const rank_item *a = x, *b = y;
+  size_t la, lb;
+  const uint8_t *sa = dict_entry(a->d, a->j, &la), *sb = dict_entry(b->d, b->j, &lb);
+  return ps_bytes_cmp(sa, la, sb, lb);
+}
+
+/* Rank tables over the valid codes of both dictionary columns, into the
+ * merged sorted union (equal strings, equal ranks). */
+static ps_status rank_tables(lowering *L, ps_column *a, ps_column *b, uint32_t *off_a, uint32_t *off_b) {
+  ps_column *cs[2] = {a, b};
+  uint64_t nc[2];
+  for (int s = 0; s < 2; s++) nc[s] = cs[s]->no_codes ? 0 : cs[s]->code_limit + 1;
+  PS_TRY(aux_reserve(L, nc[0] ? nc[0] : 1, off_a));
+  PS_TRY(aux_reserve(L, nc[1] ? nc[1] : 1, off_b));
+  uint64_t total = nc[0] + nc[1];
+  if (total > UINT32_MAX) return ps_set_error(L->ctx, PS_ERR_LIMIT, "dictionaries too large to rank (%" PRIu64 " entries)", total);
+  rank_item *items = ps_calloc_ctx(L->ctx, (size_t)(total ? total : 1), sizeof *items);
+  if (!items) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating rank tables");
+  size_t k = 0;
+  for (int s = 0; s < 2; s++)
+    for (uint64_t code = 0; code < nc[s]; code++) items[k++] = (rank_item){&cs[s]->dict, cs[s]->reference.u + code, (uint8_t)s};
+  qsort(items, k, sizeof *items, rank_item_cmp);
+  uint32_t rank = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (i && rank_item_cmp(&items[i - 1], &items[i]) != 0) rank++;
+    ps_column *c = cs[items[i].side];
+    uint32_t off = items[i].side ? *off_b : *off_a;
+    L->out->aux[off + (items[i].j - c->reference.u)] = rank;
+  }
+  ps_host_free(L->ctx, items);
+  return PS_OK;
+}
+
+static ps_status lower_compare_columns(lowering *L, const ps_expr *e) {
+  ps_insn in = {0};
+  in.op = PS_OP_CMPCOL;
+  uint32_t mode;
+  if (e->col->type == PS_TYPE_STRING) {
+    mode = PS_MODE_RANK;
+    PS_TRY(rank_tables(L, e->col, e->col_b, &in.aux_a, &in.aux_b));
+  } else if (ps_type_is_float(e->col->type) || ps_type_is_float(e->col_b->type)) {
+    mode = PS_MODE_DOUBLE;
+  } else {
+    mode = PS_MODE_INT;
+  }
+  PS_TRY(slot_of(L, e->col, &in.col_a));
+  PS_TRY(slot_of(L, e->col_b, &in.col_b));
+  in.flags = PS_INSN_MAKE_CMP(e->cmp, mode);
+  return emit(L, in);
+}
+
+/* ---- tree walk ---------------------------------------------------------------- */
+
+static ps_status lower_node(lowering *L, const ps_expr *e) {
+  switch (e->kind) {
+    case PS_EXPR_COMPARE: return lower_compare(L, e);
+    case PS_EXPR_COMPARE_COLUMNS: return lower_compare_columns(L, e);
+    case PS_EXPR_BETWEEN: return lower_between(L, e);
+    case PS_EXPR_IN: return lower_in(L, e);
+    case PS_EXPR_LIKE: return lower_like(L, e);
+    case PS_EXPR_IS_NULL: {
+      ps_insn in = {0};
+      in.op = PS_OP_ISNULL;
+      PS_TRY(slot_of(L, e->col, &in.col_a));
+      in.flags = e->negate ? PS_INSN_NEGATE : 0;
+      return emit(L, in);
+    }
+    case PS_EXPR_NOT: {
+      PS_TRY(lower_node(L, e->a));
+      ps_insn in = {0};
+      in.op = PS_OP_NOT;
+      return emit(L, in);
+    }
+    case PS_EXPR_AND:
+    case PS_EXPR_OR: {
+      /* the deeper operand first keeps the stack shallow (Sethi-Ullman) */
+      const ps_expr *first = e->a->depth >= e->b->depth ? e->a : e->b;
+      const ps_expr *second = first == e->a ? e->b : e->a;
+      PS_TRY(lower_node(L, first));
+      PS_TRY(lower_node(L, second));
+      ps_insn in = {0};
+      in.op = e->kind == PS_EXPR_AND ? PS_OP_AND : PS_OP_OR;
+      return emit(L, in);
+    }
+  }
+  return ps_set_error(L->ctx, PS_ERR_INTERNAL, "unknown expression kind %d", (int)e->kind);
+}
+
+ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out) {
+  memset(out, 0, sizeof *out);
+  if (expr->depth > PS_MAX_STACK)
+    return ps_set_error(ctx, PS_ERR_LIMIT, "the predicate needs an evaluation stack of %u; at most %d", expr->depth,
+                        PS_MAX_STACK);
+  if (expr->size > PS_MAX_INSNS)
+    return ps_set_error(ctx, PS_ERR_LIMIT, "the predicate has %u nodes; at most %d", expr->size, PS_MAX_INSNS);
+  lowering L = {ctx, out, 0};
+  ps_status st = lower_node(&L, expr);
+  if (st != PS_OK) {
+    ps_lowered_free(ctx, out);
+    return st;
+  }
+  out->prog.stack_depth = expr->depth;
+  return PS_OK;
+}
+
+void ps_lowered_free(ps_context *ctx, ps_lowered *low) {
+  ps_host_free(ctx, low->aux);
+  low->aux = NULL;
+}
+
+/* The program layout is read by C, CUDA and OpenCL C alike: pin it. */
+_Static_assert(sizeof(ps_prog_col) == 48, "ps_prog_col layout");
+_Static_assert(sizeof(ps_insn) == 40, "ps_insn layout");
+_Static_assert(offsetof(ps_insn, lo) == 24, "ps_insn.lo offset");
+_Static_assert(offsetof(ps_program, cols) == 16, "ps_program.cols offset");
+_Static_assert(offsetof(ps_program, insns) == 16 + 48 * PS_MAX_COLS, "ps_program.insns offset");
+_Static_assert(sizeof(ps_program) == 16 + 48 * PS_MAX_COLS + 40 * PS_MAX_INSNS, "ps_program size");

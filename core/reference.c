@@ -1,0 +1,254 @@
+/* The reference backend: plain serial C, written for clarity, not speed.
+ * It is the oracle every other backend is compared with, so it follows the
+ * per-row semantics of ps_program.h as literally as possible: decode each
+ * code, compute each node's Kleene value, pack the row's bit.
+ * "Device" memory is host memory from the context's allocator. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct ps_backend {
+  ps_context *ctx;
+};
+
+static ps_status ref_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
+  ps_backend *be = ps_host_alloc(ctx, sizeof *be);
+  if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating the reference backend");
+  be->ctx = ctx;
+  *out = be;
+  return PS_OK;
+}
+
+static void ref_destroy(ps_backend *be) { ps_host_free(be->ctx, be); }
+static const char *ref_device_name(ps_backend *be) { return "host CPU (reference, serial C)"; }
+static uint64_t ref_max_chunk_rows(ps_backend *be) { return (uint64_t)1 << 62; }
+
+static ps_status ref_alloc(ps_backend *be, uint64_t bytes, ps_devmem *out) {
+  if (bytes > SIZE_MAX) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "%" PRIu64 " bytes", bytes);
+  void *p = ps_host_alloc(be->ctx, (size_t)bytes);
+  if (!p) return ps_backend_error(be->ctx, PS_ERR_DEVICE_OUT_OF_MEMORY, "allocating %" PRIu64 " bytes of host memory", bytes);
+  out->handle = p;
+  out->offset = 0;
+  return PS_OK;
+}
+
+static void ref_free(ps_backend *be, ps_devmem mem) { ps_host_free(be->ctx, mem.handle); }
+
+static ps_status ref_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  memcpy((uint8_t *)dst.handle + dst.offset, src, (size_t)bytes);
+  return PS_OK;
+}
+
+static ps_status ref_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
+  memcpy(dst, (const uint8_t *)src.handle + src.offset, (size_t)bytes);
+  return PS_OK;
+}
+
+/* ---- per-row evaluation ------------------------------------------------------ */
+
+typedef struct kleene {
+  bool is_true, is_false;
+} kleene;
+
+static const kleene UNKNOWN = {false, false};
+static kleene known(bool x) { return (kleene){x, !x}; }
+
+typedef struct row_reader {
+  const ps_program *prog;
+  const uint8_t *data[PS_MAX_COLS];
+  const uint8_t *validity[PS_MAX_COLS];
+  const uint32_t *aux;
+  bool corrupt;
+  uint32_t corrupt_slot;
+  uint64_t corrupt_row;
+} row_reader;
+
+/* Bits [r*w, r*w + w) of the stream, LSB first, one byte at a time. */
+static uint64_t read_code(const row_reader *R, uint32_t slot, uint64_t r) {
+  uint32_t w = R->prog->cols[slot].width;
+  uint64_t code = 0;
+  for (uint32_t got = 0; got < w;) {
+    uint64_t bit = r * w + got;
+    uint32_t take = 8 - (uint32_t)(bit % 8);
+    if (take > w - got) take = w - got;
+    uint64_t byte = R->data[slot][bit / 8];
+    uint64_t part = (byte >> (bit % 8)) & ((1u << take) - 1);
+    code |= part << got;
+    got += take;
+  }
+  return code;
+}
+
+static bool is_valid(const row_reader *R, uint32_t slot, uint64_t r) {
+  if (!(R->prog->cols[slot].flags & PS_COLF_VALIDITY)) return true;
+  return (R->validity[slot][r / 8] >> (r % 8)) & 1;
+}
+
+/* The code of a valid row, after the corrupt-data check. */
+static bool checked_code(row_reader *R, uint32_t slot, uint64_t r, uint64_t *code) {
+  const ps_prog_col *c = &R->prog->cols[slot];
+  *code = read_code(R, slot, r);
+  if ((c->flags & PS_COLF_NO_CODES) || *code > c->code_limit) {
+    if (!R->corrupt) R->corrupt = true, R->corrupt_slot = slot, R->corrupt_row = r;
+    return false;
+  }
+  return true;
+}
+
+static bool aux_bit(const uint32_t *aux, uint64_t k) { return (aux[k / 32] >> (k % 32)) & 1; }
+
+static bool compare_ordering(int order, uint32_t cmp) {
+  switch (cmp) {
+    case PS_CMP_EQ: return order == 0;
+    case PS_CMP_NE: return order != 0;
+    case PS_CMP_LT: return order < 0;
+    case PS_CMP_LE: return order <= 0;
+    case PS_CMP_GT: return order > 0;
+    default: return order >= 0;
+  }
+}
+
+/* Exact integer value as the (hi, lo) key of ps_program.h. */
+static void int_key(const ps_prog_col *c, uint64_t code, uint32_t *hi, uint64_t *lo) {
+  uint64_t v = c->reference + code;
+  if (c->kind == PS_KIND_SIGNED) {
+    *hi = (int64_t)v >= 0;
+    *lo = v;
+  } else {
+    *hi = 1;
+    *lo = v;
+  }
+}
+
+static double as_double(const ps_prog_col *c, uint64_t code) {
+  static const double pow10[] = PS_POW10_TABLE;
+  uint64_t v = c->reference + code;
+  switch (c->kind) {
+    case PS_KIND_SIGNED: return (double)(int64_t)v;
+    case PS_KIND_UNSIGNED: return (double)v;
+    case PS_KIND_FLOAT64: return (double)(int64_t)v / pow10[c->scale];
+    default: return (double)(float)((double)(int64_t)v / pow10[c->scale]);
+  }
+}
+
+static kleene leaf(row_reader *R, const ps_insn *in, uint64_t r) {
+  bool negate = (in->flags & PS_INSN_NEGATE) != 0;
+  uint32_t a = in->col_a;
+  if (in->op == PS_OP_ISNULL) return known(!is_valid(R, a, r) ^ negate);
+  if (!is_valid(R, a, r)) return UNKNOWN;
+  uint64_t code;
+  if (!checked_code(R, a, r, &code)) return UNKNOWN;
+  switch (in->op) {
+    case PS_OP_RANGE: return known((in->lo <= code && code <= in->hi) ^ negate);
+    case PS_OP_SET: return known(aux_bit(R->aux, (uint64_t)in->aux_a + code) ^ negate);
+    case PS_OP_INLIST: {
+      bool found = false;
+      for (uint64_t k = 0; k < in->lo && !found; k++) {
+        uint64_t v = R->aux[in->aux_a + 2 * k] | ((uint64_t)R->aux[in->aux_a + 2 * k + 1] << 32);
+        found = v == code;
+      }
+      return known(found ^ negate);
+    }
+    default: break;
+  }
+  /* PS_OP_CMPCOL */
+  uint32_t b = in->col_b;
+  if (!is_valid(R, b, r)) return UNKNOWN;
+  uint64_t code_b;
+  if (!checked_code(R, b, r, &code_b)) return UNKNOWN;
+  const ps_prog_col *ca = &R->prog->cols[a], *cb = &R->prog->cols[b];
+  int order;
+  switch (PS_INSN_MODE(in->flags)) {
+    case PS_MODE_INT: {
+      uint32_t ha, hb;
+      uint64_t la, lb;
+      int_key(ca, code, &ha, &la);
+      int_key(cb, code_b, &hb, &lb);
+      order = ha != hb ? (ha < hb ? -1 : 1) : (la < lb ? -1 : la > lb);
+      break;
+    }
+    case PS_MODE_DOUBLE: {
+      double x = as_double(ca, code), y = as_double(cb, code_b);
+      order = x < y ? -1 : x > y;
+      break;
+    }
+    default: {
+      uint32_t x = R->aux[in->aux_a + code], y = R->aux[in->aux_b + code_b];
+      order = x < y ? -1 : x > y;
+      break;
+    }
+  }
+  return known(compare_ordering(order, PS_INSN_CMP(in->flags)));
+}
+
+static bool eval_row(row_reader *R, uint64_t r) {
+  kleene stack[PS_MAX_STACK];
+  int sp = 0;
+  const ps_program *p = R->prog;
+  for (uint32_t i = 0; i < p->n_insns; i++) {
+    const ps_insn *in = &p->insns[i];
+    switch (in->op) {
+      case PS_OP_NOT: {
+        kleene x = stack[sp - 1];
+        stack[sp - 1] = (kleene){x.is_false, x.is_true};
+        break;
+      }
+      case PS_OP_AND: {
+        kleene y = stack[--sp], x = stack[sp - 1];
+        stack[sp - 1] = (kleene){x.is_true && y.is_true, x.is_false || y.is_false};
+        break;
+      }
+      case PS_OP_OR: {
+        kleene y = stack[--sp], x = stack[sp - 1];
+        stack[sp - 1] = (kleene){x.is_true || y.is_true, x.is_false && y.is_false};
+        break;
+      }
+      default: stack[sp++] = leaf(R, in, r); break;
+    }
+  }
+  return stack[0].is_true;
+}
+
+static ps_status ref_eval(ps_backend *be, const ps_eval_args *a) {
+  row_reader R;
+  memset(&R, 0, sizeof R);
+  R.prog = a->prog;
+  R.aux = a->aux_host;
+  for (uint32_t i = 0; i < a->prog->n_cols; i++) {
+    R.data[i] = (const uint8_t *)a->data[i].handle + a->data[i].offset;
+    if (a->validity[i].handle) R.validity[i] = (const uint8_t *)a->validity[i].handle + a->validity[i].offset;
+  }
+  uint8_t *out = a->bitmap.handle ? (uint8_t *)a->bitmap.handle + a->bitmap.offset : NULL;
+  uint64_t selected = 0;
+  for (uint64_t r = 0; r < a->rows; r++) {
+    bool sel = eval_row(&R, r);
+    selected += sel;
+    if (out) {
+      if (r % 8 == 0) out[r / 8] = 0;
+      out[r / 8] |= (uint8_t)(sel << (r % 8));
+    }
+  }
+  if (R.corrupt)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                            "row %" PRIu64 " of column slot %u holds a code outside its range (past the end of its "
+                            "dictionary or outside its logical type)",
+                            a->row_begin + R.corrupt_row, R.corrupt_slot);
+  if (a->count) *a->count = selected;
+  return PS_OK;
+}
+
+const ps_backend_ops ps_backend_reference = {
+    .abi_version = PS_BACKEND_ABI_VERSION,
+    .name = "reference",
+    .create = ref_create,
+    .destroy = ref_destroy,
+    .device_name = ref_device_name,
+    .max_chunk_rows = ref_max_chunk_rows,
+    .mem_alloc = ref_alloc,
+    .mem_free = ref_free,
+    .mem_write = ref_write,
+    .mem_read = ref_read,
+    .eval = ref_eval,
+};
