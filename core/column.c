@@ -6,17 +6,7 @@
 
 #include "internal.h"
 
-void ps_for_desc_init(ps_for_desc *desc) {
-  if (!desc) return;
-  memset(desc, 0, sizeof *desc);
-  desc->struct_size = sizeof *desc;
-}
-
-void ps_dict_desc_init(ps_dict_desc *desc) {
-  if (!desc) return;
-  memset(desc, 0, sizeof *desc);
-  desc->struct_size = sizeof *desc;
-}
+/* ps_for_desc_init and ps_dict_desc_init live in encode.c. */
 
 /* ceil(n*w/8) without overflow; false if it does not fit 64 bits. */
 static bool packed_size(uint64_t n, uint32_t w, uint64_t *out) {
