@@ -49,9 +49,61 @@ typedef struct ps_eval_args {
    * count: if non-NULL, the number of selected rows of this chunk. */
   ps_devmem bitmap;
   uint64_t *count;
+  /* Optional (ABI 1 additions): a selection to AND into the result (ceil(rows/8)
+   * bytes, handle NULL = none; rows not selected there are 0 in every output);
+   * and a byte-per-row mask output (rows bytes, 1/0; handle NULL = none). */
+  ps_devmem selection_in;
+  ps_devmem mask;
   /* Index of the first chunk row (multiple of 32); informational. */
   uint64_t row_begin;
 } ps_eval_args;
+
+/* Row ids of one chunk of a selection bitmap: ids of set bits, ascending,
+ * each plus id_base, written as index_bytes (4 or 8) integers at out (handle
+ * NULL = count only). *count receives the number of set bits of the chunk.
+ * Bits past `rows` in the last byte are ignored. */
+typedef struct ps_row_ids_args {
+  ps_devmem bitmap; /* chunk start (4-byte aligned relative to the bitmap) */
+  uint64_t rows;
+  uint64_t id_base;
+  uint32_t index_bytes;
+  ps_devmem out;
+  uint64_t *count;
+} ps_row_ids_args;
+
+/* Reduction of one column slot over one chunk, in code space: over rows that
+ * are valid and selected (selection handle NULL = all rows), the count, the
+ * min and max code and the exact sum of codes (128-bit: sum_hi:sum_lo).
+ * Corrupt codes (ps_program.h rule) give PS_ERR_CORRUPT_DATA. */
+typedef struct ps_reduce_args {
+  ps_prog_col col; /* data_bytes / validity_bytes relative to the chunk start */
+  ps_devmem data, validity, selection;
+  uint64_t rows;
+  uint64_t *count, *min_code, *max_code, *sum_lo, *sum_hi;
+} ps_reduce_args;
+
+/* Decodes the codes of rows ids[0..count) of one column into plain values.
+ * Row ids are absolute (the data pointer is the stream start; ids < n were
+ * checked by the core). out_type: the value written per row:
+ *   PS_GATHER_CODE32: (uint32)(M + code)            (dictionary indexes)
+ *   PS_GATHER_INT:    (M + code) truncated to value_bytes (1,2,4,8), little-endian
+ *   PS_GATHER_F64:    the double of the float decode rule
+ *   PS_GATHER_F32:    (float) of that double
+ * Null rows write 0 and a 0 validity bit (validity_out handle NULL = no bitmap;
+ * when given, ceil(count/8) bytes, bits past count 0). */
+#define PS_GATHER_CODE32 1u
+#define PS_GATHER_INT 2u
+#define PS_GATHER_F64 3u
+#define PS_GATHER_F32 4u
+typedef struct ps_gather_args {
+  ps_prog_col col; /* data_bytes / validity_bytes of the whole column */
+  ps_devmem data, validity;
+  ps_devmem ids;
+  uint32_t index_bytes;
+  uint64_t count;
+  uint32_t out_type, value_bytes;
+  ps_devmem values, validity_out;
+} ps_gather_args;
 
 typedef struct ps_backend_ops {
   uint32_t abi_version; /* PS_BACKEND_ABI_VERSION */
@@ -72,6 +124,12 @@ typedef struct ps_backend_ops {
   /* Evaluates prog over one chunk. Returns PS_ERR_CORRUPT_DATA when a corrupt
    * code was read (ps_program.h). */
   ps_status (*eval)(ps_backend *be, const ps_eval_args *args);
+
+  /* Optional: the operations after the filter (issue "row ids, late
+   * materialization, aggregates"). NULL = PS_ERR_UNSUPPORTED. */
+  ps_status (*row_ids)(ps_backend *be, const ps_row_ids_args *args);
+  ps_status (*reduce)(ps_backend *be, const ps_reduce_args *args);
+  ps_status (*gather)(ps_backend *be, const ps_gather_args *args);
 
   /* Optional: retain/release a caller's native handle wrapped as a buffer
    * (OpenCL retains the cl_mem). NULL = nothing to do. */

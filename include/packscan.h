@@ -437,6 +437,104 @@ PS_API ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffe
 /** Counts the selected rows without materializing a bitmap. */
 PS_API ps_status ps_filter_count(ps_context *ctx, const ps_expr *expr, uint64_t *count);
 
+
+/* ------------------------------------------------------------------------ */
+/* After the filter: incremental selections, byte masks, row ids, late
+ * materialization and aggregates. A "selection" is a bitmap in Arrow boolean
+ * layout held in a device buffer (as written by ps_filter_device). */
+
+/** Evaluates expr only on rows already selected: out = in AND expr (Kleene
+ *  TRUE only). in and out are device bitmaps of ps_expr_rows(expr) rows at
+ *  4-byte-aligned offsets; out may be the same place as in (in-place
+ *  refinement). count (optional) receives the number of rows left selected. */
+PS_API ps_status ps_filter_refine(ps_context *ctx, const ps_expr *expr, const ps_buffer *in, uint64_t in_offset,
+                                  ps_buffer *out, uint64_t out_offset, uint64_t *count);
+
+/** Evaluates expr into a byte-per-row mask (1 = selected, 0 = not), n bytes
+ *  at `offset` of a device buffer (for engines that use boolean masks). */
+PS_API ps_status ps_filter_mask_device(ps_context *ctx, const ps_expr *expr, ps_buffer *mask, uint64_t offset,
+                                       uint64_t *count);
+/** As ps_filter_mask_device, into host memory (mask_size >= n). */
+PS_API ps_status ps_filter_mask(ps_context *ctx, const ps_expr *expr, uint8_t *mask, uint64_t mask_size,
+                                uint64_t *count);
+
+/** Integer type of row ids. */
+typedef enum ps_index_type { PS_INDEX_UINT32 = 4, PS_INDEX_UINT64 = 8 } ps_index_type;
+
+/** Row ids of the rows set in a selection of n rows, ascending, written with
+ *  the size-then-retrieve pattern (count per block, exclusive scan, each block
+ *  writes at its offset; no per-row atomics).
+ *  ids: device buffer for the ids at ids_offset (a multiple of the id size);
+ *  NULL asks only for the count. capacity: how many ids fit there; if fewer
+ *  than the count, PS_ERR_BUFFER_TOO_SMALL and *count is still set (nothing is
+ *  written). PS_INDEX_UINT32 with n > 2^32 rows: PS_ERR_INVALID_ARGUMENT. */
+PS_API ps_status ps_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n,
+                            ps_index_type type, ps_buffer *ids, uint64_t ids_offset, uint64_t capacity,
+                            uint64_t *count);
+/** As ps_row_ids, into host memory (ids NULL = count only). */
+PS_API ps_status ps_row_ids_host(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset,
+                                 uint64_t n, ps_index_type type, void *ids, uint64_t capacity, uint64_t *count);
+/** Evaluates expr and returns its row ids in host memory allocated exactly
+ *  with the context's allocator (free with ps_free). *ids is NULL when the
+ *  count is 0. */
+PS_API ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type type, void **ids,
+                                   uint64_t *count);
+/** Frees memory the library allocated for the caller with the context's allocator. */
+PS_API void ps_free(ps_context *ctx, void *ptr);
+
+/** Late materialization: decodes rows ids[0..count) (a device buffer of row
+ *  ids of `type` at ids_offset) of any column into plain values.
+ *  FOR columns: values of the column's logical type (ps_type_size bytes each).
+ *  Dictionary columns: dictionary indexes (M + code) as uint32.
+ *  values: device buffer at values_offset (aligned to the value size);
+ *  validity (optional): a device bitmap of count bits at validity_offset
+ *  (multiple of 4), 1 = valid; null rows' values are 0. An id >= n gives
+ *  PS_ERR_INVALID_ARGUMENT; a corrupt code PS_ERR_CORRUPT_DATA. */
+PS_API ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset,
+                           ps_index_type type, uint64_t count, ps_buffer *values, uint64_t values_offset,
+                           ps_buffer *validity, uint64_t validity_offset);
+/** As ps_gather, with ids, values and validity in host memory. */
+PS_API ps_status ps_gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
+                                uint64_t count, void *values, uint8_t *validity);
+/** The strings of rows ids[0..count) of a dictionary column, in Arrow utf8
+ *  layout allocated with the context's allocator: offsets (count+1 int64) and
+ *  bytes; free both with ps_free. Null rows are empty strings with validity 0
+ *  (validity optional, ceil(count/8) bytes, host). */
+PS_API ps_status ps_gather_strings_host(ps_context *ctx, const ps_column *col, const void *ids,
+                                        ps_index_type type, uint64_t count, int64_t **offsets, uint8_t **bytes,
+                                        uint8_t *validity);
+
+/** Aggregates of a FOR column over a selection, computed in code space.
+ *  Nulls are excluded. With no row counted, has_value is 0 and sum/min/max
+ *  are NULL in the SQL sense (fields zero). */
+typedef struct ps_aggregates {
+  uint64_t count;    /* selected non-null rows */
+  int has_value;     /* count > 0 */
+  ps_type type;      /* the column's logical type */
+  /* Exact sum of the values (integers), or of M + code (floats: the exact
+   * sum of the scaled integers), as a two's complement 128-bit number. */
+  uint64_t sum_lo;
+  int64_t sum_hi;
+  int sum_fits_int64; /* the exact sum fits int64: sum_int64 holds it */
+  int64_t sum_int64;
+  /* The sum as a double: integers (double)exact; floats
+   * (double)exact_scaled_sum / 10^scale. Identical on every backend. */
+  double sum_double;
+  /* Min and max: .i for signed, .u for unsigned, .f for floats. */
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+  } min, max;
+} ps_aggregates;
+
+/** Count, sum, min and max of a FOR column over a selection (NULL = every row)
+ *  at selection_offset (multiple of 4). Integer sums are exact (128-bit); a
+ *  float sum is computed exactly on the scaled integers and rounded once at
+ *  the end, so every backend returns the same bits. */
+PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *selection,
+                              uint64_t selection_offset, ps_aggregates *out);
+
 #ifdef __cplusplus
 }
 #endif
