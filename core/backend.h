@@ -101,6 +101,7 @@ typedef struct ps_gather_args {
   ps_devmem ids;
   uint32_t index_bytes;
   uint64_t count;
+  uint64_t rows; /* the column's n: an id >= rows gives PS_ERR_INVALID_ARGUMENT */
   uint32_t out_type, value_bytes;
   ps_devmem values, validity_out;
 } ps_gather_args;

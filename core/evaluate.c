@@ -6,14 +6,16 @@
 
 #include "internal.h"
 
-static ps_status check_expr(ps_context *ctx, const ps_expr *expr) {
+ps_status ps_check_expr(ps_context *ctx, const ps_expr *expr) {
   if (!expr) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "expr is NULL");
   if (expr->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "expr belongs to another context");
   return PS_OK;
 }
 
-/* Runs expr over all rows; the bitmap goes to `bitmap` (handle NULL: none). */
-static ps_status run(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, uint64_t *count) {
+/* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
+ * byte mask; input: a selection to AND in. */
+ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
+                         ps_devmem selection_in, uint64_t *count) {
   ps_lowered low;
   PS_TRY(ps_lower(ctx, expr, &low));
   ps_status st = PS_OK;
@@ -48,6 +50,14 @@ static ps_status run(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, uin
       a.bitmap = bitmap;
       a.bitmap.offset += r0 / 8;
     }
+    if (mask.handle) {
+      a.mask = mask;
+      a.mask.offset += r0;
+    }
+    if (selection_in.handle) {
+      a.selection_in = selection_in;
+      a.selection_in.offset += r0 / 8;
+    }
     uint64_t chunk_count = 0;
     a.count = count ? &chunk_count : NULL;
     st = ctx->ops->eval(ctx->be, &a);
@@ -62,7 +72,7 @@ static ps_status run(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, uin
 ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint64_t bitmap_size, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
-  PS_TRY(check_expr(ctx, expr));
+  PS_TRY(ps_check_expr(ctx, expr));
   uint64_t bytes = expr->rows / 8 + (expr->rows % 8 != 0);
   if (!bitmap && bytes) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap is NULL");
   if (bitmap_size < bytes)
@@ -73,7 +83,7 @@ ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint6
   ps_buffer *dev = NULL;
   PS_TRY(ps_buffer_create(ctx, bytes, &dev));
   uint64_t c = 0;
-  ps_status st = run(ctx, expr, dev->mem, &c);
+  ps_status st = ps_run_program(ctx, expr, dev->mem, PS_NO_MEM, PS_NO_MEM, &c);
   if (st == PS_OK && bytes) st = ctx->ops->mem_read(ctx->be, bitmap, dev->mem, bytes);
   ps_buffer_destroy(dev);
   if (st == PS_OK && count) *count = c;
@@ -83,7 +93,7 @@ ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint6
 ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitmap, uint64_t offset, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
-  PS_TRY(check_expr(ctx, expr));
+  PS_TRY(ps_check_expr(ctx, expr));
   if (!bitmap) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer is NULL");
   if (bitmap->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer belongs to another context");
   if (offset % 4) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "offset %" PRIu64 " is not a multiple of 4", offset);
@@ -96,7 +106,7 @@ ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitm
   ps_devmem m = bitmap->mem;
   m.offset += offset;
   uint64_t c = 0;
-  ps_status st = run(ctx, expr, m, &c);
+  ps_status st = ps_run_program(ctx, expr, m, PS_NO_MEM, PS_NO_MEM, &c);
   if (st == PS_OK && count) *count = c;
   return st;
 }
@@ -104,8 +114,7 @@ ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitm
 ps_status ps_filter_count(ps_context *ctx, const ps_expr *expr, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
-  PS_TRY(check_expr(ctx, expr));
+  PS_TRY(ps_check_expr(ctx, expr));
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
-  ps_devmem none = {NULL, 0};
-  return run(ctx, expr, none, count);
+  return ps_run_program(ctx, expr, PS_NO_MEM, PS_NO_MEM, PS_NO_MEM, count);
 }

@@ -132,6 +132,12 @@ typedef struct ps_lowered {
 ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);
 
+/* ---- evaluation ---------------------------------------------------------- */
+#define PS_NO_MEM ((ps_devmem){NULL, 0})
+ps_status ps_check_expr(ps_context *ctx, const ps_expr *expr);
+ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
+                         ps_devmem selection_in, uint64_t *count);
+
 /* Value of code c of a FOR column as double (floats' decode rule). */
 double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);
 

@@ -221,14 +221,22 @@ static ps_status ref_eval(ps_backend *be, const ps_eval_args *a) {
     if (a->validity[i].handle) R.validity[i] = (const uint8_t *)a->validity[i].handle + a->validity[i].offset;
   }
   uint8_t *out = a->bitmap.handle ? (uint8_t *)a->bitmap.handle + a->bitmap.offset : NULL;
+  uint8_t *mask = a->mask.handle ? (uint8_t *)a->mask.handle + a->mask.offset : NULL;
+  const uint8_t *in = a->selection_in.handle ? (const uint8_t *)a->selection_in.handle + a->selection_in.offset : NULL;
   uint64_t selected = 0;
+  uint8_t in_byte = 0xFF;
   for (uint64_t r = 0; r < a->rows; r++) {
-    bool sel = eval_row(&R, r);
+    /* in and out may be the same bytes (in-place refinement): each input
+     * byte is read once, before the output byte is rewritten. */
+    if (in && r % 8 == 0) in_byte = in[r / 8];
+    /* Rows outside the input selection are not evaluated at all. */
+    bool sel = ((in_byte >> (r % 8)) & 1) && eval_row(&R, r);
     selected += sel;
     if (out) {
-      if (r % 8 == 0) out[r / 8] = 0;
-      out[r / 8] |= (uint8_t)(sel << (r % 8));
+      uint8_t byte = r % 8 == 0 ? 0 : out[r / 8];
+      out[r / 8] = (uint8_t)(byte | (sel << (r % 8)));
     }
+    if (mask) mask[r] = sel;
   }
   if (R.corrupt)
     return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
@@ -236,6 +244,117 @@ static ps_status ref_eval(ps_backend *be, const ps_eval_args *a) {
                             "dictionary or outside its logical type)",
                             a->row_begin + R.corrupt_row, R.corrupt_slot);
   if (a->count) *a->count = selected;
+  return PS_OK;
+}
+
+/* ---- after the filter ----------------------------------------------------- */
+
+static bool bit_at(const uint8_t *bits, uint64_t r) { return (bits[r / 8] >> (r % 8)) & 1; }
+
+static ps_status ref_row_ids(ps_backend *be, const ps_row_ids_args *a) {
+  const uint8_t *bits = (const uint8_t *)a->bitmap.handle + a->bitmap.offset;
+  uint8_t *out = a->out.handle ? (uint8_t *)a->out.handle + a->out.offset : NULL;
+  uint64_t k = 0;
+  for (uint64_t r = 0; r < a->rows; r++) {
+    if (!bit_at(bits, r)) continue;
+    uint64_t id = a->id_base + r;
+    if (out && a->index_bytes == 4) {
+      uint32_t v = (uint32_t)id;
+      memcpy(out + k * 4, &v, 4);
+    } else if (out) {
+      memcpy(out + k * 8, &id, 8);
+    }
+    k++;
+  }
+  *a->count = k;
+  return PS_OK;
+}
+
+/* A reader over one column for the reduce and gather entry points. */
+static void single_column_reader(row_reader *R, ps_program *prog, const ps_prog_col *col, ps_devmem data,
+                                 ps_devmem validity) {
+  memset(R, 0, sizeof *R);
+  memset(prog, 0, sizeof *prog);
+  prog->n_cols = 1;
+  prog->cols[0] = *col;
+  R->prog = prog;
+  R->data[0] = (const uint8_t *)data.handle + data.offset;
+  if (validity.handle) R->validity[0] = (const uint8_t *)validity.handle + validity.offset;
+}
+
+static ps_status corrupt_error(ps_backend *be, const row_reader *R) {
+  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                          "row %" PRIu64 " holds a code outside its range (past the end of its dictionary or "
+                          "outside its logical type)",
+                          R->corrupt_row);
+}
+
+static ps_status ref_reduce(ps_backend *be, const ps_reduce_args *a) {
+  ps_program prog;
+  row_reader R;
+  single_column_reader(&R, &prog, &a->col, a->data, a->validity);
+  const uint8_t *sel = a->selection.handle ? (const uint8_t *)a->selection.handle + a->selection.offset : NULL;
+  uint64_t count = 0, mn = UINT64_MAX, mx = 0, lo = 0, hi = 0;
+  for (uint64_t r = 0; r < a->rows; r++) {
+    if ((sel && !bit_at(sel, r)) || !is_valid(&R, 0, r)) continue;
+    uint64_t code;
+    if (!checked_code(&R, 0, r, &code)) return corrupt_error(be, &R);
+    count++;
+    if (code < mn) mn = code;
+    if (code > mx) mx = code;
+    uint64_t before = lo;
+    lo += code;
+    hi += lo < before; /* carry into the high word */
+  }
+  *a->count = count, *a->min_code = mn, *a->max_code = mx, *a->sum_lo = lo, *a->sum_hi = hi;
+  return PS_OK;
+}
+
+static ps_status ref_gather(ps_backend *be, const ps_gather_args *a) {
+  ps_program prog;
+  row_reader R;
+  single_column_reader(&R, &prog, &a->col, a->data, a->validity);
+  const uint8_t *ids = (const uint8_t *)a->ids.handle + a->ids.offset;
+  uint8_t *values = (uint8_t *)a->values.handle + a->values.offset;
+  uint8_t *vout = a->validity_out.handle ? (uint8_t *)a->validity_out.handle + a->validity_out.offset : NULL;
+  for (uint64_t i = 0; i < a->count; i++) {
+    uint64_t id;
+    if (a->index_bytes == 4) {
+      uint32_t v;
+      memcpy(&v, ids + 4 * i, 4);
+      id = v;
+    } else {
+      memcpy(&id, ids + 8 * i, 8);
+    }
+    if (id >= a->rows)
+      return ps_backend_error(be->ctx, PS_ERR_INVALID_ARGUMENT, "ids[%" PRIu64 "] = %" PRIu64 " is past the column's %" PRIu64 " rows",
+                              i, id, a->rows);
+    bool valid = is_valid(&R, 0, id);
+    uint64_t code = 0;
+    if (valid && !checked_code(&R, 0, id, &code)) return corrupt_error(be, &R);
+    uint8_t *dst = values + (uint64_t)a->value_bytes * i;
+    uint64_t v = a->col.reference + code;
+    if (!valid) {
+      memset(dst, 0, a->value_bytes);
+    } else if (a->out_type == PS_GATHER_CODE32) {
+      uint32_t x = (uint32_t)v;
+      memcpy(dst, &x, 4);
+    } else if (a->out_type == PS_GATHER_INT) {
+      memcpy(dst, &v, a->value_bytes); /* little-endian truncation */
+    } else {
+      double d = as_double(&a->col, code);
+      if (a->out_type == PS_GATHER_F64) {
+        memcpy(dst, &d, 8);
+      } else {
+        float f = (float)d;
+        memcpy(dst, &f, 4);
+      }
+    }
+    if (vout) {
+      uint8_t byte = i % 8 == 0 ? 0 : vout[i / 8];
+      vout[i / 8] = (uint8_t)(byte | (valid << (i % 8)));
+    }
+  }
   return PS_OK;
 }
 
@@ -251,4 +370,7 @@ const ps_backend_ops ps_backend_reference = {
     .mem_write = ref_write,
     .mem_read = ref_read,
     .eval = ref_eval,
+    .row_ids = ref_row_ids,
+    .reduce = ref_reduce,
+    .gather = ref_gather,
 };
