@@ -1,0 +1,757 @@
+/*
+ * Host encoders and decoders: frame-of-reference (FOR) bit packing of
+ * integers and decimal-scaled floats, and sorted string dictionaries.
+ * Pure functions over host memory; no context. The formats are the binding
+ * ones of docs/design.md ("Column formats").
+ *
+ * One idea carries the integer paths: every value becomes a 64-bit unsigned
+ * "key" that orders like the value (signed values have their sign bit
+ * flipped). Then the reference M is the smallest key, a code is key - M in
+ * unsigned arithmetic, and the full int64 and uint64 ranges (a spread of up
+ * to 2^64 - 1) need no special case and never overflow.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SIGN_BIT ((uint64_t)1 << 63)
+#define MAX_SCALE 18
+
+/* 10^0 .. 10^18 are exact doubles (5^18 < 2^53), so decoding divides by the
+ * exact power the format names. */
+static const double pow10_table[MAX_SCALE + 1] = {
+    1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+    1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static bool row_valid(const uint8_t *validity, uint64_t i) {
+  return !validity || ((validity[i >> 3] >> (i & 7)) & 1u);
+}
+
+static uint64_t width_mask(uint32_t w) { return w >= 64 ? UINT64_MAX : (((uint64_t)1 << w) - 1); }
+
+/* Bits needed to hold v (0 for v == 0). */
+static uint32_t bit_length(uint64_t v) {
+  uint32_t n = 0;
+  while (v) {
+    n++;
+    v >>= 1;
+  }
+  return n;
+}
+
+/* Two's-complement reinterpretation without relying on implementation-defined
+ * unsigned-to-signed conversion. */
+static int64_t u64_to_i64(uint64_t u) {
+  return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* ceil(n*w/8) without overflowing; false if it does not fit in 64 bits. */
+static bool packed_bytes(uint64_t n, uint32_t w, uint64_t *out) {
+  uint64_t full = n >> 3, rem = n & 7;
+  if (w && full > UINT64_MAX / w) return false;
+  uint64_t head = full * w;
+  uint64_t tail = (rem * w + 7) >> 3;
+  if (head > UINT64_MAX - tail) return false;
+  *out = head + tail;
+  return true;
+}
+
+static uint64_t validity_bytes(uint64_t n) { return (n >> 3) + ((n & 7) != 0); }
+
+static bool allocator_ok(const ps_allocator *a) {
+  return !a || ((a->alloc == NULL) == (a->free == NULL));
+}
+
+/* A validity copy whose bits past n are cleared, so that a copy is canonical
+ * whatever the caller left in its padding bits. */
+static uint8_t *copy_validity(const ps_allocator *a, const uint8_t *src, uint64_t n) {
+  size_t bytes = (size_t)validity_bytes(n);
+  uint8_t *v = ps_alloc_with(a, bytes);
+  if (!v) return NULL;
+  if (src) {
+    if (bytes) memcpy(v, src, bytes);
+  } else if (bytes) {
+    memset(v, 0xff, bytes);
+  }
+  if (n & 7) v[bytes - 1] &= (uint8_t)((1u << (n & 7)) - 1);
+  return v;
+}
+
+/* ---- bit streams --------------------------------------------------------- */
+
+/* Sequential writer: codes are appended LSB first and flushed 64 bits at a
+ * time as little-endian bytes, so the output never depends on host byte order
+ * and is written exactly once (no read-modify-write of the buffer). */
+typedef struct bit_writer {
+  uint8_t *p;
+  uint64_t acc;
+  uint32_t nbits; /* bits pending in acc, always < 64 */
+} bit_writer;
+
+static void store_le(uint8_t *p, uint64_t v, uint32_t bytes) {
+  for (uint32_t k = 0; k < bytes; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+
+/* w in 1..64, code < 2^w. */
+static void bw_put(bit_writer *bw, uint64_t code, uint32_t w) {
+  bw->acc |= code << bw->nbits;
+  uint32_t total = bw->nbits + w;
+  if (total < 64) {
+    bw->nbits = total;
+    return;
+  }
+  store_le(bw->p, bw->acc, 8);
+  bw->p += 8;
+  total -= 64;
+  /* The bits of code that did not fit; total > 0 implies nbits > 0, so the
+   * shift is in 1..63. */
+  bw->acc = total ? code >> (w - total) : 0;
+  bw->nbits = total;
+}
+
+static void bw_flush(bit_writer *bw) {
+  store_le(bw->p, bw->acc, (bw->nbits + 7) / 8);
+  bw->p += (bw->nbits + 7) / 8;
+  bw->acc = 0;
+  bw->nbits = 0;
+}
+
+/* Code at bit position pos of a stream of w-bit codes (w in 1..64). Touches
+ * only bytes that hold bits of this code, so it never reads past a stream of
+ * exactly ceil(n*w/8) bytes. */
+static uint64_t read_code(const uint8_t *p, uint64_t pos, uint32_t w) {
+  const uint8_t *b = p + (pos >> 3);
+  uint32_t sh = (uint32_t)(pos & 7);
+  uint32_t nbytes = (sh + w + 7) / 8; /* 1..9 */
+  uint64_t lo = 0;
+  for (uint32_t k = 0; k < nbytes && k < 8; k++) lo |= (uint64_t)b[k] << (8 * k);
+  uint64_t v = lo >> sh;
+  if (nbytes == 9) v |= (uint64_t)b[8] << (64 - sh); /* nbytes == 9 implies sh > 0 */
+  return v & width_mask(w);
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+/* Order-preserving unsigned key of integer value i. */
+static uint64_t int_key(ps_type t, const void *values, uint64_t i) {
+  switch (t) {
+    case PS_TYPE_INT8: return (uint64_t)(int64_t)((const int8_t *)values)[i] ^ SIGN_BIT;
+    case PS_TYPE_INT16: return (uint64_t)(int64_t)((const int16_t *)values)[i] ^ SIGN_BIT;
+    case PS_TYPE_INT32: return (uint64_t)(int64_t)((const int32_t *)values)[i] ^ SIGN_BIT;
+    case PS_TYPE_INT64: return (uint64_t)((const int64_t *)values)[i] ^ SIGN_BIT;
+    case PS_TYPE_UINT8: return ((const uint8_t *)values)[i];
+    case PS_TYPE_UINT16: return ((const uint16_t *)values)[i];
+    case PS_TYPE_UINT32: return ((const uint32_t *)values)[i];
+    case PS_TYPE_UINT64: return ((const uint64_t *)values)[i];
+    default: return 0;
+  }
+}
+
+static double float_value(ps_type t, const void *values, uint64_t i) {
+  return t == PS_TYPE_FLOAT32 ? (double)((const float *)values)[i] : ((const double *)values)[i];
+}
+
+/* Human-readable input value of row i, for messages. */
+static void format_input(char *buf, size_t size, ps_type t, const void *values, uint64_t i) {
+  if (ps_type_is_float(t))
+    snprintf(buf, size, "%.17g", float_value(t, values, i));
+  else if (ps_type_is_signed(t))
+    snprintf(buf, size, "%" PRId64, u64_to_i64(int_key(t, values, i) ^ SIGN_BIT));
+  else
+    snprintf(buf, size, "%" PRIu64, int_key(t, values, i));
+}
+
+/* The float decode rule of the format: (double)k / 10^s, then rounded to
+ * float for float32 columns. */
+static bool decodes_to(int64_t k, uint32_t s, bool f32, double x) {
+  double d = (double)k / pow10_table[s];
+  if (f32) return (float)d == (float)x;
+  /* Value equality, not bit equality: the only finite values that differ in
+   * bits but compare equal are -0.0 and +0.0. -0.0 is accepted as k = 0 and
+   * decodes to +0.0; predicates compare floats as IEEE values, so no query
+   * can tell them apart. */
+  return d == x;
+}
+
+/* Finds k with decode(k, s) == x. The rounded product is the natural
+ * candidate; its neighbours cover the rounding of the product itself when
+ * |x * 10^s| is past 2^53 and doubles are sparser than integers. */
+static bool float_k(double x, uint32_t s, bool f32, int64_t *k_out) {
+  const double two63 = 9223372036854775808.0;
+  double p = x * pow10_table[s];
+  if (!(p >= -two63 && p < two63)) return false; /* k must be an int64 */
+  int64_t k0 = llround(p);
+  if (decodes_to(k0, s, f32, x)) {
+    *k_out = k0;
+    return true;
+  }
+  if (k0 > INT64_MIN && decodes_to(k0 - 1, s, f32, x)) {
+    *k_out = k0 - 1;
+    return true;
+  }
+  if (k0 < INT64_MAX && decodes_to(k0 + 1, s, f32, x)) {
+    *k_out = k0 + 1;
+    return true;
+  }
+  return false;
+}
+
+/* Smallest common scale >= *scale at which every valid value round-trips.
+ * Each increase is forced (the value that caused it fails at every scale
+ * skipped), so the result is the smallest common scale; the loop repeats
+ * until one pass finds no failure, so no monotonicity of "x fits at s" is
+ * assumed. */
+static ps_status choose_scale(const ps_plain *in, const uint8_t *valid, char *err_buf,
+                              size_t err_size, uint32_t *scale) {
+  bool f32 = in->type == PS_TYPE_FLOAT32;
+  uint32_t s = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (uint64_t i = 0; i < in->n; i++) {
+      if (!row_valid(valid, i)) continue;
+      double x = float_value(in->type, in->values, i);
+      int64_t k;
+      if (float_k(x, s, f32, &k)) continue;
+      uint32_t t = s + 1;
+      while (t <= MAX_SCALE && !float_k(x, t, f32, &k)) t++;
+      if (t > MAX_SCALE) {
+        bool any = false;
+        for (uint32_t u = 0; u < s && !any; u++) any = float_k(x, u, f32, &k);
+        if (!any)
+          return ps_set_error_buf(err_buf, err_size, PS_ERR_NOT_REPRESENTABLE,
+                                  "row %" PRIu64 ": value %.17g is not k/10^s for any integer k "
+                                  "and scale s in 0..18 (as %s)",
+                                  i, x, ps_type_name(in->type));
+        return ps_set_error_buf(err_buf, err_size, PS_ERR_NOT_REPRESENTABLE,
+                                "row %" PRIu64 ": value %.17g needs a decimal scale below %u, "
+                                "but earlier values need scale %u or more; no common scale "
+                                "in 0..18 represents every value",
+                                i, x, s, s);
+      }
+      s = t;
+      changed = true;
+    }
+  }
+  *scale = s;
+  return PS_OK;
+}
+
+/* ---- FOR encoding -------------------------------------------------------- */
+
+PS_API void ps_for_desc_init(ps_for_desc *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
+
+PS_API void ps_dict_desc_init(ps_dict_desc *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
+
+PS_API void ps_encoded_free(ps_encoded *enc) {
+  if (!enc) return;
+  ps_allocator a = enc->allocator;
+  ps_free_with(&a, enc->data);
+  ps_free_with(&a, enc->validity);
+  memset(enc, 0, sizeof *enc);
+}
+
+/* Key of row i under the chosen encoding (floats: the scaled integer, which
+ * choose_scale or the requested-scale check has proven to exist). */
+static uint64_t row_key(const ps_plain *in, uint32_t scale, uint64_t i) {
+  if (ps_type_is_float(in->type)) {
+    int64_t k = 0;
+    (void)float_k(float_value(in->type, in->values, i), scale, in->type == PS_TYPE_FLOAT32, &k);
+    return (uint64_t)k ^ SIGN_BIT;
+  }
+  return int_key(in->type, in->values, i);
+}
+
+PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
+                               const ps_allocator *allocator, char *err_buf, size_t err_size,
+                               ps_encoded *out) {
+  if (!out) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!in) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "in is NULL");
+  ps_type type = in->type;
+  bool is_float = ps_type_is_float(type);
+  if (!is_float && !ps_type_is_integer(type))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "in->type %d (%s) cannot be FOR-encoded: expected int8..uint64, "
+                            "float32 or float64 (strings use ps_encode_dict)",
+                            (int)type, ps_type_name(type) ? ps_type_name(type) : "invalid");
+  if (in->n && !in->values)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "in->values is NULL but in->n is %" PRIu64, in->n);
+  if (width > 64)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "width %u: expected 0 (smallest) or 1..64", width);
+  if (scale > MAX_SCALE)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "scale %d: expected a negative value (choose) or 0..18", scale);
+  if (!is_float && scale > 0)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "scale %d given for integer type %s: expected 0 or negative", scale,
+                            ps_type_name(type));
+  if (!allocator_ok(allocator))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "allocator: alloc and free must both be set or both be NULL");
+  if (in->n > SIZE_MAX / ps_type_size(type))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                            "in->n %" PRIu64 " values do not fit in host memory", in->n);
+
+  const uint64_t n = in->n;
+  ps_encoded r;
+  memset(&r, 0, sizeof r);
+  if (allocator) r.allocator = *allocator;
+  ps_status st = PS_OK;
+  const uint8_t *valid = in->validity;
+
+  /* Non-finite floats: rejected, or turned into nulls in a private validity
+   * copy (the caller's bitmap is never written). */
+  if (is_float) {
+    for (uint64_t i = 0; i < n; i++) {
+      if (!row_valid(valid, i)) continue;
+      double x = float_value(type, in->values, i);
+      if (isfinite(x)) continue;
+      if (!nan_as_null) {
+        st = ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                              "row %" PRIu64 ": value %g is not finite; FOR float columns hold "
+                              "finite values only (pass nan_as_null to store it as a null)",
+                              i, x);
+        goto fail;
+      }
+      if (!r.validity) {
+        r.validity = copy_validity(&r.allocator, in->validity, n);
+        if (!r.validity) goto oom;
+        valid = r.validity;
+      }
+      r.validity[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    }
+  }
+
+  uint32_t use_scale = 0;
+  if (is_float) {
+    if (scale >= 0) {
+      use_scale = (uint32_t)scale;
+      for (uint64_t i = 0; i < n; i++) {
+        int64_t k;
+        if (!row_valid(valid, i)) continue;
+        double x = float_value(type, in->values, i);
+        if (!float_k(x, use_scale, type == PS_TYPE_FLOAT32, &k)) {
+          st = ps_set_error_buf(err_buf, err_size, PS_ERR_NOT_REPRESENTABLE,
+                                "row %" PRIu64 ": value %.17g is not exactly k/10^%d for an "
+                                "integer k (as %s); pass scale -1 to choose the scale",
+                                i, x, scale, ps_type_name(type));
+          goto fail;
+        }
+      }
+    } else {
+      st = choose_scale(in, valid, err_buf, err_size, &use_scale);
+      if (st != PS_OK) goto fail;
+    }
+  }
+
+  /* Reference and spread over the valid rows. With no valid row the
+   * reference is the value 0 and every code is 0. */
+  uint64_t min_key = UINT64_MAX, max_key = 0;
+  bool any = false;
+  for (uint64_t i = 0; i < n; i++) {
+    if (!row_valid(valid, i)) continue;
+    uint64_t key = row_key(in, use_scale, i);
+    if (key < min_key) min_key = key;
+    if (key > max_key) max_key = key;
+    any = true;
+  }
+  bool keyed_signed = !ps_type_is_unsigned(type);
+  if (!any) min_key = max_key = keyed_signed ? SIGN_BIT : 0;
+  uint64_t spread = max_key - min_key;
+  uint32_t w = width ? width : bit_length(spread);
+  if (spread > width_mask(w)) {
+    for (uint64_t i = 0; i < n; i++) {
+      if (!row_valid(valid, i)) continue;
+      uint64_t code = row_key(in, use_scale, i) - min_key;
+      if (code <= width_mask(w)) continue;
+      char text[64];
+      format_input(text, sizeof text, type, in->values, i);
+      st = ps_set_error_buf(err_buf, err_size, PS_ERR_NOT_REPRESENTABLE,
+                            "row %" PRIu64 ": value %s is %" PRIu64 " above the minimum; it "
+                            "needs width %u but width %u was requested",
+                            i, text, code, bit_length(code), w);
+      goto fail;
+    }
+  }
+
+  uint64_t data_size;
+  if (!packed_bytes(n, w, &data_size) || data_size > SIZE_MAX) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                          "%" PRIu64 " rows of width %u do not fit in host memory", n, w);
+    goto fail;
+  }
+  r.data = ps_alloc_with(&r.allocator, (size_t)data_size);
+  if (!r.data) goto oom;
+  if (w) {
+    bit_writer bw = {(uint8_t *)r.data, 0, 0};
+    for (uint64_t i = 0; i < n; i++)
+      bw_put(&bw, row_valid(valid, i) ? row_key(in, use_scale, i) - min_key : 0, w);
+    bw_flush(&bw);
+  }
+  if (in->validity && !r.validity) {
+    r.validity = copy_validity(&r.allocator, in->validity, n);
+    if (!r.validity) goto oom;
+  }
+
+  ps_for_desc_init(&r.desc);
+  r.desc.type = type;
+  r.desc.n = n;
+  r.desc.width = w;
+  r.desc.scale = use_scale;
+  if (keyed_signed)
+    r.desc.reference.i = u64_to_i64(min_key ^ SIGN_BIT);
+  else
+    r.desc.reference.u = min_key;
+  r.desc.data = r.data;
+  r.desc.data_size = data_size;
+  r.desc.validity = r.validity;
+  r.desc.validity_size = r.validity ? validity_bytes(n) : 0;
+  *out = r;
+  return PS_OK;
+
+oom:
+  st = ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                        "allocating the encoded column of %" PRIu64 " rows failed", n);
+fail:
+  ps_encoded_free(&r);
+  return st;
+}
+
+/* ---- FOR decoding -------------------------------------------------------- */
+
+/* Checks every field of a FOR description; the messages name the field, the
+ * value and what was expected. */
+static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t err_size) {
+  if (!desc) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "desc is NULL");
+  if (desc->struct_size < sizeof *desc)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->struct_size %u: expected at least %zu (call ps_for_desc_init)",
+                            desc->struct_size, sizeof *desc);
+  ps_type t = desc->type;
+  if (!ps_type_is_integer(t) && !ps_type_is_float(t))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->type %d (%s): expected int8..uint64, float32 or float64",
+                            (int)t, ps_type_name(t) ? ps_type_name(t) : "invalid");
+  if (desc->width > 64)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->width %u: expected 0..64", desc->width);
+  if (ps_type_is_integer(t) && desc->scale != 0)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->scale %u on integer type %s: expected 0", desc->scale,
+                            ps_type_name(t));
+  if (desc->scale > MAX_SCALE)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->scale %u: expected 0..18", desc->scale);
+  uint64_t expect;
+  if (!packed_bytes(desc->n, desc->width, &expect))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->n %" PRIu64 " rows of width %u: stream size overflows",
+                            desc->n, desc->width);
+  if (desc->data_size != expect)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->data_size %" PRIu64 ": expected ceil(n*width/8) = %" PRIu64
+                            " for n %" PRIu64 ", width %u",
+                            desc->data_size, expect, desc->n, desc->width);
+  if (expect && !desc->data)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->data is NULL but data_size is %" PRIu64, expect);
+  if (desc->validity && desc->validity_size != validity_bytes(desc->n))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->validity_size %" PRIu64 ": expected ceil(n/8) = %" PRIu64,
+                            desc->validity_size, validity_bytes(desc->n));
+  if (!desc->validity && desc->validity_size)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->validity is NULL but validity_size is %" PRIu64,
+                            desc->validity_size);
+  /* The reference is itself a value of the type (the encoder's minimum), as
+   * ps_column_create_for requires; only M + code can leave the type. */
+  if (ps_type_is_signed(t) && (desc->reference.i < ps_type_min(t) ||
+                               (desc->reference.i > 0 &&
+                                (uint64_t)desc->reference.i > ps_type_max(t))))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->reference %" PRId64 ": outside %s", desc->reference.i,
+                            ps_type_name(t));
+  if (ps_type_is_unsigned(t) && desc->reference.u > ps_type_max(t))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->reference %" PRIu64 ": outside %s", desc->reference.u,
+                            ps_type_name(t));
+  return PS_OK;
+}
+
+static void store_value(ps_type t, void *out, uint64_t i, uint64_t reference, uint64_t code,
+                        uint32_t scale) {
+  uint64_t v = reference + code; /* checked in range beforehand; wrap-free */
+  switch (t) {
+    case PS_TYPE_INT8: ((int8_t *)out)[i] = (int8_t)u64_to_i64(v); break;
+    case PS_TYPE_INT16: ((int16_t *)out)[i] = (int16_t)u64_to_i64(v); break;
+    case PS_TYPE_INT32: ((int32_t *)out)[i] = (int32_t)u64_to_i64(v); break;
+    case PS_TYPE_INT64: ((int64_t *)out)[i] = u64_to_i64(v); break;
+    case PS_TYPE_UINT8: ((uint8_t *)out)[i] = (uint8_t)v; break;
+    case PS_TYPE_UINT16: ((uint16_t *)out)[i] = (uint16_t)v; break;
+    case PS_TYPE_UINT32: ((uint32_t *)out)[i] = (uint32_t)v; break;
+    case PS_TYPE_UINT64: ((uint64_t *)out)[i] = v; break;
+    case PS_TYPE_FLOAT32:
+      ((float *)out)[i] = (float)((double)u64_to_i64(v) / pow10_table[scale]);
+      break;
+    case PS_TYPE_FLOAT64: ((double *)out)[i] = (double)u64_to_i64(v) / pow10_table[scale]; break;
+    default: break;
+  }
+}
+
+PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf,
+                               size_t err_size) {
+  PS_TRY(check_for_desc(desc, err_buf, err_size));
+  const ps_type t = desc->type;
+  const uint64_t n = desc->n;
+  const uint32_t w = desc->width;
+  if (n && !out) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (n > SIZE_MAX / ps_type_size(t))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                            "desc->n %" PRIu64 " values do not fit in host memory", n);
+
+  /* The largest code whose value stays in the logical type (floats: in
+   * int64, where the scaled integer M + code lives). The reference is in the
+   * type (checked above), so on order-preserving keys this cannot wrap. */
+  bool is_unsigned = ps_type_is_unsigned(t);
+  uint64_t ref_key = is_unsigned ? desc->reference.u : (uint64_t)desc->reference.i ^ SIGN_BIT;
+  uint64_t max_key = is_unsigned ? ps_type_max(t) : ps_type_max(t) ^ SIGN_BIT;
+  uint64_t hi = max_key - ref_key;
+  const uint8_t *data = desc->data;
+  const uint8_t *valid = desc->validity;
+
+  /* Check before writing, so a corrupt stream leaves out untouched. Skipped
+   * when every code the width allows is in range. */
+  if (hi < width_mask(w)) {
+    for (uint64_t i = 0; i < n; i++) {
+      if (!row_valid(valid, i)) continue;
+      uint64_t code = w ? read_code(data, i * w, w) : 0;
+      if (code <= hi) continue;
+      char ref[32];
+      if (is_unsigned)
+        snprintf(ref, sizeof ref, "%" PRIu64, desc->reference.u);
+      else
+        snprintf(ref, sizeof ref, "%" PRId64, desc->reference.i);
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_CORRUPT_DATA,
+                              "row %" PRIu64 ": reference %s + code %" PRIu64
+                              " is outside the range of %s%s",
+                              i, ref, code, ps_type_name(t),
+                              ps_type_is_float(t) ? "'s scaled integers (int64)" : "");
+    }
+  }
+  /* Keys back to the value's two's-complement bits: reference + code as
+   * uint64 is exactly that for every in-range row. */
+  uint64_t ref_bits = is_unsigned ? desc->reference.u : (uint64_t)desc->reference.i;
+  for (uint64_t i = 0; i < n; i++) {
+    if (!row_valid(valid, i)) {
+      store_value(t, out, i, 0, 0, 0);
+      continue;
+    }
+    store_value(t, out, i, ref_bits, w ? read_code(data, i * w, w) : 0, desc->scale);
+  }
+  return PS_OK;
+}
+
+/* ---- dictionary encoding ------------------------------------------------- */
+
+typedef struct str_ref {
+  const uint8_t *p;
+  size_t len;
+  uint64_t row;
+} str_ref;
+
+static int str_ref_cmp(const void *a, const void *b) {
+  const str_ref *x = a, *y = b;
+  return ps_bytes_cmp(x->p, x->len, y->p, y->len);
+}
+
+static int64_t string_offset(const ps_strings *in, uint64_t i) {
+  return in->offsets32 ? (int64_t)in->offsets32[i] : in->offsets64[i];
+}
+
+/* ORs a w-bit code (w <= 32) into a zeroed stream at bit position pos. */
+static void or_code(uint8_t *p, uint64_t pos, uint64_t code, uint32_t w) {
+  uint64_t byte = pos >> 3;
+  uint32_t sh = (uint32_t)(pos & 7);
+  while (w) {
+    uint32_t take = 8 - sh < w ? 8 - sh : w;
+    p[byte++] |= (uint8_t)((code & ((1u << take) - 1)) << sh);
+    code >>= take;
+    w -= take;
+    sh = 0;
+  }
+}
+
+PS_API void ps_encoded_dict_free(ps_encoded_dict *enc) {
+  if (!enc) return;
+  ps_allocator a = enc->allocator;
+  ps_free_with(&a, enc->offsets);
+  ps_free_with(&a, enc->bytes);
+  ps_encoded_free(&enc->codes);
+  memset(enc, 0, sizeof *enc);
+}
+
+PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *allocator, char *err_buf,
+                                size_t err_size, ps_encoded_dict *out) {
+  if (!out) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!in) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "in is NULL");
+  if (!allocator_ok(allocator))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "allocator: alloc and free must both be set or both be NULL");
+  if (in->offsets32 && in->offsets64)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "in->offsets32 and in->offsets64 are both set: expected exactly one");
+  const uint64_t n = in->n;
+  /* n = 0 needs no offsets at all (an empty Arrow array may have none). */
+  if (n && !in->offsets32 && !in->offsets64)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "in->offsets32 and in->offsets64 are both NULL: expected one "
+                            "(n %" PRIu64 ")",
+                            n);
+  if (n >= SIZE_MAX / sizeof(str_ref))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                            "in->n %" PRIu64 " strings do not fit in host memory", n);
+
+  /* Offsets: Arrow layout, non-decreasing from a non-negative start (null
+   * rows included). There is no bytes size to check against, so offsets[n]
+   * is trusted as the end of in->bytes. */
+  if (n) {
+    int64_t prev = string_offset(in, 0);
+    if (prev < 0)
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                              "in->offsets[0] is %" PRId64 ": expected >= 0", prev);
+    for (uint64_t i = 1; i <= n; i++) {
+      int64_t o = string_offset(in, i);
+      if (o < prev)
+        return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                                "in->offsets[%" PRIu64 "] is %" PRId64 ", below offsets[%" PRIu64
+                                "] = %" PRId64 ": offsets must not decrease",
+                                i, o, i - 1, prev);
+      prev = o;
+    }
+    if ((uint64_t)prev > SIZE_MAX)
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                              "in->offsets[n] %" PRId64 " exceeds host memory", prev);
+    if (prev > string_offset(in, 0) && !in->bytes)
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                              "in->bytes is NULL but the strings hold %" PRId64 " bytes",
+                              prev - string_offset(in, 0));
+  }
+
+  ps_encoded_dict r;
+  memset(&r, 0, sizeof r);
+  if (allocator) r.allocator = *allocator;
+  ps_status st = PS_OK;
+  str_ref *refs = NULL;
+
+  uint64_t m = 0;
+  for (uint64_t i = 0; i < n; i++) m += row_valid(in->validity, i);
+  refs = ps_alloc_with(&r.allocator, (size_t)m * sizeof *refs);
+  if (!refs) goto oom;
+  m = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    if (!row_valid(in->validity, i)) continue;
+    int64_t a = string_offset(in, i), b = string_offset(in, i + 1);
+    refs[m].p = in->bytes ? in->bytes + a : NULL;
+    refs[m].len = (size_t)(b - a);
+    refs[m].row = i;
+    m++;
+  }
+  if (m > 1) qsort(refs, (size_t)m, sizeof *refs, str_ref_cmp);
+
+  /* Distinct strings and their total size. */
+  uint64_t d = 0, total = 0;
+  for (uint64_t j = 0; j < m; j++) {
+    if (j && str_ref_cmp(&refs[j - 1], &refs[j]) == 0) continue;
+    d++;
+    total += refs[j].len;
+  }
+  if (total > INT32_MAX) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                          "the dictionary of %" PRIu64 " distinct strings holds %" PRIu64
+                          " bytes; 32-bit offsets allow at most %d",
+                          d, total, INT32_MAX);
+    goto fail;
+  }
+  /* Codes are uint32 values 0..d-1. The byte limit does not bound d (empty
+   * and one-byte strings are cheap), so d is checked on its own. */
+  if (d > (uint64_t)UINT32_MAX + 1) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                          "%" PRIu64 " distinct strings: uint32 codes allow at most 2^32", d);
+    goto fail;
+  }
+
+  uint32_t w = d > 1 ? bit_length(d - 1) : 0;
+  uint64_t data_size;
+  if (!packed_bytes(n, w, &data_size) || data_size > SIZE_MAX || d + 1 > SIZE_MAX / 4) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                          "%" PRIu64 " codes of width %u do not fit in host memory", n, w);
+    goto fail;
+  }
+  r.offsets = ps_alloc_with(&r.allocator, (size_t)(d + 1) * sizeof(int32_t));
+  r.bytes = ps_alloc_with(&r.allocator, (size_t)total);
+  r.codes.allocator = r.allocator;
+  r.codes.data = ps_alloc_with(&r.allocator, (size_t)data_size);
+  if (!r.offsets || !r.bytes || !r.codes.data) goto oom;
+  memset(r.codes.data, 0, (size_t)data_size); /* null rows keep code 0 */
+  if (in->validity) {
+    r.codes.validity = copy_validity(&r.allocator, in->validity, n);
+    if (!r.codes.validity) goto oom;
+  }
+
+  uint64_t code = 0, pos = 0;
+  r.offsets[0] = 0;
+  for (uint64_t j = 0; j < m; j++) {
+    if (j == 0 || str_ref_cmp(&refs[j - 1], &refs[j]) != 0) {
+      if (j) code++;
+      if (refs[j].len) memcpy(r.bytes + pos, refs[j].p, refs[j].len);
+      pos += refs[j].len;
+      r.offsets[code + 1] = (int32_t)pos;
+    }
+    if (w) or_code(r.codes.data, refs[j].row * w, code, w);
+  }
+
+  ps_dict_desc_init(&r.dict);
+  r.dict.count = d;
+  r.dict.offsets32 = r.offsets;
+  r.dict.bytes = r.bytes;
+  r.dict.bytes_size = total;
+  r.dict.sorted = 1;
+  ps_for_desc_init(&r.codes.desc);
+  r.codes.desc.type = PS_TYPE_UINT32;
+  r.codes.desc.n = n;
+  r.codes.desc.width = w;
+  r.codes.desc.reference.u = 0;
+  r.codes.desc.data = r.codes.data;
+  r.codes.desc.data_size = data_size;
+  r.codes.desc.validity = r.codes.validity;
+  r.codes.desc.validity_size = r.codes.validity ? validity_bytes(n) : 0;
+  ps_free_with(&r.allocator, refs);
+  *out = r;
+  return PS_OK;
+
+oom:
+  st = ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                        "allocating the dictionary encoding of %" PRIu64 " strings failed", n);
+fail:
+  ps_free_with(&r.allocator, refs);
+  ps_encoded_dict_free(&r);
+  return st;
+}
