@@ -283,7 +283,9 @@ typedef struct ps_encoded {
 
 PS_API void ps_encoded_free(ps_encoded *enc);
 
-/** Encodes integers or floats into a FOR stream.
+/** Encodes integers or floats into a FOR stream. On failure *out is zeroed
+ *  (so ps_encoded_free(out) is always safe), an exception to the general
+ *  out-parameter rule.
  *  width: 0 = smallest width that holds every (non-null) value; otherwise that
  *  exact width (1..64; 8/16/32/64 give the contract's byte-aligned format), with
  *  PS_ERR_NOT_REPRESENTABLE if a value does not fit.
