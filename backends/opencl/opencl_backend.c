@@ -1,0 +1,316 @@
+/* The OpenCL backend's vtable: device selection, memory, wrapped handles.
+ * Evaluation is in opencl_eval.c, kernel builds in opencl_program.c. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opencl_internal.h"
+
+/* ---- device selection ------------------------------------------------- */
+
+typedef struct device_choice {
+  cl_platform_id platform;
+  cl_device_id device;
+} device_choice;
+
+/* Devices of a platform (all types); *count 0 when it has none. The caller
+ * frees *out. */
+static ps_status list_devices(ps_context *ctx, cl_platform_id platform, cl_device_type type, cl_device_id **out,
+                              cl_uint *count) {
+  *out = NULL;
+  *count = 0;
+  cl_uint n = 0;
+  cl_int err = clGetDeviceIDs(platform, type, 0, NULL, &n);
+  if (err == CL_DEVICE_NOT_FOUND || n == 0) return PS_OK;
+  if (err != CL_SUCCESS) return ps_cl_fail(ctx, err, "clGetDeviceIDs", NULL);
+  cl_device_id *ids = ps_host_alloc(ctx, n * sizeof *ids);
+  if (!ids) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
+  err = clGetDeviceIDs(platform, type, n, ids, NULL);
+  if (err != CL_SUCCESS) {
+    ps_host_free(ctx, ids);
+    return ps_cl_fail(ctx, err, "clGetDeviceIDs", NULL);
+  }
+  *out = ids;
+  *count = n;
+  return PS_OK;
+}
+
+/* Device `index` of the platform, or with index -1 its first GPU, else its
+ * first device. *found stays 0 if there is no such device. */
+static ps_status pick_in_platform(ps_context *ctx, cl_platform_id platform, int32_t index, int gpu_only,
+                                  device_choice *choice, int *found) {
+  cl_device_id *ids;
+  cl_uint n;
+  *found = 0;
+  if (index < 0) {
+    ps_status st = list_devices(ctx, platform, CL_DEVICE_TYPE_GPU, &ids, &n);
+    if (st != PS_OK) return st;
+    if (n == 0 && !gpu_only) {
+      st = list_devices(ctx, platform, CL_DEVICE_TYPE_ALL, &ids, &n);
+      if (st != PS_OK) return st;
+    }
+    if (n == 0) return PS_OK;
+    choice->device = ids[0];
+  } else {
+    ps_status st = list_devices(ctx, platform, CL_DEVICE_TYPE_ALL, &ids, &n);
+    if (st != PS_OK) return st;
+    if ((cl_uint)index >= n) {
+      ps_host_free(ctx, ids);
+      return PS_OK;
+    }
+    choice->device = ids[index];
+  }
+  choice->platform = platform;
+  *found = 1;
+  ps_host_free(ctx, ids);
+  return PS_OK;
+}
+
+/* platform_index / device_index: -1 = any. With both -1, a GPU on any
+ * platform is preferred to the first device of the first platform. */
+static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t device_index, device_choice *choice) {
+  cl_uint n = 0;
+  cl_int err = clGetPlatformIDs(0, NULL, &n);
+  if (err != CL_SUCCESS && err != -1001 /* CL_PLATFORM_NOT_FOUND_KHR */)
+    return ps_cl_fail(ctx, err, "clGetPlatformIDs", NULL);
+  if (n == 0)
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
+                            "OpenCL: no OpenCL platform is installed (the ICD loader found none; "
+                            "install a driver such as pocl-opencl-icd)");
+  cl_platform_id *platforms = ps_host_alloc(ctx, n * sizeof *platforms);
+  if (!platforms) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
+  err = clGetPlatformIDs(n, platforms, NULL);
+  if (err != CL_SUCCESS) {
+    ps_host_free(ctx, platforms);
+    return ps_cl_fail(ctx, err, "clGetPlatformIDs", NULL);
+  }
+
+  ps_status st = PS_OK;
+  int found = 0;
+  if (platform_index >= 0) {
+    if ((cl_uint)platform_index >= n) {
+      st =
+          ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: opencl_platform = %d, but only %u platform(s) are installed",
+                           (int)platform_index, (unsigned)n);
+    } else {
+      st = pick_in_platform(ctx, platforms[platform_index], device_index, 0, choice, &found);
+      if (st == PS_OK && !found && device_index >= 0)
+        st = ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no device with index %d (opencl_device)",
+                              (int)platform_index, (int)device_index);
+      else if (st == PS_OK && !found)
+        st = ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no devices", (int)platform_index);
+    }
+  } else {
+    /* First pass: a GPU anywhere (only when no device index was named). */
+    for (cl_uint p = 0; st == PS_OK && !found && device_index < 0 && p < n; ++p)
+      st = pick_in_platform(ctx, platforms[p], -1, 1, choice, &found);
+    for (cl_uint p = 0; st == PS_OK && !found && p < n; ++p)
+      st = pick_in_platform(ctx, platforms[p], device_index, 0, choice, &found);
+    if (st == PS_OK && !found)
+      st = device_index >= 0
+               ? ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: no platform of %u has a device with index %d",
+                                  (unsigned)n, (int)device_index)
+               : ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: none of the %u installed platform(s) has a device",
+                                  (unsigned)n);
+  }
+  ps_host_free(ctx, platforms);
+  return st;
+}
+
+/* ---- create / destroy ------------------------------------------------- */
+
+static ps_status device_info_string(ps_context *ctx, cl_device_id device, cl_device_info what, const char *what_name,
+                                    char *buf, size_t size) {
+  cl_int err = clGetDeviceInfo(device, what, size, buf, NULL);
+  if (err == CL_INVALID_VALUE) { /* longer than buf: ask for the length, keep a prefix */
+    size_t need = 0;
+    err = clGetDeviceInfo(device, what, 0, NULL, &need);
+    char *tmp = err == CL_SUCCESS ? ps_host_alloc(ctx, need + 1) : NULL;
+    if (tmp && clGetDeviceInfo(device, what, need, tmp, NULL) == CL_SUCCESS) {
+      tmp[need] = '\0';
+      snprintf(buf, size, "%s", tmp);
+    } else if (err == CL_SUCCESS) {
+      err = CL_OUT_OF_HOST_MEMORY;
+    }
+    ps_host_free(ctx, tmp);
+  }
+  if (err != CL_SUCCESS) return ps_cl_fail(ctx, err, "clGetDeviceInfo", what_name);
+  buf[size - 1] = '\0';
+  return PS_OK;
+}
+
+#define DEVICE_STRING(ctx, dev, what, buf) device_info_string(ctx, dev, what, #what, buf, sizeof(buf))
+
+static int has_extension(const char *list, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+    if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0')) return 1;
+  return 0;
+}
+
+/* Reads what the backend needs to know about the device. */
+static ps_status probe_device(ps_backend *be) {
+  char platform_name[128], name[128], version[160], driver[64], extensions[4096];
+  cl_int err = clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof platform_name, platform_name, NULL);
+  if (err != CL_SUCCESS) snprintf(platform_name, sizeof platform_name, "unknown platform");
+  platform_name[sizeof platform_name - 1] = '\0';
+  PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DEVICE_NAME, name));
+  PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DEVICE_VERSION, version));
+  PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DRIVER_VERSION, driver));
+  PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DEVICE_EXTENSIONS, extensions));
+  snprintf(be->device_name, sizeof be->device_name, "%s: %s (%s, driver %s)", platform_name, name, version, driver);
+
+  cl_bool available = CL_FALSE, compiler = CL_FALSE, little = CL_TRUE;
+  cl_ulong max_alloc = 0;
+  size_t max_wg = 0;
+  struct {
+    cl_device_info what;
+    const char *name;
+    void *value;
+    size_t size;
+  } queries[] = {
+      {CL_DEVICE_AVAILABLE, "CL_DEVICE_AVAILABLE", &available, sizeof available},
+      {CL_DEVICE_COMPILER_AVAILABLE, "CL_DEVICE_COMPILER_AVAILABLE", &compiler, sizeof compiler},
+      {CL_DEVICE_ENDIAN_LITTLE, "CL_DEVICE_ENDIAN_LITTLE", &little, sizeof little},
+      {CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE", &max_alloc, sizeof max_alloc},
+      {CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE", &max_wg, sizeof max_wg},
+  };
+  for (size_t i = 0; i < sizeof queries / sizeof *queries; ++i) {
+    err = clGetDeviceInfo(be->device, queries[i].what, queries[i].size, queries[i].value, NULL);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clGetDeviceInfo", queries[i].name);
+  }
+  if (!available)
+    return ps_backend_error(be->ctx, PS_ERR_NO_DEVICE, "OpenCL: device %s is not available", be->device_name);
+  if (!compiler)
+    return ps_backend_error(be->ctx, PS_ERR_NO_DEVICE,
+                            "OpenCL: device %s has no OpenCL C compiler (kernels are compiled at "
+                            "run time)",
+                            be->device_name);
+  be->little_endian = little != CL_FALSE;
+  be->has_fp64 = has_extension(extensions, "cl_khr_fp64");
+  be->max_alloc = max_alloc;
+  be->max_work_group = max_wg ? max_wg : 1;
+  return PS_OK;
+}
+
+static ps_status create_buffer(ps_backend *be, size_t bytes, const char *what, cl_mem *out) {
+  cl_int err;
+  *out = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateBuffer", what);
+  return PS_OK;
+}
+
+static void opencl_destroy(ps_backend *be) {
+  if (!be) return;
+  if (be->queue) clFinish(be->queue); /* nothing may still use what is released below */
+  ps_cl_cache_clear(be);
+  if (be->status) clReleaseMemObject(be->status);
+  if (be->dummy) clReleaseMemObject(be->dummy);
+  if (be->queue) clReleaseCommandQueue(be->queue);
+  if (be->context) clReleaseContext(be->context);
+  ps_host_free(be->ctx, be);
+}
+
+static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
+  int32_t platform_index = -1, device_index = -1;
+  if (opts && opts->struct_size >= offsetof(ps_context_options, opencl_device) + sizeof(int32_t)) {
+    platform_index = opts->opencl_platform < 0 ? -1 : opts->opencl_platform;
+    device_index = opts->opencl_device < 0 ? -1 : opts->opencl_device;
+  }
+  device_choice choice;
+  PS_CL_TRY(choose_device(be->ctx, platform_index, device_index, &choice));
+  be->platform = choice.platform;
+  be->device = choice.device;
+  PS_CL_TRY(probe_device(be));
+
+  cl_int err;
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)be->platform, 0};
+  be->context = clCreateContext(props, 1, &be->device, NULL, NULL, &err);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateContext", be->device_name);
+  be->queue = clCreateCommandQueue(be->context, be->device, 0, &err);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateCommandQueue", be->device_name);
+  PS_CL_TRY(create_buffer(be, 16, "placeholder for unused kernel arguments", &be->dummy));
+  PS_CL_TRY(create_buffer(be, PS_FILTER_STATUS_WORDS * sizeof(cl_uint), "status words", &be->status));
+  return PS_OK;
+}
+
+static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
+  ps_backend *be = ps_host_alloc(ctx, sizeof *be);
+  if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
+  memset(be, 0, sizeof *be);
+  be->ctx = ctx;
+  ps_status st = opencl_setup(be, opts);
+  if (st != PS_OK) {
+    opencl_destroy(be);
+    return st;
+  }
+  *out = be;
+  return PS_OK;
+}
+
+static const char *opencl_device_name(ps_backend *be) { return be->device_name; }
+
+static uint64_t opencl_max_chunk_rows(ps_backend *be) { return PS_CL_MAX_CHUNK_ROWS; }
+
+/* ---- memory ----------------------------------------------------------- */
+
+static ps_status opencl_mem_alloc(ps_backend *be, uint64_t bytes, ps_devmem *out) {
+  if (bytes > be->max_alloc)
+    return ps_backend_error(be->ctx, PS_ERR_DEVICE_OUT_OF_MEMORY,
+                            "OpenCL: a buffer of %llu bytes exceeds the largest allocation of %s "
+                            "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu)",
+                            (unsigned long long)bytes, be->device_name, (unsigned long long)be->max_alloc);
+  cl_mem mem;
+  /* OpenCL has no empty buffers; an empty ps_buffer still needs a handle. */
+  PS_CL_TRY(create_buffer(be, bytes ? (size_t)bytes : 4, "device buffer", &mem));
+  out->handle = mem;
+  out->offset = 0;
+  return PS_OK;
+}
+
+static void opencl_mem_free(ps_backend *be, ps_devmem mem) {
+  if (mem.handle) clReleaseMemObject((cl_mem)mem.handle);
+}
+
+/* Both copies block: the caller's host memory is only borrowed for the call. */
+static ps_status opencl_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  if (bytes == 0) return PS_OK;
+  cl_int err = clEnqueueWriteBuffer(be->queue, (cl_mem)dst.handle, CL_TRUE, (size_t)dst.offset, (size_t)bytes, src, 0,
+                                    NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueWriteBuffer", NULL);
+  return PS_OK;
+}
+
+static ps_status opencl_mem_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
+  if (bytes == 0) return PS_OK;
+  cl_int err = clEnqueueReadBuffer(be->queue, (cl_mem)src.handle, CL_TRUE, (size_t)src.offset, (size_t)bytes, dst, 0,
+                                   NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", NULL);
+  return PS_OK;
+}
+
+static ps_status opencl_retain_wrapped(ps_backend *be, ps_devmem mem) {
+  cl_int err = clRetainMemObject((cl_mem)mem.handle);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clRetainMemObject", "wrapped cl_mem");
+  return PS_OK;
+}
+
+static void opencl_release_wrapped(ps_backend *be, ps_devmem mem) {
+  if (mem.handle) clReleaseMemObject((cl_mem)mem.handle);
+}
+
+const ps_backend_ops ps_backend_opencl = {
+    .abi_version = PS_BACKEND_ABI_VERSION,
+    .name = "opencl",
+    .create = opencl_create,
+    .destroy = opencl_destroy,
+    .device_name = opencl_device_name,
+    .max_chunk_rows = opencl_max_chunk_rows,
+    .mem_alloc = opencl_mem_alloc,
+    .mem_free = opencl_mem_free,
+    .mem_write = opencl_mem_write,
+    .mem_read = opencl_mem_read,
+    .eval = ps_cl_eval,
+    .retain_wrapped = opencl_retain_wrapped,
+    .release_wrapped = opencl_release_wrapped,
+};

@@ -1,0 +1,224 @@
+/* One evaluation over one chunk: checks the program, uploads its launch
+ * block, runs filter.cl in one pass and reads back the count and corrupt
+ * flags only when a host value must be returned. */
+#include <string.h>
+
+#include "opencl_internal.h"
+
+_Static_assert(sizeof(ps_filter_launch) == sizeof(ps_program) + 8 * (2 * PS_MAX_COLS + 5) + 4 * 4,
+               "ps_filter_launch must have no padding: host and device lay it out alike");
+_Static_assert(offsetof(ps_filter_launch, data_offset) == sizeof(ps_program),
+               "the launch block starts with the program");
+
+static int reads_codes(uint32_t op) {
+  return op == PS_OP_RANGE || op == PS_OP_SET || op == PS_OP_INLIST || op == PS_OP_CMPCOL;
+}
+
+static uint64_t max_code(uint32_t width) { return width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1; }
+
+static ps_status malformed(ps_backend *be, const char *what, unsigned index, unsigned long long v) {
+  return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: malformed program: %s (index %u, value %llu)", what, index,
+                          v);
+}
+
+/* Checks everything the kernel trusts without checking: slot and opcode
+ * ranges, the stack discipline, and that every buffer the program reads was
+ * given. */
+static ps_status check_program(ps_backend *be, const ps_eval_args *args) {
+  const ps_program *p = args->prog;
+  if (!p) return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: eval without a program");
+  if (args->rows == 0 || args->rows > PS_CL_MAX_CHUNK_ROWS)
+    return malformed(be, "chunk row count outside 1..max_chunk_rows", 0, args->rows);
+  if (p->n_cols > PS_MAX_COLS) return malformed(be, "n_cols above PS_MAX_COLS", 0, p->n_cols);
+  if (p->n_insns == 0 || p->n_insns > PS_MAX_INSNS)
+    return malformed(be, "n_insns outside 1..PS_MAX_INSNS", 0, p->n_insns);
+  for (uint32_t c = 0; c < p->n_cols; ++c) {
+    const ps_prog_col *col = &p->cols[c];
+    if (col->width > 64) return malformed(be, "column width above 64", c, col->width);
+    if (col->kind > PS_KIND_FLOAT32) return malformed(be, "unknown column kind", c, col->kind);
+    if (col->scale > 18) return malformed(be, "column scale above 18", c, col->scale);
+    if (col->width > 0 && col->data_bytes > 0 && !args->data[c].handle)
+      return malformed(be, "column slot without its data buffer", c, col->data_bytes);
+    if ((col->flags & PS_COLF_VALIDITY) && col->validity_bytes > 0 && !args->validity[c].handle)
+      return malformed(be, "column slot without its validity buffer", c, col->validity_bytes);
+  }
+  if (p->aux_words > 0 && !args->aux.handle && !args->aux_host)
+    return malformed(be, "aux words without an aux buffer", 0, p->aux_words);
+
+  uint32_t depth = 0;
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    switch (in->op) {
+      case PS_OP_AND:
+      case PS_OP_OR:
+        if (depth < 2) return malformed(be, "stack underflow at instruction", i, in->op);
+        --depth;
+        continue;
+      case PS_OP_NOT:
+        if (depth < 1) return malformed(be, "stack underflow at instruction", i, in->op);
+        continue;
+      case PS_OP_CMPCOL:
+        if (in->col_b >= p->n_cols) return malformed(be, "col_b outside n_cols", i, in->col_b);
+        if (PS_INSN_CMP(in->flags) > PS_CMP_GE) return malformed(be, "unknown comparison", i, PS_INSN_CMP(in->flags));
+        if (PS_INSN_MODE(in->flags) > PS_MODE_RANK)
+          return malformed(be, "unknown compare mode", i, PS_INSN_MODE(in->flags));
+        if (PS_INSN_MODE(in->flags) == PS_MODE_DOUBLE && !be->has_fp64)
+          return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                                  "OpenCL: %s lacks cl_khr_fp64, which comparing two float "
+                                  "columns (or columns of mixed kinds) needs",
+                                  be->device_name);
+        /* fall through */
+      case PS_OP_RANGE:
+      case PS_OP_SET:
+      case PS_OP_INLIST:
+      case PS_OP_ISNULL:
+        if (in->col_a >= p->n_cols) return malformed(be, "col_a outside n_cols", i, in->col_a);
+        if (++depth > PS_MAX_STACK) return malformed(be, "stack overflow at instruction", i, depth);
+        continue;
+      default:
+        return malformed(be, "unknown opcode at instruction", i, in->op);
+    }
+  }
+  if (depth != 1) return malformed(be, "values left on the stack", 0, depth);
+  return PS_OK;
+}
+
+/* Whether any code the program reads can be corrupt; if none can, a launch
+ * that returns no count needs no synchronization. */
+static int corruption_possible(const ps_program *p) {
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    if (!reads_codes(in->op)) continue;
+    for (int k = 0; k < (in->op == PS_OP_CMPCOL ? 2 : 1); ++k) {
+      const ps_prog_col *c = &p->cols[k ? in->col_b : in->col_a];
+      if ((c->flags & PS_COLF_NO_CODES) || c->code_limit < max_code(c->width)) return 1;
+    }
+  }
+  return 0;
+}
+
+static ps_status corrupt_error(ps_backend *be, const ps_eval_args *args, cl_uint slots) {
+  unsigned slot = 0;
+  while (!((slots >> slot) & 1u)) ++slot;
+  const ps_prog_col *c = &args->prog->cols[slot];
+  unsigned long long first = args->row_begin, last = args->row_begin + args->rows - 1;
+  if (c->flags & PS_COLF_NO_CODES)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                            "corrupt data: column slot %u has no valid codes (empty dictionary) "
+                            "but a non-null row in rows %llu..%llu reads one",
+                            slot, first, last);
+  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                          "corrupt data: column slot %u holds a code above its largest valid "
+                          "code %llu in rows %llu..%llu",
+                          slot, (unsigned long long)c->code_limit, first, last);
+}
+
+/* A read-only buffer holding a copy of host memory. The copy is taken before
+ * clCreateBuffer returns, so the launch needs no synchronization, and the
+ * buffer may be released right after the launch is enqueued. */
+static ps_status upload(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out) {
+  cl_int err;
+  *out = clCreateBuffer(be->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)src, &err);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateBuffer", what);
+  return PS_OK;
+}
+
+typedef struct launch_buffers {
+  cl_mem launch;   /* per-eval copy of ps_filter_launch */
+  cl_mem aux_copy; /* per-eval copy of aux_host, or NULL */
+} launch_buffers;
+
+static ps_status set_arg(ps_backend *be, cl_kernel k, cl_uint index, size_t size, const void *value) {
+  cl_int err = clSetKernelArg(k, index, size, value);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clSetKernelArg", "ps_filter_words");
+  return PS_OK;
+}
+
+static ps_status set_args(ps_backend *be, const ps_cl_cached *kern, const ps_eval_args *args,
+                          const launch_buffers *bufs) {
+  cl_kernel k = kern->kernel;
+  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_LAUNCH, sizeof(cl_mem), &bufs->launch));
+  for (cl_uint c = 0; c < PS_MAX_COLS; ++c) {
+    cl_mem data = args->data[c].handle ? (cl_mem)args->data[c].handle : be->dummy;
+    cl_mem valid = args->validity[c].handle ? (cl_mem)args->validity[c].handle : be->dummy;
+    PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_DATA0 + c, sizeof(cl_mem), &data));
+    PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_VALIDITY0 + c, sizeof(cl_mem), &valid));
+  }
+  cl_mem aux = bufs->aux_copy                              ? bufs->aux_copy
+               : args->aux.handle && args->prog->aux_words ? (cl_mem)args->aux.handle
+                                                           : be->dummy;
+  cl_mem selection = args->selection_in.handle ? (cl_mem)args->selection_in.handle : be->dummy;
+  cl_mem bitmap = args->bitmap.handle ? (cl_mem)args->bitmap.handle : be->dummy;
+  cl_mem mask = args->mask.handle ? (cl_mem)args->mask.handle : be->dummy;
+  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_AUX, sizeof(cl_mem), &aux));
+  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_SELECTION, sizeof(cl_mem), &selection));
+  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_BITMAP, sizeof(cl_mem), &bitmap));
+  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_MASK, sizeof(cl_mem), &mask));
+  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_STATUS, sizeof(cl_mem), &be->status));
+  return set_arg(be, k, PS_FILTER_ARG_SCRATCH, kern->work_group * sizeof(cl_uint), NULL);
+}
+
+static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_launch *launch) {
+  memset(launch, 0, sizeof *launch);
+  launch->prog = *args->prog;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c) {
+    launch->data_offset[c] = args->data[c].handle ? args->data[c].offset : 0;
+    launch->validity_offset[c] = args->validity[c].handle ? args->validity[c].offset : 0;
+  }
+  launch->aux_offset = use_aux_copy || !args->aux.handle ? 0 : args->aux.offset;
+  launch->selection_offset = args->selection_in.handle ? args->selection_in.offset : 0;
+  launch->bitmap_offset = args->bitmap.handle ? args->bitmap.offset : 0;
+  launch->mask_offset = args->mask.handle ? args->mask.offset : 0;
+  launch->rows = args->rows;
+  launch->has_selection = args->selection_in.handle != NULL;
+  launch->want_bitmap = args->bitmap.handle != NULL;
+  launch->want_mask = args->mask.handle != NULL;
+  launch->want_count = args->count != NULL;
+}
+
+static ps_status enqueue(ps_backend *be, const ps_cl_cached *kern, const ps_eval_args *args, int need_status) {
+  const ps_program *p = args->prog;
+  int use_aux_copy = p->aux_words > 0 && !args->aux.handle;
+  ps_filter_launch launch;
+  fill_launch(args, use_aux_copy, &launch);
+
+  launch_buffers bufs = {NULL, NULL};
+  ps_status st = upload(be, &launch, sizeof launch, "program launch block", &bufs.launch);
+  if (st == PS_OK && use_aux_copy)
+    st = upload(be, args->aux_host, (size_t)p->aux_words * 4, "aux words", &bufs.aux_copy);
+  if (st == PS_OK) st = set_args(be, kern, args, &bufs);
+  if (st == PS_OK && need_status) {
+    static const cl_uint zero = 0;
+    cl_int err = clEnqueueFillBuffer(be->queue, be->status, &zero, sizeof zero, 0,
+                                     PS_FILTER_STATUS_WORDS * sizeof(cl_uint), 0, NULL, NULL);
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "status words");
+  }
+  if (st == PS_OK) {
+    size_t words = (size_t)((args->rows + 31) / 32);
+    size_t local = kern->work_group;
+    size_t global = (words + local - 1) / local * local;
+    cl_int err = clEnqueueNDRangeKernel(be->queue, kern->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
+  }
+  /* Released now, freed by OpenCL once the launch that uses them is done. */
+  if (bufs.launch) clReleaseMemObject(bufs.launch);
+  if (bufs.aux_copy) clReleaseMemObject(bufs.aux_copy);
+  return st;
+}
+
+ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
+  PS_CL_TRY(check_program(be, args));
+  const ps_cl_cached *kern;
+  PS_CL_TRY(ps_cl_filter_kernel(be, &kern));
+  int check_corrupt = corruption_possible(args->prog);
+  int need_status = check_corrupt || args->count != NULL;
+  PS_CL_TRY(enqueue(be, kern, args, need_status));
+  if (!need_status) return PS_OK;
+
+  cl_uint status[PS_FILTER_STATUS_WORDS];
+  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "status words");
+  if (status[PS_FILTER_STATUS_CORRUPT]) return corrupt_error(be, args, status[PS_FILTER_STATUS_CORRUPT]);
+  if (args->count) *args->count = status[PS_FILTER_STATUS_COUNT];
+  return PS_OK;
+}

@@ -1,0 +1,362 @@
+/*
+ * filter.cl: evaluates a flat predicate program (core/ps_program.h, whose
+ * comment is the binding per-row semantics) over one chunk of rows.
+ *
+ * Work-item g produces result word g: rows [32g, 32g+32) of the chunk, row
+ * 32g+j at bit j. Truth values of those 32 rows travel as two masks,
+ * (is_true, is_false); a row in neither is UNKNOWN (Kleene logic).
+ *
+ * Plain OpenCL C 1.2. The backend prepends ps_program.h and filter_launch.h
+ * and may define:
+ *   PS_HAVE_FP64          the device has cl_khr_fp64 (PS_MODE_DOUBLE compares;
+ *                         the host refuses such programs otherwise)
+ *   PS_BIG_ENDIAN_DEVICE  words are always assembled from bytes
+ *
+ * Bounds: nothing past a region's readable bytes is read (the last word of a
+ * stream is assembled from bytes) and nothing past ceil(rows/8) bytes of the
+ * bitmap is written.
+ */
+#ifdef PS_HAVE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+typedef __global const uchar *ps_bytes;
+
+/* The readable bytes [offset, offset + size) of a buffer. */
+typedef struct ps_region {
+  ps_bytes buf;
+  ulong offset;
+  ulong size;
+} ps_region;
+
+/* One column slot as seen by one work-item. */
+typedef struct ps_column {
+  __constant ps_prog_col *meta;
+  ps_region data;
+  ulong first_word; /* the work-item's 32 rows start at this data word */
+  uint valid;       /* validity of the work-item's rows (0 past the chunk) */
+  uint slot;
+} ps_column;
+
+typedef struct ps_truth {
+  uint is_true;
+  uint is_false;
+} ps_truth;
+
+/* ---- memory ----------------------------------------------------------- */
+
+/* Little-endian 32-bit word k of a region; bytes past its size read as 0. */
+static uint ps_load_word(ps_region r, ulong k) {
+  ulong b = k * 4;
+#ifndef PS_BIG_ENDIAN_DEVICE
+  /* cl_mem base addresses are at least 4-byte aligned, so only the offset
+   * decides whether a direct load is aligned. */
+  if (b + 4 <= r.size && ((r.offset + b) & 3) == 0)
+    return *(__global const uint *)(r.buf + r.offset + b);
+#endif
+  uint v = 0;
+  for (uint i = 0; i < 4; ++i)
+    if (b + i < r.size) v |= (uint)r.buf[r.offset + b + i] << (8 * i);
+  return v;
+}
+
+/* Stores word k of a result region, only the bytes below size. */
+static void ps_store_word(__global uchar *buf, ulong offset, ulong size, ulong k, uint v) {
+  ulong b = k * 4;
+#ifndef PS_BIG_ENDIAN_DEVICE
+  if (b + 4 <= size && ((offset + b) & 3) == 0) {
+    *(__global uint *)(buf + offset + b) = v;
+    return;
+  }
+#endif
+  for (uint i = 0; i < 4; ++i)
+    if (b + i < size) buf[offset + b + i] = (uchar)(v >> (8 * i));
+}
+
+/* Writes rows [32k, 32k+32) of a byte-per-row mask (1/0), only the bytes
+ * below size. */
+static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k, uint bits) {
+  for (uint q = 0; q < 8; ++q) {
+    uint nibble = bits >> (4 * q);
+    uint v = (nibble & 1u) | ((nibble & 2u) << 7) | ((nibble & 4u) << 14) | ((nibble & 8u) << 21);
+    ps_store_word(buf, offset, size, 8 * k + q, v);
+  }
+}
+
+/* ---- columns ---------------------------------------------------------- */
+
+static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot,
+                              const ps_bytes *data, const ps_bytes *validity, ulong g,
+                              uint row_mask) {
+  ps_column c;
+  c.meta = &launch->prog.cols[slot];
+  c.data.buf = data[slot];
+  c.data.offset = launch->data_offset[slot];
+  c.data.size = c.meta->data_bytes;
+  c.first_word = g * c.meta->width; /* 32 rows always span exactly w words */
+  c.slot = slot;
+  c.valid = row_mask;
+  if (c.meta->flags & PS_COLF_VALIDITY) {
+    ps_region v = {validity[slot], launch->validity_offset[slot], c.meta->validity_bytes};
+    c.valid &= ps_load_word(v, g);
+  }
+  return c;
+}
+
+/* Code of row j of the work-item's 32 rows: stream bits [j*w, j*w+w). For
+ * w > 32 a code may touch three 32-bit words. */
+static ulong ps_code(const ps_column *c, uint j) {
+  uint w = c->meta->width;
+  if (w == 0) return 0;
+  uint bit = j * w;
+  ulong k = c->first_word + (bit >> 5);
+  uint shift = bit & 31;
+  ulong x = ps_load_word(c->data, k);
+  if (shift + w > 32) x |= (ulong)ps_load_word(c->data, k + 1) << 32;
+  x >>= shift;
+  if (shift + w > 64) x |= (ulong)ps_load_word(c->data, k + 2) << (64 - shift);
+  return w == 64 ? x : x & ((1UL << w) - 1);
+}
+
+/* Reads the code of valid row j into *code; a corrupt code (ps_program.h)
+ * raises the slot's bit in *corrupt and returns 0 so that it is never used. */
+static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) {
+  *code = ps_code(c, j);
+  if ((c->meta->flags & PS_COLF_NO_CODES) || *code > c->meta->code_limit) {
+    *corrupt |= 1u << c->slot;
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- per-row predicates ----------------------------------------------- */
+
+/* bit k of aux, 0 outside aux */
+static uint ps_aux_bit(ps_region aux, ulong k) { return (ps_load_word(aux, k >> 5) >> (k & 31)) & 1u; }
+
+/* Binary search of `count` sorted uint64 codes stored as (low, high) words. */
+static uint ps_in_list(ps_region aux, ulong first_word, ulong count, ulong code) {
+  ulong lo = 0, hi = count;
+  while (lo < hi) {
+    ulong mid = lo + (hi - lo) / 2;
+    ulong k = first_word + 2 * mid;
+    ulong v = (ulong)ps_load_word(aux, k) | ((ulong)ps_load_word(aux, k + 1) << 32);
+    if (v == code) return 1;
+    if (v < code)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return 0;
+}
+
+/* The comparison outcome from the order of two values (all three false for
+ * unordered doubles, which makes only != true). */
+static uint ps_cmp_outcome(uint cmp, int lt, int eq, int gt) {
+  switch (cmp) {
+    case PS_CMP_EQ: return eq;
+    case PS_CMP_NE: return !eq;
+    case PS_CMP_LT: return lt;
+    case PS_CMP_LE: return lt || eq;
+    case PS_CMP_GT: return gt;
+    case PS_CMP_GE: return gt || eq;
+    default: return 0;
+  }
+}
+
+/* PS_MODE_INT key: exact integer value ordered as (hi, lo). */
+typedef struct ps_int_key {
+  uint hi;
+  ulong lo;
+} ps_int_key;
+
+static ps_int_key ps_int_key_of(__constant ps_prog_col *m, ulong code) {
+  ps_int_key key;
+  key.lo = m->reference + code; /* wrapping add, as specified */
+  key.hi = m->kind == PS_KIND_SIGNED ? (uint)((long)key.lo >= 0) : 1u;
+  return key;
+}
+
+#ifdef PS_HAVE_FP64
+__constant double ps_pow10[19] = PS_POW10_TABLE;
+
+/* PS_MODE_DOUBLE value; conversions round to nearest even (OpenCL's default
+ * for explicit casts) and the division is correctly rounded. */
+static double ps_double_of(__constant ps_prog_col *m, ulong code) {
+  ulong raw = m->reference + code;
+  switch (m->kind) {
+    case PS_KIND_UNSIGNED: return (double)raw;
+    case PS_KIND_FLOAT64: return (double)(long)raw / ps_pow10[min(m->scale, 18u)];
+    case PS_KIND_FLOAT32:
+      return (double)(float)((double)(long)raw / ps_pow10[min(m->scale, 18u)]);
+    default: return (double)(long)raw;
+  }
+}
+#endif
+
+static uint ps_compare_codes(__constant ps_insn *in, const ps_column *a, ulong code_a,
+                             const ps_column *b, ulong code_b, ps_region aux) {
+  uint cmp = PS_INSN_CMP(in->flags);
+  switch (PS_INSN_MODE(in->flags)) {
+    case PS_MODE_INT: {
+      ps_int_key ka = ps_int_key_of(a->meta, code_a), kb = ps_int_key_of(b->meta, code_b);
+      int lt = ka.hi < kb.hi || (ka.hi == kb.hi && ka.lo < kb.lo);
+      int eq = ka.hi == kb.hi && ka.lo == kb.lo;
+      return ps_cmp_outcome(cmp, lt, eq, !lt && !eq);
+    }
+#ifdef PS_HAVE_FP64
+    case PS_MODE_DOUBLE: {
+      double x = ps_double_of(a->meta, code_a), y = ps_double_of(b->meta, code_b);
+      return ps_cmp_outcome(cmp, x < y, x == y, x > y);
+    }
+#endif
+    case PS_MODE_RANK: {
+      uint ra = ps_load_word(aux, (ulong)in->aux_a + code_a);
+      uint rb = ps_load_word(aux, (ulong)in->aux_b + code_b);
+      return ps_cmp_outcome(cmp, ra < rb, ra == rb, ra > rb);
+    }
+    default: return 0;
+  }
+}
+
+/* ---- instructions over 32 rows ---------------------------------------- */
+
+/* Truth masks from the rows where the predicate holds (x, a subset of the
+ * known rows) before negation. */
+static ps_truth ps_truth_of(uint x, uint known, uint negate) {
+  ps_truth t;
+  t.is_true = negate ? known & ~x : x;
+  t.is_false = known & ~t.is_true;
+  return t;
+}
+
+/* RANGE, SET, INLIST: one column's code against constants or aux. */
+static ps_truth ps_eval_unary(__constant ps_insn *in, const ps_column *a, ps_region aux,
+                              uint *corrupt) {
+  uint x = 0;
+  for (uint j = 0; j < 32; ++j) {
+    ulong code;
+    if (!((a->valid >> j) & 1u) || !ps_read_code(a, j, &code, corrupt)) continue;
+    uint hit;
+    if (in->op == PS_OP_RANGE)
+      hit = in->lo <= code && code <= in->hi;
+    else if (in->op == PS_OP_SET)
+      hit = ps_aux_bit(aux, (ulong)in->aux_a + code);
+    else
+      hit = ps_in_list(aux, in->aux_a, in->lo, code);
+    x |= hit << j;
+  }
+  return ps_truth_of(x, a->valid, in->flags & PS_INSN_NEGATE);
+}
+
+/* CMPCOL: a row is known where both are valid. As in the reference, b's
+ * code is read (and checked for corruption) only where a is valid and sound. */
+static ps_truth ps_eval_cmpcol(__constant ps_insn *in, const ps_column *a, const ps_column *b,
+                               ps_region aux, uint *corrupt) {
+  uint x = 0;
+  for (uint j = 0; j < 32; ++j) {
+    ulong code_a = 0, code_b = 0;
+    int ok_a = ((a->valid >> j) & 1u) && ps_read_code(a, j, &code_a, corrupt);
+    int ok_b = ok_a && ((b->valid >> j) & 1u) && ps_read_code(b, j, &code_b, corrupt);
+    if (ok_a && ok_b) x |= ps_compare_codes(in, a, code_a, b, code_b, aux) << j;
+  }
+  return ps_truth_of(x, a->valid & b->valid, 0);
+}
+
+/* The result word of work-item g: the is_true mask of the whole program. */
+static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *data,
+                         const ps_bytes *validity, ps_region aux, ulong g, uint row_mask,
+                         uint *corrupt) {
+  __constant ps_program *prog = &launch->prog;
+  uint is_true[PS_MAX_STACK], is_false[PS_MAX_STACK];
+  uint sp = 0; /* the host checked that the program never leaves [0, stack_depth] */
+  for (uint i = 0; i < prog->n_insns; ++i) {
+    __constant ps_insn *in = &prog->insns[i];
+    uint op = in->op;
+    if (op == PS_OP_AND || op == PS_OP_OR) {
+      --sp;
+      uint t = is_true[sp], f = is_false[sp];
+      is_true[sp - 1] = op == PS_OP_AND ? is_true[sp - 1] & t : is_true[sp - 1] | t;
+      is_false[sp - 1] = op == PS_OP_AND ? is_false[sp - 1] | f : is_false[sp - 1] & f;
+      continue;
+    }
+    if (op == PS_OP_NOT) {
+      uint t = is_true[sp - 1];
+      is_true[sp - 1] = is_false[sp - 1];
+      is_false[sp - 1] = t;
+      continue;
+    }
+    ps_column a = ps_column_at(launch, in->col_a, data, validity, g, row_mask);
+    ps_truth r;
+    if (op == PS_OP_ISNULL) {
+      r = ps_truth_of(row_mask & ~a.valid, row_mask, in->flags & PS_INSN_NEGATE);
+    } else if (op == PS_OP_CMPCOL) {
+      ps_column b = ps_column_at(launch, in->col_b, data, validity, g, row_mask);
+      r = ps_eval_cmpcol(in, &a, &b, aux, corrupt);
+    } else {
+      r = ps_eval_unary(in, &a, aux, corrupt);
+    }
+    is_true[sp] = r.is_true;
+    is_false[sp] = r.is_false;
+    ++sp;
+  }
+  return is_true[0] & row_mask;
+}
+
+/* The work-group's selected rows, in work-item 0. Every work-item of the
+ * group calls it unconditionally: PoCL miscompiles barriers under a branch,
+ * even a uniform one, and the reduction is cheap next to the scan. The local
+ * size is a power of two. */
+static uint ps_group_count(uint selected, __local uint *scratch) {
+  uint lid = get_local_id(0);
+  scratch[lid] = popcount(selected);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = get_local_size(0) / 2; s > 0; s /= 2) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return scratch[0];
+}
+
+/* ---- entry point ------------------------------------------------------ */
+
+__kernel void ps_filter_words(
+    __constant ps_filter_launch *launch,
+    ps_bytes d0, ps_bytes d1, ps_bytes d2, ps_bytes d3, ps_bytes d4, ps_bytes d5, ps_bytes d6,
+    ps_bytes d7, ps_bytes d8, ps_bytes d9, ps_bytes d10, ps_bytes d11, ps_bytes d12,
+    ps_bytes d13, ps_bytes d14, ps_bytes d15,
+    ps_bytes v0, ps_bytes v1, ps_bytes v2, ps_bytes v3, ps_bytes v4, ps_bytes v5, ps_bytes v6,
+    ps_bytes v7, ps_bytes v8, ps_bytes v9, ps_bytes v10, ps_bytes v11, ps_bytes v12,
+    ps_bytes v13, ps_bytes v14, ps_bytes v15,
+    ps_bytes aux, ps_bytes selection, __global uchar *bitmap, __global uchar *mask,
+    volatile __global uint *status, __local uint *scratch) {
+  const ps_bytes data[PS_MAX_COLS] = {d0, d1, d2,  d3,  d4,  d5,  d6,  d7,
+                                      d8, d9, d10, d11, d12, d13, d14, d15};
+  const ps_bytes validity[PS_MAX_COLS] = {v0, v1, v2,  v3,  v4,  v5,  v6,  v7,
+                                          v8, v9, v10, v11, v12, v13, v14, v15};
+  ulong rows = launch->rows;
+  ulong g = get_global_id(0);
+  uint selected = 0;
+  if (g < (rows + 31) / 32) {
+    ulong left = rows - 32 * g;
+    uint row_mask = left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+    /* Rows outside an input selection are not evaluated at all (no corrupt
+     * read can come from them). The selection may be the bitmap itself
+     * (in-place refinement): word g is read here before it is written. */
+    if (launch->has_selection) {
+      ps_region sel = {selection, launch->selection_offset, (rows + 7) / 8};
+      row_mask &= ps_load_word(sel, g);
+    }
+    uint corrupt = 0;
+    if (row_mask != 0) {
+      ps_region aux_region = {aux, launch->aux_offset, (ulong)launch->prog.aux_words * 4};
+      selected = ps_eval_word(launch, data, validity, aux_region, g, row_mask, &corrupt);
+    }
+    if (launch->want_bitmap) ps_store_word(bitmap, launch->bitmap_offset, (rows + 7) / 8, g, selected);
+    if (launch->want_mask) ps_store_mask(mask, launch->mask_offset, rows, g, selected);
+    if (corrupt) atomic_or(&status[PS_FILTER_STATUS_CORRUPT], corrupt);
+  }
+  uint group_count = ps_group_count(selected, scratch);
+  if (launch->want_count && get_local_id(0) == 0 && group_count != 0)
+    atomic_add(&status[PS_FILTER_STATUS_COUNT], group_count);
+}
