@@ -1,0 +1,101 @@
+/* The packscan table file (docs/table-format.md): one file per table holding
+ * its columns exactly as the library reads them. The reader works over any
+ * memory buffer (a memory map, a read() copy, a fuzzer's input) and validates
+ * every field before it is used; nothing is allocated from an unchecked field. */
+#ifndef PSTOOL_TABLE_H
+#define PSTOOL_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "packscan.h"
+
+#define TBL_MAGIC "PSCANTBL"
+#define TBL_VERSION_MAJOR 1
+#define TBL_VERSION_MINOR 0
+#define TBL_HEADER_SIZE 64
+#define TBL_ENTRY_SIZE 160  /* directory entry size written by this version */
+#define TBL_ALIGN 64        /* writer: every section starts on a 64-byte boundary */
+#define TBL_MIN_ALIGN 8     /* reader: sections must be at least 8-byte aligned */
+#define TBL_MAX_NAME 4096   /* column names are 1..4096 bytes */
+
+/* Physical encodings. */
+enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };
+/* Logical annotations: how the tool parses literals and prints values. */
+enum { TBL_LOGICAL_NONE = 0, TBL_LOGICAL_DATE = 1, TBL_LOGICAL_DECIMAL = 2 };
+/* Entry flags. */
+enum { TBL_FLAG_VALIDITY = 1u, TBL_FLAG_SORTED = 2u };
+
+typedef struct tbl_column {
+  char *name;          /* NUL-terminated copy; names contain no NUL byte */
+  uint32_t encoding;   /* TBL_ENC_* */
+  uint32_t logical;    /* TBL_LOGICAL_* */
+  ps_for_desc desc;    /* FOR: the column; DICT: the codes (unsigned type). Pointers
+                          into the table's buffer. */
+  ps_dict_desc dict;   /* DICT only (offsets32 / bytes point into the buffer) */
+  uint64_t null_count;
+  uint64_t raw_bytes;  /* size as plain Arrow arrays (informational) */
+  uint64_t data_offset, validity_offset, dict_offsets_offset, dict_bytes_offset;
+} tbl_column;
+
+typedef struct tbl_table {
+  uint16_t version_major, version_minor;
+  uint64_t rows;
+  uint32_t ncols;
+  tbl_column *cols;
+  const uint8_t *base; /* the whole file */
+  size_t size;
+  /* ownership of base */
+  void *map;           /* mmap'ed region, or NULL */
+  size_t map_size;
+  void *heap;          /* malloc'ed copy, or NULL */
+} tbl_table;
+
+/* Opens a table over size bytes at buf (not copied; must outlive the table
+ * unless it was made by tbl_open_file). verify: nonzero checks every section's
+ * checksum (header and directory checksums are always checked). If buf is
+ * not 8-byte aligned it is copied. On error returns -1 with a message in err
+ * naming the problem; *out is untouched. */
+int tbl_open_memory(const void *buf, size_t size, int verify, tbl_table **out, char *err,
+                    size_t errsz);
+/* Opens a file with mmap (falling back to read()). */
+int tbl_open_file(const char *path, int verify, tbl_table **out, char *err, size_t errsz);
+void tbl_close(tbl_table *t);
+/* Index of the column with this exact name; else, for unquoted identifiers
+ * (exact == 0), the only case-insensitive match. -1 none, -2 ambiguous. */
+int tbl_find_column(const tbl_table *t, const char *name, size_t len, int exact);
+/* "int64", "decimal(2)", "date", "string", "float64"... */
+void tbl_column_typename(const tbl_column *c, char out[32]);
+/* Bytes the column occupies in the file (data + validity + dictionary). */
+uint64_t tbl_column_stored_bytes(const tbl_column *c);
+
+/* ---- writing ---- */
+
+typedef struct tbl_write_column {
+  const char *name;
+  uint32_t encoding, logical;
+  ps_for_desc desc;    /* data/validity in host memory */
+  ps_dict_desc dict;   /* DICT: 32-bit offsets only */
+  uint64_t null_count;
+  uint64_t raw_bytes;
+} tbl_write_column;
+
+/* Writes a table into a FILE (sequentially, sections padded to 64 bytes) or
+ * into a memory buffer (*out malloc'ed). Validates what it writes. */
+int tbl_write_stream(FILE *f, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
+                     uint64_t *file_size, char *err, size_t errsz);
+int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint8_t **out,
+                     size_t *size, char *err, size_t errsz);
+/* Writes to path via a temporary file in the same directory and rename(). */
+int tbl_write_file(const char *path, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
+                   uint64_t *file_size, char *err, size_t errsz);
+
+/* ---- using columns with the library ---- */
+
+/* Creates a library column for column idx (FOR or dictionary). On failure
+ * returns the status and writes the library's message into err. */
+ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, ps_column **out,
+                            char *err, size_t errsz);
+
+#endif

@@ -1,0 +1,24 @@
+/* Bridges table columns to library columns (the only part of the table code
+ * that calls the library). */
+#include <string.h>
+
+#include "table.h"
+#include "util.h"
+
+ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, ps_column **out,
+                            char *err, size_t errsz) {
+  if (idx >= t->ncols) {
+    set_err(err, errsz, "no column %u", idx);
+    return PS_ERR_INVALID_ARGUMENT;
+  }
+  const tbl_column *c = &t->cols[idx];
+  ps_status st;
+  if (c->encoding == TBL_ENC_DICT)
+    st = ps_column_create_dict(ctx, &c->dict, &c->desc, out);
+  else
+    st = ps_column_create_for(ctx, &c->desc, out);
+  if (st != PS_OK)
+    set_err(err, errsz, "column '%s': %s: %s", c->name, ps_status_name(st),
+            ps_context_last_error(ctx));
+  return st;
+}

@@ -1,0 +1,244 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int set_err(char *err, size_t size, const char *fmt, ...) {
+  if (err && size > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+int tbuf_reserve(tbuf *b, size_t extra) {
+  if (extra > SIZE_MAX - b->len) return -1;
+  size_t need = b->len + extra;
+  if (need <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < need) {
+    if (cap > SIZE_MAX / 2) {
+      cap = need;
+      break;
+    }
+    cap *= 2;
+  }
+  unsigned char *p = realloc(b->p, cap);
+  if (!p) return -1;
+  b->p = p;
+  b->cap = cap;
+  return 0;
+}
+
+int tbuf_append(tbuf *b, const void *src, size_t n) {
+  if (n == 0) return 0;
+  if (tbuf_reserve(b, n)) return -1;
+  memcpy(b->p + b->len, src, n);
+  b->len += n;
+  return 0;
+}
+
+int tbuf_putc(tbuf *b, int c) {
+  unsigned char ch = (unsigned char)c;
+  return tbuf_append(b, &ch, 1);
+}
+
+int tbuf_printf(tbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return -1;
+  if (tbuf_reserve(b, (size_t)n + 1)) return -1;
+  va_start(ap, fmt);
+  vsnprintf((char *)b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+  return 0;
+}
+
+void tbuf_free(tbuf *b) {
+  free(b->p);
+  b->p = NULL;
+  b->len = b->cap = 0;
+}
+
+int add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a > UINT64_MAX - b) return -1;
+  *out = a + b;
+  return 0;
+}
+
+int mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > UINT64_MAX / a) return -1;
+  *out = a * b;
+  return 0;
+}
+
+int packed_bytes(uint64_t n, uint32_t w, uint64_t *out) {
+  if (w > 64) return -1;
+  /* n*w/8 = (n/8)*w + (n%8)*w/8; the second term is < 64 bytes. */
+  uint64_t whole;
+  if (mul_u64(n / 8, w, &whole)) return -1;
+  uint64_t rest_bits = (n % 8) * w;
+  return add_u64(whole, (rest_bits + 7) / 8, out);
+}
+
+/* Howard Hinnant's days_from_civil / civil_from_days. */
+int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+  *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+  *y = yoe + era * 400 + (*m <= 2);
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+int parse_date(const char *s, size_t len, int32_t *days) {
+  if (len != 10 || s[4] != '-' || s[7] != '-') return -1;
+  for (int i = 0; i < 10; i++)
+    if (i != 4 && i != 7 && !is_digit(s[i])) return -1;
+  int y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+  int m = (s[5] - '0') * 10 + (s[6] - '0');
+  int d = (s[8] - '0') * 10 + (s[9] - '0');
+  static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1) return -1;
+  int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  int dim = mdays[m - 1] + (m == 2 && leap);
+  if (d > dim) return -1;
+  *days = (int32_t)days_from_civil(y, m, d);
+  return 0;
+}
+
+void format_date(int64_t days, char out[32]) {
+  int64_t y;
+  int m, d;
+  /* Keep the arithmetic far from overflow for hostile values. */
+  if (days > INT64_C(1) << 40 || days < -(INT64_C(1) << 40)) {
+    snprintf(out, 32, "%lld", (long long)days);
+    return;
+  }
+  civil_from_days(days, &y, &m, &d);
+  if (y >= 0 && y <= 9999)
+    snprintf(out, 32, "%04lld-%02d-%02d", (long long)y, m, d);
+  else
+    snprintf(out, 32, "%+lld-%02d-%02d", (long long)y, m, d);
+}
+
+int parse_int64(const char *s, size_t len, int64_t *v) {
+  size_t i = 0;
+  int neg = 0;
+  if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+  if (i == len) return -1;
+  uint64_t mag = 0;
+  for (; i < len; i++) {
+    if (!is_digit(s[i])) return -1;
+    unsigned dg = (unsigned)(s[i] - '0');
+    if (mag > (UINT64_MAX - dg) / 10) return -1;
+    mag = mag * 10 + dg;
+  }
+  if (neg) {
+    if (mag > (uint64_t)INT64_MAX + 1) return -1;
+    *v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+  } else {
+    if (mag > (uint64_t)INT64_MAX) return -1;
+    *v = (int64_t)mag;
+  }
+  return 0;
+}
+
+uint64_t pow10_u64(int k) {
+  uint64_t p = 1;
+  for (int i = 0; i < k && i < 19; i++) p *= 10;
+  return p;
+}
+
+int parse_decimal(const char *s, size_t len, int64_t *mantissa, int *scale) {
+  size_t i = 0;
+  int neg = 0, digits = 0, frac = 0, dot = 0;
+  if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+  uint64_t mag = 0;
+  for (; i < len; i++) {
+    char c = s[i];
+    if (c == '.') {
+      if (dot) return -1;
+      dot = 1;
+      continue;
+    }
+    if (!is_digit(c)) return -1;
+    unsigned dg = (unsigned)(c - '0');
+    if (mag > (UINT64_MAX - dg) / 10) return -1;
+    mag = mag * 10 + dg;
+    digits++;
+    if (dot) frac++;
+  }
+  if (digits == 0 || frac > 18) return -1;
+  if (neg) {
+    if (mag > (uint64_t)INT64_MAX + 1) return -1;
+    *mantissa = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+  } else {
+    if (mag > (uint64_t)INT64_MAX) return -1;
+    *mantissa = (int64_t)mag;
+  }
+  *scale = frac;
+  return 0;
+}
+
+int rescale_decimal(int64_t m, int from, int to, int64_t *out) {
+  if (to < from || to - from > 18) return -1;
+  int64_t p = (int64_t)pow10_u64(to - from);
+  if (m > 0 && m > INT64_MAX / p) return -1;
+  if (m < 0 && m < INT64_MIN / p) return -1;
+  *out = m * p;
+  return 0;
+}
+
+void format_decimal(int64_t m, int scale, char out[48]) {
+  if (scale <= 0 || scale > 19) {
+    snprintf(out, 48, "%lld", (long long)m);
+    return;
+  }
+  uint64_t mag = m < 0 ? (uint64_t)0 - (uint64_t)m : (uint64_t)m;
+  uint64_t p = pow10_u64(scale > 19 ? 19 : scale);
+  uint64_t ip = mag / p, fp = mag % p;
+  snprintf(out, 48, "%s%llu.%0*llu", m < 0 ? "-" : "", (unsigned long long)ip, scale,
+           (unsigned long long)fp);
+}
+
+double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void format_bytes(uint64_t bytes, char out[32]) {
+  static const char *units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 6) {
+    v /= 1000.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(out, 32, "%llu B", (unsigned long long)bytes);
+  else
+    snprintf(out, 32, "%.1f %s", v, units[u]);
+}
