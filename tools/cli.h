@@ -1,0 +1,24 @@
+/* The packscan command's subcommands. Each returns the process exit status:
+ * 0 success, 1 an error (message on stderr), 2 a usage error. */
+#ifndef PSTOOL_CLI_H
+#define PSTOOL_CLI_H
+
+#include <stddef.h>
+
+int cmd_encode(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Option parsing shared by the subcommands: matches "--name", "--name=value"
+ * and "--name value" (also a short alias such as "-d"). */
+typedef struct argp {
+  int argc, i;
+  char **argv;
+  const char *value;
+} argp;
+int arg_flag(argp *a, const char *name, const char *alias);
+int arg_value(argp *a, const char *name, const char *alias, int *missing);
+int parse_u64_arg(const char *s, unsigned long long *out);
+
+#endif

@@ -1,0 +1,118 @@
+/* packscan encode: CSV -> table file. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "encode.h"
+
+static void encode_usage(FILE *f) {
+  fprintf(f,
+          "usage: packscan encode [options] INPUT.csv OUTPUT.pst\n"
+          "  Encodes a CSV file (with a header row; INPUT '-' reads stdin) into a table file.\n"
+          "  -d, --delimiter C   field delimiter (default ','; 'tab' or '\\t' for tabs)\n"
+          "  -t, --types SPEC    column types, e.g. 'price:decimal(2),day:date,id:int'\n"
+          "                      (int, decimal, decimal(S), float, date, string; others inferred)\n"
+          "      --null STR      an unquoted field equal to STR is a null (empty fields always are)\n"
+          "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
+          "                      and the input is over 16 MB); --no-progress never\n"
+          "  -q, --quiet         no per-column summary\n");
+}
+
+int cmd_encode(int argc, char **argv) {
+  encode_options o;
+  encode_options_init(&o);
+  const char *in_path = NULL, *out_path = NULL;
+  int quiet = 0, progress = -1;
+  argp a = {argc, 1, argv, NULL};
+  for (; a.i < argc; a.i++) {
+    int missing = 0;
+    const char *s = argv[a.i];
+    if (arg_flag(&a, "--help", "-h")) {
+      encode_usage(stdout);
+      return 0;
+    } else if (arg_value(&a, "--delimiter", "-d", &missing)) {
+      if (missing) break;
+      const char *v = a.value;
+      if (!strcmp(v, "tab") || !strcmp(v, "\\t")) v = "\t";
+      if (strlen(v) != 1 || v[0] == '"' || v[0] == '\n' || v[0] == '\r') {
+        fprintf(stderr, "packscan encode: the delimiter must be one character other than a quote or line break\n");
+        return 2;
+      }
+      o.delimiter = v[0];
+    } else if (arg_value(&a, "--types", "-t", &missing)) {
+      if (missing) break;
+      o.types = a.value;
+    } else if (arg_value(&a, "--null", NULL, &missing)) {
+      if (missing) break;
+      o.null_value = a.value;
+    } else if (arg_flag(&a, "--progress", NULL)) {
+      progress = 1;
+    } else if (arg_flag(&a, "--no-progress", NULL)) {
+      progress = 0;
+    } else if (arg_flag(&a, "--quiet", "-q")) {
+      quiet = 1;
+    } else if (s[0] == '-' && s[1] != 0) {
+      fprintf(stderr, "packscan encode: unknown option '%s'\n", s);
+      encode_usage(stderr);
+      return 2;
+    } else if (!in_path) {
+      in_path = s;
+    } else if (!out_path) {
+      out_path = s;
+    } else {
+      fprintf(stderr, "packscan encode: unexpected argument '%s'\n", s);
+      return 2;
+    }
+    continue;
+  }
+  if (a.i < argc) {
+    fprintf(stderr, "packscan encode: option '%s' needs a value\n", argv[a.i]);
+    return 2;
+  }
+  if (!in_path || !out_path) {
+    encode_usage(stderr);
+    return 2;
+  }
+  FILE *in = strcmp(in_path, "-") ? fopen(in_path, "rb") : stdin;
+  if (!in) {
+    fprintf(stderr, "packscan encode: %s: %s\n", in_path, strerror(errno));
+    return 1;
+  }
+  struct stat st;
+  if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode)) o.input_size = (uint64_t)st.st_size;
+  o.progress = progress >= 0 ? progress : (isatty(2) && o.input_size > (16u << 20));
+
+  encoded_table t;
+  tbuf diag = {0};
+  char err[TOOL_ERR_SIZE];
+  double t0 = now_seconds();
+  int rc = encode_csv(csv_read_file, in, &o, &t, &diag, err, sizeof err);
+  if (in != stdin) fclose(in);
+  if (rc != 0) {
+    if (diag.len) fprintf(stderr, "%.*s", (int)diag.len, (const char *)diag.p);
+    fprintf(stderr, "packscan encode: %s: %s\n", in_path, err);
+    tbuf_free(&diag);
+    return 1;
+  }
+  tbuf_free(&diag);
+  uint64_t size = 0;
+  if (tbl_write_file(out_path, t.rows, t.cols, t.ncols, &size, err, sizeof err)) {
+    fprintf(stderr, "packscan encode: %s\n", err);
+    encoded_table_free(&t);
+    return 1;
+  }
+  double secs = now_seconds() - t0;
+  if (!quiet) {
+    char a1[32], a2[32];
+    format_bytes(t.input_bytes, a1);
+    format_bytes(size, a2);
+    printf("%s: %llu rows, %u columns; CSV %s -> table %s (%.1fx) in %.2f s\n", out_path,
+           (unsigned long long)t.rows, t.ncols, a1, a2, size ? (double)t.input_bytes / (double)size : 0.0, secs);
+    encode_print_summary(stdout, &t);
+  }
+  encoded_table_free(&t);
+  return 0;
+}

@@ -1,0 +1,79 @@
+/* packscan info: what a table file holds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "table.h"
+#include "util.h"
+
+int cmd_info(int argc, char **argv) {
+  const char *path = NULL;
+  int verify = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--no-verify")) {
+      verify = 0;
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      printf("usage: packscan info [--no-verify] TABLE\n  Lists the columns of a table: types, encodings, widths, sizes.\n");
+      return 0;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "packscan info: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else if (!path) {
+      path = argv[i];
+    } else {
+      fprintf(stderr, "packscan info: unexpected argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "usage: packscan info [--no-verify] TABLE\n");
+    return 2;
+  }
+  tbl_table *t;
+  char err[TOOL_ERR_SIZE];
+  if (tbl_open_file(path, verify, &t, err, sizeof err)) {
+    fprintf(stderr, "packscan info: %s\n", err);
+    return 1;
+  }
+  char fs[32];
+  format_bytes(t->size, fs);
+  printf("%s: packscan table v%u.%u, %llu rows, %u columns, %s%s\n", path, t->version_major, t->version_minor,
+         (unsigned long long)t->rows, t->ncols, fs, verify ? ", checksums ok" : "");
+  size_t w = 6;
+  for (uint32_t i = 0; i < t->ncols; i++)
+    if (strlen(t->cols[i].name) > w) w = strlen(t->cols[i].name);
+  if (w > 40) w = 40;
+  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "physical", "encoding", "width",
+         "nulls", "plain", "stored", "ratio");
+  uint64_t tr = 0, ts = 0;
+  for (uint32_t i = 0; i < t->ncols; i++) {
+    const tbl_column *c = &t->cols[i];
+    char ty[32], enc[64], a[32], b[32];
+    tbl_column_typename(c, ty);
+    const char *phys;
+    static const char *names[] = {"?", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"};
+    phys = (unsigned)c->desc.type <= 10 ? names[c->desc.type] : "?";
+    if (c->encoding == TBL_ENC_DICT)
+      snprintf(enc, sizeof enc, "dict %llu%s", (unsigned long long)c->dict.count, c->dict.sorted ? " sorted" : "");
+    else if (c->desc.type == PS_TYPE_FLOAT32 || c->desc.type == PS_TYPE_FLOAT64)
+      snprintf(enc, sizeof enc, "FOR ref %lld scale %u", (long long)c->desc.reference.i, c->desc.scale);
+    else if (c->desc.type >= PS_TYPE_UINT8 && c->desc.type <= PS_TYPE_UINT64)
+      snprintf(enc, sizeof enc, "FOR ref %llu", (unsigned long long)c->desc.reference.u);
+    else
+      snprintf(enc, sizeof enc, "FOR ref %lld", (long long)c->desc.reference.i);
+    uint64_t stored = tbl_column_stored_bytes(c);
+    tr += c->raw_bytes;
+    ts += stored;
+    format_bytes(c->raw_bytes, a);
+    format_bytes(stored, b);
+    printf("%-*.*s  %-12s %-9s %-22s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, phys, enc,
+           c->desc.width, (unsigned long long)c->null_count, a, b, stored ? (double)c->raw_bytes / (double)stored : 0.0);
+  }
+  char a[32], b[32];
+  format_bytes(tr, a);
+  format_bytes(ts, b);
+  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", "", a, b,
+         ts ? (double)tr / (double)ts : 0.0);
+  tbl_close(t);
+  return 0;
+}

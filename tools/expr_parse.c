@@ -1,0 +1,775 @@
+/* Lexer and recursive-descent parser for WHERE-expressions (see expr.h). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+
+/* ---- arena ---- */
+
+struct arena_block {
+  struct arena_block *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char mem[];
+};
+
+void expr_arena_free(expr_arena *a) {
+  struct arena_block *b = a->head;
+  while (b) {
+    struct arena_block *n = b->next;
+    free(b);
+    b = n;
+  }
+  a->head = NULL;
+}
+
+static void *arena_alloc(expr_arena *a, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  if (size == 0) size = 16;
+  struct arena_block *b = a->head;
+  if (!b || b->cap - b->used < size) {
+    size_t cap = size > 4096 ? size : 4096;
+    b = malloc(sizeof *b + cap);
+    if (!b) return NULL;
+    b->next = a->head;
+    b->used = 0;
+    b->cap = cap;
+    a->head = b;
+  }
+  void *p = b->mem + b->used;
+  b->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+/* ---- lexer ---- */
+
+typedef enum tok_kind {
+  T_EOF,
+  T_IDENT,
+  T_QIDENT,
+  T_NUMBER,
+  T_STRING,
+  T_LPAREN,
+  T_RPAREN,
+  T_COMMA,
+  T_PLUS,
+  T_MINUS,
+  T_CMP
+} tok_kind;
+
+typedef struct token {
+  tok_kind kind;
+  size_t pos, len; /* source span */
+  ps_cmp op;       /* T_CMP */
+} token;
+
+typedef struct parser {
+  const char *src;
+  size_t len, pos;
+  token tok;
+  expr_arena *arena;
+  expr_error *err;
+  int failed;
+  int depth;
+} parser;
+
+static int fail(parser *p, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
+static int fail(parser *p, size_t pos, const char *fmt, ...) {
+  if (!p->failed) {
+    p->failed = 1;
+    p->err->pos = pos;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static int is_ident_start(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+static int is_ident_char(unsigned char c) { return is_ident_start(c) || (c >= '0' && c <= '9') || c == '$'; }
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* Describes the current token for messages ("')'", "end of input", "'foo'"). */
+static void describe(const parser *p, const token *t, char *out, size_t n) {
+  if (t->kind == T_EOF) {
+    snprintf(out, n, "end of input");
+    return;
+  }
+  size_t k = t->len > 40 ? 40 : t->len;
+  char buf[48];
+  for (size_t i = 0; i < k; i++) {
+    unsigned char c = (unsigned char)p->src[t->pos + i];
+    buf[i] = c >= 32 && c != 127 ? (char)c : '?';
+  }
+  buf[k] = 0;
+  snprintf(out, n, "'%s%s'", buf, t->len > 40 ? "..." : "");
+}
+
+static int lex(parser *p) {
+  const char *s = p->src;
+  while (p->pos < p->len && is_space((unsigned char)s[p->pos])) p->pos++;
+  token *t = &p->tok;
+  t->pos = p->pos;
+  t->len = 0;
+  if (p->pos >= p->len) {
+    t->kind = T_EOF;
+    return 0;
+  }
+  unsigned char c = (unsigned char)s[p->pos];
+  size_t i = p->pos;
+  if (is_ident_start(c)) {
+    while (i < p->len && is_ident_char((unsigned char)s[i])) i++;
+    t->kind = T_IDENT;
+  } else if (is_digit(c) || (c == '.' && i + 1 < p->len && is_digit((unsigned char)s[i + 1]))) {
+    while (i < p->len && is_digit((unsigned char)s[i])) i++;
+    if (i < p->len && s[i] == '.') {
+      i++;
+      while (i < p->len && is_digit((unsigned char)s[i])) i++;
+    }
+    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
+      size_t j = i + 1;
+      if (j < p->len && (s[j] == '+' || s[j] == '-')) j++;
+      if (j < p->len && is_digit((unsigned char)s[j])) {
+        while (j < p->len && is_digit((unsigned char)s[j])) j++;
+        i = j;
+      }
+    }
+    if (i < p->len && is_ident_char((unsigned char)s[i]))
+      return fail(p, p->pos, "malformed number");
+    t->kind = T_NUMBER;
+  } else if (c == '\'' || c == '"') {
+    i++;
+    for (;;) {
+      if (i >= p->len)
+        return fail(p, p->pos, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
+      if ((unsigned char)s[i] == c) {
+        if (i + 1 < p->len && (unsigned char)s[i + 1] == c) {
+          i += 2;
+          continue;
+        }
+        i++;
+        break;
+      }
+      i++;
+    }
+    t->kind = c == '\'' ? T_STRING : T_QIDENT;
+  } else {
+    i++;
+    t->kind = T_CMP;
+    switch (c) {
+    case '(': t->kind = T_LPAREN; break;
+    case ')': t->kind = T_RPAREN; break;
+    case ',': t->kind = T_COMMA; break;
+    case '+': t->kind = T_PLUS; break;
+    case '-': t->kind = T_MINUS; break;
+    case '=':
+      t->op = PS_EQ;
+      if (i < p->len && s[i] == '=') i++;
+      break;
+    case '!':
+      if (i < p->len && s[i] == '=') {
+        i++;
+        t->op = PS_NE;
+        break;
+      }
+      return fail(p, p->pos, "unexpected character '!' (did you mean '!='?)");
+    case '<':
+      t->op = PS_LT;
+      if (i < p->len && s[i] == '=') {
+        i++;
+        t->op = PS_LE;
+      } else if (i < p->len && s[i] == '>') {
+        i++;
+        t->op = PS_NE;
+      }
+      break;
+    case '>':
+      t->op = PS_GT;
+      if (i < p->len && s[i] == '=') {
+        i++;
+        t->op = PS_GE;
+      }
+      break;
+    default:
+      if (c >= 32 && c < 127) return fail(p, p->pos, "unexpected character '%c'", c);
+      return fail(p, p->pos, "unexpected byte 0x%02x", c);
+    }
+  }
+  t->len = i - p->pos;
+  p->pos = i;
+  return 0;
+}
+
+static int tok_is_kw(const parser *p, const char *kw) {
+  if (p->tok.kind != T_IDENT) return 0;
+  size_t n = strlen(kw);
+  if (p->tok.len != n) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = p->src[p->tok.pos + i];
+    if (c >= 'a' && c <= 'z') c = (char)(c - 32);
+    if (c != kw[i]) return 0;
+  }
+  return 1;
+}
+
+/* Reserved words (DATE is not reserved: it starts a literal only before a string). */
+static const char *const keywords[] = {"AND", "OR",   "NOT",  "BETWEEN", "IN",   "LIKE",
+                                       "ESCAPE", "IS", "NULL", "TRUE",    "FALSE"};
+
+static int tok_is_any_kw(const parser *p) {
+  for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
+    if (tok_is_kw(p, keywords[i])) return 1;
+  return 0;
+}
+
+/* Unescapes a quoted token ('it''s' -> it's) into the arena. */
+static const char *unquote(parser *p, const token *t, size_t *len) {
+  char q = p->src[t->pos];
+  char *out = arena_alloc(p->arena, t->len + 1);
+  if (!out) {
+    fail(p, t->pos, "out of memory");
+    return NULL;
+  }
+  size_t k = 0;
+  for (size_t i = t->pos + 1; i < t->pos + t->len - 1; i++) {
+    out[k++] = p->src[i];
+    if (p->src[i] == q) i++; /* doubled quote */
+  }
+  out[k] = 0;
+  *len = k;
+  return out;
+}
+
+static int parse_number(parser *p, const token *t, int neg, size_t start, ast_operand *o) {
+  const char *s = p->src + t->pos;
+  int is_float = 0;
+  for (size_t i = 0; i < t->len; i++)
+    if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') is_float = 1;
+  o->pos = start;
+  o->end = t->pos + t->len;
+  if (!is_float) {
+    uint64_t mag = 0;
+    int overflow = 0;
+    for (size_t i = 0; i < t->len; i++) {
+      unsigned d = (unsigned)(s[i] - '0');
+      if (mag > (UINT64_MAX - d) / 10) overflow = 1;
+      mag = mag * 10 + d;
+    }
+    if (overflow || (neg && mag > (uint64_t)INT64_MAX + 1))
+      return fail(p, start, "integer literal out of range");
+    if (neg) {
+      o->kind = OPD_INT;
+      o->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+    } else if (mag > (uint64_t)INT64_MAX) {
+      o->kind = OPD_UINT;
+      o->u = mag;
+    } else {
+      o->kind = OPD_INT;
+      o->i = (int64_t)mag;
+    }
+    return 0;
+  }
+  char *tmp = arena_alloc(p->arena, t->len + 1);
+  if (!tmp) return fail(p, t->pos, "out of memory");
+  memcpy(tmp, s, t->len);
+  tmp[t->len] = 0;
+  double v = strtod(tmp, NULL);
+  if (!isfinite(v)) return fail(p, start, "numeric literal out of range");
+  o->kind = OPD_FLOAT;
+  o->f = neg ? -v : v;
+  return 0;
+}
+
+/* operand := identifier | "quoted" | literal. what names the expected thing. */
+static int parse_operand(parser *p, ast_operand *o, const char *what) {
+  char d[64];
+  memset(o, 0, sizeof *o);
+  token t = p->tok;
+  o->pos = t.pos;
+  o->end = t.pos + t.len;
+  if (t.kind == T_IDENT) {
+    if (tok_is_kw(p, "DATE")) {
+      /* DATE is a literal prefix only when a string follows: a column may be
+       * called "date". */
+      size_t save_pos = p->pos;
+      token save_tok = p->tok;
+      if (lex(p)) return -1;
+      if (p->tok.kind != T_STRING) {
+        p->pos = save_pos;
+        p->tok = save_tok;
+        o->kind = OPD_COLUMN;
+        o->s = p->src + t.pos;
+        o->len = t.len;
+        return lex(p);
+      }
+      size_t len;
+      const char *str = unquote(p, &p->tok, &len);
+      if (!str) return -1;
+      int32_t days;
+      if (parse_date(str, len, &days)) return fail(p, p->tok.pos, "invalid date (expected 'yyyy-mm-dd')");
+      o->kind = OPD_DATE;
+      o->i = days;
+      o->end = p->tok.pos + p->tok.len;
+      return lex(p);
+    }
+    if (tok_is_kw(p, "NULL"))
+      return fail(p, t.pos, "NULL is not a value here: comparisons with NULL are never true (use IS NULL)");
+    if (tok_is_any_kw(p)) {
+      describe(p, &t, d, sizeof d);
+      return fail(p, t.pos, "expected %s, found keyword %s", what, d);
+    }
+    o->kind = OPD_COLUMN;
+    o->s = p->src + t.pos;
+    o->len = t.len;
+    return lex(p);
+  }
+  if (t.kind == T_QIDENT) {
+    o->kind = OPD_COLUMN;
+    o->quoted = 1;
+    o->s = unquote(p, &t, &o->len);
+    if (!o->s) return -1;
+    if (o->len == 0) return fail(p, t.pos, "empty quoted identifier");
+    return lex(p);
+  }
+  if (t.kind == T_STRING) {
+    o->kind = OPD_STRING;
+    o->s = unquote(p, &t, &o->len);
+    if (!o->s) return -1;
+    return lex(p);
+  }
+  if (t.kind == T_PLUS || t.kind == T_MINUS) {
+    int neg = t.kind == T_MINUS;
+    if (lex(p)) return -1;
+    if (p->tok.kind != T_NUMBER) {
+      describe(p, &p->tok, d, sizeof d);
+      return fail(p, p->tok.pos, "expected a number after '%c', found %s", neg ? '-' : '+', d);
+    }
+    token num = p->tok;
+    if (parse_number(p, &num, neg, t.pos, o)) return -1;
+    return lex(p);
+  }
+  if (t.kind == T_NUMBER) {
+    if (parse_number(p, &t, 0, t.pos, o)) return -1;
+    return lex(p);
+  }
+  describe(p, &t, d, sizeof d);
+  return fail(p, t.pos, "expected %s, found %s", what, d);
+}
+
+static ast_node *new_node(parser *p, ast_kind k, size_t pos) {
+  ast_node *n = arena_alloc(p->arena, sizeof *n);
+  if (!n) {
+    fail(p, pos, "out of memory");
+    return NULL;
+  }
+  n->kind = k;
+  n->pos = pos;
+  n->escape = -1;
+  return n;
+}
+
+static ps_cmp flip(ps_cmp op) {
+  switch (op) {
+  case PS_LT: return PS_GT;
+  case PS_LE: return PS_GE;
+  case PS_GT: return PS_LT;
+  case PS_GE: return PS_LE;
+  default: return op;
+  }
+}
+
+static ast_node *parse_or(parser *p);
+
+static ast_node *parse_predicate(parser *p) {
+  char d[64];
+  if (p->tok.kind == T_LPAREN) {
+    size_t open = p->tok.pos;
+    if (++p->depth > EXPR_MAX_DEPTH) {
+      fail(p, open, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
+      return NULL;
+    }
+    if (lex(p)) return NULL;
+    ast_node *e = parse_or(p);
+    if (!e) return NULL;
+    if (p->tok.kind != T_RPAREN) {
+      describe(p, &p->tok, d, sizeof d);
+      fail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
+      return NULL;
+    }
+    p->depth--;
+    if (lex(p)) return NULL;
+    return e;
+  }
+  ast_operand a;
+  if (parse_operand(p, &a, "a column or literal")) return NULL;
+  size_t pos = a.pos;
+  if (p->tok.kind == T_CMP) {
+    ast_node *n = new_node(p, AST_CMP, pos);
+    if (!n) return NULL;
+    n->op = p->tok.op;
+    size_t oppos = p->tok.pos;
+    if (lex(p)) return NULL;
+    if (parse_operand(p, &n->b, "a column or literal")) return NULL;
+    n->a = a;
+    if (a.kind != OPD_COLUMN && n->b.kind != OPD_COLUMN) {
+      fail(p, oppos, "comparison of two literals: one side must be a column");
+      return NULL;
+    }
+    if (a.kind != OPD_COLUMN) { /* 5 < x  ->  x > 5 */
+      n->a = n->b;
+      n->b = a;
+      n->op = flip(n->op);
+    }
+    return n;
+  }
+  int negate = 0;
+  size_t notpos = p->tok.pos;
+  if (tok_is_kw(p, "NOT")) {
+    negate = 1;
+    if (lex(p)) return NULL;
+    if (!tok_is_kw(p, "BETWEEN") && !tok_is_kw(p, "IN") && !tok_is_kw(p, "LIKE")) {
+      describe(p, &p->tok, d, sizeof d);
+      fail(p, p->tok.pos, "expected BETWEEN, IN or LIKE after NOT, found %s", d);
+      return NULL;
+    }
+  }
+  (void)notpos;
+  if (tok_is_kw(p, "BETWEEN")) {
+    ast_node *n = new_node(p, AST_BETWEEN, pos);
+    if (!n) return NULL;
+    n->negate = negate;
+    n->a = a;
+    if (lex(p) || parse_operand(p, &n->b, "a lower bound")) return NULL;
+    if (!tok_is_kw(p, "AND")) {
+      describe(p, &p->tok, d, sizeof d);
+      fail(p, p->tok.pos, "expected AND in BETWEEN, found %s", d);
+      return NULL;
+    }
+    if (lex(p) || parse_operand(p, &n->c, "an upper bound")) return NULL;
+    if (a.kind != OPD_COLUMN && (n->b.kind != OPD_COLUMN || n->c.kind != OPD_COLUMN)) {
+      fail(p, pos, "BETWEEN on a literal needs columns as both bounds");
+      return NULL;
+    }
+    return n;
+  }
+  if (tok_is_kw(p, "IN")) {
+    if (a.kind != OPD_COLUMN) {
+      fail(p, pos, "IN needs a column on its left");
+      return NULL;
+    }
+    ast_node *n = new_node(p, AST_IN, pos);
+    if (!n) return NULL;
+    n->negate = negate;
+    n->a = a;
+    if (lex(p)) return NULL;
+    if (p->tok.kind != T_LPAREN) {
+      describe(p, &p->tok, d, sizeof d);
+      fail(p, p->tok.pos, "expected '(' after IN, found %s", d);
+      return NULL;
+    }
+    if (lex(p)) return NULL;
+    tbuf items = {0};
+    for (;;) {
+      ast_operand lit;
+      if (parse_operand(p, &lit, "a literal")) {
+        tbuf_free(&items);
+        return NULL;
+      }
+      if (lit.kind == OPD_COLUMN) {
+        tbuf_free(&items);
+        fail(p, lit.pos, "IN lists hold literals only, not columns");
+        return NULL;
+      }
+      if (tbuf_append(&items, &lit, sizeof lit)) {
+        tbuf_free(&items);
+        fail(p, lit.pos, "out of memory");
+        return NULL;
+      }
+      if (p->tok.kind == T_COMMA) {
+        if (lex(p)) {
+          tbuf_free(&items);
+          return NULL;
+        }
+        continue;
+      }
+      if (p->tok.kind == T_RPAREN) break;
+      describe(p, &p->tok, d, sizeof d);
+      tbuf_free(&items);
+      fail(p, p->tok.pos, "expected ',' or ')' in the IN list, found %s", d);
+      return NULL;
+    }
+    n->nlist = items.len / sizeof(ast_operand);
+    n->list = arena_alloc(p->arena, items.len);
+    if (!n->list) {
+      tbuf_free(&items);
+      fail(p, pos, "out of memory");
+      return NULL;
+    }
+    memcpy(n->list, items.p, items.len);
+    tbuf_free(&items);
+    if (lex(p)) return NULL;
+    return n;
+  }
+  if (tok_is_kw(p, "LIKE")) {
+    if (a.kind != OPD_COLUMN) {
+      fail(p, pos, "LIKE needs a column on its left");
+      return NULL;
+    }
+    ast_node *n = new_node(p, AST_LIKE, pos);
+    if (!n) return NULL;
+    n->negate = negate;
+    n->a = a;
+    if (lex(p)) return NULL;
+    if (p->tok.kind != T_STRING) {
+      describe(p, &p->tok, d, sizeof d);
+      fail(p, p->tok.pos, "expected a 'pattern' string after LIKE, found %s", d);
+      return NULL;
+    }
+    if (parse_operand(p, &n->b, "a pattern")) return NULL;
+    if (tok_is_kw(p, "ESCAPE")) {
+      if (lex(p)) return NULL;
+      if (p->tok.kind != T_STRING) {
+        describe(p, &p->tok, d, sizeof d);
+        fail(p, p->tok.pos, "expected a one-character string after ESCAPE, found %s", d);
+        return NULL;
+      }
+      size_t epos = p->tok.pos, elen;
+      const char *e = unquote(p, &p->tok, &elen);
+      if (!e) return NULL;
+      if (elen != 1 || (unsigned char)e[0] > 127) {
+        fail(p, epos, "the ESCAPE character must be exactly one ASCII character");
+        return NULL;
+      }
+      n->escape = (unsigned char)e[0];
+      if (lex(p)) return NULL;
+    }
+    return n;
+  }
+  if (tok_is_kw(p, "IS")) {
+    if (a.kind != OPD_COLUMN) {
+      fail(p, pos, "IS NULL needs a column on its left");
+      return NULL;
+    }
+    ast_node *n = new_node(p, AST_ISNULL, pos);
+    if (!n) return NULL;
+    n->a = a;
+    if (lex(p)) return NULL;
+    if (tok_is_kw(p, "NOT")) {
+      n->negate = 1;
+      if (lex(p)) return NULL;
+    }
+    if (!tok_is_kw(p, "NULL")) {
+      describe(p, &p->tok, d, sizeof d);
+      fail(p, p->tok.pos, "expected NULL after IS%s, found %s", n->negate ? " NOT" : "", d);
+      return NULL;
+    }
+    if (lex(p)) return NULL;
+    return n;
+  }
+  describe(p, &p->tok, d, sizeof d);
+  fail(p, p->tok.pos, "expected a comparison operator, BETWEEN, IN, LIKE or IS after '%.*s', found %s",
+       (int)(a.end - a.pos > 40 ? 40 : a.end - a.pos), p->src + a.pos, d);
+  return NULL;
+}
+
+static ast_node *parse_not(parser *p) {
+  if (tok_is_kw(p, "NOT")) {
+    size_t pos = p->tok.pos;
+    if (++p->depth > EXPR_MAX_DEPTH) {
+      fail(p, pos, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
+      return NULL;
+    }
+    if (lex(p)) return NULL;
+    ast_node *c = parse_not(p);
+    if (!c) return NULL;
+    p->depth--;
+    ast_node *n = new_node(p, AST_NOT, pos);
+    if (!n) return NULL;
+    n->left = c;
+    return n;
+  }
+  return parse_predicate(p);
+}
+
+/* Balanced tree over terms[lo, hi): depth log2 of the chain length. */
+static ast_node *balance(parser *p, ast_kind k, ast_node **terms, size_t lo, size_t hi) {
+  if (hi - lo == 1) return terms[lo];
+  size_t mid = lo + (hi - lo) / 2;
+  ast_node *l = balance(p, k, terms, lo, mid);
+  ast_node *r = l ? balance(p, k, terms, mid, hi) : NULL;
+  if (!r) return NULL;
+  ast_node *n = new_node(p, k, l->pos);
+  if (!n) return NULL;
+  n->left = l;
+  n->right = r;
+  return n;
+}
+
+static ast_node *parse_chain(parser *p, ast_kind k) {
+  const char *kw = k == AST_OR ? "OR" : "AND";
+  tbuf terms = {0};
+  for (;;) {
+    ast_node *t = k == AST_OR ? parse_chain(p, AST_AND) : parse_not(p);
+    if (!t || tbuf_append(&terms, &t, sizeof t)) {
+      if (t) fail(p, t->pos, "out of memory");
+      tbuf_free(&terms);
+      return NULL;
+    }
+    if (!tok_is_kw(p, kw)) break;
+    if (lex(p)) {
+      tbuf_free(&terms);
+      return NULL;
+    }
+  }
+  ast_node **v = (ast_node **)(void *)terms.p;
+  ast_node *n = balance(p, k, v, 0, terms.len / sizeof *v);
+  tbuf_free(&terms);
+  return n;
+}
+
+static ast_node *parse_or(parser *p) { return parse_chain(p, AST_OR); }
+
+int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, expr_error *err) {
+  parser p;
+  memset(&p, 0, sizeof p);
+  p.src = src;
+  p.len = len;
+  p.arena = arena;
+  p.err = err;
+  memset(err, 0, sizeof *err);
+  if (lex(&p)) return -1;
+  if (p.tok.kind == T_EOF) return fail(&p, 0, "empty expression");
+  ast_node *n = parse_or(&p);
+  if (!n) return -1;
+  if (p.tok.kind != T_EOF) {
+    char d[64];
+    describe(&p, &p.tok, d, sizeof d);
+    if (p.tok.kind == T_RPAREN) return fail(&p, p.tok.pos, "unbalanced ')'");
+    return fail(&p, p.tok.pos, "expected AND, OR or the end of the expression, found %s", d);
+  }
+  *out = n;
+  return 0;
+}
+
+/* ---- printing ---- */
+
+static int is_plain_ident(const char *s, size_t len) {
+  if (len == 0 || !is_ident_start((unsigned char)s[0])) return 0;
+  for (size_t i = 1; i < len; i++)
+    if (!is_ident_char((unsigned char)s[i])) return 0;
+  for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
+    size_t n = strlen(keywords[k]);
+    if (n != len) continue;
+    size_t i = 0;
+    for (; i < n; i++) {
+      char c = s[i];
+      if (c >= 'a' && c <= 'z') c = (char)(c - 32);
+      if (c != keywords[k][i]) break;
+    }
+    if (i == n) return 0;
+  }
+  return 1;
+}
+
+static int put_quoted(tbuf *o, const char *s, size_t len, char q) {
+  if (tbuf_putc(o, q)) return -1;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == q && tbuf_putc(o, q)) return -1;
+    if (tbuf_putc(o, s[i])) return -1;
+  }
+  return tbuf_putc(o, q);
+}
+
+static int put_operand(tbuf *o, const ast_operand *a) {
+  char tmp[48];
+  switch (a->kind) {
+  case OPD_COLUMN:
+    if (!a->quoted && is_plain_ident(a->s, a->len)) return tbuf_append(o, a->s, a->len);
+    return put_quoted(o, a->s, a->len, '"');
+  case OPD_INT: return tbuf_printf(o, "%lld", (long long)a->i);
+  case OPD_UINT: return tbuf_printf(o, "%llu", (unsigned long long)a->u);
+  case OPD_FLOAT: return tbuf_printf(o, "%.17g", a->f);
+  case OPD_STRING: return put_quoted(o, a->s, a->len, '\'');
+  case OPD_DATE: format_date(a->i, tmp); return tbuf_printf(o, "DATE '%s'", tmp);
+  }
+  return -1;
+}
+
+static const char *cmp_text(ps_cmp op) {
+  static const char *t[] = {"=", "!=", "<", "<=", ">", ">="};
+  return (unsigned)op < 6 ? t[op] : "?";
+}
+
+int expr_to_string(const ast_node *n, tbuf *o) {
+  int r = 0;
+  switch (n->kind) {
+  case AST_AND:
+  case AST_OR:
+    r |= tbuf_putc(o, '(');
+    r |= expr_to_string(n->left, o);
+    r |= tbuf_printf(o, n->kind == AST_AND ? " AND " : " OR ");
+    r |= expr_to_string(n->right, o);
+    r |= tbuf_putc(o, ')');
+    break;
+  case AST_NOT:
+    r |= tbuf_printf(o, "(NOT ");
+    r |= expr_to_string(n->left, o);
+    r |= tbuf_putc(o, ')');
+    break;
+  case AST_CMP:
+    r |= put_operand(o, &n->a);
+    r |= tbuf_printf(o, " %s ", cmp_text(n->op));
+    r |= put_operand(o, &n->b);
+    break;
+  case AST_BETWEEN:
+    r |= put_operand(o, &n->a);
+    r |= tbuf_printf(o, n->negate ? " NOT BETWEEN " : " BETWEEN ");
+    r |= put_operand(o, &n->b);
+    r |= tbuf_printf(o, " AND ");
+    r |= put_operand(o, &n->c);
+    break;
+  case AST_IN:
+    r |= put_operand(o, &n->a);
+    r |= tbuf_printf(o, n->negate ? " NOT IN (" : " IN (");
+    for (size_t i = 0; i < n->nlist; i++) {
+      if (i) r |= tbuf_printf(o, ", ");
+      r |= put_operand(o, &n->list[i]);
+    }
+    r |= tbuf_putc(o, ')');
+    break;
+  case AST_LIKE:
+    r |= put_operand(o, &n->a);
+    r |= tbuf_printf(o, n->negate ? " NOT LIKE " : " LIKE ");
+    r |= put_operand(o, &n->b);
+    if (n->escape >= 0) {
+      char e = (char)n->escape;
+      r |= tbuf_printf(o, " ESCAPE ");
+      r |= put_quoted(o, &e, 1, '\'');
+    }
+    break;
+  case AST_ISNULL:
+    r |= put_operand(o, &n->a);
+    r |= tbuf_printf(o, n->negate ? " IS NOT NULL" : " IS NULL");
+    break;
+  }
+  return r ? -1 : 0;
+}
+
+void expr_print_error(FILE *f, const char *src, size_t len, const expr_error *e) {
+  /* The column counts characters (UTF-8 lead bytes), so the caret lines up. */
+  size_t col = 1;
+  for (size_t i = 0; i < e->pos && i < len; i++)
+    if (((unsigned char)src[i] & 0xC0) != 0x80) col++;
+  fprintf(f, "error at column %zu: %s\n  ", col, e->msg);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)src[i];
+    fputc(c < 32 || c == 127 ? ' ' : c, f);
+  }
+  fprintf(f, "\n  %*s^\n", (int)(col - 1), "");
+}

@@ -1,0 +1,122 @@
+#!/bin/sh
+# Tests of the packscan command itself: exit codes, messages, output formats.
+# usage: cli_test.sh PATH/TO/packscan WORKDIR
+set -u
+P=$1
+W=$2
+rm -rf "$W" && mkdir -p "$W" || exit 1
+cd "$W" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect STATUS DESCRIPTION -- command...; output in out.txt / err.txt
+expect() {
+  want=$1; shift; what=$1; shift
+  "$@" >out.txt 2>err.txt
+  got=$?
+  [ "$got" = "$want" ] || { fail "$what: exit $got, expected $want"; cat err.txt; }
+}
+has() { grep -q -- "$2" "$1" || { fail "$3: '$2' not in $1:"; cat "$1"; }; }
+
+cat >t.csv <<'CSV'
+id,price,day,name,note
+1,12.50,1994-01-01,apple,"hello, world"
+2,3.1,1994-02-03,banana,
+3,,1995-12-31,"che""rry","multi
+line"
+4,-0.25,,apple,""
+5,100,2000-02-29,,x
+CSV
+
+expect 0 "encode" "$P" encode t.csv t.pst
+has out.txt "5 rows, 5 columns" "encode summary"
+has out.txt "decimal(2)" "encode summary types"
+has out.txt "dict/3" "encode summary dict"
+expect 0 "info" "$P" info t.pst
+has out.txt "checksums ok" "info"
+has out.txt "date" "info date"
+has out.txt "FOR ref -25 scale 2" "info decimal"
+
+expect 0 "count" "$P" query t.pst "price > 3"
+[ "$(cat out.txt)" = "3" ] || fail "count: $(cat out.txt)"
+expect 0 "rows" "$P" query t.pst "name = 'apple' OR day >= DATE '1995-01-01'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "0 2 3 4 " ] || fail "rows: $(cat out.txt)"
+expect 0 "flip" "$P" query t.pst "3 < price" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "0 1 4 " ] || fail "flip: $(cat out.txt)"
+expect 0 "select" "$P" query t.pst "id >= 3" --select "id,price,day,name,note"
+printf 'id,price,day,name,note\n3,,1995-12-31,"che""rry","multi\nline"\n4,-0.25,,apple,""\n5,100.00,2000-02-29,,x\n' >want.txt
+cmp -s out.txt want.txt || { fail "select output"; cat out.txt; }
+expect 0 "select host" "$P" query t.pst "id >= 3" --select "id,price,day,name,note" --host-gather
+cmp -s out.txt want.txt || { fail "select output (host)"; cat out.txt; }
+expect 0 "select star" "$P" query t.pst "note IS NULL" --select '*' --no-header
+[ "$(cat out.txt)" = "2,3.10,1994-02-03,banana," ] || fail "select star: $(cat out.txt)"
+expect 0 "bitmap" "$P" query t.pst "id != 2" --bitmap bm.bin
+[ "$(wc -c <bm.bin | tr -d ' ')" = "1" ] || fail "bitmap size"
+[ "$(od -An -tu1 bm.bin | tr -d ' ')" = "29" ] || fail "bitmap bits: $(od -An -tu1 bm.bin)"
+expect 0 "timing" "$P" query t.pst "id < 3" --timing --repeat 3 --explain
+has err.txt "backend: " "timing backend"
+has err.txt "rows/s" "timing rows/s"
+has err.txt "expression: id < 3" "explain"
+expect 0 "like escape" "$P" query t.pst "name LIKE 'che\"%' ESCAPE '\\'"
+[ "$(cat out.txt)" = "1" ] || fail "like escape: $(cat out.txt)"
+
+# errors: syntax (caret), unknown column, type mismatch
+expect 1 "syntax error" "$P" query t.pst "price > 3 AND (id < 2"
+has err.txt "error at column 22: expected ')'" "syntax message"
+has err.txt "^" "caret"
+expect 1 "unknown column" "$P" query t.pst "pricey > 3"
+has err.txt "unknown column 'pricey'" "unknown column"
+expect 1 "type mismatch" "$P" query t.pst "name > 3"
+has err.txt "column 'name' is string" "type mismatch"
+expect 1 "bad backend" "$P" query t.pst "id = 1" --backend nosuch
+has err.txt "nosuch" "bad backend message"
+expect 1 "select unknown" "$P" query t.pst "id = 1" --select id,zz
+has err.txt "unknown column 'zz'" "select unknown"
+
+# usage errors
+expect 2 "no args" "$P"
+expect 2 "bad command" "$P" frobnicate
+expect 2 "query missing expr" "$P" query t.pst
+expect 2 "bad option" "$P" query --frob t.pst "id = 1"
+expect 2 "rows and select" "$P" query t.pst "id = 1" --rows --select id
+expect 2 "bad delimiter" "$P" encode -d '""' t.csv x.pst
+expect 0 "help" "$P" query --help
+
+# encode: bad rows reported with lines, nothing written; delimiter; stdin; types
+printf 'a,b\n1,2\n3\n4,5,6\n' >bad.csv
+expect 1 "bad rows" "$P" encode bad.csv bad.pst
+has err.txt "line 3: expected 2 fields, found 1" "bad row line 3"
+has err.txt "line 4: expected 2 fields, found 3" "bad row line 4"
+[ ! -e bad.pst ] || fail "a failed encode wrote a table"
+printf 'a;b\n1;x,y\n' | "$P" encode -d ';' -q - semi.pst >out.txt 2>err.txt || fail "stdin encode"
+expect 0 "semi query" "$P" query semi.pst "b = 'x,y'" --select b --no-header
+[ "$(cat out.txt)" = '"x,y"' ] || fail "semicolon: $(cat out.txt)"
+printf 'a,b\n1,2\nx,3\n' >typed.csv
+expect 1 "typed bad value" "$P" encode -t a:int typed.csv typed.pst
+has err.txt "line 3, column 1 'a': 'x' is not a 64-bit integer" "typed bad value"
+expect 1 "missing input" "$P" encode nosuch.csv x.pst
+has err.txt "nosuch.csv" "missing input message"
+
+# corrupt and truncated tables: clean errors
+cp t.pst c.pst
+size=$(wc -c <t.pst | tr -d ' ')
+printf '\377' | dd of=c.pst bs=1 seek=$((size - 3)) conv=notrunc 2>/dev/null
+expect 1 "corrupt" "$P" query c.pst "id = 1"
+has err.txt "checksum mismatch" "corrupt message"
+expect 0 "no-verify opens" "$P" info --no-verify c.pst
+head -c 100 t.pst >tr.pst
+expect 1 "truncated" "$P" info tr.pst
+has err.txt "truncated" "truncated message"
+expect 1 "not a table" "$P" info t.csv
+has err.txt "not a packscan table" "magic message"
+
+# the demo, small
+expect 0 "demo" "$P" demo --rows 20000 --repeat 1 --out demo.pst
+has out.txt "Q6" "demo Q6"
+expect 0 "demo table" "$P" query demo.pst "l_shipmode = 'MAIL' AND l_discount >= 0.05" --select l_orderkey,l_discount,l_shipdate --no-header
+[ -s out.txt ] || fail "demo table query printed nothing"
+
+if [ "$fails" -ne 0 ]; then
+  echo "$fails CLI check(s) failed"
+  exit 1
+fi
+echo "cli: all tests passed"

@@ -1,0 +1,362 @@
+/* End to end: CSV -> encode -> table file bytes -> reader -> query, on the
+ * backend named in argv[1], compared bit for bit with the reference backend;
+ * plus hand-checked answers on a small table. A backend that cannot create a
+ * context (PS_ERR_NO_DEVICE included) fails the test.
+ *   usage: tool_test_e2e BACKEND [SEED] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encode.h"
+#include "query.h"
+
+static int failures;
+static unsigned long long seed = 12345;
+#define CHECK(cond, ...)                                       \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      printf("FAIL line %d (seed %llu): ", __LINE__, seed);    \
+      printf(__VA_ARGS__);                                     \
+      printf("\n");                                            \
+      failures++;                                              \
+    }                                                          \
+  } while (0)
+
+static uint64_t rs;
+static uint64_t rnd(void) {
+  uint64_t z = (rs += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* CSV text -> table (through the file format in memory). */
+static tbl_table *make_table(const char *csv, const char *types, uint8_t **file) {
+  encode_options o;
+  encode_options_init(&o);
+  o.types = types;
+  csv_mem m = {csv, strlen(csv), 0};
+  encoded_table et;
+  char err[TOOL_ERR_SIZE];
+  if (encode_csv(csv_read_mem, &m, &o, &et, NULL, err, sizeof err)) {
+    printf("encode: %s\n", err);
+    return NULL;
+  }
+  size_t size;
+  if (tbl_write_memory(et.rows, et.cols, et.ncols, file, &size, err, sizeof err)) {
+    printf("write: %s\n", err);
+    encoded_table_free(&et);
+    return NULL;
+  }
+  encoded_table_free(&et);
+  tbl_table *t;
+  if (tbl_open_memory(*file, size, 1, &t, err, sizeof err)) {
+    printf("open: %s\n", err);
+    return NULL;
+  }
+  return t;
+}
+
+static char *select_text(query_plan *q, const uint64_t *ids, uint64_t n, const int *cols, size_t nc, int host) {
+  FILE *f = tmpfile();
+  char err[TOOL_ERR_SIZE];
+  if (!f) return NULL;
+  if (query_write_select(q, ids, n, cols, nc, 1, host, f, err, sizeof err)) {
+    printf("select: %s\n", err);
+    fclose(f);
+    return NULL;
+  }
+  long len = ftell(f);
+  rewind(f);
+  char *s = malloc((size_t)len + 1);
+  size_t got = fread(s, 1, (size_t)len, f);
+  s[got] = 0;
+  fclose(f);
+  return s;
+}
+
+static const char *const queries[] = {
+    "k = 5", "k == 5", "k != 5", "k <> 5", "k < 50", "k <= 50", "k > 50", "k >= 50", "50 < k", "50 >= k",
+    "k = -1", "k < 1000000", "k > 18446744073709551615", "k >= -9223372036854775808",
+    "v < w", "v <= w", "v = w", "v != w", "v > w", "v >= w", "k < v",
+    "price > 500", "price >= 500.00", "price < 0.5", "price = 123.45", "price BETWEEN 100 AND 200.5",
+    "price NOT BETWEEN 100 AND 200.5", "price > 99.999", "price < k",
+    "day >= DATE '1995-01-01'", "day < '1993-06-30'", "day BETWEEN DATE '1992-01-01' AND DATE '1992-12-31'",
+    "day < day2", "day = day2", "day IN (DATE '1995-03-04', DATE '1990-01-01', '1999-12-31')",
+    "k BETWEEN v AND w", "k NOT BETWEEN v AND w", "5 BETWEEN v AND w",
+    "k IN (1, 2, 3, 50, 99)", "k NOT IN (1, 2, 3)", "k IN (-5)", "v IN (0, 1000, -1000)",
+    "s = 'apple'", "s != 'apple'", "s < 'banana'", "s >= 'c'", "s = ''", "s = 'say \"hi\"'", "s = 'a,b'",
+    "s = 'it''s'", "s IN ('apple', 'kiwi', '')", "s NOT IN ('apple', 'kiwi')", "s > t", "s = t", "s <= t",
+    "s LIKE 'a%'", "s LIKE '%an%'", "s NOT LIKE '%e'", "s LIKE '_____'", "s LIKE '%!%%' ESCAPE '!'",
+    "s LIKE 'caf_'", "s LIKE '100\\%' ESCAPE '\\'", "t LIKE '%'",
+    "k IS NULL", "k IS NOT NULL", "price IS NULL", "s IS NULL", "s IS NOT NULL", "day IS NULL",
+    "NOT k = 5", "NOT k IS NULL", "NOT (k < 10 OR s = 'apple')", "NOT NOT k < 10",
+    "k < 10 OR s = 'apple'", "k < 10 AND s = 'apple'", "k < 10 OR v > 0 AND w < 0", "(k < 10 OR v > 0) AND w < 0",
+    "k < 30 AND (s LIKE 'a%' OR s IS NULL) AND NOT price BETWEEN 10 AND 20 OR day > DATE '1999-01-01'",
+    "k = 1 OR k = 2 OR k = 3 OR k = 4 OR k = 5 OR k = 6 OR k = 7 OR k = 8 OR k = 9",
+    "NOT (k > 50) OR NOT (price < 10)", "k > 200 OR price IS NULL",
+};
+
+static const char *const pool_s[] = {"apple", "banana", "cherry", "kiwi", "", "say \"hi\"", "a,b", "it's",
+                                     "multi\nline", "caf\xc3\xa9", "100%", "100x", "zebra", "an", "Apple"};
+static const char *const pool_t[] = {"apple", "banana", "mango", "", "zz"};
+
+static void quote_csv(tbuf *b, const char *s) {
+  tbuf_putc(b, '"');
+  for (; *s; s++) {
+    if (*s == '"') tbuf_putc(b, '"');
+    tbuf_putc(b, *s);
+  }
+  tbuf_putc(b, '"');
+}
+
+static void random_csv(tbuf *b, int rows) {
+  tbuf_printf(b, "k,v,w,price,day,day2,s,t\n");
+  for (int i = 0; i < rows; i++) {
+    if (rnd() % 10) tbuf_printf(b, "%d", (int)(rnd() % 100));
+    tbuf_printf(b, ",%d,%d,", (int)(rnd() % 2001) - 1000, (int)(rnd() % 2001) - 1000);
+    if (rnd() % 20) tbuf_printf(b, "%d.%02d", (int)(rnd() % 1000), (int)(rnd() % 100));
+    char d[32];
+    tbuf_putc(b, ',');
+    if (rnd() % 25) {
+      format_date(days_from_civil(1990, 1, 1) + (int64_t)(rnd() % 3653), d);
+      tbuf_printf(b, "%s", d);
+    }
+    format_date(days_from_civil(1990, 1, 1) + (int64_t)(rnd() % 3653), d);
+    tbuf_printf(b, ",%s,", d);
+    if (rnd() % 10) quote_csv(b, pool_s[rnd() % (sizeof pool_s / sizeof *pool_s)]);
+    tbuf_putc(b, ',');
+    quote_csv(b, pool_t[rnd() % (sizeof pool_t / sizeof *pool_t)]);
+    tbuf_putc(b, '\n');
+  }
+  tbuf_putc(b, 0);
+}
+
+static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *t, const char *backend) {
+  uint64_t n = t->rows, nb = (n + 7) / 8;
+  uint8_t *b1 = malloc(nb + 1), *b2 = malloc(nb + 1);
+  int all_cols[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (size_t k = 0; k < sizeof queries / sizeof *queries; k++) {
+    const char *qs = queries[k];
+    query_plan q1, q2;
+    int r1 = query_plan_build(ctx, t, qs, strlen(qs), &q1, stdout);
+    int r2 = query_plan_build(ref, t, qs, strlen(qs), &q2, stdout);
+    CHECK(r1 == 0 && r2 == 0, "build '%s'", qs);
+    if (r1 == 0 && r2 == 0) {
+      uint64_t c1 = 0, c2 = 0, c3 = 0;
+      memset(b1, 0xAA, nb + 1);
+      memset(b2, 0x55, nb + 1);
+      ps_status s1 = ps_filter(ctx, q1.expr, b1, nb, &c1);
+      ps_status s2 = ps_filter(ref, q2.expr, b2, nb, &c2);
+      ps_status s3 = ps_filter_count(ctx, q1.expr, &c3);
+      CHECK(s1 == PS_OK && s2 == PS_OK && s3 == PS_OK, "'%s': %s %s %s: %s", qs, ps_status_name(s1), ps_status_name(s2),
+            ps_status_name(s3), ps_context_last_error(ctx));
+      CHECK(c1 == c2 && c3 == c2, "'%s': count %s %llu (count only %llu), reference %llu", qs, backend,
+            (unsigned long long)c1, (unsigned long long)c3, (unsigned long long)c2);
+      CHECK(!memcmp(b1, b2, nb), "'%s': bitmaps differ between %s and reference", qs, backend);
+      CHECK(b1[nb] == 0xAA, "'%s': wrote past the bitmap", qs);
+      /* row ids (library path where the backend has it, and the bitmap path) and values */
+      uint64_t *ids1 = NULL, *ids2 = NULL, n1 = 0, n2 = 0;
+      char err[TOOL_ERR_SIZE];
+      CHECK(query_row_ids(&q1, 0, &ids1, &n1, err, sizeof err) == 0, "'%s': row ids: %s", qs, err);
+      CHECK(query_row_ids(&q1, 1, &ids2, &n2, err, sizeof err) == 0, "'%s': host row ids: %s", qs, err);
+      CHECK(n1 == c2 && n2 == c2 && (n1 == 0 || !memcmp(ids1, ids2, n1 * 8)), "'%s': row ids differ", qs);
+      for (uint64_t i = 0; i < n2 && ids2; i++)
+        if (!((b2[ids2[i] / 8] >> (ids2[i] % 8)) & 1)) {
+          CHECK(0, "'%s': row id %llu not in the bitmap", qs, (unsigned long long)ids2[i]);
+          break;
+        }
+      if (k % 7 == 0 && ids1) {
+        char *lib = select_text(&q1, ids1, n1, all_cols, 8, 0);
+        char *host = select_text(&q1, ids1, n1, all_cols, 8, 1);
+        CHECK(lib && host && !strcmp(lib, host), "'%s': --select differs between gather and host decoding", qs);
+        free(lib);
+        free(host);
+      }
+      free(ids1);
+      free(ids2);
+    }
+    query_plan_free(&q1);
+    query_plan_free(&q2);
+  }
+  free(b1);
+  free(b2);
+}
+
+/* Small table with hand-checked answers (row ids). */
+static void known_answers(ps_context *ctx) {
+  const char *csv =
+      "id,qty,price,day,name\n"
+      "0,5,1.50,1994-01-01,apple\n"
+      "1,,2.25,1994-06-30,banana\n"
+      "2,12,,1995-01-01,\n"
+      "3,7,0.05,,\"it's\"\n"
+      "4,5,100,1993-12-31,\"100%\"\n"
+      "5,-3,0.10,2000-02-29,\"\"\n";
+  static const struct {
+    const char *q;
+    const char *rows;
+  } cases[] = {
+      {"qty = 5", "0,4"},
+      {"5 = qty", "0,4"},
+      {"3 < qty", "0,2,3,4"},
+      {"qty != 5", "2,3,5"}, /* the null row is UNKNOWN, not TRUE */
+      {"NOT qty = 5", "2,3,5"},
+      {"qty IS NULL", "1"},
+      {"NOT qty IS NULL AND qty < 0", "5"},
+      {"qty BETWEEN 5 AND 7", "0,3,4"},
+      {"qty NOT BETWEEN 5 AND 7", "2,5"},
+      {"qty IN (5, 12)", "0,2,4"},
+      {"qty NOT IN (5, 12)", "3,5"},
+      {"qty > 100 OR qty IS NULL", "1"},
+      {"price = 0.05", "3"},
+      {"price < 0.1", "3"},
+      {"price <= 0.10", "3,5"},
+      {"price > 1.5 AND price < 100", "1"},
+      {"price >= 100", "4"},
+      {"day < DATE '1994-01-01'", "4"},
+      {"day >= '1994-06-30'", "1,2,5"},
+      {"day BETWEEN DATE '1994-01-01' AND DATE '1994-12-31'", "0,1"},
+      {"name = 'it''s'", "3"},
+      {"name = ''", "5"},
+      {"name IS NULL", "2"},
+      {"name LIKE '%a%'", "0,1"},
+      {"name NOT LIKE '%a%'", "3,4,5"},
+      {"name LIKE '100!%' ESCAPE '!'", "4"},
+      {"name LIKE '1__%'", "4"},
+      {"name < 'b'", "0,4,5"},
+      {"name IN ('apple', '')", "0,5"},
+      {"NOT (name = 'apple' OR qty > 6)", "4,5"},
+      {"qty < 6 AND price > 1 OR day > DATE '1999-01-01'", "0,4,5"},
+      {"qty < 6 AND (price > 1 OR day > DATE '1999-01-01')", "0,4,5"},
+      {"qty < 0 OR qty > 6 AND price < 1", "3,5"},
+      {"(qty < 0 OR qty > 6) AND price < 1", "3,5"},
+      {"id < qty", "0,2,3,4"},
+      {"qty BETWEEN id AND 6", "0,4"},
+      {"ID = 1", "1"}, /* unquoted names are case-insensitive */
+  };
+  uint8_t *file = NULL;
+  tbl_table *t = make_table(csv, NULL, &file);
+  CHECK(t != NULL, "known-answer table");
+  if (!t) return;
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    query_plan q;
+    char err[TOOL_ERR_SIZE];
+    if (query_plan_build(ctx, t, cases[k].q, strlen(cases[k].q), &q, stdout)) {
+      CHECK(0, "build '%s'", cases[k].q);
+      query_plan_free(&q);
+      continue;
+    }
+    uint64_t *ids = NULL, n = 0;
+    tbuf got = {0};
+    if (query_row_ids(&q, 0, &ids, &n, err, sizeof err) == 0) {
+      for (uint64_t i = 0; i < n; i++) tbuf_printf(&got, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+    } else {
+      tbuf_printf(&got, "error: %s", err);
+    }
+    tbuf_putc(&got, 0);
+    CHECK(!strcmp((char *)got.p, cases[k].rows), "'%s': rows [%s], expected [%s]", cases[k].q, (char *)got.p,
+          cases[k].rows);
+    tbuf_free(&got);
+    free(ids);
+    query_plan_free(&q);
+  }
+  /* --select output: exact decimals, dates, quoting, nulls as empty fields */
+  {
+    query_plan q;
+    const char *qs = "id >= 2";
+    if (query_plan_build(ctx, t, qs, strlen(qs), &q, stdout) == 0) {
+      uint64_t *ids = NULL, n = 0;
+      char err[TOOL_ERR_SIZE];
+      int cols[5] = {0, 1, 2, 3, 4};
+      if (query_row_ids(&q, 0, &ids, &n, err, sizeof err) == 0) {
+        const char *want = "id,qty,price,day,name\n2,12,,1995-01-01,\n3,7,0.05,,it's\n4,5,100.00,1993-12-31,100%\n"
+                           "5,-3,0.10,2000-02-29,\"\"\n";
+        for (int host = 0; host < 2; host++) {
+          char *s = select_text(&q, ids, n, cols, 5, host);
+          CHECK(s && !strcmp(s, want), "select (%s):\n%s", host ? "host" : "gather", s ? s : "(error)");
+          free(s);
+        }
+      }
+      free(ids);
+    }
+    query_plan_free(&q);
+  }
+  /* binding errors name the column and point at it */
+  {
+    static const struct {
+      const char *q;
+      size_t pos;
+      const char *msg;
+    } errs[] = {
+        {"nope = 1", 0, "unknown column 'nope'"},
+        {"qty = 1 AND \"Qty\" = 2", 12, "unknown column 'Qty'"},
+        {"name = 5", 7, "column 'name' is string, the literal is an integer"},
+        {"qty = 'x'", 6, "column 'qty' is int64, the literal is a string"},
+        {"day = 5", 6, "column 'day' is date"},
+        {"qty = DATE '1994-01-01'", 6, "the literal is a date"},
+        {"day = 'tomorrow'", 6, "not 'yyyy-mm-dd'"},
+        {"qty LIKE 'a%'", 0, "LIKE needs a string column; 'qty' is int64"},
+        {"name < qty", 0, "cannot compare column 'name' (string) with column 'qty' (int64)"},
+        {"day < qty", 0, "cannot compare column 'day' (date)"},
+        {"qty IN (1, 'a')", 11, "the literal is a string"},
+        {"name LIKE 'abc\\' ESCAPE '\\'", 10, "PS_ERR_INVALID_ARGUMENT"},
+    };
+    for (size_t k = 0; k < sizeof errs / sizeof *errs; k++) {
+      expr_arena a = {0};
+      ast_node *n;
+      expr_error e;
+      ps_column *cols[5] = {0};
+      bind_env env = {ctx, t, cols};
+      ps_expr *x = NULL;
+      int pr = expr_parse(errs[k].q, strlen(errs[k].q), &a, &n, &e);
+      int br = pr == 0 ? expr_bind(&env, n, &x, &e) : -1;
+      CHECK(pr == 0 && br != 0 && e.pos == errs[k].pos && strstr(e.msg, errs[k].msg), "'%s': got at %zu '%s'",
+            errs[k].q, e.pos, e.msg);
+      ps_expr_destroy(x);
+      for (int c = 0; c < 5; c++) ps_column_destroy(cols[c]);
+      expr_arena_free(&a);
+    }
+  }
+  tbl_close(t);
+  free(file);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    printf("usage: %s BACKEND [SEED]\n", argv[0]);
+    return 2;
+  }
+  const char *backend = argv[1];
+  if (argc > 2) seed = strtoull(argv[2], NULL, 10);
+  rs = seed;
+  char err[TOOL_ERR_SIZE];
+  ps_context *ctx = NULL, *ref = NULL;
+  if (query_context(backend, &ctx, err, sizeof err) || query_context("reference", &ref, err, sizeof err)) {
+    printf("FAIL: %s\n", err);
+    ps_context_destroy(ctx);
+    return 1;
+  }
+  printf("backend %s, device %s, seed %llu\n", ps_context_backend(ctx), ps_context_device(ctx), seed);
+  known_answers(ctx);
+  static const int sizes[] = {0, 1, 31, 32, 33, 4099};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    tbuf csv = {0};
+    random_csv(&csv, sizes[i]);
+    uint8_t *file = NULL;
+    tbl_table *t = make_table((char *)csv.p, "k:int,v:int,w:int,price:decimal(2),day:date,day2:date,s:string,t:string", &file);
+    CHECK(t != NULL, "table of %d rows", sizes[i]);
+    if (t) compare_backends(ctx, ref, t, backend);
+    tbl_close(t);
+    free(file);
+    tbuf_free(&csv);
+  }
+  ps_context_destroy(ctx);
+  ps_context_destroy(ref);
+  if (failures) {
+    printf("%d end-to-end check(s) failed on %s\n", failures, backend);
+    return 1;
+  }
+  printf("e2e on %s: all tests passed\n", backend);
+  return 0;
+}
