@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dict_dedup.h"
 #include "query.h"
 
 static uint64_t rng_state;
@@ -53,29 +54,53 @@ static int encode_for(const void *vals, ps_type type, uint64_t n, ps_encoded *ou
   return st == PS_OK ? 0 : -1;
 }
 
-static int encode_strings(const int64_t *offs, const uint8_t *bytes, uint64_t n, ps_encoded_dict *out,
-                          const char *name) {
+/* Strings from a known list: row i is list[idx[i]]. */
+static int encode_strings(const char *const *list, size_t k, const uint32_t *idx, uint64_t n, tool_dict *out,
+                          const char *name, uint64_t *raw_bytes) {
+  int64_t *offs = malloc((k + 1) * sizeof *offs);
+  tbuf bytes = {0};
+  char err[TOOL_ERR_SIZE];
+  int rc = -1;
+  if (!offs) goto done;
+  offs[0] = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (tbuf_append(&bytes, list[i], strlen(list[i]))) goto done;
+    offs[i + 1] = (int64_t)bytes.len;
+  }
   ps_strings s;
   memset(&s, 0, sizeof s);
-  s.n = n;
+  s.n = k;
   s.offsets64 = offs;
-  s.bytes = bytes;
-  char err[TOOL_ERR_SIZE];
-  ps_status st = ps_encode_dict(&s, NULL, err, sizeof err, out);
-  if (st != PS_OK) fprintf(stderr, "packscan demo: encoding %s: %s: %s\n", name, ps_status_name(st), err);
-  return st == PS_OK ? 0 : -1;
+  s.bytes = bytes.p ? bytes.p : (const uint8_t *)"";
+  if (tool_encode_dict_indexed(&s, idx, n, NULL, out, err, sizeof err)) {
+    fprintf(stderr, "packscan demo: encoding %s: %s\n", name, err);
+    goto done;
+  }
+  /* plain size: Arrow utf8 (int32 offsets + bytes) of all rows */
+  *raw_bytes = (n + 1) * 4;
+  for (uint64_t i = 0; i < n; i++) *raw_bytes += (uint64_t)(offs[idx[i] + 1] - offs[idx[i]]);
+  rc = 0;
+done:
+  if (rc && !offs) fprintf(stderr, "packscan demo: out of memory\n");
+  free(offs);
+  tbuf_free(&bytes);
+  return rc;
 }
 
 /* Generates and encodes the table into cols (encodings kept in fors/dicts). */
-static int generate(uint64_t n, ps_encoded *fors, ps_encoded_dict *dicts, tbl_write_column *cols) {
+static int generate(uint64_t n, ps_encoded *fors, tool_dict *dicts, tbl_write_column *cols) {
   int64_t *orderkey = malloc(n * 8 + 8), *price = malloc(n * 8 + 8);
   int32_t *qty = malloc(n * 4 + 4), *disc = malloc(n * 4 + 4);
   int32_t *ship = malloc(n * 4 + 4), *commit = malloc(n * 4 + 4), *receipt = malloc(n * 4 + 4);
-  int64_t *flag_off = malloc((n + 1) * 8), *mode_off = malloc((n + 1) * 8), *com_off = malloc((n + 1) * 8);
-  tbuf flag_b = {0}, mode_b = {0}, com_b = {0};
+  uint32_t *flag = malloc(n * 4 + 4), *mode = malloc(n * 4 + 4), *com = malloc(n * 4 + 4);
+  /* Comments: a vocabulary of random phrases, as TPC-H draws its text from a
+   * grammar; rows pick phrases at random. */
+  enum { NPHRASES = 4096 };
+  char **phrases = calloc(NPHRASES, sizeof *phrases);
+  static const char *const flags[] = {"A", "N", "R"};
+  uint64_t raw[3] = {0, 0, 0};
   int rc = -1;
-  if (!orderkey || !price || !qty || !disc || !ship || !commit || !receipt || !flag_off || !mode_off || !com_off ||
-      tbuf_reserve(&flag_b, n) || tbuf_reserve(&mode_b, n * 5) || tbuf_reserve(&com_b, n * 24)) {
+  if (!orderkey || !price || !qty || !disc || !ship || !commit || !receipt || !flag || !mode || !com || !phrases) {
     fprintf(stderr, "packscan demo: out of memory for %llu rows\n", (unsigned long long)n);
     goto done;
   }
@@ -84,7 +109,16 @@ static int generate(uint64_t n, ps_encoded *fors, ps_encoded_dict *dicts, tbl_wr
   int64_t okey = 1;
   int lines_left = 0;
   int32_t odate = d_start;
-  flag_off[0] = mode_off[0] = com_off[0] = 0;
+  for (int k = 0; k < NPHRASES; k++) {
+    tbuf ph = {0};
+    int nw = (int)uniform(2, 5);
+    for (int w = 0; w < nw; w++) {
+      const char *wd = words[rnd() % (sizeof words / sizeof *words)];
+      if ((w && tbuf_putc(&ph, ' ')) || tbuf_append(&ph, wd, strlen(wd))) goto oom;
+    }
+    if (tbuf_putc(&ph, 0)) goto oom;
+    phrases[k] = (char *)ph.p;
+  }
   for (uint64_t i = 0; i < n; i++) {
     if (lines_left == 0) { /* a new order: 1..7 lines, sparse keys as in TPC-H */
       okey += uniform(1, 4);
@@ -99,19 +133,9 @@ static int generate(uint64_t n, ps_encoded *fors, ps_encoded_dict *dicts, tbl_wr
     ship[i] = odate + (int32_t)uniform(1, 121);
     commit[i] = odate + (int32_t)uniform(30, 90);
     receipt[i] = ship[i] + (int32_t)uniform(1, 30);
-    char f = receipt[i] <= d_cut ? (rnd() & 1 ? 'R' : 'A') : 'N';
-    tbuf_putc(&flag_b, f);
-    flag_off[i + 1] = (int64_t)flag_b.len;
-    const char *m = shipmodes[rnd() % 7];
-    tbuf_append(&mode_b, m, strlen(m));
-    mode_off[i + 1] = (int64_t)mode_b.len;
-    int nw = (int)uniform(2, 4);
-    for (int w = 0; w < nw; w++) {
-      const char *wd = words[rnd() % (sizeof words / sizeof *words)];
-      if (w && tbuf_putc(&com_b, ' ')) goto oom;
-      if (tbuf_append(&com_b, wd, strlen(wd))) goto oom;
-    }
-    com_off[i + 1] = (int64_t)com_b.len;
+    flag[i] = receipt[i] <= d_cut ? (rnd() & 1 ? 2 : 0) : 1; /* R or A before the cut, else N */
+    mode[i] = (uint32_t)(rnd() % 7);
+    com[i] = (uint32_t)(rnd() % NPHRASES);
   }
   /* Decimals: the scaled integers, stored as float64 columns with their scale. */
   if (encode_for(orderkey, PS_TYPE_INT64, n, &fors[C_ORDERKEY], colnames[C_ORDERKEY]) ||
@@ -121,9 +145,9 @@ static int generate(uint64_t n, ps_encoded *fors, ps_encoded_dict *dicts, tbl_wr
       encode_for(ship, PS_TYPE_INT32, n, &fors[C_SHIP], colnames[C_SHIP]) ||
       encode_for(commit, PS_TYPE_INT32, n, &fors[C_COMMIT], colnames[C_COMMIT]) ||
       encode_for(receipt, PS_TYPE_INT32, n, &fors[C_RECEIPT], colnames[C_RECEIPT]) ||
-      encode_strings(flag_off, flag_b.p, n, &dicts[C_FLAG], colnames[C_FLAG]) ||
-      encode_strings(mode_off, mode_b.p, n, &dicts[C_MODE], colnames[C_MODE]) ||
-      encode_strings(com_off, com_b.p, n, &dicts[C_COMMENT], colnames[C_COMMENT]))
+      encode_strings(flags, 3, flag, n, &dicts[C_FLAG], colnames[C_FLAG], &raw[0]) ||
+      encode_strings(shipmodes, 7, mode, n, &dicts[C_MODE], colnames[C_MODE], &raw[1]) ||
+      encode_strings((const char *const *)phrases, NPHRASES, com, n, &dicts[C_COMMENT], colnames[C_COMMENT], &raw[2]))
     goto done;
   for (int c = 0; c < NCOLS; c++) {
     tbl_write_column *w = &cols[c];
@@ -132,17 +156,16 @@ static int generate(uint64_t n, ps_encoded *fors, ps_encoded_dict *dicts, tbl_wr
     if (c >= C_FLAG) {
       w->encoding = TBL_ENC_DICT;
       w->desc = dicts[c].codes.desc;
-      w->dict = dicts[c].dict;
-      w->raw_bytes = (n + 1) * 4 + dicts[c].dict.bytes_size; /* approximation of the plain strings below */
+      w->dict = dicts[c].uniq.dict;
     } else {
       w->encoding = TBL_ENC_FOR;
       w->desc = fors[c].desc;
       w->raw_bytes = n * (c == C_ORDERKEY || c == C_PRICE ? 8 : 4);
     }
   }
-  cols[C_FLAG].raw_bytes = (n + 1) * 4 + flag_b.len;
-  cols[C_MODE].raw_bytes = (n + 1) * 4 + mode_b.len;
-  cols[C_COMMENT].raw_bytes = (n + 1) * 4 + com_b.len;
+  cols[C_FLAG].raw_bytes = raw[0];
+  cols[C_MODE].raw_bytes = raw[1];
+  cols[C_COMMENT].raw_bytes = raw[2];
   cols[C_PRICE].logical = cols[C_DISCOUNT].logical = TBL_LOGICAL_DECIMAL;
   cols[C_PRICE].desc.type = PS_TYPE_FLOAT64;
   cols[C_PRICE].desc.scale = 2;
@@ -162,12 +185,12 @@ done:
   free(ship);
   free(commit);
   free(receipt);
-  free(flag_off);
-  free(mode_off);
-  free(com_off);
-  tbuf_free(&flag_b);
-  tbuf_free(&mode_b);
-  tbuf_free(&com_b);
+  free(flag);
+  free(mode);
+  free(com);
+  if (phrases)
+    for (int k = 0; k < NPHRASES; k++) free(phrases[k]);
+  free(phrases);
   return rc;
 }
 
@@ -247,7 +270,7 @@ int cmd_demo(int argc, char **argv) {
 
   rng_state = seed;
   ps_encoded fors[NCOLS];
-  ps_encoded_dict dicts[NCOLS];
+  tool_dict dicts[NCOLS];
   tbl_write_column cols[NCOLS];
   memset(fors, 0, sizeof fors);
   memset(dicts, 0, sizeof dicts);
@@ -278,7 +301,7 @@ int cmd_demo(int argc, char **argv) {
   double t_write = now_seconds() - t0;
   for (int c = 0; c < NCOLS; c++) { /* the file holds everything now */
     ps_encoded_free(&fors[c]);
-    ps_encoded_dict_free(&dicts[c]);
+    tool_dict_free(&dicts[c]);
   }
   t0 = now_seconds();
   if (tbl_open_file(path, 1, &t, err, sizeof err)) {
@@ -362,7 +385,7 @@ int cmd_demo(int argc, char **argv) {
 done:
   for (int c = 0; c < NCOLS; c++) {
     ps_encoded_free(&fors[c]);
-    ps_encoded_dict_free(&dicts[c]);
+    tool_dict_free(&dicts[c]);
   }
   tbl_close(t);
   if (tmpl[0]) unlink(tmpl);

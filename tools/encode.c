@@ -277,14 +277,13 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
     s.offsets64 = (const int64_t *)(const void *)c->offs.p;
     s.bytes = c->bytes.p;
     s.validity = c->nulls ? c->valid.p : NULL;
-    ps_status st = ps_encode_dict(&s, NULL, lerr, sizeof lerr, &out->dicts[k]);
-    if (st != PS_OK)
-      return set_err(err, errsz, "column %u '%s': %s: %s", k + 1, name, ps_status_name(st), lerr);
+    if (tool_encode_dict(&s, &out->dicts[k], lerr, sizeof lerr))
+      return set_err(err, errsz, "column %u '%s': %s", k + 1, name, lerr);
     out->types[k] = CT_STRING;
     w->encoding = TBL_ENC_DICT;
     w->logical = TBL_LOGICAL_NONE;
     w->desc = out->dicts[k].codes.desc;
-    w->dict = out->dicts[k].dict;
+    w->dict = out->dicts[k].uniq.dict;
     w->null_count = c->nulls;
     w->raw_bytes = (n + 1) * 4 + c->bytes.len + (c->nulls ? (n + 7) / 8 : 0);
     return 0;
@@ -326,7 +325,7 @@ void encoded_table_free(encoded_table *t) {
   if (!t) return;
   for (uint32_t i = 0; i < t->ncols; i++) {
     if (t->fors) ps_encoded_free(&t->fors[i]);
-    if (t->dicts) ps_encoded_dict_free(&t->dicts[i]);
+    if (t->dicts) tool_dict_free(&t->dicts[i]);
     if (t->names) free(t->names[i]);
   }
   free(t->fors);

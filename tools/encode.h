@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "csv.h"
+#include "dict_dedup.h"
 #include "packscan.h"
 #include "table.h"
 #include "util.h"
@@ -36,7 +37,7 @@ typedef struct encoded_table {
   tbl_write_column *cols; /* ready for tbl_write_* */
   coltype *types;
   ps_encoded *fors;       /* per column (FOR columns) */
-  ps_encoded_dict *dicts; /* per column (string columns) */
+  tool_dict *dicts;       /* per column (string columns) */
   char **names;
   uint64_t input_bytes;
 } encoded_table;

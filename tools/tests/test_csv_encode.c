@@ -245,6 +245,50 @@ int main(void) {
     encoded_table_free(&t);
     tbuf_free(&big);
   }
+  /* ---- the hashing dictionary encoder agrees with ps_encode_dict ---- */
+  {
+    enum { M = 20000 };
+    int64_t *offs = malloc((M + 1) * 8);
+    uint8_t valid[(M + 7) / 8] = {0};
+    tbuf bytes = {0};
+    uint64_t x = 7;
+    offs[0] = 0;
+    for (int i = 0; i < M; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      if ((x >> 60) != 0) valid[i / 8] |= (uint8_t)(1 << (i % 8));
+      tbuf_printf(&bytes, "s%llu%s", (unsigned long long)((x >> 33) % 997), (x >> 20) % 5 ? "" : "\xff");
+      offs[i + 1] = (int64_t)bytes.len;
+    }
+    ps_strings in;
+    memset(&in, 0, sizeof in);
+    in.n = M;
+    in.offsets64 = offs;
+    in.bytes = bytes.p;
+    in.validity = valid;
+    tool_dict td;
+    ps_encoded_dict ref;
+    char e2[256];
+    CHECK(tool_encode_dict(&in, &td, err, sizeof err) == 0, "tool_encode_dict: %s", err);
+    CHECK(ps_encode_dict(&in, NULL, e2, sizeof e2, &ref) == PS_OK, "ps_encode_dict: %s", e2);
+    CHECK(td.uniq.dict.count == ref.dict.count && td.uniq.dict.bytes_size == ref.dict.bytes_size &&
+              !memcmp(td.uniq.dict.bytes, ref.dict.bytes, ref.dict.bytes_size) &&
+              !memcmp(td.uniq.dict.offsets32, ref.dict.offsets32, (ref.dict.count + 1) * 4),
+          "dictionaries differ");
+    uint32_t *c1 = malloc(M * 4), *c2 = malloc(M * 4);
+    ps_for_desc d1 = td.codes.desc, d2 = ref.codes.desc;
+    d1.type = d2.type = PS_TYPE_UINT32;
+    CHECK(ps_decode_for(&d1, c1, e2, sizeof e2) == PS_OK && ps_decode_for(&d2, c2, e2, sizeof e2) == PS_OK, "decode");
+    int same = 1;
+    for (int i = 0; i < M; i++)
+      if (((valid[i / 8] >> (i % 8)) & 1) && c1[i] != c2[i]) same = 0;
+    CHECK(same, "codes differ");
+    free(c1);
+    free(c2);
+    tool_dict_free(&td);
+    ps_encoded_dict_free(&ref);
+    free(offs);
+    tbuf_free(&bytes);
+  }
   tbuf_free(&diag);
   if (failures) {
     printf("%d csv/encode test(s) failed\n", failures);
