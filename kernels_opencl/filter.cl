@@ -6,35 +6,17 @@
  * 32g+j at bit j. Truth values of those 32 rows travel as two masks,
  * (is_true, is_false); a row in neither is UNKNOWN (Kleene logic).
  *
- * Plain OpenCL C 1.2. The backend prepends ps_program.h and filter_launch.h
- * and may define:
- *   PS_HAVE_FP64          the device has cl_khr_fp64 (PS_MODE_DOUBLE compares;
- *                         the host refuses such programs otherwise)
- *   PS_BIG_ENDIAN_DEVICE  words are always assembled from bytes
- *
- * Bounds: nothing past a region's readable bytes is read (the last word of a
- * stream is assembled from bytes) and nothing past ceil(rows/8) bytes of the
- * bitmap is written.
+ * Plain OpenCL C 1.2, built after common.cl (see there). Outputs: the
+ * bitmap (ceil(rows/8) bytes), a byte-per-row mask (rows bytes) and the count;
+ * input: an optional selection that restricts the rows evaluated.
  */
-#ifdef PS_HAVE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-
-typedef __global const uchar *ps_bytes;
-
-/* The readable bytes [offset, offset + size) of a buffer. */
-typedef struct ps_region {
-  ps_bytes buf;
-  ulong offset;
-  ulong size;
-} ps_region;
 
 /* One column slot as seen by one work-item. */
 typedef struct ps_column {
   __constant ps_prog_col *meta;
   ps_region data;
-  ulong first_word; /* the work-item's 32 rows start at this data word */
-  uint valid;       /* validity of the work-item's rows (0 past the chunk) */
+  ulong first_bit; /* the work-item's 32 rows start at this stream bit */
+  uint valid;      /* validity of the work-item's rows (0 outside the active rows) */
   uint slot;
 } ps_column;
 
@@ -43,35 +25,7 @@ typedef struct ps_truth {
   uint is_false;
 } ps_truth;
 
-/* ---- memory ----------------------------------------------------------- */
-
-/* Little-endian 32-bit word k of a region; bytes past its size read as 0. */
-static uint ps_load_word(ps_region r, ulong k) {
-  ulong b = k * 4;
-#ifndef PS_BIG_ENDIAN_DEVICE
-  /* cl_mem base addresses are at least 4-byte aligned, so only the offset
-   * decides whether a direct load is aligned. */
-  if (b + 4 <= r.size && ((r.offset + b) & 3) == 0)
-    return *(__global const uint *)(r.buf + r.offset + b);
-#endif
-  uint v = 0;
-  for (uint i = 0; i < 4; ++i)
-    if (b + i < r.size) v |= (uint)r.buf[r.offset + b + i] << (8 * i);
-  return v;
-}
-
-/* Stores word k of a result region, only the bytes below size. */
-static void ps_store_word(__global uchar *buf, ulong offset, ulong size, ulong k, uint v) {
-  ulong b = k * 4;
-#ifndef PS_BIG_ENDIAN_DEVICE
-  if (b + 4 <= size && ((offset + b) & 3) == 0) {
-    *(__global uint *)(buf + offset + b) = v;
-    return;
-  }
-#endif
-  for (uint i = 0; i < 4; ++i)
-    if (b + i < size) buf[offset + b + i] = (uchar)(v >> (8 * i));
-}
+/* ---- outputs ---------------------------------------------------------- */
 
 /* Writes rows [32k, 32k+32) of a byte-per-row mask (1/0), only the bytes
  * below size. */
@@ -85,15 +39,14 @@ static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k
 
 /* ---- columns ---------------------------------------------------------- */
 
-static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot,
-                              const ps_bytes *data, const ps_bytes *validity, ulong g,
-                              uint row_mask) {
+static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, const ps_bytes *data,
+                              const ps_bytes *validity, ulong g, uint row_mask) {
   ps_column c;
   c.meta = &launch->prog.cols[slot];
   c.data.buf = data[slot];
   c.data.offset = launch->data_offset[slot];
   c.data.size = c.meta->data_bytes;
-  c.first_word = g * c.meta->width; /* 32 rows always span exactly w words */
+  c.first_bit = 32 * g * c.meta->width;
   c.slot = slot;
   c.valid = row_mask;
   if (c.meta->flags & PS_COLF_VALIDITY) {
@@ -103,26 +56,11 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot,
   return c;
 }
 
-/* Code of row j of the work-item's 32 rows: stream bits [j*w, j*w+w). For
- * w > 32 a code may touch three 32-bit words. */
-static ulong ps_code(const ps_column *c, uint j) {
-  uint w = c->meta->width;
-  if (w == 0) return 0;
-  uint bit = j * w;
-  ulong k = c->first_word + (bit >> 5);
-  uint shift = bit & 31;
-  ulong x = ps_load_word(c->data, k);
-  if (shift + w > 32) x |= (ulong)ps_load_word(c->data, k + 1) << 32;
-  x >>= shift;
-  if (shift + w > 64) x |= (ulong)ps_load_word(c->data, k + 2) << (64 - shift);
-  return w == 64 ? x : x & ((1UL << w) - 1);
-}
-
 /* Reads the code of valid row j into *code; a corrupt code (ps_program.h)
  * raises the slot's bit in *corrupt and returns 0 so that it is never used. */
 static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) {
-  *code = ps_code(c, j);
-  if ((c->meta->flags & PS_COLF_NO_CODES) || *code > c->meta->code_limit) {
+  *code = ps_code_at(c->data, c->meta->width, c->first_bit + (ulong)j * c->meta->width);
+  if (ps_code_corrupt(c->meta, *code)) {
     *corrupt |= 1u << c->slot;
     return 0;
   }
@@ -176,23 +114,6 @@ static ps_int_key ps_int_key_of(__constant ps_prog_col *m, ulong code) {
   key.hi = m->kind == PS_KIND_SIGNED ? (uint)((long)key.lo >= 0) : 1u;
   return key;
 }
-
-#ifdef PS_HAVE_FP64
-__constant double ps_pow10[19] = PS_POW10_TABLE;
-
-/* PS_MODE_DOUBLE value; conversions round to nearest even (OpenCL's default
- * for explicit casts) and the division is correctly rounded. */
-static double ps_double_of(__constant ps_prog_col *m, ulong code) {
-  ulong raw = m->reference + code;
-  switch (m->kind) {
-    case PS_KIND_UNSIGNED: return (double)raw;
-    case PS_KIND_FLOAT64: return (double)(long)raw / ps_pow10[min(m->scale, 18u)];
-    case PS_KIND_FLOAT32:
-      return (double)(float)((double)(long)raw / ps_pow10[min(m->scale, 18u)]);
-    default: return (double)(long)raw;
-  }
-}
-#endif
 
 static uint ps_compare_codes(__constant ps_insn *in, const ps_column *a, ulong code_a,
                              const ps_column *b, ulong code_b, ps_region aux) {
@@ -303,21 +224,6 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
   return is_true[0] & row_mask;
 }
 
-/* The work-group's selected rows, in work-item 0. Every work-item of the
- * group calls it unconditionally: PoCL miscompiles barriers under a branch,
- * even a uniform one, and the reduction is cheap next to the scan. The local
- * size is a power of two. */
-static uint ps_group_count(uint selected, __local uint *scratch) {
-  uint lid = get_local_id(0);
-  scratch[lid] = popcount(selected);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint s = get_local_size(0) / 2; s > 0; s /= 2) {
-    if (lid < s) scratch[lid] += scratch[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  return scratch[0];
-}
-
 /* ---- entry point ------------------------------------------------------ */
 
 __kernel void ps_filter_words(
@@ -338,8 +244,7 @@ __kernel void ps_filter_words(
   ulong g = get_global_id(0);
   uint selected = 0;
   if (g < (rows + 31) / 32) {
-    ulong left = rows - 32 * g;
-    uint row_mask = left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+    uint row_mask = ps_row_mask(rows, g);
     /* Rows outside an input selection are not evaluated at all (no corrupt
      * read can come from them). The selection may be the bitmap itself
      * (in-place refinement): word g is read here before it is written. */
@@ -356,7 +261,7 @@ __kernel void ps_filter_words(
     if (launch->want_mask) ps_store_mask(mask, launch->mask_offset, rows, g, selected);
     if (corrupt) atomic_or(&status[PS_FILTER_STATUS_CORRUPT], corrupt);
   }
-  uint group_count = ps_group_count(selected, scratch);
+  uint group_count = ps_group_sum(popcount(selected), scratch);
   if (launch->want_count && get_local_id(0) == 0 && group_count != 0)
     atomic_add(&status[PS_FILTER_STATUS_COUNT], group_count);
 }

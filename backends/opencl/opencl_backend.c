@@ -161,7 +161,7 @@ static ps_status probe_device(ps_backend *be) {
   snprintf(be->device_name, sizeof be->device_name, "%s: %s (%s, driver %s)", platform_name, name, version, driver);
 
   cl_bool available = CL_FALSE, compiler = CL_FALSE, little = CL_TRUE;
-  cl_ulong max_alloc = 0;
+  cl_ulong max_alloc = 0, local_mem = 0;
   size_t max_wg = 0;
   struct {
     cl_device_info what;
@@ -174,6 +174,7 @@ static ps_status probe_device(ps_backend *be) {
       {CL_DEVICE_ENDIAN_LITTLE, "CL_DEVICE_ENDIAN_LITTLE", &little, sizeof little},
       {CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE", &max_alloc, sizeof max_alloc},
       {CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE", &max_wg, sizeof max_wg},
+      {CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE", &local_mem, sizeof local_mem},
   };
   for (size_t i = 0; i < sizeof queries / sizeof *queries; ++i) {
     err = clGetDeviceInfo(be->device, queries[i].what, queries[i].size, queries[i].value, NULL);
@@ -189,6 +190,7 @@ static ps_status probe_device(ps_backend *be) {
   be->little_endian = little != CL_FALSE;
   be->has_fp64 = has_extension(extensions, "cl_khr_fp64");
   be->max_alloc = max_alloc;
+  be->local_mem = local_mem;
   be->max_work_group = max_wg ? max_wg : 1;
   return PS_OK;
 }
@@ -205,6 +207,7 @@ static void opencl_destroy(ps_backend *be) {
   if (be->queue) clFinish(be->queue); /* nothing may still use what is released below */
   ps_cl_cache_clear(be);
   if (be->status) clReleaseMemObject(be->status);
+  if (be->scratch) clReleaseMemObject(be->scratch);
   if (be->dummy) clReleaseMemObject(be->dummy);
   if (be->queue) clReleaseCommandQueue(be->queue);
   if (be->context) clReleaseContext(be->context);
@@ -230,7 +233,7 @@ static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
   be->queue = clCreateCommandQueue(be->context, be->device, 0, &err);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateCommandQueue", be->device_name);
   PS_CL_TRY(create_buffer(be, 16, "placeholder for unused kernel arguments", &be->dummy));
-  PS_CL_TRY(create_buffer(be, PS_FILTER_STATUS_WORDS * sizeof(cl_uint), "status words", &be->status));
+  PS_CL_TRY(create_buffer(be, PS_CL_STATUS_WORDS * sizeof(cl_uint), "status words", &be->status));
   return PS_OK;
 }
 
@@ -311,6 +314,9 @@ const ps_backend_ops ps_backend_opencl = {
     .mem_write = opencl_mem_write,
     .mem_read = opencl_mem_read,
     .eval = ps_cl_eval,
+    .row_ids = ps_cl_row_ids,
+    .reduce = ps_cl_reduce,
+    .gather = ps_cl_gather,
     .retain_wrapped = opencl_retain_wrapped,
     .release_wrapped = opencl_release_wrapped,
 };

@@ -113,36 +113,18 @@ static ps_status corrupt_error(ps_backend *be, const ps_eval_args *args, cl_uint
                           slot, (unsigned long long)c->code_limit, first, last);
 }
 
-/* A read-only buffer holding a copy of host memory. The copy is taken before
- * clCreateBuffer returns, so the launch needs no synchronization, and the
- * buffer may be released right after the launch is enqueued. */
-static ps_status upload(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out) {
-  cl_int err;
-  *out = clCreateBuffer(be->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)src, &err);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateBuffer", what);
-  return PS_OK;
-}
-
 typedef struct launch_buffers {
   cl_mem launch;   /* per-eval copy of ps_filter_launch */
   cl_mem aux_copy; /* per-eval copy of aux_host, or NULL */
 } launch_buffers;
 
-static ps_status set_arg(ps_backend *be, cl_kernel k, cl_uint index, size_t size, const void *value) {
-  cl_int err = clSetKernelArg(k, index, size, value);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clSetKernelArg", "ps_filter_words");
-  return PS_OK;
-}
-
-static ps_status set_args(ps_backend *be, const ps_cl_cached *kern, const ps_eval_args *args,
-                          const launch_buffers *bufs) {
-  cl_kernel k = kern->kernel;
-  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_LAUNCH, sizeof(cl_mem), &bufs->launch));
+static ps_status set_args(ps_backend *be, cl_kernel k, const ps_eval_args *args, const launch_buffers *bufs) {
+  PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_LAUNCH, sizeof(cl_mem), &bufs->launch));
   for (cl_uint c = 0; c < PS_MAX_COLS; ++c) {
     cl_mem data = args->data[c].handle ? (cl_mem)args->data[c].handle : be->dummy;
     cl_mem valid = args->validity[c].handle ? (cl_mem)args->validity[c].handle : be->dummy;
-    PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_DATA0 + c, sizeof(cl_mem), &data));
-    PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_VALIDITY0 + c, sizeof(cl_mem), &valid));
+    PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_DATA0 + c, sizeof(cl_mem), &data));
+    PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_VALIDITY0 + c, sizeof(cl_mem), &valid));
   }
   cl_mem aux = bufs->aux_copy                              ? bufs->aux_copy
                : args->aux.handle && args->prog->aux_words ? (cl_mem)args->aux.handle
@@ -150,12 +132,11 @@ static ps_status set_args(ps_backend *be, const ps_cl_cached *kern, const ps_eva
   cl_mem selection = args->selection_in.handle ? (cl_mem)args->selection_in.handle : be->dummy;
   cl_mem bitmap = args->bitmap.handle ? (cl_mem)args->bitmap.handle : be->dummy;
   cl_mem mask = args->mask.handle ? (cl_mem)args->mask.handle : be->dummy;
-  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_AUX, sizeof(cl_mem), &aux));
-  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_SELECTION, sizeof(cl_mem), &selection));
-  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_BITMAP, sizeof(cl_mem), &bitmap));
-  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_MASK, sizeof(cl_mem), &mask));
-  PS_CL_TRY(set_arg(be, k, PS_FILTER_ARG_STATUS, sizeof(cl_mem), &be->status));
-  return set_arg(be, k, PS_FILTER_ARG_SCRATCH, kern->work_group * sizeof(cl_uint), NULL);
+  PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_AUX, sizeof(cl_mem), &aux));
+  PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_SELECTION, sizeof(cl_mem), &selection));
+  PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_BITMAP, sizeof(cl_mem), &bitmap));
+  PS_CL_TRY(ps_cl_set_arg(be, k, PS_FILTER_ARG_MASK, sizeof(cl_mem), &mask));
+  return ps_cl_set_arg(be, k, PS_FILTER_ARG_STATUS, sizeof(cl_mem), &be->status);
 }
 
 static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_launch *launch) {
@@ -176,30 +157,22 @@ static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_la
   launch->want_count = args->count != NULL;
 }
 
-static ps_status enqueue(ps_backend *be, const ps_cl_cached *kern, const ps_eval_args *args, int need_status) {
+static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, int need_status) {
   const ps_program *p = args->prog;
   int use_aux_copy = p->aux_words > 0 && !args->aux.handle;
   ps_filter_launch launch;
   fill_launch(args, use_aux_copy, &launch);
+  cl_kernel k = prog->kernels[PS_CL_FILTER];
 
   launch_buffers bufs = {NULL, NULL};
-  ps_status st = upload(be, &launch, sizeof launch, "program launch block", &bufs.launch);
+  ps_status st = ps_cl_upload(be, &launch, sizeof launch, "program launch block", &bufs.launch);
   if (st == PS_OK && use_aux_copy)
-    st = upload(be, args->aux_host, (size_t)p->aux_words * 4, "aux words", &bufs.aux_copy);
-  if (st == PS_OK) st = set_args(be, kern, args, &bufs);
-  if (st == PS_OK && need_status) {
-    static const cl_uint zero = 0;
-    cl_int err = clEnqueueFillBuffer(be->queue, be->status, &zero, sizeof zero, 0,
-                                     PS_FILTER_STATUS_WORDS * sizeof(cl_uint), 0, NULL, NULL);
-    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "status words");
-  }
-  if (st == PS_OK) {
-    size_t words = (size_t)((args->rows + 31) / 32);
-    size_t local = kern->work_group;
-    size_t global = (words + local - 1) / local * local;
-    cl_int err = clEnqueueNDRangeKernel(be->queue, kern->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
-  }
+    st = ps_cl_upload(be, args->aux_host, (size_t)p->aux_words * 4, "aux words", &bufs.aux_copy);
+  if (st == PS_OK) st = set_args(be, k, args, &bufs);
+  if (st == PS_OK)
+    st = ps_cl_set_arg(be, k, PS_FILTER_ARG_SCRATCH, prog->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);
+  if (st == PS_OK && need_status) st = ps_cl_reset_status(be, 0, PS_FILTER_STATUS_WORDS);
+  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_FILTER, (size_t)((args->rows + 31) / 32));
   /* Released now, freed by OpenCL once the launch that uses them is done. */
   if (bufs.launch) clReleaseMemObject(bufs.launch);
   if (bufs.aux_copy) clReleaseMemObject(bufs.aux_copy);
@@ -208,11 +181,11 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *kern, const ps_eval
 
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   PS_CL_TRY(check_program(be, args));
-  const ps_cl_cached *kern;
-  PS_CL_TRY(ps_cl_filter_kernel(be, &kern));
+  const ps_cl_cached *prog;
+  PS_CL_TRY(ps_cl_program(be, &prog));
   int check_corrupt = corruption_possible(args->prog);
   int need_status = check_corrupt || args->count != NULL;
-  PS_CL_TRY(enqueue(be, kern, args, need_status));
+  PS_CL_TRY(enqueue(be, prog, args, need_status));
   if (!need_status) return PS_OK;
 
   cl_uint status[PS_FILTER_STATUS_WORDS];

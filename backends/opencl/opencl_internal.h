@@ -5,7 +5,7 @@
 #include <CL/cl.h>
 
 #include "backend.h"
-#include "filter_launch.h"
+#include "launch.h"
 
 /* Rows per launch: 2^26 work-items at 32 rows each keeps global sizes and the
  * 32-bit device count far from overflow. */
@@ -21,16 +21,29 @@
     if (ps_cl_try_st_ != PS_OK) return ps_cl_try_st_; \
   } while (0)
 
+/* Words of the status buffer (enough for every kernel's status). */
+#define PS_CL_STATUS_WORDS 2u
+
 #define PS_CL_CACHE_SLOTS 8
 #define PS_CL_OPTIONS_SIZE 256
 
-/* A program built from one source with one option string, and its kernel. */
+/* The kernels of the program (kernels_opencl/), by index. */
+typedef enum ps_cl_kernel_id {
+  PS_CL_FILTER = 0,  /* filter.cl ps_filter_words */
+  PS_CL_COUNT_WORDS, /* select.cl ps_count_words */
+  PS_CL_WRITE_IDS,   /* select.cl ps_write_ids */
+  PS_CL_REDUCE,      /* select.cl ps_reduce_words */
+  PS_CL_GATHER,      /* select.cl ps_gather_values */
+  PS_CL_KERNEL_COUNT
+} ps_cl_kernel_id;
+
+/* A program built from one source with one option string, and its kernels. */
 typedef struct ps_cl_cached {
   const char *source_name;
   char options[PS_CL_OPTIONS_SIZE];
   cl_program program;
-  cl_kernel kernel;
-  size_t work_group; /* power of two the kernel accepts */
+  cl_kernel kernels[PS_CL_KERNEL_COUNT];
+  size_t work_group[PS_CL_KERNEL_COUNT]; /* a power of two each kernel accepts */
 } ps_cl_cached;
 
 /* One context = one device, so the program cache lives here. */
@@ -44,9 +57,12 @@ struct ps_backend {
   int has_fp64;
   int little_endian;
   uint64_t max_alloc;
+  uint64_t local_mem;
   size_t max_work_group;
-  cl_mem dummy;  /* bound to buffer arguments a launch does not use */
-  cl_mem status; /* PS_FILTER_STATUS_WORDS words the kernel accumulates into */
+  cl_mem dummy;   /* bound to buffer arguments a launch does not use */
+  cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
+  cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
+  size_t scratch_bytes;
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
 };
@@ -59,11 +75,28 @@ ps_status ps_cl_build_fail(ps_context *ctx, cl_int err, const char *source_name,
                            const char *device, const char *log);
 const char *ps_cl_error_name(cl_int err);
 
-/* opencl_program.c: the filter kernel for the device, built on first use. */
-ps_status ps_cl_filter_kernel(ps_backend *be, const ps_cl_cached **out);
+/* opencl_program.c: the device's program (every kernel), built on first use. */
+ps_status ps_cl_program(ps_backend *be, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
+
+/* A read-only buffer holding a copy of host memory, taken before the call
+ * returns: a launch needs no synchronization for it, and the buffer may be
+ * released right after the launch is enqueued. */
+ps_status ps_cl_upload(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out);
+ps_status ps_cl_set_arg(ps_backend *be, cl_kernel k, cl_uint index, size_t size, const void *value);
+/* Enqueues a 1-D launch of `global` work-items (rounded up to the group size). */
+ps_status ps_cl_launch(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global);
+/* be->scratch with at least `bytes` bytes. */
+ps_status ps_cl_scratch(ps_backend *be, size_t bytes, cl_mem *out);
+/* Sets n status words to `value` (on the queue). */
+ps_status ps_cl_reset_status(ps_backend *be, cl_uint value, size_t n);
 
 /* opencl_eval.c */
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args);
+
+/* opencl_select.c */
+ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *args);
+ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *args);
+ps_status ps_cl_gather(ps_backend *be, const ps_gather_args *args);
 
 #endif /* PS_OPENCL_INTERNAL_H */

@@ -1,0 +1,163 @@
+/*
+ * common.cl: what every kernel of the OpenCL backend shares: bounded loads
+ * and stores on byte regions, code extraction from a packed stream, value
+ * decoding, work-group sums and scans.
+ *
+ * Plain OpenCL C 1.2. The backend builds one program from ps_program.h,
+ * launch.h, this file, filter.cl and select.cl (in that order) and may
+ * define:
+ *   PS_HAVE_FP64          the device has cl_khr_fp64 (double compares and
+ *                         float decoding; the host refuses those otherwise)
+ *   PS_BIG_ENDIAN_DEVICE  words are always assembled from bytes
+ *
+ * Bounds: nothing past a region's readable bytes is read (the last word of a
+ * stream is assembled from bytes) and nothing past an output's size is
+ * written.
+ */
+#ifdef PS_HAVE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+typedef __global const uchar *ps_bytes;
+
+/* The readable bytes [offset, offset + size) of a buffer. */
+typedef struct ps_region {
+  ps_bytes buf;
+  ulong offset;
+  ulong size;
+} ps_region;
+
+/* ---- memory ----------------------------------------------------------- */
+
+/* Little-endian 32-bit word k of a region; bytes past its size read as 0. */
+static uint ps_load_word(ps_region r, ulong k) {
+  ulong b = k * 4;
+#ifndef PS_BIG_ENDIAN_DEVICE
+  /* cl_mem base addresses are at least 4-byte aligned, so only the offset
+   * decides whether a direct load is aligned. */
+  if (b + 4 <= r.size && ((r.offset + b) & 3) == 0) return *(__global const uint *)(r.buf + r.offset + b);
+#endif
+  uint v = 0;
+  for (uint i = 0; i < 4; ++i)
+    if (b + i < r.size) v |= (uint)r.buf[r.offset + b + i] << (8 * i);
+  return v;
+}
+
+/* Stores word k of an output of `size` bytes at `offset`, only the bytes
+ * below size. */
+static void ps_store_word(__global uchar *buf, ulong offset, ulong size, ulong k, uint v) {
+  ulong b = k * 4;
+#ifndef PS_BIG_ENDIAN_DEVICE
+  if (b + 4 <= size && ((offset + b) & 3) == 0) {
+    *(__global uint *)(buf + offset + b) = v;
+    return;
+  }
+#endif
+  for (uint i = 0; i < 4; ++i)
+    if (b + i < size) buf[offset + b + i] = (uchar)(v >> (8 * i));
+}
+
+/* The low `bytes` (1, 2, 4 or 8) bytes of v, little-endian, at byte `at`. */
+static void ps_store_value(__global uchar *buf, ulong at, uint bytes, ulong v) {
+#ifndef PS_BIG_ENDIAN_DEVICE
+  if ((at & (bytes - 1)) == 0) {
+    switch (bytes) {
+      case 1: buf[at] = (uchar)v; return;
+      case 2: *(__global ushort *)(buf + at) = (ushort)v; return;
+      case 4: *(__global uint *)(buf + at) = (uint)v; return;
+      case 8: *(__global ulong *)(buf + at) = v; return;
+      default: break;
+    }
+  }
+#endif
+  for (uint i = 0; i < bytes; ++i) buf[at + i] = (uchar)(v >> (8 * i));
+}
+
+/* A little-endian integer of `bytes` (4 or 8) bytes at byte `at`. */
+static ulong ps_load_value(ps_bytes buf, ulong at, uint bytes) {
+#ifndef PS_BIG_ENDIAN_DEVICE
+  if ((at & (bytes - 1)) == 0)
+    return bytes == 8 ? *(__global const ulong *)(buf + at) : *(__global const uint *)(buf + at);
+#endif
+  ulong v = 0;
+  for (uint i = 0; i < bytes; ++i) v |= (ulong)buf[at + i] << (8 * i);
+  return v;
+}
+
+/* ---- codes and values ------------------------------------------------- */
+
+/* The w-bit code at stream bit `bit` (bits [bit, bit+w), LSB first). For
+ * w > 32 a code may touch three 32-bit words. */
+static ulong ps_code_at(ps_region data, uint w, ulong bit) {
+  if (w == 0) return 0;
+  ulong k = bit >> 5;
+  uint shift = (uint)(bit & 31);
+  ulong x = ps_load_word(data, k);
+  if (shift + w > 32) x |= (ulong)ps_load_word(data, k + 1) << 32;
+  x >>= shift;
+  if (shift + w > 64) x |= (ulong)ps_load_word(data, k + 2) << (64 - shift);
+  return w == 64 ? x : x & ((1UL << w) - 1);
+}
+
+/* Whether a valid row's code is corrupt (ps_program.h). */
+static int ps_code_corrupt(__constant ps_prog_col *m, ulong code) {
+  return (m->flags & PS_COLF_NO_CODES) || code > m->code_limit;
+}
+
+#ifdef PS_HAVE_FP64
+__constant double ps_pow10[19] = PS_POW10_TABLE;
+
+/* The double of a code (ps_program.h, PS_MODE_DOUBLE); conversions round to
+ * nearest even (OpenCL's default for explicit casts) and the division is
+ * correctly rounded (never built with fast-math options). */
+static double ps_double_of(__constant ps_prog_col *m, ulong code) {
+  ulong raw = m->reference + code;
+  switch (m->kind) {
+    case PS_KIND_UNSIGNED: return (double)raw;
+    case PS_KIND_FLOAT64: return (double)(long)raw / ps_pow10[min(m->scale, 18u)];
+    case PS_KIND_FLOAT32: return (double)(float)((double)(long)raw / ps_pow10[min(m->scale, 18u)]);
+    default: return (double)(long)raw;
+  }
+}
+#endif
+
+/* ---- work-group collectives --------------------------------------------
+ * Every work-item of the group must call these unconditionally (barriers;
+ * PoCL miscompiles barriers under a branch, even a uniform one). The local
+ * size is a power of two. */
+
+/* The sum of v over the group, in every work-item. */
+static uint ps_group_sum(uint v, __local uint *scratch) {
+  uint lid = get_local_id(0);
+  scratch[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = get_local_size(0) / 2; s > 0; s /= 2) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  uint total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused after return */
+  return total;
+}
+
+/* The sum of v over the work-items before this one. */
+static uint ps_group_exclusive_scan(uint v, __local uint *scratch) {
+  uint lid = get_local_id(0);
+  scratch[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint d = 1; d < get_local_size(0); d *= 2) {
+    uint add = lid >= d ? scratch[lid - d] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[lid] += add;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  uint inclusive = scratch[lid];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return inclusive - v;
+}
+
+/* Rows [32g, 32g+32) of a chunk of `rows` rows that exist, as a mask. */
+static uint ps_row_mask(ulong rows, ulong g) {
+  ulong left = rows - 32 * g;
+  return left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+}
