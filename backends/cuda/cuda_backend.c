@@ -1,0 +1,371 @@
+/*
+ * The CUDA backend (core/backend.h) on the CUDA runtime API. Plain C: the
+ * kernels are reached only through kernels_cuda/ps_cuda_kernels.h.
+ *
+ * Every entry point makes the context's device current and restores the
+ * caller's afterwards, enqueues on the context's stream, and synchronizes
+ * that stream (never the device) only before handing data back to the host.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "ps_cuda_kernels.h"
+
+/* Rows per launch: a multiple of 32 that keeps row indexes, the grid size and
+ * bitmap word indexes in 32-bit arithmetic (stream bit offsets use 64 bits). */
+#define PS_CUDA_MAX_CHUNK_ROWS ((uint64_t)1 << 31)
+
+static const double ps_cuda_pow10[19] = PS_POW10_TABLE;
+
+ps_status ps_cuda_enter(ps_backend *be, int *prev) {
+  ps_status st = ps_cuda_status(be->ctx, cudaGetDevice(prev), "cudaGetDevice", false);
+  if (st == PS_OK && *prev != be->device)
+    st = ps_cuda_status(be->ctx, cudaSetDevice(be->device), "cudaSetDevice", false);
+  return st;
+}
+
+void ps_cuda_leave(ps_backend *be, int prev) {
+  if (prev != be->device) (void)cudaSetDevice(prev);
+}
+
+static void version_text(int v, char *buf, size_t size) {
+  snprintf(buf, size, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* Releases whatever init_device got to; be's device is current. */
+static void release_device(ps_backend *be) {
+  if (be->scratch) (void)cudaFree(be->scratch);
+  if (be->scratch_host) (void)cudaFreeHost(be->scratch_host);
+  if (be->own_stream) (void)cudaStreamDestroy(be->own_stream);
+  be->scratch = be->scratch_host = NULL;
+  be->own_stream = be->stream = NULL;
+  (void)cudaGetLastError();
+}
+
+/* Describes the device, checks the kernels run on it, creates the stream and
+ * the scratch words. be's device is current. */
+static ps_status init_device(ps_backend *be) {
+  ps_context *ctx = be->ctx;
+  struct cudaDeviceProp prop;
+  ps_status st = ps_cuda_status(ctx, cudaGetDeviceProperties(&prop, be->device),
+                                "cudaGetDeviceProperties", true);
+  if (st != PS_OK) return st;
+  int drv = 0, rt = 0;
+  (void)cudaDriverGetVersion(&drv);
+  (void)cudaRuntimeGetVersion(&rt);
+  char drv_s[16], rt_s[16];
+  version_text(drv, drv_s, sizeof drv_s);
+  version_text(rt, rt_s, sizeof rt_s);
+  snprintf(be->name, sizeof be->name, "%.200s (sm_%d%d, %d SMs, driver %s, runtime %s)", prop.name,
+           prop.major, prop.minor, prop.multiProcessorCount, drv_s, rt_s);
+
+  cudaError_t err = ps_cuda_probe_kernels();
+  if (err != cudaSuccess) {
+    char call[512];
+    snprintf(call, sizeof call,
+             "loading the packscan kernels on device %d, %s (this build has no code for sm_%d%d; "
+             "rebuild with it in CMAKE_CUDA_ARCHITECTURES)",
+             be->device, be->name, prop.major, prop.minor);
+    return ps_cuda_status(ctx, err, call, true);
+  }
+  st = ps_cuda_status(ctx, cudaStreamCreateWithFlags(&be->own_stream, cudaStreamNonBlocking),
+                      "cudaStreamCreateWithFlags", false);
+  if (st != PS_OK) return st;
+  be->stream = be->own_stream;
+  st = ps_cuda_status(ctx, cudaMalloc(&be->scratch, PS_CUDA_SCRATCH_BYTES), "cudaMalloc (scratch)",
+                      false);
+  if (st != PS_OK) return st;
+  return ps_cuda_status(ctx, cudaMallocHost(&be->scratch_host, PS_CUDA_SCRATCH_BYTES),
+                        "cudaMallocHost (scratch)", false);
+}
+
+static ps_status cuda_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
+  int count = 0;
+  ps_status st = ps_cuda_status(ctx, cudaGetDeviceCount(&count),
+                                "cudaGetDeviceCount", true);
+  if (st != PS_OK) return st;
+  if (count <= 0)
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
+                            "cuda: no CUDA device found (cudaGetDeviceCount returned 0)");
+  int prev = 0;
+  st = ps_cuda_status(ctx, cudaGetDevice(&prev), "cudaGetDevice", true);
+  if (st != PS_OK) return st;
+  int device = opts ? opts->cuda_device : -1;
+  if (device < -1)
+    return ps_backend_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                            "cuda: options.cuda_device is %d; expected -1 (the current device) "
+                            "or a device ordinal",
+                            device);
+  if (device >= count)
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
+                            "cuda: options.cuda_device is %d but this machine has %d CUDA "
+                            "device(s) (ordinals 0..%d)",
+                            device, count, count - 1);
+  if (device == -1) device = prev;
+
+  ps_backend *be = ps_host_alloc(ctx, sizeof *be);
+  if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "cuda: allocating the backend state");
+  memset(be, 0, sizeof *be);
+  be->ctx = ctx;
+  be->device = device;
+  st = ps_cuda_status(ctx, cudaSetDevice(device), "cudaSetDevice", true);
+  if (st == PS_OK) {
+    st = init_device(be);
+    if (st != PS_OK) release_device(be);
+  }
+  ps_cuda_leave(be, prev);
+  if (st != PS_OK) {
+    ps_host_free(ctx, be);
+    return st;
+  }
+  *out = be;
+  return PS_OK;
+}
+
+static void cuda_destroy(ps_backend *be) {
+  if (!be) return;
+  int prev = be->device;
+  if (ps_cuda_enter(be, &prev) == PS_OK) {
+    release_device(be);
+    ps_cuda_leave(be, prev);
+  }
+  ps_host_free(be->ctx, be);
+}
+
+static const char *cuda_device_name(ps_backend *be) { return be->name; }
+
+static uint64_t cuda_max_chunk_rows(ps_backend *be) {
+  (void)be;
+  return PS_CUDA_MAX_CHUNK_ROWS;
+}
+
+static void *devptr(ps_devmem m) { return (uint8_t *)m.handle + m.offset; }
+
+static ps_status cuda_mem_alloc(ps_backend *be, uint64_t bytes, ps_devmem *out) {
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  void *p = NULL;
+  char call[64];
+  snprintf(call, sizeof call, "cudaMalloc(%llu bytes)", (unsigned long long)bytes);
+  st = ps_cuda_status(be->ctx, cudaMalloc(&p, bytes ? (size_t)bytes : 1), call, false);
+  ps_cuda_leave(be, prev);
+  if (st != PS_OK) return st;
+  out->handle = p;
+  out->offset = 0;
+  return PS_OK;
+}
+
+static void cuda_mem_free(ps_backend *be, ps_devmem mem) {
+  int prev;
+  if (!mem.handle || ps_cuda_enter(be, &prev) != PS_OK) return;
+  (void)ps_cuda_status(be->ctx, cudaFree(mem.handle), "cudaFree", false);
+  ps_cuda_leave(be, prev);
+}
+
+/* Waits for the stream: called only where the host must see results. */
+static ps_status sync_stream(ps_backend *be) {
+  return ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+}
+
+static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  st = ps_cuda_status(be->ctx,
+                      cudaMemcpyAsync(devptr(dst), src, (size_t)bytes, cudaMemcpyHostToDevice,
+                                      be->stream),
+                      "cudaMemcpyAsync (host to device)", false);
+  /* ps_buffer_write is synchronous: from pinned memory the copy would still
+   * be reading src after we return, so wait for it. */
+  if (st == PS_OK) st = sync_stream(be);
+  ps_cuda_leave(be, prev);
+  return st;
+}
+
+static ps_status cuda_mem_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  st = ps_cuda_status(be->ctx,
+                      cudaMemcpyAsync(dst, devptr(src), (size_t)bytes, cudaMemcpyDeviceToHost,
+                                      be->stream),
+                      "cudaMemcpyAsync (device to host)", false);
+  if (st == PS_OK) st = sync_stream(be);
+  ps_cuda_leave(be, prev);
+  return st;
+}
+
+/* ---- evaluation ------------------------------------------------------------ */
+
+/* The kernel trusts the program's structure; the core's lowering should never
+ * produce a bad one, so a failure here is PS_ERR_INTERNAL with the reason. */
+static ps_status check_program(ps_context *ctx, const ps_program *p) {
+#define BAD(...) ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: invalid program: " __VA_ARGS__)
+  if (p->n_insns == 0 || p->n_insns > PS_MAX_INSNS)
+    return BAD("%u instructions (expected 1..%u)", p->n_insns, PS_MAX_INSNS);
+  if (p->n_cols > PS_MAX_COLS) return BAD("%u column slots (at most %u)", p->n_cols, PS_MAX_COLS);
+  for (uint32_t c = 0; c < p->n_cols; c++) {
+    const ps_prog_col *col = &p->cols[c];
+    if (col->width > 64) return BAD("slot %u has width %u", c, col->width);
+    if (col->scale > 18) return BAD("slot %u has scale %u", c, col->scale);
+    if (col->kind > PS_KIND_FLOAT32) return BAD("slot %u has kind %u", c, col->kind);
+  }
+  uint32_t depth = 0;
+  for (uint32_t i = 0; i < p->n_insns; i++) {
+    const ps_insn *in = &p->insns[i];
+    switch (in->op) {
+      case PS_OP_CMPCOL:
+        if (in->col_b >= p->n_cols)
+          return BAD("instruction %u reads slot %u of %u", i, in->col_b, p->n_cols);
+        if (PS_INSN_MODE(in->flags) > PS_MODE_RANK || PS_INSN_CMP(in->flags) > PS_CMP_GE)
+          return BAD("instruction %u has flags 0x%x", i, in->flags);
+        /* fall through */
+      case PS_OP_RANGE:
+      case PS_OP_SET:
+      case PS_OP_INLIST:
+      case PS_OP_ISNULL:
+        if (in->col_a >= p->n_cols)
+          return BAD("instruction %u reads slot %u of %u", i, in->col_a, p->n_cols);
+        if (in->op == PS_OP_INLIST &&
+            (in->lo > p->aux_words / 2 || in->aux_a > p->aux_words - 2 * in->lo))
+          return BAD("instruction %u: a list of %llu codes at word %u overruns %u aux words", i,
+                     (unsigned long long)in->lo, in->aux_a, p->aux_words);
+        depth++;
+        break;
+      case PS_OP_AND:
+      case PS_OP_OR:
+        if (depth < 2) return BAD("instruction %u (opcode %u) needs two operands", i, in->op);
+        depth--;
+        break;
+      case PS_OP_NOT:
+        if (depth < 1) return BAD("instruction %u (NOT) needs an operand", i);
+        break;
+      default:
+        return BAD("instruction %u has opcode %u", i, in->op);
+    }
+    if (depth > PS_MAX_STACK) return BAD("stack deeper than %u at instruction %u", PS_MAX_STACK, i);
+  }
+  if (depth != 1) return BAD("%u values left on the stack (expected 1)", depth);
+  return PS_OK;
+#undef BAD
+}
+
+static ps_status fill_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval_params *p) {
+  ps_context *ctx = be->ctx;
+  const ps_program *prog = a->prog;
+  memset(p, 0, sizeof *p);
+  p->prog = *prog;
+  for (uint32_t c = 0; c < prog->n_cols; c++) {
+    const ps_prog_col *col = &prog->cols[c];
+    if (a->data[c].handle) {
+      p->data[c] = devptr(a->data[c]);
+      if (((uintptr_t)p->data[c] & 3u) == 0) p->data_aligned |= 1u << c;
+    } else if (col->data_bytes) {
+      return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: column slot %u has no data memory", c);
+    }
+    if (col->flags & PS_COLF_VALIDITY) {
+      if (!a->validity[c].handle)
+        return ps_backend_error(ctx, PS_ERR_INTERNAL,
+                                "cuda: column slot %u has PS_COLF_VALIDITY but no validity memory", c);
+      p->validity[c] = devptr(a->validity[c]);
+    }
+    p->pow10[c] = ps_cuda_pow10[col->scale];
+  }
+  if (prog->aux_words) {
+    if (!a->aux.handle)
+      return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: %u aux words but no aux memory",
+                              prog->aux_words);
+    p->aux = devptr(a->aux);
+  }
+  if (a->bitmap.handle) {
+    p->bitmap = devptr(a->bitmap);
+    p->bitmap_aligned = ((uintptr_t)p->bitmap & 3u) == 0;
+  }
+  p->count = (unsigned long long *)be->scratch;
+  p->status = (uint32_t *)((uint8_t *)be->scratch + 8);
+  p->rows = (uint32_t)a->rows;
+  return PS_OK;
+}
+
+/* Turns the status word into the evaluation's result. */
+static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t status) {
+  if (status & PS_CUDA_FLAG_AUX)
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL,
+                            "cuda: an aux index fell outside the program's %u aux words",
+                            a->prog->aux_words);
+  for (uint32_t c = 0; c < PS_MAX_COLS; c++) {
+    if (!(status & (1u << c))) continue;
+    const ps_prog_col *col = &a->prog->cols[c];
+    const unsigned long long first = (unsigned long long)a->row_begin;
+    const unsigned long long last = first + a->rows - 1;
+    if (col->flags & PS_COLF_NO_CODES)
+      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                              "column slot %u: a non-null row among rows %llu..%llu, but the "
+                              "column has no valid code (empty dictionary)",
+                              c, first, last);
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                            "column slot %u: a non-null row among rows %llu..%llu has a code "
+                            "greater than the largest valid code %llu",
+                            c, first, last, (unsigned long long)col->code_limit);
+  }
+  return PS_OK;
+}
+
+static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
+  ps_context *ctx = be->ctx;
+  if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS)
+    return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: eval of %llu rows (expected 1..%llu)",
+                            a ? (unsigned long long)a->rows : 0ULL,
+                            (unsigned long long)PS_CUDA_MAX_CHUNK_ROWS);
+  ps_status st = check_program(ctx, a->prog);
+  if (st != PS_OK) return st;
+  ps_cuda_eval_params params;
+  st = fill_params(be, a, &params);
+  if (st != PS_OK) return st;
+
+  int prev;
+  st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
+                      "cudaMemsetAsync (scratch)", false);
+  if (st == PS_OK)
+    st = ps_cuda_status(ctx, ps_cuda_launch_eval(&params, be->stream), "launching the eval kernel",
+                        false);
+  /* The count and the corruption flag are host values: read them back once. */
+  if (st == PS_OK)
+    st = ps_cuda_status(ctx,
+                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
+                                        cudaMemcpyDeviceToHost, be->stream),
+                        "cudaMemcpyAsync (eval results)", false);
+  if (st == PS_OK) st = sync_stream(be);
+  ps_cuda_leave(be, prev);
+  if (st != PS_OK) return st;
+
+  uint64_t count;
+  uint32_t status;
+  memcpy(&count, be->scratch_host, sizeof count);
+  memcpy(&status, (const uint8_t *)be->scratch_host + 8, sizeof status);
+  st = report_status(be, a, status);
+  if (st != PS_OK) return st;
+  if (a->count) *a->count = count;
+  return PS_OK;
+}
+
+const ps_backend_ops ps_backend_cuda = {
+    .abi_version = PS_BACKEND_ABI_VERSION,
+    .name = "cuda",
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .device_name = cuda_device_name,
+    .max_chunk_rows = cuda_max_chunk_rows,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .mem_write = cuda_mem_write,
+    .mem_read = cuda_mem_read,
+    .eval = cuda_eval,
+    .retain_wrapped = NULL,
+    .release_wrapped = NULL,
+};

@@ -1,0 +1,38 @@
+/* Private to backends/cuda: the backend state and the one error mapping. */
+#ifndef PS_CUDA_BACKEND_H
+#define PS_CUDA_BACKEND_H
+
+#include <stdbool.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+
+struct ps_backend {
+  ps_context *ctx;
+  int device;
+  cudaStream_t own_stream; /* created with cudaStreamNonBlocking */
+  cudaStream_t stream;     /* where work goes: own_stream or the caller's */
+  /* Per-evaluation results the kernel writes (selected-row counter, status
+   * word), zeroed before and read back once after each launch. */
+  void *scratch;      /* device, PS_CUDA_SCRATCH_BYTES */
+  void *scratch_host; /* pinned host copy */
+  char name[320];
+};
+
+#define PS_CUDA_SCRATCH_BYTES 16 /* uint64 count, uint32 status, pad */
+
+/* THE mapping of cudaError_t to ps_status (cudaSuccess -> PS_OK): out of
+ * memory -> PS_ERR_DEVICE_OUT_OF_MEMORY, no usable device ->
+ * PS_ERR_NO_DEVICE, anything else -> PS_ERR_DEVICE, or every error ->
+ * PS_ERR_NO_DEVICE when `probing` (while looking for a device at create). The
+ * message names the error and the call. Non-sticky errors are cleared so the
+ * context stays usable. */
+ps_status ps_cuda_status(ps_context *ctx, cudaError_t err, const char *call, bool probing);
+
+/* Makes be's device current for the calling thread; *prev receives the
+ * device to restore with ps_cuda_leave. */
+ps_status ps_cuda_enter(ps_backend *be, int *prev);
+void ps_cuda_leave(ps_backend *be, int prev);
+
+#endif /* PS_CUDA_BACKEND_H */

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317  # the step functions are called through step()
+# The GPU machine's whole check, in one script (run as root from the repo root):
+# device info, build with CUDA (sm_90), NVIDIA's OpenCL registered as an ICD,
+# every test (reference, opencl, cuda; a missing CUDA device fails), the OpenCL
+# tests on the NVIDIA platform and on PoCL, compute-sanitizer memcheck /
+# racecheck / synccheck over the cuda tests, and the benchmark when it is built.
+#
+# Every step logs to its own file; a failing step is recorded and the script
+# goes on. The logs come back as $OUT/gpu-logs.tar.gz (plus summary.txt and
+# bench.json); the summary table is printed last. Exit status 1 if any step
+# failed. Budget: GPU_CI_BUDGET_S (default 450 s) — steps that would start
+# after it are skipped, and sanitizer runs are capped by what is left.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+OUT=${OUT:-$PWD/gpu-out}
+BUILD=${BUILD_DIR:-build-gpu}
+BUDGET=${GPU_CI_BUDGET_S:-450}
+LOGS=$(mktemp -d /tmp/packscan-gpu-logs.XXXXXX)
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+export PACKSCAN_REQUIRE_CUDA=1
+T_START=$SECONDS
+
+names=() results=() secs=() notes=()
+failed=0
+n_step=0
+
+record() { # record NAME RESULT SECONDS NOTE
+  names+=("$1") results+=("$2") secs+=("$3") notes+=("$4")
+  [ "$2" = FAIL ] && failed=1
+  printf '[%s] %s (%ss)%s\n' "$2" "$1" "$3" "${4:+ - $4}"
+}
+
+left() { echo $((BUDGET - (SECONDS - T_START))); }
+
+# step NAME FUNCTION [ARGS...]: runs FUNCTION with output to its log; the
+# function's status decides PASS/FAIL (77 = SKIP, its last log line the reason).
+step() {
+  local name=$1
+  shift
+  n_step=$((n_step + 1))
+  local log
+  log=$LOGS/$(printf '%02d' "$n_step")-$name.log
+  if [ "$(left)" -le 0 ]; then
+    record "$name" SKIP 0 "time budget of ${BUDGET}s spent"
+    return
+  fi
+  local t0=$SECONDS rc
+  "$@" >"$log" 2>&1
+  rc=$?
+  local dt=$((SECONDS - t0))
+  if [ $rc -eq 0 ]; then
+    record "$name" PASS "$dt" ""
+  elif [ $rc -eq 77 ]; then
+    record "$name" SKIP "$dt" "$(tail -n 1 "$log")"
+  else
+    record "$name" FAIL "$dt" "exit $rc, log $(basename "$log")"
+    echo "----- last lines of $(basename "$log") -----"
+    tail -n 25 "$log"
+    echo "-----"
+  fi
+}
+
+# ---- steps ------------------------------------------------------------------
+
+device_info() {
+  nvidia-smi || return 1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap,mig.mode.current --format=csv
+  nvcc --version
+  cmake --version | head -n 1
+  command -v compute-sanitizer
+}
+
+HAVE_OPENCL=ON
+configure() {
+  local args=(-S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+    -DPACKSCAN_WITH_CUDA=ON -DPACKSCAN_WERROR=ON)
+  if timeout 300 cmake "${args[@]}"; then return 0; fi
+  # Without OpenCL development files the CUDA side can still be checked.
+  echo "configure with OpenCL failed; retrying with PACKSCAN_WITH_OPENCL=OFF"
+  HAVE_OPENCL=OFF
+  rm -rf "$BUILD"
+  timeout 300 cmake "${args[@]}" -DPACKSCAN_WITH_OPENCL=OFF
+  return 1
+}
+
+build() { timeout 400 cmake --build "$BUILD" -j16; }
+
+find_nvidia_opencl() {
+  local d
+  for d in /usr/lib/x86_64-linux-gnu /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib64 \
+    /usr/lib /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu/nvidia/current; do
+    if [ -e "$d/libnvidia-opencl.so.1" ]; then
+      echo "$d/libnvidia-opencl.so.1"
+      return 0
+    fi
+  done
+  ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}' | grep . ||
+    find / -xdev -name 'libnvidia-opencl.so.1' 2>/dev/null | head -n 1 | grep .
+}
+
+register_icd() {
+  [ "$HAVE_OPENCL" = ON ] || { echo "OpenCL backend not built"; return 77; }
+  local lib
+  lib=$(find_nvidia_opencl) || {
+    echo "libnvidia-opencl.so.1 not found"
+    return 1
+  }
+  mkdir -p /etc/OpenCL/vendors
+  echo "$lib" >/etc/OpenCL/vendors/nvidia.icd
+  echo "wrote /etc/OpenCL/vendors/nvidia.icd -> $lib"
+  ls -l /etc/OpenCL/vendors
+  if command -v clinfo >/dev/null; then clinfo -l; else echo "(clinfo not installed)"; fi
+}
+
+ctest_all() (
+  cd "$BUILD" || exit 1
+  timeout 420 ctest --output-on-failure -j8 --timeout 300
+  rc=$?
+  cp Testing/Temporary/LastTest.log "$LOGS/ctest-all-LastTest.log" 2>/dev/null
+  exit "$rc"
+)
+
+ctest_opencl() { # ctest_opencl PLATFORM
+  [ "$HAVE_OPENCL" = ON ] || { echo "OpenCL backend not built"; return 77; }
+  if [ "$1" = Portable ] && ! grep -qsl pocl /etc/OpenCL/vendors/*.icd; then
+    echo "no PoCL ICD in /etc/OpenCL/vendors"
+    return 77
+  fi
+  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout 300 ctest -L opencl --output-on-failure -j8 --timeout 240)
+}
+
+# The cuda tests' command lines, one per line, from ctest itself.
+cuda_test_commands() {
+  (cd "$BUILD" && ctest -N -V -L cuda) | sed -n 's/^[0-9]*: Test command: //p'
+}
+
+sanitize() { # sanitize TOOL PER_TEST_SECONDS
+  local tool=$1 per=$2 extra=() cmd n=0 bad=0 rc limit
+  command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  local cmds
+  cmds=$(cuda_test_commands)
+  [ -n "$cmds" ] || { echo "no cuda tests listed by ctest -L cuda -N"; return 1; }
+  while IFS= read -r cmd; do
+    limit=$per
+    [ "$(left)" -lt "$limit" ] && limit=$(left)
+    if [ "$limit" -le 5 ]; then
+      echo "== SKIP (time budget) $cmd"
+      continue
+    fi
+    n=$((n + 1))
+    echo "== compute-sanitizer --tool $tool ${extra[*]} $cmd (limit ${limit}s)"
+    (cd "$BUILD/tests" 2>/dev/null || cd "$BUILD" || exit 1
+      eval "timeout $limit compute-sanitizer --tool $tool ${extra[*]} --error-exitcode 86 $cmd")
+    rc=$?
+    case $rc in
+      0) echo "== ok" ;;
+      124) echo "== TIMEOUT after ${limit}s (not a failure; the plain ctest run has the verdict)" ;;
+      *) echo "== FAILED (exit $rc)"; bad=$((bad + 1)) ;;
+    esac
+  done <<<"$cmds"
+  echo "$tool: $n run, $bad failed"
+  [ "$bad" -eq 0 ]
+}
+
+bench() {
+  local exe=$BUILD/bench/packscan_bench
+  [ -x "$exe" ] || { echo "no $exe"; return 77; }
+  local limit=$(($(left) < 180 ? $(left) : 180))
+  [ "$limit" -gt 10 ] || { echo "no time left for the benchmark"; return 77; }
+  timeout "$limit" "$exe" --backend cuda --json "$LOGS/bench.json"
+  local rc=$?
+  [ "$rc" -eq 124 ] && echo "benchmark stopped at the ${limit}s limit" && return 77
+  return "$rc"
+}
+
+# ---- run ----------------------------------------------------------------------
+
+step device-info device_info
+# Device facts on the console too (short).
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>/dev/null
+step configure configure
+step build build
+step opencl-icd register_icd
+step ctest-all ctest_all
+step ctest-opencl-nvidia ctest_opencl NVIDIA
+step ctest-opencl-pocl ctest_opencl Portable
+step sanitizer-memcheck sanitize memcheck 120
+step sanitizer-racecheck sanitize racecheck 60
+step sanitizer-synccheck sanitize synccheck 60
+step bench bench
+
+# ---- results --------------------------------------------------------------------
+
+[ -f "$LOGS/bench.json" ] && cp "$LOGS/bench.json" "$OUT/bench.json"
+{
+  printf '%-22s %-6s %6s  %s\n' STEP RESULT SECS NOTE
+  for i in "${!names[@]}"; do
+    printf '%-22s %-6s %6s  %s\n' "${names[$i]}" "${results[$i]}" "${secs[$i]}" "${notes[$i]}"
+  done
+  printf 'total %ss; %s\n' "$((SECONDS - T_START))" "$([ $failed -eq 0 ] && echo 'all passed' || echo 'FAILURES')"
+} >"$LOGS/summary.txt"
+cp "$LOGS/summary.txt" "$OUT/summary.txt"
+tar -C "$LOGS" -czf "$OUT/gpu-logs.tar.gz" .
+echo
+echo "===== summary (logs: \$OUT/gpu-logs.tar.gz) ====="
+cat "$LOGS/summary.txt"
+exit $failed

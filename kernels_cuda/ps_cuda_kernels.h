@@ -1,0 +1,59 @@
+/*
+ * The CUDA kernels' host interface: plain C, included by backends/cuda and
+ * implemented in the .cu files of kernels_cuda. The backend never sees a __global__
+ * function; it fills a ps_cuda_eval_params and calls a launcher.
+ */
+#ifndef PS_CUDA_KERNELS_H
+#define PS_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ps_program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads per block of the evaluation kernel (a multiple of 32). */
+#define PS_CUDA_EVAL_BLOCK 256
+
+/* Bits of the device status word the kernel raises. Bit c (c < PS_MAX_COLS):
+ * column slot c read a corrupt code. PS_CUDA_FLAG_AUX: an aux index fell
+ * outside aux_words (a lowering bug, never user data). */
+#define PS_CUDA_FLAG_AUX 0x80000000u
+
+/* Everything one evaluation reads, passed by value as a __grid_constant__
+ * kernel parameter (about 3.8 KB, under the 4 KB classic parameter limit), so
+ * the program lives in the constant bank and uniform loads are broadcast. */
+typedef struct ps_cuda_eval_params {
+  ps_program prog;
+  const uint8_t *data[PS_MAX_COLS];     /* packed stream of each slot at the chunk start */
+  const uint8_t *validity[PS_MAX_COLS]; /* NULL where the slot has no validity bitmap */
+  double pow10[PS_MAX_COLS];            /* 10^cols[c].scale, exact (PS_POW10_TABLE) */
+  const uint32_t *aux;                  /* prog.aux_words words, or NULL */
+  uint8_t *bitmap;                      /* ceil(rows/8) bytes, or NULL: no bitmap wanted */
+  unsigned long long *count;            /* device counter, += selected rows */
+  uint32_t *status;                     /* device status word, |= PS_CUDA_FLAG_* / slot bits */
+  uint32_t rows;                        /* rows in this chunk, 1..2^31 */
+  uint32_t data_aligned;                /* bit c: data[c] is 4-byte aligned */
+  uint32_t bitmap_aligned;              /* bitmap is 4-byte aligned */
+  uint32_t pad_;
+} ps_cuda_eval_params;
+
+/* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream:
+ * writes the bitmap (if any), adds the selected rows to *p->count and raises
+ * bits in *p->status. The caller zeroes count and status first. Returns the
+ * launch error (cudaGetLastError), cudaSuccess if the launch was queued. */
+cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, cudaStream_t stream);
+
+/* cudaSuccess if the kernels can run on the current device (the fatbinary has
+ * code for its architecture); the error of cudaFuncGetAttributes otherwise. */
+cudaError_t ps_cuda_probe_kernels(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PS_CUDA_KERNELS_H */

@@ -1,0 +1,321 @@
+/*
+ * Per-row evaluation of the flat program (core/ps_program.h, binding
+ * semantics): reading codes and validity from the packed streams, decoding,
+ * comparing, the Kleene stack, and one lane's share of the result store.
+ * Everything here is per row (or per lane) and __host__ __device__, so it can
+ * be checked against the reference backend on a machine without a GPU; the
+ * warp-wide parts (ballot, status, counting) live in eval.cu.
+ *
+ * The evaluation stack is two 32-bit registers used as bit-stacks (bit 0 is
+ * the top): T holds the is_true bits, F the is_false bits. PS_MAX_STACK (16)
+ * fits, and nothing is indexed at run time, so nothing spills to local memory.
+ */
+#ifndef PS_CUDA_ROWS_CUH
+#define PS_CUDA_ROWS_CUH
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ps_cuda_kernels.h"
+#include "ps_program.h"
+
+#define PS_HD __host__ __device__ __forceinline__
+
+/* Loads read-only global data through the non-coherent cache on the device. */
+PS_HD uint32_t ps_ld32(const uint8_t *p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(reinterpret_cast<const unsigned int *>(p));
+#else
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+#endif
+}
+
+PS_HD uint8_t ps_ld8(const uint8_t *p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(reinterpret_cast<const unsigned char *>(p));
+#else
+  return *p;
+#endif
+}
+
+PS_HD uint32_t ps_aux32(const uint32_t *aux, uint64_t index) {
+#ifdef __CUDA_ARCH__
+  return __ldg(aux + index);
+#else
+  return aux[index];
+#endif
+}
+
+/* Little-endian 32-bit word at byte `at` of a stream of `nbytes` readable
+ * bytes. Bytes past the end read as 0 and are never touched: the last,
+ * partial word of a stream is assembled from the bytes that exist, and a
+ * misaligned stream (a caller's wrapped pointer) is read bytewise. */
+PS_HD uint32_t ps_load_word(const uint8_t *base, uint64_t at, uint64_t nbytes, bool aligned) {
+  if (aligned && at + 4 <= nbytes) return ps_ld32(base + at);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < 4; ++i)
+    if (at + i < nbytes) w |= (uint32_t)ps_ld8(base + at + i) << (8 * i);
+  return w;
+}
+
+/* code(c, r): stream bits [r*w, r*w+w), LSB first. A code starting at bit s of
+ * a 32-bit word spans s+w <= 31+64 bits, so at most three words are read, and
+ * only those the code overlaps. */
+PS_HD uint64_t ps_read_code(const uint8_t *data, uint64_t nbytes, uint32_t width, uint32_t row,
+                            bool aligned) {
+  if (width == 0) return 0;
+  const uint64_t bit = (uint64_t)row * width;
+  const uint64_t at = (bit >> 5) * 4;
+  const uint32_t s = (uint32_t)(bit & 31);
+  uint64_t lo = ps_load_word(data, at, nbytes, aligned);
+  if (s + width > 32) lo |= (uint64_t)ps_load_word(data, at + 4, nbytes, aligned) << 32;
+  uint64_t v = lo >> s;
+  /* s + width > 64 implies s >= 1, so the shift is in 1..63. */
+  if (s + width > 64) v |= (uint64_t)ps_load_word(data, at + 8, nbytes, aligned) << (64 - s);
+  if (width < 64) v &= ((uint64_t)1 << width) - 1;
+  return v;
+}
+
+typedef struct ps_col_read {
+  uint64_t code;
+  bool valid;
+  bool usable; /* valid and not corrupt: the code may be used (and index aux) */
+} ps_col_read;
+
+/* valid(c, r): bit r of the slot's validity bitmap, 1 without one. */
+PS_HD bool ps_read_valid(const ps_cuda_eval_params &p, uint32_t c, uint32_t row) {
+  const ps_prog_col &col = p.prog.cols[c];
+  if (!(col.flags & PS_COLF_VALIDITY)) return true;
+  const uint64_t at = row >> 3;
+  return at < col.validity_bytes && ((ps_ld8(p.validity[c] + at) >> (row & 7)) & 1u);
+}
+
+/* Reads slot c at row r, raising the slot's bit in *status on a corrupt code. */
+PS_HD ps_col_read ps_read_col(const ps_cuda_eval_params &p, uint32_t c, uint32_t row,
+                              uint32_t *status) {
+  const ps_prog_col &col = p.prog.cols[c];
+  ps_col_read r;
+  r.valid = ps_read_valid(p, c, row);
+  r.code = ps_read_code(p.data[c], col.data_bytes, col.width, row, (p.data_aligned >> c) & 1u);
+  const bool corrupt = r.valid && ((col.flags & PS_COLF_NO_CODES) || r.code > col.code_limit);
+  if (corrupt) *status |= 1u << c;
+  r.usable = r.valid && !corrupt;
+  return r;
+}
+
+/* ---- comparisons --------------------------------------------------------- */
+
+/* c is the sign of a - b (-1, 0, 1). An unknown cmp value is false. */
+PS_HD bool ps_cmp_sign(uint32_t cmp, int c) {
+  switch (cmp) {
+    case PS_CMP_EQ: return c == 0;
+    case PS_CMP_NE: return c != 0;
+    case PS_CMP_LT: return c < 0;
+    case PS_CMP_LE: return c <= 0;
+    case PS_CMP_GT: return c > 0;
+    case PS_CMP_GE: return c >= 0;
+    default: return false;
+  }
+}
+
+/* IEEE comparisons (a NaN makes all but != false), so not through a sign. */
+PS_HD bool ps_cmp_double(uint32_t cmp, double a, double b) {
+  switch (cmp) {
+    case PS_CMP_EQ: return a == b;
+    case PS_CMP_NE: return a != b;
+    case PS_CMP_LT: return a < b;
+    case PS_CMP_LE: return a <= b;
+    case PS_CMP_GT: return a > b;
+    case PS_CMP_GE: return a >= b;
+    default: return false;
+  }
+}
+
+/* PS_MODE_INT key (hi, lo), ordered lexicographically: the exact integer
+ * M + code of a signed or unsigned kind (the lowering uses this mode for
+ * integer types only; other kinds take the unsigned rule, as the reference). */
+typedef struct ps_int_key {
+  uint32_t hi;
+  uint64_t lo;
+} ps_int_key;
+
+PS_HD ps_int_key ps_int_key_of(const ps_prog_col &col, uint64_t code) {
+  const uint64_t v = col.reference + code; /* wraps by design; see ps_program.h */
+  ps_int_key k;
+  k.hi = col.kind == PS_KIND_SIGNED ? ((int64_t)v >= 0 ? 1u : 0u) : 1u;
+  k.lo = v;
+  return k;
+}
+
+PS_HD int ps_int_key_sign(ps_int_key a, ps_int_key b) {
+  if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
+  if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
+  return 0;
+}
+
+/* PS_MODE_DOUBLE decode. C++ casts between integers and floating types round
+ * to nearest even (cvt.rn), and double division is IEEE (div.rn.f64). */
+PS_HD double ps_decode_double(const ps_cuda_eval_params &p, uint32_t c, uint64_t code) {
+  const ps_prog_col &col = p.prog.cols[c];
+  const uint64_t v = col.reference + code;
+  switch (col.kind) {
+    case PS_KIND_UNSIGNED: return (double)v;
+    case PS_KIND_FLOAT64: return (double)(int64_t)v / p.pow10[c];
+    case PS_KIND_FLOAT32: return (double)(float)((double)(int64_t)v / p.pow10[c]);
+    default: return (double)(int64_t)v;
+  }
+}
+
+/* ---- instructions -------------------------------------------------------- */
+
+/* Bit k of the aux bitmap (bit k%32 of word k/32). */
+PS_HD bool ps_aux_bit(const ps_cuda_eval_params &p, uint64_t k, uint32_t *status) {
+  if ((k >> 5) >= p.prog.aux_words) {
+    *status |= PS_CUDA_FLAG_AUX;
+    return false;
+  }
+  return (ps_aux32(p.aux, k >> 5) >> (k & 31)) & 1u;
+}
+
+PS_HD uint32_t ps_aux_rank(const ps_cuda_eval_params &p, uint64_t index, uint32_t *status) {
+  if (index >= p.prog.aux_words) {
+    *status |= PS_CUDA_FLAG_AUX;
+    return 0;
+  }
+  return ps_aux32(p.aux, index);
+}
+
+/* Binary search of `count` sorted uint64 codes stored as (low, high) word
+ * pairs from word `base`. The host checked base + 2*count <= aux_words. */
+PS_HD bool ps_in_list(const ps_cuda_eval_params &p, uint64_t base, uint64_t count, uint64_t code) {
+  uint64_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    const uint64_t at = base + 2 * mid;
+    const uint64_t v = (uint64_t)ps_aux32(p.aux, at) | ((uint64_t)ps_aux32(p.aux, at + 1) << 32);
+    if (v == code) return true;
+    if (v < code)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return false;
+}
+
+PS_HD bool ps_cmpcol(const ps_cuda_eval_params &p, const ps_insn &in, ps_col_read a, ps_col_read b,
+                     uint32_t *status) {
+  const uint32_t cmp = PS_INSN_CMP(in.flags);
+  switch (PS_INSN_MODE(in.flags)) {
+    case PS_MODE_DOUBLE:
+      return ps_cmp_double(cmp, ps_decode_double(p, in.col_a, a.code),
+                           ps_decode_double(p, in.col_b, b.code));
+    case PS_MODE_RANK: {
+      const uint32_t ra = ps_aux_rank(p, (uint64_t)in.aux_a + a.code, status);
+      const uint32_t rb = ps_aux_rank(p, (uint64_t)in.aux_b + b.code, status);
+      return ps_cmp_sign(cmp, ra < rb ? -1 : (ra > rb ? 1 : 0));
+    }
+    default: /* PS_MODE_INT; the host rejects other modes */
+      return ps_cmp_sign(cmp, ps_int_key_sign(ps_int_key_of(p.prog.cols[in.col_a], a.code),
+                                              ps_int_key_of(p.prog.cols[in.col_b], b.code)));
+  }
+}
+
+/* Evaluates the whole program for one row (row < p.rows); true iff the row is
+ * selected. Corrupt reads and aux faults are ORed into *status. The host
+ * validated the program's structure (opcodes, slots, stack discipline). */
+PS_HD bool ps_eval_row(const ps_cuda_eval_params &p, uint32_t row, uint32_t *status) {
+  uint32_t T = 0, F = 0;
+  const uint32_t n = p.prog.n_insns;
+  for (uint32_t i = 0; i < n; ++i) {
+    const ps_insn &in = p.prog.insns[i];
+    const bool negate = (in.flags & PS_INSN_NEGATE) != 0;
+    bool known = true, x = false; /* a leaf's value: UNKNOWN unless known */
+    uint32_t t, f;
+    switch (in.op) {
+      case PS_OP_RANGE: {
+        const ps_col_read a = ps_read_col(p, in.col_a, row, status);
+        known = a.usable;
+        x = (in.lo <= a.code && a.code <= in.hi) != negate;
+        break;
+      }
+      case PS_OP_SET: {
+        const ps_col_read a = ps_read_col(p, in.col_a, row, status);
+        known = a.usable;
+        if (known) x = ps_aux_bit(p, (uint64_t)in.aux_a + a.code, status) != negate;
+        break;
+      }
+      case PS_OP_INLIST: {
+        const ps_col_read a = ps_read_col(p, in.col_a, row, status);
+        known = a.usable;
+        if (known) x = ps_in_list(p, in.aux_a, in.lo, a.code) != negate;
+        break;
+      }
+      case PS_OP_ISNULL: /* reads no code, so it cannot see a corrupt one */
+        x = !ps_read_valid(p, in.col_a, row) != negate;
+        break;
+      case PS_OP_CMPCOL: {
+        /* b is read only when a is usable, as the reference does: a corrupt b
+         * beside a null (or corrupt) a is not a corrupt read. */
+        const ps_col_read a = ps_read_col(p, in.col_a, row, status);
+        known = a.usable;
+        if (known) {
+          const ps_col_read b = ps_read_col(p, in.col_b, row, status);
+          known = b.usable;
+          if (known) x = ps_cmpcol(p, in, a, b, status);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    switch (in.op) {
+      case PS_OP_AND: /* pop b, a; push (Ta & Tb, Fa | Fb) */
+        t = T & (T >> 1) & 1u;
+        f = (F | (F >> 1)) & 1u;
+        T >>= 2;
+        F >>= 2;
+        break;
+      case PS_OP_OR: /* pop b, a; push (Ta | Tb, Fa & Fb) */
+        t = (T | (T >> 1)) & 1u;
+        f = F & (F >> 1) & 1u;
+        T >>= 2;
+        F >>= 2;
+        break;
+      case PS_OP_NOT: /* swap the top's T and F */
+        t = F & 1u;
+        f = T & 1u;
+        T >>= 1;
+        F >>= 1;
+        break;
+      default: /* a leaf: push (x, !x), or (0, 0) for UNKNOWN */
+        t = known && x;
+        f = known && !x;
+        break;
+    }
+    T = (T << 1) | t;
+    F = (F << 1) | f;
+  }
+  return (T & 1u) != 0;
+}
+
+/* ---- the result word ------------------------------------------------------ */
+
+/* Lane `lane`'s share of writing result word g (rows [32g, 32g+32)) of a
+ * bitmap of ceil(rows/8) bytes. Full words go out as one 32-bit store from
+ * lane 0; the last, partial word (and every word of a misaligned bitmap)
+ * bytewise from lanes 0..3, so no byte past ceil(rows/8) is written. Bits of
+ * rows >= rows are already 0 in `word`. */
+PS_HD void ps_store_word(const ps_cuda_eval_params &p, uint32_t g, uint32_t word, uint32_t lane) {
+  if (!p.bitmap) return;
+  if (g < (p.rows >> 5) && p.bitmap_aligned) {
+    if (lane == 0) *reinterpret_cast<uint32_t *>(p.bitmap + (uint64_t)g * 4) = word;
+    return;
+  }
+  const uint64_t bytes = ((uint64_t)p.rows + 7) >> 3;
+  const uint64_t at = (uint64_t)g * 4 + lane;
+  if (lane < 4 && at < bytes) p.bitmap[at] = (uint8_t)(word >> (8 * lane));
+}
+
+#endif /* PS_CUDA_ROWS_CUH */
