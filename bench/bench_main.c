@@ -1,0 +1,263 @@
+/* packscan_bench: filters on packed columns against the device's copy
+ * bandwidth and against the naive decode-then-filter pipeline. See
+ * bench/README.md. Exit status: 0 when every case that ran passed its check,
+ * 1 when one failed, 2 on a usage or setup error. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: packscan_bench [--backend NAME] [--rows N] [--reps K] [--json FILE]\n"
+          "                      [--cases LIST] [--quick] [--seed S] [--sample N]\n"
+          "  --backend NAME  reference, opencl, cuda or auto (default auto)\n"
+          "  --rows N        rows of the large cases (N, or 2^K); default GPU 2^28, CPU 2^24,\n"
+          "                  --quick GPU 2^24, CPU 2^20\n"
+          "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
+          "  --json FILE     also write the results as JSON\n"
+          "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
+          "                  like_prefix,nulls,ids_1pct,ids_50pct,small (default all)\n"
+          "  --quick         smaller inputs and fewer repetitions\n"
+          "  --seed S        random seed (default 1)\n"
+          "  --sample N      rows compared with the reference at the head and at the tail\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  char *end = NULL;
+  if (s[0] == '2' && s[1] == '^') {
+    unsigned long k = strtoul(s + 2, &end, 10);
+    if (*end || k > 62) return -1;
+    *out = UINT64_C(1) << k;
+    return 0;
+  }
+  unsigned long long v = strtoull(s, &end, 0);
+  if (!*s || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void json_num(FILE *f, double v, int valid) {
+  if (valid)
+    fprintf(f, "%.6g", v);
+  else
+    fputs("null", f);
+}
+
+static int write_json(const bench *b, const char *path, const char *date) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "{\n  \"packscan_version\": ");
+  json_string(f, ps_version_string());
+  fprintf(f, ",\n  \"date\": ");
+  json_string(f, date);
+  fprintf(f, ",\n  \"backend\": ");
+  json_string(f, b->backend);
+  fprintf(f, ",\n  \"device\": ");
+  json_string(f, ps_context_device(b->ctx));
+  fprintf(f, ",\n  \"is_gpu\": %s,\n  \"quick\": %s,\n  \"rows\": %" PRIu64 ",\n  \"reps\": %d,\n", b->is_gpu ? "true" : "false",
+          b->quick ? "true" : "false", b->rows, b->reps);
+  fprintf(f, "  \"seed\": %" PRIu64 ",\n  \"copy_bytes\": %" PRIu64 ",\n  \"copy_gbps\": ", b->seed, b->copy_bytes);
+  json_num(f, b->copy_gbps, 1);
+  fprintf(f, ",\n  \"memcpy_gbps\": ");
+  json_num(f, b->memcpy_gbps, 1);
+  fprintf(f, ",\n  \"cases\": [\n");
+  for (int i = 0; i < b->n_results; i++) {
+    const bench_result *r = &b->results[i];
+    int t = r->t.reps > 0;
+    double gbps = t ? r->bytes / (r->t.med * 1e6) : 0;
+    fprintf(f, "    {\"name\": ");
+    json_string(f, r->name);
+    fprintf(f, ", \"rows\": %" PRIu64 ", \"width\": ", r->rows);
+    json_num(f, r->width, r->width >= 0);
+    fprintf(f, ", \"bytes\": ");
+    json_num(f, r->bytes, t);
+    fprintf(f, ", \"reps\": %d, \"ms_median\": ", r->t.reps);
+    json_num(f, r->t.med, t);
+    fprintf(f, ", \"ms_min\": ");
+    json_num(f, r->t.min, t);
+    fprintf(f, ", \"ms_max\": ");
+    json_num(f, r->t.max, t);
+    fprintf(f, ", \"rows_per_s\": ");
+    json_num(f, t ? (double)r->rows / (r->t.med * 1e-3) : 0, t);
+    fprintf(f, ", \"gbps\": ");
+    json_num(f, gbps, t);
+    fprintf(f, ", \"frac_copy\": ");
+    json_num(f, b->copy_gbps > 0 ? gbps / b->copy_gbps : 0, t && b->copy_gbps > 0);
+    fprintf(f, ", \"selectivity\": ");
+    json_num(f, r->selectivity, t);
+    fprintf(f, ", \"count\": %" PRIu64 ", \"naive_ms_median\": ", r->count);
+    json_num(f, r->naive.med, r->have_naive);
+    fprintf(f, ", \"naive_ms_min\": ");
+    json_num(f, r->naive.min, r->have_naive);
+    fprintf(f, ", \"naive_ms_max\": ");
+    json_num(f, r->naive.max, r->have_naive);
+    fprintf(f, ", \"ratio\": ");
+    json_num(f, t && r->have_naive ? r->naive.med / r->t.med : 0, t && r->have_naive);
+    fprintf(f, ", \"check\": ");
+    json_string(f, r->check);
+    fprintf(f, ", \"note\": ");
+    json_string(f, r->note);
+    fprintf(f, "}%s\n", i + 1 < b->n_results ? "," : "");
+  }
+  fprintf(f, "  ]\n}\n");
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  bench b;
+  memset(&b, 0, sizeof b);
+  const char *backend = "auto", *json = NULL;
+  uint64_t rows = 0, reps = 0, sample = 0;
+  b.seed = 1;
+  b.gather_supported = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int bad = 0;
+    if (strcmp(a, "--quick") == 0) {
+      b.quick = 1;
+      continue;
+    }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (!v) {
+      bad = 1;
+    } else if (strcmp(a, "--backend") == 0) {
+      backend = v;
+    } else if (strcmp(a, "--json") == 0) {
+      json = v;
+    } else if (strcmp(a, "--cases") == 0) {
+      b.cases = v;
+    } else if (strcmp(a, "--rows") == 0) {
+      bad = parse_u64(v, &rows) != 0 || rows < 64;
+    } else if (strcmp(a, "--reps") == 0) {
+      bad = parse_u64(v, &reps) != 0 || reps < 1 || reps > BENCH_MAX_REPS;
+    } else if (strcmp(a, "--seed") == 0) {
+      bad = parse_u64(v, &b.seed) != 0;
+    } else if (strcmp(a, "--sample") == 0) {
+      bad = parse_u64(v, &sample) != 0 || sample < 32;
+    } else {
+      bad = 1;
+    }
+    if (bad) {
+      fprintf(stderr, "packscan_bench: bad argument '%s'%s%s\n", a, v ? " " : "", v ? v : "");
+      usage(stderr);
+      return 2;
+    }
+    i++;
+  }
+
+  char err[1024] = "";
+  ps_context_options o;
+  ps_context_options_init(&o);
+  o.backend = backend;
+  if (ps_context_create(&o, err, sizeof err, &b.ctx) != PS_OK) {
+    fprintf(stderr, "packscan_bench: no '%s' context: %s\n", backend, err);
+    return 2;
+  }
+  ps_context_options_init(&o);
+  o.backend = "reference";
+  if (ps_context_create(&o, err, sizeof err, &b.ref) != PS_OK) {
+    fprintf(stderr, "packscan_bench: no reference context: %s\n", err);
+    ps_context_destroy(b.ctx);
+    return 2;
+  }
+  b.backend = ps_context_backend(b.ctx);
+  if (bench_device_open(&b) != PS_OK) {
+    fprintf(stderr, "packscan_bench: device timing setup failed: %s\n", ps_context_last_error(b.ctx));
+    return 2;
+  }
+  b.is_gpu = bench_device_is_gpu(&b);
+  /* Defaults sized so that the full set stays within minutes: inputs several
+   * times the L2 on a GPU; what a 2-core CPU gets through quickly otherwise. */
+  if (b.is_gpu) {
+    b.rows = b.quick ? UINT64_C(1) << 24 : UINT64_C(1) << 28;
+    b.reps = b.quick ? 5 : 20;
+    b.warmup = b.quick ? 1 : 2;
+    b.small_reps = b.quick ? 50 : 200;
+    b.sample_rows = b.quick ? UINT64_C(1) << 18 : UINT64_C(1) << 20;
+    b.copy_bytes = b.quick ? UINT64_C(256) << 20 : UINT64_C(1) << 30;
+    b.sweep_min_bytes = b.quick ? 0 : UINT64_C(512) << 20;
+  } else {
+    b.rows = b.quick ? UINT64_C(1) << 20 : UINT64_C(1) << 24;
+    b.reps = b.quick ? 3 : 5;
+    b.warmup = 1;
+    b.small_reps = b.quick ? 10 : 20;
+    b.sample_rows = b.quick ? UINT64_C(1) << 16 : UINT64_C(1) << 18;
+    b.copy_bytes = b.quick ? UINT64_C(64) << 20 : UINT64_C(256) << 20;
+  }
+  if (rows) {
+    b.rows = rows; /* an explicit row count holds for every case */
+    b.sweep_min_bytes = 0;
+  }
+  if (reps) b.reps = (int)reps;
+  if (sample) b.sample_rows = sample;
+
+  time_t now = time(NULL);
+  char date[32];
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  double t_start = bench_now_ms();
+  ps_status st = bench_copy_gbps(&b, b.copy_bytes, b.is_gpu ? 20 : 5, &b.copy_gbps);
+  if (st != PS_OK) fprintf(stderr, "packscan_bench: copy bandwidth: %s\n", ps_status_name(st));
+  uint64_t mb = b.copy_bytes < (UINT64_C(256) << 20) ? b.copy_bytes : UINT64_C(256) << 20;
+  b.memcpy_gbps = bench_memcpy_gbps(mb, 5);
+
+  printf("packscan_bench %s  %s\n", ps_version_string(), date);
+  printf("backend   %s\ndevice    %s (%s)\n", b.backend, ps_context_device(b.ctx), b.is_gpu ? "GPU" : "CPU");
+  printf("copy      %.1f GB/s device copy of %" PRIu64 " MiB (read + write); host memcpy %.1f GB/s\n", b.copy_gbps,
+         b.copy_bytes >> 20, b.memcpy_gbps);
+#ifdef PS_BENCH_BUILD_TYPE
+  if (strcmp(PS_BENCH_BUILD_TYPE, "Release") != 0 && strcmp(PS_BENCH_BUILD_TYPE, "RelWithDebInfo") != 0)
+    printf("build     CMAKE_BUILD_TYPE='%s': host-side work in the timed calls is unoptimized "
+           "(configure with -DCMAKE_BUILD_TYPE=Release)\n",
+           PS_BENCH_BUILD_TYPE);
+#endif
+  printf("rows      %" PRIu64 "  reps %d (median; warm-up %d)  sample %" PRIu64 " rows x2 vs reference  seed %" PRIu64
+         "\n",
+         b.rows, b.reps, b.warmup, b.sample_rows, b.seed);
+  if (b.sweep_min_bytes)
+    printf("          the width sweep doubles rows (up to 2^31) until it moves >= %" PRIu64 " MiB\n",
+           b.sweep_min_bytes >> 20);
+  printf("\n");
+  fflush(stdout);
+
+  bench_run_all(&b);
+
+  int failed = 0;
+  for (int i = 0; i < b.n_results; i++) failed |= strcmp(b.results[i].check, "FAIL") == 0;
+  printf("\n%d cases, %s, %.1f s\n", b.n_results, failed ? "SOME CHECKS FAILED" : "all checks passed",
+         (bench_now_ms() - t_start) / 1e3);
+  if (json && write_json(&b, json, date) != 0) {
+    fprintf(stderr, "packscan_bench: cannot write %s\n", json);
+    failed = 1;
+  }
+
+  ps_buffer_destroy(b.bitmap);
+  ps_buffer_destroy(b.bitmap_naive);
+  ps_buffer_destroy(b.identity);
+  bench_device_close(&b);
+  ps_context_destroy(b.ref);
+  ps_context_destroy(b.ctx);
+  return failed ? 1 : 0;
+}
