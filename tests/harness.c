@@ -1,0 +1,286 @@
+#include "harness.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef PACKSCAN_HAVE_OPENCL
+#include <CL/cl.h>
+#endif
+
+th_state th;
+
+/* ---- RNG ------------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void th_rng_seed(th_rng *r, uint64_t seed) {
+  uint64_t x = seed;
+  for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t th_u64(th_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+uint64_t th_below(th_rng *r, uint64_t n) {
+  if (n == 0) return th_u64(r);
+  /* Rejection sampling keeps it exactly uniform. */
+  uint64_t limit = UINT64_MAX - (UINT64_MAX % n);
+  uint64_t x;
+  do {
+    x = th_u64(r);
+  } while (x >= limit && limit != 0);
+  return x % n;
+}
+
+int th_chance(th_rng *r, unsigned percent) { return th_below(r, 100) < percent; }
+
+/* ---- state, reporting ----------------------------------------------------- */
+
+/* Failures printed in full (PACKSCAN_TEST_PRINT overrides); the rest are counted. */
+static unsigned long max_printed = 40;
+#define TH_MAX_PRINTED max_printed
+
+void th_init(int argc, char **argv, const char *test) {
+  memset(&th, 0, sizeof th);
+  th.test = test;
+  th.backend = argc > 1 ? argv[1] : "reference";
+  const char *s = getenv("PACKSCAN_SEED");
+  if (s && *s) {
+    th.seed = strtoull(s, NULL, 0);
+  } else {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    th.seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
+    th.seed &= 0xffffffffull; /* short enough to retype */
+  }
+  th.scale = 1;
+  const char *sc = getenv("PACKSCAN_TEST_SCALE");
+  if (sc && *sc) {
+    long v = strtol(sc, NULL, 10);
+    if (v >= 1 && v <= 100000) th.scale = (unsigned)v;
+  }
+  const char *mp = getenv("PACKSCAN_TEST_PRINT");
+  if (mp && *mp) max_printed = strtoul(mp, NULL, 10);
+  th_rng_seed(&th.rng, th.seed);
+  printf("test=%s backend=%s seed=%llu scale=%u (rerun: PACKSCAN_SEED=%llu %s %s)\n", test,
+         th.backend, (unsigned long long)th.seed, th.scale, (unsigned long long)th.seed,
+         argc > 0 ? argv[0] : "test", th.backend);
+  fflush(stdout);
+}
+
+int th_finish(void) {
+  if (th.failures) {
+    printf("FAILED test=%s backend=%s seed=%llu: %lu of %lu checks failed\n", th.test, th.backend,
+           (unsigned long long)th.seed, th.failures, th.checks);
+    return 1;
+  }
+  printf("PASSED test=%s backend=%s seed=%llu: %lu checks\n", th.test, th.backend,
+         (unsigned long long)th.seed, th.checks);
+  return 0;
+}
+
+void th_case(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(th.where, sizeof th.where, fmt, ap);
+  va_end(ap);
+}
+
+int th_fail(const char *file, int line, const char *fmt, ...) {
+  th.failures++;
+  if (th.failures > TH_MAX_PRINTED) {
+    if (th.failures == TH_MAX_PRINTED + 1) printf("(further failures are counted, not printed)\n");
+    return 0;
+  }
+  printf("FAIL %s:%d [test=%s backend=%s seed=%llu] %s%s", file, line, th.test, th.backend,
+         (unsigned long long)th.seed, th.where, th.where[0] ? ": " : "");
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+  fflush(stdout);
+  return 0;
+}
+
+int th_check_(int ok, const char *file, int line, const char *text) {
+  th.checks++;
+  if (ok) return 1;
+  return th_fail(file, line, "CHECK(%s)", text);
+}
+
+int th_check_status_(ps_context *ctx, ps_status got, ps_status want, const char *file, int line,
+                     const char *text) {
+  th.checks++;
+  if (got == want) return 1;
+  return th_fail(file, line, "%s returned %s (%d), expected %s; last error: \"%s\"", text,
+                 ps_status_name(got), (int)got, ps_status_name(want),
+                 ctx ? ps_context_last_error(ctx) : "(no context)");
+}
+
+/* ---- memory, strings ------------------------------------------------------ */
+
+void *th_malloc(size_t size) {
+  void *p = malloc(size ? size : 1);
+  if (!p) {
+    printf("FAIL: test harness out of host memory (%zu bytes)\n", size);
+    exit(1);
+  }
+  return p;
+}
+
+void *th_calloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) {
+    printf("FAIL: test harness out of host memory (%zu x %zu bytes)\n", n, size);
+    exit(1);
+  }
+  return p;
+}
+
+char *th_strdup_n(const char *s, size_t len) {
+  char *p = th_malloc(len + 1);
+  if (len) memcpy(p, s, len);
+  p[len] = 0;
+  return p;
+}
+
+int th_contains_ci(const char *haystack, const char *needle) {
+  if (!haystack || !needle) return 0;
+  size_t nl = strlen(needle);
+  for (const char *h = haystack; *h; h++) {
+    size_t i = 0;
+    while (i < nl && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) i++;
+    if (i == nl) return 1;
+  }
+  return nl == 0;
+}
+
+/* ---- contexts ------------------------------------------------------------- */
+
+static int backend_compiled(const char *name) {
+  if (strcmp(name, "reference") == 0 || strcmp(name, "auto") == 0) return 1;
+#ifdef PACKSCAN_HAVE_OPENCL
+  if (strcmp(name, "opencl") == 0) return 1;
+#endif
+#ifdef PACKSCAN_HAVE_CUDA
+  if (strcmp(name, "cuda") == 0) return 1;
+#endif
+  return 0;
+}
+
+/* Resolves PACKSCAN_OPENCL_PLATFORM to a platform index (-1: not set). Exits
+ * with a failure when it names no platform, so CI never silently runs on
+ * another platform than the one it asked for. */
+static int32_t opencl_platform_from_env(void) {
+  const char *env = getenv("PACKSCAN_OPENCL_PLATFORM");
+  if (!env || !*env) return -1;
+  int all_digits = 1;
+  for (const char *p = env; *p; p++)
+    if (!isdigit((unsigned char)*p)) all_digits = 0;
+  if (all_digits) return (int32_t)strtol(env, NULL, 10);
+#ifdef PACKSCAN_HAVE_OPENCL
+  cl_uint count = 0;
+  if (clGetPlatformIDs(0, NULL, &count) != CL_SUCCESS || count == 0) {
+    printf("FAIL: PACKSCAN_OPENCL_PLATFORM=%s but no OpenCL platform is installed\n", env);
+    exit(1);
+  }
+  cl_platform_id *ids = th_calloc(count, sizeof *ids);
+  clGetPlatformIDs(count, ids, NULL);
+  int32_t found = -1;
+  for (cl_uint i = 0; i < count && found < 0; i++) {
+    char name[512] = {0};
+    clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+    if (th_contains_ci(name, env)) found = (int32_t)i;
+  }
+  if (found < 0) {
+    printf("FAIL: PACKSCAN_OPENCL_PLATFORM=%s matches none of these platforms:\n", env);
+    for (cl_uint i = 0; i < count; i++) {
+      char name[512] = {0};
+      clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+      printf("  %u: %s\n", i, name);
+    }
+    free(ids);
+    exit(1);
+  }
+  free(ids);
+  return found;
+#else
+  printf("FAIL: PACKSCAN_OPENCL_PLATFORM=%s is a name, but OpenCL is not compiled in\n", env);
+  exit(1);
+#endif
+}
+
+void th_options(ps_context_options *opts, const char *backend, uint64_t max_chunk_rows) {
+  ps_context_options_init(opts);
+  opts->backend = backend;
+  opts->max_chunk_rows = max_chunk_rows;
+  if (strcmp(backend, "opencl") == 0 || strcmp(backend, "auto") == 0)
+    opts->opencl_platform = opencl_platform_from_env();
+}
+
+int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }
+
+ps_context *th_context(uint64_t max_chunk_rows) {
+  ps_context_options opts;
+  th_options(&opts, th.backend, max_chunk_rows);
+  char err[2048] = {0};
+  ps_context *ctx = NULL;
+  ps_status st = ps_context_create(&opts, err, sizeof err, &ctx);
+  if (st == PS_OK && ctx) {
+    static int printed;
+    if (!printed) {
+      printf("backend=%s device=%s\n", ps_context_backend(ctx), ps_context_device(ctx));
+      printed = 1;
+    }
+    return ctx;
+  }
+  int compiled = backend_compiled(th.backend);
+  if (!compiled && st == PS_ERR_NO_BACKEND) {
+    printf("SKIP: backend \"%s\" is not compiled into this library\n", th.backend);
+    exit(TH_SKIP);
+  }
+  if (compiled && strcmp(th.backend, "cuda") == 0 && st == PS_ERR_NO_DEVICE) {
+    const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
+    if (!(req && strcmp(req, "1") == 0)) {
+      printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n", err);
+      exit(TH_SKIP);
+    }
+  }
+  printf("FAIL [test=%s backend=%s seed=%llu]: cannot create a \"%s\" context: %s: %s\n", th.test,
+         th.backend, (unsigned long long)th.seed, th.backend, ps_status_name(st), err);
+  exit(1);
+}
+
+ps_context *th_reference_context(uint64_t max_chunk_rows) {
+  ps_context_options opts;
+  th_options(&opts, "reference", max_chunk_rows);
+  char err[1024] = {0};
+  ps_context *ctx = NULL;
+  ps_status st = ps_context_create(&opts, err, sizeof err, &ctx);
+  if (st != PS_OK || !ctx) {
+    printf("FAIL [test=%s seed=%llu]: cannot create a reference context: %s: %s\n", th.test,
+           (unsigned long long)th.seed, ps_status_name(st), err);
+    exit(1);
+  }
+  return ctx;
+}

@@ -1,0 +1,107 @@
+/*
+ * A tiny test harness: seeded RNG, CHECK macros that report file:line with
+ * the seed and the backend, and context creation for the backend named on
+ * the command line (`test_x <backend>`).
+ *
+ * Exit codes: 0 pass, 1 fail, 77 skip (CTest SKIP_RETURN_CODE). A skip is only
+ * for a backend that is not compiled in, or "cuda" without a device unless
+ * PACKSCAN_REQUIRE_CUDA=1. "opencl" without a device always fails.
+ *
+ * Environment: PACKSCAN_SEED (decimal or 0x hex; default: time), PACKSCAN_TEST_SCALE
+ * (integer >= 1 multiplying the random sweeps), PACKSCAN_OPENCL_PLATFORM (an index,
+ * or a case-insensitive substring of the platform name), PACKSCAN_TEST_PRINT (how
+ * many failures are printed in full; default 40).
+ */
+#ifndef PS_TEST_HARNESS_H
+#define PS_TEST_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "packscan.h"
+
+#define TH_SKIP 77
+
+/* xoshiro256** seeded through splitmix64: fast, and the same sequence on
+ * every platform so a printed seed reproduces a failure anywhere. */
+typedef struct th_rng {
+  uint64_t s[4];
+} th_rng;
+
+void th_rng_seed(th_rng *r, uint64_t seed);
+uint64_t th_u64(th_rng *r);
+/* Uniform in [0, n); n == 0 means the full 64-bit range. */
+uint64_t th_below(th_rng *r, uint64_t n);
+/* 1 with probability percent/100. */
+int th_chance(th_rng *r, unsigned percent);
+/* Picks one of count entries. */
+#define TH_PICK(r, arr) ((arr)[th_below((r), sizeof(arr) / sizeof((arr)[0]))])
+
+typedef struct th_state {
+  const char *test;    /* test name */
+  const char *backend; /* backend under test (argv[1]) */
+  uint64_t seed;
+  unsigned scale;      /* PACKSCAN_TEST_SCALE */
+  unsigned long checks;
+  unsigned long failures;
+  char where[512];     /* current case, printed with failures */
+  th_rng rng;          /* the test's main RNG, seeded with seed */
+} th_state;
+
+extern th_state th;
+
+/* Parses argv (backend name, default "reference"), reads the environment and
+ * prints "test=.. backend=.. seed=..". */
+void th_init(int argc, char **argv, const char *test);
+/* Prints a summary; returns the process exit code (0 or 1). */
+int th_finish(void);
+
+/* Describes the current case; printed in front of every failure message. */
+void th_case(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Records a failure (prints the first 40 in full). Returns 0. */
+int th_fail(const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+int th_check_(int ok, const char *file, int line, const char *text);
+int th_check_status_(ps_context *ctx, ps_status got, ps_status want, const char *file, int line,
+                     const char *text);
+
+/* CHECK(cond): evaluates to 1 when cond holds, else records a failure and 0. */
+#define CHECK(cond) th_check_((cond) != 0, __FILE__, __LINE__, #cond)
+/* CHECKF(cond, fmt, ...): as CHECK with a formatted message. */
+#define CHECKF(cond, ...) (th.checks++, (cond) ? 1 : th_fail(__FILE__, __LINE__, __VA_ARGS__))
+/* CHECK_STATUS(ctx, call, want): the call's status must be exactly want; prints
+ * both names and the context's last error (ctx may be NULL). */
+#define CHECK_STATUS(ctx, call, want) th_check_status_((ctx), (call), (want), __FILE__, __LINE__, #call)
+#define CHECK_OK(ctx, call) CHECK_STATUS((ctx), (call), PS_OK)
+
+/* Fills opts for a backend name, honouring PACKSCAN_OPENCL_PLATFORM. */
+void th_options(ps_context_options *opts, const char *backend, uint64_t max_chunk_rows);
+/* Creates a context for the backend under test (th.backend) with the given
+ * chunking (0 = default). Exits with 77 or 1 as described above when the
+ * backend cannot be used. */
+ps_context *th_context(uint64_t max_chunk_rows);
+/* A context on the reference backend (the comparison baseline); exits 1 if it
+ * cannot be created. */
+ps_context *th_reference_context(uint64_t max_chunk_rows);
+/* 1 when th.backend is "reference". */
+int th_is_reference(void);
+
+/* Allocation that never returns NULL (tests stop on host OOM). */
+void *th_malloc(size_t size);
+void *th_calloc(size_t n, size_t size);
+char *th_strdup_n(const char *s, size_t len);
+
+/* Case-insensitive substring search. */
+int th_contains_ci(const char *haystack, const char *needle);
+
+#endif /* PS_TEST_HARNESS_H */
