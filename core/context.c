@@ -80,8 +80,12 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     for (size_t i = 0; i < ps_backends_count; i++) {
       st = try_backend(ctx, ps_backends[i], &o);
       if (st == PS_OK) break;
+      /* Append "; <message>", truncating silently: these are diagnostics. */
       size_t len = strlen(reasons);
-      snprintf(reasons + len, sizeof reasons - len, "%s%s", len ? "; " : "", ctx->last_error);
+      const char *parts[2] = {len ? "; " : "", ctx->last_error};
+      for (int k = 0; k < 2; k++)
+        for (const char *q = parts[k]; *q && len + 1 < sizeof reasons; q++) reasons[len++] = *q;
+      reasons[len] = '\0';
     }
     if (st != PS_OK) ps_set_error(ctx, st, "no backend could be started: %s", reasons);
   } else {
