@@ -694,7 +694,13 @@ static int put_operand(tbuf *o, const ast_operand *a) {
     return put_quoted(o, a->s, a->len, '"');
   case OPD_INT: return tbuf_printf(o, "%lld", (long long)a->i);
   case OPD_UINT: return tbuf_printf(o, "%llu", (unsigned long long)a->u);
-  case OPD_FLOAT: return tbuf_printf(o, "%.17g", a->f);
+  case OPD_FLOAT: {
+    /* Keep it a decimal literal when printed back (1000.0, -0.0), so that the
+     * canonical text parses to the same tree. */
+    char num[40];
+    snprintf(num, sizeof num, "%.17g", a->f);
+    return tbuf_printf(o, "%s%s", num, strpbrk(num, ".e") ? "" : ".0");
+  }
   case OPD_STRING: return put_quoted(o, a->s, a->len, '\'');
   case OPD_DATE: format_date(a->i, tmp); return tbuf_printf(o, "DATE '%s'", tmp);
   }

@@ -19,6 +19,9 @@
 #define TBL_ALIGN 64        /* writer: every section starts on a 64-byte boundary */
 #define TBL_MIN_ALIGN 8     /* reader: sections must be at least 8-byte aligned */
 #define TBL_MAX_NAME 4096   /* column names are 1..4096 bytes */
+/* A table may have more rows than its file has bits only up to this many rows
+ * (only a table whose every column is constant and non-null can). */
+#define TBL_SMALL_ROWS 65536
 
 /* Physical encodings. */
 enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };

@@ -307,6 +307,14 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
     return set_err(err, errsz, "%zu bytes, but the header says the file is %llu bytes", t->size,
                    (unsigned long long)file_size);
   }
+  /* A table has no more rows than its file has bits (every row costs at least
+   * a bit in some column), except tiny tables whose columns are all constant:
+   * this bounds the work and the memory (bitmaps) a query spends on a hostile
+   * row count. */
+  if (t->rows > TBL_SMALL_ROWS && t->rows / 8 > t->size)
+    return set_err(err, errsz,
+                   "row count %llu is implausible for a %zu-byte file (more rows than bits in the file)",
+                   (unsigned long long)t->rows, t->size);
   uint64_t dir_size = (uint64_t)t->ncols * entry_size, dir_end;
   if (dir_off < TBL_HEADER_SIZE || dir_off % 8 != 0)
     return set_err(err, errsz, "directory offset %llu is not an 8-aligned offset past the header",

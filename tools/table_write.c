@@ -137,6 +137,13 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
     for (int k = 0; k < S_COUNT; k++) cs[k].crc = crc32c(0, cs[k].p, (size_t)cs[k].size);
   }
   uint64_t file_size = off;
+  if (rows > TBL_SMALL_ROWS && rows / 8 > file_size) {
+    set_err(err, errsz,
+            "%llu rows but every column is constant: such a table cannot be written (more rows than "
+            "bits in the file; a reader rejects it as implausible)",
+            (unsigned long long)rows);
+    goto done;
+  }
 
   for (uint32_t i = 0; i < ncols; i++) {
     const tbl_write_column *c = &cols[i];

@@ -243,6 +243,7 @@ int main(void) {
   hostile(file, size, -1, 28, 4, 161, "directory entry size");
   hostile(file, size, -1, 32, 8, 0xFFFFFFFFFFFFFFF8ull, "truncated at byte");
   hostile(file, size, -1, 16, 8, N + 1, "rows, the table has");
+  hostile(file, size, -1, 16, 8, 1ull << 62, "implausible");
   hostile(file, size, -1, 48, 4, 1, "unknown header flags");
   hostile(file, size, 0, 0, 8, 0xFFFFFFFFFFFFFFFFull, "name");
   hostile(file, size, 0, 8, 4, 0, "name length 0");
@@ -376,6 +377,26 @@ int main(void) {
     free(b);
   }
 
+  /* a large table of constant columns is refused by the writer (and the reader) */
+  {
+    enum { BIG = 100000 };
+    int64_t *v = calloc(BIG, 8);
+    ps_plain p = {PS_TYPE_INT64, v, BIG, NULL};
+    ps_encoded e;
+    CHECK(ps_encode_for(&p, 0, 0, 0, NULL, err, sizeof err, &e) == PS_OK && e.desc.width == 0, "constant");
+    tbl_write_column wc;
+    memset(&wc, 0, sizeof wc);
+    wc.name = "k";
+    wc.encoding = TBL_ENC_FOR;
+    wc.desc = e.desc;
+    uint8_t *b = NULL;
+    size_t bs;
+    CHECK(tbl_write_memory(BIG, &wc, 1, &b, &bs, err, sizeof err) != 0 && strstr(err, "every column is constant"),
+          "constant table: %s", err);
+    free(b);
+    ps_encoded_free(&e);
+    free(v);
+  }
   free(file);
   ps_encoded_free(&enc_id);
   ps_encoded_free(&enc_price);
