@@ -49,6 +49,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
                             ps_context **out) {
   if (err_buf && err_size) err_buf[0] = '\0';
   if (!out) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
   ps_context_options o;
   ps_context_options_init(&o);
   if (opts_in) {
