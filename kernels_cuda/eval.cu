@@ -25,39 +25,55 @@ __device__ __forceinline__ void raise_status(const ps_cuda_eval_params &p, uint3
   if (lane == 0 && any) atomicOr(p.status, any);
 }
 
-/* Block total of the warps' popcounts, then one atomic per block. */
-__device__ __forceinline__ void count_block(const ps_cuda_eval_params &p, uint32_t word,
-                                            uint32_t lane) {
+/* The block's total, then one atomic per block: with a grid of a few blocks
+ * per SM this is a few thousand atomics per launch, not one per 256 rows
+ * (same-address atomics serialize in L2 and would bound the whole scan). */
+__device__ __forceinline__ void count_block(const ps_cuda_eval_params &p, uint32_t selected) {
   typedef cub::BlockReduce<uint32_t, PS_CUDA_EVAL_BLOCK> Reduce;
   __shared__ typename Reduce::TempStorage tmp;
-  const uint32_t total = Reduce(tmp).Sum(lane == 0 ? (uint32_t)__popc(word) : 0u);
+  const uint32_t total = Reduce(tmp).Sum(selected);
   if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
 }
 
-/* Thin entry point. Every lane of a warp reaches the ballot (rows past the
- * chunk vote 0), and every thread of a block reaches the reduction. */
+/* Thin entry point, grid-stride: each warp evaluates 32 consecutive rows (one
+ * result word) per step. The loop condition depends only on the warp's first
+ * row, so a warp's lanes iterate together and all reach the ballot (rows past
+ * the chunk vote 0); every thread of the block reaches the reduction. Row
+ * indexes fit 32 bits: base < rows <= 2^31 and the stride is small. */
 __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK)
     eval_kernel(const __grid_constant__ ps_cuda_eval_params p) {
-  const uint32_t row = blockIdx.x * PS_CUDA_EVAL_BLOCK + threadIdx.x;
   const uint32_t lane = threadIdx.x & 31u;
-  uint32_t status = 0;
-  const bool selected = row < p.rows && ps_eval_row(p, row, &status);
-  const uint32_t word = __ballot_sync(kFullWarp, selected);
-  ps_store_word(p, row >> 5, word, lane);
+  const uint32_t stride = gridDim.x * PS_CUDA_EVAL_BLOCK;
+  uint32_t status = 0, selected = 0;
+  for (uint32_t base = blockIdx.x * PS_CUDA_EVAL_BLOCK + (threadIdx.x & ~31u); base < p.rows;
+       base += stride) {
+    const uint32_t row = base + lane;
+    const bool sel = row < p.rows && ps_row_selected(p, row, &status);
+    const uint32_t word = __ballot_sync(kFullWarp, sel);
+    ps_store_word(p, base >> 5, word, lane);
+    ps_store_mask(p, row, sel);
+    selected += sel;
+  }
   raise_status(p, status, lane);
-  count_block(p, word, lane);
+  count_block(p, selected);
 }
 
 } // namespace
 
-extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, cudaStream_t stream) {
-  /* rows <= 2^31, so row indexes and the grid size fit 32 bits. */
-  const uint32_t blocks = (uint32_t)(((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK);
+extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks,
+                                           cudaStream_t stream) {
+  const uint64_t want = ((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK;
+  const uint32_t blocks = (uint32_t)(want < max_blocks ? want : (max_blocks ? max_blocks : 1));
   eval_kernel<<<blocks, PS_CUDA_EVAL_BLOCK, 0, stream>>>(*p);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t ps_cuda_probe_kernels(void) {
-  cudaFuncAttributes attr;
-  return cudaFuncGetAttributes(&attr, eval_kernel);
+extern "C" cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out) {
+  int per_sm = 0;
+  const cudaError_t err =
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel, PS_CUDA_EVAL_BLOCK, 0);
+  if (err != cudaSuccess) return err;
+  const int64_t blocks = (int64_t)(per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
+  *out = (uint32_t)(blocks < (1 << 20) ? blocks : (1 << 20));
+  return cudaSuccess;
 }

@@ -34,6 +34,8 @@ typedef struct ps_cuda_eval_params {
   double pow10[PS_MAX_COLS];            /* 10^cols[c].scale, exact (PS_POW10_TABLE) */
   const uint32_t *aux;                  /* prog.aux_words words, or NULL */
   uint8_t *bitmap;                      /* ceil(rows/8) bytes, or NULL: no bitmap wanted */
+  const uint8_t *selection_in;          /* ceil(rows/8) bytes ANDed in, or NULL; may be bitmap */
+  uint8_t *mask;                        /* rows bytes, 1 = selected, or NULL */
   unsigned long long *count;            /* device counter, += selected rows */
   uint32_t *status;                     /* device status word, |= PS_CUDA_FLAG_* / slot bits */
   uint32_t rows;                        /* rows in this chunk, 1..2^31 */
@@ -42,15 +44,18 @@ typedef struct ps_cuda_eval_params {
   uint32_t pad_;
 } ps_cuda_eval_params;
 
-/* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream:
- * writes the bitmap (if any), adds the selected rows to *p->count and raises
- * bits in *p->status. The caller zeroes count and status first. Returns the
- * launch error (cudaGetLastError), cudaSuccess if the launch was queued. */
-cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, cudaStream_t stream);
+/* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
+ * on at most max_blocks blocks (grid-stride): writes the bitmap (if any), adds
+ * the selected rows to *p->count and raises bits in *p->status. The caller
+ * zeroes count and status first. Returns the launch error (cudaGetLastError),
+ * cudaSuccess if the launch was queued. */
+cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks,
+                                cudaStream_t stream);
 
-/* cudaSuccess if the kernels can run on the current device (the fatbinary has
- * code for its architecture); the error of cudaFuncGetAttributes otherwise. */
-cudaError_t ps_cuda_probe_kernels(void);
+/* Grid size that fills the current device (resident blocks per SM times
+ * sm_count) into *out. Fails (cudaErrorNoKernelImageForDevice...) when the
+ * fatbinary has no code for the device, so it doubles as the probe. */
+cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out);
 
 #ifdef __cplusplus
 }

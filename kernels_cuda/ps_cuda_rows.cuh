@@ -300,7 +300,23 @@ PS_HD bool ps_eval_row(const ps_cuda_eval_params &p, uint32_t row, uint32_t *sta
   return (T & 1u) != 0;
 }
 
-/* ---- the result word ------------------------------------------------------ */
+/* ---- the row's result ------------------------------------------------------ */
+
+/* Whether row (< p.rows) is selected: in the input selection (if any) and
+ * TRUE under the program. Rows outside the input selection are not evaluated,
+ * so they cannot report corrupt codes (as the reference). The input selection
+ * may be the output bitmap itself (in-place refinement), so it is read with a
+ * plain load, never through the read-only cache; each warp reads its word
+ * before the ballot and writes it after. */
+PS_HD bool ps_row_selected(const ps_cuda_eval_params &p, uint32_t row, uint32_t *status) {
+  if (p.selection_in && !((p.selection_in[row >> 3] >> (row & 7)) & 1u)) return false;
+  return ps_eval_row(p, row, status);
+}
+
+/* The byte mask output: one byte per row, 1 = selected. */
+PS_HD void ps_store_mask(const ps_cuda_eval_params &p, uint32_t row, bool selected) {
+  if (p.mask && row < p.rows) p.mask[row] = selected ? 1 : 0;
+}
 
 /* Lane `lane`'s share of writing result word g (rows [32g, 32g+32)) of a
  * bitmap of ceil(rows/8) bytes. Full words go out as one 32-bit store from

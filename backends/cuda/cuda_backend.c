@@ -61,7 +61,7 @@ static ps_status init_device(ps_backend *be) {
   snprintf(be->name, sizeof be->name, "%.200s (sm_%d%d, %d SMs, driver %s, runtime %s)", prop.name,
            prop.major, prop.minor, prop.multiProcessorCount, drv_s, rt_s);
 
-  cudaError_t err = ps_cuda_probe_kernels();
+  cudaError_t err = ps_cuda_eval_max_blocks(prop.multiProcessorCount, &be->max_blocks);
   if (err != cudaSuccess) {
     char call[512];
     snprintf(call, sizeof call,
@@ -284,6 +284,8 @@ static ps_status fill_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval
     p->bitmap = devptr(a->bitmap);
     p->bitmap_aligned = ((uintptr_t)p->bitmap & 3u) == 0;
   }
+  if (a->selection_in.handle) p->selection_in = devptr(a->selection_in);
+  if (a->mask.handle) p->mask = devptr(a->mask);
   p->count = (unsigned long long *)be->scratch;
   p->status = (uint32_t *)((uint8_t *)be->scratch + 8);
   p->rows = (uint32_t)a->rows;
@@ -332,8 +334,8 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
                       "cudaMemsetAsync (scratch)", false);
   if (st == PS_OK)
-    st = ps_cuda_status(ctx, ps_cuda_launch_eval(&params, be->stream), "launching the eval kernel",
-                        false);
+    st = ps_cuda_status(ctx, ps_cuda_launch_eval(&params, be->max_blocks, be->stream),
+                        "launching the eval kernel", false);
   /* The count and the corruption flag are host values: read them back once. */
   if (st == PS_OK)
     st = ps_cuda_status(ctx,

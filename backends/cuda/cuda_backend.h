@@ -3,6 +3,7 @@
 #define PS_CUDA_BACKEND_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -17,6 +18,7 @@ struct ps_backend {
    * word), zeroed before and read back once after each launch. */
   void *scratch;      /* device, PS_CUDA_SCRATCH_BYTES */
   void *scratch_host; /* pinned host copy */
+  uint32_t max_blocks; /* eval grid that fills the device (grid-stride beyond) */
   char name[320];
 };
 
