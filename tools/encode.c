@@ -582,7 +582,7 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
   for (uint32_t i = 0; i < t->ncols; i++)
     if (strlen(t->names[i]) > w) w = strlen(t->names[i]);
   if (w > 40) w = 40;
-  fprintf(f, "%-*s  %-12s %-8s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "encoding", "width",
+  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "encoding", "width",
           "nulls", "plain", "encoded", "ratio");
   uint64_t tot_raw = 0, tot_enc = 0;
   for (uint32_t i = 0; i < t->ncols; i++) {
@@ -608,13 +608,13 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
     tot_enc += stored;
     format_bytes(c->raw_bytes, a);
     format_bytes(stored, b);
-    fprintf(f, "%-*.*s  %-12s %-8s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, enc,
+    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, enc,
             c->desc.width, (unsigned long long)c->null_count, a, b,
             stored ? (double)c->raw_bytes / (double)stored : 0.0);
   }
   char a[32], b[32];
   format_bytes(tot_raw, a);
   format_bytes(tot_enc, b);
-  fprintf(f, "%-*s  %-12s %-8s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", a, b,
+  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", a, b,
           tot_enc ? (double)tot_raw / (double)tot_enc : 0.0);
 }
