@@ -27,6 +27,26 @@ static void usage(FILE *f) {
           "  --sample N      rows compared with the reference at the head and at the tail\n");
 }
 
+static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree",      "colcol", "like_contains",
+                                          "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small"};
+
+/* Every name in a --cases list must be a case (a typo would silently run nothing). */
+static int check_cases(const char *list) {
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t l = end ? (size_t)(end - p) : strlen(p), k;
+    for (k = 0; k < sizeof known_cases / sizeof known_cases[0]; k++)
+      if (strlen(known_cases[k]) == l && strncmp(p, known_cases[k], l) == 0) break;
+    if (k == sizeof known_cases / sizeof known_cases[0]) {
+      fprintf(stderr, "packscan_bench: unknown case '%.*s'\n", (int)l, p);
+      return -1;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
 static int parse_u64(const char *s, uint64_t *out) {
   char *end = NULL;
   if (s[0] == '2' && s[1] == '^') {
@@ -149,6 +169,7 @@ int main(int argc, char **argv) {
       json = v;
     } else if (strcmp(a, "--cases") == 0) {
       b.cases = v;
+      bad = check_cases(v) != 0;
     } else if (strcmp(a, "--rows") == 0) {
       bad = parse_u64(v, &rows) != 0 || rows < 64;
     } else if (strcmp(a, "--reps") == 0) {
