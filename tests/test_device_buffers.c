@@ -4,7 +4,8 @@
  * buffer changes the result, so no copy was taken); ps_filter_device into a
  * ps_buffer at an offset (bytes around it untouched); and, when compiled in,
  * caller-owned memory: a cl_mem wrapped with ps_buffer_wrap_opencl and a
- * cudaMalloc'd pointer wrapped with ps_buffer_wrap_cuda.
+ * cudaMalloc'd pointer wrapped with ps_buffer_wrap_cuda; a device allocation
+ * failure (status, message, context still usable).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -340,10 +341,35 @@ done:
 }
 #endif
 
+/* A device allocation that cannot succeed: its status and message, the
+ * out-parameter untouched, and the context still usable. */
+static void allocation_failure(void) {
+  th_case("device allocation failure");
+  static int sentinel;
+  ps_buffer *b = (ps_buffer *)&sentinel;
+  ps_status st = ps_buffer_create(ctx, (uint64_t)1 << 60, &b);
+  CHECKF(st == PS_ERR_DEVICE_OUT_OF_MEMORY, "2^60-byte buffer: %s, expected PS_ERR_DEVICE_OUT_OF_MEMORY (%s)",
+         ps_status_name(st), ps_context_last_error(ctx));
+  CHECKF(ps_context_last_error(ctx)[0] != 0, "no message for a failed allocation");
+  CHECKF(b == (ps_buffer *)&sentinel, "out-parameter written by a failed ps_buffer_create");
+  /* still usable */
+  ps_buffer *ok = NULL;
+  if (CHECK_OK(ctx, ps_buffer_create(ctx, 64, &ok))) {
+    uint8_t x[64], y[64];
+    for (int i = 0; i < 64; i++) x[i] = (uint8_t)i;
+    CHECK_OK(ctx, ps_buffer_write(ctx, ok, 0, x, 64));
+    CHECK_OK(ctx, ps_buffer_read(ctx, ok, 0, y, 64));
+    CHECK(memcmp(x, y, 64) == 0);
+    ps_buffer_destroy(ok);
+  }
+  th_case("%s", "");
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "device_buffers");
   ctx = th_context(0);
   buffers();
+  allocation_failure();
   for_column_in_buffers(256, 4);
   for_column_in_buffers(4, 128);
   for_column_in_buffers(0, 0);

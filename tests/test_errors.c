@@ -322,6 +322,7 @@ static void expression_errors(void) {
     ps_expr_destroy(a);
     ps_expr_destroy(b);
   }
+  ps_column_destroy(other);
 
   /* a column of another context */
   ps_context *ctx2 = th_context(0);
