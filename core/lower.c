@@ -344,8 +344,8 @@ static ps_status lower_between(lowering *L, const ps_expr *e) {
   return emit_set(L, c, pred_cmp, &a, false);
 }
 
-static int u64_cmp(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+static int interval_cmp(const void *x, const void *y) {
+  i128 a = ((const interval *)x)->lo, b = ((const interval *)y)->lo;
   return a < b ? -1 : a > b;
 }
 
@@ -363,49 +363,39 @@ static ps_status lower_in(lowering *L, const ps_expr *e) {
     ps_host_free(L->ctx, a.sorted);
     return st;
   }
-  /* FOR: each literal is one code or none; keep the sorted unique codes. */
-  uint64_t *codes = ps_calloc_ctx(L->ctx, e->list_count ? e->list_count : 1, sizeof *codes);
-  if (!codes) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "lowering an IN list");
+  /* FOR: each literal matches one interval of codes (a single code on
+   * integer columns; on float columns a run of codes that decode to the same
+   * double); merge them into sorted disjoint intervals. */
+  interval *iv = ps_calloc_ctx(L->ctx, e->list_count ? e->list_count : 1, sizeof *iv);
+  if (!iv) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "lowering an IN list");
   size_t n = 0;
   for (size_t i = 0; i < e->list_count; i++) {
-    interval iv = numeric_interval(c, PS_EQ, &e->list[i]);
-    if (iv.lo < 0) iv.lo = 0;
-    if (iv.hi > (i128)c->code_limit) iv.hi = (i128)c->code_limit;
-    for (i128 k = iv.lo; k <= iv.hi; k++) {
-      /* float columns: several codes may decode to one double; bounded by the list's reach */
-      if (n == e->list_count) {
-        uint64_t *g = ps_calloc_ctx(L->ctx, n * 2, sizeof *g);
-        if (!g) {
-          ps_host_free(L->ctx, codes);
-          return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "lowering an IN list");
-        }
-        memcpy(g, codes, n * sizeof *g);
-        ps_host_free(L->ctx, codes);
-        codes = g;
-      }
-      codes[n++] = (uint64_t)k;
-      if (n > ((size_t)1 << 24)) {
-        ps_host_free(L->ctx, codes);
-        return ps_set_error(L->ctx, PS_ERR_LIMIT, "IN list matches more than 2^24 codes");
-      }
+    interval x = numeric_interval(c, PS_EQ, &e->list[i]);
+    if (x.lo < 0) x.lo = 0;
+    if (x.hi > (i128)c->code_limit) x.hi = (i128)c->code_limit;
+    if (x.lo <= x.hi) iv[n++] = x;
+  }
+  qsort(iv, n, sizeof *iv, interval_cmp);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (u && iv[i].lo <= iv[u - 1].hi + 1) {
+      if (iv[i].hi > iv[u - 1].hi) iv[u - 1].hi = iv[i].hi;
+    } else {
+      iv[u++] = iv[i];
     }
   }
-  qsort(codes, n, sizeof *codes, u64_cmp);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++)
-    if (u == 0 || codes[u - 1] != codes[i]) codes[u++] = codes[i];
   ps_status st;
-  if (u == 0) {
-    st = emit_range(L, c, (interval){1, 0}, false);
-  } else if (u == 1) {
-    st = emit_range(L, c, (interval){codes[0], codes[0]}, false);
+  if (u <= 1) {
+    st = emit_range(L, c, u ? iv[0] : (interval){1, 0}, false);
   } else {
     uint32_t off;
-    st = aux_reserve(L, 2 * (uint64_t)u, &off);
+    st = aux_reserve(L, 4 * (uint64_t)u, &off);
     if (st == PS_OK) {
       for (size_t i = 0; i < u; i++) {
-        L->out->aux[off + 2 * i] = (uint32_t)codes[i];
-        L->out->aux[off + 2 * i + 1] = (uint32_t)(codes[i] >> 32);
+        uint32_t *w = L->out->aux + off + 4 * i;
+        uint64_t first = (uint64_t)iv[i].lo, last = (uint64_t)iv[i].hi;
+        w[0] = (uint32_t)first, w[1] = (uint32_t)(first >> 32);
+        w[2] = (uint32_t)last, w[3] = (uint32_t)(last >> 32);
       }
       ps_insn in = {0};
       in.op = PS_OP_INLIST;
@@ -415,7 +405,7 @@ static ps_status lower_in(lowering *L, const ps_expr *e) {
       if (st == PS_OK) st = emit(L, in);
     }
   }
-  ps_host_free(L->ctx, codes);
+  ps_host_free(L->ctx, iv);
   return st;
 }
 

@@ -28,9 +28,12 @@
  *   PS_OP_SET    col_a, aux_a = bit offset of a bitmap in aux (bit k of aux is
  *                bit k%32 of aux word k/32), flags&NEGATE:
  *       null -> UNKNOWN; else x = bit(aux_a + code) ^ negate.
- *   PS_OP_INLIST col_a, aux_a = word offset of `count` sorted unique uint64
- *                codes stored as (low word, high word) pairs, count = lo:
- *       null -> UNKNOWN; else x = (code is in the list) ^ negate.
+ *   PS_OP_INLIST col_a, aux_a = word offset of `count` = lo code intervals
+ *                [first, last], each stored as 4 words (first low, first high,
+ *                last low, last high), sorted ascending and disjoint:
+ *       null -> UNKNOWN; else x = (code lies in one of the intervals) ^ negate.
+ *       (Intervals, not single codes: on float columns one literal can match
+ *       a run of codes that decode to the same double.)
  *   PS_OP_ISNULL col_a, flags&NEGATE: x = !valid ^ negate. Never UNKNOWN.
  *   PS_OP_CMPCOL col_a, col_b, cmp = PS_INSN_CMP(flags), mode = PS_INSN_MODE(flags):
  *       either null -> UNKNOWN; else x = value_a <cmp> value_b where

@@ -146,8 +146,9 @@ static kleene leaf(row_reader *R, const ps_insn *in, uint64_t r) {
     case PS_OP_INLIST: {
       bool found = false;
       for (uint64_t k = 0; k < in->lo && !found; k++) {
-        uint64_t v = R->aux[in->aux_a + 2 * k] | ((uint64_t)R->aux[in->aux_a + 2 * k + 1] << 32);
-        found = v == code;
+        const uint32_t *iv = R->aux + in->aux_a + 4 * k;
+        uint64_t first = iv[0] | ((uint64_t)iv[1] << 32), last = iv[2] | ((uint64_t)iv[3] << 32);
+        found = first <= code && code <= last;
       }
       return known(found ^ negate);
     }
