@@ -16,15 +16,30 @@ ps_status ps_check_expr(ps_context *ctx, const ps_expr *expr) {
  * byte mask; input: a selection to AND in. */
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
                          ps_devmem selection_in, uint64_t *count) {
-  ps_lowered low;
-  PS_TRY(ps_lower(ctx, expr, &low));
-  ps_status st = PS_OK;
-  ps_buffer *aux = NULL;
-  uint64_t n = expr->rows, total = 0;
-  if (low.prog.aux_words) {
-    st = ps_buffer_create(ctx, (uint64_t)low.prog.aux_words * 4, &aux);
-    if (st == PS_OK) st = ps_buffer_write(ctx, aux, 0, low.aux, (uint64_t)low.prog.aux_words * 4);
+  ps_expr *e = (ps_expr *)expr; /* the lowering cache is not part of the tree's value */
+  if (!e->lowered) {
+    ps_lowered *low = ps_calloc_ctx(ctx, 1, sizeof *low);
+    if (!low) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a lowered program");
+    ps_status st = ps_lower(ctx, expr, low);
+    ps_buffer *aux = NULL;
+    if (st == PS_OK && low->prog.aux_words) {
+      st = ps_buffer_create(ctx, (uint64_t)low->prog.aux_words * 4, &aux);
+      if (st == PS_OK) st = ps_buffer_write(ctx, aux, 0, low->aux, (uint64_t)low->prog.aux_words * 4);
+    }
+    if (st != PS_OK) {
+      ps_buffer_destroy(aux);
+      ps_lowered_free(ctx, low);
+      ps_host_free(ctx, low);
+      return st;
+    }
+    e->lowered = low;
+    e->aux_dev = aux;
   }
+  const ps_lowered *lp = e->lowered;
+  ps_lowered low = *lp;
+  ps_buffer *aux = e->aux_dev;
+  ps_status st = PS_OK;
+  uint64_t n = expr->rows, total = 0;
   for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
     ps_eval_args a;
     memset(&a, 0, sizeof a);
@@ -63,8 +78,6 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
     st = ctx->ops->eval(ctx->be, &a);
     total += chunk_count;
   }
-  ps_buffer_destroy(aux);
-  ps_lowered_free(ctx, &low);
   if (st == PS_OK && count) *count = total;
   return st;
 }
@@ -83,7 +96,7 @@ ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint6
   ps_buffer *dev = NULL;
   PS_TRY(ps_buffer_create(ctx, bytes, &dev));
   uint64_t c = 0;
-  ps_status st = ps_run_program(ctx, expr, dev->mem, PS_NO_MEM, PS_NO_MEM, &c);
+  ps_status st = ps_run_program(ctx, expr, dev->mem, PS_NO_MEM, PS_NO_MEM, count ? &c : NULL);
   if (st == PS_OK && bytes) st = ctx->ops->mem_read(ctx->be, bitmap, dev->mem, bytes);
   ps_buffer_destroy(dev);
   if (st == PS_OK && count) *count = c;
@@ -106,7 +119,9 @@ ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitm
   ps_devmem m = bitmap->mem;
   m.offset += offset;
   uint64_t c = 0;
-  ps_status st = ps_run_program(ctx, expr, m, PS_NO_MEM, PS_NO_MEM, &c);
+  /* Without a count nothing needs the host: the call may return before the
+   * device finishes (on the context's stream/queue). */
+  ps_status st = ps_run_program(ctx, expr, m, PS_NO_MEM, PS_NO_MEM, count ? &c : NULL);
   if (st == PS_OK && count) *count = c;
   return st;
 }

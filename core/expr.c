@@ -83,6 +83,11 @@ void ps_expr_destroy(ps_expr *e) {
   for (size_t i = 0; i < e->list_count; i++) free_literal(ctx, &e->list[i]);
   ps_host_free(ctx, e->list);
   ps_host_free(ctx, e->pattern);
+  if (e->lowered) {
+    ps_lowered_free(ctx, e->lowered);
+    ps_host_free(ctx, e->lowered);
+  }
+  ps_buffer_destroy(e->aux_dev);
   ps_host_free(ctx, e);
 }
 

@@ -83,6 +83,11 @@ struct ps_expr {
   ps_expr *a, *b;
   unsigned depth;       /* stack depth this subtree needs when lowered */
   unsigned size;        /* instructions this subtree lowers to (upper bound) */
+  /* The lowered program of this node and its aux words on the device, made
+   * on the first evaluation and reused: trees and columns are immutable, so
+   * an engine that evaluates one predicate on many calls lowers it once. */
+  struct ps_lowered *lowered;
+  ps_buffer *aux_dev;
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -123,11 +128,12 @@ uint64_t ps_type_max(ps_type t);
 
 /* ---- lowering ------------------------------------------------------------ */
 /* A lowered program plus its aux words (host) and the columns of each slot. */
-typedef struct ps_lowered {
+struct ps_lowered {
   ps_program prog;
   ps_column *cols[PS_MAX_COLS];
   uint32_t *aux; /* prog.aux_words words, ps_host_alloc'd */
-} ps_lowered;
+};
+typedef struct ps_lowered ps_lowered;
 
 ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);

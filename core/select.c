@@ -51,7 +51,7 @@ ps_status ps_filter_refine(ps_context *ctx, const ps_expr *expr, const ps_buffer
   PS_TRY(check_place(ctx, in, in_offset, bytes, 4, "input selection"));
   PS_TRY(check_place(ctx, out, out_offset, bytes, 4, "output selection"));
   uint64_t c = 0;
-  ps_status st = ps_run_program(ctx, expr, at(out, out_offset), PS_NO_MEM, at(in, in_offset), &c);
+  ps_status st = ps_run_program(ctx, expr, at(out, out_offset), PS_NO_MEM, at(in, in_offset), count ? &c : NULL);
   if (st == PS_OK && count) *count = c;
   return st;
 }
@@ -63,7 +63,7 @@ ps_status ps_filter_mask_device(ps_context *ctx, const ps_expr *expr, ps_buffer 
   PS_TRY(ps_check_expr(ctx, expr));
   PS_TRY(check_place(ctx, mask, offset, expr->rows, 4, "mask"));
   uint64_t c = 0;
-  ps_status st = ps_run_program(ctx, expr, PS_NO_MEM, at(mask, offset), PS_NO_MEM, &c);
+  ps_status st = ps_run_program(ctx, expr, PS_NO_MEM, at(mask, offset), PS_NO_MEM, count ? &c : NULL);
   if (st == PS_OK && count) *count = c;
   return st;
 }
@@ -79,7 +79,7 @@ ps_status ps_filter_mask(ps_context *ctx, const ps_expr *expr, uint8_t *mask, ui
   ps_buffer *dev = NULL;
   PS_TRY(ps_buffer_create(ctx, expr->rows, &dev));
   uint64_t c = 0;
-  ps_status st = ps_run_program(ctx, expr, PS_NO_MEM, dev->mem, PS_NO_MEM, &c);
+  ps_status st = ps_run_program(ctx, expr, PS_NO_MEM, dev->mem, PS_NO_MEM, count ? &c : NULL);
   if (st == PS_OK && expr->rows) st = ctx->ops->mem_read(ctx->be, mask, dev->mem, expr->rows);
   ps_buffer_destroy(dev);
   if (st == PS_OK && count) *count = c;
@@ -270,7 +270,7 @@ ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids,
                     uint64_t validity_offset) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
-  uint32_t out_type, vb;
+  uint32_t out_type = 0, vb = 0;
   PS_TRY(gather_common(ctx, col, type, &out_type, &vb));
   uint32_t isz = (uint32_t)type;
   if (count > UINT64_MAX / 8) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
@@ -285,7 +285,7 @@ ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids,
 /* Host gather into the column's plain values; validity optional. */
 static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
                              uint64_t count, void *values, uint8_t *validity) {
-  uint32_t out_type, vb;
+  uint32_t out_type = 0, vb = 0;
   PS_TRY(gather_common(ctx, col, type, &out_type, &vb));
   if (count == 0) return PS_OK;
   if (!ids || !values) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", ids ? "values" : "ids");
