@@ -57,6 +57,33 @@ cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_block
  * fatbinary has no code for the device, so it doubles as the probe. */
 cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out);
 
+
+/* ---- the single-range fast path (range_words.cu) ---------------------------- */
+
+/* Threads (= 32-row result words) per block of the fast path. */
+#define PS_CUDA_RANGE_BLOCK 128
+
+/* One RANGE leaf on one column whose codes cannot be corrupt: row selected
+ * iff valid and (((code - lo) <= span) != negate), unsigned 64-bit arithmetic.
+ * The host guarantees lo + span <= 2^width - 1 (an empty range is passed as
+ * the full range, negated). */
+typedef struct ps_cuda_range_params {
+  const uint8_t *data;          /* packed stream at the chunk start, 4-byte aligned */
+  uint64_t data_bytes;          /* readable bytes from data */
+  const uint8_t *validity;      /* at the chunk start (4-byte aligned), or NULL */
+  uint64_t validity_bytes;
+  uint8_t *bitmap;              /* ceil(rows/8) bytes, or NULL */
+  unsigned long long *count;    /* device counter (+= selected), or NULL */
+  uint64_t lo, span;
+  uint32_t negate_mask;         /* 0 or 0xffffffff */
+  uint32_t width;               /* 0..64 */
+  uint32_t rows;                /* 1..2^31 */
+  uint32_t bitmap_aligned;      /* bitmap is 4-byte aligned */
+} ps_cuda_range_params;
+
+/* Enqueues the fast path on stream with at most max_blocks blocks. */
+cudaError_t ps_cuda_launch_range(const ps_cuda_range_params *p, uint32_t max_blocks, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -189,19 +189,23 @@ PS_HD uint32_t ps_aux_rank(const ps_cuda_eval_params &p, uint64_t index, uint32_
 
 /* Binary search of `count` sorted uint64 codes stored as (low, high) word
  * pairs from word `base`. The host checked base + 2*count <= aux_words. */
+/* Binary search of `count` sorted disjoint code intervals [first, last],
+ * 4 words each (first low, first high, last low, last high). */
 PS_HD bool ps_in_list(const ps_cuda_eval_params &p, uint64_t base, uint64_t count, uint64_t code) {
-  uint64_t lo = 0, hi = count;
+  uint64_t lo = 0, hi = count; /* the first interval whose first > code */
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    const uint64_t at = base + 2 * mid;
-    const uint64_t v = (uint64_t)ps_aux32(p.aux, at) | ((uint64_t)ps_aux32(p.aux, at + 1) << 32);
-    if (v == code) return true;
-    if (v < code)
+    const uint64_t at = base + 4 * mid;
+    const uint64_t first = (uint64_t)ps_aux32(p.aux, at) | ((uint64_t)ps_aux32(p.aux, at + 1) << 32);
+    if (first <= code)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return false;
+  if (lo == 0) return false;
+  const uint64_t at = base + 4 * (lo - 1);
+  const uint64_t last = (uint64_t)ps_aux32(p.aux, at + 2) | ((uint64_t)ps_aux32(p.aux, at + 3) << 32);
+  return code <= last;
 }
 
 PS_HD bool ps_cmpcol(const ps_cuda_eval_params &p, const ps_insn &in, ps_col_read a, ps_col_read b,

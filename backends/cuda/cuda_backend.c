@@ -230,8 +230,8 @@ static ps_status check_program(ps_context *ctx, const ps_program *p) {
         if (in->col_a >= p->n_cols)
           return BAD("instruction %u reads slot %u of %u", i, in->col_a, p->n_cols);
         if (in->op == PS_OP_INLIST &&
-            (in->lo > p->aux_words / 2 || in->aux_a > p->aux_words - 2 * in->lo))
-          return BAD("instruction %u: a list of %llu codes at word %u overruns %u aux words", i,
+            (in->lo > p->aux_words / 4 || in->aux_a > p->aux_words - 4 * in->lo))
+          return BAD("instruction %u: a list of %llu intervals at word %u overruns %u aux words", i,
                      (unsigned long long)in->lo, in->aux_a, p->aux_words);
         depth++;
         break;
