@@ -8,6 +8,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_backend.h"
@@ -316,6 +317,65 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
   return PS_OK;
 }
 
+/* The single-range fast path applies to a one-instruction RANGE program on
+ * a column whose every w-bit code is valid (so no corruption can be seen and
+ * nothing must be checked), with aligned data and no selection/mask. Fills
+ * *rp and returns 1 when it applies. */
+static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+  const ps_program *prog = a->prog;
+  if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->selection_in.handle || a->mask.handle)
+    return 0;
+  const ps_insn *in = &prog->insns[0];
+  const ps_prog_col *col = &prog->cols[in->col_a];
+  const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
+  if ((col->flags & PS_COLF_NO_CODES) || col->code_limit < wmask) return 0;
+  if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
+  const uint8_t *validity = p->validity[in->col_a];
+  if (validity && ((uintptr_t)validity & 3u)) return 0;
+  memset(rp, 0, sizeof *rp);
+  rp->data = p->data[in->col_a];
+  rp->data_bytes = col->data_bytes;
+  rp->validity = validity;
+  rp->validity_bytes = col->validity_bytes;
+  rp->bitmap = p->bitmap;
+  rp->bitmap_aligned = p->bitmap_aligned;
+  rp->width = col->width;
+  rp->rows = p->rows;
+  uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
+  uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
+  if (lo > hi) { /* empty: NOT of the full range */
+    lo = 0, hi = wmask;
+    negate = ~negate;
+  }
+  rp->lo = lo;
+  rp->span = hi - lo;
+  rp->negate_mask = negate;
+  return 1;
+}
+
+/* Runs the fast path; synchronizes only when the count is wanted. */
+static ps_status cuda_eval_range(ps_backend *be, const ps_eval_args *a, ps_cuda_range_params *rp) {
+  ps_context *ctx = be->ctx;
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  if (a->count) {
+    rp->count = (unsigned long long *)be->scratch;
+    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, 8, be->stream), "cudaMemsetAsync (count)", false);
+  }
+  if (st == PS_OK)
+    st = ps_cuda_status(ctx, ps_cuda_launch_range(rp, be->max_blocks, be->stream), "launching the range kernel",
+                        false);
+  if (st == PS_OK && a->count) {
+    st = ps_cuda_status(ctx, cudaMemcpyAsync(be->scratch_host, be->scratch, 8, cudaMemcpyDeviceToHost, be->stream),
+                        "cudaMemcpyAsync (count)", false);
+    if (st == PS_OK) st = sync_stream(be);
+  }
+  ps_cuda_leave(be, prev);
+  if (st == PS_OK && a->count) memcpy(a->count, be->scratch_host, sizeof *a->count);
+  return st;
+}
+
 static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   ps_context *ctx = be->ctx;
   if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS)
@@ -327,6 +387,9 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   ps_cuda_eval_params params;
   st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
+  ps_cuda_range_params range;
+  if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH") && range_fast_path(&params, a, &range))
+    return cuda_eval_range(be, a, &range);
 
   int prev;
   st = ps_cuda_enter(be, &prev);
