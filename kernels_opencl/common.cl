@@ -99,6 +99,19 @@ static ulong ps_code_at(ps_region data, uint w, ulong bit) {
   return w == 64 ? x : x & ((1UL << w) - 1);
 }
 
+/* ps_code_at for a code whose words lie wholly inside the region, at a
+ * 4-byte aligned start: plain loads, no bounds or alignment checks. */
+static ulong ps_code_at_aligned(__global const uint *words, uint w, ulong bit) {
+  if (w == 0) return 0;
+  ulong k = bit >> 5;
+  uint shift = (uint)(bit & 31);
+  ulong x = words[k];
+  if (shift + w > 32) x |= (ulong)words[k + 1] << 32;
+  x >>= shift;
+  if (shift + w > 64) x |= (ulong)words[k + 2] << (64 - shift);
+  return w == 64 ? x : x & ((1UL << w) - 1);
+}
+
 /* Whether a valid row's code is corrupt (ps_program.h). */
 static int ps_code_corrupt(__constant ps_prog_col *m, ulong code) {
   return (m->flags & PS_COLF_NO_CODES) || code > m->code_limit;
@@ -110,15 +123,17 @@ __constant double ps_pow10[19] = PS_POW10_TABLE;
 /* The double of a code (ps_program.h, PS_MODE_DOUBLE); conversions round to
  * nearest even (OpenCL's default for explicit casts) and the division is
  * correctly rounded (never built with fast-math options). */
-static double ps_double_of(__constant ps_prog_col *m, ulong code) {
+static double ps_double_of_kind(uint kind, __constant ps_prog_col *m, ulong code) {
   ulong raw = m->reference + code;
-  switch (m->kind) {
+  switch (kind) {
     case PS_KIND_UNSIGNED: return (double)raw;
     case PS_KIND_FLOAT64: return (double)(long)raw / ps_pow10[min(m->scale, 18u)];
     case PS_KIND_FLOAT32: return (double)(float)((double)(long)raw / ps_pow10[min(m->scale, 18u)]);
     default: return (double)(long)raw;
   }
 }
+
+static double ps_double_of(__constant ps_prog_col *m, ulong code) { return ps_double_of_kind(m->kind, m, code); }
 #endif
 
 /* ---- work-group collectives --------------------------------------------

@@ -9,13 +9,46 @@
  * Plain OpenCL C 1.2, built after common.cl (see there). Outputs: the
  * bitmap (ceil(rows/8) bytes), a byte-per-row mask (rows bytes) and the count;
  * input: an optional selection that restricts the rows evaluated.
+ *
+ * Specialization: the kernel is an interpreter of the program. When the host
+ * prepends a shape table (PS_SPECIALIZED: opcodes, flags, slots, and each
+ * slot's width, kind and flags as compile-time constants), the accessors
+ * below read the table instead of the launch block, and the compiler unrolls
+ * the program and the 32-row loops into straight-line code for that shape.
+ * Bounds, literals and offsets stay run-time values, so one build serves every
+ * query of the same shape.
  */
+
+#ifdef PS_SPECIALIZED
+#define PS_N_INSNS(prog) PS_SPEC_INSNS
+#define PS_OP(prog, i) ps_spec_insns[i][0]
+#define PS_FLAGS(prog, i) ps_spec_insns[i][1]
+#define PS_COL_A(prog, i) ps_spec_insns[i][2]
+#define PS_COL_B(prog, i) ps_spec_insns[i][3]
+#define PS_WIDTH(prog, c) ps_spec_cols[c][0]
+#define PS_KIND(prog, c) ps_spec_cols[c][1]
+#define PS_COLFLAGS(prog, c) ps_spec_cols[c][2]
+#define PS_UNROLL _Pragma("unroll")
+#else
+#define PS_N_INSNS(prog) ((prog)->n_insns)
+#define PS_OP(prog, i) ((prog)->insns[i].op)
+#define PS_FLAGS(prog, i) ((prog)->insns[i].flags)
+#define PS_COL_A(prog, i) ((prog)->insns[i].col_a)
+#define PS_COL_B(prog, i) ((prog)->insns[i].col_b)
+#define PS_WIDTH(prog, c) ((prog)->cols[c].width)
+#define PS_KIND(prog, c) ((prog)->cols[c].kind)
+#define PS_COLFLAGS(prog, c) ((prog)->cols[c].flags)
+#define PS_UNROLL
+#endif
 
 /* One column slot as seen by one work-item. */
 typedef struct ps_column {
-  __constant ps_prog_col *meta;
+  __constant ps_prog_col *meta; /* run-time fields: reference, code_limit, sizes, scale */
+  uint width, kind, flags;      /* the shape: constants when specialized */
   ps_region data;
   ulong first_bit; /* the work-item's 32 rows start at this stream bit */
+  __global const uint *words; /* aligned start of the stream when the work-item's
+                                 w words are whole in it, else NULL */
   uint valid;      /* validity of the work-item's rows (0 outside the active rows) */
   uint slot;
 } ps_column;
@@ -43,13 +76,22 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, co
                               const ps_bytes *validity, ulong g, uint row_mask) {
   ps_column c;
   c.meta = &launch->prog.cols[slot];
+  c.width = PS_WIDTH(&launch->prog, slot);
+  c.kind = PS_KIND(&launch->prog, slot);
+  c.flags = PS_COLFLAGS(&launch->prog, slot);
   c.data.buf = data[slot];
   c.data.offset = launch->data_offset[slot];
   c.data.size = c.meta->data_bytes;
-  c.first_bit = 32 * g * c.meta->width;
+  c.first_bit = 32 * g * c.width;
+  /* 32 rows span exactly w words, so a code never reaches outside them. */
+  int whole = (g + 1) * c.width * 4 <= c.data.size && (c.data.offset & 3) == 0;
+#ifdef PS_BIG_ENDIAN_DEVICE
+  whole = 0;
+#endif
+  c.words = whole ? (__global const uint *)(c.data.buf + c.data.offset) : 0;
   c.slot = slot;
   c.valid = row_mask;
-  if (c.meta->flags & PS_COLF_VALIDITY) {
+  if (c.flags & PS_COLF_VALIDITY) {
     ps_region v = {validity[slot], launch->validity_offset[slot], c.meta->validity_bytes};
     c.valid &= ps_load_word(v, g);
   }
@@ -59,8 +101,9 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, co
 /* Reads the code of valid row j into *code; a corrupt code (ps_program.h)
  * raises the slot's bit in *corrupt and returns 0 so that it is never used. */
 static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) {
-  *code = ps_code_at(c->data, c->meta->width, c->first_bit + (ulong)j * c->meta->width);
-  if (ps_code_corrupt(c->meta, *code)) {
+  ulong bit = c->first_bit + (ulong)j * c->width;
+  *code = c->words ? ps_code_at_aligned(c->words, c->width, bit) : ps_code_at(c->data, c->width, bit);
+  if ((c->flags & PS_COLF_NO_CODES) || *code > c->meta->code_limit) {
     *corrupt |= 1u << c->slot;
     return 0;
   }
@@ -72,20 +115,23 @@ static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) 
 /* bit k of aux, 0 outside aux */
 static uint ps_aux_bit(ps_region aux, ulong k) { return (ps_load_word(aux, k >> 5) >> (k & 31)) & 1u; }
 
-/* Binary search of `count` sorted uint64 codes stored as (low, high) words. */
+/* Binary search of `count` sorted disjoint code intervals [first, last],
+ * 4 words each (first low, first high, last low, last high). */
 static uint ps_in_list(ps_region aux, ulong first_word, ulong count, ulong code) {
-  ulong lo = 0, hi = count;
+  ulong lo = 0, hi = count; /* find the first interval whose first > code */
   while (lo < hi) {
     ulong mid = lo + (hi - lo) / 2;
-    ulong k = first_word + 2 * mid;
-    ulong v = (ulong)ps_load_word(aux, k) | ((ulong)ps_load_word(aux, k + 1) << 32);
-    if (v == code) return 1;
-    if (v < code)
+    ulong k = first_word + 4 * mid;
+    ulong first = (ulong)ps_load_word(aux, k) | ((ulong)ps_load_word(aux, k + 1) << 32);
+    if (first <= code)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return 0;
+  if (lo == 0) return 0;
+  ulong k = first_word + 4 * (lo - 1);
+  ulong last = (ulong)ps_load_word(aux, k + 2) | ((ulong)ps_load_word(aux, k + 3) << 32);
+  return code <= last;
 }
 
 /* The comparison outcome from the order of two values (all three false for
@@ -108,26 +154,26 @@ typedef struct ps_int_key {
   ulong lo;
 } ps_int_key;
 
-static ps_int_key ps_int_key_of(__constant ps_prog_col *m, ulong code) {
+static ps_int_key ps_int_key_of(const ps_column *c, ulong code) {
   ps_int_key key;
-  key.lo = m->reference + code; /* wrapping add, as specified */
-  key.hi = m->kind == PS_KIND_SIGNED ? (uint)((long)key.lo >= 0) : 1u;
+  key.lo = c->meta->reference + code; /* wrapping add, as specified */
+  key.hi = c->kind == PS_KIND_SIGNED ? (uint)((long)key.lo >= 0) : 1u;
   return key;
 }
 
-static uint ps_compare_codes(__constant ps_insn *in, const ps_column *a, ulong code_a,
+static uint ps_compare_codes(__constant ps_insn *in, uint flags, const ps_column *a, ulong code_a,
                              const ps_column *b, ulong code_b, ps_region aux) {
-  uint cmp = PS_INSN_CMP(in->flags);
-  switch (PS_INSN_MODE(in->flags)) {
+  uint cmp = PS_INSN_CMP(flags);
+  switch (PS_INSN_MODE(flags)) {
     case PS_MODE_INT: {
-      ps_int_key ka = ps_int_key_of(a->meta, code_a), kb = ps_int_key_of(b->meta, code_b);
+      ps_int_key ka = ps_int_key_of(a, code_a), kb = ps_int_key_of(b, code_b);
       int lt = ka.hi < kb.hi || (ka.hi == kb.hi && ka.lo < kb.lo);
       int eq = ka.hi == kb.hi && ka.lo == kb.lo;
       return ps_cmp_outcome(cmp, lt, eq, !lt && !eq);
     }
 #ifdef PS_HAVE_FP64
     case PS_MODE_DOUBLE: {
-      double x = ps_double_of(a->meta, code_a), y = ps_double_of(b->meta, code_b);
+      double x = ps_double_of_kind(a->kind, a->meta, code_a), y = ps_double_of_kind(b->kind, b->meta, code_b);
       return ps_cmp_outcome(cmp, x < y, x == y, x > y);
     }
 #endif
@@ -152,34 +198,34 @@ static ps_truth ps_truth_of(uint x, uint known, uint negate) {
 }
 
 /* RANGE, SET, INLIST: one column's code against constants or aux. */
-static ps_truth ps_eval_unary(__constant ps_insn *in, const ps_column *a, ps_region aux,
+static ps_truth ps_eval_unary(__constant ps_insn *in, uint op, uint flags, const ps_column *a, ps_region aux,
                               uint *corrupt) {
   uint x = 0;
   for (uint j = 0; j < 32; ++j) {
     ulong code;
     if (!((a->valid >> j) & 1u) || !ps_read_code(a, j, &code, corrupt)) continue;
     uint hit;
-    if (in->op == PS_OP_RANGE)
+    if (op == PS_OP_RANGE)
       hit = in->lo <= code && code <= in->hi;
-    else if (in->op == PS_OP_SET)
+    else if (op == PS_OP_SET)
       hit = ps_aux_bit(aux, (ulong)in->aux_a + code);
     else
       hit = ps_in_list(aux, in->aux_a, in->lo, code);
     x |= hit << j;
   }
-  return ps_truth_of(x, a->valid, in->flags & PS_INSN_NEGATE);
+  return ps_truth_of(x, a->valid, flags & PS_INSN_NEGATE);
 }
 
 /* CMPCOL: a row is known where both are valid. As in the reference, b's
  * code is read (and checked for corruption) only where a is valid and sound. */
-static ps_truth ps_eval_cmpcol(__constant ps_insn *in, const ps_column *a, const ps_column *b,
+static ps_truth ps_eval_cmpcol(__constant ps_insn *in, uint flags, const ps_column *a, const ps_column *b,
                                ps_region aux, uint *corrupt) {
   uint x = 0;
   for (uint j = 0; j < 32; ++j) {
     ulong code_a = 0, code_b = 0;
     int ok_a = ((a->valid >> j) & 1u) && ps_read_code(a, j, &code_a, corrupt);
     int ok_b = ok_a && ((b->valid >> j) & 1u) && ps_read_code(b, j, &code_b, corrupt);
-    if (ok_a && ok_b) x |= ps_compare_codes(in, a, code_a, b, code_b, aux) << j;
+    if (ok_a && ok_b) x |= ps_compare_codes(in, flags, a, code_a, b, code_b, aux) << j;
   }
   return ps_truth_of(x, a->valid & b->valid, 0);
 }
@@ -191,9 +237,10 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
   __constant ps_program *prog = &launch->prog;
   uint is_true[PS_MAX_STACK], is_false[PS_MAX_STACK];
   uint sp = 0; /* the host checked that the program never leaves [0, stack_depth] */
-  for (uint i = 0; i < prog->n_insns; ++i) {
+  PS_UNROLL
+  for (uint i = 0; i < PS_N_INSNS(prog); ++i) {
     __constant ps_insn *in = &prog->insns[i];
-    uint op = in->op;
+    uint op = PS_OP(prog, i), flags = PS_FLAGS(prog, i);
     if (op == PS_OP_AND || op == PS_OP_OR) {
       --sp;
       uint t = is_true[sp], f = is_false[sp];
@@ -207,15 +254,15 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
       is_false[sp - 1] = t;
       continue;
     }
-    ps_column a = ps_column_at(launch, in->col_a, data, validity, g, row_mask);
+    ps_column a = ps_column_at(launch, PS_COL_A(prog, i), data, validity, g, row_mask);
     ps_truth r;
     if (op == PS_OP_ISNULL) {
-      r = ps_truth_of(row_mask & ~a.valid, row_mask, in->flags & PS_INSN_NEGATE);
+      r = ps_truth_of(row_mask & ~a.valid, row_mask, flags & PS_INSN_NEGATE);
     } else if (op == PS_OP_CMPCOL) {
-      ps_column b = ps_column_at(launch, in->col_b, data, validity, g, row_mask);
-      r = ps_eval_cmpcol(in, &a, &b, aux, corrupt);
+      ps_column b = ps_column_at(launch, PS_COL_B(prog, i), data, validity, g, row_mask);
+      r = ps_eval_cmpcol(in, flags, &a, &b, aux, corrupt);
     } else {
-      r = ps_eval_unary(in, &a, aux, corrupt);
+      r = ps_eval_unary(in, op, flags, &a, aux, corrupt);
     }
     is_true[sp] = r.is_true;
     is_false[sp] = r.is_false;

@@ -5,7 +5,9 @@
  * Row ids use size-then-retrieve: ps_count_words writes one count per
  * work-group, the host scans those counts (it must return the total anyway)
  * and ps_write_ids writes each group's ids at its offset; no per-row atomics.
+ * Left out of builds specialized for one filter program.
  */
+#ifndef PS_SPECIALIZED
 
 /* ---- row ids ---------------------------------------------------------- */
 
@@ -161,3 +163,5 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
   if (launch->flags & PS_SELECT_WANT_VALIDITY)
     ps_store_word(validity_out, launch->validity_out_offset, (launch->count + 7) / 8, i0 / 32, valid_bits);
 }
+
+#endif /* PS_SPECIALIZED */

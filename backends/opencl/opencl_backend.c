@@ -2,6 +2,7 @@
  * Evaluation is in opencl_eval.c, kernel builds in opencl_program.c. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opencl_internal.h"
@@ -220,7 +221,7 @@ static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
     platform_index = opts->opencl_platform < 0 ? -1 : opts->opencl_platform;
     device_index = opts->opencl_device < 0 ? -1 : opts->opencl_device;
   }
-  device_choice choice;
+  device_choice choice = {NULL, NULL};
   PS_CL_TRY(choose_device(be->ctx, platform_index, device_index, &choice));
   be->platform = choice.platform;
   be->device = choice.device;
@@ -237,11 +238,21 @@ static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
   return PS_OK;
 }
 
+/* PACKSCAN_OPENCL_JIT: "0" never specialize filters, "1" always, else auto
+ * (by chunk size). Lets tests cover both kernels and users trade build time. */
+static int jit_setting(void) {
+  const char *v = getenv("PACKSCAN_OPENCL_JIT");
+  if (v && strcmp(v, "0") == 0) return 0;
+  if (v && strcmp(v, "1") == 0) return 1;
+  return -1;
+}
+
 static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
   ps_backend *be = ps_host_alloc(ctx, sizeof *be);
   if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
   memset(be, 0, sizeof *be);
   be->ctx = ctx;
+  be->jit = jit_setting();
   ps_status st = opencl_setup(be, opts);
   if (st != PS_OK) {
     opencl_destroy(be);

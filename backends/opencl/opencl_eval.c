@@ -1,6 +1,7 @@
 /* One evaluation over one chunk: checks the program, uploads its launch
  * block, runs filter.cl in one pass and reads back the count and corrupt
  * flags only when a host value must be returned. */
+#include <stdio.h>
 #include <string.h>
 
 #include "opencl_internal.h"
@@ -179,10 +180,39 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
   return st;
 }
 
+/* The shape table that specializes filter.cl for this program: everything
+ * but literals, bounds, offsets and sizes, normalized so that equal shapes
+ * give equal text (and share one build). At most ~2 KB for PS_MAX_INSNS. */
+static void shape_of(const ps_program *p, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size,
+                              "#define PS_SPECIALIZED 1\n#define PS_SPEC_INSNS %u\n"
+                              "__constant uint ps_spec_insns[%u][4] = {",
+                              p->n_insns, p->n_insns);
+  for (uint32_t i = 0; i < p->n_insns && n < size; ++i) {
+    const ps_insn *in = &p->insns[i];
+    int leaf = in->op != PS_OP_AND && in->op != PS_OP_OR && in->op != PS_OP_NOT;
+    uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & 0xff0u : leaf ? in->flags & PS_INSN_NEGATE : 0;
+    n += (size_t)snprintf(buf + n, size - n, "{%u,%u,%u,%u},", in->op, flags, leaf ? in->col_a : 0,
+                          in->op == PS_OP_CMPCOL ? in->col_b : 0);
+  }
+  if (n < size) n += (size_t)snprintf(buf + n, size - n, "};\n__constant uint ps_spec_cols[%d][3] = {", PS_MAX_COLS);
+  for (uint32_t c = 0; c < PS_MAX_COLS && n < size; ++c) {
+    const ps_prog_col *col = &p->cols[c];
+    if (c < p->n_cols)
+      n += (size_t)snprintf(buf + n, size - n, "{%u,%u,%u},", col->width, col->kind, col->flags);
+    else
+      n += (size_t)snprintf(buf + n, size - n, "{0,0,0},");
+  }
+  if (n < size) snprintf(buf + n, size - n, "};\n");
+}
+
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   PS_CL_TRY(check_program(be, args));
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_program(be, &prog));
+  int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
+  char shape[4096];
+  if (specialize) shape_of(args->prog, shape, sizeof shape);
+  PS_CL_TRY(ps_cl_program(be, specialize ? shape : NULL, &prog));
   int check_corrupt = corruption_possible(args->prog);
   int need_status = check_corrupt || args->count != NULL;
   PS_CL_TRY(enqueue(be, prog, args, need_status));

@@ -24,8 +24,13 @@
 /* Words of the status buffer (enough for every kernel's status). */
 #define PS_CL_STATUS_WORDS 2u
 
-#define PS_CL_CACHE_SLOTS 8
-#define PS_CL_OPTIONS_SIZE 256
+/* Built programs kept per context: the generic one plus programs specialized
+ * for one filter shape (least recently used ones are released first). */
+#define PS_CL_CACHE_SLOTS 32
+
+/* PACKSCAN_OPENCL_JIT=auto (default): filters of at least this many rows per
+ * chunk run a program specialized for their shape. */
+#define PS_CL_JIT_MIN_ROWS (UINT64_C(1) << 22)
 
 /* The kernels of the program (kernels_opencl/), by index. */
 typedef enum ps_cl_kernel_id {
@@ -37,12 +42,13 @@ typedef enum ps_cl_kernel_id {
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
-/* A program built from one source with one option string, and its kernels. */
+/* A program built from the embedded sources with one option string and,
+ * for a specialized filter, one shape table; and its kernels. */
 typedef struct ps_cl_cached {
-  const char *source_name;
-  char options[PS_CL_OPTIONS_SIZE];
+  char *key; /* options, newline, shape table ("" = generic) */
+  uint64_t last_use;
   cl_program program;
-  cl_kernel kernels[PS_CL_KERNEL_COUNT];
+  cl_kernel kernels[PS_CL_KERNEL_COUNT]; /* specialized: the filter only */
   size_t work_group[PS_CL_KERNEL_COUNT]; /* a power of two each kernel accepts */
 } ps_cl_cached;
 
@@ -63,8 +69,10 @@ struct ps_backend {
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
+  int jit; /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
+  uint64_t uses;
 };
 
 /* opencl_error.c: the one place where cl_int codes become ps_status. Records
@@ -75,8 +83,9 @@ ps_status ps_cl_build_fail(ps_context *ctx, cl_int err, const char *source_name,
                            const char *device, const char *log);
 const char *ps_cl_error_name(cl_int err);
 
-/* opencl_program.c: the device's program (every kernel), built on first use. */
-ps_status ps_cl_program(ps_backend *be, const ps_cl_cached **out);
+/* opencl_program.c: the device's generic program (every kernel), or with a
+ * shape table (see filter.cl) a filter specialized for it; built on first use. */
+ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call

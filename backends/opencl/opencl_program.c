@@ -19,6 +19,9 @@ extern const size_t ps_cl_source_select_cl_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
+/* Where each kernel lives: specialized builds compile filter.cl only. */
+static const int kernel_in_specialized[PS_CL_KERNEL_COUNT] = {1, 0, 0, 0, 0};
+
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     "ps_filter_words", "ps_count_words", "ps_write_ids", "ps_reduce_words", "ps_gather_values",
 };
@@ -49,10 +52,12 @@ static ps_status build_log_error(ps_backend *be, cl_program program, cl_int buil
   return st;
 }
 
-static void release_entry(ps_cl_cached *e) {
+/* Launches already enqueued keep what they use alive until they finish. */
+static void release_entry(ps_backend *be, ps_cl_cached *e) {
   for (int k = 0; k < PS_CL_KERNEL_COUNT; ++k)
     if (e->kernels[k]) clReleaseKernel(e->kernels[k]);
   if (e->program) clReleaseProgram(e->program);
+  ps_host_free(be->ctx, e->key);
   memset(e, 0, sizeof *e);
 }
 
@@ -73,18 +78,26 @@ static ps_status choose_work_group(ps_backend *be, ps_cl_cached *e, int k) {
   return PS_OK;
 }
 
-static ps_status build_program(ps_backend *be, const char *options, ps_cl_cached *e) {
+static ps_status build_program(ps_backend *be, const char *options, const char *shape, ps_cl_cached *e) {
+  int specialized = shape[0] != '\0';
   /* ps_program.h and launch.h come first, so the device reads the very
    * structs the host fills; #line keeps build-log line numbers per file. */
   const char *parts[] = {
-      (const char *)ps_cl_source_program_h, "\n",
-      (const char *)ps_cl_source_launch_h,  "\n#line 1 \"common.cl\"\n",
-      (const char *)ps_cl_source_common_cl, "\n#line 1 \"filter.cl\"\n",
-      (const char *)ps_cl_source_filter_cl, "\n#line 1 \"select.cl\"\n",
+      (const char *)ps_cl_source_program_h,
+      "\n",
+      (const char *)ps_cl_source_launch_h,
+      "\n#line 1 \"common.cl\"\n",
+      (const char *)ps_cl_source_common_cl,
+      "\n#line 1 \"shape\"\n",
+      shape,
+      "\n#line 1 \"filter.cl\"\n",
+      (const char *)ps_cl_source_filter_cl,
+      "\n#line 1 \"select.cl\"\n",
       (const char *)ps_cl_source_select_cl,
   };
-  const size_t sizes[] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size, 0,
-                          ps_cl_source_filter_cl_size, 0, ps_cl_source_select_cl_size};
+  const size_t sizes[] = {
+      ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size, 0, strlen(shape), 0,
+      ps_cl_source_filter_cl_size, 0, ps_cl_source_select_cl_size};
   size_t lengths[sizeof parts / sizeof *parts];
   for (size_t i = 0; i < sizeof parts / sizeof *parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
 
@@ -94,47 +107,62 @@ static ps_status build_program(ps_backend *be, const char *options, ps_cl_cached
   err = clBuildProgram(e->program, 1, &be->device, options, NULL, NULL);
   if (err != CL_SUCCESS) return build_log_error(be, e->program, err, options);
   for (int k = 0; k < PS_CL_KERNEL_COUNT; ++k) {
+    if (specialized && !kernel_in_specialized[k]) continue;
     e->kernels[k] = clCreateKernel(e->program, kernel_names[k], &err);
     if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateKernel", kernel_names[k]);
     PS_CL_TRY(choose_work_group(be, e, k));
   }
-  /* Both row-id passes must cut the bitmap into the same groups. */
-  size_t ids_group = e->work_group[PS_CL_COUNT_WORDS] < e->work_group[PS_CL_WRITE_IDS]
-                         ? e->work_group[PS_CL_COUNT_WORDS]
-                         : e->work_group[PS_CL_WRITE_IDS];
-  e->work_group[PS_CL_COUNT_WORDS] = e->work_group[PS_CL_WRITE_IDS] = ids_group;
-  e->source_name = PS_CL_SOURCE_NAME;
-  snprintf(e->options, sizeof e->options, "%s", options);
+  if (!specialized) {
+    /* Both row-id passes must cut the bitmap into the same groups. */
+    size_t *wg = e->work_group;
+    wg[PS_CL_COUNT_WORDS] = wg[PS_CL_WRITE_IDS] =
+        wg[PS_CL_COUNT_WORDS] < wg[PS_CL_WRITE_IDS] ? wg[PS_CL_COUNT_WORDS] : wg[PS_CL_WRITE_IDS];
+  }
   return PS_OK;
 }
 
-ps_status ps_cl_program(ps_backend *be, const ps_cl_cached **out) {
-  char options[PS_CL_OPTIONS_SIZE];
+ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **out) {
+  char options[128];
   program_options(be, options, sizeof options);
+  if (!shape) shape = "";
+  size_t olen = strlen(options), slen = strlen(shape);
   for (size_t i = 0; i < be->cached; ++i) {
-    const ps_cl_cached *e = &be->cache[i];
-    if (strcmp(e->source_name, PS_CL_SOURCE_NAME) == 0 && strcmp(e->options, options) == 0) {
+    ps_cl_cached *e = &be->cache[i];
+    if (strncmp(e->key, options, olen) == 0 && e->key[olen] == '\n' && strcmp(e->key + olen + 1, shape) == 0) {
+      e->last_use = ++be->uses;
       *out = e;
       return PS_OK;
     }
   }
-  if (be->cached == PS_CL_CACHE_SLOTS)
-    return ps_backend_error(be->ctx, PS_ERR_LIMIT, "OpenCL: program cache full (%d programs built for this context)",
-                            PS_CL_CACHE_SLOTS);
   ps_cl_cached entry;
   memset(&entry, 0, sizeof entry);
-  ps_status st = build_program(be, options, &entry);
+  entry.key = ps_host_alloc(be->ctx, olen + slen + 2);
+  if (!entry.key) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: program cache key");
+  memcpy(entry.key, options, olen);
+  entry.key[olen] = '\n';
+  memcpy(entry.key + olen + 1, shape, slen + 1);
+  ps_status st = build_program(be, options, shape, &entry);
   if (st != PS_OK) {
-    release_entry(&entry);
+    release_entry(be, &entry);
     return st;
   }
-  be->cache[be->cached] = entry;
-  *out = &be->cache[be->cached++];
+  size_t slot = be->cached;
+  if (slot == PS_CL_CACHE_SLOTS) { /* evict the least recently used */
+    slot = 0;
+    for (size_t i = 1; i < be->cached; ++i)
+      if (be->cache[i].last_use < be->cache[slot].last_use) slot = i;
+    release_entry(be, &be->cache[slot]);
+  } else {
+    be->cached++;
+  }
+  entry.last_use = ++be->uses;
+  be->cache[slot] = entry;
+  *out = &be->cache[slot];
   return PS_OK;
 }
 
 void ps_cl_cache_clear(ps_backend *be) {
-  for (size_t i = 0; i < be->cached; ++i) release_entry(&be->cache[i]);
+  for (size_t i = 0; i < be->cached; ++i) release_entry(be, &be->cache[i]);
   be->cached = 0;
 }
 

@@ -67,7 +67,7 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS) return invalid(be, "row ids: chunk rows", a->rows);
   if (a->index_bytes != 4 && a->index_bytes != 8) return invalid(be, "row ids: index bytes", a->index_bytes);
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_program(be, &prog));
+  PS_CL_TRY(ps_cl_program(be, NULL, &prog));
 
   ps_select_launch block;
   memset(&block, 0, sizeof block);
@@ -115,7 +115,7 @@ ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS) return invalid(be, "reduce: chunk rows", a->rows);
   PS_CL_TRY(check_col(be, &a->col, a->data, a->validity));
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_program(be, &prog));
+  PS_CL_TRY(ps_cl_program(be, NULL, &prog));
 
   ps_select_launch block;
   memset(&block, 0, sizeof block);
@@ -205,7 +205,7 @@ ps_status ps_cl_gather(ps_backend *be, const ps_gather_args *a) {
   if (a->count == 0) return PS_OK;
   if (!a->ids.handle || !a->values.handle) return invalid(be, "gather: ids or values missing", 0);
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_program(be, &prog));
+  PS_CL_TRY(ps_cl_program(be, NULL, &prog));
 
   ps_select_launch block;
   memset(&block, 0, sizeof block);
