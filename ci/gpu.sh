@@ -52,7 +52,8 @@ step() {
   rc=$?
   local dt=$((SECONDS - t0))
   if [ $rc -eq 0 ]; then
-    record "$name" PASS "$dt" ""
+    # A passing step may leave a note as its last log line ("NOTE: ...").
+    record "$name" PASS "$dt" "$(tail -n 1 "$log" | sed -n 's/^NOTE: //p')"
   elif [ $rc -eq 77 ]; then
     record "$name" SKIP "$dt" "$(tail -n 1 "$log")"
   else
@@ -145,9 +146,11 @@ cuda_test_commands() {
 }
 
 sanitize() { # sanitize TOOL PER_TEST_SECONDS
-  local tool=$1 per=$2 extra=() cmd n=0 bad=0 rc limit
+  local tool=$1 per=$2 extra=(--report-api-errors no) cmd n=0 bad=0 slow=0 rc limit
   command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
-  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  # API errors are not reported: the tests provoke some on purpose (a device
+  # allocation too large to succeed); the statuses they map to are checked.
+  [ "$tool" = memcheck ] && extra+=(--leak-check full)
   local cmds
   cmds=$(cuda_test_commands)
   [ -n "$cmds" ] || { echo "no cuda tests listed by ctest -L cuda -N"; return 1; }
@@ -175,12 +178,16 @@ sanitize() { # sanitize TOOL PER_TEST_SECONDS
     rm -f "$LOGS/sanitizer.tmp"
     case $rc in
       0) echo "== ok" ;;
-      124) echo "== TIMEOUT after ${limit}s (not a failure; the plain ctest run has the verdict)" ;;
+      124)
+        echo "== TIMEOUT after ${limit}s: the launches so far were checked; not a failure"
+        slow=$((slow + 1))
+        ;;
       *) echo "== FAILED (exit $rc)"; bad=$((bad + 1)) ;;
     esac
   done <<<"$cmds"
-  echo "$tool: $n run, $bad failed"
-  [ "$bad" -eq 0 ]
+  echo "$tool: $n run, $bad failed, $slow stopped at the time limit"
+  [ "$bad" -eq 0 ] || return 1
+  [ "$slow" -eq 0 ] || echo "NOTE: $slow of $n stopped at ${per}s (partial check)"
 }
 
 bench() {
@@ -206,9 +213,11 @@ step opencl-icd register_icd
 step ctest-all ctest_all
 step ctest-opencl-nvidia ctest_opencl NVIDIA
 step ctest-opencl-pocl ctest_opencl Portable
+# racecheck instruments every shared-memory access and is slow on the long
+# random tests: a short cap per test keeps the whole run within the budget.
 step sanitizer-memcheck sanitize memcheck 120
-step sanitizer-racecheck sanitize racecheck 60
-step sanitizer-synccheck sanitize synccheck 60
+step sanitizer-racecheck sanitize racecheck 20
+step sanitizer-synccheck sanitize synccheck 30
 step bench bench
 
 # ---- results --------------------------------------------------------------------
