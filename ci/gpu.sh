@@ -193,9 +193,24 @@ sanitize() { # sanitize TOOL PER_TEST_SECONDS
 bench() {
   local exe=$BUILD/bench/packscan_bench
   [ -x "$exe" ] || { echo "no $exe"; return 77; }
-  local limit=$(($(left) < 180 ? $(left) : 180))
+  local limit=$(($(left) < 150 ? $(left) : 150))
   [ "$limit" -gt 10 ] || { echo "no time left for the benchmark"; return 77; }
   timeout "$limit" "$exe" --backend cuda --json "$LOGS/bench.json"
+  local rc=$?
+  [ "$rc" -eq 124 ] && echo "benchmark stopped at the ${limit}s limit" && return 77
+  return "$rc"
+}
+
+# The width sweep on OpenCL (NVIDIA's driver) in the same run, for the
+# OpenCL-vs-CUDA comparison.
+bench_opencl() {
+  [ "$HAVE_OPENCL" = ON ] || { echo "OpenCL backend not built"; return 77; }
+  local exe=$BUILD/bench/packscan_bench
+  [ -x "$exe" ] || { echo "no $exe"; return 77; }
+  local limit=$(($(left) < 90 ? $(left) : 90))
+  [ "$limit" -gt 10 ] || { echo "no time left for the benchmark"; return 77; }
+  PACKSCAN_OPENCL_PLATFORM=NVIDIA timeout "$limit" "$exe" --backend opencl --cases lt,lt_count,between,tree \
+    --json "$LOGS/bench-opencl.json"
   local rc=$?
   [ "$rc" -eq 124 ] && echo "benchmark stopped at the ${limit}s limit" && return 77
   return "$rc"
@@ -213,16 +228,19 @@ step opencl-icd register_icd
 step ctest-all ctest_all
 step ctest-opencl-nvidia ctest_opencl NVIDIA
 step ctest-opencl-pocl ctest_opencl Portable
+# The benchmarks before the sanitizers: the sanitizers take what time is left.
+step bench bench
+step bench-opencl bench_opencl
 # racecheck instruments every shared-memory access and is slow on the long
 # random tests: a short cap per test keeps the whole run within the budget.
-step sanitizer-memcheck sanitize memcheck 120
+step sanitizer-memcheck sanitize memcheck 60
 step sanitizer-racecheck sanitize racecheck 20
-step sanitizer-synccheck sanitize synccheck 30
-step bench bench
+step sanitizer-synccheck sanitize synccheck 20
 
 # ---- results --------------------------------------------------------------------
 
 [ -f "$LOGS/bench.json" ] && cp "$LOGS/bench.json" "$OUT/bench.json"
+[ -f "$LOGS/bench-opencl.json" ] && cp "$LOGS/bench-opencl.json" "$OUT/bench-opencl.json"
 {
   printf '%-22s %-6s %6s  %s\n' STEP RESULT SECS NOTE
   for i in "${!names[@]}"; do
