@@ -25,6 +25,17 @@
 
 static ps_context *ctx;
 
+/* A FOR column with codes uniform over the whole width and reference m (the
+ * caller picks m so that every code is valid), optional ~10% nulls. Two of
+ * these with the same m and validity differ only in their codes. */
+static tcol *full_width_column(ps_type type, uint64_t n, uint32_t w, ps_reference m, const uint8_t *validity) {
+  uint64_t *codes = th_calloc(n, sizeof *codes);
+  for (uint64_t i = 0; i < n; i++) codes[i] = th_u64(&th.rng) & tcol_width_max(w);
+  tcol *c = tcol_for(type, n, w, 0, m, codes, validity, &th.rng);
+  free(codes);
+  return c;
+}
+
 /* Evaluates t (built over handle h of column c, index 0) on ctx and compares
  * with the oracle; returns the count. */
 static uint64_t check_filter(ps_column *h, tcol *c, const onode *t, const char *label) {
@@ -118,10 +129,11 @@ static void for_column_in_buffers(uint64_t data_off, uint64_t valid_off) {
           (unsigned long long)valid_off);
   th_rng *r = &th.rng;
   const uint64_t n = 1000;
-  tcol *c = tcol_random_for(r, PS_TYPE_INT32, n, 13, TN_FEW);
-  tcol *c2 = tcol_random_for(r, PS_TYPE_INT32, n, 13, TN_FEW); /* other codes, same width */
-  c2->ref = c->ref;
-  memcpy(c2->validity, c->validity, (n + 7) / 8);
+  uint8_t *validity = tcol_random_validity(r, n, TN_FEW);
+  ps_reference m = {.i = -5000};
+  tcol *c = full_width_column(PS_TYPE_INT32, n, 13, m, validity);
+  tcol *c2 = full_width_column(PS_TYPE_INT32, n, 13, m, validity); /* other codes, same metadata */
+  free(validity);
   ps_buffer *data = NULL, *valid = NULL, *out = NULL;
   ps_column *h = NULL;
   if (!CHECK_OK(ctx, ps_buffer_create(ctx, data_off + c->data_size + 16, &data)) ||
@@ -145,7 +157,7 @@ static void for_column_in_buffers(uint64_t data_off, uint64_t valid_off) {
   d.validity_size = (n + 7) / 8;
   if (!CHECK_OK(ctx, ps_column_create_for_device(ctx, &d, data, data_off, valid, valid_off, &h))) goto done;
   CHECK(ps_column_rows(h) == n && ps_column_width(h) == 13 && ps_column_type(h) == PS_TYPE_INT32);
-  int64_t mid = c->ref.i + 4000;
+  int64_t mid = c->ref.i + 4000; /* about half the rows */
   onode *t = on_cmp(0, PS_LT, ps_lit_int(mid));
   onode *t2 = on_or(on_isnull(0, 0), on_cmp(0, PS_GE, ps_lit_int(mid + 7)));
   uint64_t before = check_filter(h, c, t, "device column");
@@ -228,9 +240,9 @@ static void opencl_wrapped(void) {
   if (!CHECK_OK(ctx, ps_opencl_handles(ctx, &clctx, &dev, &q))) return;
   CHECK(clctx && dev && q);
   const uint64_t n = 2049;
-  tcol *c = tcol_random_for(&th.rng, PS_TYPE_UINT16, n, 11, TN_NO_BITMAP);
-  tcol *c2 = tcol_random_for(&th.rng, PS_TYPE_UINT16, n, 11, TN_NO_BITMAP);
-  c2->ref = c->ref;
+  ps_reference m = {.u = 60000};
+  tcol *c = full_width_column(PS_TYPE_UINT16, n, 11, m, NULL);
+  tcol *c2 = full_width_column(PS_TYPE_UINT16, n, 11, m, NULL);
   cl_int err = 0;
   cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, c->data_size + 64, NULL, &err);
   cl_mem bits = clCreateBuffer(clctx, CL_MEM_READ_WRITE, 1024, NULL, &err);
@@ -253,7 +265,7 @@ static void opencl_wrapped(void) {
   d.reference = c->ref;
   d.data_size = c->data_size;
   if (!CHECK_OK(ctx, ps_column_create_for_device(ctx, &d, wb, 0, NULL, 0, &h))) goto done;
-  onode *t = on_cmp(0, PS_LE, ps_lit_uint(c->ref.u + 1000));
+  onode *t = on_cmp(0, PS_LE, ps_lit_uint(c->ref.u + 1000)); /* about half the rows */
   uint64_t before = check_filter(h, c, t, "wrapped cl_mem");
   /* the caller rewrites its cl_mem: packscan reads the new codes (no copy) */
   CHECK(clEnqueueWriteBuffer(q, back, CL_TRUE, 0, c2->data_size, c2->data, 0, NULL, NULL) == CL_SUCCESS);
@@ -292,9 +304,9 @@ static void cuda_wrapped(void) {
     return;
   }
   const uint64_t n = 5000;
-  tcol *c = tcol_random_for(&th.rng, PS_TYPE_INT64, n, 37, TN_NO_BITMAP);
-  tcol *c2 = tcol_random_for(&th.rng, PS_TYPE_INT64, n, 37, TN_NO_BITMAP);
-  c2->ref = c->ref;
+  ps_reference m = {.i = INT64_MIN + 12345};
+  tcol *c = full_width_column(PS_TYPE_INT64, n, 37, m, NULL);
+  tcol *c2 = full_width_column(PS_TYPE_INT64, n, 37, m, NULL);
   void *bits = NULL;
   ps_buffer *wb = NULL, *wbits = NULL;
   ps_column *h = NULL;
@@ -314,7 +326,7 @@ static void cuda_wrapped(void) {
   d.reference = c->ref;
   d.data_size = c->data_size;
   if (!CHECK_OK(ctx, ps_column_create_for_device(ctx, &d, wb, 0, NULL, 0, &h))) goto done;
-  onode *t = on_cmp(0, PS_GT, ps_lit_int(c->ref.i + ((int64_t)1 << 36)));
+  onode *t = on_cmp(0, PS_GT, ps_lit_int(c->ref.i + ((int64_t)1 << 36))); /* about half */
   uint64_t before = check_filter(h, c, t, "wrapped CUDA pointer");
   CHECK(cudaMemcpy(p, c2->data, c2->data_size, cudaMemcpyHostToDevice) == cudaSuccess);
   uint64_t after = check_filter(h, c2, t, "wrapped CUDA pointer after the caller rewrote it");
