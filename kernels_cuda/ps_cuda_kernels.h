@@ -79,6 +79,7 @@ typedef struct ps_cuda_range_params {
   uint32_t width;               /* 0..64 */
   uint32_t rows;                /* 1..2^31 */
   uint32_t bitmap_aligned;      /* bitmap is 4-byte aligned */
+  uint32_t data_aligned16;      /* data is 16-byte aligned (vector loads) */
 } ps_cuda_range_params;
 
 /* Enqueues the fast path on stream with at most max_blocks blocks. */

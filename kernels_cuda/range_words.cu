@@ -17,6 +17,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "ps_cuda_kernels.h"
+#include "range_bits.cuh"
 
 namespace {
 
@@ -36,38 +37,6 @@ __device__ __forceinline__ uint32_t load_word(const uint8_t *base, uint64_t byte
 template <int W>
 __host__ __device__ constexpr int stride() {
   return W == 0 ? 1 : (W % 2 ? W : W + 1);
-}
-
-/* Bit j set iff code j of the 32 codes held in words w[0..W) is in [lo, lo+span]. */
-template <int W>
-__device__ __forceinline__ uint32_t range_bits(const uint32_t *w, uint64_t lo, uint64_t span) {
-  uint32_t bits = 0;
-  if constexpr (W == 0) {
-    bits = (0 - lo) <= span ? 0xffffffffu : 0u;
-  } else if constexpr (W <= 32) {
-    /* codes, lo and span all fit 32 bits (the host clamps lo, hi to w bits) */
-    const uint32_t lo32 = (uint32_t)lo, span32 = (uint32_t)span;
-#pragma unroll
-    for (int j = 0; j < 32; j++) {
-      constexpr uint32_t mask = W == 32 ? 0xffffffffu : ((1u << (W % 32)) - 1u);
-      const int bit = j * W, k = bit >> 5, off = bit & 31;
-      uint32_t c = w[k] >> off;
-      if (off + W > 32) c |= w[k + 1] << (32 - off);
-      c &= mask;
-      bits |= (uint32_t)((c - lo32) <= span32) << j;
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < 32; j++) {
-      constexpr uint64_t mask = W == 64 ? ~0ull : ((1ull << (W % 64)) - 1ull);
-      const int bit = j * W, k = bit >> 5, off = bit & 31;
-      uint64_t c = ((uint64_t)w[k] | ((uint64_t)w[k + 1] << 32)) >> off;
-      if (off + W > 64) c |= (uint64_t)w[k + 2] << (64 - off);
-      c &= mask;
-      bits |= (uint32_t)((c - lo) <= span) << j;
-    }
-  }
-  return bits;
 }
 
 /* Result words per thread per tile: at small widths a thread handles several,
@@ -91,11 +60,35 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
   uint32_t selected = 0;
   for (uint64_t first = (uint64_t)blockIdx.x * kTile; first < words; first += (uint64_t)gridDim.x * kTile) {
     if constexpr (W > 0) {
-      /* Coalesced: consecutive threads load consecutive packed words. */
-      const uint64_t base = first * W;
-#pragma unroll 4
-      for (int i = threadIdx.x; i < kTile * W; i += kThreads) {
-        tile[(i / W) * S + (i % W)] = load_word(p.data, p.data_bytes, base + (uint64_t)i);
+      /* Coalesced 16-byte loads, all issued before the first shared store
+       * (fully unrolled), so each thread keeps R*W*4 bytes in flight. */
+      const uint64_t base = first * W; /* a multiple of 4 words: kTile is */
+      constexpr int kVec = kTile * W / 4, kPer = (kVec + kThreads - 1) / kThreads;
+      uint4 v[kPer];
+#pragma unroll
+      for (int m = 0; m < kPer; m++) {
+        const int i4 = m * kThreads + threadIdx.x;
+        const uint64_t word = base + 4 * (uint64_t)i4;
+        if (i4 < kVec) {
+          if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
+            v[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + word / 4);
+          } else {
+            v[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
+                              load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
+          }
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < kPer; m++) {
+        const int i4 = m * kThreads + threadIdx.x;
+        if (i4 < kVec) {
+          const uint32_t x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
+#pragma unroll
+          for (int q = 0; q < 4; q++) {
+            const int i = 4 * i4 + q;
+            tile[(i / W) * S + (i % W)] = x[q];
+          }
+        }
       }
       __syncthreads();
     }
@@ -110,7 +103,7 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
         w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
       }
-      uint32_t bits = range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
       if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
       if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
       selected += __popc(bits);
@@ -130,12 +123,30 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
   }
 }
 
+/* Blocks that fill the device: resident blocks of this instantiation per SM
+ * times the SMs, measured once per width (the answer never changes). */
+template <int W>
+uint32_t resident_blocks(uint32_t fallback) {
+  static uint32_t cached = 0;
+  if (!cached) {
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, range_kernel<W>, kThreads, 0) != cudaSuccess || per_sm <= 0) {
+      (void)cudaGetLastError();
+      return fallback;
+    }
+    cached = (uint32_t)per_sm * (uint32_t)sms;
+  }
+  return cached;
+}
+
 template <int W>
 cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   const uint64_t tile = (uint64_t)kThreads * words_per_thread<W>();
   const uint64_t want = (words + tile - 1) / tile;
-  const uint32_t blocks = (uint32_t)(want < max_blocks ? want : max_blocks);
+  const uint64_t fill = resident_blocks<W>(max_blocks);
+  const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
   range_kernel<W><<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }

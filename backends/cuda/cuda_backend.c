@@ -334,6 +334,7 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   if (validity && ((uintptr_t)validity & 3u)) return 0;
   memset(rp, 0, sizeof *rp);
   rp->data = p->data[in->col_a];
+  rp->data_aligned16 = ((uintptr_t)rp->data & 15u) == 0;
   rp->data_bytes = col->data_bytes;
   rp->validity = validity;
   rp->validity_bytes = col->validity_bytes;

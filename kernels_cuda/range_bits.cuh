@@ -1,0 +1,112 @@
+/*
+ * Per-word arithmetic of the single-range fast path (range_words.cu): from
+ * the W packed 32-bit words that hold 32 codes of width W, the 32-bit mask of
+ * codes in [lo, lo + span]. __host__ __device__ so that the same code is
+ * checked against a plain loop on the CPU (tests/test_cuda_range_bits.cu).
+ *
+ * Widths 2, 4 and 8 (a code never straddles a word) use SWAR: every lane of a
+ * word is compared at once (Hacker's Delight 2-18 lane-wise subtraction and
+ * 2-12 unsigned comparison), then the lanes' top bits are compressed into
+ * consecutive result bits. Width 1 is a bitwise function of the word. Other
+ * widths extract each code with constant shifts (W is a template parameter).
+ */
+#ifndef PS_RANGE_BITS_CUH
+#define PS_RANGE_BITS_CUH
+
+#include <stdint.h>
+
+#ifndef __CUDACC__
+#define __host__
+#define __device__
+#define __forceinline__ inline
+#endif
+
+namespace ps_range {
+
+/* Bits at multiples of W, set: 0x..0101 (W = 8), 0x..1111 (W = 4)... */
+template <int W>
+__host__ __device__ constexpr uint32_t lane_lsbs() {
+  uint32_t m = 0;
+  for (int k = 0; k < 32; k += W) m |= 1u << k;
+  return m;
+}
+
+/* Step mask of compress(): groups of 2g bits at multiples of 2gW. */
+template <int W>
+__host__ __device__ constexpr uint32_t group_mask(int g) {
+  uint32_t m = 0;
+  for (int k = 0; k < 32; k += 2 * g * W) m |= (uint32_t)(((uint64_t)1 << (2 * g)) - 1) << k;
+  return m;
+}
+
+/* The top bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t compress_tops(uint32_t x) {
+  x = (x >> (W - 1)) & lane_lsbs<W>();
+#pragma unroll
+  for (int g = 1; g < 32 / W; g *= 2) x = (x | (x >> (g * (W - 1)))) & group_mask<W>(g);
+  return x;
+}
+
+/* Lane-wise x - y modulo 2^W (no borrow between lanes). */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t lane_sub(uint32_t x, uint32_t y) {
+  constexpr uint32_t H = lane_lsbs<W>() << (W - 1);
+  return ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H);
+}
+
+/* Top bit of each lane set iff that lane of x is < (unsigned) that lane of y. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t lane_lt(uint32_t x, uint32_t y) {
+  constexpr uint32_t H = lane_lsbs<W>() << (W - 1);
+  return ((~x & y) | ((~x | y) & lane_sub<W>(x, y))) & H;
+}
+
+/* Bit j set iff code j (of the 32 codes in w[0..W)) is in [lo, lo + span].
+ * The caller guarantees lo + span < 2^W. w has W + 2 readable entries. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t range_bits(const uint32_t *w, uint64_t lo, uint64_t span) {
+  uint32_t bits = 0;
+  if constexpr (W == 0) {
+    bits = (0 - lo) <= span ? 0xffffffffu : 0u;
+  } else if constexpr (W == 1) {
+    const uint32_t has0 = lo == 0 ? 0xffffffffu : 0u;           /* 0 in [lo, lo+span] */
+    const uint32_t has1 = (1 - lo) <= span ? 0xffffffffu : 0u;  /* 1 in [lo, lo+span] */
+    bits = (w[0] & has1) | (~w[0] & has0);
+  } else if constexpr (W == 2 || W == 4 || W == 8) {
+    constexpr int per = 32 / W; /* codes per word */
+    const uint32_t L = (uint32_t)lo * lane_lsbs<W>(), S = (uint32_t)span * lane_lsbs<W>();
+#pragma unroll
+    for (int k = 0; k < W; k++) {
+      const uint32_t out = lane_lt<W>(S, lane_sub<W>(w[k], L)); /* span < code - lo */
+      bits |= compress_tops<W>(~out) << (k * per);
+    }
+  } else if constexpr (W <= 32) {
+    /* codes, lo and span all fit 32 bits */
+    const uint32_t lo32 = (uint32_t)lo, span32 = (uint32_t)span;
+#pragma unroll
+    for (int j = 0; j < 32; j++) {
+      constexpr uint32_t mask = W == 32 ? 0xffffffffu : ((1u << (W % 32)) - 1u);
+      const int bit = j * W, k = bit >> 5, off = bit & 31;
+      uint32_t c = w[k] >> off;
+      if (off + W > 32) c |= w[k + 1] << (32 - off);
+      c &= mask;
+      bits |= (uint32_t)((c - lo32) <= span32) << j;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 32; j++) {
+      constexpr uint64_t mask = W == 64 ? ~0ull : ((1ull << (W % 64)) - 1ull);
+      const int bit = j * W, k = bit >> 5, off = bit & 31;
+      uint64_t c = ((uint64_t)w[k] | ((uint64_t)w[k + 1] << 32)) >> off;
+      if (off + W > 64) c |= (uint64_t)w[k + 2] << (64 - off);
+      c &= mask;
+      bits |= (uint32_t)((c - lo) <= span) << j;
+    }
+  }
+  return bits;
+}
+
+} // namespace ps_range
+
+#endif
