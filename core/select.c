@@ -183,6 +183,14 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
   PS_TRY(ps_check_expr(ctx, expr));
   if (!ids || !count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", ids ? "count" : "ids");
   uint64_t n = expr->rows;
+  /* Refuse what cannot be answered before evaluating anything. */
+  PS_TRY(need_op(ctx, (const void *)ctx->ops->row_ids, "row ids"));
+  if (type != PS_INDEX_UINT32 && type != PS_INDEX_UINT64)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "index type %d is not PS_INDEX_UINT32 or PS_INDEX_UINT64",
+                        (int)type);
+  if (type == PS_INDEX_UINT32 && n > ((uint64_t)1 << 32))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "uint32 row ids cannot address %" PRIu64 " rows (more than 2^32); ask for PS_INDEX_UINT64", n);
   ps_buffer *sel = NULL;
   PS_TRY(ps_buffer_create(ctx, bitmap_bytes(n), &sel));
   uint64_t c = 0;

@@ -491,7 +491,10 @@ PS_API void ps_free(ps_context *ctx, void *ptr);
  *  values: device buffer at values_offset (aligned to the value size);
  *  validity (optional): a device bitmap of count bits at validity_offset
  *  (multiple of 4), 1 = valid; null rows' values are 0. An id >= n gives
- *  PS_ERR_INVALID_ARGUMENT; a corrupt code PS_ERR_CORRUPT_DATA. */
+ *  PS_ERR_INVALID_ARGUMENT; a corrupt code PS_ERR_CORRUPT_DATA. The ids are
+ *  checked as they are read on the device, so after either error the bytes
+ *  of values/validity in the device buffers are unspecified (as for
+ *  ps_filter_device); the host variant leaves its outputs untouched. */
 PS_API ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset,
                            ps_index_type type, uint64_t count, ps_buffer *values, uint64_t values_offset,
                            ps_buffer *validity, uint64_t validity_offset);

@@ -21,6 +21,13 @@
 #define __forceinline__ inline
 #endif
 
+/* Unrolling matters on the device only; host compilers would warn. */
+#ifdef __CUDA_ARCH__
+#define PS_RB_UNROLL _Pragma("unroll")
+#else
+#define PS_RB_UNROLL
+#endif
+
 namespace ps_range {
 
 /* Bits at multiples of W, set: 0x..0101 (W = 8), 0x..1111 (W = 4)... */
@@ -43,7 +50,7 @@ __host__ __device__ constexpr uint32_t group_mask(int g) {
 template <int W>
 __host__ __device__ __forceinline__ uint32_t compress_tops(uint32_t x) {
   x = (x >> (W - 1)) & lane_lsbs<W>();
-#pragma unroll
+PS_RB_UNROLL
   for (int g = 1; g < 32 / W; g *= 2) x = (x | (x >> (g * (W - 1)))) & group_mask<W>(g);
   return x;
 }
@@ -76,7 +83,7 @@ __host__ __device__ __forceinline__ uint32_t range_bits(const uint32_t *w, uint6
   } else if constexpr (W == 2 || W == 4 || W == 8) {
     constexpr int per = 32 / W; /* codes per word */
     const uint32_t L = (uint32_t)lo * lane_lsbs<W>(), S = (uint32_t)span * lane_lsbs<W>();
-#pragma unroll
+PS_RB_UNROLL
     for (int k = 0; k < W; k++) {
       const uint32_t out = lane_lt<W>(S, lane_sub<W>(w[k], L)); /* span < code - lo */
       bits |= compress_tops<W>(~out) << (k * per);
@@ -84,7 +91,7 @@ __host__ __device__ __forceinline__ uint32_t range_bits(const uint32_t *w, uint6
   } else if constexpr (W <= 32) {
     /* codes, lo and span all fit 32 bits */
     const uint32_t lo32 = (uint32_t)lo, span32 = (uint32_t)span;
-#pragma unroll
+PS_RB_UNROLL
     for (int j = 0; j < 32; j++) {
       constexpr uint32_t mask = W == 32 ? 0xffffffffu : ((1u << (W % 32)) - 1u);
       const int bit = j * W, k = bit >> 5, off = bit & 31;
@@ -94,7 +101,7 @@ __host__ __device__ __forceinline__ uint32_t range_bits(const uint32_t *w, uint6
       bits |= (uint32_t)((c - lo32) <= span32) << j;
     }
   } else {
-#pragma unroll
+PS_RB_UNROLL
     for (int j = 0; j < 32; j++) {
       constexpr uint64_t mask = W == 64 ? ~0ull : ((1ull << (W % 64)) - 1ull);
       const int bit = j * W, k = bit >> 5, off = bit & 31;
