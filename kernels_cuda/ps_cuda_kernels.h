@@ -85,6 +85,95 @@ typedef struct ps_cuda_range_params {
 /* Enqueues the fast path on stream with at most max_blocks blocks. */
 cudaError_t ps_cuda_launch_range(const ps_cuda_range_params *p, uint32_t max_blocks, cudaStream_t stream);
 
+/* ---- after the filter: row ids, reduce, gather (select.cu) ------------------- */
+
+/* Threads per block of the select kernels (a multiple of 32). */
+#define PS_CUDA_SELECT_BLOCK 256
+/* Row ids: bitmap words per thread; a block's tile is BLOCK * this words. */
+#define PS_CUDA_IDS_WORDS_PER_THREAD 4
+/* Reduce results: count, min, max, sum_lo, sum_hi, least corrupt row
+ * (UINT64_MAX: none), as uint64 words. */
+#define PS_CUDA_REDUCE_RESULT_WORDS 6
+/* Gather output kinds: core/backend.h's PS_GATHER_* (checked in cuda_select.c;
+ * the kernels do not include backend.h). */
+#define PS_CUDA_GATHER_CODE32 1u
+#define PS_CUDA_GATHER_INT 2u
+#define PS_CUDA_GATHER_F64 3u
+#define PS_CUDA_GATHER_F32 4u
+
+/* Row ids of one chunk of a selection (ps_row_ids_args). */
+typedef struct ps_cuda_row_ids_params {
+  const uint8_t *bitmap; /* chunk start; ceil(rows/8) readable bytes */
+  uint8_t *out;          /* index_bytes per id, or NULL: count only */
+  uint32_t *total;       /* device word receiving the number of set bits */
+  uint64_t rows;         /* 1..2^31 */
+  uint64_t id_base;
+  uint32_t index_bytes;    /* 4 or 8 */
+  uint32_t bitmap_aligned; /* bitmap is 4-byte aligned */
+  uint32_t out_aligned;    /* out is index_bytes-aligned */
+  uint32_t pad_;
+} ps_cuda_row_ids_params;
+
+/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (block
+ * counts, their scan, CUB's temporary storage). Enqueues nothing. */
+cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes);
+
+/* Size, then retrieve, on stream: per-tile popcounts, CUB exclusive scan of
+ * them, and (when p->out) each tile writes its ids at its offset; *p->total
+ * receives the count either way. workspace: 256-byte aligned, at least what
+ * ps_cuda_row_ids_workspace said. */
+cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, void *workspace, size_t workspace_bytes,
+                                   cudaStream_t stream);
+
+/* Reduction of one column over one chunk (ps_reduce_args). */
+typedef struct ps_cuda_reduce_params {
+  ps_prog_col col;            /* data_bytes / validity_bytes from the chunk start */
+  const uint8_t *data;        /* NULL only when nothing is readable */
+  const uint8_t *validity;    /* read when col.flags has PS_COLF_VALIDITY */
+  const uint8_t *selection;   /* ceil(rows/8) bytes, or NULL: every row */
+  uint64_t *result;           /* device, PS_CUDA_REDUCE_RESULT_WORDS words */
+  uint64_t rows;              /* 1..2^31 */
+  uint32_t data_aligned;      /* data is 4-byte aligned */
+  uint32_t validity_aligned;  /* validity is 4-byte aligned */
+  uint32_t selection_aligned; /* selection is 4-byte aligned */
+  uint32_t pad_;
+} ps_cuda_reduce_params;
+
+/* Workspace bytes (per-block partials) for a launch of at most max_blocks. */
+cudaError_t ps_cuda_reduce_workspace(uint64_t rows, uint32_t max_blocks, size_t *bytes);
+
+/* Enqueues the reduction: per-block partials, then one block combines them
+ * into p->result. */
+cudaError_t ps_cuda_launch_reduce(const ps_cuda_reduce_params *p, uint32_t max_blocks, void *workspace,
+                                  size_t workspace_bytes, cudaStream_t stream);
+
+/* Late materialization (ps_gather_args). status[0] / status[1] must be
+ * UINT64_MAX before the launch; the kernel lowers them (atomicMin) to the
+ * least i whose id is >= rows / whose valid row holds a corrupt code. */
+typedef struct ps_cuda_gather_params {
+  ps_prog_col col;               /* data_bytes / validity_bytes of the whole column */
+  const uint8_t *data;           /* stream start */
+  const uint8_t *validity;       /* read when col.flags has PS_COLF_VALIDITY */
+  const uint8_t *ids;            /* count ids of index_bytes */
+  uint8_t *values;               /* count values of value_bytes */
+  uint8_t *validity_out;         /* ceil(count/8) bytes, or NULL */
+  unsigned long long *status;    /* device, 2 words */
+  double pow10;                  /* 10^col.scale, exact */
+  uint64_t count;                /* >= 1 */
+  uint64_t rows;                 /* the column's rows */
+  uint32_t index_bytes;          /* 4 or 8 */
+  uint32_t out_type;             /* PS_CUDA_GATHER_* */
+  uint32_t value_bytes;          /* 1, 2, 4 or 8, as out_type requires */
+  uint32_t data_aligned;         /* data is 4-byte aligned */
+  uint32_t ids_aligned;          /* ids is index_bytes-aligned */
+  uint32_t values_aligned;       /* values is value_bytes-aligned */
+  uint32_t validity_out_aligned; /* validity_out is 4-byte aligned */
+  uint32_t pad_;
+} ps_cuda_gather_params;
+
+/* Enqueues the gather on at most max_blocks blocks (grid-stride). */
+cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uint32_t max_blocks, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

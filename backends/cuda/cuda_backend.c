@@ -37,6 +37,7 @@ static void version_text(int v, char *buf, size_t size) {
 
 /* Releases whatever init_device got to; be's device is current. */
 static void release_device(ps_backend *be) {
+  ps_cuda_select_release(be);
   if (be->scratch) (void)cudaFree(be->scratch);
   if (be->scratch_host) (void)cudaFreeHost(be->scratch_host);
   if (be->own_stream) (void)cudaStreamDestroy(be->own_stream);
@@ -432,6 +433,9 @@ const ps_backend_ops ps_backend_cuda = {
     .mem_write = cuda_mem_write,
     .mem_read = cuda_mem_read,
     .eval = cuda_eval,
+    .row_ids = ps_cuda_row_ids,
+    .reduce = ps_cuda_reduce,
+    .gather = ps_cuda_gather,
     .retain_wrapped = NULL,
     .release_wrapped = NULL,
 };

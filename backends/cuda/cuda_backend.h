@@ -19,6 +19,13 @@ struct ps_backend {
   void *scratch;      /* device, PS_CUDA_SCRATCH_BYTES */
   void *scratch_host; /* pinned host copy */
   uint32_t max_blocks; /* eval grid that fills the device (grid-stride beyond) */
+  /* After the filter (cuda_select.c): a device workspace, grown as needed and
+   * kept for the context, whose first PS_CUDA_SELECT_RESULT_BYTES hold the
+   * results read back (counts, reduce partial, gather status); and a pinned
+   * host copy of those results. */
+  void *select_ws;
+  size_t select_ws_bytes;
+  void *select_host;
   char name[320];
 };
 
@@ -36,5 +43,12 @@ ps_status ps_cuda_status(ps_context *ctx, cudaError_t err, const char *call, boo
  * device to restore with ps_cuda_leave. */
 ps_status ps_cuda_enter(ps_backend *be, int *prev);
 void ps_cuda_leave(ps_backend *be, int prev);
+
+/* After the filter (cuda_select.c): the optional vtable entries, and the
+ * release of their workspace (from release_device). */
+ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a);
+ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a);
+ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a);
+void ps_cuda_select_release(ps_backend *be);
 
 #endif /* PS_CUDA_BACKEND_H */

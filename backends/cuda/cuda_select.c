@@ -1,0 +1,311 @@
+/*
+ * After the filter (core/backend.h): row ids of a selection, the code-space
+ * reduction of a column and late materialization, on the kernels of
+ * kernels_cuda/select.cu. Each call returns host values (a count, the
+ * aggregates, or whether an id or a code was bad), so each synchronizes the
+ * stream once, after its launches.
+ *
+ * Workspace: one device buffer per context, grown as needed and kept (most
+ * calls come chunk after chunk with the same sizes); its first
+ * PS_CUDA_SELECT_RESULT_BYTES hold what is read back, into a pinned copy.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "ps_cuda_kernels.h"
+
+_Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT == PS_GATHER_INT &&
+                   PS_CUDA_GATHER_F64 == PS_GATHER_F64 && PS_CUDA_GATHER_F32 == PS_GATHER_F32,
+               "ps_cuda_kernels.h mirrors core/backend.h's gather kinds");
+
+/* Results area at the front of the workspace (a multiple of 256, so what
+ * follows stays aligned for CUB). */
+#define PS_CUDA_SELECT_RESULT_BYTES 256u
+/* Rows of one row-ids or reduce call: the backend's chunk limit, so tile
+ * counts and offsets fit 32 bits. */
+#define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
+/* Smallest workspace allocated: growth is by powers of two from here. */
+#define PS_CUDA_SELECT_MIN_WS ((size_t)1 << 16)
+
+static const double select_pow10[19] = PS_POW10_TABLE;
+
+static void *devptr(ps_devmem m) { return (uint8_t *)m.handle + m.offset; }
+static uint32_t aligned_to(const void *p, uintptr_t n) { return ((uintptr_t)p % n) == 0; }
+
+static ps_status internal(ps_backend *be, const char *what, unsigned long long v) {
+  return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "cuda: %s (%llu)", what, v);
+}
+
+void ps_cuda_select_release(ps_backend *be) {
+  if (be->select_ws) (void)cudaFree(be->select_ws);
+  if (be->select_host) (void)cudaFreeHost(be->select_host);
+  be->select_ws = be->select_host = NULL;
+  be->select_ws_bytes = 0;
+}
+
+/* Makes the workspace hold `bytes` past the results area. be's device is
+ * current. The old buffer may still be read by work queued on the stream, so
+ * the stream is drained before it is freed (only when growing). */
+static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
+  ps_context *ctx = be->ctx;
+  if (!be->select_host) {
+    ps_status st = ps_cuda_status(ctx, cudaMallocHost(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES),
+                                  "cudaMallocHost (select results)", false);
+    if (st != PS_OK) return st;
+  }
+  const size_t need = PS_CUDA_SELECT_RESULT_BYTES + bytes;
+  if (be->select_ws && be->select_ws_bytes >= need) return PS_OK;
+  size_t size = PS_CUDA_SELECT_MIN_WS;
+  while (size < need) size *= 2;
+  if (be->select_ws) {
+    ps_status st = ps_cuda_status(ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+    if (st != PS_OK) return st;
+    (void)cudaFree(be->select_ws);
+    be->select_ws = NULL;
+    be->select_ws_bytes = 0;
+  }
+  ps_status st = ps_cuda_status(ctx, cudaMalloc(&be->select_ws, size), "cudaMalloc (select workspace)", false);
+  if (st == PS_OK)
+    be->select_ws_bytes = size;
+  else
+    be->select_ws = NULL;
+  return st;
+}
+
+static void *kernel_workspace(ps_backend *be) { return (uint8_t *)be->select_ws + PS_CUDA_SELECT_RESULT_BYTES; }
+static size_t kernel_workspace_bytes(ps_backend *be) { return be->select_ws_bytes - PS_CUDA_SELECT_RESULT_BYTES; }
+
+/* Copies `bytes` of the results area to the pinned copy and waits. */
+static ps_status read_results(ps_backend *be, size_t bytes) {
+  ps_status st = ps_cuda_status(
+      be->ctx, cudaMemcpyAsync(be->select_host, be->select_ws, bytes, cudaMemcpyDeviceToHost, be->stream),
+      "cudaMemcpyAsync (select results)", false);
+  if (st == PS_OK) st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+  return st;
+}
+
+/* The checks every backend entry makes of a column's description. */
+static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data, ps_devmem validity) {
+  if (c->width > 64) return internal(be, "column width above 64", c->width);
+  if (c->kind > PS_KIND_FLOAT32) return internal(be, "unknown column kind", c->kind);
+  if (c->scale > 18) return internal(be, "column scale above 18", c->scale);
+  if (c->width > 0 && c->data_bytes > 0 && !data.handle) return internal(be, "column without its data", c->data_bytes);
+  if ((c->flags & PS_COLF_VALIDITY) && c->validity_bytes > 0 && !validity.handle)
+    return internal(be, "column without its validity", c->validity_bytes);
+  return PS_OK;
+}
+
+/* ---- row ids ----------------------------------------------------------------- */
+
+ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
+  if (a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "row ids: chunk rows", a->rows);
+  if (a->index_bytes != 4 && a->index_bytes != 8) return internal(be, "row ids: index bytes", a->index_bytes);
+  if (!a->count) return internal(be, "row ids: no count", 0);
+  if (a->rows == 0) return *a->count = 0, PS_OK;
+  if (!a->bitmap.handle) return internal(be, "row ids: no selection", a->rows);
+
+  ps_cuda_row_ids_params p;
+  memset(&p, 0, sizeof p);
+  p.bitmap = devptr(a->bitmap);
+  p.bitmap_aligned = aligned_to(p.bitmap, 4);
+  if (a->out.handle) {
+    p.out = devptr(a->out);
+    p.out_aligned = aligned_to(p.out, a->index_bytes);
+  }
+  p.rows = a->rows;
+  p.id_base = a->id_base;
+  p.index_bytes = a->index_bytes;
+
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  size_t ws = 0;
+  st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(a->rows, &ws), "sizing the row id workspace", false);
+  if (st == PS_OK) st = ensure_workspace(be, ws);
+  if (st == PS_OK) {
+    p.total = (uint32_t *)be->select_ws;
+    st = ps_cuda_status(be->ctx,
+                        ps_cuda_launch_row_ids(&p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+                        "launching the row id kernels", false);
+  }
+  if (st == PS_OK) st = read_results(be, sizeof(uint32_t));
+  ps_cuda_leave(be, prev);
+  if (st != PS_OK) return st;
+  uint32_t total;
+  memcpy(&total, be->select_host, sizeof total);
+  *a->count = total;
+  return PS_OK;
+}
+
+/* ---- reduce -------------------------------------------------------------------- */
+
+ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a) {
+  if (a->rows == 0 || a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "reduce: chunk rows", a->rows);
+  if (!a->count || !a->min_code || !a->max_code || !a->sum_lo || !a->sum_hi)
+    return internal(be, "reduce: an output is missing", 0);
+  ps_status st = check_col(be, &a->col, a->data, a->validity);
+  if (st != PS_OK) return st;
+
+  ps_cuda_reduce_params p;
+  memset(&p, 0, sizeof p);
+  p.col = a->col;
+  if (a->data.handle) {
+    p.data = devptr(a->data);
+    p.data_aligned = aligned_to(p.data, 4);
+  } else {
+    p.col.data_bytes = 0; /* nothing to read: every code reads 0 */
+  }
+  if ((a->col.flags & PS_COLF_VALIDITY) && a->validity.handle) {
+    p.validity = devptr(a->validity);
+    p.validity_aligned = aligned_to(p.validity, 4);
+  } else if (a->col.flags & PS_COLF_VALIDITY) {
+    p.col.validity_bytes = 0; /* no bytes: every row reads null */
+  }
+  if (a->selection.handle) {
+    p.selection = devptr(a->selection);
+    p.selection_aligned = aligned_to(p.selection, 4);
+  }
+  p.rows = a->rows;
+
+  int prev;
+  st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  size_t ws = 0;
+  st = ps_cuda_status(be->ctx, ps_cuda_reduce_workspace(a->rows, be->max_blocks, &ws), "sizing the reduce workspace",
+                      false);
+  if (st == PS_OK) st = ensure_workspace(be, ws);
+  if (st == PS_OK) {
+    p.result = (uint64_t *)be->select_ws;
+    st = ps_cuda_status(
+        be->ctx,
+        ps_cuda_launch_reduce(&p, be->max_blocks, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+        "launching the reduce kernels", false);
+  }
+  if (st == PS_OK) st = read_results(be, PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uint64_t));
+  ps_cuda_leave(be, prev);
+  if (st != PS_OK) return st;
+
+  uint64_t r[PS_CUDA_REDUCE_RESULT_WORDS];
+  memcpy(r, be->select_host, sizeof r);
+  if (r[5] != UINT64_MAX) {
+    if (a->col.flags & PS_COLF_NO_CODES)
+      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                              "cuda: reduce: row %llu of the chunk (rows 0..%llu) is not null, but the column has no "
+                              "valid code (empty dictionary)",
+                              (unsigned long long)r[5], (unsigned long long)(a->rows - 1));
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                            "cuda: reduce: row %llu of the chunk (rows 0..%llu) holds a code greater than the largest "
+                            "valid code %llu",
+                            (unsigned long long)r[5], (unsigned long long)(a->rows - 1),
+                            (unsigned long long)a->col.code_limit);
+  }
+  *a->count = r[0], *a->min_code = r[1], *a->max_code = r[2], *a->sum_lo = r[3], *a->sum_hi = r[4];
+  return PS_OK;
+}
+
+/* ---- gather ---------------------------------------------------------------------- */
+
+/* The error a serial loop meets first: output i (the least offending one) had
+ * an id past the column (bad_id == i) or a corrupt code. Reads ids[i] back
+ * for the message. be's device is current. */
+static ps_status gather_error(ps_backend *be, const ps_gather_args *a, uint64_t bad_id, uint64_t bad_code) {
+  const uint64_t i = bad_id < bad_code ? bad_id : bad_code;
+  const ps_devmem at = {a->ids.handle, a->ids.offset + i * a->index_bytes};
+  ps_status st = ps_cuda_status(
+      be->ctx, cudaMemcpyAsync(be->select_host, devptr(at), a->index_bytes, cudaMemcpyDeviceToHost, be->stream),
+      "cudaMemcpyAsync (row id)", false);
+  if (st == PS_OK) st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+  if (st != PS_OK) return st;
+  uint64_t id = 0;
+  if (a->index_bytes == 4) {
+    uint32_t v;
+    memcpy(&v, be->select_host, sizeof v);
+    id = v;
+  } else {
+    memcpy(&id, be->select_host, sizeof id);
+  }
+  if (bad_id < bad_code)
+    return ps_backend_error(be->ctx, PS_ERR_INVALID_ARGUMENT, "ids[%llu] = %llu is past the column's %llu rows",
+                            (unsigned long long)i, (unsigned long long)id, (unsigned long long)a->rows);
+  if (a->col.flags & PS_COLF_NO_CODES)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                            "cuda: gather: row %llu (ids[%llu]) is not null, but the column has no valid code "
+                            "(empty dictionary)",
+                            (unsigned long long)id, (unsigned long long)i);
+  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                          "cuda: gather: row %llu (ids[%llu]) holds a code greater than the largest valid code %llu",
+                          (unsigned long long)id, (unsigned long long)i, (unsigned long long)a->col.code_limit);
+}
+
+ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
+  if (a->index_bytes != 4 && a->index_bytes != 8) return internal(be, "gather: index bytes", a->index_bytes);
+  const uint32_t vb = a->value_bytes;
+  switch (a->out_type) {
+    case PS_GATHER_CODE32:
+    case PS_GATHER_F32:
+      if (vb != 4) return internal(be, "gather: value bytes of a 4-byte kind", vb);
+      break;
+    case PS_GATHER_F64:
+      if (vb != 8) return internal(be, "gather: value bytes of an 8-byte kind", vb);
+      break;
+    case PS_GATHER_INT:
+      if (vb != 1 && vb != 2 && vb != 4 && vb != 8) return internal(be, "gather: value bytes", vb);
+      break;
+    default:
+      return internal(be, "gather: output kind", a->out_type);
+  }
+  ps_status st = check_col(be, &a->col, a->data, a->validity);
+  if (st != PS_OK) return st;
+  if (a->count == 0) return PS_OK;
+  if (!a->ids.handle || !a->values.handle) return internal(be, "gather: ids or values missing", a->count);
+
+  ps_cuda_gather_params p;
+  memset(&p, 0, sizeof p);
+  p.col = a->col;
+  if (a->data.handle) {
+    p.data = devptr(a->data);
+    p.data_aligned = aligned_to(p.data, 4);
+  } else {
+    p.col.data_bytes = 0;
+  }
+  if ((a->col.flags & PS_COLF_VALIDITY) && a->validity.handle)
+    p.validity = devptr(a->validity);
+  else if (a->col.flags & PS_COLF_VALIDITY)
+    p.col.validity_bytes = 0;
+  p.ids = devptr(a->ids);
+  p.ids_aligned = aligned_to(p.ids, a->index_bytes);
+  p.values = devptr(a->values);
+  p.values_aligned = aligned_to(p.values, vb);
+  if (a->validity_out.handle) {
+    p.validity_out = devptr(a->validity_out);
+    p.validity_out_aligned = aligned_to(p.validity_out, 4);
+  }
+  p.pow10 = select_pow10[a->col.scale];
+  p.count = a->count;
+  p.rows = a->rows;
+  p.index_bytes = a->index_bytes;
+  p.out_type = a->out_type;
+  p.value_bytes = vb;
+
+  int prev;
+  st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  st = ensure_workspace(be, 0);
+  if (st == PS_OK) {
+    p.status = (unsigned long long *)be->select_ws;
+    st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0xff, 2 * sizeof(uint64_t), be->stream),
+                        "cudaMemsetAsync (gather status)", false);
+  }
+  if (st == PS_OK)
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_gather(&p, be->max_blocks, be->stream), "launching the gather kernel",
+                        false);
+  if (st == PS_OK) st = read_results(be, 2 * sizeof(uint64_t));
+  if (st == PS_OK) {
+    uint64_t status[2];
+    memcpy(status, be->select_host, sizeof status);
+    if (status[0] != UINT64_MAX || status[1] != UINT64_MAX) st = gather_error(be, a, status[0], status[1]);
+  }
+  ps_cuda_leave(be, prev);
+  return st;
+}
