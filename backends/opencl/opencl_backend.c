@@ -247,12 +247,20 @@ static int jit_setting(void) {
   return -1;
 }
 
+/* PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general
+ * kernel (to compare the two, or to rule the fast path out). */
+static int fast_path_setting(void) {
+  const char *v = getenv("PACKSCAN_OPENCL_NO_FAST_PATH");
+  return !(v && strcmp(v, "1") == 0);
+}
+
 static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
   ps_backend *be = ps_host_alloc(ctx, sizeof *be);
   if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
   memset(be, 0, sizeof *be);
   be->ctx = ctx;
   be->jit = jit_setting();
+  be->fast_path = fast_path_setting();
   ps_status st = opencl_setup(be, opts);
   if (st != PS_OK) {
     opencl_destroy(be);

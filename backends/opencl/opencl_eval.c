@@ -206,8 +206,134 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
   if (n < size) snprintf(buf + n, size - n, "};\n");
 }
 
+/* ---- the single-range fast path (range.cl) ----------------------------------- */
+
+/* range.cl's flags argument */
+#define RANGE_HAS_VALIDITY 1u
+#define RANGE_WANT_BITMAP 2u
+#define RANGE_ALIGNED16 4u
+
+/* Result words per work-item of range.cl (its PS_R). */
+static uint32_t range_words_per_item(uint32_t width) { return width == 0 ? 8 : width >= 8 ? 1 : 8 / width; }
+
+/* The fast path's launch: range.cl's arguments. */
+typedef struct range_params {
+  uint32_t width;
+  cl_mem data, validity, bitmap;
+  cl_ulong data_offset, data_bytes, validity_offset, validity_bytes, bitmap_offset, rows, lo, span;
+  cl_uint negate_mask, flags;
+} range_params;
+
+/* The fast path applies to a one-instruction RANGE program on a column whose
+ * every w-bit code is valid (so no code can be corrupt and nothing needs
+ * checking), without a selection or mask output, on a little-endian device,
+ * with the stream 4-byte aligned. Fills *rp and returns 1 when it applies. */
+static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_params *rp) {
+  const ps_program *prog = a->prog;
+  if (!be->fast_path || !be->little_endian) return 0;
+  if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->selection_in.handle || a->mask.handle) return 0;
+  const ps_insn *in = &prog->insns[0];
+  const ps_prog_col *col = &prog->cols[in->col_a];
+  const uint64_t wmask = max_code(col->width);
+  if ((col->flags & PS_COLF_NO_CODES) || col->code_limit < wmask) return 0;
+  int has_data = col->width > 0 && col->data_bytes > 0;
+  if (has_data && (a->data[in->col_a].offset & 3)) return 0;
+  memset(rp, 0, sizeof *rp);
+  rp->width = col->width;
+  rp->data = has_data ? (cl_mem)a->data[in->col_a].handle : be->dummy;
+  rp->data_offset = has_data ? a->data[in->col_a].offset : 0;
+  rp->data_bytes = has_data ? col->data_bytes : 0;
+  if (has_data && (rp->data_offset & 15) == 0) rp->flags |= RANGE_ALIGNED16;
+  if ((col->flags & PS_COLF_VALIDITY) && col->validity_bytes > 0) {
+    rp->validity = (cl_mem)a->validity[in->col_a].handle;
+    rp->validity_offset = a->validity[in->col_a].offset;
+    rp->validity_bytes = col->validity_bytes;
+  } else {
+    rp->validity = be->dummy;
+  }
+  /* A validity flag with no readable bytes: every row is null (bits past
+   * validity_bytes read as 0), so the flag stays and the loads give 0. */
+  if (col->flags & PS_COLF_VALIDITY) rp->flags |= RANGE_HAS_VALIDITY;
+  rp->bitmap = a->bitmap.handle ? (cl_mem)a->bitmap.handle : be->dummy;
+  rp->bitmap_offset = a->bitmap.handle ? a->bitmap.offset : 0;
+  if (a->bitmap.handle) rp->flags |= RANGE_WANT_BITMAP;
+  rp->rows = a->rows;
+  uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
+  cl_uint negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
+  if (lo > hi) { /* empty: NOT of the full range */
+    lo = 0;
+    hi = wmask;
+    negate = ~negate;
+  }
+  rp->lo = lo;
+  rp->span = hi - lo;
+  rp->negate_mask = negate;
+  return 1;
+}
+
+/* The work-group size range.cl is built with for this width: the largest
+ * power of two up to PS_CL_RANGE_WORK_GROUP that the device allows and whose
+ * staging tile fits its local memory; 0 if none does (general path). */
+static size_t range_work_group(const ps_backend *be, uint32_t width) {
+  uint64_t stride = width == 0 ? 1 : width % 2 ? width : width + 1;
+  size_t wg = PS_CL_RANGE_WORK_GROUP;
+  while (wg > be->max_work_group) wg /= 2;
+  /* tile + reduction scratch, in bytes */
+  while (wg >= 4 && (uint64_t)wg * (range_words_per_item(width) * stride + 1) * 4 > be->local_mem) wg /= 2;
+  /* A tile must start at a 16-byte boundary of the stream: 4 | tile words. */
+  return wg * range_words_per_item(width) % 4 == 0 ? wg : 0;
+}
+
+/* Runs the fast path. *done = 0 when the device cannot run it (the caller
+ * takes the general path). Synchronizes only when the count is wanted. */
+static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_params *rp, int *done) {
+  *done = 0;
+  size_t wg = range_work_group(be, rp->width);
+  if (wg == 0) return PS_OK;
+  const ps_cl_cached *prog;
+  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, &prog));
+  ps_cl_kernel_id id = a->count ? PS_CL_RANGE_COUNT : PS_CL_RANGE;
+  if (prog->work_group[id] == 0) return PS_OK;
+  *done = 1;
+  if (!a->count && !a->bitmap.handle) return PS_OK; /* nothing to produce, nothing can fail */
+
+  cl_kernel k = prog->kernels[id];
+  cl_uint i = 0;
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_mem), &rp->data));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->data_offset));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->data_bytes));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_mem), &rp->validity));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->validity_offset));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->validity_bytes));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_mem), &rp->bitmap));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->bitmap_offset));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->rows));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->lo));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->span));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_uint), &rp->negate_mask));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_uint), &rp->flags));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_mem), &be->status));
+  if (a->count) PS_CL_TRY(ps_cl_reset_status(be, 0, 1));
+  /* One work-group per tile of wg * R result words. */
+  uint64_t words = (a->rows + 31) / 32, tile = (uint64_t)wg * range_words_per_item(rp->width);
+  PS_CL_TRY(ps_cl_launch(be, prog, id, (size_t)((words + tile - 1) / tile * wg)));
+  if (!a->count) return PS_OK;
+  cl_uint count = 0;
+  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, PS_FILTER_STATUS_COUNT * sizeof(cl_uint),
+                                   sizeof count, &count, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "status words");
+  *a->count = count;
+  return PS_OK;
+}
+
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   PS_CL_TRY(check_program(be, args));
+  range_params rp;
+  if (range_fast_path(be, args, &rp)) {
+    int done;
+    PS_CL_TRY(eval_range(be, args, &rp, &done));
+    if (done) return PS_OK;
+  }
   const ps_cl_cached *prog;
   int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
   char shape[4096];

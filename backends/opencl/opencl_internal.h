@@ -24,9 +24,16 @@
 /* Words of the status buffer (enough for every kernel's status). */
 #define PS_CL_STATUS_WORDS 2u
 
-/* Built programs kept per context: the generic one plus programs specialized
- * for one filter shape (least recently used ones are released first). */
-#define PS_CL_CACHE_SLOTS 32
+/* Built programs kept per context: the generic one, programs specialized
+ * for one filter shape and the single-range fast path's per-width builds
+ * (least recently used ones are released first). Room for all 65 widths of
+ * the fast path besides the specialized filters, so that a sweep over widths
+ * does not evict them. */
+#define PS_CL_CACHE_SLOTS 96
+
+/* Work-group size of the single-range fast path (range.cl), at most; a
+ * compile-time constant of its builds. */
+#define PS_CL_RANGE_WORK_GROUP 128u
 
 /* PACKSCAN_OPENCL_JIT=auto (default): filters of at least this many rows per
  * chunk run a program specialized for their shape. */
@@ -39,6 +46,8 @@ typedef enum ps_cl_kernel_id {
   PS_CL_WRITE_IDS,   /* select.cl ps_write_ids */
   PS_CL_REDUCE,      /* select.cl ps_reduce_words */
   PS_CL_GATHER,      /* select.cl ps_gather_values */
+  PS_CL_RANGE,       /* range.cl ps_range_words (fast-path builds only) */
+  PS_CL_RANGE_COUNT, /* range.cl ps_range_words_count (fast-path builds only) */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -48,8 +57,9 @@ typedef struct ps_cl_cached {
   char *key; /* options, newline, shape table ("" = generic) */
   uint64_t last_use;
   cl_program program;
-  cl_kernel kernels[PS_CL_KERNEL_COUNT]; /* specialized: the filter only */
-  size_t work_group[PS_CL_KERNEL_COUNT]; /* a power of two each kernel accepts */
+  cl_kernel kernels[PS_CL_KERNEL_COUNT]; /* specialized: the filter only; fast path: the range kernels */
+  size_t work_group[PS_CL_KERNEL_COUNT]; /* a power of two each kernel accepts; fast path: the
+                                            compiled-in size, 0 if the device refuses it */
 } ps_cl_cached;
 
 /* One context = one device, so the program cache lives here. */
@@ -69,7 +79,8 @@ struct ps_backend {
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
-  int jit; /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
+  int jit;       /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
+  int fast_path; /* 0 if PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general kernel */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
   uint64_t uses;
@@ -86,6 +97,9 @@ const char *ps_cl_error_name(cl_int err);
 /* opencl_program.c: the device's generic program (every kernel), or with a
  * shape table (see filter.cl) a filter specialized for it; built on first use. */
 ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **out);
+/* The single-range fast path (range.cl) for one bit width, built with a
+ * work-group of `work_group` work-items (a power of two, see range.cl). */
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call

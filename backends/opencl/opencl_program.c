@@ -16,18 +16,31 @@ extern const unsigned char ps_cl_source_filter_cl[];
 extern const size_t ps_cl_source_filter_cl_size;
 extern const unsigned char ps_cl_source_select_cl[];
 extern const size_t ps_cl_source_select_cl_size;
+extern const unsigned char ps_cl_source_range_cl[];
+extern const size_t ps_cl_source_range_cl_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
-/* Where each kernel lives: specialized builds compile filter.cl only. */
-static const int kernel_in_specialized[PS_CL_KERNEL_COUNT] = {1, 0, 0, 0, 0};
+/* The kinds of build: the generic program (filter.cl and select.cl), a
+ * filter specialized for one shape (filter.cl only), the single-range fast
+ * path for one width (range.cl only). */
+typedef enum build_kind { BUILD_GENERIC = 0, BUILD_SPECIALIZED, BUILD_RANGE, BUILD_KINDS } build_kind;
 
-static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
-    "ps_filter_words", "ps_count_words", "ps_write_ids", "ps_reduce_words", "ps_gather_values",
+/* Where each kernel lives, per kind of build. */
+static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
+    {1, 1, 1, 1, 1, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 1, 1},
 };
 
-/* Local memory per work-item of each kernel (bytes), for the group size. */
-static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4, 8 * PS_REDUCE_PARTIAL_WORDS, 0};
+static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
+    "ps_filter_words",  "ps_count_words", "ps_write_ids",         "ps_reduce_words",
+    "ps_gather_values", "ps_range_words", "ps_range_words_count",
+};
+
+/* Local memory per work-item of each kernel (bytes), for the group size
+ * (range.cl's group size is fixed at build time; see ps_cl_range_program). */
+static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
@@ -78,41 +91,60 @@ static ps_status choose_work_group(ps_backend *be, ps_cl_cached *e, int k) {
   return PS_OK;
 }
 
-static ps_status build_program(ps_backend *be, const char *options, const char *shape, ps_cl_cached *e) {
-  int specialized = shape[0] != '\0';
+/* range.cl requires its compiled-in group size; 0 marks a kernel the device
+ * cannot run at that size (the eval then takes the general kernel). */
+static ps_status check_range_work_group(ps_backend *be, ps_cl_cached *e, int k, size_t work_group) {
+  size_t kernel_max = 0;
+  cl_int err = clGetKernelWorkGroupInfo(e->kernels[k], be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max,
+                                        &kernel_max, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clGetKernelWorkGroupInfo", kernel_names[k]);
+  e->work_group[k] = kernel_max >= work_group ? work_group : 0;
+  return PS_OK;
+}
+
+static ps_status build_program(ps_backend *be, const char *options, const char *shape, build_kind kind,
+                               size_t range_work_group, ps_cl_cached *e) {
   /* ps_program.h and launch.h come first, so the device reads the very
-   * structs the host fills; #line keeps build-log line numbers per file. */
-  const char *parts[] = {
-      (const char *)ps_cl_source_program_h,
-      "\n",
-      (const char *)ps_cl_source_launch_h,
-      "\n#line 1 \"common.cl\"\n",
+   * structs the host fills; #line keeps build-log line numbers per file.
+   * Parts at odd indexes are glue; the kernel files follow common.cl. */
+  const char *parts[11] = {
+      (const char *)ps_cl_source_program_h, "\n", (const char *)ps_cl_source_launch_h, "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
-      "\n#line 1 \"shape\"\n",
-      shape,
-      "\n#line 1 \"filter.cl\"\n",
-      (const char *)ps_cl_source_filter_cl,
-      "\n#line 1 \"select.cl\"\n",
-      (const char *)ps_cl_source_select_cl,
   };
-  const size_t sizes[] = {
-      ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size, 0, strlen(shape), 0,
-      ps_cl_source_filter_cl_size, 0, ps_cl_source_select_cl_size};
-  size_t lengths[sizeof parts / sizeof *parts];
-  for (size_t i = 0; i < sizeof parts / sizeof *parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
+  size_t sizes[11] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size};
+  cl_uint n_parts = 5;
+  if (kind == BUILD_RANGE) {
+    parts[n_parts++] = "\n#line 1 \"range.cl\"\n";
+    sizes[n_parts] = ps_cl_source_range_cl_size;
+    parts[n_parts++] = (const char *)ps_cl_source_range_cl;
+  } else {
+    const char *rest[6] = {"\n#line 1 \"shape\"\n",     shape,
+                           "\n#line 1 \"filter.cl\"\n", (const char *)ps_cl_source_filter_cl,
+                           "\n#line 1 \"select.cl\"\n", (const char *)ps_cl_source_select_cl};
+    const size_t rest_sizes[6] = {0, strlen(shape), 0, ps_cl_source_filter_cl_size, 0, ps_cl_source_select_cl_size};
+    for (int i = 0; i < 6; ++i) {
+      sizes[n_parts] = rest_sizes[i];
+      parts[n_parts++] = rest[i];
+    }
+  }
+  size_t lengths[11];
+  for (cl_uint i = 0; i < n_parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
 
   cl_int err;
-  e->program = clCreateProgramWithSource(be->context, (cl_uint)(sizeof parts / sizeof *parts), parts, lengths, &err);
+  e->program = clCreateProgramWithSource(be->context, n_parts, parts, lengths, &err);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateProgramWithSource", PS_CL_SOURCE_NAME);
   err = clBuildProgram(e->program, 1, &be->device, options, NULL, NULL);
   if (err != CL_SUCCESS) return build_log_error(be, e->program, err, options);
   for (int k = 0; k < PS_CL_KERNEL_COUNT; ++k) {
-    if (specialized && !kernel_in_specialized[k]) continue;
+    if (!kernel_in_build[kind][k]) continue;
     e->kernels[k] = clCreateKernel(e->program, kernel_names[k], &err);
     if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateKernel", kernel_names[k]);
-    PS_CL_TRY(choose_work_group(be, e, k));
+    if (kind == BUILD_RANGE)
+      PS_CL_TRY(check_range_work_group(be, e, k, range_work_group));
+    else
+      PS_CL_TRY(choose_work_group(be, e, k));
   }
-  if (!specialized) {
+  if (kind == BUILD_GENERIC) {
     /* Both row-id passes must cut the bitmap into the same groups. */
     size_t *wg = e->work_group;
     wg[PS_CL_COUNT_WORDS] = wg[PS_CL_WRITE_IDS] =
@@ -121,10 +153,9 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
   return PS_OK;
 }
 
-ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **out) {
-  char options[128];
-  program_options(be, options, sizeof options);
-  if (!shape) shape = "";
+/* The cached build for (options, shape), built on a miss. */
+static ps_status cached_program(ps_backend *be, const char *options, const char *shape, build_kind kind,
+                                size_t range_work_group, const ps_cl_cached **out) {
   size_t olen = strlen(options), slen = strlen(shape);
   for (size_t i = 0; i < be->cached; ++i) {
     ps_cl_cached *e = &be->cache[i];
@@ -141,7 +172,7 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
   memcpy(entry.key, options, olen);
   entry.key[olen] = '\n';
   memcpy(entry.key + olen + 1, shape, slen + 1);
-  ps_status st = build_program(be, options, shape, &entry);
+  ps_status st = build_program(be, options, shape, kind, range_work_group, &entry);
   if (st != PS_OK) {
     release_entry(be, &entry);
     return st;
@@ -159,6 +190,21 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
   be->cache[slot] = entry;
   *out = &be->cache[slot];
   return PS_OK;
+}
+
+ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **out) {
+  char options[128];
+  program_options(be, options, sizeof options);
+  if (!shape) shape = "";
+  return cached_program(be, options, shape, shape[0] ? BUILD_SPECIALIZED : BUILD_GENERIC, 0, out);
+}
+
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, const ps_cl_cached **out) {
+  char options[192];
+  program_options(be, options, sizeof options);
+  size_t n = strlen(options);
+  snprintf(options + n, sizeof options - n, " -DPS_W=%u -DPS_RANGE_WG=%zu", width, work_group);
+  return cached_program(be, options, "", BUILD_RANGE, work_group, out);
 }
 
 void ps_cl_cache_clear(ps_backend *be) {

@@ -1,0 +1,245 @@
+/*
+ * range.cl: the fast path for the most common filter, one code-range leaf
+ * (column <op> literal, BETWEEN, != ...) on one column, with or without a
+ * validity bitmap, whose codes cannot be corrupt (the column's code limit
+ * covers every w-bit code). Semantics are exactly ps_program.h's for the
+ * one-instruction program RANGE(col, lo, hi, negate): a row is selected iff
+ * it is valid and ((lo <= code <= hi) != negate). The host passes the range
+ * as [lo, lo + span] with lo + span < 2^w (an empty range arrives as the full
+ * range, negated), so no check is needed per code.
+ *
+ * The OpenCL port of kernels_cuda/range_words.cu. Why a separate kernel: the
+ * interpreter of filter.cl extracts each code with run-time shifts and reads
+ * with a stride of w words per work-item. Here
+ *   - the width is a compile-time constant (-DPS_W=<w>; one build per width),
+ *     so extracting code j is a couple of constant shifts, and widths 1, 2,
+ *     4 and 8 compare every lane of a word at once (SWAR);
+ *   - a work-group stages its packed words through local memory with
+ *     coalesced 16-byte loads, all issued before the first local store;
+ *   - the local stride per result word is odd, so work-items reading their
+ *     word k at once hit different banks;
+ *   - at small widths a work-item produces several result words (PS_R), so
+ *     that it has enough loads in flight.
+ *
+ * Built after ps_program.h, launch.h and common.cl (ps_load_word,
+ * ps_store_word, ps_group_sum) with
+ *   -DPS_W=<0..64>        the column's bit width
+ *   -DPS_RANGE_WG=<n>     the work-group size (a power of two; required)
+ * Two kernels: ps_range_words (bitmap only: no barrier but the staging one)
+ * and ps_range_words_count (also adds the selected rows to
+ * status[PS_FILTER_STATUS_COUNT], one atomic per work-group).
+ *
+ * Bounds: nothing past data_bytes / validity_bytes is read (the last
+ * vectors of the stream are assembled from bytes); nothing past ceil(rows/8)
+ * bytes of the bitmap is written, and bits of rows >= rows are 0.
+ *
+ * PoCL miscompiles barriers under a branch (even a uniform one): every
+ * barrier here is reached unconditionally by every work-item; work-groups
+ * cover one tile each (no grid-stride loop around barriers).
+ */
+
+#ifndef PS_W
+#error "range.cl needs -DPS_W=<width>"
+#endif
+#ifndef PS_RANGE_WG
+#error "range.cl needs -DPS_RANGE_WG=<work-group size>"
+#endif
+
+/* Local stride per result word: odd (see above). */
+#define PS_S (PS_W == 0 ? 1 : (PS_W % 2 ? PS_W : PS_W + 1))
+/* Result words per work-item. */
+#define PS_R (PS_W == 0 ? 8 : (PS_W >= 8 ? 1 : 8 / PS_W))
+/* Result words per work-group (tile). */
+#define PS_TILE (PS_RANGE_WG * PS_R)
+/* 16-byte vectors per tile, and per work-item. PS_TILE is a multiple of 4,
+ * so a tile starts at a vector boundary of the stream. */
+#define PS_VEC (PS_TILE * PS_W / 4)
+#define PS_VEC_PER ((PS_VEC + PS_RANGE_WG - 1) / PS_RANGE_WG)
+
+/* flags argument */
+#define PS_RANGE_HAS_VALIDITY 1u /* AND the validity bitmap in */
+#define PS_RANGE_WANT_BITMAP 2u  /* write the bitmap */
+#define PS_RANGE_ALIGNED16 4u    /* data + data_offset is 16-byte aligned */
+
+/* ---- per-word arithmetic (kernels_cuda/range_bits.cuh) -------------------
+ * SWAR for widths 2, 4, 8 (a code never straddles a word): Hacker's Delight
+ * 2-18 lane-wise subtraction and 2-12 unsigned comparison, then the lanes'
+ * top bits compressed into consecutive result bits. */
+#if PS_W == 2
+#define PS_LSBS 0x55555555u
+#elif PS_W == 4
+#define PS_LSBS 0x11111111u
+#elif PS_W == 8
+#define PS_LSBS 0x01010101u
+#endif
+#ifdef PS_LSBS
+#define PS_H (PS_LSBS << (PS_W - 1))
+
+/* Top bit of each lane moved to consecutive bits 0 .. 32/W - 1 (each step
+ * joins pairs of groups: group_mask(g) of range_bits.cuh, written out). */
+static uint ps_compress_tops(uint x) {
+  x = (x >> (PS_W - 1)) & PS_LSBS;
+#if PS_W == 2
+  x = (x | (x >> 1)) & 0x33333333u;
+  x = (x | (x >> 2)) & 0x0f0f0f0fu;
+  x = (x | (x >> 4)) & 0x00ff00ffu;
+  x = (x | (x >> 8)) & 0x0000ffffu;
+#elif PS_W == 4
+  x = (x | (x >> 3)) & 0x03030303u;
+  x = (x | (x >> 6)) & 0x000f000fu;
+  x = (x | (x >> 12)) & 0x000000ffu;
+#else
+  x = (x | (x >> 7)) & 0x00030003u;
+  x = (x | (x >> 14)) & 0x0000000fu;
+#endif
+  return x;
+}
+
+/* Lane-wise x - y modulo 2^W (no borrow between lanes). */
+static uint ps_lane_sub(uint x, uint y) { return ((x | PS_H) - (y & ~PS_H)) ^ ((x ^ ~y) & PS_H); }
+
+/* Top bit of each lane set iff that lane of x < that lane of y (unsigned). */
+static uint ps_lane_lt(uint x, uint y) { return ((~x & y) | ((~x | y) & ps_lane_sub(x, y))) & PS_H; }
+#endif
+
+/* Bit j set iff code j of the 32 codes in w[0..W) lies in [lo, lo + span].
+ * w has W + 2 entries; the last two are 0 and never selected by the shifts
+ * (they keep the constant indexes in range). */
+static uint ps_range_bits(const uint *w, ulong lo, ulong span) {
+  uint bits = 0;
+#if PS_W == 0
+  bits = (0 - lo) <= span ? 0xffffffffu : 0u;
+#elif PS_W == 1
+  uint has0 = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
+  uint has1 = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
+  bits = (w[0] & has1) | (~w[0] & has0);
+#elif defined(PS_LSBS)
+  uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
+#pragma unroll
+  for (int k = 0; k < PS_W; ++k) {
+    uint out = ps_lane_lt(S, ps_lane_sub(w[k], L)); /* span < code - lo */
+    bits |= ps_compress_tops(~out) << (k * (32 / PS_W));
+  }
+#elif PS_W <= 32
+  /* codes, lo and span all fit 32 bits */
+  uint lo32 = (uint)lo, span32 = (uint)span;
+  uint mask = PS_W == 32 ? 0xffffffffu : ((1u << (PS_W % 32)) - 1u);
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    int bit = j * PS_W, k = bit >> 5, off = bit & 31;
+    uint c = w[k] >> off;
+    if (off + PS_W > 32) c |= w[k + 1] << ((32 - off) & 31);
+    c &= mask;
+    bits |= (uint)((c - lo32) <= span32) << j;
+  }
+#else
+  ulong mask = PS_W == 64 ? ~0UL : ((1UL << (PS_W % 64)) - 1UL);
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    int bit = j * PS_W, k = bit >> 5, off = bit & 31;
+    ulong c = ((ulong)w[k] | ((ulong)w[k + 1] << 32)) >> off;
+    if (off + PS_W > 64) c |= (ulong)w[k + 2] << ((64 - off) & 63);
+    c &= mask;
+    bits |= (uint)((c - lo) <= span) << j;
+  }
+#endif
+  return bits;
+}
+
+/* ---- the kernels ----------------------------------------------------------- */
+
+/* The result words of this work-item: stages the tile, computes, writes.
+ * Returns the number of selected rows. `tile` is the work-group's staging
+ * area (PS_TILE * PS_S words). Every work-item calls it (one barrier). */
+static uint ps_range_tile(__global const uchar *data, ulong data_offset, ulong data_bytes,
+                          __global const uchar *validity, ulong validity_offset, ulong validity_bytes,
+                          __global uchar *bitmap, ulong bitmap_offset, ulong rows, ulong lo, ulong span,
+                          uint negate_mask, uint flags, __local uint *tile) {
+  const uint lid = get_local_id(0);
+  const ulong words = (rows + 31) / 32;
+  const ulong out_bytes = (rows + 7) / 8;
+  const ulong first = (ulong)get_group_id(0) * PS_TILE;
+#if PS_W > 0
+  {
+    /* Coalesced 16-byte loads, all issued before the first local store
+     * (fully unrolled), so each work-item keeps PS_VEC_PER vectors in flight. */
+    const ulong base = first * PS_W; /* stream word of the tile's start */
+    const ps_region region = {data, data_offset, data_bytes};
+    __global const uint4 *vec = (__global const uint4 *)(data + data_offset);
+    uint4 v[PS_VEC_PER];
+#pragma unroll
+    for (int m = 0; m < PS_VEC_PER; ++m) {
+      const uint i4 = m * PS_RANGE_WG + lid;
+      const ulong word = base + 4 * (ulong)i4;
+      v[m] = (uint4)(0);
+      if (i4 < PS_VEC) {
+        if ((flags & PS_RANGE_ALIGNED16) && (word + 4) * 4 <= data_bytes)
+          v[m] = vec[word / 4];
+        else if (word * 4 < data_bytes)
+          v[m] = (uint4)(ps_load_word(region, word), ps_load_word(region, word + 1), ps_load_word(region, word + 2),
+                         ps_load_word(region, word + 3));
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < PS_VEC_PER; ++m) {
+      const uint i4 = m * PS_RANGE_WG + lid;
+      if (i4 < PS_VEC) {
+        const uint x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
+#pragma unroll
+        for (uint q = 0; q < 4; ++q) {
+          const uint i = 4 * i4 + q;
+          tile[(i / PS_W) * PS_S + (i % PS_W)] = x[q];
+        }
+      }
+    }
+  }
+#endif
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  uint selected = 0;
+#pragma unroll
+  for (int m = 0; m < PS_R; ++m) {
+    const uint local_word = m * PS_RANGE_WG + lid; /* consecutive work-items, consecutive words */
+    const ulong g = first + local_word;
+    if (g < words) {
+      uint w[PS_W + 2];
+#pragma unroll
+      for (int k = 0; k < PS_W; ++k) w[k] = tile[local_word * PS_S + k];
+      w[PS_W] = 0;
+      w[PS_W + 1] = 0;
+      uint bits = ps_range_bits(w, lo, span) ^ negate_mask;
+      if (flags & PS_RANGE_HAS_VALIDITY) {
+        const ps_region vr = {validity, validity_offset, validity_bytes};
+        bits &= ps_load_word(vr, g);
+      }
+      bits &= ps_row_mask(rows, g);
+      selected += popcount(bits);
+      if (flags & PS_RANGE_WANT_BITMAP) ps_store_word(bitmap, bitmap_offset, out_bytes, g, bits);
+    }
+  }
+  return selected;
+}
+
+/* data and validity are read-only and never overlap the bitmap bytes written
+ * (restrict lets a GPU compiler use its read-only load path). */
+#define PS_RANGE_PARAMS                                                                                               \
+  __global const uchar *restrict data, ulong data_offset, ulong data_bytes, __global const uchar *restrict validity,  \
+      ulong validity_offset, ulong validity_bytes, __global uchar *bitmap, ulong bitmap_offset, ulong rows, ulong lo, \
+      ulong span, uint negate_mask, uint flags, volatile __global uint *status
+#define PS_RANGE_ARGS                                                                                              \
+  data, data_offset, data_bytes, validity, validity_offset, validity_bytes, bitmap, bitmap_offset, rows, lo, span, \
+      negate_mask, flags
+
+__kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words(PS_RANGE_PARAMS) {
+  __local uint tile[PS_W == 0 ? 1 : PS_TILE * PS_S];
+  (void)status;
+  (void)ps_range_tile(PS_RANGE_ARGS, tile);
+}
+
+__kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words_count(PS_RANGE_PARAMS) {
+  __local uint tile[PS_W == 0 ? 1 : PS_TILE * PS_S];
+  __local uint scratch[PS_RANGE_WG];
+  uint selected = ps_range_tile(PS_RANGE_ARGS, tile);
+  uint total = ps_group_sum(selected, scratch);
+  if (get_local_id(0) == 0 && total != 0) atomic_add(&status[PS_FILTER_STATUS_COUNT], total);
+}
