@@ -287,6 +287,12 @@ static void floats(void) {
   expect_bits(on_cmp(f, PS_EQ, ps_lit_float(0.01)), "== 0.01", "0010");
   expect_bits(on_cmp(f, PS_LT, ps_lit_float(0.01)), "< 0.01", "1100");
   expect_bits(on_cmp(f, PS_GT, ps_lit_float(0.005)), "> 0.005", "0011");
+  expect_bits(on_cmp(f, PS_GT, ps_lit_float(0.01)), "> 0.01 (a value)", "0001");
+  expect_bits(on_cmp(f, PS_GE, ps_lit_float(0.01)), ">= 0.01 (a value)", "0011");
+  expect_bits(on_cmp(f, PS_LE, ps_lit_float(0.01)), "<= 0.01 (a value)", "1110");
+  expect_bits(on_cmp(f, PS_NE, ps_lit_float(0.01)), "!= 0.01 (a value)", "1101");
+  expect_bits(on_cmp(f, PS_GT, ps_lit_float(-1.5)), "> -1.5 (the minimum)", "0111");
+  expect_bits(on_cmp(f, PS_LT, ps_lit_float(2.25)), "< 2.25 (the maximum)", "1110");
   expect_bits(on_cmp(f, PS_EQ, ps_lit_int(0)), "== int 0", "0100");
   expect_bits(on_cmp(f, PS_GE, ps_lit_int(-1)), ">= int -1", "0111");
   expect_bits(on_cmp(f, PS_LT, ps_lit_float(INFINITY)), "< +inf", "1111");
