@@ -1,0 +1,173 @@
+/*
+ * range_kernel.cuh: the fast path for the most common filter: one code-range leaf (column
+ * <op> literal, BETWEEN, != ...) on one column, with or without a validity
+ * bitmap, whose codes cannot be corrupt (the column's code limit covers every
+ * w-bit code). Semantics are exactly ps_program.h's for the one-instruction
+ * program RANGE(col 0, lo, hi, negate): row selected iff valid and
+ * ((lo <= code <= hi) != negate).
+ *
+ * Why a separate kernel: the general kernel (eval.cu) spends one thread per
+ * row, and at small widths the per-row instructions, not memory, bound it. Here
+ * one thread produces one 32-row result word, the bit width is a template
+ * parameter (so extracting code j is a couple of constant shifts), and a
+ * block stages its packed words through shared memory with coalesced loads
+ * (threads would otherwise read with a stride of w words, and the L1 would
+ * serve 32 lines per load instruction).
+ */
+#ifndef PS_RANGE_KERNEL_CUH
+#define PS_RANGE_KERNEL_CUH
+
+#include <utility>
+
+#include <cub/block/block_reduce.cuh>
+
+#include "ps_cuda_kernels.h"
+#include "range_bits.cuh"
+
+namespace {
+
+constexpr int kThreads = PS_CUDA_RANGE_BLOCK; /* result words per tile */
+
+/* Word k of a stream of `bytes` bytes, reading nothing past it. */
+__device__ __forceinline__ uint32_t load_word(const uint8_t *base, uint64_t bytes, uint64_t k) {
+  const uint64_t at = k * 4;
+  if (at + 4 <= bytes) return __ldg(reinterpret_cast<const uint32_t *>(base) + k);
+  uint32_t v = 0;
+  for (uint64_t b = at; b < bytes && b < at + 4; b++) v |= (uint32_t)base[b] << (8 * (b - at));
+  return v;
+}
+
+/* Shared-memory stride per thread: odd, so that thread t's word k is in bank
+ * (t*S + k) % 32 and a warp reading word k hits 32 different banks. */
+template <int W>
+__host__ __device__ constexpr int stride() {
+  return W == 0 ? 1 : (W % 2 ? W : W + 1);
+}
+
+/* Result words per thread per tile: at small widths a thread handles several,
+ * so that each thread has enough loads in flight to cover memory latency. */
+template <int W>
+__host__ __device__ constexpr int words_per_thread() {
+  return W == 0 ? 8 : (W >= 8 ? 1 : 8 / W);
+}
+
+template <int W>
+__global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__ ps_cuda_range_params p) {
+  constexpr int S = stride<W>();
+  constexpr int R = words_per_thread<W>();
+  constexpr int kTile = kThreads * R; /* result words per tile */
+  __shared__ uint32_t tile[W == 0 ? 1 : kTile * S];
+  typedef cub::BlockReduce<uint32_t, kThreads> Reduce;
+  __shared__ typename Reduce::TempStorage reduce_tmp;
+
+  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
+  const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
+  uint32_t selected = 0;
+  for (uint64_t first = (uint64_t)blockIdx.x * kTile; first < words; first += (uint64_t)gridDim.x * kTile) {
+    if constexpr (W > 0) {
+      /* Coalesced 16-byte loads, all issued before the first shared store
+       * (fully unrolled), so each thread keeps R*W*4 bytes in flight. */
+      const uint64_t base = first * W; /* a multiple of 4 words: kTile is */
+      constexpr int kVec = kTile * W / 4, kPer = (kVec + kThreads - 1) / kThreads;
+      uint4 v[kPer];
+#pragma unroll
+      for (int m = 0; m < kPer; m++) {
+        const int i4 = m * kThreads + threadIdx.x;
+        const uint64_t word = base + 4 * (uint64_t)i4;
+        if (i4 < kVec) {
+          if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
+            v[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + word / 4);
+          } else {
+            v[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
+                              load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
+          }
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < kPer; m++) {
+        const int i4 = m * kThreads + threadIdx.x;
+        if (i4 < kVec) {
+          const uint32_t x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
+#pragma unroll
+          for (int q = 0; q < 4; q++) {
+            const int i = 4 * i4 + q;
+            tile[(i / W) * S + (i % W)] = x[q];
+          }
+        }
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int m = 0; m < R; m++) {
+      const int local = m * kThreads + threadIdx.x; /* consecutive threads, consecutive words */
+      const uint64_t g = first + local;
+      if (g >= words) break;
+      uint32_t w[W == 0 ? 1 : W + 2];
+      if constexpr (W > 0) {
+#pragma unroll
+        for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
+        w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
+      }
+      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
+      if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
+      selected += __popc(bits);
+      if (p.bitmap) {
+        if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
+          reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+        } else {
+          for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
+        }
+      }
+    }
+    if constexpr (W > 0) __syncthreads(); /* the tile is rewritten next round */
+  }
+  if (p.count) {
+    const uint32_t total = Reduce(reduce_tmp).Sum(selected);
+    if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
+  }
+}
+
+/* Blocks that fill the device: resident blocks of this instantiation per SM
+ * times the SMs, measured once per width (the answer never changes). */
+template <int W>
+uint32_t resident_blocks(uint32_t fallback) {
+  static uint32_t cached = 0;
+  if (!cached) {
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, range_kernel<W>, kThreads, 0) != cudaSuccess || per_sm <= 0) {
+      (void)cudaGetLastError();
+      return fallback;
+    }
+    cached = (uint32_t)per_sm * (uint32_t)sms;
+  }
+  return cached;
+}
+
+template <int W>
+cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
+  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
+  const uint64_t tile = (uint64_t)kThreads * words_per_thread<W>();
+  const uint64_t want = (words + tile - 1) / tile;
+  const uint64_t fill = resident_blocks<W>(max_blocks);
+  const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
+  range_kernel<W><<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+typedef cudaError_t (*launch_fn)(const ps_cuda_range_params &, uint32_t, cudaStream_t);
+
+/* Launches the instantiation for width w, one of Lo + Is. Each
+ * range_words_<k>.cu instantiates one slice of the widths so that the 65
+ * instantiations compile in parallel. */
+template <int Lo, int... Is>
+cudaError_t dispatch_width(int w, const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream,
+                           std::integer_sequence<int, Is...>) {
+  static constexpr launch_fn fns[] = {&launch<Lo + Is>...};
+  return fns[w - Lo](p, max_blocks, stream);
+}
+
+} // namespace
+
+#endif
