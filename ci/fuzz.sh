@@ -15,6 +15,14 @@ secs=${FUZZ_SECONDS:-30}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
+# clang and its runtime (libFuzzer, sanitizers) from Debian, when missing.
+if ! command -v "$cc" >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-dev ||
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev
+fi
 command -v "$cc" >/dev/null || { echo "ci/fuzz.sh: $cc not found (apt-get install clang)" >&2; exit 1; }
 
 # The library is instrumented for coverage too (fuzzer-no-link); only the
