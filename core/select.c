@@ -113,8 +113,8 @@ static ps_status row_ids_pass(ps_context *ctx, ps_devmem sel, uint64_t n, uint32
   return PS_OK;
 }
 
-static ps_status check_ids_request(ps_context *ctx, const ps_buffer *sel, uint64_t sel_offset, uint64_t n,
-                                   ps_index_type type) {
+/* Whether row ids of `type` can be produced for n rows on this backend. */
+static ps_status check_ids_type(ps_context *ctx, uint64_t n, ps_index_type type) {
   PS_TRY(need_op(ctx, (const void *)ctx->ops->row_ids, "row ids"));
   if (type != PS_INDEX_UINT32 && type != PS_INDEX_UINT64)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "index type %d is not PS_INDEX_UINT32 or PS_INDEX_UINT64",
@@ -122,6 +122,12 @@ static ps_status check_ids_request(ps_context *ctx, const ps_buffer *sel, uint64
   if (type == PS_INDEX_UINT32 && n > ((uint64_t)1 << 32))
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
                         "uint32 row ids cannot address %" PRIu64 " rows (more than 2^32); ask for PS_INDEX_UINT64", n);
+  return PS_OK;
+}
+
+static ps_status check_ids_request(ps_context *ctx, const ps_buffer *sel, uint64_t sel_offset, uint64_t n,
+                                   ps_index_type type) {
+  PS_TRY(check_ids_type(ctx, n, type));
   return check_place(ctx, sel, sel_offset, bitmap_bytes(n), 4, "selection");
 }
 
@@ -184,19 +190,12 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
   if (!ids || !count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", ids ? "count" : "ids");
   uint64_t n = expr->rows;
   /* Refuse what cannot be answered before evaluating anything. */
-  PS_TRY(need_op(ctx, (const void *)ctx->ops->row_ids, "row ids"));
-  if (type != PS_INDEX_UINT32 && type != PS_INDEX_UINT64)
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "index type %d is not PS_INDEX_UINT32 or PS_INDEX_UINT64",
-                        (int)type);
-  if (type == PS_INDEX_UINT32 && n > ((uint64_t)1 << 32))
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
-                        "uint32 row ids cannot address %" PRIu64 " rows (more than 2^32); ask for PS_INDEX_UINT64", n);
+  PS_TRY(check_ids_type(ctx, n, type));
   ps_buffer *sel = NULL;
   PS_TRY(ps_buffer_create(ctx, bitmap_bytes(n), &sel));
   uint64_t c = 0;
   ps_status st = ps_run_program(ctx, expr, sel->mem, PS_NO_MEM, PS_NO_MEM, &c);
   void *host = NULL;
-  if (st == PS_OK) st = check_ids_request(ctx, sel, 0, n, type);
   if (st == PS_OK && c) {
     uint32_t isz = (uint32_t)type;
     host = ps_host_alloc(ctx, (size_t)(c * isz));
