@@ -17,6 +17,7 @@
 #ifndef PS_RANGE_KERNEL_CUH
 #define PS_RANGE_KERNEL_CUH
 
+#include <atomic>
 #include <utility>
 
 #include <cub/block/block_reduce.cuh>
@@ -129,20 +130,22 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
 }
 
 /* Blocks that fill the device: resident blocks of this instantiation per SM
- * times the SMs, measured once per width (the answer never changes). */
+ * times the SMs, measured once per width per process (atomic: contexts may
+ * launch from several threads; with GPUs of different SM counts the first
+ * one's figure is used, which changes the grid size, never a result). */
 template <int W>
 uint32_t resident_blocks(uint32_t fallback) {
-  static uint32_t cached = 0;
-  if (!cached) {
+  static std::atomic<uint32_t> cached{0};
+  if (!cached.load(std::memory_order_relaxed)) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, range_kernel<W>, kThreads, 0) != cudaSuccess || per_sm <= 0) {
       (void)cudaGetLastError();
       return fallback;
     }
-    cached = (uint32_t)per_sm * (uint32_t)sms;
+    cached.store((uint32_t)per_sm * (uint32_t)sms, std::memory_order_relaxed);
   }
-  return cached;
+  return cached.load(std::memory_order_relaxed);
 }
 
 template <int W>
