@@ -136,6 +136,8 @@ struct ps_lowered {
 typedef struct ps_lowered ps_lowered;
 
 ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
+/* A column's slot description, with byte counts for the whole column. */
+ps_prog_col ps_prog_col_of(const ps_column *c);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);
 
 /* ---- evaluation ---------------------------------------------------------- */

@@ -54,6 +54,23 @@ static ps_status aux_reserve(lowering *L, uint64_t words, uint32_t *offset) {
 
 /* ---- columns and instructions -------------------------------------------- */
 
+ps_prog_col ps_prog_col_of(const ps_column *c) {
+  ps_prog_col pc;
+  memset(&pc, 0, sizeof pc);
+  pc.width = c->width;
+  pc.scale = c->scale;
+  pc.code_limit = c->code_limit;
+  pc.reference = ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? c->reference.u : (uint64_t)c->reference.i;
+  pc.kind = c->type == PS_TYPE_FLOAT64   ? PS_KIND_FLOAT64
+            : c->type == PS_TYPE_FLOAT32 ? PS_KIND_FLOAT32
+            : ps_type_is_signed(c->type) ? PS_KIND_SIGNED
+                                         : PS_KIND_UNSIGNED;
+  pc.flags = (c->validity.handle ? PS_COLF_VALIDITY : 0) | (c->no_codes ? PS_COLF_NO_CODES : 0);
+  pc.data_bytes = c->data_size;
+  pc.validity_bytes = c->validity_size;
+  return pc;
+}
+
 static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {
   ps_program *p = &L->out->prog;
   for (uint32_t i = 0; i < p->n_cols; i++)
@@ -62,18 +79,9 @@ static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {
     return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate reads more than %d distinct columns", PS_MAX_COLS);
   uint32_t i = p->n_cols++;
   L->out->cols[i] = c;
-  ps_prog_col *pc = &p->cols[i];
-  memset(pc, 0, sizeof *pc);
-  pc->width = c->width;
-  pc->scale = c->scale;
-  pc->code_limit = c->code_limit;
-  pc->reference = ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? c->reference.u
-                                                                            : (uint64_t)c->reference.i;
-  pc->kind = c->type == PS_TYPE_FLOAT64   ? PS_KIND_FLOAT64
-             : c->type == PS_TYPE_FLOAT32 ? PS_KIND_FLOAT32
-             : ps_type_is_signed(c->type) ? PS_KIND_SIGNED
-                                          : PS_KIND_UNSIGNED;
-  pc->flags = (c->validity.handle ? PS_COLF_VALIDITY : 0) | (c->no_codes ? PS_COLF_NO_CODES : 0);
+  p->cols[i] = ps_prog_col_of(c);
+  /* byte counts are per chunk: evaluate.c fills them */
+  p->cols[i].data_bytes = p->cols[i].validity_bytes = 0;
   *slot = i;
   return PS_OK;
 }

@@ -214,23 +214,6 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
 
 /* ---- late materialization ------------------------------------------------------ */
 
-static ps_prog_col prog_col_of(const ps_column *c) {
-  ps_prog_col pc;
-  memset(&pc, 0, sizeof pc);
-  pc.width = c->width;
-  pc.scale = c->scale;
-  pc.code_limit = c->code_limit;
-  pc.reference = ps_type_is_signed(c->type) || ps_type_is_float(c->type) ? (uint64_t)c->reference.i : c->reference.u;
-  pc.kind = c->type == PS_TYPE_FLOAT64   ? PS_KIND_FLOAT64
-            : c->type == PS_TYPE_FLOAT32 ? PS_KIND_FLOAT32
-            : ps_type_is_signed(c->type) ? PS_KIND_SIGNED
-                                         : PS_KIND_UNSIGNED;
-  pc.flags = (c->validity.handle ? PS_COLF_VALIDITY : 0) | (c->no_codes ? PS_COLF_NO_CODES : 0);
-  pc.data_bytes = c->data_size;
-  pc.validity_bytes = c->validity_size;
-  return pc;
-}
-
 static ps_status gather_common(ps_context *ctx, const ps_column *col, ps_index_type type, uint32_t *out_type,
                                uint32_t *value_bytes) {
   PS_TRY(need_op(ctx, (const void *)ctx->ops->gather, "gather"));
@@ -258,7 +241,7 @@ static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids
                             uint32_t out_type, uint32_t vb, ps_devmem values, ps_devmem validity) {
   ps_gather_args a;
   memset(&a, 0, sizeof a);
-  a.col = prog_col_of(col);
+  a.col = ps_prog_col_of(col);
   a.data = col->data;
   a.validity = col->validity;
   a.ids = ids;
@@ -376,7 +359,7 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
 
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;
   u128 sum = 0;
-  ps_prog_col base = prog_col_of(col);
+  ps_prog_col base = ps_prog_col_of(col);
   for (uint64_t r0 = 0; r0 < col->n; r0 += ctx->chunk_rows) {
     ps_reduce_args a;
     memset(&a, 0, sizeof a);
