@@ -581,6 +581,14 @@ static int str_ref_cmp(const void *a, const void *b) {
   return ps_bytes_cmp(x->p, x->len, y->p, y->len);
 }
 
+/* FNV-1a, with the length mixed in and the high bits folded down (the
+ * table uses the low bits for the slot and the high half as a tag). */
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
 static int64_t string_offset(const ps_strings *in, uint64_t i) {
   return in->offsets32 ? (int64_t)in->offsets32[i] : in->offsets64[i];
 }
@@ -661,40 +669,96 @@ PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *alloca
   ps_status st = PS_OK;
   str_ref *refs = NULL;
 
-  uint64_t m = 0;
-  for (uint64_t i = 0; i < n; i++) m += row_valid(in->validity, i);
-  refs = ps_alloc_with(&r.allocator, (size_t)m * sizeof *refs);
-  if (!refs) goto oom;
-  m = 0;
+  /* Distinct strings first, with a hash table (open addressing; a slot holds
+   * the hash's high half and the distinct index + 1), so that only distinct
+   * strings are sorted: columns repeat values, and a sort of every row's
+   * string costs far more than a hash of it. */
+  uint32_t *rowd = NULL; /* distinct index of each valid row */
+  uint64_t *slots = NULL, *uhash = NULL, *urow = NULL;
+  uint64_t *rank = NULL;
+  uint64_t cap = 1024, ucap = 256, d = 0, total = 0;
+  rowd = ps_alloc_with(&r.allocator, (size_t)(n ? n : 1) * sizeof *rowd);
+  slots = ps_alloc_with(&r.allocator, (size_t)cap * sizeof *slots);
+  uhash = ps_alloc_with(&r.allocator, (size_t)ucap * sizeof *uhash);
+  urow = ps_alloc_with(&r.allocator, (size_t)ucap * sizeof *urow);
+  if (!rowd || !slots || !uhash || !urow) goto oom;
+  memset(slots, 0, (size_t)cap * sizeof *slots);
   for (uint64_t i = 0; i < n; i++) {
     if (!row_valid(in->validity, i)) continue;
     int64_t a = string_offset(in, i), b = string_offset(in, i + 1);
-    refs[m].p = in->bytes ? in->bytes + a : NULL;
-    refs[m].len = (size_t)(b - a);
-    refs[m].row = i;
-    m++;
+    const uint8_t *sp = in->bytes ? in->bytes + a : NULL;
+    size_t len = (size_t)(b - a);
+    uint64_t h = hash_bytes(sp, len);
+    uint64_t k = h & (cap - 1), found = UINT64_MAX;
+    for (; slots[k]; k = (k + 1) & (cap - 1)) {
+      if ((slots[k] >> 32) != (h >> 32)) continue;
+      uint64_t j = (slots[k] & 0xffffffffu) - 1;
+      int64_t ja = string_offset(in, urow[j]), jb = string_offset(in, urow[j] + 1);
+      if (ps_bytes_cmp(in->bytes ? in->bytes + ja : NULL, (size_t)(jb - ja), sp, len) == 0) {
+        found = j;
+        break;
+      }
+    }
+    if (found == UINT64_MAX) {
+      if (d >= UINT32_MAX - 1) {
+        st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                              "more than 2^32 - 2 distinct strings: uint32 codes cannot hold them");
+        goto fail;
+      }
+      if (d == ucap) {
+        uint64_t *nh = ps_alloc_with(&r.allocator, (size_t)ucap * 2 * sizeof *nh);
+        uint64_t *nr = ps_alloc_with(&r.allocator, (size_t)ucap * 2 * sizeof *nr);
+        if (!nh || !nr) {
+          ps_free_with(&r.allocator, nh);
+          ps_free_with(&r.allocator, nr);
+          goto oom;
+        }
+        memcpy(nh, uhash, (size_t)d * sizeof *nh);
+        memcpy(nr, urow, (size_t)d * sizeof *nr);
+        ps_free_with(&r.allocator, uhash);
+        ps_free_with(&r.allocator, urow);
+        uhash = nh, urow = nr, ucap *= 2;
+      }
+      found = d++;
+      uhash[found] = h;
+      urow[found] = i;
+      total += len;
+      slots[k] = (h & 0xffffffff00000000ull) | (found + 1);
+      if (d * 2 > cap) { /* keep the table at most half full */
+        uint64_t ncap = cap * 2;
+        uint64_t *ns = ps_alloc_with(&r.allocator, (size_t)ncap * sizeof *ns);
+        if (!ns) goto oom;
+        memset(ns, 0, (size_t)ncap * sizeof *ns);
+        for (uint64_t j = 0; j < d; j++) {
+          uint64_t q = uhash[j] & (ncap - 1);
+          while (ns[q]) q = (q + 1) & (ncap - 1);
+          ns[q] = (uhash[j] & 0xffffffff00000000ull) | (j + 1);
+        }
+        ps_free_with(&r.allocator, slots);
+        slots = ns, cap = ncap;
+      }
+    }
+    rowd[i] = (uint32_t)found;
   }
-  if (m > 1) qsort(refs, (size_t)m, sizeof *refs, str_ref_cmp);
 
-  /* Distinct strings and their total size. */
-  uint64_t d = 0, total = 0;
-  for (uint64_t j = 0; j < m; j++) {
-    if (j && str_ref_cmp(&refs[j - 1], &refs[j]) == 0) continue;
-    d++;
-    total += refs[j].len;
+  /* Sort the distinct strings; rank[distinct index] is the code. */
+  refs = ps_alloc_with(&r.allocator, (size_t)(d ? d : 1) * sizeof *refs);
+  rank = ps_alloc_with(&r.allocator, (size_t)(d ? d : 1) * sizeof *rank);
+  if (!refs || !rank) goto oom;
+  for (uint64_t j = 0; j < d; j++) {
+    int64_t a = string_offset(in, urow[j]), b = string_offset(in, urow[j] + 1);
+    refs[j].p = in->bytes ? in->bytes + a : NULL;
+    refs[j].len = (size_t)(b - a);
+    refs[j].row = j; /* the distinct index, carried through the sort */
   }
+  if (d > 1) qsort(refs, (size_t)d, sizeof *refs, str_ref_cmp);
+  for (uint64_t j = 0; j < d; j++) rank[refs[j].row] = j;
+
   if (total > INT32_MAX) {
     st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
                           "the dictionary of %" PRIu64 " distinct strings holds %" PRIu64
                           " bytes; 32-bit offsets allow at most %d",
                           d, total, INT32_MAX);
-    goto fail;
-  }
-  /* Codes are uint32 values 0..d-1. The byte limit does not bound d (empty
-   * and one-byte strings are cheap), so d is checked on its own. */
-  if (d > (uint64_t)UINT32_MAX + 1) {
-    st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
-                          "%" PRIu64 " distinct strings: uint32 codes allow at most 2^32", d);
     goto fail;
   }
 
@@ -716,17 +780,16 @@ PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *alloca
     if (!r.codes.validity) goto oom;
   }
 
-  uint64_t code = 0, pos = 0;
+  uint64_t pos = 0;
   r.offsets[0] = 0;
-  for (uint64_t j = 0; j < m; j++) {
-    if (j == 0 || str_ref_cmp(&refs[j - 1], &refs[j]) != 0) {
-      if (j) code++;
-      if (refs[j].len) memcpy(r.bytes + pos, refs[j].p, refs[j].len);
-      pos += refs[j].len;
-      r.offsets[code + 1] = (int32_t)pos;
-    }
-    if (w) or_code(r.codes.data, refs[j].row * w, code, w);
+  for (uint64_t j = 0; j < d; j++) {
+    if (refs[j].len) memcpy(r.bytes + pos, refs[j].p, refs[j].len);
+    pos += refs[j].len;
+    r.offsets[j + 1] = (int32_t)pos;
   }
+  if (w)
+    for (uint64_t i = 0; i < n; i++)
+      if (row_valid(in->validity, i)) or_code(r.codes.data, i * w, rank[rowd[i]], w);
 
   ps_dict_desc_init(&r.dict);
   r.dict.count = d;
@@ -744,6 +807,11 @@ PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *alloca
   r.codes.desc.validity = r.codes.validity;
   r.codes.desc.validity_size = r.codes.validity ? validity_bytes(n) : 0;
   ps_free_with(&r.allocator, refs);
+  ps_free_with(&r.allocator, rank);
+  ps_free_with(&r.allocator, rowd);
+  ps_free_with(&r.allocator, slots);
+  ps_free_with(&r.allocator, uhash);
+  ps_free_with(&r.allocator, urow);
   *out = r;
   return PS_OK;
 
@@ -752,6 +820,11 @@ oom:
                         "allocating the dictionary encoding of %" PRIu64 " strings failed", n);
 fail:
   ps_free_with(&r.allocator, refs);
+  ps_free_with(&r.allocator, rank);
+  ps_free_with(&r.allocator, rowd);
+  ps_free_with(&r.allocator, slots);
+  ps_free_with(&r.allocator, uhash);
+  ps_free_with(&r.allocator, urow);
   ps_encoded_dict_free(&r);
   return st;
 }
