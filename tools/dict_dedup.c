@@ -5,15 +5,7 @@
 
 #include "util.h"
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull ^ n;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h ^ (h >> 29);
-}
 
-static int64_t off_at(const ps_strings *in, uint64_t i) {
-  return in->offsets64 ? in->offsets64[i] : (int64_t)in->offsets32[i];
-}
 
 void tool_dict_free(tool_dict *d) {
   ps_encoded_dict_free(&d->uniq);
@@ -65,107 +57,13 @@ int tool_encode_dict_indexed(const ps_strings *uniq, const uint32_t *index, uint
 }
 
 int tool_encode_dict(const ps_strings *in, tool_dict *out, char *err, size_t errsz) {
+  /* ps_encode_dict finds the distinct strings with a hash table itself; the
+   * codes move out of its result so that tool_dict keeps one owner each. */
   memset(out, 0, sizeof *out);
-  uint64_t n = in->n;
-  if (n >= UINT32_MAX) return set_err(err, errsz, "too many rows for 32-bit dictionary codes");
-  uint32_t *rowu = malloc(n ? n * sizeof *rowu : 1);
-  uint64_t cap = 1024, count = 0, ucap = 256;
-  /* slot: high 32 bits of the hash << 32 | (unique index + 1); 0 = empty. The
-   * stored hash bits skip most string comparisons and a cache miss each. */
-  uint64_t *slots = calloc(cap, sizeof *slots);
-  uint64_t *urow = malloc(ucap * sizeof *urow); /* first row of each unique string */
-  uint64_t *uhash = malloc(ucap * sizeof *uhash);
-  int64_t *uoff = NULL;
-  uint8_t *ubytes = NULL;
-  int rc = -1;
-  if (!rowu || !slots || !urow || !uhash) goto oom;
-  uint64_t total = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    if (in->validity && !((in->validity[i / 8] >> (i % 8)) & 1)) {
-      rowu[i] = 0;
-      continue;
-    }
-    int64_t a = off_at(in, i), b = off_at(in, i + 1);
-    if (a < 0 || b < a) {
-      set_err(err, errsz, "row %llu: invalid string offsets", (unsigned long long)i);
-      goto done;
-    }
-    const uint8_t *s = in->bytes + a;
-    size_t len = (size_t)(b - a);
-    uint64_t h = hash_bytes(s, len), k = h & (cap - 1), tag = h >> 32;
-    uint64_t found = 0;
-    for (;;) {
-      uint64_t sl = slots[k];
-      if (sl == 0) break;
-      if ((sl >> 32) == tag) {
-        uint64_t u = (sl & 0xFFFFFFFFu) - 1, r = urow[u];
-        int64_t ra = off_at(in, r), rb = off_at(in, r + 1);
-        if ((size_t)(rb - ra) == len && !memcmp(in->bytes + ra, s, len)) {
-          found = u + 1;
-          break;
-        }
-      }
-      k = (k + 1) & (cap - 1);
-    }
-    if (found) {
-      rowu[i] = (uint32_t)(found - 1);
-      continue;
-    }
-    if (count == ucap) {
-      ucap *= 2;
-      uint64_t *a1 = realloc(urow, ucap * sizeof *urow);
-      if (!a1) goto oom;
-      urow = a1;
-      uint64_t *a2 = realloc(uhash, ucap * sizeof *uhash);
-      if (!a2) goto oom;
-      uhash = a2;
-    }
-    urow[count] = i;
-    uhash[count] = h;
-    count++;
-    slots[k] = tag << 32 | count;
-    rowu[i] = (uint32_t)(count - 1);
-    total += len;
-    if (count * 2 > cap) { /* grow and reinsert by the stored hashes */
-      uint64_t ncap = cap * 2;
-      uint64_t *ns = calloc(ncap, sizeof *ns);
-      if (!ns) goto oom;
-      for (uint64_t u = 0; u < count; u++) {
-        uint64_t j = uhash[u] & (ncap - 1);
-        while (ns[j]) j = (j + 1) & (ncap - 1);
-        ns[j] = (uhash[u] >> 32) << 32 | (u + 1);
-      }
-      free(slots);
-      slots = ns;
-      cap = ncap;
-    }
-  }
-  /* The distinct strings, contiguous. */
-  uoff = malloc((count + 1) * sizeof *uoff);
-  ubytes = malloc(total ? total : 1);
-  if (!uoff || !ubytes) goto oom;
-  uoff[0] = 0;
-  for (uint64_t u = 0; u < count; u++) {
-    int64_t a = off_at(in, urow[u]), b = off_at(in, urow[u] + 1);
-    memcpy(ubytes + uoff[u], in->bytes + a, (size_t)(b - a));
-    uoff[u + 1] = uoff[u] + (b - a);
-  }
-  ps_strings us;
-  memset(&us, 0, sizeof us);
-  us.n = count;
-  us.offsets64 = uoff;
-  us.bytes = ubytes;
-  rc = finish(&us, rowu, n, in->validity, out, err, errsz);
-  goto done;
-oom:
-  set_err(err, errsz, "out of memory");
-done:
-  free(rowu);
-  free(slots);
-  free(urow);
-  free(uhash);
-  free(uoff);
-  free(ubytes);
-  if (rc) tool_dict_free(out);
-  return rc;
+  char msg[TOOL_ERR_SIZE];
+  ps_status st = ps_encode_dict(in, NULL, msg, sizeof msg, &out->uniq);
+  if (st != PS_OK) return set_err(err, errsz, "%s: %s", ps_status_name(st), msg);
+  out->codes = out->uniq.codes;
+  memset(&out->uniq.codes, 0, sizeof out->uniq.codes);
+  return 0;
 }

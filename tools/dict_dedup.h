@@ -1,8 +1,7 @@
-/* Dictionary encoding through a hash table: the distinct strings are found
- * first (one pass, expected O(n)), only they go through ps_encode_dict (which
- * sorts what it is given), and the per-row codes are then FOR-encoded with
- * ps_encode_for. Same result as ps_encode_dict on all rows, much faster when
- * strings repeat. */
+/* Dictionary encoding for the tool: tool_encode_dict is ps_encode_dict with
+ * the codes split out; tool_encode_dict_indexed builds the dictionary from
+ * strings already known to be distinct (generated data) and FOR-encodes the
+ * given per-row indexes. */
 #ifndef PSTOOL_DICT_DEDUP_H
 #define PSTOOL_DICT_DEDUP_H
 
