@@ -149,10 +149,14 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
 /* Value of code c of a FOR column as double (floats' decode rule). */
 double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);
 
-/* LIKE on one string: 1 match, 0 no match. The pattern is validated first by
- * ps_like_validate. tok_scratch: plen ints; scratch: 2 * (slen + 1) bytes. */
-int ps_like_match(const uint8_t *s, size_t slen, const uint8_t *p, size_t plen, int escape, int *tok_scratch,
-                  uint8_t *scratch);
+/* LIKE, compiled once per pattern (validated first by ps_like_validate) into
+ * tokens (tok: plen ints; returns their count), then matched against each
+ * string: 1 match, 0 no match; scratch: 2 * (slen + 1) bytes. */
+size_t ps_like_compile(const uint8_t *p, size_t plen, int escape, int *tok);
+int ps_like_match(const uint8_t *s, size_t slen, const int *tok, size_t nt, uint8_t *scratch);
+/* Whether compiled tokens are a plain literal (1: equality) or a literal
+ * followed by one '%' (2: prefix); 0 otherwise. The literal goes to lit. */
+int ps_like_literal(const int *tok, size_t nt, uint8_t *lit, size_t *len);
 /* PS_OK or PS_ERR_INVALID_ARGUMENT with a message in buf (unfinished escape). */
 ps_status ps_like_validate(const char *p, size_t plen, int escape, char *buf, size_t size);
 

@@ -137,10 +137,21 @@ static int match_dp(const uint8_t *s, size_t slen, const int *tok, size_t nt, ui
   return cur[slen];
 }
 
-int ps_like_match(const uint8_t *s, size_t slen, const uint8_t *p, size_t plen, int escape, int *tok_scratch,
-                  uint8_t *scratch) {
-  size_t nt = tokenize(p, plen, escape, tok_scratch);
-  int r = match_simple(s, slen, tok_scratch, nt);
+size_t ps_like_compile(const uint8_t *p, size_t plen, int escape, int *tok) {
+  return tokenize(p, plen, escape, tok);
+}
+
+int ps_like_match(const uint8_t *s, size_t slen, const int *tok, size_t nt, uint8_t *scratch) {
+  int r = match_simple(s, slen, tok, nt);
   if (r >= 0) return r;
-  return match_dp(s, slen, tok_scratch, nt, scratch);
+  return match_dp(s, slen, tok, nt, scratch);
+}
+
+int ps_like_literal(const int *tok, size_t nt, uint8_t *lit, size_t *len) {
+  size_t k = 0;
+  while (k < nt && tok[k] < 256) lit[k] = (uint8_t)tok[k], k++;
+  *len = k;
+  if (k == nt) return 1;                          /* no wildcard: equality */
+  if (k + 1 == nt && tok[k] == TOK_ANYSEQ) return 2; /* literal prefix, then '%' */
+  return 0;
 }

@@ -312,8 +312,8 @@ static bool pred_in(const ps_column *c, uint64_t j, void *arg) {
 }
 
 typedef struct like_arg {
-  const ps_expr *e;
-  int *tok;
+  const int *tok;
+  size_t nt;
   uint8_t *scratch;
 } like_arg;
 
@@ -321,8 +321,23 @@ static bool pred_like(const ps_column *c, uint64_t j, void *arg) {
   const like_arg *a = arg;
   size_t len;
   const uint8_t *s = dict_entry(&c->dict, j, &len);
-  return ps_like_match(s, len, (const uint8_t *)a->e->pattern, a->e->pattern_len, a->e->escape, a->tok,
-                       a->scratch) != 0;
+  return ps_like_match(s, len, a->tok, a->nt, a->scratch) != 0;
+}
+
+/* First dictionary index at or after `from` whose entry is neither below
+ * the prefix nor starts with it (sorted dictionaries: entries that start
+ * with a prefix are contiguous, right after those below it). */
+static uint64_t dict_prefix_end(const ps_dict *d, const uint8_t *pre, size_t plen, uint64_t from) {
+  uint64_t lo = from, hi = d->count;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    size_t len;
+    const uint8_t *s = dict_entry(d, mid, &len);
+    bool inside = len >= plen && (plen == 0 || memcmp(s, pre, plen) == 0);
+    if (inside || ps_bytes_cmp(s, len, pre, plen) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /* ---- leaves ---------------------------------------------------------------- */
@@ -419,18 +434,42 @@ static ps_status lower_in(lowering *L, const ps_expr *e) {
 
 static ps_status lower_like(lowering *L, const ps_expr *e) {
   ps_column *c = e->col;
-  uint64_t maxlen = 0;
-  for (uint64_t j = 0; j < c->dict.count; j++) {
-    uint64_t len = c->dict.offsets[j + 1] - c->dict.offsets[j];
-    if (len > maxlen) maxlen = len;
+  int *tok = ps_calloc_ctx(L->ctx, e->pattern_len + 1, sizeof(int));
+  uint8_t *lit = ps_host_alloc(L->ctx, e->pattern_len + 1);
+  if (!tok || !lit) {
+    ps_host_free(L->ctx, tok);
+    ps_host_free(L->ctx, lit);
+    return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating LIKE scratch");
   }
-  like_arg a = {e, ps_calloc_ctx(L->ctx, e->pattern_len + 1, sizeof(int)),
-                ps_host_alloc(L->ctx, (size_t)(2 * (maxlen + 1)))};
+  size_t nt = ps_like_compile((const uint8_t *)e->pattern, e->pattern_len, e->escape, tok), lit_len = 0;
+  int kind = ps_like_literal(tok, nt, lit, &lit_len);
   ps_status st = PS_OK;
-  if (!a.tok || !a.scratch) st = ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating LIKE scratch");
-  else st = emit_set(L, c, pred_like, &a, e->negate);
-  ps_host_free(L->ctx, a.tok);
-  ps_host_free(L->ctx, a.scratch);
+  if (kind && c->dict.sorted && !c->no_codes) {
+    /* 'abc' is equality and 'abc%' a prefix: on a sorted dictionary both are
+     * a range of codes, found by binary search instead of a pass over it. */
+    ps_literal l = ps_lit_str((const char *)lit, lit_len);
+    interval iv;
+    if (kind == 1) {
+      iv = dict_interval(c, PS_EQ, &l);
+    } else {
+      uint64_t first = (uint64_t)dict_first(&c->dict, &l, false);
+      iv = (interval){(i128)first, (i128)dict_prefix_end(&c->dict, lit, lit_len, first) - 1};
+      iv.lo -= col_ref(c), iv.hi -= col_ref(c);
+    }
+    st = emit_range(L, c, iv, e->negate);
+  } else {
+    uint64_t maxlen = 0;
+    for (uint64_t j = 0; j < c->dict.count; j++) {
+      uint64_t len = c->dict.offsets[j + 1] - c->dict.offsets[j];
+      if (len > maxlen) maxlen = len;
+    }
+    like_arg a = {tok, nt, ps_host_alloc(L->ctx, (size_t)(2 * (maxlen + 1)))};
+    if (!a.scratch) st = ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating LIKE scratch");
+    else st = emit_set(L, c, pred_like, &a, e->negate);
+    ps_host_free(L->ctx, a.scratch);
+  }
+  ps_host_free(L->ctx, tok);
+  ps_host_free(L->ctx, lit);
   return st;
 }
 
