@@ -134,6 +134,9 @@ static void for_column_in_buffers(uint64_t data_off, uint64_t valid_off) {
   tcol *c = full_width_column(PS_TYPE_INT32, n, 13, m, validity);
   tcol *c2 = full_width_column(PS_TYPE_INT32, n, 13, m, validity); /* other codes, same metadata */
   free(validity);
+  /* All of c2's codes 0 (every value below mid): the rewrite then changes
+   * the count for sure (random codes could select as many rows by chance). */
+  memset(c2->data, 0, (size_t)c2->data_size);
   ps_buffer *data = NULL, *valid = NULL, *out = NULL;
   ps_column *h = NULL;
   if (!CHECK_OK(ctx, ps_buffer_create(ctx, data_off + c->data_size + 16, &data)) ||
@@ -243,6 +246,7 @@ static void opencl_wrapped(void) {
   ps_reference m = {.u = 60000};
   tcol *c = full_width_column(PS_TYPE_UINT16, n, 11, m, NULL);
   tcol *c2 = full_width_column(PS_TYPE_UINT16, n, 11, m, NULL);
+  memset(c2->data, 0, (size_t)c2->data_size); /* all codes 0: the count must change */
   cl_int err = 0;
   cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, c->data_size + 64, NULL, &err);
   cl_mem bits = clCreateBuffer(clctx, CL_MEM_READ_WRITE, 1024, NULL, &err);
@@ -307,6 +311,7 @@ static void cuda_wrapped(void) {
   ps_reference m = {.i = INT64_MIN + 12345};
   tcol *c = full_width_column(PS_TYPE_INT64, n, 37, m, NULL);
   tcol *c2 = full_width_column(PS_TYPE_INT64, n, 37, m, NULL);
+  memset(c2->data, 0, (size_t)c2->data_size); /* all codes 0: the count must change */
   void *bits = NULL;
   ps_buffer *wb = NULL, *wbits = NULL;
   ps_column *h = NULL;
