@@ -181,18 +181,22 @@ static void for_desc_of(const tcol *c, ps_for_desc *d) {
   d->validity_size = c->validity ? (c->n + 7) / 8 : 0;
 }
 
+void tcol_dict_desc(const tcol *c, ps_dict_desc *dd) {
+  ps_dict_desc_init(dd);
+  dd->count = c->dcount;
+  dd->offsets32 = c->off32;
+  dd->offsets64 = c->off64;
+  dd->bytes = c->bytes;
+  dd->bytes_size = c->bytes_size;
+  dd->sorted = c->sorted;
+}
+
 ps_status tcol_create(ps_context *ctx, const tcol *c, ps_column **out) {
   ps_for_desc d;
   for_desc_of(c, &d);
   if (c->type != PS_TYPE_STRING) return ps_column_create_for(ctx, &d, out);
   ps_dict_desc dd;
-  ps_dict_desc_init(&dd);
-  dd.count = c->dcount;
-  dd.offsets32 = c->off32;
-  dd.offsets64 = c->off64;
-  dd.bytes = c->bytes;
-  dd.bytes_size = c->bytes_size;
-  dd.sorted = c->sorted;
+  tcol_dict_desc(c, &dd);
   return ps_column_create_dict(ctx, &dd, &d, out);
 }
 

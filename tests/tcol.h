@@ -89,6 +89,8 @@ void tcol_free(tcol *c);
 
 /* Creates the column in a context through the public API. */
 ps_status tcol_create(ps_context *ctx, const tcol *c, ps_column **out);
+/* The dictionary description of a string tcol (pointing into it). */
+void tcol_dict_desc(const tcol *c, ps_dict_desc *dd);
 
 /* Random FOR column of a numeric type at width w (floats get a random scale).
  * Non-null rows always hold in-range codes; null rows sometimes hold garbage

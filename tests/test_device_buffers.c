@@ -199,13 +199,7 @@ static void dict_column_in_buffer(void) {
   CHECK_OK(ctx, ps_buffer_write(ctx, data, 64, c->data, c->data_size));
   CHECK_OK(ctx, ps_buffer_write(ctx, valid, 8, c->validity, (n + 7) / 8));
   ps_dict_desc dd;
-  ps_dict_desc_init(&dd);
-  dd.count = c->dcount;
-  dd.offsets32 = c->off32;
-  dd.offsets64 = c->off64;
-  dd.bytes = c->bytes;
-  dd.bytes_size = c->bytes_size;
-  dd.sorted = c->sorted;
+  tcol_dict_desc(c, &dd);
   ps_for_desc d;
   ps_for_desc_init(&d);
   d.type = c->code_type;
