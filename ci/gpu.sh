@@ -216,6 +216,31 @@ bench_opencl() {
   return "$rc"
 }
 
+# The cuda tests again with the single-range fast path off, so the general
+# kernel is checked on the programs the fast path would otherwise take.
+ctest_cuda_general() (
+  cd "$BUILD" || exit 1
+  PACKSCAN_CUDA_NO_FAST_PATH=1 timeout 240 ctest -L cuda -E '^big' --output-on-failure -j8 --timeout 200
+)
+
+# Hardware counters for the main kernels (speed of light, occupancy), when ncu
+# can read them: the first launches of each kernel in a few benchmark cases.
+ncu_profile() {
+  command -v ncu >/dev/null || { echo "ncu not found"; return 77; }
+  local exe=$BUILD/bench/packscan_bench spec
+  [ -x "$exe" ] || { echo "no $exe"; return 77; }
+  for spec in "lt:range_kernel:44" "tree:eval_kernel:2" "ids_50pct:count_tiles|write_tiles|eval_kernel:6"; do
+    local cases=${spec%%:*} rest=${spec#*:}
+    local kern=${rest%:*} count=${rest##*:}
+    local limit=$(($(left) < 60 ? $(left) : 60))
+    [ "$limit" -gt 10 ] || { echo "no time left for ncu"; return 77; }
+    echo "== ncu $cases ($kern, $count launches, limit ${limit}s)"
+    timeout "$limit" ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+      -k "regex:$kern" --launch-count "$count" "$exe" --backend cuda --cases "$cases" --rows 268435456 --reps 1 ||
+      echo "== ncu $cases: exit $?"
+  done
+}
+
 # ---- run ----------------------------------------------------------------------
 
 step device-info device_info
@@ -228,6 +253,7 @@ step opencl-icd register_icd
 step ctest-all ctest_all
 step ctest-opencl-nvidia ctest_opencl NVIDIA
 step ctest-opencl-pocl ctest_opencl Portable
+step ctest-cuda-general ctest_cuda_general
 # The benchmarks before the sanitizers: the sanitizers take what time is left.
 step bench bench
 step bench-opencl bench_opencl
@@ -236,6 +262,7 @@ step bench-opencl bench_opencl
 step sanitizer-memcheck sanitize memcheck 60
 step sanitizer-racecheck sanitize racecheck 20
 step sanitizer-synccheck sanitize synccheck 20
+step ncu ncu_profile
 
 # ---- results --------------------------------------------------------------------
 
