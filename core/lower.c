@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "like.h"
 
 __extension__ typedef __int128 i128;
 
@@ -260,6 +261,16 @@ static interval dict_interval(const ps_column *c, ps_cmp op, const ps_literal *l
 /* Emits a SET over the column's valid codes: bit c = pred(entry M + c). */
 typedef bool (*entry_pred)(const ps_column *c, uint64_t entry, void *arg);
 
+/* The SET instruction over the bitmap at aux word `off`. */
+static ps_status emit_set_insn(lowering *L, ps_column *c, uint32_t off, bool negate) {
+  ps_insn in = {0};
+  in.op = PS_OP_SET;
+  PS_TRY(slot_of(L, c, &in.col_a));
+  in.aux_a = off * 32;
+  in.flags = negate ? PS_INSN_NEGATE : 0;
+  return emit(L, in);
+}
+
 static ps_status emit_set(lowering *L, ps_column *c, entry_pred pred, void *arg, bool negate) {
   if (c->no_codes) return emit_range(L, c, (interval){1, 0}, negate);
   uint64_t ncodes = c->code_limit + 1;
@@ -269,12 +280,7 @@ static ps_status emit_set(lowering *L, ps_column *c, entry_pred pred, void *arg,
   uint64_t m = c->reference.u;
   for (uint64_t k = 0; k < ncodes; k++)
     if (pred(c, m + k, arg)) bits[k / 32] |= 1u << (k % 32);
-  ps_insn in = {0};
-  in.op = PS_OP_SET;
-  PS_TRY(slot_of(L, c, &in.col_a));
-  in.aux_a = off * 32;
-  in.flags = negate ? PS_INSN_NEGATE : 0;
-  return emit(L, in);
+  return emit_set_insn(L, c, off, negate);
 }
 
 typedef struct cmp_arg {
@@ -309,19 +315,6 @@ static bool pred_in(const ps_column *c, uint64_t j, void *arg) {
     else lo = mid + 1;
   }
   return false;
-}
-
-typedef struct like_arg {
-  const int *tok;
-  size_t nt;
-  uint8_t *scratch;
-} like_arg;
-
-static bool pred_like(const ps_column *c, uint64_t j, void *arg) {
-  const like_arg *a = arg;
-  size_t len;
-  const uint8_t *s = dict_entry(&c->dict, j, &len);
-  return ps_like_match(s, len, a->tok, a->nt, a->scratch) != 0;
 }
 
 /* First dictionary index at or after `from` whose entry is neither below
@@ -457,16 +450,15 @@ static ps_status lower_like(lowering *L, const ps_expr *e) {
       iv.lo -= col_ref(c), iv.hi -= col_ref(c);
     }
     st = emit_range(L, c, iv, e->negate);
+  } else if (c->no_codes) {
+    st = emit_range(L, c, (interval){1, 0}, e->negate);
   } else {
-    uint64_t maxlen = 0;
-    for (uint64_t j = 0; j < c->dict.count; j++) {
-      uint64_t len = c->dict.offsets[j + 1] - c->dict.offsets[j];
-      if (len > maxlen) maxlen = len;
-    }
-    like_arg a = {tok, nt, ps_host_alloc(L->ctx, (size_t)(2 * (maxlen + 1)))};
-    if (!a.scratch) st = ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating LIKE scratch");
-    else st = emit_set(L, c, pred_like, &a, e->negate);
-    ps_host_free(L->ctx, a.scratch);
+    /* the whole dictionary at once (like.c), straight into the SET bitmap */
+    uint64_t ncodes = c->code_limit + 1;
+    uint32_t off;
+    st = aux_reserve(L, (ncodes + 31) / 32, &off);
+    if (st == PS_OK) st = ps_like_dict(L->ctx, tok, nt, &c->dict, c->reference.u, ncodes, L->out->aux + off);
+    if (st == PS_OK) st = emit_set_insn(L, c, off, e->negate);
   }
   ps_host_free(L->ctx, tok);
   ps_host_free(L->ctx, lit);
