@@ -76,6 +76,81 @@ PS_HD bool ps_sel_valid(const ps_prog_col &col, const uint8_t *validity, uint64_
   return at < col.validity_bytes && ((ps_ld8(validity + at) >> (id & 7)) & 1u);
 }
 
+/* ---- row ids ----------------------------------------------------------------- */
+
+/* Row ids are written in one pass (select.cu): each block takes a tile of
+ * bitmap words by ticket, publishes its count, finds its offset by decoupled
+ * look-back over the tiles before it, and writes its ids. A warp owns
+ * PS_SEL_IDS_ROUNDS rounds of 32 consecutive words (1024 rows each); in a
+ * round lane l holds word l, extracts its set bits into the warp's staging
+ * area at its exclusive prefix, and the warp then copies the round's ids out
+ * contiguously (coalesced stores). Everything below is the arithmetic of that,
+ * shared with the host check (tests/test_cuda_row_ids.cu). */
+
+#define PS_SEL_IDS_WARPS (PS_CUDA_SELECT_BLOCK / 32)
+#define PS_SEL_IDS_ROUNDS 16u
+#define PS_SEL_IDS_TILE_WORDS (PS_SEL_IDS_WARPS * PS_SEL_IDS_ROUNDS * 32u)
+#define PS_SEL_IDS_TILE_ROWS (PS_SEL_IDS_TILE_WORDS * 32u)
+/* Look-back status of a tile: flag in the high half, value in the low half,
+ * in one 64-bit word so that a reader never sees a flag without its value. */
+#define PS_SEL_IDS_AGGREGATE 1u /* value: the tile's own count */
+#define PS_SEL_IDS_PREFIX 2u    /* value: ids of all tiles up to and including it */
+
+/* Tiles of a chunk of `rows` rows (rows <= 2^31: fewer than 2^15 tiles, and
+ * every row, count and offset of the chunk fits 32 bits). */
+PS_HD uint32_t ps_sel_ids_tiles(uint64_t rows) {
+  const uint64_t words = (rows + 31) / 32;
+  return (uint32_t)((words + PS_SEL_IDS_TILE_WORDS - 1) / PS_SEL_IDS_TILE_WORDS);
+}
+
+/* Bitmap word that lane `lane` of warp `warp` holds in round `round`. */
+PS_HD uint64_t ps_sel_ids_word(uint32_t tile, uint32_t warp, uint32_t round, uint32_t lane) {
+  return (uint64_t)tile * PS_SEL_IDS_TILE_WORDS + (warp * PS_SEL_IDS_ROUNDS + round) * 32u + lane;
+}
+
+/* First row of a round (chunk-relative; fits 32 bits, see ps_sel_ids_tiles). */
+PS_HD uint32_t ps_sel_ids_round_row(uint32_t tile, uint32_t warp, uint32_t round) {
+  return tile * PS_SEL_IDS_TILE_ROWS + (warp * PS_SEL_IDS_ROUNDS + round) * 1024u;
+}
+
+/* Whether every word of the tile lies below rows/32 (no masking needed). */
+PS_HD bool ps_sel_ids_full_tile(uint64_t rows, uint32_t tile) {
+  return (uint64_t)(tile + 1) * PS_SEL_IDS_TILE_WORDS <= rows / 32;
+}
+
+PS_HD uint64_t ps_sel_ids_status(uint32_t flag, uint32_t value) { return ((uint64_t)flag << 32) | value; }
+PS_HD uint32_t ps_sel_ids_flag(uint64_t status) { return (uint32_t)(status >> 32); }
+PS_HD uint32_t ps_sel_ids_value(uint64_t status) { return (uint32_t)status; }
+
+/* Lane `lane`'s share of one look-back window, whose lane l holds the status
+ * of tile (t - 1 - l) (all flags set). pmask: lanes holding a PREFIX. Every
+ * lane up to and including the nearest PREFIX adds its value (aggregates,
+ * then that prefix); with no PREFIX, every lane does and the window moves on.
+ * Branch-free: lowest set bit b of pmask, lanes 0..b keep ((b << 1) - 1),
+ * which wraps to all lanes for b = 2^31 and for pmask = 0. */
+PS_HD uint32_t ps_sel_ids_lookback_part(uint32_t lane, uint32_t pmask, uint32_t value) {
+  const uint32_t upto = ((pmask & (0u - pmask)) << 1) - 1u;
+  return ((upto >> lane) & 1u) ? value : 0u;
+}
+
+PS_HD uint32_t ps_sel_ctz(uint32_t x) {
+#ifdef __CUDA_ARCH__
+  return (uint32_t)__ffs((int)x) - 1u;
+#else
+  return (uint32_t)__builtin_ctz(x);
+#endif
+}
+
+/* Lane `lane` of a round stages the rows of its word's set bits (as offsets
+ * 0..1023 from the round's first row), ascending, at stage[at...]. */
+PS_HD void ps_sel_ids_extract(uint32_t word, uint32_t lane, uint16_t *stage, uint32_t at) {
+  const uint32_t row = lane * 32u;
+  while (word) {
+    stage[at++] = (uint16_t)(row + ps_sel_ctz(word));
+    word &= word - 1u;
+  }
+}
+
 /* ---- reduce ------------------------------------------------------------------ */
 
 /* A partial reduction: count, min, max, the exact 128-bit sum (hi:lo) of the

@@ -4,14 +4,13 @@
  * logic is in ps_cuda_select.cuh; this file holds the block/warp structure and
  * the extern "C" launchers.
  *
- * Row ids use size-then-retrieve: every block popcounts a tile of bitmap
- * words, CUB scans the tile counts, and every block writes its tile's ids at
- * its offset. No per-row atomics and no over-allocation.
+ * Row ids use size-then-retrieve in a single pass: every block popcounts a
+ * tile of bitmap words, learns its offset by decoupled look-back over the
+ * tiles before it, and writes its tile's ids there. No per-row atomics and no
+ * over-allocation.
  */
 #include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_scan.cuh>
+#include <cuda/atomic>
 
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_select.cuh"
@@ -23,121 +22,205 @@ static_assert(sizeof(ps_sel_partial) == PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uin
 namespace {
 
 constexpr int kBlock = PS_CUDA_SELECT_BLOCK;
-constexpr int kItems = PS_CUDA_IDS_WORDS_PER_THREAD;
-constexpr int kTile = kBlock * kItems; /* bitmap words per row-id block */
 constexpr unsigned kFullWarp = 0xffffffffu;
 constexpr size_t kAlign = 256; /* workspace pieces start on this */
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-/* CUB's two-call temporary-storage protocol, in one place. call(temp, bytes)
- * is a CUB device-wide algorithm. With temp == nullptr only the size query
- * runs and *bytes receives the size; otherwise *bytes is what temp holds, and
- * the algorithm runs if that is enough. */
-template <typename Call>
-cudaError_t cub_call(Call call, void *temp, size_t *bytes) {
-  size_t need = 0;
-  cudaError_t err = call(nullptr, need);
-  if (err != cudaSuccess) return err;
-  if (temp == nullptr) {
-    *bytes = need;
-    return cudaSuccess;
-  }
-  if (need > *bytes) return cudaErrorInvalidValue;
-  return call(temp, need);
-}
-
 /* ---- row ids ------------------------------------------------------------------ */
 
-uint32_t id_tiles(uint64_t rows) {
-  const uint64_t words = (rows + 31) / 32;
-  return (uint32_t)((words + kTile - 1) / kTile);
+/* One pass (ps_cuda_select.cuh describes the tile): the bitmap is read once,
+ * the ids are written once, coalesced, and a block's offset comes from the
+ * tiles before it by decoupled look-back (Merrill & Garland, "Single-pass
+ * Parallel Prefix Scan with Decoupled Look-back"), so there is no separate
+ * count pass, scan launch or second read of the bitmap.
+ *
+ * Expected on an H200 (2^28 rows, uint32 ids): the bitmap (33.5 MB) is read
+ * once, and ids are written at close to write bandwidth: at 1% ~10 us of
+ * kernel plus the memset and the 4-byte read back (~0.02 ms in all); at 50%
+ * 537 MB of ids, ~0.14-0.16 ms. With the filter at 0.194 ms the bench's
+ * ids_1pct / ids_50pct should then read ~0.21-0.22 ms / ~0.35-0.37 ms. */
+
+constexpr uint32_t kIdsWarps = PS_SEL_IDS_WARPS;
+constexpr uint32_t kIdsRounds = PS_SEL_IDS_ROUNDS;
+static_assert(kIdsWarps * 32 == (uint32_t)kBlock, "a row id block is kIdsWarps warps");
+static_assert((uint64_t)PS_SEL_IDS_TILE_ROWS * ((((uint64_t)1 << 31) + PS_SEL_IDS_TILE_ROWS - 1) /
+                                                 PS_SEL_IDS_TILE_ROWS) <= ((uint64_t)1 << 32),
+              "rows of a 2^31-row chunk, tile by tile, fit 32 bits");
+
+/* The row id workspace: a ticket counter, then one status word per tile;
+ * zeroed (cudaMemsetAsync) before each writing launch. */
+size_t ids_workspace_bytes(uint64_t rows) { return align_up(((size_t)ps_sel_ids_tiles(rows) + 1) * sizeof(uint64_t)); }
+
+__device__ __forceinline__ uint32_t warp_sum(uint32_t x) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(kFullWarp, x);
+#else
+  for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(kFullWarp, x, d);
+  return x;
+#endif
 }
 
-/* The row id workspace: tile counts, their exclusive scan, CUB's storage. */
-struct ids_layout {
-  uint32_t *counts, *offsets;
-  void *temp;
-  size_t temp_bytes, total_bytes;
-};
-
-/* Lays the workspace out at base (nullptr: only sizes are computed). */
-cudaError_t ids_layout_of(uint64_t rows, void *base, size_t bytes, cudaStream_t stream, ids_layout *l) {
-  const uint32_t tiles = id_tiles(rows);
-  const size_t list = align_up((size_t)tiles * sizeof(uint32_t));
-  uint8_t *b = static_cast<uint8_t *>(base);
-  l->counts = reinterpret_cast<uint32_t *>(b);
-  l->offsets = reinterpret_cast<uint32_t *>(b ? b + list : nullptr);
-  l->temp = b ? b + 2 * list : nullptr;
-  /* One temporary storage serves both algorithms: the larger of the two. */
-  size_t scan = 0, sum = 0;
-  cudaError_t err = cub_call(
-      [&](void *t, size_t &n) {
-        return cub::DeviceScan::ExclusiveSum(t, n, l->counts, l->offsets, (int)tiles, stream);
-      },
-      nullptr, &scan);
-  if (err == cudaSuccess)
-    err = cub_call(
-        [&](void *t, size_t &n) { return cub::DeviceReduce::Sum(t, n, l->counts, l->offsets, (int)tiles, stream); },
-        nullptr, &sum);
-  l->temp_bytes = align_up(scan > sum ? scan : sum);
-  l->total_bytes = 2 * list + l->temp_bytes;
-  if (err == cudaSuccess && base && bytes < l->total_bytes) err = cudaErrorInvalidValue;
-  return err;
-}
-
-/* Thread t's share of tile words, striped so that the loads coalesce. */
-__device__ __forceinline__ uint32_t tile_word(const ps_cuda_row_ids_params &p, uint64_t tile, int k) {
-  return ps_sel_bitmap_word(p.bitmap, p.rows, tile + (uint64_t)k * kBlock + threadIdx.x, p.bitmap_aligned != 0);
-}
-
-/* Size: the set bits of each tile. Bits past rows are cleared by the load. */
-__global__ void __launch_bounds__(kBlock)
-    count_tiles(const __grid_constant__ ps_cuda_row_ids_params p, uint32_t *counts) {
-  const uint64_t tile = (uint64_t)blockIdx.x * kTile;
-  uint32_t n = 0;
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t x, uint32_t lane) {
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) n += __popc(tile_word(p, tile, k));
-  typedef cub::BlockReduce<uint32_t, kBlock> Reduce;
-  __shared__ typename Reduce::TempStorage tmp;
-  const uint32_t total = Reduce(tmp).Sum(n);
-  if (threadIdx.x == 0) counts[blockIdx.x] = total;
-}
-
-/* Retrieve: the block recomputes its words' popcounts, scans them in word
- * order (thread t holds words kItems*t ..), and every warp writes the ids of
- * one word at a time, lane j for bit j: selected rows of a word land on
- * consecutive slots, so the stores coalesce. The last block also writes the
- * total. */
-__global__ void __launch_bounds__(kBlock)
-    write_tiles(const __grid_constant__ ps_cuda_row_ids_params p, const uint32_t *offsets, const uint32_t *counts) {
-  typedef cub::BlockScan<uint32_t, kBlock> Scan;
-  __shared__ uint32_t words[kTile];
-  __shared__ uint32_t word_offset[kTile];
-  __shared__ typename Scan::TempStorage scan;
-  const uint64_t tile = (uint64_t)blockIdx.x * kTile;
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) words[k * kBlock + threadIdx.x] = tile_word(p, tile, k);
-  __syncthreads();
-  uint32_t c[kItems], o[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) c[k] = __popc(words[threadIdx.x * kItems + k]);
-  Scan(scan).ExclusiveSum(c, o);
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) word_offset[threadIdx.x * kItems + k] = o[k];
-  __syncthreads();
-
-  const uint64_t base = offsets[blockIdx.x];
-  const uint32_t lane = threadIdx.x & 31u;
-  const uint32_t below = (1u << lane) - 1u; /* lane 31: 0x7fffffff */
-  for (int w = (int)(threadIdx.x >> 5); w < kTile; w += kBlock / 32) {
-    const uint32_t word = words[w];
-    if (!((word >> lane) & 1u)) continue;
-    const uint64_t k = base + word_offset[w] + (uint32_t)__popc(word & below);
-    const uint64_t id = p.id_base + (tile + (uint64_t)w) * 32 + lane;
-    ps_sel_store(p.out + k * p.index_bytes, p.index_bytes, id, p.out_aligned != 0);
+  for (uint32_t d = 1; d < 32; d <<= 1) {
+    const uint32_t y = __shfl_up_sync(kFullWarp, x, d);
+    if (lane >= d) x += y;
   }
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *p.total = offsets[blockIdx.x] + counts[blockIdx.x];
+  return x;
+}
+
+/* The words of lane `lane` of warp `warp` in a tile, round by round: whole
+ * aligned tiles with plain loads, the last tile (or an unaligned bitmap)
+ * through the bounded loader, which also clears bits past rows. */
+__device__ __forceinline__ void load_ids_words(const ps_cuda_row_ids_params &p, uint32_t tile, uint32_t warp,
+                                               uint32_t lane, uint32_t (&w)[kIdsRounds]) {
+  const uint64_t first = ps_sel_ids_word(tile, warp, 0, lane);
+  if (p.bitmap_aligned && ps_sel_ids_full_tile(p.rows, tile)) {
+    const uint32_t *b = reinterpret_cast<const uint32_t *>(p.bitmap) + first;
+#pragma unroll
+    for (uint32_t r = 0; r < kIdsRounds; ++r) w[r] = __ldg(b + r * 32u);
+  } else {
+#pragma unroll
+    for (uint32_t r = 0; r < kIdsRounds; ++r)
+      w[r] = ps_sel_bitmap_word(p.bitmap, p.rows, first + r * 32u, p.bitmap_aligned != 0);
+  }
+}
+
+/* Relaxed device-scope accesses to the status words: flag and value travel
+ * in one 64-bit word, so no other ordering is needed. */
+__device__ __forceinline__ uint64_t status_load(unsigned long long *s) {
+  return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*s).load(cuda::std::memory_order_relaxed);
+}
+__device__ __forceinline__ void status_store(unsigned long long *s, uint64_t v) {
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*s).store(v, cuda::std::memory_order_relaxed);
+}
+
+/* Run by one whole warp: publishes the tile's count, walks back over the
+ * tiles before it (32 at a time, lane l reading tile - 1 - l) until one with
+ * its inclusive prefix, publishes the tile's own prefix, and returns the ids
+ * before the tile. A tile waits only on tiles with smaller tickets, whose
+ * blocks are already running and publish their counts before they wait: no
+ * deadlock whatever the scheduling. */
+__device__ uint32_t ids_lookback(unsigned long long *status, uint32_t tile, uint32_t count, uint32_t lane) {
+  if (tile == 0) {
+    if (lane == 0) status_store(&status[0], ps_sel_ids_status(PS_SEL_IDS_PREFIX, count));
+    return 0;
+  }
+  if (lane == 0) status_store(&status[tile], ps_sel_ids_status(PS_SEL_IDS_AGGREGATE, count));
+  uint32_t before = 0;
+  int64_t window = (int64_t)tile - 1; /* the tile lane 0 reads */
+  for (;;) {
+    const int64_t t = window - (int64_t)lane;
+    /* Past tile 0: a prefix of 0, never reached (tile 0 only publishes its prefix). */
+    uint64_t s = t >= 0 ? status_load(&status[t]) : ps_sel_ids_status(PS_SEL_IDS_PREFIX, 0);
+    while (__any_sync(kFullWarp, ps_sel_ids_flag(s) == 0)) {
+      if (ps_sel_ids_flag(s) == 0) s = status_load(&status[t]);
+    }
+    const uint32_t pmask = __ballot_sync(kFullWarp, ps_sel_ids_flag(s) == PS_SEL_IDS_PREFIX);
+    before += warp_sum(ps_sel_ids_lookback_part(lane, pmask, ps_sel_ids_value(s)));
+    if (pmask) break;
+    window -= 32;
+  }
+  if (lane == 0) status_store(&status[tile], ps_sel_ids_status(PS_SEL_IDS_PREFIX, before + count));
+  return before;
+}
+
+/* Stores id number `pos` of the chunk. */
+template <uint32_t kBytes, bool kAligned>
+__device__ __forceinline__ void store_id(const ps_cuda_row_ids_params &p, uint32_t pos, uint32_t row) {
+  if (kAligned) {
+    if (kBytes == 4)
+      reinterpret_cast<uint32_t *>(p.out)[pos] = (uint32_t)p.id_base + row; /* ids < 2^32 (core) */
+    else
+      reinterpret_cast<uint64_t *>(p.out)[pos] = p.id_base + row;
+  } else {
+    ps_sel_store(p.out + (uint64_t)pos * kBytes, kBytes, p.id_base + row, false);
+  }
+}
+
+/* Size: the set bits of a tile, added to *p.total (zeroed before). */
+__global__ void __launch_bounds__(kBlock) count_ids(const __grid_constant__ ps_cuda_row_ids_params p) {
+  __shared__ uint32_t warp_count[kIdsWarps];
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  uint32_t w[kIdsRounds];
+  load_ids_words(p, blockIdx.x, warp, lane, w);
+  uint32_t mine = 0;
+#pragma unroll
+  for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
+  mine = warp_sum(mine);
+  if (lane == 0) warp_count[warp] = mine;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < kIdsWarps; ++i) total += warp_count[i];
+    if (total) atomicAdd(p.total, total);
+  }
+}
+
+/* Size and retrieve in one pass. The tile is the block's ticket (not
+ * blockIdx), which is what makes the look-back safe. The last tile writes the
+ * total. */
+template <uint32_t kBytes, bool kAligned>
+__global__ void __launch_bounds__(kBlock)
+    write_ids(const __grid_constant__ ps_cuda_row_ids_params p, unsigned int *ticket, unsigned long long *status,
+              uint32_t tiles) {
+  __shared__ uint32_t s_tile, s_before;
+  __shared__ uint32_t warp_count[kIdsWarps];
+  __shared__ uint16_t stage[kIdsWarps][1024];
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
+  __syncthreads();
+  const uint32_t tile = s_tile;
+
+  uint32_t w[kIdsRounds];
+  load_ids_words(p, tile, warp, lane, w);
+  uint32_t mine = 0;
+#pragma unroll
+  for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
+  mine = warp_sum(mine);
+  if (lane == 0) warp_count[warp] = mine;
+  __syncthreads();
+  uint32_t warp_before = 0, count = 0;
+#pragma unroll
+  for (uint32_t i = 0; i < kIdsWarps; ++i) {
+    const uint32_t c = warp_count[i];
+    warp_before += i < warp ? c : 0u;
+    count += c;
+  }
+  if (warp == 0) {
+    const uint32_t before = ids_lookback(status, tile, count, lane);
+    if (lane == 0) {
+      s_before = before;
+      if (tile == tiles - 1) *p.total = before + count;
+    }
+  }
+  __syncthreads();
+
+  uint32_t at = s_before + warp_before; /* ids of the chunk before this warp's round */
+  uint16_t *mine_stage = stage[warp];
+  /* Unrolled so that w[] stays in registers (a dynamic index would put it on
+   * the stack). */
+#pragma unroll
+  for (uint32_t r = 0; r < kIdsRounds; ++r) {
+    const uint32_t c = __popc(w[r]);
+    const uint32_t incl = warp_inclusive_sum(c, lane);
+    const uint32_t n = __shfl_sync(kFullWarp, incl, 31);
+    if (n == 0) continue; /* uniform across the warp */
+    ps_sel_ids_extract(w[r], lane, mine_stage, incl - c);
+    __syncwarp();
+    const uint32_t row0 = ps_sel_ids_round_row(tile, warp, r);
+    for (uint32_t i = lane; i < n; i += 32) store_id<kBytes, kAligned>(p, at + i, row0 + mine_stage[i]);
+    __syncwarp(); /* the next round reuses the staging area */
+    at += n;
+  }
+}
+
+template <uint32_t kBytes, bool kAligned>
+cudaError_t launch_write_ids(const ps_cuda_row_ids_params &p, unsigned int *ticket, unsigned long long *status,
+                             uint32_t tiles, cudaStream_t stream) {
+  write_ids<kBytes, kAligned><<<tiles, kBlock, 0, stream>>>(p, ticket, status, tiles);
+  return cudaGetLastError();
 }
 
 /* ---- reduce ---------------------------------------------------------------------- */
@@ -234,32 +317,33 @@ __global__ void __launch_bounds__(kBlock) gather_rows(const __grid_constant__ ps
 }  // namespace
 
 extern "C" cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes) {
-  ids_layout l;
-  const cudaError_t err = ids_layout_of(rows, nullptr, 0, 0, &l);
-  *bytes = err == cudaSuccess ? l.total_bytes : 0;
-  return err;
+  *bytes = ids_workspace_bytes(rows);
+  return cudaSuccess;
 }
 
 extern "C" cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, void *workspace, size_t workspace_bytes,
                                               cudaStream_t stream) {
-  ids_layout l;
-  cudaError_t err = ids_layout_of(p->rows, workspace, workspace_bytes, stream, &l);
+  if (p->rows == 0 || p->rows > ((uint64_t)1 << 31) || !p->total) return cudaErrorInvalidValue;
+  const uint32_t tiles = ps_sel_ids_tiles(p->rows);
+  if (!p->out) { /* count only */
+    cudaError_t err = cudaMemsetAsync(p->total, 0, sizeof *p->total, stream);
+    if (err != cudaSuccess) return err;
+    count_ids<<<tiles, kBlock, 0, stream>>>(*p);
+    return cudaGetLastError();
+  }
+  const size_t need = ((size_t)tiles + 1) * sizeof(uint64_t);
+  if (!workspace || workspace_bytes < need) return cudaErrorInvalidValue;
+  cudaError_t err = cudaMemsetAsync(workspace, 0, need, stream);
   if (err != cudaSuccess) return err;
-  const uint32_t tiles = id_tiles(p->rows);
-  count_tiles<<<tiles, kBlock, 0, stream>>>(*p, l.counts);
-  err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
-  size_t temp_bytes = l.temp_bytes;
-  if (!p->out) /* count only: the sum of the tile counts */
-    return cub_call(
-        [&](void *t, size_t &n) { return cub::DeviceReduce::Sum(t, n, l.counts, p->total, (int)tiles, stream); },
-        l.temp, &temp_bytes);
-  err = cub_call(
-      [&](void *t, size_t &n) { return cub::DeviceScan::ExclusiveSum(t, n, l.counts, l.offsets, (int)tiles, stream); },
-      l.temp, &temp_bytes);
-  if (err != cudaSuccess) return err;
-  write_tiles<<<tiles, kBlock, 0, stream>>>(*p, l.offsets, l.counts);
-  return cudaGetLastError();
+  unsigned int *ticket = static_cast<unsigned int *>(workspace);
+  unsigned long long *status = static_cast<unsigned long long *>(workspace) + 1;
+  if (p->index_bytes == 4)
+    return p->out_aligned ? launch_write_ids<4, true>(*p, ticket, status, tiles, stream)
+                          : launch_write_ids<4, false>(*p, ticket, status, tiles, stream);
+  if (p->index_bytes == 8)
+    return p->out_aligned ? launch_write_ids<8, true>(*p, ticket, status, tiles, stream)
+                          : launch_write_ids<8, false>(*p, ticket, status, tiles, stream);
+  return cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t ps_cuda_reduce_workspace(uint64_t rows, uint32_t max_blocks, size_t *bytes) {
