@@ -7,6 +7,7 @@
  * int64/uint64 extremes against every type; widths 0 and 64; signed against
  * unsigned and float against int columns; string order; LIKE with escapes,
  * empty strings and patterns, '%', '_' on 2/3/4-byte UTF-8 and invalid bytes;
+ * LIKE over the dictionary's concatenated bytes (matches across entries);
  * IN lists; sliced dictionary offsets; corrupt codes (PS_ERR_CORRUPT_DATA,
  * bitmap untouched, context usable) and corrupt codes under nulls (no error).
  */
@@ -514,6 +515,82 @@ static void like(void) {
   th_case("%s", "");
 }
 
+/* LIKE on a dictionary is matched over the dictionary's whole concatenated
+ * bytes (core/like.c): an occurrence that runs across an entry boundary must
+ * select neither entry, the search must restart at the next entry's start,
+ * and the literal may sit at the very start or end of the buffer. */
+static void like_dictionary_search(void) {
+  static const char *const strs[] = {
+      "abcq",   /* 0: 'abc' at the very start of the byte buffer */
+      "ab",     /* 1 */
+      "cab",    /* 2: "ab|cab": 'abc' across the 1/2 boundary */
+      "",       /* 3: empty */
+      "c",      /* 4: "cab||c": 'abc' across 2/3/4, over the empty entry */
+      "aaaa",   /* 5: overlapping 'aaa' */
+      "xaaabx", /* 6: 'aab' after a partial 'aa' */
+      "ABC",    /* 7: case */
+      "a%b",    /* 8 */
+      "a%%b",   /* 9 */
+      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxabc", /* 10: 73 bytes */
+      "abcabc", /* 11 */
+      "zab",    /* 12: "zab|cabc": a straddling hit, then a real one in 13 */
+      "cabc",   /* 13 */
+      "\xc3\xa9",  /* 14: e-acute: 0xA9 is inside a character */
+      "\xff\xa9",  /* 15: two invalid bytes: 0xA9 is a character of its own */
+      "x\xc3\xa9", /* 16 */
+      "zzabc",  /* 17: 'abc' at the very end of the byte buffer */
+  };
+  enum { D = 18 };
+  uint64_t codes[D];
+  for (int i = 0; i < D; i++) codes[i] = (uint64_t)i;
+  static const struct {
+    const char *pat;
+    int escape;
+    const char *name;
+    const char *bits; /* rows 0..17 */
+  } cases[] = {
+      {"%abc%", -1, "contains; straddling hits select nothing", "100000000011010001"},
+      {"%%abc%%", -1, "contains with doubled %", "100000000011010001"},
+      {"%ABC%", -1, "contains is case-sensitive (upper)", "000000010000000000"},
+      {"%abC%", -1, "contains is case-sensitive (mixed)", "000000000000000000"},
+      {"%aaa%", -1, "overlapping occurrences", "000001100000000000"},
+      {"%aab%", -1, "occurrence after a partial one", "000000100000000000"},
+      {"%abc", -1, "suffix", "000000000011010001"},
+      {"abc%", -1, "prefix", "100000000001000000"},
+      {"cab", -1, "equality", "001000000000000000"},
+      {"", -1, "empty pattern: empty strings only", "000100000000000000"},
+      {"%a\\%b%", '\\', "escaped % inside contains", "000000001000000000"},
+      {"%a!%!%b%", '!', "two escaped %", "000000000100000000"},
+      {"%a%b%", -1, "two segments", "111000101111110001"},
+      {"%b%c%", -1, "two segments, straddling first", "100000000011010001"},
+      {"%c", -1, "one-byte suffix", "000010000011010001"},
+      {"%a_c%", -1, "contains with _ (generic check of candidates)", "100000000011010001"},
+      {"%xabc%", -1, "contains a long entry's tail", "000000000010000000"},
+      {"%x%c%", -1, "second segment searched in a long entry", "000000000010000000"},
+      {"%x%bc%", -1, "two-byte second segment in a long entry", "000000000010000000"},
+      {"%\xa9%", -1, "continuation byte after %: character boundaries", "000000000000000100"},
+      {"%\xc3\xa9", -1, "two-byte character suffix", "000000000000001010"},
+      {"%\xc3\xa9%", -1, "two-byte character contains", "000000000000001010"},
+  };
+  for (int v = 0; v < 2; v++) {
+    th_case("LIKE over the dictionary bytes, %s offsets", v ? "64-bit" : "32-bit");
+    int s = add_dict(strs, NULL, D, 0, v, 5, codes, D, NULL);
+    if (s < 0) return;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+      char label[200];
+      snprintf(label, sizeof label, "LIKE '%s' (%s)", cases[k].pat, cases[k].name);
+      expect_bits(on_like(s, cases[k].pat, strlen(cases[k].pat), cases[k].escape, 0), label, cases[k].bits);
+      char notbits[D + 1];
+      for (int i = 0; i < D; i++) notbits[i] = cases[k].bits[i] == '1' ? '0' : '1';
+      notbits[D] = 0;
+      snprintf(label, sizeof label, "NOT LIKE '%s' (%s)", cases[k].pat, cases[k].name);
+      expect_bits(on_like(s, cases[k].pat, strlen(cases[k].pat), cases[k].escape, 1), label, notbits);
+    }
+    tr_clear(&tr);
+  }
+  th_case("%s", "");
+}
+
 /* ---- IN lists --------------------------------------------------------------------------- */
 
 static void in_lists(void) {
@@ -722,6 +799,7 @@ int main(int argc, char **argv) {
   string_order();
   dict_vs_dict();
   like();
+  like_dictionary_search();
   in_lists();
   sliced_dictionary();
   corrupt();
