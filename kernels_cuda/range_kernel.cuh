@@ -18,6 +18,7 @@
 #define PS_RANGE_KERNEL_CUH
 
 #include <atomic>
+#include <cstdlib>
 #include <utility>
 
 #include <cub/block/block_reduce.cuh>
@@ -45,13 +46,64 @@ __host__ __device__ constexpr int stride() {
   return W == 0 ? 1 : (W % 2 ? W : W + 1);
 }
 
-/* Result words per thread per tile: at small widths a thread handles several,
- * so that each thread has enough loads in flight to cover memory latency. */
+/* Result words per thread per tile: at widths below 16 a thread handles
+ * ceil(16 / W), so that it has at least 64 bytes (four 16-byte loads) in
+ * flight. Run 2 on the H200 (2026-11-29) measured 8/W words (32 bytes per
+ * thread) at 30-37% of the copy bandwidth for W <= 8 and 56% at W = 12,
+ * against 70-95% at W >= 16 where a thread already had >= 64 bytes. */
 template <int W>
 __host__ __device__ constexpr int words_per_thread() {
-  return W == 0 ? 8 : (W >= 8 ? 1 : 8 / W);
+  return W == 0 ? 8 : (W >= 16 ? 1 : (16 + W - 1) / W);
 }
 
+/* The tile's packed words, as 16-byte vectors per thread (kPer of them):
+ * coalesced, fully unrolled, every load issued before any is used. */
+template <int W>
+struct tile_loads {
+  static constexpr int kTile = kThreads * words_per_thread<W>();
+  static constexpr int kVec = W == 0 ? 0 : kTile * W / 4; /* kTile is a multiple of 4 */
+  static constexpr int kPer = W == 0 ? 1 : (kVec + kThreads - 1) / kThreads;
+  uint4 v[kPer];
+
+  __device__ __forceinline__ void load(const ps_cuda_range_params &p, uint64_t first) {
+    const uint64_t base = first * W; /* stream word of the tile's start: a multiple of 4 */
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int i4 = m * kThreads + threadIdx.x;
+      const uint64_t word = base + 4 * (uint64_t)i4;
+      if (i4 < kVec) {
+        if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
+          v[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + word / 4);
+        } else {
+          v[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
+                            load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
+        }
+      }
+    }
+  }
+
+  /* Thread t's result word k at tile[k * S .. k * S + W). */
+  __device__ __forceinline__ void stage(uint32_t *tile) const {
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int i4 = m * kThreads + threadIdx.x;
+      if (i4 < kVec) {
+        const uint32_t x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+          const int i = 4 * i4 + q;
+          tile[(i / W) * stride<W>() + (i % W)] = x[q];
+        }
+      }
+    }
+  }
+};
+
+/* Grid-stride over tiles, software-pipelined: the loads of the block's next
+ * tile are issued before the current tile is computed and written, so a
+ * block keeps memory busy while it computes (without this, a grid sized to
+ * the resident blocks alternates between loading and computing, and run 2
+ * showed it latency-bound). */
 template <int W>
 __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__ ps_cuda_range_params p) {
   constexpr int S = stride<W>();
@@ -63,40 +115,18 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
 
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
+  const uint64_t step = (uint64_t)gridDim.x * kTile;
   uint32_t selected = 0;
-  for (uint64_t first = (uint64_t)blockIdx.x * kTile; first < words; first += (uint64_t)gridDim.x * kTile) {
+  tile_loads<W> in;
+  uint64_t first = (uint64_t)blockIdx.x * kTile;
+  if constexpr (W > 0) {
+    if (first < words) in.load(p, first);
+  }
+  for (; first < words; first += step) {
     if constexpr (W > 0) {
-      /* Coalesced 16-byte loads, all issued before the first shared store
-       * (fully unrolled), so each thread keeps R*W*4 bytes in flight. */
-      const uint64_t base = first * W; /* a multiple of 4 words: kTile is */
-      constexpr int kVec = kTile * W / 4, kPer = (kVec + kThreads - 1) / kThreads;
-      uint4 v[kPer];
-#pragma unroll
-      for (int m = 0; m < kPer; m++) {
-        const int i4 = m * kThreads + threadIdx.x;
-        const uint64_t word = base + 4 * (uint64_t)i4;
-        if (i4 < kVec) {
-          if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
-            v[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + word / 4);
-          } else {
-            v[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
-                              load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
-          }
-        }
-      }
-#pragma unroll
-      for (int m = 0; m < kPer; m++) {
-        const int i4 = m * kThreads + threadIdx.x;
-        if (i4 < kVec) {
-          const uint32_t x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
-#pragma unroll
-          for (int q = 0; q < 4; q++) {
-            const int i = 4 * i4 + q;
-            tile[(i / W) * S + (i % W)] = x[q];
-          }
-        }
-      }
+      in.stage(tile);
       __syncthreads();
+      if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
     }
 #pragma unroll
     for (int m = 0; m < R; m++) {
@@ -148,13 +178,28 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
+/* PACKSCAN_CUDA_RANGE_WAVES=<n>: the grid is n times the resident blocks
+ * (default 1); 0 launches one block per tile. A measuring knob (the
+ * benchmark compares the settings in one run), read once per process. */
+inline uint32_t grid_waves() {
+  static std::atomic<int> waves{-1};
+  int v = waves.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char *e = getenv("PACKSCAN_CUDA_RANGE_WAVES");
+    v = e && *e >= '0' && *e <= '9' ? atoi(e) : 1;
+    waves.store(v > 64 ? 64 : v, std::memory_order_relaxed);
+  }
+  return (uint32_t)waves.load(std::memory_order_relaxed);
+}
+
 template <int W>
 cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   const uint64_t tile = (uint64_t)kThreads * words_per_thread<W>();
   const uint64_t want = (words + tile - 1) / tile;
-  const uint64_t fill = resident_blocks<W>(max_blocks);
-  const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
+  const uint32_t waves = grid_waves();
+  const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
+  const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
   range_kernel<W><<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }

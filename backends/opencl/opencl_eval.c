@@ -214,7 +214,7 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
 #define RANGE_ALIGNED16 4u
 
 /* Result words per work-item of range.cl (its PS_R). */
-static uint32_t range_words_per_item(uint32_t width) { return width == 0 ? 8 : width >= 8 ? 1 : 8 / width; }
+static uint32_t range_words_per_item(uint32_t width) { return width == 0 ? 8 : width >= 16 ? 1 : (16 + width - 1) / width; }
 
 /* The fast path's launch: range.cl's arguments. */
 typedef struct range_params {
