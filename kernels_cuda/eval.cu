@@ -1,15 +1,39 @@
 /*
- * The one-pass predicate kernel: one thread per row, one warp per 32-bit
- * result word. The per-row logic is in ps_cuda_rows.cuh; this file holds the
- * warp/block epilogue (ballot, bitmap store, status, count) and the extern "C"
- * launchers the backend calls.
+ * The one-pass predicate kernel (general programs: AND/OR/NOT trees, SET,
+ * INLIST, ISNULL, CMPCOL, corrupt-code detection, input selection, byte mask).
+ *
+ * eval_words_kernel, the default: one thread per 32-row result word, the
+ * program interpreted word-at-a-time (each instruction yields 32-bit
+ * is_true / is_false masks; the stack holds such pairs), the structure of
+ * kernels_opencl/filter.cl. A warp handles 32 consecutive words (a task) and
+ * stages each leaf's packed words through shared memory with coalesced loads;
+ * the per-word logic is in ps_cuda_words.cuh (host-checked by
+ * tests/test_cuda_eval_words.cu against the per-row logic).
+ *
+ * eval_rows_kernel, the previous kernel: one thread per row, __ballot_sync
+ * per word (ps_cuda_rows.cuh). Kept as a switch for a first GPU run
+ * (PACKSCAN_CUDA_ROW_KERNEL=1 in the environment selects it) and because
+ * ps_cuda_eval_max_blocks, which the backend also uses to cap the range,
+ * reduce and gather grids, is defined by its occupancy.
+ *
+ * Expected (to be measured by the lead; prediction written before any GPU
+ * run): bench `tree` (2^28 rows, w 12 + 20 + 8, (a < x AND b >= y) OR c < z,
+ * bitmap out) 6.70 ms per-row today, OpenCL per-word 1.52 ms; this kernel
+ * 0.5-0.9 ms (1.38 GB must move, 0.32 ms at copy speed; the 32 funnel-shift
+ * steps per column per word, ~10 instructions per row per leaf, are about
+ * 0.25 ms of issue at the H200's rate, overlapped with the loads). `colcol`
+ * (w16 vs w17 INT mode) 4.1 ms -> 0.5-0.8 ms.
  */
+#include <atomic>
+#include <cstdlib>
+
 #include <cub/block/block_reduce.cuh>
 
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_rows.cuh"
+#include "ps_cuda_words.cuh"
 
-static_assert(sizeof(ps_cuda_eval_params) <= 4096,
+static_assert(sizeof(ps_cuda_eval_params) + sizeof(ps_words_layout) <= 4096,
               "kernel parameters must stay under the classic 4 KB limit");
 static_assert(PS_CUDA_EVAL_BLOCK % 32 == 0, "a block is whole warps");
 static_assert(PS_MAX_COLS <= 31, "slot bits and PS_CUDA_FLAG_AUX share the status word");
@@ -17,6 +41,12 @@ static_assert(PS_MAX_COLS <= 31, "slot bits and PS_CUDA_FLAG_AUX share the statu
 namespace {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
+
+/* Threads per block of the per-word kernel: 4 warps, so that a program with
+ * wide columns (up to 66.5 KB of staging per block at w 64 vs 64) still fits
+ * several blocks per SM. */
+constexpr uint32_t kWordsBlock = 128;
+constexpr uint32_t kWordsWarps = kWordsBlock / 32;
 
 /* One atomic per warp, and only when something went wrong. */
 __device__ __forceinline__ void raise_status(const ps_cuda_eval_params &p, uint32_t status,
@@ -28,20 +58,58 @@ __device__ __forceinline__ void raise_status(const ps_cuda_eval_params &p, uint3
 /* The block's total, then one atomic per block: with a grid of a few blocks
  * per SM this is a few thousand atomics per launch, not one per 256 rows
  * (same-address atomics serialize in L2 and would bound the whole scan). */
+template <int Threads>
 __device__ __forceinline__ void count_block(const ps_cuda_eval_params &p, uint32_t selected) {
-  typedef cub::BlockReduce<uint32_t, PS_CUDA_EVAL_BLOCK> Reduce;
+  typedef cub::BlockReduce<uint32_t, Threads> Reduce;
   __shared__ typename Reduce::TempStorage tmp;
   const uint32_t total = Reduce(tmp).Sum(selected);
   if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
 }
 
-/* Thin entry point, grid-stride: each warp evaluates 32 consecutive rows (one
- * result word) per step. The loop condition depends only on the warp's first
- * row, so a warp's lanes iterate together and all reach the ballot (rows past
- * the chunk vote 0); every thread of the block reaches the reduction. Row
- * indexes fit 32 bits: base < rows <= 2^31 and the stride is small. */
+/* Per-word kernel, grid-stride over tasks (warp-sized groups of 32 result
+ * words). The loop condition depends only on the warp's task, so a warp's
+ * lanes iterate together and all take part in the staging, the __any_sync and
+ * the shuffles; lanes past the last word evaluate no row (rows = 0). Every
+ * thread reaches the block reduction. L: the staging layout
+ * (ps_words_layout_of), L.words words per warp of dynamic shared memory. */
+__global__ void __launch_bounds__(kWordsBlock)
+    eval_words_kernel(const __grid_constant__ ps_cuda_eval_params p, const __grid_constant__ ps_words_layout L) {
+  extern __shared__ uint32_t stage_smem[];
+  const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  uint32_t *const area = stage_smem + warp * L.words;
+  const uint32_t words = (uint32_t)(((uint64_t)p.rows + 31) >> 5);
+  const uint32_t tasks = (words + 31) >> 5;
+  uint32_t status = 0, selected = 0;
+  for (uint32_t task = blockIdx.x * kWordsWarps + warp; task < tasks; task += gridDim.x * kWordsWarps) {
+    const uint32_t g = task * 32 + lane;
+    const uint32_t rows = g < words ? ps_word_rows(p, g) : 0u;
+    uint32_t word = 0;
+    /* A task with nothing to evaluate (an input selection empty there) reads
+     * no column at all. */
+    if (__any_sync(kFullWarp, rows)) {
+      if (L.all) ps_stage_all(p, L, task, area, lane);
+      word = ps_eval_word(p, L, area, task, lane, rows, &status);
+    }
+    if (p.bitmap && g < words) ps_store_bitmap_word(p, g, word);
+    if (p.mask) {
+#pragma unroll
+      for (uint32_t m = 0; m < 8; ++m) {
+        const uint32_t src = __shfl_sync(kFullWarp, word, ps_mask_src_lane(m, lane));
+        ps_store_mask_share(p, task, m, lane, src);
+      }
+    }
+    selected += __popc(word);
+  }
+  raise_status(p, status, lane);
+  count_block<kWordsBlock>(p, selected);
+}
+
+/* The previous kernel, one thread per row: each warp evaluates 32
+ * consecutive rows (one result word) per step. The loop condition depends
+ * only on the warp's first row, so a warp's lanes iterate together and all
+ * reach the ballot (rows past the chunk vote 0). */
 __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK)
-    eval_kernel(const __grid_constant__ ps_cuda_eval_params p) {
+    eval_rows_kernel(const __grid_constant__ ps_cuda_eval_params p) {
   const uint32_t lane = threadIdx.x & 31u;
   const uint32_t stride = gridDim.x * PS_CUDA_EVAL_BLOCK;
   uint32_t status = 0, selected = 0;
@@ -55,23 +123,74 @@ __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK)
     selected += sel;
   }
   raise_status(p, status, lane);
-  count_block(p, selected);
+  count_block<PS_CUDA_EVAL_BLOCK>(p, selected);
+}
+
+/* Staging words per warp that the one-round-trip layout (every column of
+ * the task staged at once) may take: 2048 words, 8 KB per warp, 32 KB per
+ * block, so that shared memory never limits residency below the ~7 blocks
+ * per SM that registers allow. Wider programs stage per leaf. */
+constexpr uint32_t kAllBudgetWords = 2048;
+
+/* Resident blocks of eval_words_kernel on the current device for a staging
+ * size (words per warp / 32, 0..16*65), measured once per size per process
+ * (atomic: contexts may launch from several threads; with GPUs of different
+ * SM counts the first one's figure is used, which changes the grid size,
+ * never a result). 0 when it cannot be measured. */
+uint32_t words_resident_blocks(uint32_t strides, size_t smem) {
+  static std::atomic<uint32_t> cached[PS_MAX_COLS * 65 + 1];
+  if (strides > PS_MAX_COLS * 65) return 0;
+  uint32_t v = cached[strides].load(std::memory_order_relaxed);
+  if (v) return v;
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_words_kernel, (int)kWordsBlock, smem) !=
+          cudaSuccess ||
+      per_sm <= 0 || sms <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  v = (uint32_t)per_sm * (uint32_t)sms;
+  cached[strides].store(v, std::memory_order_relaxed);
+  return v;
+}
+
+cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
+  const ps_words_layout L = ps_words_layout_of(p->prog, kAllBudgetWords);
+  const size_t smem = (size_t)kWordsWarps * L.words * sizeof(uint32_t);
+  if (smem > 48 * 1024) {
+    /* Above the default per-block limit the kernel must opt in (sm_80+ allow
+     * 163-227 KB; here at most 66.5 KB: per-leaf staging of w 64 vs 64). */
+    const cudaError_t err =
+        cudaFuncSetAttribute(eval_words_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess) return err;
+  }
+  const uint64_t words = ((uint64_t)p->rows + 31) / 32;
+  const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);
+  uint32_t fill = words_resident_blocks(L.words / 32, smem);
+  if (!fill) fill = max_blocks ? max_blocks : 1;
+  const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
+  eval_words_kernel<<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
+  return cudaGetLastError();
 }
 
 } // namespace
 
 extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks,
                                            cudaStream_t stream) {
+  static const bool row_kernel = std::getenv("PACKSCAN_CUDA_ROW_KERNEL") != nullptr;
+  if (!row_kernel) return launch_words(p, max_blocks, stream);
   const uint64_t want = ((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK;
   const uint32_t blocks = (uint32_t)(want < max_blocks ? want : (max_blocks ? max_blocks : 1));
-  eval_kernel<<<blocks, PS_CUDA_EVAL_BLOCK, 0, stream>>>(*p);
+  eval_rows_kernel<<<blocks, PS_CUDA_EVAL_BLOCK, 0, stream>>>(*p);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out) {
   int per_sm = 0;
   const cudaError_t err =
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel, PS_CUDA_EVAL_BLOCK, 0);
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_rows_kernel, PS_CUDA_EVAL_BLOCK, 0);
   if (err != cudaSuccess) return err;
   const int64_t blocks = (int64_t)(per_sm > 0 ? per_sm : 1) * (sm_count > 0 ? sm_count : 1);
   *out = (uint32_t)(blocks < (1 << 20) ? blocks : (1 << 20));

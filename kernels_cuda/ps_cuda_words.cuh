@@ -1,0 +1,637 @@
+/*
+ * Per-word evaluation of the flat program (core/ps_program.h, binding
+ * semantics), the CUDA twin of kernels_opencl/filter.cl: one thread produces
+ * one 32-row result word g (rows [32g, 32g+32), row 32g+j at bit j), every
+ * instruction yields two 32-bit masks (is_true, is_false) for those rows, and
+ * the stack holds such mask pairs. A row in neither mask is UNKNOWN.
+ *
+ * Codes reach a thread through a per-warp staging area in shared memory: a
+ * warp works on 32 consecutive result words (a "task", 1024 rows), whose 32
+ * codes per word are exactly words [g*w, g*w + w) of a column's packed stream
+ * (design.md: 32 rows always occupy w 32-bit words), so the task's codes are
+ * the 32*w consecutive words from task*32*w. The warp loads them with
+ * coalesced 4-byte loads (each load instruction reads 128 contiguous bytes)
+ * and stores word i of the task at i + i/w when w is even (lane t's words then
+ * start at t*(w+1): an odd stride, so when the 32 lanes read their k-th word
+ * they hit 32 different banks) and at i when w is odd (stride w, already odd).
+ * Each lane then walks its own w words with a funnel shift, one code per step;
+ * when to fetch the next word depends only on w, so the branch is uniform.
+ *
+ * Everything here is __host__ __device__ except the warp-wide wrappers, whose
+ * host versions do all 32 lanes' shares in a loop, so the same code is
+ * checked on the CPU against the per-row evaluation of ps_cuda_rows.cuh
+ * (tests/test_cuda_eval_words.cu). The kernel itself is in eval.cu.
+ *
+ * Semantics kept from the per-row kernel, exactly:
+ *  - rows outside the input selection (and past the chunk) are not
+ *    evaluated: they read nothing that can raise a status bit;
+ *  - a valid row whose code is corrupt (PS_COLF_NO_CODES, or code >
+ *    code_limit) raises its slot's bit and is UNKNOWN to that leaf; its code
+ *    never indexes aux memory;
+ *  - CMPCOL checks b's code only where a is valid and sound;
+ *  - an aux index past aux_words raises PS_CUDA_FLAG_AUX and reads 0.
+ */
+#ifndef PS_CUDA_WORDS_CUH
+#define PS_CUDA_WORDS_CUH
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#include <cuda_pipeline_primitives.h>
+#endif
+
+#include "ps_cuda_kernels.h"
+#include "ps_cuda_rows.cuh"
+
+/* Unrolling matters on the device only; host compilers would warn. */
+#ifdef __CUDA_ARCH__
+#define PS_W_UNROLL _Pragma("unroll")
+#else
+#define PS_W_UNROLL
+#endif
+
+/* Rows per task: one warp, 32 result words. */
+#define PS_WORDS_TASK_ROWS 1024u
+
+/* ---- small helpers -------------------------------------------------------- */
+
+/* Bits [s, s+32) of the 64-bit value hi:lo (s in 0..31). */
+PS_HD uint32_t ps_funnel(uint32_t lo, uint32_t hi, uint32_t s) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, s);
+#else
+  return (uint32_t)((((uint64_t)hi << 32) | lo) >> (s & 31u));
+#endif
+}
+
+PS_HD uint32_t ps_umulhi(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __umulhi(a, b);
+#else
+  return (uint32_t)(((uint64_t)a * b) >> 32);
+#endif
+}
+
+/* Largest w-bit code. */
+PS_HD uint64_t ps_code_max(uint32_t w) { return w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1); }
+
+/* Words a staged column of width w takes per lane (0: nothing to stage). */
+PS_HD uint32_t ps_stage_stride(uint32_t w) { return w ? (w | 1u) : 0u; }
+
+/* Where a warp's staged columns live in its shared-memory area (in words).
+ *
+ * all = 1: every column a code-reading leaf uses is staged once per task, all
+ * in one round trip (asynchronous copies on the device, one wait), at
+ * off[c]; the leaves then read no global memory but validity and aux.
+ * all = 0 (when the sum of the columns would take more shared memory than the
+ * budget): per leaf, region 0 (at 0) holds a leaf's column (a CMPCOL's a),
+ * region 1 (at off[0]) a CMPCOL's b, staged when the leaf runs.
+ * words: the area's size per warp. Passed to the kernel by value (a
+ * __grid_constant__ parameter, so off[c] is an indexed constant load). */
+typedef struct ps_words_layout {
+  uint32_t off[PS_MAX_COLS];
+  uint32_t all;
+  uint32_t cols; /* all = 1: bit c set: slot c is staged per task */
+  uint32_t words;
+  uint32_t pad_;
+} ps_words_layout;
+
+/* budget: staged words per warp allowed for all = 1 beyond what the per-leaf
+ * regions need anyway. */
+PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget) {
+  ps_words_layout L;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c) L.off[c] = 0;
+  L.all = 0;
+  L.cols = 0;
+  L.words = 0;
+  L.pad_ = 0;
+  uint32_t a = 0, b = 0, cols = 0;
+  for (uint32_t i = 0; i < prog.n_insns && i < PS_MAX_INSNS; ++i) {
+    const ps_insn &in = prog.insns[i];
+    if (in.op < PS_OP_RANGE || in.op > PS_OP_CMPCOL || in.op == PS_OP_ISNULL) continue;
+    if (in.col_a < PS_MAX_COLS) {
+      const uint32_t s = ps_stage_stride(prog.cols[in.col_a].width);
+      if (s > a) a = s;
+      if (s) cols |= 1u << in.col_a;
+    }
+    if (in.op == PS_OP_CMPCOL && in.col_b < PS_MAX_COLS) {
+      const uint32_t s = ps_stage_stride(prog.cols[in.col_b].width);
+      if (s > b) b = s;
+      if (s) cols |= 1u << in.col_b;
+    }
+  }
+  uint32_t total = 0;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
+    if ((cols >> c) & 1u) total += 32u * ps_stage_stride(prog.cols[c].width);
+  const uint32_t leaf = 32u * (a + b);
+  if (total <= leaf || total <= budget) {
+    L.all = 1;
+    L.cols = cols;
+    uint32_t at = 0;
+    for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
+      if ((cols >> c) & 1u) {
+        L.off[c] = at;
+        at += 32u * ps_stage_stride(prog.cols[c].width);
+      }
+    L.words = total;
+  } else {
+    L.off[0] = 32u * a; /* region 1 */
+    L.words = leaf;
+  }
+  return L;
+}
+
+/* Bitmap word g (bytes [4g, 4g+4)) of a byte region of `bytes` readable
+ * bytes; bytes past it read as 0. `cached`: read through the non-coherent
+ * cache (never for a region the kernel also writes). */
+PS_HD uint32_t ps_region_word(const uint8_t *base, uint64_t bytes, uint64_t g, bool cached) {
+  const uint64_t at = g * 4;
+  if (at + 4 <= bytes && ((uintptr_t)base & 3u) == 0) {
+    if (cached) return ps_ld32(base + at);
+    return *reinterpret_cast<const uint32_t *>(base + at);
+  }
+  uint32_t v = 0;
+  for (uint32_t i = 0; i < 4; ++i)
+    if (at + i < bytes) v |= (uint32_t)(cached ? ps_ld8(base + at + i) : base[at + i]) << (8 * i);
+  return v;
+}
+
+/* Rows [32g, 32g+32) that exist in a chunk of `rows` rows (g < words). */
+PS_HD uint32_t ps_rows_mask(uint32_t rows, uint64_t g) {
+  const uint64_t left = (uint64_t)rows - 32 * g;
+  return left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
+}
+
+/* The rows of word g that are evaluated: in the chunk and in the input
+ * selection. The selection may be the output bitmap (in-place refinement), so
+ * it is read with plain loads, by the thread that later writes that word. */
+PS_HD uint32_t ps_word_rows(const ps_cuda_eval_params &p, uint64_t g) {
+  uint32_t m = ps_rows_mask(p.rows, g);
+  if (p.selection_in) m &= ps_region_word(p.selection_in, ((uint64_t)p.rows + 7) >> 3, g, false);
+  return m;
+}
+
+/* valid(c, r) for the rows of word g, restricted to rows. */
+PS_HD uint32_t ps_valid_word(const ps_cuda_eval_params &p, uint32_t c, uint64_t g, uint32_t rows) {
+  const ps_prog_col &col = p.prog.cols[c];
+  if (!(col.flags & PS_COLF_VALIDITY)) return rows;
+  return rows & ps_region_word(p.validity[c], col.validity_bytes, g, true);
+}
+
+/* ---- staging -------------------------------------------------------------- */
+
+/* One lane's share of staging column c's words for task `task` into area:
+ * stream word task*32*w + i goes to area[i + i/w] (w even) or area[i]
+ * (w odd), for i = lane, lane + 32, ... < 32*w. With `async` (device,
+ * sm_80+), words wholly inside an aligned stream are copied with cp.async
+ * (no registers held, every copy of the task in flight at once; the caller
+ * commits and waits); otherwise eight loads are issued before their stores
+ * so that each lane keeps 32 bytes in flight. */
+PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area,
+                          uint32_t lane, bool async) {
+  const ps_prog_col &col = p.prog.cols[c];
+  const uint32_t w = col.width, n = 32u * w;
+  /* i/w as umulhi(i, ceil(2^32/w)): exact for i < 2^21, here i < 2048. */
+  const uint32_t magic = (w & 1u) ? 0u : 0xffffffffu / w + 1u;
+  const uint8_t *data = p.data[c];
+  const bool aligned = (p.data_aligned >> c) & 1u;
+  const uint64_t first = task * n; /* word index in the stream */
+  const bool whole = aligned && (first + n) * 4 <= col.data_bytes;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (async && whole) {
+    for (uint32_t i = lane; i < n; i += 32)
+      __pipeline_memcpy_async(area + i + ps_umulhi(i, magic), data + (first + i) * 4, 4);
+    return;
+  }
+#else
+  (void)async;
+#endif
+  for (uint32_t base = 0; base < n; base += 256) {
+    uint32_t x[8];
+    PS_W_UNROLL
+    for (uint32_t m = 0; m < 8; ++m) {
+      const uint32_t i = base + 32 * m + lane;
+      x[m] = 0;
+      if (i < n) {
+        const uint64_t at = (first + i) * 4;
+        x[m] = whole ? ps_ld32(data + at) : ps_load_word(data, at, col.data_bytes, aligned);
+      }
+    }
+    PS_W_UNROLL
+    for (uint32_t m = 0; m < 8; ++m) {
+      const uint32_t i = base + 32 * m + lane;
+      if (i < n) area[i + ps_umulhi(i, magic)] = x[m];
+    }
+  }
+}
+
+/* Stages column c for the whole warp. The device version is warp-wide (every
+ * lane calls it, uniformly): the first __syncwarp keeps lanes still reading
+ * the area's previous column from seeing it overwritten, the second makes the
+ * stores visible to every lane. The host version does all 32 shares. */
+PS_HD void ps_stage(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area,
+                    uint32_t lane) {
+#ifdef __CUDA_ARCH__
+  __syncwarp();
+  ps_stage_share(p, c, task, area, lane, false);
+  __syncwarp();
+#else
+  (void)lane;
+  for (uint32_t l = 0; l < 32; ++l) ps_stage_share(p, c, task, area, l, false);
+#endif
+}
+
+/* Layout all = 1: stages every column of L.cols for the task, warp-wide, in
+ * one round trip. */
+PS_HD void ps_stage_all(const ps_cuda_eval_params &p, const ps_words_layout &L, uint64_t task, uint32_t *area,
+                        uint32_t lane) {
+#ifdef __CUDA_ARCH__
+  __syncwarp();
+  for (uint32_t m = L.cols; m; m &= m - 1) {
+    const uint32_t c = (uint32_t)__ffs(m) - 1;
+    ps_stage_share(p, c, task, area + L.off[c], lane, true);
+  }
+#if __CUDA_ARCH__ >= 800
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+#endif
+  __syncwarp();
+#else
+  (void)lane;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
+    if ((L.cols >> c) & 1u)
+      for (uint32_t l = 0; l < 32; ++l) ps_stage_share(p, c, task, area + L.off[c], l, true);
+#endif
+}
+
+/* ---- code cursor ---------------------------------------------------------- */
+
+/* Walks lane t's 32 codes of width w (w <= 32: Wide = false; 33..64: true)
+ * from its staged words area[t*S + k], k < w, S = w | 1. c0 c1 (c2) hold
+ * words k, k+1 (k+2); the code starts at bit `off` of c0. */
+template <bool Wide>
+struct ps_cursor {
+  const uint32_t *src;
+  uint32_t w, k, off, c0, c1, c2, mask;
+
+  PS_HD uint32_t word(uint32_t i) const { return i < w ? src[i] : 0u; }
+
+  PS_HD void init(const uint32_t *area, uint32_t lane, uint32_t width) {
+    w = width;
+    src = area + lane * ps_stage_stride(width);
+    k = 0;
+    off = 0;
+    c0 = word(0);
+    c1 = word(1);
+    c2 = Wide ? word(2) : 0u;
+    /* mask of the code's bits in its low word (narrow) or high word (wide) */
+    if (Wide)
+      mask = w >= 64 ? 0xffffffffu : ((1u << (w - 32)) - 1u);
+    else
+      mask = w >= 32 ? 0xffffffffu : ((1u << w) - 1u);
+  }
+
+  PS_HD void step() {
+    c0 = c1;
+    c1 = Wide ? c2 : word(k + 2);
+    if (Wide) c2 = word(k + 3);
+    ++k;
+  }
+
+  /* The next code. off + w <= 63 (narrow) / 95 (wide), so a code lies in
+   * c0:c1 (c0:c1:c2). */
+  PS_HD uint64_t next() {
+    uint64_t code;
+    if (Wide) {
+      code = (uint64_t)ps_funnel(c0, c1, off) | ((uint64_t)(ps_funnel(c1, c2, off) & mask) << 32);
+      off += w - 32; /* w > 32: at least one word is consumed */
+      step();
+    } else {
+      code = ps_funnel(c0, c1, off) & mask;
+      off += w;
+    }
+    if (off >= 32) {
+      off -= 32;
+      step();
+    }
+    return code;
+  }
+};
+
+/* ---- leaves --------------------------------------------------------------- */
+
+/* What a code-reading leaf found for its 32 rows: bit j of hits is the leaf's
+ * predicate on code j before negation (meaningful where the row is usable),
+ * bit j of bad says code j is corrupt (meaningful where the row is valid). */
+typedef struct ps_leaf_bits {
+  uint32_t hits;
+  uint32_t bad;
+} ps_leaf_bits;
+
+/* RANGE on codes: hit = (code - lo) <= span (lo + span <= the largest code). */
+template <bool Wide, bool Check>
+PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t w, uint64_t lo,
+                                  uint64_t span, uint64_t limit) {
+  ps_cursor<Wide> cur;
+  cur.init(area, lane, w);
+  ps_leaf_bits r = {0u, 0u};
+  PS_W_UNROLL
+  for (uint32_t j = 0; j < 32; ++j) {
+    const uint64_t code = cur.next();
+    if (Wide) {
+      r.hits |= (uint32_t)(code - lo <= span) << j;
+      if (Check) r.bad |= (uint32_t)(code > limit) << j;
+    } else { /* everything fits 32 bits: w <= 32 and the bounds were clamped */
+      const uint32_t c32 = (uint32_t)code;
+      r.hits |= (uint32_t)(c32 - (uint32_t)lo <= (uint32_t)span) << j;
+      if (Check) r.bad |= (uint32_t)(c32 > (uint32_t)limit) << j;
+    }
+  }
+  return r;
+}
+
+/* SET and INLIST: the lookup runs only for valid rows with a sound code. */
+template <bool Wide>
+PS_HD ps_leaf_bits ps_lookup_codes(const ps_cuda_eval_params &p, const ps_insn &in,
+                                   const uint32_t *area, uint32_t lane, uint32_t w, uint32_t valid,
+                                   uint64_t limit, bool no_codes, uint32_t *status) {
+  ps_cursor<Wide> cur;
+  cur.init(area, lane, w);
+  ps_leaf_bits r = {0u, 0u};
+  for (uint32_t j = 0; j < 32; ++j) {
+    const uint64_t code = cur.next();
+    const bool bad = no_codes || code > limit;
+    r.bad |= (uint32_t)bad << j;
+    if (bad || !((valid >> j) & 1u)) continue;
+    const bool hit = in.op == PS_OP_SET ? ps_aux_bit(p, (uint64_t)in.aux_a + code, status)
+                                        : ps_in_list(p, in.aux_a, in.lo, code);
+    r.hits |= (uint32_t)hit << j;
+  }
+  return r;
+}
+
+/* CMPCOL masks before the known/corrupt bookkeeping: lt, eq, gt of a vs b,
+ * bad codes of a and b. */
+typedef struct ps_cmp_bits {
+  uint32_t lt, eq, gt, bad_a, bad_b;
+} ps_cmp_bits;
+
+template <bool WideA, bool WideB>
+PS_HD ps_cmp_bits ps_cmp_codes(const ps_cuda_eval_params &p, const ps_insn &in, const uint32_t *area_a,
+                               const uint32_t *area_b, uint32_t lane, uint32_t valid_a,
+                               uint32_t valid_b, uint32_t *status) {
+  const ps_prog_col &ca = p.prog.cols[in.col_a], &cb = p.prog.cols[in.col_b];
+  const bool none_a = (ca.flags & PS_COLF_NO_CODES) != 0, none_b = (cb.flags & PS_COLF_NO_CODES) != 0;
+  const uint32_t mode = PS_INSN_MODE(in.flags);
+  ps_cursor<WideA> xa;
+  ps_cursor<WideB> xb;
+  xa.init(area_a, lane, ca.width);
+  xb.init(area_b, lane, cb.width);
+  ps_cmp_bits r = {0u, 0u, 0u, 0u, 0u};
+  for (uint32_t j = 0; j < 32; ++j) {
+    const uint64_t a = xa.next(), b = xb.next();
+    const bool bad_a = none_a || a > ca.code_limit, bad_b = none_b || b > cb.code_limit;
+    r.bad_a |= (uint32_t)bad_a << j;
+    r.bad_b |= (uint32_t)bad_b << j;
+    bool lt, eq, gt;
+    if (mode == PS_MODE_DOUBLE) {
+      const double x = ps_decode_double(p, in.col_a, a), y = ps_decode_double(p, in.col_b, b);
+      lt = x < y;
+      eq = x == y;
+      gt = x > y;
+    } else if (mode == PS_MODE_RANK) {
+      /* ranks index aux: only for rows where both codes are valid and sound */
+      const bool ok = ((valid_a & valid_b) >> j) & 1u;
+      uint32_t ra = 0, rb = 0;
+      if (ok && !bad_a && !bad_b) {
+        ra = ps_aux_rank(p, (uint64_t)in.aux_a + a, status);
+        rb = ps_aux_rank(p, (uint64_t)in.aux_b + b, status);
+      }
+      lt = ra < rb;
+      eq = ra == rb;
+      gt = ra > rb;
+    } else {
+      const int s = ps_int_key_sign(ps_int_key_of(ca, a), ps_int_key_of(cb, b));
+      lt = s < 0;
+      eq = s == 0;
+      gt = s > 0;
+    }
+    r.lt |= (uint32_t)lt << j;
+    r.eq |= (uint32_t)eq << j;
+    r.gt |= (uint32_t)gt << j;
+  }
+  return r;
+}
+
+/* The rows where a <cmp> b, from the order masks (an unknown cmp: none). */
+PS_HD uint32_t ps_cmp_mask(uint32_t cmp, const ps_cmp_bits &r) {
+  switch (cmp) {
+    case PS_CMP_EQ: return r.eq;
+    case PS_CMP_NE: return ~r.eq;
+    case PS_CMP_LT: return r.lt;
+    case PS_CMP_LE: return r.lt | r.eq;
+    case PS_CMP_GT: return r.gt;
+    case PS_CMP_GE: return r.gt | r.eq;
+    default: return 0u;
+  }
+}
+
+/* Where the staged copy of each region came from: the slot, or -1. Reset
+ * for every task. Uniform over the warp (the program is). */
+typedef struct ps_stage_state {
+  const ps_words_layout *L;
+  uint32_t *area0, *area1;
+  int slot0, slot1;
+} ps_stage_state;
+
+/* Which region a leaf wants a column in: a plain leaf takes it from either
+ * region and stages into region 0; a CMPCOL needs a in region 0 and b in
+ * region 1 (so that staging b never overwrites a). */
+#define PS_STAGE_ANY 0
+#define PS_STAGE_A 1
+#define PS_STAGE_B 2
+
+/* The area holding slot c's words for this task, staged on demand. */
+PS_HD const uint32_t *ps_staged(const ps_cuda_eval_params &p, ps_stage_state *s, uint32_t c, int want,
+                                uint64_t task, uint32_t lane) {
+  if (p.prog.cols[c].width == 0) return s->area0; /* nothing is read */
+  if (s->L->all) return s->area0 + s->L->off[c];   /* staged for the task already */
+  if (want != PS_STAGE_B && s->slot0 == (int)c) return s->area0;
+  if (want != PS_STAGE_A && s->slot1 == (int)c) return s->area1;
+  if (want == PS_STAGE_B) {
+    ps_stage(p, c, task, s->area1, lane);
+    s->slot1 = (int)c;
+    return s->area1;
+  }
+  ps_stage(p, c, task, s->area0, lane);
+  s->slot0 = (int)c;
+  return s->area0;
+}
+
+/* One leaf over the 32 rows of word g = 32*task + lane (rows: the evaluated
+ * rows of that word). Returns the truth masks in *t, *f. */
+PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stage_state *s, uint64_t task,
+                        uint32_t lane, uint32_t rows, uint32_t *status, uint32_t *t, uint32_t *f) {
+  const uint64_t g = task * 32 + lane;
+  const uint32_t negate = (in.flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
+  const uint32_t ca = in.col_a;
+  const ps_prog_col &col = p.prog.cols[ca];
+  const uint32_t valid = ps_valid_word(p, ca, g, rows);
+  if (in.op == PS_OP_ISNULL) { /* reads no code; never UNKNOWN */
+    const uint32_t x = (rows & ~valid) ^ negate;
+    *t = rows & x;
+    *f = rows & ~x;
+    return;
+  }
+  const bool no_codes = (col.flags & PS_COLF_NO_CODES) != 0;
+  const uint32_t w = col.width;
+  const uint64_t cmax = ps_code_max(w);
+  uint32_t usable, x;
+  if (in.op == PS_OP_CMPCOL) {
+    const uint32_t cb = in.col_b;
+    const uint32_t valid_b = ps_valid_word(p, cb, g, rows);
+    const uint32_t *area_a = ps_staged(p, s, ca, PS_STAGE_A, task, lane);
+    const uint32_t *area_b = ps_staged(p, s, cb, PS_STAGE_B, task, lane);
+    const bool wa = w > 32, wb = p.prog.cols[cb].width > 32;
+    ps_cmp_bits r;
+    if (wa)
+      r = wb ? ps_cmp_codes<true, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
+             : ps_cmp_codes<true, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
+    else
+      r = wb ? ps_cmp_codes<false, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
+             : ps_cmp_codes<false, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
+    const uint32_t usable_a = valid & ~r.bad_a;
+    const uint32_t corrupt_a = valid & r.bad_a;
+    const uint32_t corrupt_b = usable_a & valid_b & r.bad_b; /* b is read only where a is usable */
+    if (corrupt_a) *status |= 1u << ca;
+    if (corrupt_b) *status |= 1u << cb;
+    const uint32_t known = usable_a & valid_b & ~r.bad_b;
+    const uint32_t hit = ps_cmp_mask(PS_INSN_CMP(in.flags), r);
+    *t = known & hit;
+    *f = known & ~hit;
+    return;
+  }
+  ps_leaf_bits r = {0u, 0u};
+  if (no_codes) {
+    r.bad = 0xffffffffu; /* every valid row is corrupt; nothing is read */
+  } else if (in.op == PS_OP_RANGE) {
+    /* Clamp to the codes that exist; an empty range is the negated full range
+     * (x = 0 ^ negate = ~1 ^ ~negate). */
+    uint64_t lo = in.lo, hi = in.hi < cmax ? in.hi : cmax;
+    uint32_t neg = negate;
+    if (lo > hi) {
+      lo = 0;
+      hi = cmax;
+      neg = ~neg;
+    }
+    const bool check = col.code_limit < cmax;
+    if (!check && lo == 0 && hi == cmax) {
+      r.hits = 0xffffffffu; /* every code is in range: nothing to read */
+    } else {
+      const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
+      if (w > 32)
+        r = check ? ps_range_codes<true, true>(area, lane, w, lo, hi - lo, col.code_limit)
+                  : ps_range_codes<true, false>(area, lane, w, lo, hi - lo, col.code_limit);
+      else
+        r = check ? ps_range_codes<false, true>(area, lane, w, lo, hi - lo, col.code_limit)
+                  : ps_range_codes<false, false>(area, lane, w, lo, hi - lo, col.code_limit);
+    }
+    r.hits ^= neg ^ negate; /* fold the empty-range flip back into hits */
+  } else { /* SET, INLIST */
+    const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
+    r = w > 32 ? ps_lookup_codes<true>(p, in, area, lane, w, valid, col.code_limit, false, status)
+               : ps_lookup_codes<false>(p, in, area, lane, w, valid, col.code_limit, false, status);
+  }
+  const uint32_t corrupt = valid & r.bad;
+  if (corrupt) *status |= 1u << ca;
+  usable = valid & ~r.bad;
+  x = r.hits ^ negate;
+  *t = usable & x;
+  *f = usable & ~x;
+}
+
+/* ---- the program ---------------------------------------------------------- */
+
+/* The result word of word g = 32*task + lane: the rows of `rows` where the
+ * program is TRUE. Device: every lane of the warp calls it together (the
+ * leaves may stage columns warp-wide); area is the warp's staging area, laid
+ * out as L says (with L.all, the caller ran ps_stage_all for this task). The
+ * host validated the program (opcodes, slots, stack discipline, depth). The
+ * stack's top lives in registers; the values below it in a small array. */
+PS_HD uint32_t ps_eval_word(const ps_cuda_eval_params &p, const ps_words_layout &L, uint32_t *area,
+                            uint64_t task, uint32_t lane, uint32_t rows, uint32_t *status) {
+  ps_stage_state s = {&L, area, area + L.off[0], -1, -1};
+  uint32_t below_t[PS_MAX_STACK], below_f[PS_MAX_STACK];
+  uint32_t top_t = 0, top_f = 0, depth = 0;
+  const uint32_t n = p.prog.n_insns;
+  for (uint32_t i = 0; i < n; ++i) {
+    const ps_insn &in = p.prog.insns[i];
+    switch (in.op) {
+      case PS_OP_AND: /* (Ta & Tb, Fa | Fb) */
+        --depth;
+        top_t &= below_t[depth - 1];
+        top_f |= below_f[depth - 1];
+        break;
+      case PS_OP_OR: /* (Ta | Tb, Fa & Fb) */
+        --depth;
+        top_t |= below_t[depth - 1];
+        top_f &= below_f[depth - 1];
+        break;
+      case PS_OP_NOT: {
+        const uint32_t tmp = top_t;
+        top_t = top_f;
+        top_f = tmp;
+        break;
+      }
+      default: {
+        uint32_t t, f;
+        ps_leaf_word(p, in, &s, task, lane, rows, status, &t, &f);
+        if (depth > 0) {
+          below_t[depth - 1] = top_t;
+          below_f[depth - 1] = top_f;
+        }
+        top_t = t;
+        top_f = f;
+        ++depth;
+        break;
+      }
+    }
+  }
+  return top_t & rows;
+}
+
+/* ---- outputs -------------------------------------------------------------- */
+
+/* Writes result word g (< ceil(rows/32)) of the bitmap: one 32-bit store
+ * when aligned and whole, else the bytes below ceil(rows/8). */
+PS_HD void ps_store_bitmap_word(const ps_cuda_eval_params &p, uint64_t g, uint32_t word) {
+  const uint64_t bytes = ((uint64_t)p.rows + 7) >> 3, at = g * 4;
+  if (at + 4 <= bytes && p.bitmap_aligned) {
+    *reinterpret_cast<uint32_t *>(p.bitmap + at) = word;
+    return;
+  }
+  for (uint32_t i = 0; i < 4; ++i)
+    if (at + i < bytes) p.bitmap[at + i] = (uint8_t)(word >> (8 * i));
+}
+
+/* Lane `lane`'s m-th share (m < 8) of the byte mask of task `task`: the 4
+ * rows at task*1024 + 128m + 4*lane, whose bits are nibble lane%8 of result
+ * word 4m + lane/8 of the task (`src`, fetched by the caller). A warp's 32
+ * lanes thus write 128 contiguous bytes per step. */
+PS_HD uint32_t ps_mask_src_lane(uint32_t m, uint32_t lane) { return 4 * m + (lane >> 3); }
+
+PS_HD void ps_store_mask_share(const ps_cuda_eval_params &p, uint64_t task, uint32_t m, uint32_t lane,
+                               uint32_t src) {
+  const uint64_t row = task * PS_WORDS_TASK_ROWS + 128 * m + 4 * lane;
+  if (row >= p.rows) return;
+  const uint32_t nib = (src >> (4 * (lane & 7u))) & 15u;
+  const uint32_t v = (nib & 1u) | ((nib & 2u) << 7) | ((nib & 4u) << 14) | ((nib & 8u) << 21);
+  if (row + 4 <= p.rows && ((uintptr_t)(p.mask + row) & 3u) == 0) {
+    *reinterpret_cast<uint32_t *>(p.mask + row) = v;
+    return;
+  }
+  for (uint32_t i = 0; i < 4; ++i)
+    if (row + i < p.rows) p.mask[row + i] = (uint8_t)(v >> (8 * i));
+}
+
+#endif /* PS_CUDA_WORDS_CUH */
