@@ -308,4 +308,55 @@ PS_HD uint32_t ps_sel_gather_one(const ps_cuda_gather_params &p, uint64_t i, boo
   return 0;
 }
 
+/* ---- row ids: copy-out (after ps_sel_store) ---------------------------------- */
+
+/* Copy-out in 16-byte groups. The ids of a round go to chunk positions
+ * [at, at + n) of an output whose element at position 0 has index out_elem
+ * (its address / bytes). They are staged at slots [lead, lead + n), lead being
+ * (out_elem + at) mod V (V = 16 / bytes ids per group), so that group k
+ * (slots [V*k, V*k + V)) lands on one 16-byte-aligned piece of the output
+ * whenever it is whole; a round has at most two partial groups, stored id by
+ * id. The staging area holds 1024 + V - 1 slots. */
+#define PS_SEL_IDS_STAGE_SLOTS 1032u /* 1024 + 3, rounded up to keep 16-byte alignment */
+
+PS_HD uint32_t ps_sel_ids_lead(uint64_t out_elem, uint32_t at, uint32_t bytes) {
+  return (uint32_t)((out_elem + at) % (16u / bytes));
+}
+
+/* Groups of a round: ceil((lead + n) / V). */
+PS_HD uint32_t ps_sel_ids_groups(uint32_t lead, uint32_t n, uint32_t bytes) {
+  const uint32_t v = 16u / bytes;
+  return (lead + n + v - 1) / v;
+}
+
+/* Stores group k of a round (see above): ids id_base + row0 + stage[s] for the
+ * slots s of the group that hold ids. out: the output at chunk position 0,
+ * bytes-aligned. */
+PS_HD void ps_sel_ids_put_group(uint8_t *out, uint32_t bytes, uint64_t id_base, uint32_t row0, const uint16_t *stage,
+                                uint32_t lead, uint32_t n, uint32_t at, uint32_t k) {
+  const uint32_t v = 16u / bytes, first = v * k;
+  if (first >= lead && first + v <= lead + n) {
+    uint8_t *dst = out + (uint64_t)(at + (first - lead)) * bytes;
+#ifdef __CUDA_ARCH__
+    if (bytes == 4) {
+      const uint2 s = *reinterpret_cast<const uint2 *>(stage + first);
+      const uint32_t b = (uint32_t)id_base + row0; /* uint32 ids: the low half (ids < 2^32, core) */
+      *reinterpret_cast<uint4 *>(dst) = make_uint4(b + (s.x & 0xffffu), b + (s.x >> 16), b + (s.y & 0xffffu), b + (s.y >> 16));
+    } else {
+      const uint32_t s = *reinterpret_cast<const uint32_t *>(stage + first);
+      const unsigned long long b = id_base + row0;
+      *reinterpret_cast<ulonglong2 *>(dst) = make_ulonglong2(b + (s & 0xffffu), b + (s >> 16));
+    }
+#else
+    for (uint32_t e = 0; e < v; ++e) ps_sel_store(dst + e * bytes, bytes, id_base + row0 + stage[first + e], false);
+#endif
+    return;
+  }
+  for (uint32_t e = 0; e < v; ++e) {
+    const uint32_t s = first + e;
+    if (s >= lead && s < lead + n)
+      ps_sel_store(out + (uint64_t)(at + (s - lead)) * bytes, bytes, id_base + row0 + stage[s], true);
+  }
+}
+
 #endif /* PS_CUDA_SELECT_CUH */

@@ -87,6 +87,16 @@ __device__ __forceinline__ void load_ids_words(const ps_cuda_row_ids_params &p, 
   }
 }
 
+/* Word `round` of lane `lane` of warp `warp` in a tile, loaded again in the
+ * writing phase (from L1/L2: the block read it moments before) rather than
+ * kept in registers through the look-back, which would cost occupancy. */
+__device__ __forceinline__ uint32_t ids_word(const ps_cuda_row_ids_params &p, uint32_t tile, uint32_t warp,
+                                             uint32_t round, uint32_t lane, bool whole) {
+  const uint64_t g = ps_sel_ids_word(tile, warp, round, lane);
+  return whole ? __ldg(reinterpret_cast<const uint32_t *>(p.bitmap) + g)
+               : ps_sel_bitmap_word(p.bitmap, p.rows, g, p.bitmap_aligned != 0);
+}
+
 /* Relaxed device-scope accesses to the status words: flag and value travel
  * in one 64-bit word, so no other ordering is needed. */
 __device__ __forceinline__ uint64_t status_load(unsigned long long *s) {
@@ -126,19 +136,6 @@ __device__ uint32_t ids_lookback(unsigned long long *status, uint32_t tile, uint
   return before;
 }
 
-/* Stores id number `pos` of the chunk. */
-template <uint32_t kBytes, bool kAligned>
-__device__ __forceinline__ void store_id(const ps_cuda_row_ids_params &p, uint32_t pos, uint32_t row) {
-  if (kAligned) {
-    if (kBytes == 4)
-      reinterpret_cast<uint32_t *>(p.out)[pos] = (uint32_t)p.id_base + row; /* ids < 2^32 (core) */
-    else
-      reinterpret_cast<uint64_t *>(p.out)[pos] = p.id_base + row;
-  } else {
-    ps_sel_store(p.out + (uint64_t)pos * kBytes, kBytes, p.id_base + row, false);
-  }
-}
-
 /* Size: the set bits of a tile, added to *p.total (zeroed before). */
 __global__ void __launch_bounds__(kBlock) count_ids(const __grid_constant__ ps_cuda_row_ids_params p) {
   __shared__ uint32_t warp_count[kIdsWarps];
@@ -167,17 +164,20 @@ __global__ void __launch_bounds__(kBlock)
               uint32_t tiles) {
   __shared__ uint32_t s_tile, s_before;
   __shared__ uint32_t warp_count[kIdsWarps];
-  __shared__ uint16_t stage[kIdsWarps][1024];
+  __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
   __syncthreads();
   const uint32_t tile = s_tile;
+  const bool whole = p.bitmap_aligned && ps_sel_ids_full_tile(p.rows, tile);
 
-  uint32_t w[kIdsRounds];
-  load_ids_words(p, tile, warp, lane, w);
   uint32_t mine = 0;
+  {
+    uint32_t w[kIdsRounds];
+    load_ids_words(p, tile, warp, lane, w);
 #pragma unroll
-  for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
+    for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
+  }
   mine = warp_sum(mine);
   if (lane == 0) warp_count[warp] = mine;
   __syncthreads();
@@ -199,18 +199,26 @@ __global__ void __launch_bounds__(kBlock)
 
   uint32_t at = s_before + warp_before; /* ids of the chunk before this warp's round */
   uint16_t *mine_stage = stage[warp];
-  /* Unrolled so that w[] stays in registers (a dynamic index would put it on
-   * the stack). */
-#pragma unroll
+  const uint64_t out_elem = (uint64_t)reinterpret_cast<uintptr_t>(p.out) / kBytes;
+#pragma unroll 1
   for (uint32_t r = 0; r < kIdsRounds; ++r) {
-    const uint32_t c = __popc(w[r]);
+    const uint32_t word = ids_word(p, tile, warp, r, lane, whole);
+    const uint32_t c = __popc(word);
     const uint32_t incl = warp_inclusive_sum(c, lane);
     const uint32_t n = __shfl_sync(kFullWarp, incl, 31);
     if (n == 0) continue; /* uniform across the warp */
-    ps_sel_ids_extract(w[r], lane, mine_stage, incl - c);
+    const uint32_t lead = kAligned ? ps_sel_ids_lead(out_elem, at, kBytes) : 0u;
+    ps_sel_ids_extract(word, lane, mine_stage, lead + incl - c);
     __syncwarp();
     const uint32_t row0 = ps_sel_ids_round_row(tile, warp, r);
-    for (uint32_t i = lane; i < n; i += 32) store_id<kBytes, kAligned>(p, at + i, row0 + mine_stage[i]);
+    if (kAligned) {
+      const uint32_t groups = ps_sel_ids_groups(lead, n, kBytes);
+      for (uint32_t k = lane; k < groups; k += 32)
+        ps_sel_ids_put_group(p.out, kBytes, p.id_base, row0, mine_stage, lead, n, at, k);
+    } else {
+      for (uint32_t i = lane; i < n; i += 32)
+        ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
+    }
     __syncwarp(); /* the next round reuses the staging area */
     at += n;
   }

@@ -10,6 +10,7 @@
  * and outputs. Runs on the CPU, so CI checks the logic without a GPU. */
 #include "ps_cuda_select.cuh"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -129,20 +130,42 @@ static void write_tile(run &p, uint32_t tile, uint32_t tiles, std::vector<std::a
     uint32_t at = before + warp_before;
     warp_before += warp_count[warp];
     for (uint32_t k = 0; k < kRounds; ++k) {
-      uint16_t stage[1024];
+      uint16_t stage[PS_SEL_IDS_STAGE_SLOTS];
       std::memset(stage, 0xee, sizeof stage);
+      /* write_ids: aligned outputs stage from `lead` and store in groups. */
+      const bool aligned = reinterpret_cast<uintptr_t>(p.out) % p.bytes == 0;
+      const uint64_t out_elem = reinterpret_cast<uintptr_t>(p.out) / p.bytes;
+      uint32_t n = 0;
+      for (uint32_t lane = 0; lane < 32; ++lane) n += (uint32_t)__builtin_popcount(w[warp][lane][k]);
+      const uint32_t lead = aligned ? ps_sel_ids_lead(out_elem, at, p.bytes) : 0u;
+      EXPECT(lead + n <= PS_SEL_IDS_STAGE_SLOTS, "lead %u + %u ids overrun the staging area", lead, n);
       uint32_t incl = 0;
       for (uint32_t lane = 0; lane < 32; ++lane) {
         const uint32_t c = (uint32_t)__builtin_popcount(w[warp][lane][k]);
         incl += c;
-        ps_sel_ids_extract(w[warp][lane][k], lane, stage, incl - c);
+        ps_sel_ids_extract(w[warp][lane][k], lane, stage, lead + incl - c);
       }
-      const uint32_t n = incl;
       EXPECT(n <= 1024, "round of %u ids", n);
       const uint32_t row0 = ps_sel_ids_round_row(tile, warp, k);
-      for (uint32_t i = 0; i < n; ++i) {
-        EXPECT(stage[i] < 1024, "stage[%u] = %u unwritten", i, stage[i]);
-        ps_sel_store(p.out + (uint64_t)(at + i) * p.bytes, p.bytes, p.id_base + (uint32_t)(row0 + stage[i]), false);
+      for (uint32_t i = 0; i < n; ++i) EXPECT(stage[lead + i] < 1024, "stage[%u] = %u unwritten", lead + i, stage[lead + i]);
+      if (n == 0) continue;
+      if (aligned) {
+        /* Groups in a shuffled order (lanes run in any order). */
+        const uint32_t groups = ps_sel_ids_groups(lead, n, p.bytes);
+        std::vector<uint32_t> order(groups);
+        for (uint32_t g = 0; g < groups; ++g) order[g] = g;
+        std::shuffle(order.begin(), order.end(), r);
+        const uint32_t v = 16 / p.bytes;
+        for (uint32_t g : order) {
+          /* A whole group is one 16-byte store on the device: it must be aligned. */
+          if (v * g >= lead && v * g + v <= lead + n)
+            EXPECT(reinterpret_cast<uintptr_t>(p.out + (uint64_t)(at + v * g - lead) * p.bytes) % 16 == 0,
+                   "group %u of a round at %u (lead %u) is not 16-byte aligned", g, at, lead);
+          ps_sel_ids_put_group(p.out, p.bytes, p.id_base, row0, stage, lead, n, at, g);
+        }
+      } else {
+        for (uint32_t i = 0; i < n; ++i)
+          ps_sel_store(p.out + (uint64_t)(at + i) * p.bytes, p.bytes, p.id_base + row0 + stage[i], false);
       }
       at += n;
     }
@@ -182,7 +205,7 @@ static uint32_t count_all(const run &p) {
 }
 
 static void check(uint64_t rows, double density, uint64_t id_base, uint32_t bytes, bool misalign_bitmap,
-                  bool misalign_out) {
+                  uint32_t out_shift) {
   const uint64_t nbytes = (rows + 7) / 8;
   /* Exactly the bitmap's bytes (ASan catches any read past them), shifted by
    * one byte for the unaligned case. Bits past rows are set: they must be
@@ -196,14 +219,17 @@ static void check(uint64_t rows, double density, uint64_t id_base, uint32_t byte
     if (on) bitmap[i / 8] |= (uint8_t)(1u << (i % 8));
     if (on && i < rows) want.push_back(id_base + i);
   }
-  std::vector<uint8_t> outbuf(want.size() * bytes + 16, 0xab);
+  std::vector<uint8_t> outbuf(want.size() * bytes + 64, 0xab);
   run p;
   p.bitmap = bitmap;
   p.bitmap_aligned = !misalign_bitmap && (reinterpret_cast<uintptr_t>(bitmap) % 4) == 0;
   p.rows = rows;
   p.id_base = id_base;
   p.bytes = bytes;
-  p.out = outbuf.data() + 8 + (misalign_out ? 1 : 0);
+  /* outbuf comes from the heap (16-byte aligned): out_shift bytes past 16
+   * moves the first id across the 16-byte groups (and a shift that is no
+   * multiple of bytes makes the output unaligned). */
+  p.out = outbuf.data() + 16 + out_shift;
   p.total = 0xdeadbeef;
   const uint32_t counted = count_all(p);
   write_all(p, 4);
@@ -300,21 +326,23 @@ int main() {
     for (double d : dens)
       for (uint32_t bytes : {4u, 8u}) {
         const uint64_t base = bytes == 8 ? ((uint64_t)1 << 32) + ((uint64_t)(rng() % 1000) << 31) : 0;
-        check(rows, d, base, bytes, false, false);
+        check(rows, d, base, bytes, false, bytes * (uint32_t)(rng() % 4));
       }
   /* uint32 ids at the top of their range: the last chunk of 2^32 rows. */
-  check(3 * T + 5, 0.5, ((uint64_t)1 << 32) - 3 * T - 5, 4, false, false);
+  check(3 * T + 5, 0.5, ((uint64_t)1 << 32) - 3 * T - 5, 4, false, 4);
   /* Unaligned bitmap and output (wrapped caller pointers). */
   for (uint32_t bytes : {4u, 8u}) {
-    check(2 * T + 100, 0.3, 64, bytes, true, false);
-    check(2 * T + 100, 0.3, 64, bytes, false, true);
-    check(T / 2 + 3, 0.9, 0, bytes, true, true);
+    check(2 * T + 100, 0.3, 64, bytes, true, 0);
+    check(2 * T + 100, 0.3, 64, bytes, false, 1);
+    check(2 * T + 100, 0.6, 64, bytes, false, bytes + 2);
+    check(T / 2 + 3, 0.9, 0, bytes, true, 3);
   }
   /* More than 32 tiles: look-back windows move past 32 tiles of aggregates. */
-  check(40 * T + 12345, 0.02, (uint64_t)5 << 33, 8, false, false);
+  check(40 * T + 12345, 0.02, (uint64_t)5 << 33, 8, false, 8);
   for (int i = 0; i < 6; ++i) {
     const uint64_t rows = 1 + rng() % (6 * T);
-    check(rows, (double)(rng() % 1000) / 1000.0, 32 * (rng() % 1000), rng() % 2 ? 4 : 8, false, false);
+    const uint32_t bytes = rng() % 2 ? 4 : 8;
+    check(rows, (double)(rng() % 1000) / 1000.0, 32 * (rng() % 1000), bytes, false, bytes * (uint32_t)(rng() % 4));
   }
   check_lookback_patterns();
   check_lookback(1, 2);
