@@ -35,11 +35,14 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
  * Parallel Prefix Scan with Decoupled Look-back"), so there is no separate
  * count pass, scan launch or second read of the bitmap.
  *
- * Expected on an H200 (2^28 rows, uint32 ids): the bitmap (33.5 MB) is read
- * once, and ids are written at close to write bandwidth: at 1% ~10 us of
- * kernel plus the memset and the 4-byte read back (~0.02 ms in all); at 50%
- * 537 MB of ids, ~0.14-0.16 ms. With the filter at 0.194 ms the bench's
- * ids_1pct / ids_50pct should then read ~0.21-0.22 ms / ~0.35-0.37 ms. */
+ * Expected on an H200 (2^28 rows, uint32 ids; not yet measured): 2048 tiles,
+ * 6 blocks of 256 threads per SM (40 registers, 16.5 KB shared). At 1% the
+ * kernel reads the 33.5 MB bitmap and writes 10.7 MB: ~15 us (about 2.6 waves
+ * of latency-bound blocks), plus the status memset and the 4-byte read back:
+ * ~0.02-0.03 ms after the filter. At 50% it writes 537 MB of ids in 16-byte
+ * stores: ~0.14-0.15 ms. With the filter at 0.194 ms (ps_filter_device, not
+ * this file) the bench's ids_1pct / ids_50pct should read ~0.22 ms / ~0.35 ms
+ * (were 0.434 / 0.694 with count pass + CUB scan + write pass). */
 
 constexpr uint32_t kIdsWarps = PS_SEL_IDS_WARPS;
 constexpr uint32_t kIdsRounds = PS_SEL_IDS_ROUNDS;
@@ -200,9 +203,13 @@ __global__ void __launch_bounds__(kBlock)
   uint32_t at = s_before + warp_before; /* ids of the chunk before this warp's round */
   uint16_t *mine_stage = stage[warp];
   const uint64_t out_elem = (uint64_t)reinterpret_cast<uintptr_t>(p.out) / kBytes;
+  /* Next round's word loaded one round ahead, so its latency overlaps this
+   * round's scan and stores. */
+  uint32_t next = ids_word(p, tile, warp, 0, lane, whole);
 #pragma unroll 1
   for (uint32_t r = 0; r < kIdsRounds; ++r) {
-    const uint32_t word = ids_word(p, tile, warp, r, lane, whole);
+    const uint32_t word = next;
+    if (r + 1 < kIdsRounds) next = ids_word(p, tile, warp, r + 1, lane, whole);
     const uint32_t c = __popc(word);
     const uint32_t incl = warp_inclusive_sum(c, lane);
     const uint32_t n = __shfl_sync(kFullWarp, incl, 31);
