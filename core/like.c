@@ -346,6 +346,48 @@ static bool match_segments(const like_plan *P, const uint8_t *s, size_t n) {
   return match_segments_from(P, s, n, 1, seg[1]);
 }
 
+/* Any plan, on a string whose bytes are all ASCII: there every character is
+ * one byte, so '_' is exactly one byte and '%' may stop at every position; a
+ * segment (literals and '_') has a fixed length, and leftmost placement is
+ * exact for the same reason as above. */
+static bool seg_at(const like_plan *P, const uint8_t *s, size_t at, size_t len) {
+  for (size_t j = 0; j < len; j++) {
+    int t = P->tok[at + j];
+    if (t != TOK_ANY1 && s[j] != (uint8_t)t) return false;
+  }
+  return true;
+}
+
+static bool match_glob(const like_plan *P, const uint8_t *s, size_t n) {
+  const size_t *seg = P->seg;
+  size_t a = 0, b = P->nseg, pos = 0;
+  if (!P->has_seq) return P->nseg == 0 ? n == 0 : n == seg[1] && seg_at(P, s, seg[0], n);
+  if (P->lead) {
+    if (n < seg[1] || !seg_at(P, s, seg[0], seg[1])) return false;
+    pos = seg[1];
+    a = 1;
+  }
+  if (P->trail) {
+    size_t at = seg[2 * (b - 1)], len = seg[2 * (b - 1) + 1];
+    if (n - pos < len || !seg_at(P, s + n - len, at, len)) return false;
+    n -= len;
+    b--;
+  }
+  for (size_t k = a; k < b; k++) {
+    size_t at = seg[2 * k], len = seg[2 * k + 1], i = pos;
+    while (i + len <= n && !seg_at(P, s + i, at, len)) i++;
+    if (i + len > n) return false;
+    pos = i + len;
+  }
+  return true;
+}
+
+static bool is_ascii(const uint8_t *s, size_t n) {
+  uint8_t acc = 0;
+  for (size_t i = 0; i < n; i++) acc |= s[i];
+  return acc < 0x80;
+}
+
 /* Wildcard-only patterns ('%', '_', '_%', '__', ...): every reachable
  * position lies on the character chain from 0, so the pattern asks for
  * exactly (no '%') or at least n_any1 characters. */
@@ -429,6 +471,8 @@ ps_status ps_like_dict(ps_context *ctx, const int *tok, size_t nt, const ps_dict
           m = match_segments_from(&P, s, n, 1, (size_t)(h - off[e]) + run_len);
         } else if (P.simple) {
           m = match_segments(&P, s, n);
+        } else if (is_ascii(s, n)) {
+          m = match_glob(&P, s, n);
         } else {
           if (2 * (n + 1) > scratch_cap) {
             ps_host_free(ctx, scratch);
