@@ -571,6 +571,10 @@ static void like_dictionary_search(void) {
       {"%\xa9%", -1, "continuation byte after %: character boundaries", "000000000000000100"},
       {"%\xc3\xa9", -1, "two-byte character suffix", "000000000000001010"},
       {"%\xc3\xa9%", -1, "two-byte character contains", "000000000000001010"},
+      {"%a_c", -1, "suffix with _ (ASCII entries)", "000000000011010001"},
+      {"_b%", -1, "prefix with _ (ASCII entries)", "110000000001000000"},
+      {"_\xc3\xa9", -1, "_ then a two-byte character (non-ASCII entries)", "000000000000000010"},
+      {"%\xff_", -1, "invalid byte then _ at the end", "000000000000000100"},
   };
   for (int v = 0; v < 2; v++) {
     th_case("LIKE over the dictionary bytes, %s offsets", v ? "64-bit" : "32-bit");
