@@ -178,15 +178,20 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* PACKSCAN_CUDA_RANGE_WAVES=<n>: the grid is n times the resident blocks
- * (default 1); 0 launches one block per tile. A measuring knob (the
- * benchmark compares the settings in one run), read once per process. */
+/* The grid: by default one block per tile (the hardware scheduler then
+ * overlaps one block's loads with another's compute; OpenCL's range.cl has
+ * this shape and ran at 62-79% of the copy bandwidth at widths 1..12 on the
+ * H200 where the CUDA kernel with a grid of resident blocks ran at 30-56%).
+ * PACKSCAN_CUDA_RANGE_WAVES=<n> (n >= 1) sizes the grid to n times the
+ * resident blocks instead, each block then looping over tiles with the next
+ * tile's loads in flight: a measuring knob (ci/gpu.sh times both in one run),
+ * read once per process. */
 inline uint32_t grid_waves() {
   static std::atomic<int> waves{-1};
   int v = waves.load(std::memory_order_relaxed);
   if (v < 0) {
     const char *e = getenv("PACKSCAN_CUDA_RANGE_WAVES");
-    v = e && *e >= '0' && *e <= '9' ? atoi(e) : 1;
+    v = e && *e >= '0' && *e <= '9' ? atoi(e) : 0;
     waves.store(v > 64 ? 64 : v, std::memory_order_relaxed);
   }
   return (uint32_t)waves.load(std::memory_order_relaxed);
