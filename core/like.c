@@ -434,8 +434,10 @@ ps_status ps_like_dict(ps_context *ctx, const int *tok, size_t nt, const ps_dict
   } else if (P.run_len == 0) {
     for (uint64_t k = 0; k < count; k++)
       if (match_wildcards(&P, bytes + off[k], (size_t)(off[k + 1] - off[k]))) SET_BIT(bits, k);
-  } else if (P.simple && (P.lead || P.trail)) {
-    /* anchored: a test of one byte rejects most entries before any call */
+  } else if (P.simple && (P.lead || P.trail) && P.run_len < 3) {
+    /* anchored on a short literal: searching the buffer for it would stop
+     * in most entries; a test of one byte per entry rejects most of them
+     * before any call (longer literals are found faster by the search) */
     size_t first_len = seg[1], last_len = seg[2 * P.nseg - 1];
     uint8_t c0 = lit[seg[0]], cl = lit[seg[2 * P.nseg - 2] + last_len - 1];
     for (uint64_t k = 0; k < count; k++) {
@@ -449,9 +451,11 @@ ps_status ps_like_dict(ps_context *ctx, const int *tok, size_t nt, const ps_dict
     const uint8_t *run = lit + P.run;
     size_t run_len = P.run_len;
     bool contains = P.simple && P.nseg == 1 && !P.lead && !P.trail; /* '%lit%': a hit is a match */
-    /* When the run is the first segment (of '%a%b%'), the hit is that
-     * segment's leftmost occurrence in the entry: matching resumes after it. */
-    bool resume = P.simple && P.nseg > 0 && P.run == seg[0];
+    /* When the run is the first segment of '%a%b%' or '%a%b', the hit is
+     * that segment's leftmost occurrence in the entry: matching resumes
+     * after it. (Not when that segment is anchored: 'a%...' must sit at 0,
+     * '%a' at the end.) */
+    bool resume = P.simple && !P.lead && !(P.trail && P.nseg == 1) && P.run == seg[0];
     uint64_t e = 0, pos = off[0], end = off[count];
     while (pos < end) {
       size_t r = find(bytes + pos, (size_t)(end - pos), run, run_len);
