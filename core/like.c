@@ -276,13 +276,13 @@ static bool is_continuation(int t) { return t >= 0x80 && t <= 0xBF; }
 typedef struct like_plan {
   const int *tok;
   size_t nt;
-  uint8_t *lit;     /* lit[k]: the byte of literal token k */
-  size_t *seg;      /* nseg pairs: first token, length */
+  uint8_t *lit; /* lit[k]: the byte of literal token k */
+  size_t *seg;  /* nseg pairs: first token, length */
   size_t nseg;
-  bool lead, trail; /* the first / last token is not '%': that segment is anchored */
-  bool has_seq;     /* a '%' somewhere */
-  bool simple;      /* no '_', each segment after a '%' starts with a non-continuation byte */
-  size_t n_any1;    /* '_' tokens */
+  bool lead, trail;    /* the first / last token is not '%': that segment is anchored */
+  bool has_seq;        /* a '%' somewhere */
+  bool simple;         /* no '_', each segment after a '%' starts with a non-continuation byte */
+  size_t n_any1;       /* '_' tokens */
   size_t run, run_len; /* the longest run of literal tokens (first token, length) */
 } like_plan;
 
