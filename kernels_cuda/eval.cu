@@ -16,13 +16,20 @@
  * ps_cuda_eval_max_blocks, which the backend also uses to cap the range,
  * reduce and gather grids, is defined by its occupancy.
  *
- * Expected (to be measured by the lead; prediction written before any GPU
- * run): bench `tree` (2^28 rows, w 12 + 20 + 8, (a < x AND b >= y) OR c < z,
- * bitmap out) 6.70 ms per-row today, OpenCL per-word 1.52 ms; this kernel
- * 0.5-0.9 ms (1.38 GB must move, 0.32 ms at copy speed; the 32 funnel-shift
- * steps per column per word, ~10 instructions per row per leaf, are about
- * 0.25 ms of issue at the H200's rate, overlapped with the loads). `colcol`
- * (w16 vs w17 INT mode) 4.1 ms -> 0.5-0.8 ms.
+ * Expected on the H200 (prediction written before any GPU run; the lead's
+ * bench, 2^28 rows, bitmap out):
+ *   `tree` (w 12 + 20 + 8, (a < x AND b >= y) OR c < z): 6.70 ms with the
+ *   per-row kernel, 1.52 ms on the OpenCL per-word kernel; this kernel
+ *   0.5-0.9 ms. Reasoning: 1.38 GB must move (0.32 ms at copy speed); the
+ *   three columns (43 staged words per lane) arrive in one cp.async round trip
+ *   per task; the interpretation is ~10 instructions per code per leaf
+ *   (funnel shift, mask, compare, bit insert, uniform step), about
+ *   1200 warp-instructions per task, i.e. ~0.3 ms of issue over 132 SMs,
+ *   overlapped with the loads by the ~28 resident warps per SM (72 registers).
+ *   `colcol` (w16 vs w17, INT mode): 4.1 ms -> 0.5-0.9 ms (the 64-bit key
+ *   compare is ~25 instructions per row).
+ * If it comes out above ~1.2 ms for `tree`, look first at issue (ncu:
+ * sm__inst_executed vs. dram throughput) and at the registers/occupancy.
  */
 #include <atomic>
 #include <cstdlib>

@@ -16,6 +16,10 @@
  * they hit 32 different banks) and at i when w is odd (stride w, already odd).
  * Each lane then walks its own w words with a funnel shift, one code per step;
  * when to fetch the next word depends only on w, so the branch is uniform.
+ * When the program's columns fit the budget (ps_words_layout), every column
+ * of the task is staged at once with cp.async (one memory round trip per
+ * task, no registers held by the copies); otherwise each leaf stages its
+ * column(s) when it runs.
  *
  * Everything here is __host__ __device__ except the warp-wide wrappers, whose
  * host versions do all 32 lanes' shares in a loop, so the same code is
@@ -42,6 +46,7 @@
 
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_rows.cuh"
+#include "range_bits.cuh"
 
 /* Unrolling matters on the device only; host compilers would warn. */
 #ifdef __CUDA_ARCH__
@@ -78,6 +83,10 @@ PS_HD uint64_t ps_code_max(uint32_t w) { return w >= 64 ? ~(uint64_t)0 : (((uint
 /* Words a staged column of width w takes per lane (0: nothing to stage). */
 PS_HD uint32_t ps_stage_stride(uint32_t w) { return w ? (w | 1u) : 0u; }
 
+/* Words after a warp's last staged region that a cursor may read (and never
+ * use): lane 31's cursor reads up to word w + 2 of its w (ps_cursor). */
+#define PS_STAGE_SLACK 3u
+
 /* Where a warp's staged columns live in its shared-memory area (in words).
  *
  * all = 1: every column a code-reading leaf uses is staged once per task, all
@@ -86,7 +95,7 @@ PS_HD uint32_t ps_stage_stride(uint32_t w) { return w ? (w | 1u) : 0u; }
  * all = 0 (when the sum of the columns would take more shared memory than the
  * budget): per leaf, region 0 (at 0) holds a leaf's column (a CMPCOL's a),
  * region 1 (at off[0]) a CMPCOL's b, staged when the leaf runs.
- * words: the area's size per warp. Passed to the kernel by value (a
+ * words: the area's size per warp, PS_STAGE_SLACK included. Passed to the kernel by value (a
  * __grid_constant__ parameter, so off[c] is an indexed constant load). */
 typedef struct ps_words_layout {
   uint32_t off[PS_MAX_COLS];
@@ -133,10 +142,10 @@ PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget
         L.off[c] = at;
         at += 32u * ps_stage_stride(prog.cols[c].width);
       }
-    L.words = total;
+    L.words = total + PS_STAGE_SLACK;
   } else {
     L.off[0] = 32u * a; /* region 1 */
-    L.words = leaf;
+    L.words = leaf + PS_STAGE_SLACK;
   }
   return L;
 }
@@ -268,13 +277,17 @@ PS_HD void ps_stage_all(const ps_cuda_eval_params &p, const ps_words_layout &L, 
 
 /* Walks lane t's 32 codes of width w (w <= 32: Wide = false; 33..64: true)
  * from its staged words area[t*S + k], k < w, S = w | 1. c0 c1 (c2) hold
- * words k, k+1 (k+2); the code starts at bit `off` of c0. */
+ * words k, k+1 (k+2); the code starts at bit `off` of c0. The cursor reads
+ * words up to w + 2 without a bounds test: past k = w - 1 they are the next
+ * lane's words, the next region or the area's slack, and a code never takes
+ * bits from them (32 codes end exactly at the end of word w - 1; funnel
+ * results are masked to the code's width). */
 template <bool Wide>
 struct ps_cursor {
   const uint32_t *src;
   uint32_t w, k, off, c0, c1, c2, mask;
 
-  PS_HD uint32_t word(uint32_t i) const { return i < w ? src[i] : 0u; }
+  PS_HD uint32_t word(uint32_t i) const { return src[i]; }
 
   PS_HD void init(const uint32_t *area, uint32_t lane, uint32_t width) {
     w = width;
@@ -348,6 +361,27 @@ PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t 
     }
   }
   return r;
+}
+
+/* RANGE on a column whose every code is sound, at a width known at compile
+ * time: the fast path's per-word arithmetic (range_bits.cuh: SWAR at 2, 4,
+ * 8; constant shifts otherwise), about half the instructions of the cursor.
+ * src: the lane's staged words (w + 2 readable: PS_STAGE_SLACK). Widths
+ * above PS_RANGE_FIXED_MAX take the cursor: their unrolled loads would raise
+ * the kernel's register count for every program. */
+#define PS_RANGE_FIXED_MAX 32u
+
+PS_HD uint32_t ps_range_fixed(uint32_t w, const uint32_t *src, uint64_t lo, uint64_t span) {
+  switch (w) {
+#define PS_RF(W) \
+  case W: return ps_range::range_bits<W>(src, lo, span);
+    PS_RF(1) PS_RF(2) PS_RF(3) PS_RF(4) PS_RF(5) PS_RF(6) PS_RF(7) PS_RF(8)
+    PS_RF(9) PS_RF(10) PS_RF(11) PS_RF(12) PS_RF(13) PS_RF(14) PS_RF(15) PS_RF(16)
+    PS_RF(17) PS_RF(18) PS_RF(19) PS_RF(20) PS_RF(21) PS_RF(22) PS_RF(23) PS_RF(24)
+    PS_RF(25) PS_RF(26) PS_RF(27) PS_RF(28) PS_RF(29) PS_RF(30) PS_RF(31) PS_RF(32)
+#undef PS_RF
+    default: return 0u; /* not reached: the caller checks w */
+  }
 }
 
 /* SET and INLIST: the lookup runs only for valid rows with a sound code. */
@@ -529,7 +563,9 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stag
       r.hits = 0xffffffffu; /* every code is in range: nothing to read */
     } else {
       const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
-      if (w > 32)
+      if (!check && w >= 1 && w <= PS_RANGE_FIXED_MAX)
+        r.hits = ps_range_fixed(w, area + lane * ps_stage_stride(w), lo, hi - lo);
+      else if (w > 32)
         r = check ? ps_range_codes<true, true>(area, lane, w, lo, hi - lo, col.code_limit)
                   : ps_range_codes<true, false>(area, lane, w, lo, hi - lo, col.code_limit);
       else
