@@ -25,7 +25,7 @@
  *   per task; the interpretation is ~10 instructions per code per leaf
  *   (funnel shift, mask, compare, bit insert, uniform step), about
  *   1200 warp-instructions per task, i.e. ~0.3 ms of issue over 132 SMs,
- *   overlapped with the loads by the ~28 resident warps per SM (72 registers).
+ *   overlapped with the loads by the 32 resident warps per SM (64 registers).
  *   `colcol` (w16 vs w17, INT mode): 4.1 ms -> 0.5-0.9 ms (the 64-bit key
  *   compare is ~25 instructions per row).
  * If it comes out above ~1.2 ms for `tree`, look first at issue (ncu:
@@ -79,7 +79,10 @@ __device__ __forceinline__ void count_block(const ps_cuda_eval_params &p, uint32
  * the shuffles; lanes past the last word evaluate no row (rows = 0). Every
  * thread reaches the block reduction. L: the staging layout
  * (ps_words_layout_of), L.words words per warp of dynamic shared memory. */
-__global__ void __launch_bounds__(kWordsBlock)
+/* At most 64 registers (8 blocks of 128 threads per SM): without the bound
+ * ptxas picks 72 (7 blocks); with it nothing spills on sm_90 (48 bytes of
+ * spill stores on sm_80). 128 bytes of stack: the Kleene stack below its top. */
+__global__ void __launch_bounds__(kWordsBlock, 8)
     eval_words_kernel(const __grid_constant__ ps_cuda_eval_params p, const __grid_constant__ ps_words_layout L) {
   extern __shared__ uint32_t stage_smem[];
   const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -135,8 +138,10 @@ __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK)
 
 /* Staging words per warp that the one-round-trip layout (every column of
  * the task staged at once) may take: 2048 words, 8 KB per warp, 32 KB per
- * block, so that shared memory never limits residency below the ~7 blocks
- * per SM that registers allow. Wider programs stage per leaf. */
+ * block: at that edge shared memory allows 6 blocks per SM instead of the 8
+ * that registers allow; one round trip per task is worth more than the two
+ * blocks. Wider programs stage per leaf. The tree bench case needs 1379
+ * words per warp (22 KB per block), colcol 1091. */
 constexpr uint32_t kAllBudgetWords = 2048;
 
 /* Resident blocks of eval_words_kernel on the current device for a staging

@@ -457,6 +457,47 @@ PS_HD ps_cmp_bits ps_cmp_codes(const ps_cuda_eval_params &p, const ps_insn &in, 
   return r;
 }
 
+/* CMPCOL in PS_MODE_INT, the common column-vs-column compare, in its own
+ * loop: the exact integers M + code compared through the (hi, lo) key of
+ * ps_program.h; gt is the complement of lt | eq (a total order). Without
+ * Check (neither column can hold a corrupt code) no code is tested. */
+template <bool WideA, bool WideB, bool Check>
+PS_HD ps_cmp_bits ps_cmp_int_codes(const ps_cuda_eval_params &p, const ps_insn &in, const uint32_t *area_a,
+                                   const uint32_t *area_b, uint32_t lane) {
+  const ps_prog_col &ca = p.prog.cols[in.col_a], &cb = p.prog.cols[in.col_b];
+  const bool none_a = (ca.flags & PS_COLF_NO_CODES) != 0, none_b = (cb.flags & PS_COLF_NO_CODES) != 0;
+  const uint64_t ma = ca.reference, mb = cb.reference, la = ca.code_limit, lb = cb.code_limit;
+  const bool sa = ca.kind == PS_KIND_SIGNED, sb = cb.kind == PS_KIND_SIGNED;
+  ps_cursor<WideA> xa;
+  ps_cursor<WideB> xb;
+  xa.init(area_a, lane, ca.width);
+  xb.init(area_b, lane, cb.width);
+  ps_cmp_bits r = {0u, 0u, 0u, 0u, 0u};
+  for (uint32_t j = 0; j < 32; ++j) {
+    const uint64_t a = xa.next(), b = xb.next();
+    if (Check) {
+      r.bad_a |= (uint32_t)(none_a || a > la) << j;
+      r.bad_b |= (uint32_t)(none_b || b > lb) << j;
+    }
+    const uint64_t va = ma + a, vb = mb + b; /* wrapping, as specified */
+    const bool ha = !sa || (int64_t)va >= 0, hb = !sb || (int64_t)vb >= 0;
+    r.lt |= (uint32_t)((ha != hb) ? hb : (va < vb)) << j;
+    r.eq |= (uint32_t)(ha == hb && va == vb) << j;
+  }
+  r.gt = ~(r.lt | r.eq);
+  return r;
+}
+
+template <bool Check>
+PS_HD ps_cmp_bits ps_cmp_int_dispatch(const ps_cuda_eval_params &p, const ps_insn &in, const uint32_t *area_a,
+                                      const uint32_t *area_b, uint32_t lane, bool wa, bool wb) {
+  if (wa)
+    return wb ? ps_cmp_int_codes<true, true, Check>(p, in, area_a, area_b, lane)
+              : ps_cmp_int_codes<true, false, Check>(p, in, area_a, area_b, lane);
+  return wb ? ps_cmp_int_codes<false, true, Check>(p, in, area_a, area_b, lane)
+            : ps_cmp_int_codes<false, false, Check>(p, in, area_a, area_b, lane);
+}
+
 /* The rows where a <cmp> b, from the order masks (an unknown cmp: none). */
 PS_HD uint32_t ps_cmp_mask(uint32_t cmp, const ps_cmp_bits &r) {
   switch (cmp) {
@@ -528,7 +569,13 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stag
     const uint32_t *area_b = ps_staged(p, s, cb, PS_STAGE_B, task, lane);
     const bool wa = w > 32, wb = p.prog.cols[cb].width > 32;
     ps_cmp_bits r;
-    if (wa)
+    const ps_prog_col &colb = p.prog.cols[cb];
+    const bool check = no_codes || (colb.flags & PS_COLF_NO_CODES) || col.code_limit < cmax ||
+                       colb.code_limit < ps_code_max(colb.width);
+    if (PS_INSN_MODE(in.flags) == PS_MODE_INT)
+      r = check ? ps_cmp_int_dispatch<true>(p, in, area_a, area_b, lane, wa, wb)
+                : ps_cmp_int_dispatch<false>(p, in, area_a, area_b, lane, wa, wb);
+    else if (wa)
       r = wb ? ps_cmp_codes<true, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
              : ps_cmp_codes<true, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
     else
