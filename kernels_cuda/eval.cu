@@ -20,16 +20,19 @@
  * bench, 2^28 rows, bitmap out):
  *   `tree` (w 12 + 20 + 8, (a < x AND b >= y) OR c < z): 6.70 ms with the
  *   per-row kernel, 1.52 ms on the OpenCL per-word kernel; this kernel
- *   0.5-0.9 ms. Reasoning: 1.38 GB must move (0.32 ms at copy speed); the
- *   three columns (43 staged words per lane) arrive in one cp.async round trip
- *   per task; the interpretation is ~10 instructions per code per leaf
- *   (funnel shift, mask, compare, bit insert, uniform step), about
- *   1200 warp-instructions per task, i.e. ~0.3 ms of issue over 132 SMs,
- *   overlapped with the loads by the 32 resident warps per SM (64 registers).
- *   `colcol` (w16 vs w17, INT mode): 4.1 ms -> 0.5-0.9 ms (the 64-bit key
- *   compare is ~25 instructions per row).
- * If it comes out above ~1.2 ms for `tree`, look first at issue (ncu:
- * sm__inst_executed vs. dram throughput) and at the registers/occupancy.
+ *   0.4-0.8 ms, most likely ~0.5 ms. Reasoning: 1.38 GB must move (0.32 ms at
+ *   copy speed). Per task (warp, 1024 rows) the three columns (43 staged words
+ *   per lane, 5.1 KB) arrive in one cp.async round trip; the three RANGE
+ *   leaves take the range_bits.cuh arithmetic (~5 instructions per code; SWAR
+ *   at w 8), about 800 warp-instructions per task with staging and epilogue,
+ *   i.e. ~0.2 ms of issue over 132 SMs x 4 schedulers, so the loads should
+ *   bound it: 32 resident warps per SM (64 registers) can hold far more than
+ *   the ~26 KB per SM in flight that 4.3 TB/s needs.
+ *   `colcol` (w16 vs w17, INT mode, no corrupt codes possible): 4.1 ms ->
+ *   0.4-0.8 ms (two cursors and the 64-bit key compare, ~26 instructions per
+ *   row: ~0.25 ms of issue; 0.27 ms at copy speed).
+ * If `tree` comes out above ~1 ms, look first at issue vs. dram throughput
+ * (ncu: sm__inst_executed, dram__throughput) and at achieved occupancy.
  */
 #include <atomic>
 #include <cstdlib>
