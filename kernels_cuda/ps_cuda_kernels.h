@@ -89,8 +89,6 @@ cudaError_t ps_cuda_launch_range(const ps_cuda_range_params *p, uint32_t max_blo
 
 /* Threads per block of the select kernels (a multiple of 32). */
 #define PS_CUDA_SELECT_BLOCK 256
-/* Row ids: bitmap words per thread; a block's tile is BLOCK * this words. */
-#define PS_CUDA_IDS_WORDS_PER_THREAD 4
 /* Reduce results: count, min, max, sum_lo, sum_hi, least corrupt row
  * (UINT64_MAX: none), as uint64 words. */
 #define PS_CUDA_REDUCE_RESULT_WORDS 6
@@ -114,14 +112,18 @@ typedef struct ps_cuda_row_ids_params {
   uint32_t pad_;
 } ps_cuda_row_ids_params;
 
-/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (block
- * counts, their scan, CUB's temporary storage). Enqueues nothing. */
+/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (CUB's
+ * tile status array for the single-pass scan, and a tile ticket). Enqueues
+ * nothing. */
 cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes);
 
-/* Size, then retrieve, on stream: per-tile popcounts, CUB exclusive scan of
- * them, and (when p->out) each tile writes its ids at its offset; *p->total
- * receives the count either way. workspace: 256-byte aligned, at least what
- * ps_cuda_row_ids_workspace said. */
+/* Size, then retrieve, on stream. With p->out: one kernel (after a tiny one
+ * that initializes the workspace) where each block counts a tile of the
+ * bitmap, gets the exclusive scan of the tile counts at its tile from CUB's
+ * single-pass scan (cub::ScanTileState, cub::TilePrefixCallbackOp) and writes
+ * its ids at that offset. Without: per-tile counts added up, workspace
+ * unused. *p->total receives the count either way. workspace: 256-byte
+ * aligned, at least what ps_cuda_row_ids_workspace said. */
 cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, void *workspace, size_t workspace_bytes,
                                    cudaStream_t stream);
 

@@ -79,22 +79,19 @@ PS_HD bool ps_sel_valid(const ps_prog_col &col, const uint8_t *validity, uint64_
 /* ---- row ids ----------------------------------------------------------------- */
 
 /* Row ids are written in one pass (select.cu): each block takes a tile of
- * bitmap words by ticket, publishes its count, finds its offset by decoupled
- * look-back over the tiles before it, and writes its ids. A warp owns
- * PS_SEL_IDS_ROUNDS rounds of 32 consecutive words (1024 rows each); in a
- * round lane l holds word l, extracts its set bits into the warp's staging
- * area at its exclusive prefix, and the warp then copies the round's ids out
- * contiguously (coalesced stores). Everything below is the arithmetic of that,
- * shared with the host check (tests/test_cuda_row_ids.cu). */
+ * bitmap words by ticket, counts it, gets the ids of the tiles before it from
+ * CUB's single-pass scan (cub::TilePrefixCallbackOp, decoupled look-back), and
+ * writes its ids. A warp owns PS_SEL_IDS_ROUNDS rounds of 32 consecutive
+ * words (1024 rows each); in a round lane l holds word l, extracts its set
+ * bits into the warp's staging area at its exclusive prefix, and the warp
+ * then copies the round's ids out contiguously (coalesced stores). Everything
+ * below is the arithmetic of that, shared with the host check
+ * (tests/test_cuda_row_ids.cu). */
 
 #define PS_SEL_IDS_WARPS (PS_CUDA_SELECT_BLOCK / 32)
 #define PS_SEL_IDS_ROUNDS 16u
 #define PS_SEL_IDS_TILE_WORDS (PS_SEL_IDS_WARPS * PS_SEL_IDS_ROUNDS * 32u)
 #define PS_SEL_IDS_TILE_ROWS (PS_SEL_IDS_TILE_WORDS * 32u)
-/* Look-back status of a tile: flag in the high half, value in the low half,
- * in one 64-bit word so that a reader never sees a flag without its value. */
-#define PS_SEL_IDS_AGGREGATE 1u /* value: the tile's own count */
-#define PS_SEL_IDS_PREFIX 2u    /* value: ids of all tiles up to and including it */
 
 /* Tiles of a chunk of `rows` rows (rows <= 2^31: fewer than 2^15 tiles, and
  * every row, count and offset of the chunk fits 32 bits). */
@@ -116,21 +113,6 @@ PS_HD uint32_t ps_sel_ids_round_row(uint32_t tile, uint32_t warp, uint32_t round
 /* Whether every word of the tile lies below rows/32 (no masking needed). */
 PS_HD bool ps_sel_ids_full_tile(uint64_t rows, uint32_t tile) {
   return (uint64_t)(tile + 1) * PS_SEL_IDS_TILE_WORDS <= rows / 32;
-}
-
-PS_HD uint64_t ps_sel_ids_status(uint32_t flag, uint32_t value) { return ((uint64_t)flag << 32) | value; }
-PS_HD uint32_t ps_sel_ids_flag(uint64_t status) { return (uint32_t)(status >> 32); }
-PS_HD uint32_t ps_sel_ids_value(uint64_t status) { return (uint32_t)status; }
-
-/* Lane `lane`'s share of one look-back window, whose lane l holds the status
- * of tile (t - 1 - l) (all flags set). pmask: lanes holding a PREFIX. Every
- * lane up to and including the nearest PREFIX adds its value (aggregates,
- * then that prefix); with no PREFIX, every lane does and the window moves on.
- * Branch-free: lowest set bit b of pmask, lanes 0..b keep ((b << 1) - 1),
- * which wraps to all lanes for b = 2^31 and for pmask = 0. */
-PS_HD uint32_t ps_sel_ids_lookback_part(uint32_t lane, uint32_t pmask, uint32_t value) {
-  const uint32_t upto = ((pmask & (0u - pmask)) << 1) - 1u;
-  return ((upto >> lane) & 1u) ? value : 0u;
 }
 
 PS_HD uint32_t ps_sel_ctz(uint32_t x) {

@@ -4,13 +4,16 @@
  * logic is in ps_cuda_select.cuh; this file holds the block/warp structure and
  * the extern "C" launchers.
  *
- * Row ids use size-then-retrieve in a single pass: every block popcounts a
- * tile of bitmap words, learns its offset by decoupled look-back over the
- * tiles before it, and writes its tile's ids there. No per-row atomics and no
- * over-allocation.
+ * Row ids use size-then-retrieve in a single pass: every block counts a tile
+ * of bitmap words, gets the exclusive scan of the tile counts at its tile
+ * from CUB's single-pass scan machinery (decoupled look-back), and writes
+ * its tile's ids there. No per-row atomics and no over-allocation.
  */
+#include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_reduce.cuh>
-#include <cuda/atomic>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+#include <cuda/std/functional>
 
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_select.cuh"
@@ -29,20 +32,32 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 /* ---- row ids ------------------------------------------------------------------ */
 
-/* One pass (ps_cuda_select.cuh describes the tile): the bitmap is read once,
- * the ids are written once, coalesced, and a block's offset comes from the
- * tiles before it by decoupled look-back (Merrill & Garland, "Single-pass
- * Parallel Prefix Scan with Decoupled Look-back"), so there is no separate
- * count pass, scan launch or second read of the bitmap.
+/* One pass (ps_cuda_select.cuh describes the tile): the bitmap is read once
+ * and the ids are written once, coalesced. A block counts its tile's set bits
+ * and gets the ids of the tiles before it from CUB's single-pass scan
+ * machinery (cub::TilePrefixCallbackOp over a cub::ScanTileState: the
+ * decoupled look-back of Merrill & Garland that cub::DeviceScan runs), so
+ * there is no separate count pass, scan launch or second read of the bitmap.
+ * The CUB pieces are used as cub's AgentScan / DispatchScan use them (CUDA
+ * 13's cub/agent/agent_scan.cuh, cub/device/dispatch/dispatch_scan.cuh): the
+ * status array sized by AllocationSize and set up by Init at the start of a
+ * 256-byte-aligned buffer, InitializeStatus in a grid of 128-thread blocks
+ * before the scan kernel, tile 0 publishing its count by SetInclusive, every
+ * other tile calling the callback with its count from its first warp.
+ * Unlike DeviceScan, the tile index is a ticket taken by the running block
+ * (not blockIdx), so a tile only ever waits on tiles whose blocks are already
+ * running, whatever the order in which the hardware starts blocks.
  *
  * Expected on an H200 (2^28 rows, uint32 ids; not yet measured): 2048 tiles,
- * 6 blocks of 256 threads per SM (40 registers, 16.5 KB shared). At 1% the
- * kernel reads the 33.5 MB bitmap and writes 10.7 MB: ~15 us (about 2.6 waves
- * of latency-bound blocks), plus the status memset and the 4-byte read back:
- * ~0.02-0.03 ms after the filter. At 50% it writes 537 MB of ids in 16-byte
- * stores: ~0.14-0.15 ms. With the filter at 0.194 ms (ps_filter_device, not
- * this file) the bench's ids_1pct / ids_50pct should read ~0.22 ms / ~0.35 ms
- * (were 0.434 / 0.694 with count pass + CUB scan + write pass). */
+ * 256-thread blocks with 16.5 KB of staging each. At 1% the kernel reads the
+ * 33.5 MB bitmap and writes 10.7 MB: ~15 us (about 2.6 waves of latency-bound
+ * blocks; with >= 500 tiles CUB's look-back naps ~450 ns before its first
+ * window and ~350 ns per re-poll), plus the status init kernel and the 4-byte read
+ * back: ~0.02-0.03 ms after the filter. At 50% it writes 537 MB of ids in
+ * 16-byte stores: ~0.14-0.15 ms. With the filter at 0.194 ms
+ * (ps_filter_device, not this file) the bench's ids_1pct / ids_50pct should
+ * read ~0.22 ms / ~0.35 ms (were 0.434 / 0.694 with count pass + CUB
+ * DeviceScan + write pass). */
 
 constexpr uint32_t kIdsWarps = PS_SEL_IDS_WARPS;
 constexpr uint32_t kIdsRounds = PS_SEL_IDS_ROUNDS;
@@ -51,27 +66,31 @@ static_assert((uint64_t)PS_SEL_IDS_TILE_ROWS * ((((uint64_t)1 << 31) + PS_SEL_ID
                                                  PS_SEL_IDS_TILE_ROWS) <= ((uint64_t)1 << 32),
               "rows of a 2^31-row chunk, tile by tile, fit 32 bits");
 
-/* The row id workspace: a ticket counter, then one status word per tile;
- * zeroed (cudaMemsetAsync) before each writing launch. */
-size_t ids_workspace_bytes(uint64_t rows) { return align_up(((size_t)ps_sel_ids_tiles(rows) + 1) * sizeof(uint64_t)); }
+/* Counts, offsets and totals of a chunk (<= 2^31 rows) fit 32 bits, so the
+ * tile status is CUB's single-word one (flag and value in one 8-byte word).
+ * The operator is cub::DeviceScan::ExclusiveSum's; the look-back's delay is
+ * TilePrefixCallbackOp's default for a primitive type. */
+using IdsSum = ::cuda::std::plus<>;
+using IdsTileState = cub::ScanTileState<uint32_t>;
+using IdsPrefixOp = cub::TilePrefixCallbackOp<uint32_t, IdsSum, IdsTileState>;
+using IdsWarpReduce = cub::WarpReduce<uint32_t>;
+using IdsWarpScan = cub::WarpScan<uint32_t>;
+using IdsBlockReduce = cub::BlockReduce<uint32_t, kBlock>;
+static_assert(IdsTileState::TILE_STATUS_PADDING == 32, "the look-back reads up to 32 tiles before tile 0");
 
-__device__ __forceinline__ uint32_t warp_sum(uint32_t x) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_add_sync(kFullWarp, x);
-#else
-  for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(kFullWarp, x, d);
-  return x;
-#endif
-}
+/* DispatchScan's INIT_KERNEL_THREADS: block 0 must have the 32 threads that
+ * write the padding in front of tile 0. */
+constexpr int kIdsInitThreads = 128;
 
-__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t x, uint32_t lane) {
-#pragma unroll
-  for (uint32_t d = 1; d < 32; d <<= 1) {
-    const uint32_t y = __shfl_up_sync(kFullWarp, x, d);
-    if (lane >= d) x += y;
-  }
-  return x;
+/* The row id workspace: the tile status array (CUB's AllocationSize bytes)
+ * from its start, then the ticket counter at the next 256-byte boundary;
+ * init_ids sets both before each writing launch. */
+size_t ids_status_bytes(uint32_t tiles) {
+  size_t bytes = 0;
+  (void)IdsTileState::AllocationSize((int)tiles, bytes); /* always cudaSuccess */
+  return bytes;
 }
+size_t ids_workspace_bytes(uint64_t rows) { return align_up(ids_status_bytes(ps_sel_ids_tiles(rows))) + kAlign; }
 
 /* The words of lane `lane` of warp `warp` in a tile, round by round: whole
  * aligned tiles with plain loads, the last tile (or an unaligned bitmap)
@@ -90,6 +109,17 @@ __device__ __forceinline__ void load_ids_words(const ps_cuda_row_ids_params &p, 
   }
 }
 
+/* The set bits of lane `lane`'s words of warp `warp` in a tile. */
+__device__ __forceinline__ uint32_t ids_lane_count(const ps_cuda_row_ids_params &p, uint32_t tile, uint32_t warp,
+                                                   uint32_t lane) {
+  uint32_t w[kIdsRounds];
+  load_ids_words(p, tile, warp, lane, w);
+  uint32_t mine = 0;
+#pragma unroll
+  for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
+  return mine;
+}
+
 /* Word `round` of lane `lane` of warp `warp` in a tile, loaded again in the
  * writing phase (from L1/L2: the block read it moments before) rather than
  * kept in registers through the look-back, which would cost occupancy. */
@@ -100,71 +130,35 @@ __device__ __forceinline__ uint32_t ids_word(const ps_cuda_row_ids_params &p, ui
                : ps_sel_bitmap_word(p.bitmap, p.rows, g, p.bitmap_aligned != 0);
 }
 
-/* Relaxed device-scope accesses to the status words: flag and value travel
- * in one 64-bit word, so no other ordering is needed. */
-__device__ __forceinline__ uint64_t status_load(unsigned long long *s) {
-  return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*s).load(cuda::std::memory_order_relaxed);
-}
-__device__ __forceinline__ void status_store(unsigned long long *s, uint64_t v) {
-  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*s).store(v, cuda::std::memory_order_relaxed);
-}
-
-/* Run by one whole warp: publishes the tile's count, walks back over the
- * tiles before it (32 at a time, lane l reading tile - 1 - l) until one with
- * its inclusive prefix, publishes the tile's own prefix, and returns the ids
- * before the tile. A tile waits only on tiles with smaller tickets, whose
- * blocks are already running and publish their counts before they wait: no
- * deadlock whatever the scheduling. */
-__device__ uint32_t ids_lookback(unsigned long long *status, uint32_t tile, uint32_t count, uint32_t lane) {
-  if (tile == 0) {
-    if (lane == 0) status_store(&status[0], ps_sel_ids_status(PS_SEL_IDS_PREFIX, count));
-    return 0;
-  }
-  if (lane == 0) status_store(&status[tile], ps_sel_ids_status(PS_SEL_IDS_AGGREGATE, count));
-  uint32_t before = 0;
-  int64_t window = (int64_t)tile - 1; /* the tile lane 0 reads */
-  for (;;) {
-    const int64_t t = window - (int64_t)lane;
-    /* Past tile 0: a prefix of 0, never reached (tile 0 only publishes its prefix). */
-    uint64_t s = t >= 0 ? status_load(&status[t]) : ps_sel_ids_status(PS_SEL_IDS_PREFIX, 0);
-    while (__any_sync(kFullWarp, ps_sel_ids_flag(s) == 0)) {
-      if (ps_sel_ids_flag(s) == 0) s = status_load(&status[t]);
-    }
-    const uint32_t pmask = __ballot_sync(kFullWarp, ps_sel_ids_flag(s) == PS_SEL_IDS_PREFIX);
-    before += warp_sum(ps_sel_ids_lookback_part(lane, pmask, ps_sel_ids_value(s)));
-    if (pmask) break;
-    window -= 32;
-  }
-  if (lane == 0) status_store(&status[tile], ps_sel_ids_status(PS_SEL_IDS_PREFIX, before + count));
-  return before;
+/* DeviceScanInitKernel plus the ticket: marks every tile's status not yet
+ * set (and the padding before tile 0 out of bounds), and zeroes the ticket.
+ * Grid: ceil(tiles / kIdsInitThreads) blocks of kIdsInitThreads. */
+__global__ void __launch_bounds__(kIdsInitThreads) init_ids(IdsTileState tile_state, int tiles, unsigned int *ticket) {
+  tile_state.InitializeStatus(tiles);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
 }
 
 /* Size: the set bits of a tile, added to *p.total (zeroed before). */
 __global__ void __launch_bounds__(kBlock) count_ids(const __grid_constant__ ps_cuda_row_ids_params p) {
-  __shared__ uint32_t warp_count[kIdsWarps];
+  __shared__ typename IdsBlockReduce::TempStorage tmp;
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
-  uint32_t w[kIdsRounds];
-  load_ids_words(p, blockIdx.x, warp, lane, w);
-  uint32_t mine = 0;
-#pragma unroll
-  for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
-  mine = warp_sum(mine);
-  if (lane == 0) warp_count[warp] = mine;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    uint32_t total = 0;
-    for (uint32_t i = 0; i < kIdsWarps; ++i) total += warp_count[i];
-    if (total) atomicAdd(p.total, total);
-  }
+  const uint32_t total = IdsBlockReduce(tmp).Sum(ids_lane_count(p, blockIdx.x, warp, lane));
+  if (threadIdx.x == 0 && total) atomicAdd(p.total, total);
 }
 
 /* Size and retrieve in one pass. The tile is the block's ticket (not
- * blockIdx), which is what makes the look-back safe. The last tile writes the
- * total. */
+ * blockIdx), which is what makes the look-back safe. The block's first warp
+ * runs CUB's look-back as BlockScan would run the prefix callback (all 32
+ * lanes, the tile's count in each, lane 0's result used); tile 0 publishes
+ * its count as its inclusive prefix, as AgentScan does. The last tile writes
+ * the total. */
 template <uint32_t kBytes, bool kAligned>
 __global__ void __launch_bounds__(kBlock)
-    write_ids(const __grid_constant__ ps_cuda_row_ids_params p, unsigned int *ticket, unsigned long long *status,
+    write_ids(const __grid_constant__ ps_cuda_row_ids_params p, unsigned int *ticket, IdsTileState tile_state,
               uint32_t tiles) {
+  __shared__ typename IdsPrefixOp::TempStorage prefix_tmp;
+  __shared__ typename IdsWarpReduce::TempStorage reduce_tmp[kIdsWarps];
+  __shared__ typename IdsWarpScan::TempStorage scan_tmp[kIdsWarps];
   __shared__ uint32_t s_tile, s_before;
   __shared__ uint32_t warp_count[kIdsWarps];
   __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
@@ -174,15 +168,12 @@ __global__ void __launch_bounds__(kBlock)
   const uint32_t tile = s_tile;
   const bool whole = p.bitmap_aligned && ps_sel_ids_full_tile(p.rows, tile);
 
-  uint32_t mine = 0;
-  {
-    uint32_t w[kIdsRounds];
-    load_ids_words(p, tile, warp, lane, w);
-#pragma unroll
-    for (uint32_t r = 0; r < kIdsRounds; ++r) mine += __popc(w[r]);
-  }
-  mine = warp_sum(mine);
-  if (lane == 0) warp_count[warp] = mine;
+  /* The tile's count and each warp's offset in it: warp sums, then the 8
+   * warp counts from shared memory. (cub::BlockScan over the threads' counts
+   * gives the same but costs 48 registers in write_ids<4, true> instead of
+   * 40, i.e. 5 blocks per SM instead of 6.) */
+  const uint32_t wsum = IdsWarpReduce(reduce_tmp[warp]).Sum(ids_lane_count(p, tile, warp, lane));
+  if (lane == 0) warp_count[warp] = wsum;
   __syncthreads();
   uint32_t warp_before = 0, count = 0;
 #pragma unroll
@@ -192,7 +183,13 @@ __global__ void __launch_bounds__(kBlock)
     count += c;
   }
   if (warp == 0) {
-    const uint32_t before = ids_lookback(status, tile, count, lane);
+    uint32_t before = 0;
+    if (tile == 0) {
+      if (lane == 0) tile_state.SetInclusive(0, count);
+    } else {
+      IdsPrefixOp prefix_op(tile_state, prefix_tmp, IdsSum(), (int)tile);
+      before = prefix_op(count); /* valid in lane 0 */
+    }
     if (lane == 0) {
       s_before = before;
       if (tile == tiles - 1) *p.total = before + count;
@@ -211,8 +208,8 @@ __global__ void __launch_bounds__(kBlock)
     const uint32_t word = next;
     if (r + 1 < kIdsRounds) next = ids_word(p, tile, warp, r + 1, lane, whole);
     const uint32_t c = __popc(word);
-    const uint32_t incl = warp_inclusive_sum(c, lane);
-    const uint32_t n = __shfl_sync(kFullWarp, incl, 31);
+    uint32_t incl, n;
+    IdsWarpScan(scan_tmp[warp]).InclusiveSum(c, incl, n);
     if (n == 0) continue; /* uniform across the warp */
     const uint32_t lead = kAligned ? ps_sel_ids_lead(out_elem, at, kBytes) : 0u;
     ps_sel_ids_extract(word, lane, mine_stage, lead + incl - c);
@@ -232,9 +229,9 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 template <uint32_t kBytes, bool kAligned>
-cudaError_t launch_write_ids(const ps_cuda_row_ids_params &p, unsigned int *ticket, unsigned long long *status,
+cudaError_t launch_write_ids(const ps_cuda_row_ids_params &p, unsigned int *ticket, const IdsTileState &tile_state,
                              uint32_t tiles, cudaStream_t stream) {
-  write_ids<kBytes, kAligned><<<tiles, kBlock, 0, stream>>>(p, ticket, status, tiles);
+  write_ids<kBytes, kAligned><<<tiles, kBlock, 0, stream>>>(p, ticket, tile_state, tiles);
   return cudaGetLastError();
 }
 
@@ -346,19 +343,27 @@ extern "C" cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, v
     count_ids<<<tiles, kBlock, 0, stream>>>(*p);
     return cudaGetLastError();
   }
-  const size_t need = ((size_t)tiles + 1) * sizeof(uint64_t);
-  if (!workspace || workspace_bytes < need) return cudaErrorInvalidValue;
-  cudaError_t err = cudaMemsetAsync(workspace, 0, need, stream);
+  if (p->index_bytes != 4 && p->index_bytes != 8) return cudaErrorInvalidValue;
+  /* The status array where DispatchScan puts it: at the start of a
+   * 256-byte-aligned allocation of AllocationSize bytes. */
+  const size_t status_bytes = ids_status_bytes(tiles);
+  const size_t ticket_at = align_up(status_bytes);
+  if (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlign != 0 ||
+      workspace_bytes < ticket_at + sizeof(unsigned int))
+    return cudaErrorInvalidValue;
+  IdsTileState tile_state;
+  cudaError_t err = tile_state.Init((int)tiles, workspace, status_bytes);
   if (err != cudaSuccess) return err;
-  unsigned int *ticket = static_cast<unsigned int *>(workspace);
-  unsigned long long *status = static_cast<unsigned long long *>(workspace) + 1;
+  unsigned int *ticket = reinterpret_cast<unsigned int *>(static_cast<uint8_t *>(workspace) + ticket_at);
+  const uint32_t init_blocks = (tiles + kIdsInitThreads - 1) / kIdsInitThreads;
+  init_ids<<<init_blocks, kIdsInitThreads, 0, stream>>>(tile_state, (int)tiles, ticket);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
   if (p->index_bytes == 4)
-    return p->out_aligned ? launch_write_ids<4, true>(*p, ticket, status, tiles, stream)
-                          : launch_write_ids<4, false>(*p, ticket, status, tiles, stream);
-  if (p->index_bytes == 8)
-    return p->out_aligned ? launch_write_ids<8, true>(*p, ticket, status, tiles, stream)
-                          : launch_write_ids<8, false>(*p, ticket, status, tiles, stream);
-  return cudaErrorInvalidValue;
+    return p->out_aligned ? launch_write_ids<4, true>(*p, ticket, tile_state, tiles, stream)
+                          : launch_write_ids<4, false>(*p, ticket, tile_state, tiles, stream);
+  return p->out_aligned ? launch_write_ids<8, true>(*p, ticket, tile_state, tiles, stream)
+                        : launch_write_ids<8, false>(*p, ticket, tile_state, tiles, stream);
 }
 
 extern "C" cudaError_t ps_cuda_reduce_workspace(uint64_t rows, uint32_t max_blocks, size_t *bytes) {

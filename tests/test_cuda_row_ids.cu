@@ -1,18 +1,19 @@
 /* Host check of the CUDA row-id kernel's arithmetic (kernels_cuda/
  * ps_cuda_select.cuh, used by write_ids / count_ids in select.cu): the tile
- * and round geometry, the bounded and whole-tile bitmap loads, the per-lane
- * extraction into the staging area, the warp's copy-out positions, and the
- * decoupled look-back, run here with host threads standing in for blocks
- * (random delays make tiles publish late, so windows of aggregates only and
- * spinning on unpublished tiles both happen). Compared with a plain loop over
- * the bits on random bitmaps: partial last words and tiles, empty and full
- * selections, uint32 and uint64 ids, id bases past 2^32, unaligned bitmaps
- * and outputs. Runs on the CPU, so CI checks the logic without a GPU. */
+ * and round geometry, the bounded and whole-tile bitmap loads, the per-warp
+ * counts and offsets inside a tile, the per-lane extraction into the staging
+ * area and the warp's copy-out positions. The offsets of the tiles (an
+ * exclusive scan of their counts) come on the GPU from CUB's single-pass scan
+ * (cub::TilePrefixCallbackOp, tested by CUB); here from a plain loop, after
+ * which host threads take tiles by ticket and write them in whatever order
+ * they get them. Compared with a plain loop over the bits on random bitmaps:
+ * partial last words and tiles, empty and full selections, uint32 and uint64
+ * ids, id bases past 2^32, unaligned bitmaps and outputs. Runs on the CPU, so
+ * CI checks the logic without a GPU. */
 #include "ps_cuda_select.cuh"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +22,7 @@
 #include <vector>
 
 static std::mt19937_64 rng;
-static int bad = 0;
+static std::atomic<int> bad{0}; /* EXPECT runs on the host threads too */
 
 #define EXPECT(cond, ...)                    \
   do {                                       \
@@ -35,61 +36,6 @@ static int bad = 0;
   } while (0)
 
 static const uint32_t kWarps = PS_SEL_IDS_WARPS, kRounds = PS_SEL_IDS_ROUNDS;
-
-/* Random short pauses so that host "blocks" interleave like resident blocks
- * (busy waits and yields: a sleep would cost a timer tick each). */
-static void jitter(std::mt19937 &r) {
-  const uint32_t k = r() % 16;
-  if (k == 0) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(r() % 20);
-    while (std::chrono::steady_clock::now() < until) {
-    }
-  } else if (k < 4) {
-    std::this_thread::yield();
-  }
-}
-
-/* The look-back of select.cu's ids_lookback, one warp emulated lane by lane:
- * lane l reads tile - 1 - l; unpublished tiles are read again until every
- * lane has a flag; the window's share is ps_sel_ids_lookback_part. */
-static uint32_t lookback(std::vector<std::atomic<uint64_t>> &status, uint32_t tile, uint32_t count,
-                         std::mt19937 &r) {
-  if (tile == 0) {
-    jitter(r);
-    status[0].store(ps_sel_ids_status(PS_SEL_IDS_PREFIX, count), std::memory_order_relaxed);
-    return 0;
-  }
-  jitter(r);
-  status[tile].store(ps_sel_ids_status(PS_SEL_IDS_AGGREGATE, count), std::memory_order_relaxed);
-  uint32_t before = 0;
-  int64_t window = (int64_t)tile - 1;
-  for (;;) {
-    uint64_t s[32];
-    for (uint32_t lane = 0; lane < 32; ++lane) {
-      const int64_t t = window - (int64_t)lane;
-      s[lane] = t >= 0 ? status[t].load(std::memory_order_relaxed) : ps_sel_ids_status(PS_SEL_IDS_PREFIX, 0);
-    }
-    for (;;) {
-      bool any = false;
-      for (uint32_t lane = 0; lane < 32; ++lane)
-        if (ps_sel_ids_flag(s[lane]) == 0) {
-          any = true;
-          s[lane] = status[window - (int64_t)lane].load(std::memory_order_relaxed);
-        }
-      if (!any) break;
-      std::this_thread::yield();
-    }
-    uint32_t pmask = 0;
-    for (uint32_t lane = 0; lane < 32; ++lane)
-      pmask |= (uint32_t)(ps_sel_ids_flag(s[lane]) == PS_SEL_IDS_PREFIX) << lane;
-    for (uint32_t lane = 0; lane < 32; ++lane) before += ps_sel_ids_lookback_part(lane, pmask, ps_sel_ids_value(s[lane]));
-    if (pmask) break;
-    window -= 32;
-  }
-  jitter(r);
-  status[tile].store(ps_sel_ids_status(PS_SEL_IDS_PREFIX, before + count), std::memory_order_relaxed);
-  return before;
-}
 
 struct run {
   const uint8_t *bitmap;
@@ -111,24 +57,40 @@ static void load_words(const run &p, uint32_t tile, uint32_t warp, uint32_t lane
   }
 }
 
-/* One block of write_ids. */
-static void write_tile(run &p, uint32_t tile, uint32_t tiles, std::vector<std::atomic<uint64_t>> &status,
-                       std::mt19937 &r) {
-  static thread_local uint32_t w[kWarps][32][kRounds];
-  uint32_t warp_count[kWarps] = {0};
-  for (uint32_t warp = 0; warp < kWarps; ++warp)
+/* select.cu's ids_lane_count, for every lane of every warp of a tile: the
+ * warp sums (cub::WarpReduce there). */
+static void warp_counts(const run &p, uint32_t tile, uint32_t (&w)[kWarps][32][kRounds], uint32_t *warp_count) {
+  for (uint32_t warp = 0; warp < kWarps; ++warp) {
+    warp_count[warp] = 0;
     for (uint32_t lane = 0; lane < 32; ++lane) {
       load_words(p, tile, warp, lane, w[warp][lane]);
       for (uint32_t k = 0; k < kRounds; ++k) warp_count[warp] += (uint32_t)__builtin_popcount(w[warp][lane][k]);
     }
-  uint32_t count = 0;
-  for (uint32_t i = 0; i < kWarps; ++i) count += warp_count[i];
-  const uint32_t before = lookback(status, tile, count, r);
-  if (tile == tiles - 1) p.total = before + count;
-  uint32_t warp_before = 0;
+  }
+}
+
+/* One block of write_ids, `before` being the ids of the tiles before it
+ * (what CUB's look-back returns to the block's first warp). */
+static void write_tile(run &p, uint32_t tile, uint32_t tiles, uint32_t before, std::mt19937 &r) {
+  static thread_local uint32_t w[kWarps][32][kRounds];
+  uint32_t warp_count[kWarps];
+  warp_counts(p, tile, w, warp_count);
+  /* Each warp's offset in the tile and the tile's count, as every thread of
+   * write_ids computes them from the shared warp counts. */
+  uint32_t offset[kWarps], count = 0;
   for (uint32_t warp = 0; warp < kWarps; ++warp) {
-    uint32_t at = before + warp_before;
-    warp_before += warp_count[warp];
+    uint32_t warp_before = 0, c_all = 0;
+    for (uint32_t i = 0; i < kWarps; ++i) {
+      warp_before += i < warp ? warp_count[i] : 0u;
+      c_all += warp_count[i];
+    }
+    offset[warp] = warp_before;
+    if (warp == 0) count = c_all;
+    EXPECT(c_all == count, "warp %u sees a tile count of %u, warp 0 %u", warp, c_all, count);
+  }
+  if (tile == tiles - 1) p.total = before + count;
+  for (uint32_t warp = 0; warp < kWarps; ++warp) {
+    uint32_t at = before + offset[warp];
     for (uint32_t k = 0; k < kRounds; ++k) {
       uint16_t stage[PS_SEL_IDS_STAGE_SLOTS];
       std::memset(stage, 0xee, sizeof stage);
@@ -172,20 +134,35 @@ static void write_tile(run &p, uint32_t tile, uint32_t tiles, std::vector<std::a
   }
 }
 
-/* The grid: host threads take tickets, as blocks do. */
+/* The grid. The tile counts' exclusive scan (CUB's single-pass scan on the
+ * GPU) by a plain loop; then host threads take tickets, as blocks do, each
+ * ticket naming a tile of a shuffled order, so tiles are written in any
+ * order and concurrently. */
 static void write_all(run &p, unsigned nthreads) {
   const uint32_t tiles = ps_sel_ids_tiles(p.rows);
-  std::vector<std::atomic<uint64_t>> status(tiles);
-  for (auto &s : status) s.store(0);
+  std::vector<uint32_t> before(tiles);
+  {
+    static uint32_t w[kWarps][32][kRounds];
+    uint32_t warp_count[kWarps], sum = 0;
+    for (uint32_t tile = 0; tile < tiles; ++tile) {
+      warp_counts(p, tile, w, warp_count);
+      before[tile] = sum;
+      for (uint32_t i = 0; i < kWarps; ++i) sum += warp_count[i];
+    }
+  }
+  std::vector<uint32_t> order(tiles);
+  for (uint32_t t = 0; t < tiles; ++t) order[t] = t;
+  std::shuffle(order.begin(), order.end(), rng);
   std::atomic<uint32_t> ticket{0};
   std::vector<std::thread> th;
+  const uint32_t seed = (uint32_t)rng(); /* rng is not for the threads */
   for (unsigned t = 0; t < nthreads; ++t)
     th.emplace_back([&, t] {
-      std::mt19937 r((uint32_t)rng() + t);
+      std::mt19937 r(seed + t);
       for (;;) {
-        const uint32_t tile = ticket.fetch_add(1);
-        if (tile >= tiles) break;
-        write_tile(p, tile, tiles, status, r);
+        const uint32_t k = ticket.fetch_add(1);
+        if (k >= tiles) break;
+        write_tile(p, order[k], tiles, before[order[k]], r);
       }
     });
   for (auto &t : th) t.join();
@@ -253,69 +230,12 @@ static void check(uint64_t rows, double density, uint64_t id_base, uint32_t byte
   for (const uint8_t *q = hi; q < outbuf.data() + outbuf.size(); ++q) EXPECT(*q == 0xab, "a byte past the ids was written");
 }
 
-/* The look-back alone over many small tiles (random counts), more threads
- * than cores so tiles publish out of order. */
-static void check_lookback(uint32_t tiles, unsigned nthreads) {
-  std::vector<uint32_t> counts(tiles), got(tiles);
-  for (auto &c : counts) c = (uint32_t)(rng() % 4 == 0 ? 0 : rng() % 70000);
-  std::vector<std::atomic<uint64_t>> status(tiles);
-  for (auto &s : status) s.store(0);
-  std::atomic<uint32_t> ticket{0};
-  std::vector<std::thread> th;
-  for (unsigned t = 0; t < nthreads; ++t)
-    th.emplace_back([&, t] {
-      std::mt19937 r((uint32_t)rng() + 100 + t);
-      for (;;) {
-        const uint32_t tile = ticket.fetch_add(1);
-        if (tile >= tiles) break;
-        got[tile] = lookback(status, tile, counts[tile], r);
-      }
-    });
-  for (auto &t : th) t.join();
-  uint32_t before = 0;
-  for (uint32_t t = 0; t < tiles; ++t) {
-    EXPECT(got[t] == before, "look-back of tile %u of %u: %u, expected %u", t, tiles, got[t], before);
-    before += counts[t];
-  }
-}
-
-/* The look-back against statuses already published in a chosen pattern:
- * runs of aggregates longer than a window (32 tiles) before the nearest
- * prefix, a prefix at every lane of the window, only tile 0 a prefix. */
-static void check_lookback_patterns() {
-  std::mt19937 r(7);
-  for (int it = 0; it < 3000; ++it) {
-    const uint32_t tile = 1 + (uint32_t)(rng() % 300);
-    const uint32_t p_every = it % 3 == 0 ? 0 : 1 + (uint32_t)(rng() % 80); /* 0: only tile 0 */
-    std::vector<std::atomic<uint64_t>> status(tile + 1);
-    uint32_t incl = 0;
-    for (uint32_t t = 0; t < tile; ++t) {
-      const uint32_t c = (uint32_t)(rng() % 3 == 0 ? 0 : rng() % 100000);
-      incl += c;
-      const bool prefix = t == 0 || (p_every && rng() % p_every == 0);
-      status[t].store(prefix ? ps_sel_ids_status(PS_SEL_IDS_PREFIX, incl) : ps_sel_ids_status(PS_SEL_IDS_AGGREGATE, c));
-    }
-    status[tile].store(0);
-    const uint32_t got = lookback(status, tile, 5, r);
-    EXPECT(got == incl, "look-back pattern %d (tile %u): %u, expected %u", it, tile, got, incl);
-    EXPECT(status[tile].load() == ps_sel_ids_status(PS_SEL_IDS_PREFIX, incl + 5), "tile %u's own prefix", tile);
-  }
-}
-
 int main() {
   const char *env = std::getenv("PACKSCAN_SEED");
   const unsigned long long seed = env ? std::strtoull(env, nullptr, 10) : (unsigned long long)std::random_device{}();
   rng.seed(seed);
   std::printf("test=cuda_row_ids seed=%llu\n", seed);
 
-  /* The look-back part on every pmask shape. */
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    EXPECT(ps_sel_ids_lookback_part(lane, 0, 7) == 7, "no prefix: every lane adds");
-    for (uint32_t b = 0; b < 32; ++b) {
-      const uint32_t pmask = (1u << b) | ((uint32_t)rng() & ~((2u << b) - 1u));
-      EXPECT(ps_sel_ids_lookback_part(lane, pmask, 7) == (lane <= b ? 7u : 0u), "lane %u, nearest prefix %u", lane, b);
-    }
-  }
   EXPECT(ps_sel_ids_tiles((uint64_t)1 << 31) * (uint64_t)PS_SEL_IDS_TILE_ROWS <= ((uint64_t)1 << 31),
          "a 2^31-row chunk's tiles");
 
@@ -337,19 +257,15 @@ int main() {
     check(2 * T + 100, 0.6, 64, bytes, false, bytes + 2);
     check(T / 2 + 3, 0.9, 0, bytes, true, 3);
   }
-  /* More than 32 tiles: look-back windows move past 32 tiles of aggregates. */
+  /* More than 32 tiles (more than one look-back window on the GPU). */
   check(40 * T + 12345, 0.02, (uint64_t)5 << 33, 8, false, 8);
   for (int i = 0; i < 6; ++i) {
     const uint64_t rows = 1 + rng() % (6 * T);
     const uint32_t bytes = rng() % 2 ? 4 : 8;
     check(rows, (double)(rng() % 1000) / 1000.0, 32 * (rng() % 1000), bytes, false, bytes * (uint32_t)(rng() % 4));
   }
-  check_lookback_patterns();
-  check_lookback(1, 2);
-  check_lookback(33, 8);
-  check_lookback(5000, 16);
-  check_lookback(16384, 8);
 
-  std::printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad);
-  return bad != 0;
+  const int nbad = bad.load();
+  std::printf("%s (%d bad)\n", nbad ? "FAIL" : "ok", nbad);
+  return nbad != 0;
 }
