@@ -59,8 +59,7 @@ constexpr uint32_t kWordsBlock = 128;
 constexpr uint32_t kWordsWarps = kWordsBlock / 32;
 
 /* One atomic per warp, and only when something went wrong. */
-__device__ __forceinline__ void raise_status(const ps_cuda_eval_params &p, uint32_t status,
-                                             uint32_t lane) {
+__device__ __forceinline__ void raise_status(const ps_cuda_eval_params &p, uint32_t status, uint32_t lane) {
   const uint32_t any = __reduce_or_sync(kFullWarp, status);
   if (lane == 0 && any) atomicOr(p.status, any);
 }
@@ -121,13 +120,11 @@ __global__ void __launch_bounds__(kWordsBlock, 8)
  * consecutive rows (one result word) per step. The loop condition depends
  * only on the warp's first row, so a warp's lanes iterate together and all
  * reach the ballot (rows past the chunk vote 0). */
-__global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK)
-    eval_rows_kernel(const __grid_constant__ ps_cuda_eval_params p) {
+__global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK) eval_rows_kernel(const __grid_constant__ ps_cuda_eval_params p) {
   const uint32_t lane = threadIdx.x & 31u;
   const uint32_t stride = gridDim.x * PS_CUDA_EVAL_BLOCK;
   uint32_t status = 0, selected = 0;
-  for (uint32_t base = blockIdx.x * PS_CUDA_EVAL_BLOCK + (threadIdx.x & ~31u); base < p.rows;
-       base += stride) {
+  for (uint32_t base = blockIdx.x * PS_CUDA_EVAL_BLOCK + (threadIdx.x & ~31u); base < p.rows; base += stride) {
     const uint32_t row = base + lane;
     const bool sel = row < p.rows && ps_row_selected(p, row, &status);
     const uint32_t word = __ballot_sync(kFullWarp, sel);
@@ -190,10 +187,9 @@ cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cuda
   return cudaGetLastError();
 }
 
-} // namespace
+}  // namespace
 
-extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks,
-                                           cudaStream_t stream) {
+extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
   static const bool row_kernel = std::getenv("PACKSCAN_CUDA_ROW_KERNEL") != nullptr;
   if (!row_kernel) return launch_words(p, max_blocks, stream);
   const uint64_t want = ((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK;

@@ -196,8 +196,8 @@ PS_HD uint32_t ps_valid_word(const ps_cuda_eval_params &p, uint32_t c, uint64_t 
  * (no registers held, every copy of the task in flight at once; the caller
  * commits and waits); otherwise eight loads are issued before their stores
  * so that each lane keeps 32 bytes in flight. */
-PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area,
-                          uint32_t lane, bool async) {
+PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area, uint32_t lane,
+                          bool async) {
   const ps_prog_col &col = p.prog.cols[c];
   const uint32_t w = col.width, n = 32u * w;
   /* i/w as umulhi(i, ceil(2^32/w)): exact for i < 2^21, here i < 2048. */
@@ -238,8 +238,7 @@ PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t tas
  * lane calls it, uniformly): the first __syncwarp keeps lanes still reading
  * the area's previous column from seeing it overwritten, the second makes the
  * stores visible to every lane. The host version does all 32 shares. */
-PS_HD void ps_stage(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area,
-                    uint32_t lane) {
+PS_HD void ps_stage(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area, uint32_t lane) {
 #ifdef __CUDA_ARCH__
   __syncwarp();
   ps_stage_share(p, c, task, area, lane, false);
@@ -343,8 +342,8 @@ typedef struct ps_leaf_bits {
 
 /* RANGE on codes: hit = (code - lo) <= span (lo + span <= the largest code). */
 template <bool Wide, bool Check>
-PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t w, uint64_t lo,
-                                  uint64_t span, uint64_t limit) {
+PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t w, uint64_t lo, uint64_t span,
+                                  uint64_t limit) {
   ps_cursor<Wide> cur;
   cur.init(area, lane, w);
   ps_leaf_bits r = {0u, 0u};
@@ -373,22 +372,22 @@ PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t 
 
 PS_HD uint32_t ps_range_fixed(uint32_t w, const uint32_t *src, uint64_t lo, uint64_t span) {
   switch (w) {
-#define PS_RF(W) \
-  case W: return ps_range::range_bits<W>(src, lo, span);
+    // clang-format off
+#define PS_RF(W) case W: return ps_range::range_bits<W>(src, lo, span);
     PS_RF(1) PS_RF(2) PS_RF(3) PS_RF(4) PS_RF(5) PS_RF(6) PS_RF(7) PS_RF(8)
     PS_RF(9) PS_RF(10) PS_RF(11) PS_RF(12) PS_RF(13) PS_RF(14) PS_RF(15) PS_RF(16)
     PS_RF(17) PS_RF(18) PS_RF(19) PS_RF(20) PS_RF(21) PS_RF(22) PS_RF(23) PS_RF(24)
     PS_RF(25) PS_RF(26) PS_RF(27) PS_RF(28) PS_RF(29) PS_RF(30) PS_RF(31) PS_RF(32)
 #undef PS_RF
+    // clang-format on
     default: return 0u; /* not reached: the caller checks w */
   }
 }
 
 /* SET and INLIST: the lookup runs only for valid rows with a sound code. */
 template <bool Wide>
-PS_HD ps_leaf_bits ps_lookup_codes(const ps_cuda_eval_params &p, const ps_insn &in,
-                                   const uint32_t *area, uint32_t lane, uint32_t w, uint32_t valid,
-                                   uint64_t limit, bool no_codes, uint32_t *status) {
+PS_HD ps_leaf_bits ps_lookup_codes(const ps_cuda_eval_params &p, const ps_insn &in, const uint32_t *area, uint32_t lane,
+                                   uint32_t w, uint32_t valid, uint64_t limit, bool no_codes, uint32_t *status) {
   ps_cursor<Wide> cur;
   cur.init(area, lane, w);
   ps_leaf_bits r = {0u, 0u};
@@ -397,8 +396,8 @@ PS_HD ps_leaf_bits ps_lookup_codes(const ps_cuda_eval_params &p, const ps_insn &
     const bool bad = no_codes || code > limit;
     r.bad |= (uint32_t)bad << j;
     if (bad || !((valid >> j) & 1u)) continue;
-    const bool hit = in.op == PS_OP_SET ? ps_aux_bit(p, (uint64_t)in.aux_a + code, status)
-                                        : ps_in_list(p, in.aux_a, in.lo, code);
+    const bool hit =
+        in.op == PS_OP_SET ? ps_aux_bit(p, (uint64_t)in.aux_a + code, status) : ps_in_list(p, in.aux_a, in.lo, code);
     r.hits |= (uint32_t)hit << j;
   }
   return r;
@@ -412,8 +411,8 @@ typedef struct ps_cmp_bits {
 
 template <bool WideA, bool WideB>
 PS_HD ps_cmp_bits ps_cmp_codes(const ps_cuda_eval_params &p, const ps_insn &in, const uint32_t *area_a,
-                               const uint32_t *area_b, uint32_t lane, uint32_t valid_a,
-                               uint32_t valid_b, uint32_t *status) {
+                               const uint32_t *area_b, uint32_t lane, uint32_t valid_a, uint32_t valid_b,
+                               uint32_t *status) {
   const ps_prog_col &ca = p.prog.cols[in.col_a], &cb = p.prog.cols[in.col_b];
   const bool none_a = (ca.flags & PS_COLF_NO_CODES) != 0, none_b = (cb.flags & PS_COLF_NO_CODES) != 0;
   const uint32_t mode = PS_INSN_MODE(in.flags);
@@ -501,13 +500,20 @@ PS_HD ps_cmp_bits ps_cmp_int_dispatch(const ps_cuda_eval_params &p, const ps_ins
 /* The rows where a <cmp> b, from the order masks (an unknown cmp: none). */
 PS_HD uint32_t ps_cmp_mask(uint32_t cmp, const ps_cmp_bits &r) {
   switch (cmp) {
-    case PS_CMP_EQ: return r.eq;
-    case PS_CMP_NE: return ~r.eq;
-    case PS_CMP_LT: return r.lt;
-    case PS_CMP_LE: return r.lt | r.eq;
-    case PS_CMP_GT: return r.gt;
-    case PS_CMP_GE: return r.gt | r.eq;
-    default: return 0u;
+    case PS_CMP_EQ:
+      return r.eq;
+    case PS_CMP_NE:
+      return ~r.eq;
+    case PS_CMP_LT:
+      return r.lt;
+    case PS_CMP_LE:
+      return r.lt | r.eq;
+    case PS_CMP_GT:
+      return r.gt;
+    case PS_CMP_GE:
+      return r.gt | r.eq;
+    default:
+      return 0u;
   }
 }
 
@@ -527,10 +533,10 @@ typedef struct ps_stage_state {
 #define PS_STAGE_B 2
 
 /* The area holding slot c's words for this task, staged on demand. */
-PS_HD const uint32_t *ps_staged(const ps_cuda_eval_params &p, ps_stage_state *s, uint32_t c, int want,
-                                uint64_t task, uint32_t lane) {
+PS_HD const uint32_t *ps_staged(const ps_cuda_eval_params &p, ps_stage_state *s, uint32_t c, int want, uint64_t task,
+                                uint32_t lane) {
   if (p.prog.cols[c].width == 0) return s->area0; /* nothing is read */
-  if (s->L->all) return s->area0 + s->L->off[c];   /* staged for the task already */
+  if (s->L->all) return s->area0 + s->L->off[c];  /* staged for the task already */
   if (want != PS_STAGE_B && s->slot0 == (int)c) return s->area0;
   if (want != PS_STAGE_A && s->slot1 == (int)c) return s->area1;
   if (want == PS_STAGE_B) {
@@ -620,7 +626,7 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stag
                   : ps_range_codes<false, false>(area, lane, w, lo, hi - lo, col.code_limit);
     }
     r.hits ^= neg ^ negate; /* fold the empty-range flip back into hits */
-  } else { /* SET, INLIST */
+  } else {                  /* SET, INLIST */
     const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
     r = w > 32 ? ps_lookup_codes<true>(p, in, area, lane, w, valid, col.code_limit, false, status)
                : ps_lookup_codes<false>(p, in, area, lane, w, valid, col.code_limit, false, status);
@@ -641,8 +647,8 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stag
  * out as L says (with L.all, the caller ran ps_stage_all for this task). The
  * host validated the program (opcodes, slots, stack discipline, depth). The
  * stack's top lives in registers; the values below it in a small array. */
-PS_HD uint32_t ps_eval_word(const ps_cuda_eval_params &p, const ps_words_layout &L, uint32_t *area,
-                            uint64_t task, uint32_t lane, uint32_t rows, uint32_t *status) {
+PS_HD uint32_t ps_eval_word(const ps_cuda_eval_params &p, const ps_words_layout &L, uint32_t *area, uint64_t task,
+                            uint32_t lane, uint32_t rows, uint32_t *status) {
   ps_stage_state s = {&L, area, area + L.off[0], -1, -1};
   uint32_t below_t[PS_MAX_STACK], below_f[PS_MAX_STACK];
   uint32_t top_t = 0, top_f = 0, depth = 0;
@@ -703,8 +709,7 @@ PS_HD void ps_store_bitmap_word(const ps_cuda_eval_params &p, uint64_t g, uint32
  * lanes thus write 128 contiguous bytes per step. */
 PS_HD uint32_t ps_mask_src_lane(uint32_t m, uint32_t lane) { return 4 * m + (lane >> 3); }
 
-PS_HD void ps_store_mask_share(const ps_cuda_eval_params &p, uint64_t task, uint32_t m, uint32_t lane,
-                               uint32_t src) {
+PS_HD void ps_store_mask_share(const ps_cuda_eval_params &p, uint64_t task, uint32_t m, uint32_t lane, uint32_t src) {
   const uint64_t row = task * PS_WORDS_TASK_ROWS + 128 * m + 4 * lane;
   if (row >= p.rows) return;
   const uint32_t nib = (src >> (4 * (lane & 7u))) & 15u;

@@ -117,11 +117,16 @@ static void make_leaf(scenario &s, ps_insn &in) {
       in.op = PS_OP_RANGE;
       auto val = [&]() -> uint64_t {
         switch (rnd(5)) {
-          case 0: return 0;
-          case 1: return cmax;
-          case 2: return cmax + rnd(3);
-          case 3: return rng();
-          default: return rng() & cmax;
+          case 0:
+            return 0;
+          case 1:
+            return cmax;
+          case 2:
+            return cmax + rnd(3);
+          case 3:
+            return rng();
+          default:
+            return rng() & cmax;
         }
       };
       in.lo = val();
@@ -143,7 +148,8 @@ static void make_leaf(scenario &s, ps_insn &in) {
       in.op = PS_OP_INLIST;
       const uint32_t count = (uint32_t)rnd(6);
       std::vector<uint64_t> pts;
-      for (uint32_t k = 0; k < 2 * count; ++k) pts.push_back(coin(50) ? rnd(cmax < 100 ? cmax + 1 : 100) : rng() & cmax);
+      for (uint32_t k = 0; k < 2 * count; ++k)
+        pts.push_back(coin(50) ? rnd(cmax < 100 ? cmax + 1 : 100) : rng() & cmax);
       std::sort(pts.begin(), pts.end());
       in.aux_a = (uint32_t)s.aux.size();
       uint32_t kept = 0;
@@ -228,7 +234,8 @@ static void prepare_outputs(scenario &s, outputs &o, bool with_sel_copy) {
   const size_t bm_bytes = ((size_t)rows + 7) / 8;
   o.bitmap.init(bm_bytes, s.bitmap_shift);
   o.mask.init(rows, s.mask_shift);
-  if (with_sel_copy) memcpy(o.bitmap.ptr(), s.sel.ptr(), bm_bytes);
+  if (with_sel_copy)
+    memcpy(o.bitmap.ptr(), s.sel.ptr(), bm_bytes);
   else
     for (size_t i = 0; i < bm_bytes; ++i) o.bitmap.ptr()[i] = (uint8_t)rng(); /* overwritten */
   for (size_t i = 0; i < rows; ++i) o.mask.ptr()[i] = 0x5a;
@@ -339,9 +346,9 @@ int main(int argc, char **argv) {
     if (a.status & PS_CUDA_FLAG_AUX) ++aux_runs;
     if (b.all_tasks) ++all_runs;
     if (!ok && bad++ < 5) {
-      printf("MISMATCH it=%ld rows=%u insns=%u cols=%u count %llu/%llu status %08x/%08x sel=%d in_place=%d\n", it,
-             rows, s.p.prog.n_insns, s.p.prog.n_cols, (unsigned long long)a.count, (unsigned long long)b.count,
-             a.status, b.status, s.p.selection_in != nullptr, (int)s.in_place);
+      printf("MISMATCH it=%ld rows=%u insns=%u cols=%u count %llu/%llu status %08x/%08x sel=%d in_place=%d\n", it, rows,
+             s.p.prog.n_insns, s.p.prog.n_cols, (unsigned long long)a.count, (unsigned long long)b.count, a.status,
+             b.status, s.p.selection_in != nullptr, (int)s.in_place);
       for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) {
         const ps_insn &in = s.p.prog.insns[i];
         printf("  insn %u op %u flags %x a %u b %u lo %llu hi %llu\n", i, in.op, in.flags, in.col_a, in.col_b,
