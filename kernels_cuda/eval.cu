@@ -168,15 +168,25 @@ uint32_t words_resident_blocks(uint32_t strides, size_t smem) {
   return v;
 }
 
+cudaError_t launch_rows(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
+  const uint64_t want = ((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK;
+  const uint32_t blocks = (uint32_t)(want < max_blocks ? want : (max_blocks ? max_blocks : 1));
+  eval_rows_kernel<<<blocks, PS_CUDA_EVAL_BLOCK, 0, stream>>>(*p);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
   const ps_words_layout L = ps_words_layout_of(p->prog, kAllBudgetWords);
   const size_t smem = (size_t)kWordsWarps * L.words * sizeof(uint32_t);
   if (smem > 48 * 1024) {
-    /* Above the default per-block limit the kernel must opt in (sm_80+ allow
-     * 163-227 KB; here at most 66.5 KB: per-leaf staging of w 64 vs 64). */
-    const cudaError_t err =
-        cudaFuncSetAttribute(eval_words_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (err != cudaSuccess) return err;
+    /* Above the default per-block limit (only a CMPCOL of two columns of
+     * about 48 bits or more needs it: per-leaf staging takes up to 66.5 KB)
+     * the per-row kernel runs instead. The opt-in through
+     * cudaFuncSetAttribute(MaxDynamicSharedMemorySize) failed on the H200 in
+     * run 3 (cudaErrorInvalidValue at a 49,200-byte launch, chunking.cuda,
+     * seed 2249695442) for a reason not yet established; the per-row kernel
+     * needs no shared memory and is as exact. */
+    return launch_rows(p, max_blocks, stream);
   }
   const uint64_t words = ((uint64_t)p->rows + 31) / 32;
   const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);
@@ -192,10 +202,7 @@ cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cuda
 extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
   static const bool row_kernel = std::getenv("PACKSCAN_CUDA_ROW_KERNEL") != nullptr;
   if (!row_kernel) return launch_words(p, max_blocks, stream);
-  const uint64_t want = ((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK;
-  const uint32_t blocks = (uint32_t)(want < max_blocks ? want : (max_blocks ? max_blocks : 1));
-  eval_rows_kernel<<<blocks, PS_CUDA_EVAL_BLOCK, 0, stream>>>(*p);
-  return cudaGetLastError();
+  return launch_rows(p, max_blocks, stream);
 }
 
 extern "C" cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out) {

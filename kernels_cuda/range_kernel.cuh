@@ -99,11 +99,17 @@ struct tile_loads {
   }
 };
 
-/* Grid-stride over tiles, software-pipelined: the loads of the block's next
- * tile are issued before the current tile is computed and written, so a
- * block keeps memory busy while it computes (without this, a grid sized to
- * the resident blocks alternates between loading and computing, and run 2
- * showed it latency-bound). */
+/* Widths from 16 up: resident blocks loop over tiles, the next tile's loads
+ * issued before the current one is computed (run 3 on the H200: 95-97% of
+ * the copy bandwidth at 32-64 bits, against 80% with one block per tile).
+ * Below 16 bits: one block per tile, no prefetch (the prefetched vectors
+ * would stay live through the compute: 70-119 registers). A block then
+ * loads, waits and computes, and the SM overlaps blocks instead of stages. */
+template <int W>
+__host__ __device__ constexpr bool pipelined() {
+  return W >= 16;
+}
+
 template <int W>
 __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__ ps_cuda_range_params p) {
   constexpr int S = stride<W>();
@@ -119,16 +125,19 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
   uint32_t selected = 0;
   tile_loads<W> in;
   uint64_t first = (uint64_t)blockIdx.x * kTile;
-  if constexpr (W > 0) {
+  if constexpr (pipelined<W>()) {
     if (first < words) in.load(p, first);
   }
   for (; first < words; first += step) {
     if constexpr (W > 0) {
+      if constexpr (!pipelined<W>()) in.load(p, first);
       in.stage(tile);
       __syncthreads();
-      if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
+      if constexpr (pipelined<W>()) {
+        if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
+      }
     }
-#pragma unroll
+#pragma unroll 1 /* below 16 bits R words are independent: one at a time keeps registers down */
     for (int m = 0; m < R; m++) {
       const int local = m * kThreads + threadIdx.x; /* consecutive threads, consecutive words */
       const uint64_t g = first + local;
@@ -178,23 +187,20 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* The grid: by default one block per tile (the hardware scheduler then
- * overlaps one block's loads with another's compute; OpenCL's range.cl has
- * this shape and ran at 62-79% of the copy bandwidth at widths 1..12 on the
- * H200 where the CUDA kernel with a grid of resident blocks ran at 30-56%).
- * PACKSCAN_CUDA_RANGE_WAVES=<n> (n >= 1) sizes the grid to n times the
- * resident blocks instead, each block then looping over tiles with the next
- * tile's loads in flight: a measuring knob (ci/gpu.sh times both in one run),
- * read once per process. */
-inline uint32_t grid_waves() {
-  static std::atomic<int> waves{-1};
+/* The grid (see pipelined()): below 16 bits one block per tile, from 16 bits
+ * the resident blocks. PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every
+ * width: n times the resident blocks, 0 one block per tile. A measuring knob
+ * (ci/gpu.sh times the other shape in the same run), read once per process;
+ * -1 when unset. */
+inline int grid_waves() {
+  static std::atomic<int> waves{-2}; /* -2: not read yet; -1: not set */
   int v = waves.load(std::memory_order_relaxed);
-  if (v < 0) {
+  if (v == -2) {
     const char *e = getenv("PACKSCAN_CUDA_RANGE_WAVES");
-    v = e && *e >= '0' && *e <= '9' ? atoi(e) : 0;
+    v = e && *e >= '0' && *e <= '9' ? atoi(e) : -1;
     waves.store(v > 64 ? 64 : v, std::memory_order_relaxed);
   }
-  return (uint32_t)waves.load(std::memory_order_relaxed);
+  return waves.load(std::memory_order_relaxed);
 }
 
 template <int W>
@@ -202,7 +208,8 @@ cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStrea
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   const uint64_t tile = (uint64_t)kThreads * words_per_thread<W>();
   const uint64_t want = (words + tile - 1) / tile;
-  const uint32_t waves = grid_waves();
+  const int knob = grid_waves();
+  const uint32_t waves = knob >= 0 ? (uint32_t)knob : pipelined<W>() ? 1u : 0u;
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
   range_kernel<W><<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);

@@ -367,6 +367,33 @@ static void widths(void) {
   expect_count(on_like(zs, "y", 1, -1, 1), "width 0 dict NOT LIKE 'y'", 31);
   expect_count(on_cmpcol(z, PS_LT, zu), "width 0: 42 < 65535", 31);
   tr_clear(&tr);
+
+  /* Two 64-bit columns compared, next to more wide leaves: the CUDA per-word
+   * kernel would stage 66.5 KB per block here (more than the default 48 KB;
+   * it takes the per-row kernel instead). A random run on the H200 hit that
+   * path once and failed to launch. */
+  th_case("width 64 vs 64");
+  enum { NW = 1000 };
+  uint64_t *a = th_calloc(NW, sizeof *a), *b = th_calloc(NW, sizeof *b), *c = th_calloc(NW, sizeof *c);
+  uint64_t lt = 0, both = 0;
+  for (int i = 0; i < NW; i++) {
+    a[i] = th_u64(&th.rng);
+    b[i] = i % 3 ? th_u64(&th.rng) : a[i];
+    c[i] = th_below(&th.rng, (uint64_t)1 << 48);
+    lt += a[i] < b[i];
+    both += a[i] < b[i] && c[i] < ((uint64_t)1 << 47);
+  }
+  int ca = add_for(PS_TYPE_UINT64, 64, 0, 0, 0, a, NW, NULL);
+  int cb = add_for(PS_TYPE_UINT64, 64, 0, 0, 0, b, NW, NULL);
+  int cc = add_for(PS_TYPE_UINT64, 48, 0, 0, 0, c, NW, NULL);
+  free(a);
+  free(b);
+  free(c);
+  if (ca < 0 || cb < 0 || cc < 0) return;
+  expect_count(on_cmpcol(ca, PS_LT, cb), "w64 < w64", lt);
+  expect_count(on_and(on_cmpcol(ca, PS_LT, cb), on_cmp(cc, PS_LT, ps_lit_uint((uint64_t)1 << 47))),
+               "w64 < w64 AND w48 < 2^47", both);
+  tr_clear(&tr);
   th_case("%s", "");
 }
 
