@@ -164,6 +164,7 @@ static ps_status probe_device(ps_backend *be) {
   cl_bool available = CL_FALSE, compiler = CL_FALSE, little = CL_TRUE;
   cl_ulong max_alloc = 0, local_mem = 0;
   size_t max_wg = 0;
+  cl_device_type type = 0;
   struct {
     cl_device_info what;
     const char *name;
@@ -176,6 +177,7 @@ static ps_status probe_device(ps_backend *be) {
       {CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE", &max_alloc, sizeof max_alloc},
       {CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE", &max_wg, sizeof max_wg},
       {CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE", &local_mem, sizeof local_mem},
+      {CL_DEVICE_TYPE, "CL_DEVICE_TYPE", &type, sizeof type},
   };
   for (size_t i = 0; i < sizeof queries / sizeof *queries; ++i) {
     err = clGetDeviceInfo(be->device, queries[i].what, queries[i].size, queries[i].value, NULL);
@@ -189,6 +191,7 @@ static ps_status probe_device(ps_backend *be) {
                             "run time)",
                             be->device_name);
   be->little_endian = little != CL_FALSE;
+  be->cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
   be->has_fp64 = has_extension(extensions, "cl_khr_fp64");
   be->max_alloc = max_alloc;
   be->local_mem = local_mem;

@@ -213,8 +213,15 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
 #define RANGE_WANT_BITMAP 2u
 #define RANGE_ALIGNED16 4u
 
-/* Result words per work-item of range.cl (its PS_R). */
-static uint32_t range_words_per_item(uint32_t width) { return width == 0 ? 8 : width >= 16 ? 1 : (16 + width - 1) / width; }
+/* Result words per work-item of range.cl's CPU variant (its PS_RANGE_R), 0
+ * on other devices (they take the staged variant). */
+static uint32_t range_direct_words(const ps_backend *be) { return be->cpu ? PS_CL_RANGE_CPU_WORDS : 0; }
+
+/* Result words per work-item of range.cl (its PS_R, or PS_RANGE_R on a CPU). */
+static uint32_t range_words_per_item(const ps_backend *be, uint32_t width) {
+  if (be->cpu) return range_direct_words(be);
+  return width == 0 ? 8 : width >= 16 ? 1 : (16 + width - 1) / width;
+}
 
 /* The fast path's launch: range.cl's arguments. */
 typedef struct range_params {
@@ -273,15 +280,21 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
 
 /* The work-group size range.cl is built with for this width: the largest
  * power of two up to PS_CL_RANGE_WORK_GROUP that the device allows and whose
- * staging tile fits its local memory; 0 if none does (general path). */
+ * staging tile fits its local memory; 0 if none does (general path). On a
+ * CPU, PS_CL_RANGE_CPU_WORK_GROUP (or less, as the device allows). */
 static size_t range_work_group(const ps_backend *be, uint32_t width) {
+  if (be->cpu) { /* the direct variant: no local memory, any group size */
+    size_t cwg = PS_CL_RANGE_CPU_WORK_GROUP;
+    while (cwg > be->max_work_group) cwg /= 2;
+    return cwg;
+  }
   uint64_t stride = width == 0 ? 1 : width % 2 ? width : width + 1;
   size_t wg = PS_CL_RANGE_WORK_GROUP;
   while (wg > be->max_work_group) wg /= 2;
   /* tile + reduction scratch, in bytes */
-  while (wg >= 4 && (uint64_t)wg * (range_words_per_item(width) * stride + 1) * 4 > be->local_mem) wg /= 2;
+  while (wg >= 4 && (uint64_t)wg * (range_words_per_item(be, width) * stride + 1) * 4 > be->local_mem) wg /= 2;
   /* A tile must start at a 16-byte boundary of the stream: 4 | tile words. */
-  return wg * range_words_per_item(width) % 4 == 0 ? wg : 0;
+  return wg * range_words_per_item(be, width) % 4 == 0 ? wg : 0;
 }
 
 /* Runs the fast path. *done = 0 when the device cannot run it (the caller
@@ -291,7 +304,7 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
   size_t wg = range_work_group(be, rp->width);
   if (wg == 0) return PS_OK;
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, &prog));
+  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, range_direct_words(be), &prog));
   ps_cl_kernel_id id = a->count ? PS_CL_RANGE_COUNT : PS_CL_RANGE;
   if (prog->work_group[id] == 0) return PS_OK;
   *done = 1;
@@ -315,7 +328,7 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
   PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_mem), &be->status));
   if (a->count) PS_CL_TRY(ps_cl_reset_status(be, 0, 1));
   /* One work-group per tile of wg * R result words. */
-  uint64_t words = (a->rows + 31) / 32, tile = (uint64_t)wg * range_words_per_item(rp->width);
+  uint64_t words = (a->rows + 31) / 32, tile = (uint64_t)wg * range_words_per_item(be, rp->width);
   PS_CL_TRY(ps_cl_launch(be, prog, id, (size_t)((words + tile - 1) / tile * wg)));
   if (!a->count) return PS_OK;
   cl_uint count = 0;

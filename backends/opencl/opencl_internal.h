@@ -35,6 +35,12 @@
  * compile-time constant of its builds. */
 #define PS_CL_RANGE_WORK_GROUP 128u
 
+/* On a CPU device (range.cl's PS_RANGE_DIRECT variant): work-group size and
+ * result words per work-item, chosen by measurement on PoCL 3.1 (2 cores,
+ * 2^26 rows; 4 x 64 measured about the same, 1 x 64 far slower). */
+#define PS_CL_RANGE_CPU_WORK_GROUP 16u
+#define PS_CL_RANGE_CPU_WORDS 32u
+
 /* PACKSCAN_OPENCL_JIT=auto (default): filters of at least this many rows per
  * chunk run a program specialized for their shape. */
 #define PS_CL_JIT_MIN_ROWS (UINT64_C(1) << 22)
@@ -72,6 +78,7 @@ struct ps_backend {
   char device_name[512];
   int has_fp64;
   int little_endian;
+  int cpu; /* CL_DEVICE_TYPE_CPU: range.cl takes its direct-read variant (PS_RANGE_DIRECT) */
   uint64_t max_alloc;
   uint64_t local_mem;
   size_t max_work_group;
@@ -98,8 +105,11 @@ const char *ps_cl_error_name(cl_int err);
  * shape table (see filter.cl) a filter specialized for it; built on first use. */
 ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **out);
 /* The single-range fast path (range.cl) for one bit width, built with a
- * work-group of `work_group` work-items (a power of two, see range.cl). */
-ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, const ps_cl_cached **out);
+ * work-group of `work_group` work-items (a power of two, see range.cl);
+ * direct_words > 0: its CPU variant (PS_RANGE_DIRECT) with that many result
+ * words per work-item. */
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
+                              const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call

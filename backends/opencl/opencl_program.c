@@ -199,11 +199,14 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
   return cached_program(be, options, shape, shape[0] ? BUILD_SPECIALIZED : BUILD_GENERIC, 0, out);
 }
 
-ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, const ps_cl_cached **out) {
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
+                              const ps_cl_cached **out) {
   char options[192];
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
-  snprintf(options + n, sizeof options - n, " -DPS_W=%u -DPS_RANGE_WG=%zu", width, work_group);
+  n += (size_t)snprintf(options + n, sizeof options - n, " -DPS_W=%u -DPS_RANGE_WG=%zu", width, work_group);
+  if (direct_words && n < sizeof options)
+    snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
   return cached_program(be, options, "", BUILD_RANGE, work_group, out);
 }
 
