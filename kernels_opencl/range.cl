@@ -36,9 +36,10 @@
  * On a CPU device the host builds the direct variant instead
  * (-DPS_RANGE_DIRECT=1 -DPS_RANGE_R=<r>, same kernels and arguments): a
  * work-item reads its r consecutive result words' stream words straight from
- * global memory (no staging, no barrier); SWAR widths run on 16 stream words
- * per vector, widths that are not multiples of 16 on 16 result words per
- * vector (one per lane). GPU builds never define PS_RANGE_DIRECT.
+ * global memory (no staging, no barrier); the SWAR widths (2, 4, 8) run on
+ * 16 stream words per vector, widths from 3 up other than 16 and 32 on 16
+ * result words per vector (one per lane). GPU builds never define
+ * PS_RANGE_DIRECT.
  *
  * PoCL miscompiles barriers under a branch (even a uniform one): every
  * barrier here is reached unconditionally by every work-item; work-groups
@@ -280,10 +281,11 @@ static void ps_direct_vec(uint16 x, uint L, uint S, uint *res) {
 }
 #endif
 
-/* Not at widths that are multiples of 16: there the per-word code of the
- * general case vectorizes by itself (measured: lanes 10-11 ms against 7.5-8.5
- * at 16 bits, even at 32-64; 2-2.7x faster at 3, 12 and 20 bits). */
-#if !defined(PS_DIRECT_VEC) && PS_W >= 3 && PS_W % 16 != 0 && PS_RANGE_R % 16 == 0
+/* Not at 16 and 32 bits: there the per-word code of the general case
+ * vectorizes by itself (measured at 2^26 rows: lanes 10-11 ms against
+ * 7.5-8.5 at 16 bits, even at 32; 2-2.7x faster at 3, 12 and 20 bits, 48
+ * bits 36 -> 28 ms, 64 bits 40 -> 30-35 ms). */
+#if !defined(PS_DIRECT_VEC) && PS_W >= 3 && (PS_W % 16 != 0 || PS_W > 32) && PS_RANGE_R % 16 == 0
 #define PS_DIRECT_LANES 1
 /* ps_range_bits for 16 consecutive result words at once, one per vector
  * lane, so that every constant shift and compare of the 32 codes is one
