@@ -38,7 +38,8 @@
  * work-item reads its r consecutive result words' stream words straight from
  * global memory (no staging, no barrier); the SWAR widths (2, 4, 8) run on
  * 16 stream words per vector, widths from 3 up other than 16 and 32 on 16
- * result words per vector (one per lane). GPU builds never define
+ * result words per vector (one per lane), and their validity, bitmap stores
+ * and counts 16 result words at a time. GPU builds never define
  * PS_RANGE_DIRECT.
  *
  * PoCL miscompiles barriers under a branch (even a uniform one): every
@@ -250,7 +251,43 @@ static uint ps_direct_finish(uint bits, ulong g, ps_region vr, __global uchar *b
   return popcount(bits);
 }
 
-#if defined(PS_LSBS) && (PS_W * PS_RANGE_R) % 16 == 0
+/* ps_direct_finish for the 16 result words g .. g + 15, all below the
+ * chunk's word count, with vector loads and stores where aligned and in
+ * bounds. Returns the selected rows. */
+static uint ps_direct_finish16(uint16 bits, ulong g, ps_region vr, __global uchar *bitmap, ulong bitmap_offset,
+                               ulong out_bytes, ulong rows, uint negate_mask, uint flags) {
+  bits ^= negate_mask;
+  if (flags & PS_RANGE_HAS_VALIDITY) {
+    if ((vr.offset & 3) == 0 && (g + 16) * 4 <= vr.size) {
+      bits &= vload16(0, (__global const uint *)(vr.buf + vr.offset) + g);
+    } else {
+      uint v[16];
+      for (int i = 0; i < 16; ++i) v[i] = ps_load_word(vr, g + i);
+      bits &= vload16(0, v);
+    }
+  }
+  if ((g + 16) * 32 > rows) { /* the chunk's last word is among them */
+    uint m[16];
+    for (int i = 0; i < 16; ++i) m[i] = ps_row_mask(rows, g + i);
+    bits &= vload16(0, m);
+  }
+  if (flags & PS_RANGE_WANT_BITMAP) {
+    if ((bitmap_offset & 3) == 0 && (g + 16) * 4 <= out_bytes) {
+      vstore16(bits, 0, (__global uint *)(bitmap + bitmap_offset) + g);
+    } else {
+      uint b[16];
+      vstore16(bits, 0, b);
+      for (int i = 0; i < 16; ++i) ps_store_word(bitmap, bitmap_offset, out_bytes, g + i, b[i]);
+    }
+  }
+  const uint16 p = popcount(bits);
+  const uint8 a = p.lo + p.hi;
+  const uint4 b = a.lo + a.hi;
+  const uint2 c = b.lo + b.hi;
+  return c.x + c.y;
+}
+
+#if defined(PS_LSBS) && PS_RANGE_R % 16 == 0
 #define PS_DIRECT_VEC 1
 /* The SWAR of ps_range_bits on 16 consecutive stream words at once (every
  * step is lane-wise within a word, so it maps onto CPU vector registers);
@@ -359,20 +396,27 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
      * loads, no checks (every work-group but the last). */
 #ifdef PS_DIRECT_VEC
     const uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
-    for (int v = 0; v < PS_W * PS_RANGE_R / 16; ++v) {
-      uint res[16 / PS_W];
-      ps_direct_vec(vload16(0, src + (first * PS_W + 16 * v)), L, S, res);
+    for (int v = 0; v < PS_RANGE_R / 16; ++v) {
+      const ulong g = first + 16 * v;
+      uint res[16];
 #pragma unroll
-      for (int i = 0; i < 16 / PS_W; ++i)
-        selected += ps_direct_finish(res[i], first + v * (16 / PS_W) + i, vr, bitmap, bitmap_offset, out_bytes, rows,
-                                     negate_mask, flags);
+      for (int q = 0; q < PS_W; ++q) ps_direct_vec(vload16(0, src + (g * PS_W + 16 * q)), L, S, res + q * (16 / PS_W));
+      selected +=
+          ps_direct_finish16(vload16(0, res), g, vr, bitmap, bitmap_offset, out_bytes, rows, negate_mask, flags);
     }
 #elif defined(PS_DIRECT_LANES)
     for (int v = 0; v < PS_RANGE_R / 16; ++v) {
-      uint res[16];
-      vstore16(ps_direct_lanes(src + (first + 16 * v) * PS_W, lo, span), 0, res);
-      for (int i = 0; i < 16; ++i)
-        selected += ps_direct_finish(res[i], first + 16 * v + i, vr, bitmap, bitmap_offset, out_bytes, rows,
+      const ulong g = first + 16 * v;
+      selected += ps_direct_finish16(ps_direct_lanes(src + g * PS_W, lo, span), g, vr, bitmap, bitmap_offset, out_bytes,
+                                     rows, negate_mask, flags);
+    }
+#elif PS_W == 1 && PS_RANGE_R % 16 == 0
+    const uint has0 = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
+    const uint has1 = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
+    for (int v = 0; v < PS_RANGE_R / 16; ++v) {
+      const ulong g = first + 16 * v;
+      const uint16 x = vload16(0, src + g);
+      selected += ps_direct_finish16((x & has1) | (~x & has0), g, vr, bitmap, bitmap_offset, out_bytes, rows,
                                      negate_mask, flags);
     }
 #else
