@@ -84,6 +84,16 @@ static ulong ps_load_value(ps_bytes buf, ulong at, uint bytes) {
   return v;
 }
 
+/* Writes rows [32k, 32k+32) of a byte-per-row mask (1/0), only the bytes
+ * below size. */
+static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k, uint bits) {
+  for (uint q = 0; q < 8; ++q) {
+    uint nibble = bits >> (4 * q);
+    uint v = (nibble & 1u) | ((nibble & 2u) << 7) | ((nibble & 4u) << 14) | ((nibble & 8u) << 21);
+    ps_store_word(buf, offset, size, 8 * k + q, v);
+  }
+}
+
 /* ---- codes and values ------------------------------------------------- */
 
 /* The w-bit code at stream bit `bit` (bits [bit, bit+w), LSB first). For

@@ -58,18 +58,6 @@ typedef struct ps_truth {
   uint is_false;
 } ps_truth;
 
-/* ---- outputs ---------------------------------------------------------- */
-
-/* Writes rows [32k, 32k+32) of a byte-per-row mask (1/0), only the bytes
- * below size. */
-static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k, uint bits) {
-  for (uint q = 0; q < 8; ++q) {
-    uint nibble = bits >> (4 * q);
-    uint v = (nibble & 1u) | ((nibble & 2u) << 7) | ((nibble & 4u) << 14) | ((nibble & 8u) << 21);
-    ps_store_word(buf, offset, size, 8 * k + q, v);
-  }
-}
-
 /* ---- columns ---------------------------------------------------------- */
 
 static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, const ps_bytes *data,

@@ -257,6 +257,17 @@ static int fast_path_setting(void) {
   return !(v && strcmp(v, "1") == 0);
 }
 
+/* PACKSCAN_OPENCL_WORDS: "0" specialized filters run filter.cl instead of
+ * words.cl (to compare the two, or to rule words.cl out); "staged" words.cl
+ * takes its GPU variant on every device (so that PoCL tests it too); else
+ * the variant of the device's kind. */
+static int words_setting(void) {
+  const char *v = getenv("PACKSCAN_OPENCL_WORDS");
+  if (v && strcmp(v, "0") == 0) return 0;
+  if (v && strcmp(v, "staged") == 0) return 2;
+  return 1;
+}
+
 static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
   ps_backend *be = ps_host_alloc(ctx, sizeof *be);
   if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
@@ -264,6 +275,7 @@ static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, 
   be->ctx = ctx;
   be->jit = jit_setting();
   be->fast_path = fast_path_setting();
+  be->words = words_setting();
   ps_status st = opencl_setup(be, opts);
   if (st != PS_OK) {
     opencl_destroy(be);

@@ -1,6 +1,7 @@
 /* One evaluation over one chunk: checks the program, uploads its launch
  * block, runs filter.cl in one pass and reads back the count and corrupt
  * flags only when a host value must be returned. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,7 +159,10 @@ static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_la
   launch->want_count = args->count != NULL;
 }
 
-static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, int need_status) {
+/* Launches the filter kernel of prog (filter.cl or words.cl: same arguments)
+ * over `global` work-items. */
+static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, int need_status,
+                         size_t global) {
   const ps_program *p = args->prog;
   int use_aux_copy = p->aux_words > 0 && !args->aux.handle;
   ps_filter_launch launch;
@@ -173,7 +177,7 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
   if (st == PS_OK)
     st = ps_cl_set_arg(be, k, PS_FILTER_ARG_SCRATCH, prog->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);
   if (st == PS_OK && need_status) st = ps_cl_reset_status(be, 0, PS_FILTER_STATUS_WORDS);
-  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_FILTER, (size_t)((args->rows + 31) / 32));
+  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_FILTER, global);
   /* Released now, freed by OpenCL once the launch that uses them is done. */
   if (bufs.launch) clReleaseMemObject(bufs.launch);
   if (bufs.aux_copy) clReleaseMemObject(bufs.aux_copy);
@@ -339,22 +343,12 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
   return PS_OK;
 }
 
-ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
-  PS_CL_TRY(check_program(be, args));
-  range_params rp;
-  if (range_fast_path(be, args, &rp)) {
-    int done;
-    PS_CL_TRY(eval_range(be, args, &rp, &done));
-    if (done) return PS_OK;
-  }
-  const ps_cl_cached *prog;
-  int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
-  char shape[4096];
-  if (specialize) shape_of(args->prog, shape, sizeof shape);
-  PS_CL_TRY(ps_cl_program(be, specialize ? shape : NULL, &prog));
+/* Runs the filter kernel of prog and returns the count and corrupt flags
+ * when they are wanted; synchronizes only then. */
+static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, size_t global) {
   int check_corrupt = corruption_possible(args->prog);
   int need_status = check_corrupt || args->count != NULL;
-  PS_CL_TRY(enqueue(be, prog, args, need_status));
+  PS_CL_TRY(enqueue(be, prog, args, need_status, global));
   if (!need_status) return PS_OK;
 
   cl_uint status[PS_FILTER_STATUS_WORDS];
@@ -363,4 +357,242 @@ ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   if (status[PS_FILTER_STATUS_CORRUPT]) return corrupt_error(be, args, status[PS_FILTER_STATUS_CORRUPT]);
   if (args->count) *args->count = status[PS_FILTER_STATUS_COUNT];
   return PS_OK;
+}
+
+/* ---- the general filter written out per shape (words.cl) ------------------- */
+
+/* words.cl evaluates RANGE, ISNULL and integer CMPCOL leaves under AND, OR,
+ * NOT; SET, INLIST and the double and rank compares run filter.cl. */
+static int words_applicable(const ps_backend *be, const ps_program *p) {
+  if (!be->words || !be->little_endian) return 0;
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    switch (in->op) {
+      case PS_OP_AND:
+      case PS_OP_OR:
+      case PS_OP_NOT:
+      case PS_OP_RANGE:
+      case PS_OP_ISNULL:
+        break;
+      case PS_OP_CMPCOL:
+        if (PS_INSN_MODE(in->flags) != PS_MODE_INT) return 0;
+        break;
+      default:
+        return 0;
+    }
+  }
+  return 1;
+}
+
+/* Whether words.cl runs as its CPU variant (PS_WORDS_DIRECT). */
+static int words_direct(const ps_backend *be) { return be->cpu && be->words != 2; }
+
+/* Whether a column's codes must be compared with its code limit. */
+static int needs_check(const ps_prog_col *c) { return c->code_limit < max_code(c->width); }
+
+/* The shape text, appended to with put(); `overflow` once it did not fit. */
+typedef struct shape_text {
+  char *buf;
+  size_t size, n;
+  int overflow;
+} shape_text;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void put(shape_text *t, const char *fmt, ...) {
+  if (t->overflow) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(t->buf + t->n, t->size - t->n, fmt, ap);
+  va_end(ap);
+  if (k < 0 || (size_t)k >= t->size - t->n)
+    t->overflow = 1;
+  else
+    t->n += (size_t)k;
+}
+
+/* Room for the longest program: 64 instructions of ~100 characters, the
+ * staging of 16 columns and the instantiation lists. */
+#define WORDS_SHAPE_BYTES 16384u
+
+/* Columns the GPU variant stages: those a RANGE or CMPCOL leaf reads codes
+ * from (width > 0), as a bit set. */
+static uint32_t staged_columns(const ps_program *p) {
+  uint32_t cols = 0;
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    if (in->op != PS_OP_RANGE && in->op != PS_OP_CMPCOL) continue;
+    if (p->cols[in->col_a].width > 0) cols |= 1u << in->col_a;
+    if (in->op == PS_OP_CMPCOL && p->cols[in->col_b].width > 0) cols |= 1u << in->col_b;
+  }
+  return cols;
+}
+
+/* Local words per result word of the staged columns (odd strides). */
+static uint32_t staged_stride_sum(const ps_program *p, uint32_t cols) {
+  uint32_t sum = 0;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
+    if ((cols >> c) & 1u) sum += p->cols[c].width | 1u;
+  return sum;
+}
+
+/* The GPU variant's work-group size: the largest of PS_CL_WORDS_WORK_GROUP
+ * .. PS_CL_WORDS_MIN_WORK_GROUP (powers of two) that the device allows and
+ * whose tile and group-sum scratch fit local memory; 0 if none (filter.cl). */
+static size_t words_work_group(const ps_backend *be, const ps_program *p) {
+  if (words_direct(be)) {
+    size_t wg = PS_CL_WORDS_CPU_WORK_GROUP;
+    while (wg > be->max_work_group) wg /= 2;
+    return wg;
+  }
+  const uint64_t stride = staged_stride_sum(p, staged_columns(p));
+  for (size_t wg = PS_CL_WORDS_WORK_GROUP; wg >= PS_CL_WORDS_MIN_WORK_GROUP; wg /= 2)
+    if (wg <= be->max_work_group && (wg * stride + wg) * 4 <= be->local_mem) return wg;
+  return 0;
+}
+
+/* 16-byte vectors per work-item that the GPU variant may hold in registers
+ * to issue every column's loads before its first local store; a program
+ * needing more stages column by column. */
+#define WORDS_STAGE_ALL_VECS 24u
+
+/* Writes words.cl's shape text for p (see words.cl's header) with work-group
+ * size wg. The text names only the shape (opcodes, slots, widths, kinds,
+ * whether codes are checked, the compare); bounds and offsets stay in the
+ * launch block, so equal shapes share one build. */
+static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, shape_text *t) {
+  put(t, "#define PS_WORDS 1\n#define PS_WORDS_WG %zu\n", wg);
+  if (words_direct(be)) put(t, "#define PS_WORDS_DIRECT 1\n#define PS_WORDS_R %u\n", PS_CL_WORDS_CPU_WORDS);
+
+  /* Staging (GPU): local offset of each staged column. */
+  uint32_t off[PS_MAX_COLS] = {0}, at = 0, vecs = 0;
+  const uint32_t cols = words_direct(be) ? 0 : staged_columns(p);
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
+    if ((cols >> c) & 1u) {
+      off[c] = at;
+      at += (uint32_t)wg * (p->cols[c].width | 1u);
+      vecs += (p->cols[c].width + 3) / 4;
+    }
+  put(t, "#define PS_WORDS_TILE %u\n", at ? at : 1u);
+  put(t, "#define PS_WORDS_STAGE \\\n");
+  const int all = vecs <= WORDS_STAGE_ALL_VECS;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c) {
+    if (!((cols >> c) & 1u)) continue;
+    const uint32_t w = p->cols[c].width;
+    if (all)
+      put(t, "  uint4 sv%u[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv%u) \\\n", c, w, c, w, c);
+    else
+      put(t, "  { uint4 sv[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv) PS_STAGE_STORE(%u, %u, sv) } \\\n", w, c, w,
+          w, off[c]);
+  }
+  for (uint32_t c = 0; all && c < PS_MAX_COLS; ++c)
+    if ((cols >> c) & 1u) put(t, "  PS_STAGE_STORE(%u, %u, sv%u) \\\n", p->cols[c].width, off[c], c);
+  put(t, "\n");
+
+  /* Instantiations: one RANGE function per width, one CMPCOL per pair. */
+  int width_seen[65] = {0};
+  uint32_t pairs[PS_MAX_INSNS][2], n_pairs = 0;
+  put(t, "#define PS_WORDS_WIDTHS(X)");
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    if (in->op != PS_OP_RANGE) continue;
+    const uint32_t w = p->cols[in->col_a].width;
+    if (!width_seen[w]) put(t, " X(%u)", w);
+    width_seen[w] = 1;
+  }
+  put(t, "\n#define PS_WORDS_PAIRS(X)");
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    if (in->op != PS_OP_CMPCOL) continue;
+    const uint32_t wa = p->cols[in->col_a].width, wb = p->cols[in->col_b].width;
+    uint32_t k = 0;
+    while (k < n_pairs && (pairs[k][0] != wa || pairs[k][1] != wb)) ++k;
+    if (k < n_pairs) continue;
+    pairs[n_pairs][0] = wa;
+    pairs[n_pairs][1] = wb;
+    ++n_pairs;
+    put(t, " X(%u, %u)", wa, wb);
+  }
+  put(t, "\n");
+
+  /* The program, straight-line: the stack is T[], F[] with constant
+   * indexes (registers). check_program vouched for the stack discipline. */
+  uint32_t depth = 0, max_depth = 1;
+  put(t, "#define PS_WORDS_BODY \\\n");
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    const ps_prog_col *a = &p->cols[in->col_a];
+    switch (in->op) {
+      case PS_OP_AND:
+      case PS_OP_OR: {
+        const int and_op = in->op == PS_OP_AND;
+        --depth;
+        put(t, "  T[%u] %s= T[%u]; F[%u] %s= F[%u]; \\\n", depth - 1, and_op ? "&" : "|", depth, depth - 1,
+            and_op ? "|" : "&", depth);
+        continue;
+      }
+      case PS_OP_NOT:
+        put(t, "  R.t = T[%u]; T[%u] = F[%u]; F[%u] = R.t; \\\n", depth - 1, depth - 1, depth - 1, depth - 1);
+        continue;
+      case PS_OP_RANGE:
+        put(t, "  R = ps_range_%u(&x, %u, %u, %u, %d); \\\n", a->width, i, in->col_a, off[in->col_a],
+            needs_check(a));
+        break;
+      case PS_OP_ISNULL:
+        put(t, "  R = ps_isnull(&x, %u, %u); \\\n", in->col_a, in->flags & PS_INSN_NEGATE);
+        break;
+      default: { /* PS_OP_CMPCOL, PS_MODE_INT */
+        const ps_prog_col *b = &p->cols[in->col_b];
+        put(t, "  R = ps_cmp_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", a->width, b->width, i, in->col_a,
+            off[in->col_a], in->col_b, off[in->col_b], needs_check(a) || needs_check(b));
+        break;
+      }
+    }
+    put(t, "  T[%u] = R.t; F[%u] = R.f; \\\n", depth, depth);
+    if (++depth > max_depth) max_depth = depth;
+  }
+  put(t, "\n#define PS_WORDS_DEPTH %u\n", max_depth);
+}
+
+/* Runs the program through words.cl. *done = 0 when it does not apply or
+ * the device cannot run it (the caller takes filter.cl). */
+static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done) {
+  *done = 0;
+  const ps_program *p = args->prog;
+  if (!words_applicable(be, p)) return PS_OK;
+  const size_t wg = words_work_group(be, p);
+  if (wg == 0) return PS_OK;
+  shape_text t = {ps_host_alloc(be->ctx, WORDS_SHAPE_BYTES), WORDS_SHAPE_BYTES, 0, 0};
+  if (!t.buf) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: filter shape text");
+  words_shape(be, p, wg, &t);
+  const ps_cl_cached *prog = NULL;
+  ps_status st = t.overflow ? PS_OK : ps_cl_words_program(be, t.buf, wg, &prog);
+  ps_host_free(be->ctx, t.buf);
+  if (st != PS_OK || !prog || prog->work_group[PS_CL_FILTER] == 0) return st;
+  *done = 1;
+  const uint64_t words = (args->rows + 31) / 32;
+  const uint64_t items = words_direct(be) ? (words + PS_CL_WORDS_CPU_WORDS - 1) / PS_CL_WORDS_CPU_WORDS : words;
+  return run_filter(be, prog, args, (size_t)items);
+}
+
+ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
+  PS_CL_TRY(check_program(be, args));
+  range_params rp;
+  if (range_fast_path(be, args, &rp)) {
+    int done;
+    PS_CL_TRY(eval_range(be, args, &rp, &done));
+    if (done) return PS_OK;
+  }
+  int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
+  if (specialize) {
+    int done;
+    PS_CL_TRY(eval_words(be, args, &done));
+    if (done) return PS_OK;
+  }
+  const ps_cl_cached *prog;
+  char shape[4096];
+  if (specialize) shape_of(args->prog, shape, sizeof shape);
+  PS_CL_TRY(ps_cl_program(be, specialize ? shape : NULL, &prog));
+  return run_filter(be, prog, args, (size_t)((args->rows + 31) / 32));
 }

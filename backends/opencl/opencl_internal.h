@@ -41,6 +41,15 @@
 #define PS_CL_RANGE_CPU_WORK_GROUP 16u
 #define PS_CL_RANGE_CPU_WORDS 32u
 
+/* words.cl (the general filter compiled per program shape): work-group
+ * sizes tried on a GPU, largest first, until the staging tile fits local
+ * memory; on a CPU device (its PS_WORDS_DIRECT variant) the work-group size
+ * and result words per work-item, range.cl's CPU figures. */
+#define PS_CL_WORDS_WORK_GROUP 128u
+#define PS_CL_WORDS_MIN_WORK_GROUP 32u
+#define PS_CL_WORDS_CPU_WORK_GROUP 16u
+#define PS_CL_WORDS_CPU_WORDS 32u
+
 /* PACKSCAN_OPENCL_JIT=auto (default): filters of at least this many rows per
  * chunk run a program specialized for their shape. */
 #define PS_CL_JIT_MIN_ROWS (UINT64_C(1) << 22)
@@ -88,6 +97,8 @@ struct ps_backend {
   size_t scratch_bytes;
   int jit;       /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
   int fast_path; /* 0 if PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general kernel */
+  int words;     /* PACKSCAN_OPENCL_WORDS: 0 specialized filters run filter.cl, not words.cl; 1 words.cl
+                    in the variant of the device's kind; 2 its GPU (staged) variant on any device */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
   uint64_t uses;
@@ -110,6 +121,10 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
  * words per work-item. */
 ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
                               const ps_cl_cached **out);
+/* The general filter compiled for one program shape (words.cl; the shape
+ * text is written by opencl_eval.c), with its compiled-in work-group size;
+ * the kernel's work_group entry is 0 if the device refuses that size. */
+ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call

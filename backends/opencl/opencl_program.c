@@ -18,19 +18,23 @@ extern const unsigned char ps_cl_source_select_cl[];
 extern const size_t ps_cl_source_select_cl_size;
 extern const unsigned char ps_cl_source_range_cl[];
 extern const size_t ps_cl_source_range_cl_size;
+extern const unsigned char ps_cl_source_words_cl[];
+extern const size_t ps_cl_source_words_cl_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
 /* The kinds of build: the generic program (filter.cl and select.cl), a
  * filter specialized for one shape (filter.cl only), the single-range fast
- * path for one width (range.cl only). */
-typedef enum build_kind { BUILD_GENERIC = 0, BUILD_SPECIALIZED, BUILD_RANGE, BUILD_KINDS } build_kind;
+ * path for one width (range.cl only), the general filter written out for one
+ * shape (words.cl only; its kernel takes filter.cl's name and arguments). */
+typedef enum build_kind { BUILD_GENERIC = 0, BUILD_SPECIALIZED, BUILD_RANGE, BUILD_WORDS, BUILD_KINDS } build_kind;
 
 /* Where each kernel lives, per kind of build. */
 static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
     {1, 1, 1, 1, 1, 0, 0},
     {1, 0, 0, 0, 0, 0, 0},
     {0, 0, 0, 0, 0, 1, 1},
+    {1, 0, 0, 0, 0, 0, 0},
 };
 
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
@@ -91,7 +95,7 @@ static ps_status choose_work_group(ps_backend *be, ps_cl_cached *e, int k) {
   return PS_OK;
 }
 
-/* range.cl requires its compiled-in group size; 0 marks a kernel the device
+/* range.cl and words.cl require their compiled-in group size; 0 marks a kernel the device
  * cannot run at that size (the eval then takes the general kernel). */
 static ps_status check_range_work_group(ps_backend *be, ps_cl_cached *e, int k, size_t work_group) {
   size_t kernel_max = 0;
@@ -103,7 +107,7 @@ static ps_status check_range_work_group(ps_backend *be, ps_cl_cached *e, int k, 
 }
 
 static ps_status build_program(ps_backend *be, const char *options, const char *shape, build_kind kind,
-                               size_t range_work_group, ps_cl_cached *e) {
+                               size_t fixed_work_group, ps_cl_cached *e) {
   /* ps_program.h and launch.h come first, so the device reads the very
    * structs the host fills; #line keeps build-log line numbers per file.
    * Parts at odd indexes are glue; the kernel files follow common.cl. */
@@ -117,6 +121,14 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
     parts[n_parts++] = "\n#line 1 \"range.cl\"\n";
     sizes[n_parts] = ps_cl_source_range_cl_size;
     parts[n_parts++] = (const char *)ps_cl_source_range_cl;
+  } else if (kind == BUILD_WORDS) {
+    const char *rest[4] = {"\n#line 1 \"shape\"\n", shape, "\n#line 1 \"words.cl\"\n",
+                           (const char *)ps_cl_source_words_cl};
+    const size_t rest_sizes[4] = {0, strlen(shape), 0, ps_cl_source_words_cl_size};
+    for (int i = 0; i < 4; ++i) {
+      sizes[n_parts] = rest_sizes[i];
+      parts[n_parts++] = rest[i];
+    }
   } else {
     const char *rest[6] = {"\n#line 1 \"shape\"\n",     shape,
                            "\n#line 1 \"filter.cl\"\n", (const char *)ps_cl_source_filter_cl,
@@ -139,8 +151,8 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
     if (!kernel_in_build[kind][k]) continue;
     e->kernels[k] = clCreateKernel(e->program, kernel_names[k], &err);
     if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateKernel", kernel_names[k]);
-    if (kind == BUILD_RANGE)
-      PS_CL_TRY(check_range_work_group(be, e, k, range_work_group));
+    if (kind == BUILD_RANGE || kind == BUILD_WORDS)
+      PS_CL_TRY(check_range_work_group(be, e, k, fixed_work_group));
     else
       PS_CL_TRY(choose_work_group(be, e, k));
   }
@@ -155,7 +167,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
 
 /* The cached build for (options, shape), built on a miss. */
 static ps_status cached_program(ps_backend *be, const char *options, const char *shape, build_kind kind,
-                                size_t range_work_group, const ps_cl_cached **out) {
+                                size_t fixed_work_group, const ps_cl_cached **out) {
   size_t olen = strlen(options), slen = strlen(shape);
   for (size_t i = 0; i < be->cached; ++i) {
     ps_cl_cached *e = &be->cache[i];
@@ -172,7 +184,7 @@ static ps_status cached_program(ps_backend *be, const char *options, const char 
   memcpy(entry.key, options, olen);
   entry.key[olen] = '\n';
   memcpy(entry.key + olen + 1, shape, slen + 1);
-  ps_status st = build_program(be, options, shape, kind, range_work_group, &entry);
+  ps_status st = build_program(be, options, shape, kind, fixed_work_group, &entry);
   if (st != PS_OK) {
     release_entry(be, &entry);
     return st;
@@ -208,6 +220,12 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
   if (direct_words && n < sizeof options)
     snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
   return cached_program(be, options, "", BUILD_RANGE, work_group, out);
+}
+
+ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out) {
+  char options[128];
+  program_options(be, options, sizeof options);
+  return cached_program(be, options, shape, BUILD_WORDS, work_group, out);
 }
 
 void ps_cl_cache_clear(ps_backend *be) {
