@@ -194,28 +194,42 @@ static ps_vw ps_valid(const ps_wctx *x, uint slot) {
  * A statement, not a function, so that w stays a private array of the
  * caller's (registers) whatever the compiler inlines. */
 #ifdef PS_WORDS_DIRECT
-#define PS_LANES(w, W, slot, off)                                                                            \
-  {                                                                                                          \
-    const ps_region r_ = {x->data[slot], x->launch->data_offset[slot], x->launch->prog.cols[slot].data_bytes}; \
-    const ulong at_ = x->g * (W);                                                                            \
-    if ((r_.offset & 3) == 0 && (at_ + 16 * (W)) * 4 <= r_.size) {                                           \
-      /* constant indexes only: the block can live in registers */                                          \
-      __global const uint *src_ = (__global const uint *)(r_.buf + r_.offset) + at_;                         \
-      uint blk_[(W) + 1][16];                                                                                \
-      _Pragma("unroll") for (int i_ = 0; i_ < 16; ++i_) {                                                    \
-        _Pragma("unroll") for (int k_ = 0; k_ < (W); ++k_) blk_[k_][i_] = src_[i_ * (W) + k_];               \
-      }                                                                                                      \
-      _Pragma("unroll") for (int k_ = 0; k_ < (W); ++k_) w[k_] = vload16(0, blk_[k_]);                      \
-    } else { /* the stream's end: bounded loads */                                                          \
-      uint blk_[(W) + 1][16];                                                                                \
-      for (int i_ = 0; i_ < 16; ++i_)                                                                        \
-        for (int k_ = 0; k_ < (W); ++k_) blk_[k_][i_] = ps_load_word(r_, at_ + (ulong)(i_ * (W) + k_));      \
-      _Pragma("unroll") for (int k_ = 0; k_ < (W); ++k_) w[k_] = vload16(0, blk_[k_]);                      \
-    }                                                                                                        \
-    w[W] = 0;                                                                                                \
-    w[(W) + 1] = 0;                                                                                          \
-    w[(W) + 2] = 0;                                                                                          \
-    (void)(off);                                                                                             \
+/* Lanes i = 0..15 are result words g + i, whose words lie at src + i*W: each
+ * lane's words are read 4 at a time (vload4: 4-byte alignment suffices) and
+ * transposed 4 lanes x 4 words at a time with shuffles; the W % 4 words left
+ * are gathered one by one. Where the block reaches the stream's end, every
+ * word is a bounded load. */
+#define PS_LANES(w, W, slot, off)                                                                                  \
+  {                                                                                                                \
+    const ps_region r_ = {x->data[slot], x->launch->data_offset[slot], x->launch->prog.cols[slot].data_bytes};    \
+    const ulong at_ = x->g * (W);                                                                                  \
+    if ((r_.offset & 3) == 0 && (at_ + 16 * (W)) * 4 <= r_.size) {                                                 \
+      __global const uint *src_ = (__global const uint *)(r_.buf + r_.offset) + at_;                               \
+      _Pragma("unroll") for (int m_ = 0; m_ < (W) / 4; ++m_) {                                                     \
+        uint4 q_[16];                                                                                              \
+        _Pragma("unroll") for (int i_ = 0; i_ < 16; ++i_) q_[i_] = vload4(0, src_ + i_ * (W) + 4 * m_);            \
+        const uint16 a0_ = (uint16)(q_[0], q_[1], q_[2], q_[3]), a1_ = (uint16)(q_[4], q_[5], q_[6], q_[7]);        \
+        const uint16 a2_ = (uint16)(q_[8], q_[9], q_[10], q_[11]), a3_ = (uint16)(q_[12], q_[13], q_[14], q_[15]); \
+        w[4 * m_] = (uint16)(a0_.s048c, a1_.s048c, a2_.s048c, a3_.s048c);                                          \
+        w[4 * m_ + 1] = (uint16)(a0_.s159d, a1_.s159d, a2_.s159d, a3_.s159d);                                      \
+        w[4 * m_ + 2] = (uint16)(a0_.s26ae, a1_.s26ae, a2_.s26ae, a3_.s26ae);                                      \
+        w[4 * m_ + 3] = (uint16)(a0_.s37bf, a1_.s37bf, a2_.s37bf, a3_.s37bf);                                      \
+      }                                                                                                            \
+      _Pragma("unroll") for (int k_ = (W) / 4 * 4; k_ < (W); ++k_) {                                               \
+        uint b_[16]; /* constant indexes only: registers */                                                        \
+        _Pragma("unroll") for (int i_ = 0; i_ < 16; ++i_) b_[i_] = src_[i_ * (W) + k_];                            \
+        w[k_] = vload16(0, b_);                                                                                    \
+      }                                                                                                            \
+    } else {                                                                                                       \
+      uint blk_[(W) + 1][16];                                                                                      \
+      for (int i_ = 0; i_ < 16; ++i_)                                                                              \
+        for (int k_ = 0; k_ < (W); ++k_) blk_[k_][i_] = ps_load_word(r_, at_ + (ulong)(i_ * (W) + k_));            \
+      _Pragma("unroll") for (int k_ = 0; k_ < (W); ++k_) w[k_] = vload16(0, blk_[k_]);                            \
+    }                                                                                                              \
+    w[W] = 0;                                                                                                      \
+    w[(W) + 1] = 0;                                                                                                \
+    w[(W) + 2] = 0;                                                                                                \
+    (void)(off);                                                                                                   \
   }
 #else
 #define PS_LANES(w, W, slot, off)                                                 \
