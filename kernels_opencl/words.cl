@@ -35,6 +35,7 @@
  *   PS_WORDS_DEPTH          the program's stack depth (>= 1)
  *   PS_WORDS_WIDTHS(X)      X(w) for every width a RANGE leaf reads
  *   PS_WORDS_PAIRS(X)       X(wa, wb) for every pair of widths a CMPCOL reads
+ *   PS_WORDS_PAIRS32(X)     the same for the CMPCOLs of the 32-bit variant
  *   PS_WORDS_STAGE          GPU: the staging code (PS_STAGE_LOAD/STORE)
  *   PS_WORDS_BODY           the program: leaf calls and mask operations on
  *                           the stack T[], F[] (R holds a leaf's result)
@@ -73,6 +74,7 @@ typedef ulong16 ps_vl;
 #define PS_M64(c) as_ulong16(c)
 #define PS_NARROW(m) convert_uint16(m)
 #define PS_NONNEG(v) as_ulong16(as_long16(v) >= 0L)
+#define PS_AS_INT(v) as_int16(v)
 #else
 typedef uint ps_vw;
 typedef ulong ps_vl;
@@ -82,6 +84,7 @@ typedef ulong ps_vl;
 #define PS_M64(c) ((ulong)0 - (ulong)(c))
 #define PS_NARROW(m) ((uint)(m))
 #define PS_NONNEG(v) PS_M64((long)(v) >= 0L)
+#define PS_AS_INT(v) as_int(v)
 #endif
 
 typedef struct ps_truthv {
@@ -375,8 +378,71 @@ static ps_truthv ps_cmp_end(ps_wctx *x, uint insn, uint sa, uint sb, ps_vw valid
     return ps_cmp_end(x, insn, sa, sb, valid_a, valid_b, lt, eq, bad_a, bad_b);                                  \
   }
 
+/* Mb - Ma as an exact integer, clamped to [-2^31 - 1, 2^31]; M is read as
+ * int64 for signed kinds, else as uint64 (ps_program.h's keys). */
+static long ps_ref_diff(ulong ma, uint signed_a, ulong mb, uint signed_b) {
+  /* sign and magnitude of Mb and of -Ma (a magnitude fits a ulong) */
+  const uint nb = signed_b && (long)mb < 0, na = !(signed_a && (long)ma < 0);
+  const ulong gb = nb ? 0 - mb : mb, ga = na ? ma : 0 - ma;
+  uint neg;
+  ulong mag;
+  if (nb == na) {
+    neg = nb;
+    mag = gb + ga < gb ? ~0UL : gb + ga; /* saturated: only the clamp below matters */
+  } else if (gb >= ga) {
+    neg = nb;
+    mag = gb - ga;
+  } else {
+    neg = na;
+    mag = ga - gb;
+  }
+  const ulong lim = neg ? 0x80000001UL : 0x80000000UL;
+  mag = mag < lim ? mag : lim;
+  return neg ? -(long)mag : (long)mag;
+}
+
+/* ps_cmp32_<WA>_<WB>: the same compare on columns of at most 31 bits whose
+ * M + code never wraps for a code up to the code limit (the host checks
+ * both), so that key order is the order of the exact values: a < b iff
+ * code_a - code_b < Mb - Ma, with code_a - code_b exact in 32 bits. Rows with
+ * a corrupt code are UNKNOWN whatever is computed for them. */
+#define PS_DEFINE_PAIR32(WA, WB)                                                                         \
+  static ps_truthv ps_cmp32_##WA##_##WB(ps_wctx *x, uint insn, uint sa, uint off_a, uint sb, uint off_b, \
+                                        uint check) {                                                    \
+    __constant ps_prog_col *ca = &x->launch->prog.cols[sa], *cb = &x->launch->prog.cols[sb];             \
+    const ps_vw valid_a = ps_valid(x, sa), valid_b = ps_valid(x, sb);                                    \
+    const ulong la = ca->code_limit < PS_MASK32(WA) ? ca->code_limit : PS_MASK32(WA);                    \
+    const ulong lb = cb->code_limit < PS_MASK32(WB) ? cb->code_limit : PS_MASK32(WB);                    \
+    const long d = ps_ref_diff(ca->reference, ca->kind == PS_KIND_SIGNED, cb->reference,                 \
+                               cb->kind == PS_KIND_SIGNED);                                              \
+    const int d32 = (int)d; /* the clamped values are handled after the loop */                         \
+    ps_vw wa[(WA) + 3], wb[(WB) + 3];                                                                    \
+    PS_LANES(wa, WA, sa, off_a)                                                                          \
+    PS_LANES(wb, WB, sb, off_b)                                                                          \
+    ps_vw lt = 0, eq = 0, bad_a = 0, bad_b = 0;                                                          \
+    _Pragma("unroll") for (int j = 0; j < 32; ++j) {                                                     \
+      const ps_vw a = PS_CODE_NARROW(wa, j, WA), b = PS_CODE_NARROW(wb, j, WB);                          \
+      if (check) {                                                                                       \
+        bad_a |= PS_M32(a > (uint)la) & (1u << j);                                                       \
+        bad_b |= PS_M32(b > (uint)lb) & (1u << j);                                                       \
+      }                                                                                                  \
+      const ps_vw diff = a - b; /* exact as a signed 32-bit value */                                     \
+      lt |= PS_M32(PS_AS_INT(diff) < d32) & (1u << j);                                                   \
+      eq |= PS_M32(PS_AS_INT(diff) == d32) & (1u << j);                                                  \
+    }                                                                                                    \
+    if (d > 0x7fffffffL) { /* every code difference is below Mb - Ma */                                  \
+      lt = (ps_vw)(0xffffffffu);                                                                         \
+      eq = 0;                                                                                            \
+    } else if (d < -0x80000000L) { /* every code difference is above it */                              \
+      lt = 0;                                                                                            \
+      eq = 0;                                                                                            \
+    }                                                                                                    \
+    return ps_cmp_end(x, insn, sa, sb, valid_a, valid_b, lt, eq, bad_a, bad_b);                          \
+  }
+
 PS_WORDS_WIDTHS(PS_DEFINE_WIDTH)
 PS_WORDS_PAIRS(PS_DEFINE_PAIR)
+PS_WORDS_PAIRS32(PS_DEFINE_PAIR32)
 
 /* ---- staging (GPU) ----------------------------------------------------------
  * PS_STAGE_LOAD(slot, W, v): this work-item's share of the tile's 16-byte

@@ -397,6 +397,67 @@ static void widths(void) {
   th_case("%s", "");
 }
 
+/* ---- column against column at extreme references ------------------------------------------ */
+
+/* Integer column pairs whose references lie at the ends of their types (the
+ * difference of two references can pass 2^63 either way), at widths up to
+ * 31 bits: the OpenCL words kernel compares such codes in 32 bits against
+ * the references' difference, clamped. Every pair, each with one operator,
+ * against the oracle. */
+static void extreme_reference_pairs(void) {
+  th_case("column vs column, extreme references");
+  enum { N = 1000 };
+  static const struct {
+    ps_type type;
+    uint32_t w;
+    int64_t m;
+    uint64_t mu;
+  } cols[] = {
+      {PS_TYPE_INT64, 8, INT64_MIN, 0},
+      {PS_TYPE_INT64, 8, INT64_MAX - 255, 0},
+      {PS_TYPE_UINT64, 8, 0, UINT64_MAX - 255},
+      {PS_TYPE_INT8, 8, -128, 0},
+      {PS_TYPE_UINT32, 16, 0, 7},
+      {PS_TYPE_INT64, 17, 0, 0},
+      {PS_TYPE_INT32, 31, INT32_MIN, 0},
+      {PS_TYPE_UINT64, 31, 0, (uint64_t)1 << 63},
+      {PS_TYPE_INT64, 12, -3000, 0},
+      {PS_TYPE_INT16, 12, -2000, 0},
+      {PS_TYPE_INT64, 31, INT64_MAX - 0x7fffffff, 0},
+      {PS_TYPE_UINT64, 1, 0, 0},
+  };
+  enum { NC = sizeof cols / sizeof cols[0] };
+  static const ps_cmp ops[] = {PS_EQ, PS_NE, PS_LT, PS_LE, PS_GT, PS_GE};
+  char valid[N + 1];
+  int idx[NC];
+  uint64_t *codes = th_calloc(N, sizeof *codes);
+  for (int c = 0; c < NC; c++) {
+    /* codes near both ends of the width, so that equal values meet */
+    for (int i = 0; i < N; i++) {
+      uint64_t top = ((uint64_t)1 << cols[c].w) - 1;
+      uint64_t r = th_below(&th.rng, 64);
+      codes[i] = i % 4 == 0 ? r : i % 4 == 1 ? top - r : th_below(&th.rng, top + 1);
+      valid[i] = th_below(&th.rng, 8) ? '1' : '0';
+    }
+    valid[N] = '\0';
+    idx[c] = add_for(cols[c].type, cols[c].w, cols[c].m, cols[c].mu, 0, codes, N, valid);
+  }
+  free(codes);
+  for (int c = 0; c < NC; c++)
+    if (idx[c] < 0) return;
+  char label[96];
+  for (int a = 0; a < NC; a++)
+    for (int b = 0; b < NC; b++) {
+      ps_cmp op = ops[(a + b) % 6];
+      snprintf(label, sizeof label, "column %d <op %d> column %d", a, (int)op, b);
+      onode *t = on_cmpcol(idx[a], op, idx[b]);
+      tr_check(&tr, t, label);
+      on_free(t);
+    }
+  tr_clear(&tr);
+  th_case("%s", "");
+}
+
 /* ---- strings ------------------------------------------------------------------------- */
 
 static void string_order(void) {
@@ -827,6 +888,7 @@ int main(int argc, char **argv) {
   literal_extremes();
   floats();
   widths();
+  extreme_reference_pairs();
   string_order();
   dict_vs_dict();
   like();

@@ -390,6 +390,26 @@ static int words_direct(const ps_backend *be) { return be->cpu && be->words != 2
 /* Whether a column's codes must be compared with its code limit. */
 static int needs_check(const ps_prog_col *c) { return c->code_limit < max_code(c->width); }
 
+/* Whether M + code stays inside the 64-bit key type (int64 for signed kinds,
+ * uint64 else) for every code up to the column's code limit: then integer
+ * keys order as the exact values (core/column.c keeps every sound code inside
+ * its logical type, so this holds for every column the core builds). */
+static int no_wrap(const ps_prog_col *c) {
+  if (c->flags & PS_COLF_NO_CODES) return 1; /* no code is ever sound */
+  const uint64_t lim = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+  if (c->kind == PS_KIND_SIGNED) {
+    const int64_t m = (int64_t)c->reference;
+    return m < 0 ? lim <= (uint64_t)INT64_MAX : lim <= (uint64_t)(INT64_MAX - m);
+  }
+  return lim <= UINT64_MAX - c->reference;
+}
+
+/* words.cl's 32-bit CMPCOL applies: codes of at most 31 bits (their
+ * difference is exact in 32 bits) that never wrap. */
+static int cmp32(const ps_prog_col *a, const ps_prog_col *b) {
+  return a->width <= 31 && b->width <= 31 && no_wrap(a) && no_wrap(b);
+}
+
 /* The shape text, appended to with put(); `overflow` once it did not fit. */
 typedef struct shape_text {
   char *buf;
@@ -492,7 +512,7 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
 
   /* Instantiations: one RANGE function per width, one CMPCOL per pair. */
   int width_seen[65] = {0};
-  uint32_t pairs[PS_MAX_INSNS][2], n_pairs = 0;
+  uint32_t pairs[PS_MAX_INSNS][3], n_pairs = 0;
   put(t, "#define PS_WORDS_WIDTHS(X)");
   for (uint32_t i = 0; i < p->n_insns; ++i) {
     const ps_insn *in = &p->insns[i];
@@ -501,18 +521,23 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
     if (!width_seen[w]) put(t, " X(%u)", w);
     width_seen[w] = 1;
   }
-  put(t, "\n#define PS_WORDS_PAIRS(X)");
-  for (uint32_t i = 0; i < p->n_insns; ++i) {
-    const ps_insn *in = &p->insns[i];
-    if (in->op != PS_OP_CMPCOL) continue;
-    const uint32_t wa = p->cols[in->col_a].width, wb = p->cols[in->col_b].width;
-    uint32_t k = 0;
-    while (k < n_pairs && (pairs[k][0] != wa || pairs[k][1] != wb)) ++k;
-    if (k < n_pairs) continue;
-    pairs[n_pairs][0] = wa;
-    pairs[n_pairs][1] = wb;
-    ++n_pairs;
-    put(t, " X(%u, %u)", wa, wb);
+  for (uint32_t narrow = 0; narrow < 2; ++narrow) {
+    put(t, "\n#define PS_WORDS_PAIRS%s(X)", narrow ? "32" : "");
+    for (uint32_t i = 0; i < p->n_insns; ++i) {
+      const ps_insn *in = &p->insns[i];
+      if (in->op != PS_OP_CMPCOL) continue;
+      const ps_prog_col *a = &p->cols[in->col_a], *b = &p->cols[in->col_b];
+      const uint32_t n32 = (uint32_t)cmp32(a, b);
+      if (n32 != narrow) continue;
+      uint32_t k = 0;
+      while (k < n_pairs && (pairs[k][0] != a->width || pairs[k][1] != b->width || pairs[k][2] != n32)) ++k;
+      if (k < n_pairs) continue;
+      pairs[n_pairs][0] = a->width;
+      pairs[n_pairs][1] = b->width;
+      pairs[n_pairs][2] = n32;
+      ++n_pairs;
+      put(t, " X(%u, %u)", a->width, b->width);
+    }
   }
   put(t, "\n");
 
@@ -544,7 +569,7 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
         break;
       default: { /* PS_OP_CMPCOL, PS_MODE_INT */
         const ps_prog_col *b = &p->cols[in->col_b];
-        put(t, "  R = ps_cmp_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", a->width, b->width, i, in->col_a,
+        put(t, "  R = ps_cmp%s_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", cmp32(a, b) ? "32" : "", a->width, b->width, i, in->col_a,
             off[in->col_a], in->col_b, off[in->col_b], needs_check(a) || needs_check(b));
         break;
       }
