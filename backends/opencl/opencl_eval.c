@@ -417,9 +417,12 @@ typedef struct shape_text {
   int overflow;
 } shape_text;
 
+static void put(shape_text *t, const char *fmt, ...)
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 2, 3)))
 #endif
+    ;
+
 static void put(shape_text *t, const char *fmt, ...) {
   if (t->overflow) return;
   va_list ap;
@@ -503,8 +506,8 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
     if (all)
       put(t, "  uint4 sv%u[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv%u) \\\n", c, w, c, w, c);
     else
-      put(t, "  { uint4 sv[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv) PS_STAGE_STORE(%u, %u, sv) } \\\n", w, c, w,
-          w, off[c]);
+      put(t, "  { uint4 sv[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv) PS_STAGE_STORE(%u, %u, sv) } \\\n", w, c, w, w,
+          off[c]);
   }
   for (uint32_t c = 0; all && c < PS_MAX_COLS; ++c)
     if ((cols >> c) & 1u) put(t, "  PS_STAGE_STORE(%u, %u, sv%u) \\\n", p->cols[c].width, off[c], c);
@@ -561,16 +564,15 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
         put(t, "  R.t = T[%u]; T[%u] = F[%u]; F[%u] = R.t; \\\n", depth - 1, depth - 1, depth - 1, depth - 1);
         continue;
       case PS_OP_RANGE:
-        put(t, "  R = ps_range_%u(&x, %u, %u, %u, %d); \\\n", a->width, i, in->col_a, off[in->col_a],
-            needs_check(a));
+        put(t, "  R = ps_range_%u(&x, %u, %u, %u, %d); \\\n", a->width, i, in->col_a, off[in->col_a], needs_check(a));
         break;
       case PS_OP_ISNULL:
         put(t, "  R = ps_isnull(&x, %u, %u); \\\n", in->col_a, in->flags & PS_INSN_NEGATE);
         break;
       default: { /* PS_OP_CMPCOL, PS_MODE_INT */
         const ps_prog_col *b = &p->cols[in->col_b];
-        put(t, "  R = ps_cmp%s_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", cmp32(a, b) ? "32" : "", a->width, b->width, i, in->col_a,
-            off[in->col_a], in->col_b, off[in->col_b], needs_check(a) || needs_check(b));
+        put(t, "  R = ps_cmp%s_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", cmp32(a, b) ? "32" : "", a->width, b->width, i,
+            in->col_a, off[in->col_a], in->col_b, off[in->col_b], needs_check(a) || needs_check(b));
         break;
       }
     }
