@@ -63,10 +63,13 @@ cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out);
 /* Threads (= 32-row result words) per block of the fast path. */
 #define PS_CUDA_RANGE_BLOCK 128
 
-/* One RANGE leaf on one column whose codes cannot be corrupt: row selected
- * iff valid and (((code - lo) <= span) != negate), unsigned 64-bit arithmetic.
- * The host guarantees lo + span <= 2^width - 1 (an empty range is passed as
- * the full range, negated). */
+/* One RANGE leaf on one column: row selected iff valid and
+ * (((code - lo) <= span) != negate), unsigned 64-bit arithmetic. The host
+ * guarantees lo + span <= 2^width - 1 (an empty range is passed as the full
+ * range, negated). When the column's code limit is below 2^width - 1
+ * (dictionary columns, mostly), check_limit is 1 and a valid row whose code
+ * is greater than limit raises status_bit in *status (ps_program.h's
+ * corrupt-code rule; the result bits are then unspecified). */
 typedef struct ps_cuda_range_params {
   const uint8_t *data;          /* packed stream at the chunk start, 4-byte aligned */
   uint64_t data_bytes;          /* readable bytes from data */
@@ -80,6 +83,10 @@ typedef struct ps_cuda_range_params {
   uint32_t rows;                /* 1..2^31 */
   uint32_t bitmap_aligned;      /* bitmap is 4-byte aligned */
   uint32_t data_aligned16;      /* data is 16-byte aligned (vector loads) */
+  uint64_t limit;               /* largest valid code (< 2^width when check_limit) */
+  uint32_t *status;             /* device status word (check_limit only) */
+  uint32_t status_bit;          /* raised in *status on a corrupt code */
+  uint32_t check_limit;         /* 1: codes above limit are corrupt */
 } ps_cuda_range_params;
 
 /* Enqueues the fast path on stream with at most max_blocks blocks. */

@@ -69,6 +69,40 @@ __host__ __device__ __forceinline__ uint32_t lane_lt(uint32_t x, uint32_t y) {
   return ((~x & y) | ((~x | y) & lane_sub<W>(x, y))) & H;
 }
 
+/* Widths whose codes never straddle a 32-bit word, so one stream word gives
+ * 32/W whole result bits: the direct kernel (range_kernel.cuh) computes a
+ * 16-byte vector's bits without staging. */
+template <int W>
+__host__ __device__ constexpr bool word_local() {
+  return W == 1 || W == 2 || W == 4 || W == 8 || W == 16;
+}
+
+/* The 32/W result bits of one stream word x (codes 0 .. 32/W - 1 of it):
+ * bit j set iff code j is in [lo, lo + span]. L and S are lo and span
+ * repeated in every W-bit lane (lo * lane_lsbs<W>()); for W = 1, L and S
+ * are the all-ones masks "0 is in the range" and "1 is in the range". */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, uint32_t S) {
+  static_assert(word_local<W>(), "word_bits: codes must not straddle words");
+  if constexpr (W == 1) {
+    return (x & S) | (~x & L);
+  } else {
+    return compress_tops<W>(~lane_lt<W>(S, lane_sub<W>(x, L))); /* not (span < code - lo) */
+  }
+}
+
+/* The lane constants of word_bits for [lo, lo + span] (lo + span < 2^W). */
+template <int W>
+__host__ __device__ __forceinline__ void word_consts(uint64_t lo, uint64_t span, uint32_t *L, uint32_t *S) {
+  if constexpr (W == 1) {
+    *L = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
+    *S = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
+  } else {
+    *L = (uint32_t)lo * lane_lsbs<W>();
+    *S = (uint32_t)span * lane_lsbs<W>();
+  }
+}
+
 /* Bit j set iff code j (of the 32 codes in w[0..W)) is in [lo, lo + span].
  * The caller guarantees lo + span < 2^W. w has W + 2 readable entries. */
 template <int W>

@@ -39,6 +39,28 @@ __device__ __forceinline__ uint32_t load_word(const uint8_t *base, uint64_t byte
   return v;
 }
 
+/* Result word g of the bitmap; nothing at or past out_bytes. */
+__device__ __forceinline__ void store_word(const ps_cuda_range_params &p, uint64_t out_bytes, uint64_t g, uint32_t bits) {
+  if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
+    reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+  } else {
+    for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
+  }
+}
+
+/* The block's count (one atomic) and corrupt-code flag. Every thread calls it. */
+template <typename TempStorage>
+__device__ __forceinline__ void finish(const ps_cuda_range_params &p, uint32_t selected, uint32_t bad,
+                                       TempStorage &tmp) {
+  if (p.count) {
+    const uint32_t total = cub::BlockReduce<uint32_t, kThreads>(tmp).Sum(selected);
+    if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
+  }
+  if (p.check_limit) {
+    if (__syncthreads_or(bad != 0) && threadIdx.x == 0) atomicOr(p.status, p.status_bit);
+  }
+}
+
 /* Shared-memory stride per thread: odd, so that thread t's word k is in bank
  * (t*S + k) % 32 and a warp reading word k hits 32 different banks. */
 template <int W>
@@ -122,7 +144,7 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
   const uint64_t step = (uint64_t)gridDim.x * kTile;
-  uint32_t selected = 0;
+  uint32_t selected = 0, bad = 0;
   tile_loads<W> in;
   uint64_t first = (uint64_t)blockIdx.x * kTile;
   if constexpr (pipelined<W>()) {
@@ -137,35 +159,157 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
       }
     }
-#pragma unroll 1 /* below 16 bits R words are independent: one at a time keeps registers down */
+    /* Fully unrolled, as range.cl is: with `#pragma unroll 1` here (run 4)
+     * widths 1-12 ran at 42-61% of the copy bandwidth against 64-82% for
+     * the OpenCL port of the same algorithm on the same GPU. */
+#pragma unroll
     for (int m = 0; m < R; m++) {
       const int local = m * kThreads + threadIdx.x; /* consecutive threads, consecutive words */
       const uint64_t g = first + local;
-      if (g >= words) break;
-      uint32_t w[W == 0 ? 1 : W + 2];
-      if constexpr (W > 0) {
+      if (g < words) {
+        uint32_t w[W == 0 ? 1 : W + 2];
+        if constexpr (W > 0) {
 #pragma unroll
-        for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
-        w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
-      }
-      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
-      if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
-      if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
-      selected += __popc(bits);
-      if (p.bitmap) {
-        if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
-          reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
-        } else {
-          for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
+          for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
+          w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
         }
+        uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
+        if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
+        const uint32_t bits = (ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask) & live;
+        if (p.check_limit) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live; /* shares the extraction */
+        selected += __popc(bits);
+        if (p.bitmap) store_word(p, out_bytes, g, bits);
       }
     }
     if constexpr (W > 0) __syncthreads(); /* the tile is rewritten next round */
   }
-  if (p.count) {
-    const uint32_t total = Reduce(reduce_tmp).Sum(selected);
-    if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
+  finish(p, selected, bad, reduce_tmp);
+}
+
+/* ---- widths 1, 2, 4, 8, 16: the direct kernel --------------------------------
+ * Codes never straddle a word, so a 16-byte vector of the stream gives
+ * B = 128/W whole result bits by itself, and those are bits [v*B, v*B + B)
+ * of the bitmap for vector v: a thread loads its vectors with coalesced
+ * 16-byte loads and writes its B bits with coalesced B-bit stores (W = 1:
+ * 16 bytes, W = 16: 1 byte). No shared memory, no barrier, no transpose.
+ * Run 4 of the staged kernel at these widths: 42-49% of the copy bandwidth
+ * (1-8 bits), 78% (16 bits). */
+
+/* Vectors per thread per tile: 64 bytes of stream in flight per thread. */
+constexpr int kDirectVecs = 4;
+
+/* N (1, 2 or 4) bytes at byte `at` of a stream of `bytes` bytes, little-endian;
+ * bytes past the end read as 0. */
+template <int N>
+__device__ __forceinline__ uint32_t load_bytes(const uint8_t *base, uint64_t bytes, uint64_t at) {
+  const uint8_t *q = base + at;
+  if (at + N <= bytes && ((uintptr_t)q & (N - 1)) == 0) {
+    if constexpr (N == 4) return __ldg(reinterpret_cast<const uint32_t *>(q));
+    if constexpr (N == 2) return __ldg(reinterpret_cast<const uint16_t *>(q));
+    return __ldg(q);
   }
+  uint32_t v = 0;
+  for (uint64_t b = at; b < bytes && b < at + N; b++) v |= (uint32_t)base[b] << (8 * (b - at));
+  return v;
+}
+
+/* The low 8N bits of v at byte `at` of the bitmap; nothing at or past out_bytes. */
+template <int N>
+__device__ __forceinline__ void store_bytes(uint8_t *base, uint64_t out_bytes, uint64_t at, uint32_t v) {
+  uint8_t *q = base + at;
+  if (at + N <= out_bytes && ((uintptr_t)q & (N - 1)) == 0) {
+    if constexpr (N == 4) *reinterpret_cast<uint32_t *>(q) = v;
+    else if constexpr (N == 2) *reinterpret_cast<uint16_t *>(q) = (uint16_t)v;
+    else *q = (uint8_t)v;
+    return;
+  }
+  for (uint64_t b = at; b < out_bytes && b < at + N; b++) base[b] = (uint8_t)(v >> (8 * (b - at)));
+}
+
+/* Mask of the rows below `rows` among the 32 (or fewer) rows from `first`. */
+__device__ __forceinline__ uint32_t rows_mask(uint64_t first, uint32_t rows) {
+  if (first + 32 <= rows) return 0xffffffffu;
+  if (first >= rows) return 0u;
+  return (1u << (rows - first)) - 1u;
+}
+
+template <int W>
+__global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_constant__ ps_cuda_range_params p) {
+  static_assert(ps_range::word_local<W>(), "direct kernel: codes must not straddle words");
+  constexpr int B = 128 / W;                    /* result bits per vector */
+  constexpr int kWordsOut = B >= 32 ? B / 32 : 1; /* result words per vector (B >= 32) */
+  constexpr int kTile = kThreads * kDirectVecs; /* vectors per tile */
+  typedef cub::BlockReduce<uint32_t, kThreads> Reduce;
+  __shared__ typename Reduce::TempStorage reduce_tmp;
+
+  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
+  const uint64_t vecs = (words * W + 3) / 4; /* stream vectors holding the chunk's codes */
+  const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
+  uint32_t L, S, LL = 0, LS = 0;
+  ps_range::word_consts<W>(p.lo, p.span, &L, &S);
+  if (p.check_limit) ps_range::word_consts<W>(0, p.limit, &LL, &LS);
+  uint32_t selected = 0, bad = 0;
+
+  for (uint64_t first = (uint64_t)blockIdx.x * kTile; first < vecs; first += (uint64_t)gridDim.x * kTile) {
+    uint4 x[kDirectVecs];
+#pragma unroll
+    for (int m = 0; m < kDirectVecs; m++) { /* every load issued before any is used */
+      const uint64_t v = first + (uint64_t)m * kThreads + threadIdx.x;
+      const uint64_t word = 4 * v;
+      if (v >= vecs) {
+        x[m] = make_uint4(0, 0, 0, 0);
+      } else if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
+        x[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + v);
+      } else {
+        x[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
+                          load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < kDirectVecs; m++) {
+      const uint64_t v = first + (uint64_t)m * kThreads + threadIdx.x;
+      if (v < vecs) {
+        const uint32_t xs[4] = {x[m].x, x[m].y, x[m].z, x[m].w};
+        if constexpr (B >= 32) {
+          /* stream words 4v .. 4v+3 give result words v*kWordsOut .. + kWordsOut - 1 */
+          constexpr int kPerWord = 4 / kWordsOut; /* stream words per result word */
+#pragma unroll
+          for (int j = 0; j < kWordsOut; j++) {
+            uint32_t bits = 0, ok = 0;
+#pragma unroll
+            for (int k = 0; k < kPerWord; k++) {
+              bits |= ps_range::word_bits<W>(xs[j * kPerWord + k], L, S) << (k * (32 / W));
+              if (p.check_limit) ok |= ps_range::word_bits<W>(xs[j * kPerWord + k], LL, LS) << (k * (32 / W));
+            }
+            const uint64_t g = v * kWordsOut + j;
+            uint32_t live = rows_mask(g * 32, p.rows);
+            if (p.validity) live &= load_bytes<4>(p.validity, p.validity_bytes, g * 4);
+            bits = (bits ^ p.negate_mask) & live;
+            if (p.check_limit) bad |= ~ok & live;
+            selected += __popc(bits);
+            if (p.bitmap) store_bytes<4>(p.bitmap, out_bytes, g * 4, bits);
+          }
+        } else {
+          /* W = 8: 16 bits, W = 16: 8 bits, at byte v * B / 8 */
+          constexpr uint32_t kMask = (1u << B) - 1u;
+          uint32_t bits = 0, ok = 0;
+#pragma unroll
+          for (int k = 0; k < 4; k++) {
+            bits |= ps_range::word_bits<W>(xs[k], L, S) << (k * (32 / W));
+            if (p.check_limit) ok |= ps_range::word_bits<W>(xs[k], LL, LS) << (k * (32 / W));
+          }
+          const uint64_t at = v * (B / 8);
+          uint32_t live = rows_mask(v * B, p.rows) & kMask;
+          if (p.validity) live &= load_bytes<B / 8>(p.validity, p.validity_bytes, at);
+          bits = (bits ^ p.negate_mask) & live;
+          if (p.check_limit) bad |= ~ok & live;
+          selected += __popc(bits);
+          if (p.bitmap) store_bytes<B / 8>(p.bitmap, out_bytes, at, bits);
+        }
+      }
+    }
+  }
+  finish(p, selected, bad, reduce_tmp);
 }
 
 /* Blocks that fill the device: resident blocks of this instantiation per SM
@@ -173,12 +317,18 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
  * launch from several threads; with GPUs of different SM counts the first
  * one's figure is used, which changes the grid size, never a result). */
 template <int W>
+constexpr void (*kernel_of())(ps_cuda_range_params) {
+  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W>;
+  else return range_kernel<W>;
+}
+
+template <int W>
 uint32_t resident_blocks(uint32_t fallback) {
   static std::atomic<uint32_t> cached{0};
   if (!cached.load(std::memory_order_relaxed)) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, range_kernel<W>, kThreads, 0) != cudaSuccess || per_sm <= 0) {
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W>(), kThreads, 0) != cudaSuccess || per_sm <= 0) {
       (void)cudaGetLastError();
       return fallback;
     }
@@ -187,9 +337,10 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* The grid (see pipelined()): below 16 bits one block per tile, from 16 bits
- * the resident blocks. PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every
- * width: n times the resident blocks, 0 one block per tile. A measuring knob
+/* The grid: one block per tile for the direct kernel and the staged one below
+ * 16 bits, the resident blocks for the staged one from 16 bits (see
+ * pipelined()). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
+ * n times the resident blocks, 0 one block per tile. A measuring knob
  * (ci/gpu.sh times the other shape in the same run), read once per process;
  * -1 when unset. */
 inline int grid_waves() {
@@ -205,14 +356,17 @@ inline int grid_waves() {
 
 template <int W>
 cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
+  constexpr bool direct = ps_range::word_local<W>();
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  const uint64_t tile = (uint64_t)kThreads * words_per_thread<W>();
-  const uint64_t want = (words + tile - 1) / tile;
+  /* tiles: vectors (direct) or result words (staged) */
+  const uint64_t units = direct ? (words * W + 3) / 4 : words;
+  const uint64_t tile = (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
+  const uint64_t want = (units + tile - 1) / tile;
   const int knob = grid_waves();
-  const uint32_t waves = knob >= 0 ? (uint32_t)knob : pipelined<W>() ? 1u : 0u;
+  const uint32_t waves = knob >= 0 ? (uint32_t)knob : (!direct && pipelined<W>()) ? 1u : 0u;
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
-  range_kernel<W><<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+  kernel_of<W>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

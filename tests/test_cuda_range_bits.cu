@@ -1,5 +1,6 @@
 /* Host check of the CUDA fast path's per-word arithmetic (kernels_cuda/
- * range_bits.cuh: SWAR and constant-shift code extraction) against a plain
+ * range_bits.cuh: SWAR and constant-shift code extraction, and the direct
+ * kernel's one-stream-word step word_bits) against a plain
  * bit-by-bit loop, at every width 0..64 with random words and ranges (empty
  * ranges are never passed: the backend turns them into a negated full range).
  * Runs on the CPU, so CI checks the kernels' logic without a GPU. */
@@ -30,10 +31,33 @@ template <int W> int check() {
   }
   return bad;
 }
+/* word_bits (the direct kernel's per-word step) against the same plain loop,
+ * at the widths whose codes never straddle a word. */
+template <int W> int check_word() {
+  int bad = 0;
+  const uint64_t wm = (1ull << W) - 1;
+  for (int it = 0; it < 20000; it++) {
+    const uint32_t x = (uint32_t)rng();
+    uint64_t a = rng() & wm, b = rng() & wm;
+    if (it % 4 == 0) b = a; if (it % 7 == 0) a = 0; if (it % 11 == 0) b = wm;
+    const uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    uint32_t L, S;
+    word_consts<W>(lo, hi - lo, &L, &S);
+    const uint32_t got = word_bits<W>(x, L, S);
+    uint32_t exp = 0;
+    for (int j = 0; j < 32 / W; j++) {
+      const uint64_t c = (x >> (j * W)) & wm;
+      exp |= (uint32_t)(lo <= c && c <= hi) << j;
+    }
+    if (got != exp) { if (bad++ < 3) printf("word_bits W=%d x=%08x lo=%llu hi=%llu got %08x exp %08x\n", W, x, (unsigned long long)lo, (unsigned long long)hi, got, exp); }
+  }
+  return bad;
+}
 template <int... Ws> int all(std::integer_sequence<int, Ws...>) { return (check<Ws>() + ...); }
 int main() {
   const char *env = std::getenv("PACKSCAN_SEED");
   const unsigned long long seed = env ? std::strtoull(env, nullptr, 10) : (unsigned long long)std::random_device{}();
   rng.seed(seed);
   printf("test=cuda_range_bits seed=%llu\n", seed);
-  int bad = all(std::make_integer_sequence<int, 65>{}); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }
+  int bad = all(std::make_integer_sequence<int, 65>{});
+  bad += check_word<1>() + check_word<2>() + check_word<4>() + check_word<8>() + check_word<16>(); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }

@@ -319,9 +319,10 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
 }
 
 /* The single-range fast path applies to a one-instruction RANGE program on
- * a column whose every w-bit code is valid (so no corruption can be seen and
- * nothing must be checked), with aligned data and no selection/mask. Fills
- * *rp and returns 1 when it applies. */
+ * a column with at least one valid code, with aligned data and no
+ * selection/mask. Where some w-bit codes are not valid (code limit below
+ * 2^w - 1: dictionary columns) the kernel also checks every valid row's code
+ * against the limit. Fills *rp and returns 1 when it applies. */
 static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
   const ps_program *prog = a->prog;
   if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->selection_in.handle || a->mask.handle)
@@ -329,7 +330,7 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
   const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
-  if ((col->flags & PS_COLF_NO_CODES) || col->code_limit < wmask) return 0;
+  if (col->flags & PS_COLF_NO_CODES) return 0;
   if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
   const uint8_t *validity = p->validity[in->col_a];
   if (validity && ((uintptr_t)validity & 3u)) return 0;
@@ -352,28 +353,43 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   rp->lo = lo;
   rp->span = hi - lo;
   rp->negate_mask = negate;
+  if (col->code_limit < wmask) {
+    rp->check_limit = 1;
+    rp->limit = col->code_limit;
+    rp->status = p->status;
+    rp->status_bit = 1u << in->col_a;
+  }
   return 1;
 }
 
-/* Runs the fast path; synchronizes only when the count is wanted. */
+/* Runs the fast path; synchronizes only when a host value is wanted: the
+ * count, or the corrupt-code flag of a column with a code limit. */
 static ps_status cuda_eval_range(ps_backend *be, const ps_eval_args *a, ps_cuda_range_params *rp) {
   ps_context *ctx = be->ctx;
+  const int readback = a->count || rp->check_limit;
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  if (a->count) {
-    rp->count = (unsigned long long *)be->scratch;
-    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, 8, be->stream), "cudaMemsetAsync (count)", false);
+  if (readback) {
+    if (a->count) rp->count = (unsigned long long *)be->scratch;
+    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
+                        "cudaMemsetAsync (scratch)", false);
   }
   if (st == PS_OK)
     st = ps_cuda_status(ctx, ps_cuda_launch_range(rp, be->max_blocks, be->stream), "launching the range kernel",
                         false);
-  if (st == PS_OK && a->count) {
-    st = ps_cuda_status(ctx, cudaMemcpyAsync(be->scratch_host, be->scratch, 8, cudaMemcpyDeviceToHost, be->stream),
-                        "cudaMemcpyAsync (count)", false);
+  if (st == PS_OK && readback) {
+    st = ps_cuda_status(ctx,
+                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
+                                        cudaMemcpyDeviceToHost, be->stream),
+                        "cudaMemcpyAsync (range results)", false);
     if (st == PS_OK) st = sync_stream(be);
   }
   ps_cuda_leave(be, prev);
+  if (st != PS_OK || !readback) return st;
+  uint32_t status;
+  memcpy(&status, (const uint8_t *)be->scratch_host + 8, sizeof status);
+  st = report_status(be, a, status);
   if (st == PS_OK && a->count) memcpy(a->count, be->scratch_host, sizeof *a->count);
   return st;
 }
