@@ -49,14 +49,14 @@ __device__ __forceinline__ void store_word(const ps_cuda_range_params &p, uint64
 }
 
 /* The block's count (one atomic) and corrupt-code flag. Every thread calls it. */
-template <typename TempStorage>
+template <bool Limit, typename TempStorage>
 __device__ __forceinline__ void finish(const ps_cuda_range_params &p, uint32_t selected, uint32_t bad,
                                        TempStorage &tmp) {
   if (p.count) {
     const uint32_t total = cub::BlockReduce<uint32_t, kThreads>(tmp).Sum(selected);
     if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
   }
-  if (p.check_limit) {
+  if constexpr (Limit) {
     if (__syncthreads_or(bad != 0) && threadIdx.x == 0) atomicOr(p.status, p.status_bit);
   }
 }
@@ -132,7 +132,7 @@ __host__ __device__ constexpr bool pipelined() {
   return W >= 16;
 }
 
-template <int W>
+template <int W, bool Limit>
 __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__ ps_cuda_range_params p) {
   constexpr int S = stride<W>();
   constexpr int R = words_per_thread<W>();
@@ -166,24 +166,29 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
     for (int m = 0; m < R; m++) {
       const int local = m * kThreads + threadIdx.x; /* consecutive threads, consecutive words */
       const uint64_t g = first + local;
-      if (g < words) {
-        uint32_t w[W == 0 ? 1 : W + 2];
-        if constexpr (W > 0) {
+      if (g >= words) break;
+      uint32_t w[W == 0 ? 1 : W + 2];
+      if constexpr (W > 0) {
 #pragma unroll
-          for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
-          w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
-        }
+        for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
+        w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
+      }
+      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      if constexpr (Limit) {
         uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
         if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
-        const uint32_t bits = (ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask) & live;
-        if (p.check_limit) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live; /* shares the extraction */
-        selected += __popc(bits);
-        if (p.bitmap) store_word(p, out_bytes, g, bits);
+        bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live; /* shares the extraction */
+        bits &= live;
+      } else {
+        if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
+        if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
       }
+      selected += __popc(bits);
+      if (p.bitmap) store_word(p, out_bytes, g, bits);
     }
     if constexpr (W > 0) __syncthreads(); /* the tile is rewritten next round */
   }
-  finish(p, selected, bad, reduce_tmp);
+  finish<Limit>(p, selected, bad, reduce_tmp);
 }
 
 /* ---- widths 1, 2, 4, 8, 16: the direct kernel --------------------------------
@@ -192,11 +197,15 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
  * of the bitmap for vector v: a thread loads its vectors with coalesced
  * 16-byte loads and writes its B bits with coalesced B-bit stores (W = 1:
  * 16 bytes, W = 16: 1 byte). No shared memory, no barrier, no transpose.
- * Run 4 of the staged kernel at these widths: 42-49% of the copy bandwidth
- * (1-8 bits), 78% (16 bits). */
+ * Resident blocks loop over tiles with the next tile's vectors loaded before
+ * the current ones are computed, so that loads are always in flight (run 5,
+ * one block per tile with no prefetch: 39-60% of the copy bandwidth; the
+ * staged kernel in run 4: 42-49% at 1-8 bits, 78% at 16). Indexes are 32-bit:
+ * a chunk has at most 2^31 rows, so at most 2^28 vectors at 16 bits. */
 
 /* Vectors per thread per tile: 64 bytes of stream in flight per thread. */
 constexpr int kDirectVecs = 4;
+constexpr uint32_t kDirectTile = kThreads * kDirectVecs;
 
 /* N (1, 2 or 4) bytes at byte `at` of a stream of `bytes` bytes, little-endian;
  * bytes past the end read as 0. */
@@ -226,100 +235,162 @@ __device__ __forceinline__ void store_bytes(uint8_t *base, uint64_t out_bytes, u
   for (uint64_t b = at; b < out_bytes && b < at + N; b++) base[b] = (uint8_t)(v >> (8 * (b - at)));
 }
 
-/* Mask of the rows below `rows` among the 32 (or fewer) rows from `first`. */
+/* Mask of the rows below `rows` among the 32 rows from `first`. */
 __device__ __forceinline__ uint32_t rows_mask(uint64_t first, uint32_t rows) {
   if (first + 32 <= rows) return 0xffffffffu;
   if (first >= rows) return 0u;
   return (1u << (rows - first)) - 1u;
 }
 
+/* The 128/W bits of stream vector x, in out[0 .. max(B/32, 1)) (B < 32: the
+ * low B bits of out[0]); L, S as word_bits takes them. */
 template <int W>
+__device__ __forceinline__ void vector_bits(const uint4 &x, uint32_t L, uint32_t S, uint32_t *out) {
+  constexpr int B = 128 / W;
+  const uint32_t xs[4] = {x.x, x.y, x.z, x.w};
+  if constexpr (B >= 32) {
+    constexpr int kPerWord = 32 * W / 32; /* stream words per result word: W (1, 2, 4) */
+#pragma unroll
+    for (int j = 0; j < B / 32; j++) {
+      uint32_t bits = 0;
+#pragma unroll
+      for (int k = 0; k < kPerWord; k++) bits |= ps_range::word_bits<W>(xs[j * kPerWord + k], L, S) << (k * (32 / W));
+      out[j] = bits;
+    }
+  } else {
+    uint32_t bits = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W>(xs[k], L, S) << (k * (32 / W));
+    out[0] = bits;
+  }
+}
+
+/* The tile's vectors from `first` (every load issued before any is used). */
+template <int W>
+__device__ __forceinline__ void direct_load(const ps_cuda_range_params &p, uint32_t first, uint32_t vecs, uint4 *x) {
+  if (p.data_aligned16 && first + kDirectTile <= vecs && (uint64_t)(first + kDirectTile) * 16 <= p.data_bytes) {
+#pragma unroll
+    for (int m = 0; m < kDirectVecs; m++)
+      x[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + first + m * kThreads + threadIdx.x);
+    return;
+  }
+#pragma unroll
+  for (int m = 0; m < kDirectVecs; m++) { /* the stream's end: bounds per word */
+    const uint32_t v = first + m * kThreads + threadIdx.x;
+    const uint64_t word = 4 * (uint64_t)v;
+    if (v >= vecs) x[m] = make_uint4(0, 0, 0, 0);
+    else if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) x[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + v);
+    else x[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
+                           load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
+  }
+}
+
+template <int W, bool Limit>
 __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_constant__ ps_cuda_range_params p) {
   static_assert(ps_range::word_local<W>(), "direct kernel: codes must not straddle words");
-  constexpr int B = 128 / W;                    /* result bits per vector */
-  constexpr int kWordsOut = B >= 32 ? B / 32 : 1; /* result words per vector (B >= 32) */
-  constexpr int kTile = kThreads * kDirectVecs; /* vectors per tile */
+  constexpr int B = 128 / W;              /* result bits per vector */
+  constexpr int kOut = B >= 32 ? B / 32 : 1; /* result words per vector (B < 32: one partial word) */
   typedef cub::BlockReduce<uint32_t, kThreads> Reduce;
   __shared__ typename Reduce::TempStorage reduce_tmp;
 
-  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  const uint64_t vecs = (words * W + 3) / 4; /* stream vectors holding the chunk's codes */
+  const uint32_t words = (p.rows + 31) / 32;
+  const uint32_t vecs = (uint32_t)(((uint64_t)words * W + 3) / 4); /* stream vectors of the chunk's codes */
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
   uint32_t L, S, LL = 0, LS = 0;
   ps_range::word_consts<W>(p.lo, p.span, &L, &S);
-  if (p.check_limit) ps_range::word_consts<W>(0, p.limit, &LL, &LS);
+  if constexpr (Limit) ps_range::word_consts<W>(0, p.limit, &LL, &LS);
+  /* Vector stores and validity loads of the whole tile need 16-byte alignment. */
+  const bool out16 = !p.bitmap || ((uintptr_t)p.bitmap & 15) == 0;
+  const bool val16 = !p.validity || ((uintptr_t)p.validity & 15) == 0;
+  const uint32_t step = gridDim.x * kDirectTile;
   uint32_t selected = 0, bad = 0;
 
-  for (uint64_t first = (uint64_t)blockIdx.x * kTile; first < vecs; first += (uint64_t)gridDim.x * kTile) {
+  uint32_t first = blockIdx.x * kDirectTile;
+  uint4 next[kDirectVecs];
+  if (first < vecs) direct_load<W>(p, first, vecs, next);
+  for (; first < vecs; first += step) {
     uint4 x[kDirectVecs];
 #pragma unroll
-    for (int m = 0; m < kDirectVecs; m++) { /* every load issued before any is used */
-      const uint64_t v = first + (uint64_t)m * kThreads + threadIdx.x;
-      const uint64_t word = 4 * v;
-      if (v >= vecs) {
-        x[m] = make_uint4(0, 0, 0, 0);
-      } else if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
-        x[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + v);
-      } else {
-        x[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
-                          load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
-      }
-    }
+    for (int m = 0; m < kDirectVecs; m++) x[m] = next[m];
+    if (first + step < vecs) direct_load<W>(p, first + step, vecs, next); /* in flight during the compute */
+    /* A whole tile inside the chunk's rows and the validity bytes: no
+     * per-vector bounds (every tile but the chunk's last). */
+    const uint64_t end_bits = (uint64_t)(first + kDirectTile) * B;
+    const bool whole = end_bits <= p.rows && out16 && val16 && (!p.validity || end_bits / 8 <= p.validity_bytes);
 #pragma unroll
     for (int m = 0; m < kDirectVecs; m++) {
-      const uint64_t v = first + (uint64_t)m * kThreads + threadIdx.x;
-      if (v < vecs) {
-        const uint32_t xs[4] = {x[m].x, x[m].y, x[m].z, x[m].w};
-        if constexpr (B >= 32) {
-          /* stream words 4v .. 4v+3 give result words v*kWordsOut .. + kWordsOut - 1 */
-          constexpr int kPerWord = 4 / kWordsOut; /* stream words per result word */
-#pragma unroll
-          for (int j = 0; j < kWordsOut; j++) {
-            uint32_t bits = 0, ok = 0;
-#pragma unroll
-            for (int k = 0; k < kPerWord; k++) {
-              bits |= ps_range::word_bits<W>(xs[j * kPerWord + k], L, S) << (k * (32 / W));
-              if (p.check_limit) ok |= ps_range::word_bits<W>(xs[j * kPerWord + k], LL, LS) << (k * (32 / W));
-            }
-            const uint64_t g = v * kWordsOut + j;
-            uint32_t live = rows_mask(g * 32, p.rows);
-            if (p.validity) live &= load_bytes<4>(p.validity, p.validity_bytes, g * 4);
-            bits = (bits ^ p.negate_mask) & live;
-            if (p.check_limit) bad |= ~ok & live;
-            selected += __popc(bits);
-            if (p.bitmap) store_bytes<4>(p.bitmap, out_bytes, g * 4, bits);
-          }
+      const uint32_t v = first + m * kThreads + threadIdx.x;
+      uint32_t bits[kOut], ok[kOut];
+      vector_bits<W>(x[m], L, S, bits);
+      if constexpr (Limit) vector_bits<W>(x[m], LL, LS, ok);
+      uint32_t live[kOut];
+      if (whole) {
+        /* validity: the same B bits, one load */
+        if constexpr (B == 128) {
+          uint4 q = p.validity ? __ldg(reinterpret_cast<const uint4 *>(p.validity) + v) : make_uint4(~0u, ~0u, ~0u, ~0u);
+          live[0] = q.x, live[1] = q.y, live[2] = q.z, live[3] = q.w;
+        } else if constexpr (B == 64) {
+          uint2 q = p.validity ? __ldg(reinterpret_cast<const uint2 *>(p.validity) + v) : make_uint2(~0u, ~0u);
+          live[0] = q.x, live[1] = q.y;
+        } else if constexpr (B == 32) {
+          live[0] = p.validity ? __ldg(reinterpret_cast<const uint32_t *>(p.validity) + v) : ~0u;
+        } else if constexpr (B == 16) {
+          live[0] = p.validity ? (uint32_t)__ldg(reinterpret_cast<const uint16_t *>(p.validity) + v) : 0xffffu;
         } else {
-          /* W = 8: 16 bits, W = 16: 8 bits, at byte v * B / 8 */
-          constexpr uint32_t kMask = (1u << B) - 1u;
-          uint32_t bits = 0, ok = 0;
-#pragma unroll
-          for (int k = 0; k < 4; k++) {
-            bits |= ps_range::word_bits<W>(xs[k], L, S) << (k * (32 / W));
-            if (p.check_limit) ok |= ps_range::word_bits<W>(xs[k], LL, LS) << (k * (32 / W));
-          }
-          const uint64_t at = v * (B / 8);
-          uint32_t live = rows_mask(v * B, p.rows) & kMask;
-          if (p.validity) live &= load_bytes<B / 8>(p.validity, p.validity_bytes, at);
-          bits = (bits ^ p.negate_mask) & live;
-          if (p.check_limit) bad |= ~ok & live;
-          selected += __popc(bits);
-          if (p.bitmap) store_bytes<B / 8>(p.bitmap, out_bytes, at, bits);
+          live[0] = p.validity ? (uint32_t)__ldg(p.validity + v) : 0xffu;
         }
+      } else if (v < vecs) {
+#pragma unroll
+        for (int j = 0; j < kOut; j++) {
+          const uint64_t bit0 = (uint64_t)v * B + 32 * j; /* first row of this (partial) word */
+          uint32_t m32 = rows_mask(bit0, p.rows);
+          if constexpr (B < 32) m32 &= (1u << B) - 1u;
+          if (p.validity) m32 &= load_bytes<(B >= 32 ? 4 : B / 8)>(p.validity, p.validity_bytes, bit0 / 8);
+          live[j] = m32;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kOut; j++) live[j] = 0;
+      }
+#pragma unroll
+      for (int j = 0; j < kOut; j++) {
+        bits[j] = (bits[j] ^ p.negate_mask) & live[j];
+        if constexpr (Limit) bad |= ~ok[j] & live[j];
+        selected += __popc(bits[j]);
+      }
+      if (!p.bitmap) continue;
+      if (whole) {
+        if constexpr (B == 128) reinterpret_cast<uint4 *>(p.bitmap)[v] = make_uint4(bits[0], bits[1], bits[2], bits[3]);
+        else if constexpr (B == 64) reinterpret_cast<uint2 *>(p.bitmap)[v] = make_uint2(bits[0], bits[1]);
+        else if constexpr (B == 32) reinterpret_cast<uint32_t *>(p.bitmap)[v] = bits[0];
+        else if constexpr (B == 16) reinterpret_cast<uint16_t *>(p.bitmap)[v] = (uint16_t)bits[0];
+        else p.bitmap[v] = (uint8_t)bits[0];
+      } else if (v < vecs) {
+#pragma unroll
+        for (int j = 0; j < kOut; j++)
+          store_bytes<(B >= 32 ? 4 : B / 8)>(p.bitmap, out_bytes, ((uint64_t)v * B + 32 * j) / 8, bits[j]);
       }
     }
   }
-  finish(p, selected, bad, reduce_tmp);
+  finish<Limit>(p, selected, bad, reduce_tmp);
 }
 
 /* Blocks that fill the device: resident blocks of this instantiation per SM
  * times the SMs, measured once per width per process (atomic: contexts may
  * launch from several threads; with GPUs of different SM counts the first
  * one's figure is used, which changes the grid size, never a result). */
-template <int W>
+template <int W, bool Limit>
 constexpr void (*kernel_of())(ps_cuda_range_params) {
-  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W>;
-  else return range_kernel<W>;
+  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit>;
+  else return range_kernel<W, Limit>;
+}
+
+/* Limit checks are compiled for widths up to 32 only: at 48-64 bits they cost
+ * the prefetching kernel 36-83 more registers per thread (ptxas), and the
+ * host sends such columns to the general kernel. */
+template <int W>
+constexpr bool has_limit_variant() {
+  return W <= 32;
 }
 
 template <int W>
@@ -328,7 +399,7 @@ uint32_t resident_blocks(uint32_t fallback) {
   if (!cached.load(std::memory_order_relaxed)) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W>(), kThreads, 0) != cudaSuccess || per_sm <= 0) {
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W, false>(), kThreads, 0) != cudaSuccess || per_sm <= 0) {
       (void)cudaGetLastError();
       return fallback;
     }
@@ -337,9 +408,9 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* The grid: one block per tile for the direct kernel and the staged one below
- * 16 bits, the resident blocks for the staged one from 16 bits (see
- * pipelined()). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
+/* The grid: the resident blocks for the direct kernel and the staged one
+ * from 16 bits (both prefetch the next tile), one block per tile for the
+ * staged one below 16 bits (see pipelined()). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
  * n times the resident blocks, 0 one block per tile. A measuring knob
  * (ci/gpu.sh times the other shape in the same run), read once per process;
  * -1 when unset. */
@@ -363,10 +434,18 @@ cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStrea
   const uint64_t tile = (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
   const uint64_t want = (units + tile - 1) / tile;
   const int knob = grid_waves();
-  const uint32_t waves = knob >= 0 ? (uint32_t)knob : (!direct && pipelined<W>()) ? 1u : 0u;
+  const uint32_t waves = knob >= 0 ? (uint32_t)knob : (direct || pipelined<W>()) ? 1u : 0u;
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
-  kernel_of<W>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+  if constexpr (has_limit_variant<W>()) {
+    if (p.check_limit) {
+      kernel_of<W, true>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+      return cudaGetLastError();
+    }
+  } else {
+    if (p.check_limit) return cudaErrorInvalidValue; /* the host never sends these */
+  }
+  kernel_of<W, false>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -331,6 +331,8 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   const ps_prog_col *col = &prog->cols[in->col_a];
   const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
   if (col->flags & PS_COLF_NO_CODES) return 0;
+  /* the kernels check a code limit at widths up to 32 only (range_kernel.cuh) */
+  if (col->code_limit < wmask && col->width > 32) return 0;
   if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
   const uint8_t *validity = p->validity[in->col_a];
   if (validity && ((uintptr_t)validity & 3u)) return 0;
