@@ -103,6 +103,34 @@ __host__ __device__ __forceinline__ void word_consts(uint64_t lo, uint64_t span,
   }
 }
 
+/* Code j of the 32 codes in w[0..W) (W <= 32) in the top W bits of the
+ * result; the bits below it are other codes' bits. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t code_top(const uint32_t *w, int j) {
+  const int end = j * W + W; /* bit after the code, in the stream of w */
+  const int k = (end - 1) >> 5, e = end - 32 * k; /* the code ends in word k at bit e (1..32) */
+  if (e == 32) return w[k];
+  if (e >= W) return w[k] << (32 - e); /* within word k */
+  /* straddles words k-1 and k: bits [e + 32 - W, 32) of k-1 and [0, e) of k */
+  return (w[k] << (32 - e)) | (w[k - 1] >> e);
+}
+
+/* Largest code of the 32 in w[0..W) (W <= 32), in the top W bits (the bits
+ * below are not zero): codes are all <= limit iff the result's top W bits
+ * are, i.e. iff max_code_top <= (limit << (32 - W)) | low ones. One max per
+ * code: the cheap corrupt-code test of the range kernels, whose exact
+ * per-row check (nulls, rows past the end) runs only when it fails. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t max_code_top(const uint32_t *w) {
+  uint32_t m = 0;
+PS_RB_UNROLL
+  for (int j = 0; j < 32; j++) {
+    const uint32_t c = code_top<W>(w, j);
+    m = c > m ? c : m;
+  }
+  return m;
+}
+
 /* Bit j set iff code j (of the 32 codes in w[0..W)) is in [lo, lo + span].
  * The caller guarantees lo + span < 2^W. w has W + 2 readable entries. */
 template <int W>
@@ -123,17 +151,15 @@ PS_RB_UNROLL
       bits |= compress_tops<W>(~out) << (k * per);
     }
   } else if constexpr (W <= 32) {
-    /* codes, lo and span all fit 32 bits */
-    const uint32_t lo32 = (uint32_t)lo, span32 = (uint32_t)span;
+    /* Each code is compared in the top W bits of a 32-bit value (code_top:
+     * one shift, no mask: the bits below it are ignored by a span that is
+     * all ones there). (code - lo) mod 2^W <= span iff
+     * (top - lo_top) mod 2^32 <= span_top. */
+    constexpr int G = 32 - W; /* garbage bits below the code */
+    const uint32_t lo_top = (uint32_t)lo << G;
+    const uint32_t span_top = ((uint32_t)span << G) | (uint32_t)(((uint64_t)1 << G) - 1);
 PS_RB_UNROLL
-    for (int j = 0; j < 32; j++) {
-      constexpr uint32_t mask = W == 32 ? 0xffffffffu : ((1u << (W % 32)) - 1u);
-      const int bit = j * W, k = bit >> 5, off = bit & 31;
-      uint32_t c = w[k] >> off;
-      if (off + W > 32) c |= w[k + 1] << (32 - off);
-      c &= mask;
-      bits |= (uint32_t)((c - lo32) <= span32) << j;
-    }
+    for (int j = 0; j < 32; j++) bits |= (uint32_t)((code_top<W>(w, j) - lo_top) <= span_top) << j;
   } else {
 PS_RB_UNROLL
     for (int j = 0; j < 32; j++) {

@@ -174,10 +174,14 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
       }
       uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
-      if constexpr (Limit) {
+      if constexpr (Limit && W > 0) {
+        /* One max per code; the exact per-row test (nulls, rows past the
+         * end may hold any code) only when some code is above the limit. */
+        constexpr int G = 32 - W;
+        const uint32_t limit_top = ((uint32_t)p.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
         uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
         if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
-        bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live; /* shares the extraction */
+        if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live;
         bits &= live;
       } else {
         if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
@@ -197,11 +201,11 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
  * of the bitmap for vector v: a thread loads its vectors with coalesced
  * 16-byte loads and writes its B bits with coalesced B-bit stores (W = 1:
  * 16 bytes, W = 16: 1 byte). No shared memory, no barrier, no transpose.
- * Resident blocks loop over tiles with the next tile's vectors loaded before
- * the current ones are computed, so that loads are always in flight (run 5,
- * one block per tile with no prefetch: 39-60% of the copy bandwidth; the
- * staged kernel in run 4: 42-49% at 1-8 bits, 78% at 16). Indexes are 32-bit:
- * a chunk has at most 2^31 rows, so at most 2^28 vectors at 16 bits. */
+ * On a grid of resident blocks (16 bits) a block loops over tiles with the
+ * next tile's vectors loaded before the current ones are computed; with one
+ * block per tile (1-8 bits, faster there: default_waves) there is no next
+ * tile. Indexes are 32-bit: a chunk has at most 2^31 rows, so at most 2^28
+ * vectors at 16 bits. */
 
 /* Vectors per thread per tile: 64 bytes of stream in flight per thread. */
 constexpr int kDirectVecs = 4;
@@ -322,7 +326,22 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
       const uint32_t v = first + m * kThreads + threadIdx.x;
       uint32_t bits[kOut], ok[kOut];
       vector_bits<W>(x[m], L, S, bits);
-      if constexpr (Limit) vector_bits<W>(x[m], LL, LS, ok);
+      if constexpr (Limit) {
+        /* Lanes above the limit, without the compression; the exact per-row
+         * bits (nulls, rows past the end may hold any code) only if any. */
+        bool any = true;
+        if constexpr (W > 1) {
+          const uint32_t lim = (uint32_t)p.limit * ps_range::lane_lsbs<W>();
+          any = (ps_range::lane_lt<W>(lim, x[m].x) | ps_range::lane_lt<W>(lim, x[m].y) |
+                 ps_range::lane_lt<W>(lim, x[m].z) | ps_range::lane_lt<W>(lim, x[m].w)) != 0;
+        }
+        if (any) {
+          vector_bits<W>(x[m], LL, LS, ok);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kOut; j++) ok[j] = ~0u;
+        }
+      }
       uint32_t live[kOut];
       if (whole) {
         /* validity: the same B bits, one load */
@@ -408,12 +427,22 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* The grid: the resident blocks for the direct kernel and the staged one
- * from 16 bits (both prefetch the next tile), one block per tile for the
- * staged one below 16 bits (see pipelined()). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
+/* The grid: default_waves() times the resident blocks (0: one block per
+ * tile). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
  * n times the resident blocks, 0 one block per tile. A measuring knob
  * (ci/gpu.sh times the other shape in the same run), read once per process;
  * -1 when unset. */
+/* Measured on the H200 (run 6, 2026-11-30; ms at 0 / 1 / 2 waves): the
+ * direct kernel at 1-8 bits is 7-10% faster with one block per tile (w=2:
+ * 0.254 / 0.282 / 0.267), at 16 bits with two waves (0.180 / 0.186 / 0.171);
+ * the staged kernel from 16 bits with one (run 3/4: 95-97% at 32-64 bits
+ * against 80% with one block per tile). */
+template <int W>
+constexpr uint32_t default_waves() {
+  if constexpr (ps_range::word_local<W>()) return W == 16 ? 2u : 0u;
+  else return pipelined<W>() ? 1u : 0u;
+}
+
 inline int grid_waves() {
   static std::atomic<int> waves{-2}; /* -2: not read yet; -1: not set */
   int v = waves.load(std::memory_order_relaxed);
@@ -434,7 +463,7 @@ cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStrea
   const uint64_t tile = (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
   const uint64_t want = (units + tile - 1) / tile;
   const int knob = grid_waves();
-  const uint32_t waves = knob >= 0 ? (uint32_t)knob : (direct || pipelined<W>()) ? 1u : 0u;
+  const uint32_t waves = knob >= 0 ? (uint32_t)knob : default_waves<W>();
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
   if constexpr (has_limit_variant<W>()) {

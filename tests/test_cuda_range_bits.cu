@@ -1,6 +1,6 @@
 /* Host check of the CUDA fast path's per-word arithmetic (kernels_cuda/
- * range_bits.cuh: SWAR and constant-shift code extraction, and the direct
- * kernel's one-stream-word step word_bits) against a plain
+ * range_bits.cuh: SWAR and constant-shift code extraction, the direct
+ * kernel's one-stream-word step word_bits, and max_code_top) against a plain
  * bit-by-bit loop, at every width 0..64 with random words and ranges (empty
  * ranges are never passed: the backend turns them into a negated full range).
  * Runs on the CPU, so CI checks the kernels' logic without a GPU. */
@@ -22,10 +22,16 @@ template <int W> int check() {
     if (W > 0 && it % 5 == 0) { a = rng() % (W < 8 ? (1u << W) : 16); b = a + rng() % 3; if (b > wm) b = wm; }
     uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
     uint32_t got = range_bits<W>(w, lo, hi - lo), exp = 0;
+    uint64_t maxc = 0;
     for (int j = 0; j < 32; j++) {
       uint64_t c = 0;
       for (int t = 0; t < W; t++) { int bit = j * W + t; c |= (uint64_t)((w[bit / 32] >> (bit % 32)) & 1) << t; }
       exp |= (uint32_t)(lo <= c && c <= hi) << j;
+      maxc = c > maxc ? c : maxc;
+    }
+    if constexpr (W >= 1 && W <= 32) {
+      const uint32_t m = max_code_top<W>(w) >> (32 - W);
+      if (m != maxc) { if (bad++ < 3) printf("max_code_top W=%d got %u exp %llu\n", W, m, (unsigned long long)maxc); }
     }
     if (got != exp) { if (bad++ < 3) printf("W=%d lo=%llu hi=%llu got %08x exp %08x\n", W, (unsigned long long)lo, (unsigned long long)hi, got, exp); }
   }
