@@ -87,10 +87,24 @@ typedef struct ps_cuda_range_params {
   uint32_t *status;             /* device status word (check_limit only) */
   uint32_t status_bit;          /* raised in *status on a corrupt code */
   uint32_t check_limit;         /* 1: codes above limit are corrupt */
+  /* SET leaves (ps_cuda_launch_set only): row selected iff valid and
+   * (bit (set_shift + code) of set[] != negate); set_words words cover
+   * bits set_shift .. set_shift + limit. */
+  const uint32_t *set;
+  uint32_t set_shift;
+  uint32_t set_words;
 } ps_cuda_range_params;
 
 /* Enqueues the fast path on stream with at most max_blocks blocks. */
 cudaError_t ps_cuda_launch_range(const ps_cuda_range_params *p, uint32_t max_blocks, cudaStream_t stream);
+
+/* The single-SET fast path (set_words.cu): one SET leaf on a column of width
+ * 1..32, the set copied into shared memory once per block. check_limit is
+ * honoured as above (status/status_bit must be set). Returns
+ * cudaErrorNotSupported, having enqueued nothing, when the set and the
+ * staging tile do not fit the device's shared memory per block: the caller
+ * runs the general kernel instead. */
+cudaError_t ps_cuda_launch_set(const ps_cuda_range_params *p, cudaStream_t stream);
 
 /* ---- after the filter: row ids, reduce, gather (select.cu) ------------------- */
 

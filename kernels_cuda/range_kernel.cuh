@@ -49,11 +49,11 @@ __device__ __forceinline__ void store_word(const ps_cuda_range_params &p, uint64
 }
 
 /* The block's count (one atomic) and corrupt-code flag. Every thread calls it. */
-template <bool Limit, typename TempStorage>
+template <bool Limit, int T = kThreads, typename TempStorage>
 __device__ __forceinline__ void finish(const ps_cuda_range_params &p, uint32_t selected, uint32_t bad,
                                        TempStorage &tmp) {
   if (p.count) {
-    const uint32_t total = cub::BlockReduce<uint32_t, kThreads>(tmp).Sum(selected);
+    const uint32_t total = cub::BlockReduce<uint32_t, T>(tmp).Sum(selected);
     if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
   }
   if constexpr (Limit) {
@@ -80,18 +80,18 @@ __host__ __device__ constexpr int words_per_thread() {
 
 /* The tile's packed words, as 16-byte vectors per thread (kPer of them):
  * coalesced, fully unrolled, every load issued before any is used. */
-template <int W>
+template <int W, int T = kThreads>
 struct tile_loads {
-  static constexpr int kTile = kThreads * words_per_thread<W>();
+  static constexpr int kTile = T * words_per_thread<W>();
   static constexpr int kVec = W == 0 ? 0 : kTile * W / 4; /* kTile is a multiple of 4 */
-  static constexpr int kPer = W == 0 ? 1 : (kVec + kThreads - 1) / kThreads;
+  static constexpr int kPer = W == 0 ? 1 : (kVec + T - 1) / T;
   uint4 v[kPer];
 
   __device__ __forceinline__ void load(const ps_cuda_range_params &p, uint64_t first) {
     const uint64_t base = first * W; /* stream word of the tile's start: a multiple of 4 */
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-      const int i4 = m * kThreads + threadIdx.x;
+      const int i4 = m * T + threadIdx.x;
       const uint64_t word = base + 4 * (uint64_t)i4;
       if (i4 < kVec) {
         if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
@@ -108,7 +108,7 @@ struct tile_loads {
   __device__ __forceinline__ void stage(uint32_t *tile) const {
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-      const int i4 = m * kThreads + threadIdx.x;
+      const int i4 = m * T + threadIdx.x;
       if (i4 < kVec) {
         const uint32_t x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
 #pragma unroll

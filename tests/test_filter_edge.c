@@ -865,6 +865,38 @@ static void corrupt_widths(void) {
   th_case("%s", "");
 }
 
+/* LIKE on a dictionary of 2.2 million entries: its set (275 KB) does not fit
+ * a CUDA block's shared memory, so the CUDA backend runs the general kernel
+ * instead of the SET kernel (set_kernel.cuh); smaller sets take the SET
+ * kernel in the other LIKE / IN cases. */
+static void like_big_dictionary(void) {
+  th_case("LIKE over a 2.2M-entry dictionary");
+  enum { D = 2200000, N = 5003 };
+  tstrs l = {0};
+  l.s = th_malloc(D * sizeof *l.s);
+  l.len = th_malloc(D * sizeof *l.len);
+  for (size_t i = 0; i < D; i++) { /* filled directly: tstrs_push grows one entry at a time */
+    l.s[i] = th_malloc(8);
+    snprintf((char *)l.s[i], 8, "%07zu", i);
+    l.len[i] = 7;
+  }
+  l.count = D;
+  uint64_t *codes = th_malloc(N * sizeof *codes);
+  for (uint64_t i = 0; i < N; i++) codes[i] = th_below(&th.rng, D);
+  codes[N - 1] = 1200000; /* '%12%' matches at least once */
+  int c = tr_add(&tr, tcol_dict(&l, 1, 0, PS_TYPE_UINT32, N, 22, 0, codes, NULL, &th.rng));
+  tstrs_free(&l);
+  free(codes);
+  if (c < 0) return;
+  onode *like = on_like(c, "%12%", 4, -1, 0), *not_like = on_like(c, "%12%", 4, -1, 1);
+  tr_check(&tr, like, "2.2M-entry dictionary LIKE '%12%'");
+  tr_check(&tr, not_like, "2.2M-entry dictionary NOT LIKE '%12%'");
+  on_free(like);
+  on_free(not_like);
+  tr_clear(&tr);
+  th_case("%s", "");
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "filter_edge");
   ps_context *ctx = th_context(0);
@@ -883,6 +915,7 @@ int main(int argc, char **argv) {
   sliced_dictionary();
   corrupt();
   corrupt_widths();
+  like_big_dictionary();
   tr_clear(&tr);
   ps_context_destroy(ref);
   ps_context_destroy(ctx);

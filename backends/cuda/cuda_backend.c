@@ -364,11 +364,51 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   return 1;
 }
 
-/* Runs the fast path; synchronizes only when a host value is wanted: the
- * count, or the corrupt-code flag of a column with a code limit. */
-static ps_status cuda_eval_range(ps_backend *be, const ps_eval_args *a, ps_cuda_range_params *rp) {
+/* The single-SET fast path applies to a one-instruction SET program on a
+ * column of width 1..32 with at least one valid code, aligned data, no
+ * selection/mask, and a set whose bits for codes 0..limit lie inside the aux
+ * words (else the general kernel reports the lowering bug). */
+static int set_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+  const ps_program *prog = a->prog;
+  if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_SET || a->selection_in.handle || a->mask.handle) return 0;
+  const ps_insn *in = &prog->insns[0];
+  const ps_prog_col *col = &prog->cols[in->col_a];
+  if ((col->flags & PS_COLF_NO_CODES) || col->width < 1 || col->width > 32 || !p->aux) return 0;
+  const uint64_t wmask = ((uint64_t)1 << col->width) - 1;
+  const uint64_t limit = col->code_limit < wmask ? col->code_limit : wmask;
+  if ((uint64_t)in->aux_a + limit >= (uint64_t)prog->aux_words * 32) return 0;
+  if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
+  const uint8_t *validity = p->validity[in->col_a];
+  if (validity && ((uintptr_t)validity & 3u)) return 0;
+  memset(rp, 0, sizeof *rp);
+  rp->data = p->data[in->col_a];
+  rp->data_aligned16 = ((uintptr_t)rp->data & 15u) == 0;
+  rp->data_bytes = col->data_bytes;
+  rp->validity = validity;
+  rp->validity_bytes = col->validity_bytes;
+  rp->bitmap = p->bitmap;
+  rp->bitmap_aligned = p->bitmap_aligned;
+  rp->width = col->width;
+  rp->rows = p->rows;
+  rp->negate_mask = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
+  rp->limit = limit;
+  rp->check_limit = col->code_limit < wmask;
+  rp->status = p->status;
+  rp->status_bit = 1u << in->col_a;
+  rp->set = p->aux + in->aux_a / 32;
+  rp->set_shift = in->aux_a % 32;
+  rp->set_words = (uint32_t)((rp->set_shift + limit) / 32 + 1);
+  return 1;
+}
+
+/* Runs a fast path (the range kernels, or the SET kernel when rp->set);
+ * synchronizes only when a host value is wanted: the count, or the
+ * corrupt-code flag of a column with a code limit. *done = 0 when the SET
+ * kernel cannot run on this device (the caller takes the general path). */
+static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_range_params *rp, int *done) {
   ps_context *ctx = be->ctx;
   const int readback = a->count || rp->check_limit;
+  *done = 1;
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
@@ -377,9 +417,18 @@ static ps_status cuda_eval_range(ps_backend *be, const ps_eval_args *a, ps_cuda_
     st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
                         "cudaMemsetAsync (scratch)", false);
   }
-  if (st == PS_OK)
+  if (st == PS_OK && rp->set) {
+    const cudaError_t err = ps_cuda_launch_set(rp, be->stream);
+    if (err == cudaErrorNotSupported) { /* the set does not fit shared memory: nothing was enqueued */
+      *done = 0;
+      ps_cuda_leave(be, prev);
+      return PS_OK;
+    }
+    st = ps_cuda_status(ctx, err, "launching the set kernel", false);
+  } else if (st == PS_OK) {
     st = ps_cuda_status(ctx, ps_cuda_launch_range(rp, be->max_blocks, be->stream), "launching the range kernel",
                         false);
+  }
   if (st == PS_OK && readback) {
     st = ps_cuda_status(ctx,
                         cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
@@ -408,8 +457,13 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
-  if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH") && range_fast_path(&params, a, &range))
-    return cuda_eval_range(be, a, &range);
+  if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH")) {
+    int done = 0;
+    if (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range)) {
+      st = cuda_eval_fast(be, a, &range, &done);
+      if (st != PS_OK || done) return st;
+    }
+  }
 
   int prev;
   st = ps_cuda_enter(be, &prev);
