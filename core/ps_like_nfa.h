@@ -107,10 +107,14 @@ PS_LIKE_FN int ps_like_nfa_match(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_T
     ps_u64 step = ((S & any1) << 1) | (S & anyseq);
     if (step) {
       ps_u32 len = ps_like_char_len(s + i, n - i);
-      if (len == 1) r0 |= step;
-      else if (len == 2) r1 |= step;
-      else if (len == 3) r2 |= step;
-      else r3 |= step;
+      if (len == 1)
+        r0 |= step;
+      else if (len == 2)
+        r1 |= step;
+      else if (len == 3)
+        r2 |= step;
+      else
+        r3 |= step;
     }
     if ((r0 | r1 | r2 | r3) == 0) return 0;
   }

@@ -106,8 +106,9 @@ static void token_limit(void) {
 static void small_cases(void) {
   th_case("empty strings, invalid UTF-8, escapes, nulls");
   static const char *const strs[] = {
-      "", "", "a", "ab", "\xff", "\xc3\xa9", "\xc3", "\xe2\x82", "a%b", "a_b", "\xed\xa0\x80", "\xf0\x9d\x84\x9e",
-      "", "ba", "\x80\x80", "a\\b",
+      "",     "",         "a",        "ab",   "\xff",         "\xc3\xa9",
+      "\xc3", "\xe2\x82", "a%b",      "a_b",  "\xed\xa0\x80", "\xf0\x9d\x84\x9e",
+      "",     "ba",       "\x80\x80", "a\\b",
   };
   enum { D = sizeof strs / sizeof *strs, N = 40 };
   tstrs l = {0};
@@ -117,7 +118,7 @@ static void small_cases(void) {
   memset(valid, 0xff, sizeof valid);
   for (int i = 0; i < N; i++) {
     codes[i] = (uint64_t)i % D;
-    if (i % 7 == 3) valid[i / 8] &= (uint8_t)~(1u << (i % 8));
+    if (i % 7 == 3) valid[i / 8] &= (uint8_t) ~(1u << (i % 8));
   }
   int c = add_dict(&l, 4, 0, codes, N, valid);
   /* the same dictionary seen from entry 3 on (codes 0..12 = entries 3..15) */
@@ -130,11 +131,11 @@ static void small_cases(void) {
     const char *pat;
     int escape;
   } pats[] = {
-      {"", -1},       {"%", -1},    {"_", -1},        {"__", -1},    {"___", -1},      {"_%", -1},
-      {"%_", -1},     {"a%", -1},   {"%b", -1},       {"a_b", -1},   {"a\\%b", '\\'},  {"a\\_b", '\\'},
-      {"a\\\\b", '\\'}, {"a!%b", '!'}, {"\xff", -1},   {"\xc3_", -1}, {"_\xa9", -1},    {"\xe2%", -1},
-      {"%\x82", -1},  {"_\x80", -1}, {"\x80_", -1},  {"%\x9e", -1}, {"\xf0___", -1},  {"%\xed_\x80", -1},
-      {"%a%", -1},    {"%%a%%", -1}, {"a\\b", -1},    {"%\\", -1},    {"\\_%", '\\'},   {"%\\%", '\\'},
+      {"", -1},         {"%", -1},     {"_", -1},     {"__", -1},    {"___", -1},     {"_%", -1},
+      {"%_", -1},       {"a%", -1},    {"%b", -1},    {"a_b", -1},   {"a\\%b", '\\'}, {"a\\_b", '\\'},
+      {"a\\\\b", '\\'}, {"a!%b", '!'}, {"\xff", -1},  {"\xc3_", -1}, {"_\xa9", -1},   {"\xe2%", -1},
+      {"%\x82", -1},    {"_\x80", -1}, {"\x80_", -1}, {"%\x9e", -1}, {"\xf0___", -1}, {"%\xed_\x80", -1},
+      {"%a%", -1},      {"%%a%%", -1}, {"a\\b", -1},  {"%\\", -1},   {"\\_%", '\\'},  {"%\\%", '\\'},
   };
   for (size_t k = 0; k < sizeof pats / sizeof *pats; k++) {
     char label[96];
@@ -253,7 +254,14 @@ static void allocation_failures(void) {
   o.allocator.opaque = &f;
   ps_context *ctx = NULL;
   if (!CHECK_OK(NULL, ps_context_create(&o, NULL, 0, &ctx))) return;
-  static const char *const strs[] = {"abc", "xabcx", "", "\xc3\xa9" "abc", "ab", "cab", "abcabc"};
+  static const char *const strs[] = {"abc",
+                                     "xabcx",
+                                     "",
+                                     "\xc3\xa9"
+                                     "abc",
+                                     "ab",
+                                     "cab",
+                                     "abcabc"};
   enum { D = 7, N = 100 };
   int32_t off[D + 1] = {0};
   char bytes[64];

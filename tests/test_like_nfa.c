@@ -18,13 +18,22 @@
 
 /* String pieces: valid characters, and bytes that are not (one character each). */
 static const char *const str_pieces[] = {
-    "a", "b", "c", "%", "_", "\\",
+    "a",
+    "b",
+    "c",
+    "%",
+    "_",
+    "\\",
     "\xc3\xa9",         /* 2-byte */
     "\xe2\x82\xac",     /* 3-byte */
     "\xf0\x9d\x84\x9e", /* 4-byte */
     "\xf4\x8f\xbf\xbf", /* U+10FFFF */
-    "\xff", "\x80", "\xbf", /* invalid, lone continuations */
-    "\xc3", "\xe2\x82", "\xf0\x9d\x84", /* truncated */
+    "\xff",
+    "\x80",
+    "\xbf", /* invalid, lone continuations */
+    "\xc3",
+    "\xe2\x82",
+    "\xf0\x9d\x84",     /* truncated */
     "\xc0\x80",         /* overlong */
     "\xe0\x80\x80",     /* overlong 3-byte */
     "\xed\xa0\x80",     /* surrogate */
@@ -33,8 +42,8 @@ static const char *const str_pieces[] = {
 };
 
 static const char *const pat_pieces[] = {
-    "%", "%", "_", "_", "a", "b", "ab", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9d\x84\x9e", "\xff", "\x80", "\xc3",
-    "\xe2\x82", "\xa9", "\x82\xac", "\\%", "\\_", "\\\\", "%%",
+    "%",    "%",    "_",    "_",        "a",    "b",        "ab",  "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9d\x84\x9e",
+    "\xff", "\x80", "\xc3", "\xe2\x82", "\xa9", "\x82\xac", "\\%", "\\_",      "\\\\",         "%%",
 };
 
 static size_t build(th_rng *r, const char *const *pieces, size_t npieces, size_t max_pieces, char *buf, size_t cap) {

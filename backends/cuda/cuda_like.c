@@ -24,8 +24,7 @@ ps_status ps_cuda_like_dict(ps_backend *be, const ps_like_dict_args *a) {
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ps_cuda_status(be->ctx, ps_cuda_launch_like(&p, be->max_blocks, be->stream), "launching the LIKE kernel",
-                      false);
+  st = ps_cuda_status(be->ctx, ps_cuda_launch_like(&p, be->max_blocks, be->stream), "launching the LIKE kernel", false);
   ps_cuda_leave(be, prev);
   return st;
 }
