@@ -182,12 +182,16 @@ static void random_string(th_rng *r, char *buf, size_t *len) {
 static void big_dictionary(void) {
   const uint64_t d = 1000003, n = 1100000;
   th_case("dictionary of %llu entries", (unsigned long long)d);
+  /* filled directly: tstrs_push grows its arrays one entry at a time */
   tstrs l = {0};
+  l.s = th_calloc(d, sizeof *l.s);
+  l.len = th_calloc(d, sizeof *l.len);
   for (uint64_t i = 0; i < d; i++) {
     char s[64];
-    size_t len;
-    random_string(&th.rng, s, &len);
-    tstrs_push(&l, s, len);
+    random_string(&th.rng, s, &l.len[i]);
+    l.s[i] = th_malloc(l.len[i] + 1);
+    memcpy(l.s[i], s, l.len[i]);
+    l.count++;
   }
   uint64_t *codes = th_calloc(n, sizeof *codes);
   uint8_t *valid = th_calloc((n + 7) / 8, 1);
