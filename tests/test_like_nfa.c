@@ -165,6 +165,7 @@ static void token_limit(void) {
     /* the accepting state is bit nt: with nt = 63, bit 63 */
     for (size_t i = 0; i < n; i++) p[i] = 'a';
     nt = compile(p, n, -1, tok, &nfa, &fits);
+    CHECKF(nt == n && fits, "%zu literal tokens: %zu tokens, fits %d", n, nt, fits);
     memset(s, 'a', n);
     CHECKF(nfa_match(&nfa, (const uint8_t *)s, n) == 1, "%zu literal tokens: equal string", n);
     CHECKF(nfa_match(&nfa, (const uint8_t *)s, n - 1) == 0, "%zu literal tokens: shorter string", n);
