@@ -6,7 +6,7 @@
  * shared memory once per block: threads index them by the byte they read,
  * which differs across a warp (the parameter bank would serialize that).
  */
-#include "ps_cuda_kernels.h"
+#include "like_entry.cuh"
 
 namespace {
 
@@ -23,13 +23,7 @@ __global__ void __launch_bounds__(PS_CUDA_LIKE_BLOCK) like_dict_kernel(const __g
   // w is the same for every lane of a warp, so the loop and the ballot are
   // warp-uniform.
   for (uint64_t w = (uint64_t)blockIdx.x * kWarps + threadIdx.x / 32; w < words; w += stride) {
-    const uint64_t k = w * 32 + lane;
-    int match = 0;
-    if (k < p.count) {
-      const uint64_t j = p.first + k, begin = p.offsets[j], end = p.offsets[j + 1];
-      match = ps_like_nfa_match(p.bytes + begin, end - begin, lit, p.nfa.any1, p.nfa.anyseq, p.nfa.tail, p.nfa.nt);
-    }
-    const uint32_t bits = __ballot_sync(0xffffffffu, match);
+    const uint32_t bits = __ballot_sync(0xffffffffu, ps_cuda_like_entry(p, lit, w * 32 + lane));
     if (lane == 0) p.out[w] = bits;
   }
 }
