@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ps_like_nfa.h"
 #include "ps_program.h"
 
 #ifdef __cplusplus
@@ -196,6 +197,26 @@ typedef struct ps_cuda_gather_params {
 
 /* Enqueues the gather on at most max_blocks blocks (grid-stride). */
 cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uint32_t max_blocks, cudaStream_t stream);
+
+/* ---- LIKE over a dictionary (like.cu) ------------------------------------------ */
+
+/* Threads per block of the dictionary match (a multiple of 32). */
+#define PS_CUDA_LIKE_BLOCK 256
+
+/* ps_like_dict_args of core/backend.h with device pointers. Passed by value
+ * (about 2.1 KB) as a __grid_constant__ parameter. */
+typedef struct ps_cuda_like_params {
+  ps_like_nfa nfa;
+  const uint64_t *offsets; /* the dictionary's offsets (entry j: [offsets[j], offsets[j+1])) */
+  const uint8_t *bytes;
+  uint32_t *out;           /* ceil(count / 32) words */
+  uint64_t first;          /* first entry */
+  uint64_t count;          /* entries, >= 1 */
+} ps_cuda_like_params;
+
+/* Enqueues the match on stream: one thread per entry, one warp per 32-entry
+ * result word (grid-stride over words beyond max_blocks blocks). */
+cudaError_t ps_cuda_launch_like(const ps_cuda_like_params *p, uint32_t max_blocks, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

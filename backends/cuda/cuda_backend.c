@@ -510,4 +510,5 @@ const ps_backend_ops ps_backend_cuda = {
     .gather = ps_cuda_gather,
     .retain_wrapped = NULL,
     .release_wrapped = NULL,
+    .like_dict = ps_cuda_like_dict,
 };

@@ -54,6 +54,7 @@ typedef enum ps_cl_kernel_id {
   PS_CL_GATHER,      /* select.cl ps_gather_values */
   PS_CL_RANGE,       /* range.cl ps_range_words (fast-path builds only) */
   PS_CL_RANGE_COUNT, /* range.cl ps_range_words_count (fast-path builds only) */
+  PS_CL_LIKE,        /* like.cl ps_like_dict_words (LIKE builds only) */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -88,6 +89,8 @@ struct ps_backend {
   size_t scratch_bytes;
   int jit;       /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
   int fast_path; /* 0 if PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general kernel */
+  int like_device; /* LIKE matches dictionaries on the device (not on a CPU device unless
+                      PACKSCAN_OPENCL_LIKE=device; never with PACKSCAN_OPENCL_LIKE=host) */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
   uint64_t uses;
@@ -110,6 +113,8 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
  * words per work-item. */
 ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
                               const ps_cl_cached **out);
+/* LIKE over a dictionary (like.cl), built on first use. */
+ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call
@@ -126,6 +131,9 @@ ps_status ps_cl_reset_status(ps_backend *be, cl_uint value, size_t n);
 
 /* opencl_eval.c */
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args);
+
+/* opencl_like.c */
+ps_status ps_cl_like_dict(ps_backend *be, const ps_like_dict_args *args);
 
 /* opencl_select.c */
 ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *args);
