@@ -274,7 +274,7 @@ static ps_status emit_set_insn(lowering *L, ps_column *c, uint32_t off, bool neg
 static ps_status emit_set(lowering *L, ps_column *c, entry_pred pred, void *arg, bool negate) {
   if (c->no_codes) return emit_range(L, c, (interval){1, 0}, negate);
   uint64_t ncodes = c->code_limit + 1;
-  uint32_t off;
+  uint32_t off = 0; /* set by aux_reserve; gcc -O3 cannot see it */
   PS_TRY(aux_reserve(L, (ncodes + 31) / 32, &off));
   uint32_t *bits = L->out->aux + off;
   uint64_t m = c->reference.u;
@@ -430,7 +430,7 @@ static ps_status lower_in(lowering *L, const ps_expr *e) {
 static ps_status lower_like_host(lowering *L, const ps_expr *e, const int *tok, size_t nt) {
   ps_column *c = e->col;
   uint64_t ncodes = c->code_limit + 1;
-  uint32_t off;
+  uint32_t off = 0; /* set by aux_reserve; gcc -O3 cannot see it */
   PS_TRY(aux_reserve(L, (ncodes + 31) / 32, &off));
   PS_TRY(ps_like_dict(L->ctx, tok, nt, &c->dict, c->reference.u, ncodes, L->out->aux + off));
   return emit_set_insn(L, c, off, e->negate);
