@@ -110,8 +110,9 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
 /* The single-range fast path (range.cl) for one bit width, built with a
  * work-group of `work_group` work-items (a power of two, see range.cl);
  * direct_words > 0: its CPU variant (PS_RANGE_DIRECT) with that many result
- * words per work-item. */
-ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
+ * words per work-item; limit != 0: the variant that checks codes against a
+ * code limit (PS_RANGE_LIMIT). */
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words, int limit,
                               const ps_cl_cached **out);
 /* LIKE over a dictionary (like.cl), built on first use. */
 ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);

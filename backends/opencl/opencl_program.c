@@ -211,14 +211,15 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
   return cached_program(be, options, shape, shape[0] ? BUILD_SPECIALIZED : BUILD_GENERIC, 0, out);
 }
 
-ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words, int limit,
                               const ps_cl_cached **out) {
-  char options[192];
+  char options[224];
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
   n += (size_t)snprintf(options + n, sizeof options - n, " -DPS_W=%u -DPS_RANGE_WG=%zu", width, work_group);
   if (direct_words && n < sizeof options)
-    snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
+    n += (size_t)snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
+  if (limit && n < sizeof options) snprintf(options + n, sizeof options - n, " -DPS_RANGE_LIMIT=1");
   return cached_program(be, options, "", BUILD_RANGE, work_group, out);
 }
 
