@@ -46,13 +46,24 @@ __host__ __device__ constexpr uint32_t group_mask(int g) {
   return m;
 }
 
-/* The top bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1. */
+/* The lowest bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1. */
 template <int W>
-__host__ __device__ __forceinline__ uint32_t compress_tops(uint32_t x) {
-  x = (x >> (W - 1)) & lane_lsbs<W>();
+__host__ __device__ __forceinline__ uint32_t compress_lsbs(uint32_t x) {
+  x &= lane_lsbs<W>();
 PS_RB_UNROLL
   for (int g = 1; g < 32 / W; g *= 2) x = (x | (x >> (g * (W - 1)))) & group_mask<W>(g);
   return x;
+}
+
+/* The top bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1.
+ * W = 8: one multiply gathers the four top bits into bits 28..31 (bit 7 + 8i
+ * moves up by 21 - 7i; the other partial products land on distinct bits
+ * below 28 or past 31, so nothing carries into the result): 3 operations
+ * instead of 6. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t compress_tops(uint32_t x) {
+  if constexpr (W == 8) return ((x & 0x80808080u) * 0x00204081u) >> 28;
+  else return compress_lsbs<W>(x >> (W - 1));
 }
 
 /* Lane-wise x - y modulo 2^W (no borrow between lanes). */
@@ -86,17 +97,35 @@ __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, u
   static_assert(word_local<W>(), "word_bits: codes must not straddle words");
   if constexpr (W == 1) {
     return (x & S) | (~x & L);
+  } else if constexpr (W == 2) {
+    /* Bit-sliced: L holds the 4-entry truth table (bit c: code c selected);
+     * each lane's result is a two-level multiplexer over its bits, three
+     * bitwise selects (one LOP3 each) for all 16 lanes, against about 14
+     * operations for the lane arithmetic. The table masks are loop
+     * invariants. */
+    const uint32_t t0 = 0u - (L & 1u), t1 = 0u - ((L >> 1) & 1u), t2 = 0u - ((L >> 2) & 1u),
+                   t3 = 0u - ((L >> 3) & 1u);
+    (void)S;
+    const uint32_t lo1 = (x & t1) | (~x & t0), hi1 = (x & t3) | (~x & t2); /* by the low bit of each lane */
+    const uint32_t h = x >> 1;                                               /* high bits onto the low ones */
+    return compress_lsbs<2>((h & hi1) | (~h & lo1));
   } else {
     return compress_tops<W>(~lane_lt<W>(S, lane_sub<W>(x, L))); /* not (span < code - lo) */
   }
 }
 
-/* The lane constants of word_bits for [lo, lo + span] (lo + span < 2^W). */
+/* The constants of word_bits for [lo, lo + span] (lo + span < 2^W): lanes of
+ * lo and span; W = 1: the two all-ones-or-zero masks; W = 2: a truth table. */
 template <int W>
 __host__ __device__ __forceinline__ void word_consts(uint64_t lo, uint64_t span, uint32_t *L, uint32_t *S) {
   if constexpr (W == 1) {
     *L = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
     *S = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
+  } else if constexpr (W == 2) {
+    uint32_t t = 0; /* the truth table: bit c set iff code c is in the range */
+    for (uint32_t c = 0; c < 4; c++) t |= (uint32_t)(((c - lo) & 3u) <= span) << c;
+    *L = t;
+    *S = 0;
   } else {
     *L = (uint32_t)lo * lane_lsbs<W>();
     *S = (uint32_t)span * lane_lsbs<W>();
