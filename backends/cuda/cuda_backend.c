@@ -318,21 +318,17 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
   return PS_OK;
 }
 
-/* The single-range fast path applies to a one-instruction RANGE program on
- * a column with at least one valid code, with aligned data and no
- * selection/mask. Where some w-bit codes are not valid (code limit below
- * 2^w - 1: dictionary columns) the kernel also checks every valid row's code
- * against the limit. Fills *rp and returns 1 when it applies. */
-static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+/* The one-leaf program's leaf and column when the program is one `op`
+ * instruction on a column with at least one valid code, aligned data and
+ * validity, and no selection/mask; then *rp holds the column's part of the
+ * fast-path parameters (the rest zero) and the result is 1. */
+static int one_leaf(const ps_cuda_eval_params *p, const ps_eval_args *a, uint32_t op, ps_cuda_range_params *rp,
+                    const ps_insn **in_out, const ps_prog_col **col_out) {
   const ps_program *prog = a->prog;
-  if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->selection_in.handle || a->mask.handle)
-    return 0;
+  if (prog->n_insns != 1 || prog->insns[0].op != op || a->selection_in.handle || a->mask.handle) return 0;
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
-  const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
   if (col->flags & PS_COLF_NO_CODES) return 0;
-  /* the kernels check a code limit at widths up to 32 only (range_kernel.cuh) */
-  if (col->code_limit < wmask && col->width > 32) return 0;
   if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
   const uint8_t *validity = p->validity[in->col_a];
   if (validity && ((uintptr_t)validity & 3u)) return 0;
@@ -346,6 +342,23 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   rp->bitmap_aligned = p->bitmap_aligned;
   rp->width = col->width;
   rp->rows = p->rows;
+  rp->status = p->status;
+  rp->status_bit = 1u << in->col_a;
+  *in_out = in;
+  *col_out = col;
+  return 1;
+}
+
+/* The single-range fast path: a one-leaf RANGE program. Where some w-bit
+ * codes are not valid (code limit below 2^w - 1: dictionary columns) the
+ * kernel also checks every valid row's code against the limit (widths up to
+ * 32: range_kernel.cuh). Fills *rp and returns 1 when it applies. */
+static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+  const ps_insn *in;
+  const ps_prog_col *col;
+  if (!one_leaf(p, a, PS_OP_RANGE, rp, &in, &col)) return 0;
+  const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
+  if (col->code_limit < wmask && col->width > 32) return 0;
   uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
   uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
   if (lo > hi) { /* empty: NOT of the full range */
@@ -355,46 +368,25 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   rp->lo = lo;
   rp->span = hi - lo;
   rp->negate_mask = negate;
-  if (col->code_limit < wmask) {
-    rp->check_limit = 1;
-    rp->limit = col->code_limit;
-    rp->status = p->status;
-    rp->status_bit = 1u << in->col_a;
-  }
+  rp->check_limit = col->code_limit < wmask;
+  rp->limit = rp->check_limit ? col->code_limit : 0;
   return 1;
 }
 
-/* The single-SET fast path applies to a one-instruction SET program on a
- * column of width 1..32 with at least one valid code, aligned data, no
- * selection/mask, and a set whose bits for codes 0..limit lie inside the aux
- * words (else the general kernel reports the lowering bug). */
+/* The single-SET fast path: a one-leaf SET program on a column of width
+ * 1..32 whose set bits for codes 0..limit lie inside the aux words (else the
+ * general kernel reports the lowering bug). */
 static int set_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
-  const ps_program *prog = a->prog;
-  if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_SET || a->selection_in.handle || a->mask.handle) return 0;
-  const ps_insn *in = &prog->insns[0];
-  const ps_prog_col *col = &prog->cols[in->col_a];
-  if ((col->flags & PS_COLF_NO_CODES) || col->width < 1 || col->width > 32 || !p->aux) return 0;
+  const ps_insn *in;
+  const ps_prog_col *col;
+  if (!p->aux || !one_leaf(p, a, PS_OP_SET, rp, &in, &col)) return 0;
+  if (col->width < 1 || col->width > 32) return 0;
   const uint64_t wmask = ((uint64_t)1 << col->width) - 1;
   const uint64_t limit = col->code_limit < wmask ? col->code_limit : wmask;
-  if ((uint64_t)in->aux_a + limit >= (uint64_t)prog->aux_words * 32) return 0;
-  if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
-  const uint8_t *validity = p->validity[in->col_a];
-  if (validity && ((uintptr_t)validity & 3u)) return 0;
-  memset(rp, 0, sizeof *rp);
-  rp->data = p->data[in->col_a];
-  rp->data_aligned16 = ((uintptr_t)rp->data & 15u) == 0;
-  rp->data_bytes = col->data_bytes;
-  rp->validity = validity;
-  rp->validity_bytes = col->validity_bytes;
-  rp->bitmap = p->bitmap;
-  rp->bitmap_aligned = p->bitmap_aligned;
-  rp->width = col->width;
-  rp->rows = p->rows;
+  if ((uint64_t)in->aux_a + limit >= (uint64_t)a->prog->aux_words * 32) return 0;
   rp->negate_mask = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
   rp->limit = limit;
   rp->check_limit = col->code_limit < wmask;
-  rp->status = p->status;
-  rp->status_bit = 1u << in->col_a;
   rp->set = p->aux + in->aux_a / 32;
   rp->set_shift = in->aux_a % 32;
   rp->set_words = (uint32_t)((rp->set_shift + limit) / 32 + 1);
