@@ -47,6 +47,26 @@ static ps_status run_like_fills(ps_context *ctx, const ps_lowered *low, ps_buffe
   return PS_OK;
 }
 
+ps_status ps_aux_buffer(ps_context *ctx, uint64_t bytes, ps_buffer **out) {
+  ps_buffer *spare = ctx->spare_aux;
+  if (spare && spare->size >= bytes && spare->size / 4 <= bytes) {
+    ctx->spare_aux = NULL;
+    *out = spare;
+    return PS_OK;
+  }
+  return ps_buffer_create(ctx, bytes, out);
+}
+
+void ps_aux_release(ps_context *ctx, ps_buffer *buf) {
+  if (!buf) return;
+  if (ctx->spare_aux && ctx->spare_aux->size >= buf->size) {
+    ps_buffer_destroy(buf);
+    return;
+  }
+  ps_buffer_destroy(ctx->spare_aux); /* keep the larger one */
+  ctx->spare_aux = buf;
+}
+
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
  * byte mask; input: a selection to AND in. */
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
@@ -58,12 +78,12 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
     ps_status st = ps_lower(ctx, expr, low);
     ps_buffer *aux = NULL;
     if (st == PS_OK && low->prog.aux_words) {
-      st = ps_buffer_create(ctx, (uint64_t)low->prog.aux_words * 4, &aux);
+      st = ps_aux_buffer(ctx, (uint64_t)low->prog.aux_words * 4, &aux);
       if (st == PS_OK) st = upload_aux(ctx, low, aux);
       if (st == PS_OK) st = run_like_fills(ctx, low, aux);
     }
     if (st != PS_OK) {
-      ps_buffer_destroy(aux);
+      ps_aux_release(ctx, aux);
       ps_lowered_free(ctx, low);
       ps_host_free(ctx, low);
       return st;

@@ -21,6 +21,12 @@ struct ps_context {
   ps_allocator alloc;
   uint64_t chunk_rows; /* rows per launch, multiple of 32 */
   char last_error[PS_ERRMSG_SIZE];
+  /* The aux buffer of the last destroyed expression, kept for the next one
+   * (ps_aux_buffer): an engine builds an expression per query, and a device
+   * allocation plus a free per expression cost tens of microseconds on CUDA
+   * (cudaFree synchronizes the device). Reuse is safe because every use of an
+   * aux buffer is enqueued on the context's one stream/queue, in order. */
+  ps_buffer *spare_aux;
 };
 
 struct ps_buffer {
@@ -170,6 +176,11 @@ ps_status ps_column_device_dict(ps_context *ctx, ps_column *col);
 /* ---- evaluation ---------------------------------------------------------- */
 #define PS_NO_MEM ((ps_devmem){NULL, 0})
 ps_status ps_check_expr(ps_context *ctx, const ps_expr *expr);
+/* A device buffer of at least `bytes` bytes for a lowered program's aux words
+ * (the context's spare when it is big enough and not more than 4x too big),
+ * and its return when the expression goes (kept as the spare, or freed). */
+ps_status ps_aux_buffer(ps_context *ctx, uint64_t bytes, ps_buffer **out);
+void ps_aux_release(ps_context *ctx, ps_buffer *buf);
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
                          ps_devmem selection_in, uint64_t *count);
 
