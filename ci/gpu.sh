@@ -274,7 +274,10 @@ ncu_profile() {
   command -v ncu >/dev/null || { echo "ncu not found"; return 77; }
   local exe=$BUILD/bench/packscan_bench spec
   [ -x "$exe" ] || { echo "no $exe"; return 77; }
-  for spec in "lt:range_kernel:44" "tree:eval_kernel:2" "ids_50pct:count_tiles|write_tiles|eval_kernel:6"; do
+  # -k matches the function name without template arguments (ncu's default
+  # "function" base): range_direct_kernel covers widths 1-16 of `lt`.
+  for spec in "lt:range_direct_kernel|range_kernel:44" "like_contains:set_kernel|like_dict_kernel:4" \
+    "tree:eval_words_kernel:2" "ids_50pct:write_ids|range_direct_kernel:4"; do
     local cases=${spec%%:*} rest=${spec#*:}
     local kern=${rest%:*} count=${rest##*:}
     local limit=$(($(left) < 60 ? $(left) : 60))

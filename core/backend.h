@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "packscan.h"
+#include "ps_like_nfa.h"
 #include "ps_program.h"
 
 #define PS_BACKEND_ABI_VERSION 1
@@ -106,6 +107,27 @@ typedef struct ps_gather_args {
   ps_devmem values, validity_out;
 } ps_gather_args;
 
+/* LIKE over a run of dictionary entries on the device (the dictionary pass
+ * of a LIKE leaf, once per lowered expression): for k in [0, count), bit k of
+ * `out` (bit k % 32 of 32-bit word k / 32) is 1 iff dictionary entry first + k
+ * matches the compiled pattern, exactly as ps_like_nfa_match (ps_like_nfa.h)
+ * says; every word of ceil(count / 32) is written, bits past count are 0.
+ * Enqueued on the context's stream/queue like everything else (no
+ * synchronization); the eval that reads `out` comes later on the same one.
+ * count == 0 (every other field zero) is a query the core makes when it
+ * lowers: PS_OK if this device should match dictionaries, or
+ * PS_ERR_UNSUPPORTED, without a message, if the core should keep doing it on
+ * the host (on a CPU device the host's search of the concatenated bytes,
+ * core/like.c, is many times faster than the NFA); nothing is enqueued. */
+typedef struct ps_like_dict_args {
+  const ps_like_nfa *nfa; /* host memory, only borrowed for the call */
+  ps_devmem offsets;      /* the dictionary's d + 1 offsets as uint64 (8-byte aligned) */
+  ps_devmem bytes;        /* its bytes (offsets index them) */
+  uint64_t first;         /* first entry */
+  uint64_t count;         /* entries, >= 1, first + count <= d */
+  ps_devmem out;          /* ceil(count / 32) words (4-byte aligned) */
+} ps_like_dict_args;
+
 typedef struct ps_backend_ops {
   uint32_t abi_version; /* PS_BACKEND_ABI_VERSION */
   const char *name;     /* "reference", "opencl", "cuda" */
@@ -136,6 +158,13 @@ typedef struct ps_backend_ops {
    * (OpenCL retains the cl_mem). NULL = nothing to do. */
   ps_status (*retain_wrapped)(ps_backend *be, ps_devmem mem);
   void (*release_wrapped)(ps_backend *be, ps_devmem mem);
+
+  /* Optional (ABI 1 addition): the dictionary pass of LIKE on the device
+   * (ps_like_dict_args). NULL = the core matches the dictionary on the host
+   * and uploads the bitmap with the program's other aux words. When a
+   * backend has it, the aux words such a pass writes are zero in
+   * ps_eval_args.aux_host: read them from ps_eval_args.aux. */
+  ps_status (*like_dict)(ps_backend *be, const ps_like_dict_args *args);
 } ps_backend_ops;
 
 /* Records a message as the context's last error (printf-style); returns status.

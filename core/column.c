@@ -280,10 +280,38 @@ ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_desc *dict
   return create_column(ctx, dict, codes, true, data, data_offset, validity, validity_offset, out);
 }
 
+ps_status ps_column_device_dict(ps_context *ctx, ps_column *col) {
+  if (col->dict_dev_offsets) return PS_OK;
+  const ps_dict *d = &col->dict;
+  uint64_t offsets_bytes = (d->count + 1) * sizeof(uint64_t);
+  ps_buffer *offsets = NULL, *bytes = NULL;
+  ps_status st = ps_buffer_create(ctx, offsets_bytes, &offsets);
+  if (st == PS_OK) st = ps_buffer_create(ctx, d->bytes_size, &bytes);
+  if (st == PS_OK) st = ctx->ops->mem_write(ctx->be, offsets->mem, d->offsets, offsets_bytes);
+  if (st == PS_OK && d->bytes_size) st = ctx->ops->mem_write(ctx->be, bytes->mem, d->bytes, d->bytes_size);
+  if (st != PS_OK) {
+    ps_buffer_destroy(offsets);
+    ps_buffer_destroy(bytes);
+    /* the backend's message, without its "PS_ERR_...: " prefix */
+    const char *prev = ps_context_last_error(ctx), *colon = strstr(prev, ": ");
+    char why[PS_ERRMSG_SIZE];
+    snprintf(why, sizeof why, "%s", strncmp(prev, "PS_", 3) == 0 && colon ? colon + 2 : prev);
+    return ps_set_error(ctx, st,
+                        "copying the dictionary of a string column (%" PRIu64 " entries, %" PRIu64
+                        " bytes) to the device for LIKE: %s",
+                        d->count, d->bytes_size, why);
+  }
+  col->dict_dev_offsets = offsets;
+  col->dict_dev_bytes = bytes;
+  return PS_OK;
+}
+
 void ps_column_destroy(ps_column *col) {
   if (!col) return;
   ps_context *ctx = col->ctx;
   ps_buffer_destroy(col->data_buf);
+  ps_buffer_destroy(col->dict_dev_offsets);
+  ps_buffer_destroy(col->dict_dev_bytes);
   ps_buffer_destroy(col->validity_buf);
   ps_host_free(ctx, col->dict.offsets);
   ps_host_free(ctx, col->dict.bytes);

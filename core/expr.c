@@ -87,7 +87,7 @@ void ps_expr_destroy(ps_expr *e) {
     ps_lowered_free(ctx, e->lowered);
     ps_host_free(ctx, e->lowered);
   }
-  ps_buffer_destroy(e->aux_dev);
+  ps_aux_release(ctx, e->aux_dev);
   ps_host_free(ctx, e);
 }
 

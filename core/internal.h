@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "ps_like_nfa.h"
 #include "packscan.h"
 #include "ps_program.h"
 
@@ -20,6 +21,12 @@ struct ps_context {
   ps_allocator alloc;
   uint64_t chunk_rows; /* rows per launch, multiple of 32 */
   char last_error[PS_ERRMSG_SIZE];
+  /* The aux buffer of the last destroyed expression, kept for the next one
+   * (ps_aux_buffer): an engine builds an expression per query, and a device
+   * allocation plus a free per expression cost tens of microseconds on CUDA
+   * (cudaFree synchronizes the device). Reuse is safe because every use of an
+   * aux buffer is enqueued on the context's one stream/queue, in order. */
+  ps_buffer *spare_aux;
 };
 
 struct ps_buffer {
@@ -53,6 +60,13 @@ struct ps_column {
   uint64_t validity_size;
   ps_buffer *validity_buf;
   ps_dict dict;        /* dictionary columns only */
+  /* The dictionary on the device (offsets as uint64, then bytes), for LIKE
+   * matched there (backend like_dict): made on the first such LIKE by
+   * ps_column_device_dict, freed with the column; both or neither. Created
+   * lazily from paths that hold the column as const: a context (and all it
+   * made) is used by one thread at a time, so this needs no lock. */
+  ps_buffer *dict_dev_offsets;
+  ps_buffer *dict_dev_bytes;
 };
 
 typedef enum ps_expr_kind {
@@ -127,11 +141,25 @@ int64_t ps_type_min(ps_type t);
 uint64_t ps_type_max(ps_type t);
 
 /* ---- lowering ------------------------------------------------------------ */
+/* A LIKE leaf's dictionary pass deferred to the device: the SET bitmap at
+ * aux words [aux_word, aux_word + ceil(count / 32)) is written by the
+ * backend's like_dict over entries reference.u + [0, count) of col. */
+typedef struct ps_like_fill {
+  ps_column *col;
+  uint32_t aux_word;
+  uint64_t count;
+  ps_like_nfa nfa;
+} ps_like_fill;
+
 /* A lowered program plus its aux words (host) and the columns of each slot. */
 struct ps_lowered {
   ps_program prog;
   ps_column *cols[PS_MAX_COLS];
   uint32_t *aux; /* prog.aux_words words, ps_host_alloc'd */
+  /* Device fills, in ascending aux_word order (aux words are reserved in
+   * order); their aux words stay zero in `aux`. */
+  ps_like_fill *fills[PS_MAX_INSNS];
+  uint32_t n_fills;
 };
 typedef struct ps_lowered ps_lowered;
 
@@ -140,9 +168,19 @@ ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
 ps_prog_col ps_prog_col_of(const ps_column *c);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);
 
+/* Makes col's device dictionary (dict_dev_offsets / dict_dev_bytes) if it
+ * has none yet. On failure the status and message are set and the column
+ * holds neither buffer. */
+ps_status ps_column_device_dict(ps_context *ctx, ps_column *col);
+
 /* ---- evaluation ---------------------------------------------------------- */
 #define PS_NO_MEM ((ps_devmem){NULL, 0})
 ps_status ps_check_expr(ps_context *ctx, const ps_expr *expr);
+/* A device buffer of at least `bytes` bytes for a lowered program's aux words
+ * (the context's spare when it is big enough and not more than 4x too big),
+ * and its return when the expression goes (kept as the spare, or freed). */
+ps_status ps_aux_buffer(ps_context *ctx, uint64_t bytes, ps_buffer **out);
+void ps_aux_release(ps_context *ctx, ps_buffer *buf);
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
                          ps_devmem selection_in, uint64_t *count);
 

@@ -152,6 +152,26 @@ int ps_like_match(const uint8_t *s, size_t slen, const int *tok, size_t nt, uint
   return match_dp(s, slen, tok, nt, scratch);
 }
 
+int ps_like_nfa_build(const int *tok, size_t nt, ps_like_nfa *nfa) {
+  if (nt > PS_LIKE_NFA_MAX_TOKENS) return 0;
+  memset(nfa, 0, sizeof *nfa);
+  for (size_t k = 0; k < nt; k++) {
+    uint64_t bit = (uint64_t)1 << k;
+    if (tok[k] == TOK_ANYSEQ) {
+      /* one closure step covers a run of '%' only if runs are merged */
+      if (k > 0 && tok[k - 1] == TOK_ANYSEQ) return 0;
+      nfa->anyseq |= bit;
+    } else if (tok[k] == TOK_ANY1) {
+      nfa->any1 |= bit;
+    } else {
+      nfa->lit[(uint8_t)tok[k]] |= bit;
+    }
+  }
+  if (nt > 0 && tok[nt - 1] == TOK_ANYSEQ) nfa->tail = (uint64_t)1 << (nt - 1);
+  nfa->nt = (uint32_t)nt;
+  return 1;
+}
+
 int ps_like_literal(const int *tok, size_t nt, uint8_t *lit, size_t *len) {
   size_t k = 0;
   while (k < nt && tok[k] < 256) lit[k] = (uint8_t)tok[k], k++;

@@ -4,6 +4,7 @@
 #define PS_LIKE_H
 
 #include "internal.h"
+#include "ps_like_nfa.h"
 
 /* Sets bit k of bits (bits[k / 32], bit k % 32; the caller zeroes them) for
  * every k < count whose dictionary entry first + k matches the compiled
@@ -15,5 +16,11 @@
  * the context's message set. */
 ps_status ps_like_dict(ps_context *ctx, const int *tok, size_t nt, const ps_dict *d, uint64_t first, uint64_t count,
                        uint32_t *bits);
+
+/* Compiles tokens into the device matcher's tables (ps_like_nfa.h): 1, or 0
+ * when the pattern does not fit it (more than PS_LIKE_NFA_MAX_TOKENS tokens,
+ * or adjacent '%' tokens, which ps_like_compile never produces) and the
+ * dictionary pass stays on the host. */
+int ps_like_nfa_build(const int *tok, size_t nt, ps_like_nfa *nfa);
 
 #endif /* PS_LIKE_H */

@@ -274,7 +274,7 @@ static ps_status emit_set_insn(lowering *L, ps_column *c, uint32_t off, bool neg
 static ps_status emit_set(lowering *L, ps_column *c, entry_pred pred, void *arg, bool negate) {
   if (c->no_codes) return emit_range(L, c, (interval){1, 0}, negate);
   uint64_t ncodes = c->code_limit + 1;
-  uint32_t off;
+  uint32_t off = 0; /* set by aux_reserve; gcc -O3 cannot see it */
   PS_TRY(aux_reserve(L, (ncodes + 31) / 32, &off));
   uint32_t *bits = L->out->aux + off;
   uint64_t m = c->reference.u;
@@ -425,6 +425,45 @@ static ps_status lower_in(lowering *L, const ps_expr *e) {
   return st;
 }
 
+/* The whole dictionary at once on the host (like.c), straight into the SET
+ * bitmap, which is uploaded with the program's other aux words. */
+static ps_status lower_like_host(lowering *L, const ps_expr *e, const int *tok, size_t nt) {
+  ps_column *c = e->col;
+  uint64_t ncodes = c->code_limit + 1;
+  uint32_t off = 0; /* set by aux_reserve; gcc -O3 cannot see it */
+  PS_TRY(aux_reserve(L, (ncodes + 31) / 32, &off));
+  PS_TRY(ps_like_dict(L->ctx, tok, nt, &c->dict, c->reference.u, ncodes, L->out->aux + off));
+  return emit_set_insn(L, c, off, e->negate);
+}
+
+/* On a backend that matches dictionaries (like_dict): the SET bitmap's words
+ * are reserved and left zero here, and ps_run_program has the device fill
+ * them right after it creates the aux buffer (once per lowered expression).
+ * Patterns the device matcher cannot hold stay on the host. */
+static ps_status lower_like_device(lowering *L, const ps_expr *e, const int *tok, size_t nt) {
+  ps_column *c = e->col;
+  ps_lowered *low = L->out;
+  if (low->n_fills == PS_MAX_INSNS) return lower_like_host(L, e, tok, nt); /* cannot happen: one per leaf */
+  ps_like_dict_args query;
+  memset(&query, 0, sizeof query);
+  if (L->ctx->ops->like_dict(L->ctx->be, &query) != PS_OK) return lower_like_host(L, e, tok, nt);
+  ps_like_fill *f = ps_calloc_ctx(L->ctx, 1, sizeof *f);
+  if (!f) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating a LIKE pattern for the device");
+  if (!ps_like_nfa_build(tok, nt, &f->nfa)) {
+    ps_host_free(L->ctx, f);
+    return lower_like_host(L, e, tok, nt);
+  }
+  f->col = c;
+  f->count = c->code_limit + 1;
+  ps_status st = aux_reserve(L, (f->count + 31) / 32, &f->aux_word);
+  if (st != PS_OK) {
+    ps_host_free(L->ctx, f);
+    return st;
+  }
+  low->fills[low->n_fills++] = f;
+  return emit_set_insn(L, c, f->aux_word, e->negate);
+}
+
 static ps_status lower_like(lowering *L, const ps_expr *e) {
   ps_column *c = e->col;
   int *tok = ps_calloc_ctx(L->ctx, e->pattern_len + 1, sizeof(int));
@@ -452,13 +491,10 @@ static ps_status lower_like(lowering *L, const ps_expr *e) {
     st = emit_range(L, c, iv, e->negate);
   } else if (c->no_codes) {
     st = emit_range(L, c, (interval){1, 0}, e->negate);
+  } else if (L->ctx->ops->like_dict) {
+    st = lower_like_device(L, e, tok, nt);
   } else {
-    /* the whole dictionary at once (like.c), straight into the SET bitmap */
-    uint64_t ncodes = c->code_limit + 1;
-    uint32_t off;
-    st = aux_reserve(L, (ncodes + 31) / 32, &off);
-    if (st == PS_OK) st = ps_like_dict(L->ctx, tok, nt, &c->dict, c->reference.u, ncodes, L->out->aux + off);
-    if (st == PS_OK) st = emit_set_insn(L, c, off, e->negate);
+    st = lower_like_host(L, e, tok, nt);
   }
   ps_host_free(L->ctx, tok);
   ps_host_free(L->ctx, lit);
@@ -580,6 +616,8 @@ ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out) {
 void ps_lowered_free(ps_context *ctx, ps_lowered *low) {
   ps_host_free(ctx, low->aux);
   low->aux = NULL;
+  for (uint32_t i = 0; i < low->n_fills; i++) ps_host_free(ctx, low->fills[i]);
+  low->n_fills = 0;
 }
 
 /* The program layout is read by C, CUDA and OpenCL C alike: pin it. */

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ps_like_nfa.h"
 #include "ps_program.h"
 
 #ifdef __cplusplus
@@ -63,10 +64,13 @@ cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out);
 /* Threads (= 32-row result words) per block of the fast path. */
 #define PS_CUDA_RANGE_BLOCK 128
 
-/* One RANGE leaf on one column whose codes cannot be corrupt: row selected
- * iff valid and (((code - lo) <= span) != negate), unsigned 64-bit arithmetic.
- * The host guarantees lo + span <= 2^width - 1 (an empty range is passed as
- * the full range, negated). */
+/* One RANGE leaf on one column: row selected iff valid and
+ * (((code - lo) <= span) != negate), unsigned 64-bit arithmetic. The host
+ * guarantees lo + span <= 2^width - 1 (an empty range is passed as the full
+ * range, negated). When the column's code limit is below 2^width - 1
+ * (dictionary columns, mostly), check_limit is 1 and a valid row whose code
+ * is greater than limit raises status_bit in *status (ps_program.h's
+ * corrupt-code rule; the result bits are then unspecified). */
 typedef struct ps_cuda_range_params {
   const uint8_t *data;          /* packed stream at the chunk start, 4-byte aligned */
   uint64_t data_bytes;          /* readable bytes from data */
@@ -80,10 +84,28 @@ typedef struct ps_cuda_range_params {
   uint32_t rows;                /* 1..2^31 */
   uint32_t bitmap_aligned;      /* bitmap is 4-byte aligned */
   uint32_t data_aligned16;      /* data is 16-byte aligned (vector loads) */
+  uint64_t limit;               /* largest valid code (< 2^width when check_limit) */
+  uint32_t *status;             /* device status word (check_limit only) */
+  uint32_t status_bit;          /* raised in *status on a corrupt code */
+  uint32_t check_limit;         /* 1: codes above limit are corrupt */
+  /* SET leaves (ps_cuda_launch_set only): row selected iff valid and
+   * (bit (set_shift + code) of set[] != negate); set_words words cover
+   * bits set_shift .. set_shift + limit. */
+  const uint32_t *set;
+  uint32_t set_shift;
+  uint32_t set_words;
 } ps_cuda_range_params;
 
 /* Enqueues the fast path on stream with at most max_blocks blocks. */
 cudaError_t ps_cuda_launch_range(const ps_cuda_range_params *p, uint32_t max_blocks, cudaStream_t stream);
+
+/* The single-SET fast path (set_words.cu): one SET leaf on a column of width
+ * 1..32, the set copied into shared memory once per block. check_limit is
+ * honoured as above (status/status_bit must be set). Returns
+ * cudaErrorNotSupported, having enqueued nothing, when the set and the
+ * staging tile do not fit the device's shared memory per block: the caller
+ * runs the general kernel instead. */
+cudaError_t ps_cuda_launch_set(const ps_cuda_range_params *p, cudaStream_t stream);
 
 /* ---- after the filter: row ids, reduce, gather (select.cu) ------------------- */
 
@@ -175,6 +197,26 @@ typedef struct ps_cuda_gather_params {
 
 /* Enqueues the gather on at most max_blocks blocks (grid-stride). */
 cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uint32_t max_blocks, cudaStream_t stream);
+
+/* ---- LIKE over a dictionary (like.cu) ------------------------------------------ */
+
+/* Threads per block of the dictionary match (a multiple of 32). */
+#define PS_CUDA_LIKE_BLOCK 256
+
+/* ps_like_dict_args of core/backend.h with device pointers. Passed by value
+ * (about 2.1 KB) as a __grid_constant__ parameter. */
+typedef struct ps_cuda_like_params {
+  ps_like_nfa nfa;
+  const uint64_t *offsets; /* the dictionary's offsets (entry j: [offsets[j], offsets[j+1])) */
+  const uint8_t *bytes;
+  uint32_t *out;           /* ceil(count / 32) words */
+  uint64_t first;          /* first entry */
+  uint64_t count;          /* entries, >= 1 */
+} ps_cuda_like_params;
+
+/* Enqueues the match on stream: one thread per entry, one warp per 32-entry
+ * result word (grid-stride over words beyond max_blocks blocks). */
+cudaError_t ps_cuda_launch_like(const ps_cuda_like_params *p, uint32_t max_blocks, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -46,13 +46,24 @@ __host__ __device__ constexpr uint32_t group_mask(int g) {
   return m;
 }
 
-/* The top bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1. */
+/* The lowest bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1. */
 template <int W>
-__host__ __device__ __forceinline__ uint32_t compress_tops(uint32_t x) {
-  x = (x >> (W - 1)) & lane_lsbs<W>();
+__host__ __device__ __forceinline__ uint32_t compress_lsbs(uint32_t x) {
+  x &= lane_lsbs<W>();
 PS_RB_UNROLL
   for (int g = 1; g < 32 / W; g *= 2) x = (x | (x >> (g * (W - 1)))) & group_mask<W>(g);
   return x;
+}
+
+/* The top bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1.
+ * W = 8: one multiply gathers the four top bits into bits 28..31 (bit 7 + 8i
+ * moves up by 21 - 7i; the other partial products land on distinct bits
+ * below 28 or past 31, so nothing carries into the result): 3 operations
+ * instead of 6. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t compress_tops(uint32_t x) {
+  if constexpr (W == 8) return ((x & 0x80808080u) * 0x00204081u) >> 28;
+  else return compress_lsbs<W>(x >> (W - 1));
 }
 
 /* Lane-wise x - y modulo 2^W (no borrow between lanes). */
@@ -67,6 +78,86 @@ template <int W>
 __host__ __device__ __forceinline__ uint32_t lane_lt(uint32_t x, uint32_t y) {
   constexpr uint32_t H = lane_lsbs<W>() << (W - 1);
   return ((~x & y) | ((~x | y) & lane_sub<W>(x, y))) & H;
+}
+
+/* Widths whose codes never straddle a 32-bit word, so one stream word gives
+ * 32/W whole result bits: the direct kernel (range_kernel.cuh) computes a
+ * 16-byte vector's bits without staging. */
+template <int W>
+__host__ __device__ constexpr bool word_local() {
+  return W == 1 || W == 2 || W == 4 || W == 8 || W == 16;
+}
+
+/* The 32/W result bits of one stream word x (codes 0 .. 32/W - 1 of it):
+ * bit j set iff code j is in [lo, lo + span]. L and S are lo and span
+ * repeated in every W-bit lane (lo * lane_lsbs<W>()); for W = 1, L and S
+ * are the all-ones masks "0 is in the range" and "1 is in the range". */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, uint32_t S) {
+  static_assert(word_local<W>(), "word_bits: codes must not straddle words");
+  if constexpr (W == 1) {
+    return (x & S) | (~x & L);
+  } else if constexpr (W == 2) {
+    /* Bit-sliced: L holds the 4-entry truth table (bit c: code c selected);
+     * each lane's result is a two-level multiplexer over its bits, three
+     * bitwise selects (one LOP3 each) for all 16 lanes, against about 14
+     * operations for the lane arithmetic. The table masks are loop
+     * invariants. */
+    const uint32_t t0 = 0u - (L & 1u), t1 = 0u - ((L >> 1) & 1u), t2 = 0u - ((L >> 2) & 1u),
+                   t3 = 0u - ((L >> 3) & 1u);
+    (void)S;
+    const uint32_t lo1 = (x & t1) | (~x & t0), hi1 = (x & t3) | (~x & t2); /* by the low bit of each lane */
+    const uint32_t h = x >> 1;                                               /* high bits onto the low ones */
+    return compress_lsbs<2>((h & hi1) | (~h & lo1));
+  } else {
+    return compress_tops<W>(~lane_lt<W>(S, lane_sub<W>(x, L))); /* not (span < code - lo) */
+  }
+}
+
+/* The constants of word_bits for [lo, lo + span] (lo + span < 2^W): lanes of
+ * lo and span; W = 1: the two all-ones-or-zero masks; W = 2: a truth table. */
+template <int W>
+__host__ __device__ __forceinline__ void word_consts(uint64_t lo, uint64_t span, uint32_t *L, uint32_t *S) {
+  if constexpr (W == 1) {
+    *L = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
+    *S = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
+  } else if constexpr (W == 2) {
+    uint32_t t = 0; /* the truth table: bit c set iff code c is in the range */
+    for (uint32_t c = 0; c < 4; c++) t |= (uint32_t)(((c - lo) & 3u) <= span) << c;
+    *L = t;
+    *S = 0;
+  } else {
+    *L = (uint32_t)lo * lane_lsbs<W>();
+    *S = (uint32_t)span * lane_lsbs<W>();
+  }
+}
+
+/* Code j of the 32 codes in w[0..W) (W <= 32) in the top W bits of the
+ * result; the bits below it are other codes' bits. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t code_top(const uint32_t *w, int j) {
+  const int end = j * W + W; /* bit after the code, in the stream of w */
+  const int k = (end - 1) >> 5, e = end - 32 * k; /* the code ends in word k at bit e (1..32) */
+  if (e == 32) return w[k];
+  if (e >= W) return w[k] << (32 - e); /* within word k */
+  /* straddles words k-1 and k: bits [e + 32 - W, 32) of k-1 and [0, e) of k */
+  return (w[k] << (32 - e)) | (w[k - 1] >> e);
+}
+
+/* Largest code of the 32 in w[0..W) (W <= 32), in the top W bits (the bits
+ * below are not zero): codes are all <= limit iff the result's top W bits
+ * are, i.e. iff max_code_top <= (limit << (32 - W)) | low ones. One max per
+ * code: the cheap corrupt-code test of the range kernels, whose exact
+ * per-row check (nulls, rows past the end) runs only when it fails. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t max_code_top(const uint32_t *w) {
+  uint32_t m = 0;
+PS_RB_UNROLL
+  for (int j = 0; j < 32; j++) {
+    const uint32_t c = code_top<W>(w, j);
+    m = c > m ? c : m;
+  }
+  return m;
 }
 
 /* Bit j set iff code j (of the 32 codes in w[0..W)) is in [lo, lo + span].
@@ -89,17 +180,15 @@ PS_RB_UNROLL
       bits |= compress_tops<W>(~out) << (k * per);
     }
   } else if constexpr (W <= 32) {
-    /* codes, lo and span all fit 32 bits */
-    const uint32_t lo32 = (uint32_t)lo, span32 = (uint32_t)span;
+    /* Each code is compared in the top W bits of a 32-bit value (code_top:
+     * one shift, no mask: the bits below it are ignored by a span that is
+     * all ones there). (code - lo) mod 2^W <= span iff
+     * (top - lo_top) mod 2^32 <= span_top. */
+    constexpr int G = 32 - W; /* garbage bits below the code */
+    const uint32_t lo_top = (uint32_t)lo << G;
+    const uint32_t span_top = ((uint32_t)span << G) | (uint32_t)(((uint64_t)1 << G) - 1);
 PS_RB_UNROLL
-    for (int j = 0; j < 32; j++) {
-      constexpr uint32_t mask = W == 32 ? 0xffffffffu : ((1u << (W % 32)) - 1u);
-      const int bit = j * W, k = bit >> 5, off = bit & 31;
-      uint32_t c = w[k] >> off;
-      if (off + W > 32) c |= w[k + 1] << (32 - off);
-      c &= mask;
-      bits |= (uint32_t)((c - lo32) <= span32) << j;
-    }
+    for (int j = 0; j < 32; j++) bits |= (uint32_t)((code_top<W>(w, j) - lo_top) <= span_top) << j;
   } else {
 PS_RB_UNROLL
     for (int j = 0; j < 32; j++) {

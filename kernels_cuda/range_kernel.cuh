@@ -39,6 +39,28 @@ __device__ __forceinline__ uint32_t load_word(const uint8_t *base, uint64_t byte
   return v;
 }
 
+/* Result word g of the bitmap; nothing at or past out_bytes. */
+__device__ __forceinline__ void store_word(const ps_cuda_range_params &p, uint64_t out_bytes, uint64_t g, uint32_t bits) {
+  if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
+    reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+  } else {
+    for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
+  }
+}
+
+/* The block's count (one atomic) and corrupt-code flag. Every thread calls it. */
+template <bool Limit, int T = kThreads, typename TempStorage>
+__device__ __forceinline__ void finish(const ps_cuda_range_params &p, uint32_t selected, uint32_t bad,
+                                       TempStorage &tmp) {
+  if (p.count) {
+    const uint32_t total = cub::BlockReduce<uint32_t, T>(tmp).Sum(selected);
+    if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
+  }
+  if constexpr (Limit) {
+    if (__syncthreads_or(bad != 0) && threadIdx.x == 0) atomicOr(p.status, p.status_bit);
+  }
+}
+
 /* Shared-memory stride per thread: odd, so that thread t's word k is in bank
  * (t*S + k) % 32 and a warp reading word k hits 32 different banks. */
 template <int W>
@@ -58,18 +80,18 @@ __host__ __device__ constexpr int words_per_thread() {
 
 /* The tile's packed words, as 16-byte vectors per thread (kPer of them):
  * coalesced, fully unrolled, every load issued before any is used. */
-template <int W>
+template <int W, int T = kThreads>
 struct tile_loads {
-  static constexpr int kTile = kThreads * words_per_thread<W>();
+  static constexpr int kTile = T * words_per_thread<W>();
   static constexpr int kVec = W == 0 ? 0 : kTile * W / 4; /* kTile is a multiple of 4 */
-  static constexpr int kPer = W == 0 ? 1 : (kVec + kThreads - 1) / kThreads;
+  static constexpr int kPer = W == 0 ? 1 : (kVec + T - 1) / T;
   uint4 v[kPer];
 
   __device__ __forceinline__ void load(const ps_cuda_range_params &p, uint64_t first) {
     const uint64_t base = first * W; /* stream word of the tile's start: a multiple of 4 */
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-      const int i4 = m * kThreads + threadIdx.x;
+      const int i4 = m * T + threadIdx.x;
       const uint64_t word = base + 4 * (uint64_t)i4;
       if (i4 < kVec) {
         if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) {
@@ -86,7 +108,7 @@ struct tile_loads {
   __device__ __forceinline__ void stage(uint32_t *tile) const {
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-      const int i4 = m * kThreads + threadIdx.x;
+      const int i4 = m * T + threadIdx.x;
       if (i4 < kVec) {
         const uint32_t x[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
 #pragma unroll
@@ -110,7 +132,7 @@ __host__ __device__ constexpr bool pipelined() {
   return W >= 16;
 }
 
-template <int W>
+template <int W, bool Limit>
 __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__ ps_cuda_range_params p) {
   constexpr int S = stride<W>();
   constexpr int R = words_per_thread<W>();
@@ -122,7 +144,7 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
   const uint64_t step = (uint64_t)gridDim.x * kTile;
-  uint32_t selected = 0;
+  uint32_t selected = 0, bad = 0;
   tile_loads<W> in;
   uint64_t first = (uint64_t)blockIdx.x * kTile;
   if constexpr (pipelined<W>()) {
@@ -137,7 +159,10 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
       }
     }
-#pragma unroll 1 /* below 16 bits R words are independent: one at a time keeps registers down */
+    /* Fully unrolled, as range.cl is: with `#pragma unroll 1` here (run 4)
+     * widths 1-12 ran at 42-61% of the copy bandwidth against 64-82% for
+     * the OpenCL port of the same algorithm on the same GPU. */
+#pragma unroll
     for (int m = 0; m < R; m++) {
       const int local = m * kThreads + threadIdx.x; /* consecutive threads, consecutive words */
       const uint64_t g = first + local;
@@ -149,36 +174,251 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
       }
       uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
-      if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
-      if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
-      selected += __popc(bits);
-      if (p.bitmap) {
-        if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
-          reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
-        } else {
-          for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
-        }
+      if constexpr (Limit && W > 0) {
+        /* One max per code; the exact per-row test (nulls, rows past the
+         * end may hold any code) only when some code is above the limit. */
+        constexpr int G = 32 - W;
+        const uint32_t limit_top = ((uint32_t)p.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
+        uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
+        if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
+        if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live;
+        bits &= live;
+      } else {
+        if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
+        if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
       }
+      selected += __popc(bits);
+      if (p.bitmap) store_word(p, out_bytes, g, bits);
     }
     if constexpr (W > 0) __syncthreads(); /* the tile is rewritten next round */
   }
-  if (p.count) {
-    const uint32_t total = Reduce(reduce_tmp).Sum(selected);
-    if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
+  finish<Limit>(p, selected, bad, reduce_tmp);
+}
+
+/* ---- widths 1, 2, 4, 8, 16: the direct kernel --------------------------------
+ * Codes never straddle a word, so a 16-byte vector of the stream gives
+ * B = 128/W whole result bits by itself, and those are bits [v*B, v*B + B)
+ * of the bitmap for vector v: a thread loads its vectors with coalesced
+ * 16-byte loads and writes its B bits with coalesced B-bit stores (W = 1:
+ * 16 bytes, W = 16: 1 byte). No shared memory, no barrier, no transpose.
+ * On a grid of resident blocks (16 bits) a block loops over tiles with the
+ * next tile's vectors loaded before the current ones are computed; with one
+ * block per tile (1-8 bits, faster there: default_waves) there is no next
+ * tile. Indexes are 32-bit: a chunk has at most 2^31 rows, so at most 2^28
+ * vectors at 16 bits. */
+
+/* Vectors per thread per tile: 64 bytes of stream in flight per thread. */
+constexpr int kDirectVecs = 4;
+constexpr uint32_t kDirectTile = kThreads * kDirectVecs;
+
+/* N (1, 2 or 4) bytes at byte `at` of a stream of `bytes` bytes, little-endian;
+ * bytes past the end read as 0. */
+template <int N>
+__device__ __forceinline__ uint32_t load_bytes(const uint8_t *base, uint64_t bytes, uint64_t at) {
+  const uint8_t *q = base + at;
+  if (at + N <= bytes && ((uintptr_t)q & (N - 1)) == 0) {
+    if constexpr (N == 4) return __ldg(reinterpret_cast<const uint32_t *>(q));
+    if constexpr (N == 2) return __ldg(reinterpret_cast<const uint16_t *>(q));
+    return __ldg(q);
   }
+  uint32_t v = 0;
+  for (uint64_t b = at; b < bytes && b < at + N; b++) v |= (uint32_t)base[b] << (8 * (b - at));
+  return v;
+}
+
+/* The low 8N bits of v at byte `at` of the bitmap; nothing at or past out_bytes. */
+template <int N>
+__device__ __forceinline__ void store_bytes(uint8_t *base, uint64_t out_bytes, uint64_t at, uint32_t v) {
+  uint8_t *q = base + at;
+  if (at + N <= out_bytes && ((uintptr_t)q & (N - 1)) == 0) {
+    if constexpr (N == 4) *reinterpret_cast<uint32_t *>(q) = v;
+    else if constexpr (N == 2) *reinterpret_cast<uint16_t *>(q) = (uint16_t)v;
+    else *q = (uint8_t)v;
+    return;
+  }
+  for (uint64_t b = at; b < out_bytes && b < at + N; b++) base[b] = (uint8_t)(v >> (8 * (b - at)));
+}
+
+/* Mask of the rows below `rows` among the 32 rows from `first`. */
+__device__ __forceinline__ uint32_t rows_mask(uint64_t first, uint32_t rows) {
+  if (first + 32 <= rows) return 0xffffffffu;
+  if (first >= rows) return 0u;
+  return (1u << (rows - first)) - 1u;
+}
+
+/* The 128/W bits of stream vector x, in out[0 .. max(B/32, 1)) (B < 32: the
+ * low B bits of out[0]); L, S as word_bits takes them. */
+template <int W>
+__device__ __forceinline__ void vector_bits(const uint4 &x, uint32_t L, uint32_t S, uint32_t *out) {
+  constexpr int B = 128 / W;
+  const uint32_t xs[4] = {x.x, x.y, x.z, x.w};
+  if constexpr (B >= 32) {
+    constexpr int kPerWord = 32 * W / 32; /* stream words per result word: W (1, 2, 4) */
+#pragma unroll
+    for (int j = 0; j < B / 32; j++) {
+      uint32_t bits = 0;
+#pragma unroll
+      for (int k = 0; k < kPerWord; k++) bits |= ps_range::word_bits<W>(xs[j * kPerWord + k], L, S) << (k * (32 / W));
+      out[j] = bits;
+    }
+  } else {
+    uint32_t bits = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W>(xs[k], L, S) << (k * (32 / W));
+    out[0] = bits;
+  }
+}
+
+/* The tile's vectors from `first` (every load issued before any is used). */
+template <int W>
+__device__ __forceinline__ void direct_load(const ps_cuda_range_params &p, uint32_t first, uint32_t vecs, uint4 *x) {
+  if (p.data_aligned16 && first + kDirectTile <= vecs && (uint64_t)(first + kDirectTile) * 16 <= p.data_bytes) {
+#pragma unroll
+    for (int m = 0; m < kDirectVecs; m++)
+      x[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + first + m * kThreads + threadIdx.x);
+    return;
+  }
+#pragma unroll
+  for (int m = 0; m < kDirectVecs; m++) { /* the stream's end: bounds per word */
+    const uint32_t v = first + m * kThreads + threadIdx.x;
+    const uint64_t word = 4 * (uint64_t)v;
+    if (v >= vecs) x[m] = make_uint4(0, 0, 0, 0);
+    else if (p.data_aligned16 && (word + 4) * 4 <= p.data_bytes) x[m] = __ldg(reinterpret_cast<const uint4 *>(p.data) + v);
+    else x[m] = make_uint4(load_word(p.data, p.data_bytes, word), load_word(p.data, p.data_bytes, word + 1),
+                           load_word(p.data, p.data_bytes, word + 2), load_word(p.data, p.data_bytes, word + 3));
+  }
+}
+
+template <int W, bool Limit>
+__global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_constant__ ps_cuda_range_params p) {
+  static_assert(ps_range::word_local<W>(), "direct kernel: codes must not straddle words");
+  constexpr int B = 128 / W;              /* result bits per vector */
+  constexpr int kOut = B >= 32 ? B / 32 : 1; /* result words per vector (B < 32: one partial word) */
+  typedef cub::BlockReduce<uint32_t, kThreads> Reduce;
+  __shared__ typename Reduce::TempStorage reduce_tmp;
+
+  const uint32_t words = (p.rows + 31) / 32;
+  const uint32_t vecs = (uint32_t)(((uint64_t)words * W + 3) / 4); /* stream vectors of the chunk's codes */
+  const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
+  uint32_t L, S, LL = 0, LS = 0;
+  ps_range::word_consts<W>(p.lo, p.span, &L, &S);
+  if constexpr (Limit) ps_range::word_consts<W>(0, p.limit, &LL, &LS);
+  /* Vector stores and validity loads of the whole tile need 16-byte alignment. */
+  const bool out16 = !p.bitmap || ((uintptr_t)p.bitmap & 15) == 0;
+  const bool val16 = !p.validity || ((uintptr_t)p.validity & 15) == 0;
+  const uint32_t step = gridDim.x * kDirectTile;
+  uint32_t selected = 0, bad = 0;
+
+  uint32_t first = blockIdx.x * kDirectTile;
+  uint4 next[kDirectVecs];
+  if (first < vecs) direct_load<W>(p, first, vecs, next);
+  for (; first < vecs; first += step) {
+    uint4 x[kDirectVecs];
+#pragma unroll
+    for (int m = 0; m < kDirectVecs; m++) x[m] = next[m];
+    if (first + step < vecs) direct_load<W>(p, first + step, vecs, next); /* in flight during the compute */
+    /* A whole tile inside the chunk's rows and the validity bytes: no
+     * per-vector bounds (every tile but the chunk's last). */
+    const uint64_t end_bits = (uint64_t)(first + kDirectTile) * B;
+    const bool whole = end_bits <= p.rows && out16 && val16 && (!p.validity || end_bits / 8 <= p.validity_bytes);
+#pragma unroll
+    for (int m = 0; m < kDirectVecs; m++) {
+      const uint32_t v = first + m * kThreads + threadIdx.x;
+      uint32_t bits[kOut], ok[kOut];
+      vector_bits<W>(x[m], L, S, bits);
+      if constexpr (Limit) {
+        /* Lanes above the limit, without the compression; the exact per-row
+         * bits (nulls, rows past the end may hold any code) only if any. */
+        bool any = true;
+        if constexpr (W > 1) {
+          const uint32_t lim = (uint32_t)p.limit * ps_range::lane_lsbs<W>();
+          any = (ps_range::lane_lt<W>(lim, x[m].x) | ps_range::lane_lt<W>(lim, x[m].y) |
+                 ps_range::lane_lt<W>(lim, x[m].z) | ps_range::lane_lt<W>(lim, x[m].w)) != 0;
+        }
+        if (any) {
+          vector_bits<W>(x[m], LL, LS, ok);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kOut; j++) ok[j] = ~0u;
+        }
+      }
+      uint32_t live[kOut];
+      if (whole) {
+        /* validity: the same B bits, one load */
+        if constexpr (B == 128) {
+          uint4 q = p.validity ? __ldg(reinterpret_cast<const uint4 *>(p.validity) + v) : make_uint4(~0u, ~0u, ~0u, ~0u);
+          live[0] = q.x, live[1] = q.y, live[2] = q.z, live[3] = q.w;
+        } else if constexpr (B == 64) {
+          uint2 q = p.validity ? __ldg(reinterpret_cast<const uint2 *>(p.validity) + v) : make_uint2(~0u, ~0u);
+          live[0] = q.x, live[1] = q.y;
+        } else if constexpr (B == 32) {
+          live[0] = p.validity ? __ldg(reinterpret_cast<const uint32_t *>(p.validity) + v) : ~0u;
+        } else if constexpr (B == 16) {
+          live[0] = p.validity ? (uint32_t)__ldg(reinterpret_cast<const uint16_t *>(p.validity) + v) : 0xffffu;
+        } else {
+          live[0] = p.validity ? (uint32_t)__ldg(p.validity + v) : 0xffu;
+        }
+      } else if (v < vecs) {
+#pragma unroll
+        for (int j = 0; j < kOut; j++) {
+          const uint64_t bit0 = (uint64_t)v * B + 32 * j; /* first row of this (partial) word */
+          uint32_t m32 = rows_mask(bit0, p.rows);
+          if constexpr (B < 32) m32 &= (1u << B) - 1u;
+          if (p.validity) m32 &= load_bytes<(B >= 32 ? 4 : B / 8)>(p.validity, p.validity_bytes, bit0 / 8);
+          live[j] = m32;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kOut; j++) live[j] = 0;
+      }
+#pragma unroll
+      for (int j = 0; j < kOut; j++) {
+        bits[j] = (bits[j] ^ p.negate_mask) & live[j];
+        if constexpr (Limit) bad |= ~ok[j] & live[j];
+        selected += __popc(bits[j]);
+      }
+      if (!p.bitmap) continue;
+      if (whole) {
+        if constexpr (B == 128) reinterpret_cast<uint4 *>(p.bitmap)[v] = make_uint4(bits[0], bits[1], bits[2], bits[3]);
+        else if constexpr (B == 64) reinterpret_cast<uint2 *>(p.bitmap)[v] = make_uint2(bits[0], bits[1]);
+        else if constexpr (B == 32) reinterpret_cast<uint32_t *>(p.bitmap)[v] = bits[0];
+        else if constexpr (B == 16) reinterpret_cast<uint16_t *>(p.bitmap)[v] = (uint16_t)bits[0];
+        else p.bitmap[v] = (uint8_t)bits[0];
+      } else if (v < vecs) {
+#pragma unroll
+        for (int j = 0; j < kOut; j++)
+          store_bytes<(B >= 32 ? 4 : B / 8)>(p.bitmap, out_bytes, ((uint64_t)v * B + 32 * j) / 8, bits[j]);
+      }
+    }
+  }
+  finish<Limit>(p, selected, bad, reduce_tmp);
 }
 
 /* Blocks that fill the device: resident blocks of this instantiation per SM
  * times the SMs, measured once per width per process (atomic: contexts may
  * launch from several threads; with GPUs of different SM counts the first
  * one's figure is used, which changes the grid size, never a result). */
+template <int W, bool Limit>
+constexpr void (*kernel_of())(ps_cuda_range_params) {
+  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit>;
+  else return range_kernel<W, Limit>;
+}
+
+/* Limit checks are compiled for widths up to 32 only: at 48-64 bits they cost
+ * the prefetching kernel 36-83 more registers per thread (ptxas), and the
+ * host sends such columns to the general kernel. */
+template <int W>
+constexpr bool has_limit_variant() {
+  return W <= 32;
+}
+
 template <int W>
 uint32_t resident_blocks(uint32_t fallback) {
   static std::atomic<uint32_t> cached{0};
   if (!cached.load(std::memory_order_relaxed)) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, range_kernel<W>, kThreads, 0) != cudaSuccess || per_sm <= 0) {
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W, false>(), kThreads, 0) != cudaSuccess || per_sm <= 0) {
       (void)cudaGetLastError();
       return fallback;
     }
@@ -187,11 +427,22 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* The grid (see pipelined()): below 16 bits one block per tile, from 16 bits
- * the resident blocks. PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every
- * width: n times the resident blocks, 0 one block per tile. A measuring knob
+/* The grid: default_waves() times the resident blocks (0: one block per
+ * tile). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
+ * n times the resident blocks, 0 one block per tile. A measuring knob
  * (ci/gpu.sh times the other shape in the same run), read once per process;
  * -1 when unset. */
+/* Measured on the H200 (run 6, 2026-11-30; ms at 0 / 1 / 2 waves): the
+ * direct kernel at 1-8 bits is 7-10% faster with one block per tile (w=2:
+ * 0.254 / 0.282 / 0.267), at 16 bits with two waves (0.180 / 0.186 / 0.171);
+ * the staged kernel from 16 bits with one (run 3/4: 95-97% at 32-64 bits
+ * against 80% with one block per tile). */
+template <int W>
+constexpr uint32_t default_waves() {
+  if constexpr (ps_range::word_local<W>()) return W == 16 ? 2u : 0u;
+  else return pipelined<W>() ? 1u : 0u;
+}
+
 inline int grid_waves() {
   static std::atomic<int> waves{-2}; /* -2: not read yet; -1: not set */
   int v = waves.load(std::memory_order_relaxed);
@@ -205,14 +456,25 @@ inline int grid_waves() {
 
 template <int W>
 cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
+  constexpr bool direct = ps_range::word_local<W>();
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  const uint64_t tile = (uint64_t)kThreads * words_per_thread<W>();
-  const uint64_t want = (words + tile - 1) / tile;
+  /* tiles: vectors (direct) or result words (staged) */
+  const uint64_t units = direct ? (words * W + 3) / 4 : words;
+  const uint64_t tile = (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
+  const uint64_t want = (units + tile - 1) / tile;
   const int knob = grid_waves();
-  const uint32_t waves = knob >= 0 ? (uint32_t)knob : pipelined<W>() ? 1u : 0u;
+  const uint32_t waves = knob >= 0 ? (uint32_t)knob : default_waves<W>();
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
-  range_kernel<W><<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+  if constexpr (has_limit_variant<W>()) {
+    if (p.check_limit) {
+      kernel_of<W, true>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+      return cudaGetLastError();
+    }
+  } else {
+    if (p.check_limit) return cudaErrorInvalidValue; /* the host never sends these */
+  }
+  kernel_of<W, false>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -42,6 +42,11 @@
  * and counts 16 result words at a time. GPU builds never define
  * PS_RANGE_DIRECT.
  *
+ * With -DPS_RANGE_LIMIT=1 (columns whose code limit is below 2^w - 1:
+ * dictionaries) the kernels also raise limit_bit in status[PS_FILTER_STATUS_
+ * CORRUPT] when a valid row's code is above `limit` (ps_program.h's
+ * corrupt-code rule); the CPU variant then takes its plain per-word path.
+ *
  * PoCL miscompiles barriers under a branch (even a uniform one): every
  * barrier here is reached unconditionally by every work-item; work-groups
  * cover one tile each (no grid-stride loop around barriers).
@@ -160,6 +165,23 @@ static uint ps_range_bits(const uint *w, ulong lo, ulong span) {
 
 /* ---- the kernels ----------------------------------------------------------- */
 
+#ifdef PS_RANGE_LIMIT
+/* Raises limit_bit when a valid row of result word g (codes in w) holds a
+ * code above limit (limit < 2^W, so [0, limit] is a range ps_range_bits
+ * takes). Rare (corrupt data), so an atomic per such word is cheap. */
+static void ps_range_check_limit(const uint *w, ulong g, ps_region vr, ulong rows, uint flags, ulong limit,
+                                 uint limit_bit, volatile __global uint *status) {
+  uint live = ps_row_mask(rows, g);
+  if (flags & PS_RANGE_HAS_VALIDITY) live &= ps_load_word(vr, g);
+  if (~ps_range_bits(w, 0, limit) & live) atomic_or(&status[PS_FILTER_STATUS_CORRUPT], limit_bit);
+}
+#define PS_LIMIT_ARGS , volatile __global uint *status, ulong limit, uint limit_bit
+#define PS_LIMIT_PASS , status, limit, limit_bit
+#else
+#define PS_LIMIT_ARGS
+#define PS_LIMIT_PASS
+#endif
+
 #ifndef PS_RANGE_DIRECT
 
 /* The result words of this work-item: stages the tile, computes, writes.
@@ -168,7 +190,7 @@ static uint ps_range_bits(const uint *w, ulong lo, ulong span) {
 static uint ps_range_tile(__global const uchar *data, ulong data_offset, ulong data_bytes,
                           __global const uchar *validity, ulong validity_offset, ulong validity_bytes,
                           __global uchar *bitmap, ulong bitmap_offset, ulong rows, ulong lo, ulong span,
-                          uint negate_mask, uint flags, __local uint *tile) {
+                          uint negate_mask, uint flags, __local uint *tile PS_LIMIT_ARGS) {
   const uint lid = get_local_id(0);
   const ulong words = (rows + 31) / 32;
   const ulong out_bytes = (rows + 7) / 8;
@@ -222,10 +244,11 @@ static uint ps_range_tile(__global const uchar *data, ulong data_offset, ulong d
       w[PS_W] = 0;
       w[PS_W + 1] = 0;
       uint bits = ps_range_bits(w, lo, span) ^ negate_mask;
-      if (flags & PS_RANGE_HAS_VALIDITY) {
-        const ps_region vr = {validity, validity_offset, validity_bytes};
-        bits &= ps_load_word(vr, g);
-      }
+      const ps_region vr = {validity, validity_offset, validity_bytes};
+#ifdef PS_RANGE_LIMIT
+      ps_range_check_limit(w, g, vr, rows, flags, limit, limit_bit, status);
+#endif
+      if (flags & PS_RANGE_HAS_VALIDITY) bits &= ps_load_word(vr, g);
       bits &= ps_row_mask(rows, g);
       selected += popcount(bits);
       if (flags & PS_RANGE_WANT_BITMAP) ps_store_word(bitmap, bitmap_offset, out_bytes, g, bits);
@@ -380,7 +403,7 @@ static uint16 ps_direct_lanes(__global const uint *src, ulong lo, ulong span) {
 static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong data_bytes,
                             __global const uchar *validity, ulong validity_offset, ulong validity_bytes,
                             __global uchar *bitmap, ulong bitmap_offset, ulong rows, ulong lo, ulong span,
-                            uint negate_mask, uint flags) {
+                            uint negate_mask, uint flags PS_LIMIT_ARGS) {
   const ulong words = (rows + 31) / 32;
   const ulong out_bytes = (rows + 7) / 8;
   const ulong first = (ulong)get_global_id(0) * PS_RANGE_R;
@@ -398,7 +421,16 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
   if (group_end * PS_W * 4 <= data_bytes && group_end <= words) {
     /* The work-group's blocks lie inside the stream and the chunk: plain
      * loads, no checks (every work-group but the last). */
-#ifdef PS_DIRECT_VEC
+#if defined(PS_RANGE_LIMIT)
+    for (int m = 0; m < PS_RANGE_R; ++m) {
+      const ulong g = first + m;
+#pragma unroll
+      for (int k = 0; k < PS_W; ++k) w[k] = src[g * PS_W + k];
+      ps_range_check_limit(w, g, vr, rows, flags, limit, limit_bit, status);
+      selected += ps_direct_finish(ps_range_bits(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
+                                   negate_mask, flags);
+    }
+#elif defined(PS_DIRECT_VEC)
     const uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
     for (int v = 0; v < PS_RANGE_R / 16; ++v) {
       const ulong g = first + 16 * v;
@@ -438,6 +470,9 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
       if (g >= words) break;
 #pragma unroll
       for (int k = 0; k < PS_W; ++k) w[k] = ps_load_word(region, g * PS_W + k);
+#ifdef PS_RANGE_LIMIT
+      ps_range_check_limit(w, g, vr, rows, flags, limit, limit_bit, status);
+#endif
       selected += ps_direct_finish(ps_range_bits(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
                                    negate_mask, flags);
     }
@@ -451,7 +486,7 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
 #define PS_RANGE_PARAMS                                                                                               \
   __global const uchar *restrict data, ulong data_offset, ulong data_bytes, __global const uchar *restrict validity,  \
       ulong validity_offset, ulong validity_bytes, __global uchar *bitmap, ulong bitmap_offset, ulong rows, ulong lo, \
-      ulong span, uint negate_mask, uint flags, volatile __global uint *status
+      ulong span, uint negate_mask, uint flags, volatile __global uint *status, ulong limit, uint limit_bit
 #define PS_RANGE_ARGS                                                                                              \
   data, data_offset, data_bytes, validity, validity_offset, validity_bytes, bitmap, bitmap_offset, rows, lo, span, \
       negate_mask, flags
@@ -459,14 +494,15 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
 #ifndef PS_RANGE_DIRECT
 __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words(PS_RANGE_PARAMS) {
   __local uint tile[PS_W == 0 ? 1 : PS_TILE * PS_S];
-  (void)status;
-  (void)ps_range_tile(PS_RANGE_ARGS, tile);
+  (void)status, (void)limit, (void)limit_bit; /* used with PS_RANGE_LIMIT only */
+  (void)ps_range_tile(PS_RANGE_ARGS, tile PS_LIMIT_PASS);
 }
 
 __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words_count(PS_RANGE_PARAMS) {
   __local uint tile[PS_W == 0 ? 1 : PS_TILE * PS_S];
   __local uint scratch[PS_RANGE_WG];
-  uint selected = ps_range_tile(PS_RANGE_ARGS, tile);
+  (void)limit, (void)limit_bit;
+  uint selected = ps_range_tile(PS_RANGE_ARGS, tile PS_LIMIT_PASS);
   uint total = ps_group_sum(selected, scratch);
   if (get_local_id(0) == 0 && total != 0) atomic_add(&status[PS_FILTER_STATUS_COUNT], total);
 }
@@ -474,14 +510,15 @@ __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_
 #else  /* PS_RANGE_DIRECT */
 
 __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words(PS_RANGE_PARAMS) {
-  (void)status;
-  (void)ps_range_direct(PS_RANGE_ARGS);
+  (void)status, (void)limit, (void)limit_bit;
+  (void)ps_range_direct(PS_RANGE_ARGS PS_LIMIT_PASS);
 }
 
 /* One atomic per work-item (PS_RANGE_R * 32 rows) and no barrier: measured
  * 1.3-1.6x faster on PoCL than a group sum with one atomic per work-group. */
 __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words_count(PS_RANGE_PARAMS) {
-  uint total = ps_range_direct(PS_RANGE_ARGS);
+  (void)limit, (void)limit_bit;
+  uint total = ps_range_direct(PS_RANGE_ARGS PS_LIMIT_PASS);
   if (total != 0) atomic_add(&status[PS_FILTER_STATUS_COUNT], total);
 }
 #endif /* PS_RANGE_DIRECT */

@@ -1,5 +1,6 @@
 /* Host check of the CUDA fast path's per-word arithmetic (kernels_cuda/
- * range_bits.cuh: SWAR and constant-shift code extraction) against a plain
+ * range_bits.cuh: SWAR and constant-shift code extraction, the direct
+ * kernel's one-stream-word step word_bits, and max_code_top) against a plain
  * bit-by-bit loop, at every width 0..64 with random words and ranges (empty
  * ranges are never passed: the backend turns them into a negated full range).
  * Runs on the CPU, so CI checks the kernels' logic without a GPU. */
@@ -21,12 +22,40 @@ template <int W> int check() {
     if (W > 0 && it % 5 == 0) { a = rng() % (W < 8 ? (1u << W) : 16); b = a + rng() % 3; if (b > wm) b = wm; }
     uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
     uint32_t got = range_bits<W>(w, lo, hi - lo), exp = 0;
+    uint64_t maxc = 0;
     for (int j = 0; j < 32; j++) {
       uint64_t c = 0;
       for (int t = 0; t < W; t++) { int bit = j * W + t; c |= (uint64_t)((w[bit / 32] >> (bit % 32)) & 1) << t; }
       exp |= (uint32_t)(lo <= c && c <= hi) << j;
+      maxc = c > maxc ? c : maxc;
+    }
+    if constexpr (W >= 1 && W <= 32) {
+      const uint32_t m = max_code_top<W>(w) >> (32 - W);
+      if (m != maxc) { if (bad++ < 3) printf("max_code_top W=%d got %u exp %llu\n", W, m, (unsigned long long)maxc); }
     }
     if (got != exp) { if (bad++ < 3) printf("W=%d lo=%llu hi=%llu got %08x exp %08x\n", W, (unsigned long long)lo, (unsigned long long)hi, got, exp); }
+  }
+  return bad;
+}
+/* word_bits (the direct kernel's per-word step) against the same plain loop,
+ * at the widths whose codes never straddle a word. */
+template <int W> int check_word() {
+  int bad = 0;
+  const uint64_t wm = (1ull << W) - 1;
+  for (int it = 0; it < 20000; it++) {
+    const uint32_t x = (uint32_t)rng();
+    uint64_t a = rng() & wm, b = rng() & wm;
+    if (it % 4 == 0) b = a; if (it % 7 == 0) a = 0; if (it % 11 == 0) b = wm;
+    const uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    uint32_t L, S;
+    word_consts<W>(lo, hi - lo, &L, &S);
+    const uint32_t got = word_bits<W>(x, L, S);
+    uint32_t exp = 0;
+    for (int j = 0; j < 32 / W; j++) {
+      const uint64_t c = (x >> (j * W)) & wm;
+      exp |= (uint32_t)(lo <= c && c <= hi) << j;
+    }
+    if (got != exp) { if (bad++ < 3) printf("word_bits W=%d x=%08x lo=%llu hi=%llu got %08x exp %08x\n", W, x, (unsigned long long)lo, (unsigned long long)hi, got, exp); }
   }
   return bad;
 }
@@ -36,4 +65,5 @@ int main() {
   const unsigned long long seed = env ? std::strtoull(env, nullptr, 10) : (unsigned long long)std::random_device{}();
   rng.seed(seed);
   printf("test=cuda_range_bits seed=%llu\n", seed);
-  int bad = all(std::make_integer_sequence<int, 65>{}); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }
+  int bad = all(std::make_integer_sequence<int, 65>{});
+  bad += check_word<1>() + check_word<2>() + check_word<4>() + check_word<8>() + check_word<16>(); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }

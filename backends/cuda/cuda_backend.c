@@ -318,18 +318,17 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
   return PS_OK;
 }
 
-/* The single-range fast path applies to a one-instruction RANGE program on
- * a column whose every w-bit code is valid (so no corruption can be seen and
- * nothing must be checked), with aligned data and no selection/mask. Fills
- * *rp and returns 1 when it applies. */
-static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+/* The one-leaf program's leaf and column when the program is one `op`
+ * instruction on a column with at least one valid code, aligned data and
+ * validity, and no selection/mask; then *rp holds the column's part of the
+ * fast-path parameters (the rest zero) and the result is 1. */
+static int one_leaf(const ps_cuda_eval_params *p, const ps_eval_args *a, uint32_t op, ps_cuda_range_params *rp,
+                    const ps_insn **in_out, const ps_prog_col **col_out) {
   const ps_program *prog = a->prog;
-  if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->selection_in.handle || a->mask.handle)
-    return 0;
+  if (prog->n_insns != 1 || prog->insns[0].op != op || a->selection_in.handle || a->mask.handle) return 0;
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
-  const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
-  if ((col->flags & PS_COLF_NO_CODES) || col->code_limit < wmask) return 0;
+  if (col->flags & PS_COLF_NO_CODES) return 0;
   if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
   const uint8_t *validity = p->validity[in->col_a];
   if (validity && ((uintptr_t)validity & 3u)) return 0;
@@ -343,6 +342,23 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   rp->bitmap_aligned = p->bitmap_aligned;
   rp->width = col->width;
   rp->rows = p->rows;
+  rp->status = p->status;
+  rp->status_bit = 1u << in->col_a;
+  *in_out = in;
+  *col_out = col;
+  return 1;
+}
+
+/* The single-range fast path: a one-leaf RANGE program. Where some w-bit
+ * codes are not valid (code limit below 2^w - 1: dictionary columns) the
+ * kernel also checks every valid row's code against the limit (widths up to
+ * 32: range_kernel.cuh). Fills *rp and returns 1 when it applies. */
+static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+  const ps_insn *in;
+  const ps_prog_col *col;
+  if (!one_leaf(p, a, PS_OP_RANGE, rp, &in, &col)) return 0;
+  const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
+  if (col->code_limit < wmask && col->width > 32) return 0;
   uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
   uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
   if (lo > hi) { /* empty: NOT of the full range */
@@ -352,28 +368,71 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   rp->lo = lo;
   rp->span = hi - lo;
   rp->negate_mask = negate;
+  rp->check_limit = col->code_limit < wmask;
+  rp->limit = rp->check_limit ? col->code_limit : 0;
   return 1;
 }
 
-/* Runs the fast path; synchronizes only when the count is wanted. */
-static ps_status cuda_eval_range(ps_backend *be, const ps_eval_args *a, ps_cuda_range_params *rp) {
+/* The single-SET fast path: a one-leaf SET program on a column of width
+ * 1..32 whose set bits for codes 0..limit lie inside the aux words (else the
+ * general kernel reports the lowering bug). */
+static int set_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_range_params *rp) {
+  const ps_insn *in;
+  const ps_prog_col *col;
+  if (!p->aux || !one_leaf(p, a, PS_OP_SET, rp, &in, &col)) return 0;
+  if (col->width < 1 || col->width > 32) return 0;
+  const uint64_t wmask = ((uint64_t)1 << col->width) - 1;
+  const uint64_t limit = col->code_limit < wmask ? col->code_limit : wmask;
+  if ((uint64_t)in->aux_a + limit >= (uint64_t)a->prog->aux_words * 32) return 0;
+  rp->negate_mask = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
+  rp->limit = limit;
+  rp->check_limit = col->code_limit < wmask;
+  rp->set = p->aux + in->aux_a / 32;
+  rp->set_shift = in->aux_a % 32;
+  rp->set_words = (uint32_t)((rp->set_shift + limit) / 32 + 1);
+  return 1;
+}
+
+/* Runs a fast path (the range kernels, or the SET kernel when rp->set);
+ * synchronizes only when a host value is wanted: the count, or the
+ * corrupt-code flag of a column with a code limit. *done = 0 when the SET
+ * kernel cannot run on this device (the caller takes the general path). */
+static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_range_params *rp, int *done) {
   ps_context *ctx = be->ctx;
+  const int readback = a->count || rp->check_limit;
+  *done = 1;
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  if (a->count) {
-    rp->count = (unsigned long long *)be->scratch;
-    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, 8, be->stream), "cudaMemsetAsync (count)", false);
+  if (readback) {
+    if (a->count) rp->count = (unsigned long long *)be->scratch;
+    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
+                        "cudaMemsetAsync (scratch)", false);
   }
-  if (st == PS_OK)
+  if (st == PS_OK && rp->set) {
+    const cudaError_t err = ps_cuda_launch_set(rp, be->stream);
+    if (err == cudaErrorNotSupported) { /* the set does not fit shared memory: nothing was enqueued */
+      *done = 0;
+      ps_cuda_leave(be, prev);
+      return PS_OK;
+    }
+    st = ps_cuda_status(ctx, err, "launching the set kernel", false);
+  } else if (st == PS_OK) {
     st = ps_cuda_status(ctx, ps_cuda_launch_range(rp, be->max_blocks, be->stream), "launching the range kernel",
                         false);
-  if (st == PS_OK && a->count) {
-    st = ps_cuda_status(ctx, cudaMemcpyAsync(be->scratch_host, be->scratch, 8, cudaMemcpyDeviceToHost, be->stream),
-                        "cudaMemcpyAsync (count)", false);
+  }
+  if (st == PS_OK && readback) {
+    st = ps_cuda_status(ctx,
+                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
+                                        cudaMemcpyDeviceToHost, be->stream),
+                        "cudaMemcpyAsync (range results)", false);
     if (st == PS_OK) st = sync_stream(be);
   }
   ps_cuda_leave(be, prev);
+  if (st != PS_OK || !readback) return st;
+  uint32_t status;
+  memcpy(&status, (const uint8_t *)be->scratch_host + 8, sizeof status);
+  st = report_status(be, a, status);
   if (st == PS_OK && a->count) memcpy(a->count, be->scratch_host, sizeof *a->count);
   return st;
 }
@@ -390,8 +449,13 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
-  if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH") && range_fast_path(&params, a, &range))
-    return cuda_eval_range(be, a, &range);
+  if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH")) {
+    int done = 0;
+    if (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range)) {
+      st = cuda_eval_fast(be, a, &range, &done);
+      if (st != PS_OK || done) return st;
+    }
+  }
 
   int prev;
   st = ps_cuda_enter(be, &prev);
@@ -438,4 +502,5 @@ const ps_backend_ops ps_backend_cuda = {
     .gather = ps_cuda_gather,
     .retain_wrapped = NULL,
     .release_wrapped = NULL,
+    .like_dict = ps_cuda_like_dict,
 };

@@ -51,4 +51,7 @@ ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a);
 ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a);
 void ps_cuda_select_release(ps_backend *be);
 
+/* LIKE over dictionary entries on the device (cuda_like.c). */
+ps_status ps_cuda_like_dict(ps_backend *be, const ps_like_dict_args *a);
+
 #endif /* PS_CUDA_BACKEND_H */

@@ -268,6 +268,18 @@ static int words_setting(void) {
   return 1;
 }
 
+/* PACKSCAN_OPENCL_LIKE: "device" matches LIKE over dictionaries on the
+ * device, "host" on the host, else (auto) on the device unless it is a CPU,
+ * where the host's byte search is many times faster than the NFA kernel
+ * (1.2 ms against 31 ms for '%abc%' over 10^6 entries on PoCL, 2 cores).
+ * Lets CI test the kernel on PoCL. */
+static int like_setting(void) {
+  const char *v = getenv("PACKSCAN_OPENCL_LIKE");
+  if (v && strcmp(v, "host") == 0) return 0;
+  if (v && strcmp(v, "device") == 0) return 1;
+  return -1;
+}
+
 static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
   ps_backend *be = ps_host_alloc(ctx, sizeof *be);
   if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
@@ -281,6 +293,8 @@ static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, 
     opencl_destroy(be);
     return st;
   }
+  int like = like_setting();
+  be->like_device = like >= 0 ? like : !be->cpu;
   *out = be;
   return PS_OK;
 }
@@ -353,4 +367,5 @@ const ps_backend_ops ps_backend_opencl = {
     .gather = ps_cl_gather,
     .retain_wrapped = opencl_retain_wrapped,
     .release_wrapped = opencl_release_wrapped,
+    .like_dict = ps_cl_like_dict,
 };

@@ -233,12 +233,16 @@ typedef struct range_params {
   cl_mem data, validity, bitmap;
   cl_ulong data_offset, data_bytes, validity_offset, validity_bytes, bitmap_offset, rows, lo, span;
   cl_uint negate_mask, flags;
+  cl_ulong limit;     /* check_limit: the column's largest valid code (< 2^width - 1) */
+  cl_uint limit_bit;  /* raised in the corrupt status word (1 << column slot) */
+  int check_limit;
 } range_params;
 
-/* The fast path applies to a one-instruction RANGE program on a column whose
- * every w-bit code is valid (so no code can be corrupt and nothing needs
- * checking), without a selection or mask output, on a little-endian device,
- * with the stream 4-byte aligned. Fills *rp and returns 1 when it applies. */
+/* The fast path applies to a one-instruction RANGE program on a column with
+ * at least one valid code, without a selection or mask output, on a
+ * little-endian device, with the stream 4-byte aligned. Where some w-bit codes
+ * are not valid (dictionaries) the range.cl variant built with PS_RANGE_LIMIT
+ * also checks every valid row's code. Fills *rp and returns 1 when it applies. */
 static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_params *rp) {
   const ps_program *prog = a->prog;
   if (!be->fast_path || !be->little_endian) return 0;
@@ -246,7 +250,7 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
   const uint64_t wmask = max_code(col->width);
-  if ((col->flags & PS_COLF_NO_CODES) || col->code_limit < wmask) return 0;
+  if (col->flags & PS_COLF_NO_CODES) return 0;
   int has_data = col->width > 0 && col->data_bytes > 0;
   if (has_data && (a->data[in->col_a].offset & 3)) return 0;
   memset(rp, 0, sizeof *rp);
@@ -279,6 +283,11 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
   rp->lo = lo;
   rp->span = hi - lo;
   rp->negate_mask = negate;
+  if (col->code_limit < wmask) {
+    rp->check_limit = 1;
+    rp->limit = col->code_limit;
+    rp->limit_bit = 1u << in->col_a;
+  }
   return 1;
 }
 
@@ -302,17 +311,18 @@ static size_t range_work_group(const ps_backend *be, uint32_t width) {
 }
 
 /* Runs the fast path. *done = 0 when the device cannot run it (the caller
- * takes the general path). Synchronizes only when the count is wanted. */
+ * takes the general path). Synchronizes only when a host value is wanted (the count, or the
+ * corrupt-code flag of a column with a code limit). */
 static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_params *rp, int *done) {
   *done = 0;
   size_t wg = range_work_group(be, rp->width);
   if (wg == 0) return PS_OK;
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, range_direct_words(be), &prog));
+  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, range_direct_words(be), rp->check_limit, &prog));
   ps_cl_kernel_id id = a->count ? PS_CL_RANGE_COUNT : PS_CL_RANGE;
   if (prog->work_group[id] == 0) return PS_OK;
   *done = 1;
-  if (!a->count && !a->bitmap.handle) return PS_OK; /* nothing to produce, nothing can fail */
+  if (!a->count && !a->bitmap.handle && !rp->check_limit) return PS_OK; /* nothing to produce, nothing can fail */
 
   cl_kernel k = prog->kernels[id];
   cl_uint i = 0;
@@ -330,16 +340,19 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
   PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_uint), &rp->negate_mask));
   PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_uint), &rp->flags));
   PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_mem), &be->status));
-  if (a->count) PS_CL_TRY(ps_cl_reset_status(be, 0, 1));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_ulong), &rp->limit));
+  PS_CL_TRY(ps_cl_set_arg(be, k, i++, sizeof(cl_uint), &rp->limit_bit));
+  const int readback = a->count || rp->check_limit;
+  if (readback) PS_CL_TRY(ps_cl_reset_status(be, 0, PS_FILTER_STATUS_WORDS));
   /* One work-group per tile of wg * R result words. */
   uint64_t words = (a->rows + 31) / 32, tile = (uint64_t)wg * range_words_per_item(be, rp->width);
   PS_CL_TRY(ps_cl_launch(be, prog, id, (size_t)((words + tile - 1) / tile * wg)));
-  if (!a->count) return PS_OK;
-  cl_uint count = 0;
-  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, PS_FILTER_STATUS_COUNT * sizeof(cl_uint),
-                                   sizeof count, &count, 0, NULL, NULL);
+  if (!readback) return PS_OK;
+  cl_uint status[PS_FILTER_STATUS_WORDS];
+  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "status words");
-  *a->count = count;
+  if (status[PS_FILTER_STATUS_CORRUPT]) return corrupt_error(be, a, status[PS_FILTER_STATUS_CORRUPT]);
+  if (a->count) *a->count = status[PS_FILTER_STATUS_COUNT];
   return PS_OK;
 }
 

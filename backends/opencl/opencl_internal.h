@@ -63,6 +63,7 @@ typedef enum ps_cl_kernel_id {
   PS_CL_GATHER,      /* select.cl ps_gather_values */
   PS_CL_RANGE,       /* range.cl ps_range_words (fast-path builds only) */
   PS_CL_RANGE_COUNT, /* range.cl ps_range_words_count (fast-path builds only) */
+  PS_CL_LIKE,        /* like.cl ps_like_dict_words (LIKE builds only) */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -99,6 +100,8 @@ struct ps_backend {
   int fast_path; /* 0 if PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general kernel */
   int words;     /* PACKSCAN_OPENCL_WORDS: 0 specialized filters run filter.cl, not words.cl; 1 words.cl
                     in the variant of the device's kind; 2 its GPU (staged) variant on any device */
+  int like_device; /* LIKE matches dictionaries on the device (not on a CPU device unless
+                      PACKSCAN_OPENCL_LIKE=device; never with PACKSCAN_OPENCL_LIKE=host) */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
   uint64_t uses;
@@ -118,13 +121,16 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
 /* The single-range fast path (range.cl) for one bit width, built with a
  * work-group of `work_group` work-items (a power of two, see range.cl);
  * direct_words > 0: its CPU variant (PS_RANGE_DIRECT) with that many result
- * words per work-item. */
-ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
+ * words per work-item; limit != 0: the variant that checks codes against a
+ * code limit (PS_RANGE_LIMIT). */
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words, int limit,
                               const ps_cl_cached **out);
 /* The general filter compiled for one program shape (words.cl; the shape
  * text is written by opencl_eval.c), with its compiled-in work-group size;
  * the kernel's work_group entry is 0 if the device refuses that size. */
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out);
+/* LIKE over a dictionary (like.cl), built on first use. */
+ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call
@@ -141,6 +147,9 @@ ps_status ps_cl_reset_status(ps_backend *be, cl_uint value, size_t n);
 
 /* opencl_eval.c */
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args);
+
+/* opencl_like.c */
+ps_status ps_cl_like_dict(ps_backend *be, const ps_like_dict_args *args);
 
 /* opencl_select.c */
 ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *args);

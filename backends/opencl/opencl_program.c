@@ -20,31 +20,44 @@ extern const unsigned char ps_cl_source_range_cl[];
 extern const size_t ps_cl_source_range_cl_size;
 extern const unsigned char ps_cl_source_words_cl[];
 extern const size_t ps_cl_source_words_cl_size;
+extern const unsigned char ps_cl_source_like_nfa_h[];
+extern const size_t ps_cl_source_like_nfa_h_size;
+extern const unsigned char ps_cl_source_like_cl[];
+extern const size_t ps_cl_source_like_cl_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
 /* The kinds of build: the generic program (filter.cl and select.cl), a
  * filter specialized for one shape (filter.cl only), the single-range fast
- * path for one width (range.cl only), the general filter written out for one
- * shape (words.cl only; its kernel takes filter.cl's name and arguments). */
-typedef enum build_kind { BUILD_GENERIC = 0, BUILD_SPECIALIZED, BUILD_RANGE, BUILD_WORDS, BUILD_KINDS } build_kind;
+ * path for one width (range.cl only), LIKE over a dictionary (like.cl), the
+ * general filter written out for one shape (words.cl only; its kernel takes
+ * filter.cl's name and arguments). */
+typedef enum build_kind {
+  BUILD_GENERIC = 0,
+  BUILD_SPECIALIZED,
+  BUILD_RANGE,
+  BUILD_LIKE,
+  BUILD_WORDS,
+  BUILD_KINDS
+} build_kind;
 
 /* Where each kernel lives, per kind of build. */
 static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
-    {1, 1, 1, 1, 1, 0, 0},
-    {1, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 1, 1},
-    {1, 0, 0, 0, 0, 0, 0},
+    {1, 1, 1, 1, 1, 0, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 1, 1, 0},
+    {0, 0, 0, 0, 0, 0, 0, 1},
+    {1, 0, 0, 0, 0, 0, 0, 0},
 };
 
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     "ps_filter_words",  "ps_count_words", "ps_write_ids",         "ps_reduce_words",
-    "ps_gather_values", "ps_range_words", "ps_range_words_count",
+    "ps_gather_values", "ps_range_words", "ps_range_words_count", "ps_like_dict_words",
 };
 
 /* Local memory per work-item of each kernel (bytes), for the group size
  * (range.cl's group size is fixed at build time; see ps_cl_range_program). */
-static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0};
+static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
@@ -129,6 +142,13 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
     }
+  } else if (kind == BUILD_LIKE) {
+    parts[n_parts++] = "\n#line 1 \"ps_like_nfa.h\"\n";
+    sizes[n_parts] = ps_cl_source_like_nfa_h_size;
+    parts[n_parts++] = (const char *)ps_cl_source_like_nfa_h;
+    parts[n_parts++] = "\n#line 1 \"like.cl\"\n";
+    sizes[n_parts] = ps_cl_source_like_cl_size;
+    parts[n_parts++] = (const char *)ps_cl_source_like_cl;
   } else {
     const char *rest[6] = {"\n#line 1 \"shape\"\n",     shape,
                            "\n#line 1 \"filter.cl\"\n", (const char *)ps_cl_source_filter_cl,
@@ -211,14 +231,15 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
   return cached_program(be, options, shape, shape[0] ? BUILD_SPECIALIZED : BUILD_GENERIC, 0, out);
 }
 
-ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words,
+ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words, int limit,
                               const ps_cl_cached **out) {
-  char options[192];
+  char options[224];
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
   n += (size_t)snprintf(options + n, sizeof options - n, " -DPS_W=%u -DPS_RANGE_WG=%zu", width, work_group);
   if (direct_words && n < sizeof options)
-    snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
+    n += (size_t)snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
+  if (limit && n < sizeof options) snprintf(options + n, sizeof options - n, " -DPS_RANGE_LIMIT=1");
   return cached_program(be, options, "", BUILD_RANGE, work_group, out);
 }
 
@@ -226,6 +247,14 @@ ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_gro
   char options[128];
   program_options(be, options, sizeof options);
   return cached_program(be, options, shape, BUILD_WORDS, work_group, out);
+}
+
+ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out) {
+  char options[160];
+  program_options(be, options, sizeof options);
+  size_t n = strlen(options);
+  snprintf(options + n, sizeof options - n, " -DPS_LIKE_BUILD=1"); /* its own cache key */
+  return cached_program(be, options, "", BUILD_LIKE, 0, out);
 }
 
 void ps_cl_cache_clear(ps_backend *be) {

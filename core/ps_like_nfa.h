@@ -1,0 +1,123 @@
+/*
+ * LIKE on one string as a bit-parallel NFA over the pattern's tokens
+ * (Shift-And / Glushkov), the matcher of a dictionary pass on the device.
+ * Written once and compiled as C11 (the host: tests/test_like_nfa.c checks it
+ * against ps_like_match), as CUDA C++ (kernels_cuda/like.cu) and as OpenCL C
+ * 1.2 (embedded after ps_program.h in front of kernels_opencl/like.cl).
+ *
+ * Exactly the semantics of ps_like_match (core/like.c), whose DP keeps the set
+ * of reachable (position i, token k) pairs: here bit k of a 64-bit set S_i
+ * says "tokens [0, k) matched the bytes [0, i)", bit nt is the accepting
+ * state. Positions are walked in order, i = 0..slen:
+ *   - closure: a '%' token k reached at i also reaches k + 1 at i. The
+ *     compiler merges consecutive '%' tokens, so one step suffices:
+ *     S |= (S & anyseq) << 1;
+ *   - a literal token k equal to s[i] moves k -> k + 1 to position i + 1;
+ *   - '_' moves k -> k + 1 to position i + len(i), '%' moves k -> k (it
+ *     stays) to i + len(i), where len(i) in 1..4 is the length of the UTF-8
+ *     character decoded at i (an invalid byte is one character; the decoder
+ *     is utf8_len of core/like.c);
+ *   - the string matches iff bit nt is in S_slen (after closure).
+ * Transitions reach at most 4 positions ahead, so the sets of the next four
+ * positions live in a ring of four registers. Two exits keep it short:
+ * nothing reachable anywhere ahead rejects; reaching a final '%' accepts (its
+ * character chain always ends exactly at slen).
+ */
+#ifndef PS_LIKE_NFA_H
+#define PS_LIKE_NFA_H
+
+#if !defined(__OPENCL_VERSION__) /* OpenCL: embedded after ps_program.h */
+#include "ps_program.h"
+#endif
+
+/* Patterns with more tokens take the host path (bit nt must fit 64 bits). */
+#define PS_LIKE_NFA_MAX_TOKENS 63
+
+/* A compiled pattern (built on the host by ps_like_nfa_build, core/like.c). */
+typedef struct ps_like_nfa {
+  ps_u64 lit[256]; /* lit[c], bit k: token k is the literal byte c */
+  ps_u64 any1;     /* bit k: token k is '_' */
+  ps_u64 anyseq;   /* bit k: token k is '%' (never two adjacent bits) */
+  ps_u64 tail;     /* bit nt - 1 if the last token is '%', else 0 */
+  ps_u32 nt;       /* tokens, 0..PS_LIKE_NFA_MAX_TOKENS */
+  ps_u32 pad_;
+} ps_like_nfa; /* 2080 bytes */
+
+/* Address spaces: the string bytes (global on a device) and the literal masks
+ * (shared/local memory on a device, copied there once per block/work-group). */
+#if defined(__OPENCL_VERSION__)
+typedef uchar ps_u8;
+#define PS_LIKE_FN static inline
+#define PS_LIKE_STR __global
+#define PS_LIKE_TAB __local
+#elif defined(__CUDACC__)
+typedef uint8_t ps_u8;
+#define PS_LIKE_FN static __host__ __device__ __forceinline__
+#define PS_LIKE_STR
+#define PS_LIKE_TAB
+#else
+typedef uint8_t ps_u8;
+#define PS_LIKE_FN static inline
+#define PS_LIKE_STR
+#define PS_LIKE_TAB
+#endif
+
+/* Length of the character at s[0] (n >= 1 bytes available): a valid
+ * (shortest-form, non-surrogate, <= U+10FFFF) sequence, else 1. */
+PS_LIKE_FN ps_u32 ps_like_char_len(PS_LIKE_STR const ps_u8 *s, ps_u64 n) {
+  ps_u32 c = s[0];
+  if (c < 0x80u) return 1;
+  ps_u32 len, lo = 0x80u, hi = 0xBFu; /* allowed range of the second byte */
+  if (c >= 0xC2u && c <= 0xDFu) {
+    len = 2;
+  } else if (c == 0xE0u) {
+    len = 3, lo = 0xA0u;
+  } else if ((c >= 0xE1u && c <= 0xECu) || c == 0xEEu || c == 0xEFu) {
+    len = 3;
+  } else if (c == 0xEDu) {
+    len = 3, hi = 0x9Fu;
+  } else if (c == 0xF0u) {
+    len = 4, lo = 0x90u;
+  } else if (c >= 0xF1u && c <= 0xF3u) {
+    len = 4;
+  } else if (c == 0xF4u) {
+    len = 4, hi = 0x8Fu;
+  } else {
+    return 1;
+  }
+  if (n < len) return 1;
+  if (s[1] < lo || s[1] > hi) return 1;
+  for (ps_u32 k = 2; k < len; k++)
+    if (s[k] < 0x80u || s[k] > 0xBFu) return 1;
+  return len;
+}
+
+/* 1 iff s[0..n) matches the pattern (lit: the nfa's 256 literal masks, in
+ * whatever memory the caller staged them). */
+PS_LIKE_FN int ps_like_nfa_match(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_TAB const ps_u64 *lit, ps_u64 any1,
+                                 ps_u64 anyseq, ps_u64 tail, ps_u32 nt) {
+  /* r0..r3: the sets of positions i, i + 1, i + 2, i + 3 */
+  ps_u64 r0 = 1, r1 = 0, r2 = 0, r3 = 0;
+  for (ps_u64 i = 0;; i++) {
+    ps_u64 S = r0 | ((r0 & anyseq) << 1);
+    if (S & tail) return 1;
+    if (i == n) return (int)((S >> nt) & 1u);
+    r0 = r1, r1 = r2, r2 = r3, r3 = 0;
+    r0 |= (S & lit[s[i]]) << 1;
+    ps_u64 step = ((S & any1) << 1) | (S & anyseq);
+    if (step) {
+      ps_u32 len = ps_like_char_len(s + i, n - i);
+      if (len == 1)
+        r0 |= step;
+      else if (len == 2)
+        r1 |= step;
+      else if (len == 3)
+        r2 |= step;
+      else
+        r3 |= step;
+    }
+    if ((r0 | r1 | r2 | r3) == 0) return 0;
+  }
+}
+
+#endif /* PS_LIKE_NFA_H */
