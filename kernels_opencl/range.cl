@@ -43,9 +43,10 @@
  * PS_RANGE_DIRECT.
  *
  * With -DPS_RANGE_LIMIT=1 (columns whose code limit is below 2^w - 1:
- * dictionaries) the kernels also raise limit_bit in status[PS_FILTER_STATUS_
- * CORRUPT] when a valid row's code is above `limit` (ps_program.h's
- * corrupt-code rule); the CPU variant then takes its plain per-word path.
+ * dictionaries) the staged (GPU) kernels also raise limit_bit in
+ * status[PS_FILTER_STATUS_CORRUPT] when a valid row's code is above `limit`
+ * (ps_program.h's corrupt-code rule). The direct (CPU) variant has no such
+ * check: CPU devices run those columns through words.cl.
  *
  * PoCL miscompiles barriers under a branch (even a uniform one): every
  * barrier here is reached unconditionally by every work-item; work-groups
@@ -262,6 +263,9 @@ static uint ps_range_tile(__global const uchar *data, ulong data_offset, ulong d
 #ifndef PS_RANGE_R
 #error "range.cl's direct variant needs -DPS_RANGE_R=<result words per work-item>"
 #endif
+#ifdef PS_RANGE_LIMIT
+#error "range.cl's direct variant has no code-limit check (CPU devices send such columns to words.cl)"
+#endif
 
 /* Result word g from its range bits: negation, validity, rows past the
  * end, the bitmap store. Returns the selected rows. */
@@ -421,16 +425,7 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
   if (group_end * PS_W * 4 <= data_bytes && group_end <= words) {
     /* The work-group's blocks lie inside the stream and the chunk: plain
      * loads, no checks (every work-group but the last). */
-#if defined(PS_RANGE_LIMIT)
-    for (int m = 0; m < PS_RANGE_R; ++m) {
-      const ulong g = first + m;
-#pragma unroll
-      for (int k = 0; k < PS_W; ++k) w[k] = src[g * PS_W + k];
-      ps_range_check_limit(w, g, vr, rows, flags, limit, limit_bit, status);
-      selected += ps_direct_finish(ps_range_bits(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
-                                   negate_mask, flags);
-    }
-#elif defined(PS_DIRECT_VEC)
+#if defined(PS_DIRECT_VEC)
     const uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
     for (int v = 0; v < PS_RANGE_R / 16; ++v) {
       const ulong g = first + 16 * v;
@@ -470,9 +465,6 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
       if (g >= words) break;
 #pragma unroll
       for (int k = 0; k < PS_W; ++k) w[k] = ps_load_word(region, g * PS_W + k);
-#ifdef PS_RANGE_LIMIT
-      ps_range_check_limit(w, g, vr, rows, flags, limit, limit_bit, status);
-#endif
       selected += ps_direct_finish(ps_range_bits(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
                                    negate_mask, flags);
     }

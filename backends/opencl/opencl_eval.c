@@ -251,6 +251,10 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
   const ps_prog_col *col = &prog->cols[in->col_a];
   const uint64_t wmask = max_code(col->width);
   if (col->flags & PS_COLF_NO_CODES) return 0;
+  /* On a CPU device a column with a code limit takes words.cl instead: on
+   * PoCL (2 cores, 2^26 rows, w20 dictionary codes) it ran like_prefix in
+   * 7.3 ms against 40 ms for range.cl's direct variant with the check. */
+  if (be->cpu && col->code_limit < wmask) return 0;
   int has_data = col->width > 0 && col->data_bytes > 0;
   if (has_data && (a->data[in->col_a].offset & 3)) return 0;
   memset(rp, 0, sizeof *rp);
