@@ -620,15 +620,28 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
   return run_filter(be, prog, args, (size_t)items);
 }
 
+/* On a CPU device, whether a one-leaf RANGE program should run words.cl
+ * rather than range.cl's direct variant: at 9-32 bits words.cl was faster or
+ * level on PoCL (2 cores, 2^26 rows, two sweeps on 2026-11-30: w16 5.2 / 5.4
+ * ms against 7.3 / 9.2, w20 7.1 / 7.0 against 11.3 / 14.4, w32 10.8 / 12.2
+ * against 19.5 / 15.0; w24 9.5 / 14.5 against 11.9 / 12.8); range.cl stays
+ * at 1-8 bits (3-10x faster at 1-4) and above 32. */
+static int cpu_prefers_words(const ps_backend *be, const ps_eval_args *args, int specialize) {
+  const ps_program *p = args->prog;
+  if (!be->cpu || !specialize || p->n_insns != 1 || p->insns[0].op != PS_OP_RANGE) return 0;
+  const uint32_t w = p->cols[p->insns[0].col_a].width;
+  return w >= 9 && w <= 32 && words_applicable(be, p);
+}
+
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   PS_CL_TRY(check_program(be, args));
+  int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
   range_params rp;
-  if (range_fast_path(be, args, &rp)) {
+  if (!cpu_prefers_words(be, args, specialize) && range_fast_path(be, args, &rp)) {
     int done;
     PS_CL_TRY(eval_range(be, args, &rp, &done));
     if (done) return PS_OK;
   }
-  int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
   if (specialize) {
     int done;
     PS_CL_TRY(eval_words(be, args, &done));
