@@ -115,6 +115,17 @@ static ps_status corrupt_error(ps_backend *be, const ps_eval_args *args, cl_uint
                           slot, (unsigned long long)c->code_limit, first, last);
 }
 
+/* Reads the status words back (synchronizing): the corrupt flags become the
+ * error, else the count goes to args->count when it is wanted. */
+static ps_status read_status(ps_backend *be, const ps_eval_args *args) {
+  cl_uint status[PS_FILTER_STATUS_WORDS];
+  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "status words");
+  if (status[PS_FILTER_STATUS_CORRUPT]) return corrupt_error(be, args, status[PS_FILTER_STATUS_CORRUPT]);
+  if (args->count) *args->count = status[PS_FILTER_STATUS_COUNT];
+  return PS_OK;
+}
+
 typedef struct launch_buffers {
   cl_mem launch;   /* per-eval copy of ps_filter_launch */
   cl_mem aux_copy; /* per-eval copy of aux_host, or NULL */
@@ -352,12 +363,7 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
   uint64_t words = (a->rows + 31) / 32, tile = (uint64_t)wg * range_words_per_item(be, rp->width);
   PS_CL_TRY(ps_cl_launch(be, prog, id, (size_t)((words + tile - 1) / tile * wg)));
   if (!readback) return PS_OK;
-  cl_uint status[PS_FILTER_STATUS_WORDS];
-  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "status words");
-  if (status[PS_FILTER_STATUS_CORRUPT]) return corrupt_error(be, a, status[PS_FILTER_STATUS_CORRUPT]);
-  if (a->count) *a->count = status[PS_FILTER_STATUS_COUNT];
-  return PS_OK;
+  return read_status(be, a);
 }
 
 /* Runs the filter kernel of prog and returns the count and corrupt flags
@@ -368,12 +374,7 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
   PS_CL_TRY(enqueue(be, prog, args, need_status, global));
   if (!need_status) return PS_OK;
 
-  cl_uint status[PS_FILTER_STATUS_WORDS];
-  cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "status words");
-  if (status[PS_FILTER_STATUS_CORRUPT]) return corrupt_error(be, args, status[PS_FILTER_STATUS_CORRUPT]);
-  if (args->count) *args->count = status[PS_FILTER_STATUS_COUNT];
-  return PS_OK;
+  return read_status(be, args);
 }
 
 /* ---- the general filter written out per shape (words.cl) ------------------- */
