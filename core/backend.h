@@ -57,6 +57,12 @@ typedef struct ps_eval_args {
   ps_devmem mask;
   /* Index of the first chunk row (multiple of 32); informational. */
   uint64_t row_begin;
+  /* eval_ids only (zero for eval): the ids (row_begin + r, as index_bytes =
+   * 4 or 8 byte integers, ascending) of the chunk's selected rows at ids,
+   * at most ids_capacity (>= 1) of them. */
+  ps_devmem ids;
+  uint32_t index_bytes;
+  uint64_t ids_capacity;
 } ps_eval_args;
 
 /* Row ids of one chunk of a selection bitmap: ids of set bits, ascending,
@@ -165,6 +171,16 @@ typedef struct ps_backend_ops {
    * backend has it, the aux words such a pass writes are zero in
    * ps_eval_args.aux_host: read them from ps_eval_args.aux. */
   ps_status (*like_dict)(ps_backend *be, const ps_like_dict_args *args);
+
+  /* Optional (ABI 1 addition): evaluation straight to row ids, one pass
+   * (ps_filter_row_ids_device): as eval with args->ids set, no bitmap, mask
+   * or input selection, and args->count set; *count receives the chunk's
+   * selected rows even when more than ids_capacity, and then only the
+   * first ids_capacity ids may be written. PS_ERR_UNSUPPORTED, without a
+   * message and with nothing enqueued, for programs this backend does not
+   * fuse: the core then evaluates the chunk into a bitmap and calls
+   * row_ids. NULL = never fused. */
+  ps_status (*eval_ids)(ps_backend *be, const ps_eval_args *args);
 } ps_backend_ops;
 
 /* Records a message as the context's last error (printf-style); returns status.

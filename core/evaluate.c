@@ -67,56 +67,68 @@ void ps_aux_release(ps_context *ctx, ps_buffer *buf) {
   ctx->spare_aux = buf;
 }
 
+/* Lowers expr once; the program and its device aux words stay with the
+ * expression (the lowering cache is not part of the tree's value). */
+static ps_status ensure_lowered(ps_context *ctx, const ps_expr *expr) {
+  ps_expr *e = (ps_expr *)expr;
+  if (e->lowered) return PS_OK;
+  ps_lowered *low = ps_calloc_ctx(ctx, 1, sizeof *low);
+  if (!low) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a lowered program");
+  ps_status st = ps_lower(ctx, expr, low);
+  ps_buffer *aux = NULL;
+  if (st == PS_OK && low->prog.aux_words) {
+    st = ps_aux_buffer(ctx, (uint64_t)low->prog.aux_words * 4, &aux);
+    if (st == PS_OK) st = upload_aux(ctx, low, aux);
+    if (st == PS_OK) st = run_like_fills(ctx, low, aux);
+  }
+  if (st != PS_OK) {
+    ps_aux_release(ctx, aux);
+    ps_lowered_free(ctx, low);
+    ps_host_free(ctx, low);
+    return st;
+  }
+  e->lowered = low;
+  e->aux_dev = aux;
+  return PS_OK;
+}
+
+/* The inputs of the chunk of rows from r0 (a multiple of 32): every column
+ * at its chunk start; *prog is the copy of the program a->prog points at
+ * (its byte counts are the chunk's). Outputs are left empty. */
+static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_program *prog, ps_eval_args *a) {
+  const ps_lowered *low = expr->lowered;
+  memset(a, 0, sizeof *a);
+  *prog = low->prog;
+  a->prog = prog;
+  a->rows = expr->rows - r0 < ctx->chunk_rows ? expr->rows - r0 : ctx->chunk_rows;
+  a->row_begin = r0;
+  for (uint32_t i = 0; i < prog->n_cols; i++) {
+    const ps_column *c = low->cols[i];
+    uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
+    prog->cols[i].data_bytes = c->data_size - skip;
+    a->data[i] = c->data;
+    a->data[i].offset += skip;
+    if (c->validity.handle) {
+      prog->cols[i].validity_bytes = c->validity_size - r0 / 8;
+      a->validity[i] = c->validity;
+      a->validity[i].offset += r0 / 8;
+    }
+  }
+  if (expr->aux_dev) a->aux = expr->aux_dev->mem;
+  a->aux_host = low->aux;
+}
+
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
  * byte mask; input: a selection to AND in. */
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
                          ps_devmem selection_in, uint64_t *count) {
-  ps_expr *e = (ps_expr *)expr; /* the lowering cache is not part of the tree's value */
-  if (!e->lowered) {
-    ps_lowered *low = ps_calloc_ctx(ctx, 1, sizeof *low);
-    if (!low) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a lowered program");
-    ps_status st = ps_lower(ctx, expr, low);
-    ps_buffer *aux = NULL;
-    if (st == PS_OK && low->prog.aux_words) {
-      st = ps_aux_buffer(ctx, (uint64_t)low->prog.aux_words * 4, &aux);
-      if (st == PS_OK) st = upload_aux(ctx, low, aux);
-      if (st == PS_OK) st = run_like_fills(ctx, low, aux);
-    }
-    if (st != PS_OK) {
-      ps_aux_release(ctx, aux);
-      ps_lowered_free(ctx, low);
-      ps_host_free(ctx, low);
-      return st;
-    }
-    e->lowered = low;
-    e->aux_dev = aux;
-  }
-  const ps_lowered *lp = e->lowered;
-  ps_lowered low = *lp;
-  ps_buffer *aux = e->aux_dev;
+  PS_TRY(ensure_lowered(ctx, expr));
   ps_status st = PS_OK;
   uint64_t n = expr->rows, total = 0;
   for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
     ps_eval_args a;
-    memset(&a, 0, sizeof a);
-    ps_program prog = low.prog;
-    a.prog = &prog;
-    a.rows = n - r0 < ctx->chunk_rows ? n - r0 : ctx->chunk_rows;
-    a.row_begin = r0;
-    for (uint32_t i = 0; i < prog.n_cols; i++) {
-      const ps_column *c = low.cols[i];
-      uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
-      prog.cols[i].data_bytes = c->data_size - skip;
-      a.data[i] = c->data;
-      a.data[i].offset += skip;
-      if (c->validity.handle) {
-        prog.cols[i].validity_bytes = c->validity_size - r0 / 8;
-        a.validity[i] = c->validity;
-        a.validity[i].offset += r0 / 8;
-      }
-    }
-    if (aux) a.aux = aux->mem;
-    a.aux_host = low.aux;
+    ps_program prog;
+    chunk_args(ctx, expr, r0, &prog, &a);
     if (bitmap.handle) {
       a.bitmap = bitmap;
       a.bitmap.offset += r0 / 8;
@@ -135,6 +147,75 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
     total += chunk_count;
   }
   if (st == PS_OK && count) *count = total;
+  return st;
+}
+
+/* One chunk's row ids the unfused way: the chunk's bitmap into scratch
+ * (made on first use), then the backend's row ids of it, written only if
+ * they fit in `room`; *c receives the chunk's count either way. */
+static ps_status chunk_ids_unfused(ps_context *ctx, ps_eval_args *a, ps_buffer **scratch, ps_devmem out,
+                                   uint32_t isz, uint64_t room, uint64_t *c) {
+  a->count = c;
+  if (!room) return ctx->ops->eval(ctx->be, a); /* past the capacity: count only */
+  /* chunks after this one are never longer */
+  if (!*scratch) PS_TRY(ps_buffer_create(ctx, (a->rows + 7) / 8, scratch));
+  a->bitmap = (*scratch)->mem;
+  PS_TRY(ctx->ops->eval(ctx->be, a));
+  if (*c == 0 || *c > room) return PS_OK;
+  ps_row_ids_args r;
+  memset(&r, 0, sizeof r);
+  r.bitmap = (*scratch)->mem;
+  r.rows = a->rows;
+  r.id_base = a->row_begin;
+  r.index_bytes = isz;
+  r.out = out;
+  uint64_t got = 0;
+  r.count = &got;
+  PS_TRY(ctx->ops->row_ids(ctx->be, &r));
+  if (got != *c)
+    return ps_set_error(ctx, PS_ERR_INTERNAL, "row ids of rows %" PRIu64 "..: counted %" PRIu64 ", wrote %" PRIu64,
+                        a->row_begin, *c, got);
+  return PS_OK;
+}
+
+/* Runs expr over all rows and writes the row ids of the selected rows
+ * (ascending, isz bytes each) at ids, at most `capacity` of them; *count
+ * receives the number selected, also when it exceeds capacity (the caller
+ * reports that). Per chunk the backend's eval_ids does it in one pass where
+ * it can; elsewhere the chunk's bitmap goes to scratch and row_ids reads it. */
+ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids, uint32_t isz, uint64_t capacity,
+                             uint64_t *count) {
+  PS_TRY(ensure_lowered(ctx, expr));
+  ps_status st = PS_OK;
+  ps_buffer *scratch = NULL;
+  uint64_t n = expr->rows, total = 0;
+  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
+    ps_eval_args a;
+    ps_program prog;
+    chunk_args(ctx, expr, r0, &prog, &a);
+    const uint64_t room = total < capacity ? capacity - total : 0;
+    ps_devmem out = ids;
+    out.offset += (total < capacity ? total : capacity) * isz;
+    uint64_t c = 0;
+    st = PS_ERR_UNSUPPORTED;
+    if (ctx->ops->eval_ids && room) {
+      a.ids = out;
+      a.index_bytes = isz;
+      a.ids_capacity = room;
+      a.count = &c;
+      st = ctx->ops->eval_ids(ctx->be, &a);
+      a.ids = PS_NO_MEM;
+      a.index_bytes = 0;
+      a.ids_capacity = 0;
+    }
+    if (st == PS_ERR_UNSUPPORTED) { /* the backend did not take this chunk: nothing was enqueued */
+      ps_clear_error(ctx);
+      st = chunk_ids_unfused(ctx, &a, &scratch, out, isz, room, &c);
+    }
+    total += c;
+  }
+  ps_buffer_destroy(scratch);
+  if (st == PS_OK) *count = total;
   return st;
 }
 

@@ -183,6 +183,12 @@ ps_status ps_aux_buffer(ps_context *ctx, uint64_t bytes, ps_buffer **out);
 void ps_aux_release(ps_context *ctx, ps_buffer *buf);
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
                          ps_devmem selection_in, uint64_t *count);
+/* Runs expr over all rows and writes the ids of the selected rows (isz = 4
+ * or 8 bytes each, ascending) at ids, at most capacity of them; *count is
+ * the number selected, which may exceed capacity (nothing past it is
+ * written; what was written is then unspecified). */
+ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids, uint32_t isz, uint64_t capacity,
+                             uint64_t *count);
 
 /* Value of code c of a FOR column as double (floats' decode rule). */
 double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);

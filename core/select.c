@@ -212,6 +212,27 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
   return PS_OK;
 }
 
+ps_status ps_filter_row_ids_device(ps_context *ctx, const ps_expr *expr, ps_index_type type, ps_buffer *ids,
+                                   uint64_t ids_offset, uint64_t capacity, uint64_t *count) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  PS_TRY(ps_check_expr(ctx, expr));
+  if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
+  uint64_t n = expr->rows;
+  PS_TRY(check_ids_type(ctx, n, type));
+  uint32_t isz = (uint32_t)type;
+  if (!ids) return ps_run_program(ctx, expr, PS_NO_MEM, PS_NO_MEM, PS_NO_MEM, count);
+  if (capacity > UINT64_MAX / isz) capacity = UINT64_MAX / isz;
+  PS_TRY(check_place(ctx, ids, ids_offset, capacity * isz, isz, "ids"));
+  uint64_t c = 0;
+  PS_TRY(ps_run_program_ids(ctx, expr, at(ids, ids_offset), isz, capacity, &c));
+  *count = c;
+  if (c > capacity)
+    return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL, "%" PRIu64 " rows are selected; the ids buffer holds %" PRIu64,
+                        c, capacity);
+  return PS_OK;
+}
+
 /* ---- late materialization ------------------------------------------------------ */
 
 static ps_status gather_common(ps_context *ctx, const ps_column *col, ps_index_type type, uint32_t *out_type,

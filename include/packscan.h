@@ -481,6 +481,19 @@ PS_API ps_status ps_row_ids_host(ps_context *ctx, const ps_buffer *selection, ui
  *  count is 0. */
 PS_API ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type type, void **ids,
                                    uint64_t *count);
+/** Evaluates expr and writes the ids of the rows where it is TRUE, ascending,
+ *  into a device buffer at ids_offset (a multiple of the id size): the filter
+ *  and the row ids in one call, and on backends that fuse them (CUDA, for a
+ *  one-range filter on a column of up to 32 bits) in one pass over the codes,
+ *  with no bitmap in between. capacity: how many ids fit there. *count
+ *  receives the number of selected rows; if it exceeds capacity the call
+ *  returns PS_ERR_BUFFER_TOO_SMALL (nothing past capacity ids is written, the
+ *  ids before it are unspecified): ask again with a larger buffer, or size it
+ *  first with ps_filter_count. ids NULL: count only. PS_INDEX_UINT32 with more
+ *  than 2^32 rows: PS_ERR_INVALID_ARGUMENT. PS_ERR_CORRUPT_DATA as for
+ *  ps_filter_device (the ids bytes are then unspecified). */
+PS_API ps_status ps_filter_row_ids_device(ps_context *ctx, const ps_expr *expr, ps_index_type type, ps_buffer *ids,
+                                          uint64_t ids_offset, uint64_t capacity, uint64_t *count);
 /** Frees memory the library allocated for the caller with the context's allocator. */
 PS_API void ps_free(ps_context *ctx, void *ptr);
 
