@@ -52,6 +52,7 @@ typedef struct bench {
   double memcpy_gbps; /* host memcpy, same definition */
   uint64_t copy_bytes;
   const char *cases;  /* comma-separated filter, NULL = all */
+  const char *widths; /* comma-separated widths of lt / lt_count, NULL = all */
 
   /* Shared scratch on the device, grown on demand. */
   ps_buffer *bitmap;       /* ceil(rows/8) rounded up to 4 */

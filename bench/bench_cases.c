@@ -83,11 +83,8 @@ static ps_status run_once_expr(run_ctx *r) {
     case OUT_COUNT:
     case OUT_SMALL:
       return ps_filter_count(r->ctx, r->expr, &r->count);
-    case OUT_IDS: {
-      ps_status st = ps_filter_device(r->ctx, r->expr, r->bitmap, 0, NULL);
-      if (st == PS_OK) st = ps_row_ids(r->ctx, r->bitmap, 0, r->n, PS_INDEX_UINT32, r->ids, 0, r->n, &r->count);
-      return st;
-    }
+    case OUT_IDS: /* one call: fused into one pass where the backend can (CUDA: a one-range filter) */
+      return ps_filter_row_ids_device(r->ctx, r->expr, PS_INDEX_UINT32, r->ids, 0, r->n, &r->count);
   }
   return PS_ERR_INTERNAL;
 }
@@ -449,6 +446,18 @@ static ps_status build_like(ps_context *ctx, ps_column **cols, const void *arg, 
 
 /* ---- the case list ---- */
 
+/* Whether --widths (if given) lists w. */
+static int wanted_width(const bench *b, uint32_t w) {
+  if (!b->widths || !b->widths[0]) return 1;
+  for (const char *p = b->widths; *p;) {
+    char *end = NULL;
+    unsigned long v = strtoul(p, &end, 10);
+    if (end != p && v == w) return 1;
+    p = end && *end == ',' ? end + 1 : (end && end != p ? end : p + 1);
+  }
+  return 0;
+}
+
 static int wanted(const bench *b, const char *group) {
   if (!b->cases || !b->cases[0]) return 1;
   size_t len = strlen(group);
@@ -537,6 +546,7 @@ void bench_run_all(bench *b) {
   for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
     if (!wanted(b, "lt") && !wanted(b, "lt_count")) break;
     uint32_t w = widths[i];
+    if (!wanted_width(b, w)) continue;
     /* Narrow widths get more rows so that every point moves at least
      * sweep_min_bytes (else a 1-bit column of 2^28 rows is 67 MB, about the
      * L2, and a few microseconds of launch latency decide the result). */

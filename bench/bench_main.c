@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: packscan_bench [--backend NAME] [--rows N] [--reps K] [--json FILE]\n"
-          "                      [--cases LIST] [--quick] [--seed S] [--sample N]\n"
+          "                      [--cases LIST] [--widths LIST] [--quick] [--seed S] [--sample N]\n"
           "  --backend NAME  reference, opencl, cuda or auto (default auto)\n"
           "  --rows N        rows of the large cases (N, or 2^K); default GPU 2^28, CPU 2^24,\n"
           "                  --quick GPU 2^24, CPU 2^20\n"
@@ -22,6 +22,7 @@ static void usage(FILE *f) {
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
           "                  like_prefix,nulls,ids_1pct,ids_50pct,small (default all)\n"
+          "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
           "  --quick         smaller inputs and fewer repetitions\n"
           "  --seed S        random seed (default 1)\n"
           "  --sample N      rows compared with the reference at the head and at the tail\n");
@@ -167,6 +168,8 @@ int main(int argc, char **argv) {
       backend = v;
     } else if (strcmp(a, "--json") == 0) {
       json = v;
+    } else if (strcmp(a, "--widths") == 0) {
+      b.widths = v;
     } else if (strcmp(a, "--cases") == 0) {
       b.cases = v;
       bad = check_cases(v) != 0;

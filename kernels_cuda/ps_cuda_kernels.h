@@ -131,7 +131,7 @@ typedef struct ps_cuda_row_ids_params {
   uint32_t index_bytes;    /* 4 or 8 */
   uint32_t bitmap_aligned; /* bitmap is 4-byte aligned */
   uint32_t out_aligned;    /* out is index_bytes-aligned */
-  uint32_t pad_;
+  uint32_t capacity;       /* ids written at most; the ones past it are counted only */
 } ps_cuda_row_ids_params;
 
 /* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (CUB's
@@ -148,6 +148,14 @@ cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes);
  * aligned, at least what ps_cuda_row_ids_workspace said. */
 cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, void *workspace, size_t workspace_bytes,
                                    cudaStream_t stream);
+
+/* Row ids straight from a one-range filter, one pass (ids_fused.cu): r as
+ * for ps_cuda_launch_range (width 1..32, no bitmap, no count; status when
+ * check_limit), p as for ps_cuda_launch_row_ids with out set and
+ * index_bytes-aligned, bitmap unused, capacity the ids written at most; the
+ * same workspace. cudaErrorInvalidValue for anything else. */
+cudaError_t ps_cuda_launch_range_ids(const ps_cuda_range_params *r, const ps_cuda_row_ids_params *p, void *workspace,
+                                     size_t workspace_bytes, cudaStream_t stream);
 
 /* Reduction of one column over one chunk (ps_reduce_args). */
 typedef struct ps_cuda_reduce_params {

@@ -485,6 +485,35 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   return PS_OK;
 }
 
+/* eval_ids: a one-range filter on a column of 1..32 bits goes straight to
+ * row ids in one pass (kernels_cuda/ids_fused.cuh); anything else is
+ * PS_ERR_UNSUPPORTED, with nothing enqueued, and the core evaluates the
+ * chunk into a bitmap and calls row_ids. PACKSCAN_CUDA_NO_FUSED_IDS=1 turns
+ * the fused path off (a measuring knob: ci/gpu.sh times both). */
+static ps_status cuda_eval_ids(ps_backend *be, const ps_eval_args *a) {
+  ps_context *ctx = be->ctx;
+  if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS || !a->ids.handle || !a->count ||
+      a->bitmap.handle || a->mask.handle || (a->index_bytes != 4 && a->index_bytes != 8) || !a->ids_capacity)
+    return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: malformed eval_ids arguments");
+  if (getenv("PACKSCAN_CUDA_NO_FAST_PATH") || getenv("PACKSCAN_CUDA_NO_FUSED_IDS")) return PS_ERR_UNSUPPORTED;
+  ps_status st = check_program(ctx, a->prog);
+  if (st != PS_OK) return st;
+  ps_cuda_eval_params params;
+  st = fill_params(be, a, &params);
+  if (st != PS_OK) return st;
+  ps_cuda_range_params rp;
+  if (!range_fast_path(&params, a, &rp) || rp.width < 1 || rp.width > 32) return PS_ERR_UNSUPPORTED;
+  if ((uintptr_t)devptr(a->ids) % a->index_bytes) return PS_ERR_UNSUPPORTED;
+  rp.bitmap = NULL;
+  rp.count = NULL;
+  uint64_t count = 0;
+  uint32_t status = 0;
+  st = ps_cuda_range_ids(be, &rp, a, &count, &status);
+  if (st == PS_OK) st = report_status(be, a, status);
+  if (st == PS_OK) *a->count = count;
+  return st;
+}
+
 const ps_backend_ops ps_backend_cuda = {
     .abi_version = PS_BACKEND_ABI_VERSION,
     .name = "cuda",
@@ -498,6 +527,7 @@ const ps_backend_ops ps_backend_cuda = {
     .mem_read = cuda_mem_read,
     .eval = cuda_eval,
     .row_ids = ps_cuda_row_ids,
+    .eval_ids = cuda_eval_ids,
     .reduce = ps_cuda_reduce,
     .gather = ps_cuda_gather,
     .retain_wrapped = NULL,

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "ps_cuda_kernels.h"
 
 struct ps_backend {
   ps_context *ctx;
@@ -47,6 +48,11 @@ void ps_cuda_leave(ps_backend *be, int prev);
 /* After the filter (cuda_select.c): the optional vtable entries, and the
  * release of their workspace (from release_device). */
 ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a);
+/* The fused filter-to-ids launch of eval_ids: rp a range fast path's
+ * parameters (width 1..32), a the chunk's eval_ids arguments; *count the
+ * chunk's selected rows, *status the kernel's status word (slot bits). */
+ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_eval_args *a, uint64_t *count,
+                            uint32_t *status);
 ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a);
 ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a);
 void ps_cuda_select_release(ps_backend *be);

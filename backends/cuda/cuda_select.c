@@ -116,6 +116,7 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   p.rows = a->rows;
   p.id_base = a->id_base;
   p.index_bytes = a->index_bytes;
+  p.capacity = UINT32_MAX; /* the core sized the output: every id fits */
 
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
@@ -135,6 +136,46 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   uint32_t total;
   memcpy(&total, be->select_host, sizeof total);
   *a->count = total;
+  return PS_OK;
+}
+
+/* ---- row ids straight from a range filter ----------------------------------- */
+
+ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_eval_args *a, uint64_t *count,
+                            uint32_t *status) {
+  if (a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "range ids: chunk rows", a->rows);
+  ps_cuda_row_ids_params p;
+  memset(&p, 0, sizeof p);
+  p.out = devptr(a->ids);
+  p.out_aligned = aligned_to(p.out, a->index_bytes);
+  p.rows = a->rows;
+  p.id_base = a->row_begin;
+  p.index_bytes = a->index_bytes;
+  p.capacity = a->ids_capacity < UINT32_MAX ? (uint32_t)a->ids_capacity : UINT32_MAX;
+
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  size_t ws = 0;
+  st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(a->rows, &ws), "sizing the row id workspace", false);
+  if (st == PS_OK) st = ensure_workspace(be, ws);
+  if (st == PS_OK && rp->check_limit) /* the corrupt-code flag, next to the total */
+    st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0, 8, be->stream), "cudaMemsetAsync (ids status)",
+                        false);
+  if (st == PS_OK) {
+    p.total = (uint32_t *)be->select_ws;
+    rp->status = (uint32_t *)be->select_ws + 1;
+    st = ps_cuda_status(be->ctx,
+                        ps_cuda_launch_range_ids(rp, &p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+                        "launching the range-to-row-ids kernel", false);
+  }
+  if (st == PS_OK) st = read_results(be, 2 * sizeof(uint32_t));
+  ps_cuda_leave(be, prev);
+  if (st != PS_OK) return st;
+  uint32_t res[2];
+  memcpy(res, be->select_host, sizeof res);
+  *count = res[0];
+  *status = rp->check_limit ? res[1] : 0;
   return PS_OK;
 }
 

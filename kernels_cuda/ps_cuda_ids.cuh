@@ -1,0 +1,217 @@
+/*
+ * Row ids in one pass, the block structure shared by select.cu (the ids of a
+ * selection bitmap) and ids_fused*.cu (the ids of a one-range filter straight
+ * from the packed codes, no bitmap in between): a block takes a tile of
+ * result words by ticket, counts its set bits, gets the ids of the tiles
+ * before it from CUB's single-pass scan (decoupled look-back), and writes its
+ * ids there. Where the tile's words come from is the Source's business:
+ *   uint32_t lane_count(tile, warp, lane): the set bits of the words lane
+ *     `lane` of warp `warp` holds in the tile (PS_SEL_IDS_ROUNDS of them);
+ *   uint32_t word(tile, warp, round, lane): one of those words again, in the
+ *     writing phase.
+ */
+#ifndef PS_CUDA_IDS_CUH
+#define PS_CUDA_IDS_CUH
+
+#include <cub/agent/single_pass_scan_operators.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+#include <cuda/std/functional>
+
+#include "ps_cuda_kernels.h"
+#include "ps_cuda_select.cuh"
+
+static_assert(PS_CUDA_SELECT_BLOCK % 32 == 0, "a block is whole warps");
+
+namespace {
+
+constexpr int kBlock = PS_CUDA_SELECT_BLOCK;
+constexpr unsigned kFullWarp = 0xffffffffu;
+constexpr size_t kAlign = 256; /* workspace pieces start on this */
+
+inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+/* ---- row ids ------------------------------------------------------------------ */
+
+/* One pass (ps_cuda_select.cuh describes the tile): the bitmap is read once
+ * and the ids are written once, coalesced. A block counts its tile's set bits
+ * and gets the ids of the tiles before it from CUB's single-pass scan
+ * machinery (cub::TilePrefixCallbackOp over a cub::ScanTileState: the
+ * decoupled look-back of Merrill & Garland that cub::DeviceScan runs), so
+ * there is no separate count pass, scan launch or second read of the bitmap.
+ * The CUB pieces are used as cub's AgentScan / DispatchScan use them (CUDA
+ * 13's cub/agent/agent_scan.cuh, cub/device/dispatch/dispatch_scan.cuh): the
+ * status array sized by AllocationSize and set up by Init at the start of a
+ * 256-byte-aligned buffer, InitializeStatus in a grid of 128-thread blocks
+ * before the scan kernel, tile 0 publishing its count by SetInclusive, every
+ * other tile calling the callback with its count from its first warp.
+ * Unlike DeviceScan, the tile index is a ticket taken by the running block
+ * (not blockIdx), so a tile only ever waits on tiles whose blocks are already
+ * running, whatever the order in which the hardware starts blocks.
+ *
+ * Expected on an H200 (2^28 rows, uint32 ids; not yet measured): 2048 tiles,
+ * 256-thread blocks with 16.5 KB of staging each. At 1% the kernel reads the
+ * 33.5 MB bitmap and writes 10.7 MB: ~15 us (about 2.6 waves of latency-bound
+ * blocks; with >= 500 tiles CUB's look-back naps ~450 ns before its first
+ * window and ~350 ns per re-poll), plus the status init kernel and the 4-byte read
+ * back: ~0.02-0.03 ms after the filter. At 50% it writes 537 MB of ids in
+ * 16-byte stores: ~0.14-0.15 ms. With the filter at 0.194 ms
+ * (ps_filter_device, not this file) the bench's ids_1pct / ids_50pct should
+ * read ~0.22 ms / ~0.35 ms (were 0.434 / 0.694 with count pass + CUB
+ * DeviceScan + write pass). */
+
+constexpr uint32_t kIdsWarps = PS_SEL_IDS_WARPS;
+constexpr uint32_t kIdsRounds = PS_SEL_IDS_ROUNDS;
+static_assert(kIdsWarps * 32 == (uint32_t)kBlock, "a row id block is kIdsWarps warps");
+static_assert((uint64_t)PS_SEL_IDS_TILE_ROWS * ((((uint64_t)1 << 31) + PS_SEL_IDS_TILE_ROWS - 1) /
+                                                 PS_SEL_IDS_TILE_ROWS) <= ((uint64_t)1 << 32),
+              "rows of a 2^31-row chunk, tile by tile, fit 32 bits");
+
+/* Counts, offsets and totals of a chunk (<= 2^31 rows) fit 32 bits, so the
+ * tile status is CUB's single-word one (flag and value in one 8-byte word).
+ * The operator is cub::DeviceScan::ExclusiveSum's; the look-back's delay is
+ * TilePrefixCallbackOp's default for a primitive type. */
+using IdsSum = ::cuda::std::plus<>;
+using IdsTileState = cub::ScanTileState<uint32_t>;
+using IdsPrefixOp = cub::TilePrefixCallbackOp<uint32_t, IdsSum, IdsTileState>;
+using IdsWarpReduce = cub::WarpReduce<uint32_t>;
+using IdsWarpScan = cub::WarpScan<uint32_t>;
+using IdsBlockReduce = cub::BlockReduce<uint32_t, kBlock>;
+static_assert(IdsTileState::TILE_STATUS_PADDING == 32, "the look-back reads up to 32 tiles before tile 0");
+
+/* DispatchScan's INIT_KERNEL_THREADS: block 0 must have the 32 threads that
+ * write the padding in front of tile 0. */
+constexpr int kIdsInitThreads = 128;
+
+/* The row id workspace: the tile status array (CUB's AllocationSize bytes)
+ * from its start, then the ticket counter at the next 256-byte boundary;
+ * init_ids sets both before each writing launch. */
+inline size_t ids_status_bytes(uint32_t tiles) {
+  size_t bytes = 0;
+  (void)IdsTileState::AllocationSize((int)tiles, bytes); /* always cudaSuccess */
+  return bytes;
+}
+inline size_t ids_workspace_bytes(uint64_t rows) { return align_up(ids_status_bytes(ps_sel_ids_tiles(rows))) + kAlign; }
+
+/* DeviceScanInitKernel plus the ticket: marks every tile's status not yet
+ * set (and the padding before tile 0 out of bounds), and zeroes the ticket.
+ * Grid: ceil(tiles / kIdsInitThreads) blocks of kIdsInitThreads. */
+__global__ void __launch_bounds__(kIdsInitThreads) init_ids(IdsTileState tile_state, int tiles, unsigned int *ticket) {
+  tile_state.InitializeStatus(tiles);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
+}
+
+
+/* Size and retrieve in one pass. The tile is the block's ticket (not
+ * blockIdx), which is what makes the look-back safe. The block's first warp
+ * runs CUB's look-back as BlockScan would run the prefix callback (all 32
+ * lanes, the tile's count in each, lane 0's result used); tile 0 publishes
+ * its count as its inclusive prefix, as AgentScan does. The last tile writes
+ * the total. Ids at positions p.capacity and past are counted, not written. */
+template <uint32_t kBytes, bool kAligned, typename Source>
+__device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsigned int *ticket,
+                                         IdsTileState &tile_state, uint32_t tiles, Source &src) {
+  __shared__ typename IdsPrefixOp::TempStorage prefix_tmp;
+  __shared__ typename IdsWarpReduce::TempStorage reduce_tmp[kIdsWarps];
+  __shared__ typename IdsWarpScan::TempStorage scan_tmp[kIdsWarps];
+  __shared__ uint32_t s_tile, s_before;
+  __shared__ uint32_t warp_count[kIdsWarps];
+  __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
+  __syncthreads();
+  const uint32_t tile = s_tile;
+
+  /* The tile's count and each warp's offset in it: warp sums, then the 8
+   * warp counts from shared memory. (cub::BlockScan over the threads' counts
+   * gives the same but costs 48 registers in write_ids<4, true> instead of
+   * 40, i.e. 5 blocks per SM instead of 6.) */
+  const uint32_t wsum = IdsWarpReduce(reduce_tmp[warp]).Sum(src.lane_count(tile, warp, lane));
+  if (lane == 0) warp_count[warp] = wsum;
+  __syncthreads();
+  uint32_t warp_before = 0, count = 0;
+#pragma unroll
+  for (uint32_t i = 0; i < kIdsWarps; ++i) {
+    const uint32_t c = warp_count[i];
+    warp_before += i < warp ? c : 0u;
+    count += c;
+  }
+  if (warp == 0) {
+    uint32_t before = 0;
+    if (tile == 0) {
+      if (lane == 0) tile_state.SetInclusive(0, count);
+    } else {
+      IdsPrefixOp prefix_op(tile_state, prefix_tmp, IdsSum(), (int)tile);
+      before = prefix_op(count); /* valid in lane 0 */
+    }
+    if (lane == 0) {
+      s_before = before;
+      if (tile == tiles - 1) *p.total = before + count;
+    }
+  }
+  __syncthreads();
+
+  uint32_t at = s_before + warp_before; /* ids of the chunk before this warp's round */
+  uint16_t *mine_stage = stage[warp];
+  const uint64_t out_elem = (uint64_t)reinterpret_cast<uintptr_t>(p.out) / kBytes;
+  /* Next round's word loaded one round ahead, so its latency overlaps this
+   * round's scan and stores. */
+  uint32_t next = src.word(tile, warp, 0, lane);
+#pragma unroll 1
+  for (uint32_t r = 0; r < kIdsRounds; ++r) {
+    const uint32_t word = next;
+    if (r + 1 < kIdsRounds) next = src.word(tile, warp, r + 1, lane);
+    const uint32_t c = __popc(word);
+    uint32_t incl, n;
+    IdsWarpScan(scan_tmp[warp]).InclusiveSum(c, incl, n);
+    if (n == 0) continue; /* uniform across the warp */
+    const uint32_t row0 = ps_sel_ids_round_row(tile, warp, r);
+    if (at + n > p.capacity) { /* past the caller's capacity (uniform): only the ids before it */
+      ps_sel_ids_extract(word, lane, mine_stage, incl - c);
+      __syncwarp();
+      for (uint32_t i = lane; i < n && at + i < p.capacity; i += 32)
+        ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
+      __syncwarp();
+      at += n;
+      continue;
+    }
+    const uint32_t lead = kAligned ? ps_sel_ids_lead(out_elem, at, kBytes) : 0u;
+    ps_sel_ids_extract(word, lane, mine_stage, lead + incl - c);
+    __syncwarp();
+    if (kAligned) {
+      const uint32_t groups = ps_sel_ids_groups(lead, n, kBytes);
+      for (uint32_t k = lane; k < groups; k += 32)
+        ps_sel_ids_put_group(p.out, kBytes, p.id_base, row0, mine_stage, lead, n, at, k);
+    } else {
+      for (uint32_t i = lane; i < n; i += 32)
+        ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
+    }
+    __syncwarp(); /* the next round reuses the staging area */
+    at += n;
+  }
+}
+
+
+/* The tile status array and the ticket in `workspace` (ids_workspace_bytes),
+ * reset by init_ids on stream before the writing kernel. */
+inline cudaError_t ids_setup(uint32_t tiles, void *workspace, size_t workspace_bytes, IdsTileState *tile_state,
+                             unsigned int **ticket, cudaStream_t stream) {
+  /* The status array where DispatchScan puts it: at the start of a
+   * 256-byte-aligned allocation of AllocationSize bytes. */
+  const size_t status_bytes = ids_status_bytes(tiles);
+  const size_t ticket_at = align_up(status_bytes);
+  if (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlign != 0 ||
+      workspace_bytes < ticket_at + sizeof(unsigned int))
+    return cudaErrorInvalidValue;
+  cudaError_t err = tile_state->Init((int)tiles, workspace, status_bytes);
+  if (err != cudaSuccess) return err;
+  *ticket = reinterpret_cast<unsigned int *>(static_cast<uint8_t *>(workspace) + ticket_at);
+  const uint32_t init_blocks = (tiles + kIdsInitThreads - 1) / kIdsInitThreads;
+  init_ids<<<init_blocks, kIdsInitThreads, 0, stream>>>(*tile_state, (int)tiles, *ticket);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+#endif /* PS_CUDA_IDS_CUH */
