@@ -2,7 +2,7 @@
 # A short check on the GPU machine between full ci/gpu.sh runs (device time is
 # scarce): build with CUDA (sm_90), the cuda tests matching QUICK_TESTS,
 # memcheck of QUICK_MEMCHECK, the benchmark cases QUICK_BENCH (also with each
-# environment setting of QUICK_AB, for A/B comparisons), and ncu profiles
+# environment setting of QUICK_AB over QUICK_AB_CASES, for A/B comparisons), and ncu profiles
 # (QUICK_NCU: entries "CASES:WIDTHS:KERNEL_REGEX", ';'-separated; WIDTHS may be
 # empty) with the detailed sections. Logs and JSON go to $OUT; a table last.
 set -uo pipefail
@@ -16,6 +16,7 @@ QUICK_TESTS=${QUICK_TESTS:-'^(filter_ids|select|filter_edge|chunking|device_buff
 QUICK_MEMCHECK=${QUICK_MEMCHECK:-test_filter_ids}
 QUICK_BENCH=${QUICK_BENCH:-lt,lt_count,ids_1pct,ids_50pct}
 QUICK_AB=${QUICK_AB:-}
+QUICK_AB_CASES=${QUICK_AB_CASES:-$QUICK_BENCH}
 QUICK_NCU=${QUICK_NCU:-}
 summary=()
 note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); echo "== $1: $2"; }
@@ -53,7 +54,7 @@ i=0
 for ab in $QUICK_AB; do
   i=$((i + 1))
   t0=$SECONDS
-  env "$ab" timeout 120 "$exe" --backend cuda --cases "$QUICK_BENCH" --json "$OUT/bench-ab$i.json" >"$OUT/bench-ab$i.log" 2>&1
+  env "$ab" timeout 120 "$exe" --backend cuda --cases "$QUICK_AB_CASES" --json "$OUT/bench-ab$i.json" >"$OUT/bench-ab$i.log" 2>&1
   note "bench $ab" "rc=$? $((SECONDS - t0))s"
 done
 
