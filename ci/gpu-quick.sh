@@ -63,7 +63,8 @@ for spec in "${specs[@]}"; do
   [ -n "$spec" ] || continue
   IFS=':' read -r cases widths kern <<<"$spec"
   t0=$SECONDS
-  log="$OUT/ncu-${cases}-${widths:-all}-${kern//[^a-z_]/}.log"
+  mkdir -p "$OUT/ncu"
+  log="$OUT/ncu/${cases}-${widths:-all}-${kern//[^a-z_]/}.log"
   timeout 90 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
     --section ComputeWorkloadAnalysis --section Occupancy --section WarpStateStats --section SchedulerStats \
     --section LaunchStats --section InstructionStats -k "regex:$kern" --launch-skip 1 --launch-count 1 \
@@ -71,6 +72,9 @@ for spec in "${specs[@]}"; do
   note "ncu $cases ${widths} $kern" "rc=$? $((SECONDS - t0))s"
 done
 
+# The device tool brings back only a few files: the profiles go as one archive.
+[ -d "$OUT/ncu" ] && tar -C "$OUT" -czf "$OUT/ncu.tar.gz" ncu && rm -rf "$OUT/ncu"
+rm -f "$OUT/configure.log"
 echo
 echo "===== bench ====="
 grep -E "^(case|lt|ids|tree|colcol|like|between|nulls|small|copy)" "$OUT/bench.log" | cut -c1-150

@@ -113,6 +113,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
 void ps_context_destroy(ps_context *ctx) {
   if (!ctx) return;
   ps_buffer_destroy(ctx->spare_aux);
+  ps_buffer_destroy(ctx->ids_scratch);
   if (ctx->ops) ctx->ops->destroy(ctx->be);
   ps_allocator a = ctx->alloc;
   ps_free_with(&a, ctx);

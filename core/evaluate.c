@@ -150,21 +150,26 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
   return st;
 }
 
-/* One chunk's row ids the unfused way: the chunk's bitmap into scratch
- * (made on first use), then the backend's row ids of it, written only if
- * they fit in `room`; *c receives the chunk's count either way. */
-static ps_status chunk_ids_unfused(ps_context *ctx, ps_eval_args *a, ps_buffer **scratch, ps_devmem out,
-                                   uint32_t isz, uint64_t room, uint64_t *c) {
+/* One chunk's row ids the unfused way: the chunk's bitmap into the
+ * context's scratch bitmap (made or grown on first use, then kept), then the
+ * backend's row ids of it, written only if they fit in `room`; *c receives
+ * the chunk's count either way. */
+static ps_status chunk_ids_unfused(ps_context *ctx, ps_eval_args *a, ps_devmem out, uint32_t isz, uint64_t room,
+                                   uint64_t *c) {
   a->count = c;
   if (!room) return ctx->ops->eval(ctx->be, a); /* past the capacity: count only */
-  /* chunks after this one are never longer */
-  if (!*scratch) PS_TRY(ps_buffer_create(ctx, (a->rows + 7) / 8, scratch));
-  a->bitmap = (*scratch)->mem;
+  const uint64_t bytes = (a->rows + 7) / 8;
+  if (ctx->ids_scratch && ctx->ids_scratch->size < bytes) {
+    ps_buffer_destroy(ctx->ids_scratch);
+    ctx->ids_scratch = NULL;
+  }
+  if (!ctx->ids_scratch) PS_TRY(ps_buffer_create(ctx, bytes, &ctx->ids_scratch));
+  a->bitmap = ctx->ids_scratch->mem;
   PS_TRY(ctx->ops->eval(ctx->be, a));
   if (*c == 0 || *c > room) return PS_OK;
   ps_row_ids_args r;
   memset(&r, 0, sizeof r);
-  r.bitmap = (*scratch)->mem;
+  r.bitmap = ctx->ids_scratch->mem;
   r.rows = a->rows;
   r.id_base = a->row_begin;
   r.index_bytes = isz;
@@ -187,7 +192,6 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
                              uint64_t *count) {
   PS_TRY(ensure_lowered(ctx, expr));
   ps_status st = PS_OK;
-  ps_buffer *scratch = NULL;
   uint64_t n = expr->rows, total = 0;
   for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
     ps_eval_args a;
@@ -210,11 +214,10 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
     }
     if (st == PS_ERR_UNSUPPORTED) { /* the backend did not take this chunk: nothing was enqueued */
       ps_clear_error(ctx);
-      st = chunk_ids_unfused(ctx, &a, &scratch, out, isz, room, &c);
+      st = chunk_ids_unfused(ctx, &a, out, isz, room, &c);
     }
     total += c;
   }
-  ps_buffer_destroy(scratch);
   if (st == PS_OK) *count = total;
   return st;
 }

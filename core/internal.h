@@ -27,6 +27,9 @@ struct ps_context {
    * (cudaFree synchronizes the device). Reuse is safe because every use of an
    * aux buffer is enqueued on the context's one stream/queue, in order. */
   ps_buffer *spare_aux;
+  /* The bitmap of ps_filter_row_ids_device's unfused path (one chunk's),
+   * kept for the next call for the same reason; NULL until first needed. */
+  ps_buffer *ids_scratch;
 };
 
 struct ps_buffer {

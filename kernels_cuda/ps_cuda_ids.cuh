@@ -8,7 +8,10 @@
  *   uint32_t lane_count(tile, warp, lane): the set bits of the words lane
  *     `lane` of warp `warp` holds in the tile (PS_SEL_IDS_ROUNDS of them);
  *   uint32_t word(tile, warp, round, lane): one of those words again, in the
- *     writing phase.
+ *     writing phase;
+ *   uint16_t *stage(warp): the warp's staging area of the writing phase
+ *     (PS_SEL_IDS_STAGE_SLOTS slots, 16-byte aligned, shared memory; free
+ *     for the Source's own use before the block's first barrier).
  */
 #ifndef PS_CUDA_IDS_CUH
 #define PS_CUDA_IDS_CUH
@@ -117,7 +120,6 @@ __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsign
   __shared__ typename IdsWarpScan::TempStorage scan_tmp[kIdsWarps];
   __shared__ uint32_t s_tile, s_before;
   __shared__ uint32_t warp_count[kIdsWarps];
-  __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
   __syncthreads();
@@ -153,7 +155,7 @@ __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsign
   __syncthreads();
 
   uint32_t at = s_before + warp_before; /* ids of the chunk before this warp's round */
-  uint16_t *mine_stage = stage[warp];
+  uint16_t *mine_stage = src.stage(warp); /* PS_SEL_IDS_STAGE_SLOTS slots, 16-byte aligned */
   const uint64_t out_elem = (uint64_t)reinterpret_cast<uintptr_t>(p.out) / kBytes;
   /* Next round's word loaded one round ahead, so its latency overlaps this
    * round's scan and stores. */

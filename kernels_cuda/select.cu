@@ -66,7 +66,9 @@ __global__ void __launch_bounds__(kBlock) count_ids(const __grid_constant__ ps_c
  * last tile (or an unaligned bitmap) through the bounded loader. */
 struct bitmap_words {
   const ps_cuda_row_ids_params &p;
+  uint16_t (*stage_area)[PS_SEL_IDS_STAGE_SLOTS];
   bool whole;
+  __device__ __forceinline__ uint16_t *stage(uint32_t warp) { return stage_area[warp]; }
   __device__ __forceinline__ uint32_t lane_count(uint32_t tile, uint32_t warp, uint32_t lane) {
     whole = p.bitmap_aligned && ps_sel_ids_full_tile(p.rows, tile);
     return ids_lane_count(p, tile, warp, lane);
@@ -80,7 +82,8 @@ template <uint32_t kBytes, bool kAligned>
 __global__ void __launch_bounds__(kBlock)
     write_ids(const __grid_constant__ ps_cuda_row_ids_params p, unsigned int *ticket, IdsTileState tile_state,
               uint32_t tiles) {
-  bitmap_words src{p, false};
+  __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
+  bitmap_words src{p, stage, false};
   ids_tile<kBytes, kAligned>(p, ticket, tile_state, tiles, src);
 }
 template <uint32_t kBytes, bool kAligned>
