@@ -16,23 +16,12 @@
  * ps_cuda_eval_max_blocks, which the backend also uses to cap the range,
  * reduce and gather grids, is defined by its occupancy.
  *
- * Expected on the H200 (prediction written before any GPU run; the lead's
- * bench, 2^28 rows, bitmap out):
- *   `tree` (w 12 + 20 + 8, (a < x AND b >= y) OR c < z): 6.70 ms with the
- *   per-row kernel, 1.52 ms on the OpenCL per-word kernel; this kernel
- *   0.4-0.8 ms, most likely ~0.5 ms. Reasoning: 1.38 GB must move (0.32 ms at
- *   copy speed). Per task (warp, 1024 rows) the three columns (43 staged words
- *   per lane, 5.1 KB) arrive in one cp.async round trip; the three RANGE
- *   leaves take the range_bits.cuh arithmetic (~5 instructions per code; SWAR
- *   at w 8), about 800 warp-instructions per task with staging and epilogue,
- *   i.e. ~0.2 ms of issue over 132 SMs x 4 schedulers, so the loads should
- *   bound it: 32 resident warps per SM (64 registers) can hold far more than
- *   the ~26 KB per SM in flight that 4.3 TB/s needs.
- *   `colcol` (w16 vs w17, INT mode, no corrupt codes possible): 4.1 ms ->
- *   0.4-0.8 ms (two cursors and the 64-bit key compare, ~26 instructions per
- *   row: ~0.25 ms of issue; 0.27 ms at copy speed).
- * If `tree` comes out above ~1 ms, look first at issue vs. dram throughput
- * (ncu: sm__inst_executed, dram__throughput) and at achieved occupancy.
+ * Run 8 on the H200 (2^28 rows, bitmap): `tree` 0.620 ms (52.8% of copy),
+ * `colcol` 0.738 ms (36.8%). Since then (notes/perf-cudawords.md has the
+ * predictions): CMPCOL of two columns of <= 31 bits that never wrap in
+ * 32-bit arithmetic on width-templated codes, RANGE with a code limit on
+ * the templated path too, 16/8-byte copies and vector reads of the staged
+ * words, the next task prefetched.
  */
 #include <atomic>
 #include <cstdlib>

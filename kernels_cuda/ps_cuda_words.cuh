@@ -9,17 +9,22 @@
  * warp works on 32 consecutive result words (a "task", 1024 rows), whose 32
  * codes per word are exactly words [g*w, g*w + w) of a column's packed stream
  * (design.md: 32 rows always occupy w 32-bit words), so the task's codes are
- * the 32*w consecutive words from task*32*w. The warp loads them with
- * coalesced 4-byte loads (each load instruction reads 128 contiguous bytes)
- * and stores word i of the task at i + i/w when w is even (lane t's words then
- * start at t*(w+1): an odd stride, so when the 32 lanes read their k-th word
- * they hit 32 different banks) and at i when w is odd (stride w, already odd).
- * Each lane then walks its own w words with a funnel shift, one code per step;
- * when to fetch the next word depends only on w, so the branch is uniform.
+ * the 32*w consecutive words from task*32*w. Lane t's w words are stored at
+ * t*S (ps_stage_stride: S = w, or w + 4 at multiples of 8, w | 1 above 32
+ * bits), so that the lanes reading their k-th word, or k-th 8- or 16-byte
+ * vector (ps_stage_vec), hit different banks; the warp copies them with
+ * cp.async of that vector size (coalesced: each copy instruction reads 128,
+ * 256 or 512 contiguous bytes). At widths 1..32 a lane loads its words into
+ * registers with vector loads and extracts codes with constant shifts (a
+ * switch on the width picks the instantiation: RANGE through range_bits.cuh,
+ * CMPCOL of two <= 31-bit columns in 32-bit arithmetic, 8 codes at a time);
+ * elsewhere (SET, INLIST, wide columns, the double and rank compares) it
+ * walks its words with a funnel-shift cursor, one code per step.
  * When the program's columns fit the budget (ps_words_layout), every column
- * of the task is staged at once with cp.async (one memory round trip per
- * task, no registers held by the copies); otherwise each leaf stages its
- * column(s) when it runs.
+ * of the task is staged at once (one memory round trip per task, no
+ * registers held by the copies), and when two such buffers fit, the next
+ * task's copies are issued before the current task is evaluated (eval.cu);
+ * otherwise each leaf stages its column(s) when it runs.
  *
  * Everything here is __host__ __device__ except the warp-wide wrappers, whose
  * host versions do all 32 lanes' shares in a loop, so the same code is
@@ -473,7 +478,7 @@ PS_HD void ps_codes8_at(uint32_t width, const uint32_t *src, uint32_t *c) {
 /* ---- code cursor ---------------------------------------------------------- */
 
 /* Walks lane t's 32 codes of width w (w <= 32: Wide = false; 33..64: true)
- * from its staged words area[t*S + k], k < w, S = w | 1. c0 c1 (c2) hold
+ * from its staged words area[t*S + k], k < w, S = ps_stage_stride(w). c0 c1 (c2) hold
  * words k, k+1 (k+2); the code starts at bit `off` of c0. The cursor reads
  * words up to w + 2 without a bounds test: past k = w - 1 they are the next
  * lane's words, the next region or the area's slack, and a code never takes
