@@ -187,9 +187,10 @@ constexpr uint32_t kAllBudgetWords = 2048;
 
 /* The largest buffer (words per warp) that is doubled for the prefetch: two
  * buffers of 4 warps stay under the 48 KB of dynamic shared memory a block
- * gets without the opt-in (less the block reduction's 32 bytes): at that
- * edge 4 blocks (16 warps) fit an SM of 228 KB, against 8 without prefetch;
- * the tree bench case needs 1412 words (4 blocks), colcol 1188 (5). */
+ * gets without the opt-in (less the block reduction's 32 bytes). With 1 KB
+ * reserved per block, an SM of 228 KB holds 5 such blocks up to 1425 words
+ * and 4 up to this edge, against 8 blocks without prefetch: the tree bench
+ * case needs 1412 words, colcol 1188 (5 blocks, 20 warps, both). */
 constexpr uint32_t kPrefetchMaxWords = 1520;
 
 /* Resident blocks of eval_words_kernel on the current device for a block's

@@ -25,7 +25,9 @@
  * variant was never taken.
  *
  * Compiles as CUDA (CTest, no GPU needed) or as plain C++ (for sanitizers:
- * g++ -x c++ -D__host__= -D__device__= -D__forceinline__=inline ...). */
+ * g++ -std=c++17 -x c++ -fsanitize=address,undefined -I kernels_cuda -I core
+ * -I /usr/local/cuda/include tests/test_cuda_eval_words.cu; the CUDA headers
+ * give __host__ and friends their host meaning). */
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
