@@ -16,23 +16,12 @@
  * ps_cuda_eval_max_blocks, which the backend also uses to cap the range,
  * reduce and gather grids, is defined by its occupancy.
  *
- * Expected on the H200 (prediction written before any GPU run; the lead's
- * bench, 2^28 rows, bitmap out):
- *   `tree` (w 12 + 20 + 8, (a < x AND b >= y) OR c < z): 6.70 ms with the
- *   per-row kernel, 1.52 ms on the OpenCL per-word kernel; this kernel
- *   0.4-0.8 ms, most likely ~0.5 ms. Reasoning: 1.38 GB must move (0.32 ms at
- *   copy speed). Per task (warp, 1024 rows) the three columns (43 staged words
- *   per lane, 5.1 KB) arrive in one cp.async round trip; the three RANGE
- *   leaves take the range_bits.cuh arithmetic (~5 instructions per code; SWAR
- *   at w 8), about 800 warp-instructions per task with staging and epilogue,
- *   i.e. ~0.2 ms of issue over 132 SMs x 4 schedulers, so the loads should
- *   bound it: 32 resident warps per SM (64 registers) can hold far more than
- *   the ~26 KB per SM in flight that 4.3 TB/s needs.
- *   `colcol` (w16 vs w17, INT mode, no corrupt codes possible): 4.1 ms ->
- *   0.4-0.8 ms (two cursors and the 64-bit key compare, ~26 instructions per
- *   row: ~0.25 ms of issue; 0.27 ms at copy speed).
- * If `tree` comes out above ~1 ms, look first at issue vs. dram throughput
- * (ncu: sm__inst_executed, dram__throughput) and at achieved occupancy.
+ * Run 8 on the H200 (2^28 rows, bitmap): `tree` 0.620 ms (52.8% of copy),
+ * `colcol` 0.738 ms (36.8%). Since then (notes/perf-cudawords.md has the
+ * predictions): CMPCOL of two columns of <= 31 bits that never wrap in
+ * 32-bit arithmetic on width-templated codes, RANGE with a code limit on
+ * the templated path too, 16/8-byte copies and vector reads of the staged
+ * words, the next task prefetched.
  */
 #include <atomic>
 #include <cstdlib>
@@ -75,42 +64,94 @@ __device__ __forceinline__ void count_block(const ps_cuda_eval_params &p, uint32
   if (threadIdx.x == 0 && total) atomicAdd(p.count, (unsigned long long)total);
 }
 
+/* A task's result word after its evaluation: bitmap word, byte-mask
+ * shares (warp-wide shuffles), count. */
+__device__ __forceinline__ void finish_task(const ps_cuda_eval_params &p, uint32_t task, uint32_t lane, uint32_t words,
+                                            uint32_t word, uint32_t *selected) {
+  const uint32_t g = task * 32 + lane;
+  if (p.bitmap && g < words) ps_store_bitmap_word(p, g, word);
+  if (p.mask) {
+#pragma unroll
+    for (uint32_t m = 0; m < 8; ++m) {
+      const uint32_t src = __shfl_sync(kFullWarp, word, ps_mask_src_lane(m, lane));
+      ps_store_mask_share(p, task, m, lane, src);
+    }
+  }
+  *selected += __popc(word);
+}
+
 /* Per-word kernel, grid-stride over tasks (warp-sized groups of 32 result
  * words). The loop condition depends only on the warp's task, so a warp's
  * lanes iterate together and all take part in the staging, the __any_sync and
  * the shuffles; lanes past the last word evaluate no row (rows = 0). Every
  * thread reaches the block reduction. L: the staging layout
- * (ps_words_layout_of), L.words words per warp of dynamic shared memory. */
-/* At most 64 registers (8 blocks of 128 threads per SM): without the bound
- * ptxas picks 72 (7 blocks); with it nothing spills on sm_90 (48 bytes of
- * spill stores on sm_80). 128 bytes of stack: the Kleene stack below its top. */
-__global__ void __launch_bounds__(kWordsBlock, 8)
+ * (ps_words_layout_of), L.words words per warp of dynamic shared memory,
+ * twice that with L.prefetch.
+ *
+ * With L.prefetch the warp copies the next task's columns (cp.async, into
+ * the other buffer) before it evaluates the current task, so a task's loads
+ * are in flight during the previous task's arithmetic instead of after it
+ * (the range kernel gained 15-20 points of copy bandwidth from 16 bits up
+ * from the same overlap). A task is only ever copied into the buffer that
+ * the warp finished reading one iteration before (the __syncwarp at the end
+ * of the loop), and evaluated after wait_prior(1) (its group, committed one
+ * iteration earlier, has landed; the group just committed may still fly). */
+/* Two instantiations: Prefetch = L.prefetch. Without prefetch, at most 64
+ * registers (8 blocks of 128 threads per SM): without the bound ptxas picks
+ * 72 (7 blocks). With prefetch, shared memory allows at most 5 blocks per SM
+ * (ps_words_layout_of's kPrefetchMaxWords), so 96 registers cost nothing;
+ * under the 64-register bound the prefetching loop spilled 132 bytes. The
+ * Kleene stack below its top is on the stack (local memory). */
+template <bool Prefetch>
+__global__ void __launch_bounds__(kWordsBlock, Prefetch ? 5 : 8)
     eval_words_kernel(const __grid_constant__ ps_cuda_eval_params p, const __grid_constant__ ps_words_layout L) {
-  extern __shared__ uint32_t stage_smem[];
+  /* 16-byte aligned: the vector copies and loads of the staged words need it */
+  extern __shared__ __align__(16) uint32_t stage_smem[];
   const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  uint32_t *const area = stage_smem + warp * L.words;
   const uint32_t words = (uint32_t)(((uint64_t)p.rows + 31) >> 5);
   const uint32_t tasks = (words + 31) >> 5;
+  const uint32_t stride = gridDim.x * kWordsWarps;
   uint32_t status = 0, selected = 0;
-  for (uint32_t task = blockIdx.x * kWordsWarps + warp; task < tasks; task += gridDim.x * kWordsWarps) {
+  uint32_t task = blockIdx.x * kWordsWarps + warp;
+  /* Without prefetch, cur stays 0 and the task's columns are staged when its
+   * turn comes. */
+  uint32_t *const area = stage_smem + warp * (Prefetch ? 2u : 1u) * L.words;
+  uint32_t cur = 0;
+  if (Prefetch) {
+    if (task < tasks) {
+      const uint32_t g = task * 32 + lane;
+      const uint32_t rows = g < words ? ps_word_rows(p, g) : 0u;
+      if (__any_sync(kFullWarp, rows)) ps_stage_issue(p, L, task, area, lane);
+    }
+    ps_stage_commit();
+  }
+  for (; task < tasks; task += stride) {
     const uint32_t g = task * 32 + lane;
+    /* Read again for a prefetched task: a selection that is the output bitmap
+     * itself is still intact there (only this lane writes word g). */
     const uint32_t rows = g < words ? ps_word_rows(p, g) : 0u;
-    uint32_t word = 0;
     /* A task with nothing to evaluate (an input selection empty there) reads
      * no column at all. */
-    if (__any_sync(kFullWarp, rows)) {
-      if (L.all) ps_stage_all(p, L, task, area, lane);
-      word = ps_eval_word(p, L, area, task, lane, rows, &status);
-    }
-    if (p.bitmap && g < words) ps_store_bitmap_word(p, g, word);
-    if (p.mask) {
-#pragma unroll
-      for (uint32_t m = 0; m < 8; ++m) {
-        const uint32_t src = __shfl_sync(kFullWarp, word, ps_mask_src_lane(m, lane));
-        ps_store_mask_share(p, task, m, lane, src);
+    const bool live = __any_sync(kFullWarp, rows);
+    if (Prefetch) {
+      const uint32_t next = task + stride;
+      if (next < tasks) {
+        const uint32_t gn = next * 32 + lane;
+        const uint32_t next_rows = gn < words ? ps_word_rows(p, gn) : 0u;
+        if (__any_sync(kFullWarp, next_rows)) ps_stage_issue(p, L, next, area + (cur ^ 1u) * L.words, lane);
       }
+      ps_stage_commit();
+      ps_stage_wait<1>();
+    } else if (live && L.all) {
+      ps_stage_all(p, L, task, area, lane);
     }
-    selected += __popc(word);
+    uint32_t word = 0;
+    if (live) word = ps_eval_word(p, L, area + cur * L.words, task, lane, rows, &status);
+    finish_task(p, task, lane, words, word, &selected);
+    if (Prefetch) {
+      __syncwarp(); /* every lane is done with buffer cur before it is refilled */
+      cur ^= 1u;
+    }
   }
   raise_status(p, status, lane);
   count_block<kWordsBlock>(p, selected);
@@ -144,27 +185,38 @@ __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK) eval_rows_kernel(const __g
  * words per warp (22 KB per block), colcol 1091. */
 constexpr uint32_t kAllBudgetWords = 2048;
 
-/* Resident blocks of eval_words_kernel on the current device for a staging
- * size (words per warp / 32, 0..16*65), measured once per size per process
+/* The largest buffer (words per warp) that is doubled for the prefetch: two
+ * buffers of 4 warps stay under the 48 KB of dynamic shared memory a block
+ * gets without the opt-in (less the block reduction's 32 bytes). With 1 KB
+ * reserved per block, an SM of 228 KB holds 5 such blocks up to 1425 words
+ * and 4 up to this edge, against 8 blocks without prefetch: the tree bench
+ * case needs 1412 words, colcol 1188 (5 blocks, 20 warps, both). */
+constexpr uint32_t kPrefetchMaxWords = 1520;
+
+/* Resident blocks of eval_words_kernel on the current device for a block's
+ * dynamic shared memory (in 16-byte units, up to 48 KB), measured once per size per process
  * (atomic: contexts may launch from several threads; with GPUs of different
  * SM counts the first one's figure is used, which changes the grid size,
  * never a result). 0 when it cannot be measured. */
-uint32_t words_resident_blocks(uint32_t strides, size_t smem) {
-  static std::atomic<uint32_t> cached[PS_MAX_COLS * 65 + 1];
-  if (strides > PS_MAX_COLS * 65) return 0;
-  uint32_t v = cached[strides].load(std::memory_order_relaxed);
+template <bool Prefetch>
+uint32_t words_resident_blocks(size_t smem) {
+  static std::atomic<uint32_t> cached[48 * 1024 / 16 + 1];
+  const size_t key = smem / 16;
+  if (key > 48 * 1024 / 16) return 0;
+  void (*kernel)(ps_cuda_eval_params, ps_words_layout) = eval_words_kernel<Prefetch>;
+  uint32_t v = cached[key].load(std::memory_order_relaxed);
   if (v) return v;
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_words_kernel, (int)kWordsBlock, smem) !=
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)kWordsBlock, smem) !=
           cudaSuccess ||
       per_sm <= 0 || sms <= 0) {
     (void)cudaGetLastError();
     return 0;
   }
   v = (uint32_t)per_sm * (uint32_t)sms;
-  cached[strides].store(v, std::memory_order_relaxed);
+  cached[key].store(v, std::memory_order_relaxed);
   return v;
 }
 
@@ -175,9 +227,20 @@ cudaError_t launch_rows(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaS
   return cudaGetLastError();
 }
 
+/* PACKSCAN_CUDA_WORDS_PREFETCH=0 in the environment turns the prefetch off
+ * (a measuring knob for A/B runs, read once per process). */
+bool words_prefetch_enabled() {
+  static const bool on = [] {
+    const char *e = std::getenv("PACKSCAN_CUDA_WORDS_PREFETCH");
+    return !(e && e[0] == '0');
+  }();
+  return on;
+}
+
 cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
-  const ps_words_layout L = ps_words_layout_of(p->prog, kAllBudgetWords);
-  const size_t smem = (size_t)kWordsWarps * L.words * sizeof(uint32_t);
+  const ps_words_layout L =
+      ps_words_layout_of(p->prog, kAllBudgetWords, words_prefetch_enabled() ? kPrefetchMaxWords : 0u);
+  const size_t smem = (size_t)kWordsWarps * L.words * sizeof(uint32_t) * (L.prefetch ? 2u : 1u);
   if (smem > 48 * 1024) {
     /* Above the default per-block limit (only a CMPCOL of two columns of
      * about 48 bits or more needs it: per-leaf staging takes up to 66.5 KB)
@@ -190,10 +253,13 @@ cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cuda
   }
   const uint64_t words = ((uint64_t)p->rows + 31) / 32;
   const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);
-  uint32_t fill = words_resident_blocks(L.words / 32, smem);
+  uint32_t fill = L.prefetch ? words_resident_blocks<true>(smem) : words_resident_blocks<false>(smem);
   if (!fill) fill = max_blocks ? max_blocks : 1;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
-  eval_words_kernel<<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
+  if (L.prefetch)
+    eval_words_kernel<true><<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
+  else
+    eval_words_kernel<false><<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
   return cudaGetLastError();
 }
 

@@ -9,17 +9,22 @@
  * warp works on 32 consecutive result words (a "task", 1024 rows), whose 32
  * codes per word are exactly words [g*w, g*w + w) of a column's packed stream
  * (design.md: 32 rows always occupy w 32-bit words), so the task's codes are
- * the 32*w consecutive words from task*32*w. The warp loads them with
- * coalesced 4-byte loads (each load instruction reads 128 contiguous bytes)
- * and stores word i of the task at i + i/w when w is even (lane t's words then
- * start at t*(w+1): an odd stride, so when the 32 lanes read their k-th word
- * they hit 32 different banks) and at i when w is odd (stride w, already odd).
- * Each lane then walks its own w words with a funnel shift, one code per step;
- * when to fetch the next word depends only on w, so the branch is uniform.
+ * the 32*w consecutive words from task*32*w. Lane t's w words are stored at
+ * t*S (ps_stage_stride: S = w, or w + 4 at multiples of 8, w | 1 above 32
+ * bits), so that the lanes reading their k-th word, or k-th 8- or 16-byte
+ * vector (ps_stage_vec), hit different banks; the warp copies them with
+ * cp.async of that vector size (coalesced: each copy instruction reads 128,
+ * 256 or 512 contiguous bytes). At widths 1..32 a lane loads its words into
+ * registers with vector loads and extracts codes with constant shifts (a
+ * switch on the width picks the instantiation: RANGE through range_bits.cuh,
+ * CMPCOL of two <= 31-bit columns in 32-bit arithmetic, 8 codes at a time);
+ * elsewhere (SET, INLIST, wide columns, the double and rank compares) it
+ * walks its words with a funnel-shift cursor, one code per step.
  * When the program's columns fit the budget (ps_words_layout), every column
- * of the task is staged at once with cp.async (one memory round trip per
- * task, no registers held by the copies); otherwise each leaf stages its
- * column(s) when it runs.
+ * of the task is staged at once (one memory round trip per task, no
+ * registers held by the copies), and when two such buffers fit, the next
+ * task's copies are issued before the current task is evaluated (eval.cu);
+ * otherwise each leaf stages its column(s) when it runs.
  *
  * Everything here is __host__ __device__ except the warp-wide wrappers, whose
  * host versions do all 32 lanes' shares in a loop, so the same code is
@@ -80,12 +85,31 @@ PS_HD uint32_t ps_umulhi(uint32_t a, uint32_t b) {
 /* Largest w-bit code. */
 PS_HD uint64_t ps_code_max(uint32_t w) { return w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1); }
 
-/* Words a staged column of width w takes per lane (0: nothing to stage). */
-PS_HD uint32_t ps_stage_stride(uint32_t w) { return w ? (w | 1u) : 0u; }
+/* Staged words per lane of a column of width w (0: nothing to stage), and
+ * the vector, in words, its words are copied (cp.async) and read (shared
+ * loads) with. Lane t's words of a column start at t*S. A warp reading one
+ * vector per lane at once hits no bank twice when the stride in vectors is
+ * odd: odd w: S = w, 32-bit vectors; w = 2 mod 4: S = w (S/2 is odd), 64-bit;
+ * w = 4 mod 8: S = w, 128-bit; w = 0 mod 8: S = w + 4 (S/4 odd), 128-bit.
+ * Above 32 bits (the run-time cursor's widths, read a word at a time):
+ * S = w | 1, 32-bit. With S = w the staged copy is the stream's words in
+ * order (a task's 32*w words are the lanes' w words one after another). */
+PS_HD uint32_t ps_stage_vec(uint32_t w) {
+  if (w == 0 || w > 32 || (w & 1u)) return 1u;
+  return (w & 2u) ? 2u : 4u;
+}
+
+PS_HD uint32_t ps_stage_stride(uint32_t w) {
+  if (w > 32) return w | 1u;
+  return (w & 7u) == 0 && w ? w + 4u : w;
+}
 
 /* Words after a warp's last staged region that a cursor may read (and never
  * use): lane 31's cursor reads up to word w + 2 of its w (ps_cursor). */
 #define PS_STAGE_SLACK 3u
+
+/* Per-instruction variants of the layout (ps_words_layout.leaf[i]). */
+#define PS_LEAF_CMP32 1u /* CMPCOL in PS_MODE_INT on columns of <= 31 bits that never wrap: ps_cmp32_codes */
 
 /* Where a warp's staged columns live in its shared-memory area (in words).
  *
@@ -95,25 +119,52 @@ PS_HD uint32_t ps_stage_stride(uint32_t w) { return w ? (w | 1u) : 0u; }
  * all = 0 (when the sum of the columns would take more shared memory than the
  * budget): per leaf, region 0 (at 0) holds a leaf's column (a CMPCOL's a),
  * region 1 (at off[0]) a CMPCOL's b, staged when the leaf runs.
- * words: the area's size per warp, PS_STAGE_SLACK included. Passed to the kernel by value (a
- * __grid_constant__ parameter, so off[c] is an indexed constant load). */
+ * prefetch (only with all = 1): the area is two buffers of `words` words;
+ * the next task's columns are copied into one while the current task is
+ * evaluated from the other.
+ * words: one buffer's size per warp, PS_STAGE_SLACK included, a multiple of
+ * 4 (every region and buffer starts on 16 bytes: the vector copies and
+ * loads need it; regions are multiples of 32 words anyway).
+ * leaf[i]: PS_LEAF_* variant of instruction i, decided once on the host.
+ * Passed to the kernel by value (a __grid_constant__ parameter, so off[c]
+ * and leaf[i] are indexed constant loads). */
 typedef struct ps_words_layout {
   uint32_t off[PS_MAX_COLS];
   uint32_t all;
   uint32_t cols; /* all = 1: bit c set: slot c is staged per task */
   uint32_t words;
-  uint32_t pad_;
+  uint32_t prefetch;
+  uint8_t leaf[PS_MAX_INSNS];
 } ps_words_layout;
 
+/* Whether M + code stays inside the key's 64-bit type (int64 for signed
+ * kinds, uint64 else: ps_program.h's PS_MODE_INT keys) for every code up to
+ * the code limit: then keys order as the exact values. The core keeps every
+ * sound code inside the logical type, so this holds for every column it
+ * builds. Conservative for negative signed references (any limit up to
+ * INT64_MAX passes; only 31-bit codes are asked about). */
+PS_HD bool ps_no_wrap(const ps_prog_col &c) {
+  if (c.flags & PS_COLF_NO_CODES) return true; /* no code is ever sound */
+  const uint64_t cmax = c.width >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c.width) - 1);
+  const uint64_t lim = c.code_limit < cmax ? c.code_limit : cmax;
+  if (c.kind == PS_KIND_SIGNED) {
+    const int64_t m = (int64_t)c.reference;
+    return m < 0 ? lim <= (uint64_t)INT64_MAX : lim <= (uint64_t)(INT64_MAX - m);
+  }
+  return lim <= ~(uint64_t)0 - c.reference;
+}
+
 /* budget: staged words per warp allowed for all = 1 beyond what the per-leaf
- * regions need anyway. */
-PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget) {
+ * regions need anyway; prefetch_max: the largest buffer (words) that is
+ * doubled for the prefetch (0: never). */
+PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget, uint32_t prefetch_max) {
   ps_words_layout L;
   for (uint32_t c = 0; c < PS_MAX_COLS; ++c) L.off[c] = 0;
+  for (uint32_t i = 0; i < PS_MAX_INSNS; ++i) L.leaf[i] = 0;
   L.all = 0;
   L.cols = 0;
   L.words = 0;
-  L.pad_ = 0;
+  L.prefetch = 0;
   uint32_t a = 0, b = 0, cols = 0;
   for (uint32_t i = 0; i < prog.n_insns && i < PS_MAX_INSNS; ++i) {
     const ps_insn &in = prog.insns[i];
@@ -127,6 +178,10 @@ PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget
       const uint32_t s = ps_stage_stride(prog.cols[in.col_b].width);
       if (s > b) b = s;
       if (s) cols |= 1u << in.col_b;
+      if (in.col_a < PS_MAX_COLS && PS_INSN_MODE(in.flags) == PS_MODE_INT) {
+        const ps_prog_col &ca = prog.cols[in.col_a], &cb = prog.cols[in.col_b];
+        if (ca.width <= 31 && cb.width <= 31 && ps_no_wrap(ca) && ps_no_wrap(cb)) L.leaf[i] = PS_LEAF_CMP32;
+      }
     }
   }
   uint32_t total = 0;
@@ -142,10 +197,11 @@ PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget
         L.off[c] = at;
         at += 32u * ps_stage_stride(prog.cols[c].width);
       }
-    L.words = total + PS_STAGE_SLACK;
+    L.words = (total + PS_STAGE_SLACK + 3u) & ~3u;
+    L.prefetch = total && L.words <= prefetch_max;
   } else {
     L.off[0] = 32u * a; /* region 1 */
-    L.words = leaf + PS_STAGE_SLACK;
+    L.words = (leaf + PS_STAGE_SLACK + 3u) & ~3u;
   }
   return L;
 }
@@ -189,32 +245,60 @@ PS_HD uint32_t ps_valid_word(const ps_cuda_eval_params &p, uint32_t c, uint64_t 
 
 /* ---- staging -------------------------------------------------------------- */
 
+/* Host builds of the tests define PS_WORDS_HOST_CHECKS and a counter that
+ * every vector copy or shared load whose address is not aligned to its size
+ * bumps (the device would fault or read the wrong words there). */
+#if !defined(__CUDA_ARCH__) && defined(PS_WORDS_HOST_CHECKS)
+extern long ps_words_misaligned;
+#define PS_WORDS_CHECK_ALIGN(ptr, bytes) (ps_words_misaligned += (((uintptr_t)(ptr)) & ((bytes) - 1u)) != 0)
+#else
+#define PS_WORDS_CHECK_ALIGN(ptr, bytes) ((void)0)
+#endif
+
+/* One copy of V (1, 2 or 4) words, global to shared: cp.async on the device
+ * (sm_80+: no registers held, the caller commits and waits), a plain copy
+ * elsewhere (the host tests run this same path). */
+template <uint32_t V>
+PS_HD void ps_copy_async(uint32_t *dst, const uint8_t *src) {
+  PS_WORDS_CHECK_ALIGN(dst, 4u * V);
+  PS_WORDS_CHECK_ALIGN(src, 4u * V);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __pipeline_memcpy_async(dst, src, 4u * V);
+#else
+  for (uint32_t v = 0; v < V; ++v) dst[v] = ps_ld32(src + 4u * v);
+#endif
+}
+
 /* One lane's share of staging column c's words for task `task` into area:
- * stream word task*32*w + i goes to area[i + i/w] (w even) or area[i]
- * (w odd), for i = lane, lane + 32, ... < 32*w. With `async` (device,
- * sm_80+), words wholly inside an aligned stream are copied with cp.async
- * (no registers held, every copy of the task in flight at once; the caller
- * commits and waits); otherwise eight loads are issued before their stores
- * so that each lane keeps 32 bytes in flight. */
+ * stream word task*32*w + i (lane t = i / w's word k = i % w) goes to
+ * area[t*S + k] = area[i + (S - w) * (i / w)] (ps_stage_stride: S - w is 0,
+ * 4, or 1 above 32 bits). With `async`, a stream wholly readable for the
+ * task is copied with cp.async, ps_stage_vec(w) words per copy where the
+ * stream is aligned to that (a vector never straddles two lanes' words: w
+ * is a multiple of it); otherwise eight 4-byte loads are issued before their
+ * stores so that each lane keeps 32 bytes in flight. */
 PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uint32_t *area, uint32_t lane,
                           bool async) {
   const ps_prog_col &col = p.prog.cols[c];
-  const uint32_t w = col.width, n = 32u * w;
+  const uint32_t w = col.width, n = 32u * w, pad = ps_stage_stride(w) - w;
   /* i/w as umulhi(i, ceil(2^32/w)): exact for i < 2^21, here i < 2048. */
-  const uint32_t magic = (w & 1u) ? 0u : 0xffffffffu / w + 1u;
+  const uint32_t magic = pad ? 0xffffffffu / w + 1u : 0u;
   const uint8_t *data = p.data[c];
   const bool aligned = (p.data_aligned >> c) & 1u;
   const uint64_t first = task * n; /* word index in the stream */
   const bool whole = aligned && (first + n) * 4 <= col.data_bytes;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if (async && whole) {
-    for (uint32_t i = lane; i < n; i += 32)
-      __pipeline_memcpy_async(area + i + ps_umulhi(i, magic), data + (first + i) * 4, 4);
+    const uint32_t vec = ps_stage_vec(w);
+    const uint8_t *src = data + first * 4; /* first * 4 is a multiple of 128 */
+    if (vec == 4 && ((uintptr_t)data & 15u) == 0) {
+      for (uint32_t i = 4 * lane; i < n; i += 128) ps_copy_async<4>(area + i + pad * ps_umulhi(i, magic), src + 4 * i);
+    } else if (vec == 2 && ((uintptr_t)data & 7u) == 0) {
+      for (uint32_t i = 2 * lane; i < n; i += 64) ps_copy_async<2>(area + i + pad * ps_umulhi(i, magic), src + 4 * i);
+    } else {
+      for (uint32_t i = lane; i < n; i += 32) ps_copy_async<1>(area + i + pad * ps_umulhi(i, magic), src + 4 * i);
+    }
     return;
   }
-#else
-  (void)async;
-#endif
   for (uint32_t base = 0; base < n; base += 256) {
     uint32_t x[8];
     PS_W_UNROLL
@@ -229,7 +313,7 @@ PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t tas
     PS_W_UNROLL
     for (uint32_t m = 0; m < 8; ++m) {
       const uint32_t i = base + 32 * m + lane;
-      if (i < n) area[i + ps_umulhi(i, magic)] = x[m];
+      if (i < n) area[i + pad * ps_umulhi(i, magic)] = x[m];
     }
   }
 }
@@ -249,21 +333,16 @@ PS_HD void ps_stage(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uin
 #endif
 }
 
-/* Layout all = 1: stages every column of L.cols for the task, warp-wide, in
- * one round trip. */
-PS_HD void ps_stage_all(const ps_cuda_eval_params &p, const ps_words_layout &L, uint64_t task, uint32_t *area,
-                        uint32_t lane) {
+/* Layout all = 1: issues the copies of every column of L.cols for the task
+ * into area (a buffer nobody reads now), warp-wide. The caller commits
+ * (ps_stage_commit) and later waits (ps_stage_wait). */
+PS_HD void ps_stage_issue(const ps_cuda_eval_params &p, const ps_words_layout &L, uint64_t task, uint32_t *area,
+                          uint32_t lane) {
 #ifdef __CUDA_ARCH__
-  __syncwarp();
   for (uint32_t m = L.cols; m; m &= m - 1) {
     const uint32_t c = (uint32_t)__ffs(m) - 1;
     ps_stage_share(p, c, task, area + L.off[c], lane, true);
   }
-#if __CUDA_ARCH__ >= 800
-  __pipeline_commit();
-  __pipeline_wait_prior(0);
-#endif
-  __syncwarp();
 #else
   (void)lane;
   for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
@@ -272,10 +351,134 @@ PS_HD void ps_stage_all(const ps_cuda_eval_params &p, const ps_words_layout &L, 
 #endif
 }
 
+/* Closes the group of copies issued since the last commit (possibly none:
+ * an empty group keeps the count that ps_stage_wait relies on). */
+PS_HD void ps_stage_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __pipeline_commit();
+#endif
+}
+
+/* Waits until all but the last `Pending` committed groups have landed and
+ * makes them visible to the whole warp. */
+template <unsigned Pending>
+PS_HD void ps_stage_wait() {
+#ifdef __CUDA_ARCH__
+#if __CUDA_ARCH__ >= 800
+  __pipeline_wait_prior(Pending);
+#endif
+  __syncwarp();
+#endif
+}
+
+/* Layout all = 1 without prefetch: stages every column of L.cols for the
+ * task, warp-wide, in one round trip. The first __syncwarp keeps lanes still
+ * reading the previous task's words from seeing them overwritten. */
+PS_HD void ps_stage_all(const ps_cuda_eval_params &p, const ps_words_layout &L, uint64_t task, uint32_t *area,
+                        uint32_t lane) {
+#ifdef __CUDA_ARCH__
+  __syncwarp();
+#endif
+  ps_stage_issue(p, L, task, area, lane);
+  ps_stage_commit();
+  ps_stage_wait<0>();
+}
+
+/* ---- a lane's words in registers, codes at compile-time widths ----------------- */
+
+/* Shared-memory vector loads (the host checks their alignment). */
+PS_HD void ps_lds2(const uint32_t *src, uint32_t *out) {
+  PS_WORDS_CHECK_ALIGN(src, 8u);
+#ifdef __CUDA_ARCH__
+  const uint2 v = *reinterpret_cast<const uint2 *>(src);
+  out[0] = v.x;
+  out[1] = v.y;
+#else
+  out[0] = src[0];
+  out[1] = src[1];
+#endif
+}
+
+PS_HD void ps_lds4(const uint32_t *src, uint32_t *out) {
+  PS_WORDS_CHECK_ALIGN(src, 16u);
+#ifdef __CUDA_ARCH__
+  const uint4 v = *reinterpret_cast<const uint4 *>(src);
+  out[0] = v.x;
+  out[1] = v.y;
+  out[2] = v.z;
+  out[3] = v.w;
+#else
+  for (int i = 0; i < 4; ++i) out[i] = src[i];
+#endif
+}
+
+/* Words [K0, K1) of a lane's staged words (src: its first word, aligned to
+ * ps_stage_vec(W) words) into w[0 .. K1 - K0), each with the widest aligned
+ * vector load of ps_stage_vec(W) words that lies inside the range (all
+ * indexes are constants once unrolled: the branches fold away). */
+template <int W, int K0, int K1>
+PS_HD void ps_lane_load(const uint32_t *src, uint32_t *w) {
+  constexpr int V = W <= 0 || W > 32 || (W & 1) ? 1 : ((W & 2) ? 2 : 4);
+  PS_W_UNROLL
+  for (int k = K0; k < K1; ++k) {
+    const int s = k - k % V; /* start of k's vector */
+    if (V > 1 && s >= K0 && s + V <= K1) {
+      if (k != s) continue; /* loaded with its vector */
+      if (V == 4)
+        ps_lds4(src + s, w + (s - K0));
+      else
+        ps_lds2(src + s, w + (s - K0));
+    } else {
+      w[k - K0] = src[k];
+    }
+  }
+}
+
+/* Code j of width W (1..32) from w[], which holds the lane's words from
+ * word K0 on: one shift and a mask, or a funnel shift and a mask where the
+ * code straddles two words. */
+template <int W, int K0>
+PS_HD uint32_t ps_code_of(const uint32_t *w, int j) {
+  const int bit = j * W, k = (bit >> 5) - K0, off = bit & 31;
+  const uint32_t mask = W >= 32 ? 0xffffffffu : ((1u << (W & 31)) - 1u);
+  if (off + W <= 32) return (w[k] >> off) & mask;
+  return ps_funnel(w[k], w[k + 1], (uint32_t)off) & mask;
+}
+
+/* Codes 8Q .. 8Q+7 of a lane's 32 codes of width W (1..32) into c[0..8):
+ * only the words they occupy are loaded. */
+template <int W, int Q>
+PS_HD void ps_codes8(const uint32_t *src, uint32_t *c) {
+  constexpr int K0 = (8 * Q * W) >> 5, K1 = ((8 * Q + 8) * W + 31) >> 5;
+  uint32_t w[K1 - K0];
+  ps_lane_load<W, K0, K1>(src, w);
+  PS_W_UNROLL
+  for (int j = 0; j < 8; ++j) c[j] = ps_code_of<W, K0>(w, 8 * Q + j);
+}
+
+/* The same at a run-time width (0..31; 0 gives zeros): a jump to the
+ * instantiation for it. */
+template <int Q>
+PS_HD void ps_codes8_at(uint32_t width, const uint32_t *src, uint32_t *c) {
+  switch (width) {
+    // clang-format off
+#define PS_C8(W) case W: ps_codes8<W, Q>(src, c); return;
+    PS_C8(1) PS_C8(2) PS_C8(3) PS_C8(4) PS_C8(5) PS_C8(6) PS_C8(7) PS_C8(8)
+    PS_C8(9) PS_C8(10) PS_C8(11) PS_C8(12) PS_C8(13) PS_C8(14) PS_C8(15) PS_C8(16)
+    PS_C8(17) PS_C8(18) PS_C8(19) PS_C8(20) PS_C8(21) PS_C8(22) PS_C8(23) PS_C8(24)
+    PS_C8(25) PS_C8(26) PS_C8(27) PS_C8(28) PS_C8(29) PS_C8(30) PS_C8(31)
+#undef PS_C8
+    // clang-format on
+    default:
+      for (int j = 0; j < 8; ++j) c[j] = 0u;
+      return;
+  }
+}
+
 /* ---- code cursor ---------------------------------------------------------- */
 
 /* Walks lane t's 32 codes of width w (w <= 32: Wide = false; 33..64: true)
- * from its staged words area[t*S + k], k < w, S = w | 1. c0 c1 (c2) hold
+ * from its staged words area[t*S + k], k < w, S = ps_stage_stride(w). c0 c1 (c2) hold
  * words k, k+1 (k+2); the code starts at bit `off` of c0. The cursor reads
  * words up to w + 2 without a bounds test: past k = w - 1 they are the next
  * lane's words, the next region or the area's slack, and a code never takes
@@ -362,25 +565,63 @@ PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t 
   return r;
 }
 
-/* RANGE on a column whose every code is sound, at a width known at compile
- * time: the fast path's per-word arithmetic (range_bits.cuh: SWAR at 2, 4,
- * 8; constant shifts otherwise), about half the instructions of the cursor.
- * src: the lane's staged words (w + 2 readable: PS_STAGE_SLACK). Widths
- * above PS_RANGE_FIXED_MAX take the cursor: their unrolled loads would raise
- * the kernel's register count for every program. */
-#define PS_RANGE_FIXED_MAX 32u
+/* RANGE at a width known at compile time (1..32): the lane's words loaded
+ * into registers with vector loads (ps_lane_load), then the fast path's
+ * per-word arithmetic (range_bits.cuh: SWAR at 2, 4, 8; codes compared in
+ * their word's top bits otherwise), about half the instructions of the
+ * cursor. With Check (the code limit is below the largest code) the corrupt
+ * codes come from the same arithmetic against [0, limit], in the same pass
+ * over the codes at the top-aligned widths (a second pass, or the range
+ * kernel's max-then-exact test, keeps all W words live: at 31 bits the
+ * kernel spilled). Widths above 32 take the cursor: their unrolled loads
+ * would raise the kernel's register count for every program. */
+template <int W>
+PS_HD ps_leaf_bits ps_range_w(const uint32_t *src, uint64_t lo, uint64_t span, bool check, uint64_t limit) {
+  uint32_t w[W + 2];
+  ps_lane_load<W, 0, W>(src, w);
+  w[W] = 0u; /* range_bits may name them; no code takes bits from them */
+  w[W + 1] = 0u;
+  ps_leaf_bits r = {0u, 0u};
+  if constexpr (W == 1 || W == 2 || W == 4 || W == 8) {
+    r.hits = ps_range::range_bits<W>(w, lo, span);
+    if (check) r.bad = ~ps_range::range_bits<W>(w, 0, limit);
+  } else {
+    constexpr int G = 32 - W; /* bits below a top-aligned code */
+    constexpr uint32_t low = (uint32_t)(((uint64_t)1 << G) - 1u);
+    const uint32_t lo_top = (uint32_t)lo << G, span_top = ((uint32_t)span << G) | low;
+    const uint32_t limit_top = ((uint32_t)limit << G) | low;
+    if (check) {
+      PS_W_UNROLL
+      for (int j = 0; j < 32; ++j) {
+        const uint32_t t = ps_range::code_top<W>(w, j);
+        r.hits |= (uint32_t)(t - lo_top <= span_top) << j;
+        r.bad |= (uint32_t)(t > limit_top) << j;
+      }
+    } else {
+      PS_W_UNROLL
+      for (int j = 0; j < 32; ++j) r.hits |= (uint32_t)(ps_range::code_top<W>(w, j) - lo_top <= span_top) << j;
+    }
+  }
+  return r;
+}
 
-PS_HD uint32_t ps_range_fixed(uint32_t w, const uint32_t *src, uint64_t lo, uint64_t span) {
+/* ps_range_w at a run-time width 1..32 (the caller checks; lo + span and
+ * limit are at most the width's largest code). */
+PS_HD ps_leaf_bits ps_range_fixed(uint32_t w, const uint32_t *src, uint64_t lo, uint64_t span, bool check,
+                                  uint64_t limit) {
   switch (w) {
     // clang-format off
-#define PS_RF(W) case W: return ps_range::range_bits<W>(src, lo, span);
+#define PS_RF(W) case W: return ps_range_w<W>(src, lo, span, check, limit);
     PS_RF(1) PS_RF(2) PS_RF(3) PS_RF(4) PS_RF(5) PS_RF(6) PS_RF(7) PS_RF(8)
     PS_RF(9) PS_RF(10) PS_RF(11) PS_RF(12) PS_RF(13) PS_RF(14) PS_RF(15) PS_RF(16)
     PS_RF(17) PS_RF(18) PS_RF(19) PS_RF(20) PS_RF(21) PS_RF(22) PS_RF(23) PS_RF(24)
     PS_RF(25) PS_RF(26) PS_RF(27) PS_RF(28) PS_RF(29) PS_RF(30) PS_RF(31) PS_RF(32)
 #undef PS_RF
     // clang-format on
-    default: return 0u; /* not reached: the caller checks w */
+    default: { /* not reached: the caller checks w */
+      ps_leaf_bits r = {0u, 0u};
+      return r;
+    }
   }
 }
 
@@ -497,6 +738,114 @@ PS_HD ps_cmp_bits ps_cmp_int_dispatch(const ps_cuda_eval_params &p, const ps_ins
             : ps_cmp_int_codes<false, false, Check>(p, in, area_a, area_b, lane);
 }
 
+/* Mb - Ma as an exact integer, clamped to [-2^32, 2^32] (beyond the int32
+ * range only its side matters); M reads as int64 for signed kinds, as uint64
+ * otherwise (the PS_MODE_INT keys of ps_program.h). */
+PS_HD int64_t ps_ref_diff(uint64_t ma, bool signed_a, uint64_t mb, bool signed_b) {
+  const bool na = signed_a && (int64_t)ma < 0, nb = signed_b && (int64_t)mb < 0;
+  const uint64_t ga = na ? 0 - ma : ma, gb = nb ? 0 - mb : mb; /* magnitudes */
+  bool neg;
+  uint64_t mag;
+  if (na != nb) { /* opposite signs: |Mb - Ma| = |Mb| + |Ma|, Mb's sign */
+    neg = nb;
+    mag = gb + ga < gb ? ~(uint64_t)0 : gb + ga;
+  } else if (gb >= ga) {
+    neg = nb;
+    mag = gb - ga;
+  } else {
+    neg = !nb;
+    mag = ga - gb;
+  }
+  const uint64_t cap = (uint64_t)1 << 32;
+  if (mag > cap) mag = cap;
+  return neg ? -(int64_t)mag : (int64_t)mag;
+}
+
+/* A CMPCOL's 32 rows: hit = a <cmp> b (meaningful where both codes are
+ * usable), bad codes of a and b (bad_a meaningful where a is valid). */
+typedef struct ps_cmp32_bits {
+  uint32_t hit, bad_a, bad_b;
+} ps_cmp32_bits;
+
+/* Rows 8Q .. 8Q+7 of ps_cmp32_codes: both columns' codes by the
+ * width-templated extraction, then one comparison of their difference with
+ * e per row: == (eq_kind) or <. */
+template <int Q>
+PS_HD void ps_cmp32_quarter(const uint32_t *src_a, uint32_t wa, const uint32_t *src_b, uint32_t wb, bool eq_kind,
+                            int32_t e, bool check, uint32_t la, uint32_t lb, ps_cmp32_bits *r) {
+  uint32_t a[8], b[8];
+  ps_codes8_at<Q>(wa, src_a, a);
+  ps_codes8_at<Q>(wb, src_b, b);
+  uint32_t m = 0;
+  if (eq_kind) {
+    PS_W_UNROLL
+    for (int j = 0; j < 8; ++j) m |= (uint32_t)((int32_t)(a[j] - b[j]) == e) << j;
+  } else {
+    PS_W_UNROLL
+    for (int j = 0; j < 8; ++j) m |= (uint32_t)((int32_t)(a[j] - b[j]) < e) << j;
+  }
+  r->hit |= m << (8 * Q);
+  if (check) {
+    uint32_t ba = 0, bb = 0;
+    PS_W_UNROLL
+    for (int j = 0; j < 8; ++j) {
+      ba |= (uint32_t)(a[j] > la) << j;
+      bb |= (uint32_t)(b[j] > lb) << j;
+    }
+    r->bad_a |= ba << (8 * Q);
+    r->bad_b |= bb << (8 * Q);
+  }
+}
+
+/* CMPCOL in PS_MODE_INT on columns of at most 31 bits whose sound codes never
+ * wrap (PS_LEAF_CMP32, decided by ps_words_layout_of), in 32-bit arithmetic
+ * (words.cl's ps_cmp32): the keys then order as the exact values
+ * Ma + code_a, Mb + code_b, so a < b iff code_a - code_b < Mb - Ma, and the
+ * code difference is exact as an int32 (|code_a - code_b| < 2^31). LT and GE
+ * compare the difference with d = Mb - Ma by <, LE and GT with d + 1 by <,
+ * EQ and NE with d by ==; GE, GT and NE invert. A threshold outside the
+ * differences' range decides every row at once (codes are then read only
+ * for the corrupt-code test). Rows with a corrupt code get some hit bit;
+ * they are UNKNOWN whatever it is. PS_COLF_NO_CODES is the caller's. */
+PS_HD ps_cmp32_bits ps_cmp32_codes(const ps_cuda_eval_params &p, const ps_insn &in, const uint32_t *area_a,
+                                   const uint32_t *area_b, uint32_t lane) {
+  const ps_prog_col &ca = p.prog.cols[in.col_a], &cb = p.prog.cols[in.col_b];
+  const uint32_t wa = ca.width, wb = cb.width; /* <= 31 */
+  const uint32_t max_a = (1u << wa) - 1u, max_b = (1u << wb) - 1u;
+  const uint32_t la = ca.code_limit < max_a ? (uint32_t)ca.code_limit : max_a;
+  const uint32_t lb = cb.code_limit < max_b ? (uint32_t)cb.code_limit : max_b;
+  const bool check = la < max_a || lb < max_b;
+  const int64_t d = ps_ref_diff(ca.reference, ca.kind == PS_KIND_SIGNED, cb.reference, cb.kind == PS_KIND_SIGNED);
+  const uint32_t cmp = PS_INSN_CMP(in.flags);
+  const bool eq_kind = cmp == PS_CMP_EQ || cmp == PS_CMP_NE;
+  const int64_t e = d + ((cmp == PS_CMP_LE || cmp == PS_CMP_GT) ? 1 : 0);
+  uint32_t invert = (cmp == PS_CMP_GE || cmp == PS_CMP_GT || cmp == PS_CMP_NE) ? 0xffffffffu : 0u;
+  const int64_t kMax = 0x7fffffff; /* code differences lie in [-kMax, kMax] */
+  int fixed = -1;                  /* 0 or 1: every row's comparison is false or true */
+  if (cmp > PS_CMP_GE) {
+    fixed = 0; /* an unknown cmp selects nothing (ps_cmp_sign) */
+    invert = 0u;
+  } else if (eq_kind) {
+    if (e > kMax || e < -kMax) fixed = 0;
+  } else if (e > kMax) {
+    fixed = 1;
+  } else if (e <= -kMax) {
+    fixed = 0;
+  }
+  ps_cmp32_bits r = {0u, 0u, 0u};
+  if (fixed < 0 || check) {
+    const uint32_t *src_a = area_a + lane * ps_stage_stride(wa), *src_b = area_b + lane * ps_stage_stride(wb);
+    const int32_t e32 = fixed < 0 ? (int32_t)e : 0;
+    ps_cmp32_quarter<0>(src_a, wa, src_b, wb, eq_kind, e32, check, la, lb, &r);
+    ps_cmp32_quarter<1>(src_a, wa, src_b, wb, eq_kind, e32, check, la, lb, &r);
+    ps_cmp32_quarter<2>(src_a, wa, src_b, wb, eq_kind, e32, check, la, lb, &r);
+    ps_cmp32_quarter<3>(src_a, wa, src_b, wb, eq_kind, e32, check, la, lb, &r);
+  }
+  if (fixed >= 0) r.hit = fixed ? 0xffffffffu : 0u;
+  r.hit ^= invert;
+  return r;
+}
+
 /* The rows where a <cmp> b, from the order masks (an unknown cmp: none). */
 PS_HD uint32_t ps_cmp_mask(uint32_t cmp, const ps_cmp_bits &r) {
   switch (cmp) {
@@ -550,9 +899,10 @@ PS_HD const uint32_t *ps_staged(const ps_cuda_eval_params &p, ps_stage_state *s,
 }
 
 /* One leaf over the 32 rows of word g = 32*task + lane (rows: the evaluated
- * rows of that word). Returns the truth masks in *t, *f. */
-PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stage_state *s, uint64_t task,
-                        uint32_t lane, uint32_t rows, uint32_t *status, uint32_t *t, uint32_t *f) {
+ * rows of that word; variant: the layout's PS_LEAF_* for it). Returns the
+ * truth masks in *t, *f. */
+PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_t variant, ps_stage_state *s,
+                        uint64_t task, uint32_t lane, uint32_t rows, uint32_t *status, uint32_t *t, uint32_t *f) {
   const uint64_t g = task * 32 + lane;
   const uint32_t negate = (in.flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
   const uint32_t ca = in.col_a;
@@ -574,26 +924,36 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stag
     const uint32_t *area_a = ps_staged(p, s, ca, PS_STAGE_A, task, lane);
     const uint32_t *area_b = ps_staged(p, s, cb, PS_STAGE_B, task, lane);
     const bool wa = w > 32, wb = p.prog.cols[cb].width > 32;
-    ps_cmp_bits r;
     const ps_prog_col &colb = p.prog.cols[cb];
-    const bool check = no_codes || (colb.flags & PS_COLF_NO_CODES) || col.code_limit < cmax ||
-                       colb.code_limit < ps_code_max(colb.width);
-    if (PS_INSN_MODE(in.flags) == PS_MODE_INT)
-      r = check ? ps_cmp_int_dispatch<true>(p, in, area_a, area_b, lane, wa, wb)
-                : ps_cmp_int_dispatch<false>(p, in, area_a, area_b, lane, wa, wb);
-    else if (wa)
-      r = wb ? ps_cmp_codes<true, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
-             : ps_cmp_codes<true, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
-    else
-      r = wb ? ps_cmp_codes<false, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
-             : ps_cmp_codes<false, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
-    const uint32_t usable_a = valid & ~r.bad_a;
-    const uint32_t corrupt_a = valid & r.bad_a;
-    const uint32_t corrupt_b = usable_a & valid_b & r.bad_b; /* b is read only where a is usable */
+    uint32_t hit, bad_a, bad_b;
+    if (variant & PS_LEAF_CMP32) {
+      const ps_cmp32_bits r = ps_cmp32_codes(p, in, area_a, area_b, lane);
+      hit = r.hit;
+      bad_a = no_codes ? 0xffffffffu : r.bad_a;
+      bad_b = (colb.flags & PS_COLF_NO_CODES) ? 0xffffffffu : r.bad_b;
+    } else {
+      ps_cmp_bits r;
+      const bool check = no_codes || (colb.flags & PS_COLF_NO_CODES) || col.code_limit < cmax ||
+                         colb.code_limit < ps_code_max(colb.width);
+      if (PS_INSN_MODE(in.flags) == PS_MODE_INT)
+        r = check ? ps_cmp_int_dispatch<true>(p, in, area_a, area_b, lane, wa, wb)
+                  : ps_cmp_int_dispatch<false>(p, in, area_a, area_b, lane, wa, wb);
+      else if (wa)
+        r = wb ? ps_cmp_codes<true, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
+               : ps_cmp_codes<true, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
+      else
+        r = wb ? ps_cmp_codes<false, true>(p, in, area_a, area_b, lane, valid, valid_b, status)
+               : ps_cmp_codes<false, false>(p, in, area_a, area_b, lane, valid, valid_b, status);
+      hit = ps_cmp_mask(PS_INSN_CMP(in.flags), r);
+      bad_a = r.bad_a;
+      bad_b = r.bad_b;
+    }
+    const uint32_t usable_a = valid & ~bad_a;
+    const uint32_t corrupt_a = valid & bad_a;
+    const uint32_t corrupt_b = usable_a & valid_b & bad_b; /* b is read only where a is usable */
     if (corrupt_a) *status |= 1u << ca;
     if (corrupt_b) *status |= 1u << cb;
-    const uint32_t known = usable_a & valid_b & ~r.bad_b;
-    const uint32_t hit = ps_cmp_mask(PS_INSN_CMP(in.flags), r);
+    const uint32_t known = usable_a & valid_b & ~bad_b;
     *t = known & hit;
     *f = known & ~hit;
     return;
@@ -616,14 +976,11 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, ps_stag
       r.hits = 0xffffffffu; /* every code is in range: nothing to read */
     } else {
       const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
-      if (!check && w >= 1 && w <= PS_RANGE_FIXED_MAX)
-        r.hits = ps_range_fixed(w, area + lane * ps_stage_stride(w), lo, hi - lo);
-      else if (w > 32)
+      if (w <= 32) /* w >= 1: at w = 0 every code is 0 and in range, and none is corrupt */
+        r = ps_range_fixed(w, area + lane * ps_stage_stride(w), lo, hi - lo, check, col.code_limit);
+      else
         r = check ? ps_range_codes<true, true>(area, lane, w, lo, hi - lo, col.code_limit)
                   : ps_range_codes<true, false>(area, lane, w, lo, hi - lo, col.code_limit);
-      else
-        r = check ? ps_range_codes<false, true>(area, lane, w, lo, hi - lo, col.code_limit)
-                  : ps_range_codes<false, false>(area, lane, w, lo, hi - lo, col.code_limit);
     }
     r.hits ^= neg ^ negate; /* fold the empty-range flip back into hits */
   } else {                  /* SET, INLIST */
@@ -674,7 +1031,7 @@ PS_HD uint32_t ps_eval_word(const ps_cuda_eval_params &p, const ps_words_layout 
       }
       default: {
         uint32_t t, f;
-        ps_leaf_word(p, in, &s, task, lane, rows, status, &t, &f);
+        ps_leaf_word(p, in, L.leaf[i], &s, task, lane, rows, status, &t, &f);
         if (depth > 0) {
           below_t[depth - 1] = top_t;
           below_f[depth - 1] = top_f;

@@ -9,10 +9,25 @@
  * evaluated rows are read first, the __any_sync skip is applied, the lanes
  * are evaluated one after another (a leaf's staging does all 32 lanes'
  * shares on the host), then bitmap words, mask shares (the shuffle source
- * lane) and the count. Status words must match bit for bit too.
+ * lane) and the count. Status words must match bit for bit too. With the
+ * layout's prefetch, the next task is staged into the other buffer before
+ * the current one is evaluated, as the kernel does (the host copies at once,
+ * so a buffer mix-up shows as wrong bits). Staging areas start out filled
+ * with garbage, and every vector copy or shared load is checked for
+ * alignment (PS_WORDS_HOST_CHECKS).
+ *
+ * Besides the random programs, sweeps cover every width with the
+ * width-templated paths: RANGE at widths 0..64 with and without a code
+ * limit, and CMPCOL in PS_MODE_INT for every pair of widths 0..33 and every
+ * operator, on columns whose references put Mb - Ma at and around the
+ * 32-bit variant's edges (PS_LEAF_CMP32: widths <= 31, no wrap), signed
+ * and unsigned kinds, negative references; the run fails if the 32-bit
+ * variant was never taken.
  *
  * Compiles as CUDA (CTest, no GPU needed) or as plain C++ (for sanitizers:
- * g++ -x c++ -D__host__= -D__device__= -D__forceinline__=inline ...). */
+ * g++ -std=c++17 -x c++ -fsanitize=address,undefined -I kernels_cuda -I core
+ * -I /usr/local/cuda/include tests/test_cuda_eval_words.cu; the CUDA headers
+ * give __host__ and friends their host meaning). */
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,8 +35,11 @@
 #include <random>
 #include <vector>
 
+#define PS_WORDS_HOST_CHECKS 1
 #include "ps_cuda_rows.cuh"
 #include "ps_cuda_words.cuh"
+
+long ps_words_misaligned = 0;
 
 static std::mt19937_64 rng;
 static const double kPow10[19] = PS_POW10_TABLE;
@@ -61,7 +79,48 @@ struct scenario {
   bool want_bitmap = true, want_mask = true;
   size_t bitmap_shift = 0, mask_shift = 0;
   uint32_t budget = 2048; /* ps_words_layout_of: 0 forces per-leaf staging */
+  uint32_t prefetch_max = 1520; /* ps_words_layout_of: 0 never prefetches */
 };
+
+/* References that put Mb - Ma at and around the edges of the 32-bit CMPCOL
+ * (|Mb - Ma| near 2^31) and of the key types. */
+static uint64_t edge_reference() {
+  static const int64_t kEdges[] = {0,
+                                   7,
+                                   -1,
+                                   100,
+                                   -100,
+                                   (int64_t)1 << 31,
+                                   -((int64_t)1 << 31),
+                                   ((int64_t)1 << 31) - 1,
+                                   -(((int64_t)1 << 31) - 1),
+                                   (int64_t)1 << 32,
+                                   -((int64_t)1 << 32),
+                                   (int64_t)1 << 30,
+                                   -((int64_t)1 << 30),
+                                   INT64_MIN,
+                                   INT64_MAX - ((int64_t)1 << 31),
+                                   (int64_t)(UINT64_MAX - ((uint64_t)1 << 31))};
+  const int64_t base = kEdges[rnd(sizeof kEdges / sizeof kEdges[0])];
+  return (uint64_t)base + (uint64_t)(coin(50) ? 0 : (int64_t)rnd(7) - 3);
+}
+
+/* A column the core could have built: the code limit keeps M + code inside
+ * the key type (ps_no_wrap), sometimes lower (a dictionary's). */
+static void make_sound_limits(ps_prog_col &col) {
+  const uint64_t cmax = ps_code_max(col.width);
+  uint64_t lim = cmax;
+  if (col.kind == PS_KIND_SIGNED) {
+    const int64_t m = (int64_t)col.reference;
+    if (m >= 0 && (uint64_t)(INT64_MAX - m) < lim) lim = (uint64_t)(INT64_MAX - m);
+  } else if (~(uint64_t)0 - col.reference < lim) {
+    lim = ~(uint64_t)0 - col.reference;
+  }
+  if (coin(20) && lim > 0) lim = coin(50) ? rnd(lim) : lim - rnd(3) * (lim > 3);
+  col.code_limit = lim;
+}
+
+static void fill_column(scenario &s, uint32_t c, uint32_t rows);
 
 static void make_column(scenario &s, uint32_t c, uint32_t rows) {
   ps_prog_col &col = s.p.prog.cols[c];
@@ -73,6 +132,22 @@ static void make_column(scenario &s, uint32_t c, uint32_t rows) {
   const uint64_t cmax = ps_code_max(col.width);
   col.code_limit = cmax;
   if (coin(35)) col.code_limit = coin(50) ? rnd(cmax < 64 ? cmax + 1 : 64) : cmax - rnd(4) * (cmax > 4);
+  if (coin(40)) { /* as the core builds them: the 32-bit CMPCOL applies up to 31 bits */
+    if (coin(60)) col.width = (uint32_t)rnd(33);
+    col.reference = coin(60) ? edge_reference() : (uint64_t)(rnd(2000) - 1000);
+    make_sound_limits(col);
+  }
+  fill_column(s, c, rows);
+}
+
+/* The packed codes, validity and pointers of column c from its metadata. */
+static void fill_column(scenario &s, uint32_t c, uint32_t rows) {
+  ps_prog_col &col = s.p.prog.cols[c];
+  const uint64_t cmax = ps_code_max(col.width);
+  col.flags &= ~(PS_COLF_VALIDITY | PS_COLF_NO_CODES); /* may be called again for a column */
+  col.validity_bytes = 0;
+  s.p.validity[c] = nullptr;
+  s.p.data_aligned &= ~(1u << c);
   if (coin(3)) col.flags |= PS_COLF_NO_CODES;
   const unsigned bad_pct = coin(50) ? 0 : (unsigned)rnd(10);
   const uint64_t data_bytes = ((uint64_t)rows * col.width + 7) / 8;
@@ -82,7 +157,11 @@ static void make_column(scenario &s, uint32_t c, uint32_t rows) {
   for (uint32_t r = 0; r < rows; ++r) {
     uint64_t code = rng() & cmax;
     if (col.code_limit < cmax && !coin(bad_pct)) code = col.code_limit ? rng() % (col.code_limit + 1) : 0;
-    if (coin(5)) code = coin(50) ? 0 : col.code_limit;
+    if (coin(8)) { /* the extremes: code differences of +-(2^31 - 1) at 31 bits */
+      const uint64_t pick = rnd(3);
+      code = pick == 0 ? 0 : (pick == 1 ? col.code_limit & cmax : cmax);
+      if (code > col.code_limit && !coin(bad_pct)) code = col.code_limit & cmax;
+    }
     for (uint32_t b = 0; b < col.width; ++b) {
       const uint64_t bit = (uint64_t)r * col.width + b;
       if ((code >> b) & 1u) d[bit >> 3] |= (uint8_t)(1u << (bit & 7));
@@ -227,6 +306,7 @@ struct outputs {
   uint64_t count = 0;
   uint32_t status = 0;
   uint64_t all_tasks = 0;
+  long cmp32 = 0, prefetch = 0;
 };
 
 static void prepare_outputs(scenario &s, outputs &o, bool with_sel_copy) {
@@ -265,22 +345,46 @@ static void run_rows(scenario &s, outputs &o) {
   }
 }
 
-/* The per-word kernel's result, one emulated warp after another. */
+/* The evaluated rows of every lane of a task; returns whether any. */
+static bool task_rows(const scenario &s, uint32_t task, uint32_t *rows) {
+  const uint32_t words = (s.p.rows + 31) / 32;
+  uint32_t any = 0;
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t g = task * 32 + lane;
+    rows[lane] = g < words ? ps_word_rows(s.p, g) : 0u;
+    any |= rows[lane];
+  }
+  return any != 0;
+}
+
+/* The per-word kernel's result, one emulated warp after another, in the
+ * kernel's order of staging and evaluation. */
 static void run_words(scenario &s, outputs &o) {
   prepare_outputs(s, o, s.in_place);
-  const ps_words_layout L = ps_words_layout_of(s.p.prog, s.budget);
-  std::vector<uint32_t> area(L.words); /* exact: a sanitizer sees overreads */
+  const ps_words_layout L = ps_words_layout_of(s.p.prog, s.budget, s.prefetch_max);
+  /* exact: a sanitizer sees overreads; garbage: unstaged words are not 0 */
+  std::vector<uint32_t> area((size_t)L.words * (L.prefetch ? 2 : 1));
+  for (auto &x : area) x = (uint32_t)rng();
+  if (((uintptr_t)area.data() & 15u) || (L.words & 3u)) ++ps_words_misaligned;
+  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
+    if (L.off[c] & 3u) ++ps_words_misaligned;
+  for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) o.cmp32 += (L.leaf[i] & PS_LEAF_CMP32) != 0;
+  if (L.prefetch) ++o.prefetch;
   const uint32_t words = (s.p.rows + 31) / 32, tasks = (words + 31) / 32;
+  uint32_t cur = 0, rows[32], next_rows[32];
+  if (L.prefetch && tasks && task_rows(s, 0, rows)) ps_stage_issue(s.p, L, 0, area.data(), 0);
   for (uint32_t task = 0; task < tasks; ++task) {
-    uint32_t rows[32], word[32], any = 0;
-    for (uint32_t lane = 0; lane < 32; ++lane) {
-      const uint32_t g = task * 32 + lane;
-      rows[lane] = g < words ? ps_word_rows(s.p, g) : 0u;
-      any |= rows[lane];
+    uint32_t word[32];
+    const bool any = task_rows(s, task, rows);
+    if (L.prefetch) {
+      if (task + 1 < tasks && task_rows(s, task + 1, next_rows))
+        ps_stage_issue(s.p, L, task + 1, area.data() + (cur ^ 1u) * L.words, 0);
+    } else if (any && L.all) {
+      ps_stage_all(s.p, L, task, area.data(), 0);
     }
-    if (any && L.all) ps_stage_all(s.p, L, task, area.data(), 0);
+    uint32_t *buf = area.data() + cur * L.words;
     for (uint32_t lane = 0; lane < 32; ++lane) {
-      word[lane] = any ? ps_eval_word(s.p, L, area.data(), task, lane, rows[lane], &o.status) : 0u;
+      word[lane] = any ? ps_eval_word(s.p, L, buf, task, lane, rows[lane], &o.status) : 0u;
     }
     if (L.all) ++o.all_tasks;
     for (uint32_t lane = 0; lane < 32; ++lane) {
@@ -292,9 +396,90 @@ static void run_words(scenario &s, outputs &o) {
       for (uint32_t m = 0; m < 8; ++m)
         for (uint32_t lane = 0; lane < 32; ++lane)
           ps_store_mask_share(s.p, task, m, lane, word[ps_mask_src_lane(m, lane)]);
+    if (L.prefetch) cur ^= 1u;
   }
 }
 
+struct tally {
+  long bad = 0, runs = 0, corrupt_runs = 0, aux_runs = 0, all_runs = 0, cmp32_leaves = 0, prefetch_runs = 0;
+};
+
+/* Runs both evaluations of s and compares everything; prints the first few
+ * mismatches. `what` names the phase. */
+static bool check_scenario(scenario &s, tally &t, const char *what, long it) {
+  const uint32_t rows = s.p.rows;
+  const uint64_t keep_seed = rng();
+  outputs a, b;
+  rng.seed(keep_seed);
+  run_rows(s, a);
+  rng.seed(keep_seed);
+  run_words(s, b);
+  const size_t bm = ((size_t)rows + 7) / 8;
+  bool ok = a.count == b.count && a.status == b.status;
+  if (s.p.bitmap && memcmp(a.bitmap.ptr(), b.bitmap.ptr(), bm) != 0) ok = false;
+  if (s.p.mask && memcmp(a.mask.ptr(), b.mask.ptr(), rows) != 0) ok = false;
+  ++t.runs;
+  if (a.status & ~PS_CUDA_FLAG_AUX) ++t.corrupt_runs;
+  if (a.status & PS_CUDA_FLAG_AUX) ++t.aux_runs;
+  if (b.all_tasks) ++t.all_runs;
+  t.cmp32_leaves += b.cmp32;
+  t.prefetch_runs += b.prefetch;
+  if (!ok && t.bad++ < 5) {
+    printf("MISMATCH %s it=%ld rows=%u insns=%u cols=%u count %llu/%llu status %08x/%08x sel=%d in_place=%d\n", what, it,
+           rows, s.p.prog.n_insns, s.p.prog.n_cols, (unsigned long long)a.count, (unsigned long long)b.count, a.status,
+           b.status, s.p.selection_in != nullptr, (int)s.in_place);
+    for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) {
+      const ps_insn &in = s.p.prog.insns[i];
+      printf("  insn %u op %u flags %x a %u b %u lo %llu hi %llu\n", i, in.op, in.flags, in.col_a, in.col_b,
+             (unsigned long long)in.lo, (unsigned long long)in.hi);
+    }
+    for (uint32_t c = 0; c < s.p.prog.n_cols; ++c) {
+      const ps_prog_col &col = s.p.prog.cols[c];
+      printf("  col %u w %u kind %u flags %x M %lld limit %llu\n", c, col.width, col.kind, col.flags,
+             (long long)col.reference, (unsigned long long)col.code_limit);
+    }
+    for (size_t i = 0; s.p.bitmap && i < bm; ++i)
+      if (a.bitmap.ptr()[i] != b.bitmap.ptr()[i]) {
+        printf("  first bitmap difference at byte %zu: %02x vs %02x\n", i, a.bitmap.ptr()[i], b.bitmap.ptr()[i]);
+        break;
+      }
+  }
+  return ok;
+}
+
+/* A scenario with the given columns' widths (the rest random) and a
+ * one-leaf program built by `leaf`. */
+template <typename Leaf>
+static void sweep_one(tally &t, const char *what, long it, uint32_t rows, const uint32_t *widths, uint32_t ncols,
+                      Leaf leaf) {
+  scenario *sp = new scenario();
+  scenario &s = *sp;
+  memset(&s.p, 0, sizeof s.p);
+  s.p.rows = rows;
+  s.p.prog.n_cols = ncols;
+  for (uint32_t c = 0; c < ncols; ++c) {
+    ps_prog_col &col = s.p.prog.cols[c];
+    memset(&col, 0, sizeof col);
+    col.width = widths[c];
+    col.kind = coin(50) ? PS_KIND_SIGNED : PS_KIND_UNSIGNED;
+    col.reference = coin(70) ? edge_reference() : (uint64_t)(rnd(2000) - 1000);
+    make_sound_limits(col);
+    if (coin(10)) col.code_limit = ps_code_max(col.width); /* may wrap: the 64-bit path */
+    fill_column(s, c, rows);
+  }
+  s.p.prog.n_insns = 1;
+  s.p.prog.stack_depth = 1;
+  leaf(s.p.prog.insns[0], s);
+  s.p.prog.aux_words = (uint32_t)s.aux.size();
+  s.aux.push_back(0);
+  s.p.aux = s.aux.data();
+  s.want_bitmap = true;
+  s.want_mask = coin(20);
+  s.budget = coin(80) ? 2048 : 0;
+  s.prefetch_max = coin(70) ? 1520 : 0;
+  check_scenario(s, t, what, it);
+  delete sp;
+}
 static const uint32_t kRows[] = {1, 2, 7, 8, 31, 32, 33, 63, 64, 65, 1000, 1023, 1024, 1025, 2047, 2048, 3000, 4097};
 
 int main(int argc, char **argv) {
@@ -303,7 +488,7 @@ int main(int argc, char **argv) {
   const long iters = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 3000;
   rng.seed(seed);
   printf("test=cuda_eval_words seed=%llu iters=%ld\n", seed, iters);
-  long bad = 0, corrupt_runs = 0, aux_runs = 0, all_runs = 0;
+  tally t;
   for (long it = 0; it < iters; ++it) {
     scenario *sp = new scenario();
     scenario &s = *sp;
@@ -331,43 +516,51 @@ int main(int argc, char **argv) {
     s.bitmap_shift = coin(80) ? 0 : 1 + rnd(3);
     s.mask_shift = coin(70) ? 0 : 1 + rnd(3);
     s.budget = coin(50) ? 2048 : (coin(50) ? 0 : (uint32_t)rnd(5000));
-
-    const uint64_t keep_seed = rng();
-    outputs a, b;
-    rng.seed(keep_seed);
-    run_rows(s, a);
-    rng.seed(keep_seed);
-    run_words(s, b);
-    const size_t bm = ((size_t)rows + 7) / 8;
-    bool ok = a.count == b.count && a.status == b.status;
-    if (s.p.bitmap && memcmp(a.bitmap.ptr(), b.bitmap.ptr(), bm) != 0) ok = false;
-    if (s.p.mask && memcmp(a.mask.ptr(), b.mask.ptr(), rows) != 0) ok = false;
-    if (a.status & ~PS_CUDA_FLAG_AUX) ++corrupt_runs;
-    if (a.status & PS_CUDA_FLAG_AUX) ++aux_runs;
-    if (b.all_tasks) ++all_runs;
-    if (!ok && bad++ < 5) {
-      printf("MISMATCH it=%ld rows=%u insns=%u cols=%u count %llu/%llu status %08x/%08x sel=%d in_place=%d\n", it, rows,
-             s.p.prog.n_insns, s.p.prog.n_cols, (unsigned long long)a.count, (unsigned long long)b.count, a.status,
-             b.status, s.p.selection_in != nullptr, (int)s.in_place);
-      for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) {
-        const ps_insn &in = s.p.prog.insns[i];
-        printf("  insn %u op %u flags %x a %u b %u lo %llu hi %llu\n", i, in.op, in.flags, in.col_a, in.col_b,
-               (unsigned long long)in.lo, (unsigned long long)in.hi);
-      }
-      for (uint32_t c = 0; c < s.p.prog.n_cols; ++c) {
-        const ps_prog_col &col = s.p.prog.cols[c];
-        printf("  col %u w %u kind %u flags %x limit %llu\n", c, col.width, col.kind, col.flags,
-               (unsigned long long)col.code_limit);
-      }
-      for (size_t i = 0; s.p.bitmap && i < bm; ++i)
-        if (a.bitmap.ptr()[i] != b.bitmap.ptr()[i]) {
-          printf("  first bitmap difference at byte %zu: %02x vs %02x\n", i, a.bitmap.ptr()[i], b.bitmap.ptr()[i]);
-          break;
-        }
-    }
+    s.prefetch_max = coin(60) ? 1520 : (coin(50) ? 0 : (uint32_t)rnd(3000));
+    check_scenario(s, t, "random", it);
     delete sp;
   }
-  printf("%s (%ld of %ld mismatched; %ld runs with corrupt codes, %ld with aux faults, %ld staged per task)\n",
-         bad ? "FAIL" : "ok", bad, iters, corrupt_runs, aux_runs, all_runs);
-  return bad != 0;
+
+  /* RANGE at every width, with and without a code limit below the largest
+   * code, every kind of bound (sweeps scale with iters / 3000). */
+  const long reps = iters / 1500 + 1;
+  for (long r = 0; r < reps; ++r)
+    for (uint32_t w = 0; w <= 64; ++w) {
+      const uint32_t widths[1] = {w};
+      const uint32_t rows = coin(50) ? 1024 * (1 + (uint32_t)rnd(3)) : 1 + (uint32_t)rnd(3000);
+      sweep_one(t, "range-sweep", (long)w, rows, widths, 1, [&](ps_insn &in, scenario &s) {
+        memset(&in, 0, sizeof in);
+        in.op = PS_OP_RANGE;
+        if (coin(30)) in.flags |= PS_INSN_NEGATE;
+        const uint64_t cmax = ps_code_max(w);
+        if (coin(50)) s.p.prog.cols[0].code_limit = cmax - (cmax ? rnd(cmax < 8 ? cmax : 8) : 0);
+        in.lo = coin(30) ? 0 : rng() & cmax;
+        in.hi = coin(30) ? cmax : rng() & cmax;
+        if (coin(80) && in.lo > in.hi) std::swap(in.lo, in.hi);
+        /* the staged codes must agree with the new limit */
+        fill_column(s, 0, s.p.rows);
+      });
+    }
+
+  /* CMPCOL in PS_MODE_INT, every pair of widths 0..33 and every operator. */
+  for (uint32_t wa = 0; wa <= 33; ++wa)
+    for (uint32_t wb = 0; wb <= 33; ++wb)
+      for (uint32_t cmp = 0; cmp < 6; ++cmp) {
+        const uint32_t widths[2] = {wa, wb};
+        const uint32_t rows = coin(50) ? 1024 : 1 + (uint32_t)rnd(2100);
+        sweep_one(t, "cmpcol-sweep", (long)(wa * 100 + wb), rows, widths, 2, [&](ps_insn &in, scenario &) {
+          memset(&in, 0, sizeof in);
+          in.op = PS_OP_CMPCOL;
+          const bool swap = coin(20); /* a column against itself, or b first */
+          in.col_a = swap ? 1 : 0;
+          in.col_b = coin(10) ? in.col_a : (swap ? 0 : 1);
+          in.flags = PS_INSN_MAKE_CMP(cmp, PS_MODE_INT);
+        });
+      }
+
+  printf("%s (%ld of %ld mismatched; %ld runs with corrupt codes, %ld with aux faults, %ld staged per task, "
+         "%ld prefetched, %ld 32-bit CMPCOL leaves; %ld misaligned vector accesses)\n",
+         t.bad || !t.cmp32_leaves || !t.prefetch_runs || ps_words_misaligned ? "FAIL" : "ok", t.bad, t.runs,
+         t.corrupt_runs, t.aux_runs, t.all_runs, t.prefetch_runs, t.cmp32_leaves, ps_words_misaligned);
+  return t.bad != 0 || t.cmp32_leaves == 0 || t.prefetch_runs == 0 || ps_words_misaligned != 0;
 }
