@@ -19,8 +19,9 @@ static ps_status upload_aux(ps_context *ctx, const ps_lowered *low, ps_buffer *a
   uint64_t pos = 0;
   for (uint32_t i = 0; i <= low->n_fills; i++) {
     uint64_t end = i < low->n_fills ? low->fills[i]->aux_word : low->prog.aux_words;
-    if (end > pos) PS_TRY(ctx->ops->mem_write(ctx->be, (ps_devmem){aux->mem.handle, aux->mem.offset + pos * 4},
-                                              low->aux + pos, (end - pos) * 4));
+    if (end > pos)
+      PS_TRY(ctx->ops->mem_write(ctx->be, (ps_devmem){aux->mem.handle, aux->mem.offset + pos * 4}, low->aux + pos,
+                                 (end - pos) * 4));
     if (i < low->n_fills) pos = end + (low->fills[i]->count + 31) / 32;
   }
   return PS_OK;
@@ -120,8 +121,8 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_pro
 
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
  * byte mask; input: a selection to AND in. */
-ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask,
-                         ps_devmem selection_in, uint64_t *count) {
+ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask, ps_devmem selection_in,
+                         uint64_t *count) {
   PS_TRY(ensure_lowered(ctx, expr));
   ps_status st = PS_OK;
   uint64_t n = expr->rows, total = 0;
@@ -230,8 +231,8 @@ ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint6
   if (!bitmap && bytes) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap is NULL");
   if (bitmap_size < bytes)
     return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL,
-                        "bitmap_size is %" PRIu64 "; %" PRIu64 " rows need %" PRIu64 " bytes", bitmap_size,
-                        expr->rows, bytes);
+                        "bitmap_size is %" PRIu64 "; %" PRIu64 " rows need %" PRIu64 " bytes", bitmap_size, expr->rows,
+                        bytes);
   /* The device writes into scratch; the caller's bitmap is written only on success. */
   ps_buffer *dev = NULL;
   PS_TRY(ps_buffer_create(ctx, bytes, &dev));
@@ -249,7 +250,8 @@ ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitm
   PS_TRY(ps_check_expr(ctx, expr));
   if (!bitmap) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer is NULL");
   if (bitmap->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer belongs to another context");
-  if (offset % 4) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "offset %" PRIu64 " is not a multiple of 4", offset);
+  if (offset % 4)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "offset %" PRIu64 " is not a multiple of 4", offset);
   uint64_t bytes = expr->rows / 8 + (expr->rows % 8 != 0);
   if (offset > bitmap->size || bytes > bitmap->size - offset)
     return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL,

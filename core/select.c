@@ -14,8 +14,8 @@ void ps_free(ps_context *ctx, void *ptr) { ps_host_free(ctx, ptr); }
 static uint64_t bitmap_bytes(uint64_t n) { return n / 8 + (n % 8 != 0); }
 
 /* Checks that [offset, offset+bytes) lies in buf and offset is aligned. */
-static ps_status check_place(ps_context *ctx, const ps_buffer *buf, uint64_t offset, uint64_t bytes,
-                             uint64_t align, const char *what) {
+static ps_status check_place(ps_context *ctx, const ps_buffer *buf, uint64_t offset, uint64_t bytes, uint64_t align,
+                             const char *what) {
   if (!buf) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s buffer is NULL", what);
   if (buf->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s buffer belongs to another context", what);
   if (offset % align)
@@ -35,8 +35,7 @@ static ps_devmem at(const ps_buffer *b, uint64_t offset) {
 }
 
 static ps_status need_op(ps_context *ctx, const void *fn, const char *what) {
-  if (!fn)
-    return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement %s", ctx->ops->name, what);
+  if (!fn) return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement %s", ctx->ops->name, what);
   return PS_OK;
 }
 
@@ -202,7 +201,8 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
     if (!host) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " row ids", c);
     uint64_t got = 0;
     if (st == PS_OK) st = ps_row_ids_host(ctx, sel, 0, n, type, host, c, &got);
-    if (st == PS_OK && got != c) st = ps_set_error(ctx, PS_ERR_INTERNAL, "row ids: counted %" PRIu64 ", wrote %" PRIu64, c, got);
+    if (st == PS_OK && got != c)
+      st = ps_set_error(ctx, PS_ERR_INTERNAL, "row ids: counted %" PRIu64 ", wrote %" PRIu64, c, got);
     if (st != PS_OK) ps_host_free(ctx, host), host = NULL;
   }
   ps_buffer_destroy(sel);
@@ -228,8 +228,8 @@ ps_status ps_filter_row_ids_device(ps_context *ctx, const ps_expr *expr, ps_inde
   PS_TRY(ps_run_program_ids(ctx, expr, at(ids, ids_offset), isz, capacity, &c));
   *count = c;
   if (c > capacity)
-    return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL, "%" PRIu64 " rows are selected; the ids buffer holds %" PRIu64,
-                        c, capacity);
+    return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL, "%" PRIu64 " rows are selected; the ids buffer holds %" PRIu64, c,
+                        capacity);
   return PS_OK;
 }
 
@@ -284,7 +284,8 @@ ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids,
   uint32_t out_type = 0, vb = 0;
   PS_TRY(gather_common(ctx, col, type, &out_type, &vb));
   uint32_t isz = (uint32_t)type;
-  if (count > UINT64_MAX / 8) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
+  if (count > UINT64_MAX / 8)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
   if (count == 0) return PS_OK;
   PS_TRY(check_place(ctx, ids, ids_offset, count * isz, isz, "ids"));
   PS_TRY(check_place(ctx, values, values_offset, count * vb, vb, "values"));
@@ -294,14 +295,15 @@ ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids,
 }
 
 /* Host gather into the column's plain values; validity optional. */
-static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
-                             uint64_t count, void *values, uint8_t *validity) {
+static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
+                             void *values, uint8_t *validity) {
   uint32_t out_type = 0, vb = 0;
   PS_TRY(gather_common(ctx, col, type, &out_type, &vb));
   if (count == 0) return PS_OK;
   if (!ids || !values) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", ids ? "values" : "ids");
   uint32_t isz = (uint32_t)type;
-  if (count > UINT64_MAX / 8) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
+  if (count > UINT64_MAX / 8)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
   ps_buffer *dids = NULL, *dval = NULL, *dvalid = NULL;
   ps_status st = ps_buffer_create(ctx, count * isz, &dids);
   if (st == PS_OK) st = ps_buffer_create(ctx, count * vb, &dval);
@@ -328,7 +330,8 @@ ps_status ps_gather_strings_host(ps_context *ctx, const ps_column *col, const vo
                                  uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
-  if (!offsets || !bytes) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", offsets ? "bytes" : "offsets");
+  if (!offsets || !bytes)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", offsets ? "bytes" : "offsets");
   if (!col || col->type != PS_TYPE_STRING)
     return ps_set_error(ctx, col ? PS_ERR_TYPE_MISMATCH : PS_ERR_INVALID_ARGUMENT,
                         "ps_gather_strings_host needs a dictionary column");
@@ -337,8 +340,9 @@ ps_status ps_gather_strings_host(ps_context *ctx, const ps_column *col, const vo
   uint32_t *idx = ps_calloc_ctx(ctx, (size_t)(count ? count : 1), sizeof *idx);
   uint8_t *valid = ps_calloc_ctx(ctx, (size_t)bitmap_bytes(count ? count : 1), 1);
   int64_t *offs = ps_calloc_ctx(ctx, (size_t)count + 1, sizeof *offs);
-  ps_status st = (!idx || !valid || !offs) ? ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "gathering %" PRIu64 " strings", count)
-                                           : gather_host(ctx, col, ids, type, count, idx, valid);
+  ps_status st = (!idx || !valid || !offs)
+                     ? ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "gathering %" PRIu64 " strings", count)
+                     : gather_host(ctx, col, ids, type, count, idx, valid);
   uint64_t total = 0;
   for (uint64_t i = 0; st == PS_OK && i < count; i++) {
     bool v = (valid[i / 8] >> (i % 8)) & 1;
@@ -375,7 +379,8 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   if (!col) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column is NULL");
   if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column belongs to another context");
   if (col->type == PS_TYPE_STRING)
-    return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "aggregates need a numeric (FOR) column; the column is a string column");
+    return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
+                        "aggregates need a numeric (FOR) column; the column is a string column");
   if (selection) PS_TRY(check_place(ctx, selection, selection_offset, bitmap_bytes(col->n), 4, "selection"));
 
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;

@@ -143,10 +143,76 @@ struct range_words {
     return (bits ^ r.negate_mask) & live;
   }
 
+  /* Widths 1, 2, 4, 8, 16, whole tiles, no code limit: a batch is 128
+   * 16-byte vectors, each giving B = 128 / W whole result bits by itself
+   * (codes never straddle a word); lane l computes vectors l, l + 32, ...
+   * straight from its coalesced loads, as range_kernel.cuh's direct kernel
+   * does, and stores their bits into the batch's result words in shared
+   * memory (no staging of the codes). Negation and the live rows are applied
+   * per word afterwards. */
+  __device__ __forceinline__ void direct_batch(uint64_t g0, uint32_t *out_words, uint32_t lane) const {
+    if constexpr (ps_range::word_local<W>()) {
+      constexpr int B = 128 / W;
+      static_assert(kVecs == 128, "a direct batch is 128 vectors");
+      const uint4 *src = reinterpret_cast<const uint4 *>(r.data) + g0 * W / 4;
+      uint4 v[4];
+#pragma unroll
+      for (int m = 0; m < 4; m++) v[m] = __ldg(src + m * 32 + lane);
+#pragma unroll
+      for (int m = 0; m < 4; m++) {
+        const uint32_t xs[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
+        const uint32_t at = (uint32_t)m * 32 + lane; /* vector index: bits [at * B, at * B + B) */
+        if constexpr (B >= 32) {
+          uint32_t o[B / 32];
+#pragma unroll
+          for (int j = 0; j < B / 32; j++) {
+            uint32_t bits = 0;
+#pragma unroll
+            for (int k = 0; k < W; k++) bits |= ps_range::word_bits<W>(xs[j * W + k], L, S_) << (k * (32 / W));
+            o[j] = bits;
+          }
+          if constexpr (B == 128)
+            reinterpret_cast<uint4 *>(out_words)[at] = make_uint4(o[0], o[1], o[2], o[3]);
+          else if constexpr (B == 64)
+            reinterpret_cast<uint2 *>(out_words)[at] = make_uint2(o[0], o[1]);
+          else
+            out_words[at] = o[0];
+        } else {
+          uint32_t bits = 0;
+#pragma unroll
+          for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W>(xs[k], L, S_) << (k * (32 / W));
+          if constexpr (B == 16)
+            reinterpret_cast<uint16_t *>(out_words)[at] = (uint16_t)bits;
+          else
+            reinterpret_cast<uint8_t *>(out_words)[at] = (uint8_t)bits;
+        }
+      }
+    } else {
+      (void)g0, (void)out_words, (void)lane;
+    }
+  }
+
   __device__ __forceinline__ uint32_t lane_count(uint32_t tile, uint32_t warp, uint32_t lane) {
     const bool fast = whole(tile) && r.data_aligned16;
-    uint32_t *area = areas + warp * warp_area_words<W>();
     uint32_t mine = 0, bad = 0;
+    if (ps_range::word_local<W>() && fast && !r.check_limit) {
+#pragma unroll 1
+      for (uint32_t b = 0; b < PS_SEL_IDS_ROUNDS; b += R) {
+        const uint64_t g0 = ps_sel_ids_word(tile, warp, b, 0);
+        direct_batch(g0, &words[warp][b][0], lane);
+        __syncwarp();
+#pragma unroll
+        for (int rr = 0; rr < R; rr++) {
+          const uint64_t g = g0 + (uint32_t)rr * 32 + lane;
+          uint32_t x = words[warp][b + rr][lane] ^ r.negate_mask;
+          if (r.validity) x &= __ldg(reinterpret_cast<const uint32_t *>(r.validity) + g); /* whole tile: in bounds */
+          words[warp][b + rr][lane] = x;
+          mine += __popc(x);
+        }
+      }
+      return mine;
+    }
+    uint32_t *area = areas + warp * warp_area_words<W>();
 #pragma unroll 1
     for (uint32_t b = 0; b < PS_SEL_IDS_ROUNDS; b += R) {
       const uint64_t g0 = ps_sel_ids_word(tile, warp, b, 0); /* R rounds = 32R consecutive result words */
@@ -175,8 +241,7 @@ __global__ void __launch_bounds__(kBlock)
     range_ids_kernel(const __grid_constant__ ps_cuda_range_params r, const __grid_constant__ ps_cuda_row_ids_params p,
                      unsigned int *ticket, IdsTileState tile_state, uint32_t tiles) {
   extern __shared__ __align__(16) uint32_t smem[];
-  range_words<W> src{r, reinterpret_cast<uint32_t(*)[PS_SEL_IDS_ROUNDS][32]>(smem), smem + PS_SEL_IDS_TILE_WORDS, 0,
-                     0};
+  range_words<W> src{r, reinterpret_cast<uint32_t(*)[PS_SEL_IDS_ROUNDS][32]>(smem), smem + PS_SEL_IDS_TILE_WORDS, 0, 0};
   if constexpr (ps_range::word_local<W>()) ps_range::word_consts<W>(r.lo, r.span, &src.L, &src.S_);
   ids_tile<kBytes, true>(p, ticket, tile_state, tiles, src);
 }
@@ -196,15 +261,46 @@ cudaError_t allow_smem() {
 typedef cudaError_t (*range_ids_fn)(const ps_cuda_range_params &, const ps_cuda_row_ids_params &, unsigned int *,
                                     const IdsTileState &, uint32_t, cudaStream_t);
 
+/* Blocks that fit on the device at once (resident blocks per SM times the
+ * SMs), measured once per instantiation; 0 if the query fails. */
+template <int W, uint32_t kBytes>
+uint32_t resident_ids_blocks() {
+  static std::atomic<uint32_t> cached{0};
+  uint32_t v = cached.load(std::memory_order_relaxed);
+  if (v) return v;
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, range_ids_kernel<W, kBytes>, kBlock,
+                                                    range_ids_smem<W>()) != cudaSuccess ||
+      per_sm <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  v = (uint32_t)per_sm * (uint32_t)sms;
+  cached.store(v, std::memory_order_relaxed);
+  return v;
+}
+
+/* The grid: the resident blocks, each looping over tiles by ticket (with one
+ * block per tile, 2048 tiles at 2^28 rows made 2.6 waves on the H200, the
+ * last one 60% full). */
+template <int W, uint32_t kBytes>
+cudaError_t launch_range_ids_bytes(const ps_cuda_range_params &r, const ps_cuda_row_ids_params &p, unsigned int *ticket,
+                                   const IdsTileState &tile_state, uint32_t tiles, cudaStream_t stream) {
+  cudaError_t err = allow_smem<W, kBytes>();
+  if (err != cudaSuccess) return err;
+  const uint32_t fill = resident_ids_blocks<W, kBytes>();
+  const uint32_t blocks = fill && fill < tiles ? fill : tiles;
+  range_ids_kernel<W, kBytes><<<blocks, kBlock, range_ids_smem<W>(), stream>>>(r, p, ticket, tile_state, tiles);
+  return cudaGetLastError();
+}
+
 template <int W>
 cudaError_t launch_range_ids(const ps_cuda_range_params &r, const ps_cuda_row_ids_params &p, unsigned int *ticket,
                              const IdsTileState &tile_state, uint32_t tiles, cudaStream_t stream) {
-  constexpr size_t smem = range_ids_smem<W>();
-  cudaError_t err = p.index_bytes == 4 ? allow_smem<W, 4>() : allow_smem<W, 8>();
-  if (err != cudaSuccess) return err;
-  if (p.index_bytes == 4) range_ids_kernel<W, 4><<<tiles, kBlock, smem, stream>>>(r, p, ticket, tile_state, tiles);
-  else range_ids_kernel<W, 8><<<tiles, kBlock, smem, stream>>>(r, p, ticket, tile_state, tiles);
-  return cudaGetLastError();
+  return p.index_bytes == 4 ? launch_range_ids_bytes<W, 4>(r, p, ticket, tile_state, tiles, stream)
+                            : launch_range_ids_bytes<W, 8>(r, p, ticket, tile_state, tiles, stream);
 }
 
 /* The launch for width w, one of Lo + Is (each ids_fused_<k>.cu holds a slice
@@ -217,6 +313,6 @@ cudaError_t dispatch_range_ids(int w, const ps_cuda_range_params &r, const ps_cu
   return fns[w - Lo](r, p, ticket, tile_state, tiles, stream);
 }
 
-} // namespace
+}  // namespace
 
 #endif /* PS_IDS_FUSED_CUH */

@@ -67,8 +67,9 @@ inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 constexpr uint32_t kIdsWarps = PS_SEL_IDS_WARPS;
 constexpr uint32_t kIdsRounds = PS_SEL_IDS_ROUNDS;
 static_assert(kIdsWarps * 32 == (uint32_t)kBlock, "a row id block is kIdsWarps warps");
-static_assert((uint64_t)PS_SEL_IDS_TILE_ROWS * ((((uint64_t)1 << 31) + PS_SEL_IDS_TILE_ROWS - 1) /
-                                                 PS_SEL_IDS_TILE_ROWS) <= ((uint64_t)1 << 32),
+static_assert((uint64_t)PS_SEL_IDS_TILE_ROWS *
+                      ((((uint64_t)1 << 31) + PS_SEL_IDS_TILE_ROWS - 1) / PS_SEL_IDS_TILE_ROWS) <=
+                  ((uint64_t)1 << 32),
               "rows of a 2^31-row chunk, tile by tile, fit 32 bits");
 
 /* Counts, offsets and totals of a chunk (<= 2^31 rows) fit 32 bits, so the
@@ -105,13 +106,13 @@ __global__ void __launch_bounds__(kIdsInitThreads) init_ids(IdsTileState tile_st
   if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
 }
 
-
 /* Size and retrieve in one pass. The tile is the block's ticket (not
  * blockIdx), which is what makes the look-back safe. The block's first warp
  * runs CUB's look-back as BlockScan would run the prefix callback (all 32
  * lanes, the tile's count in each, lane 0's result used); tile 0 publishes
  * its count as its inclusive prefix, as AgentScan does. The last tile writes
- * the total. Ids at positions p.capacity and past are counted, not written. */
+ * the total. Ids at positions p.capacity and past are counted, not written.
+ * A block takes tiles until the ticket passes `tiles`. */
 template <uint32_t kBytes, bool kAligned, typename Source>
 __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsigned int *ticket,
                                          IdsTileState &tile_state, uint32_t tiles, Source &src) {
@@ -121,79 +122,84 @@ __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsign
   __shared__ uint32_t s_tile, s_before;
   __shared__ uint32_t warp_count[kIdsWarps];
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
-  if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
-  __syncthreads();
-  const uint32_t tile = s_tile;
+  /* Tiles by ticket until none is left: a grid of one block per tile does
+   * one each; a grid of resident blocks loops (no partial last wave). */
+  for (;;) {
+    if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
+    __syncthreads();
+    const uint32_t tile = s_tile;
+    if (tile >= tiles) return; /* uniform across the block */
 
-  /* The tile's count and each warp's offset in it: warp sums, then the 8
-   * warp counts from shared memory. (cub::BlockScan over the threads' counts
-   * gives the same but costs 48 registers in write_ids<4, true> instead of
-   * 40, i.e. 5 blocks per SM instead of 6.) */
-  const uint32_t wsum = IdsWarpReduce(reduce_tmp[warp]).Sum(src.lane_count(tile, warp, lane));
-  if (lane == 0) warp_count[warp] = wsum;
-  __syncthreads();
-  uint32_t warp_before = 0, count = 0;
+    /* The tile's count and each warp's offset in it: warp sums, then the 8
+     * warp counts from shared memory. (cub::BlockScan over the threads' counts
+     * gives the same but costs 48 registers in write_ids<4, true> instead of
+     * 40, i.e. 5 blocks per SM instead of 6.) */
+    const uint32_t wsum = IdsWarpReduce(reduce_tmp[warp]).Sum(src.lane_count(tile, warp, lane));
+    if (lane == 0) warp_count[warp] = wsum;
+    __syncthreads();
+    uint32_t warp_before = 0, count = 0;
 #pragma unroll
-  for (uint32_t i = 0; i < kIdsWarps; ++i) {
-    const uint32_t c = warp_count[i];
-    warp_before += i < warp ? c : 0u;
-    count += c;
-  }
-  if (warp == 0) {
-    uint32_t before = 0;
-    if (tile == 0) {
-      if (lane == 0) tile_state.SetInclusive(0, count);
-    } else {
-      IdsPrefixOp prefix_op(tile_state, prefix_tmp, IdsSum(), (int)tile);
-      before = prefix_op(count); /* valid in lane 0 */
+    for (uint32_t i = 0; i < kIdsWarps; ++i) {
+      const uint32_t c = warp_count[i];
+      warp_before += i < warp ? c : 0u;
+      count += c;
     }
-    if (lane == 0) {
-      s_before = before;
-      if (tile == tiles - 1) *p.total = before + count;
+    if (warp == 0) {
+      uint32_t before = 0;
+      if (tile == 0) {
+        if (lane == 0) tile_state.SetInclusive(0, count);
+      } else {
+        IdsPrefixOp prefix_op(tile_state, prefix_tmp, IdsSum(), (int)tile);
+        before = prefix_op(count); /* valid in lane 0 */
+      }
+      if (lane == 0) {
+        s_before = before;
+        if (tile == tiles - 1) *p.total = before + count;
+      }
     }
-  }
-  __syncthreads();
+    __syncthreads();
 
-  uint32_t at = s_before + warp_before; /* ids of the chunk before this warp's round */
-  uint16_t *mine_stage = src.stage(warp); /* PS_SEL_IDS_STAGE_SLOTS slots, 16-byte aligned */
-  const uint64_t out_elem = (uint64_t)reinterpret_cast<uintptr_t>(p.out) / kBytes;
-  /* Next round's word loaded one round ahead, so its latency overlaps this
-   * round's scan and stores. */
-  uint32_t next = src.word(tile, warp, 0, lane);
+    uint32_t at = s_before + warp_before;   /* ids of the chunk before this warp's round */
+    uint16_t *mine_stage = src.stage(warp); /* PS_SEL_IDS_STAGE_SLOTS slots, 16-byte aligned */
+    const uint64_t out_elem = (uint64_t) reinterpret_cast<uintptr_t>(p.out) / kBytes;
+    /* Next round's word loaded one round ahead, so its latency overlaps this
+     * round's scan and stores. */
+    uint32_t next = src.word(tile, warp, 0, lane);
 #pragma unroll 1
-  for (uint32_t r = 0; r < kIdsRounds; ++r) {
-    const uint32_t word = next;
-    if (r + 1 < kIdsRounds) next = src.word(tile, warp, r + 1, lane);
-    const uint32_t c = __popc(word);
-    uint32_t incl, n;
-    IdsWarpScan(scan_tmp[warp]).InclusiveSum(c, incl, n);
-    if (n == 0) continue; /* uniform across the warp */
-    const uint32_t row0 = ps_sel_ids_round_row(tile, warp, r);
-    if (at + n > p.capacity) { /* past the caller's capacity (uniform): only the ids before it */
-      ps_sel_ids_extract(word, lane, mine_stage, incl - c);
+    for (uint32_t r = 0; r < kIdsRounds; ++r) {
+      const uint32_t word = next;
+      if (r + 1 < kIdsRounds) next = src.word(tile, warp, r + 1, lane);
+      const uint32_t c = __popc(word);
+      uint32_t incl, n;
+      IdsWarpScan(scan_tmp[warp]).InclusiveSum(c, incl, n);
+      if (n == 0) continue; /* uniform across the warp */
+      const uint32_t row0 = ps_sel_ids_round_row(tile, warp, r);
+      if (at + n > p.capacity) { /* past the caller's capacity (uniform): only the ids before it */
+        ps_sel_ids_extract(word, lane, mine_stage, incl - c);
+        __syncwarp();
+        for (uint32_t i = lane; i < n && at + i < p.capacity; i += 32)
+          ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
+        __syncwarp();
+        at += n;
+        continue;
+      }
+      const uint32_t lead = kAligned ? ps_sel_ids_lead(out_elem, at, kBytes) : 0u;
+      ps_sel_ids_extract(word, lane, mine_stage, lead + incl - c);
       __syncwarp();
-      for (uint32_t i = lane; i < n && at + i < p.capacity; i += 32)
-        ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
-      __syncwarp();
+      if (kAligned) {
+        const uint32_t groups = ps_sel_ids_groups(lead, n, kBytes);
+        for (uint32_t k = lane; k < groups; k += 32)
+          ps_sel_ids_put_group(p.out, kBytes, p.id_base, row0, mine_stage, lead, n, at, k);
+      } else {
+        for (uint32_t i = lane; i < n; i += 32)
+          ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
+      }
+      __syncwarp(); /* the next round reuses the staging area */
       at += n;
-      continue;
     }
-    const uint32_t lead = kAligned ? ps_sel_ids_lead(out_elem, at, kBytes) : 0u;
-    ps_sel_ids_extract(word, lane, mine_stage, lead + incl - c);
-    __syncwarp();
-    if (kAligned) {
-      const uint32_t groups = ps_sel_ids_groups(lead, n, kBytes);
-      for (uint32_t k = lane; k < groups; k += 32)
-        ps_sel_ids_put_group(p.out, kBytes, p.id_base, row0, mine_stage, lead, n, at, k);
-    } else {
-      for (uint32_t i = lane; i < n; i += 32)
-        ps_sel_store(p.out + (uint64_t)(at + i) * kBytes, kBytes, p.id_base + row0 + mine_stage[i], false);
-    }
-    __syncwarp(); /* the next round reuses the staging area */
-    at += n;
+    __syncthreads(); /* s_tile, warp_count and the staging areas are reused by the next tile */
   }
 }
-
 
 /* The tile status array and the ticket in `workspace` (ids_workspace_bytes),
  * reset by init_ids on stream before the writing kernel. */
@@ -214,6 +220,6 @@ inline cudaError_t ids_setup(uint32_t tiles, void *workspace, size_t workspace_b
   return cudaGetLastError();
 }
 
-} // namespace
+}  // namespace
 
 #endif /* PS_CUDA_IDS_CUH */

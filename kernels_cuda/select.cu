@@ -79,9 +79,8 @@ struct bitmap_words {
 };
 
 template <uint32_t kBytes, bool kAligned>
-__global__ void __launch_bounds__(kBlock)
-    write_ids(const __grid_constant__ ps_cuda_row_ids_params p, unsigned int *ticket, IdsTileState tile_state,
-              uint32_t tiles) {
+__global__ void __launch_bounds__(kBlock) write_ids(const __grid_constant__ ps_cuda_row_ids_params p,
+                                                    unsigned int *ticket, IdsTileState tile_state, uint32_t tiles) {
   __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
   bitmap_words src{p, stage, false};
   ids_tile<kBytes, kAligned>(p, ticket, tile_state, tiles, src);

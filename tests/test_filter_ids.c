@@ -51,8 +51,8 @@ static uint64_t *want_ids(const uint8_t *bits, uint64_t n, uint64_t *count) {
 }
 
 /* Runs the expression with one capacity and compares everything. */
-static void run_one(ps_context *ctx, const ps_expr *e, uint32_t isz, const uint64_t *want, uint64_t wc,
-                    uint64_t cap, const char *label) {
+static void run_one(ps_context *ctx, const ps_expr *e, uint32_t isz, const uint64_t *want, uint64_t wc, uint64_t cap,
+                    const char *label) {
   uint64_t off = isz * th_below(&th.rng, 4);
   uint64_t size = off + cap * isz + 64;
   ps_buffer *b = NULL;
@@ -70,8 +70,8 @@ static void run_one(ps_context *ctx, const ps_expr *e, uint32_t isz, const uint6
            label, ull(wc), ull(cap), ps_status_name(st));
     CHECKF(c == wc, "%s: capacity %llu too small: *count %llu, expected %llu", label, ull(cap), ull(c), ull(wc));
     CHECKF(msg[0] != 0, "%s: no message for a too small buffer", label);
-  } else if (CHECKF(st == PS_OK, "%s: uint%u ids, capacity %llu: %s: %s", label, isz * 8, ull(cap),
-                    ps_status_name(st), msg)) {
+  } else if (CHECKF(st == PS_OK, "%s: uint%u ids, capacity %llu: %s: %s", label, isz * 8, ull(cap), ps_status_name(st),
+                    msg)) {
     CHECKF(c == wc, "%s: count %llu, expected %llu", label, ull(c), ull(wc));
     for (uint64_t i = 0; i < wc && i < c; i++) {
       uint64_t got = get_id(host + off, isz, i);
@@ -99,9 +99,9 @@ static void check_expr(ps_context *ctx, const ps_expr *e, tcol *const *cols, con
   uint64_t wc = 0;
   uint64_t *want = want_ids(bits, n, &wc);
   uint32_t isz = th_chance(&th.rng, 50) ? 4 : 8;
-  run_one(ctx, e, isz, want, wc, wc, label);                       /* exact */
+  run_one(ctx, e, isz, want, wc, wc, label);                                /* exact */
   if (th_chance(&th.rng, 50)) run_one(ctx, e, isz, want, wc, n + 5, label); /* every row fits */
-  if (wc) run_one(ctx, e, 12 - isz, want, wc, wc - 1, label);       /* one short */
+  if (wc) run_one(ctx, e, 12 - isz, want, wc, wc - 1, label);               /* one short */
   if (wc && th_chance(&th.rng, 30)) run_one(ctx, e, isz, want, wc, 0, label);
   uint64_t c = 0xdead;
   if (CHECK_OK(ctx, ps_filter_row_ids_device(ctx, e, (ps_index_type)isz, NULL, 0, 0, &c)))
@@ -183,10 +183,10 @@ static void trees(void) {
       tr_init(&tr, ctx, NULL);
       int cols[3];
       for (int i = 0; i < 3; i++) {
-        tcol *c = i == 2 ? tcol_random_dict(&th.rng, n, 1 + (uint32_t)th_below(&th.rng, 20), 50, (int)th_below(&th.rng, 2),
-                                            (int)th_below(&th.rng, TN_COUNT))
-                         : tcol_random_for(&th.rng, TH_PICK(&th.rng, int_types), n,
-                                           (uint32_t)th_below(&th.rng, 65), (int)th_below(&th.rng, TN_COUNT));
+        tcol *c = i == 2 ? tcol_random_dict(&th.rng, n, 1 + (uint32_t)th_below(&th.rng, 20), 50,
+                                            (int)th_below(&th.rng, 2), (int)th_below(&th.rng, TN_COUNT))
+                         : tcol_random_for(&th.rng, TH_PICK(&th.rng, int_types), n, (uint32_t)th_below(&th.rng, 65),
+                                           (int)th_below(&th.rng, TN_COUNT));
         cols[i] = tr_add(&tr, c);
       }
       if (cols[0] >= 0 && cols[1] >= 0 && cols[2] >= 0) {
@@ -224,7 +224,7 @@ static void corrupt(void) {
       uint64_t bad = n - 1 - th_below(&th.rng, n / 2);
       for (int under_null = 0; under_null < 2; under_null++) {
         codes[bad] = 300;
-        if (under_null) valid[bad / 8] &= (uint8_t)~(1u << (bad % 8));
+        if (under_null) valid[bad / 8] &= (uint8_t) ~(1u << (bad % 8));
         ps_reference m;
         m.u = 0;
         tcol *c = tcol_for(PS_TYPE_UINT8, n, w, 0, m, codes, valid, NULL);
@@ -234,7 +234,8 @@ static void corrupt(void) {
         snprintf(label, sizeof label, "corrupt: chunk_rows=%llu w=%u row %llu%s", ull(chunk_rows[ci]), w, ull(bad),
                  under_null ? " (null)" : "");
         th_case("%s", label);
-        if (CHECK_OK(ctx, tcol_create(ctx, c, &h)) && CHECK_OK(ctx, ps_expr_compare(ctx, h, PS_LT, ps_lit_uint(100), &e))) {
+        if (CHECK_OK(ctx, tcol_create(ctx, c, &h)) &&
+            CHECK_OK(ctx, ps_expr_compare(ctx, h, PS_LT, ps_lit_uint(100), &e))) {
           ps_buffer *b = NULL;
           if (CHECK_OK(ctx, ps_buffer_create(ctx, n * 8, &b))) {
             uint64_t cnt = 0;
