@@ -72,16 +72,17 @@ for spec in "${specs[@]}"; do
   note "ncu $cases ${widths} $kern" "rc=$? $((SECONDS - t0))s"
 done
 
-# The device tool brings back only a few files: the profiles go as one archive.
-[ -d "$OUT/ncu" ] && tar -C "$OUT" -czf "$OUT/ncu.tar.gz" ncu && rm -rf "$OUT/ncu"
-rm -f "$OUT/configure.log"
+# The device tool brings back only 8 files: every log goes into one archive,
+# the JSON stays beside it.
+(cd "$OUT" && tar -czf logs.tar.gz --exclude=logs.tar.gz --exclude='*.json' . &&
+  find . -mindepth 1 ! -name logs.tar.gz ! -name '*.json' -exec rm -rf {} +)
 echo
 echo "===== bench ====="
-grep -E "^(case|lt|ids|tree|colcol|like|between|nulls|small|copy)" "$OUT/bench.log" | cut -c1-150
-for f in "$OUT"/bench-ab*.log; do
-  [ -f "$f" ] || continue
-  echo "----- $(basename "$f")"
-  grep -E "^(lt|ids|tree|colcol|like|between|nulls|small)" "$f" | cut -c1-150
+tar -xzOf "$OUT/logs.tar.gz" ./bench.log | grep -E "^(case|lt|ids|tree|colcol|like|between|nulls|small|copy)" | cut -c1-150
+for i in 1 2 3 4; do
+  tar -xzOf "$OUT/logs.tar.gz" "./bench-ab$i.log" >/tmp/ab.log 2>/dev/null || continue
+  echo "----- bench-ab$i.log"
+  grep -E "^(lt|ids|tree|colcol|like|between|nulls|small)" /tmp/ab.log | cut -c1-150
 done
 echo
 echo "===== summary ====="

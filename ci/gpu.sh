@@ -264,10 +264,11 @@ bench_opencl() {
 }
 
 # The cuda tests again with the single-range fast path off, so the general
-# kernel is checked on the programs the fast path would otherwise take.
+# kernel is checked on the programs the fast path would otherwise take, and
+# with its prefetching variant (off by default, measured slower) on.
 ctest_cuda_general() (
   cd "$BUILD" || exit 1
-  PACKSCAN_CUDA_NO_FAST_PATH=1 timeout 240 ctest -L cuda -E '^big' --output-on-failure -j8 --timeout 200
+  PACKSCAN_CUDA_NO_FAST_PATH=1 PACKSCAN_CUDA_WORDS_PREFETCH=1 timeout 240 ctest -L cuda -E '^big' --output-on-failure -j8 --timeout 200
 )
 
 # Hardware counters for the main kernels (speed of light, occupancy), when ncu

@@ -209,8 +209,7 @@ uint32_t words_resident_blocks(size_t smem) {
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)kWordsBlock, smem) !=
-          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)kWordsBlock, smem) != cudaSuccess ||
       per_sm <= 0 || sms <= 0) {
     (void)cudaGetLastError();
     return 0;
@@ -227,12 +226,15 @@ cudaError_t launch_rows(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaS
   return cudaGetLastError();
 }
 
-/* PACKSCAN_CUDA_WORDS_PREFETCH=0 in the environment turns the prefetch off
- * (a measuring knob for A/B runs, read once per process). */
+/* The prefetching variant is off unless PACKSCAN_CUDA_WORDS_PREFETCH=1 (a
+ * measuring knob for A/B runs, read once per process): on the H200 (run 11,
+ * 2026-11-30) it was slower on both bench cases, tree 0.649 against 0.572 ms
+ * and colcol 0.536 against 0.487 ms, its 5 blocks of 4 warps per SM (two
+ * staging buffers) hiding less latency than 8 blocks without it. */
 bool words_prefetch_enabled() {
   static const bool on = [] {
     const char *e = std::getenv("PACKSCAN_CUDA_WORDS_PREFETCH");
-    return !(e && e[0] == '0');
+    return e && e[0] == '1';
   }();
   return on;
 }

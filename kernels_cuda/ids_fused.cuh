@@ -71,6 +71,12 @@ struct range_words {
   static constexpr int R = batch_rounds<W>();
   static constexpr int S = stage_stride<W>();
   static constexpr int kVecs = 8 * R * W; /* 16-byte vectors of a batch */
+  /* Rounds of a direct batch (widths 1, 2, 4, 8, 16): 8 vectors (128 bytes)
+   * in flight per lane (run 11, 4 per lane: ids_1pct 0.258 ms against the
+   * direct filter kernel's 0.17, which keeps 2 x 64 bytes per thread in
+   * flight with its prefetch). */
+  static constexpr int RD = W >= 2 ? 32 / W : 16;
+  static constexpr int kDPer = 8 * RD * W / 32; /* vectors per lane */
   const ps_cuda_range_params &r;
   uint32_t (*words)[PS_SEL_IDS_ROUNDS][32]; /* [warp][round][lane], written and read by the same lane */
   uint32_t *areas;                          /* kIdsWarps * warp_area_words<W>() */
@@ -143,8 +149,8 @@ struct range_words {
     return (bits ^ r.negate_mask) & live;
   }
 
-  /* Widths 1, 2, 4, 8, 16, whole tiles, no code limit: a batch is 128
-   * 16-byte vectors, each giving B = 128 / W whole result bits by itself
+  /* Widths 1, 2, 4, 8, 16, whole tiles, no code limit: a batch of RD rounds
+   * is 32 * kDPer 16-byte vectors, each giving B = 128 / W whole result bits by itself
    * (codes never straddle a word); lane l computes vectors l, l + 32, ...
    * straight from its coalesced loads, as range_kernel.cuh's direct kernel
    * does, and stores their bits into the batch's result words in shared
@@ -153,13 +159,13 @@ struct range_words {
   __device__ __forceinline__ void direct_batch(uint64_t g0, uint32_t *out_words, uint32_t lane) const {
     if constexpr (ps_range::word_local<W>()) {
       constexpr int B = 128 / W;
-      static_assert(kVecs == 128, "a direct batch is 128 vectors");
+      static_assert(8 * RD * W % 32 == 0 && PS_SEL_IDS_ROUNDS % RD == 0, "whole vectors per lane, whole batches");
       const uint4 *src = reinterpret_cast<const uint4 *>(r.data) + g0 * W / 4;
-      uint4 v[4];
+      uint4 v[kDPer];
 #pragma unroll
-      for (int m = 0; m < 4; m++) v[m] = __ldg(src + m * 32 + lane);
+      for (int m = 0; m < kDPer; m++) v[m] = __ldg(src + m * 32 + lane);
 #pragma unroll
-      for (int m = 0; m < 4; m++) {
+      for (int m = 0; m < kDPer; m++) {
         const uint32_t xs[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
         const uint32_t at = (uint32_t)m * 32 + lane; /* vector index: bits [at * B, at * B + B) */
         if constexpr (B >= 32) {
@@ -197,12 +203,12 @@ struct range_words {
     uint32_t mine = 0, bad = 0;
     if (ps_range::word_local<W>() && fast && !r.check_limit) {
 #pragma unroll 1
-      for (uint32_t b = 0; b < PS_SEL_IDS_ROUNDS; b += R) {
+      for (uint32_t b = 0; b < PS_SEL_IDS_ROUNDS; b += RD) {
         const uint64_t g0 = ps_sel_ids_word(tile, warp, b, 0);
         direct_batch(g0, &words[warp][b][0], lane);
         __syncwarp();
 #pragma unroll
-        for (int rr = 0; rr < R; rr++) {
+        for (int rr = 0; rr < RD; rr++) {
           const uint64_t g = g0 + (uint32_t)rr * 32 + lane;
           uint32_t x = words[warp][b + rr][lane] ^ r.negate_mask;
           if (r.validity) x &= __ldg(reinterpret_cast<const uint32_t *>(r.validity) + g); /* whole tile: in bounds */
