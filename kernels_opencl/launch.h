@@ -23,6 +23,9 @@
 #define PS_FILTER_STATUS_COUNT 0u   /* selected rows (atomic add per work-group) */
 #define PS_FILTER_STATUS_CORRUPT 1u /* bit c set: slot c read a corrupt code */
 #define PS_FILTER_STATUS_WORDS 2u
+/* In the corrupt word, above the slot bits: an aux index fell past the
+ * program's aux_words (a malformed program; the read gives 0). */
+#define PS_FILTER_CORRUPT_AUX 0x80000000u
 
 /* filter.cl: the program plus what changes with every chunk (buffer offsets,
  * row count, which outputs are wanted). */
