@@ -119,14 +119,23 @@ __constant uint ps_nibble_positions[16] = {
     0x00000000u, 0x00000000u, 0x00000001u, 0x00000100u, 0x00000002u, 0x00000200u, 0x00000201u, 0x00020100u,
     0x00000003u, 0x00000300u, 0x00000301u, 0x00030100u, 0x00000302u, 0x00030200u, 0x00030201u, 0x03020100u};
 
-/* Writes the ids of one word from index k on. Where the run has room for 32
- * more ids (k + 32 <= end) and the word is dense, each nibble stores 4
- * candidate ids at once and advances k by its bit count (the stores past the
- * nibble's ids are overwritten by the next ones, and stay inside the run's
- * own ids); otherwise one store per id. */
+/* Writes the ids of one word from index k on. Stores past the word's ids
+ * are allowed where the run has room for them (below end, the run's own ids
+ * to come, which overwrite them): a sparse word (at most 2 ids) stores 2
+ * candidates without a branch on its bits (on PoCL the data-dependent
+ * branches of a ctz loop cost more than the stores at 1% selected: 3 ms of
+ * row ids against 1.x); a dense word (more than 4) stores 4 candidate ids
+ * per nibble and advances k by the nibble's bit count; other words, and
+ * words near the run's end, one store per id. */
 #define PS_WRITE_WORD(T, T4, CONVERT4)                                                     \
   {                                                                                      \
-    if (popcount(word) > 4 && k + 32 <= end) {                                           \
+    const uint bits_ = popcount(word);                                                   \
+    if (bits_ <= 2 && k + 2 <= end) {                                                    \
+      const uint rest_ = word & (word - 1);                                              \
+      o[k] = base + (T)(31 - clz(word & (0u - word)));                                   \
+      o[k + 1] = base + (T)(31 - clz(rest_ & (0u - rest_)));                             \
+      k += bits_;                                                                        \
+    } else if (bits_ > 4 && k + 32 <= end) {                                             \
       _Pragma("unroll") for (uint n = 0; n < 8; ++n) {                                   \
         const uint nib = (word >> (4 * n)) & 15u;                                        \
         const T4 pos = CONVERT4(as_uchar4(ps_nibble_positions[nib]));                    \
@@ -153,7 +162,6 @@ __kernel void ps_write_runs(__constant ps_select_launch *launch, ps_bytes bitmap
     __global uint *o = (__global uint *)(out + launch->out_offset);
     for (ulong g = g0; g < g1; ++g) {
       uint word = ps_run_word(launch, bitmap, direct, words, g);
-      if (word == 0) continue;
       const uint base = (uint)(launch->id_base + 32 * g); /* ids are taken mod 2^32 */
       PS_WRITE_WORD(uint, uint4, convert_uint4)
     }
@@ -161,7 +169,6 @@ __kernel void ps_write_runs(__constant ps_select_launch *launch, ps_bytes bitmap
     __global ulong *o = (__global ulong *)(out + launch->out_offset);
     for (ulong g = g0; g < g1; ++g) {
       uint word = ps_run_word(launch, bitmap, direct, words, g);
-      if (word == 0) continue;
       const ulong base = launch->id_base + 32 * g;
       PS_WRITE_WORD(ulong, ulong4, convert_ulong4)
     }
