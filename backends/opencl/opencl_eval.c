@@ -113,9 +113,26 @@ static int set_aux_unsafe(const ps_program *p, uint32_t i) {
   return in->aux_a >= bits || sound >= bits - in->aux_a;
 }
 
+/* The same for a rank compare's tables (one word per code): filter.cl
+ * checks those indexes too. */
+static int rank_aux_unsafe(const ps_program *p, uint32_t i) {
+  const ps_insn *in = &p->insns[i];
+  if (in->op != PS_OP_CMPCOL || PS_INSN_MODE(in->flags) != PS_MODE_RANK) return 0;
+  for (int k = 0; k < 2; ++k) {
+    const ps_prog_col *c = &p->cols[k ? in->col_b : in->col_a];
+    const uint64_t base = k ? in->aux_b : in->aux_a;
+    if (c->flags & PS_COLF_NO_CODES) continue;
+    const uint64_t sound = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+    if (base >= p->aux_words || sound >= p->aux_words - base) return 1;
+  }
+  return 0;
+}
+
+/* Whether any instruction may read past aux: then the status is read back
+ * after the launch, so that PS_FILTER_CORRUPT_AUX is seen. */
 static int aux_unsafe(const ps_program *p) {
   for (uint32_t i = 0; i < p->n_insns; ++i)
-    if (set_aux_unsafe(p, i)) return 1;
+    if (set_aux_unsafe(p, i) || rank_aux_unsafe(p, i)) return 1;
   return 0;
 }
 
