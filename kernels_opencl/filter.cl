@@ -100,8 +100,18 @@ static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) 
 
 /* ---- per-row predicates ----------------------------------------------- */
 
-/* bit k of aux, 0 outside aux */
-static uint ps_aux_bit(ps_region aux, ulong k) { return (ps_load_word(aux, k >> 5) >> (k & 31)) & 1u; }
+/* Word k of aux; past the aux words (only a malformed program reads there)
+ * 0, with PS_FILTER_CORRUPT_AUX raised, as words.cl and CUDA do. */
+static uint ps_aux_word(ps_region aux, ulong k, uint *corrupt) {
+  if (k >= aux.size / 4) {
+    *corrupt |= PS_FILTER_CORRUPT_AUX;
+    return 0;
+  }
+  return ps_load_word(aux, k);
+}
+
+/* bit k of aux */
+static uint ps_aux_bit(ps_region aux, ulong k, uint *corrupt) { return (ps_aux_word(aux, k >> 5, corrupt) >> (k & 31)) & 1u; }
 
 /* Binary search of `count` sorted disjoint code intervals [first, last],
  * 4 words each (first low, first high, last low, last high). */
@@ -150,7 +160,7 @@ static ps_int_key ps_int_key_of(const ps_column *c, ulong code) {
 }
 
 static uint ps_compare_codes(__constant ps_insn *in, uint flags, const ps_column *a, ulong code_a,
-                             const ps_column *b, ulong code_b, ps_region aux) {
+                             const ps_column *b, ulong code_b, ps_region aux, uint *corrupt) {
   uint cmp = PS_INSN_CMP(flags);
   switch (PS_INSN_MODE(flags)) {
     case PS_MODE_INT: {
@@ -166,8 +176,8 @@ static uint ps_compare_codes(__constant ps_insn *in, uint flags, const ps_column
     }
 #endif
     case PS_MODE_RANK: {
-      uint ra = ps_load_word(aux, (ulong)in->aux_a + code_a);
-      uint rb = ps_load_word(aux, (ulong)in->aux_b + code_b);
+      uint ra = ps_aux_word(aux, (ulong)in->aux_a + code_a, corrupt);
+      uint rb = ps_aux_word(aux, (ulong)in->aux_b + code_b, corrupt);
       return ps_cmp_outcome(cmp, ra < rb, ra == rb, ra > rb);
     }
     default: return 0;
@@ -196,7 +206,7 @@ static ps_truth ps_eval_unary(__constant ps_insn *in, uint op, uint flags, const
     if (op == PS_OP_RANGE)
       hit = in->lo <= code && code <= in->hi;
     else if (op == PS_OP_SET)
-      hit = ps_aux_bit(aux, (ulong)in->aux_a + code);
+      hit = ps_aux_bit(aux, (ulong)in->aux_a + code, corrupt);
     else
       hit = ps_in_list(aux, in->aux_a, in->lo, code);
     x |= hit << j;
@@ -213,7 +223,7 @@ static ps_truth ps_eval_cmpcol(__constant ps_insn *in, uint flags, const ps_colu
     ulong code_a = 0, code_b = 0;
     int ok_a = ((a->valid >> j) & 1u) && ps_read_code(a, j, &code_a, corrupt);
     int ok_b = ok_a && ((b->valid >> j) & 1u) && ps_read_code(b, j, &code_b, corrupt);
-    if (ok_a && ok_b) x |= ps_compare_codes(in, flags, a, code_a, b, code_b, aux) << j;
+    if (ok_a && ok_b) x |= ps_compare_codes(in, flags, a, code_a, b, code_b, aux, corrupt) << j;
   }
   return ps_truth_of(x, a->valid & b->valid, 0);
 }

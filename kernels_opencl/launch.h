@@ -23,6 +23,9 @@
 #define PS_FILTER_STATUS_COUNT 0u   /* selected rows (atomic add per work-group) */
 #define PS_FILTER_STATUS_CORRUPT 1u /* bit c set: slot c read a corrupt code */
 #define PS_FILTER_STATUS_WORDS 2u
+/* In the corrupt word, above the slot bits: an aux index fell past the
+ * program's aux_words (a malformed program; the read gives 0). */
+#define PS_FILTER_CORRUPT_AUX 0x80000000u
 
 /* filter.cl: the program plus what changes with every chunk (buffer offsets,
  * row count, which outputs are wanted). */
@@ -58,6 +61,7 @@ typedef struct ps_select_launch {
   ps_u64 id_base;     /* row ids: added to every id */
   ps_u64 first;       /* gather: index of the launch's first id (a multiple of 32) */
   ps_u64 count;       /* gather: ids in total */
+  ps_u64 run_words;   /* row ids on a CPU (ps_count_runs, ps_write_runs): words per work-item */
   ps_u32 index_bytes; /* 4 or 8 */
   ps_u32 out_type;    /* gather: PS_GATHER_* of core/backend.h */
   ps_u32 value_bytes; /* gather: bytes per value */

@@ -3,8 +3,9 @@
  * (core/backend.h: row_ids, reduce, gather). Built after common.cl.
  *
  * Row ids use size-then-retrieve: ps_count_words writes one count per
- * work-group, the host scans those counts (it must return the total anyway)
- * and ps_write_ids writes each group's ids at its offset; no per-row atomics.
+ * work-group, ps_scan_counts scans those counts in place on the device (the
+ * total last, which the host reads back once, after the ids are written) and
+ * ps_write_ids writes each group's ids at its offset; no per-row atomics.
  * Left out of builds specialized for one filter program.
  */
 #ifndef PS_SPECIALIZED
@@ -25,18 +26,152 @@ __kernel void ps_count_words(__constant ps_select_launch *launch, ps_bytes bitma
   if (get_local_id(0) == 0) group_counts[get_group_id(0)] = total;
 }
 
-/* group_offsets: exclusive scan of ps_count_words' counts, from the host. */
+/* counts[0..n): per-group (or per-run) counts, replaced in place by their
+ * exclusive scan, with the total at counts[n]. One work-group: work-item t
+ * sums a contiguous slice, the group scans the sums, each slice is then
+ * rewritten from its offset. The host reads only counts[n], after the ids
+ * are written (no host scan and no upload between the two passes). */
+__kernel void ps_scan_counts(__global uint *counts, ulong n, __local uint *scratch) {
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  const ulong per = (n + size - 1) / size, b = min((ulong)lid * per, n), e = min(b + per, n);
+  uint sum = 0;
+  for (ulong i = b; i < e; ++i) sum += counts[i];
+  uint before = ps_group_exclusive_scan(sum, scratch); /* a chunk has < 2^32 rows */
+  for (ulong i = b; i < e; ++i) {
+    const uint c = counts[i];
+    counts[i] = before;
+    before += c;
+  }
+  if (lid == size - 1) counts[n] = before;
+}
+
+/* group_offsets: ps_scan_counts' scan of ps_count_words' counts (the entry
+ * after the last group is the total). The group's ids are first collected
+ * in local memory as row offsets within the group (32 per work-item at most:
+ * ushort), then written out by consecutive work-items to consecutive ids, so
+ * that a dense selection is stored coalesced rather than 16 ids per
+ * work-item apart. scratch: the scan's words, then the staged offsets. */
 __kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap, __global const uint *group_offsets,
                            __global uchar *out, __local uint *scratch) {
-  ulong g = get_global_id(0);
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  const ulong g = get_global_id(0), group = get_group_id(0);
+  __local ushort *stage = (__local ushort *)(scratch + size);
   uint word = g < (launch->rows + 31) / 32 ? ps_selection_word(launch, bitmap, g) : 0u;
-  ulong k = group_offsets[get_group_id(0)] + ps_group_exclusive_scan(popcount(word), scratch);
-  uint bytes = launch->index_bytes;
+  uint k = ps_group_exclusive_scan(popcount(word), scratch);
   while (word != 0) {
-    uint j = 31 - clz(word & (0u - word)); /* lowest set bit */
+    stage[k++] = (ushort)(32 * lid + 31 - clz(word & (0u - word))); /* lowest set bit */
     word &= word - 1;
-    ps_store_value(out, launch->out_offset + k * bytes, bytes, launch->id_base + 32 * g + j);
-    ++k;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const ulong first = group_offsets[group];
+  const uint total = group_offsets[group + 1] - (uint)first;
+  const ulong base = launch->id_base + 32 * group * size; /* the group's first row */
+  const uint bytes = launch->index_bytes;
+  const ulong at = launch->out_offset + first * bytes;
+  if ((at & (bytes - 1)) == 0) {
+    if (bytes == 4) {
+      __global uint *o = (__global uint *)(out + at);
+      for (uint i = lid; i < total; i += size) o[i] = (uint)(base + stage[i]);
+    } else {
+      __global ulong *o = (__global ulong *)(out + at);
+      for (uint i = lid; i < total; i += size) o[i] = base + stage[i];
+    }
+  } else {
+    for (uint i = lid; i < total; i += size) ps_store_value(out, at + (ulong)i * bytes, bytes, base + stage[i]);
+  }
+}
+
+/* ---- row ids on a CPU device ---------------------------------------------
+ * One work-item per run of launch->run_words consecutive selection words (a
+ * few KB of bitmap), no barrier: ps_count_runs writes each run's count, the
+ * host scans them (it needs the total anyway) into offsets[q] (ids before
+ * run q; offsets[runs] = the total), and ps_write_runs writes run q's ids
+ * sequentially from offsets[q]. On a CPU the per-word work-items and group
+ * scans of ps_count_words / ps_write_ids cost more than the bits themselves
+ * (PoCL, 2^26 rows: 58 ms for 1% selected). The host takes these kernels on
+ * little-endian CPU devices with the output aligned to the index size. */
+
+/* Word g of the selection of a chunk with `words` words, read directly
+ * where that is in bounds and aligned. */
+static uint ps_run_word(__constant ps_select_launch *launch, ps_bytes bitmap, __global const uint *direct, ulong words,
+                        ulong g) {
+  if (direct && g + 1 < words) return direct[g];
+  return ps_selection_word(launch, bitmap, g);
+}
+
+static __global const uint *ps_run_direct(__constant ps_select_launch *launch, ps_bytes bitmap) {
+  return (launch->selection_offset & 3) == 0 ? (__global const uint *)(bitmap + launch->selection_offset) : 0;
+}
+
+__kernel void ps_count_runs(__constant ps_select_launch *launch, ps_bytes bitmap, __global uint *counts) {
+  const ulong words = (launch->rows + 31) / 32, q = get_global_id(0), g0 = q * launch->run_words;
+  if (g0 >= words) return;
+  const ulong g1 = min(g0 + launch->run_words, words);
+  __global const uint *direct = ps_run_direct(launch, bitmap);
+  uint total = 0;
+  for (ulong g = g0; g < g1; ++g) total += popcount(ps_run_word(launch, bitmap, direct, words, g));
+  counts[q] = total;
+}
+
+/* Bits of a nibble as byte positions, lowest first (unused bytes 0): the
+ * ids of nibble n of a word are base + 4n + those positions. */
+__constant uint ps_nibble_positions[16] = {
+    0x00000000u, 0x00000000u, 0x00000001u, 0x00000100u, 0x00000002u, 0x00000200u, 0x00000201u, 0x00020100u,
+    0x00000003u, 0x00000300u, 0x00000301u, 0x00030100u, 0x00000302u, 0x00030200u, 0x00030201u, 0x03020100u};
+
+/* Writes the ids of one word from index k on. Stores past the word's ids
+ * are allowed where the run has room for them (below end, the run's own ids
+ * to come, which overwrite them): a sparse word (at most 2 ids) stores 2
+ * candidates without a branch on its bits (on PoCL the data-dependent
+ * branches of a ctz loop cost more than the stores at 1% selected: 3 ms of
+ * row ids against 1.x); a dense word (more than 4) stores 4 candidate ids
+ * per nibble and advances k by the nibble's bit count; other words, and
+ * words near the run's end, one store per id. */
+#define PS_WRITE_WORD(T, T4, CONVERT4)                                                     \
+  {                                                                                      \
+    const uint bits_ = popcount(word);                                                   \
+    if (bits_ <= 2 && k + 2 <= end) {                                                    \
+      const uint rest_ = word & (word - 1);                                              \
+      o[k] = base + (T)(31 - clz(word & (0u - word)));                                   \
+      o[k + 1] = base + (T)(31 - clz(rest_ & (0u - rest_)));                             \
+      k += bits_;                                                                        \
+    } else if (bits_ > 4 && k + 32 <= end) {                                             \
+      _Pragma("unroll") for (uint n = 0; n < 8; ++n) {                                   \
+        const uint nib = (word >> (4 * n)) & 15u;                                        \
+        const T4 pos = CONVERT4(as_uchar4(ps_nibble_positions[nib]));                    \
+        vstore4((T4)(base + 4 * n) + pos, 0, o + k);                                     \
+        k += popcount(nib);                                                              \
+      }                                                                                  \
+    } else {                                                                             \
+      while (word != 0) {                                                                \
+        o[k++] = base + (T)(31 - clz(word & (0u - word)));                               \
+        word &= word - 1;                                                                \
+      }                                                                                  \
+    }                                                                                    \
+  }
+
+__kernel void ps_write_runs(__constant ps_select_launch *launch, ps_bytes bitmap, __global const uint *offsets,
+                            __global uchar *out) {
+  const ulong words = (launch->rows + 31) / 32, q = get_global_id(0), g0 = q * launch->run_words;
+  if (g0 >= words) return;
+  const ulong g1 = min(g0 + launch->run_words, words);
+  __global const uint *direct = ps_run_direct(launch, bitmap);
+  ulong k = offsets[q];
+  const ulong end = offsets[q + 1];
+  if (launch->index_bytes == 4) {
+    __global uint *o = (__global uint *)(out + launch->out_offset);
+    for (ulong g = g0; g < g1; ++g) {
+      uint word = ps_run_word(launch, bitmap, direct, words, g);
+      const uint base = (uint)(launch->id_base + 32 * g); /* ids are taken mod 2^32 */
+      PS_WRITE_WORD(uint, uint4, convert_uint4)
+    }
+  } else {
+    __global ulong *o = (__global ulong *)(out + launch->out_offset);
+    for (ulong g = g0; g < g1; ++g) {
+      uint word = ps_run_word(launch, bitmap, direct, words, g);
+      const ulong base = launch->id_base + 32 * g;
+      PS_WRITE_WORD(ulong, ulong4, convert_ulong4)
+    }
   }
 }
 

@@ -34,14 +34,15 @@
  *   PS_WORDS_TILE           GPU: local words of the staging tile (>= 1)
  *   PS_WORDS_DEPTH          the program's stack depth (>= 1)
  *   PS_WORDS_WIDTHS(X)      X(w) for every width a RANGE leaf reads
+ *   PS_WORDS_SETS(X)        X(w) for every width a SET leaf reads
  *   PS_WORDS_PAIRS(X)       X(wa, wb) for every pair of widths a CMPCOL reads
  *   PS_WORDS_PAIRS32(X)     the same for the CMPCOLs of the 32-bit variant
  *   PS_WORDS_STAGE          GPU: the staging code (PS_STAGE_LOAD/STORE)
  *   PS_WORDS_BODY           the program: leaf calls and mask operations on
  *                           the stack T[], F[] (R holds a leaf's result)
- * The host takes this kernel only for programs whose leaves are RANGE,
+ * The host takes this kernel only for programs whose leaves are RANGE, SET,
  * ISNULL and CMPCOL in PS_MODE_INT (others run filter.cl), on little-endian
- * devices.
+ * devices, with aux 4-byte aligned.
  *
  * Semantics kept exactly (as filter.cl and the CUDA kernel):
  *  - rows outside the input selection (and past the chunk) are not
@@ -49,6 +50,9 @@
  *  - a valid row whose code is corrupt (PS_COLF_NO_CODES, or code >
  *    code_limit) raises its slot's bit and is UNKNOWN to that leaf;
  *  - CMPCOL checks b's code only where a is valid and sound;
+ *  - SET never indexes aux with a corrupt code, and an index past aux_words
+ *    (only a malformed program has one; the host says which leaves can)
+ *    raises PS_FILTER_CORRUPT_AUX and reads 0;
  *  - nothing past data_bytes / validity_bytes is read (the last words of a
  *    stream are assembled from bytes, past its end they read as 0), nothing
  *    past ceil(rows/8) bytes of the bitmap or rows bytes of the mask is
@@ -97,6 +101,7 @@ typedef struct ps_wctx {
   __constant ps_filter_launch *launch;
   const ps_bytes *data;     /* PS_MAX_COLS streams */
   const ps_bytes *validity; /* PS_MAX_COLS bitmaps */
+  __global const uint *aux; /* the aux words (the host checked 4-byte alignment) */
   ulong g;                  /* the (first) result word */
   ps_vw rows;               /* rows evaluated: in the chunk and the selection */
   uint corrupt;             /* bit c: slot c read a corrupt code */
@@ -325,6 +330,99 @@ static ps_truthv ps_isnull(const ps_wctx *x, uint slot, uint negate) {
   return r;
 }
 
+/* Bits k of aux for lanes of word indexes k >> 5 (one load per row and lane:
+ * the SET bitmap is read straight from global memory, where a dictionary's
+ * bitmap (10^6 entries: 125 KB) stays cache-resident; it is too large for
+ * local memory on NVIDIA's OpenCL, 48 KB). */
+static ps_vw ps_aux_bits(__global const uint *aux, ps_vw k) {
+#ifdef PS_WORDS_DIRECT
+  const uint16 q = k >> 5;
+  const uint16 v = (uint16)(aux[q.s0], aux[q.s1], aux[q.s2], aux[q.s3], aux[q.s4], aux[q.s5], aux[q.s6], aux[q.s7],
+                            aux[q.s8], aux[q.s9], aux[q.sa], aux[q.sb], aux[q.sc], aux[q.sd], aux[q.se], aux[q.sf]);
+  return (v >> (k & 31u)) & 1u;
+#else
+  return (aux[k >> 5] >> (k & 31u)) & 1u;
+#endif
+}
+
+/* SET's truth from the rows whose bit is set (hits), the corrupt codes
+ * (bad) and the rows whose index fell past aux (outside: they read 0). */
+static ps_truthv ps_set_end(ps_wctx *x, uint slot, uint negate, ps_vw valid, ps_vw hits, ps_vw bad, ps_vw outside) {
+  if (ps_any(valid & bad)) x->corrupt |= 1u << slot;
+  const ps_vw usable = valid & ~bad;
+  if (ps_any(usable & outside)) x->corrupt |= PS_FILTER_CORRUPT_AUX;
+  const ps_vw is = (hits & ~outside) ^ (ps_vw)(negate ? 0xffffffffu : 0u);
+  ps_truthv r = {usable & is, usable & ~is};
+  return r;
+}
+
+/* ps_set_<W>: SET on a column of width W: bit aux_a + code of aux
+ * (ps_program.h). check: the code limit is below 2^W - 1, so codes are
+ * compared with it; a corrupt code (or a null row's code, which may be
+ * anything) is replaced by 0 before it indexes aux, and a corrupt row is
+ * UNKNOWN. aux_check: the host could not show that aux_a + every sound code
+ * lies inside the aux_words (a malformed program): an index past them raises
+ * PS_FILTER_CORRUPT_AUX and reads 0, as on CUDA, and is never loaded.
+ * Indexes that are loaded are below aux_words * 32 < 2^32. */
+#define PS_DEFINE_SET(W)                                                                                        \
+  static ps_truthv ps_set_##W(ps_wctx *x, uint insn, uint slot, uint off, uint check, uint aux_check) {         \
+    __constant ps_insn *in = &x->launch->prog.insns[insn];                                                      \
+    __constant ps_prog_col *col = &x->launch->prog.cols[slot];                                                  \
+    const ps_vw valid = ps_valid(x, slot);                                                                      \
+    const ulong cmax = PS_MASK64(W), limit = col->code_limit < cmax ? col->code_limit : cmax;                   \
+    const ulong bits = (ulong)x->launch->prog.aux_words * 32, base = in->aux_a;                                 \
+    /* aux_check: codes below room index inside aux */                                                          \
+    const ulong room = base < bits ? bits - base : 0;                                                           \
+    ps_vw hits = 0, bad = 0, outside = 0;                                                                       \
+    if (col->flags & PS_COLF_NO_CODES) {                                                                        \
+      bad = (ps_vw)(0xffffffffu); /* every valid row is corrupt; no code is read */                             \
+    } else if (aux_check && room == 0) {                                                                        \
+      outside = (ps_vw)(0xffffffffu); /* every index is past aux; nothing is loaded */                          \
+      if (check) {                                                                                              \
+        ps_vw w[(W) + 3];                                                                                       \
+        PS_LANES(w, W, slot, off)                                                                               \
+        _Pragma("unroll") for (int j = 0; j < 32; ++j) bad |= PS_NARROW(PS_M64(PS_CODE64(w, j, W) > limit)) &   \
+                                                              (1u << j);                                        \
+      }                                                                                                         \
+    } else if (ps_any(valid)) {                                                                                 \
+      ps_vw w[(W) + 3];                                                                                         \
+      PS_LANES(w, W, slot, off)                                                                                 \
+      if ((W) <= 32) { /* codes and bounds fit 32 bits (room <= aux_words * 32 < 2^32) */                       \
+        const uint lim32 = (uint)limit, room32 = (uint)room, base32 = (uint)base;                               \
+        _Pragma("unroll") for (int j = 0; j < 32; ++j) {                                                        \
+          ps_vw c = PS_CODE_NARROW(w, j, W);                                                                    \
+          if (check) {                                                                                          \
+            const ps_vw b = PS_M32(c > lim32);                                                                  \
+            bad |= b & (1u << j);                                                                               \
+            c &= ~b;                                                                                            \
+          }                                                                                                     \
+          if (aux_check) {                                                                                      \
+            const ps_vw o = PS_M32(c >= room32);                                                                \
+            outside |= o & (1u << j);                                                                           \
+            c &= ~o;                                                                                            \
+          }                                                                                                     \
+          hits |= ps_aux_bits(x->aux, base32 + c) << j;                                                         \
+        }                                                                                                       \
+      } else {                                                                                                  \
+        _Pragma("unroll") for (int j = 0; j < 32; ++j) {                                                        \
+          ps_vl c = PS_CODE_WIDE(w, j, W);                                                                      \
+          if (check) {                                                                                          \
+            const ps_vl b = PS_M64(c > limit);                                                                  \
+            bad |= PS_NARROW(b) & (1u << j);                                                                    \
+            c &= ~b;                                                                                            \
+          }                                                                                                     \
+          if (aux_check) {                                                                                      \
+            const ps_vl o = PS_M64(c >= room);                                                                  \
+            outside |= PS_NARROW(o) & (1u << j);                                                                \
+            c &= ~o;                                                                                            \
+          }                                                                                                     \
+          hits |= ps_aux_bits(x->aux, (uint)base + PS_NARROW(c)) << j;                                          \
+        }                                                                                                       \
+      }                                                                                                         \
+    }                                                                                                           \
+    return ps_set_end(x, slot, in->flags & PS_INSN_NEGATE, valid, hits, bad, outside);                          \
+  }
+
 /* CMPCOL in PS_MODE_INT from the order masks and the corrupt masks. */
 static ps_truthv ps_cmp_end(ps_wctx *x, uint insn, uint sa, uint sb, ps_vw valid_a, ps_vw valid_b, ps_vw lt,
                             ps_vw eq, ps_vw bad_a, ps_vw bad_b) {
@@ -441,6 +539,7 @@ static long ps_ref_diff(ulong ma, uint signed_a, ulong mb, uint signed_b) {
   }
 
 PS_WORDS_WIDTHS(PS_DEFINE_WIDTH)
+PS_WORDS_SETS(PS_DEFINE_SET)
 PS_WORDS_PAIRS(PS_DEFINE_PAIR)
 PS_WORDS_PAIRS32(PS_DEFINE_PAIR32)
 
@@ -498,9 +597,9 @@ PS_WORDS_PAIRS32(PS_DEFINE_PAIR32)
 #define PS_WORDS_SETUP                                                                                         \
   const ps_bytes data[PS_MAX_COLS] = {d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15};   \
   const ps_bytes validity[PS_MAX_COLS] = {v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15}; \
-  (void)aux;                                                                                                   \
   ps_wctx x;                                                                                                   \
   x.launch = launch;                                                                                           \
+  x.aux = (__global const uint *)(aux + launch->aux_offset);                                                   \
   x.data = data;                                                                                               \
   x.validity = validity;                                                                                       \
   x.corrupt = 0;                                                                                               \

@@ -280,6 +280,18 @@ static int like_setting(void) {
   return -1;
 }
 
+/* PACKSCAN_OPENCL_IDS: "groups" row ids by work-group counts and scans
+ * (select.cl ps_count_words / ps_write_ids) on every device, "runs" by
+ * work-items owning long runs of words (ps_count_runs / ps_write_runs) on
+ * every device, else (auto) runs on a CPU device and groups elsewhere. Lets
+ * PoCL test both. */
+static int ids_setting(void) {
+  const char *v = getenv("PACKSCAN_OPENCL_IDS");
+  if (v && strcmp(v, "groups") == 0) return 0;
+  if (v && strcmp(v, "runs") == 0) return 1;
+  return -1;
+}
+
 static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
   ps_backend *be = ps_host_alloc(ctx, sizeof *be);
   if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
@@ -295,6 +307,8 @@ static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, 
   }
   int like = like_setting();
   be->like_device = like >= 0 ? like : !be->cpu;
+  int ids = ids_setting();
+  be->ids_runs = ids >= 0 ? ids : be->cpu;
   *out = be;
   return PS_OK;
 }

@@ -11,6 +11,7 @@ _Static_assert(sizeof(ps_filter_launch) == sizeof(ps_program) + 8 * (2 * PS_MAX_
                "ps_filter_launch must have no padding: host and device lay it out alike");
 _Static_assert(offsetof(ps_filter_launch, data_offset) == sizeof(ps_program),
                "the launch block starts with the program");
+_Static_assert(PS_MAX_COLS < 31, "slot bits and PS_FILTER_CORRUPT_AUX share the corrupt status word");
 
 static int reads_codes(uint32_t op) {
   return op == PS_OP_RANGE || op == PS_OP_SET || op == PS_OP_INLIST || op == PS_OP_CMPCOL;
@@ -99,7 +100,46 @@ static int corruption_possible(const ps_program *p) {
   return 0;
 }
 
+/* Whether SET instruction i may index past aux: aux_a plus its column's
+ * largest sound code reaches aux_words * 32. The core's lowering never
+ * builds such a program; the kernels then check every index (and raise
+ * PS_FILTER_CORRUPT_AUX) instead of trusting it. */
+static int set_aux_unsafe(const ps_program *p, uint32_t i) {
+  const ps_insn *in = &p->insns[i];
+  const ps_prog_col *c = &p->cols[in->col_a];
+  if (in->op != PS_OP_SET || (c->flags & PS_COLF_NO_CODES)) return 0;
+  const uint64_t sound = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+  const uint64_t bits = (uint64_t)p->aux_words * 32;
+  return in->aux_a >= bits || sound >= bits - in->aux_a;
+}
+
+/* The same for a rank compare's tables (one word per code): filter.cl
+ * checks those indexes too. */
+static int rank_aux_unsafe(const ps_program *p, uint32_t i) {
+  const ps_insn *in = &p->insns[i];
+  if (in->op != PS_OP_CMPCOL || PS_INSN_MODE(in->flags) != PS_MODE_RANK) return 0;
+  for (int k = 0; k < 2; ++k) {
+    const ps_prog_col *c = &p->cols[k ? in->col_b : in->col_a];
+    const uint64_t base = k ? in->aux_b : in->aux_a;
+    if (c->flags & PS_COLF_NO_CODES) continue;
+    const uint64_t sound = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+    if (base >= p->aux_words || sound >= p->aux_words - base) return 1;
+  }
+  return 0;
+}
+
+/* Whether any instruction may read past aux: then the status is read back
+ * after the launch, so that PS_FILTER_CORRUPT_AUX is seen. */
+static int aux_unsafe(const ps_program *p) {
+  for (uint32_t i = 0; i < p->n_insns; ++i)
+    if (set_aux_unsafe(p, i) || rank_aux_unsafe(p, i)) return 1;
+  return 0;
+}
+
 static ps_status corrupt_error(ps_backend *be, const ps_eval_args *args, cl_uint slots) {
+  if (slots & PS_FILTER_CORRUPT_AUX)
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: an aux index fell outside the program's %u aux words",
+                            args->prog->aux_words);
   unsigned slot = 0;
   while (!((slots >> slot) & 1u)) ++slot;
   const ps_prog_col *c = &args->prog->cols[slot];
@@ -369,7 +409,7 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
 /* Runs the filter kernel of prog and returns the count and corrupt flags
  * when they are wanted; synchronizes only then. */
 static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, size_t global) {
-  int check_corrupt = corruption_possible(args->prog);
+  int check_corrupt = corruption_possible(args->prog) || aux_unsafe(args->prog);
   int need_status = check_corrupt || args->count != NULL;
   PS_CL_TRY(enqueue(be, prog, args, need_status, global));
   if (!need_status) return PS_OK;
@@ -379,9 +419,12 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
 
 /* ---- the general filter written out per shape (words.cl) ------------------- */
 
-/* words.cl evaluates RANGE, ISNULL and integer CMPCOL leaves under AND, OR,
- * NOT; SET, INLIST and the double and rank compares run filter.cl. */
-static int words_applicable(const ps_backend *be, const ps_program *p) {
+/* words.cl evaluates RANGE, SET, ISNULL and integer CMPCOL leaves under AND,
+ * OR, NOT; INLIST and the double and rank compares run filter.cl. SET reads
+ * aux as words, so a program with SET needs aux 4-byte aligned (the core's
+ * aux buffers always are). */
+static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
+  const ps_program *p = args->prog;
   if (!be->words || !be->little_endian) return 0;
   for (uint32_t i = 0; i < p->n_insns; ++i) {
     const ps_insn *in = &p->insns[i];
@@ -391,6 +434,9 @@ static int words_applicable(const ps_backend *be, const ps_program *p) {
       case PS_OP_NOT:
       case PS_OP_RANGE:
       case PS_OP_ISNULL:
+        break;
+      case PS_OP_SET:
+        if (args->aux.handle && (args->aux.offset & 3)) return 0;
         break;
       case PS_OP_CMPCOL:
         if (PS_INSN_MODE(in->flags) != PS_MODE_INT) return 0;
@@ -457,13 +503,13 @@ static void put(shape_text *t, const char *fmt, ...) {
  * staging of 16 columns and the instantiation lists. */
 #define WORDS_SHAPE_BYTES 16384u
 
-/* Columns the GPU variant stages: those a RANGE or CMPCOL leaf reads codes
- * from (width > 0), as a bit set. */
+/* Columns the GPU variant stages: those a RANGE, SET or CMPCOL leaf reads
+ * codes from (width > 0), as a bit set. */
 static uint32_t staged_columns(const ps_program *p) {
   uint32_t cols = 0;
   for (uint32_t i = 0; i < p->n_insns; ++i) {
     const ps_insn *in = &p->insns[i];
-    if (in->op != PS_OP_RANGE && in->op != PS_OP_CMPCOL) continue;
+    if (in->op != PS_OP_RANGE && in->op != PS_OP_SET && in->op != PS_OP_CMPCOL) continue;
     if (p->cols[in->col_a].width > 0) cols |= 1u << in->col_a;
     if (in->op == PS_OP_CMPCOL && p->cols[in->col_b].width > 0) cols |= 1u << in->col_b;
   }
@@ -531,8 +577,9 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
     if ((cols >> c) & 1u) put(t, "  PS_STAGE_STORE(%u, %u, sv%u) \\\n", p->cols[c].width, off[c], c);
   put(t, "\n");
 
-  /* Instantiations: one RANGE function per width, one CMPCOL per pair. */
-  int width_seen[65] = {0};
+  /* Instantiations: one RANGE and one SET function per width, one CMPCOL
+   * per pair. */
+  int width_seen[65] = {0}, set_seen[65] = {0};
   uint32_t pairs[PS_MAX_INSNS][3], n_pairs = 0;
   put(t, "#define PS_WORDS_WIDTHS(X)");
   for (uint32_t i = 0; i < p->n_insns; ++i) {
@@ -541,6 +588,14 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
     const uint32_t w = p->cols[in->col_a].width;
     if (!width_seen[w]) put(t, " X(%u)", w);
     width_seen[w] = 1;
+  }
+  put(t, "\n#define PS_WORDS_SETS(X)");
+  for (uint32_t i = 0; i < p->n_insns; ++i) {
+    const ps_insn *in = &p->insns[i];
+    if (in->op != PS_OP_SET) continue;
+    const uint32_t w = p->cols[in->col_a].width;
+    if (!set_seen[w]) put(t, " X(%u)", w);
+    set_seen[w] = 1;
   }
   for (uint32_t narrow = 0; narrow < 2; ++narrow) {
     put(t, "\n#define PS_WORDS_PAIRS%s(X)", narrow ? "32" : "");
@@ -587,6 +642,10 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
       case PS_OP_ISNULL:
         put(t, "  R = ps_isnull(&x, %u, %u); \\\n", in->col_a, in->flags & PS_INSN_NEGATE);
         break;
+      case PS_OP_SET:
+        put(t, "  R = ps_set_%u(&x, %u, %u, %u, %d, %d); \\\n", a->width, i, in->col_a, off[in->col_a], needs_check(a),
+            set_aux_unsafe(p, i));
+        break;
       default: { /* PS_OP_CMPCOL, PS_MODE_INT */
         const ps_prog_col *b = &p->cols[in->col_b];
         put(t, "  R = ps_cmp%s_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", cmp32(a, b) ? "32" : "", a->width, b->width, i,
@@ -605,7 +664,7 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
 static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done) {
   *done = 0;
   const ps_program *p = args->prog;
-  if (!words_applicable(be, p)) return PS_OK;
+  if (!words_applicable(be, args)) return PS_OK;
   const size_t wg = words_work_group(be, p);
   if (wg == 0) return PS_OK;
   shape_text t = {ps_host_alloc(be->ctx, WORDS_SHAPE_BYTES), WORDS_SHAPE_BYTES, 0, 0};
@@ -631,7 +690,7 @@ static int cpu_prefers_words(const ps_backend *be, const ps_eval_args *args, int
   const ps_program *p = args->prog;
   if (!be->cpu || !specialize || p->n_insns != 1 || p->insns[0].op != PS_OP_RANGE) return 0;
   const uint32_t w = p->cols[p->insns[0].col_a].width;
-  return w >= 9 && w <= 32 && words_applicable(be, p);
+  return w >= 9 && w <= 32 && words_applicable(be, args);
 }
 
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {

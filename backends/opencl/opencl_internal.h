@@ -50,6 +50,13 @@
 #define PS_CL_WORDS_CPU_WORK_GROUP 16u
 #define PS_CL_WORDS_CPU_WORDS 32u
 
+/* Row ids by runs (select.cl ps_count_runs / ps_write_runs): selection words
+ * per work-item (64K rows, 8 KB of bitmap) and work-group size. Enough
+ * work-items to balance the device's threads at 2^22 rows and more; few
+ * enough that the counts the host scans stay small (1024 at 2^26 rows). */
+#define PS_CL_IDS_RUN_WORDS 2048u
+#define PS_CL_IDS_RUN_WORK_GROUP 8u
+
 /* PACKSCAN_OPENCL_JIT=auto (default): filters of at least this many rows per
  * chunk run a program specialized for their shape. */
 #define PS_CL_JIT_MIN_ROWS (UINT64_C(1) << 22)
@@ -64,6 +71,9 @@ typedef enum ps_cl_kernel_id {
   PS_CL_RANGE,       /* range.cl ps_range_words (fast-path builds only) */
   PS_CL_RANGE_COUNT, /* range.cl ps_range_words_count (fast-path builds only) */
   PS_CL_LIKE,        /* like.cl ps_like_dict_words (LIKE builds only) */
+  PS_CL_COUNT_RUNS,  /* select.cl ps_count_runs */
+  PS_CL_WRITE_RUNS,  /* select.cl ps_write_runs */
+  PS_CL_SCAN_COUNTS, /* select.cl ps_scan_counts */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -102,6 +112,8 @@ struct ps_backend {
                     in the variant of the device's kind; 2 its GPU (staged) variant on any device */
   int like_device; /* LIKE matches dictionaries on the device (not on a CPU device unless
                       PACKSCAN_OPENCL_LIKE=device; never with PACKSCAN_OPENCL_LIKE=host) */
+  int ids_runs;    /* row ids by runs of words per work-item (select.cl ps_count_runs /
+                      ps_write_runs): on a CPU device, or as PACKSCAN_OPENCL_IDS says */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
   uint64_t uses;

@@ -43,21 +43,24 @@ typedef enum build_kind {
 
 /* Where each kernel lives, per kind of build. */
 static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
-    {1, 1, 1, 1, 1, 0, 0, 0},
-    {1, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 1, 1, 0},
-    {0, 0, 0, 0, 0, 0, 0, 1},
-    {1, 0, 0, 0, 0, 0, 0, 0},
+    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1},
+    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     "ps_filter_words",  "ps_count_words", "ps_write_ids",         "ps_reduce_words",
     "ps_gather_values", "ps_range_words", "ps_range_words_count", "ps_like_dict_words",
+    "ps_count_runs",    "ps_write_runs",  "ps_scan_counts",
 };
 
 /* Local memory per work-item of each kernel (bytes), for the group size
  * (range.cl's group size is fixed at build time; see ps_cl_range_program). */
-static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0};
+/* ps_write_ids: a scan word and 32 staged ushort row offsets per work-item. */
+static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0,
+                                                              0, 0, 4};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
@@ -181,6 +184,10 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
     size_t *wg = e->work_group;
     wg[PS_CL_COUNT_WORDS] = wg[PS_CL_WRITE_IDS] =
         wg[PS_CL_COUNT_WORDS] < wg[PS_CL_WRITE_IDS] ? wg[PS_CL_COUNT_WORDS] : wg[PS_CL_WRITE_IDS];
+    /* Each work-item of the run kernels is a long loop of its own: small
+     * groups keep the device's threads balanced. */
+    for (int k = PS_CL_COUNT_RUNS; k <= PS_CL_WRITE_RUNS; ++k)
+      if (wg[k] > PS_CL_IDS_RUN_WORK_GROUP) wg[k] = PS_CL_IDS_RUN_WORK_GROUP;
   }
   return PS_OK;
 }

@@ -5,7 +5,7 @@
 
 #include "opencl_internal.h"
 
-_Static_assert(sizeof(ps_select_launch) == sizeof(ps_prog_col) + 10 * 8 + 4 * 4,
+_Static_assert(sizeof(ps_select_launch) == sizeof(ps_prog_col) + 11 * 8 + 4 * 4,
                "ps_select_launch must have no padding: host and device lay it out alike");
 _Static_assert(PS_SELECT_GATHER_CODE32 == PS_GATHER_CODE32 && PS_SELECT_GATHER_INT == PS_GATHER_INT &&
                    PS_SELECT_GATHER_F64 == PS_GATHER_F64 && PS_SELECT_GATHER_F32 == PS_GATHER_F32,
@@ -63,6 +63,37 @@ static ps_status read_back(ps_backend *be, cl_mem src, size_t bytes, void *dst, 
 
 /* ---- row ids ------------------------------------------------------------- */
 
+/* Row ids in two passes and one synchronization: `units` counts (one per
+ * work-group of ps_count_words, or per run of ps_count_runs on a CPU) into
+ * the scratch buffer, scanned there in place by ps_scan_counts (the total
+ * after them), the ids written from those offsets, and only then the total
+ * read back: the host neither scans nor uploads between the passes. */
+static ps_status row_ids_two_pass(ps_backend *be, const ps_cl_cached *prog, const ps_row_ids_args *a,
+                                  const ps_select_launch *block, ps_cl_kernel_id count_id, ps_cl_kernel_id write_id,
+                                  size_t units, size_t global, size_t write_local_per_item) {
+  cl_mem counts;
+  PS_CL_TRY(ps_cl_scratch(be, (units + 1) * sizeof(cl_uint), &counts));
+  cl_mem count_bufs[] = {(cl_mem)a->bitmap.handle, counts};
+  PS_CL_TRY(run_kernel(be, prog, count_id, block, count_bufs, 2, count_id == PS_CL_COUNT_WORDS ? sizeof(cl_uint) : 0,
+                       global));
+  cl_kernel scan = prog->kernels[PS_CL_SCAN_COUNTS];
+  const cl_ulong n = units;
+  PS_CL_TRY(ps_cl_set_arg(be, scan, 0, sizeof(cl_mem), &counts));
+  PS_CL_TRY(ps_cl_set_arg(be, scan, 1, sizeof n, &n));
+  PS_CL_TRY(ps_cl_set_arg(be, scan, 2, prog->work_group[PS_CL_SCAN_COUNTS] * sizeof(cl_uint), NULL));
+  PS_CL_TRY(ps_cl_launch(be, prog, PS_CL_SCAN_COUNTS, prog->work_group[PS_CL_SCAN_COUNTS]));
+  if (a->out.handle) {
+    cl_mem write_bufs[] = {(cl_mem)a->bitmap.handle, counts, (cl_mem)a->out.handle};
+    PS_CL_TRY(run_kernel(be, prog, write_id, block, write_bufs, 3, write_local_per_item, global));
+  }
+  cl_uint total = 0;
+  cl_int err = clEnqueueReadBuffer(be->queue, counts, CL_TRUE, units * sizeof(cl_uint), sizeof total, &total, 0, NULL,
+                                   NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "row id total");
+  *a->count = total; /* a chunk has < 2^32 rows */
+  return PS_OK;
+}
+
 ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS) return invalid(be, "row ids: chunk rows", a->rows);
   if (a->index_bytes != 4 && a->index_bytes != 8) return invalid(be, "row ids: index bytes", a->index_bytes);
@@ -76,37 +107,18 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   block.id_base = a->id_base;
   block.index_bytes = a->index_bytes;
   block.out_offset = a->out.handle ? a->out.offset : 0;
-
-  size_t words = (size_t)((a->rows + 31) / 32), group = prog->work_group[PS_CL_COUNT_WORDS];
-  size_t groups = (words + group - 1) / group;
-  cl_mem counts;
-  PS_CL_TRY(ps_cl_scratch(be, groups * sizeof(cl_uint), &counts));
-  cl_uint *host = ps_host_alloc(be->ctx, groups * sizeof *host);
-  if (!host) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: row ids: %zu group counts", groups);
-
-  /* Size: one count per group, scanned on the host, which needs the total. */
-  cl_mem count_bufs[] = {(cl_mem)a->bitmap.handle, counts};
-  ps_status st = run_kernel(be, prog, PS_CL_COUNT_WORDS, &block, count_bufs, 2, sizeof(cl_uint), words);
-  if (st == PS_OK) st = read_back(be, counts, groups * sizeof *host, host, CL_TRUE);
-  uint64_t total = 0;
-  for (size_t i = 0; st == PS_OK && i < groups; ++i) {
-    cl_uint c = host[i];
-    host[i] = (cl_uint)total; /* exclusive scan in place; a chunk has < 2^32 rows */
-    total += c;
+  const uint64_t words = (a->rows + 31) / 32;
+  /* On a CPU, work-items owning runs of PS_CL_IDS_RUN_WORDS words (see
+   * select.cl); they store whole ids (vstore4 of uint / ulong), so they need
+   * the output aligned to the id size and little-endian words. */
+  if (be->ids_runs && be->little_endian && block.out_offset % a->index_bytes == 0) {
+    const size_t runs = (size_t)((words + PS_CL_IDS_RUN_WORDS - 1) / PS_CL_IDS_RUN_WORDS);
+    block.run_words = PS_CL_IDS_RUN_WORDS;
+    return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);
   }
-  /* Retrieve: every group writes its ids from its offset on. */
-  if (st == PS_OK && a->out.handle && total > 0) {
-    cl_mem offsets;
-    st = ps_cl_upload(be, host, groups * sizeof *host, "row id group offsets", &offsets);
-    if (st == PS_OK) {
-      cl_mem write_bufs[] = {(cl_mem)a->bitmap.handle, offsets, (cl_mem)a->out.handle};
-      st = run_kernel(be, prog, PS_CL_WRITE_IDS, &block, write_bufs, 3, sizeof(cl_uint), words);
-      clReleaseMemObject(offsets);
-    }
-  }
-  ps_host_free(be->ctx, host);
-  if (st == PS_OK) *a->count = total;
-  return st;
+  const size_t group = prog->work_group[PS_CL_COUNT_WORDS], groups = (size_t)((words + group - 1) / group);
+  return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_WORDS, PS_CL_WRITE_IDS, groups, (size_t)words,
+                          (1 + 16) * sizeof(cl_uint));
 }
 
 /* ---- reduce ---------------------------------------------------------------- */

@@ -1,0 +1,170 @@
+/*
+ * opencl_set: the SET leaf (a bitmap over dictionary codes in aux: string IN
+ * lists, LIKE, string comparisons on unsorted dictionaries) in the OpenCL
+ * filter compiled per program shape (kernels_opencl/words.cl). That kernel
+ * only runs for chunks of 2^22 rows or more unless PACKSCAN_OPENCL_JIT=1,
+ * which this test sets (unless the environment says otherwise), so every
+ * filter here takes it. On other backends it is one more comparison with
+ * the oracle.
+ *
+ * Every dictionary code width 1..32, 40 and 64; dictionaries that fill the
+ * width (no code-limit check) and that do not (every valid code checked);
+ * column references M > 0 (bit M + code of the bitmap); nulls holding codes
+ * past the dictionary (not corrupt, never an index); row counts around 32,
+ * 512 (a CPU work-item's 16-word vector) and 16384 (a CPU work-group), and
+ * chunk edges (a second context with 4096-row chunks); IN lists (empty
+ * intersection, single, many), NOT IN, LIKE, NOT LIKE; SET under AND / OR /
+ * NOT with RANGE, ISNULL and a second SET leaf of another width; corrupt
+ * codes (PS_ERR_CORRUPT_DATA) under SET, alone and inside a tree.
+ */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static trun tr;
+
+static void check_free(onode *t, const char *label) {
+  tr_check(&tr, t, label);
+  on_free(t);
+}
+
+/* A random IN list of 0..12 strings (entries, neighbours, strings not in the
+ * dictionary). */
+static onode *random_in(int col) {
+  char bufs[12][64];
+  ps_literal list[12];
+  size_t count = (size_t)th_below(&th.rng, 13);
+  for (size_t i = 0; i < count; i++) list[i] = gen_str_literal(&th.rng, tr.cols[col], bufs[i]);
+  return on_in(col, list, count);
+}
+
+static onode *random_like(int col, int negate) {
+  char pat[128];
+  int escape = -1;
+  size_t len = gen_like_pattern(&th.rng, tr.cols[col], pat, &escape);
+  return on_like(col, pat, len, escape, negate);
+}
+
+/* A SET leaf on col: IN, NOT IN, LIKE or NOT LIKE. */
+static onode *random_set(int col) {
+  switch (th_below(&th.rng, 4)) {
+    case 0: return random_in(col);
+    case 1: return on_not(random_in(col));
+    case 2: return random_like(col, 0);
+    default: return random_like(col, 1);
+  }
+}
+
+static uint64_t pick_rows(void) {
+  static const uint64_t rows[] = {1, 31, 32, 33, 511, 512, 513, 1000, 4095, 4097, 16384, 16417, 40000};
+  return TH_PICK(&th.rng, rows);
+}
+
+/* One width: a dictionary column (sometimes filling the width), a FOR column
+ * and a second dictionary column for trees. */
+static void sweep_width(uint32_t w, int trees) {
+  const uint64_t n = pick_rows();
+  /* 2^w entries (from M = 0) fill the width: no code can be corrupt. */
+  const int fill = w <= 12 && th_chance(&th.rng, 50);
+  static const size_t dsizes[] = {1, 2, 5, 33, 100, 300, 1000};
+  size_t d = fill ? (size_t)1 << w : TH_PICK(&th.rng, dsizes);
+  if (!fill && w < 20 && d > ((size_t)1 << w)) d = (size_t)1 << w;
+  static const int nulls[] = {TN_NO_BITMAP, TN_NONE_NULL, TN_FEW, TN_HALF, TN_MOST};
+  const int s = tr_add(&tr, tcol_random_dict(&th.rng, n, w, d, 0, TH_PICK(&th.rng, nulls)));
+  const int num = tr_add(&tr, tcol_random_for(&th.rng, PS_TYPE_INT32, n, (uint32_t)th_below(&th.rng, 33), TN_FEW));
+  const uint32_t w2 = 1 + (uint32_t)th_below(&th.rng, 20);
+  const int s2 = tr_add(&tr, tcol_random_dict(&th.rng, n, w2, TH_PICK(&th.rng, dsizes), 0, TN_FEW));
+  if (s < 0 || num < 0 || s2 < 0) return;
+  char desc[256];
+  th_case("w=%u d=%zu n=%llu: %s", w, d, (unsigned long long)n, tcol_describe(tr.cols[s], desc, sizeof desc));
+  for (int k = 0; k < 3; k++) check_free(random_set(s), "SET leaf");
+  char lit[64];
+  const ps_literal entry = gen_str_literal(&th.rng, tr.cols[s], lit);
+  check_free(on_cmp(s, PS_LT, entry), "string < on an unsorted dictionary");
+  check_free(on_and(random_set(s), gen_leaf(&th.rng, &tr, num, -1)), "SET AND a numeric leaf");
+  check_free(on_or(random_set(s), on_isnull(num, 0)), "SET OR IS NULL");
+  check_free(on_not(on_or(random_set(s), random_set(s2))), "NOT (SET OR SET of another width)");
+  if (!trees) return;
+  check_free(on_and(on_not(random_set(s2)), on_or(random_set(s), gen_leaf(&th.rng, &tr, num, -1))),
+             "NOT SET AND (SET OR numeric)");
+  const int cols[] = {s, num, s2};
+  if (w % 2 == 0) check_free(gen_tree(&th.rng, &tr, cols, 3, 4, 24), "random tree");
+}
+
+/* Filters t expecting PS_ERR_CORRUPT_DATA (the reference backend too). */
+static void expect_corrupt(ps_context *ctx, ps_column *const *h, const onode *t, const char *label) {
+  const char *be = ps_context_backend(ctx);
+  ps_expr *e = NULL;
+  ps_status st = on_build(ctx, t, h, &e);
+  if (!CHECKF(st == PS_OK, "%s [%s]: building failed: %s", label, be, ps_status_name(st))) return;
+  uint64_t count = 4242;
+  st = ps_filter_count(ctx, e, &count);
+  CHECKF(st == PS_ERR_CORRUPT_DATA, "%s [%s]: ps_filter_count returned %s, expected PS_ERR_CORRUPT_DATA", label, be,
+         ps_status_name(st));
+  CHECKF(count == 4242, "%s [%s]: count written by a failed filter", label, be);
+  ps_expr_destroy(e);
+}
+
+/* A valid row whose code is past the dictionary, at rows around the 512-row
+ * vector and 16384-row work-group edges, at widths 5, 20 and 33. */
+static void corrupt(void) {
+  static const uint32_t widths[] = {5, 20, 33};
+  static const uint64_t where[] = {0, 31, 511, 512, 16383, 16384, 20000};
+  static const char *const abc[] = {"ab", "b", "abc"};
+  tstrs l = {0};
+  for (int i = 0; i < 3; i++) tstrs_push(&l, abc[i], strlen(abc[i]));
+  const uint64_t n = 20001;
+  uint64_t *codes = th_malloc(n * sizeof *codes);
+  for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+    for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
+      th_case("corrupt code at row %llu, w=%u", (unsigned long long)where[k], widths[wi]);
+      for (uint64_t i = 0; i < n; i++) codes[i] = i % 3;
+      codes[where[k]] = 3 + th_below(&th.rng, tcol_width_max(widths[wi]) - 2);
+      const int c = tr_add(&tr, tcol_dict(&l, 0, 0, widths[wi] > 32 ? PS_TYPE_UINT64 : PS_TYPE_UINT32, n,
+                                          widths[wi], 0, codes, NULL, &th.rng));
+      const int other = tr_add(&tr, tcol_random_dict(&th.rng, n, 7, 50, 0, TN_FEW));
+      if (c < 0 || other < 0) continue;
+      onode *leaf = on_like(c, "%b%", 3, -1, 0);
+      onode *tree = on_or(on_like(other, "%a%", 3, -1, 0), on_not(on_like(c, "a%", 2, -1, 0)));
+      expect_corrupt(tr.ctx, tr.h, leaf, "corrupt code under LIKE");
+      expect_corrupt(tr.ctx, tr.h, tree, "corrupt code under a tree of SETs");
+      if (tr.ref) expect_corrupt(tr.ref, tr.hr, leaf, "corrupt code under LIKE");
+      on_free(leaf);
+      on_free(tree);
+      tr_clear(&tr);
+    }
+  }
+  free(codes);
+  tstrs_free(&l);
+}
+
+/* Every width on one context; a few on the chunked one (each tree shape is
+ * a build of its own on the device, the bulk of this test's time). */
+static void sweep(int chunked) {
+  static const uint32_t some[] = {3, 17, 32, 40};
+  const size_t count = chunked ? sizeof some / sizeof some[0] : 34;
+  for (size_t i = 0; i < count; i++) {
+    const uint32_t w = chunked ? some[i] : i < 32 ? (uint32_t)i + 1 : i == 32 ? 40 : 64;
+    sweep_width(w, !chunked && (w % 3 == 0 || w >= 31));
+    tr_clear(&tr);
+  }
+}
+
+int main(int argc, char **argv) {
+  setenv("PACKSCAN_OPENCL_JIT", "1", 0); /* every filter on the per-shape kernels */
+  th_init(argc, argv, "opencl_set");
+  for (int pass = 0; pass < 2; pass++) {
+    /* pass 1: 4096-row chunks, so trees cross chunk edges */
+    const uint64_t chunk = pass ? 4096 : 0;
+    ps_context *ctx = th_context(chunk);
+    ps_context *r = th_is_reference() ? NULL : th_reference_context(chunk);
+    tr_init(&tr, ctx, r);
+    sweep(pass);
+    if (pass == 0) corrupt();
+    ps_context_destroy(r);
+    ps_context_destroy(ctx);
+  }
+  return th_finish();
+}
