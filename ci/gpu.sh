@@ -174,17 +174,20 @@ ctest_opencl() { # ctest_opencl PLATFORM
     echo "no PoCL ICD in /etc/OpenCL/vendors"
     return 77
   fi
-  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout 300 ctest -L opencl --output-on-failure -j8 --timeout 240)
+  # Capped by the time left (the PoCL run starts late, beside the sanitizers).
+  local limit=$(($(left) < 300 ? $(left) : 300))
+  [ "$limit" -gt 10 ] || { echo "no time left for the OpenCL tests"; return 77; }
+  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl --output-on-failure -j8 --timeout 240)
 }
 
 # The cuda tests' command lines, one per line, from ctest itself.
-# Ordered so that the programs whose kernels changed most recently (row ids,
+# Ordered so that the programs whose kernels changed most recently (fused and plain row ids,
 # the per-word kernel via chunking and device buffers) come first when the
 # time budget cuts the list short; filter_random and big (long) last.
 cuda_test_commands() {
   local all order p
   all=$( (cd "$BUILD" && ctest -N -V -L cuda) | sed -n 's/^[0-9]*: Test command: //p')
-  order="test_select test_chunking test_filter_edge test_device_buffers test_errors test_api tool_test_e2e"
+  order="test_filter_ids test_select test_chunking test_filter_edge test_device_buffers test_errors test_api tool_test_e2e"
   for p in $order; do grep "/$p " <<<"$all"; done
   for p in $order; do all=$(grep -v "/$p " <<<"$all"); done
   printf '%s\n' "$all" | grep .
@@ -292,12 +295,16 @@ ncu_profile() {
   done
 }
 
-# The range fast path with the other grid shape (resident blocks looping over
-# tiles), for the comparison in docs/benchmarks.md.
-bench_waves() {
+# The other code paths in the same run, for the comparisons in
+# docs/benchmarks.md: row ids through a bitmap instead of the fused pass, and
+# the general kernel's prefetching variant.
+bench_ab() {
   local exe=$BUILD/bench/packscan_bench
   [ -x "$exe" ] || { echo "no $exe"; return 77; }
-  PACKSCAN_CUDA_RANGE_WAVES=1 timeout 60 "$exe" --backend cuda --cases lt,lt_count --reps 10 --json "$LOGS/bench-waves1.json"
+  PACKSCAN_CUDA_NO_FUSED_IDS=1 timeout 60 "$exe" --backend cuda --cases ids_1pct,ids_50pct --reps 10 \
+    --json "$LOGS/bench-unfused-ids.json" || return $?
+  PACKSCAN_CUDA_WORDS_PREFETCH=1 timeout 60 "$exe" --backend cuda --cases tree,colcol --reps 10 \
+    --json "$LOGS/bench-prefetch.json"
 }
 
 # ---- run ----------------------------------------------------------------------
@@ -317,7 +324,7 @@ pwait
 # The benchmarks alone on the machine.
 step bench bench
 step bench-opencl bench_opencl
-step bench-waves1 bench_waves
+step bench-ab bench_ab
 # The PoCL tests (CPU) next to the three sanitizers; caps per test program:
 # racecheck instruments every shared-memory access and is slow on the long
 # random tests, and a capped run still checked every launch it made
@@ -335,7 +342,7 @@ step ncu ncu_profile
 
 [ -f "$LOGS/bench.json" ] && cp "$LOGS/bench.json" "$OUT/bench.json"
 [ -f "$LOGS/bench-opencl.json" ] && cp "$LOGS/bench-opencl.json" "$OUT/bench-opencl.json"
-[ -f "$LOGS/bench-waves1.json" ] && cp "$LOGS/bench-waves1.json" "$OUT/bench-waves1.json"
+for f in bench-unfused-ids bench-prefetch; do [ -f "$LOGS/$f.json" ] && cp "$LOGS/$f.json" "$OUT/$f.json"; done
 [ -f "$LOGS/bench-opencl-filtercl.json" ] && cp "$LOGS/bench-opencl-filtercl.json" "$OUT/bench-opencl-filtercl.json"
 {
   printf '%-22s %-6s %6s  %s\n' STEP RESULT SECS NOTE
