@@ -259,12 +259,16 @@ static int fast_path_setting(void) {
 
 /* PACKSCAN_OPENCL_WORDS: "0" specialized filters run filter.cl instead of
  * words.cl (to compare the two, or to rule words.cl out); "staged" words.cl
- * takes its GPU variant on every device (so that PoCL tests it too); else
- * the variant of the device's kind. */
+ * takes its GPU variant on every device (so that PoCL tests it too);
+ * "refused" builds words.cl but has every launch of it treated as one the
+ * device turned down for its resources (the fallback to filter.cl that
+ * NVIDIA's driver needs for some shapes, tested on PoCL); else the variant
+ * of the device's kind. */
 static int words_setting(void) {
   const char *v = getenv("PACKSCAN_OPENCL_WORDS");
   if (v && strcmp(v, "0") == 0) return 0;
   if (v && strcmp(v, "staged") == 0) return 2;
+  if (v && strcmp(v, "refused") == 0) return 3;
   return 1;
 }
 

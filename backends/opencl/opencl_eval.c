@@ -211,9 +211,13 @@ static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_la
 }
 
 /* Launches the filter kernel of prog (filter.cl or words.cl: same arguments)
- * over `global` work-items. */
+ * over `global` work-items. With `refused` (words.cl), a launch the device
+ * turns down for its resources (CL_OUT_OF_RESOURCES from the enqueue: on
+ * NVIDIA's driver a per-shape kernel can need more registers or local memory
+ * per group than CL_KERNEL_WORK_GROUP_SIZE let through) sets *refused and
+ * returns PS_OK with nothing launched, so that the caller runs filter.cl. */
 static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, int need_status,
-                         size_t global) {
+                         size_t global, int *refused) {
   const ps_program *p = args->prog;
   int use_aux_copy = p->aux_words > 0 && !args->aux.handle;
   ps_filter_launch launch;
@@ -228,7 +232,17 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
   if (st == PS_OK)
     st = ps_cl_set_arg(be, k, PS_FILTER_ARG_SCRATCH, prog->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);
   if (st == PS_OK && need_status) st = ps_cl_reset_status(be, 0, PS_FILTER_STATUS_WORDS);
-  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_FILTER, global);
+  if (st == PS_OK && refused) {
+    size_t local = prog->work_group[PS_CL_FILTER];
+    size_t items = (global + local - 1) / local * local;
+    cl_int err = be->words == 3 ? CL_OUT_OF_RESOURCES
+                 : items         ? clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &items, &local, 0, NULL, NULL)
+                                 : CL_SUCCESS;
+    if (err == CL_OUT_OF_RESOURCES) *refused = 1;
+    else if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
+  } else if (st == PS_OK) {
+    st = ps_cl_launch(be, prog, PS_CL_FILTER, global);
+  }
   /* Released now, freed by OpenCL once the launch that uses them is done. */
   if (bufs.launch) clReleaseMemObject(bufs.launch);
   if (bufs.aux_copy) clReleaseMemObject(bufs.aux_copy);
@@ -408,11 +422,12 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
 
 /* Runs the filter kernel of prog and returns the count and corrupt flags
  * when they are wanted; synchronizes only then. */
-static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, size_t global) {
+static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, size_t global,
+                            int *refused) {
   int check_corrupt = corruption_possible(args->prog) || aux_unsafe(args->prog);
   int need_status = check_corrupt || args->count != NULL;
-  PS_CL_TRY(enqueue(be, prog, args, need_status, global));
-  if (!need_status) return PS_OK;
+  PS_CL_TRY(enqueue(be, prog, args, need_status, global, refused));
+  if (!need_status || (refused && *refused)) return PS_OK;
 
   return read_status(be, args);
 }
@@ -674,10 +689,17 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
   ps_status st = t.overflow ? PS_OK : ps_cl_words_program(be, t.buf, wg, &prog);
   ps_host_free(be->ctx, t.buf);
   if (st != PS_OK || !prog || prog->work_group[PS_CL_FILTER] == 0) return st;
-  *done = 1;
   const uint64_t words = (args->rows + 31) / 32;
   const uint64_t items = words_direct(be) ? (words + PS_CL_WORDS_CPU_WORDS - 1) / PS_CL_WORDS_CPU_WORDS : words;
-  return run_filter(be, prog, args, (size_t)items);
+  int refused = 0;
+  st = run_filter(be, prog, args, (size_t)items, &refused);
+  if (st == PS_OK && refused) {
+    /* The shape stays cached, marked as one this device will not run. */
+    ((ps_cl_cached *)prog)->work_group[PS_CL_FILTER] = 0;
+    return PS_OK;
+  }
+  *done = 1;
+  return st;
 }
 
 /* On a CPU device, whether a one-leaf RANGE program should run words.cl
@@ -711,5 +733,5 @@ ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   char shape[4096];
   if (specialize) shape_of(args->prog, shape, sizeof shape);
   PS_CL_TRY(ps_cl_program(be, specialize ? shape : NULL, &prog));
-  return run_filter(be, prog, args, (size_t)((args->rows + 31) / 32));
+  return run_filter(be, prog, args, (size_t)((args->rows + 31) / 32), NULL);
 }

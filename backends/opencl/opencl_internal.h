@@ -109,7 +109,8 @@ struct ps_backend {
   int jit;       /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
   int fast_path; /* 0 if PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general kernel */
   int words;     /* PACKSCAN_OPENCL_WORDS: 0 specialized filters run filter.cl, not words.cl; 1 words.cl
-                    in the variant of the device's kind; 2 its GPU (staged) variant on any device */
+                    in the variant of the device's kind; 2 its GPU (staged) variant on any device;
+                    3 as 1, every launch refused (a test of the fallback) */
   int like_device; /* LIKE matches dictionaries on the device (not on a CPU device unless
                       PACKSCAN_OPENCL_LIKE=device; never with PACKSCAN_OPENCL_LIKE=host) */
   int ids_runs;    /* row ids by runs of words per work-item (select.cl ps_count_runs /
