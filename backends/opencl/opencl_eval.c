@@ -437,7 +437,7 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
 /* words.cl evaluates RANGE, SET, ISNULL and integer CMPCOL leaves under AND,
  * OR, NOT; INLIST and the double and rank compares run filter.cl. SET reads
  * aux as words, so a program with SET needs aux 4-byte aligned (the core's
- * aux buffers always are). */
+ * aux buffers always are); on GPUs SET stays on filter.cl (below). */
 static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
   const ps_program *p = args->prog;
   if (!be->words || !be->little_endian) return 0;
@@ -451,6 +451,12 @@ static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
       case PS_OP_ISNULL:
         break;
       case PS_OP_SET:
+        /* GPUs keep SET programs on filter.cl: on the H200 (NVIDIA's
+         * driver, run 13, 2026-11-30) words.cl's staged SET took 2.01 ms for
+         * like_contains against filter.cl's 1.33 ms (run 8), and one shape
+         * (a SET on a 64-bit column beside two more columns) was refused at
+         * launch. PACKSCAN_OPENCL_WORDS=staged still runs it (the tests). */
+        if (!be->cpu && be->words != 2) return 0;
         if (args->aux.handle && (args->aux.offset & 3)) return 0;
         break;
       case PS_OP_CMPCOL:
