@@ -98,6 +98,13 @@ static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data,
 
 /* ---- row ids ----------------------------------------------------------------- */
 
+/* The workspace the row-id kernels need for a chunk of `rows` rows. */
+static ps_status ids_workspace(ps_backend *be, uint64_t rows) {
+  size_t ws = 0;
+  ps_status st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(rows, &ws), "sizing the row id workspace", false);
+  return st == PS_OK ? ensure_workspace(be, ws) : st;
+}
+
 ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   if (a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "row ids: chunk rows", a->rows);
   if (a->index_bytes != 4 && a->index_bytes != 8) return internal(be, "row ids: index bytes", a->index_bytes);
@@ -121,9 +128,7 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  size_t ws = 0;
-  st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(a->rows, &ws), "sizing the row id workspace", false);
-  if (st == PS_OK) st = ensure_workspace(be, ws);
+  st = ids_workspace(be, a->rows);
   if (st == PS_OK) {
     p.total = (uint32_t *)be->select_ws;
     st = ps_cuda_status(be->ctx,
@@ -156,9 +161,7 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  size_t ws = 0;
-  st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(a->rows, &ws), "sizing the row id workspace", false);
-  if (st == PS_OK) st = ensure_workspace(be, ws);
+  st = ids_workspace(be, a->rows);
   if (st == PS_OK && rp->check_limit) /* the corrupt-code flag, next to the total */
     st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0, 8, be->stream), "cudaMemsetAsync (ids status)",
                         false);
