@@ -449,11 +449,9 @@ static ps_status build_like(ps_context *ctx, ps_column **cols, const void *arg, 
 /* Whether --widths (if given) lists w. */
 static int wanted_width(const bench *b, uint32_t w) {
   if (!b->widths || !b->widths[0]) return 1;
-  for (const char *p = b->widths; *p;) {
-    char *end = NULL;
-    unsigned long v = strtoul(p, &end, 10);
-    if (end != p && v == w) return 1;
-    p = end && *end == ',' ? end + 1 : (end && end != p ? end : p + 1);
+  for (const char *p = b->widths; p; p = strchr(p, ',')) {
+    if (*p == ',') p++;
+    if (strtoul(p, NULL, 10) == w) return 1;
   }
   return 0;
 }

@@ -307,15 +307,7 @@ static uint ps_direct_finish16(uint16 bits, ulong g, ps_region vr, __global ucha
       for (int i = 0; i < 16; ++i) ps_store_word(bitmap, bitmap_offset, out_bytes, g + i, b[i]);
     }
   }
-  /* Bit counts with plain vector arithmetic (Hacker's Delight 5-2): PoCL's
-   * popcount on uint16 doubled the 1-bit count kernel's time. */
-  uint16 p = bits - ((bits >> 1) & 0x55555555u);
-  p = (p & 0x33333333u) + ((p >> 2) & 0x33333333u);
-  p = (((p + (p >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
-  const uint8 a = p.lo + p.hi;
-  const uint4 b = a.lo + a.hi;
-  const uint2 c = b.lo + b.hi;
-  return c.x + c.y;
+  return ps_popcount16(bits);
 }
 
 #if defined(PS_LSBS) && PS_RANGE_R % 16 == 0

@@ -123,17 +123,11 @@ static uint ps_any(ps_vw m) {
 #endif
 }
 
-/* Bit count of all lanes (on a CPU with plain vector arithmetic, Hacker's
- * Delight 5-2: PoCL's popcount on uint16 is slow, see range.cl). */
+/* Bit count of all lanes (on a CPU common.cl's vector count: PoCL's popcount
+ * on uint16 is slow). */
 static uint ps_count(ps_vw m) {
 #ifdef PS_WORDS_DIRECT
-  uint16 p = m - ((m >> 1) & 0x55555555u);
-  p = (p & 0x33333333u) + ((p >> 2) & 0x33333333u);
-  p = (((p + (p >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
-  const uint8 a = p.lo + p.hi;
-  const uint4 b = a.lo + a.hi;
-  const uint2 c = b.lo + b.hi;
-  return c.x + c.y;
+  return ps_popcount16(m);
 #else
   return popcount(m);
 #endif

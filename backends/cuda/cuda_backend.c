@@ -318,6 +318,12 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
   return PS_OK;
 }
 
+/* The program checked and the kernel parameters filled (eval and eval_ids). */
+static ps_status checked_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval_params *p) {
+  ps_status st = check_program(be->ctx, a->prog);
+  return st == PS_OK ? fill_params(be, a, p) : st;
+}
+
 /* The one-leaf program's leaf and column when the program is one `op`
  * instruction on a column with at least one valid code, aligned data and
  * validity, and no selection/mask; then *rp holds the column's part of the
@@ -443,10 +449,8 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: eval of %llu rows (expected 1..%llu)",
                             a ? (unsigned long long)a->rows : 0ULL,
                             (unsigned long long)PS_CUDA_MAX_CHUNK_ROWS);
-  ps_status st = check_program(ctx, a->prog);
-  if (st != PS_OK) return st;
   ps_cuda_eval_params params;
-  st = fill_params(be, a, &params);
+  ps_status st = checked_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
   if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH")) {
@@ -496,16 +500,12 @@ static ps_status cuda_eval_ids(ps_backend *be, const ps_eval_args *a) {
       a->bitmap.handle || a->mask.handle || (a->index_bytes != 4 && a->index_bytes != 8) || !a->ids_capacity)
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: malformed eval_ids arguments");
   if (getenv("PACKSCAN_CUDA_NO_FAST_PATH") || getenv("PACKSCAN_CUDA_NO_FUSED_IDS")) return PS_ERR_UNSUPPORTED;
-  ps_status st = check_program(ctx, a->prog);
-  if (st != PS_OK) return st;
   ps_cuda_eval_params params;
-  st = fill_params(be, a, &params);
+  ps_status st = checked_params(be, a, &params);
   if (st != PS_OK) return st;
-  ps_cuda_range_params rp;
+  ps_cuda_range_params rp; /* no bitmap, no count: a has neither */
   if (!range_fast_path(&params, a, &rp) || rp.width < 1 || rp.width > 32) return PS_ERR_UNSUPPORTED;
   if ((uintptr_t)devptr(a->ids) % a->index_bytes) return PS_ERR_UNSUPPORTED;
-  rp.bitmap = NULL;
-  rp.count = NULL;
   uint64_t count = 0;
   uint32_t status = 0;
   st = ps_cuda_range_ids(be, &rp, a, &count, &status);

@@ -233,11 +233,8 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
     st = ps_cl_set_arg(be, k, PS_FILTER_ARG_SCRATCH, prog->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);
   if (st == PS_OK && need_status) st = ps_cl_reset_status(be, 0, PS_FILTER_STATUS_WORDS);
   if (st == PS_OK && refused) {
-    size_t local = prog->work_group[PS_CL_FILTER];
-    size_t items = (global + local - 1) / local * local;
-    cl_int err = be->words == 3 ? CL_OUT_OF_RESOURCES
-                 : items         ? clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &items, &local, 0, NULL, NULL)
-                                 : CL_SUCCESS;
+    /* PACKSCAN_OPENCL_WORDS=refused: as if the device had refused it */
+    cl_int err = be->words == 3 ? CL_OUT_OF_RESOURCES : ps_cl_enqueue(be, prog, PS_CL_FILTER, global);
     if (err == CL_OUT_OF_RESOURCES) *refused = 1;
     else if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
   } else if (st == PS_OK) {

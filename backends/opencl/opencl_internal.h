@@ -151,7 +151,10 @@ void ps_cl_cache_clear(ps_backend *be);
  * released right after the launch is enqueued. */
 ps_status ps_cl_upload(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out);
 ps_status ps_cl_set_arg(ps_backend *be, cl_kernel k, cl_uint index, size_t size, const void *value);
-/* Enqueues a 1-D launch of `global` work-items (rounded up to the group size). */
+/* Enqueues kernel id over `global` work-items (rounded up to its group);
+ * the driver's code (CL_SUCCESS when global is 0), no message. */
+cl_int ps_cl_enqueue(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global);
+/* As ps_cl_enqueue, a failure recorded as the context's error. */
 ps_status ps_cl_launch(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global);
 /* be->scratch with at least `bytes` bytes. */
 ps_status ps_cl_scratch(ps_backend *be, size_t bytes, cl_mem *out);
