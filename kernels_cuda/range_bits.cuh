@@ -46,13 +46,26 @@ __host__ __device__ constexpr uint32_t group_mask(int g) {
   return m;
 }
 
+/* One step of compress_lsbs and the steps after it. Each step's mask is a
+ * constexpr local: with the masks computed inside an unrolled loop
+ * (group_mask<W>(g), g the loop variable) nvcc 13 kept group_mask's own loop
+ * and ran it, on the uniform datapath, for every stream word: 19 loop
+ * bodies in the hot path of the 4-bit kernel (cuobjdump -sass). */
+template <int W, int G>
+__host__ __device__ __forceinline__ uint32_t compress_steps(uint32_t x) {
+  if constexpr (G < 32 / W) {
+    constexpr uint32_t m = group_mask<W>(G);
+    return compress_steps<W, 2 * G>((x | (x >> (G * (W - 1)))) & m);
+  } else {
+    return x;
+  }
+}
+
 /* The lowest bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1. */
 template <int W>
 __host__ __device__ __forceinline__ uint32_t compress_lsbs(uint32_t x) {
-  x &= lane_lsbs<W>();
-PS_RB_UNROLL
-  for (int g = 1; g < 32 / W; g *= 2) x = (x | (x >> (g * (W - 1)))) & group_mask<W>(g);
-  return x;
+  constexpr uint32_t lsbs = lane_lsbs<W>();
+  return compress_steps<W, 1>(x & lsbs);
 }
 
 /* The top bit of each W-bit lane, moved to consecutive bits 0 .. 32/W - 1.
@@ -127,8 +140,9 @@ __host__ __device__ __forceinline__ void word_consts(uint64_t lo, uint64_t span,
     *L = t;
     *S = 0;
   } else {
-    *L = (uint32_t)lo * lane_lsbs<W>();
-    *S = (uint32_t)span * lane_lsbs<W>();
+    constexpr uint32_t lsbs = lane_lsbs<W>();
+    *L = (uint32_t)lo * lsbs;
+    *S = (uint32_t)span * lsbs;
   }
 }
 
@@ -173,7 +187,8 @@ __host__ __device__ __forceinline__ uint32_t range_bits(const uint32_t *w, uint6
     bits = (w[0] & has1) | (~w[0] & has0);
   } else if constexpr (W == 2 || W == 4 || W == 8) {
     constexpr int per = 32 / W; /* codes per word */
-    const uint32_t L = (uint32_t)lo * lane_lsbs<W>(), S = (uint32_t)span * lane_lsbs<W>();
+    constexpr uint32_t lsbs = lane_lsbs<W>();
+    const uint32_t L = (uint32_t)lo * lsbs, S = (uint32_t)span * lsbs;
 PS_RB_UNROLL
     for (int k = 0; k < W; k++) {
       const uint32_t out = lane_lt<W>(S, lane_sub<W>(w[k], L)); /* span < code - lo */

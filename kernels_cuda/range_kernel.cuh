@@ -331,7 +331,8 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
          * bits (nulls, rows past the end may hold any code) only if any. */
         bool any = true;
         if constexpr (W > 1) {
-          const uint32_t lim = (uint32_t)p.limit * ps_range::lane_lsbs<W>();
+          constexpr uint32_t lsbs = ps_range::lane_lsbs<W>();
+          const uint32_t lim = (uint32_t)p.limit * lsbs;
           any = (ps_range::lane_lt<W>(lim, x[m].x) | ps_range::lane_lt<W>(lim, x[m].y) |
                  ps_range::lane_lt<W>(lim, x[m].z) | ps_range::lane_lt<W>(lim, x[m].w)) != 0;
         }
