@@ -4,11 +4,13 @@
  * codes in [lo, lo + span]. __host__ __device__ so that the same code is
  * checked against a plain loop on the CPU (tests/test_cuda_range_bits.cu).
  *
- * Widths 2, 4 and 8 (a code never straddles a word) use SWAR: every lane of a
+ * Widths 4 and 8 (a code never straddles a word) use SWAR: every lane of a
  * word is compared at once (Hacker's Delight 2-18 lane-wise subtraction and
  * 2-12 unsigned comparison), then the lanes' top bits are compressed into
- * consecutive result bits. Width 1 is a bitwise function of the word. Other
- * widths extract each code with constant shifts (W is a template parameter).
+ * consecutive result bits. Width 2 is a bit-sliced truth table, width 1 a
+ * bitwise function of the word. Width 16 and the widths that straddle
+ * compare each code in the top bits of a 32-bit value (W is a template
+ * parameter, so its shifts are constants).
  */
 #ifndef PS_RANGE_BITS_CUH
 #define PS_RANGE_BITS_CUH
@@ -104,7 +106,8 @@ __host__ __device__ constexpr bool word_local() {
 /* The 32/W result bits of one stream word x (codes 0 .. 32/W - 1 of it):
  * bit j set iff code j is in [lo, lo + span]. L and S are lo and span
  * repeated in every W-bit lane (lo * lane_lsbs<W>()); for W = 1, L and S
- * are the all-ones masks "0 is in the range" and "1 is in the range". */
+ * are the all-ones masks "0 is in the range" and "1 is in the range"; for
+ * W = 16, lo and span in the top half (see word_consts). */
 template <int W>
 __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, uint32_t S) {
   static_assert(word_local<W>(), "word_bits: codes must not straddle words");
@@ -122,6 +125,14 @@ __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, u
     const uint32_t lo1 = (x & t1) | (~x & t0), hi1 = (x & t3) | (~x & t2); /* by the low bit of each lane */
     const uint32_t h = x >> 1;                                               /* high bits onto the low ones */
     return compress_lsbs<2>((h & hi1) | (~h & lo1));
+  } else if constexpr (W == 16) {
+    /* Two codes: each compared in the top half of a 32-bit value, as
+     * range_bits does for the widths that straddle (L = lo << 16, S =
+     * span << 16 | 0xffff, so the low half is ignored): a shift-and-subtract
+     * (one IMAD) or a subtract, and a compare per code, ~4 instructions per
+     * word against ~11 for the 16-bit lane arithmetic and its compression
+     * (SASS of range_direct_kernel<16>, 2026-11-30). */
+    return (uint32_t)((x << 16) - L <= S) | ((uint32_t)(x - L <= S) << 1);
   } else {
     return compress_tops<W>(~lane_lt<W>(S, lane_sub<W>(x, L))); /* not (span < code - lo) */
   }
@@ -139,6 +150,9 @@ __host__ __device__ __forceinline__ void word_consts(uint64_t lo, uint64_t span,
     for (uint32_t c = 0; c < 4; c++) t |= (uint32_t)(((c - lo) & 3u) <= span) << c;
     *L = t;
     *S = 0;
+  } else if constexpr (W == 16) {
+    *L = (uint32_t)lo << 16; /* the code in the top half, the other half ignored */
+    *S = ((uint32_t)span << 16) | 0xffffu;
   } else {
     constexpr uint32_t lsbs = lane_lsbs<W>();
     *L = (uint32_t)lo * lsbs;
