@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short check on the GPU machine between full ci/gpu.sh runs (device time is
 # scarce): build with CUDA (sm_90), the cuda tests matching QUICK_TESTS,
-# memcheck of QUICK_MEMCHECK, the benchmark cases QUICK_BENCH (also with each
+# compute-sanitizer over QUICK_MEMCHECK ("test" or "tool:test"), the benchmark cases QUICK_BENCH (also with each
 # environment setting of QUICK_AB over QUICK_AB_CASES, for A/B comparisons), and ncu profiles
 # (QUICK_NCU: entries "CASES:WIDTHS:KERNEL_REGEX", ';'-separated; WIDTHS may be
 # empty) with the detailed sections. Logs and JSON go to $OUT; a table last.
@@ -38,12 +38,17 @@ rc=$?
 note ctest "$([ $rc -eq 0 ] && echo PASS || echo "FAIL rc=$rc") $((SECONDS - t0))s $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -n 1)"
 [ $rc -eq 0 ] || grep -E "Failed|FAIL" "$OUT/ctest.log" | head -n 20
 
-for t in $QUICK_MEMCHECK; do
+# Entries "test" (memcheck) or "tool:test" (racecheck, synccheck, initcheck).
+for spec in $QUICK_MEMCHECK; do
+  tool=memcheck t=$spec
+  [[ $spec == *:* ]] && tool=${spec%%:*} t=${spec#*:}
+  extra=()
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
   t0=$SECONDS
-  (cd "$BUILD/tests" && timeout 120 compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
-    --error-exitcode 86 "./$t" cuda) >"$OUT/memcheck-$t.log" 2>&1
+  (cd "$BUILD/tests" && timeout 120 compute-sanitizer --tool "$tool" "${extra[@]}" --report-api-errors no \
+    --error-exitcode 86 "./$t" cuda) >"$OUT/$tool-$t.log" 2>&1
   rc=$?
-  note "memcheck $t" "rc=$rc ($([ $rc -eq 124 ] && echo 'stopped at 120s, partial' || tail -n 1 "$OUT/memcheck-$t.log")) $((SECONDS - t0))s"
+  note "$tool $t" "rc=$rc ($([ $rc -eq 124 ] && echo 'stopped at 120s, partial' || tail -n 1 "$OUT/$tool-$t.log")) $((SECONDS - t0))s"
 done
 
 exe=$BUILD/bench/packscan_bench

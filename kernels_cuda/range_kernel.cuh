@@ -395,14 +395,38 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
   finish<Limit>(p, selected, bad, reduce_tmp);
 }
 
-/* Blocks that fill the device: resident blocks of this instantiation per SM
- * times the SMs, measured once per width per process (atomic: contexts may
- * launch from several threads; with GPUs of different SM counts the first
- * one's figure is used, which changes the grid size, never a result). */
-template <int W, bool Limit>
+} // namespace
+
+#include "range_async.cuh"
+
+namespace {
+
+/* The kernel for width W: direct (codes within words), async (codes that
+ * straddle, below 32 bits) or staged (the rest, and the async widths when
+ * PACKSCAN_CUDA_RANGE_ASYNC=0). */
+template <int W, bool Limit, bool Async>
 constexpr void (*kernel_of())(ps_cuda_range_params) {
   if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit>;
+  else if constexpr (Async && use_async<W>()) return range_async_kernel<W, Limit>;
   else return range_kernel<W, Limit>;
+}
+
+template <int W, bool Async>
+constexpr int threads_of() {
+  return Async && use_async<W>() ? kAsyncThreads : kThreads;
+}
+
+/* PACKSCAN_CUDA_RANGE_ASYNC=0 sends the async widths to the staged kernel: a
+ * measuring knob (ci/gpu.sh times both in one run), read once per process. */
+inline bool async_enabled() {
+  static std::atomic<int> on{-1};
+  int v = on.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char *e = getenv("PACKSCAN_CUDA_RANGE_ASYNC");
+    v = e && e[0] == '0' && !e[1] ? 0 : 1;
+    on.store(v, std::memory_order_relaxed);
+  }
+  return v != 0;
 }
 
 /* Limit checks are compiled for widths up to 32 only: at 48-64 bits they cost
@@ -413,13 +437,19 @@ constexpr bool has_limit_variant() {
   return W <= 32;
 }
 
-template <int W>
+/* Blocks that fill the device: resident blocks of this instantiation per SM
+ * times the SMs, measured once per width per process (atomic: contexts may
+ * launch from several threads; with GPUs of different SM counts the first
+ * one's figure is used, which changes the grid size, never a result). */
+template <int W, bool Async>
 uint32_t resident_blocks(uint32_t fallback) {
   static std::atomic<uint32_t> cached{0};
   if (!cached.load(std::memory_order_relaxed)) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W, false>(), kThreads, 0) != cudaSuccess || per_sm <= 0) {
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W, false, Async>(), threads_of<W, Async>(), 0) !=
+            cudaSuccess ||
+        per_sm <= 0) {
       (void)cudaGetLastError();
       return fallback;
     }
@@ -438,9 +468,10 @@ uint32_t resident_blocks(uint32_t fallback) {
  * 0.254 / 0.282 / 0.267), at 16 bits with two waves (0.180 / 0.186 / 0.171);
  * the staged kernel from 16 bits with one (run 3/4: 95-97% at 32-64 bits
  * against 80% with one block per tile). */
-template <int W>
+template <int W, bool Async>
 constexpr uint32_t default_waves() {
   if constexpr (ps_range::word_local<W>()) return W == 16 ? 2u : 0u;
+  else if constexpr (Async && use_async<W>()) return 1u; /* warps loop over chunks */
   else return pipelined<W>() ? 1u : 0u;
 }
 
@@ -455,28 +486,38 @@ inline int grid_waves() {
   return waves.load(std::memory_order_relaxed);
 }
 
-template <int W>
-cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
+template <int W, bool Async>
+cudaError_t launch_as(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
   constexpr bool direct = ps_range::word_local<W>();
+  constexpr bool async = Async && use_async<W>();
+  constexpr int threads = threads_of<W, Async>();
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  /* tiles: vectors (direct) or result words (staged) */
+  /* tiles: vectors (direct), result words (staged; async: 32 per warp) */
   const uint64_t units = direct ? (words * W + 3) / 4 : words;
-  const uint64_t tile = (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
+  const uint64_t tile = async ? 32ull * kAsyncWarps : (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
   const uint64_t want = (units + tile - 1) / tile;
   const int knob = grid_waves();
-  const uint32_t waves = knob >= 0 ? (uint32_t)knob : default_waves<W>();
-  const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
+  const uint32_t waves = knob >= 0 ? (uint32_t)knob : default_waves<W, Async>();
+  const uint64_t fill = waves ? (uint64_t)resident_blocks<W, Async>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
   if constexpr (has_limit_variant<W>()) {
     if (p.check_limit) {
-      kernel_of<W, true>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+      kernel_of<W, true, Async>()<<<blocks ? blocks : 1, threads, 0, stream>>>(p);
       return cudaGetLastError();
     }
   } else {
     if (p.check_limit) return cudaErrorInvalidValue; /* the host never sends these */
   }
-  kernel_of<W, false>()<<<blocks ? blocks : 1, kThreads, 0, stream>>>(p);
+  kernel_of<W, false, Async>()<<<blocks ? blocks : 1, threads, 0, stream>>>(p);
   return cudaGetLastError();
+}
+
+template <int W>
+cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
+  if constexpr (use_async<W>()) {
+    if (async_enabled()) return launch_as<W, true>(p, max_blocks, stream);
+  }
+  return launch_as<W, false>(p, max_blocks, stream);
 }
 
 typedef cudaError_t (*launch_fn)(const ps_cuda_range_params &, uint32_t, cudaStream_t);

@@ -1,0 +1,135 @@
+/*
+ * range_async.cuh: the single-range fast path at the widths whose codes
+ * straddle 32-bit words, below 32 bits (3, 5-7, 9-15, 17-31): one warp per
+ * chunk of 32 result words (1024 rows, 32*W stream words), no block barrier.
+ *
+ * Why not the staged kernel (range_kernel in range_kernel.cuh): it stages a
+ * block's tile through registers and shared memory between two
+ * __syncthreads, so a block's loads, its compute and its stores take turns;
+ * at 12-24 bits it ran at 71-84% of the copy (run 13) with DRAM at ~68% and
+ * the ALU at ~64% under ncu (run 10, w20): neither saturated, latency-bound.
+ * Here every warp keeps two chunks of cp.async copies in flight
+ * (global -> shared, no registers held) while it computes a third, and only
+ * __syncwarp orders a warp's lanes. Lane l then reads its W words (the 32
+ * codes of result word l) from the chunk with 16-, 8- or 4-byte shared loads
+ * (conflict-free at W = 12, 20, 28 and every odd W; 2-way at 24) and
+ * compares each code in the top bits of a 32-bit value, as range_bits does.
+ */
+#ifndef PS_RANGE_ASYNC_CUH
+#define PS_RANGE_ASYNC_CUH
+
+/* Included by range_kernel.cuh, after load_word, store_word and finish. */
+#include <cuda_pipeline_primitives.h>
+
+namespace {
+
+constexpr int kAsyncWarps = 4; /* 4 warps: 3 stages of 128W bytes per warp fit the 48 KB static limit up to W = 31 */
+constexpr int kAsyncThreads = 32 * kAsyncWarps;
+constexpr int kAsyncStages = 3; /* one computed, two in flight */
+
+template <int W>
+__host__ __device__ constexpr bool use_async() {
+  return W > 0 && W < 32 && !ps_range::word_local<W>();
+}
+
+/* A warp's chunk: 32 result words, 32*W stream words, 8*W 16-byte vectors. */
+template <int W>
+__device__ __forceinline__ void async_issue(const ps_cuda_range_params &p, uint64_t chunk, uint64_t chunks, uint4 *stage,
+                                            int lane) {
+  constexpr int V = 8 * W;
+  if (chunk < chunks) {
+    const uint64_t v0 = chunk * V;
+    if (p.data_aligned16 && (v0 + V) * 16 <= p.data_bytes) {
+#pragma unroll
+      for (int j = 0; j < (V + 31) / 32; j++) {
+        const int i = lane + 32 * j;
+        if (i < V) __pipeline_memcpy_async(stage + i, reinterpret_cast<const uint4 *>(p.data) + v0 + i, 16);
+      }
+    } else {
+      /* The stream's end, or an unaligned stream: plain loads, reading
+       * nothing past data_bytes (zeros there); visible after __syncwarp. */
+      uint32_t *sw = reinterpret_cast<uint32_t *>(stage);
+      for (int i = lane; i < 4 * V; i += 32) sw[i] = load_word(p.data, p.data_bytes, 4 * v0 + i);
+    }
+  }
+  __pipeline_commit(); /* an empty group past the end keeps the count uniform */
+}
+
+/* Lane l's W words of the chunk in shared memory, the widest loads its
+ * alignment allows (l*W*4 bytes in). */
+template <int W>
+__device__ __forceinline__ void async_words(const uint4 *stage, int lane, uint32_t *w) {
+  if constexpr (W % 4 == 0) {
+    const uint4 *q = stage + lane * (W / 4);
+#pragma unroll
+    for (int k = 0; k < W / 4; k++) {
+      const uint4 x = q[k];
+      w[4 * k] = x.x, w[4 * k + 1] = x.y, w[4 * k + 2] = x.z, w[4 * k + 3] = x.w;
+    }
+  } else if constexpr (W % 2 == 0) {
+    const uint2 *q = reinterpret_cast<const uint2 *>(stage) + lane * (W / 2);
+#pragma unroll
+    for (int k = 0; k < W / 2; k++) {
+      const uint2 x = q[k];
+      w[2 * k] = x.x, w[2 * k + 1] = x.y;
+    }
+  } else {
+    const uint32_t *q = reinterpret_cast<const uint32_t *>(stage) + lane * W;
+#pragma unroll
+    for (int k = 0; k < W; k++) w[k] = q[k];
+  }
+}
+
+template <int W, bool Limit>
+__global__ void __launch_bounds__(kAsyncThreads) range_async_kernel(const __grid_constant__ ps_cuda_range_params p) {
+  static_assert(use_async<W>(), "async kernel: widths that straddle, below 32");
+  constexpr int V = 8 * W;
+  __shared__ __align__(16) uint4 buf[kAsyncWarps][kAsyncStages][V];
+  typedef cub::BlockReduce<uint32_t, kAsyncThreads> Reduce;
+  __shared__ typename Reduce::TempStorage reduce_tmp;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
+  const uint64_t chunks = (words + 31) / 32;
+  const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
+  const uint64_t step = (uint64_t)gridDim.x * kAsyncWarps;
+  uint64_t c = (uint64_t)blockIdx.x * kAsyncWarps + warp;
+  uint4(*stages)[V] = buf[warp];
+  uint32_t selected = 0, bad = 0;
+
+  async_issue<W>(p, c, chunks, stages[0], lane);
+  async_issue<W>(p, c + step, chunks, stages[1], lane);
+  for (int s = 0; c < chunks; c += step, s = s == kAsyncStages - 1 ? 0 : s + 1) {
+    const int refill = s == 0 ? kAsyncStages - 1 : s - 1; /* the stage computed last round */
+    async_issue<W>(p, c + 2 * step, chunks, stages[refill], lane);
+    __pipeline_wait_prior(kAsyncStages - 1); /* this round's copies (our own) are done */
+    __syncwarp();                            /* ... and every lane's */
+    const uint64_t g = c * 32 + lane;        /* this lane's result word */
+    if (g < words) {
+      uint32_t w[W + 2];
+      async_words<W>(stages[s], lane, w);
+      w[W] = 0, w[W + 1] = 0;
+      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      if constexpr (Limit) {
+        constexpr int G = 32 - W;
+        const uint32_t limit_top = ((uint32_t)p.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
+        uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
+        if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
+        if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live;
+        bits &= live;
+      } else {
+        if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
+        if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
+      }
+      selected += __popc(bits);
+      if (p.bitmap) store_word(p, out_bytes, g, bits);
+    }
+    __syncwarp(); /* every lane has read stage s before the next round refills it */
+  }
+  __pipeline_wait_prior(0); /* no copy outlives the kernel's shared memory */
+  finish<Limit, kAsyncThreads>(p, selected, bad, reduce_tmp);
+}
+
+} // namespace
+
+#endif
