@@ -107,6 +107,51 @@ cudaError_t ps_cuda_launch_range(const ps_cuda_range_params *p, uint32_t max_blo
  * runs the general kernel instead. */
 cudaError_t ps_cuda_launch_set(const ps_cuda_range_params *p, cudaStream_t stream);
 
+/* ---- the range-tree fast path (tree.cu) ------------------------------------------ */
+
+#define PS_CUDA_TREE_MAX_COLS 4   /* distinct columns */
+#define PS_CUDA_TREE_MAX_INSNS 16 /* instructions */
+#define PS_CUDA_TREE_SLOTS 4      /* stack depth */
+
+/* One instruction of a two-valued program: no row is ever UNKNOWN (no
+ * validity, no corrupt code), so a value is one 32-bit word per 32 rows and
+ * AND/OR/NOT are &, |, ~. The stack position of every instruction is known
+ * on the host: RANGE writes slot dst; AND/OR write slot dst from slots dst
+ * and dst + 1; NOT complements slot dst. */
+typedef struct ps_cuda_tree_insn {
+  uint32_t op;     /* PS_OP_RANGE, PS_OP_AND, PS_OP_OR, PS_OP_NOT */
+  uint32_t col;    /* RANGE: index into ps_cuda_tree_params' columns */
+  uint32_t dst;    /* slot, < PS_CUDA_TREE_SLOTS (AND/OR: dst + 1 too) */
+  uint32_t negate; /* RANGE: 0 or 0xffffffff */
+  uint32_t lo;     /* RANGE: selected iff ((code - lo) <= span) != negate; lo + span < 2^width */
+  uint32_t span;
+} ps_cuda_tree_insn; /* 24 bytes */
+
+/* A program of RANGE leaves on columns of 1..32 bits (every w-bit code
+ * valid, no validity bitmap, 16-byte aligned data) combined with AND, OR and
+ * NOT; no selection, no byte mask. A warp stages a chunk of 1024 rows of
+ * every column at once (stage_words = 32 * sum of widths words) in `stages`
+ * buffers, copying ahead with cp.async. */
+typedef struct ps_cuda_tree_params {
+  const uint8_t *data[PS_CUDA_TREE_MAX_COLS]; /* packed stream at the chunk start, 16-byte aligned */
+  uint64_t data_bytes[PS_CUDA_TREE_MAX_COLS];
+  uint32_t width[PS_CUDA_TREE_MAX_COLS];     /* 1..32 */
+  uint32_t offset[PS_CUDA_TREE_MAX_COLS];    /* the column's words in a chunk's buffer: 32 * (widths before it) */
+  ps_cuda_tree_insn insns[PS_CUDA_TREE_MAX_INSNS];
+  uint8_t *bitmap;                           /* ceil(rows/8) bytes, or NULL */
+  unsigned long long *count;                 /* device counter (+= selected), or NULL */
+  uint32_t n_cols, n_insns;
+  uint32_t stage_words;                      /* 32 * sum of widths */
+  uint32_t rows;                             /* 1..2^31 */
+  uint32_t bitmap_aligned;                   /* bitmap is 4-byte aligned */
+  uint32_t pad_;
+} ps_cuda_tree_params;
+
+/* Enqueues the range-tree kernel. cudaErrorNotSupported, with nothing
+ * enqueued, when the columns' staging does not fit (sum of widths above
+ * what two buffers of a block allow): the caller runs the general kernel. */
+cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStream_t stream);
+
 /* ---- after the filter: row ids, reduce, gather (select.cu) ------------------- */
 
 /* Threads per block of the select kernels (a multiple of 32). */

@@ -399,6 +399,106 @@ static int set_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps
   return 1;
 }
 
+/* The range-tree fast path (kernels_cuda/tree.cu): a program of 2 to 16
+ * instructions, RANGE leaves on at most 4 columns of 1..32 bits with no
+ * validity bitmap, every w-bit code valid (so no row is ever UNKNOWN or
+ * corrupt) and 16-byte aligned data, combined by AND, OR and NOT at a stack
+ * depth of at most 4; no selection, no byte mask. The stack position of
+ * every instruction is fixed by the postfix order, so each gets its slot
+ * here. Fills *tp and returns 1 when it applies. */
+static int tree_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, ps_cuda_tree_params *tp) {
+  const ps_program *prog = a->prog;
+  if (a->selection_in.handle || a->mask.handle || prog->n_insns < 2 || prog->n_insns > PS_CUDA_TREE_MAX_INSNS) return 0;
+  memset(tp, 0, sizeof *tp);
+  int slot_of[PS_MAX_COLS];
+  for (uint32_t c = 0; c < PS_MAX_COLS; c++) slot_of[c] = -1;
+  uint32_t depth = 0, words = 0;
+  for (uint32_t i = 0; i < prog->n_insns; i++) {
+    const ps_insn *in = &prog->insns[i];
+    ps_cuda_tree_insn *t = &tp->insns[i];
+    t->op = in->op;
+    if (in->op == PS_OP_RANGE) {
+      if (in->col_a >= prog->n_cols || depth >= PS_CUDA_TREE_SLOTS) return 0;
+      const ps_prog_col *col = &prog->cols[in->col_a];
+      if (col->width < 1 || col->width > 32 || col->flags != 0) return 0;
+      const uint64_t wmask = ((uint64_t)1 << col->width) - 1;
+      const uint8_t *data = p->data[in->col_a];
+      if (col->code_limit < wmask || !data || ((uintptr_t)data & 15u)) return 0;
+      if (slot_of[in->col_a] < 0) {
+        if (tp->n_cols == PS_CUDA_TREE_MAX_COLS) return 0;
+        const uint32_t k = tp->n_cols++;
+        slot_of[in->col_a] = (int)k;
+        tp->data[k] = data;
+        tp->data_bytes[k] = col->data_bytes;
+        tp->width[k] = col->width;
+        tp->offset[k] = words;
+        words += 32 * col->width;
+      }
+      uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
+      uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
+      if (lo > hi) { /* empty: NOT of the full range */
+        lo = 0, hi = wmask;
+        negate = ~negate;
+      }
+      t->col = (uint32_t)slot_of[in->col_a];
+      t->dst = depth++;
+      t->negate = negate;
+      t->lo = (uint32_t)lo;
+      t->span = (uint32_t)(hi - lo);
+    } else if (in->op == PS_OP_AND || in->op == PS_OP_OR) {
+      if (depth < 2) return 0;
+      t->dst = --depth - 1;
+    } else if (in->op == PS_OP_NOT) {
+      if (depth < 1) return 0;
+      t->dst = depth - 1;
+    } else {
+      return 0;
+    }
+  }
+  if (depth != 1) return 0;
+  tp->n_insns = prog->n_insns;
+  tp->stage_words = words;
+  tp->rows = p->rows;
+  tp->bitmap = p->bitmap;
+  tp->bitmap_aligned = p->bitmap_aligned;
+  return 1;
+}
+
+/* Runs the range-tree kernel; synchronizes only when the count is wanted
+ * (no status: no row can be corrupt). *done = 0 when its staging does not
+ * fit (the caller takes the general path; nothing was enqueued). */
+static ps_status cuda_eval_tree(ps_backend *be, const ps_eval_args *a, ps_cuda_tree_params *tp, int *done) {
+  ps_context *ctx = be->ctx;
+  *done = 1;
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  if (a->count) {
+    tp->count = (unsigned long long *)be->scratch;
+    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
+                        "cudaMemsetAsync (scratch)", false);
+  }
+  if (st == PS_OK) {
+    const cudaError_t err = ps_cuda_launch_tree(tp, be->stream);
+    if (err == cudaErrorNotSupported) {
+      *done = 0;
+      ps_cuda_leave(be, prev);
+      return PS_OK;
+    }
+    st = ps_cuda_status(ctx, err, "launching the range-tree kernel", false);
+  }
+  if (st == PS_OK && a->count) {
+    st = ps_cuda_status(ctx,
+                        cudaMemcpyAsync(be->scratch_host, be->scratch, sizeof(uint64_t), cudaMemcpyDeviceToHost,
+                                        be->stream),
+                        "cudaMemcpyAsync (range-tree count)", false);
+    if (st == PS_OK) st = sync_stream(be);
+  }
+  ps_cuda_leave(be, prev);
+  if (st == PS_OK && a->count) memcpy(a->count, be->scratch_host, sizeof *a->count);
+  return st;
+}
+
 /* Runs a fast path (the range kernels, or the SET kernel when rp->set);
  * synchronizes only when a host value is wanted: the count, or the
  * corrupt-code flag of a column with a code limit. *done = 0 when the SET
@@ -457,6 +557,13 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
     int done = 0;
     if (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range)) {
       st = cuda_eval_fast(be, a, &range, &done);
+      if (st != PS_OK || done) return st;
+    }
+    /* PACKSCAN_CUDA_NO_TREE=1: such programs take the general kernel (a
+     * measuring knob: ci/gpu.sh times both). */
+    ps_cuda_tree_params tree;
+    if (!getenv("PACKSCAN_CUDA_NO_TREE") && tree_fast_path(&params, a, &tree)) {
+      st = cuda_eval_tree(be, a, &tree, &done);
       if (st != PS_OK || done) return st;
     }
   }
