@@ -95,6 +95,40 @@ __host__ __device__ __forceinline__ uint32_t lane_lt(uint32_t x, uint32_t y) {
   return ((~x & y) | ((~x | y) & lane_sub<W>(x, y))) & H;
 }
 
+/* Lane-wise "code in [lo, lo + span]" of a 4- or 8-bit word x, in the top
+ * bit of each lane (the other bits clear). LoZero (lo == 0: the one-sided
+ * comparisons <, <=, the most common predicates) skips the subtraction of
+ * lo, 4 of the ~10 operations per word. */
+template <int W, bool LoZero>
+__host__ __device__ __forceinline__ uint32_t lane_in(uint32_t x, uint32_t L, uint32_t S) {
+  constexpr uint32_t H = lane_lsbs<W>() << (W - 1);
+  const uint32_t d = LoZero ? x : lane_sub<W>(x, L);
+  return ~lane_lt<W>(S, d) & H; /* not (span < code - lo) */
+}
+
+/* x with the bits of mask m and of m << d exchanged (a delta swap). */
+__host__ __device__ __forceinline__ uint32_t delta_swap(uint32_t x, int d, uint32_t m) {
+  const uint32_t t = ((x >> d) ^ x) & m;
+  return x ^ t ^ (t << d);
+}
+
+/* The 32 result bits of four consecutive 4-bit stream words (a 16-byte
+ * vector; word k holds rows 8k .. 8k + 7, row 8k + i in its lane i). Instead
+ * of compressing each word's eight lane tops (8 operations a word), the four
+ * words' tops are interleaved into one word (bit 4i + k: row 8k + i) and
+ * that 8x4 bit matrix is transposed with four delta swaps (the index bits
+ * rotated by two): ~21 operations a vector instead of ~32. */
+template <bool LoZero>
+__host__ __device__ __forceinline__ uint32_t quad4_bits(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, uint32_t L,
+                                                        uint32_t S) {
+  uint32_t y = (lane_in<4, LoZero>(x0, L, S) >> 3) | (lane_in<4, LoZero>(x1, L, S) >> 2) |
+               (lane_in<4, LoZero>(x2, L, S) >> 1) | lane_in<4, LoZero>(x3, L, S);
+  y = delta_swap(y, 1, 0x22222222u);     /* index bits 0 and 1 */
+  y = delta_swap(y, 3, 0x0a0a0a0au);     /* 0 and 2 */
+  y = delta_swap(y, 6, 0x00cc00ccu);     /* 1 and 3 */
+  return delta_swap(y, 12, 0x0000f0f0u); /* 2 and 4 */
+}
+
 /* Widths whose codes never straddle a 32-bit word, so one stream word gives
  * 32/W whole result bits: the direct kernel (range_kernel.cuh) computes a
  * 16-byte vector's bits without staging. */
@@ -108,7 +142,7 @@ __host__ __device__ constexpr bool word_local() {
  * repeated in every W-bit lane (lo * lane_lsbs<W>()); for W = 1, L and S
  * are the all-ones masks "0 is in the range" and "1 is in the range"; for
  * W = 16, lo and span in the top half (see word_consts). */
-template <int W>
+template <int W, bool LoZero = false>
 __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, uint32_t S) {
   static_assert(word_local<W>(), "word_bits: codes must not straddle words");
   if constexpr (W == 1) {
@@ -134,7 +168,7 @@ __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, u
      * (SASS of range_direct_kernel<16>, 2026-11-30). */
     return (uint32_t)((x << 16) - L <= S) | ((uint32_t)(x - L <= S) << 1);
   } else {
-    return compress_tops<W>(~lane_lt<W>(S, lane_sub<W>(x, L))); /* not (span < code - lo) */
+    return compress_tops<W>(lane_in<W, LoZero>(x, L, S));
   }
 }
 

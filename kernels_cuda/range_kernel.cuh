@@ -248,11 +248,13 @@ __device__ __forceinline__ uint32_t rows_mask(uint64_t first, uint32_t rows) {
 
 /* The 128/W bits of stream vector x, in out[0 .. max(B/32, 1)) (B < 32: the
  * low B bits of out[0]); L, S as word_bits takes them. */
-template <int W>
+template <int W, bool LoZero = false>
 __device__ __forceinline__ void vector_bits(const uint4 &x, uint32_t L, uint32_t S, uint32_t *out) {
   constexpr int B = 128 / W;
   const uint32_t xs[4] = {x.x, x.y, x.z, x.w};
-  if constexpr (B >= 32) {
+  if constexpr (W == 4) {
+    out[0] = ps_range::quad4_bits<LoZero>(x.x, x.y, x.z, x.w, L, S);
+  } else if constexpr (B >= 32) {
     constexpr int kPerWord = 32 * W / 32; /* stream words per result word: W (1, 2, 4) */
 #pragma unroll
     for (int j = 0; j < B / 32; j++) {
@@ -264,7 +266,7 @@ __device__ __forceinline__ void vector_bits(const uint4 &x, uint32_t L, uint32_t
   } else {
     uint32_t bits = 0;
 #pragma unroll
-    for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W>(xs[k], L, S) << (k * (32 / W));
+    for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W, LoZero>(xs[k], L, S) << (k * (32 / W));
     out[0] = bits;
   }
 }
@@ -289,7 +291,9 @@ __device__ __forceinline__ void direct_load(const ps_cuda_range_params &p, uint3
   }
 }
 
-template <int W, bool Limit>
+/* LoZero: lo == 0 (the host picks the instantiation; only 4 and 8 bits
+ * have one, where it saves the lane subtraction). */
+template <int W, bool Limit, bool LoZero = false>
 __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_constant__ ps_cuda_range_params p) {
   static_assert(ps_range::word_local<W>(), "direct kernel: codes must not straddle words");
   constexpr int B = 128 / W;              /* result bits per vector */
@@ -325,7 +329,7 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
     for (int m = 0; m < kDirectVecs; m++) {
       const uint32_t v = first + m * kThreads + threadIdx.x;
       uint32_t bits[kOut], ok[kOut];
-      vector_bits<W>(x[m], L, S, bits);
+      vector_bits<W, LoZero>(x[m], L, S, bits);
       if constexpr (Limit) {
         /* Lanes above the limit, without the compression; the exact per-row
          * bits (nulls, rows past the end may hold any code) only if any. */
@@ -337,7 +341,7 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
                  ps_range::lane_lt<W>(lim, x[m].z) | ps_range::lane_lt<W>(lim, x[m].w)) != 0;
         }
         if (any) {
-          vector_bits<W>(x[m], LL, LS, ok);
+          vector_bits<W, true>(x[m], LL, LS, ok); /* [0, limit] */
         } else {
 #pragma unroll
           for (int j = 0; j < kOut; j++) ok[j] = ~0u;
@@ -404,9 +408,9 @@ namespace {
 /* The kernel for width W: direct (codes within words), async (codes that
  * straddle, below 32 bits) or staged (the rest, and the async widths when
  * PACKSCAN_CUDA_RANGE_ASYNC=0). */
-template <int W, bool Limit, bool Async>
+template <int W, bool Limit, bool Async, bool LoZero = false>
 constexpr void (*kernel_of())(ps_cuda_range_params) {
-  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit>;
+  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit, LoZero && (W == 4 || W == 8)>;
   else if constexpr (Async && use_async<W>()) return range_async_kernel<W, Limit>;
   else return range_kernel<W, Limit>;
 }
@@ -500,15 +504,18 @@ cudaError_t launch_as(const ps_cuda_range_params &p, uint32_t max_blocks, cudaSt
   const uint32_t waves = knob >= 0 ? (uint32_t)knob : default_waves<W, Async>();
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W, Async>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
+  const bool lo_zero = p.lo == 0; /* x < c, x <= c */
   if constexpr (has_limit_variant<W>()) {
     if (p.check_limit) {
-      kernel_of<W, true, Async>()<<<blocks ? blocks : 1, threads, 0, stream>>>(p);
+      (lo_zero ? kernel_of<W, true, Async, true>() : kernel_of<W, true, Async>())<<<blocks ? blocks : 1, threads, 0,
+                                                                                   stream>>>(p);
       return cudaGetLastError();
     }
   } else {
     if (p.check_limit) return cudaErrorInvalidValue; /* the host never sends these */
   }
-  kernel_of<W, false, Async>()<<<blocks ? blocks : 1, threads, 0, stream>>>(p);
+  (lo_zero ? kernel_of<W, false, Async, true>() : kernel_of<W, false, Async>())<<<blocks ? blocks : 1, threads, 0,
+                                                                                 stream>>>(p);
   return cudaGetLastError();
 }
 

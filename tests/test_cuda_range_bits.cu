@@ -59,6 +59,46 @@ template <int W> int check_word() {
   }
   return bad;
 }
+/* word_bits with LoZero (the one-sided comparisons' instantiation, lo = 0),
+ * and quad4_bits (four 4-bit words: tops interleaved, then transposed),
+ * against the same plain loop. */
+template <int W> int check_word_lo0() {
+  int bad = 0;
+  const uint64_t wm = (1ull << W) - 1;
+  for (int it = 0; it < 20000; it++) {
+    const uint32_t x = (uint32_t)rng();
+    uint64_t hi = rng() & wm;
+    if (it % 5 == 0) hi = 0; if (it % 7 == 0) hi = wm;
+    uint32_t L, S;
+    word_consts<W>(0, hi, &L, &S);
+    const uint32_t got = word_bits<W, true>(x, L, S);
+    uint32_t exp = 0;
+    for (int j = 0; j < 32 / W; j++) exp |= (uint32_t)(((x >> (j * W)) & wm) <= hi) << j;
+    if (got != exp) { if (bad++ < 3) printf("word_bits<%d, lo 0> x=%08x hi=%llu got %08x exp %08x\n", W, x, (unsigned long long)hi, got, exp); }
+  }
+  return bad;
+}
+template <bool LoZero> int check_quad4() {
+  int bad = 0;
+  for (int it = 0; it < 20000; it++) {
+    uint32_t x[4];
+    for (int k = 0; k < 4; k++) x[k] = (uint32_t)rng();
+    uint64_t a = rng() & 15, b = rng() & 15;
+    if (it % 4 == 0) b = a; if (it % 7 == 0) a = 0; if (it % 11 == 0) b = 15;
+    uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    if (LoZero) lo = 0;
+    uint32_t L, S;
+    word_consts<4>(lo, hi - lo, &L, &S);
+    const uint32_t got = quad4_bits<LoZero>(x[0], x[1], x[2], x[3], L, S);
+    uint32_t exp = 0;
+    for (int r = 0; r < 32; r++) {
+      const uint64_t c = (x[r / 8] >> (4 * (r % 8))) & 15;
+      exp |= (uint32_t)(lo <= c && c <= hi) << r;
+    }
+    if (got != exp) { if (bad++ < 3) printf("quad4_bits<%d> lo=%llu hi=%llu got %08x exp %08x\n", (int)LoZero, (unsigned long long)lo, (unsigned long long)hi, got, exp); }
+  }
+  return bad;
+}
 template <int... Ws> int all(std::integer_sequence<int, Ws...>) { return (check<Ws>() + ...); }
 int main() {
   const char *env = std::getenv("PACKSCAN_SEED");
@@ -66,4 +106,5 @@ int main() {
   rng.seed(seed);
   printf("test=cuda_range_bits seed=%llu\n", seed);
   int bad = all(std::make_integer_sequence<int, 65>{});
-  bad += check_word<1>() + check_word<2>() + check_word<4>() + check_word<8>() + check_word<16>(); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }
+  bad += check_word<1>() + check_word<2>() + check_word<4>() + check_word<8>() + check_word<16>();
+  bad += check_word_lo0<4>() + check_word_lo0<8>() + check_quad4<false>() + check_quad4<true>(); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }
