@@ -137,6 +137,7 @@ typedef struct ps_cuda_tree_params {
   uint64_t data_bytes[PS_CUDA_TREE_MAX_COLS];
   uint32_t width[PS_CUDA_TREE_MAX_COLS];     /* 1..32 */
   uint32_t offset[PS_CUDA_TREE_MAX_COLS];    /* the column's words in a chunk's buffer: 32 * (widths before it) */
+  uint32_t data_chunks[PS_CUDA_TREE_MAX_COLS]; /* 1024-row chunks wholly inside data_bytes: data_bytes / (128 * width) */
   ps_cuda_tree_insn insns[PS_CUDA_TREE_MAX_INSNS];
   uint8_t *bitmap;                           /* ceil(rows/8) bytes, or NULL */
   unsigned long long *count;                 /* device counter (+= selected), or NULL */

@@ -42,30 +42,58 @@ __host__ __device__ constexpr bool use_async() {
  * vectors: a synchronous validity load per word kept every warp waiting a
  * DRAM round trip per chunk (run 14: `nulls` at 73.5% of the copy against
  * 84.5% for the same width without). */
+/* What a thread works out once (32-bit indexes: a chunk has at most 2^31
+ * rows, so 2^21 chunks, 2^26 result words and 2^29 stream vectors; the
+ * 64-bit index arithmetic per round cost ~60 instructions per result word at
+ * 12 bits, by the SASS of run 15's build). */
+struct async_bounds {
+  uint32_t words, chunks;
+  uint32_t data_chunks;  /* chunks whose codes lie in data_bytes, copied by cp.async (0: unaligned) */
+  uint32_t valid_chunks; /* chunks whose validity bytes lie in validity_bytes, 16-byte aligned */
+  uint32_t out_words;    /* result words stored whole (0: bitmap unaligned) */
+};
+
 template <int W>
-__device__ __forceinline__ void async_issue(const ps_cuda_range_params &p, uint64_t chunk, uint64_t chunks, uint4 *stage,
-                                            int lane) {
+__device__ __forceinline__ async_bounds async_bounds_of(const ps_cuda_range_params &p) {
+  async_bounds b;
+  b.words = (uint32_t)(((uint64_t)p.rows + 31) / 32);
+  b.chunks = (b.words + 31) / 32;
+  const uint64_t dc = p.data_aligned16 ? p.data_bytes / (128ull * W) : 0;
+  b.data_chunks = (uint32_t)(dc < b.chunks ? dc : b.chunks);
+  const uint64_t vc = p.validity && ((uintptr_t)p.validity & 15u) == 0 ? p.validity_bytes / 128 : 0;
+  b.valid_chunks = (uint32_t)(vc < b.chunks ? vc : b.chunks);
+  b.out_words = p.bitmap && p.bitmap_aligned ? (uint32_t)((((uint64_t)p.rows + 7) / 8) / 4) : 0;
+  return b;
+}
+
+/* A warp's chunk: 32 result words, 32*W stream words, 8*W 16-byte vectors,
+ * then (with a validity bitmap) the chunk's 32 validity words, 8 more
+ * vectors: a synchronous validity load per word kept every warp waiting a
+ * DRAM round trip per chunk (run 14: `nulls` at 73.5% of the copy against
+ * 84.5% for the same width without). */
+template <int W>
+__device__ __forceinline__ void async_issue(const ps_cuda_range_params &p, const async_bounds &b, uint32_t chunk,
+                                            uint4 *stage, int lane) {
   constexpr int V = 8 * W;
-  if (chunk < chunks) {
-    const uint64_t v0 = chunk * V;
-    if (p.data_aligned16 && (v0 + V) * 16 <= p.data_bytes) {
+  if (chunk < b.chunks) {
+    if (chunk < b.data_chunks) {
+      const uint4 *src = reinterpret_cast<const uint4 *>(p.data) + chunk * (uint32_t)V;
 #pragma unroll
       for (int j = 0; j < (V + 31) / 32; j++) {
         const int i = lane + 32 * j;
-        if (i < V) __pipeline_memcpy_async(stage + i, reinterpret_cast<const uint4 *>(p.data) + v0 + i, 16);
+        if (i < V) __pipeline_memcpy_async(stage + i, src + i, 16);
       }
     } else {
       /* The stream's end, or an unaligned stream: plain loads, reading
        * nothing past data_bytes (zeros there); visible after __syncwarp. */
       uint32_t *sw = reinterpret_cast<uint32_t *>(stage);
-      for (int i = lane; i < 4 * V; i += 32) sw[i] = load_word(p.data, p.data_bytes, 4 * v0 + i);
+      for (int i = lane; i < 4 * V; i += 32) sw[i] = load_word(p.data, p.data_bytes, 4ull * V * chunk + i);
     }
     if (p.validity) {
-      const uint64_t b0 = chunk * 128; /* validity bytes of the chunk's 1024 rows */
-      if (((uintptr_t)p.validity & 15u) == 0 && b0 + 128 <= p.validity_bytes) {
-        if (lane < 8) __pipeline_memcpy_async(stage + V + lane, p.validity + b0 + 16 * lane, 16);
+      if (chunk < b.valid_chunks) {
+        if (lane < 8) __pipeline_memcpy_async(stage + V + lane, p.validity + chunk * 128u + 16 * lane, 16);
       } else {
-        reinterpret_cast<uint32_t *>(stage + V)[lane] = load_word(p.validity, p.validity_bytes, chunk * 32 + lane);
+        reinterpret_cast<uint32_t *>(stage + V)[lane] = load_word(p.validity, p.validity_bytes, chunk * 32ull + lane);
       }
     }
   }
@@ -107,41 +135,38 @@ __global__ void __launch_bounds__(kAsyncThreads) range_async_kernel(const __grid
   __shared__ typename Reduce::TempStorage reduce_tmp;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  const uint64_t chunks = (words + 31) / 32;
+  const async_bounds b = async_bounds_of<W>(p);
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
-  const uint64_t step = (uint64_t)gridDim.x * kAsyncWarps;
-  uint64_t c = (uint64_t)blockIdx.x * kAsyncWarps + warp;
+  const uint32_t step = gridDim.x * kAsyncWarps; /* resident warps: far below 2^32 */
+  uint32_t c = blockIdx.x * kAsyncWarps + warp;
   uint4(*stages)[V + 8] = buf[warp];
   uint32_t selected = 0, bad = 0;
 
 #pragma unroll
-  for (int s = 0; s < kStages - 1; s++) async_issue<W>(p, c + s * step, chunks, stages[s], lane);
-  for (int s = 0; c < chunks; c += step, s = s == kStages - 1 ? 0 : s + 1) {
+  for (int s = 0; s < kStages - 1; s++) async_issue<W>(p, b, c + s * step, stages[s], lane);
+  for (int s = 0; c < b.chunks; c += step, s = s == kStages - 1 ? 0 : s + 1) {
     const int refill = s == 0 ? kStages - 1 : s - 1; /* the stage computed last round */
-    async_issue<W>(p, c + (kStages - 1) * step, chunks, stages[refill], lane);
+    async_issue<W>(p, b, c + (kStages - 1) * step, stages[refill], lane);
     __pipeline_wait_prior(kStages - 1); /* this round's copies (our own) are done */
-    __syncwarp();                            /* ... and every lane's */
-    const uint64_t g = c * 32 + lane;        /* this lane's result word */
-    if (g < words) {
+    __syncwarp();                       /* ... and every lane's */
+    const uint32_t g = c * 32 + lane;   /* this lane's result word */
+    if (g < b.words) {
       uint32_t w[W + 2];
       async_words<W>(stages[s], lane, w);
       const uint32_t *valid = reinterpret_cast<const uint32_t *>(stages[s] + V);
       w[W] = 0, w[W + 1] = 0;
       uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      uint32_t live = p.validity ? valid[lane] : 0xffffffffu;
+      if (g == b.words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
       if constexpr (Limit) {
         constexpr int G = 32 - W;
         const uint32_t limit_top = ((uint32_t)p.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
-        uint32_t live = p.validity ? valid[lane] : 0xffffffffu;
-        if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
         if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live;
-        bits &= live;
-      } else {
-        if (p.validity) bits &= valid[lane];
-        if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
       }
+      bits &= live;
       selected += __popc(bits);
-      if (p.bitmap) store_word(p, out_bytes, g, bits);
+      if (g < b.out_words) reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+      else if (p.bitmap) store_word(p, out_bytes, g, bits);
     }
     __syncwarp(); /* every lane has read stage s before the next round refills it */
   }

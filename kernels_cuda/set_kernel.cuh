@@ -8,11 +8,16 @@
  * Why: the general kernel looks each code up in the aux words in global
  * memory, 32 scattered loads per result word, served by L1/L2. Here every
  * block first copies the set into shared memory (a dictionary of 10^6
- * entries is 125 KB: 16.5 MB of L2 reads for 132 blocks), then runs the
- * range kernel's staged loop (coalesced 16-byte loads through a shared tile,
- * the next tile's loads in flight during the compute) with a shared-memory
- * lookup per code. Blocks are resident (one or two per SM: the set is big),
- * so the copy is paid once per block, not per tile.
+ * entries is 125 KB: 16.5 MB of L2 reads for 132 blocks), then each warp
+ * runs range_async.cuh's loop (a 1024-row chunk of codes and validity
+ * copied with cp.async one or two chunks ahead, __syncwarp only) with a
+ * shared-memory lookup per code. Blocks are resident (one per SM when the
+ * set is big), so the copy is paid once per block.
+ *
+ * Before (run 15, 2026-11-30): the staged loop of range_kernel (a block's
+ * tile through registers and shared memory between two __syncthreads, 107
+ * registers): 305 us for LIKE '%abc%' over 2^28 codes of 20 bits, DRAM at
+ * 48%, one block of 16 warps per SM waiting on its own barriers.
  */
 #ifndef PS_SET_KERNEL_CUH
 #define PS_SET_KERNEL_CUH
@@ -22,56 +27,58 @@
 namespace {
 
 constexpr int kSetThreads = 512;
+constexpr int kSetWarps = kSetThreads / 32;
 
-/* Words of the shared set region, rounded so that the tile after it starts on
- * a 128-byte boundary. */
+/* Words of the shared set region, rounded so that the staging after it
+ * starts on a 128-byte boundary. */
 __host__ __device__ inline uint32_t set_region_words(uint32_t set_words) { return (set_words + 31u) & ~31u; }
 
+/* Bytes of staging per block: Stages buffers per warp of a chunk's codes
+ * and validity (range_async.cuh's layout). */
 template <int W>
-__host__ __device__ constexpr uint32_t set_tile_words() {
-  return (uint32_t)(kSetThreads * words_per_thread<W>() * stride<W>());
+__host__ __device__ constexpr uint32_t set_stage_bytes(int stages) {
+  return (uint32_t)(kSetWarps * stages * (8 * W + 8) * 16);
 }
 
-template <int W>
+template <int W, int Stages>
 __global__ void __launch_bounds__(kSetThreads) set_kernel(const __grid_constant__ ps_cuda_range_params p) {
   static_assert(W >= 1 && W <= 32, "set_kernel: widths 1..32");
-  constexpr int S = stride<W>();
-  constexpr int R = words_per_thread<W>();
-  constexpr int kTile = kSetThreads * R; /* result words per tile */
-  constexpr int G = 32 - W;              /* bits below a code in code_top's result */
-  extern __shared__ uint32_t smem[];
+  constexpr int V = 8 * W;
+  constexpr int G = 32 - W; /* bits below a code in code_top's result */
+  extern __shared__ __align__(16) uint32_t smem[];
   uint32_t *const set = smem;
-  uint32_t *const tile = smem + set_region_words(p.set_words);
   typedef cub::BlockReduce<uint32_t, kSetThreads> Reduce;
   __shared__ typename Reduce::TempStorage reduce_tmp;
 
-  for (uint32_t i = threadIdx.x; i < p.set_words; i += kSetThreads) set[i] = __ldg(p.set + i);
-  /* visible after the first tile's barrier: the grid has no more blocks than tiles */
-
-  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  uint4 *const stages = reinterpret_cast<uint4 *>(smem + set_region_words(p.set_words)) + warp * Stages * (V + 8);
+  const async_bounds b = async_bounds_of<W>(p);
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
-  const uint64_t step = (uint64_t)gridDim.x * kTile;
+  const uint32_t step = gridDim.x * kSetWarps;
+  uint32_t c = blockIdx.x * kSetWarps + warp;
   const uint32_t limit = (uint32_t)p.limit; /* <= 2^W - 1 */
   const uint32_t limit_top = (limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
   uint32_t selected = 0, bad = 0;
-  tile_loads<W, kSetThreads> in;
-  uint64_t first = (uint64_t)blockIdx.x * kTile;
-  if (first < words) in.load(p, first);
-  for (; first < words; first += step) {
-    in.stage(tile);
-    __syncthreads();
-    if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
+
+  /* the first chunks' copies fly while the set is copied */
 #pragma unroll
-    for (int m = 0; m < R; m++) {
-      const int local = m * kSetThreads + threadIdx.x; /* consecutive threads, consecutive words */
-      const uint64_t g = first + local;
-      if (g >= words) break;
+  for (int s = 0; s < Stages - 1; s++) async_issue<W>(p, b, c + s * step, stages + s * (V + 8), lane);
+  for (uint32_t i = threadIdx.x; i < p.set_words; i += kSetThreads) set[i] = __ldg(p.set + i);
+  __syncthreads(); /* the set, for every warp */
+
+  for (int s = 0; c < b.chunks; c += step, s = s == Stages - 1 ? 0 : s + 1) {
+    const int refill = s == 0 ? Stages - 1 : s - 1; /* the stage computed last round (this one with one stage) */
+    async_issue<W>(p, b, c + (Stages - 1) * step, stages + refill * (V + 8), lane);
+    __pipeline_wait_prior(Stages - 1); /* this round's copies (our own) are done */
+    __syncwarp();                      /* ... and every lane's */
+    const uint4 *stage = stages + s * (V + 8);
+    const uint32_t g = c * 32 + lane;
+    if (g < b.words) {
       uint32_t w[W + 2];
-#pragma unroll
-      for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
+      async_words<W>(stage, lane, w);
       w[W] = 0, w[W + 1] = 0;
-      uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
-      if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
+      uint32_t live = p.validity ? reinterpret_cast<const uint32_t *>(stage + V)[lane] : 0xffffffffu;
+      if (g == b.words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
       /* corrupt codes: one max per code, the exact per-row test only when it fails */
       if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, limit) & live;
       uint32_t hits = 0;
@@ -84,17 +91,19 @@ __global__ void __launch_bounds__(kSetThreads) set_kernel(const __grid_constant_
       }
       const uint32_t bits = (hits ^ p.negate_mask) & live;
       selected += __popc(bits);
-      if (p.bitmap) store_word(p, out_bytes, g, bits);
+      if (g < b.out_words) reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+      else if (p.bitmap) store_word(p, out_bytes, g, bits);
     }
-    __syncthreads(); /* the tile is rewritten next round */
+    __syncwarp(); /* every lane has read stage s before it is refilled */
   }
+  __pipeline_wait_prior(0); /* no copy outlives the kernel's shared memory */
   finish<true, kSetThreads>(p, selected, bad, reduce_tmp);
 }
 
-/* The dynamic shared memory this width may use: the opt-in limit less the
- * kernel's static shared memory, raised once per width per process; 0 if
- * the device refuses (the caller then runs the general kernel). */
-template <int W>
+/* The dynamic shared memory this instantiation may use: the opt-in limit
+ * less its static shared memory, raised once per process; 0 if the device
+ * refuses (the caller then runs the general kernel). */
+template <int W, int Stages>
 size_t set_max_dynamic() {
   static std::atomic<long long> cached{-1};
   long long v = cached.load(std::memory_order_relaxed);
@@ -104,9 +113,10 @@ size_t set_max_dynamic() {
     v = 0;
     if (cudaGetDevice(&dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-        cudaFuncGetAttributes(&fa, set_kernel<W>) == cudaSuccess && (size_t)optin > fa.sharedSizeBytes) {
+        cudaFuncGetAttributes(&fa, set_kernel<W, Stages>) == cudaSuccess && (size_t)optin > fa.sharedSizeBytes) {
       const size_t want = (size_t)optin - fa.sharedSizeBytes;
-      if (cudaFuncSetAttribute(set_kernel<W>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)want) == cudaSuccess)
+      if (cudaFuncSetAttribute(set_kernel<W, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)want) ==
+          cudaSuccess)
         v = (long long)want;
     }
     (void)cudaGetLastError(); /* a refusal is an answer, not an error of the next launch */
@@ -115,24 +125,35 @@ size_t set_max_dynamic() {
   return (size_t)v;
 }
 
-template <int W>
-cudaError_t launch_set(const ps_cuda_range_params &p, cudaStream_t stream) {
-  const size_t smem = ((size_t)set_region_words(p.set_words) + set_tile_words<W>()) * sizeof(uint32_t);
-  if (smem > set_max_dynamic<W>()) return cudaErrorNotSupported;
+template <int W, int Stages>
+cudaError_t launch_set_stages(const ps_cuda_range_params &p, size_t smem, cudaStream_t stream) {
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, set_kernel<W>, kSetThreads, smem) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, set_kernel<W, Stages>, kSetThreads, smem) != cudaSuccess ||
       per_sm <= 0) {
     (void)cudaGetLastError();
     return cudaErrorNotSupported;
   }
-  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  const uint64_t tile = (uint64_t)kSetThreads * words_per_thread<W>();
-  const uint64_t want = (words + tile - 1) / tile;
+  const uint64_t chunks = (((uint64_t)p.rows + 31) / 32 + 31) / 32;
+  const uint64_t want = (chunks + kSetWarps - 1) / kSetWarps;
   const uint64_t fill = (uint64_t)per_sm * (uint64_t)sms;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
-  set_kernel<W><<<blocks ? blocks : 1, kSetThreads, smem, stream>>>(p);
+  set_kernel<W, Stages><<<blocks ? blocks : 1, kSetThreads, smem, stream>>>(p);
   return cudaGetLastError();
+}
+
+/* Three buffers per warp where they fit beside the set, else two, else one
+ * (a 10^6-entry set at 20 bits: two). */
+template <int W>
+cudaError_t launch_set(const ps_cuda_range_params &p, cudaStream_t stream) {
+  const size_t set_bytes = (size_t)set_region_words(p.set_words) * sizeof(uint32_t);
+  if (set_bytes + set_stage_bytes<W>(3) <= set_max_dynamic<W, 3>())
+    return launch_set_stages<W, 3>(p, set_bytes + set_stage_bytes<W>(3), stream);
+  if (set_bytes + set_stage_bytes<W>(2) <= set_max_dynamic<W, 2>())
+    return launch_set_stages<W, 2>(p, set_bytes + set_stage_bytes<W>(2), stream);
+  if (set_bytes + set_stage_bytes<W>(1) <= set_max_dynamic<W, 1>())
+    return launch_set_stages<W, 1>(p, set_bytes + set_stage_bytes<W>(1), stream);
+  return cudaErrorNotSupported;
 }
 
 typedef cudaError_t (*set_launch_fn)(const ps_cuda_range_params &, cudaStream_t);

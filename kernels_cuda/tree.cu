@@ -65,20 +65,22 @@ struct tree_slots {
 };
 
 /* A chunk's copies: every column's 32*W words (8*W vectors) into its place
- * in the buffer; at the stream's end plain loads (zeros past data_bytes). */
-__device__ __forceinline__ void tree_issue(const ps_cuda_tree_params &p, uint64_t chunk, uint64_t chunks,
-                                           uint32_t *buf, int lane) {
+ * in the buffer; at the stream's end plain loads (zeros past data_bytes).
+ * 32-bit indexes (at most 2^21 chunks of 2^29 vectors), as in
+ * range_async.cuh. */
+__device__ __forceinline__ void tree_issue(const ps_cuda_tree_params &p, uint32_t chunk, uint32_t chunks, uint32_t *buf,
+                                           int lane) {
   if (chunk < chunks) {
     for (uint32_t c = 0; c < p.n_cols; c++) {
       const uint32_t V = 8 * p.width[c];
-      const uint64_t v0 = chunk * V;
       uint4 *dst = reinterpret_cast<uint4 *>(buf + p.offset[c]);
-      if ((v0 + V) * 16 <= p.data_bytes[c]) {
-        const uint4 *src = reinterpret_cast<const uint4 *>(p.data[c]) + v0;
+      if (chunk < p.data_chunks[c]) {
+        const uint4 *src = reinterpret_cast<const uint4 *>(p.data[c]) + chunk * V;
         for (uint32_t i = lane; i < V; i += 32) __pipeline_memcpy_async(dst + i, src + i, 16);
       } else {
         uint32_t *dw = buf + p.offset[c];
-        for (uint32_t i = lane; i < 4 * V; i += 32) dw[i] = load_word(p.data[c], p.data_bytes[c], 4 * v0 + i);
+        for (uint32_t i = lane; i < 4 * V; i += 32)
+          dw[i] = load_word(p.data[c], p.data_bytes[c], 4ull * V * chunk + i);
       }
     }
   }
@@ -92,11 +94,12 @@ __global__ void __launch_bounds__(kTreeThreads) tree_kernel(const __grid_constan
   __shared__ typename Reduce::TempStorage reduce_tmp;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const uint64_t words = ((uint64_t)p.rows + 31) / 32;
-  const uint64_t chunks = (words + 31) / 32;
-  const uint64_t step = (uint64_t)gridDim.x * kTreeWarps;
+  const uint32_t words = (p.rows + 31) / 32;
+  const uint32_t chunks = (words + 31) / 32;
+  const uint32_t out_words = p.bitmap && p.bitmap_aligned ? (uint32_t)((((uint64_t)p.rows + 7) / 8) / 4) : 0;
+  const uint32_t step = gridDim.x * kTreeWarps;
   uint32_t *const area = tree_smem + (uint32_t)warp * Stages * p.stage_words;
-  uint64_t c = (uint64_t)blockIdx.x * kTreeWarps + warp;
+  uint32_t c = blockIdx.x * kTreeWarps + warp;
   uint32_t selected = 0;
 
 #pragma unroll
@@ -121,18 +124,16 @@ __global__ void __launch_bounds__(kTreeThreads) tree_kernel(const __grid_constan
       }
       slots.set(in.dst, v);
     }
-    const uint64_t g = c * 32 + lane;
+    const uint32_t g = c * 32 + lane;
     if (g < words) {
       uint32_t bits = slots.s0;
       if (g == words - 1 && (p.rows & 31)) bits &= (1u << (p.rows & 31)) - 1u;
       selected += __popc(bits);
-      if (p.bitmap) {
+      if (g < out_words) {
+        reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+      } else if (p.bitmap) {
         const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
-        if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
-          reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
-        } else {
-          for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
-        }
+        for (uint64_t b = g * 4ull; b < out_bytes && b < g * 4ull + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4ull)));
       }
     }
     __syncwarp(); /* every lane has read buffer s before the next round refills it */
@@ -184,7 +185,8 @@ extern "C" cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStr
     return cudaErrorInvalidValue;
   uint32_t words = 0;
   for (uint32_t c = 0; c < p->n_cols; c++) {
-    if (p->width[c] < 1 || p->width[c] > 32 || p->offset[c] != words || ((uintptr_t)p->data[c] & 15u))
+    if (p->width[c] < 1 || p->width[c] > 32 || p->offset[c] != words || ((uintptr_t)p->data[c] & 15u) ||
+        (uint64_t)p->data_chunks[c] * 128u * p->width[c] > p->data_bytes[c])
       return cudaErrorInvalidValue;
     words += 32 * p->width[c];
   }
@@ -197,8 +199,14 @@ extern "C" cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStr
   /* 48 KB a block, static (the reduction's few bytes) and dynamic together,
    * without the opt-in. */
   const size_t limit = 48 * 1024 - 256;
+  /* Three buffers (two chunks in flight) only while a warp's chunk is small;
+   * from 2 KB (16 bits of columns) two, so that more warps fit an SM: run 15
+   * (tree, 40 bits of columns, 5 KB a chunk) had 14 warps per SM with three
+   * buffers, 18% occupancy, issue-bound at 51% of the issue slots, while one
+   * 5 KB chunk per warp in flight is ~100 KB per SM, three times what the
+   * bandwidth needs. */
   const size_t buffer = (size_t)kTreeWarps * p->stage_words * sizeof(uint32_t);
-  if (3 * buffer <= limit) return launch_tree<3>(*p, 3 * buffer, stream);
+  if (p->stage_words <= 512 && 3 * buffer <= limit) return launch_tree<3>(*p, 3 * buffer, stream);
   if (2 * buffer <= limit) return launch_tree<2>(*p, 2 * buffer, stream);
   return cudaErrorNotSupported;
 }

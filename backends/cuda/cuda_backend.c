@@ -432,6 +432,8 @@ static int tree_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, p
         tp->data_bytes[k] = col->data_bytes;
         tp->width[k] = col->width;
         tp->offset[k] = words;
+        const uint64_t whole = col->data_bytes / (128u * col->width);
+        tp->data_chunks[k] = whole < UINT32_MAX ? (uint32_t)whole : UINT32_MAX;
         words += 32 * col->width;
       }
       uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
