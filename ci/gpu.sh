@@ -282,8 +282,8 @@ ncu_profile() {
   [ -x "$exe" ] || { echo "no $exe"; return 77; }
   # -k matches the function name without template arguments (ncu's default
   # "function" base): range_direct_kernel covers widths 1-16 of `lt`.
-  for spec in "lt:range_direct_kernel|range_kernel:44" "like_contains:set_kernel|like_dict_kernel:4" \
-    "tree:eval_words_kernel:2" "ids_50pct:write_ids|range_direct_kernel:4"; do
+  for spec in "lt:range_direct_kernel|range_async_kernel|range_kernel:44" "like_contains:set_kernel|like_dict_kernel:4" \
+    "tree:tree_kernel:2" "colcol:eval_words_kernel:2" "ids_1pct:range_ids_kernel|init_ids:4"; do
     local cases=${spec%%:*} rest=${spec#*:}
     local kern=${rest%:*} count=${rest##*:}
     local limit=$(($(left) < 60 ? $(left) : 60))
@@ -296,15 +296,20 @@ ncu_profile() {
 }
 
 # The other code paths in the same run, for the comparisons in
-# docs/benchmarks.md: row ids through a bitmap instead of the fused pass, and
-# the general kernel's prefetching variant.
+# docs/benchmarks.md: row ids through a bitmap instead of the fused pass, the
+# general kernel (and its prefetching variant) instead of the range-tree
+# kernel, and the staged range kernel instead of the async one.
 bench_ab() {
   local exe=$BUILD/bench/packscan_bench
   [ -x "$exe" ] || { echo "no $exe"; return 77; }
   PACKSCAN_CUDA_NO_FUSED_IDS=1 timeout 60 "$exe" --backend cuda --cases ids_1pct,ids_50pct --reps 10 \
     --json "$LOGS/bench-unfused-ids.json" || return $?
-  PACKSCAN_CUDA_WORDS_PREFETCH=1 timeout 60 "$exe" --backend cuda --cases tree,colcol --reps 10 \
-    --json "$LOGS/bench-prefetch.json"
+  PACKSCAN_CUDA_NO_TREE=1 timeout 60 "$exe" --backend cuda --cases tree --reps 10 \
+    --json "$LOGS/bench-general-tree.json" || return $?
+  PACKSCAN_CUDA_WORDS_PREFETCH=1 timeout 60 "$exe" --backend cuda --cases colcol --reps 10 \
+    --json "$LOGS/bench-prefetch.json" || return $?
+  PACKSCAN_CUDA_RANGE_ASYNC=0 timeout 60 "$exe" --backend cuda --cases lt --widths 12,20,24 --reps 10 \
+    --json "$LOGS/bench-staged.json"
 }
 
 # ---- run ----------------------------------------------------------------------
