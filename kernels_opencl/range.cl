@@ -118,6 +118,12 @@ static uint ps_lane_sub(uint x, uint y) { return ((x | PS_H) - (y & ~PS_H)) ^ ((
 
 /* Top bit of each lane set iff that lane of x < that lane of y (unsigned). */
 static uint ps_lane_lt(uint x, uint y) { return ((~x & y) | ((~x | y) & ps_lane_sub(x, y))) & PS_H; }
+
+/* x with the bits of mask m and of m << d exchanged (a delta swap). */
+static uint ps_delta_swap(uint x, int d, uint m) {
+  const uint t = ((x >> d) ^ x) & m;
+  return x ^ t ^ (t << d);
+}
 #endif
 
 /* Bit j set iff code j of the 32 codes in w[0..W) lies in [lo, lo + span].
@@ -131,12 +137,36 @@ static uint ps_range_bits(const uint *w, ulong lo, ulong span) {
   uint has0 = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
   uint has1 = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
   bits = (w[0] & has1) | (~w[0] & has0);
+#elif PS_W == 4
+  /* kernels_cuda/range_bits.cuh's quad4_bits: the four words' lane tops
+   * interleaved (bit 4i + k: row 8k + i), then the 8x4 bit matrix transposed
+   * with four delta swaps; with lo == 0 (x < c, x <= c: the common case,
+   * decided once per work-item, uniform) no lane subtraction. */
+  uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
+  uint t[4];
+  if (lo == 0) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) t[k] = ~ps_lane_lt(S, w[k]) & PS_H;
+  } else {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) t[k] = ~ps_lane_lt(S, ps_lane_sub(w[k], L)) & PS_H;
+  }
+  uint y = (t[0] >> 3) | (t[1] >> 2) | (t[2] >> 1) | t[3];
+  y = ps_delta_swap(y, 1, 0x22222222u);
+  y = ps_delta_swap(y, 3, 0x0a0a0a0au);
+  y = ps_delta_swap(y, 6, 0x00cc00ccu);
+  bits = ps_delta_swap(y, 12, 0x0000f0f0u);
 #elif defined(PS_LSBS)
   uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
+  if (lo == 0) { /* x < c, x <= c: no lane subtraction (uniform) */
 #pragma unroll
-  for (int k = 0; k < PS_W; ++k) {
-    uint out = ps_lane_lt(S, ps_lane_sub(w[k], L)); /* span < code - lo */
-    bits |= ps_compress_tops(~out) << (k * (32 / PS_W));
+    for (int k = 0; k < PS_W; ++k) bits |= ps_compress_tops(~ps_lane_lt(S, w[k])) << (k * (32 / PS_W));
+  } else {
+#pragma unroll
+    for (int k = 0; k < PS_W; ++k) {
+      uint out = ps_lane_lt(S, ps_lane_sub(w[k], L)); /* span < code - lo */
+      bits |= ps_compress_tops(~out) << (k * (32 / PS_W));
+    }
   }
 #elif PS_W <= 32
   /* codes, lo and span all fit 32 bits */
