@@ -312,7 +312,13 @@ static void cuda_wrapped(void) {
   if (!CHECKF(cudaMalloc(&p, c->data_size) == cudaSuccess && cudaMalloc(&bits, 1024) == cudaSuccess,
               "cudaMalloc failed"))
     goto done;
+  /* From pageable host memory cudaMemcpy may return before its copy has
+   * landed, and the context's own stream does not wait for the legacy
+   * default stream (packscan_cuda.h): the caller finishes its writes first.
+   * Without this the rewrite below raced the filter (run 17 on the H200:
+   * count 461 against 0, once). */
   CHECK(cudaMemcpy(p, c->data, c->data_size, cudaMemcpyHostToDevice) == cudaSuccess);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
   if (!CHECK_OK(ctx, ps_buffer_wrap_cuda(ctx, p, c->data_size, &wb))) goto done;
   void *back = NULL;
   CHECK_OK(ctx, ps_buffer_cuda_ptr(wb, &back));
@@ -328,6 +334,7 @@ static void cuda_wrapped(void) {
   onode *t = on_cmp(0, PS_GT, ps_lit_int(c->ref.i + ((int64_t)1 << 36))); /* about half */
   uint64_t before = check_filter(h, c, t, "wrapped CUDA pointer");
   CHECK(cudaMemcpy(p, c2->data, c2->data_size, cudaMemcpyHostToDevice) == cudaSuccess);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
   uint64_t after = check_filter(h, c2, t, "wrapped CUDA pointer after the caller rewrote it");
   CHECKF(before != after, "test bug: rewrite did not change the count");
   if (CHECK_OK(ctx, ps_buffer_wrap_cuda(ctx, bits, 1024, &wbits))) {
