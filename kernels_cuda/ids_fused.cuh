@@ -253,14 +253,21 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 /* Opts the instantiation in to its dynamic shared memory (above 48 KB at the
- * widest widths), once per process. */
+ * widest widths), once per device per process. */
 template <int W, uint32_t kBytes>
 cudaError_t allow_smem() {
-  static std::atomic<int> done{0};
-  if (done.load(std::memory_order_relaxed)) return cudaSuccess;
-  const cudaError_t err = cudaFuncSetAttribute(range_ids_kernel<W, kBytes>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               (int)range_ids_smem<W>());
-  if (err == cudaSuccess) done.store(1, std::memory_order_relaxed);
+  /* A function attribute belongs to one device's context: once per device
+   * (devices 0..15 remembered, others set every time). */
+  constexpr int kDevices = 16;
+  static std::atomic<int> done[kDevices];
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  const bool cache = dev >= 0 && dev < kDevices;
+  if (cache && done[dev].load(std::memory_order_relaxed)) return cudaSuccess;
+  err = cudaFuncSetAttribute(range_ids_kernel<W, kBytes>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)range_ids_smem<W>());
+  if (err == cudaSuccess && cache) done[dev].store(1, std::memory_order_relaxed);
   return err;
 }
 

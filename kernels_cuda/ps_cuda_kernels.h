@@ -130,8 +130,8 @@ typedef struct ps_cuda_tree_insn {
 /* A program of RANGE leaves on columns of 1..32 bits (every w-bit code
  * valid, no validity bitmap, 16-byte aligned data) combined with AND, OR and
  * NOT; no selection, no byte mask. A warp stages a chunk of 1024 rows of
- * every column at once (stage_words = 32 * sum of widths words) in `stages`
- * buffers, copying ahead with cp.async. */
+ * every column at once (stage_words = 32 * sum of widths words) in two or
+ * three buffers per warp (the launcher picks), copying ahead with cp.async. */
 typedef struct ps_cuda_tree_params {
   const uint8_t *data[PS_CUDA_TREE_MAX_COLS]; /* packed stream at the chunk start, 16-byte aligned */
   uint64_t data_bytes[PS_CUDA_TREE_MAX_COLS];

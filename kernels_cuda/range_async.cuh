@@ -37,11 +37,6 @@ __host__ __device__ constexpr bool use_async() {
   return W > 0 && W < 32 && !ps_range::word_local<W>();
 }
 
-/* A warp's chunk: 32 result words, 32*W stream words, 8*W 16-byte vectors,
- * then (with a validity bitmap) the chunk's 32 validity words, 8 more
- * vectors: a synchronous validity load per word kept every warp waiting a
- * DRAM round trip per chunk (run 14: `nulls` at 73.5% of the copy against
- * 84.5% for the same width without). */
 /* What a thread works out once (32-bit indexes: a chunk has at most 2^31
  * rows, so 2^21 chunks, 2^26 result words and 2^29 stream vectors; the
  * 64-bit index arithmetic per round cost ~60 instructions per result word at
@@ -59,7 +54,7 @@ __device__ __forceinline__ async_bounds async_bounds_of(const ps_cuda_range_para
   b.words = (uint32_t)(((uint64_t)p.rows + 31) / 32);
   b.chunks = (b.words + 31) / 32;
   const uint64_t dc = p.data_aligned16 ? p.data_bytes / (128ull * W) : 0;
-  b.data_chunks = (uint32_t)(dc < b.chunks ? dc : b.chunks);
+  b.data_chunks = (uint32_t)(dc < b.chunks ? dc : b.chunks); /* unaligned data: every chunk by plain loads, nothing in flight */
   const uint64_t vc = p.validity && ((uintptr_t)p.validity & 15u) == 0 ? p.validity_bytes / 128 : 0;
   b.valid_chunks = (uint32_t)(vc < b.chunks ? vc : b.chunks);
   b.out_words = p.bitmap && p.bitmap_aligned ? (uint32_t)((((uint64_t)p.rows + 7) / 8) / 4) : 0;

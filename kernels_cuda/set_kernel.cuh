@@ -100,28 +100,37 @@ __global__ void __launch_bounds__(kSetThreads) set_kernel(const __grid_constant_
   finish<true, kSetThreads>(p, selected, bad, reduce_tmp);
 }
 
-/* The dynamic shared memory this instantiation may use: the opt-in limit
- * less its static shared memory, raised once per process; 0 if the device
- * refuses (the caller then runs the general kernel). */
+/* The dynamic shared memory this instantiation may use on the current
+ * device: the opt-in limit less its static shared memory, raised once per
+ * device per process (a function attribute belongs to one device's
+ * context: cached once per process, a second GPU would launch with the
+ * 48 KB default and fail); 0 if the device refuses (the caller then runs
+ * the general kernel). */
 template <int W, int Stages>
 size_t set_max_dynamic() {
-  static std::atomic<long long> cached{-1};
-  long long v = cached.load(std::memory_order_relaxed);
-  if (v < 0) {
-    int dev = 0, optin = 0;
-    cudaFuncAttributes fa;
-    v = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-        cudaFuncGetAttributes(&fa, set_kernel<W, Stages>) == cudaSuccess && (size_t)optin > fa.sharedSizeBytes) {
-      const size_t want = (size_t)optin - fa.sharedSizeBytes;
-      if (cudaFuncSetAttribute(set_kernel<W, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)want) ==
-          cudaSuccess)
-        v = (long long)want;
-    }
-    (void)cudaGetLastError(); /* a refusal is an answer, not an error of the next launch */
-    cached.store(v, std::memory_order_relaxed);
+  constexpr int kDevices = 16;               /* cached for devices 0..15; others ask every time */
+  static std::atomic<long long> cached[kDevices]; /* bytes + 1; 0: not asked yet */
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
   }
+  if (dev >= 0 && dev < kDevices) {
+    const long long c = cached[dev].load(std::memory_order_relaxed);
+    if (c) return (size_t)(c - 1);
+  }
+  long long v = 0;
+  int optin = 0;
+  cudaFuncAttributes fa;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+      cudaFuncGetAttributes(&fa, set_kernel<W, Stages>) == cudaSuccess && (size_t)optin > fa.sharedSizeBytes) {
+    const size_t want = (size_t)optin - fa.sharedSizeBytes;
+    if (cudaFuncSetAttribute(set_kernel<W, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)want) ==
+        cudaSuccess)
+      v = (long long)want;
+  }
+  (void)cudaGetLastError(); /* a refusal is an answer, not an error of the next launch */
+  if (dev >= 0 && dev < kDevices) cached[dev].store(v + 1, std::memory_order_relaxed);
   return (size_t)v;
 }
 

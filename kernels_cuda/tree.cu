@@ -12,10 +12,11 @@
  * lane's W staged words (the same code as the single-range kernels), the
  * stack is four registers addressed by slot numbers the host computed, and
  * the staging is range_async.cuh's: every column of a warp's 1024-row chunk
- * copied with cp.async two chunks ahead (three buffers when they fit the
- * 48 KB static limit, else two), __syncwarp only.
+ * copied with cp.async, __syncwarp only; two chunks ahead (three buffers)
+ * while a chunk is at most 2 KB, one chunk ahead (two buffers) above, so
+ * that more warps fit an SM (ps_cuda_launch_tree below says why).
  */
-#include <cstdlib>
+#include <atomic>
 
 #include "range_kernel.cuh"
 

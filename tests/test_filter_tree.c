@@ -8,7 +8,8 @@
  *  - sizes around the kernel's 1024-row chunks and the streams' ends
  *    (1..1025, 4113, 100003, 2^20 + 5);
  *  - contexts with chunks of 2^31 (the default), 4096 rows (every chunk's
- *    data 16-byte aligned) and 96 rows (not aligned: the general kernel);
+ *    data 16-byte aligned) and 96 rows (a chunk's data 16-byte aligned only
+ *    when 12 * w * k is a multiple of 16: the others take the general kernel);
  *  - the same column in several leaves, widths mixed, the same width twice;
  *  - trees past the fast path's limits (5 columns, height 6, a column with
  *    nulls, narrow types whose code limit is below 2^w - 1): the general
