@@ -280,12 +280,20 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
 #define RANGE_ALIGNED16 4u
 
 /* Result words per work-item of range.cl's CPU variant (its PS_RANGE_R), 0
- * on other devices (they take the staged variant). */
-static uint32_t range_direct_words(const ps_backend *be) { return be->cpu ? PS_CL_RANGE_CPU_WORDS : 0; }
+ * on other devices (they take the staged variant): PS_CL_RANGE_CPU_WORDS,
+ * and below 8 bits as many as keep a work-item's codes at 1 KB, so that a
+ * count pays one atomic per 1 KB of codes at every width (at 2 bits and 32
+ * words, 65536 atomics on one counter from two threads made `lt_count` at
+ * 2^26 rows 1.5-3x slower than the bitmap: 2026-11-30, this 2-core machine). */
+static uint32_t range_direct_words(const ps_backend *be, uint32_t width) {
+  if (!be->cpu) return 0;
+  const uint32_t words = width >= 1 && width < 8 ? 256u / width : 0u;
+  return words > PS_CL_RANGE_CPU_WORDS ? words : PS_CL_RANGE_CPU_WORDS;
+}
 
 /* Result words per work-item of range.cl (its PS_R, or PS_RANGE_R on a CPU). */
 static uint32_t range_words_per_item(const ps_backend *be, uint32_t width) {
-  if (be->cpu) return range_direct_words(be);
+  if (be->cpu) return range_direct_words(be, width);
   return width == 0 ? 8 : width >= 16 ? 1 : (16 + width - 1) / width;
 }
 
@@ -384,7 +392,7 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
   size_t wg = range_work_group(be, rp->width);
   if (wg == 0) return PS_OK;
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, range_direct_words(be), rp->check_limit, &prog));
+  PS_CL_TRY(ps_cl_range_program(be, rp->width, wg, range_direct_words(be, rp->width), rp->check_limit, &prog));
   ps_cl_kernel_id id = a->count ? PS_CL_RANGE_COUNT : PS_CL_RANGE;
   if (prog->work_group[id] == 0) return PS_OK;
   *done = 1;
