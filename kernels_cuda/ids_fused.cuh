@@ -168,30 +168,18 @@ struct range_words {
       for (int m = 0; m < kDPer; m++) {
         const uint32_t xs[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
         const uint32_t at = (uint32_t)m * 32 + lane; /* vector index: bits [at * B, at * B + B) */
-        if constexpr (B >= 32) {
-          uint32_t o[B / 32];
-#pragma unroll
-          for (int j = 0; j < B / 32; j++) {
-            uint32_t bits = 0;
-#pragma unroll
-            for (int k = 0; k < W; k++) bits |= ps_range::word_bits<W>(xs[j * W + k], L, S_) << (k * (32 / W));
-            o[j] = bits;
-          }
-          if constexpr (B == 128)
-            reinterpret_cast<uint4 *>(out_words)[at] = make_uint4(o[0], o[1], o[2], o[3]);
-          else if constexpr (B == 64)
-            reinterpret_cast<uint2 *>(out_words)[at] = make_uint2(o[0], o[1]);
-          else
-            out_words[at] = o[0];
-        } else {
-          uint32_t bits = 0;
-#pragma unroll
-          for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W>(xs[k], L, S_) << (k * (32 / W));
-          if constexpr (B == 16)
-            reinterpret_cast<uint16_t *>(out_words)[at] = (uint16_t)bits;
-          else
-            reinterpret_cast<uint8_t *>(out_words)[at] = (uint8_t)bits;
-        }
+        uint32_t o[B >= 32 ? B / 32 : 1];
+        ps_range::vector_bits<W>(xs, L, S_, o);
+        if constexpr (B == 128)
+          reinterpret_cast<uint4 *>(out_words)[at] = make_uint4(o[0], o[1], o[2], o[3]);
+        else if constexpr (B == 64)
+          reinterpret_cast<uint2 *>(out_words)[at] = make_uint2(o[0], o[1]);
+        else if constexpr (B == 32)
+          out_words[at] = o[0];
+        else if constexpr (B == 16)
+          reinterpret_cast<uint16_t *>(out_words)[at] = (uint16_t)o[0];
+        else
+          reinterpret_cast<uint8_t *>(out_words)[at] = (uint8_t)o[0];
       }
     } else {
       (void)g0, (void)out_words, (void)lane;

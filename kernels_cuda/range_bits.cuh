@@ -172,6 +172,32 @@ __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, u
   }
 }
 
+/* The 128/W result bits of one 16-byte vector x[0..4) of stream words at a
+ * word-local width, in out[0 .. max(B/32, 1)) (B = 128/W; below 32 the low
+ * B bits of out[0]); L, S as word_bits takes them. The direct kernel and the
+ * fused row ids both compute a vector's bits through it. */
+template <int W, bool LoZero = false>
+__host__ __device__ __forceinline__ void vector_bits(const uint32_t *x, uint32_t L, uint32_t S, uint32_t *out) {
+  static_assert(word_local<W>(), "vector_bits: codes must not straddle words");
+  constexpr int B = 128 / W;
+  if constexpr (W == 4) {
+    out[0] = quad4_bits<LoZero>(x[0], x[1], x[2], x[3], L, S);
+  } else if constexpr (B >= 32) {
+PS_RB_UNROLL
+    for (int j = 0; j < B / 32; j++) {
+      uint32_t bits = 0;
+PS_RB_UNROLL
+      for (int k = 0; k < W; k++) bits |= word_bits<W, LoZero>(x[j * W + k], L, S) << (k * (32 / W));
+      out[j] = bits;
+    }
+  } else {
+    uint32_t bits = 0;
+PS_RB_UNROLL
+    for (int k = 0; k < 4; k++) bits |= word_bits<W, LoZero>(x[k], L, S) << (k * (32 / W));
+    out[0] = bits;
+  }
+}
+
 /* The constants of word_bits for [lo, lo + span] (lo + span < 2^W): lanes of
  * lo and span; W = 1: the two all-ones-or-zero masks; W = 2: a truth table. */
 template <int W>

@@ -246,31 +246,6 @@ __device__ __forceinline__ uint32_t rows_mask(uint64_t first, uint32_t rows) {
   return (1u << (rows - first)) - 1u;
 }
 
-/* The 128/W bits of stream vector x, in out[0 .. max(B/32, 1)) (B < 32: the
- * low B bits of out[0]); L, S as word_bits takes them. */
-template <int W, bool LoZero = false>
-__device__ __forceinline__ void vector_bits(const uint4 &x, uint32_t L, uint32_t S, uint32_t *out) {
-  constexpr int B = 128 / W;
-  const uint32_t xs[4] = {x.x, x.y, x.z, x.w};
-  if constexpr (W == 4) {
-    out[0] = ps_range::quad4_bits<LoZero>(x.x, x.y, x.z, x.w, L, S);
-  } else if constexpr (B >= 32) {
-    constexpr int kPerWord = 32 * W / 32; /* stream words per result word: W (1, 2, 4) */
-#pragma unroll
-    for (int j = 0; j < B / 32; j++) {
-      uint32_t bits = 0;
-#pragma unroll
-      for (int k = 0; k < kPerWord; k++) bits |= ps_range::word_bits<W>(xs[j * kPerWord + k], L, S) << (k * (32 / W));
-      out[j] = bits;
-    }
-  } else {
-    uint32_t bits = 0;
-#pragma unroll
-    for (int k = 0; k < 4; k++) bits |= ps_range::word_bits<W, LoZero>(xs[k], L, S) << (k * (32 / W));
-    out[0] = bits;
-  }
-}
-
 /* The tile's vectors from `first` (every load issued before any is used). */
 template <int W>
 __device__ __forceinline__ void direct_load(const ps_cuda_range_params &p, uint32_t first, uint32_t vecs, uint4 *x) {
@@ -329,7 +304,8 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
     for (int m = 0; m < kDirectVecs; m++) {
       const uint32_t v = first + m * kThreads + threadIdx.x;
       uint32_t bits[kOut], ok[kOut];
-      vector_bits<W, LoZero>(x[m], L, S, bits);
+      const uint32_t xs[4] = {x[m].x, x[m].y, x[m].z, x[m].w};
+      ps_range::vector_bits<W, LoZero>(xs, L, S, bits);
       if constexpr (Limit) {
         /* Lanes above the limit, without the compression; the exact per-row
          * bits (nulls, rows past the end may hold any code) only if any. */
@@ -341,7 +317,7 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
                  ps_range::lane_lt<W>(lim, x[m].z) | ps_range::lane_lt<W>(lim, x[m].w)) != 0;
         }
         if (any) {
-          vector_bits<W, true>(x[m], LL, LS, ok); /* [0, limit] */
+          ps_range::vector_bits<W, true>(xs, LL, LS, ok); /* [0, limit] */
         } else {
 #pragma unroll
           for (int j = 0; j < kOut; j++) ok[j] = ~0u;

@@ -99,6 +99,32 @@ template <bool LoZero> int check_quad4() {
   }
   return bad;
 }
+/* vector_bits (a 16-byte vector's 128/W bits: the direct kernel's and the
+ * fused row ids' step) against the same plain loop, with and without LoZero. */
+template <int W, bool LoZero> int check_vector() {
+  int bad = 0;
+  const uint64_t wm = (1ull << W) - 1;
+  constexpr int B = 128 / W;
+  for (int it = 0; it < 20000; it++) {
+    uint32_t x[4];
+    for (int k = 0; k < 4; k++) x[k] = (uint32_t)rng();
+    uint64_t a = rng() & wm, b = rng() & wm;
+    if (it % 4 == 0) b = a; if (it % 7 == 0) a = 0; if (it % 11 == 0) b = wm;
+    uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    if (LoZero) lo = 0;
+    uint32_t L, S, got[4] = {0, 0, 0, 0}, exp[4] = {0, 0, 0, 0};
+    word_consts<W>(lo, hi - lo, &L, &S);
+    vector_bits<W, LoZero>(x, L, S, got);
+    for (int r = 0; r < B; r++) {
+      const uint64_t c = (x[(r * W) / 32] >> ((r * W) % 32)) & wm;
+      exp[r / 32] |= (uint32_t)(lo <= c && c <= hi) << (r % 32);
+    }
+    if constexpr (B < 32) got[0] &= (1u << B) - 1u;
+    for (int j = 0; j < 4; j++)
+      if (got[j] != exp[j]) { if (bad++ < 3) printf("vector_bits<%d, %d> lo=%llu hi=%llu word %d got %08x exp %08x\n", W, (int)LoZero, (unsigned long long)lo, (unsigned long long)hi, j, got[j], exp[j]); break; }
+  }
+  return bad;
+}
 template <int... Ws> int all(std::integer_sequence<int, Ws...>) { return (check<Ws>() + ...); }
 int main() {
   const char *env = std::getenv("PACKSCAN_SEED");
@@ -107,4 +133,6 @@ int main() {
   printf("test=cuda_range_bits seed=%llu\n", seed);
   int bad = all(std::make_integer_sequence<int, 65>{});
   bad += check_word<1>() + check_word<2>() + check_word<4>() + check_word<8>() + check_word<16>();
-  bad += check_word_lo0<4>() + check_word_lo0<8>() + check_quad4<false>() + check_quad4<true>(); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }
+  bad += check_word_lo0<4>() + check_word_lo0<8>() + check_quad4<false>() + check_quad4<true>();
+  bad += check_vector<1, false>() + check_vector<2, false>() + check_vector<4, false>() + check_vector<8, false>() +
+         check_vector<16, false>() + check_vector<4, true>() + check_vector<8, true>() + check_vector<16, true>(); printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad); return bad != 0; }
