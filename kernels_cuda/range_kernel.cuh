@@ -39,13 +39,18 @@ __device__ __forceinline__ uint32_t load_word(const uint8_t *base, uint64_t byte
   return v;
 }
 
-/* Result word g of the bitmap; nothing at or past out_bytes. */
-__device__ __forceinline__ void store_word(const ps_cuda_range_params &p, uint64_t out_bytes, uint64_t g, uint32_t bits) {
-  if (g * 4 + 4 <= out_bytes && p.bitmap_aligned) {
-    reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
+/* Result word g of a bitmap of out_bytes bytes; nothing at or past out_bytes. */
+__device__ __forceinline__ void store_bitmap_word(uint8_t *bitmap, bool aligned, uint64_t out_bytes, uint64_t g,
+                                                  uint32_t bits) {
+  if (g * 4 + 4 <= out_bytes && aligned) {
+    reinterpret_cast<uint32_t *>(bitmap)[g] = bits;
   } else {
-    for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
+    for (uint64_t b = g * 4; b < out_bytes && b < g * 4 + 4; b++) bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4)));
   }
+}
+
+__device__ __forceinline__ void store_word(const ps_cuda_range_params &p, uint64_t out_bytes, uint64_t g, uint32_t bits) {
+  store_bitmap_word(p.bitmap, p.bitmap_aligned != 0, out_bytes, g, bits);
 }
 
 /* The block's count (one atomic) and corrupt-code flag. Every thread calls it. */

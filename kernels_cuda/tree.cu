@@ -133,8 +133,7 @@ __global__ void __launch_bounds__(kTreeThreads) tree_kernel(const __grid_constan
       if (g < out_words) {
         reinterpret_cast<uint32_t *>(p.bitmap)[g] = bits;
       } else if (p.bitmap) {
-        const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
-        for (uint64_t b = g * 4ull; b < out_bytes && b < g * 4ull + 4; b++) p.bitmap[b] = (uint8_t)(bits >> (8 * (b - g * 4ull)));
+        store_bitmap_word(p.bitmap, p.bitmap_aligned != 0, ((uint64_t)p.rows + 7) / 8, g, bits);
       }
     }
     __syncwarp(); /* every lane has read buffer s before the next round refills it */
