@@ -330,7 +330,7 @@ int cmd_query(int argc, char **argv) {
       st = ps_filter_count(ctx, q.expr, &count);
     }
     if (st != PS_OK) {
-      fprintf(stderr, "packscan query: %s: %s\n", ps_status_name(st), ps_context_last_error(ctx));
+      fprintf(stderr, "packscan query: %s\n", lib_error(st, ps_context_last_error(ctx)));
       goto done;
     }
     double el = now_seconds() - s0;

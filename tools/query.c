@@ -13,8 +13,8 @@ int query_context(const char *backend, ps_context **out, char *err, size_t errsz
     tbuf names = {0};
     for (size_t i = 0; i < ps_backend_count(); i++)
       tbuf_printf(&names, "%s%s", i ? ", " : "", ps_backend_name(i));
-    set_err(err, errsz, "cannot create a context on backend '%s': %s: %s (compiled in: %.*s)", o.backend,
-            ps_status_name(st), msg, (int)names.len, names.p ? (char *)names.p : "");
+    set_err(err, errsz, "cannot create a context on backend '%s': %s (compiled in: %.*s)", o.backend,
+            lib_error(st, msg), (int)names.len, names.p ? (char *)names.p : "");
     tbuf_free(&names);
     return -1;
   }
@@ -75,7 +75,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
       return 0;
     }
     if (st != PS_ERR_UNSUPPORTED)
-      return set_err(err, errsz, "row ids: %s: %s", ps_status_name(st), ps_context_last_error(q->ctx));
+      return set_err(err, errsz, "row ids: %s", lib_error(st, ps_context_last_error(q->ctx)));
   }
   /* The backend has no row-id entry: read the bitmap and collect set bits. */
   uint64_t n = ps_expr_rows(q->expr), c = 0;
@@ -84,7 +84,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
   ps_status st = ps_filter(q->ctx, q->expr, bm, (n + 7) / 8, &c);
   if (st != PS_OK) {
     free(bm);
-    return set_err(err, errsz, "filter: %s: %s", ps_status_name(st), ps_context_last_error(q->ctx));
+    return set_err(err, errsz, "filter: %s", lib_error(st, ps_context_last_error(q->ctx)));
   }
   uint64_t *v = malloc(c ? c * 8 : 1);
   if (!v) {
@@ -170,7 +170,7 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
   } else {
     st = ps_column_create_for(q->ctx, &r->view, &r->lib);
     if (st != PS_OK)
-      return set_err(err, errsz, "column '%s': %s: %s", m->name, ps_status_name(st), ps_context_last_error(q->ctx));
+      return set_err(err, errsz, "column '%s': %s", m->name, lib_error(st, ps_context_last_error(q->ctx)));
     r->own_lib = 1;
   }
   return 0;
@@ -200,8 +200,8 @@ static int host_block(colreader *r, uint64_t b, char *err, size_t errsz) {
   char msg[TOOL_ERR_SIZE];
   ps_status st = ps_decode_for(&d, r->cache, msg, sizeof msg);
   if (st != PS_OK)
-    return set_err(err, errsz, "column '%s': rows %llu..: %s: %s", r->meta->name, (unsigned long long)start,
-                   ps_status_name(st), msg);
+    return set_err(err, errsz, "column '%s': rows %llu..: %s", r->meta->name, (unsigned long long)start,
+                   lib_error(st, msg));
   r->block = b + 1;
   return 0;
 }
@@ -217,8 +217,7 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
       st = ps_gather_host(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, r->vals, r->valid);
     if (st == PS_OK) return 0;
     if (st != PS_ERR_UNSUPPORTED)
-      return set_err(err, errsz, "column '%s': gather: %s: %s", r->meta->name, ps_status_name(st),
-                     ps_context_last_error(q->ctx));
+      return set_err(err, errsz, "column '%s': gather: %s", r->meta->name, lib_error(st, ps_context_last_error(q->ctx)));
   }
   /* Host path: decode the blocks that hold the ids from the mapped file. */
   for (uint64_t i = 0; i < cnt; i++) {

@@ -98,6 +98,16 @@ expect 1 "type mismatch" "$P" query t.pst "name > 3"
 has err.txt "column 'name' is string" "type mismatch"
 expect 1 "bad backend" "$P" query t.pst "id = 1" --backend nosuch
 has err.txt "nosuch" "bad backend message"
+grep -q "PS_ERR_NO_BACKEND: PS_ERR_NO_BACKEND" err.txt && fail "status name printed twice: $(cat err.txt)"
+has err.txt "PS_ERR_NO_BACKEND: unknown backend 'nosuch'" "bad backend status"
+expect 1 "double-quoted string" "$P" query t.pst 'name = "apple"'
+has err.txt "a string literal takes single quotes: 'apple'" "double-quoted string hint"
+expect 1 "query a csv" "$P" query t.csv "id = 1"
+has err.txt "not a packscan table" "query a csv"
+has err.txt "packscan encode t.csv TABLE.pst" "query a csv hint"
+printf 'a\n' >tiny.csv
+expect 1 "query a tiny csv" "$P" info tiny.csv
+has err.txt "not a packscan table" "tiny csv is not a table"
 expect 1 "select unknown" "$P" query t.pst "id = 1" --select id,zz
 has err.txt "unknown column 'zz'" "select unknown"
 
