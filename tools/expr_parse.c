@@ -643,7 +643,19 @@ int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, e
   p.arena = arena;
   p.err = err;
   memset(err, 0, sizeof *err);
+  /* A trailing ';' as a SQL shell takes it (outside quotes: the lexer would
+   * have found the closing quote before it). */
+  while (p.len > 0 && (is_space((unsigned char)src[p.len - 1]) || src[p.len - 1] == ';')) p.len--;
   if (lex(&p)) return -1;
+  /* A leading WHERE, as copied from a SQL statement; a column named "where"
+   * is still one when a comparison or the end follows it. */
+  if (tok_is_kw(&p, "WHERE")) {
+    parser save = p;
+    if (lex(&p)) return -1;
+    if (p.tok.kind == T_CMP || p.tok.kind == T_EOF || tok_is_kw(&p, "IS") || tok_is_kw(&p, "BETWEEN") ||
+        tok_is_kw(&p, "IN") || tok_is_kw(&p, "LIKE"))
+      p = save;
+  }
   if (p.tok.kind == T_EOF) return fail(&p, 0, "empty expression");
   ast_node *n = parse_or(&p);
   if (!n) return -1;
