@@ -21,6 +21,56 @@ int query_context(const char *backend, ps_context **out, char *err, size_t errsz
   return 0;
 }
 
+static int backend_compiled(const char *name) {
+  for (size_t i = 0; i < ps_backend_count(); i++)
+    if (!strcmp(ps_backend_name(i), name)) return 1;
+  return 0;
+}
+
+int query_context_for(const char *backend, uint64_t rows, ps_context **out, char *why, size_t whysz, char *err,
+                      size_t errsz) {
+  if (backend && strcmp(backend, "auto") != 0) {
+    set_err(why, whysz, "asked for with --backend %s", backend);
+    return query_context(backend, out, err, errsz);
+  }
+  /* A one-off query on a small table is over before a device context has
+   * started (docs/benchmarks.md, "The command's default backend"). */
+  if (rows < QUERY_AUTO_DEVICE_ROWS) {
+    set_err(why, whysz, "auto: %llu rows, below %llu, where starting a device costs more than the scan",
+            (unsigned long long)rows, (unsigned long long)QUERY_AUTO_DEVICE_ROWS);
+    return query_context("reference", out, err, errsz);
+  }
+  char tried[TOOL_ERR_SIZE] = "";
+  size_t tl = 0;
+  static const char *const devices[] = {"cuda", "opencl"};
+  for (size_t i = 0; i < 2; i++) {
+    if (!backend_compiled(devices[i])) continue;
+    ps_context *ctx;
+    char msg[TOOL_ERR_SIZE];
+    if (query_context(devices[i], &ctx, msg, sizeof msg)) {
+      tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s: no device", tl ? "; " : "",
+                             devices[i]);
+      if (tl >= sizeof tried) tl = sizeof tried - 1;
+      continue;
+    }
+    /* PoCL and other CPU OpenCL devices were measured no faster than the
+     * reference backend here, and pay a context and a kernel build. */
+    if (query_device_is_cpu(ctx) == 1) {
+      ps_context_destroy(ctx);
+      tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s: a CPU device",
+                             tl ? "; " : "", devices[i]);
+      if (tl >= sizeof tried) tl = sizeof tried - 1;
+      continue;
+    }
+    set_err(why, whysz, "auto: %llu rows on a GPU%s%s", (unsigned long long)rows, tl ? " (" : "", tl ? tried : "");
+    if (tl && why) strncat(why, ")", whysz - strlen(why) - 1);
+    *out = ctx;
+    return 0;
+  }
+  set_err(why, whysz, "auto: no GPU (%s)", tl ? tried : "no device backend compiled in");
+  return query_context("reference", out, err, errsz);
+}
+
 int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
                      FILE *errf) {
   memset(q, 0, sizeof *q);

@@ -100,6 +100,13 @@ expect 1 "bad backend" "$P" query t.pst "id = 1" --backend nosuch
 has err.txt "nosuch" "bad backend message"
 grep -q "PS_ERR_NO_BACKEND: PS_ERR_NO_BACKEND" err.txt && fail "status name printed twice: $(cat err.txt)"
 has err.txt "PS_ERR_NO_BACKEND: unknown backend 'nosuch'" "bad backend status"
+expect 0 "backends" "$P" backends
+has out.txt "^reference  yes" "backends: reference usable"
+has out.txt "^auto (packscan query, shell): reference below" "backends: auto"
+expect 0 "timing says why" "$P" query t.pst "id = 1" --timing
+has err.txt "backend: reference (auto: 5 rows, below" "timing: auto's choice"
+expect 0 "timing asked" "$P" query t.pst "id = 1" --timing --backend reference
+has err.txt "backend: reference (asked for with --backend reference)" "timing: asked backend"
 expect 1 "double-quoted string" "$P" query t.pst 'name = "apple"'
 has err.txt "a string literal takes single quotes: 'apple'" "double-quoted string hint"
 expect 1 "query a csv" "$P" query t.csv "id = 1"
