@@ -99,6 +99,7 @@ int cmd_encode(int argc, char **argv) {
   }
   tbuf_free(&diag);
   uint64_t size = 0;
+  if (o.progress) fprintf(stderr, "writing %s\n", out_path);
   if (tbl_write_file(out_path, t.rows, t.cols, t.ncols, &size, err, sizeof err)) {
     fprintf(stderr, "packscan encode: %s\n", err);
     encoded_table_free(&t);
@@ -106,11 +107,12 @@ int cmd_encode(int argc, char **argv) {
   }
   double secs = now_seconds() - t0;
   if (!quiet) {
-    char a1[32], a2[32];
+    char a1[32], a2[32], ratio[32];
     format_bytes(t.input_bytes, a1);
     format_bytes(size, a2);
-    printf("%s: %llu rows, %u columns; CSV %s -> table %s (%.1fx) in %.2f s\n", out_path,
-           (unsigned long long)t.rows, t.ncols, a1, a2, size ? (double)t.input_bytes / (double)size : 0.0, secs);
+    format_ratio(t.input_bytes, size, ratio);
+    printf("%s: %llu rows, %u columns; CSV %s -> table %s (%s%s) in %.2f s\n", out_path, (unsigned long long)t.rows,
+           t.ncols, a1, a2, ratio, size > t.input_bytes ? ": the table is larger than the CSV" : "", secs);
     encode_print_summary(stdout, &t);
   }
   encoded_table_free(&t);

@@ -66,14 +66,17 @@ int cmd_info(int argc, char **argv) {
     ts += stored;
     format_bytes(c->raw_bytes, a);
     format_bytes(stored, b);
-    printf("%-*.*s  %-12s %-9s %-22s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, phys, enc,
-           c->desc.width, (unsigned long long)c->null_count, a, b, stored ? (double)c->raw_bytes / (double)stored : 0.0);
+    char ratio[32];
+    format_ratio(c->raw_bytes, stored, ratio);
+    printf("%-*.*s  %-12s %-9s %-22s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, phys, enc,
+           c->desc.width, (unsigned long long)c->null_count, a, b, ratio);
   }
   char a[32], b[32];
   format_bytes(tr, a);
   format_bytes(ts, b);
-  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", "", a, b,
-         ts ? (double)tr / (double)ts : 0.0);
+  char ratio[32];
+  format_ratio(tr, ts, ratio);
+  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", "", "", "", a, b, ratio);
   tbl_close(t);
   return 0;
 }

@@ -111,6 +111,17 @@ static void progress_draw(uint64_t done, uint64_t total, int final) {
   fflush(stderr);
 }
 
+/* After reading: the column being inferred and encoded, on the same line. */
+static void progress_column(uint32_t i, uint32_t ncols, const char *name) {
+  int pct = ncols ? (int)((uint64_t)i * 100 / ncols) : 100;
+  char bar[41];
+  for (int k = 0; k < 40; k++) bar[k] = k < pct * 40 / 100 ? '#' : '.';
+  bar[40] = 0;
+  fprintf(stderr, "\rencoding [%s] %3d%% column %u of %u: %-20.20s", bar, pct, i + 1, ncols, name);
+  if (i == ncols) fprintf(stderr, "\n");
+  fflush(stderr);
+}
+
 static coltype infer(const rawcol *c, uint64_t n, int *scale) {
   int can_int = 1, can_dec = 1, can_date = 1;
   int maxscale = 0;
@@ -518,6 +529,7 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   for (uint32_t i = 0; i < ncols; i++) {
     coltype ct = CT_AUTO;
     int scale = -1, found = 0;
+    if (o->progress) progress_column(i, ncols, out->names[i]);
     if (spec_lookup(o->types, out->names[i], &ct, &scale, &found)) {
       set_err(err, errsz, "--types: malformed");
       goto done;
@@ -557,6 +569,7 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
     tbuf_free(&cols[i].offs);
     tbuf_free(&cols[i].valid);
   }
+  if (o->progress) progress_column(ncols, ncols, "");
   if (rep.count) {
     set_err(err, errsz, "%llu bad value%s (first: %s); nothing was written", (unsigned long long)rep.count,
             rep.count == 1 ? "" : "s", rep.first);
@@ -608,13 +621,15 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
     tot_enc += stored;
     format_bytes(c->raw_bytes, a);
     format_bytes(stored, b);
-    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, enc,
-            c->desc.width, (unsigned long long)c->null_count, a, b,
-            stored ? (double)c->raw_bytes / (double)stored : 0.0);
+    char ratio[32];
+    format_ratio(c->raw_bytes, stored, ratio);
+    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, enc,
+            c->desc.width, (unsigned long long)c->null_count, a, b, ratio);
   }
   char a[32], b[32];
   format_bytes(tot_raw, a);
   format_bytes(tot_enc, b);
-  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", a, b,
-          tot_enc ? (double)tot_raw / (double)tot_enc : 0.0);
+  char ratio[32];
+  format_ratio(tot_raw, tot_enc, ratio);
+  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", "", "", a, b, ratio);
 }

@@ -242,3 +242,19 @@ void format_bytes(uint64_t bytes, char out[32]) {
   else
     snprintf(out, 32, "%.1f %s", v, units[u]);
 }
+
+void format_ratio(uint64_t plain, uint64_t stored, char out[32]) {
+  if (stored == 0) {
+    snprintf(out, 32, "-");
+    return;
+  }
+  double r = (double)plain / (double)stored;
+  if (r >= 100)
+    snprintf(out, 32, "%.0fx", r);
+  else if (r >= 1)
+    snprintf(out, 32, "%.1fx", r);
+  else if (r >= 0.001)
+    snprintf(out, 32, "%.2gx", r);
+  else
+    snprintf(out, 32, "<0.001x");
+}

@@ -68,5 +68,8 @@ double now_seconds(void);
 
 /* Human-readable byte size ("12.3 MB") into out. */
 void format_bytes(uint64_t bytes, char out[32]);
+/* Compression ratio plain/stored with the digits that matter: "5.5x",
+ * "0.021x" (stored larger than plain), "-" when nothing is stored. */
+void format_ratio(uint64_t plain, uint64_t stored, char out[32]);
 
 #endif

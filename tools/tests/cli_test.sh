@@ -31,6 +31,14 @@ expect 0 "encode" "$P" encode t.csv t.pst
 has out.txt "5 rows, 5 columns" "encode summary"
 has out.txt "decimal(2)" "encode summary types"
 has out.txt "dict/3" "encode summary dict"
+expect 0 "encode progress" "$P" encode --progress t.csv tp.pst
+has err.txt "column 5 of 5: note" "progress covers the columns"
+has err.txt "encoding \[#*\] 100%" "progress reaches 100%"
+has err.txt "writing tp.pst" "progress covers writing"
+printf 'a,b\n1,2\n' >small.csv
+expect 0 "encode small" "$P" encode small.csv small.pst
+has out.txt "(0\.0[1-9][0-9]*x: the table is larger than the CSV)" "ratio below 1"
+grep -q " 0.0x" out.txt && fail "ratio printed as 0.0x: $(cat out.txt)"
 expect 0 "info" "$P" info t.pst
 has out.txt "checksums ok" "info"
 has out.txt "date" "info date"
