@@ -30,6 +30,9 @@ static int64_t raw_off(const rawcol *c, uint64_t i) {
 
 static int raw_valid(const rawcol *c, uint64_t i) { return (c->valid.p[i / 8] >> (i % 8)) & 1; }
 
+/* The unit that holds `digits` fraction digits of a second: s, ms, us or ns. */
+static int time_unit_digits(int digits) { return digits <= 0 ? 0 : digits <= 3 ? 3 : digits <= 6 ? 6 : 9; }
+
 int parse_coltype(const char *s, size_t len, coltype *ct, int *scale) {
   *scale = -1;
   char name[16];
@@ -56,9 +59,15 @@ int parse_coltype(const char *s, size_t len, coltype *ct, int *scale) {
     *ct = CT_DATE;
   else if (!strcmp(name, "string") || !strcmp(name, "text") || !strcmp(name, "varchar"))
     *ct = CT_STRING;
+  else if (!strcmp(name, "timestamp") || !strcmp(name, "datetime"))
+    *ct = CT_TIMESTAMP;
+  else if (!strcmp(name, "time"))
+    *ct = CT_TIME;
   else
     return -1;
-  if (*scale >= 0 && *ct != CT_DECIMAL) return -1;
+  if (*scale >= 0 && *ct != CT_DECIMAL && *ct != CT_TIMESTAMP && *ct != CT_TIME) return -1;
+  if (*scale > 9 && (*ct == CT_TIMESTAMP || *ct == CT_TIME)) return -1;
+  if (*scale >= 0 && (*ct == CT_TIMESTAMP || *ct == CT_TIME)) *scale = time_unit_digits(*scale);
   return 0;
 }
 
@@ -123,9 +132,9 @@ static void progress_column(uint32_t i, uint32_t ncols, const char *name) {
 }
 
 static coltype infer(const rawcol *c, uint64_t n, int *scale) {
-  int can_int = 1, can_dec = 1, can_date = 1;
-  int maxscale = 0;
-  for (uint64_t i = 0; i < n && (can_int || can_dec || can_date); i++) {
+  int can_int = 1, can_dec = 1, can_date = 1, can_ts = 1, can_time = 1;
+  int maxscale = 0, maxdigits = 0;
+  for (uint64_t i = 0; i < n && (can_int || can_dec || can_date || can_ts || can_time); i++) {
     if (!raw_valid(c, i)) continue;
     int64_t a = raw_off(c, i), b = raw_off(c, i + 1);
     if (a == b) continue; /* a quoted "" is a null in a non-string column */
@@ -142,11 +151,30 @@ static coltype infer(const rawcol *c, uint64_t n, int *scale) {
         maxscale = sc;
     }
     if (can_date && parse_date(s, len, &d)) can_date = 0;
+    int64_t sec;
+    int32_t ns;
+    int dg;
+    if (can_ts) {
+      if (parse_timestamp(s, len, &sec, &ns, &dg, NULL))
+        can_ts = 0;
+      else if (dg > maxdigits)
+        maxdigits = dg;
+    }
+    if (can_time) {
+      if (parse_time(s, len, &sec, &ns, &dg))
+        can_time = 0;
+      else if (dg > maxdigits)
+        maxdigits = dg;
+    }
   }
   *scale = maxscale;
   if (can_int) return CT_INT;
   if (can_dec) return CT_DECIMAL;
   if (can_date) return CT_DATE;
+  *scale = time_unit_digits(maxdigits);
+  if (can_ts) return CT_TIMESTAMP; /* dates among timestamps are midnight */
+  if (can_time) return CT_TIME;
+  *scale = maxscale;
   return CT_STRING;
 }
 
@@ -227,6 +255,30 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
       } else {
         memcpy(vals + i * 8, &v, 8);
       }
+    } else if (ct == CT_TIMESTAMP || ct == CT_TIME) {
+      int64_t sec, v = 0;
+      int32_t ns;
+      int dg;
+      const char *tn = ct == CT_TIME ? "time" : "timestamp";
+      int r = ct == CT_TIME ? parse_time(s, len, &sec, &ns, &dg) : parse_timestamp(s, len, &sec, &ns, &dg, NULL);
+      r = r ? -2 : time_to_units(sec, ns, scale, &v);
+      if (r != 0) {
+        ok = 0;
+        if (!quiet_fail) {
+          show(s, len, shown);
+          if (r == 1)
+            report(rep, "line %llu, column %u '%s': '%s' has more fraction digits than %s(%d)",
+                   (unsigned long long)lines[i], colno, name, shown, tn, scale);
+          else if (r == -1)
+            report(rep, "line %llu, column %u '%s': '%s' is outside the 64-bit range of %s(%d)",
+                   (unsigned long long)lines[i], colno, name, shown, tn, scale);
+          else
+            report(rep, "line %llu, column %u '%s': '%s' is not a %s (%s)", (unsigned long long)lines[i], colno,
+                   name, shown, tn, ct == CT_TIME ? "hh:mm[:ss[.fff]]" : "yyyy-mm-dd[ hh:mm[:ss[.fff]]][Z|+hh:mm]");
+        }
+      } else {
+        memcpy(vals + i * 8, &v, 8);
+      }
     } else { /* CT_DATE */
       int32_t d;
       if (parse_date(s, len, &d)) {
@@ -268,6 +320,8 @@ static const char *coltype_name(coltype ct) {
   case CT_FLOAT: return "float64";
   case CT_DATE: return "date";
   case CT_STRING: return "string";
+  case CT_TIMESTAMP: return "timestamp";
+  case CT_TIME: return "time";
   default: return "auto";
   }
 }
@@ -321,6 +375,10 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
   w->desc = out->fors[k].desc;
   w->logical = TBL_LOGICAL_NONE;
   if (ct == CT_DATE) w->logical = TBL_LOGICAL_DATE;
+  if (ct == CT_TIMESTAMP || ct == CT_TIME) {
+    w->logical = ct == CT_TIME ? TBL_LOGICAL_TIME : TBL_LOGICAL_TIMESTAMP;
+    w->unit = (uint32_t)scale;
+  }
   if (ct == CT_DECIMAL) {
     /* The scaled integers are exactly the decimal values at this scale. */
     w->logical = TBL_LOGICAL_DECIMAL;
@@ -550,6 +608,20 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
         }
         if (cr == -1) ct = CT_STRING;
       }
+    } else if ((ct == CT_TIMESTAMP || ct == CT_TIME) && scale < 0) {
+      /* the unit that holds every value's fraction digits */
+      int dg, maxd = 0;
+      int64_t sec;
+      int32_t ns;
+      for (uint64_t k = 0; k < n; k++) {
+        if (!raw_valid(&cols[i], k)) continue;
+        int64_t a = raw_off(&cols[i], k), b = raw_off(&cols[i], k + 1);
+        const char *v = (const char *)cols[i].bytes.p + a;
+        int pr = ct == CT_TIME ? parse_time(v, (size_t)(b - a), &sec, &ns, &dg)
+                               : parse_timestamp(v, (size_t)(b - a), &sec, &ns, &dg, NULL);
+        if (a != b && pr == 0 && dg > maxd) maxd = dg;
+      }
+      scale = time_unit_digits(maxd);
     } else if (ct == CT_DECIMAL && scale < 0) {
       /* decimal without a scale: the largest scale among the values (the
        * conversion reports the values that are not decimals). */
@@ -607,6 +679,9 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
     } else {
       if (c->logical == TBL_LOGICAL_DATE)
         snprintf(ty, sizeof ty, "date");
+      else if (c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_TIME)
+        snprintf(ty, sizeof ty, c->unit ? "%s(%u)" : "%s", c->logical == TBL_LOGICAL_TIME ? "time" : "timestamp",
+                 c->unit);
       else if (c->logical == TBL_LOGICAL_DECIMAL)
         snprintf(ty, sizeof ty, "decimal(%u)", c->desc.scale);
       else if (c->desc.type == PS_TYPE_FLOAT64)

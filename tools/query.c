@@ -164,7 +164,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
 
 /* ---- value readers for --select ---- */
 
-enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING };
+enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING, V_TIMESTAMP, V_TIME };
 
 #define BATCH 65536u
 #define HOST_BLOCK 4096u /* rows decoded at a time on the host path (multiple of 8) */
@@ -199,10 +199,12 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
     r->kind = V_UNSIGNED;
     r->view.type = PS_TYPE_UINT64;
   } else {
-    r->kind = m->logical == TBL_LOGICAL_DATE ? V_DATE
+    r->kind = m->logical == TBL_LOGICAL_DATE        ? V_DATE
+              : m->logical == TBL_LOGICAL_TIMESTAMP ? V_TIMESTAMP
+              : m->logical == TBL_LOGICAL_TIME      ? V_TIME
               : (ty == PS_TYPE_FLOAT32 || ty == PS_TYPE_FLOAT64) ? V_DECIMAL
                                                                   : V_SIGNED;
-    r->scale = m->desc.scale;
+    r->scale = r->kind == V_TIMESTAMP || r->kind == V_TIME ? m->unit : m->desc.scale;
     r->view.type = PS_TYPE_INT64;
     r->view.scale = 0;
   }
@@ -298,6 +300,14 @@ static out_cell reader_cell(const colreader *r, uint64_t i, char buf[64]) {
   case V_DECIMAL: format_decimal((int64_t)r->vals[i], (int)r->scale, buf); break;
   case V_DATE:
     format_date((int64_t)r->vals[i], buf);
+    c.kind = OUT_TEXT;
+    break;
+  case V_TIMESTAMP:
+    format_timestamp((int64_t)r->vals[i], (int)r->scale, buf);
+    c.kind = OUT_TEXT;
+    break;
+  case V_TIME:
+    format_time((int64_t)r->vals[i], (int)r->scale, buf);
     c.kind = OUT_TEXT;
     break;
   case V_STRING:

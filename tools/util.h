@@ -50,6 +50,28 @@ int parse_date(const char *s, size_t len, int32_t *days);
 /* Writes "yyyy-mm-dd" (or a signed/extended year outside 0..9999). */
 void format_date(int64_t days, char out[32]);
 
+/* Timestamps and times of day. A point in time is (seconds since
+ * 1970-01-01 00:00:00, nanoseconds 0..999999999); a time of day is the same
+ * pair counted from midnight. Without a zone, a timestamp is taken as UTC.
+ *
+ * parse_timestamp: "yyyy-mm-dd", "yyyy-mm-dd hh:mm", "yyyy-mm-dd hh:mm:ss",
+ * with 'T' instead of the space, up to 9 fraction digits after the seconds
+ * ("...:ss.123"), and an optional zone "Z", "+hh", "+hh:mm" or "+hhmm" (the
+ * value is moved to UTC). *digits is the number of fraction digits written
+ * (0 without), *date_only is set when only a date was given (may be NULL).
+ * parse_time: "hh:mm", "hh:mm:ss", "hh:mm:ss.fffffffff", 00:00 to 23:59:59.
+ * 0 ok, -1 not one. */
+int parse_timestamp(const char *s, size_t len, int64_t *sec, int32_t *ns, int *digits, int *date_only);
+int parse_time(const char *s, size_t len, int64_t *sec, int32_t *ns, int *digits);
+/* The value in units of 10^-digits seconds (digits 0, 3, 6 or 9): 0 ok and
+ * exact, 1 ok but rounded down (the value lies between *out and *out + 1),
+ * -1 out of the int64 range. */
+int time_to_units(int64_t sec, int32_t ns, int digits, int64_t *out);
+/* Text of v units of 10^-digits seconds: "yyyy-mm-dd hh:mm:ss[.fff]" and
+ * "hh:mm:ss[.fff]" (the fraction with `digits` digits). */
+void format_timestamp(int64_t v, int digits, char out[48]);
+void format_time(int64_t v, int digits, char out[48]);
+
 /* Integers: optional sign, decimal digits, must fit int64. 0 ok, -1 otherwise. */
 int parse_int64(const char *s, size_t len, int64_t *v);
 /* Exact decimals: [+-]digits[.digits] (".5" and "5." accepted). *mantissa is the

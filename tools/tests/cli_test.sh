@@ -67,6 +67,41 @@ has err.txt "expression: id < 3" "explain"
 expect 0 "like escape" "$P" query t.pst "name LIKE 'che\"%' ESCAPE '\\'"
 [ "$(cat out.txt)" = "1" ] || fail "like escape: $(cat out.txt)"
 
+# timestamps, dates and times: inferred, queried with literals of any precision, shown as text
+cat >ts.csv <<'CSV'
+id,ts,ms,t
+1,2024-09-05 07:53:23,2024-09-05T07:53:23.5Z,07:53:23
+2,2024-09-05 07:53:24,2024-09-05T07:53:23.123+02:00,23:59:59
+3,2024-09-04,1969-12-31 23:59:59.999,00:00
+4,,,12:00:00
+CSV
+expect 0 "encode timestamps" "$P" encode ts.csv ts.pst
+has out.txt "ts .*timestamp " "timestamp inferred"
+has out.txt "ms .*timestamp(3)" "millisecond unit inferred"
+has out.txt "t .*time " "time inferred"
+expect 0 "info timestamps" "$P" info ts.pst
+has out.txt "v1.1" "table format version 1.1"
+expect 0 "timestamp literal" "$P" query ts.pst "ts = '2024-09-05 07:53:23'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "0 " ] || fail "timestamp literal: $(cat out.txt)"
+expect 0 "timestamp between" "$P" query ts.pst "ts BETWEEN DATE '2024-09-05' AND TIMESTAMP '2024-09-05 23:59:59'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "0 1 " ] || fail "timestamp between: $(cat out.txt)"
+expect 0 "finer literal" "$P" query ts.pst "ts > '2024-09-05 07:53:23.5'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "1 " ] || fail "finer literal: $(cat out.txt)"
+expect 0 "finer equality" "$P" query ts.pst "ts = '2024-09-05 07:53:23.5'"
+[ "$(cat out.txt)" = "0" ] || fail "finer equality: $(cat out.txt)"
+expect 0 "time literal" "$P" query ts.pst "t >= TIME '12:00'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "1 3 " ] || fail "time literal: $(cat out.txt)"
+expect 0 "timestamps shown as text" "$P" query ts.pst "id > 0" --select ts,ms,t --format csv --order-by ms
+printf 'ts,ms,t\n2024-09-04 00:00:00,1969-12-31 23:59:59.999,00:00:00\n2024-09-05 07:53:24,2024-09-05 05:53:23.123,23:59:59\n2024-09-05 07:53:23,2024-09-05 07:53:23.500,07:53:23\n,,12:00:00\n' >want.txt
+cmp -s out.txt want.txt || { fail "timestamps shown as text"; cat out.txt; }
+expect 1 "timestamp vs integer" "$P" query ts.pst "ts = 5"
+has err.txt "write TIMESTAMP 'yyyy-mm-dd hh:mm:ss'" "timestamp mismatch hint"
+printf 'a\n2024-09-05 07:53:23.1\n' >tsbad.csv
+expect 0 "typed timestamp unit" "$P" encode -t a:timestamp tsbad.csv tsbad.pst
+printf 'a\n2024-09-05 07:53:23.1234\n' >tsbad.csv
+expect 1 "typed timestamp(3) too fine" "$P" encode -t 'a:timestamp(3)' tsbad.csv tsbad.pst
+has err.txt "has more fraction digits than timestamp(3)" "typed timestamp digits message"
+
 # output formats, ORDER BY, LIMIT, --rows with --select
 expect 0 "format table" "$P" query t.pst "id > 0" --select id,price,name,note --format table
 printf ' id |  price | name    | note\n----+--------+---------+--------------\n  1 |  12.50 | apple   | hello, world\n  2 |   3.10 | banana  | NULL\n  3 |   NULL | che"rry | multi\\nline\n  4 |  -0.25 | apple   | \n  5 | 100.00 | NULL    | x\n' >want.txt
