@@ -102,6 +102,13 @@ printf 'a\n2024-09-05 07:53:23.1234\n' >tsbad.csv
 expect 1 "typed timestamp(3) too fine" "$P" encode -t 'a:timestamp(3)' tsbad.csv tsbad.pst
 has err.txt "has more fraction digits than timestamp(3)" "typed timestamp digits message"
 
+# a dictionary of unique strings: info says what was chosen and what it costs
+awk 'BEGIN { print "id,code"; for (i = 0; i < 500; i++) printf "%d,key-%d-%d\n", i, i * 7919 % 10007, i }' >uniq.csv
+expect 0 "encode unique strings" "$P" encode -q uniq.csv uniq.pst
+expect 0 "info unique strings" "$P" info uniq.pst
+has out.txt "note: 'code': 500 distinct strings in 500 values: dictionary .* more than plain strings" "info dictionary note"
+"$P" info t.pst | grep -q "^note:" && fail "dictionary note on a table that does not need one"
+
 # output formats, ORDER BY, LIMIT, --rows with --select
 expect 0 "format table" "$P" query t.pst "id > 0" --select id,price,name,note --format table
 printf ' id |  price | name    | note\n----+--------+---------+--------------\n  1 |  12.50 | apple   | hello, world\n  2 |   3.10 | banana  | NULL\n  3 |   NULL | che"rry | multi\\nline\n  4 |  -0.25 | apple   | \n  5 | 100.00 | NULL    | x\n' >want.txt
