@@ -12,7 +12,8 @@ static void encode_usage(FILE *f) {
   fprintf(f,
           "usage: packscan encode [options] INPUT.csv OUTPUT.pst\n"
           "  Encodes a CSV file (with a header row; INPUT '-' reads stdin) into a table file.\n"
-          "  -d, --delimiter C   field delimiter (default ','; 'tab' or '\\t' for tabs)\n"
+          "  -d, --delimiter C   field delimiter ('tab' or '\\t' for tabs); default: detected from\n"
+          "                      the header line (the most frequent of , ; tab |)\n"
           "  -t, --types SPEC    column types, e.g. 'price:decimal(2),day:date,id:int'\n"
           "                      (int, decimal, decimal(S), float, date, timestamp, timestamp(S),\n"
           "                      time, time(S), string; S: fraction digits; others inferred)\n"
@@ -99,6 +100,7 @@ int cmd_encode(int argc, char **argv) {
     return 1;
   }
   tbuf_free(&diag);
+  if (t.warnings.len) fprintf(stderr, "%.*s", (int)t.warnings.len, (const char *)t.warnings.p);
   uint64_t size = 0;
   if (o.progress) fprintf(stderr, "writing %s\n", out_path);
   if (tbl_write_file(out_path, t.rows, t.cols, t.ncols, &size, err, sizeof err)) {
@@ -114,6 +116,8 @@ int cmd_encode(int argc, char **argv) {
     format_ratio(t.input_bytes, size, ratio);
     printf("%s: %llu rows, %u columns; CSV %s -> table %s (%s%s) in %.2f s\n", out_path, (unsigned long long)t.rows,
            t.ncols, a1, a2, ratio, size > t.input_bytes ? ": the table is larger than the CSV" : "", secs);
+    if (!o.delimiter && t.delimiter != ',')
+      printf("delimiter: %s (detected from the header line; -d sets it)\n", t.delimiter == '\t' ? "tab" : t.delimiter == ';' ? "';'" : "'|'");
     encode_print_summary(stdout, &t);
   }
   encoded_table_free(&t);

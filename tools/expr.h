@@ -40,7 +40,8 @@ typedef enum opd_kind {
   OPD_STRING,
   OPD_DATE,
   OPD_TIMESTAMP, /* i: seconds since 1970-01-01, ns, digits */
-  OPD_TIME       /* i: seconds since midnight, ns, digits */
+  OPD_TIME,      /* i: seconds since midnight, ns, digits */
+  OPD_BOOL       /* i: 1 TRUE, 0 FALSE */
 } opd_kind;
 
 typedef struct ast_operand {

@@ -7,7 +7,7 @@
 
 #include "expr.h"
 
-typedef enum colkind { K_INT, K_FLOAT, K_DATE, K_STRING, K_TIMESTAMP, K_TIME } colkind;
+typedef enum colkind { K_INT, K_FLOAT, K_DATE, K_STRING, K_TIMESTAMP, K_TIME, K_BOOL } colkind;
 
 static int berr(expr_error *e, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
 static int berr(expr_error *e, size_t pos, const char *fmt, ...) {
@@ -24,6 +24,7 @@ static colkind kind_of(const tbl_column *c) {
   if (c->logical == TBL_LOGICAL_DATE) return K_DATE;
   if (c->logical == TBL_LOGICAL_TIMESTAMP) return K_TIMESTAMP;
   if (c->logical == TBL_LOGICAL_TIME) return K_TIME;
+  if (c->logical == TBL_LOGICAL_BOOLEAN) return K_BOOL;
   if (c->desc.type == PS_TYPE_FLOAT32 || c->desc.type == PS_TYPE_FLOAT64) return K_FLOAT;
   return K_INT;
 }
@@ -37,6 +38,7 @@ static const char *opd_desc(opd_kind k) {
   case OPD_DATE: return "a date";
   case OPD_TIMESTAMP: return "a timestamp";
   case OPD_TIME: return "a time";
+  case OPD_BOOL: return "a boolean";
   default: return "a column";
   }
 }
@@ -114,15 +116,21 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
   int timelike = k == K_DATE || k == K_TIMESTAMP || k == K_TIME;
   *inexact = 0;
   switch (o->kind) {
+  case OPD_BOOL:
+    if (k != K_BOOL)
+      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a boolean", c->name, ty);
+    *out = ps_lit_int(o->i);
+    return 0;
   case OPD_INT:
   case OPD_UINT:
   case OPD_FLOAT:
-    if (k == K_STRING || timelike)
+    if (k == K_STRING || timelike || k == K_BOOL)
       return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is %s%s", c->name, ty,
                   opd_desc(o->kind),
                   k == K_DATE        ? " (write DATE 'yyyy-mm-dd')"
                   : k == K_TIMESTAMP ? " (write TIMESTAMP 'yyyy-mm-dd hh:mm:ss')"
                   : k == K_TIME      ? " (write TIME 'hh:mm:ss')"
+                  : k == K_BOOL      ? " (write TRUE or FALSE)"
                                      : "");
     *out = o->kind == OPD_INT ? ps_lit_int(o->i) : o->kind == OPD_UINT ? ps_lit_uint(o->u) : ps_lit_float(o->f);
     return 0;
@@ -154,7 +162,8 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
       return time_literal(c, k, o, sec, ns, out, inexact, err);
     }
     if (k != K_STRING)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a string", c->name, ty);
+      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a string%s", c->name, ty,
+                  k == K_BOOL ? " (write TRUE or FALSE)" : "");
     *out = ps_lit_str(o->s, o->len);
     return 0;
   default:

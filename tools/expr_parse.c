@@ -331,6 +331,11 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     }
     if (tok_is_kw(p, "NULL"))
       return fail(p, t.pos, "NULL is not a value here: comparisons with NULL are never true (use IS NULL)");
+    if (tok_is_kw(p, "TRUE") || tok_is_kw(p, "FALSE")) {
+      o->kind = OPD_BOOL;
+      o->i = tok_is_kw(p, "TRUE");
+      return lex(p);
+    }
     if (tok_is_any_kw(p)) {
       describe(p, &t, d, sizeof d);
       return fail(p, t.pos, "expected %s, found keyword %s", what, d);
@@ -726,6 +731,7 @@ static int put_operand(tbuf *o, const ast_operand *a) {
   }
   case OPD_STRING: return put_quoted(o, a->s, a->len, '\'');
   case OPD_DATE: format_date(a->i, tmp); return tbuf_printf(o, "DATE '%s'", tmp);
+  case OPD_BOOL: return tbuf_printf(o, "%s", a->i ? "TRUE" : "FALSE");
   case OPD_TIMESTAMP:
   case OPD_TIME: {
     char ts[48];

@@ -164,7 +164,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
 
 /* ---- value readers for --select ---- */
 
-enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING, V_TIMESTAMP, V_TIME };
+enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING, V_TIMESTAMP, V_TIME, V_BOOL };
 
 #define BATCH 65536u
 #define HOST_BLOCK 4096u /* rows decoded at a time on the host path (multiple of 8) */
@@ -202,6 +202,7 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
     r->kind = m->logical == TBL_LOGICAL_DATE        ? V_DATE
               : m->logical == TBL_LOGICAL_TIMESTAMP ? V_TIMESTAMP
               : m->logical == TBL_LOGICAL_TIME      ? V_TIME
+              : m->logical == TBL_LOGICAL_BOOLEAN   ? V_BOOL
               : (ty == PS_TYPE_FLOAT32 || ty == PS_TYPE_FLOAT64) ? V_DECIMAL
                                                                   : V_SIGNED;
     r->scale = r->kind == V_TIMESTAMP || r->kind == V_TIME ? m->unit : m->desc.scale;
@@ -309,6 +310,10 @@ static out_cell reader_cell(const colreader *r, uint64_t i, char buf[64]) {
   case V_TIME:
     format_time((int64_t)r->vals[i], (int)r->scale, buf);
     c.kind = OUT_TEXT;
+    break;
+  case V_BOOL:
+    snprintf(buf, 64, "%s", r->vals[i] ? "true" : "false");
+    c.kind = OUT_BOOL;
     break;
   case V_STRING:
     c.kind = OUT_TEXT;

@@ -26,7 +26,8 @@
 /* Physical encodings. */
 enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };
 /* Logical annotations: how the tool parses literals and prints values. */
-enum { TBL_LOGICAL_NONE = 0, TBL_LOGICAL_DATE = 1, TBL_LOGICAL_DECIMAL = 2, TBL_LOGICAL_TIMESTAMP = 3, TBL_LOGICAL_TIME = 4 };
+enum { TBL_LOGICAL_NONE = 0, TBL_LOGICAL_DATE = 1, TBL_LOGICAL_DECIMAL = 2, TBL_LOGICAL_TIMESTAMP = 3, TBL_LOGICAL_TIME = 4,
+       TBL_LOGICAL_BOOLEAN = 5 };
 /* Entry flags. */
 enum { TBL_FLAG_VALIDITY = 1u, TBL_FLAG_SORTED = 2u };
 

@@ -145,7 +145,9 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, int verify, r
     if (timelike && (!is_int_type(type) || is_unsigned_type(type)))
       return set_err(err, errsz, "%s: a %s column must have a signed integer type", lab,
                      c->logical == TBL_LOGICAL_TIME ? "time" : "timestamp");
-    if (c->logical > TBL_LOGICAL_TIME)
+    if (c->logical == TBL_LOGICAL_BOOLEAN && (!is_int_type(type) || is_unsigned_type(type)))
+      return set_err(err, errsz, "%s: a boolean column must have a signed integer type", lab);
+    if (c->logical > TBL_LOGICAL_BOOLEAN)
       return set_err(err, errsz, "%s: unknown logical type %u", lab, c->logical);
     if (flags & TBL_FLAG_SORTED)
       return set_err(err, errsz, "%s: sorted flag set on a FOR column", lab);
@@ -525,6 +527,8 @@ void tbl_column_typename(const tbl_column *c, char out[32]) {
     snprintf(out, 32, "string");
   else if (c->logical == TBL_LOGICAL_DATE)
     snprintf(out, 32, "date");
+  else if (c->logical == TBL_LOGICAL_BOOLEAN)
+    snprintf(out, 32, "boolean");
   else if (c->logical == TBL_LOGICAL_DECIMAL)
     snprintf(out, 32, "decimal(%u)", c->desc.scale);
   else if (c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_TIME) {

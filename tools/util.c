@@ -329,6 +329,26 @@ int parse_decimal(const char *s, size_t len, int64_t *mantissa, int *scale) {
   return 0;
 }
 
+int parse_decimal_exp(const char *s, size_t len, int64_t *mantissa, int *scale) {
+  size_t e = 0;
+  while (e < len && s[e] != 'e' && s[e] != 'E') e++;
+  if (e == len) return parse_decimal(s, len, mantissa, scale);
+  int64_t m, x;
+  int sc;
+  if (parse_decimal(s, e, &m, &sc) || e + 1 >= len || len - e - 1 > 4 || parse_int64(s + e + 1, len - e - 1, &x) ||
+      x > 40 || x < -40)
+    return -1;
+  int64_t ns = (int64_t)sc - x;
+  if (ns > 18) return -1;
+  if (ns < 0) {
+    if (rescale_decimal(m, 0, (int)-ns, &m)) return -1;
+    ns = 0;
+  }
+  *mantissa = m;
+  *scale = (int)ns;
+  return 0;
+}
+
 int rescale_decimal(int64_t m, int from, int to, int64_t *out) {
   if (to < from || to - from > 18) return -1;
   int64_t p = (int64_t)pow10_u64(to - from);

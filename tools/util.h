@@ -78,6 +78,9 @@ int parse_int64(const char *s, size_t len, int64_t *v);
  * value times 10^*scale, *scale the number of fraction digits (<= 18).
  * 0 ok, -1 not a decimal or does not fit in int64. */
 int parse_decimal(const char *s, size_t len, int64_t *mantissa, int *scale);
+/* The same with an optional exponent ("1e5", "-2.5E-3"): the exact value as
+ * mantissa / 10^scale (scale 0..18). 0 ok, -1 not one or does not fit. */
+int parse_decimal_exp(const char *s, size_t len, int64_t *mantissa, int *scale);
 /* Rescales a mantissa from scale `from` to scale `to` (to >= from). 0 ok, -1 overflow. */
 int rescale_decimal(int64_t m, int from, int to, int64_t *out);
 /* Writes m / 10^scale exactly ("-12.50" for m = -1250, scale 2). */

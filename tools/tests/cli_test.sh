@@ -102,6 +102,22 @@ printf 'a\n2024-09-05 07:53:23.1234\n' >tsbad.csv
 expect 1 "typed timestamp(3) too fine" "$P" encode -t 'a:timestamp(3)' tsbad.csv tsbad.pst
 has err.txt "has more fraction digits than timestamp(3)" "typed timestamp digits message"
 
+# inference: exponents, booleans, money, padded numbers, fallbacks with a warning, delimiters
+printf 'e,flag,fare,padded,w\n1e5,TRUE,$12.50," 1",1\n-2.5E-3,false,-$3,2 ,x\n' >inf.csv
+expect 0 "encode inference" "$P" encode -q inf.csv inf.pst
+has err.txt "column 5 'w' is stored as strings: line 3 has 'x', not a number like most values; --types 'w:decimal'" "fallback warning"
+has err.txt "'\$' signs dropped" "money note"
+expect 0 "boolean query" "$P" query inf.pst "flag = TRUE AND fare > 12.4 AND e >= 1e5 AND padded = 1" --select flag,fare,e --format json
+[ "$(cat out.txt)" = '{"flag":true,"fare":12.50,"e":100000.0000}' ] || fail "boolean query: $(cat out.txt)"
+expect 1 "boolean mismatch" "$P" query inf.pst "flag = 1"
+has err.txt "write TRUE or FALSE" "boolean mismatch hint"
+printf 'a\tb\n1\t2\n' >tab.csv
+expect 0 "tab detected" "$P" encode tab.csv tab.pst
+has out.txt "delimiter: tab (detected" "tab detected"
+printf 'Price,Name\n1.5,a\n' >ci.csv
+expect 0 "types case-insensitive" "$P" encode -t price:decimal,NAME:string ci.csv ci.pst
+has out.txt "Price .*decimal(1)" "types case-insensitive"
+
 # a dictionary of unique strings: info says what was chosen and what it costs
 awk 'BEGIN { print "id,code"; for (i = 0; i < 500; i++) printf "%d,key-%d-%d\n", i, i * 7919 % 10007, i }' >uniq.csv
 expect 0 "encode unique strings" "$P" encode -q uniq.csv uniq.pst
@@ -187,6 +203,9 @@ has err.txt "line 4: expected 2 fields, found 3" "bad row line 4"
 [ ! -e bad.pst ] || fail "a failed encode wrote a table"
 printf 'a;b\n1;x,y\n' | "$P" encode -d ';' -q - semi.pst >out.txt 2>err.txt || fail "stdin encode"
 expect 0 "semi query" "$P" query semi.pst "b = 'x,y'" --select b --no-header
+[ "$(cat out.txt)" = '"x,y"' ] || fail "semicolon: $(cat out.txt)"
+printf 'a;b\n1;x,y\n' | "$P" encode -q - semi2.pst >out.txt 2>err.txt || fail "stdin encode, detected ';'"
+expect 0 "semi detected query" "$P" query semi2.pst "b = 'x,y'" --select b --no-header
 [ "$(cat out.txt)" = '"x,y"' ] || fail "semicolon: $(cat out.txt)"
 printf 'a,b\n1,2\nx,3\n' >typed.csv
 expect 1 "typed bad value" "$P" encode -t a:int typed.csv typed.pst
