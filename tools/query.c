@@ -77,7 +77,8 @@ int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_
   q->ctx = ctx;
   q->tbl = t;
   q->cols = calloc(t->ncols ? t->ncols : 1, sizeof *q->cols);
-  if (!q->cols) {
+  q->dec_cols = calloc(t->ncols ? t->ncols : 1, sizeof *q->dec_cols);
+  if (!q->cols || !q->dec_cols) {
     fprintf(errf, "out of memory\n");
     return -1;
   }
@@ -86,7 +87,7 @@ int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_
     expr_print_error(errf, src, len, &e);
     return -1;
   }
-  bind_env env = {ctx, t, q->cols};
+  bind_env env = {ctx, t, q->cols, q->dec_cols};
   if (expr_bind(&env, q->ast, &q->expr, &e)) {
     expr_print_error(errf, src, len, &e);
     return -1;
@@ -99,8 +100,12 @@ void query_plan_free(query_plan *q) {
   q->expr = NULL;
   if (q->cols && q->tbl)
     for (uint32_t i = 0; i < q->tbl->ncols; i++) ps_column_destroy(q->cols[i]);
+  if (q->dec_cols && q->tbl)
+    for (uint32_t i = 0; i < q->tbl->ncols; i++) ps_column_destroy(q->dec_cols[i]);
   free(q->cols);
+  free(q->dec_cols);
   q->cols = NULL;
+  q->dec_cols = NULL;
   expr_arena_free(&q->arena);
 }
 

@@ -14,6 +14,7 @@ typedef struct query_plan {
   ps_context *ctx;
   const tbl_table *tbl;
   ps_column **cols; /* per table column, created when first used */
+  ps_column **dec_cols; /* decimal columns as PS_TYPE_DECIMAL, for exact literal comparisons */
   ps_expr *expr;
   expr_arena arena;
   ast_node *ast;

@@ -118,6 +118,18 @@ printf 'Price,Name\n1.5,a\n' >ci.csv
 expect 0 "types case-insensitive" "$P" encode -t price:decimal,NAME:string ci.csv ci.pst
 has out.txt "Price .*decimal(1)" "types case-insensitive"
 
+# exact decimal literals: a number with a '.' compares exactly with integer and decimal columns
+printf 'x,price\n9007199254740993,0.10\n9007199254740992,0.20\n' >exact.csv
+expect 0 "encode exact" "$P" encode -q exact.csv exact.pst
+for q in "x = 9007199254740993.0:0" "x = 9007199254740992.5:" "x < 9007199254740992.5:1" \
+         "price = 0.10000000000000000001:" "price > 0.10000000000000000001:1" "price = 0.1:0" \
+         "price IN (0.1, 0.25):0" "price BETWEEN 0.1 AND 0.2:0 1" "price <= 1e-1:0"; do
+  expect 0 "exact: ${q%%:*}" "$P" query exact.pst "${q%%:*}" --rows
+  [ "$(tr '\n' ' ' <out.txt | sed 's/ $//')" = "${q#*:}" ] || fail "exact: ${q%%:*}: $(cat out.txt)"
+done
+expect 0 "explain decimal" "$P" query exact.pst "x = 9007199254740993.0 AND price < 2.5e-1" --explain
+has err.txt "expression: (x = 9007199254740993.0 AND price < 0.25e0)" "explain decimal and double"
+
 # a dictionary of unique strings: info says what was chosen and what it costs
 awk 'BEGIN { print "id,code"; for (i = 0; i < 500; i++) printf "%d,key-%d-%d\n", i, i * 7919 % 10007, i }' >uniq.csv
 expect 0 "encode unique strings" "$P" encode -q uniq.csv uniq.pst
