@@ -10,6 +10,7 @@ int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
 
 /* Option parsing shared by the subcommands: matches "--name", "--name=value"
  * and "--name value" (also a short alias such as "-d"). */

@@ -166,6 +166,63 @@ has err.txt "unknown column 'zz'" "order unknown"
 expect 1 "order bad direction" "$P" query t.pst "id > 0" --rows --order-by "id up"
 has err.txt "expected ASC, DESC" "order bad direction"
 
+# the shell, through stdin: statements, dot commands, errors that do not end the session
+cat >shell.in <<'SQL'
+.help
+id > 2
+WHERE id > 2;
+SELECT COUNT(*) WHERE name = 'apple'
+SELECT id, name FROM t WHERE id > 1 ORDER BY name DESC LIMIT 2;
+nosuch > 1
+.format json
+SELECT price, day WHERE price > 3 ORDER BY price LIMIT 1
+.headers off
+.format csv
+SELECT id LIMIT 2
+.timer on
+id = 1
+.timer off
+.frob
+.quit
+id > 0
+SQL
+"$P" shell t.pst <shell.in >out.txt 2>err.txt
+[ $? = 1 ] || fail "shell: a script with failed statements exits 1"
+printf '3
+3
+2
+id,name
+3,"che""rry"
+2,banana
+{"price":3.10,"day":"1994-02-03"}
+1
+2
+1
+Run Time: evaluate' >want.txt
+# the output without the .help text, up to the first words of the timer line
+grep -v "^  \|^Statements\|^Dot commands\|^Expressions\|^NOT; literals" out.txt | head -c "$(wc -c <want.txt)" >got.txt
+cmp -s got.txt want.txt || { fail "shell output"; cat out.txt; }
+has out.txt "^  .timer on|off" "shell .help"
+has err.txt "unknown column 'nosuch'" "shell error message"
+has err.txt "unknown command '.frob'" "shell unknown dot command"
+grep -q "^5$" out.txt && fail "shell: a statement after .quit ran"
+printf 'id > 2\n' | "$P" shell t.pst >out.txt 2>err.txt || fail "shell: a clean script exits 0"
+[ "$(cat out.txt)" = "3" ] || fail "shell clean: $(cat out.txt)"
+expect 1 "shell not a table" "$P" shell t.csv </dev/null
+has err.txt "packscan encode t.csv" "shell not a table hint"
+# ... and through a pseudo-terminal (script(1)): the banner, the prompt, a table by default
+if command -v script >/dev/null 2>&1; then
+  printf 'SELECT id WHERE id < 3\n.quit\n' | script -qec "'$P' shell t.pst" /dev/null >out.txt 2>&1
+  tr -d '\r' <out.txt >pty.txt
+  has pty.txt "shell: t.pst, 5 rows, 5 columns" "pty banner"
+  has pty.txt "packscan> " "pty prompt"
+  # the input's echo may land before or after the prompt
+  grep -Eq "^(packscan> )? id$" pty.txt || { fail "pty: a table header by default"; cat pty.txt; }
+  has pty.txt "^  1$" "pty table row"
+else
+  echo "note: script(1) not found: the shell's terminal mode was not tested"
+fi
+
 # errors: syntax (caret), unknown column, type mismatch
 expect 1 "syntax error" "$P" query t.pst "price > 3 AND (id < 2"
 has err.txt "error at column 22: expected ')'" "syntax message"
