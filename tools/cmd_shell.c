@@ -23,22 +23,23 @@ typedef struct shell {
 } shell;
 
 static void shell_help(void) {
-  printf("Statements, one per line (a trailing ';' is optional):\n"
-         "  WHERE-expression                      the number of rows where it is TRUE\n"
-         "  SELECT COUNT(*) [WHERE expr]          the same\n"
-         "  SELECT cols|* [FROM t] [WHERE expr] [ORDER BY col [ASC|DESC], ...] [LIMIT n]\n"
-         "                                        the rows (no WHERE: every row)\n"
-         "Dot commands:\n"
-         "  .help                 this text\n"
-         "  .quit, .exit          leave (end of input does too)\n"
-         "  .format table|csv|json  output format (.mode is the same)\n"
-         "  .headers on|off       header line in table and CSV output\n"
-         "  .timer on|off         print the evaluation and output time after each statement\n"
-         "  .explain on|off       print the parsed expression before each statement\n"
-         "  .columns              the table's columns and types (.schema is the same)\n"
-         "  .backend              the backend, the device and why it was chosen\n"
-         "Expressions as in 'packscan query': = != < <= > >=, BETWEEN, IN, LIKE, IS NULL, AND, OR,\n"
-         "NOT; literals 42, 1.25 (exact), 1e-3, 'text', DATE '...', TIMESTAMP '...', TIME '...', TRUE.\n");
+  printf(
+      "Statements, one per line (a trailing ';' is optional):\n"
+      "  WHERE-expression                      the number of rows where it is TRUE\n"
+      "  SELECT COUNT(*) [WHERE expr]          the same\n"
+      "  SELECT cols|* [FROM t] [WHERE expr] [ORDER BY col [ASC|DESC], ...] [LIMIT n]\n"
+      "                                        the rows (no WHERE: every row)\n"
+      "Dot commands:\n"
+      "  .help                 this text\n"
+      "  .quit, .exit          leave (end of input does too)\n"
+      "  .format table|csv|json  output format (.mode is the same)\n"
+      "  .headers on|off       header line in table and CSV output\n"
+      "  .timer on|off         print the evaluation and output time after each statement\n"
+      "  .explain on|off       print the parsed expression before each statement\n"
+      "  .columns              the table's columns and types (.schema is the same)\n"
+      "  .backend              the backend, the device and why it was chosen\n"
+      "Expressions as in 'packscan query': = != < <= > >=, BETWEEN, IN, LIKE, IS NULL, AND, OR,\n"
+      "NOT; literals 42, 1.25 (exact), 1e-3, 'text', DATE '...', TIMESTAMP '...', TIME '...', TRUE.\n");
 }
 
 /* Position of keyword kw (case-insensitive, a whole word) in s outside quotes,
@@ -56,7 +57,8 @@ static size_t find_kw(const char *s, size_t len, size_t from, const char *kw) {
       q = c;
       continue;
     }
-    if (i + k <= len && !strncasecmp(s + i, kw, k) && (i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) &&
+    if (i + k <= len && !strncasecmp(s + i, kw, k) &&
+        (i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) &&
         (i + k == len || !(isalnum((unsigned char)s[i + k]) || s[i + k] == '_')))
       return i;
   }
@@ -347,10 +349,10 @@ int cmd_shell(int argc, char **argv) {
     goto done;
   }
   if (interactive)
-    printf("packscan %s shell: %s, %llu rows, %u columns, on %s (%s)\n"
-           "Enter \".help\" for usage hints. Line editing is the terminal's own (try rlwrap for history).\n",
-           ps_version_string(), path, (unsigned long long)sh.t->rows, sh.t->ncols, ps_context_backend(sh.ctx),
-           sh.why);
+    printf(
+        "packscan %s shell: %s, %llu rows, %u columns, on %s (%s)\n"
+        "Enter \".help\" for usage hints. Line editing is the terminal's own (try rlwrap for history).\n",
+        ps_version_string(), path, (unsigned long long)sh.t->rows, sh.t->ncols, ps_context_backend(sh.ctx), sh.why);
   char *line = NULL;
   size_t cap = 0;
   for (;;) {
