@@ -132,6 +132,55 @@ static void random_csv(tbuf *b, int rows) {
   tbuf_putc(b, 0);
 }
 
+/* ORDER BY on one of k (int), price (decimal), day (date): the sorted ids are
+ * a permutation of the input, values never go the wrong way, nulls come last,
+ * equal values keep row order. The values are read back through --select. */
+static void check_order(query_plan *q, const uint64_t *ids, uint64_t n, int col, int desc) {
+  uint64_t *s = malloc((n ? n : 1) * sizeof *s), *a = malloc((n ? n : 1) * sizeof *a);
+  char err[TOOL_ERR_SIZE];
+  memcpy(s, ids, n * sizeof *s);
+  query_order key = {col, desc};
+  CHECK(query_order_ids(q, s, n, &key, 1, err, sizeof err) == 0, "order by column %d: %s", col, err);
+  memcpy(a, s, n * sizeof *a);
+  /* a permutation: every input id once (the input is ascending) */
+  for (uint64_t i = 1; i < n; i++)
+    for (uint64_t j = i; j > 0 && a[j - 1] > a[j]; j--) {
+      uint64_t x = a[j];
+      a[j] = a[j - 1];
+      a[j - 1] = x;
+    }
+  CHECK(n == 0 || !memcmp(a, ids, n * sizeof *a), "order by column %d: not a permutation of the selected ids", col);
+  char *text = select_text(q, s, n, &col, 1, 1);
+  CHECK(text != NULL, "order by column %d: values", col);
+  char *line = text ? strchr(text, '\n') : NULL; /* past the header */
+  char prev[64] = "";
+  int have_prev = 0, prev_null = 0;
+  for (uint64_t i = 0; line && i < n; i++) {
+    char *v = line + 1, *e = strchr(v, '\n');
+    if (!e) break;
+    *e = 0;
+    int null = *v == 0;
+    if (have_prev) {
+      CHECK(!(prev_null && !null), "order by column %d: a value after a null at position %llu", col,
+            (unsigned long long)i);
+      if (!prev_null && !null) {
+        int c = col == 4 ? strcmp(prev, v) : (strtod(prev, NULL) > strtod(v, NULL)) - (strtod(prev, NULL) < strtod(v, NULL));
+        if (desc) c = -c;
+        CHECK(c <= 0, "order by column %d %s: '%s' before '%s'", col, desc ? "DESC" : "ASC", prev, v);
+        if (c == 0) CHECK(s[i - 1] < s[i], "order by column %d: equal values out of row order", col);
+      }
+      if (prev_null && null) CHECK(s[i - 1] < s[i], "order by column %d: nulls out of row order", col);
+    }
+    snprintf(prev, sizeof prev, "%s", v);
+    prev_null = null;
+    have_prev = 1;
+    line = e;
+  }
+  free(text);
+  free(s);
+  free(a);
+}
+
 static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *t, const char *backend) {
   uint64_t n = t->rows, nb = (n + 7) / 8;
   uint8_t *b1 = malloc(nb + 1), *b2 = malloc(nb + 1);
@@ -166,6 +215,10 @@ static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *
           CHECK(0, "'%s': row id %llu not in the bitmap", qs, (unsigned long long)ids2[i]);
           break;
         }
+      if (ids1) {
+        static const int keycols[3] = {0, 3, 4};
+        check_order(&q1, ids1, n1, keycols[rnd() % 3], (int)(rnd() % 2));
+      }
       if (k % 7 == 0 && ids1) {
         char *lib = select_text(&q1, ids1, n1, all_cols, 8, 0);
         char *host = select_text(&q1, ids1, n1, all_cols, 8, 1);
