@@ -181,6 +181,57 @@ static void check_order(query_plan *q, const uint64_t *ids, uint64_t n, int col,
   free(a);
 }
 
+/* Bitmap of one expression (NULL on failure, with a CHECK). */
+static uint8_t *bitmap_of(ps_context *ctx, const tbl_table *t, const char *qs) {
+  query_plan q;
+  uint64_t nb = (t->rows + 7) / 8, c;
+  uint8_t *bm = calloc(nb + 1, 1);
+  int ok = query_plan_build(ctx, t, qs, strlen(qs), &q, stdout) == 0 && ps_filter(ctx, q.expr, bm, nb, &c) == PS_OK;
+  CHECK(ok, "'%s': %s", qs, ps_context_last_error(ctx));
+  query_plan_free(&q);
+  if (!ok) {
+    free(bm);
+    return NULL;
+  }
+  return bm;
+}
+
+/* Long ORs of equalities (merged by the binder into IN lists) select what
+ * their operands select one by one, ORed here; chains longer than the
+ * library's node limit included. */
+static void check_or_merge(ps_context *ctx, const tbl_table *t) {
+  static const char *const strs[] = {"'apple'", "'kiwi'", "''", "'zebra'", "'nope'"};
+  uint64_t nb = (t->rows + 7) / 8;
+  for (int iter = 0; iter < 6; iter++) {
+    tbuf q = {0};
+    uint8_t *want = calloc(nb + 1, 1);
+    int terms = 2 + (int)(rnd() % (iter < 3 ? 8 : 60)), bad = 0;
+    for (int i = 0; i < terms; i++) {
+      char term[64];
+      switch (rnd() % 6) {
+      case 0: snprintf(term, sizeof term, "%d = k", (int)(rnd() % 100)); break;
+      case 1: snprintf(term, sizeof term, "s = %s", strs[rnd() % 5]); break;
+      case 2: snprintf(term, sizeof term, "v = %d", (int)(rnd() % 2001) - 1000); break;
+      case 3: snprintf(term, sizeof term, "k IN (%d, %d)", (int)(rnd() % 100), (int)(rnd() % 100)); break;
+      case 4: snprintf(term, sizeof term, "price = %d.%02d", (int)(rnd() % 1000), (int)(rnd() % 100)); break;
+      default: snprintf(term, sizeof term, "k < %d", (int)(rnd() % 10)); break;
+      }
+      tbuf_printf(&q, "%s%s", i ? " OR " : "", term);
+      uint8_t *one = bitmap_of(ctx, t, term);
+      if (!one) bad = 1;
+      for (uint64_t b = 0; one && b < nb; b++) want[b] |= one[b];
+      free(one);
+    }
+    tbuf_putc(&q, 0);
+    uint8_t *got = bad ? NULL : bitmap_of(ctx, t, (const char *)q.p);
+    CHECK(bad || (got && !memcmp(got, want, nb)), "%llu rows: '%s' differs from its operands ORed",
+          (unsigned long long)t->rows, (const char *)q.p);
+    free(got);
+    free(want);
+    tbuf_free(&q);
+  }
+}
+
 static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *t, const char *backend) {
   uint64_t n = t->rows, nb = (n + 7) / 8;
   uint8_t *b1 = malloc(nb + 1), *b2 = malloc(nb + 1);
@@ -416,6 +467,7 @@ int main(int argc, char **argv) {
     tbl_table *t = make_table((char *)csv.p, "k:int,v:int,w:int,price:decimal(2),day:date,day2:date,s:string,t:string", &file);
     CHECK(t != NULL, "table of %d rows", sizes[i]);
     if (t) compare_backends(ctx, ref, t, backend);
+    if (t) check_or_merge(ctx, t);
     tbl_close(t);
     free(file);
     tbuf_free(&csv);
