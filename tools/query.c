@@ -77,6 +77,7 @@ int query_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src
   memset(q, 0, sizeof *q);
   q->ctx = ctx;
   q->tbl = t;
+  if (!cols || !dec_cols) cols = dec_cols = NULL; /* both caches or neither */
   q->borrowed = cols != NULL;
   q->cols = cols ? cols : calloc(t->ncols ? t->ncols : 1, sizeof *q->cols);
   q->dec_cols = dec_cols ? dec_cols : calloc(t->ncols ? t->ncols : 1, sizeof *q->dec_cols);
