@@ -299,8 +299,7 @@ int main(int argc, char **argv) {
   if (no_device == nthreads) {
     const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
     if (!(req && strcmp(req, "1") == 0)) {
-      printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n",
-             workers[0].create_err);
+      printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n", workers[0].create_err);
       return TH_SKIP;
     }
   }
