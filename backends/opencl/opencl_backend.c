@@ -21,8 +21,8 @@
 #define PS_CL_MAX_DEVICES 64
 
 typedef struct cl_discovery {
-  cl_int err;       /* CL_SUCCESS, or what the failing call returned */
-  const char *call; /* that call, for the message */
+  cl_int err;        /* CL_SUCCESS, or what clGetPlatformIDs returned */
+  cl_int device_err; /* the first clGetDeviceIDs failure (that platform then offers no device) */
   cl_uint nplatforms;
   cl_platform_id platforms[PS_CL_MAX_PLATFORMS];
   cl_uint ngpus[PS_CL_MAX_PLATFORMS], ndevices[PS_CL_MAX_PLATFORMS];
@@ -52,18 +52,16 @@ static void discover(void) {
     d->err = CL_SUCCESS;
     n = 0;
   }
-  if (d->err != CL_SUCCESS) {
-    d->call = "clGetPlatformIDs";
-    return;
-  }
+  if (d->err != CL_SUCCESS) return;
   d->nplatforms = n < PS_CL_MAX_PLATFORMS ? n : PS_CL_MAX_PLATFORMS;
+  /* A platform whose devices cannot be listed (a broken driver) offers none;
+   * the others stay usable. */
   for (cl_uint p = 0; p < d->nplatforms; ++p) {
-    d->err = discover_devices(d->platforms[p], CL_DEVICE_TYPE_GPU, d->gpus[p], &d->ngpus[p]);
-    if (d->err == CL_SUCCESS)
-      d->err = discover_devices(d->platforms[p], CL_DEVICE_TYPE_ALL, d->devices[p], &d->ndevices[p]);
-    if (d->err != CL_SUCCESS) {
-      d->call = "clGetDeviceIDs";
-      return;
+    cl_int err = discover_devices(d->platforms[p], CL_DEVICE_TYPE_GPU, d->gpus[p], &d->ngpus[p]);
+    if (err == CL_SUCCESS) err = discover_devices(d->platforms[p], CL_DEVICE_TYPE_ALL, d->devices[p], &d->ndevices[p]);
+    if (err != CL_SUCCESS) {
+      d->ngpus[p] = d->ndevices[p] = 0;
+      if (d->device_err == CL_SUCCESS) d->device_err = err;
     }
   }
 }
@@ -100,7 +98,7 @@ static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t 
   if (rc != 0)
     return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform discovery could not run (pthread_once: %d)", rc);
   const cl_discovery *d = &discovery;
-  if (d->err != CL_SUCCESS) return ps_cl_fail(ctx, d->err, d->call, NULL);
+  if (d->err != CL_SUCCESS) return ps_cl_fail(ctx, d->err, "clGetPlatformIDs", NULL);
   cl_uint n = d->nplatforms;
   if (n == 0)
     return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
@@ -112,6 +110,7 @@ static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t 
                               "OpenCL: opencl_platform = %d, but only %u platform(s) are installed",
                               (int)platform_index, (unsigned)n);
     if (pick_in_platform(d, (cl_uint)platform_index, device_index, 0, choice)) return PS_OK;
+    if (d->device_err != CL_SUCCESS) return ps_cl_fail(ctx, d->device_err, "clGetDeviceIDs", NULL);
     if (device_index >= 0)
       return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no device with index %d (opencl_device)",
                               (int)platform_index, (int)device_index);
@@ -122,9 +121,10 @@ static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t 
     if (pick_in_platform(d, p, -1, 1, choice)) return PS_OK;
   for (cl_uint p = 0; p < n; ++p)
     if (pick_in_platform(d, p, device_index, 0, choice)) return PS_OK;
+  if (d->device_err != CL_SUCCESS) return ps_cl_fail(ctx, d->device_err, "clGetDeviceIDs", NULL);
   if (device_index >= 0)
-    return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: no platform of %u has a device with index %d",
-                            (unsigned)n, (int)device_index);
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: no platform of %u has a device with index %d", (unsigned)n,
+                            (int)device_index);
   return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: none of the %u installed platform(s) has a device",
                           (unsigned)n);
 }
