@@ -81,8 +81,18 @@ int cmd_encode(int argc, char **argv) {
     fprintf(stderr, "packscan encode: %s: %s\n", in_path, strerror(errno));
     return 1;
   }
-  struct stat st;
-  if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode)) o.input_size = (uint64_t)st.st_size;
+  struct stat st, out_st;
+  int have_in = fstat(fileno(in), &st) == 0;
+  /* The output must not be the input, under any name (a symlink or a hard
+   * link to it, or stdin redirected from it): the table would replace the
+   * CSV it is made from. */
+  if (have_in && stat(out_path, &out_st) == 0 && out_st.st_dev == st.st_dev && out_st.st_ino == st.st_ino) {
+    fprintf(stderr, "packscan encode: the output %s is the input %s (the same file); nothing was written\n",
+            out_path, strcmp(in_path, "-") ? in_path : "(stdin)");
+    if (in != stdin) fclose(in);
+    return 1;
+  }
+  if (have_in && S_ISREG(st.st_mode)) o.input_size = (uint64_t)st.st_size;
   o.progress = progress >= 0 ? progress : (isatty(2) && o.input_size > (16u << 20));
 
   encoded_table t;

@@ -286,17 +286,21 @@ int query_write_select(query_plan *q, const uint64_t *ids, uint64_t count, const
   int rc = -1;
   for (size_t c = 0; c < ncol; c++)
     if (reader_init(q, &rs[c], colidx[c], force_host, err, errsz)) goto done;
-  if (header) {
-    for (size_t c = 0; c < ncol; c++) {
-      if (c) fputc(',', out);
-      csv_write_field(out, rs[c].meta->name, strlen(rs[c].meta->name));
-    }
-    fputc('\n', out);
-  }
-  for (uint64_t start = 0; start < count; start += BATCH) {
-    uint64_t cnt = count - start < BATCH ? count - start : BATCH;
-    for (size_t c = 0; c < ncol; c++)
+  /* The header waits for the first batch of values, so that a --select
+   * that fails there (a corrupt column) prints nothing at all. */
+  int header_due = header;
+  for (uint64_t start = 0; start < count || header_due; start += BATCH) {
+    uint64_t cnt = start < count ? (count - start < BATCH ? count - start : BATCH) : 0;
+    for (size_t c = 0; c < ncol && cnt; c++)
       if (reader_fetch(q, &rs[c], ids + start, cnt, force_host, err, errsz)) goto done;
+    if (header_due) {
+      for (size_t c = 0; c < ncol; c++) {
+        if (c) fputc(',', out);
+        csv_write_field(out, rs[c].meta->name, strlen(rs[c].meta->name));
+      }
+      fputc('\n', out);
+      header_due = 0;
+    }
     for (uint64_t i = 0; i < cnt; i++) {
       for (size_t c = 0; c < ncol; c++) {
         if (c) fputc(',', out);
