@@ -224,6 +224,8 @@ struct builder {
       if (k.first.empty()) {
         k.first.assign(c->data, c->data + c->data_size);
         if (c->validity) k.second.assign(c->validity, c->validity + (c->n + 7) / 8);
+        /* the library's stream does not wait for the legacy default stream */
+        cudaDeviceSynchronize();
       }
       data = thrust::raw_pointer_cast(k.first.data());
       if (c->validity) info.validity = thrust::raw_pointer_cast(k.second.data());
@@ -575,6 +577,7 @@ void big(ps::session &s) {
   th_case("%s", "more than 2^32 rows");
   const uint64_t n = 5000000000ull + 37;
   dvec<uint8_t> data((n + 7) / 8, 0x55);
+  cudaDeviceSynchronize(); /* the fill ran on the legacy default stream */
   ps::FORInfo info(PS_TYPE_UINT8, n, 1, 0);
   info.memory = PS_MEMORY_DEVICE;
   ps::selection sel = ps::filterLiteral(s, thrust::raw_pointer_cast(data.data()), 1, info, ps::equal_to());
