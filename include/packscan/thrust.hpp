@@ -629,7 +629,6 @@ namespace detail {
 inline std::shared_ptr<column_holder> create_column(ps_context *ctx, const void *cdata, const FORInfo &x,
                                                     const ps_dict_desc *dict) {
   auto holder = std::make_shared<column_holder>();
-  auto &res = *holder;
   ps_for_desc d = x.desc(cdata);
   ps_column *col = nullptr;
   if (x.memory == PS_MEMORY_HOST) {
@@ -645,11 +644,11 @@ inline std::shared_ptr<column_holder> create_column(ps_context *ctx, const void 
       check(ctx, ps_buffer_wrap_cuda(ctx, const_cast<void *>(cdata), d.data_size, &data), "ps_buffer_wrap_cuda");
     else
       check(ctx, ps_buffer_create(ctx, 4, &data), "ps_buffer_create");
-    res.buffers.emplace_back(data);
+    holder->buffers.emplace_back(data);
     if (x.validity) {
       check(ctx, ps_buffer_wrap_cuda(ctx, const_cast<std::uint8_t *>(x.validity), d.validity_size, &validity),
             "ps_buffer_wrap_cuda");
-      res.buffers.emplace_back(validity);
+      holder->buffers.emplace_back(validity);
     }
     if (dict)
       check(ctx, ps_column_create_dict_device(ctx, dict, &d, data, 0, validity, 0, &col),
