@@ -6,7 +6,8 @@
  *
  * Built by g++ with Thrust's CPP system (-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP)
  * the selection is read on the host; the same file built by nvcc (-x cu) with
- * the CUDA system reads it on the GPU. tests/thrust builds and runs it.
+ * the CUDA system reads it on the GPU. tests/thrust builds it the first way
+ * and runs it.
  * Usage: thrust_quickstart [backend]   (default "auto") */
 #include <packscan/thrust.hpp>
 #include <thrust/copy.h>

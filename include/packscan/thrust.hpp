@@ -61,8 +61,9 @@
 #include "packscan.h"
 
 /* The CUDA interop (device bitmaps, device cdata, streams) needs the CUDA
- * runtime headers: on under nvcc with Thrust's CUDA device system, or when
- * the includer defines PACKSCAN_THRUST_CUDA=1 itself. */
+ * runtime headers and a library built with the CUDA backend: on under nvcc
+ * with Thrust's CUDA device system; the includer may define
+ * PACKSCAN_THRUST_CUDA itself (0: host bitmaps under nvcc too). */
 #ifndef PACKSCAN_THRUST_CUDA
 #if defined(__CUDACC__) && defined(THRUST_DEVICE_SYSTEM) && THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
 #define PACKSCAN_THRUST_CUDA 1
