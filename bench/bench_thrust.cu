@@ -180,7 +180,8 @@ extern "C" void bench_thrust_run(bench *b) {
           ps_expr_destroy(e);
         });
         /* the Thrust path writes the bitmap and reads it back once */
-        bench_result *rt = add_result(b, "thrust_count", n, in_bytes + 2.0 * (double)((n + 7) / 8), tt, got_t, got_t == want);
+        bench_result *rt =
+            add_result(b, "thrust_count", n, in_bytes + 2.0 * (double)((n + 7) / 8), tt, got_t, got_t == want);
         bench_result *rc = add_result(b, "thrust_count_c", n, in_bytes, tc, got_c, got_c == want);
         if (rt && rc) {
           std::snprintf(rt->note, sizeof rt->note, "thrust / C = %.2fx", tt.med / tc.med);
@@ -200,12 +201,12 @@ extern "C" void bench_thrust_run(bench *b) {
         bool gather_ok = true;
         bench_stats tt = time_it(b, [&] {
           ps::selection sel = thrust_tree(s, data, info);
-          auto last = thrust::copy_if(policy, thrust::counting_iterator<uint32_t>(0),
-                                      thrust::counting_iterator<uint32_t>((uint32_t)n), sel.begin(policy), out_ids,
-                                      is_true());
+          auto last =
+              thrust::copy_if(policy, thrust::counting_iterator<uint32_t>(0),
+                              thrust::counting_iterator<uint32_t>((uint32_t)n), sel.begin(policy), out_ids, is_true());
           got_t = (uint64_t)(last - out_ids);
-          gather_ok = gather_ok && ps_gather(b->ctx, cols[0].col, ids_t, 0, PS_INDEX_UINT32, got_t, vals_t, 0,
-                                             nullptr, 0) == PS_OK;
+          gather_ok = gather_ok &&
+                      ps_gather(b->ctx, cols[0].col, ids_t, 0, PS_INDEX_UINT32, got_t, vals_t, 0, nullptr, 0) == PS_OK;
         });
         bench_stats tc = time_it(b, [&] {
           ps_expr *e = nullptr;
@@ -223,8 +224,8 @@ extern "C" void bench_thrust_run(bench *b) {
                                   thrust::device_pointer_cast(static_cast<uint32_t *>(pc)) + got_c, out_ids);
         /* packed input, the ids written and read, the values gathered (4 B each) */
         double out_bytes = 12.0 * (double)want;
-        bench_result *rt = add_result(b, "thrust_ids", n, in_bytes + 2.0 * (double)((n + 7) / 8) + out_bytes, tt,
-                                      got_t, got_t == want && gather_ok && same);
+        bench_result *rt = add_result(b, "thrust_ids", n, in_bytes + 2.0 * (double)((n + 7) / 8) + out_bytes, tt, got_t,
+                                      got_t == want && gather_ok && same);
         bench_result *rc = add_result(b, "thrust_ids_c", n, in_bytes + out_bytes, tc, got_c, got_c == want && same);
         if (rt && rc) {
           std::snprintf(rt->note, sizeof rt->note, "thrust / C = %.2fx%s", tt.med / tc.med,

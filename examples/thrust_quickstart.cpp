@@ -30,7 +30,10 @@ struct is_true {
 #if defined(__CUDACC__)
   __host__ __device__
 #endif
-  bool operator()(bool b) const { return b; }
+      bool
+      operator()(bool b) const {
+    return b;
+  }
 };
 
 /* The table: price in cents, quantity, city; n rows, encoded by packscan's
@@ -90,10 +93,10 @@ void with_thrust(const char *backend, table &t, uint64_t *count, int64_t *sum) {
   *sum = thrust::reduce(thrust::device, chosen.begin(), chosen.end(), (int64_t)0);
 }
 
-#define C_TRY(call)                                                             \
-  do {                                                                          \
-    ps_status st_ = (call);                                                     \
-    if (st_ != PS_OK) throw std::runtime_error(ps_context_last_error(ctx));     \
+#define C_TRY(call)                                                         \
+  do {                                                                      \
+    ps_status st_ = (call);                                                 \
+    if (st_ != PS_OK) throw std::runtime_error(ps_context_last_error(ctx)); \
   } while (0)
 
 /* The same query through the C API: row ids, then the prices of those rows. */

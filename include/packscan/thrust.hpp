@@ -297,13 +297,13 @@ struct DICTInfo {
 /* ---- predicates ------------------------------------------------------------ */
 
 /* The comparison structs are also ordinary binary operators (host and device). */
-#define PACKSCAN_CMP_(name, cmp, expr)                                          \
-  struct name {                                                                 \
-    static constexpr ps_cmp op = cmp;                                           \
-    template <class A, class B>                                                 \
-    PACKSCAN_HD constexpr bool operator()(const A &a, const B &b) const {       \
-      return expr;                                                              \
-    }                                                                           \
+#define PACKSCAN_CMP_(name, cmp, expr)                                    \
+  struct name {                                                           \
+    static constexpr ps_cmp op = cmp;                                     \
+    template <class A, class B>                                           \
+    PACKSCAN_HD constexpr bool operator()(const A &a, const B &b) const { \
+      return expr;                                                        \
+    }                                                                     \
   };
 PACKSCAN_CMP_(equal_to, PS_EQ, a == b)
 PACKSCAN_CMP_(not_equal_to, PS_NE, a != b)
@@ -447,7 +447,8 @@ class selection {
         bits_(std::exchange(o.bits_, nullptr)),
         count_(o.count_),
         count_known_(o.count_known_),
-        device_(o.device_) {}
+        device_(o.device_) {
+  }
   /* Not defaulted: the old tree must go before the columns it reads. */
   selection &operator=(selection &&o) noexcept {
     if (this != &o) {
@@ -661,8 +662,8 @@ inline std::shared_ptr<column_holder> create_column(ps_context *ctx, const void 
          "memory = PS_MEMORY_DEVICE needs the CUDA interop (compile with nvcc and Thrust's CUDA device system)");
 #endif
   } else {
-    fail(PS_ERR_INVALID_ARGUMENT, "FORInfo", "memory = " + std::to_string(static_cast<int>(x.memory)) +
-                                                 " (expected PS_MEMORY_HOST or PS_MEMORY_DEVICE)");
+    fail(PS_ERR_INVALID_ARGUMENT, "FORInfo",
+         "memory = " + std::to_string(static_cast<int>(x.memory)) + " (expected PS_MEMORY_HOST or PS_MEMORY_DEVICE)");
   }
   holder->column.reset(col);
   return holder;
@@ -731,8 +732,8 @@ selection filterLiteral(session &s, const void *cdata, T literal, const DICTInfo
   if constexpr (detail::is_like_v<Predicate>) {
     if (lit.kind != PS_LIT_STRING)
       detail::fail(PS_ERR_TYPE_MISMATCH, "filterLiteral", "like / not_like need a string pattern");
-    ps_status st = ps_expr_like(ctx, col, lit.v.s.ptr, lit.v.s.len, pred.escape,
-                                std::is_same_v<Predicate, not_like> ? 1 : 0, &e);
+    ps_status st =
+        ps_expr_like(ctx, col, lit.v.s.ptr, lit.v.s.len, pred.escape, std::is_same_v<Predicate, not_like> ? 1 : 0, &e);
     return detail::adopt(ctx, st, e, std::move(res), "ps_expr_like");
   } else {
     (void)pred;
@@ -776,8 +777,7 @@ selection filterLiteral(const void *cdata, T literal, const Info &x, Predicate p
   return filterLiteral(current_session(), cdata, std::move(literal), x, pred);
 }
 template <class Info, class Predicate>
-selection compareColumns(const void *cdataA, const void *cdataB, const Info &aInfo, const Info &bInfo,
-                         Predicate pred) {
+selection compareColumns(const void *cdataA, const void *cdataB, const Info &aInfo, const Info &bInfo, Predicate pred) {
   return compareColumns(current_session(), cdataA, cdataB, aInfo, bInfo, pred);
 }
 template <class Info>
@@ -789,8 +789,7 @@ selection isNull(const void *cdata, const Info &x, bool negate = false) {
 
 namespace detail {
 inline void same_context(const selection &a, const selection &b, const char *what) {
-  if (a.context() != b.context())
-    fail(PS_ERR_INVALID_ARGUMENT, what, "operands belong to different sessions");
+  if (a.context() != b.context()) fail(PS_ERR_INVALID_ARGUMENT, what, "operands belong to different sessions");
 }
 }  // namespace detail
 

@@ -110,8 +110,8 @@ void check_algorithms(const Policy &policy, sel_iter b, sel_iter e, bool device_
   /* copy_if with the iterator as stencil: the selected row ids */
   {
     Vec<int64_t> ids(n);
-    auto last = thrust::copy_if(policy, thrust::counting_iterator<int64_t>(0), thrust::counting_iterator<int64_t>((int64_t)n),
-                                b, ids.begin(), is_true());
+    auto last = thrust::copy_if(policy, thrust::counting_iterator<int64_t>(0),
+                                thrust::counting_iterator<int64_t>((int64_t)n), b, ids.begin(), is_true());
     uint64_t got = (uint64_t)(last - ids.begin());
     std::vector<int64_t> h(n);
     thrust::copy(ids.begin(), ids.end(), h.begin());
@@ -180,21 +180,31 @@ void check_algorithms(const Policy &policy, sel_iter b, sel_iter e, bool device_
 template <class F>
 auto with_pred(ps_cmp op, F &&f) {
   switch (op) {
-    case PS_EQ: return f(ps::equal_to());
-    case PS_NE: return f(ps::not_equal_to());
-    case PS_LT: return f(ps::less());
-    case PS_LE: return f(ps::less_equal());
-    case PS_GT: return f(ps::greater());
-    default: return f(ps::greater_equal());
+    case PS_EQ:
+      return f(ps::equal_to());
+    case PS_NE:
+      return f(ps::not_equal_to());
+    case PS_LT:
+      return f(ps::less());
+    case PS_LE:
+      return f(ps::less_equal());
+    case PS_GT:
+      return f(ps::greater());
+    default:
+      return f(ps::greater_equal());
   }
 }
 template <class F>
 auto with_literal(const ps_literal &l, F &&f) {
   switch (l.kind) {
-    case PS_LIT_INT64: return f(l.v.i);
-    case PS_LIT_UINT64: return f(l.v.u);
-    case PS_LIT_FLOAT64: return f(l.v.f);
-    default: return f(std::string_view(l.v.s.ptr, l.v.s.len));
+    case PS_LIT_INT64:
+      return f(l.v.i);
+    case PS_LIT_UINT64:
+      return f(l.v.u);
+    case PS_LIT_FLOAT64:
+      return f(l.v.f);
+    default:
+      return f(std::string_view(l.v.s.ptr, l.v.s.len));
   }
 }
 
@@ -256,12 +266,17 @@ struct builder {
   /* Nodes of the tree once IN and BETWEEN are spelled with OR and AND. */
   static size_t spelled_size(const onode *t) {
     switch (t->kind) {
-      case ON_BETWEEN: return 3;
-      case ON_IN: return t->count ? 2 * t->count - 1 : 1;
-      case ON_NOT: return 1 + spelled_size(t->a);
+      case ON_BETWEEN:
+        return 3;
+      case ON_IN:
+        return t->count ? 2 * t->count - 1 : 1;
+      case ON_NOT:
+        return 1 + spelled_size(t->a);
       case ON_AND:
-      case ON_OR: return 1 + spelled_size(t->a) + spelled_size(t->b);
-      default: return 1;
+      case ON_OR:
+        return 1 + spelled_size(t->a) + spelled_size(t->b);
+      default:
+        return 1;
     }
   }
   /* The library's limit on a tree's nodes. */
@@ -272,17 +287,22 @@ struct builder {
   bool build(const onode *t, ps::selection *out) {
     if (spelled_size(t) > max_nodes) return false;
     switch (t->kind) {
-      case ON_CMP: *out = compare(t->col, t->cmp, t->lit); return true;
+      case ON_CMP:
+        *out = compare(t->col, t->cmp, t->lit);
+        return true;
       case ON_CMPCOL: {
         placed a = place(t->col), b = place(t->col_b);
         *out = with_pred(t->cmp, [&](auto pred) {
           if (is_dict(t->col))
-            return ps::compareColumns(s, a.cdata, b.cdata, dict_info(t->col, a.info), dict_info(t->col_b, b.info), pred);
+            return ps::compareColumns(s, a.cdata, b.cdata, dict_info(t->col, a.info), dict_info(t->col_b, b.info),
+                                      pred);
           return ps::compareColumns(s, a.cdata, b.cdata, a.info, b.info, pred);
         });
         return true;
       }
-      case ON_BETWEEN: *out = ps::AND(compare(t->col, PS_GE, t->lit), compare(t->col, PS_LE, t->lit2)); return true;
+      case ON_BETWEEN:
+        *out = ps::AND(compare(t->col, PS_GE, t->lit), compare(t->col, PS_LE, t->lit2));
+        return true;
       case ON_IN: {
         if (t->count == 0) return false;
         ps::selection acc = compare(t->col, PS_EQ, t->list[0]);
@@ -391,7 +411,7 @@ void check_tree(ps::session &s, trun *tr, const onode *t, bool device_cdata, boo
 
 /* ---- random sweep ----------------------------------------------------------------- */
 
-const ps_type NUMERIC[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,   PS_TYPE_INT64,  PS_TYPE_UINT8,
+const ps_type NUMERIC[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,   PS_TYPE_UINT8,
                            PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
 
 uint64_t random_n(th_rng *r) {
@@ -469,7 +489,8 @@ void contract_example(ps::session &s) {
     ps::selection any = ps::filterLiteral(words.data(), x[0], info, ps::equal_to());
     std::vector<uint8_t> w20((n + 7) / 8, 0);
     uint64_t c20 = 0;
-    for (int k = 1; k < 20; k++) any = ps::OR(std::move(any), ps::filterLiteral(words.data(), x[k], info, ps::equal_to()));
+    for (int k = 1; k < 20; k++)
+      any = ps::OR(std::move(any), ps::filterLiteral(words.data(), x[k], info, ps::equal_to()));
     for (uint64_t i = 0; i < n; i++)
       for (int k = 0; k < 20; k++)
         if (x[i] == x[k]) {
@@ -540,14 +561,12 @@ void errors(ps::session &s) {
              ps_status_name(e.status()), e.what(), ps_status_name(want), needle);
     }
   };
-  expect(PS_ERR_INVALID_ARGUMENT, "width", [&] {
-    ps::filterLiteral(s, &word, 1, ps::FORInfo(PS_TYPE_INT64, 1, 65, 0), ps::less());
-  });
+  expect(PS_ERR_INVALID_ARGUMENT, "width",
+         [&] { ps::filterLiteral(s, &word, 1, ps::FORInfo(PS_TYPE_INT64, 1, 65, 0), ps::less()); });
   expect(PS_ERR_INVALID_ARGUMENT, "M = -1", [&] { ps::FORInfo(PS_TYPE_UINT32, 1, 8, -1); });
   expect(PS_ERR_INVALID_ARGUMENT, "bpr = 3", [&] { ps::FORInfo::bytes_per_record(PS_TYPE_INT64, 1, 3, 0); });
-  expect(PS_ERR_INVALID_ARGUMENT, "session_scope", [&] {
-    ps::filterLiteral(&word, 1, ps::FORInfo(PS_TYPE_INT64, 1, 8, 0), ps::less());
-  });
+  expect(PS_ERR_INVALID_ARGUMENT, "session_scope",
+         [&] { ps::filterLiteral(&word, 1, ps::FORInfo(PS_TYPE_INT64, 1, 8, 0), ps::less()); });
   expect(PS_ERR_INVALID_ARGUMENT, "different sessions", [&] {
     ps::session other("reference");
     ps::AND(ps::filterLiteral(s, &word, 1, ps::FORInfo(PS_TYPE_INT64, 1, 8, 0), ps::less()),
@@ -556,6 +575,15 @@ void errors(ps::session &s) {
   expect(PS_ERR_INVALID_ARGUMENT, "row counts", [&] {
     ps::compareColumns(s, &word, &word, ps::FORInfo(PS_TYPE_INT64, 1, 8, 0), ps::FORInfo(PS_TYPE_INT64, 2, 8, 0),
                        ps::less());
+  });
+  expect(PS_ERR_INVALID_ARGUMENT, "row counts", [&] {
+    ps::AND(ps::filterLiteral(s, &word, 1, ps::FORInfo(PS_TYPE_INT64, 1, 8, 0), ps::less()),
+            ps::filterLiteral(s, &word, 1, ps::FORInfo(PS_TYPE_INT64, 2, 8, 0), ps::less()));
+  });
+  expect(PS_ERR_TYPE_MISMATCH, "like", [&] {
+    static const int32_t offs[2] = {0, 1};
+    ps::DICTInfo di(1, offs, (const uint8_t *)"a", true, ps::FORInfo(PS_TYPE_UINT8, 1, 8, 0));
+    ps::filterLiteral(s, &word, 5, di, ps::like());
   });
   expect(PS_ERR_NO_BACKEND, "nosuch", [&] { ps::session bad("nosuch"); });
 #if !defined(__CUDACC__)
