@@ -41,6 +41,12 @@
  * bitmap is complete for any later stream. begin(policy) with a CUDA policy
  * (thrust::cuda::par.on(stream), thrust::device) evaluates on that policy's
  * stream without waiting: algorithms on the same stream read it in order.
+ * A destroyed selection's device bitmap goes back to its session for the
+ * next selection (no cudaMalloc / cudaFree per query; at most four kept).
+ * Destroying it first waits, as cudaFree would, for the work that may still
+ * read it: the policy's stream after begin(policy), the device after begin();
+ * work reading it on another stream after begin(policy) must be ordered
+ * before the policy's stream by the caller.
  */
 #ifndef PACKSCAN_THRUST_HPP
 #define PACKSCAN_THRUST_HPP
@@ -114,7 +120,8 @@ inline void check(ps_context *ctx, ps_status st, const char *call) {
 
 namespace detail {
 struct column_cache;
-}
+struct bitmap_pool;
+}  // namespace detail
 
 /** A ps_context, owned (created from a backend name) or borrowed (an existing
  *  C context, e.g. one the engine already uses). Movable, not copyable. */
@@ -135,13 +142,17 @@ class session {
     return session(ctx, false);
   }
   session(session &&o) noexcept
-      : ctx_(std::exchange(o.ctx_, nullptr)), owned_(o.owned_), columns_(std::move(o.columns_)) {}
+      : ctx_(std::exchange(o.ctx_, nullptr)),
+        owned_(o.owned_),
+        columns_(std::move(o.columns_)),
+        bitmaps_(std::move(o.bitmaps_)) {}
   session &operator=(session &&o) noexcept {
     if (this != &o) {
       release();
       ctx_ = std::exchange(o.ctx_, nullptr);
       owned_ = o.owned_;
       columns_ = std::move(o.columns_);
+      bitmaps_ = std::move(o.bitmaps_);
     }
     return *this;
   }
@@ -165,6 +176,8 @@ class session {
     if (st != PS_OK) detail::fail(st, "ps_context_create", err);
   }
   void release() noexcept {
+    bitmaps_.reset(); /* its buffers go before the context */
+    columns_.reset();
     if (ctx_ && owned_) ps_context_destroy(ctx_);
     ctx_ = nullptr;
   }
@@ -172,8 +185,10 @@ class session {
   bool owned_ = true;
 
  public:
-  /* Internal: the columns that live selections of this session read. */
+  /* Internal: the columns that live selections of this session read, and
+   * (CUDA) device bitmaps of past selections kept for the next ones. */
   std::shared_ptr<detail::column_cache> columns_;
+  std::shared_ptr<detail::bitmap_pool> bitmaps_;
 };
 
 namespace detail {
@@ -420,6 +435,62 @@ struct policy_stream<P, std::void_t<decltype(thrust::cuda_cub::stream(std::declv
   static constexpr bool cuda = true;
   static cudaStream_t get(const P &p) { return thrust::cuda_cub::stream(const_cast<P &>(p)); }
 };
+
+/* Device bitmaps of a session's destroyed selections, kept for its next
+ * ones: a cudaMalloc and a cudaFree per query would cost more than reading
+ * the bitmap. At most four are kept. */
+struct bitmap_pool {
+  std::vector<ps_buffer *> free;
+  bitmap_pool() = default;
+  bitmap_pool(const bitmap_pool &) = delete;
+  bitmap_pool &operator=(const bitmap_pool &) = delete;
+  ~bitmap_pool() {
+    for (ps_buffer *b : free) ps_buffer_destroy(b);
+  }
+  /* A kept buffer of at least bytes (and not much more), or NULL. */
+  ps_buffer *take(std::uint64_t bytes) {
+    for (std::size_t i = 0; i < free.size(); i++) {
+      std::uint64_t size = ps_buffer_size(free[i]);
+      if (size >= bytes && size <= 2 * bytes + 256) {
+        ps_buffer *b = free[i];
+        free.erase(free.begin() + static_cast<std::ptrdiff_t>(i));
+        return b;
+      }
+    }
+    return nullptr;
+  }
+  void give(ps_buffer *b) {
+    free.push_back(b);
+    if (free.size() > 4) {
+      ps_buffer_destroy(free.front());
+      free.erase(free.begin());
+    }
+  }
+};
+
+/* Returns a selection's device bitmap to its session's pool once the work
+ * that may read it is done (a later selection may write it on another
+ * stream), as cudaFree would wait; destroys it when the session is gone. */
+struct pooled_deleter {
+  std::weak_ptr<bitmap_pool> pool;
+  cudaStream_t stream = nullptr;
+  bool on_stream = false;
+  void operator()(ps_buffer *b) const noexcept {
+    std::shared_ptr<bitmap_pool> p = pool.lock();
+    if (!p) {
+      ps_buffer_destroy(b);
+      return;
+    }
+    if (on_stream)
+      (void)cudaStreamSynchronize(stream);
+    else
+      (void)cudaDeviceSynchronize();
+    p->give(b);
+  }
+};
+using bitmap_ptr = std::unique_ptr<ps_buffer, pooled_deleter>;
+#else
+using bitmap_ptr = buffer_ptr;
 #endif
 }  // namespace detail
 
@@ -437,6 +508,7 @@ class selection {
   selection(selection &&o) noexcept
       : res_(std::move(o.res_)),
         expr_(std::move(o.expr_)),
+        pool_(std::move(o.pool_)),
         host_bits_(std::move(o.host_bits_)),
         device_bits_(std::move(o.device_bits_)),
 #if PACKSCAN_THRUST_CUDA
@@ -456,6 +528,7 @@ class selection {
       expr_.reset();
       res_ = std::move(o.res_);
       expr_ = std::move(o.expr_);
+      pool_ = std::move(o.pool_);
       host_bits_ = std::move(o.host_bits_);
       device_bits_ = std::move(o.device_bits_);
 #if PACKSCAN_THRUST_CUDA
@@ -521,8 +594,8 @@ class selection {
   ps_context *context() const { return ctx_; }
 
   /* Internal: adopt a built expression and its resources. */
-  selection(ps_context *ctx, ps_expr *expr, detail::resources &&res)
-      : res_(std::move(res)), expr_(expr), ctx_(ctx), rows_(ps_expr_rows(expr)) {}
+  selection(ps_context *ctx, ps_expr *expr, detail::resources &&res, std::weak_ptr<detail::bitmap_pool> pool)
+      : res_(std::move(res)), expr_(expr), pool_(std::move(pool)), ctx_(ctx), rows_(ps_expr_rows(expr)) {}
 
  private:
   friend selection AND(selection, selection);
@@ -559,10 +632,11 @@ class selection {
 #if PACKSCAN_THRUST_CUDA
     if (std::string_view(ps_context_backend(ctx_)) == "cuda") {
       /* Whole 32-bit words: the C call writes the bitmap word by word. */
-      std::uint64_t bytes = ((rows_ + 31) / 32) * 4;
-      ps_buffer *buf = nullptr;
-      detail::check(ctx_, ps_buffer_create(ctx_, bytes ? bytes : 4, &buf), "ps_buffer_create");
-      detail::buffer_ptr owned(buf);
+      std::uint64_t bytes = rows_ ? ((rows_ + 31) / 32) * 4 : 4;
+      std::shared_ptr<detail::bitmap_pool> pool = pool_.lock();
+      ps_buffer *buf = pool ? pool->take(bytes) : nullptr;
+      if (!buf) detail::check(ctx_, ps_buffer_create(ctx_, bytes, &buf), "ps_buffer_create");
+      detail::bitmap_ptr owned(buf, detail::pooled_deleter{pool_, stream, on_stream});
       ps_status st;
       if (on_stream) {
         cudaStream_t previous = nullptr;
@@ -608,8 +682,9 @@ class selection {
   /* Destruction runs bottom-up: the bitmap, the tree, then its columns. */
   detail::resources res_;
   detail::expr_ptr expr_;
+  std::weak_ptr<detail::bitmap_pool> pool_;
   std::vector<std::uint8_t> host_bits_;
-  detail::buffer_ptr device_bits_;
+  detail::bitmap_ptr device_bits_;
 #if PACKSCAN_THRUST_CUDA
   struct cuda_deleter {
     void operator()(void *p) const noexcept { cudaFree(p); }
@@ -697,9 +772,12 @@ inline ps_column *make_column(session &s, const void *cdata, const FORInfo &x, r
 inline ps_column *make_column(session &s, const void *cdata, const DICTInfo &x, resources &res) {
   return make_for_column(s, cdata, x.codes, &x.dict, res);
 }
-inline selection adopt(ps_context *ctx, ps_status st, ps_expr *e, resources &&res, const char *call) {
-  check(ctx, st, call);
-  return selection(ctx, e, std::move(res));
+inline selection adopt(session &s, ps_status st, ps_expr *e, resources &&res, const char *call) {
+  check(s.get(), st, call);
+#if PACKSCAN_THRUST_CUDA
+  if (!s.bitmaps_) s.bitmaps_ = std::make_shared<bitmap_pool>();
+#endif
+  return selection(s.get(), e, std::move(res), s.bitmaps_);
 }
 }  // namespace detail
 
@@ -715,7 +793,7 @@ selection filterLiteral(session &s, const void *cdata, T literal, const FORInfo 
   ps_column *col = detail::make_column(s, cdata, x, res);
   ps_expr *e = nullptr;
   ps_status st = ps_expr_compare(ctx, col, Predicate::op, detail::literal(literal), &e);
-  return detail::adopt(ctx, st, e, std::move(res), "ps_expr_compare");
+  return detail::adopt(s, st, e, std::move(res), "ps_expr_compare");
 }
 
 /** cdata[i] pred literal on a dictionary column: a comparison (bytewise
@@ -734,11 +812,11 @@ selection filterLiteral(session &s, const void *cdata, T literal, const DICTInfo
       detail::fail(PS_ERR_TYPE_MISMATCH, "filterLiteral", "like / not_like need a string pattern");
     ps_status st =
         ps_expr_like(ctx, col, lit.v.s.ptr, lit.v.s.len, pred.escape, std::is_same_v<Predicate, not_like> ? 1 : 0, &e);
-    return detail::adopt(ctx, st, e, std::move(res), "ps_expr_like");
+    return detail::adopt(s, st, e, std::move(res), "ps_expr_like");
   } else {
     (void)pred;
     ps_status st = ps_expr_compare(ctx, col, Predicate::op, lit, &e);
-    return detail::adopt(ctx, st, e, std::move(res), "ps_expr_compare");
+    return detail::adopt(s, st, e, std::move(res), "ps_expr_compare");
   }
 }
 
@@ -757,7 +835,7 @@ selection compareColumns(session &s, const void *cdataA, const void *cdataB, con
   ps_column *b = detail::make_column(s, cdataB, bInfo, res);
   ps_expr *e = nullptr;
   ps_status st = ps_expr_compare_columns(ctx, a, Predicate::op, b, &e);
-  return detail::adopt(ctx, st, e, std::move(res), "ps_expr_compare_columns");
+  return detail::adopt(s, st, e, std::move(res), "ps_expr_compare_columns");
 }
 
 /** cdata[i] IS NULL / IS NOT NULL (never UNKNOWN). */
@@ -768,7 +846,7 @@ selection isNull(session &s, const void *cdata, const Info &x, bool negate = fal
   ps_column *col = detail::make_column(s, cdata, x, res);
   ps_expr *e = nullptr;
   ps_status st = ps_expr_is_null(ctx, col, negate ? 1 : 0, &e);
-  return detail::adopt(ctx, st, e, std::move(res), "ps_expr_is_null");
+  return detail::adopt(s, st, e, std::move(res), "ps_expr_is_null");
 }
 
 /* The contract's signatures, on the current session (session_scope). */
@@ -801,7 +879,7 @@ inline selection AND(selection A, selection B) {
   A.expr_.release();
   B.expr_.release();
   A.res_.merge(std::move(B.res_));
-  return selection(A.ctx_, e, std::move(A.res_));
+  return selection(A.ctx_, e, std::move(A.res_), A.pool_);
 }
 /** A[i] OR B[i] (Kleene). Consumes both operands. */
 inline selection OR(selection A, selection B) {
@@ -811,14 +889,14 @@ inline selection OR(selection A, selection B) {
   A.expr_.release();
   B.expr_.release();
   A.res_.merge(std::move(B.res_));
-  return selection(A.ctx_, e, std::move(A.res_));
+  return selection(A.ctx_, e, std::move(A.res_), A.pool_);
 }
 /** NOT A[i] (NOT UNKNOWN stays UNKNOWN: unselected). Consumes its operand. */
 inline selection NOT(selection A) {
   ps_expr *e = nullptr;
   detail::check(A.ctx_, ps_expr_not(A.ctx_, A.expr_.get(), &e), "ps_expr_not");
   A.expr_.release();
-  return selection(A.ctx_, e, std::move(A.res_));
+  return selection(A.ctx_, e, std::move(A.res_), A.pool_);
 }
 
 }  // namespace packscan
