@@ -4,10 +4,10 @@
  * stencil; then the same query through the C API. Both answers are printed
  * and must agree (exit status 1 otherwise).
  *
- * Built by g++ with Thrust's CPP system (-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP)
- * the selection is read on the host; the same file built by nvcc (-x cu) with
- * the CUDA system reads it on the GPU. tests/thrust builds it the first way
- * and runs it.
+ * Built by g++ for a Thrust host system (-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP
+ * -fopenmp, or _CPP) the selection is read on the host; the same file built by
+ * nvcc (-x cu) for the CUDA system reads it on the GPU. tests/thrust builds it
+ * the first way (OMP where the compiler has OpenMP) and runs it.
  * Usage: thrust_quickstart [backend]   (default "auto") */
 #include <packscan/thrust.hpp>
 #include <thrust/copy.h>
