@@ -338,6 +338,19 @@ struct not_like {
   int escape = -1;
 };
 
+/** An exact decimal literal, unscaled / 10^scale, compared exactly as SQL
+ *  compares `123.45` (docs/design.md, "Numeric literals"): decimal{12345, 2}
+ *  is 123.45; the unscaled value is a two's complement 128-bit number (hi:lo). */
+struct decimal {
+  std::uint64_t lo = 0;
+  std::int64_t hi = 0;
+  std::uint32_t scale = 0;
+  decimal() = default;
+  decimal(std::int64_t unscaled, std::uint32_t s)
+      : lo(static_cast<std::uint64_t>(unscaled)), hi(unscaled < 0 ? -1 : 0), scale(s) {}
+  decimal(std::uint64_t lo_, std::int64_t hi_, std::uint32_t s) : lo(lo_), hi(hi_), scale(s) {}
+};
+
 namespace detail {
 template <class P, class = void>
 struct is_comparison : std::false_type {};
@@ -351,6 +364,8 @@ ps_literal literal(const T &v) {
   if constexpr (std::is_same_v<T, bool>) {
     static_assert(!std::is_same_v<T, bool>, "packscan: a bool literal has no column type to compare with");
     return ps_literal{};
+  } else if constexpr (std::is_same_v<T, decimal>) {
+    return ps_lit_decimal128(v.lo, v.hi, v.scale);
   } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
     return ps_lit_int(static_cast<std::int64_t>(v));
   } else if constexpr (std::is_integral_v<T>) {
@@ -360,7 +375,7 @@ ps_literal literal(const T &v) {
     return ps_lit_float(static_cast<double>(v));
   } else {
     static_assert(std::is_convertible_v<const T &, std::string_view>,
-                  "packscan: literals are integers, floating point numbers or strings");
+                  "packscan: literals are integers, floating point numbers, packscan::decimal or strings");
     std::string_view s(v);
     return ps_lit_str(s.data(), s.size());
   }

@@ -203,6 +203,8 @@ auto with_literal(const ps_literal &l, F &&f) {
       return f(l.v.u);
     case PS_LIT_FLOAT64:
       return f(l.v.f);
+    case PS_LIT_DECIMAL:
+      return f(ps::decimal(l.v.d.lo, l.v.d.hi, l.v.d.scale));
     default:
       return f(std::string_view(l.v.s.ptr, l.v.s.len));
   }
