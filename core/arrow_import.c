@@ -91,10 +91,10 @@ static ps_status parse_schema(ps_context *ctx, const char *what, const struct Ar
     if (!s->dictionary->release || !s->dictionary->format)
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: schema.dictionary is released or has no format",
                           what);
-    if (!string_kind_of(s->dictionary->format, &c->value_kind) || c->value_kind == PS_ARROW_STRING_VIEW)
+    if (!string_kind_of(s->dictionary->format, &c->value_kind))
       return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                          "%s: dictionary values of format \"%s\"; packscan takes dictionaries of utf8 (\"u\") "
-                          "or large_utf8 (\"U\")",
+                          "%s: dictionary values of format \"%s\"; packscan takes dictionaries of utf8 (\"u\"), "
+                          "large_utf8 (\"U\") or string_view (\"vu\")",
                           what, s->dictionary->format);
     c->kind = PS_ARROW_DICTIONARY;
     c->type = PS_TYPE_STRING;
@@ -158,6 +158,23 @@ static bool row_valid(const struct ArrowArray *a, uint64_t i) {
 static int64_t str_offset(const struct ArrowArray *a, bool large, uint64_t i) {
   uint64_t k = (uint64_t)a->offset + i;
   return large ? ((const int64_t *)a->buffers[1])[k] : (int64_t)((const int32_t *)a->buffers[1])[k];
+}
+
+/* String i of a validated utf8 / large_utf8 / string_view array. */
+static const uint8_t *string_at(ps_arrow_kind kind, const struct ArrowArray *a, uint64_t i, uint64_t *len) {
+  if (kind == PS_ARROW_STRING_VIEW) {
+    const uint8_t *view = (const uint8_t *)a->buffers[1] + 16 * ((uint64_t)a->offset + i);
+    int32_t l, buf, off;
+    memcpy(&l, view, 4);
+    memcpy(&buf, view + 8, 4);
+    memcpy(&off, view + 12, 4);
+    *len = (uint64_t)l;
+    return l <= 12 ? view + 4 : (const uint8_t *)a->buffers[2 + buf] + off;
+  }
+  bool large = kind == PS_ARROW_LARGE_UTF8;
+  int64_t s = str_offset(a, large, i), e = str_offset(a, large, i + 1);
+  *len = (uint64_t)(e - s);
+  return (const uint8_t *)a->buffers[2] + s;
 }
 
 static ps_status check_header(ps_context *ctx, const char *what, const struct ArrowArray *a, int64_t n_buffers,
@@ -308,9 +325,9 @@ static ps_status check_array(ps_context *ctx, const char *what, const col_spec *
         return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
                             "%s: index of row %" PRIu64 " is %" PRId64 "; the dictionary has %" PRId64 " entries", what,
                             i, k, d->length);
-      if (row_valid(d, (uint64_t)k))
-        *str_bytes += (uint64_t)(str_offset(d, c->value_kind == PS_ARROW_LARGE_UTF8, (uint64_t)k + 1) -
-                                 str_offset(d, c->value_kind == PS_ARROW_LARGE_UTF8, (uint64_t)k));
+      uint64_t len = 0;
+      if (row_valid(d, (uint64_t)k)) string_at(c->value_kind, d, (uint64_t)k, &len);
+      *str_bytes += len;
     }
     return PS_OK;
   }
@@ -361,17 +378,10 @@ static void append_strings(plain_acc *acc, ps_arrow_kind kind, const struct Arro
   for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
     bool v = row_valid(a, i);
     set_valid(acc, acc->rows, v);
-    if (v && kind == PS_ARROW_STRING_VIEW) {
-      const uint8_t *view = (const uint8_t *)a->buffers[1] + 16 * ((uint64_t)a->offset + i);
-      int32_t len, buf, off;
-      memcpy(&len, view, 4);
-      memcpy(&buf, view + 8, 4);
-      memcpy(&off, view + 12, 4);
-      append_string(acc, len <= 12 ? view + 4 : (const uint8_t *)a->buffers[2 + buf] + off, (uint64_t)len);
-    } else if (v) {
-      bool large = kind == PS_ARROW_LARGE_UTF8;
-      int64_t s = str_offset(a, large, i), e = str_offset(a, large, i + 1);
-      append_string(acc, (const uint8_t *)a->buffers[2] + s, (uint64_t)(e - s));
+    if (v) {
+      uint64_t len;
+      const uint8_t *p = string_at(kind, a, i, &len);
+      append_string(acc, p, len);
     }
     acc->offsets[++acc->rows] = (int64_t)acc->bytes_used;
   }
@@ -380,15 +390,15 @@ static void append_strings(plain_acc *acc, ps_arrow_kind kind, const struct Arro
 static void append_column(plain_acc *acc, const col_spec *c, const struct ArrowArray *a) {
   if (c->kind == PS_ARROW_DICTIONARY) {
     const struct ArrowArray *d = a->dictionary;
-    bool large = c->value_kind == PS_ARROW_LARGE_UTF8;
     for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
       bool v = row_valid(a, i);
       int64_t k = v ? index_at(c, a, i) : 0;
       v = v && row_valid(d, (uint64_t)k); /* a null dictionary entry is a null row */
       set_valid(acc, acc->rows, v);
       if (v) {
-        int64_t s = str_offset(d, large, (uint64_t)k), e = str_offset(d, large, (uint64_t)k + 1);
-        append_string(acc, (const uint8_t *)d->buffers[2] + s, (uint64_t)(e - s));
+        uint64_t len;
+        const uint8_t *p = string_at(c->value_kind, d, (uint64_t)k, &len);
+        append_string(acc, p, len);
       }
       acc->offsets[++acc->rows] = (int64_t)acc->bytes_used;
     }
@@ -432,7 +442,6 @@ static int entry_cmp(const void *x, const void *y) {
 static ps_status build_dictionary(ps_context *ctx, const char *what, const col_spec *c, const struct ArrowArray *a,
                                   ps_column **out) {
   const struct ArrowArray *d = a->dictionary;
-  bool large = c->value_kind == PS_ARROW_LARGE_UTF8;
   uint64_t dn = (uint64_t)d->length, n = (uint64_t)a->length;
   str_entry *ent = ps_calloc_ctx(ctx, (size_t)(dn ? dn : 1), sizeof *ent);
   uint32_t *map = ps_calloc_ctx(ctx, (size_t)(dn ? dn : 1), sizeof *map);
@@ -452,8 +461,9 @@ static ps_status build_dictionary(ps_context *ctx, const char *what, const col_s
   bool sorted = true;
   for (uint64_t k = 0; k < dn; k++) {
     if (!row_valid(d, k)) continue; /* null entries: rows pointing at them become null */
-    int64_t s = str_offset(d, large, k), e = str_offset(d, large, k + 1);
-    ent[m] = (str_entry){(const uint8_t *)d->buffers[2] + s, (uint64_t)(e - s), k};
+    uint64_t len;
+    const uint8_t *p = string_at(c->value_kind, d, k, &len);
+    ent[m] = (str_entry){p, len, k};
     if (m && ps_bytes_cmp(ent[m - 1].p, (size_t)ent[m - 1].len, ent[m].p, (size_t)ent[m].len) >= 0) sorted = false;
     m++;
   }

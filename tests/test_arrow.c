@@ -5,8 +5,8 @@
  *  - round trips for every imported type (int8..uint64, float32/64 with a
  *    found scale, decimal128, date32/64, timestamp, utf8, large_utf8,
  *    string_view inline and out of line, dictionaries sorted, unsorted and with
- *    repeated entries, int8/int32/uint16 indexes): seeded random values with
- *    nulls, sliced arrays (offsets 0..9, validity not byte aligned), n around
+ *    repeated entries, int8/int32/uint16 indexes, utf8/large_utf8/string_view
+ *    values): seeded random values with nulls, sliced arrays (offsets 0..9, validity not byte aligned), n around
  *    0/1/31/32/33 and larger; import, filter, export as boolean selection,
  *    uint32/uint64 row ids, a filtered record batch, every row back with its
  *    validity, dictionary export, aggregates;
@@ -172,6 +172,48 @@ static int forced_scale = -1;
 static void set_bit(uint8_t *b, uint64_t i) { b[i / 8] |= (uint8_t)(1u << (i % 8)); }
 static int get_bit(const uint8_t *b, uint64_t i) { return (b[i / 8] >> (i % 8)) & 1; }
 
+/* Buffers 1.. of a string array of kind k (utf8, large_utf8 or string_view,
+ * the last with two data buffers) holding strs[0..count); returns n_buffers. */
+static int string_buffers(int k, char **strs, uint64_t count, void **bufs) {
+  size_t bytes = 0;
+  for (uint64_t i = 0; i < count; i++) bytes += strlen(strs[i]);
+  if (k == K_VIEW) {
+    uint8_t *views = th_calloc((size_t)count + 1, 16);
+    char *d0 = th_malloc(bytes + 1), *d1 = th_malloc(bytes + 1);
+    int64_t *sizes = th_calloc(2, 8);
+    for (uint64_t i = 0; i < count; i++) {
+      int32_t len = (int32_t)strlen(strs[i]);
+      uint8_t *v = views + 16 * i;
+      memcpy(v, &len, 4);
+      if (len <= 12) {
+        memcpy(v + 4, strs[i], (size_t)len);
+      } else { /* long strings alternate between the two data buffers */
+        int32_t b = (int32_t)(i & 1), o = (int32_t)sizes[b];
+        memcpy(v + 4, strs[i], 4);
+        memcpy(v + 8, &b, 4), memcpy(v + 12, &o, 4);
+        memcpy((b ? d1 : d0) + o, strs[i], (size_t)len);
+        sizes[b] += len;
+      }
+    }
+    bufs[1] = views, bufs[2] = d0, bufs[3] = d1, bufs[4] = sizes;
+    return 5;
+  }
+  int large = k == K_LARGE_UTF8;
+  uint8_t *offs = th_calloc((size_t)count + 1, large ? 8 : 4);
+  char *chars = th_malloc(bytes + 1);
+  int64_t pos = 0;
+  for (uint64_t i = 0; i <= count; i++) {
+    if (large) ((int64_t *)offs)[i] = pos;
+    else ((int32_t *)offs)[i] = (int32_t)pos;
+    if (i < count) {
+      memcpy(chars + pos, strs[i], strlen(strs[i]));
+      pos += (int64_t)strlen(strs[i]);
+    }
+  }
+  bufs[1] = offs, bufs[2] = chars;
+  return 3;
+}
+
 /* Makes a random column of kind k, n rows after a slice of `off` rows, as an
  * Arrow array + schema, and its truth. */
 static void make_column(th_rng *r, int k, uint64_t n, uint64_t off, int nulls, truth *t, struct ArrowSchema *s,
@@ -266,64 +308,21 @@ static void make_column(th_rng *r, int k, uint64_t n, uint64_t off, int nulls, t
         free(all[i]);
         all[i] = th_strdup_n(entries[e], strlen(entries[e]));
       }
-      int32_t *doffs = th_calloc((size_t)d + 1, 4);
-      size_t dbytes = 0;
-      for (uint64_t e = 0; e < d; e++) dbytes += strlen(entries[e]);
-      char *dchars = th_malloc(dbytes + 1);
-      for (uint64_t e = 0; e < d; e++) {
-        size_t l = strlen(entries[e]);
-        memcpy(dchars + doffs[e], entries[e], l);
-        doffs[e + 1] = doffs[e] + (int32_t)l;
-        free(entries[e]);
-      }
+      /* The dictionary in any of the three string layouts. */
+      static const int value_kinds[] = {K_UTF8, K_LARGE_UTF8, K_VIEW};
+      int vk = forced_scale >= 0 ? K_UTF8 : TH_PICK(r, value_kinds);
+      void *dbufs[8] = {NULL};
+      int dnbuf = string_buffers(vk, entries, d, dbufs);
+      for (uint64_t e = 0; e < d; e++) free(entries[e]);
       free(entries);
       dict_arr = th_malloc(sizeof *dict_arr);
-      void *dbufs[3] = {NULL, doffs, dchars};
-      tp_array(dict_arr, (int64_t)d, 0, 0, 3, dbufs, NULL);
+      tp_array(dict_arr, (int64_t)d, 0, 0, dnbuf, dbufs, NULL);
       dict_schema = th_malloc(sizeof *dict_schema);
-      ts_schema(dict_schema, "u", "", NULL);
+      ts_schema(dict_schema, kind_formats[vk], "", NULL);
       bufs[1] = idx;
       snprintf(t->format, sizeof t->format, "%s", ifmt);
-    } else if (k == K_VIEW) {
-      uint8_t *views = th_calloc((size_t)total + 1, 16);
-      size_t big = 0;
-      for (uint64_t i = 0; i < total; i++) big += strlen(all[i]);
-      /* Two data buffers: long strings alternate between them. */
-      char *d0 = th_malloc(big + 1), *d1 = th_malloc(big + 1);
-      int64_t *sizes = th_calloc(2, 8);
-      for (uint64_t i = 0; i < total; i++) {
-        int32_t len = (int32_t)strlen(all[i]);
-        uint8_t *v = views + 16 * i;
-        memcpy(v, &len, 4);
-        if (len <= 12) {
-          memcpy(v + 4, all[i], (size_t)len);
-        } else {
-          int32_t b = (int32_t)(i & 1), o = (int32_t)sizes[b];
-          memcpy(v + 4, all[i], 4);
-          memcpy(v + 8, &b, 4), memcpy(v + 12, &o, 4);
-          memcpy((b ? d1 : d0) + o, all[i], (size_t)len);
-          sizes[b] += len;
-        }
-      }
-      bufs[1] = views, bufs[2] = d0, bufs[3] = d1, bufs[4] = sizes;
-      nbuf = 5;
     } else {
-      int large = k == K_LARGE_UTF8;
-      uint8_t *offs = th_calloc((size_t)total + 1, large ? 8 : 4);
-      size_t bytes = 0;
-      for (uint64_t i = 0; i < total; i++) bytes += strlen(all[i]);
-      char *chars = th_malloc(bytes + 1);
-      int64_t pos = 0;
-      for (uint64_t i = 0; i <= total; i++) {
-        if (large) ((int64_t *)offs)[i] = pos;
-        else ((int32_t *)offs)[i] = (int32_t)pos;
-        if (i < total) {
-          memcpy(chars + pos, all[i], strlen(all[i]));
-          pos += (int64_t)strlen(all[i]);
-        }
-      }
-      bufs[1] = offs, bufs[2] = chars;
-      nbuf = 3;
+      nbuf = string_buffers(k, all, total, bufs);
     }
     for (uint64_t i = 0; i < total; i++) {
       if (i >= off) t->s[i - off] = all[i];
