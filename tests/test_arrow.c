@@ -6,8 +6,8 @@
  *    found scale, decimal128, date32/64, timestamp, utf8, large_utf8,
  *    string_view inline and out of line, dictionaries sorted, unsorted and with
  *    repeated entries, int8/int32/uint16 indexes, utf8/large_utf8/string_view
- *    values): seeded random values with nulls, sliced arrays (offsets 0..9, validity not byte aligned), n around
- *    0/1/31/32/33 and larger; import, filter, export as boolean selection,
+ *    values): seeded random values with nulls, sliced arrays (offsets 0..9,
+ *    validity not byte aligned), n around 0/1/31/32/33 and larger; import, filter, export as boolean selection,
  *    uint32/uint64 row ids, a filtered record batch, every row back with its
  *    validity, dictionary export, aggregates;
  *  - record batches (struct arrays, sliced) and streams of several batches

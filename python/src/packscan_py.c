@@ -1,0 +1,176 @@
+/* The C half of the Python package: everything the ctypes layer
+ * (packscan/_lib.py) cannot do from Python, with no Python headers, so one
+ * build serves every Python version:
+ *  - WHERE text to a ps_expr over an imported Arrow table, through the
+ *    command-line tool's parser and binder (tools/expr_parse.c,
+ *    tools/expr_bind.c), the table's fields described to the binder as the
+ *    tool's table columns;
+ *  - a one-batch ArrowArrayStream over an exported record batch, for
+ *    consumers that take __arrow_c_stream__. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "packscan_arrow.h"
+
+#define PS_PY_API __attribute__((visibility("default")))
+
+/* Parses and binds `src`; 0 with *out set, or -1 with a message (and the
+ * byte position of the problem) in err. */
+PS_PY_API int ps_py_where(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len, ps_expr **out,
+                          char *err, size_t err_size, size_t *err_pos) {
+  expr_arena arena = {0};
+  expr_error e;
+  memset(&e, 0, sizeof e);
+  ast_node *tree = NULL;
+  size_t ncols = ps_arrow_table_columns(table);
+  tbl_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+  ps_column **pcols = calloc(ncols ? ncols : 1, sizeof *pcols);
+  int rc = -1;
+  if (!cols || !pcols) {
+    snprintf(e.msg, sizeof e.msg, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ncols; i++) {
+    const ps_arrow_field *f = ps_arrow_table_field(table, i);
+    tbl_column *c = &cols[i];
+    c->name = (char *)f->name;
+    c->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
+    /* DATE 'yyyy-mm-dd' is a day count: only date32 columns hold days. */
+    c->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
+                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
+                                                  : TBL_LOGICAL_NONE;
+    c->desc.type = f->type == PS_TYPE_STRING ? PS_TYPE_UINT32 : f->type;
+    c->desc.scale = f->scale;
+    pcols[i] = ps_arrow_table_column(table, i);
+  }
+  tbl_table shell;
+  memset(&shell, 0, sizeof shell);
+  shell.rows = ps_arrow_table_rows(table);
+  shell.ncols = (uint32_t)ncols;
+  shell.cols = cols;
+  if (expr_parse(src, len, &arena, &tree, &e) != 0) goto done;
+  /* Every column already exists, so the binder never creates one. */
+  bind_env env = {ctx, &shell, pcols};
+  if (expr_bind(&env, tree, out, &e) != 0) goto done;
+  rc = 0;
+done:
+  if (rc != 0) {
+    snprintf(err, err_size, "%s", e.msg);
+    if (err_pos) *err_pos = e.pos;
+  }
+  expr_arena_free(&arena);
+  free(cols);
+  free(pcols);
+  return rc;
+}
+
+/* ---- a stream of one record batch ------------------------------------------ */
+
+typedef struct one_batch {
+  struct ArrowSchema schema;
+  struct ArrowArray batch; /* release NULL once handed out */
+} one_batch;
+
+static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out);
+
+static void copied_schema_release(struct ArrowSchema *s) {
+  for (int64_t i = 0; i < s->n_children; i++) {
+    s->children[i]->release(s->children[i]);
+    free(s->children[i]);
+  }
+  free(s->children);
+  if (s->dictionary) {
+    s->dictionary->release(s->dictionary);
+    free(s->dictionary);
+  }
+  free((void *)s->format);
+  free((void *)s->name);
+  s->release = NULL;
+}
+
+static char *dup(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  char *p = malloc(n + 1);
+  if (p) {
+    if (n) memcpy(p, s, n);
+    p[n] = 0;
+  }
+  return p;
+}
+
+/* A deep copy (get_schema may be called any number of times). */
+static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out) {
+  memset(out, 0, sizeof *out);
+  out->format = dup(src->format);
+  out->name = dup(src->name);
+  out->flags = src->flags;
+  out->release = copied_schema_release;
+  if (!out->format || !out->name) goto fail;
+  if (src->n_children) {
+    out->children = calloc((size_t)src->n_children, sizeof *out->children);
+    if (!out->children) goto fail;
+    for (int64_t i = 0; i < src->n_children; i++) {
+      out->children[i] = malloc(sizeof **out->children);
+      if (!out->children[i] || copy_schema(src->children[i], out->children[i]) != 0) {
+        free(out->children[i]);
+        goto fail;
+      }
+      out->n_children = i + 1;
+    }
+  }
+  if (src->dictionary) {
+    out->dictionary = malloc(sizeof *out->dictionary);
+    if (!out->dictionary || copy_schema(src->dictionary, out->dictionary) != 0) {
+      free(out->dictionary);
+      out->dictionary = NULL;
+      goto fail;
+    }
+  }
+  return 0;
+fail:
+  copied_schema_release(out);
+  return 12; /* ENOMEM */
+}
+
+static int ob_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+  return copy_schema(&((one_batch *)st->private_data)->schema, out);
+}
+
+static int ob_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+  one_batch *p = st->private_data;
+  *out = p->batch; /* moved; a second call sees release NULL: the end */
+  memset(&p->batch, 0, sizeof p->batch);
+  return 0;
+}
+
+static const char *ob_last_error(struct ArrowArrayStream *st) {
+  (void)st;
+  return NULL;
+}
+
+static void ob_release(struct ArrowArrayStream *st) {
+  one_batch *p = st->private_data;
+  if (p->batch.release) p->batch.release(&p->batch);
+  if (p->schema.release) p->schema.release(&p->schema);
+  free(p);
+  st->release = NULL;
+}
+
+/* Moves schema and batch into *out (a stream of that one batch); 0 or ENOMEM
+ * (then nothing was moved). */
+PS_PY_API int ps_py_stream_from_batch(struct ArrowSchema *schema, struct ArrowArray *batch,
+                                      struct ArrowArrayStream *out) {
+  one_batch *p = malloc(sizeof *p);
+  if (!p) return 12;
+  p->schema = *schema;
+  p->batch = *batch;
+  schema->release = NULL;
+  batch->release = NULL;
+  out->get_schema = ob_get_schema;
+  out->get_next = ob_get_next;
+  out->get_last_error = ob_last_error;
+  out->release = ob_release;
+  out->private_data = p;
+  return 0;
+}
