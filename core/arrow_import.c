@@ -425,6 +425,14 @@ static void append_column(plain_acc *acc, const col_spec *c, const struct ArrowA
 
 /* ---- building columns ------------------------------------------------------ */
 
+/* An encoder's message without its leading "PS_ERR_...: " (the context's
+ * message gets its own). */
+static const char *without_status(const char *m) {
+  const char *colon = strncmp(m, "PS_", 3) == 0 ? strstr(m, ": ") : NULL;
+  return colon ? colon + 2 : m;
+}
+
+
 typedef struct str_entry {
   const uint8_t *p;
   uint64_t len;
@@ -503,7 +511,7 @@ static ps_status build_dictionary(ps_context *ctx, const char *what, const col_s
   char msg[512];
   st = ps_encode_for(&plain, 0, 0, 0, &ctx->alloc, msg, sizeof msg, &enc);
   if (st != PS_OK) {
-    ps_set_error(ctx, st, "%s: %s", what, msg);
+    ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
   } else {
     ps_dict_desc dd;
     ps_dict_desc_init(&dd);
@@ -536,7 +544,7 @@ static ps_status build_column(ps_context *ctx, const char *what, const col_spec 
     st = ps_encode_dict(&s, &ctx->alloc, msg, sizeof msg, &ed);
     if (st != PS_OK) {
       ps_encoded_dict_free(&ed);
-      return ps_set_error(ctx, st, "%s: %s", what, msg);
+      return ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
     }
     st = ps_column_create_dict(ctx, &ed.dict, &ed.codes.desc, out);
     ps_encoded_dict_free(&ed);
@@ -549,7 +557,7 @@ static ps_status build_column(ps_context *ctx, const char *what, const col_spec 
   st = ps_encode_for(&plain, 0, scale, opts->nan_as_null, &ctx->alloc, msg, sizeof msg, &enc);
   if (st != PS_OK) {
     ps_encoded_free(&enc);
-    return ps_set_error(ctx, st, "%s: %s", what, msg);
+    return ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
   }
   if (decimal) {
     /* The unscaled integers are the float column's scaled integers. */
