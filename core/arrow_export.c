@@ -419,6 +419,57 @@ ps_status ps_arrow_export_filter(ps_context *ctx, const ps_arrow_table *table, c
   return PS_OK;
 }
 
+/* ---- the packed form ----------------------------------------------------------- */
+
+ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, size_t i, ps_for_desc *desc,
+                                ps_dict_desc *dict) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!desc) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc is NULL");
+  PS_TRY(check_table_column(ctx, table, i));
+  const ps_column *col = table->cols[i];
+  bool is_dict = col->type == PS_TYPE_STRING;
+  if (is_dict && !dict)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column %zu is a dictionary column and dict is NULL", i);
+  uint8_t *data = ps_host_alloc(ctx, (size_t)(col->data_size ? col->data_size : 1));
+  uint8_t *valid = col->validity.handle ? ps_host_alloc(ctx, (size_t)(col->validity_size ? col->validity_size : 1)) : NULL;
+  if (!data || (col->validity.handle && !valid)) {
+    ps_host_free(ctx, data);
+    ps_host_free(ctx, valid);
+    return oom(ctx, "a packed column");
+  }
+  ps_status st = col->data_size ? ctx->ops->mem_read(ctx->be, data, col->data, col->data_size) : PS_OK;
+  if (st == PS_OK && valid) st = ctx->ops->mem_read(ctx->be, valid, col->validity, col->validity_size);
+  if (st != PS_OK) {
+    ps_host_free(ctx, data);
+    ps_host_free(ctx, valid);
+    return st;
+  }
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = is_dict ? PS_TYPE_UINT64 : col->type;
+  d.n = col->n;
+  d.width = col->width;
+  d.scale = col->scale;
+  d.reference = col->reference;
+  d.data = data;
+  d.data_size = col->data_size;
+  d.validity = valid;
+  d.validity_size = valid ? col->validity_size : 0;
+  *desc = d;
+  if (dict) {
+    ps_dict_desc_init(dict);
+    if (is_dict) {
+      dict->count = col->dict.count;
+      dict->offsets64 = (const int64_t *)col->dict.offsets;
+      dict->bytes = col->dict.bytes;
+      dict->bytes_size = col->dict.bytes_size;
+      dict->sorted = col->dict.sorted;
+    }
+  }
+  return PS_OK;
+}
+
 /* ---- aggregates --------------------------------------------------------------- */
 
 /* One-row child of `format` whose single value (vs bytes at value) is null

@@ -207,6 +207,17 @@ PS_API const ps_arrow_field *ps_arrow_table_field(const ps_arrow_table *table, s
 /** Index of the first column named `name`, or -1. */
 PS_API int64_t ps_arrow_table_find(const ps_arrow_table *table, const char *name);
 
+/** Column i's packed form, copied back to host memory as the encoders make it
+ *  (to save a table in another format, such as the command line's table
+ *  files, without encoding it again): *desc describes the FOR column, or a
+ *  dictionary column's codes (type PS_TYPE_UINT64), with desc->data and
+ *  desc->validity (NULL: no nulls) allocated with the context's allocator
+ *  (free both with ps_free); for a dictionary column *dict (optional for
+ *  others) receives its sorted dictionary, offsets64 and bytes borrowed from
+ *  the table (valid while it lives). */
+PS_API ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, size_t i, ps_for_desc *desc,
+                                       ps_dict_desc *dict);
+
 /* ---- Export ------------------------------------------------------------- */
 /* Every export fills a schema and an array the caller provides (their
  * previous contents are ignored) with release callbacks that own all memory

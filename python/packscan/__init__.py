@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import datetime
 import decimal
+import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -583,6 +584,15 @@ class Table:
                     _lib.ps_expr_destroy(e)
 
         return ArrowData(produce, self, "aggregates")
+
+    def save(self, path: str) -> None:
+        """Writes the table as the command line's table file (docs/table-format.md),
+        from its compressed columns as they are: ``packscan query PATH "..."``
+        reads it. Date32 columns are dates and decimal128 columns decimals there;
+        date64 and timestamps are plain integers."""
+        err = ctypes.create_string_buffer(1024)
+        if _lib.ps_py_write_table(self.context.handle, self._handle(), os.fsencode(path), err, len(err)) != 0:
+            raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
 
     def to_arrow(self, *, dictionary: bool = False) -> ArrowData:
         """Every row back as a record batch (strings as dictionaries if asked)."""

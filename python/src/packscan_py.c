@@ -5,6 +5,8 @@
  *    command-line tool's parser and binder (tools/expr_parse.c,
  *    tools/expr_bind.c), the table's fields described to the binder as the
  *    tool's table columns;
+ *  - an imported table saved as the command line's table file
+ *    (tools/table_write.c), from its packed columns as they are;
  *  - a one-batch ArrowArrayStream over an exported record batch, for
  *    consumers that take __arrow_c_stream__. */
 #include <stdlib.h>
@@ -62,6 +64,73 @@ done:
   expr_arena_free(&arena);
   free(cols);
   free(pcols);
+  return rc;
+}
+
+/* ---- the command line's table files ----------------------------------------- */
+
+static uint64_t popcount_bytes(const uint8_t *b, uint64_t n_bits) {
+  uint64_t c = 0;
+  for (uint64_t i = 0; i < n_bits; i++) c += (b[i / 8] >> (i % 8)) & 1;
+  return c;
+}
+
+/* Writes the table to path (through a temporary file and rename); 0, or -1
+ * with a message in err. */
+PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, const char *path, char *err,
+                                size_t err_size) {
+  size_t ncols = ps_arrow_table_columns(table);
+  uint64_t rows = ps_arrow_table_rows(table);
+  tbl_write_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+  int32_t **offs32 = calloc(ncols ? ncols : 1, sizeof *offs32);
+  int rc = -1;
+  if (!cols || !offs32) {
+    snprintf(err, err_size, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ncols; i++) {
+    const ps_arrow_field *f = ps_arrow_table_field(table, i);
+    tbl_write_column *w = &cols[i];
+    ps_dict_desc dd;
+    ps_status st = ps_arrow_table_packed(ctx, table, i, &w->desc, &dd);
+    if (st != PS_OK) {
+      snprintf(err, err_size, "%s", ps_context_last_error(ctx));
+      goto done;
+    }
+    w->name = f->name;
+    w->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
+    w->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
+                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
+                                                  : TBL_LOGICAL_NONE;
+    w->null_count = w->desc.validity ? rows - popcount_bytes(w->desc.validity, rows) : 0;
+    w->raw_bytes = rows * (f->type == PS_TYPE_STRING ? 4 : ps_type_size(f->type));
+    if (f->type == PS_TYPE_STRING) {
+      /* The file holds 32-bit dictionary offsets. */
+      if (dd.count >= INT32_MAX || dd.bytes_size > INT32_MAX) {
+        snprintf(err, err_size, "column '%s': a dictionary of %llu bytes does not fit the table file's 32-bit offsets",
+                 f->name, (unsigned long long)dd.bytes_size);
+        goto done;
+      }
+      offs32[i] = malloc((size_t)(dd.count + 1) * sizeof **offs32);
+      if (!offs32[i]) {
+        snprintf(err, err_size, "out of memory");
+        goto done;
+      }
+      for (uint64_t k = 0; k <= dd.count; k++) offs32[i][k] = (int32_t)dd.offsets64[k];
+      w->dict = dd;
+      w->dict.offsets64 = NULL;
+      w->dict.offsets32 = offs32[i];
+    }
+  }
+  rc = tbl_write_file(path, rows, cols, (uint32_t)ncols, NULL, err, err_size) == 0 ? 0 : -1;
+done:
+  for (size_t i = 0; cols && i < ncols; i++) {
+    ps_free(ctx, (void *)cols[i].desc.data);
+    ps_free(ctx, (void *)cols[i].desc.validity);
+    if (offs32) free(offs32[i]);
+  }
+  free(cols);
+  free(offs32);
   return rc;
 }
 
