@@ -858,3 +858,75 @@ ps_status ps_arrow_import_stream(ps_context *ctx, struct ArrowArrayStream *strea
   if (schema.release) schema.release(&schema);
   return st;
 }
+
+/* ---- tables from packed columns ------------------------------------------------ */
+
+/* The packscan type a fixed-width kind is held as. */
+static ps_type kind_type(ps_arrow_kind k) {
+  static const ps_type types[] = {0,
+                                  PS_TYPE_INT8,    PS_TYPE_INT16,   PS_TYPE_INT32,   PS_TYPE_INT64,  PS_TYPE_UINT8,
+                                  PS_TYPE_UINT16,  PS_TYPE_UINT32,  PS_TYPE_UINT64,  PS_TYPE_FLOAT32, PS_TYPE_FLOAT64,
+                                  PS_TYPE_FLOAT64, PS_TYPE_INT32,   PS_TYPE_INT64,   PS_TYPE_INT64};
+  return k >= PS_ARROW_INT8 && k <= PS_ARROW_TIMESTAMP ? types[k] : PS_TYPE_STRING;
+}
+
+ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields, const ps_for_desc *descs,
+                                const ps_dict_desc *dicts, ps_arrow_table **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (ncols && (!fields || !descs))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL with %zu columns", fields ? "descs" : "fields", ncols);
+  for (size_t i = 0; i < ncols; i++) {
+    const ps_arrow_field *f = &fields[i];
+    if (!f->name || !f->format)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "fields[%zu].%s is NULL", i, f->name ? "format" : "name");
+    if (f->kind < PS_ARROW_INT8 || f->kind > PS_ARROW_DICTIONARY)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "fields[%zu].kind is %d; not a ps_arrow_kind", i, (int)f->kind);
+    bool str = f->kind >= PS_ARROW_UTF8;
+    if (str != (f->type == PS_TYPE_STRING) || (!str && kind_type(f->kind) != descs[i].type))
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                          "fields[%zu] (\"%s\"): kind %d with type %d and descs[%zu].type %d do not agree", i,
+                          f->name, (int)f->kind, (int)f->type, i, (int)descs[i].type);
+    if (str && !dicts)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "dicts is NULL but fields[%zu] is a string column", i);
+    if (descs[i].n != descs[0].n)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "descs[%zu].n is %" PRIu64 "; descs[0].n is %" PRIu64, i,
+                          descs[i].n, descs[0].n);
+  }
+  ps_arrow_table *t = ps_calloc_ctx(ctx, 1, sizeof *t);
+  if (t) {
+    t->ctx = ctx;
+    t->cols = ps_calloc_ctx(ctx, ncols ? ncols : 1, sizeof *t->cols);
+    t->fields = ps_calloc_ctx(ctx, ncols ? ncols : 1, sizeof *t->fields);
+  }
+  if (!t || !t->cols || !t->fields) {
+    ps_arrow_table_destroy(t);
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a table of %zu columns", ncols);
+  }
+  t->ncols = ncols;
+  t->rows = ncols ? descs[0].n : 0;
+  ps_status st = PS_OK;
+  for (size_t i = 0; i < ncols && st == PS_OK; i++) {
+    ps_arrow_field *f = &t->fields[i];
+    *f = fields[i];
+    f->name = dup_str(ctx, fields[i].name);
+    f->format = dup_str(ctx, fields[i].format);
+    f->timezone = dup_str(ctx, fields[i].timezone);
+    if (!f->name || !f->format || !f->timezone) {
+      st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "copying fields[%zu]", i);
+      break;
+    }
+    st = f->type == PS_TYPE_STRING ? ps_column_create_dict(ctx, &dicts[i], &descs[i], &t->cols[i])
+                                   : ps_column_create_for(ctx, &descs[i], &t->cols[i]);
+  }
+  if (st != PS_OK) {
+    char keep[PS_ERRMSG_SIZE];
+    snprintf(keep, sizeof keep, "%s", ctx->last_error);
+    ps_arrow_table_destroy(t);
+    snprintf(ctx->last_error, sizeof ctx->last_error, "%s", keep);
+    return st;
+  }
+  *out = t;
+  return PS_OK;
+}

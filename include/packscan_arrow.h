@@ -218,6 +218,18 @@ PS_API int64_t ps_arrow_table_find(const ps_arrow_table *table, const char *name
 PS_API ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, size_t i, ps_for_desc *desc,
                                        ps_dict_desc *dict);
 
+/** The inverse of ps_arrow_table_packed: a table of ncols columns made from
+ *  packed descriptions (host memory, copied) and the fields they export as.
+ *  Column i is ps_column_create_dict(dicts[i], descs[i]) when fields[i].type
+ *  is PS_TYPE_STRING (dicts needed then), else ps_column_create_for(descs[i]);
+ *  fields[i].name and .format are copied (timezone may be NULL), and .kind
+ *  must agree with the column: a string kind for dictionary columns, a
+ *  fixed-width kind whose packscan type is descs[i].type otherwise
+ *  (PS_ARROW_DECIMAL128: float64 with the scale). All columns have the same
+ *  row count. */
+PS_API ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields,
+                                       const ps_for_desc *descs, const ps_dict_desc *dicts, ps_arrow_table **out);
+
 /* ---- Export ------------------------------------------------------------- */
 /* Every export fills a schema and an array the caller provides (their
  * previous contents are ignored) with release callbacks that own all memory

@@ -19,7 +19,8 @@
  *    formats, failing streams): the exact status, a message naming the field,
  *    the out-parameter and the input untouched, nothing released, the
  *    context usable after;
- *  - the packed form read back (ps_arrow_table_packed) rebuilding the column;
+ *  - the packed form read back (ps_arrow_table_packed) rebuilding the table
+ *    (ps_arrow_table_create);
  *  - exported arrays released after their table and context are gone.
  */
 #include <math.h>
@@ -398,28 +399,36 @@ static int selected(const truth *t, uint64_t r, uint64_t pivot) {
   return t->i[r] >= t->i[pivot];
 }
 
-/* The packed form read back (ps_arrow_table_packed) makes a column that
- * holds the same values as the imported one. */
+/* The packed form read back (ps_arrow_table_packed) makes a table
+ * (ps_arrow_table_create) that holds the same values and fields. */
 static void packed_round_trip(ps_context *ctx, const ps_arrow_table *tab, uint64_t n) {
   ps_for_desc d;
   ps_dict_desc dd;
-  ps_column *col = ps_arrow_table_column(tab, 0), *again = NULL;
+  ps_column *col = ps_arrow_table_column(tab, 0);
+  ps_arrow_table *again = NULL;
   if (!CHECK_OK(ctx, ps_arrow_table_packed(ctx, tab, 0, &d, &dd))) return;
   CHECK(d.n == n);
-  if (ps_column_type(col) == PS_TYPE_STRING) CHECK_OK(ctx, ps_column_create_dict(ctx, &dd, &d, &again));
-  else CHECK_OK(ctx, ps_column_create_for(ctx, &d, &again));
-  if (again) {
+  ps_arrow_field f = *ps_arrow_table_field(tab, 0);
+  if (CHECK_OK(ctx, ps_arrow_table_create(ctx, 1, &f, &d, &dd, &again))) {
+    const ps_arrow_field *g = ps_arrow_table_field(again, 0);
+    CHECK(!strcmp(g->name, f.name) && !strcmp(g->format, f.format) && g->kind == f.kind && g->scale == f.scale);
+    CHECK(ps_arrow_table_rows(again) == n);
     uint64_t *ids = th_calloc((size_t)n + 1, 8);
     for (uint64_t i = 0; i < n; i++) ids[i] = i;
     size_t vs = ps_column_type(col) == PS_TYPE_STRING ? 4 : ps_type_size(ps_column_type(col));
     uint8_t *v1 = th_calloc((size_t)n + 1, vs), *v2 = th_calloc((size_t)n + 1, vs);
     uint8_t *b1 = th_calloc((size_t)n / 8 + 1, 1), *b2 = th_calloc((size_t)n / 8 + 1, 1);
     CHECK_OK(ctx, ps_gather_host(ctx, col, ids, PS_INDEX_UINT64, n, v1, b1));
-    CHECK_OK(ctx, ps_gather_host(ctx, again, ids, PS_INDEX_UINT64, n, v2, b2));
+    CHECK_OK(ctx, ps_gather_host(ctx, ps_arrow_table_column(again, 0), ids, PS_INDEX_UINT64, n, v2, b2));
     CHECK(memcmp(v1, v2, (size_t)n * vs) == 0 && memcmp(b1, b2, (size_t)(n + 7) / 8) == 0);
     free(ids), free(v1), free(v2), free(b1), free(b2);
   }
-  ps_column_destroy(again);
+  ps_arrow_table_destroy(again);
+  /* A field that does not agree with its column is refused. */
+  f.kind = f.type == PS_TYPE_STRING ? PS_ARROW_INT8 : PS_ARROW_UTF8;
+  again = NULL;
+  CHECK_STATUS(ctx, ps_arrow_table_create(ctx, 1, &f, &d, &dd, &again), PS_ERR_INVALID_ARGUMENT);
+  CHECK(again == NULL && strstr(ps_context_last_error(ctx), "do not agree"));
   ps_free(ctx, (void *)d.data);
   ps_free(ctx, (void *)d.validity);
 }

@@ -38,7 +38,7 @@ from . import _lib
 from ._lib import ArrowArray, ArrowSchema
 
 __all__ = ["PackscanError", "Context", "Table", "Column", "Predicate", "Result", "ArrowData", "backends",
-           "version", "encode"]
+           "version", "encode", "read_table"]
 
 
 class PackscanError(Exception):
@@ -477,6 +477,9 @@ class Table:
         opts.nan_as_null = int(nan_as_null)
         if float_scale is not None:
             opts.float_scale = float_scale
+        if isinstance(data, _Opened):
+            self._adopt(data.handle)
+            return
         how, caps = _arrow_capsules(data)
         out = c_void_p()
         ctx = self.context.handle
@@ -488,7 +491,10 @@ class Table:
             st = _lib.ps_arrow_import(ctx, _lib.capsule_pointer(sc, _lib.SCHEMA_NAME),
                                       _lib.capsule_pointer(ac, _lib.ARRAY_NAME), byref(opts), byref(out))
         self.context.check(st)
-        self._h: Optional[int] = out.value
+        self._adopt(out.value)
+
+    def _adopt(self, handle: int) -> None:
+        self._h: Optional[int] = handle
         n = _lib.ps_arrow_table_columns(self._h)
         self._fields = [_lib.ps_arrow_table_field(self._h, i).contents for i in range(n)]
         self.columns: List[str] = [f.name.decode() for f in self._fields]
@@ -621,6 +627,22 @@ class Table:
 
     def __repr__(self) -> str:
         return f"<packscan.Table {len(self.columns)} columns, {self.num_rows if self._h else 'closed'} rows>"
+
+
+class _Opened:
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
+def read_table(path: str, *, context: Optional[Context] = None, backend: Optional[str] = None) -> Table:
+    """Opens a table file of the command line (``packscan encode``, Table.save)
+    as a Table, its compressed columns used as they are (checksums verified)."""
+    ctx = _context_for(context, backend)
+    out = c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    if _lib.ps_py_read_table(ctx.handle, os.fsencode(path), byref(out), err, len(err)) != 0:
+        raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
+    return Table(_Opened(out.value), context=ctx)
 
 
 def encode(data: Any, **kwargs: Any) -> Table:

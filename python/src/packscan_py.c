@@ -6,7 +6,8 @@
  *    tools/expr_bind.c), the table's fields described to the binder as the
  *    tool's table columns;
  *  - an imported table saved as the command line's table file
- *    (tools/table_write.c), from its packed columns as they are;
+ *    (tools/table_write.c), from its packed columns as they are, and such a
+ *    file opened as a table (tools/table_read.c), its columns used as packed;
  *  - a one-batch ArrowArrayStream over an exported record batch, for
  *    consumers that take __arrow_c_stream__. */
 #include <stdlib.h>
@@ -131,6 +132,63 @@ done:
   }
   free(cols);
   free(offs32);
+  return rc;
+}
+
+/* Opens a table file as an Arrow-imported table (its columns as they are
+ * packed, no re-encoding): dates as date32, decimals as decimal128, strings as
+ * utf8, the rest as their integer or float types. 0, or -1 with a message. */
+PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table **out, char *err, size_t err_size) {
+  static const char *const formats[] = {"", "c", "s", "i", "l", "C", "S", "I", "L", "f", "g"};
+  tbl_table *t = NULL;
+  if (tbl_open_file(path, 1, &t, err, err_size) != 0) return -1;
+  size_t n = t->ncols;
+  ps_arrow_field *fields = calloc(n ? n : 1, sizeof *fields);
+  ps_for_desc *descs = calloc(n ? n : 1, sizeof *descs);
+  ps_dict_desc *dicts = calloc(n ? n : 1, sizeof *dicts);
+  char (*fmt)[32] = calloc(n ? n : 1, sizeof *fmt);
+  int rc = -1;
+  if (!fields || !descs || !dicts || !fmt) {
+    snprintf(err, err_size, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tbl_column *c = &t->cols[i];
+    ps_arrow_field *f = &fields[i];
+    f->name = c->name;
+    f->format = fmt[i];
+    f->timezone = "";
+    descs[i] = c->desc;
+    if (c->encoding == TBL_ENC_DICT) {
+      f->kind = PS_ARROW_UTF8, f->type = PS_TYPE_STRING;
+      snprintf(fmt[i], 32, "u");
+      dicts[i] = c->dict;
+    } else if (c->logical == TBL_LOGICAL_DATE && c->desc.type == PS_TYPE_INT32) {
+      f->kind = PS_ARROW_DATE32, f->type = PS_TYPE_INT32, f->unit = PS_TIME_DAY;
+      snprintf(fmt[i], 32, "tdD");
+    } else if (c->logical == TBL_LOGICAL_DECIMAL && c->desc.type == PS_TYPE_FLOAT64) {
+      f->kind = PS_ARROW_DECIMAL128, f->type = PS_TYPE_FLOAT64, f->scale = c->desc.scale, f->precision = 18;
+      snprintf(fmt[i], 32, "d:18,%u", c->desc.scale);
+    } else if (c->desc.type >= PS_TYPE_INT8 && c->desc.type <= PS_TYPE_FLOAT64) {
+      /* ps_arrow_kind numbers the fixed-width kinds as ps_type does. */
+      f->kind = (ps_arrow_kind)c->desc.type, f->type = c->desc.type, f->scale = c->desc.scale;
+      snprintf(fmt[i], 32, "%s", formats[c->desc.type]);
+    } else {
+      snprintf(err, err_size, "column '%s': type %d is not one packscan holds", c->name, (int)c->desc.type);
+      goto done;
+    }
+  }
+  if (ps_arrow_table_create(ctx, n, fields, descs, dicts, out) != PS_OK) {
+    snprintf(err, err_size, "%s", ps_context_last_error(ctx));
+    goto done;
+  }
+  rc = 0;
+done:
+  free(fields);
+  free(descs);
+  free(dicts);
+  free(fmt);
+  tbl_close(t);
   return rc;
 }
 

@@ -81,6 +81,32 @@ def test_cli_encode_parquet(tmp_path):
     assert cli_ids(dst, WHERE) == [1, 3, 6]
 
 
+def test_read_table(tmp_path):
+    """A saved table, or one the CLI encoded from CSV, opens as a Table that
+    answers as the original and exports the same values."""
+    tbl = table()
+    t = packscan.Table(tbl, backend="reference")
+    path = str(tmp_path / "t.pst")
+    t.save(path)
+    back = packscan.read_table(path, backend="reference")
+    assert back.schema == [("id", "l"), ("price", "d:18,2"), ("day", "tdD"), ("name", "u"), ("qty", "C")]
+    assert back.filter(WHERE).row_ids().to_numpy().tolist() == [1, 3, 6]
+    got = pa.table(back.to_arrow())
+    assert got.cast(tbl.schema).equals(tbl)
+    csv = tmp_path / "c.csv"
+    csv.write_text("k,v,d\n1,2.50,2024-01-01\n2,,2024-02-01\n3,-1.25,\n")
+    if not os.access(CLI, os.X_OK):
+        pytest.fail(f"the packscan command is not at {CLI}: build it (bash ci/build.sh) or set PACKSCAN_CLI")
+    subprocess.run([CLI, "encode", "-q", str(csv), str(tmp_path / "c.pst")], check=True)
+    c = packscan.read_table(str(tmp_path / "c.pst"), backend="reference")
+    assert pa.table(c.to_arrow()).to_pylist() == [
+        {"k": 1, "v": decimal.Decimal("2.50"), "d": datetime.date(2024, 1, 1)},
+        {"k": 2, "v": None, "d": datetime.date(2024, 2, 1)},
+        {"k": 3, "v": decimal.Decimal("-1.25"), "d": None}]
+    with pytest.raises(packscan.PackscanError):
+        packscan.read_table(str(csv))
+
+
 def test_save_errors(tmp_path):
     t = packscan.Table(table(), backend="reference")
     with pytest.raises(packscan.PackscanError, match="no_such_dir"):
