@@ -65,11 +65,14 @@ void on_print(FILE *f, const onode *t, tcol *const *cols);
 
 typedef enum kleene { K_FALSE = 0, K_TRUE = 1, K_UNKNOWN = 2 } kleene;
 
-/* A decoded numeric value: exact integer, or an IEEE double. */
+/* A decoded numeric value: exact integer, or an IEEE double; a decimal
+ * column's value is exactly i / 10^scale (dec = 1). */
 typedef struct onum {
   int isf;
   ti128 i;
   double d;
+  int dec;
+  unsigned scale;
 } onum;
 
 /* The oracle's own decode of a column's packed codes (cached in c->ocodes). */
@@ -88,6 +91,11 @@ int oracle_corrupt(tcol *c, uint64_t row);
 /* LIKE per design.md: 1 match, 0 no match, -1 invalid pattern (unfinished
  * escape). '_' is one UTF-8 character, or one byte where not valid UTF-8. */
 int oracle_like(const uint8_t *s, size_t slen, const char *p, size_t plen, int escape);
+
+/* A decimal literal's unscaled value, and its nearest double (the test's
+ * own conversion, through text with a decimal point). */
+ti128 oracle_decimal_unscaled(ps_literal l);
+double oracle_decimal_double(ps_literal l);
 
 kleene oracle_row(tcol *const *cols, const onode *t, uint64_t row);
 /* Evaluates every row into an Arrow bitmap (ceil(n/8) bytes, zero padding);
