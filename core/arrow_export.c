@@ -246,15 +246,6 @@ static void put_decimal(uint8_t *dst, int64_t lo_signed, int64_t hi) {
   memcpy(dst + 8, &hi, 8);
 }
 
-/* A float column imported from decimal128 read as its exact scaled integers:
- * the same packed stream seen as int64 (M + code, no division). */
-static ps_column decimal_alias(const ps_column *col) {
-  ps_column alias = *col;
-  alias.type = PS_TYPE_INT64;
-  alias.scale = 0;
-  return alias;
-}
-
 static bool export_string_array(struct ArrowArray *a, uint64_t count, const int64_t *offs, const uint8_t *bytes,
                                 bool large) {
   uint64_t total = (uint64_t)offs[count];
@@ -333,10 +324,9 @@ static ps_status export_column(ps_context *ctx, const ps_arrow_table *t, size_t 
         !(vals = xa_buffer(a, 1, count * vs)))
       st = oom(ctx, "a value array");
     if (st == PS_OK && f->kind == PS_ARROW_DECIMAL128) {
-      ps_column alias = decimal_alias(col);
-      /* int64 values gathered into the upper half of each 16-byte slot's
-       * space, then widened in place from the front. */
-      st = ps_gather_host(ctx, &alias, ids, type, count, vals + count * 8, valid);
+      /* int64 unscaled values gathered into the upper half of the buffer,
+       * then widened to 16 bytes in place from the front. */
+      st = ps_gather_host(ctx, col, ids, type, count, vals + count * 8, valid);
       for (uint64_t i = 0; st == PS_OK && i < count; i++) {
         int64_t v;
         memcpy(&v, vals + count * 8 + i * 8, 8);
@@ -531,8 +521,7 @@ ps_status ps_arrow_export_aggregates(ps_context *ctx, const ps_arrow_table *tabl
   }
   ps_aggregates g;
   memset(&g, 0, sizeof g);
-  ps_column alias = decimal_alias(col);
-  if (st == PS_OK) st = ps_aggregate(ctx, f->kind == PS_ARROW_DECIMAL128 ? &alias : col, sel, 0, &g);
+  if (st == PS_OK) st = ps_aggregate(ctx, col, sel, 0, &g);
   ps_buffer_destroy(sel);
   if (st != PS_OK) return st;
 

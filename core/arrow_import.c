@@ -133,7 +133,7 @@ static ps_status parse_schema(ps_context *ctx, const char *what, const struct Ar
     if (c->scale > 18)
       return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "%s: decimal scale %u (format \"%s\"); packscan holds 0..18", what,
                           c->scale, f);
-    c->kind = PS_ARROW_DECIMAL128, c->type = PS_TYPE_FLOAT64, c->arrow_size = 16;
+    c->kind = PS_ARROW_DECIMAL128, c->type = PS_TYPE_DECIMAL, c->arrow_size = 16;
   } else {
     return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                         "%s: Arrow format \"%s\" is not a type packscan holds (integers, float32/64, decimal128, "
@@ -551,18 +551,14 @@ static ps_status build_column(ps_context *ctx, const char *what, const col_spec 
     return st;
   }
   bool decimal = c->kind == PS_ARROW_DECIMAL128;
-  ps_plain plain = {decimal ? PS_TYPE_INT64 : c->type, acc->values, acc->rows, acc->nulls ? acc->validity : NULL};
-  int scale = ps_type_is_float(c->type) && !decimal ? opts->float_scale : 0;
+  ps_plain plain = {c->type, acc->values, acc->rows, acc->nulls ? acc->validity : NULL};
+  /* Decimals: the unscaled int64 values at the type's scale; floats: the option's. */
+  int scale = decimal ? (int)c->scale : ps_type_is_float(c->type) ? opts->float_scale : 0;
   ps_encoded enc;
   st = ps_encode_for(&plain, 0, scale, opts->nan_as_null, &ctx->alloc, msg, sizeof msg, &enc);
   if (st != PS_OK) {
     ps_encoded_free(&enc);
     return ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
-  }
-  if (decimal) {
-    /* The unscaled integers are the float column's scaled integers. */
-    enc.desc.type = PS_TYPE_FLOAT64;
-    enc.desc.scale = c->scale;
   }
   st = ps_column_create_for(ctx, &enc.desc, out);
   ps_encoded_free(&enc);
@@ -866,7 +862,7 @@ static ps_type kind_type(ps_arrow_kind k) {
   static const ps_type types[] = {0,
                                   PS_TYPE_INT8,    PS_TYPE_INT16,   PS_TYPE_INT32,   PS_TYPE_INT64,  PS_TYPE_UINT8,
                                   PS_TYPE_UINT16,  PS_TYPE_UINT32,  PS_TYPE_UINT64,  PS_TYPE_FLOAT32, PS_TYPE_FLOAT64,
-                                  PS_TYPE_FLOAT64, PS_TYPE_INT32,   PS_TYPE_INT64,   PS_TYPE_INT64};
+                                  PS_TYPE_DECIMAL, PS_TYPE_INT32,   PS_TYPE_INT64,   PS_TYPE_INT64};
   return k >= PS_ARROW_INT8 && k <= PS_ARROW_TIMESTAMP ? types[k] : PS_TYPE_STRING;
 }
 

@@ -125,7 +125,7 @@ typedef enum ps_arrow_kind {
   PS_ARROW_UINT64,
   PS_ARROW_FLOAT32,
   PS_ARROW_FLOAT64,
-  PS_ARROW_DECIMAL128, /* column: float64 with the decimal's scale; exact unscaled int64 */
+  PS_ARROW_DECIMAL128, /* column: PS_TYPE_DECIMAL, the type's scale (unscaled values within int64) */
   PS_ARROW_DATE32,     /* column: int32 days */
   PS_ARROW_DATE64,     /* column: int64 milliseconds */
   PS_ARROW_TIMESTAMP,  /* column: int64 in `unit`, with the time zone kept */
@@ -224,8 +224,7 @@ PS_API ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *ta
  *  is PS_TYPE_STRING (dicts needed then), else ps_column_create_for(descs[i]);
  *  fields[i].name and .format are copied (timezone may be NULL), and .kind
  *  must agree with the column: a string kind for dictionary columns, a
- *  fixed-width kind whose packscan type is descs[i].type otherwise
- *  (PS_ARROW_DECIMAL128: float64 with the scale). All columns have the same
+ *  fixed-width kind whose packscan type is descs[i].type otherwise. All columns have the same
  *  row count. */
 PS_API ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields,
                                        const ps_for_desc *descs, const ps_dict_desc *dicts, ps_arrow_table **out);

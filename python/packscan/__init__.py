@@ -311,8 +311,23 @@ def _literal(value: _Scalar, keep: list) -> _lib.Literal:
             lit.kind, lit.v.i = _lib.LIT_INT64, value
         else:
             lit.kind, lit.v.u = _lib.LIT_UINT64, value
-    elif isinstance(value, (float, decimal.Decimal)):
-        lit.kind, lit.v.f = _lib.LIT_FLOAT64, float(value)
+    elif isinstance(value, decimal.Decimal):
+        # Exact: the unscaled integer and the scale, as SQL's DECIMAL literal.
+        if not value.is_finite():
+            lit.kind, lit.v.f = _lib.LIT_FLOAT64, float(value)
+        else:
+            sign, digits, exp = value.as_tuple()
+            scale = max(0, -exp)
+            unscaled = int(value.scaleb(scale))
+            if not -(2**127) <= unscaled < 2**127:
+                raise ValueError(f"{value} has more digits than a 128-bit decimal holds")
+            u = unscaled & (2**128 - 1)
+            lit.kind = _lib.LIT_DECIMAL
+            lit.v.d.lo = u & (2**64 - 1)
+            lit.v.d.hi = (u >> 64) - (2**64 if u >> 127 else 0)
+            lit.v.d.scale = scale
+    elif isinstance(value, float):
+        lit.kind, lit.v.f = _lib.LIT_FLOAT64, value
     elif isinstance(value, datetime.datetime):
         raise TypeError("timestamps compare as integers in the column's unit: pass an int")
     elif isinstance(value, datetime.date):

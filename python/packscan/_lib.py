@@ -107,12 +107,15 @@ class Literal(Structure):
         class _S(Structure):
             _fields_ = [("ptr", c_char_p), ("len", c_size_t)]
 
-        _fields_ = [("i", c_int64), ("u", c_uint64), ("f", c_double), ("s", _S)]
+        class _D(Structure):
+            _fields_ = [("lo", c_uint64), ("hi", c_int64), ("scale", c_uint32)]
+
+        _fields_ = [("i", c_int64), ("u", c_uint64), ("f", c_double), ("s", _S), ("d", _D)]
 
     _fields_ = [("kind", c_int), ("v", _V)]
 
 
-LIT_INT64, LIT_UINT64, LIT_FLOAT64, LIT_STRING = 1, 2, 3, 4
+LIT_INT64, LIT_UINT64, LIT_FLOAT64, LIT_STRING, LIT_DECIMAL = 1, 2, 3, 4, 5
 CMP = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 INDEX_UINT32, INDEX_UINT64 = 4, 8
 

@@ -99,6 +99,9 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
       goto done;
     }
     w->name = f->name;
+    /* The table file holds a decimal as a float64 column of its scale (the
+     * same packed stream), annotated as a decimal. */
+    if (w->desc.type == PS_TYPE_DECIMAL) w->desc.type = PS_TYPE_FLOAT64;
     w->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
     w->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
                  : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
@@ -167,7 +170,8 @@ PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table
       f->kind = PS_ARROW_DATE32, f->type = PS_TYPE_INT32, f->unit = PS_TIME_DAY;
       snprintf(fmt[i], 32, "tdD");
     } else if (c->logical == TBL_LOGICAL_DECIMAL && c->desc.type == PS_TYPE_FLOAT64) {
-      f->kind = PS_ARROW_DECIMAL128, f->type = PS_TYPE_FLOAT64, f->scale = c->desc.scale, f->precision = 18;
+      f->kind = PS_ARROW_DECIMAL128, f->type = PS_TYPE_DECIMAL, f->scale = c->desc.scale, f->precision = 18;
+      descs[i].type = PS_TYPE_DECIMAL; /* the file's float64-of-a-scale is exactly this decimal */
       snprintf(fmt[i], 32, "d:18,%u", c->desc.scale);
     } else if (c->desc.type >= PS_TYPE_INT8 && c->desc.type <= PS_TYPE_FLOAT64) {
       /* ps_arrow_kind numbers the fixed-width kinds as ps_type does. */

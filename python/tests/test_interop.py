@@ -214,3 +214,15 @@ def test_no_leak_across_round_trips():
         trip()
     grown = rss() - before
     assert grown < 8 << 20, f"resident set grew by {grown} bytes over 10^4 round trips"
+
+
+def test_decimal_literals_exact(context):
+    """Decimal literals from Python are exact (no double on the way): on a
+    decimal(38, 2) column of values past 2^53 cents."""
+    big = 9007199254740993  # 2^53 + 1: no double holds it
+    tbl = pa.table({"p": pa.array([decimal.Decimal(big).scaleb(-2), decimal.Decimal(big - 1).scaleb(-2)],
+                                  pa.decimal128(38, 2))})
+    t = packscan.Table(tbl, context=context)
+    assert pa.array(t.filter(t["p"] == decimal.Decimal(big).scaleb(-2)).row_ids()).to_pylist() == [0]
+    assert t.count(t["p"] > decimal.Decimal(big - 1).scaleb(-2)) == 1
+    assert t.count(t["p"] == decimal.Decimal("1.005")) == 0
