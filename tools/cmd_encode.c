@@ -1,6 +1,7 @@
 /* packscan encode: CSV -> table file. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@ static void encode_usage(FILE *f) {
   fprintf(f,
           "usage: packscan encode [options] INPUT.csv OUTPUT.pst\n"
           "  Encodes a CSV file (with a header row; INPUT '-' reads stdin) into a table file.\n"
+          "  INPUT.parquet / .feather / .arrow: read by pyarrow through the Python package\n"
+          "  (python -m packscan encode; $PYTHON, default python3); the options do not apply.\n"
           "  -d, --delimiter C   field delimiter (default ','; 'tab' or '\\t' for tabs)\n"
           "  -t, --types SPEC    column types, e.g. 'price:decimal(2),day:date,id:int'\n"
           "                      (int, decimal, decimal(S), float, date, string; others inferred)\n"
@@ -19,6 +22,29 @@ static void encode_usage(FILE *f) {
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"
           "  -q, --quiet         no per-column summary\n");
+}
+
+/* Parquet and Arrow IPC files are read by pyarrow through the Python package
+ * (python/: `python -m packscan encode`), which writes the same table file. */
+static int arrow_input(const char *path) {
+  static const char *const exts[] = {".parquet", ".pq", ".feather", ".arrow", ".ipc"};
+  size_t n = strlen(path);
+  for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+    size_t e = strlen(exts[i]);
+    if (n > e && !strcmp(path + n - e, exts[i])) return 1;
+  }
+  return 0;
+}
+
+static int encode_through_python(const char *in_path, const char *out_path) {
+  const char *py = getenv("PYTHON");
+  if (!py || !*py) py = "python3";
+  execlp(py, py, "-m", "packscan", "encode", in_path, out_path, (char *)NULL);
+  fprintf(stderr,
+          "packscan encode: %s: Parquet and Arrow IPC files are read through the Python package, and %s could "
+          "not be run (%s); install it with: pip install ./python pyarrow\n",
+          in_path, py, strerror(errno));
+  return 1;
 }
 
 int cmd_encode(int argc, char **argv) {
@@ -76,6 +102,7 @@ int cmd_encode(int argc, char **argv) {
     encode_usage(stderr);
     return 2;
   }
+  if (arrow_input(in_path)) return encode_through_python(in_path, out_path);
   FILE *in = strcmp(in_path, "-") ? fopen(in_path, "rb") : stdin;
   if (!in) {
     fprintf(stderr, "packscan encode: %s: %s\n", in_path, strerror(errno));
