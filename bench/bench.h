@@ -119,4 +119,8 @@ void bench_dict_free(bench_dict *d);
 /* ---- bench_cases.c ---- */
 void bench_run_all(bench *b);
 
+/* ---- bench_thrust.cu (CUDA builds: PACKSCAN_BENCH_THRUST) ---- */
+/* thrust_count, thrust_ids: the C++ Thrust layer against the C API. */
+void bench_thrust_run(bench *b);
+
 #endif

@@ -267,6 +267,9 @@ int main(int argc, char **argv) {
   fflush(stdout);
 
   bench_run_all(&b);
+#ifdef PACKSCAN_BENCH_THRUST
+  bench_thrust_run(&b);
+#endif
 
   int failed = 0;
   for (int i = 0; i < b.n_results; i++) failed |= strcmp(b.results[i].check, "FAIL") == 0;

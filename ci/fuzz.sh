@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of the packscan command (the table reader and
-# the WHERE-expression parser/binder) with clang, -fsanitize=fuzzer,address,
-# undefined, in their own build directory, and runs each for FUZZ_SECONDS
-# (default 30). Exits nonzero when a target finds a crash, a leak or a timeout;
-# the reproducer is left in the work directory (printed at the end).
+# Builds the libFuzzer targets (tools/fuzz/: the table reader, the expression
+# parser/binder, the public API's descriptors and expression building) with
+# clang, -fsanitize=fuzzer,address,undefined, in their own build directory,
+# and runs each one starting from its seed corpus in the repository
+# (tools/fuzz/corpus_<target>). Prints a table of executions, coverage
+# (libFuzzer's edge count "cov" and feature count "ft") and corpus size per
+# target. Exits nonzero when a target finds a crash, a leak or a timeout; the
+# reproducer is left in the work directory (printed at the end).
+#   ci/fuzz.sh                  each target for FUZZ_SECONDS (default 30), one after another
+#   ci/fuzz.sh --long SECONDS   each target for SECONDS, all at once (one core each), at
+#                               nice 19; the work corpora are kept between runs
 #   FUZZ_BUILD_DIR  build directory (default build-fuzz)
-#   FUZZ_SECONDS    seconds per target (default 30)
+#   FUZZ_TARGETS    targets to run (default "table expr api")
 #   CC_FUZZ         clang to use (default clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 secs=${FUZZ_SECONDS:-30}
+long=0
+if [ "${1:-}" = --long ]; then
+  [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "usage: ci/fuzz.sh [--long SECONDS]" >&2; exit 2; }
+  long=1 secs=$2
+fi
+targets=${FUZZ_TARGETS:-table expr api}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
@@ -30,29 +42,64 @@ command -v "$cc" >/dev/null || { echo "ci/fuzz.sh: $cc not found (apt-get instal
 cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPACKSCAN_FUZZ=ON -DPACKSCAN_WITH_OPENCL=OFF -DPACKSCAN_WITH_CUDA=OFF \
   -DPACKSCAN_BUILD_TESTS=OFF -DPACKSCAN_BUILD_BENCH=OFF -DPACKSCAN_WERROR=OFF \
-  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake --build "$build" -j"$(nproc)" --target fuzz_table fuzz_expr packscan_cli
+  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" >/dev/null
+fuzz_bins=()
+for t in $targets; do fuzz_bins+=("fuzz_$t"); done
+cmake --build "$build" -j"$(nproc)" --target "${fuzz_bins[@]}"
 
 work="$build/fuzz-work"
-mkdir -p "$work/corpus_table" "$work/corpus_expr"
-cp tools/fuzz/corpus_expr/* "$work/corpus_expr/"
-# Seed tables: written by the tool itself, so the fuzzer starts from valid files.
-printf 'id,price,day,name\n1,12.50,1994-01-01,apple\n2,,1995-06-30,\n3,-0.25,,"b,c"\n' >"$work/seed.csv"
-ASAN_OPTIONS=detect_leaks=0 "$build/tools/packscan" encode -q "$work/seed.csv" "$work/corpus_table/seed1.pst"
-printf 'x\n7\n7\n' >"$work/seed2.csv"
-ASAN_OPTIONS=detect_leaks=0 "$build/tools/packscan" encode -q "$work/seed2.csv" "$work/corpus_table/seed2.pst"
+mkdir -p "$work"
+declare -A opts=(
+  [table]="-max_len=16384"
+  [expr]="-max_len=512 -dict=$root/tools/fuzz/expr.dict"
+  [api]="-max_len=4096"
+)
+
+# run TARGET: one libFuzzer session over work/corpus_TARGET (seeded from the
+# repository; the short mode starts from the seeds alone each time).
+run() {
+  local t=$1 corpus="$work/corpus_$1"
+  [ "$long" -eq 1 ] || rm -rf "$corpus"
+  mkdir -p "$corpus"
+  cp -n "tools/fuzz/corpus_$t"/* "$corpus/"
+  # shellcheck disable=SC2086  # opts holds several options
+  (cd "$work" && ${nice:-} "$build/tools/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 ${opts[$t]} "$corpus") >"$work/$t.log" 2>&1
+}
 
 status=0
-run() {
-  local name=$1
-  shift
-  echo "== $name: ${secs}s"
-  if ! (cd "$work" && "$build/tools/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 "$@"); then
-    echo "ci/fuzz.sh: $name failed; reproducer in $work (crash-*, leak-*, timeout-*)" >&2
+pids=()
+nice=""
+[ "$long" -eq 1 ] && nice="nice -n 19"
+for t in $targets; do
+  echo "== fuzz_$t: ${secs}s (log $work/$t.log)"
+  if [ "$long" -eq 1 ]; then
+    run "$t" &
+    pids+=("$!")
+  elif ! run "$t"; then
     status=1
   fi
-}
-run fuzz_table -max_len=16384 corpus_table
-run fuzz_expr -max_len=512 -dict="$root/tools/fuzz/expr.dict" corpus_expr
+done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+
+# The table: libFuzzer's last "#N DONE/pulse cov: C ft: F corp: K/S" line and
+# its final stats (executions, peak memory).
+printf '\n%-8s %8s %12s %9s %8s %8s %14s %s\n' target seconds executions execs/s cov ft corpus result
+for t in $targets; do
+  log="$work/$t.log"
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  line=$(grep -E '^#[0-9]+' "$log" | grep ' cov: ' | tail -n 1 || true)
+  cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$line")
+  ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$line")
+  corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$line")
+  result=ok
+  if grep -qE '^==[0-9]+==ERROR|^SUMMARY: |deadly signal|Test unit written' "$log"; then
+    result="FAILED: $(grep -oE '(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+' "$log" | head -n 1)"
+    status=1
+    grep -E '^==[0-9]+==ERROR|^SUMMARY: ' "$log" | head -n 3
+  fi
+  printf '%-8s %8s %12s %9s %8s %8s %14s %s\n' "$t" "$secs" "${execs:-?}" \
+    "$([ -n "$execs" ] && echo $((execs / (secs > 0 ? secs : 1))) || echo ?)" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$result"
+done
+[ "$status" -eq 0 ] || echo "ci/fuzz.sh: a target failed; reproducers and logs in $work" >&2
 exit $status

@@ -1,22 +1,54 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # the step functions are called through step()
-# The GPU machine's whole check, in one script (run as root from the repo root):
-# device info, build with CUDA (sm_90), NVIDIA's OpenCL registered as an ICD,
-# every test (reference, opencl, cuda; a missing CUDA device fails), the OpenCL
-# tests on the NVIDIA platform and on PoCL, compute-sanitizer memcheck /
-# racecheck / synccheck over the cuda tests, and the benchmark when it is built.
+# The GPU machine's check, in stages that each fit one 10-minute device call
+# (run as root from the repo root, or from a snapshot of it; every stage
+# builds first, incrementally when $BUILD_DIR is already there):
+#   ci/gpu.sh tests       device info, build with CUDA (sm_90), NVIDIA's OpenCL
+#                         registered as an ICD; every test but the OpenCL ones
+#                         (reference, host, tools, cuda: a missing CUDA device
+#                         fails), the OpenCL tests on NVIDIA's driver and the
+#                         cuda tests on the general kernels, side by side
+#   ci/gpu.sh pocl        the OpenCL tests on PoCL at full size
+#   ci/gpu.sh sanitizers [TOOL...]
+#                         compute-sanitizer memcheck, racecheck, synccheck and
+#                         initcheck (or the TOOLs named), each over every CUDA
+#                         test program to completion, at the CI test size
+#                         (PACKSCAN_TEST_QUICK=1; big at 10^7 rows); a program
+#                         that does not finish is a failure
+#   ci/gpu.sh bench       the benchmarks (CUDA, OpenCL on NVIDIA, the A/B code
+#                         paths) and ncu's speed-of-light profiles
+#   ci/gpu.sh quick       a short check between full runs: the QUICK_* knobs below
+# Several stages may be named in one call (`ci/gpu.sh tests pocl`).
 #
-# Every step logs to its own file; a failing step is recorded and the script
-# goes on. The logs come back as $OUT/gpu-logs.tar.gz (plus summary.txt and
-# bench.json); the summary table is printed last. Exit status 1 if any step
-# failed. Budget: GPU_CI_BUDGET_S (default 450 s) — steps that would start
-# after it are skipped, and sanitizer runs are capped by what is left.
+# Every step logs to its own file; a failing step is recorded and the stage
+# goes on. $OUT gets at most 8 files back from the device: gpu-<stages>.tar.gz
+# (every log and JSON), summary-<stages>.txt, and the benchmark's bench.json and
+# bench-opencl.json; the summary table is printed last. Exit status 1 if any
+# step failed. GPU_CI_BUDGET_S (default 540 s) bounds the stage: steps that
+# would start after it are skipped (reported, and a failure for the sanitizers).
+#
+# quick: QUICK_TESTS (ctest regex), QUICK_MEMCHECK ("test" or "tool:test"
+# entries), QUICK_BENCH (bench cases), QUICK_AB (environment settings, each
+# run over QUICK_AB_CASES), QUICK_NCU ("CASES:WIDTHS:KERNEL_REGEX" entries,
+# ';'-separated; WIDTHS may be empty).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
+stages=() san_tools=()
+for a in "$@"; do
+  case $a in
+    tests | pocl | sanitizers | bench | quick) stages+=("$a") ;;
+    memcheck | racecheck | synccheck | initcheck) san_tools+=("$a") ;;
+    *) echo "usage: ci/gpu.sh STAGE... (tests, pocl, sanitizers [TOOL...], bench, quick); see the header" >&2; exit 2 ;;
+  esac
+done
+((${#stages[@]})) || { echo "usage: ci/gpu.sh STAGE... (tests, pocl, sanitizers [TOOL...], bench, quick)" >&2; exit 2; }
+((${#san_tools[@]})) || san_tools=(memcheck racecheck synccheck initcheck)
+has_stage() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+
 OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD_DIR:-build-gpu}
-BUDGET=${GPU_CI_BUDGET_S:-450}
+BUDGET=${GPU_CI_BUDGET_S:-540}
 LOGS=$(mktemp -d /tmp/packscan-gpu-logs.XXXXXX)
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
@@ -174,10 +206,10 @@ ctest_opencl() { # ctest_opencl PLATFORM
     echo "no PoCL ICD in /etc/OpenCL/vendors"
     return 77
   fi
-  # Capped by the time left (the PoCL run starts late, beside the sanitizers).
-  local limit=$(($(left) < 300 ? $(left) : 300))
+  local limit
+  limit=$(left)
   [ "$limit" -gt 10 ] || { echo "no time left for the OpenCL tests"; return 77; }
-  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl --output-on-failure -j8 --timeout 240)
+  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl --output-on-failure -j8 --timeout "$limit")
 }
 
 # The cuda tests' command lines, one per line, from ctest itself.
@@ -193,8 +225,11 @@ cuda_test_commands() {
   printf '%s\n' "$all" | grep .
 }
 
-sanitize() { # sanitize TOOL PER_TEST_SECONDS
-  local tool=$1 per=$2 extra=(--report-api-errors no) cmd n=0 bad=0 slow=0 rc limit
+# sanitize TOOL: every cuda test program under compute-sanitizer's TOOL, one
+# after another, each to completion: one that is still running when the
+# stage's budget ends is a failure, not a partial pass.
+sanitize() {
+  local tool=$1 extra=(--report-api-errors no) cmd n=0 bad=0 rc limit
   command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
   # API errors are not reported: the tests provoke some on purpose (a device
   # allocation too large to succeed); the statuses they map to are checked.
@@ -203,19 +238,20 @@ sanitize() { # sanitize TOOL PER_TEST_SECONDS
   cmds=$(cuda_test_commands)
   [ -n "$cmds" ] || { echo "no cuda tests listed by ctest -L cuda -N"; return 1; }
   while IFS= read -r cmd; do
+    n=$((n + 1))
     if ! eval "set -- $cmd" || [ ! -x "${1:-}" ]; then
       echo "== FAILED: no executable in '$cmd' (not built?)"
       bad=$((bad + 1))
       continue
     fi
-    limit=$per
-    [ "$(left)" -lt "$limit" ] && limit=$(left)
+    limit=$(left)
     if [ "$limit" -le 5 ]; then
-      echo "== SKIP (time budget) $cmd"
+      echo "== FAILED (not run: the stage's budget is spent) $cmd"
+      bad=$((bad + 1))
       continue
     fi
-    n=$((n + 1))
     echo "== compute-sanitizer --tool $tool ${extra[*]} $cmd (limit ${limit}s)"
+    local t0=$SECONDS
     (cd "$BUILD/tests" 2>/dev/null || cd "$BUILD" || exit 1
       eval "timeout $limit compute-sanitizer --tool $tool ${extra[*]} --error-exitcode 86 $cmd") \
       >"$LOGS/sanitizer-$tool.tmp" 2>&1
@@ -225,17 +261,14 @@ sanitize() { # sanitize TOOL PER_TEST_SECONDS
     grep -q 'terminated before first instrumented API call' "$LOGS/sanitizer-$tool.tmp" && rc=0
     rm -f "$LOGS/sanitizer-$tool.tmp"
     case $rc in
-      0) echo "== ok" ;;
-      124)
-        echo "== TIMEOUT after ${limit}s: the launches so far were checked; not a failure"
-        slow=$((slow + 1))
-        ;;
+      0) echo "== ok ($((SECONDS - t0))s)" ;;
+      124) echo "== FAILED: stopped at the budget after ${limit}s (not complete)"; bad=$((bad + 1)) ;;
       *) echo "== FAILED (exit $rc)"; bad=$((bad + 1)) ;;
     esac
   done <<<"$cmds"
-  echo "$tool: $n run, $bad failed, $slow stopped at the time limit"
+  echo "$tool: $n programs, $((n - bad)) complete and clean, $bad failed"
   [ "$bad" -eq 0 ] || return 1
-  [ "$slow" -eq 0 ] || echo "NOTE: $slow of $n stopped at ${per}s (partial check)"
+  echo "NOTE: $n of $n complete, 0 reports"
 }
 
 bench() {
@@ -312,6 +345,60 @@ bench_ab() {
     --json "$LOGS/bench-staged.json"
 }
 
+# ---- quick: a short check between full runs ----------------------------------
+
+QUICK_TESTS=${QUICK_TESTS:-'^(filter_ids|select|filter_edge|chunking|device_buffers|api|errors)\.cuda$|^cuda_'}
+QUICK_MEMCHECK=${QUICK_MEMCHECK:-test_filter_ids}
+QUICK_BENCH=${QUICK_BENCH:-lt,lt_count,ids_1pct,ids_50pct}
+QUICK_AB=${QUICK_AB:-}
+QUICK_AB_CASES=${QUICK_AB_CASES:-$QUICK_BENCH}
+QUICK_NCU=${QUICK_NCU:-}
+
+quick_tests() (
+  cd "$BUILD" || exit 1
+  timeout 240 ctest -R "$QUICK_TESTS" --output-on-failure -j12 --timeout 200
+)
+
+quick_sanitize() { # entries "test" (memcheck) or "tool:test"
+  local spec tool t extra bad=0
+  for spec in $QUICK_MEMCHECK; do
+    tool=memcheck t=$spec
+    [[ $spec == *:* ]] && tool=${spec%%:*} t=${spec#*:}
+    extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    echo "== $tool $t"
+    (cd "$BUILD/tests" && timeout 120 compute-sanitizer --tool "$tool" "${extra[@]}" --report-api-errors no \
+      --error-exitcode 86 "./$t" cuda) || { echo "== FAILED (exit $?)"; bad=1; }
+  done
+  return "$bad"
+}
+
+quick_bench() {
+  local exe=$BUILD/bench/packscan_bench ab i=0
+  timeout 200 "$exe" --backend cuda --cases "$QUICK_BENCH" --json "$LOGS/bench.json" || return $?
+  for ab in $QUICK_AB; do
+    i=$((i + 1))
+    echo "== $ab"
+    env "$ab" timeout 120 "$exe" --backend cuda --cases "$QUICK_AB_CASES" --json "$LOGS/bench-ab$i.json" ||
+      return $?
+  done
+}
+
+quick_ncu() {
+  local exe=$BUILD/bench/packscan_bench spec cases widths kern specs
+  IFS=';' read -r -a specs <<<"$QUICK_NCU"
+  for spec in "${specs[@]}"; do
+    [ -n "$spec" ] || continue
+    IFS=':' read -r cases widths kern <<<"$spec"
+    echo "== ncu $cases ${widths:-all} $kern"
+    timeout 90 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section ComputeWorkloadAnalysis --section Occupancy --section WarpStateStats --section SchedulerStats \
+      --section LaunchStats --section InstructionStats -k "regex:$kern" --launch-skip 1 --launch-count 1 \
+      "$exe" --backend cuda --cases "$cases" ${widths:+--widths "$widths"} --reps 1 --sample 4096 ||
+      echo "== ncu $cases: exit $?"
+  done
+}
+
 # ---- run ----------------------------------------------------------------------
 
 step device-info device_info
@@ -320,45 +407,66 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
 step configure configure
 step build build
 [ "${results[-1]}" = FAIL ] && step build-without-werror build_no_werror
-step opencl-icd register_icd
-# Tests are not timed: the three suites share the GPU and the 16 cores.
-pstep ctest-all ctest_all
-pstep ctest-opencl-nvidia ctest_opencl NVIDIA
-pstep ctest-cuda-general ctest_cuda_general
-pwait
-# The benchmarks alone on the machine.
-step bench bench
-step bench-opencl bench_opencl
-step bench-ab bench_ab
-# The PoCL tests (CPU) next to the three sanitizers; caps per test program:
-# racecheck instruments every shared-memory access and is slow on the long
-# random tests, and a capped run still checked every launch it made
-# (reported as partial, not failed).
-pstep ctest-opencl-pocl ctest_opencl Portable
-# big at 10^7 rows under the sanitizers (its 5*10^9 rows ran in ctest-all).
-export PACKSCAN_BIG_ROWS=10000000
-pstep sanitizer-memcheck sanitize memcheck 60
-pstep sanitizer-racecheck sanitize racecheck 40
-pstep sanitizer-synccheck sanitize synccheck 30
-pwait
-step ncu ncu_profile
+if has_stage tests || has_stage pocl; then step opencl-icd register_icd; fi
+
+if has_stage tests; then
+  # Not timed: the three suites share the GPU and the 16 cores.
+  pstep ctest-all ctest_all
+  pstep ctest-opencl-nvidia ctest_opencl NVIDIA
+  pstep ctest-cuda-general ctest_cuda_general
+  pwait
+fi
+if has_stage pocl; then
+  step ctest-opencl-pocl ctest_opencl Portable
+fi
+if has_stage sanitizers; then
+  # The tools side by side (each is bound by its own CPU-side instrumentation),
+  # on the CI test size; big at 10^7 rows (its 5*10^9 rows run in `tests`).
+  export PACKSCAN_TEST_QUICK=1 PACKSCAN_BIG_ROWS=10000000
+  for tool in "${san_tools[@]}"; do pstep "sanitizer-$tool" sanitize "$tool"; done
+  pwait
+  unset PACKSCAN_TEST_QUICK PACKSCAN_BIG_ROWS
+fi
+if has_stage bench; then
+  # The benchmarks alone on the machine.
+  step bench bench
+  step bench-opencl bench_opencl
+  step bench-ab bench_ab
+  step ncu ncu_profile
+fi
+if has_stage quick; then
+  step quick-tests quick_tests
+  step quick-sanitize quick_sanitize
+  step quick-bench quick_bench
+  [ -n "$QUICK_NCU" ] && step quick-ncu quick_ncu
+fi
 
 # ---- results --------------------------------------------------------------------
 
-[ -f "$LOGS/bench.json" ] && cp "$LOGS/bench.json" "$OUT/bench.json"
-[ -f "$LOGS/bench-opencl.json" ] && cp "$LOGS/bench-opencl.json" "$OUT/bench-opencl.json"
-for f in bench-unfused-ids bench-prefetch; do [ -f "$LOGS/$f.json" ] && cp "$LOGS/$f.json" "$OUT/$f.json"; done
-[ -f "$LOGS/bench-opencl-filtercl.json" ] && cp "$LOGS/bench-opencl-filtercl.json" "$OUT/bench-opencl-filtercl.json"
+# At most 8 files come back from the device: one archive of every log and
+# JSON, the summary, and the two main benchmark JSONs beside them.
+tag=$(IFS=-; echo "${stages[*]}")
+for f in bench bench-opencl; do [ -f "$LOGS/$f.json" ] && cp "$LOGS/$f.json" "$OUT/$f.json"; done
 {
   printf '%-22s %-6s %6s  %s\n' STEP RESULT SECS NOTE
   for i in "${!names[@]}"; do
     printf '%-22s %-6s %6s  %s\n' "${names[$i]}" "${results[$i]}" "${secs[$i]}" "${notes[$i]}"
   done
-  printf 'total %ss; %s\n' "$((SECONDS - T_START))" "$([ $failed -eq 0 ] && echo 'all passed' || echo 'FAILURES')"
+  printf 'stage %s: total %ss; %s\n' "${stages[*]}" "$((SECONDS - T_START))" \
+    "$([ $failed -eq 0 ] && echo 'all passed' || echo 'FAILURES')"
 } >"$LOGS/summary.txt"
-cp "$LOGS/summary.txt" "$OUT/summary.txt"
-tar -C "$LOGS" -czf "$OUT/gpu-logs.tar.gz" .
+cp "$LOGS/summary.txt" "$OUT/summary-$tag.txt"
+tar -C "$LOGS" -czf "$OUT/gpu-$tag.tar.gz" .
+if has_stage bench || has_stage quick; then
+  echo
+  echo "===== bench ====="
+  for f in "$LOGS"/*bench*.log; do
+    [ -f "$f" ] || continue
+    echo "----- $(basename "$f")"
+    grep -E "^(case|lt|ids|tree|colcol|like|between|nulls|small|copy)" "$f" | cut -c1-150
+  done
+fi
 echo
-echo "===== summary (logs: \$OUT/gpu-logs.tar.gz) ====="
+echo "===== summary (logs: \$OUT/gpu-$tag.tar.gz) ====="
 cat "$LOGS/summary.txt"
 exit $failed

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages packscan needs to build and test, when missing:
 # a C compiler, CMake, the OpenCL ICD loader and headers, and PoCL (the OpenCL
-# CPU device the tests run on in CI). nvcc is not installed here: where it is
+# CPU device the tests run on in CI), and clang with its sanitizer and libFuzzer
+# runtime (ci/sanitize.sh, ci/fuzz.sh). nvcc is not installed here: where it is
 # present the CUDA backend is compiled too.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
+pkgs+=(clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -70,9 +70,8 @@ static ps_status check_range(ps_context *ctx, const ps_buffer *buf, uint64_t off
   if (!host && size) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
   if (offset > buf->size || size > buf->size - offset)
     return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL,
-                        "%s: range [%llu, %llu) is outside the buffer of %llu bytes", what,
-                        (unsigned long long)offset, (unsigned long long)(offset + size),
-                        (unsigned long long)buf->size);
+                        "%s: %llu bytes at offset %llu reach past the end of the buffer of %llu bytes", what,
+                        (unsigned long long)size, (unsigned long long)offset, (unsigned long long)buf->size);
   return PS_OK;
 }
 

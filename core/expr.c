@@ -1,5 +1,7 @@
 /* Predicate trees: validated at construction, lowered at evaluation. */
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +45,12 @@ static ps_status check_literal(ps_context *ctx, const ps_column *col, const ps_l
       if (!lit->v.s.ptr && lit->v.s.len)
         return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: string pointer is NULL with length %zu", what,
                             lit->v.s.len);
+      /* No object is larger than PTRDIFF_MAX bytes; the bound also keeps the
+       * copy's len + 1 from wrapping to 0. */
+      if (lit->v.s.len > PTRDIFF_MAX)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                            "%s: string length %zu is larger than any object (PTRDIFF_MAX = %td)", what,
+                            lit->v.s.len, (ptrdiff_t)PTRDIFF_MAX);
       return PS_OK;
   }
   return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s has unknown kind %d", what, (int)lit->kind);
@@ -238,6 +246,10 @@ ps_status ps_expr_like(ps_context *ctx, ps_column *col, const char *pattern, siz
     return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "LIKE needs a string (dictionary) column; the column is %s",
                         ps_type_name(col->type));
   if (!pattern && len) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "pattern is NULL with length %zu", len);
+  if (len > PTRDIFF_MAX)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "pattern length %zu is larger than any object (PTRDIFF_MAX = %td)", len,
+                        (ptrdiff_t)PTRDIFF_MAX);
   if (escape > 127)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "escape is %d; expected -1 (none) or an ASCII byte 0..127",
                         escape);

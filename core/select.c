@@ -197,7 +197,7 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
   void *host = NULL;
   if (st == PS_OK && c) {
     uint32_t isz = (uint32_t)type;
-    host = ps_host_alloc(ctx, (size_t)(c * isz));
+    host = c <= SIZE_MAX / isz ? ps_host_alloc(ctx, (size_t)(c * isz)) : NULL;
     if (!host) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " row ids", c);
     uint64_t got = 0;
     if (st == PS_OK) st = ps_row_ids_host(ctx, sel, 0, n, type, host, c, &got);
@@ -335,6 +335,9 @@ ps_status ps_gather_strings_host(ps_context *ctx, const ps_column *col, const vo
   if (!col || col->type != PS_TYPE_STRING)
     return ps_set_error(ctx, col ? PS_ERR_TYPE_MISMATCH : PS_ERR_INVALID_ARGUMENT,
                         "ps_gather_strings_host needs a dictionary column");
+  /* count + 1 offsets must not wrap (no ids array can hold that many). */
+  if (count >= SIZE_MAX / sizeof(int64_t))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is %" PRIu64 "; no ids array holds that many", count);
   /* Indexes are gathered on the device; the strings come from the host copy
    * of the dictionary (it is small next to the column). */
   uint32_t *idx = ps_calloc_ctx(ctx, (size_t)(count ? count : 1), sizeof *idx);

@@ -16,7 +16,10 @@
  *  - Objects come in ps_x_create / ps_x_destroy pairs; destroy accepts NULL.
  *  - A context and everything created from it (buffers, columns,
  *    expressions) may be used by one thread at a time. Different contexts
- *    are independent and may be used from different threads concurrently.
+ *    are independent and may be used from different threads concurrently,
+ *    creation and destruction included: the OpenCL and CUDA backends
+ *    discover platforms and devices once per process, on the first context
+ *    created, and share the result.
  *  - Calls are synchronous unless documented otherwise: when a call returns,
  *    host-visible results are written.
  *

@@ -78,11 +78,14 @@ void th_init(int argc, char **argv, const char *test) {
     long v = strtol(sc, NULL, 10);
     if (v >= 1 && v <= 100000) th.scale = (unsigned)v;
   }
+  const char *q = getenv("PACKSCAN_TEST_QUICK");
+  th.quick = q && *q && strcmp(q, "0") != 0;
   const char *mp = getenv("PACKSCAN_TEST_PRINT");
   if (mp && *mp) max_printed = strtoul(mp, NULL, 10);
   th_rng_seed(&th.rng, th.seed);
-  printf("test=%s backend=%s seed=%llu scale=%u (rerun: PACKSCAN_SEED=%llu %s %s)\n", test,
-         th.backend, (unsigned long long)th.seed, th.scale, (unsigned long long)th.seed,
+  printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s %s %s)\n", test,
+         th.backend, (unsigned long long)th.seed, th.scale, th.quick ? " quick" : "", (unsigned long long)th.seed,
+         th.quick ? " PACKSCAN_TEST_QUICK=1" : "",
          argc > 0 ? argv[0] : "test", th.backend);
   fflush(stdout);
 }

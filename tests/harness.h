@@ -10,7 +10,10 @@
  * Environment: PACKSCAN_SEED (decimal or 0x hex; default: time), PACKSCAN_TEST_SCALE
  * (integer >= 1 multiplying the random sweeps), PACKSCAN_OPENCL_PLATFORM (an index,
  * or a case-insensitive substring of the platform name), PACKSCAN_TEST_PRINT (how
- * many failures are printed in full; default 40).
+ * many failures are printed in full; default 40), PACKSCAN_TEST_QUICK=1 (the CI
+ * size: the slowest sweeps take a seeded sample of their cases, so every CI run
+ * covers each kind of case and successive runs cover the rest; the GPU
+ * machine runs them whole).
  */
 #ifndef PS_TEST_HARNESS_H
 #define PS_TEST_HARNESS_H
@@ -44,6 +47,7 @@ typedef struct th_state {
   const char *backend; /* backend under test (argv[1]) */
   uint64_t seed;
   unsigned scale;      /* PACKSCAN_TEST_SCALE */
+  int quick;           /* PACKSCAN_TEST_QUICK=1 */
   unsigned long checks;
   unsigned long failures;
   char where[512];     /* current case, printed with failures */

@@ -261,8 +261,7 @@ static void allocation_failures(void) {
   static const char *const strs[] = {"abc",
                                      "xabcx",
                                      "",
-                                     "\xc3\xa9"
-                                     "abc",
+                                     "\303\251abc", /* octal: a hex escape would take the "abc" */
                                      "ab",
                                      "cab",
                                      "abcabc"};

@@ -1,268 +1,196 @@
 /*
- * limits: the limits of one predicate (include/packscan.h, docs/design.md)
- * and what lowering folds so that ordinary SQL stays inside them:
- *
- *  - x = 1 OR x = 2 OR ... OR x = 33 (the issue's case), and 1000 of them,
- *    left-deep, right-deep and balanced, on integer, float and sorted
- *    dictionary columns, with nulls: one instruction each, against the
- *    oracle;
- *  - IN lists of 10^4 values (int64, float64, strings on a sorted and an
- *    unsorted dictionary), IN and NOT IN, against the oracle;
- *  - the limits themselves: 17 distinct columns, 65 instructions (33 ORed
- *    equalities on an unsorted dictionary, which does not fold), a tree
- *    deeper than PS_PREDICATE_MAX_HEIGHT: each
- *    PS_ERR_LIMIT naming the limit, operands untouched, context usable;
- *  - seeded random same-column groups (AND / OR / NOT of comparisons,
- *    BETWEEN and IN on one column, up to a few hundred nodes), alone and
- *    under trees with leaves on other columns, on every numeric type and
- *    sorted dictionaries, against the oracle.
+ * limits: sizes from the caller whose arithmetic would wrap (a string
+ * literal or LIKE pattern of SIZE_MAX bytes, a gather of UINT64_MAX strings,
+ * a buffer range past 2^64) are refused with a clear status and a message
+ * that prints the caller's numbers unwrapped, and the context stays usable;
+ * a corrupt code is reported with the column's place in the expression and
+ * its type, never the program's internal slot number.
  */
-#include <inttypes.h>
-#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "harness.h"
 
-static trun tr;
+enum { N = 40 };
 
-/* A random dictionary column whose sorted dictionary is flagged as sorted
- * (tcol_random_dict leaves some unflagged): its comparisons are intervals. */
-static tcol *sorted_dict(th_rng *r, uint64_t n, uint32_t w, size_t d, int null_mode) {
-  tcol *c = tcol_random_dict(r, n, w, d, 1, null_mode);
-  c->sorted = 1;
-  return c;
-}
-
-/* x = v[0] OR x = v[1] OR ...: shape 0 left-deep, 1 right-deep, 2 balanced. */
-static onode *or_chain(int col, const ps_literal *v, size_t lo, size_t hi, int shape) {
-  if (hi - lo == 1) return on_cmp(col, PS_EQ, v[lo]);
-  size_t mid = shape == 0 ? hi - 1 : shape == 1 ? lo + 1 : lo + (hi - lo) / 2;
-  return on_or(or_chain(col, v, lo, mid, shape), or_chain(col, v, mid, hi, shape));
-}
-
-static void ored_equalities(void) {
-  th_rng *r = &th.rng;
-  static const size_t counts[] = {33, 64, 65, 1000};
-  int cols[4];
-  cols[0] = tr_add(&tr, tcol_random_for(r, PS_TYPE_INT32, 1000, 7, TN_FEW));
-  cols[1] = tr_add(&tr, tcol_random_for(r, PS_TYPE_FLOAT64, 1000, 9, TN_HALF));
-  cols[2] = tr_add(&tr, sorted_dict(r, 1000, 8, 200, TN_FEW));
-  cols[3] = tr_add(&tr, tcol_random_for(r, PS_TYPE_UINT64, 1000, 64, TN_NO_BITMAP));
-  for (int k = 0; k < 4; k++) {
-    if (cols[k] < 0) return;
-    tcol *c = tr.cols[cols[k]];
-    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-      size_t n = counts[ci];
-      ps_literal *v = th_calloc(n, sizeof *v);
-      char(*bufs)[64] = th_calloc(n, sizeof *bufs);
-      for (size_t i = 0; i < n; i++)
-        v[i] = c->type == PS_TYPE_STRING ? gen_str_literal(r, c, bufs[i]) : gen_num_literal(r, c);
-      for (int shape = 0; shape < 3; shape++) {
-        char desc[256];
-        th_case("%zu ORed equalities, shape %d, on %s", n, shape, tcol_describe(c, desc, sizeof desc));
-        onode *t = or_chain(cols[k], v, 0, n, shape);
-        tr_check(&tr, t, "ORed equalities");
-        onode *nt = on_not(t);
-        tr_check(&tr, nt, "NOT of ORed equalities");
-        on_free(nt);
-      }
-      free(v);
-      free(bufs);
-    }
+/* A dictionary column over {"a", "b", "c"} (codes of width 2); code 3 in
+ * row corrupt_row (if < N) lies past the dictionary. */
+static ps_column *dict_column(ps_context *ctx, int corrupt_row, uint8_t *codes) {
+  static const char bytes[] = "abc";
+  static const int32_t offs[] = {0, 1, 2, 3};
+  ps_dict_desc dict;
+  ps_dict_desc_init(&dict);
+  dict.count = 3;
+  dict.offsets32 = offs;
+  dict.bytes = (const uint8_t *)bytes;
+  dict.bytes_size = 3;
+  dict.sorted = 1;
+  memset(codes, 0, N * 2 / 8);
+  for (int i = 0; i < N; i++) {
+    unsigned code = i == corrupt_row ? 3u : (unsigned)(i % 3);
+    codes[i * 2 / 8] |= (uint8_t)(code << (i * 2 % 8));
   }
-  tr_clear(&tr);
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = PS_TYPE_UINT8;
+  d.n = N;
+  d.width = 2;
+  d.data = codes;
+  d.data_size = N * 2 / 8;
+  ps_column *col = NULL;
+  CHECK_OK(ctx, ps_column_create_dict(ctx, &dict, &d, &col));
+  return col;
 }
 
-static void big_in_lists(void) {
-  th_rng *r = &th.rng;
-  int cols[4];
-  cols[0] = tr_add(&tr, tcol_random_for(r, PS_TYPE_INT64, 5000, 40, TN_FEW));
-  cols[1] = tr_add(&tr, tcol_random_for(r, PS_TYPE_FLOAT64, 5000, 20, TN_NO_BITMAP));
-  cols[2] = tr_add(&tr, sorted_dict(r, 5000, 14, 12000, TN_HALF));
-  cols[3] = tr_add(&tr, tcol_random_dict(r, 5000, 14, 12000, 0, TN_FEW));
-  const size_t n = 10000;
-  ps_literal *v = th_calloc(n, sizeof *v);
-  char(*bufs)[64] = th_calloc(n, sizeof *bufs);
-  for (int k = 0; k < 4; k++) {
-    if (cols[k] < 0) break;
-    tcol *c = tr.cols[cols[k]];
-    for (size_t i = 0; i < n; i++)
-      v[i] = c->type == PS_TYPE_STRING ? gen_str_literal(r, c, bufs[i]) : gen_num_literal(r, c);
-    char desc[256];
-    th_case("IN list of %zu values on %s", n, tcol_describe(c, desc, sizeof desc));
-    onode *t = on_in(cols[k], v, n);
-    tr_check(&tr, t, "IN list of 10^4 values");
-    onode *nt = on_not(t);
-    tr_check(&tr, nt, "NOT IN list of 10^4 values");
-    on_free(nt);
-  }
-  free(v);
-  free(bufs);
-  tr_clear(&tr);
+/* int32 values 0..N-1 at width 8. */
+static ps_column *int_column(ps_context *ctx, uint8_t *data) {
+  for (int i = 0; i < N; i++) data[i] = (uint8_t)i;
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = PS_TYPE_INT32;
+  d.n = N;
+  d.width = 8;
+  d.data = data;
+  d.data_size = N;
+  ps_column *col = NULL;
+  CHECK_OK(ctx, ps_column_create_for(ctx, &d, &col));
+  return col;
 }
 
-/* Builds t in ctx and evaluates it: the status of the first failure. */
-static ps_status build_and_count(ps_context *ctx, const onode *t, uint64_t *count) {
+/* The context's message is "<status name>: " and then want. */
+static void check_message(ps_context *ctx, ps_status st, const char *want, const char *what) {
+  char full[512];
+  snprintf(full, sizeof full, "%s: %s", ps_status_name(st), want);
+  CHECKF(strcmp(ps_context_last_error(ctx), full) == 0, "%s: message\n  \"%s\"\nexpected\n  \"%s\"", what,
+         ps_context_last_error(ctx), full);
+}
+
+/* The context still filters correctly after a refusal. */
+static void still_usable(ps_context *ctx, ps_column *s, const char *what) {
   ps_expr *e = NULL;
-  ps_status st = on_build(ctx, t, tr.h, &e);
-  if (st == PS_OK) st = ps_filter_count(ctx, e, count);
-  ps_expr_destroy(e);
-  return st;
-}
-
-static void expect_limit(ps_context *ctx, onode *t, const char *what, const char *needle) {
-  th_case("limit: %s", what);
-  uint64_t count = 12345;
-  ps_status st = build_and_count(ctx, t, &count);
-  CHECKF(st == PS_ERR_LIMIT, "%s: %s (%s), want PS_ERR_LIMIT", what, ps_status_name(st), ps_context_last_error(ctx));
-  CHECKF(strstr(ps_context_last_error(ctx), needle) != NULL, "%s: message '%s' does not name '%s'", what,
-         ps_context_last_error(ctx), needle);
-  CHECK(count == 12345);
-  on_free(t);
-}
-
-static void limits(ps_context *ctx) {
-  th_rng *r = &th.rng;
-  int cols[PS_PREDICATE_MAX_COLUMNS + 1];
-  for (int i = 0; i <= PS_PREDICATE_MAX_COLUMNS; i++)
-    if ((cols[i] = tr_add(&tr, tcol_random_for(r, PS_TYPE_INT16, 100, 9, TN_FEW))) < 0) return;
-  int unsorted = tr_add(&tr, tcol_random_dict(r, 100, 6, 50, 0, TN_FEW));
-  if (unsorted < 0) return;
-
-  /* 16 columns work, 17 do not */
-  onode *t = on_cmp(cols[0], PS_GT, ps_lit_int(0));
-  for (int i = 1; i < PS_PREDICATE_MAX_COLUMNS; i++) t = on_and(t, on_cmp(cols[i], PS_GT, ps_lit_int(0)));
-  th_case("16 columns");
-  tr_check(&tr, t, "16 columns");
-  t = on_or(t, on_cmp(cols[PS_PREDICATE_MAX_COLUMNS], PS_EQ, ps_lit_int(1)));
-  expect_limit(ctx, t, "17 columns", "16 distinct columns");
-
-  /* an unsorted dictionary's equalities are SETs: 33 of them ORed are 65
-   * instructions; 32 fit */
-  char b[64];
-  tcol *u = tr.cols[unsorted];
-  t = on_cmp(unsorted, PS_EQ, gen_str_literal(r, u, b));
-  for (int i = 1; i < 32; i++) t = on_or(t, on_cmp(unsorted, PS_EQ, gen_str_literal(r, u, b)));
-  th_case("32 ORed SETs");
-  tr_check(&tr, t, "32 ORed equalities on an unsorted dictionary");
-  t = on_or(t, on_cmp(unsorted, PS_EQ, gen_str_literal(r, u, b)));
-  expect_limit(ctx, t, "33 ORed SETs", "more than 64 instructions");
-
-  /* a tree of PS_PREDICATE_MAX_HEIGHT levels is accepted; one more is not */
-  th_case("tree height");
-  ps_expr *e;
-  if (!CHECK_OK(ctx, ps_expr_compare(ctx, tr.h[cols[0]], PS_EQ, ps_lit_int(0), &e))) return;
-  for (int h = 1; h < PS_PREDICATE_MAX_HEIGHT; h++) {
-    ps_expr *leaf, * or ;
-    CHECK_OK(ctx, ps_expr_compare(ctx, tr.h[cols[0]], PS_EQ, ps_lit_int(h), &leaf));
-    if (!CHECK_OK(ctx, ps_expr_or(ctx, e, leaf, & or))) {
-      ps_expr_destroy(leaf);
-      break;
-    }
-    e = or ;
-  }
+  if (!CHECK_OK(ctx, ps_expr_compare(ctx, s, PS_EQ, ps_lit_str("b", 1), &e))) return;
   uint64_t count = 0;
-  CHECK_OK(ctx, ps_filter_count(ctx, e, &count));
-  ps_expr *leaf, *out = (ps_expr *)(uintptr_t)0x55;
-  CHECK_OK(ctx, ps_expr_compare(ctx, tr.h[cols[0]], PS_EQ, ps_lit_int(-1), &leaf));
-  CHECK_STATUS(ctx, ps_expr_or(ctx, e, leaf, &out), PS_ERR_LIMIT);
-  CHECKF(strstr(ps_context_last_error(ctx), "1025 levels deep; at most 1024"), "'%s'", ps_context_last_error(ctx));
-  CHECK(out == (ps_expr *)(uintptr_t)0x55);
-  CHECK_STATUS(ctx, ps_expr_not(ctx, e, &out), PS_ERR_LIMIT);
-  /* the operands are still the caller's, and usable */
-  uint64_t again = 0;
-  CHECK_OK(ctx, ps_filter_count(ctx, e, &again));
-  CHECK(again == count);
+  uint8_t bm[(N + 7) / 8];
+  if (CHECK_OK(ctx, ps_filter(ctx, e, bm, sizeof bm, &count)))
+    CHECKF(count == (N + 1) / 3, "%s: then 'b' matched %llu rows", what, (unsigned long long)count);
   ps_expr_destroy(e);
-  ps_expr_destroy(leaf);
-  tr_clear(&tr);
 }
 
-/* ---- random same-column groups ------------------------------------------------ */
-
-static onode *interval_leaf(th_rng *r, tcol *c, int col) {
-  char b1[64], b2[64];
-  int str = c->type == PS_TYPE_STRING;
-#define LIT(buf) (str ? gen_str_literal(r, c, (buf)) : gen_num_literal(r, c))
-  unsigned k = (unsigned)th_below(r, 10);
-  if (k < 5) return on_cmp(col, (ps_cmp)th_below(r, 6), LIT(b1));
-  if (k < 7) {
-    ps_literal lo = LIT(b1), hi = LIT(b2);
-    return on_between(col, lo, hi);
+static void test_wrapping_sizes(ps_context *ctx) {
+  uint8_t codes[N * 2 / 8];
+  ps_column *s = dict_column(ctx, N, codes);
+  if (!s) return;
+  char want[256];
+  const char *str = "b"; /* never read past its first byte: the length is refused first */
+  const size_t huge[] = {SIZE_MAX, SIZE_MAX - 1, (size_t)PTRDIFF_MAX + 1};
+  for (size_t k = 0; k < sizeof huge / sizeof *huge; k++) {
+    size_t len = huge[k];
+    th_case("string literal of %zu bytes", len);
+    ps_expr *e = NULL;
+    CHECK_STATUS(ctx, ps_expr_compare(ctx, s, PS_EQ, ps_lit_str(str, len), &e), PS_ERR_INVALID_ARGUMENT);
+    snprintf(want, sizeof want, "literal: string length %zu is larger than any object (PTRDIFF_MAX = %td)", len,
+             (ptrdiff_t)PTRDIFF_MAX);
+    check_message(ctx, PS_ERR_INVALID_ARGUMENT, want, "compare");
+    CHECK_STATUS(ctx, ps_expr_between(ctx, s, ps_lit_str("a", 1), ps_lit_str(str, len), &e), PS_ERR_INVALID_ARGUMENT);
+    snprintf(want, sizeof want, "high literal: string length %zu is larger than any object (PTRDIFF_MAX = %td)", len,
+             (ptrdiff_t)PTRDIFF_MAX);
+    check_message(ctx, PS_ERR_INVALID_ARGUMENT, want, "between");
+    ps_literal list[2] = {ps_lit_str("a", 1), ps_lit_str(str, len)};
+    CHECK_STATUS(ctx, ps_expr_in(ctx, s, list, 2, &e), PS_ERR_INVALID_ARGUMENT);
+    snprintf(want, sizeof want, "list[1]: string length %zu is larger than any object (PTRDIFF_MAX = %td)", len,
+             (ptrdiff_t)PTRDIFF_MAX);
+    check_message(ctx, PS_ERR_INVALID_ARGUMENT, want, "in");
+    CHECK_STATUS(ctx, ps_expr_like(ctx, s, str, len, -1, 0, &e), PS_ERR_INVALID_ARGUMENT);
+    snprintf(want, sizeof want, "pattern length %zu is larger than any object (PTRDIFF_MAX = %td)", len,
+             (ptrdiff_t)PTRDIFF_MAX);
+    check_message(ctx, PS_ERR_INVALID_ARGUMENT, want, "like");
+    CHECK(e == NULL);
+    still_usable(ctx, s, "after a huge literal");
   }
-  ps_literal list[12];
-  char bufs[12][64];
-  size_t cnt = (size_t)th_below(r, 13);
-  for (size_t i = 0; i < cnt; i++) list[i] = LIT(bufs[i]);
-  return on_in(col, list, cnt);
-#undef LIT
-}
 
-/* A random AND / OR / NOT tree of interval leaves on col (up to `leaves`
- * leaves), with, where other >= 0, some leaves on another column. */
-static onode *group(th_rng *r, int col, int other, size_t leaves) {
-  onode *t;
-  if (leaves <= 1) {
-    int which = other >= 0 && th_chance(r, 10) ? other : col;
-    t = th_chance(r, 5) && which == other ? on_isnull(which, th_chance(r, 50))
-                                          : interval_leaf(r, tr.cols[which], which);
-  } else {
-    size_t left = 1 + (size_t)th_below(r, leaves - 1);
-    onode *a = group(r, col, other, left), *b = group(r, col, other, leaves - left);
-    t = th_chance(r, 50) ? on_and(a, b) : on_or(a, b);
+  th_case("gathering UINT64_MAX strings");
+  uint32_t ids[1] = {0};
+  int64_t *offsets = (int64_t *)1;
+  uint8_t *bytes = (uint8_t *)1;
+  CHECK_STATUS(ctx, ps_gather_strings_host(ctx, s, ids, PS_INDEX_UINT32, UINT64_MAX, &offsets, &bytes, NULL),
+               PS_ERR_INVALID_ARGUMENT);
+  check_message(ctx, PS_ERR_INVALID_ARGUMENT, "count is 18446744073709551615; no ids array holds that many",
+                "gather strings");
+  CHECK(offsets == (int64_t *)1 && bytes == (uint8_t *)1);
+  still_usable(ctx, s, "after a huge gather");
+
+  th_case("buffer ranges past 2^64");
+  ps_buffer *buf = NULL;
+  if (CHECK_OK(ctx, ps_buffer_create(ctx, 16, &buf))) {
+    uint8_t host[16] = {0};
+    CHECK_STATUS(ctx, ps_buffer_write(ctx, buf, 4, host, UINT64_MAX - 2), PS_ERR_BUFFER_TOO_SMALL);
+    check_message(ctx, PS_ERR_BUFFER_TOO_SMALL,
+                  "ps_buffer_write: 18446744073709551613 bytes at offset 4 reach past the end of the buffer of 16 "
+                  "bytes",
+                  "buffer write");
+    CHECK_STATUS(ctx, ps_buffer_read(ctx, buf, UINT64_MAX, host, 2), PS_ERR_BUFFER_TOO_SMALL);
+    check_message(ctx, PS_ERR_BUFFER_TOO_SMALL,
+                  "ps_buffer_read: 2 bytes at offset 18446744073709551615 reach past the end of the buffer of 16 "
+                  "bytes",
+                  "buffer read");
+    CHECK_STATUS(ctx, ps_buffer_read(ctx, buf, 10, host, 7), PS_ERR_BUFFER_TOO_SMALL);
+    check_message(ctx, PS_ERR_BUFFER_TOO_SMALL,
+                  "ps_buffer_read: 7 bytes at offset 10 reach past the end of the buffer of 16 bytes",
+                  "buffer read, small");
+    CHECK_OK(ctx, ps_buffer_read(ctx, buf, 10, host, 6));
+    ps_buffer_destroy(buf);
   }
-  if (th_chance(r, 15)) t = on_not(t);
-  return t;
+  ps_column_destroy(s);
 }
 
-static void random_groups(void) {
-  static const ps_type types[] = {PS_TYPE_INT8,    PS_TYPE_INT32,   PS_TYPE_INT64,   PS_TYPE_UINT16, PS_TYPE_UINT64,
-                                  PS_TYPE_FLOAT32, PS_TYPE_FLOAT64, PS_TYPE_DECIMAL, PS_TYPE_STRING};
-  static const uint64_t ns[] = {1, 33, 257, 1000};
-  th_rng *r = &th.rng;
-  unsigned rounds = 40 * th.scale;
-  for (unsigned round = 0; round < rounds; round++) {
-    ps_type type = TH_PICK(r, types);
-    uint64_t n = TH_PICK(r, ns);
-    tcol *c =
-        type == PS_TYPE_STRING
-            ? sorted_dict(r, n, 1 + (uint32_t)th_below(r, 12), 1 + (size_t)th_below(r, 300), (int)th_below(r, TN_COUNT))
-            : tcol_random_for(r, type, n, (uint32_t)th_below(r, 65) % (uint32_t)(ps_type_size(type) * 8 + 1),
-                              (int)th_below(r, TN_COUNT));
-    int col = tr_add(&tr, c);
-    int other = tr_add(&tr, tcol_random_for(r, PS_TYPE_INT32, n, (uint32_t)th_below(r, 12), TN_FEW));
-    if (col < 0 || other < 0) break;
-    char desc[256];
-    for (unsigned q = 0; q < 12; q++) {
-      /* alone, a group is one instruction at any size; with leaves on
-       * another column, its pieces and the operators above them count */
-      int with_other = q % 2;
-      size_t leaves = q < 4        ? 1 + (size_t)th_below(r, 8)
-                      : with_other ? 1 + (size_t)th_below(r, 24)
-                      : q < 10     ? 1 + (size_t)th_below(r, 60)
-                                   : 150;
-      th_case("group round %u query %u (%zu leaves) on %s", round, q, leaves,
-              tcol_describe(tr.cols[col], desc, sizeof desc));
-      onode *t = group(r, col, with_other ? other : -1, leaves);
-      tr_check(&tr, t, "same-column group");
-      on_free(t);
+/* A corrupt code is named by the column's place in the expression. */
+static void test_corrupt_names_column(ps_context *ctx) {
+  uint8_t data[N], codes[N * 2 / 8];
+  const int bad_row = (int)th_below(&th.rng, N);
+  th_case("corrupt code in row %d of the second column", bad_row);
+  ps_column *x = int_column(ctx, data);
+  ps_column *s = dict_column(ctx, bad_row, codes);
+  ps_expr *lt = NULL, *eq = NULL, *both = NULL;
+  if (x && s && CHECK_OK(ctx, ps_expr_compare(ctx, x, PS_GE, ps_lit_int(0), &lt)) &&
+      CHECK_OK(ctx, ps_expr_compare(ctx, s, PS_EQ, ps_lit_str("c", 1), &eq)) &&
+      CHECK_OK(ctx, ps_expr_and(ctx, lt, eq, &both))) {
+    lt = eq = NULL;
+    uint8_t bm[(N + 7) / 8];
+    uint64_t count = 0;
+    CHECK_STATUS(ctx, ps_filter(ctx, both, bm, sizeof bm, &count), PS_ERR_CORRUPT_DATA);
+    const char *msg = ps_context_last_error(ctx);
+    printf("corrupt code: %s\n", msg);
+    CHECKF(strstr(msg, "column 2 of the expression (string: dictionary of 3 entries, codes of width 2)") != NULL,
+           "corrupt code message does not name the column: \"%s\"", msg);
+    CHECKF(strstr(msg, "slot") == NULL, "corrupt code message names an internal slot: \"%s\"", msg);
+    /* The same column written first in the expression is column 1. */
+    ps_expr *eq2 = NULL, *lt2 = NULL, *both2 = NULL;
+    if (CHECK_OK(ctx, ps_expr_compare(ctx, s, PS_EQ, ps_lit_str("c", 1), &eq2)) &&
+        CHECK_OK(ctx, ps_expr_compare(ctx, x, PS_GE, ps_lit_int(0), &lt2)) &&
+        CHECK_OK(ctx, ps_expr_or(ctx, eq2, lt2, &both2))) {
+      eq2 = lt2 = NULL;
+      CHECK_STATUS(ctx, ps_filter(ctx, both2, bm, sizeof bm, &count), PS_ERR_CORRUPT_DATA);
+      msg = ps_context_last_error(ctx);
+      CHECKF(strstr(msg, "column 1 of the expression (string: dictionary of 3 entries, codes of width 2)") != NULL,
+             "corrupt code message (column written first): \"%s\"", msg);
     }
-    tr_clear(&tr);
+    ps_expr_destroy(both2);
+    ps_expr_destroy(eq2);
+    ps_expr_destroy(lt2);
   }
+  ps_expr_destroy(both);
+  ps_expr_destroy(eq);
+  ps_expr_destroy(lt);
+  ps_column_destroy(s);
+  ps_column_destroy(x);
 }
 
 int main(int argc, char **argv) {
   th_init(argc, argv, "limits");
   ps_context *ctx = th_context(0);
-  ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
-  tr_init(&tr, ctx, ref);
-  ored_equalities();
-  big_in_lists();
-  limits(ctx);
-  random_groups();
-  tr_clear(&tr);
-  ps_context_destroy(ref);
+  test_wrapping_sizes(ctx);
+  test_corrupt_names_column(ctx);
   ps_context_destroy(ctx);
   return th_finish();
 }

@@ -1,6 +1,7 @@
 /* packscan encode: CSV -> table file. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@ static void encode_usage(FILE *f) {
   fprintf(f,
           "usage: packscan encode [options] INPUT.csv OUTPUT.pst\n"
           "  Encodes a CSV file (with a header row; INPUT '-' reads stdin) into a table file.\n"
+          "  INPUT.parquet / .feather / .arrow: read by pyarrow through the Python package\n"
+          "  (python -m packscan encode; $PYTHON, default python3); the options do not apply.\n"
           "  -d, --delimiter C   field delimiter ('tab' or '\\t' for tabs); default: detected from\n"
           "                      the header line (the most frequent of , ; tab |)\n"
           "  -t, --types SPEC    column types, e.g. 'price:decimal(2),day:date,id:int'\n"
@@ -21,6 +24,29 @@ static void encode_usage(FILE *f) {
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"
           "  -q, --quiet         no per-column summary\n");
+}
+
+/* Parquet and Arrow IPC files are read by pyarrow through the Python package
+ * (python/: `python -m packscan encode`), which writes the same table file. */
+static int arrow_input(const char *path) {
+  static const char *const exts[] = {".parquet", ".pq", ".feather", ".arrow", ".ipc"};
+  size_t n = strlen(path);
+  for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+    size_t e = strlen(exts[i]);
+    if (n > e && !strcmp(path + n - e, exts[i])) return 1;
+  }
+  return 0;
+}
+
+static int encode_through_python(const char *in_path, const char *out_path) {
+  const char *py = getenv("PYTHON");
+  if (!py || !*py) py = "python3";
+  execlp(py, py, "-m", "packscan", "encode", in_path, out_path, (char *)NULL);
+  fprintf(stderr,
+          "packscan encode: %s: Parquet and Arrow IPC files are read through the Python package, and %s could "
+          "not be run (%s); install it with: pip install ./python pyarrow\n",
+          in_path, py, strerror(errno));
+  return 1;
 }
 
 int cmd_encode(int argc, char **argv) {
@@ -78,13 +104,24 @@ int cmd_encode(int argc, char **argv) {
     encode_usage(stderr);
     return 2;
   }
+  if (arrow_input(in_path)) return encode_through_python(in_path, out_path);
   FILE *in = strcmp(in_path, "-") ? fopen(in_path, "rb") : stdin;
   if (!in) {
     fprintf(stderr, "packscan encode: %s: %s\n", in_path, strerror(errno));
     return 1;
   }
-  struct stat st;
-  if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode)) o.input_size = (uint64_t)st.st_size;
+  struct stat st, out_st;
+  int have_in = fstat(fileno(in), &st) == 0;
+  /* The output must not be the input, under any name (a symlink or a hard
+   * link to it, or stdin redirected from it): the table would replace the
+   * CSV it is made from. */
+  if (have_in && stat(out_path, &out_st) == 0 && out_st.st_dev == st.st_dev && out_st.st_ino == st.st_ino) {
+    fprintf(stderr, "packscan encode: the output %s is the input %s (the same file); nothing was written\n",
+            out_path, strcmp(in_path, "-") ? in_path : "(stdin)");
+    if (in != stdin) fclose(in);
+    return 1;
+  }
+  if (have_in && S_ISREG(st.st_mode)) o.input_size = (uint64_t)st.st_size;
   o.progress = progress >= 0 ? progress : (isatty(2) && o.input_size > (16u << 20));
 
   encoded_table t;

@@ -38,8 +38,9 @@ typedef struct csv_reader {
 int csv_init(csv_reader *r, csv_read_fn fn, void *opaque, char delim);
 /* 1: a record was read; 0: end of input; -1: error (message in err). */
 int csv_next(csv_reader *r, char *err, size_t errsz);
+/* Never NULL: a record whose fields are all empty has no data buffer yet. */
 static inline const char *csv_field_ptr(const csv_reader *r, size_t i) {
-  return (const char *)r->data.p + r->fields[i].start;
+  return r->data.p ? (const char *)r->data.p + r->fields[i].start : "";
 }
 /* True for an empty line (one unquoted empty field). */
 int csv_record_blank(const csv_reader *r);

@@ -513,45 +513,55 @@ void encoded_table_free(encoded_table *t) {
   memset(t, 0, sizeof *t);
 }
 
-/* Whether a --types entry name (nl bytes at p) names column `name`: the exact
- * name, or else the name in any case when no column has the exact one (as
- * query names resolve; spec_check_names refuses an ambiguous entry). */
-static int spec_names(const char *p, size_t nl, const char *name, char **names, uint32_t ncols) {
-  if (nl != strlen(name)) return 0;
-  if (memcmp(p, name, nl) == 0) return 1;
-  if (strncasecmp(p, name, nl) != 0) return 0;
-  for (uint32_t i = 0; i < ncols; i++)
-    if (strlen(names[i]) == nl && memcmp(names[i], p, nl) == 0) return 0;
-  return 1;
+/* Column names -> index, so that the duplicate check and --types take time
+ * linear in the number of columns (a header may have a million). Open
+ * addressing over a power-of-two table at most half full. */
+typedef struct name_index {
+  uint32_t *slots; /* column index + 1; 0 = empty */
+  size_t mask;
+} name_index;
+
+static uint64_t name_hash(const char *s, size_t len) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
 }
 
-/* Looks up the explicit type of a column in "name:type,...". */
-static int spec_lookup(const char *spec, const char *name, char **names, uint32_t ncols, coltype *ct, int *scale,
-                       int *found) {
-  *found = 0;
-  if (!spec) return 0;
-  const char *p = spec;
-  while (*p) {
-    const char *end = strchr(p, ',');
-    /* A decimal(S) type has no comma inside, so ',' always separates entries. */
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    const char *colon = memchr(p, ':', len);
-    if (!colon) return -1;
-    const char *last = colon;
-    for (const char *q = colon; q < p + len; q++)
-      if (*q == ':') last = q; /* names may contain ':'; the type is after the last one */
-    size_t nl = (size_t)(last - p);
-    if (spec_names(p, nl, name, names, ncols)) {
-      if (parse_coltype(last + 1, (size_t)(p + len - last - 1), ct, scale)) return -1;
-      *found = 1;
-    }
-    p += len;
-    if (*p == ',') p++;
+static int name_index_init(name_index *x, uint32_t ncols) {
+  size_t cap = 16;
+  while (cap < (size_t)ncols * 2) cap *= 2;
+  x->slots = calloc(cap, sizeof *x->slots);
+  x->mask = cap - 1;
+  return x->slots ? 0 : -1;
+}
+
+/* The index of the column with this exact name, or -1. */
+static int64_t name_index_find(const name_index *x, char **names, const char *s, size_t len) {
+  for (size_t k = (size_t)name_hash(s, len) & x->mask;; k = (k + 1) & x->mask) {
+    uint32_t v = x->slots[k];
+    if (!v) return -1;
+    const char *nm = names[v - 1];
+    if (strlen(nm) == len && memcmp(nm, s, len) == 0) return (int64_t)v - 1;
   }
-  return 0;
 }
 
-static int spec_check_names(const char *spec, char **names, uint32_t ncols, char *err, size_t errsz) {
+/* Adds column i (names[i]); returns the index of an earlier column of the
+ * same name instead, or -1 when the name is new. */
+static int64_t name_index_add(name_index *x, char **names, uint32_t i) {
+  size_t len = strlen(names[i]);
+  size_t k = (size_t)name_hash(names[i], len) & x->mask;
+  for (; x->slots[k]; k = (k + 1) & x->mask)
+    if (strcmp(names[x->slots[k] - 1], names[i]) == 0) return (int64_t)x->slots[k] - 1;
+  x->slots[k] = i + 1;
+  return -1;
+}
+
+/* Applies --types ("name:type,...") to the per-column types: every name must
+ * be a column, every type known; a later entry for a name wins. The type is
+ * after the last ':' (names may contain ':'); a decimal(S) type has no comma
+ * inside, so ',' always separates entries. */
+static int spec_apply(const char *spec, const name_index *x, char **names, uint32_t ncols, coltype *cts,
+                      int *scales, uint8_t *given, char *err, size_t errsz) {
   if (!spec) return 0;
   const char *p = spec;
   while (*p) {
@@ -568,12 +578,19 @@ static int spec_check_names(const char *spec, char **names, uint32_t ncols, char
                      "--types: unknown type '%.*s' (int, decimal, decimal(S), float, date, timestamp, time, boolean, string)",
                      (int)(p + len - last - 1), last + 1);
     size_t nl = (size_t)(last - p);
-    int ok = 0;
-    for (uint32_t i = 0; i < ncols; i++) ok += spec_names(p, nl, names[i], names, ncols);
-    if (ok > 1)
-      return set_err(err, errsz, "--types: '%.*s' matches %d columns that differ only in case; write it exactly",
-                     (int)nl, p, ok);
-    if (!ok) return set_err(err, errsz, "--types: no column named '%.*s'", (int)nl, p);
+    int64_t i = name_index_find(x, names, p, nl);
+    if (i < 0) { /* as query names resolve: else the only column of that name in any case */
+      int matches = 0;
+      for (uint32_t k = 0; k < ncols; k++)
+        if (strlen(names[k]) == nl && strncasecmp(names[k], p, nl) == 0 && !matches++) i = k;
+      if (matches > 1)
+        return set_err(err, errsz, "--types: '%.*s' matches %d columns that differ only in case; write it exactly",
+                       (int)nl, p, matches);
+    }
+    if (i < 0) return set_err(err, errsz, "--types: no column named '%.*s'", (int)nl, p);
+    cts[i] = ct;
+    scales[i] = sc;
+    given[i] = 1;
     p += len;
     if (*p == ',') p++;
   }
@@ -586,6 +603,10 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   rawcol *cols = NULL;
   tbuf lines = {0};
   uint32_t ncols = 0;
+  name_index names = {NULL, 0};
+  coltype *spec_types = NULL;
+  int *spec_scales = NULL;
+  uint8_t *spec_given = NULL;
   int rc = -1;
   reporter rep = {diag, 0, o->max_reported ? o->max_reported : 20, {0}};
   memset(out, 0, sizeof *out);
@@ -596,8 +617,8 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
     set_err(err, errsz, "empty input: expected a header row");
     goto done;
   }
-  if (r.nfields > UINT32_MAX / 2) {
-    set_err(err, errsz, "too many columns");
+  if (r.nfields > ENCODE_MAX_COLUMNS) {
+    set_err(err, errsz, "header: %zu columns; at most %u are supported", r.nfields, (unsigned)ENCODE_MAX_COLUMNS);
     goto done;
   }
   ncols = (uint32_t)r.nfields;
@@ -608,7 +629,11 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   out->fors = calloc(ncols, sizeof *out->fors);
   out->dicts = calloc(ncols, sizeof *out->dicts);
   cols = calloc(ncols, sizeof *cols);
-  if (!out->names || !out->cols || !out->types || !out->fors || !out->dicts || !cols) {
+  spec_types = calloc(ncols, sizeof *spec_types);
+  spec_scales = calloc(ncols, sizeof *spec_scales);
+  spec_given = calloc(ncols, 1);
+  if (!out->names || !out->cols || !out->types || !out->fors || !out->dicts || !cols || !spec_types ||
+      !spec_scales || !spec_given || name_index_init(&names, ncols)) {
     set_err(err, errsz, "out of memory");
     goto done;
   }
@@ -630,13 +655,14 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
       goto done;
     }
     out->names[i] = (char *)nm.p;
-    for (uint32_t j = 0; j < i; j++)
-      if (!strcmp(out->names[j], out->names[i])) {
-        set_err(err, errsz, "header: duplicate column name '%s' (columns %u and %u)", out->names[i], j + 1, i + 1);
-        goto done;
-      }
+    int64_t j = name_index_add(&names, out->names, i);
+    if (j >= 0) {
+      set_err(err, errsz, "header: duplicate column name '%s' (columns %u and %u)", out->names[i], (unsigned)j + 1,
+              i + 1);
+      goto done;
+    }
   }
-  if (spec_check_names(o->types, out->names, ncols, err, errsz)) goto done;
+  if (spec_apply(o->types, &names, out->names, ncols, spec_types, spec_scales, spec_given, err, errsz)) goto done;
   for (uint32_t i = 0; i < ncols; i++) {
     int64_t zero = 0;
     if (tbuf_append(&cols[i].offs, &zero, 8)) {
@@ -710,13 +736,9 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   }
   const uint64_t *ln = (const uint64_t *)(const void *)lines.p;
   for (uint32_t i = 0; i < ncols; i++) {
-    coltype ct = CT_AUTO;
-    int scale = -1, found = 0;
+    coltype ct = spec_given[i] ? spec_types[i] : CT_AUTO;
+    int scale = spec_given[i] ? spec_scales[i] : -1, found = spec_given[i];
     if (o->progress) progress_column(i, ncols, out->names[i]);
-    if (spec_lookup(o->types, out->names[i], out->names, ncols, &ct, &scale, &found)) {
-      set_err(err, errsz, "--types: malformed");
-      goto done;
-    }
     inferred inf = {0, 0, 0, UINT64_MAX, NULL};
     const char *fallback = NULL; /* why an inferred number column became strings */
     if (!found) {
@@ -825,6 +847,10 @@ done:
       tbuf_free(&cols[i].valid);
     }
   free(cols);
+  free(names.slots);
+  free(spec_types);
+  free(spec_scales);
+  free(spec_given);
   tbuf_free(&lines);
   csv_free(&r);
   if (rc != 0) encoded_table_free(out);

@@ -35,6 +35,11 @@ typedef struct encode_options {
 
 void encode_options_init(encode_options *o);
 
+/* Columns a CSV may have: the header's names are checked for duplicates with
+ * a hash table (linear time); each column then costs a few hundred bytes of
+ * state besides its values. */
+#define ENCODE_MAX_COLUMNS 1000000u
+
 typedef struct encoded_table {
   uint64_t rows;
   uint32_t ncols;

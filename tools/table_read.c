@@ -227,7 +227,10 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, int verify, r
     return 0;
   }
   /* Bounded by the file size before anything depends on it. */
-  if (dcount >= INT32_MAX || (dcount + 1) * 4 != dsize)
+  if (dcount >= INT32_MAX)
+    return set_err(err, errsz, "%s: dictionary of %llu strings; at most %d are supported", lab,
+                   (unsigned long long)dcount, INT32_MAX - 1);
+  if ((dcount + 1) * 4 != dsize)
     return set_err(err, errsz, "%s: dictionary of %llu strings needs %llu offset bytes, found %llu",
                    lab, (unsigned long long)dcount, (unsigned long long)((dcount + 1) * 4),
                    (unsigned long long)dsize);

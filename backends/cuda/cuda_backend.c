@@ -6,6 +6,7 @@
  * caller's afterwards, enqueues on the context's stream, and synchronizes
  * that stream (never the device) only before handing data back to the host.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,28 @@ void ps_cuda_leave(ps_backend *be, int prev) {
   if (prev != be->device) (void)cudaSetDevice(prev);
 }
 
+/* The device count and the driver and runtime versions, asked once per
+ * process: contexts may be created from several threads at once, and the
+ * runtime's first-time initialisation then runs once, on one of them, with
+ * every other creator waiting for its answer. */
+typedef struct cuda_discovery {
+  cudaError_t err; /* of cudaGetDeviceCount */
+  int count, driver, runtime;
+} cuda_discovery;
+
+static cuda_discovery discovery;
+static pthread_once_t discovery_once = PTHREAD_ONCE_INIT;
+
+static void discover(void) {
+  discovery.err = cudaGetDeviceCount(&discovery.count);
+  if (discovery.err != cudaSuccess) {
+    discovery.count = 0;
+    (void)cudaGetLastError(); /* the error is kept here, not in this thread's runtime state */
+  }
+  (void)cudaDriverGetVersion(&discovery.driver);
+  (void)cudaRuntimeGetVersion(&discovery.runtime);
+}
+
 static void version_text(int v, char *buf, size_t size) {
   snprintf(buf, size, "%d.%d", v / 1000, (v % 1000) / 10);
 }
@@ -54,12 +77,9 @@ static ps_status init_device(ps_backend *be) {
   ps_status st = ps_cuda_status(ctx, cudaGetDeviceProperties(&prop, be->device),
                                 "cudaGetDeviceProperties", true);
   if (st != PS_OK) return st;
-  int drv = 0, rt = 0;
-  (void)cudaDriverGetVersion(&drv);
-  (void)cudaRuntimeGetVersion(&rt);
   char drv_s[16], rt_s[16];
-  version_text(drv, drv_s, sizeof drv_s);
-  version_text(rt, rt_s, sizeof rt_s);
+  version_text(discovery.driver, drv_s, sizeof drv_s);
+  version_text(discovery.runtime, rt_s, sizeof rt_s);
   snprintf(be->name, sizeof be->name, "%.200s (sm_%d%d, %d SMs, driver %s, runtime %s)", prop.name,
            prop.major, prop.minor, prop.multiProcessorCount, drv_s, rt_s);
 
@@ -84,10 +104,12 @@ static ps_status init_device(ps_backend *be) {
 }
 
 static ps_status cuda_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
-  int count = 0;
-  ps_status st = ps_cuda_status(ctx, cudaGetDeviceCount(&count),
-                                "cudaGetDeviceCount", true);
+  int once = pthread_once(&discovery_once, discover);
+  if (once != 0)
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "cuda: device discovery could not run (pthread_once: %d)", once);
+  ps_status st = ps_cuda_status(ctx, discovery.err, "cudaGetDeviceCount", true);
   if (st != PS_OK) return st;
+  int count = discovery.count;
   if (count <= 0)
     return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
                             "cuda: no CUDA device found (cudaGetDeviceCount returned 0)");

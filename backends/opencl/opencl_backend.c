@@ -1,5 +1,6 @@
 /* The OpenCL backend's vtable: device selection, memory, wrapped handles.
  * Evaluation is in opencl_eval.c, kernel builds in opencl_program.c. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,113 +10,123 @@
 
 /* ---- device selection ------------------------------------------------- */
 
+/* Platforms and their devices, discovered once per process and shared by
+ * every context. packscan.h lets separate contexts be created from several
+ * threads at once, but an ICD's first-time initialisation need not be
+ * thread-safe (PoCL crashes when threads race into clGetPlatformIDs), and the
+ * installed platforms do not change while a process runs. Fixed-size tables
+ * keep the process-wide state off the contexts' allocators; devices past the
+ * limits are not offered. */
+#define PS_CL_MAX_PLATFORMS 32
+#define PS_CL_MAX_DEVICES 64
+
+typedef struct cl_discovery {
+  cl_int err;        /* CL_SUCCESS, or what clGetPlatformIDs returned */
+  cl_int device_err; /* the first clGetDeviceIDs failure (that platform then offers no device) */
+  cl_uint nplatforms;
+  cl_platform_id platforms[PS_CL_MAX_PLATFORMS];
+  cl_uint ngpus[PS_CL_MAX_PLATFORMS], ndevices[PS_CL_MAX_PLATFORMS];
+  cl_device_id gpus[PS_CL_MAX_PLATFORMS][PS_CL_MAX_DEVICES];
+  cl_device_id devices[PS_CL_MAX_PLATFORMS][PS_CL_MAX_DEVICES];
+} cl_discovery;
+
+static cl_discovery discovery;
+static pthread_once_t discovery_once = PTHREAD_ONCE_INIT;
+
+/* Devices of one type on a platform; none when it has none of that type. */
+static cl_int discover_devices(cl_platform_id platform, cl_device_type type, cl_device_id *ids, cl_uint *count) {
+  cl_uint n = 0;
+  *count = 0;
+  cl_int err = clGetDeviceIDs(platform, type, PS_CL_MAX_DEVICES, ids, &n);
+  if (err == CL_DEVICE_NOT_FOUND) return CL_SUCCESS;
+  if (err != CL_SUCCESS) return err;
+  *count = n < PS_CL_MAX_DEVICES ? n : PS_CL_MAX_DEVICES;
+  return CL_SUCCESS;
+}
+
+static void discover(void) {
+  cl_discovery *d = &discovery;
+  cl_uint n = 0;
+  d->err = clGetPlatformIDs(PS_CL_MAX_PLATFORMS, d->platforms, &n);
+  if (d->err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */) {
+    d->err = CL_SUCCESS;
+    n = 0;
+  }
+  if (d->err != CL_SUCCESS) return;
+  d->nplatforms = n < PS_CL_MAX_PLATFORMS ? n : PS_CL_MAX_PLATFORMS;
+  /* A platform whose devices cannot be listed (a broken driver) offers none;
+   * the others stay usable. */
+  for (cl_uint p = 0; p < d->nplatforms; ++p) {
+    cl_int err = discover_devices(d->platforms[p], CL_DEVICE_TYPE_GPU, d->gpus[p], &d->ngpus[p]);
+    if (err == CL_SUCCESS) err = discover_devices(d->platforms[p], CL_DEVICE_TYPE_ALL, d->devices[p], &d->ndevices[p]);
+    if (err != CL_SUCCESS) {
+      d->ngpus[p] = d->ndevices[p] = 0;
+      if (d->device_err == CL_SUCCESS) d->device_err = err;
+    }
+  }
+}
+
 typedef struct device_choice {
   cl_platform_id platform;
   cl_device_id device;
 } device_choice;
 
-/* Devices of a platform (all types); *count 0 when it has none. The caller
- * frees *out. */
-static ps_status list_devices(ps_context *ctx, cl_platform_id platform, cl_device_type type, cl_device_id **out,
-                              cl_uint *count) {
-  *out = NULL;
-  *count = 0;
-  cl_uint n = 0;
-  cl_int err = clGetDeviceIDs(platform, type, 0, NULL, &n);
-  if (err == CL_DEVICE_NOT_FOUND || n == 0) return PS_OK;
-  if (err != CL_SUCCESS) return ps_cl_fail(ctx, err, "clGetDeviceIDs", NULL);
-  cl_device_id *ids = ps_host_alloc(ctx, n * sizeof *ids);
-  if (!ids) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
-  err = clGetDeviceIDs(platform, type, n, ids, NULL);
-  if (err != CL_SUCCESS) {
-    ps_host_free(ctx, ids);
-    return ps_cl_fail(ctx, err, "clGetDeviceIDs", NULL);
-  }
-  *out = ids;
-  *count = n;
-  return PS_OK;
-}
-
-/* Device `index` of the platform, or with index -1 its first GPU, else its
- * first device. *found stays 0 if there is no such device. */
-static ps_status pick_in_platform(ps_context *ctx, cl_platform_id platform, int32_t index, int gpu_only,
-                                  device_choice *choice, int *found) {
-  cl_device_id *ids;
-  cl_uint n;
-  *found = 0;
+/* Device `index` of platform p, or with index -1 its first GPU, else (unless
+ * gpu_only) its first device. Returns 0 if there is no such device. */
+static int pick_in_platform(const cl_discovery *d, cl_uint p, int32_t index, int gpu_only, device_choice *choice) {
+  const cl_device_id *ids = d->devices[p];
+  cl_uint n = d->ndevices[p];
   if (index < 0) {
-    ps_status st = list_devices(ctx, platform, CL_DEVICE_TYPE_GPU, &ids, &n);
-    if (st != PS_OK) return st;
-    if (n == 0 && !gpu_only) {
-      st = list_devices(ctx, platform, CL_DEVICE_TYPE_ALL, &ids, &n);
-      if (st != PS_OK) return st;
+    if (d->ngpus[p] > 0) {
+      ids = d->gpus[p];
+      n = d->ngpus[p];
+    } else if (gpu_only) {
+      n = 0;
     }
-    if (n == 0) return PS_OK;
-    choice->device = ids[0];
-  } else {
-    ps_status st = list_devices(ctx, platform, CL_DEVICE_TYPE_ALL, &ids, &n);
-    if (st != PS_OK) return st;
-    if ((cl_uint)index >= n) {
-      ps_host_free(ctx, ids);
-      return PS_OK;
-    }
-    choice->device = ids[index];
+    index = 0;
   }
-  choice->platform = platform;
-  *found = 1;
-  ps_host_free(ctx, ids);
-  return PS_OK;
+  if ((cl_uint)index >= n) return 0;
+  choice->platform = d->platforms[p];
+  choice->device = ids[index];
+  return 1;
 }
 
 /* platform_index / device_index: -1 = any. With both -1, a GPU on any
  * platform is preferred to the first device of the first platform. */
 static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t device_index, device_choice *choice) {
-  cl_uint n = 0;
-  cl_int err = clGetPlatformIDs(0, NULL, &n);
-  if (err != CL_SUCCESS && err != -1001 /* CL_PLATFORM_NOT_FOUND_KHR */)
-    return ps_cl_fail(ctx, err, "clGetPlatformIDs", NULL);
+  int rc = pthread_once(&discovery_once, discover);
+  if (rc != 0)
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform discovery could not run (pthread_once: %d)", rc);
+  const cl_discovery *d = &discovery;
+  if (d->err != CL_SUCCESS) return ps_cl_fail(ctx, d->err, "clGetPlatformIDs", NULL);
+  cl_uint n = d->nplatforms;
   if (n == 0)
     return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
                             "OpenCL: no OpenCL platform is installed (the ICD loader found none; "
                             "install a driver such as pocl-opencl-icd)");
-  cl_platform_id *platforms = ps_host_alloc(ctx, n * sizeof *platforms);
-  if (!platforms) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
-  err = clGetPlatformIDs(n, platforms, NULL);
-  if (err != CL_SUCCESS) {
-    ps_host_free(ctx, platforms);
-    return ps_cl_fail(ctx, err, "clGetPlatformIDs", NULL);
-  }
-
-  ps_status st = PS_OK;
-  int found = 0;
   if (platform_index >= 0) {
-    if ((cl_uint)platform_index >= n) {
-      st =
-          ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: opencl_platform = %d, but only %u platform(s) are installed",
-                           (int)platform_index, (unsigned)n);
-    } else {
-      st = pick_in_platform(ctx, platforms[platform_index], device_index, 0, choice, &found);
-      if (st == PS_OK && !found && device_index >= 0)
-        st = ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no device with index %d (opencl_device)",
+    if ((cl_uint)platform_index >= n)
+      return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
+                              "OpenCL: opencl_platform = %d, but only %u platform(s) are installed",
+                              (int)platform_index, (unsigned)n);
+    if (pick_in_platform(d, (cl_uint)platform_index, device_index, 0, choice)) return PS_OK;
+    if (d->device_err != CL_SUCCESS) return ps_cl_fail(ctx, d->device_err, "clGetDeviceIDs", NULL);
+    if (device_index >= 0)
+      return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no device with index %d (opencl_device)",
                               (int)platform_index, (int)device_index);
-      else if (st == PS_OK && !found)
-        st = ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no devices", (int)platform_index);
-    }
-  } else {
-    /* First pass: a GPU anywhere (only when no device index was named). */
-    for (cl_uint p = 0; st == PS_OK && !found && device_index < 0 && p < n; ++p)
-      st = pick_in_platform(ctx, platforms[p], -1, 1, choice, &found);
-    for (cl_uint p = 0; st == PS_OK && !found && p < n; ++p)
-      st = pick_in_platform(ctx, platforms[p], device_index, 0, choice, &found);
-    if (st == PS_OK && !found)
-      st = device_index >= 0
-               ? ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: no platform of %u has a device with index %d",
-                                  (unsigned)n, (int)device_index)
-               : ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: none of the %u installed platform(s) has a device",
-                                  (unsigned)n);
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform %d has no devices", (int)platform_index);
   }
-  ps_host_free(ctx, platforms);
-  return st;
+  /* First pass: a GPU anywhere (only when no device index was named). */
+  for (cl_uint p = 0; device_index < 0 && p < n; ++p)
+    if (pick_in_platform(d, p, -1, 1, choice)) return PS_OK;
+  for (cl_uint p = 0; p < n; ++p)
+    if (pick_in_platform(d, p, device_index, 0, choice)) return PS_OK;
+  if (d->device_err != CL_SUCCESS) return ps_cl_fail(ctx, d->device_err, "clGetDeviceIDs", NULL);
+  if (device_index >= 0)
+    return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: no platform of %u has a device with index %d", (unsigned)n,
+                            (int)device_index);
+  return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: none of the %u installed platform(s) has a device",
+                          (unsigned)n);
 }
 
 /* ---- create / destroy ------------------------------------------------- */

@@ -279,7 +279,8 @@ int main(void) {
   hostile(file, size, 1, 104, 8, 1000, "validity section is 1000 bytes");
   hostile(file, size, 0, 112, 8, 1, "dictionary fields set on a FOR column");
   hostile(file, size, 2, 112, 8, 1ull << 40, "dictionary of 1099511627776 strings");
-  hostile(file, size, 2, 112, 8, 0xFFFFFFFFFFFFFFFFull, "dictionary of");
+  hostile(file, size, 2, 112, 8, 0xFFFFFFFFFFFFFFFFull,
+          "dictionary of 18446744073709551615 strings; at most 2147483646 are supported");
   hostile(file, size, 2, 128, 8, 4, "offset bytes");
   hostile(file, size, 2, 144, 8, 1ull << 33, "exceed 32-bit offsets");
   hostile(file, size, 2, 20, 4, PS_TYPE_INT32, "codes type 3 is not unsigned");

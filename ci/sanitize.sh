@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The host sanitizer job: clang builds of packscan without CUDA, each in its
+# own build directory, and the tests run in them. Fails on any report.
+#   asan  AddressSanitizer + UndefinedBehaviorSanitizer (-fno-sanitize-recover=all)
+#         and LeakSanitizer, in build-asan: every test of that build (host,
+#         reference, OpenCL on PoCL, tools) at the CI size (PACKSCAN_TEST_QUICK=1).
+#         PoCL's and the OpenCL ICD loader's own leaks are suppressed by
+#         ci/lsan.supp, which names only their frames.
+#   tsan  ThreadSanitizer, in build-tsan: the threads.* tests (suppressions in
+#         ci/tsan.supp when present); none yet is not a failure.
+# Usage: ci/sanitize.sh [asan] [tsan]   (default: both)
+# Reports go to log files as well as the test's output (a report inside a
+# program that a test expects to fail, such as the packscan command in
+# tools.cli, still fails the job); they are printed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=$(nproc)
+cc=${CC_SANITIZE:-clang}
+command -v "$cc" >/dev/null || { echo "ci/sanitize.sh: $cc not found (ci/install-deps.sh installs it)" >&2; exit 1; }
+which=("$@")
+((${#which[@]})) || which=(asan tsan)
+
+# configure DIR FLAGS: a sanitizer build of everything but CUDA and the benchmark.
+configure() {
+  cmake -S . -B "$1" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPACKSCAN_WERROR=ON \
+    -DPACKSCAN_WITH_CUDA=OFF -DPACKSCAN_BUILD_BENCH=OFF \
+    -DCMAKE_C_FLAGS="$2 -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS="$2" \
+    -DCMAKE_SHARED_LINKER_FLAGS="$2" >/dev/null
+}
+
+# reports DIR: prints the sanitizer logs written there; fails if there are any.
+reports() {
+  local logs
+  logs=$(find "$1" -maxdepth 1 -type f -name 'report.*' 2>/dev/null)
+  [ -z "$logs" ] && return 0
+  echo "ci/sanitize.sh: sanitizer reports:" >&2
+  for f in $logs; do
+    echo "----- $f" >&2
+    head -n 60 "$f" >&2
+  done
+  return 1
+}
+
+status=0
+for s in "${which[@]}"; do
+  case $s in
+    asan)
+      echo "== ASan+UBSan build (build-asan)"
+      configure build-asan "-fsanitize=address,undefined -fno-sanitize-recover=all"
+      cmake --build build-asan -j "$jobs"
+      rep="$root/build-asan/sanitizer-reports"
+      rm -rf "$rep" && mkdir -p "$rep"
+      if ! ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:log_path=$rep/report.asan" \
+        LSAN_OPTIONS="suppressions=$root/ci/lsan.supp:print_suppressions=0" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$rep/report.ubsan" \
+        PACKSCAN_TEST_QUICK=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"; then
+        status=1
+      fi
+      reports "$rep" || status=1
+      ;;
+    tsan)
+      echo "== TSan build (build-tsan)"
+      configure build-tsan "-fsanitize=thread"
+      # Only the threads.* programs are built: nothing else runs here.
+      tests=$(ctest --test-dir build-tsan -N -R '^threads\.' | sed -n 's/^ *Test *#[0-9]*: //p')
+      if [ -z "$tests" ]; then
+        echo "no threads.* tests in this tree: nothing to run under ThreadSanitizer"
+        continue
+      fi
+      cmake --build build-tsan -j "$jobs" --target test_threads
+      rep="$root/build-tsan/sanitizer-reports"
+      rm -rf "$rep" && mkdir -p "$rep"
+      supp=""
+      [ -f ci/tsan.supp ] && supp="suppressions=$root/ci/tsan.supp:"
+      if ! TSAN_OPTIONS="${supp}halt_on_error=1:second_deadlock_stack=1:log_path=$rep/report.tsan" \
+        PACKSCAN_TEST_QUICK=1 ctest --test-dir build-tsan -R '^threads\.' --output-on-failure -j "$jobs"; then
+        status=1
+      fi
+      reports "$rep" || status=1
+      ;;
+    *) echo "usage: ci/sanitize.sh [asan] [tsan]" >&2; exit 2 ;;
+  esac
+done
+exit $status

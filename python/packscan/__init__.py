@@ -1,0 +1,755 @@
+"""packscan: SQL predicates evaluated directly on compressed columns.
+
+Data comes in from anything that speaks the Arrow PyCapsule interface
+(``__arrow_c_stream__`` or ``__arrow_c_array__``: pyarrow tables, record
+batches and arrays, polars data frames, DuckDB relations) and is encoded once
+into packscan's compressed columns; predicates are WHERE strings (the
+command line's grammar) or built from Python operators; results come back as
+objects that speak the same interface (``pyarrow.table(r)``,
+``pyarrow.array(r)``, ``polars.from_arrow(r)``) and as numpy arrays.
+
+    >>> import pyarrow as pa, packscan
+    >>> t = packscan.Table(pa.table({"x": [1, 5, 9], "s": ["a", "b", "c"]}))
+    >>> pa.table(t.filter("x > 2 AND s <> 'c'"))
+    pyarrow.Table
+    x: int64
+    s: string
+    ----
+    x: [[5]]
+    s: [["b"]]
+
+Evaluation runs inside the C library with the GIL released (ctypes drops it
+around every call), on the backend picked by name ("reference", "opencl",
+"cuda", or "auto").
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime
+import decimal
+import os
+from ctypes import byref, c_size_t, c_uint64, c_void_p
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _lib
+from ._lib import ArrowArray, ArrowSchema
+
+__all__ = ["PackscanError", "Context", "Table", "Column", "Predicate", "Result", "ArrowData", "backends",
+           "version", "encode", "read_table"]
+
+
+class PackscanError(Exception):
+    """A failed library call. ``status`` is the status name
+    ("PS_ERR_INVALID_ARGUMENT", ...); the message is the library's own, naming
+    the field and the value."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message if message.startswith(status) else f"{status}: {message}" if message else status)
+        self.status = status
+        self.message = message
+
+
+def version() -> str:
+    """The C library's version ("MAJOR.MINOR.PATCH")."""
+    return _lib.ps_version_string().decode()
+
+
+def backends() -> List[str]:
+    """Names of the backends compiled into the library ("reference", "opencl", "cuda")."""
+    return [_lib.ps_backend_name(i).decode() for i in range(_lib.ps_backend_count())]
+
+
+class Context:
+    """A packscan context on one backend and device. Tables made on it must be
+    used with it; a context is used by one thread at a time."""
+
+    def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0) -> None:
+        opts = _lib.ContextOptions()
+        _lib.ps_context_options_init(byref(opts))
+        opts.backend = backend.encode()
+        opts.max_chunk_rows = max_chunk_rows
+        err = ctypes.create_string_buffer(1024)
+        handle = c_void_p()
+        st = _lib.ps_context_create(byref(opts), err, len(err), byref(handle))
+        if st != 0:
+            raise PackscanError(_lib.ps_status_name(st).decode(), err.value.decode(errors="replace"))
+        self._h: Optional[int] = handle.value
+
+    @property
+    def handle(self) -> int:
+        if not self._h:
+            raise ValueError("the context is closed")
+        return self._h
+
+    @property
+    def backend(self) -> str:
+        """The backend in use."""
+        return _lib.ps_context_backend(self.handle).decode()
+
+    @property
+    def device(self) -> str:
+        """A description of the device."""
+        return _lib.ps_context_device(self.handle).decode(errors="replace")
+
+    def check(self, status: int) -> None:
+        """Raises PackscanError with the context's last message if status is not PS_OK."""
+        if status != 0:
+            msg = _lib.ps_context_last_error(self.handle).decode(errors="replace")
+            raise PackscanError(_lib.ps_status_name(status).decode(), msg)
+
+    def close(self) -> None:
+        """Destroys the context (its tables must be closed first)."""
+        if self._h:
+            _lib.ps_context_destroy(self._h)
+            self._h = None
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"packscan.Context({self.backend!r}, device={self.device!r})" if self._h else "packscan.Context(closed)"
+
+
+_default_contexts: Dict[str, Context] = {}
+
+
+def _context_for(context: Optional[Context], backend: Optional[str]) -> Context:
+    if context is not None:
+        return context
+    name = backend or "auto"
+    if name not in _default_contexts:
+        _default_contexts[name] = Context(name)
+    return _default_contexts[name]
+
+
+# ---- Arrow results ------------------------------------------------------------------
+
+_NUMPY_FORMATS = {"c": np.int8, "s": np.int16, "i": np.int32, "l": np.int64, "C": np.uint8, "S": np.uint16,
+                  "I": np.uint32, "L": np.uint64, "f": np.float32, "g": np.float64, "tdD": np.int32,
+                  "tdm": np.int64}
+
+
+def _buffer(ptr: Optional[int], nbytes: int) -> np.ndarray:
+    if nbytes == 0 or not ptr:
+        return np.zeros(0, dtype=np.uint8)
+    return np.frombuffer((ctypes.c_char * nbytes).from_address(ptr), dtype=np.uint8).copy()
+
+
+def _array_to_numpy(s: ArrowSchema, a: ArrowArray) -> Any:
+    """A copy of an exported array as numpy (strings: object arrays; decimals:
+    the unscaled int64 values are divided into float64; nulls: a masked array)."""
+    fmt = s.format.decode()
+    n, off = a.length, a.offset
+    valid = None
+    if a.null_count and a.buffers[0]:
+        bits = _buffer(a.buffers[0], (off + n + 7) // 8)
+        valid = np.unpackbits(bits, bitorder="little")[off:off + n].astype(bool)
+    if fmt == "b":
+        bits = _buffer(a.buffers[1], (off + n + 7) // 8)
+        out: Any = np.unpackbits(bits, bitorder="little")[off:off + n].astype(bool)
+    elif fmt in _NUMPY_FORMATS or fmt.startswith("ts"):
+        dt = np.dtype(_NUMPY_FORMATS.get(fmt, np.int64))
+        out = _buffer(a.buffers[1], (off + n) * dt.itemsize).view(dt)[off:]
+    elif fmt.startswith("d:"):
+        scale = int(fmt[2:].split(",")[1])
+        raw = _buffer(a.buffers[1], (off + n) * 16).view(np.int64).reshape(-1, 2)[off:, 0]
+        out = raw / (10.0 ** scale)
+    elif fmt in ("u", "U") or s.dictionary:
+        if s.dictionary:
+            d = _array_to_numpy(s.dictionary.contents, a.dictionary.contents)
+            idx = _buffer(a.buffers[1], (off + n) * 4).view(np.int32)[off:]
+            out = np.array([d[k] if valid is None or valid[j] else "" for j, k in enumerate(idx)], dtype=object)
+        else:
+            ow = 8 if fmt == "U" else 4
+            offs = _buffer(a.buffers[1], (off + n + 1) * ow).view(np.int64 if ow == 8 else np.int32)[off:]
+            total = int(offs[-1]) if len(offs) else 0
+            data = _buffer(a.buffers[2], total).tobytes()
+            out = np.array([data[offs[j]:offs[j + 1]].decode("utf-8", errors="replace") for j in range(n)],
+                           dtype=object)
+    else:
+        raise TypeError(f"no numpy conversion for Arrow format {fmt!r}")
+    if valid is not None:
+        return np.ma.MaskedArray(out, mask=~valid)
+    return out
+
+
+class ArrowData:
+    """A result in Arrow form: an array or a record batch, exported afresh on
+    each request through the Arrow PyCapsule interface, so it can be consumed
+    any number of times (``pyarrow.array(d)``, ``pyarrow.record_batch(d)``,
+    ``pyarrow.table(d)``, ``polars.from_arrow(d)``). ``to_numpy()`` copies it
+    into numpy. Keeps its table alive."""
+
+    def __init__(self, produce: Callable[[int, int], None], owner: Any, kind: str) -> None:
+        self._produce = produce
+        self._owner = owner
+        self.kind = kind
+
+    def _export(self) -> Tuple[int, int]:
+        sp = _lib.alloc_struct(ArrowSchema)
+        ap = _lib.alloc_struct(ArrowArray)
+        try:
+            self._produce(sp, ap)
+        except BaseException:
+            _lib.free_struct(sp)
+            _lib.free_struct(ap)
+            raise
+        return sp, ap
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> Tuple[Any, Any]:
+        """The Arrow PyCapsule array protocol: (schema capsule, array capsule)."""
+        sp, ap = self._export()
+        return _lib.capsule(sp, _lib.SCHEMA_NAME), _lib.capsule(ap, _lib.ARRAY_NAME)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream protocol: a stream of this one array or batch."""
+        sp, ap = self._export()
+        stp = _lib.alloc_struct(_lib.ArrowArrayStream)
+        rc = _lib.ps_py_stream_from_batch(ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                                          ctypes.cast(ap, ctypes.POINTER(ArrowArray)),
+                                          ctypes.cast(stp, ctypes.POINTER(_lib.ArrowArrayStream)))
+        _lib.free_struct(sp)  # moved into the stream (or released below)
+        _lib.free_struct(ap)
+        if rc != 0:
+            _lib.free_struct(stp)
+            raise MemoryError("making an Arrow stream")
+        return _lib.capsule(stp, _lib.STREAM_NAME)
+
+    def to_numpy(self) -> Any:
+        """A numpy copy: an array, or for a record batch a dict of column name to array."""
+        sp, ap = self._export()
+        try:
+            s, a = ArrowSchema.from_address(sp), ArrowArray.from_address(ap)
+            if s.format == b"+s":
+                return {s.children[i].contents.name.decode(): _array_to_numpy(s.children[i].contents,
+                                                                              a.children[i].contents)
+                        for i in range(s.n_children)}
+            return _array_to_numpy(s, a)
+        finally:
+            _lib.release_schema(sp)
+            _lib.release_array(ap)
+            _lib.free_struct(sp)
+            _lib.free_struct(ap)
+
+    def __repr__(self) -> str:
+        return f"<packscan.ArrowData {self.kind}>"
+
+
+# ---- predicates -----------------------------------------------------------------------
+
+_Scalar = Union[int, float, str, bytes, datetime.date, decimal.Decimal]
+
+
+class Predicate:
+    """A predicate over a table's columns, combined with ``&``, ``|`` and ``~``
+    (SQL three-valued logic: a row is selected where the whole predicate is
+    TRUE). Built from Column operators or ``Table.where(text)``."""
+
+    def __init__(self, build: Callable[["Table"], int], text: str) -> None:
+        self._build = build
+        self._text = text
+
+    def __and__(self, other: "Predicate") -> "Predicate":
+        return _combine(_lib.ps_expr_and, self, other, "AND")
+
+    def __or__(self, other: "Predicate") -> "Predicate":
+        return _combine(_lib.ps_expr_or, self, other, "OR")
+
+    def __invert__(self) -> "Predicate":
+        def build(t: "Table") -> int:
+            a = self._build(t)
+            out = c_void_p()
+            st = _lib.ps_expr_not(t.context.handle, a, byref(out))
+            if st != 0:
+                _lib.ps_expr_destroy(a)
+                t.context.check(st)
+            return out.value
+
+        return Predicate(build, f"NOT ({self._text})")
+
+    def __bool__(self) -> bool:
+        raise TypeError("a packscan Predicate has no truth value: use & | ~ instead of and / or / not")
+
+    def __repr__(self) -> str:
+        return f"<packscan.Predicate {self._text}>"
+
+
+def _combine(fn: Any, a: Predicate, b: Predicate, word: str) -> Predicate:
+    if not isinstance(b, Predicate):
+        return NotImplemented
+
+    def build(t: "Table") -> int:
+        x = a._build(t)
+        try:
+            y = b._build(t)
+        except BaseException:
+            _lib.ps_expr_destroy(x)
+            raise
+        out = c_void_p()
+        st = fn(t.context.handle, x, y, byref(out))
+        if st != 0:
+            _lib.ps_expr_destroy(x)
+            _lib.ps_expr_destroy(y)
+            t.context.check(st)
+        return out.value
+
+    return Predicate(build, f"({a._text}) {word} ({b._text})")
+
+
+def _literal(value: _Scalar, keep: list) -> _lib.Literal:
+    lit = _lib.Literal()
+    if isinstance(value, bool):
+        raise TypeError("booleans are not packscan literals")
+    if isinstance(value, int):
+        if value < 0 or value <= 2**63 - 1:
+            lit.kind, lit.v.i = _lib.LIT_INT64, value
+        else:
+            lit.kind, lit.v.u = _lib.LIT_UINT64, value
+    elif isinstance(value, decimal.Decimal):
+        # Exact: the unscaled integer and the scale, as SQL's DECIMAL literal.
+        if not value.is_finite():
+            lit.kind, lit.v.f = _lib.LIT_FLOAT64, float(value)
+        else:
+            sign, digits, exp = value.as_tuple()
+            scale = max(0, -exp)
+            unscaled = int(value.scaleb(scale))
+            if not -(2**127) <= unscaled < 2**127:
+                raise ValueError(f"{value} has more digits than a 128-bit decimal holds")
+            u = unscaled & (2**128 - 1)
+            lit.kind = _lib.LIT_DECIMAL
+            lit.v.d.lo = u & (2**64 - 1)
+            lit.v.d.hi = (u >> 64) - (2**64 if u >> 127 else 0)
+            lit.v.d.scale = scale
+    elif isinstance(value, float):
+        lit.kind, lit.v.f = _lib.LIT_FLOAT64, value
+    elif isinstance(value, datetime.datetime):
+        raise TypeError("timestamps compare as integers in the column's unit: pass an int")
+    elif isinstance(value, datetime.date):
+        lit.kind, lit.v.i = _lib.LIT_INT64, (value - datetime.date(1970, 1, 1)).days
+    elif isinstance(value, (str, bytes)):
+        b = value.encode() if isinstance(value, str) else value
+        keep.append(b)
+        lit.kind = _lib.LIT_STRING
+        lit.v.s.ptr = b
+        lit.v.s.len = len(b)
+    else:
+        raise TypeError(f"unsupported literal {value!r}")
+    return lit
+
+
+class Column:
+    """A column of a Table, for building predicates with Python operators:
+    ``t["x"] > 5``, ``t["s"].like("a%")``, ``t["x"].isin([1, 2])``,
+    ``t["a"] < t["b"]``."""
+
+    def __init__(self, table: "Table", index: int) -> None:
+        self.table = table
+        self.index = index
+        self.name = table.columns[index]
+
+    def _handle(self, t: "Table") -> int:
+        if t is not self.table:
+            raise ValueError(f"column {self.name!r} belongs to another table")
+        return _lib.ps_arrow_table_column(t._handle(), self.index)
+
+    def _cmp(self, op: str, other: Any) -> Predicate:
+        def build(t: "Table") -> int:
+            out = c_void_p()
+            if isinstance(other, Column):
+                st = _lib.ps_expr_compare_columns(t.context.handle, self._handle(t), _lib.CMP[op],
+                                                  other._handle(t), byref(out))
+            else:
+                keep: list = []
+                st = _lib.ps_expr_compare(t.context.handle, self._handle(t), _lib.CMP[op], _literal(other, keep),
+                                          byref(out))
+            t.context.check(st)
+            return out.value
+
+        rhs = other.name if isinstance(other, Column) else repr(other)
+        return Predicate(build, f"{self.name} {op} {rhs}")
+
+    def __eq__(self, other: Any) -> Predicate:  # type: ignore[override]
+        return self._cmp("==", other)
+
+    def __ne__(self, other: Any) -> Predicate:  # type: ignore[override]
+        return self._cmp("!=", other)
+
+    def __lt__(self, other: Any) -> Predicate:
+        return self._cmp("<", other)
+
+    def __le__(self, other: Any) -> Predicate:
+        return self._cmp("<=", other)
+
+    def __gt__(self, other: Any) -> Predicate:
+        return self._cmp(">", other)
+
+    def __ge__(self, other: Any) -> Predicate:
+        return self._cmp(">=", other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def between(self, lo: _Scalar, hi: _Scalar) -> Predicate:
+        """lo <= column AND column <= hi."""
+        def build(t: "Table") -> int:
+            keep: list = []
+            out = c_void_p()
+            t.context.check(_lib.ps_expr_between(t.context.handle, self._handle(t), _literal(lo, keep),
+                                                 _literal(hi, keep), byref(out)))
+            return out.value
+
+        return Predicate(build, f"{self.name} BETWEEN {lo!r} AND {hi!r}")
+
+    def isin(self, values: Iterable[_Scalar]) -> Predicate:
+        """column IN (values)."""
+        vals = list(values)
+
+        def build(t: "Table") -> int:
+            keep: list = []
+            arr = (_lib.Literal * max(len(vals), 1))(*[_literal(v, keep) for v in vals])
+            out = c_void_p()
+            t.context.check(_lib.ps_expr_in(t.context.handle, self._handle(t), arr, len(vals), byref(out)))
+            return out.value
+
+        return Predicate(build, f"{self.name} IN {tuple(vals)!r}")
+
+    def like(self, pattern: str, escape: Optional[str] = None, *, negate: bool = False) -> Predicate:
+        """column LIKE pattern ('%' any sequence, '_' one character), case-sensitive."""
+        p = pattern.encode()
+
+        def build(t: "Table") -> int:
+            out = c_void_p()
+            esc = -1 if escape is None else ord(escape)
+            t.context.check(_lib.ps_expr_like(t.context.handle, self._handle(t), p, len(p), esc, int(negate),
+                                              byref(out)))
+            return out.value
+
+        return Predicate(build, f"{self.name} {'NOT ' if negate else ''}LIKE {pattern!r}")
+
+    def not_like(self, pattern: str, escape: Optional[str] = None) -> Predicate:
+        """column NOT LIKE pattern."""
+        return self.like(pattern, escape, negate=True)
+
+    def _null(self, negate: bool) -> Predicate:
+        def build(t: "Table") -> int:
+            out = c_void_p()
+            t.context.check(_lib.ps_expr_is_null(t.context.handle, self._handle(t), int(negate), byref(out)))
+            return out.value
+
+        return Predicate(build, f"{self.name} IS {'NOT ' if negate else ''}NULL")
+
+    def is_null(self) -> Predicate:
+        """column IS NULL."""
+        return self._null(False)
+
+    def is_not_null(self) -> Predicate:
+        """column IS NOT NULL."""
+        return self._null(True)
+
+    def __repr__(self) -> str:
+        return f"<packscan.Column {self.name!r}>"
+
+
+# ---- tables -------------------------------------------------------------------------------
+
+
+def _arrow_capsules(data: Any) -> Tuple[str, Any]:
+    if hasattr(data, "__arrow_c_stream__"):
+        return "stream", data.__arrow_c_stream__()
+    if hasattr(data, "__arrow_c_array__"):
+        return "array", data.__arrow_c_array__()
+    # pandas and other frames: through pyarrow when it is installed.
+    try:
+        import pyarrow as pa  # noqa: F401
+    except ImportError:
+        pa = None
+    if pa is not None and type(data).__module__.startswith("pandas"):
+        return _arrow_capsules(pa.Table.from_pandas(data, preserve_index=False))
+    raise TypeError(f"{type(data).__name__} does not speak the Arrow PyCapsule interface "
+                    "(__arrow_c_stream__ / __arrow_c_array__)")
+
+
+class Table:
+    """Columns encoded by packscan from Arrow data.
+
+    ``data`` is any object with ``__arrow_c_stream__`` or ``__arrow_c_array__``
+    (a record batch / struct array gives one column per field; any other array
+    one column), or a pandas DataFrame (through pyarrow). Values are copied
+    and compressed: integers, floats (the smallest exact decimal scale is
+    found; ``nan_as_null`` maps NaN/inf to nulls), decimal128, dates,
+    timestamps, strings of every Arrow layout and dictionaries."""
+
+    def __init__(self, data: Any, *, context: Optional[Context] = None, backend: Optional[str] = None,
+                 nan_as_null: bool = False, float_scale: Optional[int] = None) -> None:
+        self.context = _context_for(context, backend)
+        opts = _lib.ImportOptions()
+        _lib.ps_arrow_import_options_init(byref(opts))
+        opts.nan_as_null = int(nan_as_null)
+        if float_scale is not None:
+            opts.float_scale = float_scale
+        if isinstance(data, _Opened):
+            self._adopt(data.handle)
+            return
+        how, caps = _arrow_capsules(data)
+        out = c_void_p()
+        ctx = self.context.handle
+        if how == "stream":
+            st = _lib.ps_arrow_import_stream(ctx, _lib.capsule_pointer(caps, _lib.STREAM_NAME), byref(opts),
+                                             byref(out))
+        else:
+            sc, ac = caps
+            st = _lib.ps_arrow_import(ctx, _lib.capsule_pointer(sc, _lib.SCHEMA_NAME),
+                                      _lib.capsule_pointer(ac, _lib.ARRAY_NAME), byref(opts), byref(out))
+        self.context.check(st)
+        self._adopt(out.value)
+
+    def _adopt(self, handle: int) -> None:
+        self._h: Optional[int] = handle
+        n = _lib.ps_arrow_table_columns(self._h)
+        self._fields = [_lib.ps_arrow_table_field(self._h, i).contents for i in range(n)]
+        self.columns: List[str] = [f.name.decode() for f in self._fields]
+
+    def _handle(self) -> int:
+        if not self._h:
+            raise ValueError("the table is closed")
+        return self._h
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the table."""
+        return int(_lib.ps_arrow_table_rows(self._handle()))
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def schema(self) -> List[Tuple[str, str]]:
+        """(name, Arrow format string) of each column, as imported."""
+        return [(f.name.decode(), f.format.decode()) for f in self._fields]
+
+    def field(self, name: str) -> Dict[str, Any]:
+        """What import recorded about a column: kind, scale, time unit, time zone."""
+        f = self._fields[self._index(name)]
+        return {"name": f.name.decode(), "format": f.format.decode(), "kind": _lib.KIND_NAMES.get(f.kind),
+                "scale": f.scale, "unit": _lib.UNIT_NAMES.get(f.unit),
+                "timezone": f.timezone.decode() or None}
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.columns.index(name)
+        except ValueError:
+            raise KeyError(f"no column {name!r} (columns: {', '.join(self.columns)})") from None
+
+    def __getitem__(self, name: str) -> Column:
+        return Column(self, self._index(name))
+
+    def column(self, name: str) -> Column:
+        """The column called name, for building predicates."""
+        return self[name]
+
+    def where(self, text: str) -> Predicate:
+        """A predicate from a WHERE clause in the command line's grammar:
+        comparisons, BETWEEN, IN, LIKE [ESCAPE], IS [NOT] NULL, AND / OR / NOT,
+        'strings', DATE 'yyyy-mm-dd' (date32 columns), numbers."""
+        src = text.encode()
+
+        def build(t: "Table") -> int:
+            if t is not self:
+                raise ValueError("the WHERE predicate belongs to another table")
+            out = c_void_p()
+            err = ctypes.create_string_buffer(1024)
+            pos = c_size_t(0)
+            if _lib.ps_py_where(t.context.handle, t._handle(), src, len(src), byref(out), err, len(err),
+                                byref(pos)) != 0:
+                raise PackscanError("PS_ERR_INVALID_ARGUMENT",
+                                    f"{err.value.decode(errors='replace')} (at byte {pos.value} of {text!r})")
+            return out.value
+
+        return Predicate(build, text)
+
+    def _predicate(self, where: Union[str, Predicate, None]) -> Optional[Predicate]:
+        if where is None or isinstance(where, Predicate):
+            return where
+        if isinstance(where, str):
+            return self.where(where)
+        raise TypeError(f"where must be a string or a Predicate, not {type(where).__name__}")
+
+    def filter(self, where: Union[str, Predicate, None] = None) -> "Result":
+        """The rows where the predicate is TRUE (every row for None)."""
+        return Result(self, self._predicate(where))
+
+    def count(self, where: Union[str, Predicate, None] = None) -> int:
+        """How many rows the predicate selects."""
+        return self.filter(where).count
+
+    def aggregate(self, column: str, where: Union[str, Predicate, None] = None) -> ArrowData:
+        """count, sum, min, max of a numeric column over the selected rows, as a
+        one-row record batch (sum is decimal128, exact, for integers and
+        decimals; float64 for floats; absent for dates and timestamps)."""
+        idx = self._index(column)
+        pred = self._predicate(where)
+
+        def produce(sp: int, ap: int) -> None:
+            e = pred._build(self) if pred is not None else None
+            try:
+                self.context.check(_lib.ps_arrow_export_aggregates(
+                    self.context.handle, self._handle(), idx, e, ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                    ctypes.cast(ap, ctypes.POINTER(ArrowArray))))
+            finally:
+                if e:
+                    _lib.ps_expr_destroy(e)
+
+        return ArrowData(produce, self, "aggregates")
+
+    def save(self, path: str) -> None:
+        """Writes the table as the command line's table file (docs/table-format.md),
+        from its compressed columns as they are: ``packscan query PATH "..."``
+        reads it. Date32 columns are dates and decimal128 columns decimals there;
+        date64 and timestamps are plain integers."""
+        err = ctypes.create_string_buffer(1024)
+        if _lib.ps_py_write_table(self.context.handle, self._handle(), os.fsencode(path), err, len(err)) != 0:
+            raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
+
+    def to_arrow(self, *, dictionary: bool = False) -> ArrowData:
+        """Every row back as a record batch (strings as dictionaries if asked)."""
+        return self.filter(None).to_arrow(dictionary=dictionary)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.to_arrow().__arrow_c_stream__(requested_schema)
+
+    def close(self) -> None:
+        """Frees the table's columns now (otherwise when it is collected)."""
+        if getattr(self, "_h", None):
+            _lib.ps_arrow_table_destroy(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Table":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<packscan.Table {len(self.columns)} columns, {self.num_rows if self._h else 'closed'} rows>"
+
+
+class _Opened:
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
+def read_table(path: str, *, context: Optional[Context] = None, backend: Optional[str] = None) -> Table:
+    """Opens a table file of the command line (``packscan encode``, Table.save)
+    as a Table, its compressed columns used as they are (checksums verified)."""
+    ctx = _context_for(context, backend)
+    out = c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    if _lib.ps_py_read_table(ctx.handle, os.fsencode(path), byref(out), err, len(err)) != 0:
+        raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
+    return Table(_Opened(out.value), context=ctx)
+
+
+def encode(data: Any, **kwargs: Any) -> Table:
+    """Same as Table(data, **kwargs)."""
+    return Table(data, **kwargs)
+
+
+class Result:
+    """The rows a predicate selects. Speaks the Arrow PyCapsule interface as
+    the record batch of the selected rows (``pyarrow.table(result)``,
+    ``polars.from_arrow(result)``)."""
+
+    def __init__(self, table: Table, predicate: Optional[Predicate]) -> None:
+        self.table = table
+        self.predicate = predicate
+        self._count: Optional[int] = None
+
+    def _with_expr(self, fn: Callable[[Optional[int]], Any]) -> Any:
+        e = self.predicate._build(self.table) if self.predicate is not None else None
+        try:
+            return fn(e)
+        finally:
+            if e:
+                _lib.ps_expr_destroy(e)
+
+    @property
+    def count(self) -> int:
+        """Number of selected rows."""
+        if self._count is None:
+            if self.predicate is None:
+                self._count = self.table.num_rows
+            else:
+                def run(e: Optional[int]) -> int:
+                    c = c_uint64()
+                    self.table.context.check(_lib.ps_filter_count(self.table.context.handle, e, byref(c)))
+                    return c.value
+
+                self._count = self._with_expr(run)
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def to_arrow(self, *, dictionary: bool = False) -> ArrowData:
+        """The selected rows of every column as a record batch."""
+        t = self.table
+
+        def produce(sp: int, ap: int) -> None:
+            self._with_expr(lambda e: t.context.check(_lib.ps_arrow_export_filter(
+                t.context.handle, t._handle(), e, int(dictionary), ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                ctypes.cast(ap, ctypes.POINTER(ArrowArray)))))
+
+        return ArrowData(produce, t, "record batch")
+
+    def selection(self) -> ArrowData:
+        """The selection as an Arrow boolean array (one entry per table row)."""
+        t = self.table
+        if self.predicate is None:
+            raise ValueError("a filter without a predicate selects every row")
+
+        def produce(sp: int, ap: int) -> None:
+            self._with_expr(lambda e: t.context.check(_lib.ps_arrow_export_selection(
+                t.context.handle, e, ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                ctypes.cast(ap, ctypes.POINTER(ArrowArray)), None)))
+
+        return ArrowData(produce, t, "boolean array")
+
+    def row_ids(self, dtype: str = "uint64") -> ArrowData:
+        """Ids of the selected rows, ascending, as an Arrow uint32 or uint64 array."""
+        if dtype not in ("uint32", "uint64"):
+            raise ValueError("dtype must be 'uint32' or 'uint64'")
+        if self.predicate is None:
+            raise ValueError("a filter without a predicate selects every row")
+        t = self.table
+        it = _lib.INDEX_UINT32 if dtype == "uint32" else _lib.INDEX_UINT64
+
+        def produce(sp: int, ap: int) -> None:
+            self._with_expr(lambda e: t.context.check(_lib.ps_arrow_export_row_ids(
+                t.context.handle, e, it, ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                ctypes.cast(ap, ctypes.POINTER(ArrowArray)))))
+
+        return ArrowData(produce, t, "row ids")
+
+    def to_numpy(self) -> Dict[str, Any]:
+        """The selected rows as numpy arrays, by column name."""
+        return self.to_arrow().to_numpy()
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> Tuple[Any, Any]:
+        return self.to_arrow().__arrow_c_array__(requested_schema)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.to_arrow().__arrow_c_stream__(requested_schema)
+
+    def __repr__(self) -> str:
+        return f"<packscan.Result of {self.predicate!r}>"

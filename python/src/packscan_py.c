@@ -1,0 +1,307 @@
+/* The C half of the Python package: everything the ctypes layer
+ * (packscan/_lib.py) cannot do from Python, with no Python headers, so one
+ * build serves every Python version:
+ *  - WHERE text to a ps_expr over an imported Arrow table, through the
+ *    command-line tool's parser and binder (tools/expr_parse.c,
+ *    tools/expr_bind.c), the table's fields described to the binder as the
+ *    tool's table columns;
+ *  - an imported table saved as the command line's table file
+ *    (tools/table_write.c), from its packed columns as they are, and such a
+ *    file opened as a table (tools/table_read.c), its columns used as packed;
+ *  - a one-batch ArrowArrayStream over an exported record batch, for
+ *    consumers that take __arrow_c_stream__. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "packscan_arrow.h"
+
+#define PS_PY_API __attribute__((visibility("default")))
+
+/* Parses and binds `src`; 0 with *out set, or -1 with a message (and the
+ * byte position of the problem) in err. */
+PS_PY_API int ps_py_where(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len, ps_expr **out,
+                          char *err, size_t err_size, size_t *err_pos) {
+  expr_arena arena = {0};
+  expr_error e;
+  memset(&e, 0, sizeof e);
+  ast_node *tree = NULL;
+  size_t ncols = ps_arrow_table_columns(table);
+  tbl_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+  ps_column **pcols = calloc(ncols ? ncols : 1, sizeof *pcols);
+  int rc = -1;
+  if (!cols || !pcols) {
+    snprintf(e.msg, sizeof e.msg, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ncols; i++) {
+    const ps_arrow_field *f = ps_arrow_table_field(table, i);
+    tbl_column *c = &cols[i];
+    c->name = (char *)f->name;
+    c->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
+    /* DATE 'yyyy-mm-dd' is a day count: only date32 columns hold days. */
+    c->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
+                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
+                                                  : TBL_LOGICAL_NONE;
+    c->desc.type = f->type == PS_TYPE_STRING ? PS_TYPE_UINT32 : f->type;
+    c->desc.scale = f->scale;
+    pcols[i] = ps_arrow_table_column(table, i);
+  }
+  tbl_table shell;
+  memset(&shell, 0, sizeof shell);
+  shell.rows = ps_arrow_table_rows(table);
+  shell.ncols = (uint32_t)ncols;
+  shell.cols = cols;
+  if (expr_parse(src, len, &arena, &tree, &e) != 0) goto done;
+  /* Every column already exists, so the binder never creates one. */
+  bind_env env = {ctx, &shell, pcols};
+  if (expr_bind(&env, tree, out, &e) != 0) goto done;
+  rc = 0;
+done:
+  if (rc != 0) {
+    snprintf(err, err_size, "%s", e.msg);
+    if (err_pos) *err_pos = e.pos;
+  }
+  expr_arena_free(&arena);
+  free(cols);
+  free(pcols);
+  return rc;
+}
+
+/* ---- the command line's table files ----------------------------------------- */
+
+static uint64_t popcount_bytes(const uint8_t *b, uint64_t n_bits) {
+  uint64_t c = 0;
+  for (uint64_t i = 0; i < n_bits; i++) c += (b[i / 8] >> (i % 8)) & 1;
+  return c;
+}
+
+/* Writes the table to path (through a temporary file and rename); 0, or -1
+ * with a message in err. */
+PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, const char *path, char *err,
+                                size_t err_size) {
+  size_t ncols = ps_arrow_table_columns(table);
+  uint64_t rows = ps_arrow_table_rows(table);
+  tbl_write_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+  int32_t **offs32 = calloc(ncols ? ncols : 1, sizeof *offs32);
+  int rc = -1;
+  if (!cols || !offs32) {
+    snprintf(err, err_size, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ncols; i++) {
+    const ps_arrow_field *f = ps_arrow_table_field(table, i);
+    tbl_write_column *w = &cols[i];
+    ps_dict_desc dd;
+    ps_status st = ps_arrow_table_packed(ctx, table, i, &w->desc, &dd);
+    if (st != PS_OK) {
+      snprintf(err, err_size, "%s", ps_context_last_error(ctx));
+      goto done;
+    }
+    w->name = f->name;
+    /* The table file holds a decimal as a float64 column of its scale (the
+     * same packed stream), annotated as a decimal. */
+    if (w->desc.type == PS_TYPE_DECIMAL) w->desc.type = PS_TYPE_FLOAT64;
+    w->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
+    w->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
+                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
+                                                  : TBL_LOGICAL_NONE;
+    w->null_count = w->desc.validity ? rows - popcount_bytes(w->desc.validity, rows) : 0;
+    w->raw_bytes = rows * (f->type == PS_TYPE_STRING ? 4 : ps_type_size(f->type));
+    if (f->type == PS_TYPE_STRING) {
+      /* The file holds 32-bit dictionary offsets. */
+      if (dd.count >= INT32_MAX || dd.bytes_size > INT32_MAX) {
+        snprintf(err, err_size, "column '%s': a dictionary of %llu bytes does not fit the table file's 32-bit offsets",
+                 f->name, (unsigned long long)dd.bytes_size);
+        goto done;
+      }
+      offs32[i] = malloc((size_t)(dd.count + 1) * sizeof **offs32);
+      if (!offs32[i]) {
+        snprintf(err, err_size, "out of memory");
+        goto done;
+      }
+      for (uint64_t k = 0; k <= dd.count; k++) offs32[i][k] = (int32_t)dd.offsets64[k];
+      w->dict = dd;
+      w->dict.offsets64 = NULL;
+      w->dict.offsets32 = offs32[i];
+    }
+  }
+  rc = tbl_write_file(path, rows, cols, (uint32_t)ncols, NULL, err, err_size) == 0 ? 0 : -1;
+done:
+  for (size_t i = 0; cols && i < ncols; i++) {
+    ps_free(ctx, (void *)cols[i].desc.data);
+    ps_free(ctx, (void *)cols[i].desc.validity);
+    if (offs32) free(offs32[i]);
+  }
+  free(cols);
+  free(offs32);
+  return rc;
+}
+
+/* Opens a table file as an Arrow-imported table (its columns as they are
+ * packed, no re-encoding): dates as date32, decimals as decimal128, strings as
+ * utf8, the rest as their integer or float types. 0, or -1 with a message. */
+PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table **out, char *err, size_t err_size) {
+  static const char *const formats[] = {"", "c", "s", "i", "l", "C", "S", "I", "L", "f", "g"};
+  tbl_table *t = NULL;
+  if (tbl_open_file(path, 1, &t, err, err_size) != 0) return -1;
+  size_t n = t->ncols;
+  ps_arrow_field *fields = calloc(n ? n : 1, sizeof *fields);
+  ps_for_desc *descs = calloc(n ? n : 1, sizeof *descs);
+  ps_dict_desc *dicts = calloc(n ? n : 1, sizeof *dicts);
+  char (*fmt)[32] = calloc(n ? n : 1, sizeof *fmt);
+  int rc = -1;
+  if (!fields || !descs || !dicts || !fmt) {
+    snprintf(err, err_size, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tbl_column *c = &t->cols[i];
+    ps_arrow_field *f = &fields[i];
+    f->name = c->name;
+    f->format = fmt[i];
+    f->timezone = "";
+    descs[i] = c->desc;
+    if (c->encoding == TBL_ENC_DICT) {
+      f->kind = PS_ARROW_UTF8, f->type = PS_TYPE_STRING;
+      snprintf(fmt[i], 32, "u");
+      dicts[i] = c->dict;
+    } else if (c->logical == TBL_LOGICAL_DATE && c->desc.type == PS_TYPE_INT32) {
+      f->kind = PS_ARROW_DATE32, f->type = PS_TYPE_INT32, f->unit = PS_TIME_DAY;
+      snprintf(fmt[i], 32, "tdD");
+    } else if (c->logical == TBL_LOGICAL_DECIMAL && c->desc.type == PS_TYPE_FLOAT64) {
+      f->kind = PS_ARROW_DECIMAL128, f->type = PS_TYPE_DECIMAL, f->scale = c->desc.scale, f->precision = 18;
+      descs[i].type = PS_TYPE_DECIMAL; /* the file's float64-of-a-scale is exactly this decimal */
+      snprintf(fmt[i], 32, "d:18,%u", c->desc.scale);
+    } else if (c->desc.type >= PS_TYPE_INT8 && c->desc.type <= PS_TYPE_FLOAT64) {
+      /* ps_arrow_kind numbers the fixed-width kinds as ps_type does. */
+      f->kind = (ps_arrow_kind)c->desc.type, f->type = c->desc.type, f->scale = c->desc.scale;
+      snprintf(fmt[i], 32, "%s", formats[c->desc.type]);
+    } else {
+      snprintf(err, err_size, "column '%s': type %d is not one packscan holds", c->name, (int)c->desc.type);
+      goto done;
+    }
+  }
+  if (ps_arrow_table_create(ctx, n, fields, descs, dicts, out) != PS_OK) {
+    snprintf(err, err_size, "%s", ps_context_last_error(ctx));
+    goto done;
+  }
+  rc = 0;
+done:
+  free(fields);
+  free(descs);
+  free(dicts);
+  free(fmt);
+  tbl_close(t);
+  return rc;
+}
+
+/* ---- a stream of one record batch ------------------------------------------ */
+
+typedef struct one_batch {
+  struct ArrowSchema schema;
+  struct ArrowArray batch; /* release NULL once handed out */
+} one_batch;
+
+static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out);
+
+static void copied_schema_release(struct ArrowSchema *s) {
+  for (int64_t i = 0; i < s->n_children; i++) {
+    s->children[i]->release(s->children[i]);
+    free(s->children[i]);
+  }
+  free(s->children);
+  if (s->dictionary) {
+    s->dictionary->release(s->dictionary);
+    free(s->dictionary);
+  }
+  free((void *)s->format);
+  free((void *)s->name);
+  s->release = NULL;
+}
+
+static char *dup(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  char *p = malloc(n + 1);
+  if (p) {
+    if (n) memcpy(p, s, n);
+    p[n] = 0;
+  }
+  return p;
+}
+
+/* A deep copy (get_schema may be called any number of times). */
+static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out) {
+  memset(out, 0, sizeof *out);
+  out->format = dup(src->format);
+  out->name = dup(src->name);
+  out->flags = src->flags;
+  out->release = copied_schema_release;
+  if (!out->format || !out->name) goto fail;
+  if (src->n_children) {
+    out->children = calloc((size_t)src->n_children, sizeof *out->children);
+    if (!out->children) goto fail;
+    for (int64_t i = 0; i < src->n_children; i++) {
+      out->children[i] = malloc(sizeof **out->children);
+      if (!out->children[i] || copy_schema(src->children[i], out->children[i]) != 0) {
+        free(out->children[i]);
+        goto fail;
+      }
+      out->n_children = i + 1;
+    }
+  }
+  if (src->dictionary) {
+    out->dictionary = malloc(sizeof *out->dictionary);
+    if (!out->dictionary || copy_schema(src->dictionary, out->dictionary) != 0) {
+      free(out->dictionary);
+      out->dictionary = NULL;
+      goto fail;
+    }
+  }
+  return 0;
+fail:
+  copied_schema_release(out);
+  return 12; /* ENOMEM */
+}
+
+static int ob_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+  return copy_schema(&((one_batch *)st->private_data)->schema, out);
+}
+
+static int ob_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+  one_batch *p = st->private_data;
+  *out = p->batch; /* moved; a second call sees release NULL: the end */
+  memset(&p->batch, 0, sizeof p->batch);
+  return 0;
+}
+
+static const char *ob_last_error(struct ArrowArrayStream *st) {
+  (void)st;
+  return NULL;
+}
+
+static void ob_release(struct ArrowArrayStream *st) {
+  one_batch *p = st->private_data;
+  if (p->batch.release) p->batch.release(&p->batch);
+  if (p->schema.release) p->schema.release(&p->schema);
+  free(p);
+  st->release = NULL;
+}
+
+/* Moves schema and batch into *out (a stream of that one batch); 0 or ENOMEM
+ * (then nothing was moved). */
+PS_PY_API int ps_py_stream_from_batch(struct ArrowSchema *schema, struct ArrowArray *batch,
+                                      struct ArrowArrayStream *out) {
+  one_batch *p = malloc(sizeof *p);
+  if (!p) return 12;
+  p->schema = *schema;
+  p->batch = *batch;
+  schema->release = NULL;
+  batch->release = NULL;
+  out->get_schema = ob_get_schema;
+  out->get_next = ob_get_next;
+  out->get_last_error = ob_last_error;
+  out->release = ob_release;
+  out->private_data = p;
+  return 0;
+}

@@ -1,0 +1,116 @@
+"""The command line's table files: Table.save, `python -m packscan encode`
+of Parquet / Feather / CSV, and `packscan encode data.parquet` (the C
+command hands Parquet to the Python package); the files are read back by
+`packscan query` (PACKSCAN_CLI, or build/tools/packscan of the checkout)."""
+
+import datetime
+import decimal
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+import packscan
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ.get("PACKSCAN_CLI") or os.path.join(ROOT, "build", "tools", "packscan")
+
+
+def table():
+    return pa.table({
+        "id": pa.array(range(8), pa.int64()),
+        "price": pa.array([None if x is None else decimal.Decimal(x).scaleb(-2)
+                           for x in [100, 250, None, 999, 5, 0, 123456, -75]], pa.decimal128(10, 2)),
+        "day": pa.array([datetime.date(2024, 1, i + 1) for i in range(8)], pa.date32()),
+        "name": ["a", "bb", None, "a", "c", "d", "a", "bb"],
+        "qty": pa.array([3, 1, 4, 1, 5, 9, 2, 6], pa.uint8()),
+    })
+
+
+WHERE = "price > 1.00 AND day >= DATE '2024-01-02' AND name IN ('a', 'bb')"
+
+
+def cli_ids(path, where):
+    if not os.access(CLI, os.X_OK):
+        pytest.fail(f"the packscan command is not at {CLI}: build it (bash ci/build.sh) or set PACKSCAN_CLI")
+    out = subprocess.run([CLI, "query", path, where, "--select", "id"], check=True, capture_output=True,
+                         text=True).stdout.split()
+    return [int(x) for x in out[1:]]
+
+
+def test_save_then_query(tmp_path):
+    t = packscan.Table(table(), backend="reference")
+    path = str(tmp_path / "t.pst")
+    t.save(path)
+    want = t.filter(WHERE).row_ids().to_numpy().tolist()
+    assert want == [1, 3, 6]
+    assert cli_ids(path, WHERE) == want
+    assert cli_ids(path, "qty BETWEEN 2 AND 5 AND name IS NOT NULL") == t.filter(
+        "qty BETWEEN 2 AND 5 AND name IS NOT NULL").row_ids().to_numpy().tolist()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "feather", "csv"])
+def test_python_m_packscan_encode(tmp_path, fmt):
+    src = str(tmp_path / f"t.{fmt}")
+    tbl = table()
+    if fmt == "parquet":
+        pq.write_table(tbl, src)
+    elif fmt == "feather":
+        feather.write_feather(tbl, src)
+    else:
+        pcsv.write_csv(tbl.select(["id", "name", "qty"]), src)
+    dst = str(tmp_path / "t.pst")
+    subprocess.run([sys.executable, "-m", "packscan", "encode", src, dst], check=True, capture_output=True)
+    where = WHERE if fmt != "csv" else "name = 'a' AND qty > 1"
+    want = [1, 3, 6] if fmt != "csv" else [0, 6]
+    assert cli_ids(dst, where) == want
+
+
+def test_cli_encode_parquet(tmp_path):
+    src, dst = str(tmp_path / "t.parquet"), str(tmp_path / "t.pst")
+    pq.write_table(table(), src)
+    if not os.access(CLI, os.X_OK):
+        pytest.fail(f"the packscan command is not at {CLI}: build it (bash ci/build.sh) or set PACKSCAN_CLI")
+    subprocess.run([CLI, "encode", src, dst], check=True, capture_output=True, env={**os.environ,
+                                                                                    "PYTHON": sys.executable})
+    assert cli_ids(dst, WHERE) == [1, 3, 6]
+
+
+def test_read_table(tmp_path):
+    """A saved table, or one the CLI encoded from CSV, opens as a Table that
+    answers as the original and exports the same values."""
+    tbl = table()
+    t = packscan.Table(tbl, backend="reference")
+    path = str(tmp_path / "t.pst")
+    t.save(path)
+    back = packscan.read_table(path, backend="reference")
+    assert back.schema == [("id", "l"), ("price", "d:18,2"), ("day", "tdD"), ("name", "u"), ("qty", "C")]
+    assert back.filter(WHERE).row_ids().to_numpy().tolist() == [1, 3, 6]
+    got = pa.table(back.to_arrow())
+    assert got.cast(tbl.schema).equals(tbl)
+    csv = tmp_path / "c.csv"
+    csv.write_text("k,v,d\n1,2.50,2024-01-01\n2,,2024-02-01\n3,-1.25,\n")
+    if not os.access(CLI, os.X_OK):
+        pytest.fail(f"the packscan command is not at {CLI}: build it (bash ci/build.sh) or set PACKSCAN_CLI")
+    subprocess.run([CLI, "encode", "-q", str(csv), str(tmp_path / "c.pst")], check=True)
+    c = packscan.read_table(str(tmp_path / "c.pst"), backend="reference")
+    assert pa.table(c.to_arrow()).to_pylist() == [
+        {"k": 1, "v": decimal.Decimal("2.50"), "d": datetime.date(2024, 1, 1)},
+        {"k": 2, "v": None, "d": datetime.date(2024, 2, 1)},
+        {"k": 3, "v": decimal.Decimal("-1.25"), "d": None}]
+    with pytest.raises(packscan.PackscanError):
+        packscan.read_table(str(csv))
+
+
+def test_save_errors(tmp_path):
+    t = packscan.Table(table(), backend="reference")
+    with pytest.raises(packscan.PackscanError, match="no_such_dir"):
+        t.save(str(tmp_path / "no_such_dir" / "t.pst"))
+    unnamed = packscan.Table(pa.array([1, 2]), backend="reference")
+    with pytest.raises(packscan.PackscanError, match="name"):
+        unnamed.save(str(tmp_path / "u.pst"))
