@@ -592,7 +592,9 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  * FOR columns of any type): one result row per group that has at least one
  * selected row, in ascending key order (k1, then k2): numbers by value,
  * dictionary strings bytewise (memcmp, a proper prefix first); NULL keys form
- * one group that sorts after every value. A key's domain is its column's codes
+ * one group that sorts after every value; an unsorted dictionary that repeats
+ * a string gives one group for it (reported with the smallest of its
+ * indexes). A key's domain is its column's codes
  * (2^width, or the dictionary's size if smaller), plus one for NULL where the
  * column has a validity bitmap; the product of the domains may be at most
  * PS_QUERY_MAX_GROUPS (PS_ERR_LIMIT otherwise, naming the columns and sizes).
