@@ -687,7 +687,7 @@ typedef struct ps_value ps_value;
 /** A column's value (its scale as above): FOR or dictionary column. */
 PS_API ps_status ps_value_column(ps_context *ctx, ps_column *col, ps_value **out);
 /** A literal: PS_LIT_INT64 and PS_LIT_UINT64 (scale 0), and exact decimals
- *  (PS_LIT_DECIMAL, where the library has that kind). A float literal
+ *  (PS_LIT_DECIMAL: as ps_value_decimal, the same errors). A float literal
  *  (PS_LIT_FLOAT64) or a string is PS_ERR_TYPE_MISMATCH: arithmetic is exact;
  *  write a decimal (ps_value_decimal) instead. */
 PS_API ps_status ps_value_literal(ps_context *ctx, ps_literal lit, ps_value **out);

@@ -132,6 +132,7 @@ static ps_status qn_build(ps_context *ctx, const qnode *q, ps_column *const *h, 
     case QN_CONST:
       if (q->scale == 0 && q->c >= INT64_MIN && q->c <= INT64_MAX && (q->c & 1))
         return ps_value_literal(ctx, ps_lit_int((int64_t)q->c), out);
+      if (q->c & 2) return ps_value_literal(ctx, ps_lit_decimal128((uint64_t)q->c, (int64_t)(q->c >> 64), q->scale), out);
       return ps_value_decimal(ctx, (uint64_t)q->c, (int64_t)(q->c >> 64), q->scale, out);
     case QN_NULL: return ps_value_null(ctx, out);
     default: break;
@@ -721,6 +722,7 @@ static void edge_cases(ps_context *ctx) {
     CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_str("x", 1), &v), PS_ERR_TYPE_MISMATCH);
     CHECK_STATUS(ctx, ps_value_decimal(ctx, 1, 0, 39, &v), PS_ERR_INVALID_ARGUMENT);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "scale 39"));
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_decimal(1, 39), &v), PS_ERR_INVALID_ARGUMENT);
     /* 10^38 has 39 digits */
     ti128 p38 = pow10i(38);
     CHECK_STATUS(ctx, ps_value_decimal(ctx, (uint64_t)p38, (int64_t)(p38 >> 64), 0, &v), PS_ERR_INVALID_ARGUMENT);
