@@ -3,8 +3,9 @@
  * ps_dialect.h): the per-word algorithm of core/ps_query_program.h.
  *
  * Two passes, no atomics on values:
- *  1. ps_q_partials: work-item `item` owns the 32-row words
- *     [item * words_per_item, ...) of the chunk and its own accumulators
+ *  1. ps_q_partials: work-item `item` owns the 32-row words item,
+ *     item + items, item + 2 * items, ... of the chunk (neighbouring
+ *     work-items read neighbouring bytes) and its own accumulators
  *     part[item * n_groups * n_accs ...]: it initializes them, then for each
  *     word takes the WHERE selection's 32 bits (a word with none selected
  *     reads nothing else: no value or key column bytes), and for each
@@ -32,8 +33,8 @@
 /* Launch data of one chunk (host C, CUDA and OpenCL C read it alike). */
 typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
-  ps_u64 words_per_item; /* 32-row words per work-item of pass 1 */
   ps_u64 items;          /* work-items of pass 1 */
+  ps_u64 pad_;
   ps_u64 has_where;      /* 0: every row is selected */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
@@ -277,9 +278,8 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_q
   const ps_u64 n_acc = (ps_u64)p->n_groups * p->n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
   for (ps_u64 i = 0; i < n_acc; ++i) ps_q_acc_init(&mine[i]);
-  const ps_u64 words = (L->rows + 31) / 32, w0 = item * L->words_per_item;
-  const ps_u64 w1 = w0 + L->words_per_item < words ? w0 + L->words_per_item : words;
-  for (ps_u64 w = w0; w < w1; ++w) {
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
     if (L->has_where) {
       sel = 0;

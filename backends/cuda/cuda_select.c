@@ -376,8 +376,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   memset(p, 0, sizeof *p);
   p->prog = *prog;
   p->launch.rows = a->rows;
-  p->launch.words_per_item = (words + items - 1) / items;
-  p->launch.items = (words + p->launch.words_per_item - 1) / p->launch.words_per_item;
+  p->launch.items = items;
   p->launch.has_where = a->where.handle != NULL;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);

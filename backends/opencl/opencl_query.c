@@ -30,8 +30,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   ps_qlaunch L;
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
-  L.words_per_item = (words + items - 1) / items;
-  L.items = (words + L.words_per_item - 1) / L.words_per_item;
+  L.items = items;
   L.has_where = a->where.handle != NULL;
   for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
