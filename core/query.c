@@ -280,6 +280,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
     preds[i].offset += nb * bm;
     PS_TRY(ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL));
   }
+  ps_status overflow = PS_OK;
+  char overflow_msg[PS_ERRMSG_SIZE];
   for (uint64_t r0 = 0; r0 < q->rows; r0 += ctx->chunk_rows) {
     ps_vprog prog = q->prog;
     ps_query_args a;
@@ -308,9 +310,17 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       a.preds[i].offset += r0 / 8;
     }
     a.acc = acc->mem;
-    PS_TRY(ctx->ops->query(ctx->be, &a));
+    ps_status st = ctx->ops->query(ctx->be, &a);
+    if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
+      /* a corrupt code in a later chunk outranks it: keep looking */
+      overflow = st;
+      memcpy(overflow_msg, ctx->last_error, sizeof overflow_msg);
+    } else if (st != PS_OK && st != PS_ERR_OVERFLOW) {
+      return st;
+    }
   }
-  return PS_OK;
+  if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
+  return overflow;
 }
 
 static void acc_init(ps_qacc *acc, uint64_t n) {

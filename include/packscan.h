@@ -767,7 +767,8 @@ typedef struct ps_query_result ps_query_result;
  *  (predicate, arithmetic and aggregation together; nothing materialized).
  *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value or a final
  *  sum does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code outside its
- *  column's range), device errors. *out is written on success only; free it
+ *  column's range, in any row of a predicate's columns or in a selected row
+ *  of the other columns; it outranks an overflow), device errors. *out is written on success only; free it
  *  with ps_query_result_destroy. */
 PS_API ps_status ps_query_run(ps_context *ctx, ps_query *query, ps_query_result **out);
 /** Frees a result. NULL ok. */

@@ -17,8 +17,8 @@
  *     items' partials into acc, in item order.
  * Errors: the smallest chunk row holding a corrupt code goes to status[0],
  * the smallest whose value overflows to status[1] (atomic minimum; both start
- * at 0xFFFFFFFF); the host reports the one of the lower row, as a serial scan
- * would (a row's codes are checked before its values).
+ * at 0xFFFFFFFF); a corrupt code outranks an overflow (a row's codes are
+ * checked before its values, and the other rows are still read).
  */
 #ifndef PS_QUERY_KERNELS_H
 #define PS_QUERY_KERNELS_H

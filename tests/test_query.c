@@ -830,6 +830,32 @@ static void edge_cases(ps_context *ctx) {
     ps_query_result_destroy(res);
     oq_free(&q);
   }
+
+  /* a corrupt code outranks an overflow in an earlier row, also across chunks */
+  {
+    enum { M = 200 };
+    uint64_t c8[M] = {0}, cx[M] = {0};
+    c8[150] = 255;
+    cx[0] = 1000000000000000; /* cubed: 10^45 */
+    int k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    int x = tr_add(&tr, int_col(PS_TYPE_INT64, M, 50, 0, cx, NULL));
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_SUM;
+    q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), col_node(x)), col_node(x));
+    q.kinds[1] = PS_AGG_MAX;
+    q.vals[1] = col_node(k);
+    ps_query_result *res = NULL;
+    th_case("corrupt after overflow");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 150"));
+    qn_free(q.vals[1]);
+    q.n_aggs = 1;
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_OVERFLOW);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 0"));
+    q.vals[1] = NULL;
+    oq_free(&q);
+  }
   tr_clear(&tr);
 }
 
