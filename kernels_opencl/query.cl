@@ -8,7 +8,8 @@
 
 typedef __global const uchar *ps_qbytes;
 
-__kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_qlaunch *launch, ps_qbytes d0, ps_qbytes d1,
+__kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program *where_prog,
+                                __constant ps_qlaunch *launch, __global const uint *where_aux, ps_qbytes d0, ps_qbytes d1,
                                 ps_qbytes d2, ps_qbytes d3, ps_qbytes d4, ps_qbytes d5, ps_qbytes d6, ps_qbytes d7,
                                 ps_qbytes d8, ps_qbytes d9, ps_qbytes d10, ps_qbytes d11, ps_qbytes d12,
                                 ps_qbytes d13, ps_qbytes d14, ps_qbytes d15, ps_qbytes v0, ps_qbytes v1,
@@ -27,7 +28,8 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_qlaunch
   }
   B.where = where + launch->where_offset;
   for (uint i = 0; i < PS_QMAX_PREDS; ++i) B.preds[i] = preds[i] + launch->pred_offset[i];
-  ps_q_partials(prog, launch, &B, get_global_id(0), part, status);
+  B.where_aux = where_aux;
+  ps_q_partials(prog, where_prog, launch, &B, get_global_id(0), part, status);
 }
 
 __kernel void ps_query_merge(ulong n_acc, ulong items, __global const ps_qacc *part, __global ps_qacc *acc) {

@@ -7,8 +7,9 @@
  *     item + items, item + 2 * items, ... of the chunk (neighbouring
  *     work-items read neighbouring bytes) and its own accumulators
  *     part[item * n_groups * n_accs ...]: it initializes them, then for each
- *     word takes the WHERE selection's 32 bits (a word with none selected
- *     reads nothing else: no value or key column bytes), and for each
+ *     word evaluates the WHERE program (core/ps_program.h, Kleene logic on
+ *     32-row masks) or reads a WHERE bitmap; a word with no row selected
+ *     reads nothing else (no value or key column bytes); for each
  *     selected row reads every slot's code (any width 0..64, straight from
  *     the packed stream), evaluates the value programs in exact 128-bit
  *     arithmetic on pairs of 64-bit words, and accumulates (count, 192-bit
@@ -34,8 +35,8 @@
 typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
   ps_u64 items;          /* work-items of pass 1 */
-  ps_u64 pad_;
-  ps_u64 has_where;      /* 0: every row is selected */
+  ps_u64 where_aux_words; /* aux words of the WHERE program (0: none) */
+  ps_u64 has_where;      /* 0: every row is selected; 1: the where bitmap; 2: the WHERE program */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
   ps_u64 where_offset;
@@ -48,6 +49,7 @@ typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *where;
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
+  PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
 } ps_q_bufs;
 
 /* ---- 128-bit two's complement integers on pairs of 64-bit words ---------- */
@@ -271,9 +273,129 @@ PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r
   }
 }
 
+/* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
+
+/* Leaf `in` on row r: 1 TRUE, 0 FALSE, 2 UNKNOWN. A corrupt code is
+ * UNKNOWN and recorded in status[0]. */
+PS_FN ps_u32 ps_q_leaf(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
+                       ps_u64 r, PS_GLOBAL ps_u32 *status) {
+  const ps_u32 neg = in->flags & PS_INSN_NEGATE, a = in->col_a;
+  PS_CONST_MEM const ps_prog_col *ca = &wp->cols[a];
+  const ps_u32 valid_a = !(ca->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[a], r);
+  if (in->op == PS_OP_ISNULL) return (valid_a ? 0u : 1u) ^ neg;
+  if (!valid_a) return 2;
+  ps_u64 code = ps_q_code(B->data[a], ca->data_bytes, ca->width, r);
+  if ((ca->flags & PS_COLF_NO_CODES) || code > ca->code_limit) {
+    ps_atomic_min_u32(&status[0], (ps_u32)r);
+    return 2;
+  }
+  if (in->op == PS_OP_RANGE) return (in->lo <= code && code <= in->hi ? 1u : 0u) ^ neg;
+  if (in->op == PS_OP_SET) {
+    ps_u64 k = in->aux_a + code;
+    return ((B->where_aux[k >> 5] >> (k & 31)) & 1u) ^ neg;
+  }
+  if (in->op == PS_OP_INLIST) {
+    ps_u32 found = 0;
+    for (ps_u64 k = 0; k < in->lo && !found; ++k) {
+      PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * k;
+      ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+      found = first <= code && code <= last;
+    }
+    return found ^ neg;
+  }
+  /* PS_OP_CMPCOL */
+  const ps_u32 b = in->col_b;
+  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[b];
+  if ((cb->flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[b], r)) return 2;
+  ps_u64 code_b = ps_q_code(B->data[b], cb->data_bytes, cb->width, r);
+  if ((cb->flags & PS_COLF_NO_CODES) || code_b > cb->code_limit) {
+    ps_atomic_min_u32(&status[0], (ps_u32)r);
+    return 2;
+  }
+  int order;
+  const ps_u32 mode = PS_INSN_MODE(in->flags);
+  if (mode == PS_MODE_INT) {
+    ps_u64 va = ca->reference + code, vb = cb->reference + code_b;
+    ps_u32 ha = ca->kind == PS_KIND_SIGNED ? ((ps_i64)va >= 0) : 1u;
+    ps_u32 hb = cb->kind == PS_KIND_SIGNED ? ((ps_i64)vb >= 0) : 1u;
+    order = ha != hb ? (ha < hb ? -1 : 1) : (va < vb ? -1 : (va > vb ? 1 : 0));
+  } else if (mode == PS_MODE_DOUBLE) {
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+    const double p10[19] = PS_POW10_TABLE;
+    double x[2];
+    for (int i = 0; i < 2; ++i) {
+      PS_CONST_MEM const ps_prog_col *c = i ? cb : ca;
+      ps_u64 v = c->reference + (i ? code_b : code);
+      if (c->kind == PS_KIND_SIGNED)
+        x[i] = (double)(ps_i64)v;
+      else if (c->kind == PS_KIND_UNSIGNED)
+        x[i] = (double)v;
+      else if (c->kind == PS_KIND_FLOAT64)
+        x[i] = (double)(ps_i64)v / p10[c->scale];
+      else
+        x[i] = (double)(float)((double)(ps_i64)v / p10[c->scale]);
+    }
+    order = x[0] < x[1] ? -1 : (x[0] > x[1] ? 1 : 0); /* FOR floats are finite */
+#else
+    order = 2; /* the host refuses these programs on devices without doubles */
+#endif
+  } else {
+    ps_u32 x = B->where_aux[in->aux_a + code], y = B->where_aux[in->aux_b + code_b];
+    order = x < y ? -1 : (x > y ? 1 : 0);
+  }
+  switch (PS_INSN_CMP(in->flags)) {
+    case PS_CMP_EQ: return order == 0;
+    case PS_CMP_NE: return order != 0;
+    case PS_CMP_LT: return order == -1;
+    case PS_CMP_LE: return order == -1 || order == 0;
+    case PS_CMP_GT: return order == 1;
+    default: return order == 1 || order == 0;
+  }
+}
+
+/* The WHERE program on the live rows of word w: the rows where it is TRUE.
+ * Every leaf reads every live row (as a filter does), so a corrupt code is
+ * found wherever it is. */
+PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs *B, ps_u64 w, ps_u32 live,
+                             PS_GLOBAL ps_u32 *status) {
+  ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK];
+  int sp = 0;
+  for (ps_u32 i = 0; i < wp->n_insns; ++i) {
+    PS_CONST_MEM const ps_insn *in = &wp->insns[i];
+    if (in->op == PS_OP_NOT) {
+      ps_u32 t = is_t[sp - 1];
+      is_t[sp - 1] = is_f[sp - 1];
+      is_f[sp - 1] = t;
+    } else if (in->op == PS_OP_AND || in->op == PS_OP_OR) {
+      --sp;
+      if (in->op == PS_OP_AND) {
+        is_t[sp - 1] &= is_t[sp];
+        is_f[sp - 1] |= is_f[sp];
+      } else {
+        is_t[sp - 1] |= is_t[sp];
+        is_f[sp - 1] &= is_f[sp];
+      }
+    } else {
+      ps_u32 t = 0, f = 0, rows = live;
+      while (rows != 0) {
+        ps_u32 j = ps_ctz32(rows);
+        rows &= rows - 1;
+        ps_u32 k = ps_q_leaf(wp, in, B, w * 32 + j, status);
+        if (k == 1) t |= 1u << j;
+        if (k == 0) f |= 1u << j;
+      }
+      is_t[sp] = t;
+      is_f[sp] = f;
+      ++sp;
+    }
+  }
+  return is_t[0] & live;
+}
+
 /* Pass 1 for one work-item. */
-PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
-                         ps_u64 item, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                         PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item, PS_GLOBAL ps_qacc *part,
+                         PS_GLOBAL ps_u32 *status) {
   if (item >= L->items) return;
   const ps_u64 n_acc = (ps_u64)p->n_groups * p->n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
@@ -281,11 +403,14 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_q
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
-    if (L->has_where) {
-      sel = 0;
-      for (ps_u32 i = 0; i < 4 && w * 4 + i < (L->rows + 7) / 8; ++i) sel |= (ps_u32)B->where[w * 4 + i] << (8 * i);
+    if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
+    if (L->has_where == 1) {
+      ps_u32 bits = 0;
+      for (ps_u32 i = 0; i < 4 && w * 4 + i < (L->rows + 7) / 8; ++i) bits |= (ps_u32)B->where[w * 4 + i] << (8 * i);
+      sel &= bits;
+    } else if (L->has_where == 2) {
+      sel = ps_q_where_word(wp, B, w, sel, status);
     }
-    if (L->rows - w * 32 < 32) sel &= (1u << (ps_u32)(L->rows - w * 32)) - 1;
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;

@@ -828,6 +828,15 @@ static void edge_cases(ps_context *ctx) {
     q.where = on_cmp(z, PS_LT, ps_lit_int(0));
     CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
     ps_query_result_destroy(res);
+    res = NULL;
+    /* but a WHERE reads its columns on every row, as a filter does */
+    on_free(q.where);
+    q.where = on_and(on_cmp(z, PS_LT, ps_lit_int(0)), on_cmp(k, PS_GT, ps_lit_int(5)));
+    qn_free(q.vals[0]);
+    q.vals[0] = col_node(z);
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+    CHECK(res == NULL);
     oq_free(&q);
   }
 

@@ -377,7 +377,12 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   p->prog = *prog;
   p->launch.rows = a->rows;
   p->launch.items = items;
-  p->launch.has_where = a->where.handle != NULL;
+  p->launch.has_where = a->where_prog ? 2 : a->where.handle != NULL;
+  if (a->where_prog) {
+    p->where_prog = *a->where_prog;
+    p->launch.where_aux_words = a->where_prog->aux_words;
+    if (a->where_aux.handle) p->bufs.where_aux = (const uint32_t *)devptr(a->where_aux);
+  }
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);
     if (a->validity[i].handle) p->bufs.validity[i] = devptr(a->validity[i]);
