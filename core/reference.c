@@ -465,7 +465,7 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
     R.data[i] = (const uint8_t *)a->data[i].handle + a->data[i].offset;
     if (a->validity[i].handle) R.validity[i] = (const uint8_t *)a->validity[i].handle + a->validity[i].offset;
   }
-  const uint8_t *where = a->where.handle ? (const uint8_t *)a->where.handle + a->where.offset : NULL;
+  const uint8_t *where = NULL; /* NULL: every row */
   const uint8_t *preds[PS_QMAX_PREDS];
   for (uint32_t i = 0; i < p->n_preds; i++) preds[i] = (const uint8_t *)a->preds[i].handle + a->preds[i].offset;
   ps_qacc *acc = (ps_qacc *)((uint8_t *)a->acc.handle + a->acc.offset);

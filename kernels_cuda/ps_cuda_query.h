@@ -24,9 +24,9 @@ extern "C" {
  * 32 KB), so the programs are read from the constant bank. */
 typedef struct ps_cuda_query_params {
   ps_vprog prog;
-  ps_program where_prog; /* used when launch.has_where is 2 */
+  ps_program where_prog; /* used when launch.has_where is 1 */
   ps_qlaunch launch;
-  ps_q_bufs bufs;   /* at the chunk start; where NULL unless launch.has_where is 1 */
+  ps_q_bufs bufs;   /* at the chunk start */
   ps_qacc *part;    /* launch.items * n_acc partial accumulators */
   uint32_t *status; /* 2 words, 0xFFFFFFFF before the launch */
 } ps_cuda_query_params;

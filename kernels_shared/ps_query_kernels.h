@@ -8,7 +8,7 @@
  *     work-items read neighbouring bytes) and its own accumulators
  *     part[item * n_groups * n_accs ...]: it initializes them, then for each
  *     word evaluates the WHERE program (core/ps_program.h, Kleene logic on
- *     32-row masks) or reads a WHERE bitmap; a word with no row selected
+ *     32-row masks); a word with no row selected
  *     reads nothing else (no value or key column bytes); for each
  *     selected row reads every slot's code (any width 0..64, straight from
  *     the packed stream), evaluates the value programs in exact 128-bit
@@ -36,10 +36,9 @@ typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
   ps_u64 items;          /* work-items of pass 1 */
   ps_u64 where_aux_words; /* aux words of the WHERE program (0: none) */
-  ps_u64 has_where;      /* 0: every row is selected; 1: the where bitmap; 2: the WHERE program */
+  ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
-  ps_u64 where_offset;
   ps_u64 pred_offset[PS_QMAX_PREDS];
 } ps_qlaunch;
 
@@ -47,7 +46,6 @@ typedef struct ps_qlaunch {
 typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *data[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
-  PS_GLOBAL const ps_u8 *where;
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
   PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
 } ps_q_bufs;
@@ -404,13 +402,7 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
     if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-    if (L->has_where == 1) {
-      ps_u32 bits = 0;
-      for (ps_u32 i = 0; i < 4 && w * 4 + i < (L->rows + 7) / 8; ++i) bits |= (ps_u32)B->where[w * 4 + i] << (8 * i);
-      sel &= bits;
-    } else if (L->has_where == 2) {
-      sel = ps_q_where_word(wp, B, w, sel, status);
-    }
+    if (L->has_where) sel = ps_q_where_word(wp, B, w, sel, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;

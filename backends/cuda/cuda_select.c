@@ -377,7 +377,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   p->prog = *prog;
   p->launch.rows = a->rows;
   p->launch.items = items;
-  p->launch.has_where = a->where_prog ? 2 : a->where.handle != NULL;
+  p->launch.has_where = a->where_prog != NULL;
   if (a->where_prog) {
     p->where_prog = *a->where_prog;
     p->launch.where_aux_words = a->where_prog->aux_words;
@@ -387,7 +387,6 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);
     if (a->validity[i].handle) p->bufs.validity[i] = devptr(a->validity[i]);
   }
-  if (a->where.handle) p->bufs.where = devptr(a->where);
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
 
   int prev;

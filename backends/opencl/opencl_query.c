@@ -31,7 +31,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
   L.items = items;
-  L.has_where = a->where_prog ? 2 : a->where.handle != NULL;
+  L.has_where = a->where_prog != NULL;
   ps_program where_prog;
   memset(&where_prog, 0, sizeof where_prog);
   if (a->where_prog) {
@@ -47,7 +47,6 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
     L.validity_offset[i] = a->validity[i].handle ? a->validity[i].offset : 0;
   }
-  L.where_offset = a->where.handle ? a->where.offset : 0;
   for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
 
   cl_mem prog_buf = NULL, where_buf = NULL, launch = NULL, part = NULL;
@@ -74,10 +73,6 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   }
   for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
     cl_mem m = or_dummy(be, a->validity[i]);
-    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  if (st == PS_OK) {
-    cl_mem m = or_dummy(be, a->where);
     st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
   for (uint32_t i = 0; st == PS_OK && i < PS_QMAX_PREDS; i++) {
