@@ -36,6 +36,7 @@ typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
   ps_u64 items;          /* work-items of pass 1 */
   ps_u64 where_aux_words; /* aux words of the WHERE program (0: none) */
+  ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
   ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
@@ -273,43 +274,50 @@ PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r
 
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
 
-/* Leaf `in` on row r: 1 TRUE, 0 FALSE, 2 UNKNOWN. A corrupt code is
- * UNKNOWN and recorded in status[0]. */
-PS_FN ps_u32 ps_q_leaf(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
-                       ps_u64 r, PS_GLOBAL ps_u32 *status) {
-  const ps_u32 neg = in->flags & PS_INSN_NEGATE, a = in->col_a;
-  PS_CONST_MEM const ps_prog_col *ca = &wp->cols[a];
-  const ps_u32 valid_a = !(ca->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[a], r);
-  if (in->op == PS_OP_ISNULL) return (valid_a ? 0u : 1u) ^ neg;
-  if (!valid_a) return 2;
-  ps_u64 code = ps_q_code(B->data[a], ca->data_bytes, ca->width, r);
-  if ((ca->flags & PS_COLF_NO_CODES) || code > ca->code_limit) {
-    ps_atomic_min_u32(&status[0], (ps_u32)r);
-    return 2;
+/* 32-bit word k of a stream of `size` bytes, little-endian; bytes at or past
+ * size read as zero. aligned: the stream starts on a 4-byte boundary. */
+PS_FN ps_u32 ps_q_word32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
+  ps_u64 b = k * 4;
+#if !defined(PS_BIG_ENDIAN_DEVICE)
+  if (aligned && b + 4 <= size) return *(PS_GLOBAL const ps_u32 *)(d + b);
+#endif
+  ps_u32 v = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (b + i < size) v |= (ps_u32)d[b + i] << (8 * i);
+  return v;
+}
+
+/* The codes of the 32 rows of result word w of a slot, into codes[32]
+ * (rows outside `rows` get whatever the stream holds there, or zero past its
+ * end; they are never used). The 32 rows are exactly the stream's 32-bit
+ * words [w * width, w * width + width): each is loaded once. */
+PS_FN void ps_q_codes32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned, ps_u64 w,
+                        ps_u64 *codes) {
+  const ps_u32 width = c->width;
+  ps_u32 buf[66]; /* the width words, then zeros */
+  for (ps_u32 k = 0; k < width; ++k) buf[k] = ps_q_word32(d, c->data_bytes, w * width + k, aligned);
+  buf[width] = buf[width + 1] = 0;
+  const ps_u64 mask = width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << width) - 1);
+  for (ps_u32 j = 0; j < 32; ++j) {
+    ps_u32 bit = j * width, k = bit >> 5, sh = bit & 31;
+    ps_u64 v = ((ps_u64)buf[k] | ((ps_u64)buf[k + 1] << 32)) >> sh;
+    if (sh + width > 64) v |= (ps_u64)buf[k + 2] << (64 - sh);
+    codes[j] = width == 0 ? 0 : v & mask;
   }
-  if (in->op == PS_OP_RANGE) return (in->lo <= code && code <= in->hi ? 1u : 0u) ^ neg;
-  if (in->op == PS_OP_SET) {
-    ps_u64 k = in->aux_a + code;
-    return ((B->where_aux[k >> 5] >> (k & 31)) & 1u) ^ neg;
-  }
-  if (in->op == PS_OP_INLIST) {
-    ps_u32 found = 0;
-    for (ps_u64 k = 0; k < in->lo && !found; ++k) {
-      PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * k;
-      ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
-      found = first <= code && code <= last;
-    }
-    return found ^ neg;
-  }
-  /* PS_OP_CMPCOL */
-  const ps_u32 b = in->col_b;
-  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[b];
-  if ((cb->flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[b], r)) return 2;
-  ps_u64 code_b = ps_q_code(B->data[b], cb->data_bytes, cb->width, r);
-  if ((cb->flags & PS_COLF_NO_CODES) || code_b > cb->code_limit) {
-    ps_atomic_min_u32(&status[0], (ps_u32)r);
-    return 2;
-  }
+}
+
+/* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
+PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *v, ps_u64 w) {
+  if (!(c->flags & PS_COLF_VALIDITY)) return 0xFFFFFFFFu;
+  ps_u32 bits = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (w * 4 + i < c->validity_bytes) bits |= (ps_u32)v[w * 4 + i] << (8 * i);
+  return bits;
+}
+
+/* The comparison of a CMPCOL leaf on two valid, checked codes. */
+PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
+                         PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
   int order;
   const ps_u32 mode = PS_INSN_MODE(in->flags);
   if (mode == PS_MODE_INT) {
@@ -351,11 +359,66 @@ PS_FN ps_u32 ps_q_leaf(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_
   }
 }
 
+/* A leaf on the live rows of word w: its (is_true, is_false) masks. Every
+ * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
+ * status[0]), as a filter does. */
+PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
+                          ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f,
+                          PS_GLOBAL ps_u32 *status) {
+  const ps_u32 neg = in->flags & PS_INSN_NEGATE ? 0xFFFFFFFFu : 0u, a = in->col_a;
+  PS_CONST_MEM const ps_prog_col *ca = &wp->cols[a];
+  ps_u32 known = ps_q_valid32(ca, B->validity[a], w) & live;
+  if (in->op == PS_OP_ISNULL) {
+    *is_t = (~known ^ neg) & live;
+    *is_f = (known ^ neg) & live;
+    return;
+  }
+  ps_u64 codes[32], codes_b[32];
+  ps_q_codes32(ca, B->data[a], (aligned >> a) & 1u, w, codes);
+  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[in->col_b];
+  if (in->op == PS_OP_CMPCOL) {
+    known &= ps_q_valid32(cb, B->validity[in->col_b], w);
+    ps_q_codes32(cb, B->data[in->col_b], (aligned >> in->col_b) & 1u, w, codes_b);
+  }
+  ps_u32 x = 0, rows = known;
+  while (rows != 0) {
+    ps_u32 j = ps_ctz32(rows);
+    rows &= rows - 1;
+    ps_u64 code = codes[j];
+    if ((ca->flags & PS_COLF_NO_CODES) || code > ca->code_limit ||
+        (in->op == PS_OP_CMPCOL && ((cb->flags & PS_COLF_NO_CODES) || codes_b[j] > cb->code_limit))) {
+      ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + j));
+      known &= ~(1u << j);
+      continue;
+    }
+    ps_u32 bit;
+    if (in->op == PS_OP_RANGE) {
+      bit = in->lo <= code && code <= in->hi;
+    } else if (in->op == PS_OP_SET) {
+      ps_u64 k = in->aux_a + code;
+      bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+    } else if (in->op == PS_OP_INLIST) {
+      bit = 0;
+      for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
+        PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
+        ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+        bit = first <= code && code <= last;
+      }
+    } else {
+      bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
+    }
+    x |= bit << j;
+  }
+  if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
+  *is_t = x & known;
+  *is_f = ~x & known;
+}
+
 /* The WHERE program on the live rows of word w: the rows where it is TRUE.
- * Every leaf reads every live row (as a filter does), so a corrupt code is
- * found wherever it is. */
-PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs *B, ps_u64 w, ps_u32 live,
-                             PS_GLOBAL ps_u32 *status) {
+ * Every leaf reads every live row (no short cut), so a corrupt code is found
+ * wherever it is. */
+PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w,
+                             ps_u32 live, PS_GLOBAL ps_u32 *status) {
   ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK];
   int sp = 0;
   for (ps_u32 i = 0; i < wp->n_insns; ++i) {
@@ -374,16 +437,7 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs 
         is_f[sp - 1] &= is_f[sp];
       }
     } else {
-      ps_u32 t = 0, f = 0, rows = live;
-      while (rows != 0) {
-        ps_u32 j = ps_ctz32(rows);
-        rows &= rows - 1;
-        ps_u32 k = ps_q_leaf(wp, in, B, w * 32 + j, status);
-        if (k == 1) t |= 1u << j;
-        if (k == 0) f |= 1u << j;
-      }
-      is_t[sp] = t;
-      is_f[sp] = f;
+      ps_q_leaf_word(wp, in, B, aligned, w, live, &is_t[sp], &is_f[sp], status);
       ++sp;
     }
   }
@@ -402,7 +456,7 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
     if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-    if (L->has_where) sel = ps_q_where_word(wp, B, w, sel, status);
+    if (L->has_where) sel = ps_q_where_word(wp, B, (ps_u32)L->data_aligned, w, sel, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;

@@ -385,6 +385,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   }
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);
+    if (aligned_to(p->bufs.data[i], 4)) p->launch.data_aligned |= (uint64_t)1 << i;
     if (a->validity[i].handle) p->bufs.validity[i] = devptr(a->validity[i]);
   }
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);

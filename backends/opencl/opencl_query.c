@@ -45,6 +45,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   }
   for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
+    if (L.data_offset[i] % 4 == 0) L.data_aligned |= (uint64_t)1 << i; /* cl_mem bases are aligned */
     L.validity_offset[i] = a->validity[i].handle ? a->validity[i].offset : 0;
   }
   for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
