@@ -35,7 +35,6 @@
 typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
   ps_u64 items;          /* work-items of pass 1 */
-  ps_u64 where_aux_words; /* aux words of the WHERE program (0: none) */
   ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
   ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 data_offset[PS_MAX_COLS];
@@ -122,7 +121,9 @@ PS_FN ps_q128 ps_q_mul(ps_q128 a, ps_q128 b, int *overflow) {
 
 /* ---- accumulators ----------------------------------------------------------- */
 
-PS_FN void ps_q_acc_init(PS_GLOBAL ps_qacc *a) {
+/* Accumulators are updated in private memory (a work-item's own copy), and
+ * stored whole: OpenCL C 1.2 has no generic address space. */
+PS_FN void ps_q_acc_init(ps_qacc *a) {
   a->count = 0;
   a->sum0 = a->sum1 = a->sum2 = 0;
   a->min_lo = PS_QACC_MIN_INIT_LO;
@@ -144,12 +145,8 @@ PS_FN void ps_q_sum192(ps_u64 *s0, ps_u64 *s1, ps_u64 *s2, ps_u64 v0, ps_u64 v1,
   *s2 = *s2 + v2 + c1;
 }
 
-PS_FN void ps_q_acc_add(PS_GLOBAL ps_qacc *a, ps_q128 v) {
-  ps_u64 s0 = a->sum0, s1 = a->sum1, s2 = a->sum2;
-  ps_q_sum192(&s0, &s1, &s2, v.lo, v.hi, ps_q_negative(v) ? ~(ps_u64)0 : 0);
-  a->sum0 = s0;
-  a->sum1 = s1;
-  a->sum2 = s2;
+PS_FN void ps_q_acc_add(ps_qacc *a, ps_q128 v) {
+  ps_q_sum192(&a->sum0, &a->sum1, &a->sum2, v.lo, v.hi, ps_q_negative(v) ? ~(ps_u64)0 : 0);
   if (ps_q_less(v, ps_q_make(a->min_lo, a->min_hi))) a->min_lo = v.lo, a->min_hi = v.hi;
   if (ps_q_less(ps_q_make(a->max_lo, a->max_hi), v)) a->max_lo = v.lo, a->max_hi = v.hi;
   a->count += 1;
@@ -235,9 +232,11 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return st[0];
 }
 
-/* Row r of the chunk, selected: into the item's accumulators `mine`. */
-PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r, PS_GLOBAL ps_qacc *mine,
-                    PS_GLOBAL ps_u32 *status) {
+/* Row r of the chunk, selected: its group and its aggregates' values
+ * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
+ * value that overflows: recorded in status). */
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r, ps_u64 *group, ps_qval *vals,
+                   PS_GLOBAL ps_u32 *status) {
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
@@ -247,7 +246,7 @@ PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r
     codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r);
     if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
-      return;
+      return 0;
     }
   }
   ps_u64 g = 0;
@@ -255,20 +254,27 @@ PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r
     ps_u32 s = p->key_slot[k];
     g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(p->key_domain[k] - 1)) * p->key_stride[k];
   }
-  PS_GLOBAL ps_qacc *ga = mine + g * p->n_accs;
-  ga[0].count += 1;
+  *group = g;
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     ps_vagg va = p->aggs[a];
-    if (va.count == 0) {
-      ga[1 + a].count += 1;
-      continue;
-    }
-    ps_qval v = ps_q_value(p, B, va, codes, valid, r);
-    if (v.overflow) {
+    if (va.count == 0) continue;
+    vals[a] = ps_q_value(p, B, va, codes, valid, r);
+    if (vals[a].overflow) {
       ps_atomic_min_u32(&status[1], (ps_u32)r);
-      return;
+      return 0;
     }
-    if (!v.null_) ps_q_acc_add(&ga[1 + a], v.v);
+  }
+  return 1;
+}
+
+/* Adds a row's values to its group's accumulators acc[0 .. n_accs). */
+PS_FN void ps_q_add_row(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
+  acc[0].count += 1;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    if (p->aggs[a].count == 0)
+      acc[1 + a].count += 1;
+    else if (!vals[a].null_)
+      ps_q_acc_add(&acc[1 + a], vals[a].v);
   }
 }
 
@@ -444,14 +450,21 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs 
   return is_t[0] & live;
 }
 
-/* Pass 1 for one work-item. */
+/* Pass 1 for one work-item. Without GROUP BY its accumulators stay in
+ * private memory until the end; with groups each row's group is loaded,
+ * updated and stored. */
 PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                          PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item, PS_GLOBAL ps_qacc *part,
                          PS_GLOBAL ps_u32 *status) {
   if (item >= L->items) return;
-  const ps_u64 n_acc = (ps_u64)p->n_groups * p->n_accs;
+  const ps_u32 n_accs = p->n_accs;
+  const ps_u64 n_acc = (ps_u64)p->n_groups * n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
-  for (ps_u64 i = 0; i < n_acc; ++i) ps_q_acc_init(&mine[i]);
+  ps_qacc acc[PS_QMAX_AGGS + 1];
+  for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
+  const int grouped = p->n_groups > 1;
+  if (grouped)
+    for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
@@ -460,9 +473,21 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
-      ps_q_row(p, B, w * 32 + j, mine, status);
+      ps_u64 g = 0;
+      ps_qval vals[PS_QMAX_AGGS];
+      if (!ps_q_row(p, B, w * 32 + j, &g, vals, status)) continue;
+      if (!grouped) {
+        ps_q_add_row(p, vals, acc);
+        continue;
+      }
+      PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
+      for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
+      ps_q_add_row(p, vals, acc);
+      for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
     }
   }
+  if (!grouped)
+    for (ps_u32 i = 0; i < n_accs; ++i) mine[i] = acc[i];
 }
 
 /* Pass 2: accumulator i of the chunk, merged over the items in order. */

@@ -380,7 +380,6 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   p->launch.has_where = a->where_prog != NULL;
   if (a->where_prog) {
     p->where_prog = *a->where_prog;
-    p->launch.where_aux_words = a->where_prog->aux_words;
     if (a->where_aux.handle) p->bufs.where_aux = (const uint32_t *)devptr(a->where_aux);
   }
   for (uint32_t i = 0; i < prog->n_cols; i++) {
