@@ -161,20 +161,30 @@ PS_FN void ps_q_acc_merge(ps_qacc *x, ps_qacc y) {
 
 /* ---- reading the columns ------------------------------------------------------ */
 
-/* Code of row r: stream bits [r*w, r*w + w), LSB first; bytes at or past
- * `size` read as zero (never touched). */
-PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 w, ps_u64 r) {
+/* 32-bit word k of a stream of `size` bytes, little-endian; bytes at or past
+ * size read as zero. aligned: the stream starts on a 4-byte boundary. */
+PS_FN ps_u32 ps_q_word32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
+  ps_u64 b = k * 4;
+#if !defined(PS_BIG_ENDIAN_DEVICE)
+  if (aligned && b + 4 <= size) return *(PS_GLOBAL const ps_u32 *)(d + b);
+#endif
+  ps_u32 v = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (b + i < size) v |= (ps_u32)d[b + i] << (8 * i);
+  return v;
+}
+
+/* Code of row r: stream bits [r*w, r*w + w), LSB first, from at most three
+ * 32-bit words. */
+PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 w, ps_u64 r, ps_u32 aligned) {
   if (w == 0) return 0;
-  ps_u64 bit = r * w, b = bit >> 3;
-  ps_u32 s = (ps_u32)(bit & 7), nbytes = (s + w + 7) >> 3; /* at most 9 */
-  ps_u64 lo = 0, ninth = 0;
-  for (ps_u32 i = 0; i < nbytes && i < 8; ++i)
-    if (b + i < size) lo |= (ps_u64)d[b + i] << (8 * i);
-  if (nbytes == 9 && b + 8 < size) ninth = d[b + 8];
-  ps_u64 code = lo >> s;
-  if (s != 0) code |= ninth << (64 - s);
-  if (w < 64) code &= ((ps_u64)1 << w) - 1;
-  return code;
+  const ps_u64 bit = r * w, k = bit >> 5;
+  const ps_u32 sh = (ps_u32)(bit & 31);
+  ps_u64 v = ps_q_word32(d, size, k, aligned);
+  if (sh + w > 32) v |= (ps_u64)ps_q_word32(d, size, k + 1, aligned) << 32;
+  v >>= sh;
+  if (sh + w > 64) v |= (ps_u64)ps_q_word32(d, size, k + 2, aligned) << (64 - sh);
+  return w == 64 ? v : v & (((ps_u64)1 << w) - 1);
 }
 
 PS_FN ps_u32 ps_q_bit(PS_GLOBAL const ps_u8 *bits, ps_u64 r) { return (bits[r >> 3] >> (r & 7)) & 1u; }
@@ -235,15 +245,15 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
 /* Row r of the chunk, selected: its group and its aggregates' values
  * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
  * value that overflows: recorded in status). */
-PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r, ps_u64 *group, ps_qval *vals,
-                   PS_GLOBAL ps_u32 *status) {
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *group,
+                   ps_qval *vals, PS_GLOBAL ps_u32 *status) {
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
     codes[s] = 0;
     if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     valid |= 1u << s;
-    codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r);
+    codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
     if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
@@ -279,19 +289,6 @@ PS_FN void ps_q_add_row(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_
 }
 
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
-
-/* 32-bit word k of a stream of `size` bytes, little-endian; bytes at or past
- * size read as zero. aligned: the stream starts on a 4-byte boundary. */
-PS_FN ps_u32 ps_q_word32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
-  ps_u64 b = k * 4;
-#if !defined(PS_BIG_ENDIAN_DEVICE)
-  if (aligned && b + 4 <= size) return *(PS_GLOBAL const ps_u32 *)(d + b);
-#endif
-  ps_u32 v = 0;
-  for (ps_u32 i = 0; i < 4; ++i)
-    if (b + i < size) v |= (ps_u32)d[b + i] << (8 * i);
-  return v;
-}
 
 /* The codes of the 32 rows of result word w of a slot, into codes[32]
  * (rows outside `rows` get whatever the stream holds there, or zero past its
@@ -475,7 +472,7 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
       sel &= sel - 1;
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
-      if (!ps_q_row(p, B, w * 32 + j, &g, vals, status)) continue;
+      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, w * 32 + j, &g, vals, status)) continue;
       if (!grouped) {
         ps_q_add_row(p, vals, acc);
         continue;
