@@ -1,7 +1,6 @@
 /* Queries: validation, lowering of value expressions to the flat value
- * program (ps_query_program.h), chunked runs on the backend, and the exact
- * finalization of the accumulators into results (on the host, so every
- * backend's results are rendered by the same code). */
+ * program (ps_query_program.h) and chunked runs on the backend; the results
+ * are finalized in query_result.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@ _Static_assert(offsetof(ps_vprog, cols) == 64, "ps_vprog layout");
 _Static_assert(offsetof(ps_vprog, aggs) == 64 + 48 * PS_MAX_COLS, "ps_vprog layout");
 _Static_assert(offsetof(ps_vprog, insns) == 64 + 48 * PS_MAX_COLS + 8 * PS_QMAX_AGGS, "ps_vprog layout");
 _Static_assert(PS_QMAX_AGGS == PS_QUERY_MAX_AGGS && PS_QMAX_KEYS == PS_QUERY_MAX_KEYS, "limits agree");
-
 
 void ps_query_desc_init(ps_query_desc *desc) {
   if (!desc) return;
@@ -139,6 +137,7 @@ static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uin
   else
     codes = (uint64_t)1 << c->width;
   *domain = codes + (c->validity.handle != NULL);
+  if (*domain == 0) *domain = 1; /* an empty dictionary: every valid row is corrupt, the slot never used */
   if (*domain > PS_QUERY_MAX_GROUPS)
     return ps_set_error(ctx, PS_ERR_LIMIT,
                         "GROUP BY key %" PRIu32 " (%s, %" PRIu32 "-bit codes) has %" PRIu64

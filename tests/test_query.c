@@ -596,6 +596,34 @@ static void edge_cases(ps_context *ctx) {
   tr_clear(&tr);
 }
 
+/* GROUP BY an empty dictionary: all null (one NULL group), or without
+ * validity (every row would be corrupt: none selected, no group). */
+static void empty_dictionary_key(ps_context *ctx) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  tstrs none = {0};
+  enum { N = 40 };
+  uint64_t codes[N] = {0}, zeros[N] = {0};
+  uint8_t nulls[(N + 7) / 8] = {0};
+  int k = tr_add(&tr, tcol_dict(&none, 1, 0, PS_TYPE_UINT8, N, 1, 0, codes, nulls, NULL));
+  int k2 = tr_add(&tr, tcol_dict(&none, 1, 0, PS_TYPE_UINT8, N, 1, 0, codes, NULL, NULL));
+  int z = tr_add(&tr, tcol_for(PS_TYPE_INT8, N, 1, 0, (ps_reference){.i = 0}, zeros, NULL, NULL));
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.n_keys = 1;
+  q.keys[0] = k;
+  q.n_aggs = 1;
+  q.kinds[0] = PS_AGG_COUNT_STAR;
+  th_case("empty dictionary key, all null");
+  check_query(&tr, ctx, tr.h, N, &q, "empty dictionary key, all null");
+  q.keys[0] = k2;
+  q.where = on_cmp(z, PS_LT, ps_lit_int(0));
+  th_case("empty dictionary key, no row selected");
+  check_query(&tr, ctx, tr.h, N, &q, "empty dictionary key, no row selected");
+  oq_free(&q);
+  tr_clear(&tr);
+}
+
 /* NULL keys last, an unsorted dictionary's keys in string order. */
 static void key_order(ps_context *ctx, th_rng *r) {
   trun tr;
@@ -659,6 +687,7 @@ int main(int argc, char **argv) {
     ps_context *ctx = th_context(chunk_rows[c]);
     edge_cases(ctx);
     key_order(ctx, &th.rng);
+    empty_dictionary_key(ctx);
     static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
     for (unsigned t = 0; t < 6 * th.scale; t++)
