@@ -1,0 +1,383 @@
+/* Queries: validation, lowering of value expressions to the flat value
+ * program (ps_query_program.h) and chunked runs on the backend; the results
+ * are finalized in query_result.c. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+
+_Static_assert(sizeof(ps_vinsn) == 24, "ps_vinsn layout");
+_Static_assert(sizeof(ps_vagg) == 8, "ps_vagg layout");
+_Static_assert(sizeof(ps_qacc) == 64, "ps_qacc layout");
+_Static_assert(offsetof(ps_vprog, cols) == 64, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, aggs) == 64 + 48 * PS_MAX_COLS, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, insns) == 64 + 48 * PS_MAX_COLS + 8 * PS_QMAX_AGGS, "ps_vprog layout");
+_Static_assert(PS_QMAX_AGGS == PS_QUERY_MAX_AGGS && PS_QMAX_KEYS == PS_QUERY_MAX_KEYS, "limits agree");
+
+void ps_query_desc_init(ps_query_desc *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = sizeof *desc;
+}
+
+/* ---- lowering --------------------------------------------------------------- */
+
+typedef struct qlower {
+  ps_context *ctx;
+  ps_query *q;
+  uint32_t agg;   /* aggregate being lowered, for messages */
+  uint32_t depth; /* current stack depth */
+} qlower;
+
+static ps_status slot_of(qlower *L, ps_column *c, uint32_t *slot) {
+  ps_vprog *p = &L->q->prog;
+  for (uint32_t i = 0; i < p->n_cols; i++)
+    if (L->q->cols[i] == c) return *slot = i, p->read_slots |= 1u << i, PS_OK;
+  if (p->n_cols == PS_MAX_COLS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query reads more than %d distinct columns", PS_MAX_COLS);
+  uint32_t i = p->n_cols++;
+  p->read_slots |= 1u << i;
+  L->q->cols[i] = c;
+  p->cols[i] = ps_prog_col_of(c);
+  p->cols[i].data_bytes = p->cols[i].validity_bytes = 0; /* per chunk */
+  *slot = i;
+  return PS_OK;
+}
+
+static ps_status emit(qlower *L, uint32_t op, uint32_t arg, ps_i128 c, int push) {
+  ps_vprog *p = &L->q->prog;
+  if (p->n_insns == PS_QMAX_INSNS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query's values lower to more than %d instructions", PS_QMAX_INSNS);
+  ps_vinsn *in = &p->insns[p->n_insns++];
+  in->op = op;
+  in->arg = arg;
+  in->lo = (uint64_t)c;
+  in->hi = (uint64_t)((ps_u128)c >> 64);
+  L->depth = (uint32_t)((int)L->depth + push);
+  if (L->depth > PS_QMAX_STACK)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the value of aggregate %" PRIu32 " nests deeper than %d operands",
+                        L->agg, PS_QMAX_STACK);
+  return PS_OK;
+}
+
+static ps_status pred_of(qlower *L, const ps_expr *e, uint32_t *index) {
+  ps_vprog *p = &L->q->prog;
+  for (uint32_t i = 0; i < p->n_preds; i++)
+    if (L->q->preds[i] == e) return *index = i, PS_OK;
+  if (p->n_preds == PS_QMAX_PREDS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query has more than %d CASE predicates", PS_QMAX_PREDS);
+  L->q->preds[p->n_preds] = e;
+  *index = p->n_preds++;
+  return PS_OK;
+}
+
+/* Emits v, then a rescale of the top to `scale` (>= v's scale). */
+static ps_status lower_value(qlower *L, const ps_value *v, uint32_t scale) {
+  switch (v->kind) {
+    case PS_VALUE_COLUMN: {
+      uint32_t slot;
+      PS_TRY(slot_of(L, v->col, &slot));
+      PS_TRY(emit(L, PS_VOP_COL, slot, 0, 1));
+      break;
+    }
+    case PS_VALUE_CONST: PS_TRY(emit(L, PS_VOP_CONST, 0, v->constant, 1)); break;
+    case PS_VALUE_NULL: PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1)); break;
+    case PS_VALUE_ARITH: {
+      uint32_t s = v->op == PS_MUL ? 0 : v->scale; /* + and - align both operands first */
+      PS_TRY(lower_value(L, v->a, v->op == PS_MUL ? v->a->scale : s));
+      PS_TRY(lower_value(L, v->b, v->op == PS_MUL ? v->b->scale : s));
+      uint32_t op = v->op == PS_ADD ? PS_VOP_ADD : v->op == PS_SUB ? PS_VOP_SUB : PS_VOP_MUL;
+      PS_TRY(emit(L, op, 0, 0, -1));
+      break;
+    }
+    case PS_VALUE_CASE: {
+      uint32_t p = 0;
+      PS_TRY(pred_of(L, v->when, &p));
+      PS_TRY(lower_value(L, v->a, v->scale));
+      if (v->b)
+        PS_TRY(lower_value(L, v->b, v->scale));
+      else
+        PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1));
+      PS_TRY(emit(L, PS_VOP_CASE, p, 0, -1));
+      break;
+    }
+  }
+  if (scale > v->scale) PS_TRY(emit(L, PS_VOP_SCALE, scale - v->scale, 0, 0));
+  return PS_OK;
+}
+
+const char *ps_agg_name(ps_agg_kind k) {
+  switch (k) {
+    case PS_AGG_COUNT_STAR: return "COUNT(*)";
+    case PS_AGG_COUNT: return "COUNT";
+    case PS_AGG_SUM: return "SUM";
+    case PS_AGG_MIN: return "MIN";
+    case PS_AGG_MAX: return "MAX";
+    case PS_AGG_AVG: return "AVG";
+  }
+  return "?";
+}
+
+/* Rows of everything the query reads must be desc->rows. */
+static ps_status check_rows(ps_context *ctx, uint64_t want, uint64_t got, const char *what, uint32_t i) {
+  if (got != want)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "%s %" PRIu32 " reads %" PRIu64 " rows; desc->rows is %" PRIu64, what, i, got, want);
+  return PS_OK;
+}
+
+static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uint64_t *domain) {
+  uint64_t codes;
+  if (c->no_codes)
+    codes = 0;
+  else if (c->width >= 64 || c->code_limit < ((uint64_t)1 << c->width) - 1)
+    codes = c->code_limit < UINT64_MAX ? c->code_limit + 1 : UINT64_MAX;
+  else
+    codes = (uint64_t)1 << c->width;
+  *domain = codes + (c->validity.handle != NULL);
+  if (*domain == 0) *domain = 1; /* an empty dictionary: every valid row is corrupt, the slot never used */
+  if (*domain > PS_QUERY_MAX_GROUPS)
+    return ps_set_error(ctx, PS_ERR_LIMIT,
+                        "GROUP BY key %" PRIu32 " (%s, %" PRIu32 "-bit codes) has %" PRIu64
+                        " possible keys; at most %d groups are supported",
+                        k, ps_type_name(c->type), c->width, *domain, PS_QUERY_MAX_GROUPS);
+  return PS_OK;
+}
+
+static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_query *q) {
+  if (d->struct_size < sizeof *d)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->struct_size is %" PRIu32 "; expected %zu (call "
+                        "ps_query_desc_init)", d->struct_size, sizeof *d);
+  q->rows = d->rows;
+  if (d->where) {
+    PS_TRY(ps_check_expr(ctx, d->where));
+    PS_TRY(check_rows(ctx, d->rows, d->where->rows, "where", 0));
+    q->where = d->where;
+    /* The WHERE runs inside the query's pass: its column slots come first,
+     * the values' and keys' columns join them. */
+    PS_TRY(ps_expr_prepare(ctx, d->where));
+    const ps_lowered *low = d->where->lowered;
+    for (uint32_t i = 0; i < low->prog.n_cols; i++) {
+      q->cols[i] = low->cols[i];
+      q->prog.cols[i] = low->prog.cols[i];
+      q->prog.cols[i].data_bytes = q->prog.cols[i].validity_bytes = 0; /* per chunk */
+    }
+    q->prog.n_cols = low->prog.n_cols;
+    /* Where each AND's and OR's right operand starts: subtrees of a postfix
+     * program, from a stack of their first instructions. */
+    uint32_t first[PS_MAX_INSNS], n = 0;
+    _Static_assert(PS_MAX_INSNS <= 64, "one bit per instruction");
+    for (uint32_t i = 0; i < low->prog.n_insns; i++) {
+      uint32_t op = low->prog.insns[i].op;
+      if (op == PS_OP_AND || op == PS_OP_OR) {
+        uint32_t right = first[--n];
+        if (op == PS_OP_AND)
+          q->where_and_right |= (uint64_t)1 << right;
+        else
+          q->where_or_right |= (uint64_t)1 << right;
+      } else if (op != PS_OP_NOT) {
+        first[n++] = i;
+      }
+    }
+  }
+  if (d->n_aggs < 1 || d->n_aggs > PS_QUERY_MAX_AGGS)
+    return ps_set_error(ctx, d->n_aggs ? PS_ERR_LIMIT : PS_ERR_INVALID_ARGUMENT,
+                        "desc->n_aggs is %" PRIu32 "; expected 1..%d", d->n_aggs, PS_QUERY_MAX_AGGS);
+  if (!d->aggs) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs is NULL");
+  if (d->n_keys > PS_QUERY_MAX_KEYS)
+    return ps_set_error(ctx, PS_ERR_LIMIT, "desc->n_keys is %" PRIu32 "; at most %d GROUP BY columns", d->n_keys,
+                        PS_QUERY_MAX_KEYS);
+  qlower L = {ctx, q, 0, 0};
+  ps_vprog *p = &q->prog;
+  /* keys first: their slots, domains and strides */
+  uint64_t groups = 1;
+  for (uint32_t k = 0; k < d->n_keys; k++) {
+    const ps_column *c = d->keys[k];
+    if (!c) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->keys[%" PRIu32 "] is NULL", k);
+    if (c->ctx != ctx)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->keys[%" PRIu32 "] belongs to another context", k);
+    PS_TRY(check_rows(ctx, d->rows, c->n, "key", k));
+    uint64_t dom;
+    PS_TRY(key_domain(ctx, c, k, &dom));
+    groups *= dom;
+    if (groups > PS_QUERY_MAX_GROUPS)
+      return ps_set_error(ctx, PS_ERR_LIMIT,
+                          "GROUP BY keys of %" PRIu32 " and %" PRIu64 " possible values make %" PRIu64
+                          " groups; at most %d are supported",
+                          p->key_domain[0], dom, groups, PS_QUERY_MAX_GROUPS);
+    PS_TRY(slot_of(&L, (ps_column *)c, &p->key_slot[k]));
+    p->key_domain[k] = (uint32_t)dom;
+    q->keys[k] = c;
+  }
+  p->n_keys = d->n_keys;
+  p->n_groups = (uint32_t)groups;
+  for (uint32_t k = 0; k < d->n_keys; k++) {
+    uint64_t stride = 1;
+    for (uint32_t j = k + 1; j < d->n_keys; j++) stride *= p->key_domain[j];
+    p->key_stride[k] = (uint32_t)stride;
+  }
+  /* aggregates */
+  for (uint32_t a = 0; a < d->n_aggs; a++) {
+    const ps_agg *g = &d->aggs[a];
+    if ((unsigned)g->kind < PS_AGG_COUNT_STAR || (unsigned)g->kind > PS_AGG_AVG)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs[%" PRIu32 "].kind is %d; expected PS_AGG_*", a,
+                          (int)g->kind);
+    if (g->kind == PS_AGG_COUNT_STAR && g->value)
+      return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "desc->aggs[%" PRIu32 "] is COUNT(*) but has a value", a);
+    if (g->kind != PS_AGG_COUNT_STAR && !g->value)
+      return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "desc->aggs[%" PRIu32 "] is %s without a value", a,
+                          ps_agg_name(g->kind));
+    q->kinds[a] = g->kind;
+    p->aggs[a].first = p->n_insns;
+    if (g->value) {
+      if (g->value->ctx != ctx)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs[%" PRIu32 "].value belongs to another context",
+                            a);
+      if (g->value->has_rows) PS_TRY(check_rows(ctx, d->rows, g->value->rows, "aggregate", a));
+      q->scales[a] = g->value->scale;
+      L.agg = a;
+      L.depth = 0;
+      PS_TRY(lower_value(&L, g->value, g->value->scale));
+    }
+    p->aggs[a].count = p->n_insns - p->aggs[a].first;
+  }
+  p->n_aggs = d->n_aggs;
+  p->n_accs = 1 + d->n_aggs;
+  return PS_OK;
+}
+
+ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!desc) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc is NULL");
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  ps_query *q = ps_calloc_ctx(ctx, 1, sizeof *q);
+  if (!q) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query");
+  q->ctx = ctx;
+  ps_status st = create_checked(ctx, desc, q);
+  if (st != PS_OK) {
+    ps_host_free(ctx, q);
+    return st;
+  }
+  *out = q;
+  return PS_OK;
+}
+
+void ps_query_destroy(ps_query *q) {
+  if (q) ps_host_free(q->ctx, q);
+}
+
+/* ---- running ---------------------------------------------------------------- */
+
+static uint64_t bitmap_words_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
+
+static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_buffer *acc) {
+  const uint64_t bm = bitmap_words_bytes(q->rows);
+  uint32_t nb = 0;
+  ps_devmem preds[PS_QMAX_PREDS];
+  for (uint32_t i = 0; i < q->prog.n_preds; i++, nb++) {
+    preds[i] = bits->mem;
+    preds[i].offset += nb * bm;
+    PS_TRY(ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL));
+  }
+  ps_status overflow = PS_OK;
+  char overflow_msg[PS_ERRMSG_SIZE];
+  for (uint64_t r0 = 0; r0 < q->rows; r0 += ctx->chunk_rows) {
+    ps_vprog prog = q->prog;
+    ps_query_args a;
+    memset(&a, 0, sizeof a);
+    a.prog = &prog;
+    a.rows = q->rows - r0 < ctx->chunk_rows ? q->rows - r0 : ctx->chunk_rows;
+    a.row_begin = r0;
+    for (uint32_t i = 0; i < prog.n_cols; i++) {
+      const ps_column *c = q->cols[i];
+      uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
+      prog.cols[i].data_bytes = c->data_size - skip;
+      a.data[i] = c->data;
+      a.data[i].offset += skip;
+      if (c->validity.handle) {
+        prog.cols[i].validity_bytes = c->validity_size - r0 / 8;
+        a.validity[i] = c->validity;
+        a.validity[i].offset += r0 / 8;
+      }
+    }
+    ps_program where_prog;
+    if (q->where) {
+      const ps_lowered *low = q->where->lowered;
+      where_prog = low->prog;
+      for (uint32_t i = 0; i < where_prog.n_cols; i++) where_prog.cols[i] = prog.cols[i];
+      a.where_prog = &where_prog;
+      if (q->where->aux_dev) a.where_aux = q->where->aux_dev->mem;
+      a.where_aux_host = low->aux;
+      a.where_and_right = q->where_and_right;
+      a.where_or_right = q->where_or_right;
+    }
+    for (uint32_t i = 0; i < prog.n_preds; i++) {
+      a.preds[i] = preds[i];
+      a.preds[i].offset += r0 / 8;
+    }
+    a.acc = acc->mem;
+    ps_status st = ctx->ops->query(ctx->be, &a);
+    if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
+      /* a corrupt code in a later chunk outranks it: keep looking */
+      overflow = st;
+      memcpy(overflow_msg, ctx->last_error, sizeof overflow_msg);
+    } else if (st != PS_OK && st != PS_ERR_OVERFLOW) {
+      return st;
+    }
+  }
+  if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
+  return overflow;
+}
+
+static void acc_init(ps_qacc *acc, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) {
+    memset(&acc[i], 0, sizeof acc[i]);
+    acc[i].min_lo = PS_QACC_MIN_INIT_LO;
+    acc[i].min_hi = PS_QACC_MIN_INIT_HI;
+    acc[i].max_lo = PS_QACC_MAX_INIT_LO;
+    acc[i].max_hi = PS_QACC_MAX_INIT_HI;
+  }
+}
+
+ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!q) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "query is NULL");
+  if (q->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "query belongs to another context");
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (!ctx->ops->query)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement queries", ctx->ops->name);
+  const uint64_t n_acc = (uint64_t)q->prog.n_groups * q->prog.n_accs;
+  ps_qacc *acc = ps_calloc_ctx(ctx, n_acc, sizeof *acc);
+  ps_query_result *res = ps_calloc_ctx(ctx, 1, sizeof *res);
+  ps_buffer *acc_dev = NULL, *bits = NULL;
+  ps_status st = PS_OK;
+  if (!acc || !res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " accumulators", n_acc);
+  if (st == PS_OK) acc_init(acc, n_acc);
+  if (st == PS_OK && q->rows) {
+    uint32_t n_bits = q->prog.n_preds;
+    st = ps_buffer_create(ctx, n_acc * sizeof *acc, &acc_dev);
+    if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
+    if (st == PS_OK && n_bits) st = ps_buffer_create(ctx, n_bits * bitmap_words_bytes(q->rows), &bits);
+    if (st == PS_OK) st = run_chunks(ctx, q, bits, acc_dev);
+    if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+  }
+  if (st == PS_OK) {
+    res->ctx = ctx;
+    res->n_keys = q->prog.n_keys;
+    res->n_aggs = q->prog.n_aggs;
+    st = ps_query_finalize(ctx, q, acc, res);
+  }
+  ps_buffer_destroy(acc_dev);
+  ps_buffer_destroy(bits);
+  ps_host_free(ctx, acc);
+  if (st != PS_OK) {
+    ps_query_result_destroy(res);
+    return st;
+  }
+  *out = res;
+  return PS_OK;
+}

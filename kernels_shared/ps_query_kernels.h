@@ -1,0 +1,534 @@
+/*
+ * Queries on the device, written once for OpenCL C and CUDA (through
+ * ps_dialect.h): the per-word algorithm of core/ps_query_program.h.
+ *
+ * Two passes, no atomics on values:
+ *  1. ps_q_partials: work-item `item` owns the 32-row words item,
+ *     item + items, item + 2 * items, ... of the chunk (neighbouring
+ *     work-items read neighbouring bytes) and its own accumulators
+ *     part[item * n_groups * n_accs ...]: it initializes them, then for each
+ *     word evaluates the WHERE program (core/ps_program.h, Kleene logic on
+ *     32-row masks); a word with no row selected
+ *     reads nothing else (no value or key column bytes); for each
+ *     selected row reads every slot's code (any width 0..64, straight from
+ *     the packed stream), evaluates the value programs in exact 128-bit
+ *     arithmetic on pairs of 64-bit words, and accumulates (count, 192-bit
+ *     sum, 128-bit min and max).
+ *  2. ps_q_merge: one work-item per accumulator of the chunk merges the
+ *     items' partials into acc, in item order.
+ * Errors: the smallest chunk row holding a corrupt code goes to status[0],
+ * the smallest whose value overflows to status[1] (atomic minimum; both start
+ * at 0xFFFFFFFF); a corrupt code outranks an overflow (a row's codes are
+ * checked before its values, and the other rows are still read).
+ */
+#ifndef PS_QUERY_KERNELS_H
+#define PS_QUERY_KERNELS_H
+
+#ifndef PS_DIALECT_H
+#include "ps_dialect.h"
+#endif
+#ifndef PS_QUERY_PROGRAM_H
+#include "ps_query_program.h"
+#endif
+
+/* Launch data of one chunk (host C, CUDA and OpenCL C read it alike). */
+typedef struct ps_qlaunch {
+  ps_u64 rows;           /* rows of the chunk */
+  ps_u64 items;          /* work-items of pass 1 */
+  ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
+  ps_u64 and_right;       /* bit i: WHERE instruction i starts the right operand of an AND */
+  ps_u64 or_right;        /* bit i: ... of an OR */
+  ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
+  ps_u64 data_offset[PS_MAX_COLS];
+  ps_u64 validity_offset[PS_MAX_COLS];
+  ps_u64 pred_offset[PS_QMAX_PREDS];
+} ps_qlaunch;
+
+/* The buffers of one chunk, at their chunk starts. */
+typedef struct ps_q_bufs {
+  PS_GLOBAL const ps_u8 *data[PS_MAX_COLS];
+  PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
+  PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
+  PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
+} ps_q_bufs;
+
+/* ---- 128-bit two's complement integers on pairs of 64-bit words ---------- */
+
+typedef struct ps_q128 {
+  ps_u64 lo, hi;
+} ps_q128;
+
+PS_FN ps_q128 ps_q_make(ps_u64 lo, ps_u64 hi) {
+  ps_q128 r;
+  r.lo = lo;
+  r.hi = hi;
+  return r;
+}
+
+PS_FN int ps_q_negative(ps_q128 a) { return (a.hi >> 63) != 0; }
+
+PS_FN ps_q128 ps_q_neg(ps_q128 a) {
+  ps_u64 lo = ~a.lo + 1;
+  return ps_q_make(lo, ~a.hi + (lo == 0 ? 1 : 0));
+}
+
+/* Signed order. */
+PS_FN int ps_q_less(ps_q128 a, ps_q128 b) {
+  if (a.hi != b.hi) return (ps_i64)a.hi < (ps_i64)b.hi;
+  return a.lo < b.lo;
+}
+
+/* An unsigned magnitude m <= 10^38 - 1. */
+PS_FN int ps_q_mag_fits(ps_q128 m) {
+  const ps_u64 hi = 0x4B3B4CA85A86C47Aull, lo = 0x098A223FFFFFFFFFull;
+  return m.hi < hi || (m.hi == hi && m.lo <= lo);
+}
+
+PS_FN int ps_q_fits(ps_q128 a) { return ps_q_mag_fits(ps_q_negative(a) ? ps_q_neg(a) : a); }
+
+/* a + b of two values that fit 38 digits (so no 128-bit wrap-around). */
+PS_FN ps_q128 ps_q_add(ps_q128 a, ps_q128 b, int *overflow) {
+  ps_q128 r;
+  r.lo = a.lo + b.lo;
+  r.hi = a.hi + b.hi + (r.lo < a.lo ? 1 : 0);
+  if (!ps_q_fits(r)) *overflow = 1;
+  return r;
+}
+
+/* a * b of two values that fit 38 digits. */
+PS_FN ps_q128 ps_q_mul(ps_q128 a, ps_q128 b, int *overflow) {
+  int negative = ps_q_negative(a) != ps_q_negative(b);
+  ps_q128 x = ps_q_negative(a) ? ps_q_neg(a) : a, y = ps_q_negative(b) ? ps_q_neg(b) : b;
+  if (x.hi != 0 && y.hi != 0) {
+    *overflow = 1;
+    return x;
+  }
+  if (y.hi != 0) { /* the wide one in x */
+    ps_q128 t = x;
+    x = y;
+    y = t;
+  }
+  ps_q128 m;
+  m.lo = x.lo * y.lo;
+  m.hi = ps_mulhi64(x.lo, y.lo);
+  if (x.hi != 0) {
+    if (ps_mulhi64(x.hi, y.lo) != 0) *overflow = 1;
+    ps_u64 t = x.hi * y.lo;
+    m.hi += t;
+    if (m.hi < t) *overflow = 1;
+  }
+  if (!ps_q_mag_fits(m)) *overflow = 1;
+  return negative ? ps_q_neg(m) : m;
+}
+
+/* ---- accumulators ----------------------------------------------------------- */
+
+/* Accumulators are updated in private memory (a work-item's own copy), and
+ * stored whole: OpenCL C 1.2 has no generic address space. */
+PS_FN void ps_q_acc_init(ps_qacc *a) {
+  a->count = 0;
+  a->sum0 = a->sum1 = a->sum2 = 0;
+  a->min_lo = PS_QACC_MIN_INIT_LO;
+  a->min_hi = PS_QACC_MIN_INIT_HI;
+  a->max_lo = PS_QACC_MAX_INIT_LO;
+  a->max_hi = PS_QACC_MAX_INIT_HI;
+}
+
+/* 192-bit (s0, s1, s2) += (v0, v1, v2). */
+PS_FN void ps_q_sum192(ps_u64 *s0, ps_u64 *s1, ps_u64 *s2, ps_u64 v0, ps_u64 v1, ps_u64 v2) {
+  ps_u64 a = *s0 + v0;
+  ps_u64 c0 = a < v0 ? 1 : 0;
+  ps_u64 b = *s1 + v1;
+  ps_u64 c1 = b < v1 ? 1 : 0;
+  ps_u64 b2 = b + c0;
+  c1 += b2 < c0 ? 1 : 0;
+  *s0 = a;
+  *s1 = b2;
+  *s2 = *s2 + v2 + c1;
+}
+
+PS_FN void ps_q_acc_add(ps_qacc *a, ps_q128 v) {
+  ps_q_sum192(&a->sum0, &a->sum1, &a->sum2, v.lo, v.hi, ps_q_negative(v) ? ~(ps_u64)0 : 0);
+  if (ps_q_less(v, ps_q_make(a->min_lo, a->min_hi))) a->min_lo = v.lo, a->min_hi = v.hi;
+  if (ps_q_less(ps_q_make(a->max_lo, a->max_hi), v)) a->max_lo = v.lo, a->max_hi = v.hi;
+  a->count += 1;
+}
+
+PS_FN void ps_q_acc_merge(ps_qacc *x, ps_qacc y) {
+  ps_q_sum192(&x->sum0, &x->sum1, &x->sum2, y.sum0, y.sum1, y.sum2);
+  if (ps_q_less(ps_q_make(y.min_lo, y.min_hi), ps_q_make(x->min_lo, x->min_hi))) x->min_lo = y.min_lo, x->min_hi = y.min_hi;
+  if (ps_q_less(ps_q_make(x->max_lo, x->max_hi), ps_q_make(y.max_lo, y.max_hi))) x->max_lo = y.max_lo, x->max_hi = y.max_hi;
+  x->count += y.count;
+}
+
+/* ---- reading the columns ------------------------------------------------------ */
+
+/* 32-bit word k of a stream of `size` bytes, little-endian; bytes at or past
+ * size read as zero. aligned: the stream starts on a 4-byte boundary. */
+PS_FN ps_u32 ps_q_word32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
+  ps_u64 b = k * 4;
+#if !defined(PS_BIG_ENDIAN_DEVICE)
+  if (aligned && b + 4 <= size) return *(PS_GLOBAL const ps_u32 *)(d + b);
+#endif
+  ps_u32 v = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (b + i < size) v |= (ps_u32)d[b + i] << (8 * i);
+  return v;
+}
+
+/* Code of row r: stream bits [r*w, r*w + w), LSB first, from at most three
+ * 32-bit words. */
+PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 w, ps_u64 r, ps_u32 aligned) {
+  if (w == 0) return 0;
+  const ps_u64 bit = r * w, k = bit >> 5;
+  const ps_u32 sh = (ps_u32)(bit & 31);
+  ps_u64 v = ps_q_word32(d, size, k, aligned);
+  if (sh + w > 32) v |= (ps_u64)ps_q_word32(d, size, k + 1, aligned) << 32;
+  v >>= sh;
+  if (sh + w > 64) v |= (ps_u64)ps_q_word32(d, size, k + 2, aligned) << (64 - sh);
+  return w == 64 ? v : v & (((ps_u64)1 << w) - 1);
+}
+
+PS_FN ps_u32 ps_q_bit(PS_GLOBAL const ps_u8 *bits, ps_u64 r) { return (bits[r >> 3] >> (r & 7)) & 1u; }
+
+/* ---- one selected row ----------------------------------------------------------- */
+
+typedef struct ps_qval {
+  ps_q128 v;
+  int null_, overflow;
+} ps_qval;
+
+/* Value program g of row r (codes and valid bits already read). */
+PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_vagg g, const ps_u64 *codes,
+                         ps_u32 valid, ps_u64 r) {
+  ps_qval st[PS_QMAX_STACK];
+  int sp = 0;
+  for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
+    ps_u32 op = p->insns[i].op, arg = p->insns[i].arg;
+    if (op == PS_VOP_COL) {
+      ps_qval x;
+      x.null_ = ((valid >> arg) & 1u) == 0;
+      x.overflow = 0;
+      ps_u64 v = p->cols[arg].reference + codes[arg];
+      x.v = ps_q_make(v, p->cols[arg].kind != PS_KIND_UNSIGNED && (ps_i64)v < 0 ? ~(ps_u64)0 : 0);
+      st[sp++] = x;
+    } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
+      ps_qval x;
+      x.v = ps_q_make(p->insns[i].lo, p->insns[i].hi);
+      x.null_ = op == PS_VOP_NULL;
+      x.overflow = 0;
+      st[sp++] = x;
+    } else if (op == PS_VOP_SCALE) {
+      ps_qval x = st[sp - 1];
+      for (ps_u32 k = 0; k < arg && !x.null_ && !x.overflow; ++k) x.v = ps_q_mul(x.v, ps_q_make(10, 0), &x.overflow);
+      st[sp - 1] = x;
+    } else if (op == PS_VOP_CASE) {
+      ps_qval e = st[--sp];
+      if (!ps_q_bit(B->preds[arg], r)) st[sp - 1] = e;
+    } else {
+      ps_qval b = st[--sp], a = st[sp - 1], x;
+      x.null_ = a.null_ || b.null_;
+      x.overflow = a.overflow || b.overflow;
+      x.v = a.v;
+      if (!x.null_ && !x.overflow) {
+        if (op == PS_VOP_ADD)
+          x.v = ps_q_add(a.v, b.v, &x.overflow);
+        else if (op == PS_VOP_SUB)
+          x.v = ps_q_add(a.v, ps_q_neg(b.v), &x.overflow);
+        else
+          x.v = ps_q_mul(a.v, b.v, &x.overflow);
+      }
+      st[sp - 1] = x;
+    }
+  }
+  return st[0];
+}
+
+/* Row r of the chunk, selected: its group and its aggregates' values
+ * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
+ * value that overflows: recorded in status). */
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *group,
+                   ps_qval *vals, PS_GLOBAL ps_u32 *status) {
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  for (ps_u32 s = 0; s < p->n_cols; ++s) {
+    codes[s] = 0;
+    if (!((p->read_slots >> s) & 1u)) continue;
+    if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
+    valid |= 1u << s;
+    codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
+    if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
+      ps_atomic_min_u32(&status[0], (ps_u32)r);
+      return 0;
+    }
+  }
+  ps_u64 g = 0;
+  for (ps_u32 k = 0; k < p->n_keys; ++k) {
+    ps_u32 s = p->key_slot[k];
+    g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(p->key_domain[k] - 1)) * p->key_stride[k];
+  }
+  *group = g;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    ps_vagg va = p->aggs[a];
+    if (va.count == 0) continue;
+    vals[a] = ps_q_value(p, B, va, codes, valid, r);
+    if (vals[a].overflow) {
+      ps_atomic_min_u32(&status[1], (ps_u32)r);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
+ * rows and its COUNT(*)s). */
+PS_FN void ps_q_add_counts(PS_CONST_MEM const ps_vprog *p, ps_u32 n, ps_qacc *acc) {
+  acc[0].count += n;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a)
+    if (p->aggs[a].count == 0) acc[1 + a].count += n;
+}
+
+/* Adds a row's values to the other accumulators. */
+PS_FN void ps_q_add_values(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
+  for (ps_u32 a = 0; a < p->n_aggs; ++a)
+    if (p->aggs[a].count != 0 && !vals[a].null_) ps_q_acc_add(&acc[1 + a], vals[a].v);
+}
+
+/* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
+
+/* The codes of the 32 rows of result word w of a slot, into codes[32]
+ * (rows outside `rows` get whatever the stream holds there, or zero past its
+ * end; they are never used). The 32 rows are exactly the stream's 32-bit
+ * words [w * width, w * width + width): each is loaded once. */
+PS_FN void ps_q_codes32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned, ps_u64 w,
+                        ps_u64 *codes) {
+  const ps_u32 width = c->width;
+  ps_u32 buf[66]; /* the width words, then zeros */
+  for (ps_u32 k = 0; k < width; ++k) buf[k] = ps_q_word32(d, c->data_bytes, w * width + k, aligned);
+  buf[width] = buf[width + 1] = 0;
+  const ps_u64 mask = width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << width) - 1);
+  for (ps_u32 j = 0; j < 32; ++j) {
+    ps_u32 bit = j * width, k = bit >> 5, sh = bit & 31;
+    ps_u64 v = ((ps_u64)buf[k] | ((ps_u64)buf[k + 1] << 32)) >> sh;
+    if (sh + width > 64) v |= (ps_u64)buf[k + 2] << (64 - sh);
+    codes[j] = width == 0 ? 0 : v & mask;
+  }
+}
+
+/* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
+PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *v, ps_u64 w) {
+  if (!(c->flags & PS_COLF_VALIDITY)) return 0xFFFFFFFFu;
+  ps_u32 bits = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (w * 4 + i < c->validity_bytes) bits |= (ps_u32)v[w * 4 + i] << (8 * i);
+  return bits;
+}
+
+/* The comparison of a CMPCOL leaf on two valid, checked codes. */
+PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
+                         PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
+  int order;
+  const ps_u32 mode = PS_INSN_MODE(in->flags);
+  if (mode == PS_MODE_INT) {
+    ps_u64 va = ca->reference + code, vb = cb->reference + code_b;
+    ps_u32 ha = ca->kind == PS_KIND_SIGNED ? ((ps_i64)va >= 0) : 1u;
+    ps_u32 hb = cb->kind == PS_KIND_SIGNED ? ((ps_i64)vb >= 0) : 1u;
+    order = ha != hb ? (ha < hb ? -1 : 1) : (va < vb ? -1 : (va > vb ? 1 : 0));
+  } else if (mode == PS_MODE_DOUBLE) {
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+    const double p10[19] = PS_POW10_TABLE;
+    double x[2];
+    for (int i = 0; i < 2; ++i) {
+      PS_CONST_MEM const ps_prog_col *c = i ? cb : ca;
+      ps_u64 v = c->reference + (i ? code_b : code);
+      if (c->kind == PS_KIND_SIGNED)
+        x[i] = (double)(ps_i64)v;
+      else if (c->kind == PS_KIND_UNSIGNED)
+        x[i] = (double)v;
+      else if (c->kind == PS_KIND_FLOAT64)
+        x[i] = (double)(ps_i64)v / p10[c->scale];
+      else
+        x[i] = (double)(float)((double)(ps_i64)v / p10[c->scale]);
+    }
+    order = x[0] < x[1] ? -1 : (x[0] > x[1] ? 1 : 0); /* FOR floats are finite */
+#else
+    order = 2; /* the host refuses these programs on devices without doubles */
+#endif
+  } else {
+    ps_u32 x = B->where_aux[in->aux_a + code], y = B->where_aux[in->aux_b + code_b];
+    order = x < y ? -1 : (x > y ? 1 : 0);
+  }
+  switch (PS_INSN_CMP(in->flags)) {
+    case PS_CMP_EQ: return order == 0;
+    case PS_CMP_NE: return order != 0;
+    case PS_CMP_LT: return order == -1;
+    case PS_CMP_LE: return order == -1 || order == 0;
+    case PS_CMP_GT: return order == 1;
+    default: return order == 1 || order == 0;
+  }
+}
+
+/* A leaf on the live rows of word w: its (is_true, is_false) masks. Every
+ * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
+ * status[0]), as a filter does. */
+PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
+                          ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f,
+                          PS_GLOBAL ps_u32 *status) {
+  const ps_u32 neg = in->flags & PS_INSN_NEGATE ? 0xFFFFFFFFu : 0u, a = in->col_a;
+  PS_CONST_MEM const ps_prog_col *ca = &wp->cols[a];
+  ps_u32 known = ps_q_valid32(ca, B->validity[a], w) & live;
+  if (in->op == PS_OP_ISNULL) {
+    *is_t = (~known ^ neg) & live;
+    *is_f = (known ^ neg) & live;
+    return;
+  }
+  ps_u64 codes[32], codes_b[32];
+  ps_q_codes32(ca, B->data[a], (aligned >> a) & 1u, w, codes);
+  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[in->col_b];
+  if (in->op == PS_OP_CMPCOL) {
+    known &= ps_q_valid32(cb, B->validity[in->col_b], w);
+    ps_q_codes32(cb, B->data[in->col_b], (aligned >> in->col_b) & 1u, w, codes_b);
+  }
+  /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
+  ps_u32 bad = 0;
+  for (ps_u32 j = 0; j < 32; ++j) {
+    bad |= (ps_u32)(codes[j] > ca->code_limit) << j;
+    if (in->op == PS_OP_CMPCOL) bad |= (ps_u32)(codes_b[j] > cb->code_limit) << j;
+  }
+  if (ca->flags & PS_COLF_NO_CODES) bad = 0xFFFFFFFFu;
+  if (in->op == PS_OP_CMPCOL && (cb->flags & PS_COLF_NO_CODES)) bad = 0xFFFFFFFFu;
+  bad &= known;
+  if (bad != 0) {
+    ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(bad)));
+    known &= ~bad;
+  }
+  ps_u32 x = 0;
+  if (in->op == PS_OP_RANGE) { /* every row at once: no branch per row */
+    for (ps_u32 j = 0; j < 32; ++j) x |= (ps_u32)(in->lo <= codes[j] && codes[j] <= in->hi) << j;
+  } else {
+    ps_u32 rows = known;
+    while (rows != 0) {
+      ps_u32 j = ps_ctz32(rows);
+      rows &= rows - 1;
+      ps_u64 code = codes[j];
+      ps_u32 bit;
+      if (in->op == PS_OP_SET) {
+        ps_u64 k = in->aux_a + code;
+        bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+      } else if (in->op == PS_OP_INLIST) {
+        bit = 0;
+        for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
+          PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
+          ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+          bit = first <= code && code <= last;
+        }
+      } else {
+        bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
+      }
+      x |= bit << j;
+    }
+  }
+  if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
+  *is_t = x & known;
+  *is_f = ~x & known;
+}
+
+/* The WHERE program on the live rows of word w: the rows where it is TRUE.
+ * Short cuts, row by row (core/ps_query_program.h): the right operand of an
+ * AND is evaluated only on the rows where its left operand is not FALSE, of
+ * an OR where it is not TRUE; a leaf with no row left reads nothing. */
+PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
+                             ps_u64 w, ps_u32 live, PS_GLOBAL ps_u32 *status) {
+  ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK], saved[PS_MAX_STACK];
+  int sp = 0, lp = 0;
+  const ps_u32 all = live, aligned = (ps_u32)L->data_aligned;
+  for (ps_u32 i = 0; i < wp->n_insns; ++i) {
+    PS_CONST_MEM const ps_insn *in = &wp->insns[i];
+    if ((L->and_right >> i) & 1u) { /* a right operand of an AND starts here */
+      saved[lp++] = live;
+      live &= ~is_f[sp - 1];
+    } else if ((L->or_right >> i) & 1u) {
+      saved[lp++] = live;
+      live &= ~is_t[sp - 1];
+    }
+    if (in->op == PS_OP_NOT) {
+      ps_u32 t = is_t[sp - 1];
+      is_t[sp - 1] = is_f[sp - 1];
+      is_f[sp - 1] = t;
+    } else if (in->op == PS_OP_AND || in->op == PS_OP_OR) {
+      --sp;
+      if (in->op == PS_OP_AND) {
+        is_t[sp - 1] &= is_t[sp];
+        is_f[sp - 1] |= is_f[sp];
+      } else {
+        is_t[sp - 1] |= is_t[sp];
+        is_f[sp - 1] &= is_f[sp];
+      }
+      live = saved[--lp]; /* the right operand ends here */
+    } else if (live == 0) { /* no row left: its column is not read */
+      is_t[sp] = is_f[sp] = 0;
+      ++sp;
+    } else {
+      ps_q_leaf_word(wp, in, B, aligned, w, live, &is_t[sp], &is_f[sp], status);
+      ++sp;
+    }
+  }
+  return is_t[0] & all;
+}
+
+/* Pass 1 for one work-item. Without GROUP BY its accumulators stay in
+ * private memory until the end; with groups each row's group is loaded,
+ * updated and stored. */
+PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                         PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item, PS_GLOBAL ps_qacc *part,
+                         PS_GLOBAL ps_u32 *status) {
+  if (item >= L->items) return;
+  const ps_u32 n_accs = p->n_accs;
+  const ps_u64 n_acc = (ps_u64)p->n_groups * n_accs;
+  PS_GLOBAL ps_qacc *mine = part + item * n_acc;
+  ps_qacc acc[PS_QMAX_AGGS + 1];
+  for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
+  const int grouped = p->n_groups > 1;
+  int reads = grouped; /* whether a selected row's columns are read at all */
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
+  if (grouped)
+    for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = item; w < words; w += L->items) {
+    ps_u32 sel = 0xFFFFFFFFu;
+    if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
+    if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
+    if (!grouped) { /* counts by the word */
+      ps_q_add_counts(p, ps_popc32(sel), acc);
+      if (!reads) continue;
+    }
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      ps_u32 j = ps_ctz32(sel);
+      sel &= sel - 1;
+      ps_u64 g = 0;
+      ps_qval vals[PS_QMAX_AGGS];
+      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, w * 32 + j, &g, vals, status)) continue;
+      if (!grouped) {
+        ps_q_add_values(p, vals, acc);
+        continue;
+      }
+      PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
+      for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
+      ps_q_add_counts(p, 1, acc);
+      ps_q_add_values(p, vals, acc);
+      for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
+    }
+  }
+  if (!grouped)
+    for (ps_u32 i = 0; i < n_accs; ++i) mine[i] = acc[i];
+}
+
+/* Pass 2: accumulator i of the chunk, merged over the items in order. */
+PS_FN void ps_q_merge(ps_u64 i, ps_u64 n_acc, ps_u64 items, PS_GLOBAL const ps_qacc *part, PS_GLOBAL ps_qacc *acc) {
+  if (i >= n_acc) return;
+  ps_qacc x = acc[i];
+  for (ps_u64 t = 0; t < items; ++t) ps_q_acc_merge(&x, part[t * n_acc + i]);
+  acc[i] = x;
+}
+
+#endif /* PS_QUERY_KERNELS_H */

@@ -1,0 +1,699 @@
+/*
+ * query: aggregates of arithmetic over the rows a predicate selects, with
+ * GROUP BY (issue 14), on the backend under test, compared with an oracle
+ * written here (value trees evaluated row by row on the decoded values with
+ * 128-bit integers, groups found by sorting the rows' decoded keys) and, on a
+ * device backend, with the reference backend bit for bit:
+ *  - random tables (numeric FOR columns of every type and width, dictionary
+ *    columns, nulls), random WHERE trees, random value trees (+ - *, CASE,
+ *    literals, exact decimals, NULL), every aggregate, 0..2 keys, several
+ *    chunkings; n = 0, 1, 31, 32, 33, 100 and random sizes;
+ *  - named edge cases: empty results (SQL NULLs, one row without GROUP BY),
+ *    overflow of a row's value and of a final sum, a sum whose partial sums
+ *    pass 38 digits but whose total does not, AVG rounding half away from
+ *    zero, NULL groups last, unsorted dictionary keys in string order, too
+ *    many groups (PS_ERR_LIMIT), corrupt codes, validation errors, and
+ *    ps_datum_format.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "qoracle.h"
+
+#define NCTX 3
+static const uint64_t chunk_rows[NCTX] = {0, 64, 96};
+
+/* ---- running and comparing ----------------------------------------------------- */
+
+static int datum_eq(const ps_datum *x, const ps_datum *y) {
+  if (x->is_null || y->is_null) return x->is_null && y->is_null;
+  if (!x->str != !y->str) return 0;
+  /* dictionary keys: equal strings are one key, whichever index holds them */
+  if (x->str) return x->str_len == y->str_len && !memcmp(x->str, y->str, x->str_len);
+  return x->lo == y->lo && x->hi == y->hi && x->scale == y->scale;
+}
+
+static void print_datum(const char *what, const ps_datum *d) {
+  char buf[PS_DATUM_TEXT_SIZE + 64];
+  if (ps_datum_format(d, buf, sizeof buf) != PS_OK) strcpy(buf, "(unformattable)");
+  fprintf(stderr, "    %s: %s (scale %u, double %.17g)\n", what, buf, d->scale, d->as_double);
+}
+
+static void print_query(trun *tr, const oquery *q) {
+  fprintf(stderr, "    WHERE ");
+  if (q->where)
+    on_print(stderr, q->where, tr->cols);
+  else
+    fprintf(stderr, "(none)");
+  fprintf(stderr, "\n    GROUP BY");
+  for (int k = 0; k < q->n_keys; k++) fprintf(stderr, " %s", tr->cols[q->keys[k]]->name);
+  fprintf(stderr, "\n");
+  for (int a = 0; a < q->n_aggs; a++) {
+    fprintf(stderr, "    agg %d kind %d: ", a, (int)q->kinds[a]);
+    if (q->vals[a]) qn_print(stderr, q->vals[a], tr->cols);
+    fprintf(stderr, "\n");
+  }
+  for (size_t i = 0; i < tr->ncols; i++) {
+    char buf[128];
+    fprintf(stderr, "    %s: %s\n", tr->cols[i]->name, tcol_describe(tr->cols[i], buf, sizeof buf));
+  }
+}
+
+/* Runs q through the public API in ctx (columns h); the result or status. */
+static ps_status run_query(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q, ps_query_result **res) {
+  ps_value *vals[PS_QUERY_MAX_AGGS] = {0};
+  ps_expr *where = NULL;
+  ps_agg aggs[PS_QUERY_MAX_AGGS];
+  ps_status st = q->where ? on_build(ctx, q->where, h, &where) : PS_OK;
+  for (int a = 0; st == PS_OK && a < q->n_aggs; a++) {
+    if (q->vals[a]) st = qn_build(ctx, q->vals[a], h, &vals[a]);
+    aggs[a].kind = q->kinds[a];
+    aggs[a].value = vals[a];
+  }
+  ps_query *pq = NULL;
+  if (st == PS_OK) {
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = n;
+    d.where = where;
+    d.n_keys = (uint32_t)q->n_keys;
+    for (int k = 0; k < q->n_keys; k++) d.keys[k] = h[q->keys[k]];
+    d.n_aggs = (uint32_t)q->n_aggs;
+    d.aggs = aggs;
+    st = ps_query_create(ctx, &d, &pq);
+  }
+  if (st == PS_OK) {
+    st = ps_query_run(ctx, pq, res);
+    if (st == PS_OK) { /* a prepared query runs again to the same result */
+      ps_query_result *again = NULL;
+      if (CHECK_OK(ctx, ps_query_run(ctx, pq, &again)))
+        CHECK(ps_query_result_groups(again) == ps_query_result_groups(*res));
+      ps_query_result_destroy(again);
+    }
+  }
+  ps_query_destroy(pq);
+  for (int a = 0; a < q->n_aggs; a++) ps_value_destroy(vals[a]);
+  ps_expr_destroy(where);
+  return st;
+}
+
+/* Compares the library's result in ctx (and in the reference, when given) with
+ * the oracle's. */
+static int check_query(trun *tr, ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q,
+                       const char *label) {
+  oresult o;
+  oracle_query(tr->cols, n, q, &o);
+  ps_query_result *res = NULL;
+  ps_status st = run_query(ctx, h, n, q, &res);
+  int ok = CHECKF(st == o.status, "%s: status %s (%s), oracle %s", label, ps_status_name(st),
+                  ps_context_last_error(ctx), ps_status_name(o.status));
+  if (ok && st == PS_OK) {
+    ok = CHECKF(ps_query_result_groups(res) == o.groups, "%s: %llu groups, oracle %llu", label,
+                (unsigned long long)ps_query_result_groups(res), (unsigned long long)o.groups);
+    for (uint64_t g = 0; ok && g < o.groups; g++) {
+      for (int k = 0; ok && k < q->n_keys; k++) {
+        ps_datum d;
+        CHECK_OK(NULL, ps_query_result_key(res, g, (uint32_t)k, &d));
+        ok = CHECKF(datum_eq(&d, &o.keys[g * 2 + k]), "%s: group %llu key %d differs", label,
+                    (unsigned long long)g, k);
+        if (!ok) print_datum("got", &d), print_datum("oracle", &o.keys[g * 2 + k]);
+      }
+      for (int a = 0; ok && a < q->n_aggs; a++) {
+        ps_datum d;
+        CHECK_OK(NULL, ps_query_result_value(res, g, (uint32_t)a, &d));
+        const ps_datum *want = &o.values[g * PS_QUERY_MAX_AGGS + a];
+        ok = CHECKF(datum_eq(&d, want), "%s: group %llu aggregate %d differs", label, (unsigned long long)g, a);
+        if (!ok) print_datum("got", &d), print_datum("oracle", want);
+        /* the double rendering is the nearest double of the exact text */
+        char text[PS_DATUM_TEXT_SIZE];
+        if (ok && !d.is_null && CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
+          ok = CHECKF(d.as_double == strtod(text, NULL), "%s: as_double %.17g of %s", label, d.as_double, text);
+      }
+    }
+  }
+  if (!ok) print_query(tr, q);
+  ps_query_result_destroy(res);
+  free(o.keys);
+  free(o.values);
+  return ok;
+}
+
+/* ---- random queries ------------------------------------------------------------ */
+
+static const ps_type NUMERIC[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,
+                                  PS_TYPE_UINT8,  PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64,
+                                  PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
+
+static int random_nulls(th_rng *r) { return (int)th_below(r, TN_COUNT); }
+
+/* Budgets of one query's values, within the library's limits (CASE
+ * predicates; instructions: at most two per node). */
+static int case_budget, node_budget;
+
+static qnode *random_value(th_rng *r, trun *tr, const int *vcols, int nv, const int *pcols, int np, int depth) {
+  uint64_t pick = th_below(r, depth > 0 && node_budget > 2 ? 10 : 4);
+  node_budget--;
+  if (pick == 9 && case_budget == 0) pick = 8;
+  if (pick == 9) case_budget--;
+  if (pick < 2 || nv == 0) {
+    qnode *q = qn_new(QN_CONST);
+    q->c = (ti128)th_below(r, 2000) - 1000;
+    q->scale = (uint32_t)th_below(r, 4);
+    if (th_chance(r, 5)) q->kind = QN_NULL;
+    return q;
+  }
+  if (pick < 4) {
+    qnode *q = qn_new(QN_COL);
+    q->col = vcols[th_below(r, (uint64_t)nv)];
+    return q;
+  }
+  if (pick < 9) {
+    qnode *q = qn_new(QN_ARITH);
+    q->op = (ps_arith)th_below(r, 3);
+    q->a = random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+    q->b = random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+    return q;
+  }
+  qnode *q = qn_new(QN_CASE);
+  q->when = gen_tree(r, tr, pcols, (size_t)np, 2, 6);
+  q->a = random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+  q->b = th_chance(r, 25) ? NULL : random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+  return q;
+}
+
+static int type_bits(ps_type t) {
+  switch (t) {
+    case PS_TYPE_INT8:
+    case PS_TYPE_UINT8: return 8;
+    case PS_TYPE_INT16:
+    case PS_TYPE_UINT16: return 16;
+    case PS_TYPE_INT32:
+    case PS_TYPE_UINT32: return 32;
+    default: return 64;
+  }
+}
+
+/* Values M + code with |M| <= min(100, 2^(bits-2)) and codes below 2^(bits-2)
+ * (at most 16 bits): always inside the type. */
+static tcol *narrow_col(th_rng *r, ps_type t, uint64_t n) {
+  int bits = type_bits(t);
+  uint32_t w = (uint32_t)th_below(r, (uint64_t)(bits - 2 < 16 ? bits - 2 : 16) + 1);
+  int64_t mlim = bits - 2 < 7 ? (int64_t)1 << (bits - 2) : 100;
+  ps_reference ref;
+  if (tcol_is_unsigned(t))
+    ref.u = th_below(r, (uint64_t)mlim + 1);
+  else
+    ref.i = (int64_t)th_below(r, 2 * (uint64_t)mlim + 1) - mlim;
+  uint64_t *codes = th_calloc(n ? n : 1, sizeof *codes);
+  for (uint64_t i = 0; i < n; i++) codes[i] = th_u64(r) & tcol_width_max(w);
+  uint8_t *val = tcol_random_validity(r, n, random_nulls(r));
+  tcol *c = tcol_for(t, n, w, tcol_is_float(t) ? (uint32_t)th_below(r, 5) : 0, ref, codes, val, r);
+  free(codes);
+  free(val);
+  return c;
+}
+
+static void random_table(th_rng *r, trun *tr, uint64_t n, int *vcols, int *nv, int *kcols, int *nk) {
+  *nv = *nk = 0;
+  int nnum = 1 + (int)th_below(r, 3);
+  for (int i = 0; i < nnum; i++) {
+    ps_type t = TH_PICK(r, NUMERIC);
+    /* mostly narrow values near zero, so that products fit and results are
+     * numbers; sometimes any values of the type (overflow paths) */
+    tcol *c = th_chance(r, 80) ? narrow_col(r, t, n) : tcol_random_for(r, t, n, (uint32_t)th_below(r, 65), random_nulls(r));
+    int k = tr_add(tr, c);
+    if (k >= 0) vcols[(*nv)++] = k;
+  }
+  /* keys: a dictionary and a narrow FOR column */
+  size_t d = 1 + (size_t)th_below(r, 12);
+  int k = tr_add(tr, tcol_random_dict(r, n, tcol_bits(d - 1), d, th_chance(r, 50), random_nulls(r)));
+  if (k >= 0) kcols[(*nk)++] = k;
+  k = tr_add(tr, tcol_random_for(r, TH_PICK(r, NUMERIC), n, (uint32_t)th_below(r, 7), random_nulls(r)));
+  if (k >= 0) kcols[(*nk)++] = k;
+}
+
+/* A FOR column of the test over one device buffer at byte `off` (data,
+ * then validity at the next multiple of 4), in place of its usual copy. */
+static ps_column *offset_column(ps_context *ctx, const tcol *c, uint64_t off, ps_buffer **buf) {
+  uint64_t vbytes = c->validity ? (c->n + 7) / 8 : 0;
+  ps_column *h = NULL;
+  *buf = NULL;
+  const uint64_t voff = (off + c->data_size + 3) / 4 * 4;
+  if (!CHECK_OK(ctx, ps_buffer_create(ctx, voff + vbytes + 1, buf))) return NULL;
+  if (c->data_size) CHECK_OK(ctx, ps_buffer_write(ctx, *buf, off, c->data, c->data_size));
+  if (vbytes) CHECK_OK(ctx, ps_buffer_write(ctx, *buf, voff, c->validity, vbytes));
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = c->type;
+  d.n = c->n;
+  d.width = c->width;
+  d.scale = c->scale;
+  d.reference = c->ref;
+  d.data_size = c->data_size;
+  d.validity_size = vbytes;
+  CHECK_OK(ctx, ps_column_create_for_device(ctx, &d, *buf, off, vbytes ? *buf : NULL, voff, &h));
+  return h;
+}
+
+static void random_queries(ps_context *ctx, ps_context *ref, th_rng *r, uint64_t n, int queries) {
+  trun tr;
+  tr_init(&tr, ctx, ref);
+  int vcols[4], kcols[2], nv, nk;
+  random_table(r, &tr, n, vcols, &nv, kcols, &nk);
+  /* sometimes the numeric columns live in device buffers at offsets */
+  ps_column *saved[4] = {NULL, NULL, NULL, NULL};
+  ps_buffer *bufs[4] = {NULL, NULL, NULL, NULL};
+  for (int i = 0; i < nv && th_chance(r, 30); i++) {
+    ps_column *h = offset_column(ctx, tr.cols[vcols[i]], 4 * (1 + th_below(r, 7)), &bufs[i]);
+    if (h) saved[i] = tr.h[vcols[i]], tr.h[vcols[i]] = h;
+  }
+  int all[8], na = 0;
+  for (int i = 0; i < nv; i++) all[na++] = vcols[i];
+  for (int i = 0; i < nk; i++) all[na++] = kcols[i];
+  for (int t = 0; t < queries; t++) {
+    oquery q;
+    memset(&q, 0, sizeof q);
+    if (th_chance(r, 75)) q.where = gen_tree(r, &tr, all, (size_t)na, 1 + (int)th_below(r, 3), 12);
+    q.n_keys = (int)th_below(r, (uint64_t)nk + 1);
+    if (q.n_keys == 1) q.keys[0] = kcols[th_below(r, (uint64_t)nk)];
+    if (q.n_keys == 2) q.keys[0] = kcols[th_chance(r, 50)], q.keys[1] = kcols[0] == q.keys[0] ? kcols[1] : kcols[0];
+    q.n_aggs = 1 + (int)th_below(r, 6);
+    case_budget = 8;
+    node_budget = 60;
+    for (int a = 0; a < q.n_aggs; a++) {
+      q.kinds[a] = (ps_agg_kind)(1 + th_below(r, 6));
+      if (q.kinds[a] != PS_AGG_COUNT_STAR)
+        q.vals[a] = random_value(r, &tr, vcols, nv, all, na, 1 + (int)th_below(r, 3));
+    }
+    char label[96];
+    snprintf(label, sizeof label, "random n=%llu query %d", (unsigned long long)n, t);
+    th_case("%s", label);
+    check_query(&tr, ctx, tr.h, n, &q, label);
+    if (ref) check_query(&tr, ref, tr.hr, n, &q, label);
+    oq_free(&q);
+  }
+  for (int i = 0; i < nv; i++) {
+    if (!saved[i]) continue;
+    ps_column_destroy(tr.h[vcols[i]]);
+    tr.h[vcols[i]] = saved[i];
+  }
+  for (int i = 0; i < 4; i++) ps_buffer_destroy(bufs[i]);
+  tr_clear(&tr);
+}
+
+/* ---- named edge cases --------------------------------------------------------- */
+
+static tcol *int_col(ps_type t, uint64_t n, uint32_t w, int64_t m, const uint64_t *codes, const uint8_t *validity) {
+  ps_reference ref;
+  ref.i = m;
+  return tcol_for(t, n, w, 0, ref, codes, validity, NULL);
+}
+
+static void edge_cases(ps_context *ctx) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  /* a: int64 values 0..99; big: values near 10^18; sign: +1/-1 per row */
+  enum { N = 100 };
+  uint64_t codes[N], bigc[N];
+  uint8_t half[(N + 7) / 8];
+  memset(half, 0x55, sizeof half);
+  for (int i = 0; i < N; i++) codes[i] = (uint64_t)i, bigc[i] = (uint64_t)i % 2;
+  int a = tr_add(&tr, int_col(PS_TYPE_INT64, N, 7, 0, codes, NULL));
+  int big = tr_add(&tr, int_col(PS_TYPE_INT64, N, 1, 999999999999999999, bigc, NULL));
+  int an = tr_add(&tr, int_col(PS_TYPE_INT64, N, 7, 0, codes, half));
+  CHECK(a >= 0 && big >= 0 && an >= 0);
+
+  /* empty selection: COUNT 0, SUM/MIN/MAX/AVG NULL, one row; grouped: none */
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.where = on_cmp(a, PS_LT, ps_lit_int(0));
+  q.n_aggs = 5;
+  ps_agg_kind kinds[5] = {PS_AGG_COUNT_STAR, PS_AGG_SUM, PS_AGG_MIN, PS_AGG_MAX, PS_AGG_AVG};
+  for (int i = 0; i < 5; i++) q.kinds[i] = kinds[i], q.vals[i] = i ? col_node(a) : NULL;
+  th_case("empty selection");
+  check_query(&tr, ctx, tr.h, N, &q, "empty selection");
+  q.n_keys = 1;
+  q.keys[0] = an;
+  check_query(&tr, ctx, tr.h, N, &q, "empty selection, grouped");
+  oq_free(&q);
+
+  /* a row's product overflows 38 digits: big * big * big */
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 1;
+  q.kinds[0] = PS_AGG_SUM;
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), col_node(big));
+  th_case("row overflow");
+  check_query(&tr, ctx, tr.h, N, &q, "row overflow");
+  /* ... but not on the rows the WHERE drops */
+  q.where = on_cmp(a, PS_LT, ps_lit_int(0));
+  check_query(&tr, ctx, tr.h, N, &q, "row overflow, no row selected");
+  oq_free(&q);
+
+  /* big * big * 10^2 fits 38 digits per row; the sum of 100 rows does not */
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 2;
+  q.kinds[0] = PS_AGG_SUM;
+  q.kinds[1] = PS_AGG_MAX;
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), const_node(99, 0));
+  q.vals[1] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), const_node(99, 0));
+  th_case("sum overflow");
+  check_query(&tr, ctx, tr.h, N, &q, "sum overflow");
+  /* the same values times (+1, -1) alternately: partial sums pass 38 digits
+   * in some orders, the total does not */
+  qn_free(q.vals[0]);
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_SUB, const_node(1, 0), arith_node(PS_MUL, const_node(2, 0), col_node(a))),
+                         arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), const_node(99, 0)));
+  q.where = on_cmp(a, PS_LE, ps_lit_int(1));
+  check_query(&tr, ctx, tr.h, N, &q, "cancelling sum");
+  oq_free(&q);
+
+  /* AVG rounding: values 0..k-1 over k rows at scale 0 -> scale 6, half away from zero */
+  for (int64_t k = 1; k <= 9; k++) {
+    memset(&q, 0, sizeof q);
+    q.where = on_cmp(a, PS_LT, ps_lit_int(k));
+    q.n_aggs = 2;
+    q.kinds[0] = q.kinds[1] = PS_AGG_AVG;
+    q.vals[0] = arith_node(PS_SUB, const_node(0, 0), arith_node(PS_MUL, col_node(a), const_node(7, 3)));
+    q.vals[1] = arith_node(PS_ADD, col_node(a), const_node(2, 0));
+    th_case("avg k=%lld", (long long)k);
+    check_query(&tr, ctx, tr.h, N, &q, "avg rounding");
+    oq_free(&q);
+  }
+  /* a value exactly checked: AVG of 1, 2 (1.5) and of -1, -2 (-1.5) at scale 0... at scale 6 */
+  {
+    ps_value *v = NULL;
+    ps_query *pq = NULL;
+    ps_query_result *res = NULL;
+    ps_expr *w = NULL;
+    CHECK_OK(ctx, ps_expr_between(ctx, tr.h[a], ps_lit_int(1), ps_lit_int(2), &w));
+    CHECK_OK(ctx, ps_value_column(ctx, tr.h[a], &v));
+    ps_agg ag[3] = {{PS_AGG_AVG, v}, {PS_AGG_SUM, v}, {PS_AGG_COUNT_STAR, NULL}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.where = w;
+    d.n_aggs = 3;
+    d.aggs = ag;
+    th_case("avg 1.5");
+    if (CHECK_OK(ctx, ps_query_create(ctx, &d, &pq)) && CHECK_OK(ctx, ps_query_run(ctx, pq, &res))) {
+      ps_datum x;
+      char text[PS_DATUM_TEXT_SIZE];
+      CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &x));
+      CHECK_OK(NULL, ps_datum_format(&x, text, sizeof text));
+      CHECKF(!strcmp(text, "1.500000") && x.as_double == 1.5, "AVG(1, 2) = %s", text);
+      CHECK_OK(NULL, ps_query_result_value(res, 0, 2, &x));
+      CHECK(x.lo == 2 && x.hi == 0 && x.scale == 0);
+      CHECK_STATUS(NULL, ps_query_result_value(res, 1, 0, &x), PS_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(NULL, ps_query_result_value(res, 0, 3, &x), PS_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(NULL, ps_query_result_key(res, 0, 0, &x), PS_ERR_INVALID_ARGUMENT);
+    }
+    ps_query_result_destroy(res);
+    ps_query_destroy(pq);
+    ps_value_destroy(v);
+    ps_expr_destroy(w);
+  }
+
+  /* validation */
+  {
+    ps_value *v = NULL, *v2 = NULL, *out = NULL;
+    ps_query *pq = NULL;
+    th_case("validation");
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_float(1.5), &v), PS_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_str("x", 1), &v), PS_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(ctx, ps_value_decimal(ctx, 1, 0, 39, &v), PS_ERR_INVALID_ARGUMENT);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "scale 39"));
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_decimal(1, 39), &v), PS_ERR_INVALID_ARGUMENT);
+    /* 10^38 has 39 digits */
+    ti128 p38 = pow10i(38);
+    CHECK_STATUS(ctx, ps_value_decimal(ctx, (uint64_t)p38, (int64_t)(p38 >> 64), 0, &v), PS_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ctx, ps_value_decimal(ctx, (uint64_t)(p38 - 1), (int64_t)((p38 - 1) >> 64), 20, &v));
+    CHECK_OK(ctx, ps_value_decimal(ctx, 1, 0, 19, &v2));
+    CHECK_STATUS(ctx, ps_value_arith(ctx, PS_MUL, v, v2, &out), PS_ERR_LIMIT); /* scale 39 */
+    CHECK_STATUS(ctx, ps_value_arith(ctx, (ps_arith)7, v, v2, &out), PS_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(ctx, ps_value_arith(ctx, PS_ADD, v, v, &out), PS_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, v, v2, &out)); /* owns v and v2 now */
+    CHECK(ps_value_scale(out) == 20);
+    ps_agg ag[2] = {{PS_AGG_COUNT_STAR, out}, {PS_AGG_SUM, NULL}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.n_aggs = 1;
+    d.aggs = ag;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_TYPE_MISMATCH);
+    d.aggs = ag + 1;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_TYPE_MISMATCH);
+    ag[1].value = out;
+    d.n_aggs = 0;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_INVALID_ARGUMENT);
+    d.n_aggs = PS_QUERY_MAX_AGGS + 1;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    d.n_aggs = 1;
+    d.n_keys = 3;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    d.n_keys = 1;
+    d.keys[0] = tr.h[a]; /* 7-bit codes: 128 groups */
+    d.rows = N + 1;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_INVALID_ARGUMENT);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "rows"));
+    d.rows = N;
+    d.keys[0] = tr.h[big]; /* fine: 1-bit */
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &pq));
+    ps_query_destroy(pq);
+    pq = NULL;
+    d.struct_size = 4;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_INVALID_ARGUMENT);
+    CHECK(pq == NULL);
+    ps_value_destroy(out);
+  }
+
+  /* too many groups: two 9-bit keys with nulls -> 513 * 513 > 2^17 */
+  {
+    enum { M = 64 };
+    uint64_t c9[M];
+    uint8_t val[M / 8];
+    memset(val, 0xFF, sizeof val);
+    for (int i = 0; i < M; i++) c9[i] = (uint64_t)i * 7;
+    int k1 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 9, 0, c9, val));
+    int k2 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 9, 5, c9, val));
+    int k3 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 18, 5, c9, NULL));
+    ps_agg ag = {PS_AGG_COUNT_STAR, NULL};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = M;
+    d.n_aggs = 1;
+    d.aggs = &ag;
+    d.n_keys = 2;
+    d.keys[0] = tr.h[k1];
+    d.keys[1] = tr.h[k2];
+    ps_query *pq = NULL;
+    th_case("too many groups");
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "groups"));
+    d.n_keys = 1;
+    d.keys[0] = tr.h[k3]; /* 2^18 codes */
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    /* 2^16 codes plus NULL: within the limit, and right */
+    uint64_t c16[M];
+    for (int i = 0; i < M; i++) c16[i] = (uint64_t)(i * 1031) % 65536;
+    int k4 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 16, -3, c16, half));
+    memset(&q, 0, sizeof q);
+    q.n_keys = 1;
+    q.keys[0] = k4;
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_COUNT_STAR;
+    q.kinds[1] = PS_AGG_SUM;
+    q.vals[1] = col_node(k4);
+    check_query(&tr, ctx, tr.h, M, &q, "2^16 + 1 groups");
+    oq_free(&q);
+  }
+
+  /* corrupt code: an int8 column whose code decodes past 127 */
+  {
+    enum { M = 40 };
+    uint64_t c8[M] = {0};
+    c8[33] = 200;
+    int k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    uint64_t zeros[M] = {0};
+    int z = tr_add(&tr, int_col(PS_TYPE_INT8, M, 1, 0, zeros, NULL));
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 1;
+    q.kinds[0] = PS_AGG_SUM;
+    q.vals[0] = col_node(k);
+    ps_query_result *res = NULL;
+    th_case("corrupt");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+    CHECK(res == NULL);
+    /* not read where the WHERE drops the row */
+    q.where = on_cmp(z, PS_LT, ps_lit_int(0));
+    CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
+    ps_query_result_destroy(res);
+    res = NULL;
+    /* A WHERE leaf reads its column on the rows that reach it: the right
+     * operand of an AND where the left one is not FALSE, of an OR where it
+     * is not TRUE. */
+    qn_free(q.vals[0]);
+    q.vals[0] = col_node(z);
+    struct {
+      int and_, k_first, z_cmp, corrupt;
+    } shapes[] = {
+        {1, 0, PS_LT, 0}, /* z < 0 AND k > 5: k never read */
+        {1, 0, PS_GE, 1}, /* z >= 0 AND k > 5: read on every row */
+        {1, 1, PS_LT, 1}, /* k > 5 AND z < 0: a left operand is always read */
+        {0, 0, PS_GE, 0}, /* z >= 0 OR k > 5: k never read */
+        {0, 0, PS_LT, 1}, /* z < 0 OR k > 5: read on every row */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      on_free(q.where);
+      onode *zl = on_cmp(z, (ps_cmp)shapes[i].z_cmp, ps_lit_int(0)), *kl = on_cmp(k, PS_GT, ps_lit_int(5));
+      onode *l = shapes[i].k_first ? kl : zl, *rt = shapes[i].k_first ? zl : kl;
+      q.where = shapes[i].and_ ? on_and(l, rt) : on_or(l, rt);
+      th_case("corrupt code under a short cut, shape %zu", i);
+      res = NULL;
+      CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), shapes[i].corrupt ? PS_ERR_CORRUPT_DATA : PS_OK);
+      if (shapes[i].corrupt) {
+        CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+        CHECK(res == NULL);
+      }
+      ps_query_result_destroy(res);
+      /* a filter reads every row of every leaf */
+      ps_expr *e = NULL;
+      uint64_t count = 0;
+      if (CHECK_OK(ctx, on_build(ctx, q.where, tr.h, &e)))
+        CHECK_STATUS(ctx, ps_filter_count(ctx, e, &count), PS_ERR_CORRUPT_DATA);
+      ps_expr_destroy(e);
+    }
+    res = NULL;
+    oq_free(&q);
+  }
+
+  /* a corrupt code outranks an overflow in an earlier row, also across chunks */
+  {
+    enum { M = 200 };
+    uint64_t c8[M] = {0}, cx[M] = {0};
+    c8[150] = 255;
+    cx[0] = 1000000000000000; /* cubed: 10^45 */
+    int k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    int x = tr_add(&tr, int_col(PS_TYPE_INT64, M, 50, 0, cx, NULL));
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_SUM;
+    q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), col_node(x)), col_node(x));
+    q.kinds[1] = PS_AGG_MAX;
+    q.vals[1] = col_node(k);
+    ps_query_result *res = NULL;
+    th_case("corrupt after overflow");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 150"));
+    qn_free(q.vals[1]);
+    q.n_aggs = 1;
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_OVERFLOW);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 0"));
+    q.vals[1] = NULL;
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
+
+/* GROUP BY an empty dictionary: all null (one NULL group), or without
+ * validity (every row would be corrupt: none selected, no group). */
+static void empty_dictionary_key(ps_context *ctx) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  tstrs none = {0};
+  enum { N = 40 };
+  uint64_t codes[N] = {0}, zeros[N] = {0};
+  uint8_t nulls[(N + 7) / 8] = {0};
+  int k = tr_add(&tr, tcol_dict(&none, 1, 0, PS_TYPE_UINT8, N, 1, 0, codes, nulls, NULL));
+  int k2 = tr_add(&tr, tcol_dict(&none, 1, 0, PS_TYPE_UINT8, N, 1, 0, codes, NULL, NULL));
+  int z = tr_add(&tr, tcol_for(PS_TYPE_INT8, N, 1, 0, (ps_reference){.i = 0}, zeros, NULL, NULL));
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.n_keys = 1;
+  q.keys[0] = k;
+  q.n_aggs = 1;
+  q.kinds[0] = PS_AGG_COUNT_STAR;
+  th_case("empty dictionary key, all null");
+  check_query(&tr, ctx, tr.h, N, &q, "empty dictionary key, all null");
+  q.keys[0] = k2;
+  q.where = on_cmp(z, PS_LT, ps_lit_int(0));
+  th_case("empty dictionary key, no row selected");
+  check_query(&tr, ctx, tr.h, N, &q, "empty dictionary key, no row selected");
+  oq_free(&q);
+  tr_clear(&tr);
+}
+
+/* NULL keys last, an unsorted dictionary's keys in string order. */
+static void key_order(ps_context *ctx, th_rng *r) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  tstrs dict = {0};
+  const char *words[] = {"pear", "apple", "", "fig", "apples", "b"};
+  for (int i = 0; i < 6; i++) tstrs_push(&dict, words[i], strlen(words[i]));
+  enum { N = 77 };
+  uint64_t codes[N];
+  for (int i = 0; i < N; i++) codes[i] = th_below(r, 6);
+  uint8_t *val = tcol_random_validity(r, N, TN_FEW);
+  int k = tr_add(&tr, tcol_dict(&dict, 0, 0, PS_TYPE_UINT8, N, 3, 0, codes, val, NULL));
+  free(val);
+  tstrs_free(&dict);
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.n_keys = 1;
+  q.keys[0] = k;
+  q.n_aggs = 2;
+  q.kinds[0] = PS_AGG_COUNT_STAR;
+  q.kinds[1] = PS_AGG_MAX;
+  q.vals[1] = col_node(k);
+  th_case("unsorted dictionary keys");
+  check_query(&tr, ctx, tr.h, N, &q, "unsorted dictionary keys");
+  oq_free(&q);
+  tr_clear(&tr);
+}
+
+static void format_cases(void) {
+  struct {
+    ti128 v;
+    uint32_t scale;
+    const char *text;
+  } cases[] = {{0, 0, "0"},           {0, 2, "0.00"},           {-5, 2, "-0.05"},
+               {12345, 2, "123.45"},  {-12345, 5, "-0.12345"},  {7, 0, "7"},
+               {-1, 38, "-0.00000000000000000000000000000000000001"}};
+  th_case("ps_datum_format");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ps_datum d = odatum(cases[i].v, cases[i].scale);
+    char buf[PS_DATUM_TEXT_SIZE];
+    if (CHECK_OK(NULL, ps_datum_format(&d, buf, sizeof buf)))
+      CHECKF(!strcmp(buf, cases[i].text), "format: %s, expected %s", buf, cases[i].text);
+  }
+  ps_datum d = odatum(max38(), 0), n = onull();
+  char buf[PS_DATUM_TEXT_SIZE];
+  CHECK_OK(NULL, ps_datum_format(&d, buf, sizeof buf));
+  CHECK(!strcmp(buf, "99999999999999999999999999999999999999"));
+  d = odatum(-max38(), 38);
+  CHECK_OK(NULL, ps_datum_format(&d, buf, sizeof buf));
+  CHECK(strlen(buf) == 41);
+  CHECK_STATUS(NULL, ps_datum_format(&d, buf, 41), PS_ERR_BUFFER_TOO_SMALL);
+  CHECK_OK(NULL, ps_datum_format(&n, buf, sizeof buf));
+  CHECK(!strcmp(buf, "NULL"));
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "query");
+  format_cases();
+  ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
+  for (int c = 0; c < NCTX; c++) {
+    ps_context *ctx = th_context(chunk_rows[c]);
+    edge_cases(ctx);
+    key_order(ctx, &th.rng);
+    empty_dictionary_key(ctx);
+    static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
+    for (unsigned t = 0; t < 6 * th.scale; t++)
+      random_queries(ctx, ref, &th.rng, 1 + th_below(&th.rng, c ? 700 : 3000), 6);
+    ps_context_destroy(ctx);
+  }
+  ps_context_destroy(ref);
+  return th_finish();
+}
