@@ -553,6 +553,187 @@ typedef struct ps_aggregates {
 PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *selection,
                               uint64_t selection_offset, ps_aggregates *out);
 
+/* ------------------------------------------------------------------------ */
+/* Queries: aggregates of arithmetic over the rows a predicate selects, with an
+ * optional GROUP BY, in one call (docs/design.md, "Arithmetic and aggregates"):
+ *
+ *   SELECT k1, k2, agg(value), ... FROM table WHERE pred GROUP BY k1, k2
+ *
+ * Values are exact: every value expression has a decimal scale s and stands
+ * for an integer u ("unscaled") divided by 10^s.
+ *  - Integer FOR columns: M + code, scale 0. Float FOR columns: the exact
+ *    decimal (M + code) / 10^scale of the column (not the rounded double).
+ *    Dictionary columns: the dictionary index M + code, scale 0.
+ *  - Literals: integers (scale 0) and exact decimals.
+ *  - a + b, a - b: scale max(sa, sb) (the operand of the smaller scale is
+ *    multiplied by a power of ten first); a * b: scale sa + sb.
+ *  - Every value, intermediate and final, must fit PS_QUERY_MAX_DIGITS decimal
+ *    digits (|u| <= 10^38 - 1, SQL DECIMAL(38)). A selected row whose value
+ *    does not fit makes the query fail with PS_ERR_OVERFLOW, never a wrapped
+ *    or rounded number. A scale above PS_QUERY_MAX_SCALE is refused when the
+ *    value is built (PS_ERR_LIMIT).
+ *  - NULL in, NULL out: + - * with a NULL operand (a null row of a column, or
+ *    ps_value_null) is NULL.
+ *  - CASE WHEN pred THEN a ELSE b END: a on the rows where pred is TRUE, b
+ *    where it is FALSE or UNKNOWN (SQL); scale max(sa, sb).
+ *
+ * Aggregates are computed over the rows where `where` is TRUE (every row if
+ * NULL); NULL values are skipped:
+ *  - COUNT(*): the rows; COUNT(v): the rows where v is not NULL (scale 0);
+ *  - SUM(v): exact, at v's scale; MIN(v), MAX(v): at v's scale;
+ *  - AVG(v): the exact sum divided once by COUNT(v), at scale
+ *    max(v's scale, PS_QUERY_AVG_MIN_SCALE), rounded half away from zero;
+ *  - SUM, MIN, MAX and AVG of no values are NULL; COUNT of none is 0.
+ * Sums are accumulated exactly in more than 128 bits, so the order of
+ * accumulation never matters: only a final sum (or average) that does not fit
+ * 38 digits gives PS_ERR_OVERFLOW, on every backend alike.
+ *
+ * GROUP BY one or two key columns with small code domains (dictionary columns,
+ * FOR columns of any type): one result row per group that has at least one
+ * selected row, in ascending key order (k1, then k2): numbers by value,
+ * dictionary strings bytewise (memcmp, a proper prefix first); NULL keys form
+ * one group that sorts after every value. A key's domain is its column's codes
+ * (2^width, or the dictionary's size if smaller), plus one for NULL where the
+ * column has a validity bitmap; the product of the domains may be at most
+ * PS_QUERY_MAX_GROUPS (PS_ERR_LIMIT otherwise, naming the columns and sizes).
+ * Without GROUP BY the result has exactly one row, even when no row is
+ * selected (SQL).
+ *
+ * Every backend returns the same results, bit for bit. */
+
+#define PS_QUERY_MAX_DIGITS 38     /* digits of every value: |u| <= 10^38 - 1 */
+#define PS_QUERY_MAX_SCALE 38      /* largest scale of a value */
+#define PS_QUERY_AVG_MIN_SCALE 6   /* AVG's result has at least this scale */
+#define PS_QUERY_MAX_GROUPS 131072 /* product of the key domains (2^17) */
+#define PS_QUERY_MAX_KEYS 2        /* GROUP BY columns */
+#define PS_QUERY_MAX_AGGS 16       /* aggregates of one query */
+
+/** A value expression (the operand of an aggregate). Ownership as for ps_expr:
+ *  a value references its columns (they must outlive it); ps_value_arith and
+ *  ps_value_case take ownership of their operands on success only;
+ *  ps_value_destroy frees a whole tree, CASE predicates included. */
+typedef struct ps_value ps_value;
+
+/** A column's value (its scale as above): FOR or dictionary column. */
+PS_API ps_status ps_value_column(ps_context *ctx, ps_column *col, ps_value **out);
+/** A literal: PS_LIT_INT64 and PS_LIT_UINT64 (scale 0), and exact decimals
+ *  (PS_LIT_DECIMAL, where the library has that kind). A float literal
+ *  (PS_LIT_FLOAT64) or a string is PS_ERR_TYPE_MISMATCH: arithmetic is exact;
+ *  write a decimal (ps_value_decimal) instead. */
+PS_API ps_status ps_value_literal(ps_context *ctx, ps_literal lit, ps_value **out);
+/** The exact decimal (hi:lo, a two's complement 128-bit integer) / 10^scale:
+ *  scale 0..PS_QUERY_MAX_SCALE and at most PS_QUERY_MAX_DIGITS digits, else
+ *  PS_ERR_INVALID_ARGUMENT. ps_value_decimal(ctx, 5, 0, 2, &v) is 0.05. */
+PS_API ps_status ps_value_decimal(ps_context *ctx, uint64_t lo, int64_t hi, uint32_t scale, ps_value **out);
+/** SQL NULL (scale 0). */
+PS_API ps_status ps_value_null(ps_context *ctx, ps_value **out);
+
+/** Arithmetic operators of value expressions. */
+typedef enum ps_arith { PS_ADD = 0, PS_SUB = 1, PS_MUL = 2 } ps_arith;
+
+/** a <op> b. PS_ERR_LIMIT when the result's scale would exceed
+ *  PS_QUERY_MAX_SCALE; PS_ERR_INVALID_ARGUMENT when the operands read columns
+ *  of different row counts. Ownership of a and b passes on success only. */
+PS_API ps_status ps_value_arith(ps_context *ctx, ps_arith op, ps_value *a, ps_value *b, ps_value **out);
+/** CASE WHEN when THEN then_value ELSE else_value END; else_value NULL means
+ *  ELSE NULL. Ownership of when, then_value and else_value passes on success
+ *  only. */
+PS_API ps_status ps_value_case(ps_context *ctx, ps_expr *when, ps_value *then_value, ps_value *else_value,
+                               ps_value **out);
+/** Frees a value tree. NULL ok. */
+PS_API void ps_value_destroy(ps_value *value);
+/** The value's decimal scale. */
+PS_API uint32_t ps_value_scale(const ps_value *value);
+
+/** Aggregate functions. */
+typedef enum ps_agg_kind {
+  PS_AGG_COUNT_STAR = 1, /* COUNT(*): value must be NULL */
+  PS_AGG_COUNT = 2,      /* COUNT(value) */
+  PS_AGG_SUM = 3,
+  PS_AGG_MIN = 4,
+  PS_AGG_MAX = 5,
+  PS_AGG_AVG = 6
+} ps_agg_kind;
+
+/** One aggregate of a query; the value is borrowed (it must outlive the query). */
+typedef struct ps_agg {
+  ps_agg_kind kind;
+  const ps_value *value; /* NULL for PS_AGG_COUNT_STAR */
+} ps_agg;
+
+/** What a query computes. Call ps_query_desc_init first; fields may be
+ *  appended in later versions (struct_size tells which are present). Every
+ *  pointer is borrowed by ps_query_create's query. */
+typedef struct ps_query_desc {
+  uint32_t struct_size;                     /* sizeof(ps_query_desc) */
+  uint64_t rows;                            /* the table's rows: every column read must have as many */
+  const ps_expr *where;                     /* NULL = every row */
+  uint32_t n_keys;                          /* GROUP BY columns, 0..PS_QUERY_MAX_KEYS */
+  const ps_column *keys[PS_QUERY_MAX_KEYS]; /* FOR or dictionary columns */
+  uint32_t n_aggs;                          /* 1..PS_QUERY_MAX_AGGS */
+  const ps_agg *aggs;                       /* n_aggs aggregates, in SELECT order */
+} ps_query_desc;
+
+/** Fills *desc with zeros and struct_size. */
+PS_API void ps_query_desc_init(ps_query_desc *desc);
+
+/** A validated, prepared query: lowered once, run any number of times. */
+typedef struct ps_query ps_query;
+
+/** Validates desc and prepares the query (lowering its predicates and values
+ *  to device programs). The expressions, values and columns desc names must
+ *  outlive the query. Errors: PS_ERR_INVALID_ARGUMENT (a NULL or malformed
+ *  field, row counts that differ; the message names the field), PS_ERR_LIMIT
+ *  (too many keys, aggregates, groups or instructions), PS_ERR_TYPE_MISMATCH
+ *  (COUNT(*) with a value, an aggregate without one). */
+PS_API ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query **out);
+/** Frees a query. NULL ok. */
+PS_API void ps_query_destroy(ps_query *query);
+
+/** The result of a run: groups (result rows) of keys and aggregate values. */
+typedef struct ps_query_result ps_query_result;
+
+/** Runs the query over all rows in one fused pass on the context's backend
+ *  (predicate, arithmetic and aggregation together; nothing materialized).
+ *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value or a final
+ *  sum does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code outside its
+ *  column's range), device errors. *out is written on success only; free it
+ *  with ps_query_result_destroy. */
+PS_API ps_status ps_query_run(ps_context *ctx, ps_query *query, ps_query_result **out);
+/** Frees a result. NULL ok. */
+PS_API void ps_query_result_destroy(ps_query_result *result);
+/** Number of result rows (groups); 1 without GROUP BY. */
+PS_API uint64_t ps_query_result_groups(const ps_query_result *result);
+
+/** One exact value of a result: unscaled (hi:lo, two's complement 128-bit) /
+ *  10^scale, or NULL. */
+typedef struct ps_datum {
+  int32_t is_null;  /* nonzero: SQL NULL (the other fields are zero) */
+  uint32_t scale;   /* decimal scale */
+  uint64_t lo;      /* unscaled value, low 64 bits */
+  int64_t hi;       /* unscaled value, high 64 bits (sign included) */
+  double as_double; /* the double nearest the exact value (ties to even) */
+  const char *str;  /* dictionary keys: the key's string (not NUL-terminated),
+                       valid while its column lives; NULL otherwise */
+  size_t str_len;
+} ps_datum;
+
+/** Key `key` (0..n_keys-1) of result row `group` (ascending order): the
+ *  column's value as in a value expression (dictionary: index, and str).
+ *  PS_ERR_INVALID_ARGUMENT for an index out of range. */
+PS_API ps_status ps_query_result_key(const ps_query_result *result, uint64_t group, uint32_t key, ps_datum *out);
+/** Aggregate `agg` (0..n_aggs-1) of result row `group`. COUNT: scale 0; SUM,
+ *  MIN, MAX: the value's scale; AVG: as documented above. */
+PS_API ps_status ps_query_result_value(const ps_query_result *result, uint64_t group, uint32_t agg,
+                                       ps_datum *out);
+
+/** Writes a datum as exact SQL text ("-0.50", "123", "NULL"; dictionary keys:
+ *  their string's bytes): at most PS_DATUM_TEXT_SIZE bytes for numbers,
+ *  including the NUL. PS_ERR_BUFFER_TOO_SMALL (buf untouched) when it does
+ *  not fit. */
+#define PS_DATUM_TEXT_SIZE 48
+PS_API ps_status ps_datum_format(const ps_datum *datum, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif
