@@ -13,7 +13,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: packscan_bench [--backend NAME] [--rows N] [--reps K] [--json FILE]\n"
+          "usage: packscan_bench [--backend NAME] [--rows N] [--table-rows N] [--reps K] [--json FILE]\n"
           "                      [--cases LIST] [--widths LIST] [--quick] [--seed S] [--sample N]\n"
           "  --backend NAME  reference, opencl, cuda or auto (default auto)\n"
           "  --rows N        rows of the large cases (N, or 2^K); default GPU 2^28, CPU 2^24,\n"
@@ -21,7 +21,10 @@ static void usage(FILE *f) {
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
-          "                  like_prefix,nulls,ids_1pct,ids_50pct,small (default all)\n"
+          "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the after-filter calls\n"
+          "                  aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids (default all)\n"
+          "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
+          "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
           "  --quick         smaller inputs and fewer repetitions\n"
           "  --seed S        random seed (default 1)\n"
@@ -29,7 +32,9 @@ static void usage(FILE *f) {
 }
 
 static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree",      "colcol", "like_contains",
-                                          "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small"};
+                                          "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small",
+                                          /* over lineorder (bench_after.c) */
+                                          "aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids"};
 
 /* Every name in a --cases list must be a case (a typo would silently run nothing). */
 static int check_cases(const char *list) {
@@ -147,7 +152,7 @@ int main(int argc, char **argv) {
   bench b;
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL;
-  uint64_t rows = 0, reps = 0, sample = 0;
+  uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   b.seed = 1;
   b.gather_supported = -1;
   for (int i = 1; i < argc; i++) {
@@ -175,6 +180,8 @@ int main(int argc, char **argv) {
       bad = check_cases(v) != 0;
     } else if (strcmp(a, "--rows") == 0) {
       bad = parse_u64(v, &rows) != 0 || rows < 64;
+    } else if (strcmp(a, "--table-rows") == 0) {
+      bad = parse_u64(v, &table_rows) != 0 || table_rows < 64 || table_rows > (UINT64_C(1) << 32);
     } else if (strcmp(a, "--reps") == 0) {
       bad = parse_u64(v, &reps) != 0 || reps < 1 || reps > BENCH_MAX_REPS;
     } else if (strcmp(a, "--seed") == 0) {
@@ -231,10 +238,13 @@ int main(int argc, char **argv) {
     b.sample_rows = b.quick ? UINT64_C(1) << 16 : UINT64_C(1) << 18;
     b.copy_bytes = b.quick ? UINT64_C(64) << 20 : UINT64_C(256) << 20;
   }
+  b.table_rows = b.is_gpu ? (b.quick ? UINT64_C(1) << 24 : 120000000) : (b.quick ? UINT64_C(1) << 20 : UINT64_C(1) << 22);
   if (rows) {
     b.rows = rows; /* an explicit row count holds for every case */
+    b.table_rows = rows;
     b.sweep_min_bytes = 0;
   }
+  if (table_rows) b.table_rows = table_rows;
   if (reps) b.reps = (int)reps;
   if (sample) b.sample_rows = sample;
 
@@ -267,6 +277,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
 
   bench_run_all(&b);
+  bench_run_tables(&b);
 
   int failed = 0;
   for (int i = 0; i < b.n_results; i++) failed |= strcmp(b.results[i].check, "FAIL") == 0;
