@@ -27,6 +27,7 @@
 #include "packscan.h"
 #include "ps_like_nfa.h"
 #include "ps_program.h"
+#include "ps_query_program.h"
 
 #define PS_BACKEND_ABI_VERSION 1
 
@@ -134,6 +135,24 @@ typedef struct ps_like_dict_args {
   ps_devmem out;          /* ceil(count / 32) words (4-byte aligned) */
 } ps_like_dict_args;
 
+/* One chunk of a query (ps_query_run; semantics in ps_query_program.h):
+ * accumulates the chunk's selected rows into acc, which holds
+ * prog->n_groups * prog->n_accs ps_qacc in device memory, already holding the
+ * earlier chunks' totals (the core initializes it once per run and reads it
+ * back at the end). PS_ERR_OVERFLOW or PS_ERR_CORRUPT_DATA (with a message
+ * naming the row and aggregate or slot) fail the run; acc is then
+ * unspecified. */
+typedef struct ps_query_args {
+  const ps_vprog *prog;                /* byte counts of its slots relative to the chunk start */
+  uint64_t rows;                       /* rows in this chunk (> 0) */
+  uint64_t row_begin;                  /* index of the chunk's first row (multiple of 32) */
+  ps_devmem data[PS_MAX_COLS];         /* packed stream of each slot, at the chunk start */
+  ps_devmem validity[PS_MAX_COLS];     /* validity at the chunk start (handle NULL if none) */
+  ps_devmem where;                     /* the WHERE selection at the chunk start; handle NULL = all rows */
+  ps_devmem preds[PS_QMAX_PREDS];      /* CASE predicate bitmaps at the chunk start */
+  ps_devmem acc;                       /* the accumulators */
+} ps_query_args;
+
 typedef struct ps_backend_ops {
   uint32_t abi_version; /* PS_BACKEND_ABI_VERSION */
   const char *name;     /* "reference", "opencl", "cuda" */
@@ -181,6 +200,10 @@ typedef struct ps_backend_ops {
    * fuse: the core then evaluates the chunk into a bitmap and calls
    * row_ids. NULL = never fused. */
   ps_status (*eval_ids)(ps_backend *be, const ps_eval_args *args);
+
+  /* Optional (ABI 1 addition): one chunk of a query (ps_query_args). NULL =
+   * ps_query_run returns PS_ERR_UNSUPPORTED. */
+  ps_status (*query)(ps_backend *be, const ps_query_args *args);
 } ps_backend_ops;
 
 /* Records a message as the context's last error (printf-style); returns status.

@@ -359,6 +359,146 @@ static ps_status ref_gather(ps_backend *be, const ps_gather_args *a) {
   return PS_OK;
 }
 
+/* ---- queries ---------------------------------------------------------------- */
+
+__extension__ typedef __int128 q128;
+
+/* 10^38 - 1: the largest magnitude of a value. */
+static q128 max38(void) {
+  q128 m = 1;
+  for (int i = 0; i < 38; i++) m *= 10;
+  return m - 1;
+}
+
+typedef struct qvalue {
+  bool null, overflow;
+  q128 v;
+} qvalue;
+
+static qvalue checked(bool ok, q128 v, q128 limit) {
+  qvalue r = {false, false, v};
+  r.overflow = !ok || v > limit || v < -limit;
+  return r;
+}
+
+/* One value of a selected row (ps_query_program.h). */
+static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, const uint8_t *const *preds, uint64_t r,
+                         q128 limit) {
+  qvalue st[PS_QMAX_STACK];
+  int sp = 0;
+  for (uint32_t i = g->first; i < g->first + g->count; i++) {
+    const ps_vinsn *in = &p->insns[i];
+    switch (in->op) {
+      case PS_VOP_COL: {
+        qvalue x = {true, false, 0};
+        uint64_t code;
+        if (is_valid(R, in->arg, r) && checked_code(R, in->arg, r, &code)) {
+          const ps_prog_col *c = &p->cols[in->arg];
+          uint64_t v = c->reference + code;
+          x.null = false;
+          x.v = c->kind == PS_KIND_UNSIGNED ? (q128)v : (q128)(int64_t)v;
+        }
+        st[sp++] = x;
+        break;
+      }
+      case PS_VOP_CONST: st[sp++] = (qvalue){false, false, (q128)(((unsigned __int128)in->hi << 64) | in->lo)}; break;
+      case PS_VOP_NULL: st[sp++] = (qvalue){true, false, 0}; break;
+      case PS_VOP_SCALE: {
+        qvalue *x = &st[sp - 1];
+        if (x->null || x->overflow) break;
+        q128 v = x->v;
+        bool ok = true;
+        for (uint32_t k = 0; k < in->arg && ok; k++) ok = !__builtin_mul_overflow(v, 10, &v);
+        *x = checked(ok, v, limit);
+        break;
+      }
+      case PS_VOP_CASE: {
+        qvalue e = st[--sp], t = st[sp - 1];
+        st[sp - 1] = bit_at(preds[in->arg], r) ? t : e;
+        break;
+      }
+      default: {
+        qvalue b = st[--sp], a = st[sp - 1], x = {a.null || b.null, a.overflow || b.overflow, 0};
+        if (!x.null && !x.overflow) {
+          q128 v;
+          bool ok = in->op == PS_VOP_ADD   ? !__builtin_add_overflow(a.v, b.v, &v)
+                    : in->op == PS_VOP_SUB ? !__builtin_sub_overflow(a.v, b.v, &v)
+                                           : !__builtin_mul_overflow(a.v, b.v, &v);
+          x = checked(ok, v, limit);
+        }
+        st[sp - 1] = x;
+        break;
+      }
+    }
+  }
+  return st[0];
+}
+
+static void acc_add(ps_qacc *acc, q128 v) {
+  unsigned __int128 lo = ((unsigned __int128)acc->sum1 << 64) | acc->sum0;
+  unsigned __int128 sum = lo + (unsigned __int128)v;
+  uint64_t carry = sum < lo;                  /* carry out of the low 128 bits */
+  acc->sum2 += carry + (v < 0 ? UINT64_MAX : 0); /* plus v's sign extension */
+  acc->sum0 = (uint64_t)sum;
+  acc->sum1 = (uint64_t)(sum >> 64);
+  q128 mn = (q128)(((unsigned __int128)acc->min_hi << 64) | acc->min_lo);
+  q128 mx = (q128)(((unsigned __int128)acc->max_hi << 64) | acc->max_lo);
+  if (v < mn) acc->min_lo = (uint64_t)v, acc->min_hi = (uint64_t)((unsigned __int128)v >> 64);
+  if (v > mx) acc->max_lo = (uint64_t)v, acc->max_hi = (uint64_t)((unsigned __int128)v >> 64);
+  acc->count++;
+}
+
+static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
+  const ps_vprog *p = a->prog;
+  ps_program cols; /* a predicate program holding only the column slots, for the row reader */
+  memset(&cols, 0, sizeof cols);
+  cols.n_cols = p->n_cols;
+  memcpy(cols.cols, p->cols, sizeof p->cols);
+  row_reader R;
+  memset(&R, 0, sizeof R);
+  R.prog = &cols;
+  for (uint32_t i = 0; i < p->n_cols; i++) {
+    R.data[i] = (const uint8_t *)a->data[i].handle + a->data[i].offset;
+    if (a->validity[i].handle) R.validity[i] = (const uint8_t *)a->validity[i].handle + a->validity[i].offset;
+  }
+  const uint8_t *where = a->where.handle ? (const uint8_t *)a->where.handle + a->where.offset : NULL;
+  const uint8_t *preds[PS_QMAX_PREDS];
+  for (uint32_t i = 0; i < p->n_preds; i++) preds[i] = (const uint8_t *)a->preds[i].handle + a->preds[i].offset;
+  ps_qacc *acc = (ps_qacc *)((uint8_t *)a->acc.handle + a->acc.offset);
+  const q128 limit = max38();
+  for (uint64_t r = 0; r < a->rows; r++) {
+    if (where && !bit_at(where, r)) continue;
+    /* every slot of a selected row is read (and checked) */
+    uint64_t codes[PS_MAX_COLS];
+    for (uint32_t i = 0; i < p->n_cols; i++)
+      if (is_valid(&R, i, r)) checked_code(&R, i, r, &codes[i]);
+    if (R.corrupt)
+      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                              "row %" PRIu64 " of column slot %u holds a code outside its range",
+                              a->row_begin + R.corrupt_row, R.corrupt_slot);
+    uint64_t g = 0;
+    for (uint32_t k = 0; k < p->n_keys; k++) {
+      uint32_t s = p->key_slot[k];
+      g += (is_valid(&R, s, r) ? codes[s] : p->key_domain[k] - 1) * p->key_stride[k];
+    }
+    ps_qacc *ga = acc + g * p->n_accs;
+    ga[0].count++;
+    for (uint32_t i = 0; i < p->n_aggs; i++) {
+      if (p->aggs[i].count == 0) {
+        ga[1 + i].count++;
+        continue;
+      }
+      qvalue v = eval_value(&R, p, &p->aggs[i], preds, r, limit);
+      if (v.overflow)
+        return ps_backend_error(be->ctx, PS_ERR_OVERFLOW,
+                                "row %" PRIu64 ": the value of aggregate %u does not fit %d digits",
+                                a->row_begin + r, i, PS_QUERY_MAX_DIGITS);
+      if (!v.null) acc_add(&ga[1 + i], v.v);
+    }
+  }
+  return PS_OK;
+}
+
 const ps_backend_ops ps_backend_reference = {
     .abi_version = PS_BACKEND_ABI_VERSION,
     .name = "reference",
@@ -374,4 +514,5 @@ const ps_backend_ops ps_backend_reference = {
     .row_ids = ref_row_ids,
     .reduce = ref_reduce,
     .gather = ref_gather,
+    .query = ref_query,
 };

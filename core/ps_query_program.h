@@ -1,0 +1,110 @@
+/*
+ * The flat value program of a query (ps_query_create): what host C, CUDA and
+ * OpenCL C all read to compute aggregates of arithmetic over selected rows.
+ * Fixed-width POD only, like ps_program.h (whose column slots it reuses);
+ * sizes are checked with _Static_assert in core/query.c.
+ *
+ * SEMANTICS (binding for every backend; docs/design.md):
+ *
+ * A chunk of rows comes with the WHERE selection (a bitmap; none = every row)
+ * and one bitmap per CASE predicate (bit r = the predicate is TRUE on row r).
+ * For every selected row r:
+ *   - every column slot is read: a valid row's code above the slot's
+ *     code_limit (or any valid row of a PS_COLF_NO_CODES slot) fails the run
+ *     with PS_ERR_CORRUPT_DATA;
+ *   - the group g = sum over keys k of slot_index_k * key_stride[k], where
+ *     slot_index_k is the key column's code, or key_domain[k] - 1 for a null
+ *     row of a key column with validity (its NULL group);
+ *   - acc[g * n_accs + 0].count += 1 (the group's selected rows);
+ *   - for each aggregate a (accumulator g * n_accs + 1 + a): its value program
+ *     insns[first, first + count) runs on a stack of values. A value is
+ *     (null, overflow, v) with v a signed integer of at most 38 decimal digits
+ *     held as two's complement 128 bits (hi:lo):
+ *       PS_VOP_COL slot:   null if the row is null in the slot; else
+ *                          v = M + code (the 64-bit wrapping sum), sign-extended
+ *                          for PS_KIND_SIGNED / FLOAT64 / FLOAT32 slots,
+ *                          zero-extended for PS_KIND_UNSIGNED slots;
+ *       PS_VOP_CONST:      v = hi:lo;
+ *       PS_VOP_NULL:       null;
+ *       PS_VOP_SCALE k:    top: v = v * 10^k (arg = k, 1..38);
+ *       PS_VOP_ADD/SUB/MUL: pop b, pop a, push a op b;
+ *       PS_VOP_CASE p:     pop e, pop t, push (bit r of predicate p) ? t : e.
+ *     Arithmetic: overflow = a.overflow | b.overflow; null = a.null | b.null;
+ *     if neither is set, v = the exact result, and if |v| > 10^38 - 1 the
+ *     result is (overflow, v unspecified). SCALE: the same rule on one operand.
+ *     The final value: overflow fails the run with PS_ERR_OVERFLOW; null is
+ *     skipped; otherwise (COUNT_STAR excepted, which has no program):
+ *       count += 1; sum (192-bit two's complement, three words) += v;
+ *       min = min(min, v); max = max(max, v) (signed 128-bit order).
+ *     A count of 0 leaves sum, min and max at their initial values
+ *     (sum 0, min PS_QACC_MIN_INIT, max PS_QACC_MAX_INIT).
+ * Unselected rows are not read at all. The result does not depend on the
+ * order rows are accumulated in (the 192-bit sum cannot overflow for fewer
+ * than 2^64 rows of 128-bit values), so every backend may split the work as it
+ * likes and still return the same bits.
+ */
+#ifndef PS_QUERY_PROGRAM_H
+#define PS_QUERY_PROGRAM_H
+
+#include "ps_program.h"
+
+#define PS_QMAX_INSNS 128 /* value instructions of all aggregates together */
+#define PS_QMAX_STACK 8   /* value stack depth */
+#define PS_QMAX_AGGS 16   /* aggregates (packscan.h PS_QUERY_MAX_AGGS) */
+#define PS_QMAX_PREDS 8   /* CASE predicates */
+#define PS_QMAX_KEYS 2    /* GROUP BY columns */
+
+#define PS_VOP_COL 1u
+#define PS_VOP_CONST 2u
+#define PS_VOP_NULL 3u
+#define PS_VOP_SCALE 4u
+#define PS_VOP_ADD 5u
+#define PS_VOP_SUB 6u
+#define PS_VOP_MUL 7u
+#define PS_VOP_CASE 8u
+
+typedef struct ps_vinsn {
+  ps_u32 op;  /* PS_VOP_* */
+  ps_u32 arg; /* COL: slot; SCALE: power of ten; CASE: predicate index */
+  ps_u64 lo;  /* CONST: low 64 bits */
+  ps_u64 hi;  /* CONST: high 64 bits */
+} ps_vinsn;   /* 24 bytes */
+
+typedef struct ps_vagg {
+  ps_u32 first; /* first instruction */
+  ps_u32 count; /* instructions; 0 = COUNT(*) (counts rows, reads nothing) */
+} ps_vagg;      /* 8 bytes */
+
+typedef struct ps_vprog {
+  ps_u32 n_cols;  /* column slots used (values and keys) */
+  ps_u32 n_insns;
+  ps_u32 n_aggs;
+  ps_u32 n_accs;  /* accumulators per group: 1 + n_aggs */
+  ps_u32 n_keys;  /* 0..PS_QMAX_KEYS */
+  ps_u32 n_preds; /* CASE predicate bitmaps */
+  ps_u32 n_groups; /* product of the key domains (1 without keys) */
+  ps_u32 pad_;
+  ps_u32 key_slot[PS_QMAX_KEYS];
+  ps_u32 key_domain[PS_QMAX_KEYS]; /* codes (+1 for NULL where the slot has validity) */
+  ps_u32 key_stride[PS_QMAX_KEYS];
+  ps_u32 key_pad_[PS_QMAX_KEYS];
+  ps_prog_col cols[PS_MAX_COLS]; /* byte counts relative to the chunk start */
+  ps_vagg aggs[PS_QMAX_AGGS];
+  ps_vinsn insns[PS_QMAX_INSNS];
+} ps_vprog;
+
+/* One accumulator: 64 bytes. min/max are 128-bit two's complement. */
+typedef struct ps_qacc {
+  ps_u64 count;
+  ps_u64 sum0, sum1, sum2; /* 192-bit sum, sum0 least significant */
+  ps_u64 min_lo, min_hi;
+  ps_u64 max_lo, max_hi;
+} ps_qacc;
+
+/* Initial min (the largest 128-bit value) and max (the smallest). */
+#define PS_QACC_MIN_INIT_LO 0xFFFFFFFFFFFFFFFFull
+#define PS_QACC_MIN_INIT_HI 0x7FFFFFFFFFFFFFFFull
+#define PS_QACC_MAX_INIT_LO 0ull
+#define PS_QACC_MAX_INIT_HI 0x8000000000000000ull
+
+#endif /* PS_QUERY_PROGRAM_H */

@@ -1,0 +1,623 @@
+/* Queries: validation, lowering of value expressions to the flat value
+ * program (ps_query_program.h), chunked runs on the backend, and the exact
+ * finalization of the accumulators into results (on the host, so every
+ * backend's results are rendered by the same code). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+
+_Static_assert(sizeof(ps_vinsn) == 24, "ps_vinsn layout");
+_Static_assert(sizeof(ps_vagg) == 8, "ps_vagg layout");
+_Static_assert(sizeof(ps_qacc) == 64, "ps_qacc layout");
+_Static_assert(offsetof(ps_vprog, cols) == 64, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, aggs) == 64 + 48 * PS_MAX_COLS, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, insns) == 64 + 48 * PS_MAX_COLS + 8 * PS_QMAX_AGGS, "ps_vprog layout");
+_Static_assert(PS_QMAX_AGGS == PS_QUERY_MAX_AGGS && PS_QMAX_KEYS == PS_QUERY_MAX_KEYS, "limits agree");
+
+struct ps_query {
+  ps_context *ctx;
+  ps_vprog prog;
+  ps_column *cols[PS_MAX_COLS];
+  uint64_t rows;
+  const ps_expr *where;
+  const ps_expr *preds[PS_QMAX_PREDS];
+  const ps_column *keys[PS_QMAX_KEYS];
+  ps_agg_kind kinds[PS_QMAX_AGGS];
+  uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
+};
+
+struct ps_query_result {
+  ps_context *ctx;
+  uint64_t n_groups;
+  uint32_t n_keys, n_aggs;
+  ps_datum *keys;   /* n_groups * n_keys */
+  ps_datum *values; /* n_groups * n_aggs */
+};
+
+void ps_query_desc_init(ps_query_desc *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = sizeof *desc;
+}
+
+/* ---- lowering --------------------------------------------------------------- */
+
+typedef struct qlower {
+  ps_context *ctx;
+  ps_query *q;
+  uint32_t agg;   /* aggregate being lowered, for messages */
+  uint32_t depth; /* current stack depth */
+} qlower;
+
+static ps_status slot_of(qlower *L, ps_column *c, uint32_t *slot) {
+  ps_vprog *p = &L->q->prog;
+  for (uint32_t i = 0; i < p->n_cols; i++)
+    if (L->q->cols[i] == c) return *slot = i, PS_OK;
+  if (p->n_cols == PS_MAX_COLS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query reads more than %d distinct columns", PS_MAX_COLS);
+  uint32_t i = p->n_cols++;
+  L->q->cols[i] = c;
+  p->cols[i] = ps_prog_col_of(c);
+  p->cols[i].data_bytes = p->cols[i].validity_bytes = 0; /* per chunk */
+  *slot = i;
+  return PS_OK;
+}
+
+static ps_status emit(qlower *L, uint32_t op, uint32_t arg, ps_i128 c, int push) {
+  ps_vprog *p = &L->q->prog;
+  if (p->n_insns == PS_QMAX_INSNS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query's values lower to more than %d instructions", PS_QMAX_INSNS);
+  ps_vinsn *in = &p->insns[p->n_insns++];
+  in->op = op;
+  in->arg = arg;
+  in->lo = (uint64_t)c;
+  in->hi = (uint64_t)((ps_u128)c >> 64);
+  L->depth = (uint32_t)((int)L->depth + push);
+  if (L->depth > PS_QMAX_STACK)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the value of aggregate %" PRIu32 " nests deeper than %d operands",
+                        L->agg, PS_QMAX_STACK);
+  return PS_OK;
+}
+
+static ps_status pred_of(qlower *L, const ps_expr *e, uint32_t *index) {
+  ps_vprog *p = &L->q->prog;
+  for (uint32_t i = 0; i < p->n_preds; i++)
+    if (L->q->preds[i] == e) return *index = i, PS_OK;
+  if (p->n_preds == PS_QMAX_PREDS)
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query has more than %d CASE predicates", PS_QMAX_PREDS);
+  L->q->preds[p->n_preds] = e;
+  *index = p->n_preds++;
+  return PS_OK;
+}
+
+/* Emits v, then a rescale of the top to `scale` (>= v's scale). */
+static ps_status lower_value(qlower *L, const ps_value *v, uint32_t scale) {
+  switch (v->kind) {
+    case PS_VALUE_COLUMN: {
+      uint32_t slot;
+      PS_TRY(slot_of(L, v->col, &slot));
+      PS_TRY(emit(L, PS_VOP_COL, slot, 0, 1));
+      break;
+    }
+    case PS_VALUE_CONST: PS_TRY(emit(L, PS_VOP_CONST, 0, v->constant, 1)); break;
+    case PS_VALUE_NULL: PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1)); break;
+    case PS_VALUE_ARITH: {
+      uint32_t s = v->op == PS_MUL ? 0 : v->scale; /* + and - align both operands first */
+      PS_TRY(lower_value(L, v->a, v->op == PS_MUL ? v->a->scale : s));
+      PS_TRY(lower_value(L, v->b, v->op == PS_MUL ? v->b->scale : s));
+      uint32_t op = v->op == PS_ADD ? PS_VOP_ADD : v->op == PS_SUB ? PS_VOP_SUB : PS_VOP_MUL;
+      PS_TRY(emit(L, op, 0, 0, -1));
+      break;
+    }
+    case PS_VALUE_CASE: {
+      uint32_t p = 0;
+      PS_TRY(pred_of(L, v->when, &p));
+      PS_TRY(lower_value(L, v->a, v->scale));
+      if (v->b)
+        PS_TRY(lower_value(L, v->b, v->scale));
+      else
+        PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1));
+      PS_TRY(emit(L, PS_VOP_CASE, p, 0, -1));
+      break;
+    }
+  }
+  if (scale > v->scale) PS_TRY(emit(L, PS_VOP_SCALE, scale - v->scale, 0, 0));
+  return PS_OK;
+}
+
+static const char *agg_name(ps_agg_kind k) {
+  switch (k) {
+    case PS_AGG_COUNT_STAR: return "COUNT(*)";
+    case PS_AGG_COUNT: return "COUNT";
+    case PS_AGG_SUM: return "SUM";
+    case PS_AGG_MIN: return "MIN";
+    case PS_AGG_MAX: return "MAX";
+    case PS_AGG_AVG: return "AVG";
+  }
+  return "?";
+}
+
+/* Rows of everything the query reads must be desc->rows. */
+static ps_status check_rows(ps_context *ctx, uint64_t want, uint64_t got, const char *what, uint32_t i) {
+  if (got != want)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "%s %" PRIu32 " reads %" PRIu64 " rows; desc->rows is %" PRIu64, what, i, got, want);
+  return PS_OK;
+}
+
+static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uint64_t *domain) {
+  uint64_t codes;
+  if (c->no_codes)
+    codes = 0;
+  else if (c->width >= 64 || c->code_limit < ((uint64_t)1 << c->width) - 1)
+    codes = c->code_limit < UINT64_MAX ? c->code_limit + 1 : UINT64_MAX;
+  else
+    codes = (uint64_t)1 << c->width;
+  *domain = codes + (c->validity.handle != NULL);
+  if (*domain > PS_QUERY_MAX_GROUPS)
+    return ps_set_error(ctx, PS_ERR_LIMIT,
+                        "GROUP BY key %" PRIu32 " (%s, %" PRIu32 "-bit codes) has %" PRIu64
+                        " possible keys; at most %d groups are supported",
+                        k, ps_type_name(c->type), c->width, *domain, PS_QUERY_MAX_GROUPS);
+  return PS_OK;
+}
+
+static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_query *q) {
+  if (d->struct_size < sizeof *d)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->struct_size is %" PRIu32 "; expected %zu (call "
+                        "ps_query_desc_init)", d->struct_size, sizeof *d);
+  q->rows = d->rows;
+  if (d->where) {
+    PS_TRY(ps_check_expr(ctx, d->where));
+    PS_TRY(check_rows(ctx, d->rows, d->where->rows, "where", 0));
+    q->where = d->where;
+  }
+  if (d->n_aggs < 1 || d->n_aggs > PS_QUERY_MAX_AGGS)
+    return ps_set_error(ctx, d->n_aggs ? PS_ERR_LIMIT : PS_ERR_INVALID_ARGUMENT,
+                        "desc->n_aggs is %" PRIu32 "; expected 1..%d", d->n_aggs, PS_QUERY_MAX_AGGS);
+  if (!d->aggs) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs is NULL");
+  if (d->n_keys > PS_QUERY_MAX_KEYS)
+    return ps_set_error(ctx, PS_ERR_LIMIT, "desc->n_keys is %" PRIu32 "; at most %d GROUP BY columns", d->n_keys,
+                        PS_QUERY_MAX_KEYS);
+  qlower L = {ctx, q, 0, 0};
+  ps_vprog *p = &q->prog;
+  /* keys first: their slots, domains and strides */
+  uint64_t groups = 1;
+  for (uint32_t k = 0; k < d->n_keys; k++) {
+    const ps_column *c = d->keys[k];
+    if (!c) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->keys[%" PRIu32 "] is NULL", k);
+    if (c->ctx != ctx)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->keys[%" PRIu32 "] belongs to another context", k);
+    PS_TRY(check_rows(ctx, d->rows, c->n, "key", k));
+    uint64_t dom;
+    PS_TRY(key_domain(ctx, c, k, &dom));
+    groups *= dom;
+    if (groups > PS_QUERY_MAX_GROUPS)
+      return ps_set_error(ctx, PS_ERR_LIMIT,
+                          "GROUP BY keys of %" PRIu32 " and %" PRIu64 " possible values make %" PRIu64
+                          " groups; at most %d are supported",
+                          p->key_domain[0], dom, groups, PS_QUERY_MAX_GROUPS);
+    PS_TRY(slot_of(&L, (ps_column *)c, &p->key_slot[k]));
+    p->key_domain[k] = (uint32_t)dom;
+    q->keys[k] = c;
+  }
+  p->n_keys = d->n_keys;
+  p->n_groups = (uint32_t)groups;
+  for (uint32_t k = 0; k < d->n_keys; k++) {
+    uint64_t stride = 1;
+    for (uint32_t j = k + 1; j < d->n_keys; j++) stride *= p->key_domain[j];
+    p->key_stride[k] = (uint32_t)stride;
+  }
+  /* aggregates */
+  for (uint32_t a = 0; a < d->n_aggs; a++) {
+    const ps_agg *g = &d->aggs[a];
+    if ((unsigned)g->kind < PS_AGG_COUNT_STAR || (unsigned)g->kind > PS_AGG_AVG)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs[%" PRIu32 "].kind is %d; expected PS_AGG_*", a,
+                          (int)g->kind);
+    if (g->kind == PS_AGG_COUNT_STAR && g->value)
+      return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "desc->aggs[%" PRIu32 "] is COUNT(*) but has a value", a);
+    if (g->kind != PS_AGG_COUNT_STAR && !g->value)
+      return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "desc->aggs[%" PRIu32 "] is %s without a value", a,
+                          agg_name(g->kind));
+    q->kinds[a] = g->kind;
+    p->aggs[a].first = p->n_insns;
+    if (g->value) {
+      if (g->value->ctx != ctx)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs[%" PRIu32 "].value belongs to another context",
+                            a);
+      if (g->value->has_rows) PS_TRY(check_rows(ctx, d->rows, g->value->rows, "aggregate", a));
+      q->scales[a] = g->value->scale;
+      L.agg = a;
+      L.depth = 0;
+      PS_TRY(lower_value(&L, g->value, g->value->scale));
+    }
+    p->aggs[a].count = p->n_insns - p->aggs[a].first;
+  }
+  p->n_aggs = d->n_aggs;
+  p->n_accs = 1 + d->n_aggs;
+  return PS_OK;
+}
+
+ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!desc) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc is NULL");
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  ps_query *q = ps_calloc_ctx(ctx, 1, sizeof *q);
+  if (!q) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query");
+  q->ctx = ctx;
+  ps_status st = create_checked(ctx, desc, q);
+  if (st != PS_OK) {
+    ps_host_free(ctx, q);
+    return st;
+  }
+  *out = q;
+  return PS_OK;
+}
+
+void ps_query_destroy(ps_query *q) {
+  if (q) ps_host_free(q->ctx, q);
+}
+
+/* ---- running ---------------------------------------------------------------- */
+
+static uint64_t bitmap_words_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
+
+static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_buffer *acc) {
+  const uint64_t bm = bitmap_words_bytes(q->rows);
+  uint32_t nb = 0;
+  ps_devmem where = PS_NO_MEM, preds[PS_QMAX_PREDS];
+  if (q->where) {
+    where = bits->mem;
+    PS_TRY(ps_run_program(ctx, q->where, where, PS_NO_MEM, PS_NO_MEM, NULL));
+    nb++;
+  }
+  for (uint32_t i = 0; i < q->prog.n_preds; i++, nb++) {
+    preds[i] = bits->mem;
+    preds[i].offset += nb * bm;
+    PS_TRY(ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL));
+  }
+  for (uint64_t r0 = 0; r0 < q->rows; r0 += ctx->chunk_rows) {
+    ps_vprog prog = q->prog;
+    ps_query_args a;
+    memset(&a, 0, sizeof a);
+    a.prog = &prog;
+    a.rows = q->rows - r0 < ctx->chunk_rows ? q->rows - r0 : ctx->chunk_rows;
+    a.row_begin = r0;
+    for (uint32_t i = 0; i < prog.n_cols; i++) {
+      const ps_column *c = q->cols[i];
+      uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
+      prog.cols[i].data_bytes = c->data_size - skip;
+      a.data[i] = c->data;
+      a.data[i].offset += skip;
+      if (c->validity.handle) {
+        prog.cols[i].validity_bytes = c->validity_size - r0 / 8;
+        a.validity[i] = c->validity;
+        a.validity[i].offset += r0 / 8;
+      }
+    }
+    if (where.handle) {
+      a.where = where;
+      a.where.offset += r0 / 8;
+    }
+    for (uint32_t i = 0; i < prog.n_preds; i++) {
+      a.preds[i] = preds[i];
+      a.preds[i].offset += r0 / 8;
+    }
+    a.acc = acc->mem;
+    PS_TRY(ctx->ops->query(ctx->be, &a));
+  }
+  return PS_OK;
+}
+
+static void acc_init(ps_qacc *acc, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) {
+    memset(&acc[i], 0, sizeof acc[i]);
+    acc[i].min_lo = PS_QACC_MIN_INIT_LO;
+    acc[i].min_hi = PS_QACC_MIN_INIT_HI;
+    acc[i].max_lo = PS_QACC_MAX_INIT_LO;
+    acc[i].max_hi = PS_QACC_MAX_INIT_HI;
+  }
+}
+
+/* ---- finalization ------------------------------------------------------------ */
+
+static ps_i128 make_i128(uint64_t lo, uint64_t hi) { return (ps_i128)(((ps_u128)hi << 64) | lo); }
+
+/* Digits of |v| into buf (backwards), returns the start. */
+static char *u128_digits(ps_u128 v, char *end) {
+  *--end = '\0';
+  do {
+    *--end = (char)('0' + (int)(v % 10));
+    v /= 10;
+  } while (v);
+  return end;
+}
+
+static double to_double(ps_i128 v, uint32_t scale) {
+  /* The exact decimal in exponent notation ("-12345e-2"), read by strtod:
+   * correctly rounded (ties to even), and independent of the locale's
+   * decimal point. */
+  char tmp[64], text[80];
+  ps_u128 m = v < 0 ? (ps_u128)0 - (ps_u128)v : (ps_u128)v;
+  snprintf(text, sizeof text, "%s%se-%" PRIu32, v < 0 ? "-" : "", u128_digits(m, tmp + sizeof tmp), scale);
+  return strtod(text, NULL);
+}
+
+static ps_datum datum_of(ps_i128 v, uint32_t scale) {
+  ps_datum d;
+  memset(&d, 0, sizeof d);
+  d.scale = scale;
+  d.lo = (uint64_t)v;
+  d.hi = (int64_t)(uint64_t)((ps_u128)v >> 64);
+  d.as_double = to_double(v, scale);
+  return d;
+}
+
+static ps_datum null_datum(void) {
+  ps_datum d;
+  memset(&d, 0, sizeof d);
+  d.is_null = 1;
+  return d;
+}
+
+/* The 192-bit sum as a value of at most 38 digits. */
+static bool sum_of(const ps_qacc *a, ps_i128 *out) {
+  ps_i128 v = make_i128(a->sum0, a->sum1);
+  uint64_t ext = v < 0 ? UINT64_MAX : 0;
+  if (a->sum2 != ext || !ps_i128_fits38(v)) return false;
+  *out = v;
+  return true;
+}
+
+/* sum / count at scale + k, rounded half away from zero; false on overflow. */
+static bool average(ps_i128 sum, uint64_t count, uint32_t k, ps_i128 *out) {
+  ps_u128 m = sum < 0 ? (ps_u128)0 - (ps_u128)sum : (ps_u128)sum;
+  ps_u128 q = m / count, r = m % count, p = (ps_u128)ps_pow10_i128(k);
+  if (q > (ps_u128)PS_I128_MAX38 / p) return false;
+  ps_u128 frac = r * p; /* r < 2^64, p <= 10^6 */
+  ps_u128 d = frac / count, rem = frac % count;
+  if (rem >= count - rem) d++; /* 2 * rem >= count, without overflow */
+  ps_u128 res = q * p + d;
+  if (res > (ps_u128)PS_I128_MAX38) return false;
+  *out = sum < 0 ? -(ps_i128)res : (ps_i128)res;
+  return true;
+}
+
+static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
+  const ps_column *c = q->keys[k];
+  if (c->validity.handle && index == q->prog.key_domain[k] - 1) return null_datum();
+  ps_prog_col pc = ps_prog_col_of(c);
+  uint64_t v = pc.reference + index;
+  bool sign = pc.kind != PS_KIND_UNSIGNED;
+  ps_datum d = datum_of(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) ? c->scale : 0);
+  if (c->type == PS_TYPE_STRING) {
+    d.str = (const char *)c->dict.bytes + c->dict.offsets[v];
+    d.str_len = (size_t)(c->dict.offsets[v + 1] - c->dict.offsets[v]);
+  }
+  return d;
+}
+
+/* A dictionary entry, for ordering an unsorted dictionary's keys. */
+typedef struct dict_entry {
+  const uint8_t *bytes;
+  uint64_t len;
+  uint32_t index;
+} dict_entry;
+
+static int cmp_dict_entry(const void *x, const void *y) {
+  const dict_entry *a = x, *b = y;
+  return ps_bytes_cmp(a->bytes, a->len, b->bytes, b->len);
+}
+
+/* rank[i] = position of key index i in ascending key order: the identity
+ * except for an unsorted dictionary, whose strings are sorted here (the NULL
+ * index, last, stays last). */
+static ps_status key_ranks(ps_context *ctx, const ps_column *c, uint32_t dom, uint32_t *rank) {
+  for (uint32_t i = 0; i < dom; i++) rank[i] = i;
+  if (c->type != PS_TYPE_STRING || c->dict.sorted) return PS_OK;
+  uint32_t values = dom - (c->validity.handle != NULL);
+  dict_entry *e = ps_calloc_ctx(ctx, values ? values : 1, sizeof *e);
+  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering %" PRIu32 " dictionary keys", values);
+  for (uint32_t i = 0; i < values; i++) {
+    uint64_t v = c->reference.u + i;
+    e[i].bytes = c->dict.bytes + c->dict.offsets[v];
+    e[i].len = c->dict.offsets[v + 1] - c->dict.offsets[v];
+    e[i].index = i;
+  }
+  qsort(e, values, sizeof *e, cmp_dict_entry);
+  for (uint32_t i = 0; i < values; i++) rank[e[i].index] = i;
+  ps_host_free(ctx, e);
+  return PS_OK;
+}
+
+typedef struct group_order {
+  uint64_t rank;
+  uint32_t group;
+} group_order;
+
+static int cmp_order(const void *x, const void *y) {
+  const group_order *a = x, *b = y;
+  return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+static ps_status finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res) {
+  const ps_vprog *p = &q->prog;
+  uint32_t *rank[PS_QMAX_KEYS] = {NULL, NULL};
+  group_order *order = NULL;
+  ps_status st = PS_OK;
+  for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
+    uint32_t dom = p->key_domain[k];
+    rank[k] = ps_calloc_ctx(ctx, dom ? dom : 1, sizeof(uint32_t));
+    st = rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
+  }
+  uint64_t present = 0;
+  if (st == PS_OK) {
+    order = ps_calloc_ctx(ctx, p->n_groups, sizeof *order);
+    if (!order) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
+  }
+  for (uint32_t g = 0; st == PS_OK && g < p->n_groups; g++) {
+    if (p->n_keys && acc[(uint64_t)g * p->n_accs].count == 0) continue;
+    uint64_t r = 0;
+    for (uint32_t k = 0; k < p->n_keys; k++) r = r * p->key_domain[k] + rank[k][(g / p->key_stride[k]) % p->key_domain[k]];
+    order[present].rank = r;
+    order[present].group = g;
+    present++;
+  }
+  if (st == PS_OK) qsort(order, present, sizeof *order, cmp_order);
+  if (st == PS_OK) {
+    res->n_groups = present;
+    res->keys = ps_calloc_ctx(ctx, present * p->n_keys + 1, sizeof(ps_datum));
+    res->values = ps_calloc_ctx(ctx, present * p->n_aggs + 1, sizeof(ps_datum));
+    if (!res->keys || !res->values) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
+  }
+  for (uint64_t i = 0; st == PS_OK && i < present; i++) {
+    uint32_t g = order[i].group;
+    for (uint32_t k = 0; k < p->n_keys; k++)
+      res->keys[i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
+    for (uint32_t a = 0; a < p->n_aggs && st == PS_OK; a++) {
+      const ps_qacc *x = &acc[(uint64_t)g * p->n_accs + 1 + a];
+      ps_datum *d = &res->values[i * p->n_aggs + a];
+      ps_i128 v;
+      switch (q->kinds[a]) {
+        case PS_AGG_COUNT_STAR:
+        case PS_AGG_COUNT: *d = datum_of((ps_i128)x->count, 0); break;
+        case PS_AGG_MIN: *d = x->count ? datum_of(make_i128(x->min_lo, x->min_hi), q->scales[a]) : null_datum(); break;
+        case PS_AGG_MAX: *d = x->count ? datum_of(make_i128(x->max_lo, x->max_hi), q->scales[a]) : null_datum(); break;
+        case PS_AGG_SUM:
+        case PS_AGG_AVG:
+          if (!x->count) {
+            *d = null_datum();
+            break;
+          }
+          if (!sum_of(x, &v)) {
+            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
+                              agg_name(q->kinds[a]), PS_QUERY_MAX_DIGITS);
+            break;
+          }
+          if (q->kinds[a] == PS_AGG_SUM) {
+            *d = datum_of(v, q->scales[a]);
+            break;
+          }
+          uint32_t s = q->scales[a] > PS_QUERY_AVG_MIN_SCALE ? q->scales[a] : PS_QUERY_AVG_MIN_SCALE;
+          if (!average(v, x->count, s - q->scales[a], &v)) {
+            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
+                              " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
+            break;
+          }
+          *d = datum_of(v, s);
+          break;
+      }
+    }
+  }
+  for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
+  ps_host_free(ctx, order);
+  return st;
+}
+
+ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!q) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "query is NULL");
+  if (q->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "query belongs to another context");
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (!ctx->ops->query)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement queries", ctx->ops->name);
+  const uint64_t n_acc = (uint64_t)q->prog.n_groups * q->prog.n_accs;
+  ps_qacc *acc = ps_calloc_ctx(ctx, n_acc, sizeof *acc);
+  ps_query_result *res = ps_calloc_ctx(ctx, 1, sizeof *res);
+  ps_buffer *acc_dev = NULL, *bits = NULL;
+  ps_status st = PS_OK;
+  if (!acc || !res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " accumulators", n_acc);
+  if (st == PS_OK) acc_init(acc, n_acc);
+  if (st == PS_OK && q->rows) {
+    uint32_t n_bits = (q->where != NULL) + q->prog.n_preds;
+    st = ps_buffer_create(ctx, n_acc * sizeof *acc, &acc_dev);
+    if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
+    if (st == PS_OK && n_bits) st = ps_buffer_create(ctx, n_bits * bitmap_words_bytes(q->rows), &bits);
+    if (st == PS_OK) st = run_chunks(ctx, q, bits, acc_dev);
+    if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+  }
+  if (st == PS_OK) {
+    res->ctx = ctx;
+    res->n_keys = q->prog.n_keys;
+    res->n_aggs = q->prog.n_aggs;
+    st = finalize(ctx, q, acc, res);
+  }
+  ps_buffer_destroy(acc_dev);
+  ps_buffer_destroy(bits);
+  ps_host_free(ctx, acc);
+  if (st != PS_OK) {
+    ps_query_result_destroy(res);
+    return st;
+  }
+  *out = res;
+  return PS_OK;
+}
+
+void ps_query_result_destroy(ps_query_result *res) {
+  if (!res) return;
+  ps_host_free(res->ctx, res->keys);
+  ps_host_free(res->ctx, res->values);
+  ps_host_free(res->ctx, res);
+}
+
+uint64_t ps_query_result_groups(const ps_query_result *res) { return res ? res->n_groups : 0; }
+
+ps_status ps_query_result_key(const ps_query_result *res, uint64_t group, uint32_t key, ps_datum *out) {
+  if (!res || !out || group >= res->n_groups || key >= res->n_keys) return PS_ERR_INVALID_ARGUMENT;
+  *out = res->keys[group * res->n_keys + key];
+  return PS_OK;
+}
+
+ps_status ps_query_result_value(const ps_query_result *res, uint64_t group, uint32_t agg, ps_datum *out) {
+  if (!res || !out || group >= res->n_groups || agg >= res->n_aggs) return PS_ERR_INVALID_ARGUMENT;
+  *out = res->values[group * res->n_aggs + agg];
+  return PS_OK;
+}
+
+ps_status ps_datum_format(const ps_datum *d, char *buf, size_t size) {
+  if (!d || !buf) return PS_ERR_INVALID_ARGUMENT;
+  char text[PS_DATUM_TEXT_SIZE];
+  const char *src = text;
+  size_t len;
+  if (d->is_null) {
+    src = "NULL";
+    len = 4;
+  } else if (d->str) {
+    src = d->str;
+    len = d->str_len;
+  } else {
+    if (d->scale > PS_QUERY_MAX_SCALE) return PS_ERR_INVALID_ARGUMENT;
+    ps_i128 v = make_i128(d->lo, (uint64_t)d->hi);
+    ps_u128 m = v < 0 ? (ps_u128)0 - (ps_u128)v : (ps_u128)v;
+    char tmp[64];
+    char *dig = u128_digits(m, tmp + sizeof tmp);
+    size_t nd = strlen(dig), pos = 0;
+    if (v < 0) text[pos++] = '-';
+    if (d->scale == 0) {
+      memcpy(text + pos, dig, nd);
+      pos += nd;
+    } else {
+      size_t whole = nd > d->scale ? nd - d->scale : 0;
+      if (whole) {
+        memcpy(text + pos, dig, whole);
+        pos += whole;
+      } else {
+        text[pos++] = '0';
+      }
+      text[pos++] = '.';
+      for (size_t z = nd; z < d->scale; z++) text[pos++] = '0';
+      memcpy(text + pos, dig + whole, nd - whole);
+      pos += nd - whole;
+    }
+    len = pos;
+  }
+  if (len + 1 > size) return PS_ERR_BUFFER_TOO_SMALL;
+  memcpy(buf, src, len);
+  buf[len] = '\0';
+  return PS_OK;
+}
