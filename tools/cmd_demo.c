@@ -50,7 +50,7 @@ static int encode_for(const void *vals, ps_type type, uint64_t n, ps_encoded *ou
   ps_plain p = {type, vals, n, NULL};
   char err[TOOL_ERR_SIZE];
   ps_status st = ps_encode_for(&p, 0, 0, 0, NULL, err, sizeof err, out);
-  if (st != PS_OK) fprintf(stderr, "packscan demo: encoding %s: %s: %s\n", name, ps_status_name(st), err);
+  if (st != PS_OK) fprintf(stderr, "packscan demo: encoding %s: %s\n", name, lib_error(st, err));
   return st == PS_OK ? 0 : -1;
 }
 
@@ -334,7 +334,7 @@ int cmd_demo(int argc, char **argv) {
       ps_status st = ps_filter_count(ctx, q.expr, &c2);
       double el = now_seconds() - s0;
       if (st != PS_OK) {
-        fprintf(stderr, "packscan demo: %s: %s: %s\n", queries[k].name, ps_status_name(st), ps_context_last_error(ctx));
+        fprintf(stderr, "packscan demo: %s: %s\n", queries[k].name, lib_error(st, ps_context_last_error(ctx)));
         query_plan_free(&q);
         goto done;
       }
@@ -361,7 +361,7 @@ int cmd_demo(int argc, char **argv) {
       ps_status st = ps_filter_count(ref, rq.expr, &rc2);
       query_plan_free(&rq);
       if (st != PS_OK) {
-        fprintf(stderr, "packscan demo: reference: %s: %s\n", ps_status_name(st), ps_context_last_error(ref));
+        fprintf(stderr, "packscan demo: reference: %s\n", lib_error(st, ps_context_last_error(ref)));
         goto done;
       }
       snprintf(refcol, sizeof refcol, "  %s", rc2 == count ? "same" : "MISMATCH");

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "query.h"
@@ -11,8 +12,14 @@ static void query_usage(FILE *f) {
           "usage: packscan query [options] TABLE \"WHERE-expression\"\n"
           "  Prints the number of rows where the expression is TRUE.\n"
           "      --rows            print the selected row ids, one per line\n"
-          "      --select COLS     print the selected rows' values of COLS ('a,b' or '*') as CSV\n"
-          "      --no-header       no header line with --select\n"
+          "      --select COLS     print the selected rows' values of COLS ('a,b' or '*')\n"
+          "                        (with --rows: the row id first)\n"
+          "      --format F        table, csv or json (JSON lines); default: table on a terminal,\n"
+          "                        csv otherwise\n"
+          "      --header, --no-header  a header line or not (default: with --select or --format\n"
+          "                        table/json, not for bare --rows)\n"
+          "      --order-by KEYS   sort the output: 'col [ASC|DESC], ...' (nulls last)\n"
+          "      --limit N         print at most N rows (after --order-by)\n"
           "      --bitmap FILE     write the selection bitmap (Arrow layout, ceil(n/8) bytes) to FILE\n"
           "      --backend NAME    reference, opencl, cuda or auto (default)\n"
           "      --timing          print times, rows/s, backend and device on stderr\n"
@@ -99,10 +106,86 @@ static int parse_select(const tbl_table *t, const char *spec, int **out, size_t 
   return 0;
 }
 
+/* "a DESC, \"B c\" asc" into ORDER BY keys. */
+static int parse_order(const tbl_table *t, const char *spec, query_order **out, size_t *n) {
+  size_t k = 0, cap = 4;
+  query_order *v = malloc(cap * sizeof *v);
+  if (!v) return -1;
+  const char *p = spec;
+  for (;;) {
+    while (*p == ' ') p++;
+    tbuf name = {0};
+    int quoted = *p == '"';
+    if (quoted) {
+      p++;
+      while (*p && !(*p == '"' && p[1] != '"')) {
+        if (*p == '"') p++;
+        tbuf_putc(&name, *p++);
+      }
+      if (*p != '"') {
+        fprintf(stderr, "packscan query: --order-by: unterminated quoted column name\n");
+        tbuf_free(&name);
+        free(v);
+        return -1;
+      }
+      p++;
+    } else {
+      const char *e = p;
+      while (*e && *e != ',' && *e != ' ') e++;
+      tbuf_append(&name, p, (size_t)(e - p));
+      p = e;
+    }
+    expr_error err;
+    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &err, 0);
+    tbuf_free(&name);
+    if (c < 0) {
+      fprintf(stderr, "packscan query: --order-by: %s\n", err.msg);
+      free(v);
+      return -1;
+    }
+    int desc = 0;
+    while (*p == ' ') p++;
+    if (!strncasecmp(p, "desc", 4) && (p[4] == 0 || p[4] == ',' || p[4] == ' ')) {
+      desc = 1;
+      p += 4;
+    } else if (!strncasecmp(p, "asc", 3) && (p[3] == 0 || p[3] == ',' || p[3] == ' ')) {
+      p += 3;
+    }
+    while (*p == ' ') p++;
+    if (k == cap) {
+      cap *= 2;
+      query_order *nv = realloc(v, cap * sizeof *nv);
+      if (!nv) {
+        free(v);
+        return -1;
+      }
+      v = nv;
+    }
+    v[k].col = c;
+    v[k].desc = desc;
+    k++;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p) {
+      fprintf(stderr, "packscan query: --order-by: expected ASC, DESC or ',' at '%s'\n", p);
+      free(v);
+      return -1;
+    }
+    break;
+  }
+  *out = v;
+  *n = k;
+  return 0;
+}
+
 int cmd_query(int argc, char **argv) {
   const char *path = NULL, *expr = NULL, *select = NULL, *bitmap_path = NULL, *backend = "auto";
-  int rows = 0, timing = 0, explain = 0, header = 1, verify = 1, host = 0;
-  unsigned long long repeat = 1;
+  const char *order_spec = NULL;
+  int rows = 0, timing = 0, explain = 0, header = -1, verify = 1, host = 0, have_limit = 0;
+  unsigned long long repeat = 1, limit = 0;
+  out_format format = out_format_default(stdout);
   argp a = {argc, 1, argv, NULL};
   for (; a.i < argc; a.i++) {
     int missing = 0;
@@ -117,6 +200,24 @@ int cmd_query(int argc, char **argv) {
       select = a.value;
     } else if (arg_flag(&a, "--no-header", NULL)) {
       header = 0;
+    } else if (arg_flag(&a, "--header", NULL)) {
+      header = 1;
+    } else if (arg_value(&a, "--format", NULL, &missing)) {
+      if (missing) break;
+      if (out_format_parse(a.value, &format)) {
+        fprintf(stderr, "packscan query: --format '%s': expected table, csv or json\n", a.value);
+        return 2;
+      }
+    } else if (arg_value(&a, "--order-by", NULL, &missing)) {
+      if (missing) break;
+      order_spec = a.value;
+    } else if (arg_value(&a, "--limit", NULL, &missing)) {
+      if (missing) break;
+      if (parse_u64_arg(a.value, &limit)) {
+        fprintf(stderr, "packscan query: --limit needs a row count, not '%s'\n", a.value);
+        return 2;
+      }
+      have_limit = 1;
     } else if (arg_value(&a, "--bitmap", NULL, &missing)) {
       if (missing) break;
       bitmap_path = a.value;
@@ -158,10 +259,11 @@ int cmd_query(int argc, char **argv) {
     query_usage(stderr);
     return 2;
   }
-  if (rows && select) {
-    fprintf(stderr, "packscan query: --rows and --select are exclusive\n");
+  if ((order_spec || have_limit) && !rows && !select) {
+    fprintf(stderr, "packscan query: --order-by and --limit apply to --rows or --select output\n");
     return 2;
   }
+  if (header < 0) header = select != NULL || format != OUT_FORMAT_CSV;
   char err[TOOL_ERR_SIZE];
   double t0 = now_seconds();
   tbl_table *t;
@@ -172,7 +274,10 @@ int cmd_query(int argc, char **argv) {
   double t_open = now_seconds() - t0;
   int *sel = NULL;
   size_t nsel = 0;
-  if (select && parse_select(t, select, &sel, &nsel)) {
+  query_order *order = NULL;
+  size_t norder = 0;
+  if ((select && parse_select(t, select, &sel, &nsel)) || (order_spec && parse_order(t, order_spec, &order, &norder))) {
+    free(sel);
     tbl_close(t);
     return 1;
   }
@@ -181,6 +286,7 @@ int cmd_query(int argc, char **argv) {
   if (query_context(backend, &ctx, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     free(sel);
+    free(order);
     tbl_close(t);
     return 1;
   }
@@ -224,7 +330,7 @@ int cmd_query(int argc, char **argv) {
       st = ps_filter_count(ctx, q.expr, &count);
     }
     if (st != PS_OK) {
-      fprintf(stderr, "packscan query: %s: %s\n", ps_status_name(st), ps_context_last_error(ctx));
+      fprintf(stderr, "packscan query: %s\n", lib_error(st, ps_context_last_error(ctx)));
       goto done;
     }
     double el = now_seconds() - s0;
@@ -239,10 +345,17 @@ int cmd_query(int argc, char **argv) {
     }
   }
   double w0 = now_seconds();
-  if (rows) {
-    for (uint64_t i = 0; i < count; i++) printf("%llu\n", (unsigned long long)ids[i]);
-  } else if (select) {
-    if (query_write_select(&q, ids, count, sel, nsel, header, host, stdout, err, sizeof err)) {
+  uint64_t shown = count;
+  if ((rows || select) && query_order_ids(&q, ids, count, order, norder, err, sizeof err)) {
+    fprintf(stderr, "packscan query: %s\n", err);
+    goto done;
+  }
+  if (have_limit && limit < shown) shown = limit;
+  if (rows && !select && format == OUT_FORMAT_CSV && !header) {
+    for (uint64_t i = 0; i < shown; i++) printf("%llu\n", (unsigned long long)ids[i]);
+  } else if (rows || select) {
+    query_output o = {format, header, host, rows};
+    if (query_write_rows(&q, ids, shown, sel, nsel, &o, stdout, err, sizeof err)) {
       fflush(stdout);
       fprintf(stderr, "packscan query: %s\n", err);
       goto done;
@@ -274,6 +387,7 @@ done:
   query_plan_free(&q);
   ps_context_destroy(ctx);
   free(sel);
+  free(order);
   tbl_close(t);
   return rc;
 }

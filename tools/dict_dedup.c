@@ -1,4 +1,5 @@
 #include "dict_dedup.h"
+#include "table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static int finish(const ps_strings *uniq, uint32_t *rowu, uint64_t n, const uint
     st = ps_encode_for(&p, 0, 0, 0, NULL, msg, sizeof msg, &out->codes);
   }
   free(ucode);
-  if (st != PS_OK) return set_err(err, errsz, "%s: %s", ps_status_name(st), msg);
+  if (st != PS_OK) return set_err(err, errsz, "%s", lib_error(st, msg));
   return 0;
 }
 
@@ -62,7 +63,7 @@ int tool_encode_dict(const ps_strings *in, tool_dict *out, char *err, size_t err
   memset(out, 0, sizeof *out);
   char msg[TOOL_ERR_SIZE];
   ps_status st = ps_encode_dict(in, NULL, msg, sizeof msg, &out->uniq);
-  if (st != PS_OK) return set_err(err, errsz, "%s: %s", ps_status_name(st), msg);
+  if (st != PS_OK) return set_err(err, errsz, "%s", lib_error(st, msg));
   out->codes = out->uniq.codes;
   memset(&out->uniq.codes, 0, sizeof out->uniq.codes);
   return 0;

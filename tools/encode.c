@@ -303,8 +303,8 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
   free(values);
   free(validity);
   if (st != PS_OK)
-    return set_err(err, errsz, "column %u '%s' (%s): %s: %s", k + 1, name, coltype_name(ct),
-                   ps_status_name(st), lerr);
+    return set_err(err, errsz, "column %u '%s' (%s): %s", k + 1, name, coltype_name(ct),
+                   lib_error(st, lerr));
   out->types[k] = ct;
   w->encoding = TBL_ENC_FOR;
   w->desc = out->fors[k].desc;

@@ -48,8 +48,14 @@ int expr_find_column(const tbl_table *t, const char *name, size_t len, int quote
     for (uint32_t i = 0; i < t->ncols && i < 12; i++)
       tbuf_printf(&names, "%s%s", i ? ", " : "", t->cols[i].name);
     if (t->ncols > 12) tbuf_printf(&names, ", ...");
-    berr(err, pos, "unknown column '%.*s' (columns: %.*s)", (int)(len > 200 ? 200 : len), name,
-         (int)(names.len > 300 ? 300 : names.len), names.p ? (const char *)names.p : "");
+    /* "Cash" in double quotes is a column name in SQL; people often mean the string. */
+    int l = (int)(len > 200 ? 200 : len);
+    if (quoted)
+      berr(err, pos, "unknown column '%.*s' (columns: %.*s); a string literal takes single quotes: '%.*s'", l,
+           name, (int)(names.len > 300 ? 300 : names.len), names.p ? (const char *)names.p : "", l, name);
+    else
+      berr(err, pos, "unknown column '%.*s' (columns: %.*s)", l, name, (int)(names.len > 300 ? 300 : names.len),
+           names.p ? (const char *)names.p : "");
     tbuf_free(&names);
     return -1;
   }
@@ -109,7 +115,7 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
 }
 
 static int lib_fail(bind_env *env, ps_status st, size_t pos, expr_error *err) {
-  return berr(err, pos, "%s: %s", ps_status_name(st), ps_context_last_error(env->ctx));
+  return berr(err, pos, "%s", lib_error(st, ps_context_last_error(env->ctx)));
 }
 
 /* x op y where at least one side is a column (literal sides are flipped). */

@@ -13,8 +13,8 @@ int query_context(const char *backend, ps_context **out, char *err, size_t errsz
     tbuf names = {0};
     for (size_t i = 0; i < ps_backend_count(); i++)
       tbuf_printf(&names, "%s%s", i ? ", " : "", ps_backend_name(i));
-    set_err(err, errsz, "cannot create a context on backend '%s': %s: %s (compiled in: %.*s)", o.backend,
-            ps_status_name(st), msg, (int)names.len, names.p ? (char *)names.p : "");
+    set_err(err, errsz, "cannot create a context on backend '%s': %s (compiled in: %.*s)", o.backend,
+            lib_error(st, msg), (int)names.len, names.p ? (char *)names.p : "");
     tbuf_free(&names);
     return -1;
   }
@@ -75,7 +75,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
       return 0;
     }
     if (st != PS_ERR_UNSUPPORTED)
-      return set_err(err, errsz, "row ids: %s: %s", ps_status_name(st), ps_context_last_error(q->ctx));
+      return set_err(err, errsz, "row ids: %s", lib_error(st, ps_context_last_error(q->ctx)));
   }
   /* The backend has no row-id entry: read the bitmap and collect set bits. */
   uint64_t n = ps_expr_rows(q->expr), c = 0;
@@ -84,7 +84,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
   ps_status st = ps_filter(q->ctx, q->expr, bm, (n + 7) / 8, &c);
   if (st != PS_OK) {
     free(bm);
-    return set_err(err, errsz, "filter: %s: %s", ps_status_name(st), ps_context_last_error(q->ctx));
+    return set_err(err, errsz, "filter: %s", lib_error(st, ps_context_last_error(q->ctx)));
   }
   uint64_t *v = malloc(c ? c * 8 : 1);
   if (!v) {
@@ -110,22 +110,6 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
   *ids = v;
   *count = c;
   return 0;
-}
-
-void csv_write_field(FILE *out, const char *s, size_t len) {
-  int quote = len == 0;
-  for (size_t i = 0; i < len && !quote; i++)
-    quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-  if (!quote) {
-    fwrite(s, 1, len, out);
-    return;
-  }
-  fputc('"', out);
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] == '"') fputc('"', out);
-    fputc(s[i], out);
-  }
-  fputc('"', out);
 }
 
 /* ---- value readers for --select ---- */
@@ -186,7 +170,7 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
   } else {
     st = ps_column_create_for(q->ctx, &r->view, &r->lib);
     if (st != PS_OK)
-      return set_err(err, errsz, "column '%s': %s: %s", m->name, ps_status_name(st), ps_context_last_error(q->ctx));
+      return set_err(err, errsz, "column '%s': %s", m->name, lib_error(st, ps_context_last_error(q->ctx)));
     r->own_lib = 1;
   }
   return 0;
@@ -216,8 +200,8 @@ static int host_block(colreader *r, uint64_t b, char *err, size_t errsz) {
   char msg[TOOL_ERR_SIZE];
   ps_status st = ps_decode_for(&d, r->cache, msg, sizeof msg);
   if (st != PS_OK)
-    return set_err(err, errsz, "column '%s': rows %llu..: %s: %s", r->meta->name, (unsigned long long)start,
-                   ps_status_name(st), msg);
+    return set_err(err, errsz, "column '%s': rows %llu..: %s", r->meta->name, (unsigned long long)start,
+                   lib_error(st, msg));
   r->block = b + 1;
   return 0;
 }
@@ -233,8 +217,7 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
       st = ps_gather_host(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, r->vals, r->valid);
     if (st == PS_OK) return 0;
     if (st != PS_ERR_UNSUPPORTED)
-      return set_err(err, errsz, "column '%s': gather: %s: %s", r->meta->name, ps_status_name(st),
-                     ps_context_last_error(q->ctx));
+      return set_err(err, errsz, "column '%s': gather: %s", r->meta->name, lib_error(st, ps_context_last_error(q->ctx)));
   }
   /* Host path: decode the blocks that hold the ids from the mapped file. */
   for (uint64_t i = 0; i < cnt; i++) {
@@ -253,75 +236,220 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
   return 0;
 }
 
-static void reader_print(FILE *out, const colreader *r, uint64_t i) {
-  if (!((r->valid[i / 8] >> (i % 8)) & 1)) return; /* null: empty field */
-  char buf[64];
+/* The text of value i of the batch as an output cell; buf holds numbers. */
+static out_cell reader_cell(const colreader *r, uint64_t i, char buf[64]) {
+  out_cell c = {OUT_NULL, NULL, 0};
+  if (!((r->valid[i / 8] >> (i % 8)) & 1)) return c;
+  c.kind = OUT_NUMBER;
+  c.s = buf;
   switch (r->kind) {
-  case V_SIGNED: fprintf(out, "%lld", (long long)(int64_t)r->vals[i]); break;
-  case V_UNSIGNED: fprintf(out, "%llu", (unsigned long long)r->vals[i]); break;
-  case V_DECIMAL:
-    format_decimal((int64_t)r->vals[i], (int)r->scale, buf);
-    fputs(buf, out);
-    break;
+  case V_SIGNED: snprintf(buf, 64, "%lld", (long long)(int64_t)r->vals[i]); break;
+  case V_UNSIGNED: snprintf(buf, 64, "%llu", (unsigned long long)r->vals[i]); break;
+  case V_DECIMAL: format_decimal((int64_t)r->vals[i], (int)r->scale, buf); break;
   case V_DATE:
     format_date((int64_t)r->vals[i], buf);
-    fputs(buf, out);
+    c.kind = OUT_TEXT;
     break;
   case V_STRING:
+    c.kind = OUT_TEXT;
     if (r->soff) {
-      csv_write_field(out, (const char *)r->sbytes + r->soff[i], (size_t)(r->soff[i + 1] - r->soff[i]));
+      c.s = (const char *)r->sbytes + r->soff[i];
+      c.len = (size_t)(r->soff[i + 1] - r->soff[i]);
     } else {
       const int32_t *o = r->meta->dict.offsets32;
       uint64_t k = r->vals[i];
-      csv_write_field(out, (const char *)r->meta->dict.bytes + o[k], (size_t)(o[k + 1] - o[k]));
+      c.s = (const char *)r->meta->dict.bytes + o[k];
+      c.len = (size_t)(o[k + 1] - o[k]);
     }
-    break;
+    return c;
+  }
+  c.len = strlen(buf);
+  return c;
+}
+
+static void reader_release(query_plan *q, colreader *r) {
+  if (r->soff) {
+    ps_free(q->ctx, r->soff);
+    ps_free(q->ctx, r->sbytes);
+    r->soff = NULL;
+    r->sbytes = NULL;
   }
 }
 
-int query_write_select(query_plan *q, const uint64_t *ids, uint64_t count, const int *colidx, size_t ncol,
-                       int header, int force_host, FILE *out, char *err, size_t errsz) {
+int query_write_rows(query_plan *q, const uint64_t *ids, uint64_t count, const int *colidx, size_t ncol,
+                     const query_output *o, FILE *out, char *err, size_t errsz) {
+  size_t nout = ncol + (o->row_ids ? 1 : 0);
   colreader *rs = calloc(ncol ? ncol : 1, sizeof *rs);
-  if (!rs) return set_err(err, errsz, "out of memory");
+  const char **names = calloc(nout ? nout : 1, sizeof *names);
+  out_cell *cells = calloc(nout ? nout : 1, sizeof *cells);
+  char(*bufs)[64] = calloc(nout ? nout : 1, sizeof *bufs);
+  out_writer *w = NULL;
   int rc = -1;
+  if (!rs || !names || !cells || !bufs) {
+    set_err(err, errsz, "out of memory");
+    goto done;
+  }
+  if (o->row_ids) names[0] = "row_id";
+  for (size_t c = 0; c < ncol; c++) names[c + (o->row_ids ? 1 : 0)] = q->tbl->cols[colidx[c]].name;
   for (size_t c = 0; c < ncol; c++)
-    if (reader_init(q, &rs[c], colidx[c], force_host, err, errsz)) goto done;
-  if (header) {
-    for (size_t c = 0; c < ncol; c++) {
-      if (c) fputc(',', out);
-      csv_write_field(out, rs[c].meta->name, strlen(rs[c].meta->name));
-    }
-    fputc('\n', out);
+    if (reader_init(q, &rs[c], colidx[c], o->force_host, err, errsz)) goto done;
+  if (out_begin(out, o->format, o->header, nout, names, &w)) {
+    set_err(err, errsz, "out of memory");
+    goto done;
   }
   for (uint64_t start = 0; start < count; start += BATCH) {
     uint64_t cnt = count - start < BATCH ? count - start : BATCH;
     for (size_t c = 0; c < ncol; c++)
-      if (reader_fetch(q, &rs[c], ids + start, cnt, force_host, err, errsz)) goto done;
+      if (reader_fetch(q, &rs[c], ids + start, cnt, o->force_host, err, errsz)) goto done;
     for (uint64_t i = 0; i < cnt; i++) {
-      for (size_t c = 0; c < ncol; c++) {
-        if (c) fputc(',', out);
-        reader_print(out, &rs[c], i);
+      size_t k = 0;
+      if (o->row_ids) {
+        snprintf(bufs[0], 64, "%llu", (unsigned long long)ids[start + i]);
+        cells[k++] = (out_cell){OUT_NUMBER, bufs[0], strlen(bufs[0])};
       }
-      fputc('\n', out);
-    }
-    for (size_t c = 0; c < ncol; c++) {
-      if (rs[c].soff) {
-        ps_free(q->ctx, rs[c].soff);
-        ps_free(q->ctx, rs[c].sbytes);
-        rs[c].soff = NULL;
-        rs[c].sbytes = NULL;
+      for (size_t c = 0; c < ncol; c++, k++) cells[k] = reader_cell(&rs[c], i, bufs[k]);
+      if (out_row(w, cells)) {
+        set_err(err, errsz, "out of memory holding the output table (use --format csv)");
+        goto done;
       }
     }
+    for (size_t c = 0; c < ncol; c++) reader_release(q, &rs[c]);
   }
-  rc = 0;
+  rc = out_end(w);
+  w = NULL;
+  if (rc) set_err(err, errsz, "writing the output failed");
 done:
-  for (size_t c = 0; c < ncol; c++) {
-    if (rs[c].soff) {
-      ps_free(q->ctx, rs[c].soff);
-      ps_free(q->ctx, rs[c].sbytes);
-    }
+  out_discard(w);
+  for (size_t c = 0; rs && c < ncol; c++) {
+    reader_release(q, &rs[c]);
     reader_free(&rs[c]);
   }
   free(rs);
+  free(names);
+  free(cells);
+  free(bufs);
+  return rc;
+}
+
+int query_write_select(query_plan *q, const uint64_t *ids, uint64_t count, const int *colidx, size_t ncol,
+                       int header, int force_host, FILE *out, char *err, size_t errsz) {
+  query_output o = {OUT_FORMAT_CSV, header, force_host, 0};
+  return query_write_rows(q, ids, count, colidx, ncol, &o, out, err, errsz);
+}
+
+/* ---- ORDER BY ---- */
+
+/* One sort key: the values of a column for every selected row. */
+typedef struct sort_key {
+  const tbl_column *meta;
+  int kind, desc;
+  uint64_t *vals; /* int64 or uint64 bits; strings: dictionary codes */
+  uint8_t *valid;
+} sort_key;
+
+typedef struct sort_ctx {
+  sort_key *keys;
+  size_t nkeys;
+} sort_ctx;
+
+static int cmp_strings(const tbl_column *m, uint64_t a, uint64_t b) {
+  if (m->dict.sorted || a == b) return a < b ? -1 : a > b;
+  const int32_t *o = m->dict.offsets32;
+  size_t la = (size_t)(o[a + 1] - o[a]), lb = (size_t)(o[b + 1] - o[b]);
+  int c = memcmp(m->dict.bytes + o[a], m->dict.bytes + o[b], la < lb ? la : lb);
+  if (c) return c < 0 ? -1 : 1;
+  return la < lb ? -1 : la > lb;
+}
+
+/* Compares selected rows i and j (positions in the id list). Nulls sort last
+ * in both directions (as DuckDB and PostgreSQL's ASC); ties keep row order. */
+static int cmp_rows(const sort_ctx *s, uint64_t i, uint64_t j) {
+  for (size_t k = 0; k < s->nkeys; k++) {
+    const sort_key *key = &s->keys[k];
+    int vi = (key->valid[i / 8] >> (i % 8)) & 1, vj = (key->valid[j / 8] >> (j % 8)) & 1;
+    if (!vi || !vj) {
+      if (vi != vj) return vi ? -1 : 1;
+      continue;
+    }
+    uint64_t a = key->vals[i], b = key->vals[j];
+    int c;
+    if (key->kind == V_STRING)
+      c = cmp_strings(key->meta, a, b);
+    else if (key->kind == V_UNSIGNED)
+      c = a < b ? -1 : a > b;
+    else
+      c = (int64_t)a < (int64_t)b ? -1 : (int64_t)a > (int64_t)b;
+    if (c) return key->desc ? -c : c;
+  }
+  return i < j ? -1 : i > j;
+}
+
+/* Stable merge sort of positions with the comparison above. */
+static void merge_sort(const sort_ctx *s, uint64_t *p, uint64_t *tmp, uint64_t n) {
+  if (n < 2) return;
+  uint64_t h = n / 2;
+  merge_sort(s, p, tmp, h);
+  merge_sort(s, p + h, tmp, n - h);
+  uint64_t i = 0, j = h, k = 0;
+  while (i < h && j < n) tmp[k++] = cmp_rows(s, p[j], p[i]) < 0 ? p[j++] : p[i++];
+  while (i < h) tmp[k++] = p[i++];
+  while (j < n) tmp[k++] = p[j++];
+  memcpy(p, tmp, n * sizeof *p);
+}
+
+int query_order_ids(query_plan *q, uint64_t *ids, uint64_t count, const query_order *order, size_t norder,
+                    char *err, size_t errsz) {
+  if (count < 2 || norder == 0) return 0;
+  sort_key *keys = calloc(norder, sizeof *keys);
+  uint64_t *pos = malloc(count * sizeof *pos), *tmp = malloc(count * sizeof *tmp);
+  int rc = -1;
+  if (!keys || !pos || !tmp) {
+    set_err(err, errsz, "out of memory sorting %llu rows", (unsigned long long)count);
+    goto done;
+  }
+  for (size_t k = 0; k < norder; k++) {
+    colreader r;
+    /* Sort keys are decoded on the host from the mapped table: strings as
+     * dictionary codes, which a sorted dictionary orders as its strings. */
+    if (reader_init(q, &r, order[k].col, 1, err, errsz)) {
+      reader_free(&r);
+      goto done;
+    }
+    keys[k].meta = r.meta;
+    keys[k].kind = r.kind;
+    keys[k].desc = order[k].desc;
+    keys[k].vals = malloc(count * sizeof *keys[k].vals);
+    keys[k].valid = calloc((count + 7) / 8, 1);
+    if (!keys[k].vals || !keys[k].valid) {
+      reader_free(&r);
+      set_err(err, errsz, "out of memory sorting %llu rows", (unsigned long long)count);
+      goto done;
+    }
+    for (uint64_t start = 0; start < count; start += BATCH) {
+      uint64_t cnt = count - start < BATCH ? count - start : BATCH;
+      if (reader_fetch(q, &r, ids + start, cnt, 1, err, errsz)) {
+        reader_free(&r);
+        goto done;
+      }
+      memcpy(keys[k].vals + start, r.vals, cnt * sizeof *r.vals);
+      for (uint64_t i = 0; i < cnt; i++)
+        if ((r.valid[i / 8] >> (i % 8)) & 1) keys[k].valid[(start + i) / 8] |= (uint8_t)(1u << ((start + i) % 8));
+    }
+    reader_free(&r);
+  }
+  for (uint64_t i = 0; i < count; i++) pos[i] = i;
+  sort_ctx s = {keys, norder};
+  merge_sort(&s, pos, tmp, count);
+  for (uint64_t i = 0; i < count; i++) tmp[i] = ids[pos[i]];
+  memcpy(ids, tmp, count * sizeof *ids);
+  rc = 0;
+done:
+  for (size_t k = 0; keys && k < norder; k++) {
+    free(keys[k].vals);
+    free(keys[k].valid);
+  }
+  free(keys);
+  free(pos);
+  free(tmp);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "expr.h"
+#include "output.h"
 #include "packscan.h"
 #include "table.h"
 
@@ -32,13 +33,34 @@ int query_context(const char *backend, ps_context **out, char *err, size_t errsz
  * backend has no row-id entry (or force_host is set). */
 int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count, char *err, size_t errsz);
 
-/* Writes the values of columns colidx[0..ncol) of rows ids[0..count) as CSV
- * (nulls empty, strings quoted where needed), with a header line if header. */
+/* How --rows / --select print: the format, a header line, the host decoding
+ * path (testing), and a leading row_id column. */
+typedef struct query_output {
+  out_format format;
+  int header;
+  int force_host;
+  int row_ids;
+} query_output;
+
+/* Writes the values of columns colidx[0..ncol) of rows ids[0..count) through
+ * the output module (nulls as the format shows them, decimals exact, dates
+ * as yyyy-mm-dd), preceded by the row id where o->row_ids. */
+int query_write_rows(query_plan *q, const uint64_t *ids, uint64_t count, const int *colidx, size_t ncol,
+                     const query_output *o, FILE *out, char *err, size_t errsz);
+
+/* The same as CSV, with a header line if header. */
 int query_write_select(query_plan *q, const uint64_t *ids, uint64_t count, const int *colidx, size_t ncol,
                        int header, int force_host, FILE *out, char *err, size_t errsz);
 
-/* Writes a CSV field (quoted when it holds the delimiter, a quote, a line
- * break, or is empty, so that an empty string differs from a null). */
-void csv_write_field(FILE *out, const char *s, size_t len);
+/* ORDER BY: one key, a table column and its direction. */
+typedef struct query_order {
+  int col;
+  int desc;
+} query_order;
+
+/* Sorts ids[0..count) by the keys' values (nulls last in both directions,
+ * ties in row order). The keys are decoded on the host from the table. */
+int query_order_ids(query_plan *q, uint64_t *ids, uint64_t count, const query_order *order, size_t norder,
+                    char *err, size_t errsz);
 
 #endif

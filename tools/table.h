@@ -101,4 +101,9 @@ int tbl_write_file(const char *path, uint64_t rows, const tbl_write_column *cols
 ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, ps_column **out,
                             char *err, size_t errsz);
 
+/* The library's message for a failed call: it already starts with the status
+ * name ("PS_ERR_NO_DEVICE: ..."), so it is printed as it is; the bare status
+ * name where the message is empty. */
+const char *lib_error(ps_status st, const char *msg);
+
 #endif

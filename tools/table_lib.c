@@ -18,7 +18,8 @@ ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, p
   else
     st = ps_column_create_for(ctx, &c->desc, out);
   if (st != PS_OK)
-    set_err(err, errsz, "column '%s': %s: %s", c->name, ps_status_name(st),
-            ps_context_last_error(ctx));
+    set_err(err, errsz, "column '%s': %s", c->name, lib_error(st, ps_context_last_error(ctx)));
   return st;
 }
+
+const char *lib_error(ps_status st, const char *msg) { return msg && msg[0] ? msg : ps_status_name(st); }

@@ -275,11 +275,12 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
   const uint8_t *b = t->base;
   if (!host_is_little_endian())
     return set_err(err, errsz, "this build reads tables only on little-endian hosts");
+  /* The magic first: a short text file is not a table, rather than a truncated one. */
+  if (memcmp(b, TBL_MAGIC, t->size < 8 ? t->size : 8) != 0)
+    return set_err(err, errsz, "not a packscan table (no \"%s\" magic)", TBL_MAGIC);
   if (t->size < TBL_HEADER_SIZE)
     return set_err(err, errsz, "truncated at byte %zu: expected a %d-byte header", t->size,
                    TBL_HEADER_SIZE);
-  if (memcmp(b, TBL_MAGIC, 8) != 0)
-    return set_err(err, errsz, "not a packscan table (no \"%s\" magic)", TBL_MAGIC);
   t->version_major = get_u16(b + 8);
   t->version_minor = get_u16(b + 10);
   if (t->version_major != TBL_VERSION_MAJOR)
@@ -478,7 +479,10 @@ int tbl_open_file(const char *path, int verify, tbl_table **out, char *err, size
   t->base = map ? map : heap;
   t->size = size;
   if (open_validated(t, verify, sub, sizeof sub)) {
-    set_err(err, errsz, "%s: %s", path, sub);
+    if (size > 0 && memcmp(t->base, TBL_MAGIC, size < 8 ? size : 8) != 0)
+      set_err(err, errsz, "%s: %s; a CSV file is encoded first: packscan encode %s TABLE.pst", path, sub, path);
+    else
+      set_err(err, errsz, "%s: %s", path, sub);
     tbl_close(t);
     return -1;
   }

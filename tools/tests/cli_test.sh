@@ -59,6 +59,35 @@ has err.txt "expression: id < 3" "explain"
 expect 0 "like escape" "$P" query t.pst "name LIKE 'che\"%' ESCAPE '\\'"
 [ "$(cat out.txt)" = "1" ] || fail "like escape: $(cat out.txt)"
 
+# output formats, ORDER BY, LIMIT, --rows with --select
+expect 0 "format table" "$P" query t.pst "id > 0" --select id,price,name,note --format table
+printf ' id |  price | name    | note\n----+--------+---------+--------------\n  1 |  12.50 | apple   | hello, world\n  2 |   3.10 | banana  | NULL\n  3 |   NULL | che"rry | multi\\nline\n  4 |  -0.25 | apple   | \n  5 | 100.00 | NULL    | x\n' >want.txt
+cmp -s out.txt want.txt || { fail "format table"; cat out.txt; }
+expect 0 "format json" "$P" query t.pst "id >= 3" --select '*' --format JSON
+printf '{"id":3,"price":null,"day":"1995-12-31","name":"che\\"rry","note":"multi\\nline"}\n{"id":4,"price":-0.25,"day":null,"name":"apple","note":""}\n{"id":5,"price":100.00,"day":"2000-02-29","name":null,"note":"x"}\n' >want.txt
+cmp -s out.txt want.txt || { fail "format json"; cat out.txt; }
+expect 0 "order desc nulls last" "$P" query t.pst "id > 0" --rows --order-by "price DESC"
+[ "$(tr '\n' ' ' <out.txt)" = "4 0 1 3 2 " ] || fail "order desc: $(cat out.txt)"
+expect 0 "order asc nulls last" "$P" query t.pst "id > 0" --rows --order-by "price"
+[ "$(tr '\n' ' ' <out.txt)" = "3 1 0 4 2 " ] || fail "order asc: $(cat out.txt)"
+expect 0 "order two keys, limit" "$P" query t.pst "id > 0" --select ID --order-by "name asc, id desc" --limit 3 --no-header
+[ "$(tr '\n' ' ' <out.txt)" = "4 1 2 " ] || fail "order two keys: $(cat out.txt)"
+expect 0 "order by date, string" "$P" query t.pst "id > 0" --select day --order-by '"day" DESC' --limit 2 --no-header
+[ "$(tr '\n' ' ' <out.txt)" = "2000-02-29 1995-12-31 " ] || fail "order by date: $(cat out.txt)"
+expect 0 "limit 0" "$P" query t.pst "id > 0" --select id --limit 0
+[ "$(cat out.txt)" = "id" ] || fail "limit 0: $(cat out.txt)"
+expect 0 "rows with select" "$P" query t.pst "name = 'apple'" --rows --select name,price --format csv
+printf 'row_id,name,price\n0,apple,12.50\n3,apple,-0.25\n' >want.txt
+cmp -s out.txt want.txt || { fail "rows with select"; cat out.txt; }
+expect 0 "rows with select host" "$P" query t.pst "name = 'apple'" --rows --select name,price --format csv --host-gather
+cmp -s out.txt want.txt || { fail "rows with select (host)"; cat out.txt; }
+expect 0 "rows header" "$P" query t.pst "id = 2" --rows --header
+[ "$(tr '\n' ' ' <out.txt)" = "row_id 1 " ] || fail "rows header: $(cat out.txt)"
+expect 1 "order unknown" "$P" query t.pst "id > 0" --rows --order-by "zz"
+has err.txt "unknown column 'zz'" "order unknown"
+expect 1 "order bad direction" "$P" query t.pst "id > 0" --rows --order-by "id up"
+has err.txt "expected ASC, DESC" "order bad direction"
+
 # errors: syntax (caret), unknown column, type mismatch
 expect 1 "syntax error" "$P" query t.pst "price > 3 AND (id < 2"
 has err.txt "error at column 22: expected ')'" "syntax message"
@@ -69,6 +98,16 @@ expect 1 "type mismatch" "$P" query t.pst "name > 3"
 has err.txt "column 'name' is string" "type mismatch"
 expect 1 "bad backend" "$P" query t.pst "id = 1" --backend nosuch
 has err.txt "nosuch" "bad backend message"
+grep -q "PS_ERR_NO_BACKEND: PS_ERR_NO_BACKEND" err.txt && fail "status name printed twice: $(cat err.txt)"
+has err.txt "PS_ERR_NO_BACKEND: unknown backend 'nosuch'" "bad backend status"
+expect 1 "double-quoted string" "$P" query t.pst 'name = "apple"'
+has err.txt "a string literal takes single quotes: 'apple'" "double-quoted string hint"
+expect 1 "query a csv" "$P" query t.csv "id = 1"
+has err.txt "not a packscan table" "query a csv"
+has err.txt "packscan encode t.csv TABLE.pst" "query a csv hint"
+printf 'a\n' >tiny.csv
+expect 1 "query a tiny csv" "$P" info tiny.csv
+has err.txt "not a packscan table" "tiny csv is not a table"
 expect 1 "select unknown" "$P" query t.pst "id = 1" --select id,zz
 has err.txt "unknown column 'zz'" "select unknown"
 
@@ -77,7 +116,9 @@ expect 2 "no args" "$P"
 expect 2 "bad command" "$P" frobnicate
 expect 2 "query missing expr" "$P" query t.pst
 expect 2 "bad option" "$P" query --frob t.pst "id = 1"
-expect 2 "rows and select" "$P" query t.pst "id = 1" --rows --select id
+expect 2 "limit without rows" "$P" query t.pst "id = 1" --limit 3
+expect 2 "bad format" "$P" query t.pst "id = 1" --select id --format xml
+expect 2 "bad limit" "$P" query t.pst "id = 1" --rows --limit x
 expect 2 "bad delimiter" "$P" encode -d '""' t.csv x.pst
 expect 0 "help" "$P" query --help
 
