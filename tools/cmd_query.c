@@ -28,7 +28,8 @@ static void query_usage(FILE *f) {
           "      --no-verify       skip the section checksums when opening the table\n"
           "  Expressions: = == != <> < <= > >=, BETWEEN x AND y, [NOT] IN (...), [NOT] LIKE 'p%%'\n"
           "  [ESCAPE 'c'], IS [NOT] NULL, AND, OR, NOT, parentheses; literals 42, -1.5, 'text',\n"
-          "  DATE 'yyyy-mm-dd'; \"quoted\" column names.\n");
+          "  DATE 'yyyy-mm-dd'; \"quoted\" column names.\n"
+          "  Aggregates: packscan query TABLE \"SELECT ...\" (see packscan query TABLE \"SELECT\" --help).\n");
 }
 
 /* Splits "a, b,\"c,d\"" into column indexes. */
@@ -181,6 +182,7 @@ static int parse_order(const tbl_table *t, const char *spec, query_order **out, 
 }
 
 int cmd_query(int argc, char **argv) {
+  if (query_is_select(argc, argv)) return cmd_select(argc, argv);
   const char *path = NULL, *expr = NULL, *select = NULL, *bitmap_path = NULL, *backend = "auto";
   const char *order_spec = NULL;
   int rows = 0, timing = 0, explain = 0, header = -1, verify = 1, host = 0, have_limit = 0;
