@@ -156,6 +156,26 @@ has out.txt "Q6" "demo Q6"
 expect 0 "demo table" "$P" query demo.pst "l_shipmode = 'MAIL' AND l_discount >= 0.05" --select l_orderkey,l_discount,l_shipdate --no-header
 [ -s out.txt ] || fail "demo table query printed nothing"
 
+# SELECT statements (the reference backend: tools.select.<backend> covers the others)
+R="--backend reference"
+expect 0 "select sum" "$P" query $R --format csv t.pst "SELECT count(*), sum(price * 2), avg(price), min(day), max(name) FROM t WHERE id > 1;"
+printf 'count(*),sum(price * 2),avg(price),min(day),max(name)\n4,205.70,34.283333,1994-02-03,"che""rry"\n' >want.txt
+cmp -s out.txt want.txt || { fail "select sum output"; cat out.txt; }
+expect 0 "select group" "$P" query $R t.pst "SELECT name, count(*) AS n GROUP BY name" --format json
+printf '{"name":"apple","n":2}\n{"name":"banana","n":1}\n{"name":"che\\"rry","n":1}\n{"name":null,"n":1}\n' >want.txt
+cmp -s out.txt want.txt || { fail "select group output"; cat out.txt; }
+expect 0 "select explain" "$P" query $R t.pst "select sum(id) where name like 'a%'" --explain --timing --format table
+has err.txt "statement: SELECT SUM(id) WHERE name LIKE 'a%'" "select explain"
+has err.txt "groups: 1" "select timing"
+has out.txt "sum(id)" "select table header"
+expect 1 "select caret" "$P" query $R t.pst "SELECT sum(price) GROUP BY nmae"
+has err.txt "error at column 28: unknown column 'nmae'" "select caret message"
+has err.txt "                           ^" "select caret"
+expect 1 "select syntax" "$P" query $R t.pst "SELECT sum(price / 2)"
+has err.txt "error at column 18: division is not supported" "select syntax message"
+expect 2 "select --rows" "$P" query $R t.pst "SELECT count(*)" --rows
+has err.txt "a SELECT prints its own result" "select --rows message"
+
 if [ "$fails" -ne 0 ]; then
   echo "$fails CLI check(s) failed"
   exit 1
