@@ -21,8 +21,9 @@ static void usage(FILE *f) {
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
-          "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the after-filter calls\n"
-          "                  aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids (default all)\n"
+          "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
+          "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, the after-filter calls aggregate,\n"
+          "                  aggregate_sel,gather_1pct,refine,mask,row_ids (default all)\n"
           "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
           "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
@@ -33,7 +34,8 @@ static void usage(FILE *f) {
 
 static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree",      "colcol", "like_contains",
                                           "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small",
-                                          /* over lineorder (bench_after.c) */
+                                          /* over lineorder and lineitem (bench_query.c, bench_after.c) */
+                                          "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1",
                                           "aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids"};
 
 /* Every name in a --cases list must be a case (a typo would silently run nothing). */

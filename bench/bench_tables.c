@@ -336,12 +336,14 @@ static int any_wanted(const bench *b, const char *const *names, size_t k) {
 }
 
 void bench_run_tables(bench *b) {
-  static const char *const ssb[] = {"aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids"};
-  int lineorder = any_wanted(b, ssb, sizeof ssb / sizeof *ssb);
-  if (!lineorder) return;
+  static const char *const ssb[] = {"ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "aggregate", "aggregate_sel",
+                                    "gather_1pct", "refine", "mask", "row_ids"};
+  static const char *const tpch[] = {"tpch_q6", "tpch_q1"};
+  int lineorder = any_wanted(b, ssb, sizeof ssb / sizeof *ssb), lineitem = any_wanted(b, tpch, 2);
+  if (!lineorder && !lineitem) return;
   bench_tables t;
   printf("\n");
-  ps_status st = bench_tables_create(b, b->table_rows, lineorder, 0, &t);
+  ps_status st = bench_tables_create(b, b->table_rows, lineorder, lineitem, &t);
   if (st != PS_OK) {
     if (b->n_results < BENCH_MAX_CASES) {
       bench_result *r = &b->results[b->n_results++];
@@ -355,6 +357,7 @@ void bench_run_tables(bench *b) {
     return;
   }
   bench_print_header(b);
+  bench_run_queries(b, &t);
   bench_run_after(b, &t);
   bench_tables_destroy(&t);
 }
