@@ -83,7 +83,7 @@ done
   find . -mindepth 1 ! -name logs.tar.gz ! -name '*.json' -exec rm -rf {} +)
 echo
 echo "===== bench ====="
-tar -xzOf "$OUT/logs.tar.gz" ./bench.log | grep -E "^(case|lt|ids|tree|colcol|like|between|nulls|small|copy)" | cut -c1-150
+tar -xzOf "$OUT/logs.tar.gz" ./bench.log | grep -E "^(case|lt|ids|tree|colcol|like|between|nulls|small|copy|table|ssb|tpch|aggregate|gather|refine|mask|row_ids)" | cut -c1-150
 for i in 1 2 3 4; do
   tar -xzOf "$OUT/logs.tar.gz" "./bench-ab$i.log" >/tmp/ab.log 2>/dev/null || continue
   echo "----- bench-ab$i.log"
