@@ -31,11 +31,12 @@ cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInf
   -DPACKSCAN_FUZZ=ON -DPACKSCAN_WITH_OPENCL=OFF -DPACKSCAN_WITH_CUDA=OFF \
   -DPACKSCAN_BUILD_TESTS=OFF -DPACKSCAN_BUILD_BENCH=OFF -DPACKSCAN_WERROR=OFF \
   -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake --build "$build" -j"$(nproc)" --target fuzz_table fuzz_expr packscan_cli
+cmake --build "$build" -j"$(nproc)" --target fuzz_table fuzz_expr fuzz_select packscan_cli
 
 work="$build/fuzz-work"
-mkdir -p "$work/corpus_table" "$work/corpus_expr"
+mkdir -p "$work/corpus_table" "$work/corpus_expr" "$work/corpus_select"
 cp tools/fuzz/corpus_expr/* "$work/corpus_expr/"
+cp tools/fuzz/corpus_select/* "$work/corpus_select/"
 # Seed tables: written by the tool itself, so the fuzzer starts from valid files.
 printf 'id,price,day,name\n1,12.50,1994-01-01,apple\n2,,1995-06-30,\n3,-0.25,,"b,c"\n' >"$work/seed.csv"
 ASAN_OPTIONS=detect_leaks=0 "$build/tools/packscan" encode -q "$work/seed.csv" "$work/corpus_table/seed1.pst"
@@ -55,4 +56,5 @@ run() {
 }
 run fuzz_table -max_len=16384 corpus_table
 run fuzz_expr -max_len=512 -dict="$root/tools/fuzz/expr.dict" corpus_expr
+run fuzz_select -max_len=768 -dict="$root/tools/fuzz/select.dict" corpus_select
 exit $status

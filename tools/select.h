@@ -108,9 +108,10 @@ int select_is_statement(const char *src, size_t len);
  * set: the byte position of the offending token and a message. */
 int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *out, expr_error *err);
 
-/* Canonical text: keywords upper case, aggregates upper case, every binary
- * value operation and every WHERE connective parenthesized. It parses back
- * to the same text. */
+/* Canonical text: keywords and aggregates upper case, value expressions with
+ * the parentheses their tree needs (never nesting deeper than the input did),
+ * WHERE and WHEN as expr_to_string writes them. It parses back to the same
+ * text. */
 int select_to_string(const select_stmt *s, tbuf *out);
 int vx_to_string(const vx_node *v, tbuf *out);
 

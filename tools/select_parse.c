@@ -691,42 +691,62 @@ static int put_name(tbuf *o, const char *s, size_t len, int quoted) {
   return r | tbuf_putc(o, '"');
 }
 
-int vx_to_string(const vx_node *v, tbuf *o) {
+/* Binding strength: + - 1, * 2, everything else 3. */
+static int vx_prec(const vx_node *v) {
+  return v->kind == VX_ADD || v->kind == VX_SUB ? 1 : v->kind == VX_MUL ? 2 : 3;
+}
+
+/* Prints v with the parentheses its tree needs and no more, so that the text
+ * nests no deeper than any text that parses to the same tree: a chain
+ * a + b + c stays flat (left-deep), a right operand of the same strength is
+ * parenthesized. min_prec: the strength the context requires. */
+static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
   char num[48];
-  int r = 0;
+  int r = 0, p = vx_prec(v), wrap = p < min_prec;
+  if (wrap) r |= tbuf_putc(o, '(');
   switch (v->kind) {
-  case VX_COLUMN: return put_name(o, v->name, v->len, v->quoted);
+  case VX_COLUMN: r |= put_name(o, v->name, v->len, v->quoted); break;
   case VX_NUMBER:
     format_decimal(v->mantissa, v->scale, num);
-    return tbuf_printf(o, "%s", num);
+    r |= tbuf_printf(o, "%s", num);
+    break;
   case VX_ADD:
   case VX_SUB:
   case VX_MUL:
-    r |= tbuf_putc(o, '(');
-    r |= vx_to_string(v->left, o);
+    r |= vx_print(v->left, p, o);
     r |= tbuf_printf(o, " %c ", v->kind == VX_ADD ? '+' : v->kind == VX_SUB ? '-' : '*');
-    r |= vx_to_string(v->right, o);
-    return r | tbuf_putc(o, ')');
+    r |= vx_print(v->right, p + 1, o);
+    break;
   case VX_NEG:
-    r |= tbuf_printf(o, "(-(");
-    r |= vx_to_string(v->left, o);
-    return r | tbuf_printf(o, "))");
+    /* -x; -(5) and - -5, since -5 alone is a literal */
+    if (v->left->kind == VX_NUMBER) {
+      format_decimal(v->left->mantissa, v->left->scale, num);
+      r |= tbuf_printf(o, v->left->mantissa < 0 ? "- %s" : "-(%s)", num);
+    } else {
+      r |= tbuf_putc(o, '-');
+      r |= vx_print(v->left, 3, o);
+    }
+    break;
   case VX_CASE:
     r |= tbuf_printf(o, "CASE");
     for (size_t i = 0; i < v->nwhens; i++) {
       r |= tbuf_printf(o, " WHEN ");
       r |= expr_to_string(v->whens[i].cond, o);
       r |= tbuf_printf(o, " THEN ");
-      r |= vx_to_string(v->whens[i].then, o);
+      r |= vx_print(v->whens[i].then, 0, o);
     }
     if (v->right) {
       r |= tbuf_printf(o, " ELSE ");
-      r |= vx_to_string(v->right, o);
+      r |= vx_print(v->right, 0, o);
     }
-    return r | tbuf_printf(o, " END");
+    r |= tbuf_printf(o, " END");
+    break;
   }
-  return -1;
+  if (wrap) r |= tbuf_putc(o, ')');
+  return r ? -1 : 0;
 }
+
+int vx_to_string(const vx_node *v, tbuf *o) { return vx_print(v, 0, o); }
 
 int select_to_string(const select_stmt *s, tbuf *o) {
   static const char *const names[] = {"", "COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
