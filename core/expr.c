@@ -30,9 +30,11 @@ static ps_status check_literal(ps_context *ctx, const ps_column *col, const ps_l
     case PS_LIT_INT64:
     case PS_LIT_UINT64:
     case PS_LIT_FLOAT64:
+    case PS_LIT_DECIMAL:
       if (col->type == PS_TYPE_STRING)
         return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "%s is numeric but the column is a string (dictionary) column",
                             what);
+      if (lit->kind == PS_LIT_DECIMAL) return ps_check_decimal(ctx, lit, what);
       return PS_OK;
     case PS_LIT_STRING:
       if (col->type != PS_TYPE_STRING)

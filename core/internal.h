@@ -143,6 +143,18 @@ bool ps_type_is_integer(ps_type t);
 int64_t ps_type_min(ps_type t);
 uint64_t ps_type_max(ps_type t);
 
+/* ---- exact decimal literals (literal.c) ---------------------------------- */
+__extension__ typedef __int128 ps_i128;
+__extension__ typedef unsigned __int128 ps_u128;
+/* PS_OK, or PS_ERR_INVALID_ARGUMENT naming `what`, the scale or the digits. */
+ps_status ps_check_decimal(ps_context *ctx, const ps_literal *lit, const char *what);
+ps_i128 ps_decimal_unscaled(const ps_literal *lit);
+ps_i128 ps_pow10_i128(uint32_t scale); /* scale <= 38 */
+/* Exact floor and ceiling of a valid decimal literal; integral: no fraction. */
+void ps_decimal_floor_ceil(const ps_literal *lit, ps_i128 *fl, ps_i128 *ce, bool *integral);
+/* The double nearest a valid decimal literal (ties to even). */
+double ps_decimal_to_double(const ps_literal *lit);
+
 /* ---- lowering ------------------------------------------------------------ */
 /* A LIKE leaf's dictionary pass deferred to the device: the SET bitmap at
  * aux words [aux_word, aux_word + ceil(count / 32)) is written by the

@@ -140,6 +140,14 @@ static void literal_floor_ceil(const ps_literal *lit, i128 *fl, i128 *ce, bool *
   } else if (lit->kind == PS_LIT_UINT64) {
     *fl = *ce = (i128)lit->v.u;
     *integral = true;
+  } else if (lit->kind == PS_LIT_DECIMAL) {
+    /* exact: |value| < 10^38 < 2^127; clamped like doubles so that the code
+     * arithmetic below (value - M, +-1) cannot overflow */
+    ps_decimal_floor_ceil(lit, fl, ce, integral);
+    if (*fl > I128_BIG) *fl = I128_BIG;
+    if (*ce > I128_BIG) *ce = I128_BIG;
+    if (*fl < -I128_BIG) *fl = -I128_BIG;
+    if (*ce < -I128_BIG) *ce = -I128_BIG;
   } else {
     double x = lit->v.f;
     if (x >= 0x1p100) {
@@ -160,6 +168,7 @@ static void literal_floor_ceil(const ps_literal *lit, i128 *fl, i128 *ce, bool *
 static double literal_as_double(const ps_literal *lit) {
   if (lit->kind == PS_LIT_INT64) return (double)lit->v.i;
   if (lit->kind == PS_LIT_UINT64) return (double)lit->v.u;
+  if (lit->kind == PS_LIT_DECIMAL) return ps_decimal_to_double(lit); /* float columns: nearest double */
   return lit->v.f;
 }
 

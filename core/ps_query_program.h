@@ -46,7 +46,9 @@
 #ifndef PS_QUERY_PROGRAM_H
 #define PS_QUERY_PROGRAM_H
 
+#ifndef PS_PROGRAM_H /* concatenated in front on OpenCL, where nothing can be included */
 #include "ps_program.h"
+#endif
 
 #define PS_QMAX_INSNS 128 /* value instructions of all aggregates together */
 #define PS_QMAX_STACK 8   /* value stack depth */

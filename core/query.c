@@ -280,6 +280,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
     preds[i].offset += nb * bm;
     PS_TRY(ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL));
   }
+  ps_status overflow = PS_OK;
+  char overflow_msg[PS_ERRMSG_SIZE];
   for (uint64_t r0 = 0; r0 < q->rows; r0 += ctx->chunk_rows) {
     ps_vprog prog = q->prog;
     ps_query_args a;
@@ -308,9 +310,17 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       a.preds[i].offset += r0 / 8;
     }
     a.acc = acc->mem;
-    PS_TRY(ctx->ops->query(ctx->be, &a));
+    ps_status st = ctx->ops->query(ctx->be, &a);
+    if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
+      /* a corrupt code in a later chunk outranks it: keep looking */
+      overflow = st;
+      memcpy(overflow_msg, ctx->last_error, sizeof overflow_msg);
+    } else if (st != PS_OK && st != PS_ERR_OVERFLOW) {
+      return st;
+    }
   }
-  return PS_OK;
+  if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
+  return overflow;
 }
 
 static void acc_init(ps_qacc *acc, uint64_t n) {
@@ -429,7 +439,13 @@ static ps_status key_ranks(ps_context *ctx, const ps_column *c, uint32_t dom, ui
     e[i].index = i;
   }
   qsort(e, values, sizeof *e, cmp_dict_entry);
-  for (uint32_t i = 0; i < values; i++) rank[e[i].index] = i;
+  /* An unsorted dictionary may repeat a string: its indexes are one key. */
+  uint32_t next = 0;
+  for (uint32_t i = 0; i < values; i++) {
+    if (i && cmp_dict_entry(&e[i - 1], &e[i])) next++;
+    rank[e[i].index] = next;
+  }
+  if (values < dom) rank[values] = next + 1; /* NULL */
   ps_host_free(ctx, e);
   return PS_OK;
 }
@@ -441,7 +457,21 @@ typedef struct group_order {
 
 static int cmp_order(const void *x, const void *y) {
   const group_order *a = x, *b = y;
-  return a->rank < b->rank ? -1 : a->rank > b->rank;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  return a->group < b->group ? -1 : a->group > b->group;
+}
+
+/* x += y (groups of one key that a dictionary's repeated strings split). */
+static void acc_merge(ps_qacc *x, const ps_qacc *y) {
+  ps_u128 lo = ((ps_u128)x->sum1 << 64) | x->sum0, add = ((ps_u128)y->sum1 << 64) | y->sum0, sum = lo + add;
+  x->sum2 += y->sum2 + (sum < lo);
+  x->sum0 = (uint64_t)sum;
+  x->sum1 = (uint64_t)(sum >> 64);
+  if (y->count && make_i128(y->min_lo, y->min_hi) < make_i128(x->min_lo, x->min_hi))
+    x->min_lo = y->min_lo, x->min_hi = y->min_hi;
+  if (y->count && make_i128(y->max_lo, y->max_hi) > make_i128(x->max_lo, x->max_hi))
+    x->max_lo = y->max_lo, x->max_hi = y->max_hi;
+  x->count += y->count;
 }
 
 static ps_status finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res) {
@@ -468,19 +498,28 @@ static ps_status finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc
     present++;
   }
   if (st == PS_OK) qsort(order, present, sizeof *order, cmp_order);
+  uint64_t out_groups = 0;
+  for (uint64_t i = 0; i < present; i++) out_groups += i == 0 || order[i].rank != order[i - 1].rank;
+  ps_qacc *merged = NULL;
   if (st == PS_OK) {
-    res->n_groups = present;
-    res->keys = ps_calloc_ctx(ctx, present * p->n_keys + 1, sizeof(ps_datum));
-    res->values = ps_calloc_ctx(ctx, present * p->n_aggs + 1, sizeof(ps_datum));
-    if (!res->keys || !res->values) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
+    res->n_groups = out_groups;
+    res->keys = ps_calloc_ctx(ctx, out_groups * p->n_keys + 1, sizeof(ps_datum));
+    res->values = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_datum));
+    merged = ps_calloc_ctx(ctx, p->n_accs, sizeof *merged);
+    if (!res->keys || !res->values || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
   }
-  for (uint64_t i = 0; st == PS_OK && i < present; i++) {
+  for (uint64_t i = 0, out_i = 0; st == PS_OK && i < present; out_i++) {
     uint32_t g = order[i].group;
+    memcpy(merged, &acc[(uint64_t)g * p->n_accs], p->n_accs * sizeof *merged);
+    uint64_t j = i + 1;
+    for (; j < present && order[j].rank == order[i].rank; j++)
+      for (uint32_t a = 0; a < p->n_accs; a++) acc_merge(&merged[a], &acc[(uint64_t)order[j].group * p->n_accs + a]);
+    i = j;
     for (uint32_t k = 0; k < p->n_keys; k++)
-      res->keys[i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
+      res->keys[out_i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
     for (uint32_t a = 0; a < p->n_aggs && st == PS_OK; a++) {
-      const ps_qacc *x = &acc[(uint64_t)g * p->n_accs + 1 + a];
-      ps_datum *d = &res->values[i * p->n_aggs + a];
+      const ps_qacc *x = &merged[1 + a];
+      ps_datum *d = &res->values[out_i * p->n_aggs + a];
       ps_i128 v;
       switch (q->kinds[a]) {
         case PS_AGG_COUNT_STAR:
@@ -513,6 +552,7 @@ static ps_status finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc
       }
     }
   }
+  ps_host_free(ctx, merged);
   for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
   ps_host_free(ctx, order);
   return st;

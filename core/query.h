@@ -7,9 +7,6 @@
 #include "internal.h"
 #include "ps_query_program.h"
 
-__extension__ typedef __int128 ps_i128;
-__extension__ typedef unsigned __int128 ps_u128;
-
 /* 10^38 - 1: the largest magnitude of a value (38 digits). */
 #define PS_I128_MAX38 ((ps_i128)(((ps_u128)0x4B3B4CA85A86C47Aull << 64) | 0x098A223FFFFFFFFFull))
 
@@ -34,8 +31,6 @@ struct ps_value {
   ps_value *a, *b;   /* ARITH operands; CASE then (a) and else (b, NULL = NULL) */
 };
 
-/* 10^k as an exact 128-bit integer, k in 0..38. */
-ps_i128 ps_pow10_i128(uint32_t k);
 /* |v| <= 10^38 - 1. */
 bool ps_i128_fits38(ps_i128 v);
 

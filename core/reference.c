@@ -466,6 +466,9 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   for (uint32_t i = 0; i < p->n_preds; i++) preds[i] = (const uint8_t *)a->preds[i].handle + a->preds[i].offset;
   ps_qacc *acc = (ps_qacc *)((uint8_t *)a->acc.handle + a->acc.offset);
   const q128 limit = max38();
+  bool overflow = false;
+  uint64_t overflow_row = 0;
+  uint32_t overflow_agg = 0;
   for (uint64_t r = 0; r < a->rows; r++) {
     if (where && !bit_at(where, r)) continue;
     /* every slot of a selected row is read (and checked) */
@@ -489,13 +492,14 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
         continue;
       }
       qvalue v = eval_value(&R, p, &p->aggs[i], preds, r, limit);
-      if (v.overflow)
-        return ps_backend_error(be->ctx, PS_ERR_OVERFLOW,
-                                "row %" PRIu64 ": the value of aggregate %u does not fit %d digits",
-                                a->row_begin + r, i, PS_QUERY_MAX_DIGITS);
-      if (!v.null) acc_add(&ga[1 + i], v.v);
+      if (v.overflow && !overflow) overflow = true, overflow_row = r, overflow_agg = i;
+      if (!v.null && !v.overflow) acc_add(&ga[1 + i], v.v);
     }
   }
+  /* A corrupt code anywhere in the chunk outranks an overflow (the run goes on to look for one). */
+  if (overflow)
+    return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %" PRIu64 ": the value of aggregate %u does not fit %d digits",
+                            a->row_begin + overflow_row, overflow_agg, PS_QUERY_MAX_DIGITS);
   return PS_OK;
 }
 

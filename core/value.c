@@ -5,12 +5,6 @@
 
 #include "query.h"
 
-ps_i128 ps_pow10_i128(uint32_t k) {
-  ps_i128 p = 1;
-  for (uint32_t i = 0; i < k; i++) p *= 10;
-  return p;
-}
-
 bool ps_i128_fits38(ps_i128 v) { return v <= PS_I128_MAX38 && v >= -PS_I128_MAX38; }
 
 static ps_status start(ps_context *ctx, ps_value **out) {
@@ -77,6 +71,7 @@ ps_status ps_value_literal(ps_context *ctx, ps_literal lit, ps_value **out) {
                           lit.v.f);
     case PS_LIT_STRING:
       return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "a string literal cannot be an operand of arithmetic");
+    case PS_LIT_DECIMAL: return ps_value_decimal(ctx, lit.v.d.lo, lit.v.d.hi, lit.v.d.scale, out);
     default: break;
   }
   return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "literal has unknown kind %d", (int)lit.kind);

@@ -342,11 +342,18 @@ typedef enum ps_literal_kind {
   PS_LIT_INT64 = 1,
   PS_LIT_UINT64 = 2,
   PS_LIT_FLOAT64 = 3,
-  PS_LIT_STRING = 4
+  PS_LIT_STRING = 4,
+  PS_LIT_DECIMAL = 5 /* exact decimal: unscaled / 10^scale (see ps_lit_decimal) */
 } ps_literal_kind;
 
+/** Largest scale of a decimal literal, and its largest number of digits: the
+ *  unscaled value lies in [-(10^38 - 1), 10^38 - 1] (SQL DECIMAL(38, scale)). */
+#define PS_DECIMAL_MAX_SCALE 38
+#define PS_DECIMAL_MAX_DIGITS 38
+
 /** A literal. Strings are (ptr, len) and need not be NUL-terminated; they are
- *  copied when the expression is built. */
+ *  copied when the expression is built. Decimals are exact: the value is
+ *  (hi:lo as a 128-bit two's complement integer) / 10^scale. */
 typedef struct ps_literal {
   ps_literal_kind kind;
   union {
@@ -357,6 +364,11 @@ typedef struct ps_literal {
       const char *ptr;
       size_t len;
     } s;
+    struct {
+      uint64_t lo;    /* low 64 bits of the unscaled value */
+      int64_t hi;     /* high 64 bits (sign included) */
+      uint32_t scale; /* 0..PS_DECIMAL_MAX_SCALE */
+    } d;
   } v;
 } ps_literal;
 
@@ -385,10 +397,66 @@ static inline ps_literal ps_lit_str(const char *ptr, size_t len) {
   l.v.s.len = len;
   return l;
 }
+/** The exact decimal unscaled / 10^scale (ps_lit_decimal(12345, 2) is 123.45).
+ *  The scale is checked when an expression is built: 0..PS_DECIMAL_MAX_SCALE,
+ *  else PS_ERR_INVALID_ARGUMENT (a negative scale passed through the unsigned
+ *  parameter is named as negative). */
+static inline ps_literal ps_lit_decimal(int64_t unscaled, uint32_t scale) {
+  ps_literal l;
+  l.kind = PS_LIT_DECIMAL;
+  l.v.d.lo = (uint64_t)unscaled;
+  l.v.d.hi = unscaled < 0 ? -1 : 0;
+  l.v.d.scale = scale;
+  return l;
+}
+/** As ps_lit_decimal with a 128-bit unscaled value (hi:lo, two's complement),
+ *  at most PS_DECIMAL_MAX_DIGITS digits (checked when an expression is built). */
+static inline ps_literal ps_lit_decimal128(uint64_t lo, int64_t hi, uint32_t scale) {
+  ps_literal l;
+  l.kind = PS_LIT_DECIMAL;
+  l.v.d.lo = lo;
+  l.v.d.hi = hi;
+  l.v.d.scale = scale;
+  return l;
+}
+
+/** Parses the text of an SQL numeric literal exactly, as SQL reads it:
+ *   - digits only ("42", "-7", "+3"): PS_LIT_INT64 when it fits, else
+ *     PS_LIT_UINT64 when it fits, else a PS_LIT_DECIMAL of scale 0 (up to 38
+ *     digits);
+ *   - digits with a decimal point ("123.45", "-0.5", ".5", "5."): an exact
+ *     PS_LIT_DECIMAL whose scale is the number of digits after the point
+ *     ("5.50" has scale 2). Leading zeros do not count towards the 38 digits;
+ *     trailing zeros after the point are dropped only when the value would
+ *     otherwise not fit (the value never changes);
+ *   - an exponent ("1e5", "2.5E-3"): PS_LIT_FLOAT64, the double nearest the
+ *     exact decimal value (correctly rounded; independent of the locale).
+ *  len bytes of text are read (no NUL needed); no surrounding spaces, no
+ *  thousands separators, no "NaN" or "inf". Errors: PS_ERR_INVALID_ARGUMENT
+ *  for text that is not a numeric literal (the message names the offending
+ *  character and its position); PS_ERR_NOT_REPRESENTABLE for a decimal of
+ *  more than 38 significant digits, or an exponent whose value overflows a
+ *  double. The message goes to err_buf (may be NULL) and *out is untouched
+ *  on failure. Pure function: thread safe, no context needed. */
+PS_API ps_status ps_literal_parse(const char *text, size_t len, ps_literal *out, char *err_buf, size_t err_size);
+
+/** Writes a decimal literal as SQL text ("-0.50", "123", "1.000"): exactly
+ *  scale digits after the point, a leading "0" before it. buf receives at
+ *  most 42 bytes including the NUL (PS_DECIMAL_TEXT_SIZE). Returns
+ *  PS_ERR_INVALID_ARGUMENT when lit is not a valid decimal literal (scale
+ *  over 38, more than 38 digits) and PS_ERR_BUFFER_TOO_SMALL when size is
+ *  too small; buf is then untouched. */
+#define PS_DECIMAL_TEXT_SIZE 42
+PS_API ps_status ps_decimal_format(const ps_literal *lit, char *buf, size_t size);
 
 /** column <op> literal (the contract's filterLiteral). Numeric literals on FOR
  *  columns compare by value (integers exactly, across types; floats as IEEE
- *  doubles); string literals on dictionary columns compare bytewise. */
+ *  doubles); string literals on dictionary columns compare bytewise.
+ *  Decimal literals compare exactly against integer columns (x = 5.5 selects
+ *  nothing, x < 5.5 is x <= 5, x = 5.0 is x = 5); against float columns the
+ *  decimal is first rounded to the nearest double (ties to even) and then
+ *  compared as a double literal. A decimal literal with a scale over 38 or
+ *  more than 38 digits is PS_ERR_INVALID_ARGUMENT. */
 PS_API ps_status ps_expr_compare(ps_context *ctx, ps_column *col, ps_cmp op, ps_literal lit,
                                  ps_expr **out);
 /** a <op> b, row by row (the contract's compareColumns): FOR against FOR (any
@@ -592,7 +660,9 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  * FOR columns of any type): one result row per group that has at least one
  * selected row, in ascending key order (k1, then k2): numbers by value,
  * dictionary strings bytewise (memcmp, a proper prefix first); NULL keys form
- * one group that sorts after every value. A key's domain is its column's codes
+ * one group that sorts after every value; an unsorted dictionary that repeats
+ * a string gives one group for it (reported with the smallest of its
+ * indexes). A key's domain is its column's codes
  * (2^width, or the dictionary's size if smaller), plus one for NULL where the
  * column has a validity bitmap; the product of the domains may be at most
  * PS_QUERY_MAX_GROUPS (PS_ERR_LIMIT otherwise, naming the columns and sizes).
@@ -617,7 +687,7 @@ typedef struct ps_value ps_value;
 /** A column's value (its scale as above): FOR or dictionary column. */
 PS_API ps_status ps_value_column(ps_context *ctx, ps_column *col, ps_value **out);
 /** A literal: PS_LIT_INT64 and PS_LIT_UINT64 (scale 0), and exact decimals
- *  (PS_LIT_DECIMAL, where the library has that kind). A float literal
+ *  (PS_LIT_DECIMAL: as ps_value_decimal, the same errors). A float literal
  *  (PS_LIT_FLOAT64) or a string is PS_ERR_TYPE_MISMATCH: arithmetic is exact;
  *  write a decimal (ps_value_decimal) instead. */
 PS_API ps_status ps_value_literal(ps_context *ctx, ps_literal lit, ps_value **out);
@@ -697,7 +767,8 @@ typedef struct ps_query_result ps_query_result;
  *  (predicate, arithmetic and aggregation together; nothing materialized).
  *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value or a final
  *  sum does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code outside its
- *  column's range), device errors. *out is written on success only; free it
+ *  column's range, in any row of a predicate's columns or in a selected row
+ *  of the other columns; it outranks an overflow), device errors. *out is written on success only; free it
  *  with ps_query_result_destroy. */
 PS_API ps_status ps_query_run(ps_context *ctx, ps_query *query, ps_query_result **out);
 /** Frees a result. NULL ok. */

@@ -54,6 +54,21 @@ ps_literal gen_num_literal(th_rng *r, tcol *c) {
     }
   }
   if (k < 10) return ps_lit_float(NAN);
+  if (k < 16) { /* an exact decimal at or next to the value, or halfway to the next */
+    ti128 raw = v.i;
+    unsigned colscale = 0;
+    if (isf) {
+      double sc = v.d * pow(10.0, c->scale);
+      if (!(fabs(sc) < 9e18)) return ps_lit_float(v.d);
+      raw = (ti128)llround(sc);
+      colscale = c->scale;
+    }
+    unsigned extra = (unsigned)th_below(r, 19 - (colscale > 18 ? 18 : colscale));
+    ti128 up = 1;
+    for (unsigned i = 0; i < extra; i++) up *= 10;
+    ti128 u = raw * up + (th_chance(r, 50) ? 0 : th_chance(r, 50) ? up / 2 : (ti128)th_below(r, 3) - 1);
+    return ps_lit_decimal128((uint64_t)u, (int64_t)(u >> 64), colscale + extra);
+  }
   if (isf) {
     double d = v.d, e = w.d;
     switch (th_below(r, 9)) {
@@ -203,13 +218,16 @@ static ps_literal any_literal(th_rng *r, tcol *c, char *buf) {
   return c->type == PS_TYPE_STRING ? gen_str_literal(r, c, buf) : gen_num_literal(r, c);
 }
 
+static double num_lit_double(ps_literal l) {
+  if (l.kind == PS_LIT_DECIMAL) return oracle_decimal_double(l);
+  return l.kind == PS_LIT_INT64 ? (double)l.v.i : l.kind == PS_LIT_UINT64 ? (double)l.v.u : l.v.f;
+}
+
 /* Orders two literals of a column ascending (for a non-empty BETWEEN). */
 static int lit_less(ps_literal a, ps_literal b) {
   if (a.kind == PS_LIT_STRING)
     return tstr_cmp((const uint8_t *)a.v.s.ptr, a.v.s.len, (const uint8_t *)b.v.s.ptr, b.v.s.len) < 0;
-  double x = a.kind == PS_LIT_INT64 ? (double)a.v.i : a.kind == PS_LIT_UINT64 ? (double)a.v.u : a.v.f;
-  double y = b.kind == PS_LIT_INT64 ? (double)b.v.i : b.kind == PS_LIT_UINT64 ? (double)b.v.u : b.v.f;
-  return x < y;
+  return num_lit_double(a) < num_lit_double(b);
 }
 
 onode *gen_leaf(th_rng *r, trun *tr, int col, int partner) {

@@ -195,6 +195,11 @@ static void print_lit(FILE *f, ps_literal l) {
     case PS_LIT_UINT64: fprintf(f, "uint(%" PRIu64 ")", l.v.u); break;
     case PS_LIT_FLOAT64: fprintf(f, "float(%.17g)", l.v.f); break;
     case PS_LIT_STRING: print_bytes(f, (const uint8_t *)l.v.s.ptr, l.v.s.len); break;
+    case PS_LIT_DECIMAL:
+      fputs("dec(", f);
+      print_i128(f, oracle_decimal_unscaled(l));
+      fprintf(f, "e-%u)", (unsigned)l.v.d.scale);
+      break;
     default: fprintf(f, "lit(kind %d)", (int)l.kind); break;
   }
 }
@@ -362,6 +367,47 @@ static onum lit_num(ps_literal l) {
   return v;
 }
 
+ti128 oracle_decimal_unscaled(ps_literal l) {
+  return (ti128)(((tu128)(uint64_t)l.v.d.hi << 64) | l.v.d.lo);
+}
+
+double oracle_decimal_double(ps_literal l) {
+  /* The decimal as text with a point ("-12.345"), read by strtod in the C
+   * locale: the library goes through digits and an exponent instead. */
+  char d[48], buf[96];
+  ti128 u = oracle_decimal_unscaled(l);
+  tu128 m = u < 0 ? (tu128)0 - (tu128)u : (tu128)u;
+  int n = 0, k = 0, s = (int)l.v.d.scale;
+  do {
+    d[n++] = (char)('0' + (int)(m % 10));
+    m /= 10;
+  } while (m);
+  if (u < 0) buf[k++] = '-';
+  if (n <= s) {
+    buf[k++] = '0';
+    buf[k++] = '.';
+    for (int z = n; z < s; z++) buf[k++] = '0';
+    for (int i = n - 1; i >= 0; i--) buf[k++] = d[i];
+  } else {
+    for (int i = n - 1; i >= 0; i--) {
+      buf[k++] = d[i];
+      if (i == s && s > 0) buf[k++] = '.';
+    }
+  }
+  buf[k] = 0;
+  return strtod(buf, NULL);
+}
+
+/* Order of an exact integer against unscaled / 10^scale: compares v with the
+ * quotient truncated toward zero, and breaks a tie by the remainder's sign. */
+static int int_vs_decimal(ti128 v, ps_literal l) {
+  ti128 u = oracle_decimal_unscaled(l), p = 1;
+  for (uint32_t i = 0; i < l.v.d.scale; i++) p *= 10;
+  ti128 q = u / p, r = u % p;
+  if (v != q) return v < q ? -1 : 1;
+  return r > 0 ? -1 : r < 0 ? 1 : 0;
+}
+
 /* Order of row's value against a literal (numeric or string column). */
 static int order_vs_lit(tcol *c, uint64_t row, ps_literal l) {
   if (c->type == PS_TYPE_STRING) {
@@ -369,6 +415,12 @@ static int order_vs_lit(tcol *c, uint64_t row, ps_literal l) {
     size_t len;
     if (!oracle_str(c, row, &s, &len)) return 2;
     return tstr_cmp(s, len, (const uint8_t *)l.v.s.ptr, l.v.s.len);
+  }
+  if (l.kind == PS_LIT_DECIMAL) {
+    onum v = oracle_num(c, row);
+    if (!v.isf) return int_vs_decimal(v.i, l);
+    /* design.md: on float columns a decimal literal is its nearest double */
+    l = ps_lit_float(oracle_decimal_double(l));
   }
   onum v = oracle_num(c, row), x = lit_num(l);
   if (v.isf || !x.isf) return num_order(v, x);

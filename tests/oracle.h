@@ -89,6 +89,11 @@ int oracle_corrupt(tcol *c, uint64_t row);
  * escape). '_' is one UTF-8 character, or one byte where not valid UTF-8. */
 int oracle_like(const uint8_t *s, size_t slen, const char *p, size_t plen, int escape);
 
+/* A decimal literal's unscaled value, and its nearest double (the test's
+ * own conversion, through text with a decimal point). */
+ti128 oracle_decimal_unscaled(ps_literal l);
+double oracle_decimal_double(ps_literal l);
+
 kleene oracle_row(tcol *const *cols, const onode *t, uint64_t row);
 /* Evaluates every row into an Arrow bitmap (ceil(n/8) bytes, zero padding);
  * returns the number of selected rows. */

@@ -642,4 +642,5 @@ const ps_backend_ops ps_backend_cuda = {
     .retain_wrapped = NULL,
     .release_wrapped = NULL,
     .like_dict = ps_cuda_like_dict,
+    .query = ps_cuda_query,
 };

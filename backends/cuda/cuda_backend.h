@@ -56,6 +56,8 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
 ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a);
 ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a);
 void ps_cuda_select_release(ps_backend *be);
+/* One chunk of a query (kernels_cuda/query.cu), on the same workspace. */
+ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a);
 
 /* LIKE over dictionary entries on the device (cuda_like.c). */
 ps_status ps_cuda_like_dict(ps_backend *be, const ps_like_dict_args *a);

@@ -14,6 +14,7 @@
 
 #include "cuda_backend.h"
 #include "ps_cuda_kernels.h"
+#include "ps_cuda_query.h"
 
 _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT == PS_GATHER_INT &&
                    PS_CUDA_GATHER_F64 == PS_GATHER_F64 && PS_CUDA_GATHER_F32 == PS_GATHER_F32,
@@ -352,4 +353,66 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
   }
   ps_cuda_leave(be, prev);
   return st;
+}
+
+/* ---- queries ----------------------------------------------------------------------- */
+
+/* Partial accumulators of pass 1, at most (bytes), and its work-items at most. */
+#define PS_CUDA_QUERY_PARTIAL_BYTES ((uint64_t)64 << 20)
+#define PS_CUDA_QUERY_MAX_ITEMS 65536u
+
+ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
+  if (a->rows == 0 || a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "query: chunk rows", a->rows);
+  const ps_vprog *prog = a->prog;
+  const uint64_t n_acc = (uint64_t)prog->n_groups * prog->n_accs, words = (a->rows + 31) / 32;
+  uint64_t items = PS_CUDA_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
+  if (items > PS_CUDA_QUERY_MAX_ITEMS) items = PS_CUDA_QUERY_MAX_ITEMS;
+  if (items > words) items = words;
+  if (items == 0) items = 1;
+
+  /* about 4.7 KB: on the heap, not the stack */
+  ps_cuda_query_params *p = ps_host_alloc(be->ctx, sizeof *p);
+  if (!p) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query parameters");
+  memset(p, 0, sizeof *p);
+  p->prog = *prog;
+  p->launch.rows = a->rows;
+  p->launch.items = items;
+  p->launch.has_where = a->where.handle != NULL;
+  for (uint32_t i = 0; i < prog->n_cols; i++) {
+    if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);
+    if (a->validity[i].handle) p->bufs.validity[i] = devptr(a->validity[i]);
+  }
+  if (a->where.handle) p->bufs.where = devptr(a->where);
+  for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
+
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) {
+    ps_host_free(be->ctx, p);
+    return st;
+  }
+  st = ensure_workspace(be, (size_t)(p->launch.items * n_acc * sizeof(ps_qacc)));
+  if (st == PS_OK) {
+    p->status = (uint32_t *)be->select_ws;
+    p->part = (ps_qacc *)kernel_workspace(be);
+    st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, 8, be->stream), "cudaMemsetAsync (query status)",
+                        false);
+  }
+  if (st == PS_OK)
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_query(p, n_acc, (ps_qacc *)devptr(a->acc), be->stream),
+                        "launching the query kernels", false);
+  if (st == PS_OK) st = read_results(be, 8);
+  ps_cuda_leave(be, prev);
+  ps_host_free(be->ctx, p);
+  if (st != PS_OK) return st;
+  uint32_t status[2];
+  memcpy(status, be->select_host, sizeof status);
+  if (status[0] != UINT32_MAX)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
+                            "cuda: row %llu of a column the query reads holds a code outside its range",
+                            (unsigned long long)(a->row_begin + status[0]));
+  if (status[1] != UINT32_MAX)
+    return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "cuda: row %llu: an aggregate's value does not fit %d digits",
+                            (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
+  return PS_OK;
 }

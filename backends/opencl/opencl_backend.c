@@ -386,4 +386,5 @@ const ps_backend_ops ps_backend_opencl = {
     .retain_wrapped = opencl_retain_wrapped,
     .release_wrapped = opencl_release_wrapped,
     .like_dict = ps_cl_like_dict,
+    .query = ps_cl_query,
 };

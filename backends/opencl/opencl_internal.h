@@ -74,6 +74,8 @@ typedef enum ps_cl_kernel_id {
   PS_CL_COUNT_RUNS,  /* select.cl ps_count_runs */
   PS_CL_WRITE_RUNS,  /* select.cl ps_write_runs */
   PS_CL_SCAN_COUNTS, /* select.cl ps_scan_counts */
+  PS_CL_QUERY_PARTIALS, /* query.cl ps_query_partials (query builds only) */
+  PS_CL_QUERY_MERGE,    /* query.cl ps_query_merge (query builds only) */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -144,6 +146,8 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out);
 /* LIKE over a dictionary (like.cl), built on first use. */
 ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);
+/* Queries (query.cl over kernels_shared/ps_query_kernels.h), built on first use. */
+ps_status ps_cl_query_program(ps_backend *be, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call
@@ -171,5 +175,8 @@ ps_status ps_cl_like_dict(ps_backend *be, const ps_like_dict_args *args);
 ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *args);
 ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *args);
 ps_status ps_cl_gather(ps_backend *be, const ps_gather_args *args);
+
+/* opencl_query.c */
+ps_status ps_cl_query(ps_backend *be, const ps_query_args *args);
 
 #endif /* PS_OPENCL_INTERNAL_H */

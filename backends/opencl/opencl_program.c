@@ -24,6 +24,14 @@ extern const unsigned char ps_cl_source_like_nfa_h[];
 extern const size_t ps_cl_source_like_nfa_h_size;
 extern const unsigned char ps_cl_source_like_cl[];
 extern const size_t ps_cl_source_like_cl_size;
+extern const unsigned char ps_cl_source_query_program_h[];
+extern const size_t ps_cl_source_query_program_h_size;
+extern const unsigned char ps_cl_source_dialect_h[];
+extern const size_t ps_cl_source_dialect_h_size;
+extern const unsigned char ps_cl_source_query_kernels_h[];
+extern const size_t ps_cl_source_query_kernels_h_size;
+extern const unsigned char ps_cl_source_query_cl[];
+extern const size_t ps_cl_source_query_cl_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
@@ -38,29 +46,32 @@ typedef enum build_kind {
   BUILD_RANGE,
   BUILD_LIKE,
   BUILD_WORDS,
+  BUILD_QUERY,
   BUILD_KINDS
 } build_kind;
 
 /* Where each kernel lives, per kind of build. */
 static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
-    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1},
-    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
 };
 
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     "ps_filter_words",  "ps_count_words", "ps_write_ids",         "ps_reduce_words",
     "ps_gather_values", "ps_range_words", "ps_range_words_count", "ps_like_dict_words",
-    "ps_count_runs",    "ps_write_runs",  "ps_scan_counts",
+    "ps_count_runs",    "ps_write_runs",  "ps_scan_counts",       "ps_query_partials",
+    "ps_query_merge",
 };
 
 /* Local memory per work-item of each kernel (bytes), for the group size
  * (range.cl's group size is fixed at build time; see ps_cl_range_program). */
 /* ps_write_ids: a scan word and 32 staged ushort row offsets per work-item. */
 static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0,
-                                                              0, 0, 4};
+                                                              0, 0, 4, 0, 0};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
@@ -127,11 +138,11 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
   /* ps_program.h and launch.h come first, so the device reads the very
    * structs the host fills; #line keeps build-log line numbers per file.
    * Parts at odd indexes are glue; the kernel files follow common.cl. */
-  const char *parts[11] = {
+  const char *parts[13] = {
       (const char *)ps_cl_source_program_h, "\n", (const char *)ps_cl_source_launch_h, "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
   };
-  size_t sizes[11] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size};
+  size_t sizes[13] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size};
   cl_uint n_parts = 5;
   if (kind == BUILD_RANGE) {
     parts[n_parts++] = "\n#line 1 \"range.cl\"\n";
@@ -145,6 +156,20 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
     }
+  } else if (kind == BUILD_QUERY) {
+    /* ps_program.h and launch.h stay in front (common.cl is unused here). */
+    const char *rest[6] = {"\n#line 1 \"ps_query_program.h\"\n", (const char *)ps_cl_source_query_program_h,
+                           "\n#line 1 \"ps_dialect.h\"\n",       (const char *)ps_cl_source_dialect_h,
+                           "\n#line 1 \"ps_query_kernels.h\"\n", (const char *)ps_cl_source_query_kernels_h};
+    const size_t rest_sizes[6] = {0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size, 0,
+                                  ps_cl_source_query_kernels_h_size};
+    for (int i = 0; i < 6; ++i) {
+      sizes[n_parts] = rest_sizes[i];
+      parts[n_parts++] = rest[i];
+    }
+    parts[n_parts++] = "\n#line 1 \"query.cl\"\n";
+    sizes[n_parts] = ps_cl_source_query_cl_size;
+    parts[n_parts++] = (const char *)ps_cl_source_query_cl;
   } else if (kind == BUILD_LIKE) {
     parts[n_parts++] = "\n#line 1 \"ps_like_nfa.h\"\n";
     sizes[n_parts] = ps_cl_source_like_nfa_h_size;
@@ -162,7 +187,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       parts[n_parts++] = rest[i];
     }
   }
-  size_t lengths[11];
+  size_t lengths[13];
   for (cl_uint i = 0; i < n_parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
 
   cl_int err;
@@ -262,6 +287,14 @@ ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out) {
   size_t n = strlen(options);
   snprintf(options + n, sizeof options - n, " -DPS_LIKE_BUILD=1"); /* its own cache key */
   return cached_program(be, options, "", BUILD_LIKE, 0, out);
+}
+
+ps_status ps_cl_query_program(ps_backend *be, const ps_cl_cached **out) {
+  char options[160];
+  program_options(be, options, sizeof options);
+  size_t n = strlen(options);
+  snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1"); /* its own cache key */
+  return cached_program(be, options, "", BUILD_QUERY, 0, out);
 }
 
 void ps_cl_cache_clear(ps_backend *be) {

@@ -1,0 +1,97 @@
+/* Queries (core/backend.h ps_query_args): the two passes of
+ * kernels_shared/ps_query_kernels.h through query.cl's entry points, and one
+ * synchronization per chunk (for the status words). */
+#include <string.h>
+
+#include "opencl_internal.h"
+#include "ps_query_kernels.h"
+
+/* Partial accumulators of pass 1 in device memory, at most (bytes), and
+ * work-items of pass 1 at most, per kind of device. */
+#define PS_CL_QUERY_PARTIAL_BYTES (UINT64_C(64) << 20)
+#define PS_CL_QUERY_ITEMS_GPU 16384u
+#define PS_CL_QUERY_ITEMS_CPU 256u
+
+static cl_mem or_dummy(const ps_backend *be, ps_devmem m) { return m.handle ? (cl_mem)m.handle : be->dummy; }
+
+ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
+  const ps_vprog *p = a->prog;
+  if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS)
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: chunk rows (%llu)", (unsigned long long)a->rows);
+  const ps_cl_cached *prog;
+  PS_CL_TRY(ps_cl_query_program(be, &prog));
+
+  const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
+  uint64_t items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
+  const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
+  if (items > cap) items = cap;
+  if (items > words) items = words;
+  if (items == 0) items = 1;
+  ps_qlaunch L;
+  memset(&L, 0, sizeof L);
+  L.rows = a->rows;
+  L.items = items;
+  L.has_where = a->where.handle != NULL;
+  for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
+    L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
+    L.validity_offset[i] = a->validity[i].handle ? a->validity[i].offset : 0;
+  }
+  L.where_offset = a->where.handle ? a->where.offset : 0;
+  for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
+
+  cl_mem prog_buf = NULL, launch = NULL, part = NULL;
+  ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
+  if (st == PS_OK) st = ps_cl_upload(be, &L, sizeof L, "query launch", &launch);
+  if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(L.items * n_acc * sizeof(ps_qacc)), &part);
+  if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
+  cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
+  cl_uint arg = 0;
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &launch);
+  for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
+    cl_mem m = or_dummy(be, a->data[i]);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
+    cl_mem m = or_dummy(be, a->validity[i]);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  if (st == PS_OK) {
+    cl_mem m = or_dummy(be, a->where);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  for (uint32_t i = 0; st == PS_OK && i < PS_QMAX_PREDS; i++) {
+    cl_mem m = or_dummy(be, a->preds[i]);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
+  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)L.items);
+  /* pass 2 */
+  cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
+  const cl_ulong n_acc_arg = n_acc, items_arg = L.items;
+  cl_mem acc = (cl_mem)a->acc.handle;
+  if (a->acc.offset != 0 && st == PS_OK)
+    st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: accumulators at offset %llu",
+                          (unsigned long long)a->acc.offset);
+  if (st == PS_OK) st = ps_cl_set_arg(be, m, 0, sizeof n_acc_arg, &n_acc_arg);
+  if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof items_arg, &items_arg);
+  if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
+  if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
+  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_MERGE, (size_t)n_acc);
+  cl_uint status[2] = {0, 0};
+  if (st == PS_OK) {
+    cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
+  }
+  if (prog_buf) clReleaseMemObject(prog_buf);
+  if (launch) clReleaseMemObject(launch);
+  if (st != PS_OK) return st;
+  if (status[0] != 0xFFFFFFFFu)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %llu of a column the query reads holds a code outside its range",
+                            (unsigned long long)(a->row_begin + status[0]));
+  if (status[1] != 0xFFFFFFFFu)
+    return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %llu: an aggregate's value does not fit %d digits",
+                            (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
+  return PS_OK;
+}

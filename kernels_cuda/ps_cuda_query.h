@@ -1,0 +1,42 @@
+/*
+ * The CUDA launcher of queries (query.cu): plain C, included by
+ * backends/cuda. The kernels are kernels_shared/ps_query_kernels.h, the same
+ * source the OpenCL backend compiles.
+ */
+#ifndef PS_CUDA_QUERY_H
+#define PS_CUDA_QUERY_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ps_query_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads per block of both query kernels. */
+#define PS_CUDA_QUERY_BLOCK 256
+
+/* Pass 1's parameters, passed by value as a __grid_constant__ kernel
+ * parameter (about 4.7 KB: sm_70 and later with CUDA 12.1 or newer take up to
+ * 32 KB), so the value programs are read from the constant bank. */
+typedef struct ps_cuda_query_params {
+  ps_vprog prog;
+  ps_qlaunch launch;
+  ps_q_bufs bufs;   /* at the chunk start; where NULL when launch.has_where is 0 */
+  ps_qacc *part;    /* launch.items * n_acc partial accumulators */
+  uint32_t *status; /* 2 words, 0xFFFFFFFF before the launch */
+} ps_cuda_query_params;
+
+/* Enqueues pass 1 over p->launch.items work-items, then pass 2 merging the
+ * partials into acc (n_acc accumulators), on stream. Returns the launch
+ * error (cudaGetLastError), cudaSuccess if both launches were queued. */
+cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, ps_qacc *acc, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PS_CUDA_QUERY_H */

@@ -1,0 +1,933 @@
+/*
+ * query: aggregates of arithmetic over the rows a predicate selects, with
+ * GROUP BY (issue 14), on the backend under test, compared with an oracle
+ * written here (value trees evaluated row by row on the decoded values with
+ * 128-bit integers, groups found by sorting the rows' decoded keys) and, on a
+ * device backend, with the reference backend bit for bit:
+ *  - random tables (numeric FOR columns of every type and width, dictionary
+ *    columns, nulls), random WHERE trees, random value trees (+ - *, CASE,
+ *    literals, exact decimals, NULL), every aggregate, 0..2 keys, several
+ *    chunkings; n = 0, 1, 31, 32, 33, 100 and random sizes;
+ *  - named edge cases: empty results (SQL NULLs, one row without GROUP BY),
+ *    overflow of a row's value and of a final sum, a sum whose partial sums
+ *    pass 38 digits but whose total does not, AVG rounding half away from
+ *    zero, NULL groups last, unsorted dictionary keys in string order, too
+ *    many groups (PS_ERR_LIMIT), corrupt codes, validation errors, and
+ *    ps_datum_format.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+#define NCTX 3
+static const uint64_t chunk_rows[NCTX] = {0, 64, 96};
+
+/* ---- the oracle's value trees -------------------------------------------------- */
+
+typedef enum qkind { QN_COL = 1, QN_CONST, QN_NULL, QN_ARITH, QN_CASE } qkind;
+
+typedef struct qnode {
+  qkind kind;
+  int col;
+  ti128 c;
+  uint32_t scale; /* CONST */
+  ps_arith op;
+  onode *when;
+  struct qnode *a, *b;
+} qnode;
+
+static qnode *qn_new(qkind k) {
+  qnode *q = th_calloc(1, sizeof *q);
+  q->kind = k;
+  return q;
+}
+
+static void qn_free(qnode *q) {
+  if (!q) return;
+  qn_free(q->a);
+  qn_free(q->b);
+  on_free(q->when);
+  free(q);
+}
+
+static ti128 pow10i(uint32_t k) {
+  ti128 p = 1;
+  while (k--) p *= 10;
+  return p;
+}
+
+static ti128 max38(void) { return pow10i(38) - 1; }
+
+static uint32_t qn_scale(tcol *const *cols, const qnode *q) {
+  switch (q->kind) {
+    case QN_COL: return tcol_is_float(cols[q->col]->type) ? cols[q->col]->scale : 0;
+    case QN_CONST: return q->scale;
+    case QN_NULL: return 0;
+    case QN_ARITH: {
+      uint32_t a = qn_scale(cols, q->a), b = qn_scale(cols, q->b);
+      return q->op == PS_MUL ? a + b : (a > b ? a : b);
+    }
+    default: {
+      uint32_t a = qn_scale(cols, q->a), b = q->b ? qn_scale(cols, q->b) : 0;
+      return a > b ? a : b;
+    }
+  }
+}
+
+typedef struct oval {
+  int null, ovf;
+  ti128 v;
+} oval;
+
+static oval fit(int ok, ti128 v) {
+  oval r = {0, 0, v};
+  r.ovf = !ok || v > max38() || v < -max38();
+  return r;
+}
+
+static oval rescale(oval x, uint32_t k) {
+  if (x.null || x.ovf || !k) return x;
+  ti128 v = 0;
+  int ok = !__builtin_mul_overflow(x.v, pow10i(k), &v) && k <= 38;
+  return fit(ok, v);
+}
+
+static oval qn_eval(tcol *const *cols, const qnode *q, uint64_t row) {
+  oval r = {0, 0, 0};
+  switch (q->kind) {
+    case QN_COL:
+      if (!oracle_valid(cols[q->col], row)) return (oval){1, 0, 0};
+      r.v = oracle_raw(cols[q->col], row);
+      return r;
+    case QN_CONST: r.v = q->c; return r;
+    case QN_NULL: return (oval){1, 0, 0};
+    case QN_ARITH: {
+      oval a = qn_eval(cols, q->a, row), b = qn_eval(cols, q->b, row);
+      uint32_t sa = qn_scale(cols, q->a), sb = qn_scale(cols, q->b);
+      if (q->op != PS_MUL) {
+        a = rescale(a, sa < sb ? sb - sa : 0);
+        b = rescale(b, sb < sa ? sa - sb : 0);
+      }
+      if (a.ovf || b.ovf) return (oval){0, 1, 0};
+      if (a.null || b.null) return (oval){1, 0, 0};
+      ti128 v = 0;
+      int ok = q->op == PS_ADD   ? !__builtin_add_overflow(a.v, b.v, &v)
+               : q->op == PS_SUB ? !__builtin_sub_overflow(a.v, b.v, &v)
+                                 : !__builtin_mul_overflow(a.v, b.v, &v);
+      return fit(ok, v);
+    }
+    default: {
+      uint32_t s = qn_scale(cols, q);
+      if (oracle_row(cols, q->when, row) == K_TRUE) return rescale(qn_eval(cols, q->a, row), s - qn_scale(cols, q->a));
+      if (!q->b) return (oval){1, 0, 0};
+      return rescale(qn_eval(cols, q->b, row), s - qn_scale(cols, q->b));
+    }
+  }
+}
+
+static ps_status qn_build(ps_context *ctx, const qnode *q, ps_column *const *h, ps_value **out) {
+  switch (q->kind) {
+    case QN_COL: return ps_value_column(ctx, h[q->col], out);
+    case QN_CONST:
+      if (q->scale == 0 && q->c >= INT64_MIN && q->c <= INT64_MAX && (q->c & 1))
+        return ps_value_literal(ctx, ps_lit_int((int64_t)q->c), out);
+      if (q->c & 2) return ps_value_literal(ctx, ps_lit_decimal128((uint64_t)q->c, (int64_t)(q->c >> 64), q->scale), out);
+      return ps_value_decimal(ctx, (uint64_t)q->c, (int64_t)(q->c >> 64), q->scale, out);
+    case QN_NULL: return ps_value_null(ctx, out);
+    default: break;
+  }
+  ps_value *a = NULL, *b = NULL;
+  ps_expr *w = NULL;
+  ps_status st = qn_build(ctx, q->a, h, &a);
+  if (st == PS_OK && q->b) st = qn_build(ctx, q->b, h, &b);
+  if (st == PS_OK && q->kind == QN_CASE) st = on_build(ctx, q->when, h, &w);
+  if (st == PS_OK) st = q->kind == QN_ARITH ? ps_value_arith(ctx, q->op, a, b, out) : ps_value_case(ctx, w, a, b, out);
+  if (st != PS_OK) {
+    ps_value_destroy(a);
+    ps_value_destroy(b);
+    ps_expr_destroy(w);
+  }
+  return st;
+}
+
+static void qn_print(FILE *f, const qnode *q, tcol *const *cols) {
+  switch (q->kind) {
+    case QN_COL: fprintf(f, "%s", cols[q->col]->name); break;
+    case QN_CONST:
+      fprintf(f, "%lld/10^%u", (long long)q->c, q->scale); /* tests keep constants within 64 bits */
+      break;
+    case QN_NULL: fprintf(f, "NULL"); break;
+    case QN_ARITH:
+      fprintf(f, "(");
+      qn_print(f, q->a, cols);
+      fprintf(f, " %c ", "+-*"[q->op]);
+      qn_print(f, q->b, cols);
+      fprintf(f, ")");
+      break;
+    default:
+      fprintf(f, "CASE WHEN ");
+      on_print(f, q->when, cols);
+      fprintf(f, " THEN ");
+      qn_print(f, q->a, cols);
+      fprintf(f, " ELSE ");
+      if (q->b)
+        qn_print(f, q->b, cols);
+      else
+        fprintf(f, "NULL");
+      fprintf(f, " END");
+  }
+}
+
+/* ---- the oracle's query ------------------------------------------------------ */
+
+typedef struct oquery {
+  onode *where;
+  int n_keys, keys[2];
+  int n_aggs;
+  ps_agg_kind kinds[PS_QUERY_MAX_AGGS];
+  qnode *vals[PS_QUERY_MAX_AGGS];
+} oquery;
+
+static void oq_free(oquery *q) {
+  on_free(q->where);
+  for (int i = 0; i < q->n_aggs; i++) qn_free(q->vals[i]);
+  memset(q, 0, sizeof *q);
+}
+
+/* Order of two rows by their keys: values ascending, NULL last. */
+static tcol *const *sort_cols;
+static const oquery *sort_q;
+static int key_cmp(uint64_t x, uint64_t y, int k) {
+  tcol *c = sort_cols[sort_q->keys[k]];
+  int vx = oracle_valid(c, x), vy = oracle_valid(c, y);
+  if (!vx || !vy) return vx == vy ? 0 : vx ? -1 : 1;
+  if (c->type == PS_TYPE_STRING) {
+    const uint8_t *a, *b;
+    size_t la, lb;
+    oracle_str(c, x, &a, &la);
+    oracle_str(c, y, &b, &lb);
+    return tstr_cmp(a, la, b, lb);
+  }
+  ti128 a = oracle_raw(c, x), b = oracle_raw(c, y);
+  return a < b ? -1 : a > b;
+}
+static int rows_cmp(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  for (int k = 0; k < sort_q->n_keys; k++) {
+    int c = key_cmp(a, b, k);
+    if (c) return c;
+  }
+  return a < b ? -1 : a > b;
+}
+
+typedef struct oresult {
+  ps_status status;
+  uint64_t groups;
+  ps_datum *keys, *values; /* as the library's, str pointing into the test's columns */
+} oresult;
+
+static ps_datum odatum(ti128 v, uint32_t scale) {
+  ps_datum d;
+  memset(&d, 0, sizeof d);
+  d.lo = (uint64_t)v;
+  d.hi = (int64_t)(v >> 64);
+  d.scale = scale;
+  return d;
+}
+
+static ps_datum onull(void) {
+  ps_datum d;
+  memset(&d, 0, sizeof d);
+  d.is_null = 1;
+  return d;
+}
+
+/* AVG: sum / count at scale + k, half away from zero; 0 when it does not fit. */
+static int oavg(ti128 sum, uint64_t count, uint32_t k, ti128 *out) {
+  int neg = sum < 0;
+  tu128 m = neg ? -(tu128)sum : (tu128)sum, p = (tu128)pow10i(k);
+  tu128 whole = m / count * p, part = (m % count) * p;
+  tu128 q = part / count;
+  if ((part % count) * 2 >= count) q++;
+  if (m / count > (tu128)max38() / p || whole + q > (tu128)max38()) return 0;
+  *out = neg ? -(ti128)(whole + q) : (ti128)(whole + q);
+  return 1;
+}
+
+static void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) {
+  memset(res, 0, sizeof *res);
+  uint64_t *rows = th_calloc(n ? n : 1, sizeof *rows), m = 0;
+  for (uint64_t r = 0; r < n; r++)
+    if (!q->where || oracle_row(cols, q->where, r) == K_TRUE) rows[m++] = r;
+  /* a selected row's overflowing value fails the whole query */
+  for (uint64_t i = 0; i < m; i++)
+    for (int a = 0; a < q->n_aggs; a++)
+      if (q->vals[a] && qn_eval(cols, q->vals[a], rows[i]).ovf) res->status = PS_ERR_OVERFLOW;
+  sort_cols = cols;
+  sort_q = q;
+  qsort(rows, m, sizeof *rows, rows_cmp);
+  res->keys = th_calloc(m + 1, sizeof(ps_datum) * 2);
+  res->values = th_calloc(m + 1, sizeof(ps_datum) * PS_QUERY_MAX_AGGS);
+  for (uint64_t i = 0; i < m || (i == 0 && q->n_keys == 0);) {
+    uint64_t j = i;
+    while (j < m && (j == i || (q->n_keys && !(key_cmp(rows[i], rows[j], 0) || (q->n_keys > 1 && key_cmp(rows[i], rows[j], 1))))))
+      j++;
+    if (!q->n_keys) j = m;
+    uint64_t g = res->groups++;
+    for (int k = 0; k < q->n_keys; k++) {
+      tcol *c = cols[q->keys[k]];
+      ps_datum *d = &res->keys[g * 2 + k];
+      if (!oracle_valid(c, rows[i])) {
+        *d = onull();
+        continue;
+      }
+      *d = odatum(oracle_raw(c, rows[i]), tcol_is_float(c->type) ? c->scale : 0);
+      if (c->type == PS_TYPE_STRING) {
+        const uint8_t *s;
+        size_t len;
+        oracle_str(c, rows[i], &s, &len);
+        d->str = (const char *)s;
+        d->str_len = len;
+      }
+    }
+    for (int a = 0; a < q->n_aggs; a++) {
+      ps_datum *d = &res->values[g * PS_QUERY_MAX_AGGS + a];
+      uint32_t s = q->vals[a] ? qn_scale(cols, q->vals[a]) : 0;
+      uint64_t count = 0;
+      ti128 sum = 0, mn = 0, mx = 0;
+      int sum_ok = 1;
+      for (uint64_t x = i; x < j; x++) {
+        oval v = {0, 0, 0};
+        if (q->vals[a]) v = qn_eval(cols, q->vals[a], rows[x]);
+        if (v.null || v.ovf) continue;
+        if (!count || v.v < mn) mn = v.v;
+        if (!count || v.v > mx) mx = v.v;
+        count++;
+        sum_ok &= !__builtin_add_overflow(sum, v.v, &sum); /* tests keep sums within 128 bits */
+      }
+      switch (q->kinds[a]) {
+        case PS_AGG_COUNT_STAR:
+        case PS_AGG_COUNT: *d = odatum(count, 0); break;
+        case PS_AGG_MIN: *d = count ? odatum(mn, s) : onull(); break;
+        case PS_AGG_MAX: *d = count ? odatum(mx, s) : onull(); break;
+        default: {
+          if (!count) {
+            *d = onull();
+            break;
+          }
+          if (!sum_ok || sum > max38() || sum < -max38()) {
+            if (res->status == PS_OK) res->status = PS_ERR_OVERFLOW;
+            break;
+          }
+          if (q->kinds[a] == PS_AGG_SUM) {
+            *d = odatum(sum, s);
+            break;
+          }
+          uint32_t sa = s > PS_QUERY_AVG_MIN_SCALE ? s : PS_QUERY_AVG_MIN_SCALE;
+          ti128 avg;
+          if (!oavg(sum, count, sa - s, &avg)) {
+            if (res->status == PS_OK) res->status = PS_ERR_OVERFLOW;
+            break;
+          }
+          *d = odatum(avg, sa);
+        }
+      }
+    }
+    i = j;
+    if (!q->n_keys) break;
+  }
+  free(rows);
+}
+
+/* ---- running and comparing ----------------------------------------------------- */
+
+static int datum_eq(const ps_datum *x, const ps_datum *y) {
+  if (x->is_null || y->is_null) return x->is_null && y->is_null;
+  if (!x->str != !y->str) return 0;
+  /* dictionary keys: equal strings are one key, whichever index holds them */
+  if (x->str) return x->str_len == y->str_len && !memcmp(x->str, y->str, x->str_len);
+  return x->lo == y->lo && x->hi == y->hi && x->scale == y->scale;
+}
+
+static void print_datum(const char *what, const ps_datum *d) {
+  char buf[PS_DATUM_TEXT_SIZE + 64];
+  if (ps_datum_format(d, buf, sizeof buf) != PS_OK) strcpy(buf, "(unformattable)");
+  fprintf(stderr, "    %s: %s (scale %u, double %.17g)\n", what, buf, d->scale, d->as_double);
+}
+
+static void print_query(trun *tr, const oquery *q) {
+  fprintf(stderr, "    WHERE ");
+  if (q->where)
+    on_print(stderr, q->where, tr->cols);
+  else
+    fprintf(stderr, "(none)");
+  fprintf(stderr, "\n    GROUP BY");
+  for (int k = 0; k < q->n_keys; k++) fprintf(stderr, " %s", tr->cols[q->keys[k]]->name);
+  fprintf(stderr, "\n");
+  for (int a = 0; a < q->n_aggs; a++) {
+    fprintf(stderr, "    agg %d kind %d: ", a, (int)q->kinds[a]);
+    if (q->vals[a]) qn_print(stderr, q->vals[a], tr->cols);
+    fprintf(stderr, "\n");
+  }
+  for (size_t i = 0; i < tr->ncols; i++) {
+    char buf[128];
+    fprintf(stderr, "    %s: %s\n", tr->cols[i]->name, tcol_describe(tr->cols[i], buf, sizeof buf));
+  }
+}
+
+/* Runs q through the public API in ctx (columns h); the result or status. */
+static ps_status run_query(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q, ps_query_result **res) {
+  ps_value *vals[PS_QUERY_MAX_AGGS] = {0};
+  ps_expr *where = NULL;
+  ps_agg aggs[PS_QUERY_MAX_AGGS];
+  ps_status st = q->where ? on_build(ctx, q->where, h, &where) : PS_OK;
+  for (int a = 0; st == PS_OK && a < q->n_aggs; a++) {
+    if (q->vals[a]) st = qn_build(ctx, q->vals[a], h, &vals[a]);
+    aggs[a].kind = q->kinds[a];
+    aggs[a].value = vals[a];
+  }
+  ps_query *pq = NULL;
+  if (st == PS_OK) {
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = n;
+    d.where = where;
+    d.n_keys = (uint32_t)q->n_keys;
+    for (int k = 0; k < q->n_keys; k++) d.keys[k] = h[q->keys[k]];
+    d.n_aggs = (uint32_t)q->n_aggs;
+    d.aggs = aggs;
+    st = ps_query_create(ctx, &d, &pq);
+  }
+  if (st == PS_OK) {
+    st = ps_query_run(ctx, pq, res);
+    if (st == PS_OK) { /* a prepared query runs again to the same result */
+      ps_query_result *again = NULL;
+      if (CHECK_OK(ctx, ps_query_run(ctx, pq, &again)))
+        CHECK(ps_query_result_groups(again) == ps_query_result_groups(*res));
+      ps_query_result_destroy(again);
+    }
+  }
+  ps_query_destroy(pq);
+  for (int a = 0; a < q->n_aggs; a++) ps_value_destroy(vals[a]);
+  ps_expr_destroy(where);
+  return st;
+}
+
+/* Compares the library's result in ctx (and in the reference, when given) with
+ * the oracle's. */
+static int check_query(trun *tr, ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q,
+                       const char *label) {
+  oresult o;
+  oracle_query(tr->cols, n, q, &o);
+  ps_query_result *res = NULL;
+  ps_status st = run_query(ctx, h, n, q, &res);
+  int ok = CHECKF(st == o.status, "%s: status %s (%s), oracle %s", label, ps_status_name(st),
+                  ps_context_last_error(ctx), ps_status_name(o.status));
+  if (ok && st == PS_OK) {
+    ok = CHECKF(ps_query_result_groups(res) == o.groups, "%s: %llu groups, oracle %llu", label,
+                (unsigned long long)ps_query_result_groups(res), (unsigned long long)o.groups);
+    for (uint64_t g = 0; ok && g < o.groups; g++) {
+      for (int k = 0; ok && k < q->n_keys; k++) {
+        ps_datum d;
+        CHECK_OK(NULL, ps_query_result_key(res, g, (uint32_t)k, &d));
+        ok = CHECKF(datum_eq(&d, &o.keys[g * 2 + k]), "%s: group %llu key %d differs", label,
+                    (unsigned long long)g, k);
+        if (!ok) print_datum("got", &d), print_datum("oracle", &o.keys[g * 2 + k]);
+      }
+      for (int a = 0; ok && a < q->n_aggs; a++) {
+        ps_datum d;
+        CHECK_OK(NULL, ps_query_result_value(res, g, (uint32_t)a, &d));
+        const ps_datum *want = &o.values[g * PS_QUERY_MAX_AGGS + a];
+        ok = CHECKF(datum_eq(&d, want), "%s: group %llu aggregate %d differs", label, (unsigned long long)g, a);
+        if (!ok) print_datum("got", &d), print_datum("oracle", want);
+        /* the double rendering is the nearest double of the exact text */
+        char text[PS_DATUM_TEXT_SIZE];
+        if (ok && !d.is_null && CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
+          ok = CHECKF(d.as_double == strtod(text, NULL), "%s: as_double %.17g of %s", label, d.as_double, text);
+      }
+    }
+  }
+  if (!ok) print_query(tr, q);
+  ps_query_result_destroy(res);
+  free(o.keys);
+  free(o.values);
+  return ok;
+}
+
+/* ---- random queries ------------------------------------------------------------ */
+
+static const ps_type NUMERIC[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,
+                                  PS_TYPE_UINT8,  PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64,
+                                  PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
+
+static int random_nulls(th_rng *r) { return (int)th_below(r, TN_COUNT); }
+
+/* Budgets of one query's values, within the library's limits (CASE
+ * predicates; instructions: at most two per node). */
+static int case_budget, node_budget;
+
+static qnode *random_value(th_rng *r, trun *tr, const int *vcols, int nv, const int *pcols, int np, int depth) {
+  uint64_t pick = th_below(r, depth > 0 && node_budget > 2 ? 10 : 4);
+  node_budget--;
+  if (pick == 9 && case_budget == 0) pick = 8;
+  if (pick == 9) case_budget--;
+  if (pick < 2 || nv == 0) {
+    qnode *q = qn_new(QN_CONST);
+    q->c = (ti128)th_below(r, 2000) - 1000;
+    q->scale = (uint32_t)th_below(r, 4);
+    if (th_chance(r, 5)) q->kind = QN_NULL;
+    return q;
+  }
+  if (pick < 4) {
+    qnode *q = qn_new(QN_COL);
+    q->col = vcols[th_below(r, (uint64_t)nv)];
+    return q;
+  }
+  if (pick < 9) {
+    qnode *q = qn_new(QN_ARITH);
+    q->op = (ps_arith)th_below(r, 3);
+    q->a = random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+    q->b = random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+    return q;
+  }
+  qnode *q = qn_new(QN_CASE);
+  q->when = gen_tree(r, tr, pcols, (size_t)np, 2, 6);
+  q->a = random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+  q->b = th_chance(r, 25) ? NULL : random_value(r, tr, vcols, nv, pcols, np, depth - 1);
+  return q;
+}
+
+static int type_bits(ps_type t) {
+  switch (t) {
+    case PS_TYPE_INT8:
+    case PS_TYPE_UINT8: return 8;
+    case PS_TYPE_INT16:
+    case PS_TYPE_UINT16: return 16;
+    case PS_TYPE_INT32:
+    case PS_TYPE_UINT32: return 32;
+    default: return 64;
+  }
+}
+
+/* Values M + code with |M| <= min(100, 2^(bits-2)) and codes below 2^(bits-2)
+ * (at most 16 bits): always inside the type. */
+static tcol *narrow_col(th_rng *r, ps_type t, uint64_t n) {
+  int bits = type_bits(t);
+  uint32_t w = (uint32_t)th_below(r, (uint64_t)(bits - 2 < 16 ? bits - 2 : 16) + 1);
+  int64_t mlim = bits - 2 < 7 ? (int64_t)1 << (bits - 2) : 100;
+  ps_reference ref;
+  if (tcol_is_unsigned(t))
+    ref.u = th_below(r, (uint64_t)mlim + 1);
+  else
+    ref.i = (int64_t)th_below(r, 2 * (uint64_t)mlim + 1) - mlim;
+  uint64_t *codes = th_calloc(n ? n : 1, sizeof *codes);
+  for (uint64_t i = 0; i < n; i++) codes[i] = th_u64(r) & tcol_width_max(w);
+  uint8_t *val = tcol_random_validity(r, n, random_nulls(r));
+  tcol *c = tcol_for(t, n, w, tcol_is_float(t) ? (uint32_t)th_below(r, 5) : 0, ref, codes, val, r);
+  free(codes);
+  free(val);
+  return c;
+}
+
+static void random_table(th_rng *r, trun *tr, uint64_t n, int *vcols, int *nv, int *kcols, int *nk) {
+  *nv = *nk = 0;
+  int nnum = 1 + (int)th_below(r, 3);
+  for (int i = 0; i < nnum; i++) {
+    ps_type t = TH_PICK(r, NUMERIC);
+    /* mostly narrow values near zero, so that products fit and results are
+     * numbers; sometimes any values of the type (overflow paths) */
+    tcol *c = th_chance(r, 80) ? narrow_col(r, t, n) : tcol_random_for(r, t, n, (uint32_t)th_below(r, 65), random_nulls(r));
+    int k = tr_add(tr, c);
+    if (k >= 0) vcols[(*nv)++] = k;
+  }
+  /* keys: a dictionary and a narrow FOR column */
+  size_t d = 1 + (size_t)th_below(r, 12);
+  int k = tr_add(tr, tcol_random_dict(r, n, tcol_bits(d - 1), d, th_chance(r, 50), random_nulls(r)));
+  if (k >= 0) kcols[(*nk)++] = k;
+  k = tr_add(tr, tcol_random_for(r, TH_PICK(r, NUMERIC), n, (uint32_t)th_below(r, 7), random_nulls(r)));
+  if (k >= 0) kcols[(*nk)++] = k;
+}
+
+static void random_queries(ps_context *ctx, ps_context *ref, th_rng *r, uint64_t n, int queries) {
+  trun tr;
+  tr_init(&tr, ctx, ref);
+  int vcols[4], kcols[2], nv, nk;
+  random_table(r, &tr, n, vcols, &nv, kcols, &nk);
+  int all[8], na = 0;
+  for (int i = 0; i < nv; i++) all[na++] = vcols[i];
+  for (int i = 0; i < nk; i++) all[na++] = kcols[i];
+  for (int t = 0; t < queries; t++) {
+    oquery q;
+    memset(&q, 0, sizeof q);
+    if (th_chance(r, 75)) q.where = gen_tree(r, &tr, all, (size_t)na, 1 + (int)th_below(r, 3), 12);
+    q.n_keys = (int)th_below(r, (uint64_t)nk + 1);
+    if (q.n_keys == 1) q.keys[0] = kcols[th_below(r, (uint64_t)nk)];
+    if (q.n_keys == 2) q.keys[0] = kcols[th_chance(r, 50)], q.keys[1] = kcols[0] == q.keys[0] ? kcols[1] : kcols[0];
+    q.n_aggs = 1 + (int)th_below(r, 6);
+    case_budget = 8;
+    node_budget = 60;
+    for (int a = 0; a < q.n_aggs; a++) {
+      q.kinds[a] = (ps_agg_kind)(1 + th_below(r, 6));
+      if (q.kinds[a] != PS_AGG_COUNT_STAR)
+        q.vals[a] = random_value(r, &tr, vcols, nv, all, na, 1 + (int)th_below(r, 3));
+    }
+    char label[96];
+    snprintf(label, sizeof label, "random n=%llu query %d", (unsigned long long)n, t);
+    th_case("%s", label);
+    check_query(&tr, ctx, tr.h, n, &q, label);
+    if (ref) check_query(&tr, ref, tr.hr, n, &q, label);
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
+
+/* ---- named edge cases --------------------------------------------------------- */
+
+static tcol *int_col(ps_type t, uint64_t n, uint32_t w, int64_t m, const uint64_t *codes, const uint8_t *validity) {
+  ps_reference ref;
+  ref.i = m;
+  return tcol_for(t, n, w, 0, ref, codes, validity, NULL);
+}
+
+static qnode *col_node(int c) {
+  qnode *q = qn_new(QN_COL);
+  q->col = c;
+  return q;
+}
+static qnode *const_node(ti128 v, uint32_t scale) {
+  qnode *q = qn_new(QN_CONST);
+  q->c = v;
+  q->scale = scale;
+  return q;
+}
+static qnode *arith_node(ps_arith op, qnode *a, qnode *b) {
+  qnode *q = qn_new(QN_ARITH);
+  q->op = op;
+  q->a = a;
+  q->b = b;
+  return q;
+}
+
+static void edge_cases(ps_context *ctx) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  /* a: int64 values 0..99; big: values near 10^18; sign: +1/-1 per row */
+  enum { N = 100 };
+  uint64_t codes[N], bigc[N];
+  uint8_t half[(N + 7) / 8];
+  memset(half, 0x55, sizeof half);
+  for (int i = 0; i < N; i++) codes[i] = (uint64_t)i, bigc[i] = (uint64_t)i % 2;
+  int a = tr_add(&tr, int_col(PS_TYPE_INT64, N, 7, 0, codes, NULL));
+  int big = tr_add(&tr, int_col(PS_TYPE_INT64, N, 1, 999999999999999999, bigc, NULL));
+  int an = tr_add(&tr, int_col(PS_TYPE_INT64, N, 7, 0, codes, half));
+  CHECK(a >= 0 && big >= 0 && an >= 0);
+
+  /* empty selection: COUNT 0, SUM/MIN/MAX/AVG NULL, one row; grouped: none */
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.where = on_cmp(a, PS_LT, ps_lit_int(0));
+  q.n_aggs = 5;
+  ps_agg_kind kinds[5] = {PS_AGG_COUNT_STAR, PS_AGG_SUM, PS_AGG_MIN, PS_AGG_MAX, PS_AGG_AVG};
+  for (int i = 0; i < 5; i++) q.kinds[i] = kinds[i], q.vals[i] = i ? col_node(a) : NULL;
+  th_case("empty selection");
+  check_query(&tr, ctx, tr.h, N, &q, "empty selection");
+  q.n_keys = 1;
+  q.keys[0] = an;
+  check_query(&tr, ctx, tr.h, N, &q, "empty selection, grouped");
+  oq_free(&q);
+
+  /* a row's product overflows 38 digits: big * big * big */
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 1;
+  q.kinds[0] = PS_AGG_SUM;
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), col_node(big));
+  th_case("row overflow");
+  check_query(&tr, ctx, tr.h, N, &q, "row overflow");
+  /* ... but not on the rows the WHERE drops */
+  q.where = on_cmp(a, PS_LT, ps_lit_int(0));
+  check_query(&tr, ctx, tr.h, N, &q, "row overflow, no row selected");
+  oq_free(&q);
+
+  /* big * big * 10^2 fits 38 digits per row; the sum of 100 rows does not */
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 2;
+  q.kinds[0] = PS_AGG_SUM;
+  q.kinds[1] = PS_AGG_MAX;
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), const_node(99, 0));
+  q.vals[1] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), const_node(99, 0));
+  th_case("sum overflow");
+  check_query(&tr, ctx, tr.h, N, &q, "sum overflow");
+  /* the same values times (+1, -1) alternately: partial sums pass 38 digits
+   * in some orders, the total does not */
+  qn_free(q.vals[0]);
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_SUB, const_node(1, 0), arith_node(PS_MUL, const_node(2, 0), col_node(a))),
+                         arith_node(PS_MUL, arith_node(PS_MUL, col_node(big), col_node(big)), const_node(99, 0)));
+  q.where = on_cmp(a, PS_LE, ps_lit_int(1));
+  check_query(&tr, ctx, tr.h, N, &q, "cancelling sum");
+  oq_free(&q);
+
+  /* AVG rounding: values 0..k-1 over k rows at scale 0 -> scale 6, half away from zero */
+  for (int64_t k = 1; k <= 9; k++) {
+    memset(&q, 0, sizeof q);
+    q.where = on_cmp(a, PS_LT, ps_lit_int(k));
+    q.n_aggs = 2;
+    q.kinds[0] = q.kinds[1] = PS_AGG_AVG;
+    q.vals[0] = arith_node(PS_SUB, const_node(0, 0), arith_node(PS_MUL, col_node(a), const_node(7, 3)));
+    q.vals[1] = arith_node(PS_ADD, col_node(a), const_node(2, 0));
+    th_case("avg k=%lld", (long long)k);
+    check_query(&tr, ctx, tr.h, N, &q, "avg rounding");
+    oq_free(&q);
+  }
+  /* a value exactly checked: AVG of 1, 2 (1.5) and of -1, -2 (-1.5) at scale 0... at scale 6 */
+  {
+    ps_value *v = NULL;
+    ps_query *pq = NULL;
+    ps_query_result *res = NULL;
+    ps_expr *w = NULL;
+    CHECK_OK(ctx, ps_expr_between(ctx, tr.h[a], ps_lit_int(1), ps_lit_int(2), &w));
+    CHECK_OK(ctx, ps_value_column(ctx, tr.h[a], &v));
+    ps_agg ag[3] = {{PS_AGG_AVG, v}, {PS_AGG_SUM, v}, {PS_AGG_COUNT_STAR, NULL}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.where = w;
+    d.n_aggs = 3;
+    d.aggs = ag;
+    th_case("avg 1.5");
+    if (CHECK_OK(ctx, ps_query_create(ctx, &d, &pq)) && CHECK_OK(ctx, ps_query_run(ctx, pq, &res))) {
+      ps_datum x;
+      char text[PS_DATUM_TEXT_SIZE];
+      CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &x));
+      CHECK_OK(NULL, ps_datum_format(&x, text, sizeof text));
+      CHECKF(!strcmp(text, "1.500000") && x.as_double == 1.5, "AVG(1, 2) = %s", text);
+      CHECK_OK(NULL, ps_query_result_value(res, 0, 2, &x));
+      CHECK(x.lo == 2 && x.hi == 0 && x.scale == 0);
+      CHECK_STATUS(NULL, ps_query_result_value(res, 1, 0, &x), PS_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(NULL, ps_query_result_value(res, 0, 3, &x), PS_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(NULL, ps_query_result_key(res, 0, 0, &x), PS_ERR_INVALID_ARGUMENT);
+    }
+    ps_query_result_destroy(res);
+    ps_query_destroy(pq);
+    ps_value_destroy(v);
+    ps_expr_destroy(w);
+  }
+
+  /* validation */
+  {
+    ps_value *v = NULL, *v2 = NULL, *out = NULL;
+    ps_query *pq = NULL;
+    th_case("validation");
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_float(1.5), &v), PS_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_str("x", 1), &v), PS_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(ctx, ps_value_decimal(ctx, 1, 0, 39, &v), PS_ERR_INVALID_ARGUMENT);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "scale 39"));
+    CHECK_STATUS(ctx, ps_value_literal(ctx, ps_lit_decimal(1, 39), &v), PS_ERR_INVALID_ARGUMENT);
+    /* 10^38 has 39 digits */
+    ti128 p38 = pow10i(38);
+    CHECK_STATUS(ctx, ps_value_decimal(ctx, (uint64_t)p38, (int64_t)(p38 >> 64), 0, &v), PS_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ctx, ps_value_decimal(ctx, (uint64_t)(p38 - 1), (int64_t)((p38 - 1) >> 64), 20, &v));
+    CHECK_OK(ctx, ps_value_decimal(ctx, 1, 0, 19, &v2));
+    CHECK_STATUS(ctx, ps_value_arith(ctx, PS_MUL, v, v2, &out), PS_ERR_LIMIT); /* scale 39 */
+    CHECK_STATUS(ctx, ps_value_arith(ctx, (ps_arith)7, v, v2, &out), PS_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(ctx, ps_value_arith(ctx, PS_ADD, v, v, &out), PS_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, v, v2, &out)); /* owns v and v2 now */
+    CHECK(ps_value_scale(out) == 20);
+    ps_agg ag[2] = {{PS_AGG_COUNT_STAR, out}, {PS_AGG_SUM, NULL}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.n_aggs = 1;
+    d.aggs = ag;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_TYPE_MISMATCH);
+    d.aggs = ag + 1;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_TYPE_MISMATCH);
+    ag[1].value = out;
+    d.n_aggs = 0;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_INVALID_ARGUMENT);
+    d.n_aggs = PS_QUERY_MAX_AGGS + 1;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    d.n_aggs = 1;
+    d.n_keys = 3;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    d.n_keys = 1;
+    d.keys[0] = tr.h[a]; /* 7-bit codes: 128 groups */
+    d.rows = N + 1;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_INVALID_ARGUMENT);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "rows"));
+    d.rows = N;
+    d.keys[0] = tr.h[big]; /* fine: 1-bit */
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &pq));
+    ps_query_destroy(pq);
+    pq = NULL;
+    d.struct_size = 4;
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_INVALID_ARGUMENT);
+    CHECK(pq == NULL);
+    ps_value_destroy(out);
+  }
+
+  /* too many groups: two 9-bit keys with nulls -> 513 * 513 > 2^17 */
+  {
+    enum { M = 64 };
+    uint64_t c9[M];
+    uint8_t val[M / 8];
+    memset(val, 0xFF, sizeof val);
+    for (int i = 0; i < M; i++) c9[i] = (uint64_t)i * 7;
+    int k1 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 9, 0, c9, val));
+    int k2 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 9, 5, c9, val));
+    int k3 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 18, 5, c9, NULL));
+    ps_agg ag = {PS_AGG_COUNT_STAR, NULL};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = M;
+    d.n_aggs = 1;
+    d.aggs = &ag;
+    d.n_keys = 2;
+    d.keys[0] = tr.h[k1];
+    d.keys[1] = tr.h[k2];
+    ps_query *pq = NULL;
+    th_case("too many groups");
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "groups"));
+    d.n_keys = 1;
+    d.keys[0] = tr.h[k3]; /* 2^18 codes */
+    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    /* 2^16 codes plus NULL: within the limit, and right */
+    uint64_t c16[M];
+    for (int i = 0; i < M; i++) c16[i] = (uint64_t)(i * 1031) % 65536;
+    int k4 = tr_add(&tr, int_col(PS_TYPE_INT32, M, 16, -3, c16, half));
+    memset(&q, 0, sizeof q);
+    q.n_keys = 1;
+    q.keys[0] = k4;
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_COUNT_STAR;
+    q.kinds[1] = PS_AGG_SUM;
+    q.vals[1] = col_node(k4);
+    check_query(&tr, ctx, tr.h, M, &q, "2^16 + 1 groups");
+    oq_free(&q);
+  }
+
+  /* corrupt code: an int8 column whose code decodes past 127 */
+  {
+    enum { M = 40 };
+    uint64_t c8[M] = {0};
+    c8[33] = 200;
+    int k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    uint64_t zeros[M] = {0};
+    int z = tr_add(&tr, int_col(PS_TYPE_INT8, M, 1, 0, zeros, NULL));
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 1;
+    q.kinds[0] = PS_AGG_SUM;
+    q.vals[0] = col_node(k);
+    ps_query_result *res = NULL;
+    th_case("corrupt");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+    CHECK(res == NULL);
+    /* not read where the WHERE drops the row */
+    q.where = on_cmp(z, PS_LT, ps_lit_int(0));
+    CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
+    ps_query_result_destroy(res);
+    oq_free(&q);
+  }
+
+  /* a corrupt code outranks an overflow in an earlier row, also across chunks */
+  {
+    enum { M = 200 };
+    uint64_t c8[M] = {0}, cx[M] = {0};
+    c8[150] = 255;
+    cx[0] = 1000000000000000; /* cubed: 10^45 */
+    int k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    int x = tr_add(&tr, int_col(PS_TYPE_INT64, M, 50, 0, cx, NULL));
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_SUM;
+    q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), col_node(x)), col_node(x));
+    q.kinds[1] = PS_AGG_MAX;
+    q.vals[1] = col_node(k);
+    ps_query_result *res = NULL;
+    th_case("corrupt after overflow");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 150"));
+    qn_free(q.vals[1]);
+    q.n_aggs = 1;
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_OVERFLOW);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 0"));
+    q.vals[1] = NULL;
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
+
+/* NULL keys last, an unsorted dictionary's keys in string order. */
+static void key_order(ps_context *ctx, th_rng *r) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  tstrs dict = {0};
+  const char *words[] = {"pear", "apple", "", "fig", "apples", "b"};
+  for (int i = 0; i < 6; i++) tstrs_push(&dict, words[i], strlen(words[i]));
+  enum { N = 77 };
+  uint64_t codes[N];
+  for (int i = 0; i < N; i++) codes[i] = th_below(r, 6);
+  uint8_t *val = tcol_random_validity(r, N, TN_FEW);
+  int k = tr_add(&tr, tcol_dict(&dict, 0, 0, PS_TYPE_UINT8, N, 3, 0, codes, val, NULL));
+  free(val);
+  tstrs_free(&dict);
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.n_keys = 1;
+  q.keys[0] = k;
+  q.n_aggs = 2;
+  q.kinds[0] = PS_AGG_COUNT_STAR;
+  q.kinds[1] = PS_AGG_MAX;
+  q.vals[1] = col_node(k);
+  th_case("unsorted dictionary keys");
+  check_query(&tr, ctx, tr.h, N, &q, "unsorted dictionary keys");
+  oq_free(&q);
+  tr_clear(&tr);
+}
+
+static void format_cases(void) {
+  struct {
+    ti128 v;
+    uint32_t scale;
+    const char *text;
+  } cases[] = {{0, 0, "0"},           {0, 2, "0.00"},           {-5, 2, "-0.05"},
+               {12345, 2, "123.45"},  {-12345, 5, "-0.12345"},  {7, 0, "7"},
+               {-1, 38, "-0.00000000000000000000000000000000000001"}};
+  th_case("ps_datum_format");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ps_datum d = odatum(cases[i].v, cases[i].scale);
+    char buf[PS_DATUM_TEXT_SIZE];
+    if (CHECK_OK(NULL, ps_datum_format(&d, buf, sizeof buf)))
+      CHECKF(!strcmp(buf, cases[i].text), "format: %s, expected %s", buf, cases[i].text);
+  }
+  ps_datum d = odatum(max38(), 0), n = onull();
+  char buf[PS_DATUM_TEXT_SIZE];
+  CHECK_OK(NULL, ps_datum_format(&d, buf, sizeof buf));
+  CHECK(!strcmp(buf, "99999999999999999999999999999999999999"));
+  d = odatum(-max38(), 38);
+  CHECK_OK(NULL, ps_datum_format(&d, buf, sizeof buf));
+  CHECK(strlen(buf) == 41);
+  CHECK_STATUS(NULL, ps_datum_format(&d, buf, 41), PS_ERR_BUFFER_TOO_SMALL);
+  CHECK_OK(NULL, ps_datum_format(&n, buf, sizeof buf));
+  CHECK(!strcmp(buf, "NULL"));
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "query");
+  format_cases();
+  ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
+  for (int c = 0; c < NCTX; c++) {
+    ps_context *ctx = th_context(chunk_rows[c]);
+    edge_cases(ctx);
+    key_order(ctx, &th.rng);
+    static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
+    for (unsigned t = 0; t < 6 * th.scale; t++)
+      random_queries(ctx, ref, &th.rng, 1 + th_below(&th.rng, c ? 700 : 3000), 6);
+    ps_context_destroy(ctx);
+  }
+  ps_context_destroy(ref);
+  return th_finish();
+}
