@@ -42,9 +42,10 @@ static ps_status validate_for(ps_context *ctx, const ps_for_desc *d, bool dict_c
   }
   if (d->width > 64)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.width is %u; expected 0..64", what, d->width);
-  if (ps_type_is_float(d->type)) {
+  if (ps_type_is_float(d->type) || ps_type_is_decimal(d->type)) {
     if (d->scale > 18)
-      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.scale is %u; expected 0..18", what, d->scale);
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.scale is %u; expected 0..18 for a %s column", what,
+                          d->scale, ps_type_name(d->type));
   } else if (d->scale != 0) {
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.scale is %u; integer columns must have scale 0",
                         what, d->scale);

@@ -144,7 +144,8 @@ static uint64_t int_key(ps_type t, const void *values, uint64_t i) {
     case PS_TYPE_INT8: return (uint64_t)(int64_t)((const int8_t *)values)[i] ^ SIGN_BIT;
     case PS_TYPE_INT16: return (uint64_t)(int64_t)((const int16_t *)values)[i] ^ SIGN_BIT;
     case PS_TYPE_INT32: return (uint64_t)(int64_t)((const int32_t *)values)[i] ^ SIGN_BIT;
-    case PS_TYPE_INT64: return (uint64_t)((const int64_t *)values)[i] ^ SIGN_BIT;
+    case PS_TYPE_INT64:
+    case PS_TYPE_DECIMAL: return (uint64_t)((const int64_t *)values)[i] ^ SIGN_BIT;
     case PS_TYPE_UINT8: return ((const uint8_t *)values)[i];
     case PS_TYPE_UINT16: return ((const uint16_t *)values)[i];
     case PS_TYPE_UINT32: return ((const uint32_t *)values)[i];
@@ -286,7 +287,7 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
   bool is_float = ps_type_is_float(type);
   if (!is_float && !ps_type_is_integer(type))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
-                            "in->type %d (%s) cannot be FOR-encoded: expected int8..uint64, "
+                            "in->type %d (%s) cannot be FOR-encoded: expected int8..uint64, decimal, "
                             "float32 or float64 (strings use ps_encode_dict)",
                             (int)type, ps_type_name(type) ? ps_type_name(type) : "invalid");
   if (in->n && !in->values)
@@ -298,7 +299,12 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
   if (scale > MAX_SCALE)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "scale %d: expected a negative value (choose) or 0..18", scale);
-  if (!is_float && scale > 0)
+  if (ps_type_is_decimal(type) && scale < 0)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "scale %d for decimal values: expected their scale, 0..18 (decimal "
+                            "values are int64 unscaled numbers; their scale is not chosen)",
+                            scale);
+  if (!is_float && !ps_type_is_decimal(type) && scale > 0)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "scale %d given for integer type %s: expected 0 or negative", scale,
                             ps_type_name(type));
@@ -339,7 +345,7 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
     }
   }
 
-  uint32_t use_scale = 0;
+  uint32_t use_scale = ps_type_is_decimal(type) ? (uint32_t)scale : 0;
   if (is_float) {
     if (scale >= 0) {
       use_scale = (uint32_t)scale;
@@ -447,12 +453,12 @@ static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t e
   ps_type t = desc->type;
   if (!ps_type_is_integer(t) && !ps_type_is_float(t))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
-                            "desc->type %d (%s): expected int8..uint64, float32 or float64",
+                            "desc->type %d (%s): expected int8..uint64, decimal, float32 or float64",
                             (int)t, ps_type_name(t) ? ps_type_name(t) : "invalid");
   if (desc->width > 64)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "desc->width %u: expected 0..64", desc->width);
-  if (ps_type_is_integer(t) && desc->scale != 0)
+  if (ps_type_is_integer(t) && !ps_type_is_decimal(t) && desc->scale != 0)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "desc->scale %u on integer type %s: expected 0", desc->scale,
                             ps_type_name(t));
@@ -502,7 +508,8 @@ static void store_value(ps_type t, void *out, uint64_t i, uint64_t reference, ui
     case PS_TYPE_INT8: ((int8_t *)out)[i] = (int8_t)u64_to_i64(v); break;
     case PS_TYPE_INT16: ((int16_t *)out)[i] = (int16_t)u64_to_i64(v); break;
     case PS_TYPE_INT32: ((int32_t *)out)[i] = (int32_t)u64_to_i64(v); break;
-    case PS_TYPE_INT64: ((int64_t *)out)[i] = u64_to_i64(v); break;
+    case PS_TYPE_INT64:
+    case PS_TYPE_DECIMAL: ((int64_t *)out)[i] = u64_to_i64(v); break; /* unscaled */
     case PS_TYPE_UINT8: ((uint8_t *)out)[i] = (uint8_t)v; break;
     case PS_TYPE_UINT16: ((uint16_t *)out)[i] = (uint16_t)v; break;
     case PS_TYPE_UINT32: ((uint32_t *)out)[i] = (uint32_t)v; break;
@@ -552,7 +559,9 @@ PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf
                               "row %" PRIu64 ": reference %s + code %" PRIu64
                               " is outside the range of %s%s",
                               i, ref, code, ps_type_name(t),
-                              ps_type_is_float(t) ? "'s scaled integers (int64)" : "");
+                              ps_type_is_float(t)     ? "'s scaled integers (int64)"
+                              : ps_type_is_decimal(t) ? "'s unscaled integers (int64)"
+                                                      : "");
     }
   }
   /* Keys back to the value's two's-complement bits: reference + code as

@@ -48,6 +48,29 @@ static ps_status check_literal(ps_context *ctx, const ps_column *col, const ps_l
   return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s has unknown kind %d", what, (int)lit->kind);
 }
 
+/* A decimal column compares row by row with an integer or decimal column of
+ * the same scale (integers have scale 0): both are then exact integers in
+ * the same unit, PS_MODE_INT. Other scales would need a rescale per row in
+ * the kernels, and a decimal of scale > 0 against a float column a division
+ * that PS_MODE_DOUBLE does not make: both refused. */
+static ps_status check_decimal_pair(ps_context *ctx, const ps_column *a, const ps_column *b) {
+  bool da = ps_type_is_decimal(a->type), db = ps_type_is_decimal(b->type);
+  if (!da && !db) return PS_OK;
+  uint32_t sa = da ? a->scale : 0, sb = db ? b->scale : 0;
+  const ps_column *dec = da ? a : b, *other = da ? b : a;
+  if (ps_type_is_float(other->type) && dec->scale != 0)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                        "comparing a decimal column of scale %u with a %s column is not supported (only decimals "
+                        "of scale 0 compare with float columns)",
+                        dec->scale, ps_type_name(other->type));
+  if (!ps_type_is_float(other->type) && sa != sb)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                        "comparing column a (%s, scale %u) with column b (%s, scale %u) is not supported: "
+                        "decimal columns compare with integer or decimal columns of the same scale only",
+                        ps_type_name(a->type), sa, ps_type_name(b->type), sb);
+  return PS_OK;
+}
+
 static ps_expr *node(ps_context *ctx, ps_expr_kind kind, uint64_t rows) {
   ps_expr *e = ps_calloc_ctx(ctx, 1, sizeof *e);
   if (!e) return NULL;
@@ -126,6 +149,7 @@ ps_status ps_expr_compare_columns(ps_context *ctx, ps_column *a, ps_cmp op, ps_c
   if (a->n != b->n)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
                         "columns have different row counts: %" PRIu64 " and %" PRIu64, a->n, b->n);
+  PS_TRY(check_decimal_pair(ctx, a, b));
   ps_expr *e = node(ctx, PS_EXPR_COMPARE_COLUMNS, a->n);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
   e->col = a;

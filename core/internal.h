@@ -138,6 +138,7 @@ void *ps_calloc_ctx(ps_context *ctx, size_t n, size_t size); /* zeroed; NULL on 
 bool ps_type_is_signed(ps_type t);
 bool ps_type_is_unsigned(ps_type t);
 bool ps_type_is_float(ps_type t);
+bool ps_type_is_decimal(ps_type t); /* also signed and integer: int64 unscaled values */
 bool ps_type_is_integer(ps_type t);
 /* Range of an integer type as (min as int64, max as uint64). */
 int64_t ps_type_min(ps_type t);
@@ -150,8 +151,12 @@ __extension__ typedef unsigned __int128 ps_u128;
 ps_status ps_check_decimal(ps_context *ctx, const ps_literal *lit, const char *what);
 ps_i128 ps_decimal_unscaled(const ps_literal *lit);
 ps_i128 ps_pow10_i128(uint32_t scale); /* scale <= 38 */
-/* Exact floor and ceiling of a valid decimal literal; integral: no fraction. */
-void ps_decimal_floor_ceil(const ps_literal *lit, ps_i128 *fl, ps_i128 *ce, bool *integral);
+/* Beyond any column value (2^100): literals farther out are clamped to it. */
+#define PS_I128_FAR ((ps_i128)1 << 100)
+/* Exact floor and ceiling of a valid decimal literal times 10^to_scale
+ * (to_scale <= 18: a decimal column's scale, 0 for integer columns), clamped
+ * to +-PS_I128_FAR; integral: the product has no fraction. */
+void ps_decimal_floor_ceil(const ps_literal *lit, uint32_t to_scale, ps_i128 *fl, ps_i128 *ce, bool *integral);
 /* The double nearest a valid decimal literal (ties to even). */
 double ps_decimal_to_double(const ps_literal *lit);
 

@@ -77,12 +77,27 @@ ps_status ps_check_decimal(ps_context *ctx, const ps_literal *lit, const char *w
   return PS_OK;
 }
 
-void ps_decimal_floor_ceil(const ps_literal *lit, ps_i128 *fl, ps_i128 *ce, bool *integral) {
-  ps_i128 u = ps_decimal_unscaled(lit), p = ps_pow10_i128(lit->v.d.scale);
+void ps_decimal_floor_ceil(const ps_literal *lit, uint32_t to_scale, ps_i128 *fl, ps_i128 *ce, bool *integral) {
+  const ps_i128 big = PS_I128_FAR;
+  ps_i128 u = ps_decimal_unscaled(lit);
+  uint32_t s = lit->v.d.scale;
+  if (s <= to_scale) {
+    /* exact multiple; past +-2^100 only the side matters */
+    ps_i128 up = ps_pow10_i128(to_scale - s);
+    ps_i128 v = u > big / up ? big : u < -big / up ? -big : u * up;
+    *fl = *ce = v;
+    *integral = true;
+    return;
+  }
+  ps_i128 p = ps_pow10_i128(s - to_scale);
   ps_i128 q = u / p, r = u % p;
   *fl = r < 0 ? q - 1 : q;
   *ce = r > 0 ? q + 1 : q;
   *integral = r == 0;
+  if (*fl > big) *fl = big;
+  if (*ce > big) *ce = big;
+  if (*fl < -big) *fl = -big;
+  if (*ce < -big) *ce = -big;
 }
 
 /* strtod of digits (no sign, no point) times 10^e10, negated when neg. */

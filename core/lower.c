@@ -22,7 +22,7 @@
 
 __extension__ typedef __int128 i128;
 
-#define I128_BIG ((i128)1 << 100) /* beyond any column value */
+#define I128_BIG PS_I128_FAR /* beyond any column value */
 
 typedef struct lowering {
   ps_context *ctx;
@@ -122,6 +122,7 @@ double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64
   static const double pow10[] = PS_POW10_TABLE;
   double v;
   if (ps_type_is_unsigned(type)) return (double)(reference + code);
+  if (ps_type_is_decimal(type)) return (double)(int64_t)(reference + code) / pow10[scale];
   if (ps_type_is_signed(type)) return (double)(int64_t)(reference + code);
   v = (double)(int64_t)(reference + code) / pow10[scale];
   if (type == PS_TYPE_FLOAT32) v = (double)(float)v;
@@ -132,22 +133,19 @@ static i128 col_ref(const ps_column *c) {
   return ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? (i128)c->reference.u : (i128)c->reference.i;
 }
 
-/* floor and ceil of a literal as exact integers (clamped far outside any value). */
-static void literal_floor_ceil(const ps_literal *lit, i128 *fl, i128 *ce, bool *integral) {
-  if (lit->kind == PS_LIT_INT64) {
-    *fl = *ce = lit->v.i;
-    *integral = true;
-  } else if (lit->kind == PS_LIT_UINT64) {
-    *fl = *ce = (i128)lit->v.u;
+/* floor and ceil of a literal times 10^scale (a decimal column's scale; 0
+ * on integer columns) as exact integers, clamped far outside any value so
+ * that the code arithmetic below (value - M, +-1) cannot overflow. Doubles
+ * come here only with scale 0 (decimal columns take the float path). */
+static void literal_floor_ceil(const ps_literal *lit, uint32_t scale, i128 *fl, i128 *ce, bool *integral) {
+  if (lit->kind == PS_LIT_INT64 || lit->kind == PS_LIT_UINT64) {
+    i128 v = lit->kind == PS_LIT_INT64 ? (i128)lit->v.i : (i128)lit->v.u;
+    *fl = *ce = v * ps_pow10_i128(scale); /* |v| < 2^64, 10^18 < 2^60: no overflow */
+    if (*fl > I128_BIG) *fl = *ce = I128_BIG;
+    if (*fl < -I128_BIG) *fl = *ce = -I128_BIG;
     *integral = true;
   } else if (lit->kind == PS_LIT_DECIMAL) {
-    /* exact: |value| < 10^38 < 2^127; clamped like doubles so that the code
-     * arithmetic below (value - M, +-1) cannot overflow */
-    ps_decimal_floor_ceil(lit, fl, ce, integral);
-    if (*fl > I128_BIG) *fl = I128_BIG;
-    if (*ce > I128_BIG) *ce = I128_BIG;
-    if (*fl < -I128_BIG) *fl = -I128_BIG;
-    if (*ce < -I128_BIG) *ce = -I128_BIG;
+    ps_decimal_floor_ceil(lit, scale, fl, ce, integral);
   } else {
     double x = lit->v.f;
     if (x >= 0x1p100) {
@@ -194,7 +192,10 @@ static interval numeric_interval(const ps_column *c, ps_cmp op, const ps_literal
   interval e = {1, 0};
   i128 lim = (i128)c->code_limit;
   if (literal_is_nan(lit)) return e;
-  if (ps_type_is_float(c->type)) {
+  /* Float columns, and double literals on decimal columns, compare as doubles
+   * (a decimal column's value as a double is (double)(M + code) / 10^scale,
+   * as a float64 column's); everything else is exact. */
+  if (ps_type_is_float(c->type) || (ps_type_is_decimal(c->type) && lit->kind == PS_LIT_FLOAT64)) {
     double x = literal_as_double(lit);
     switch (op) {
       case PS_LT: return (interval){0, float_first(c, x, false) - 1};
@@ -206,7 +207,7 @@ static interval numeric_interval(const ps_column *c, ps_cmp op, const ps_literal
   }
   i128 fl, ce, m = col_ref(c);
   bool integral;
-  literal_floor_ceil(lit, &fl, &ce, &integral);
+  literal_floor_ceil(lit, ps_type_is_decimal(c->type) ? c->scale : 0, &fl, &ce, &integral);
   switch (op) {
     case PS_LT: return (interval){0, ce - 1 - m};
     case PS_LE: return (interval){0, fl - m};

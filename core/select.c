@@ -414,6 +414,7 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   ps_aggregates r;
   memset(&r, 0, sizeof r);
   r.type = col->type;
+  r.scale = col->scale;
   r.count = count;
   if (count) {
     r.has_value = 1;
@@ -425,7 +426,8 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     r.sum_fits_int64 = total >= INT64_MIN && total <= INT64_MAX;
     r.sum_int64 = r.sum_fits_int64 ? (int64_t)total : 0;
     static const double pow10[] = PS_POW10_TABLE;
-    r.sum_double = ps_type_is_float(col->type) ? (double)total / pow10[col->scale] : (double)total;
+    r.sum_double = ps_type_is_float(col->type) || ps_type_is_decimal(col->type) ? (double)total / pow10[col->scale]
+                                                                                : (double)total;
     uint64_t ref = ps_type_is_unsigned(col->type) ? col->reference.u : (uint64_t)col->reference.i;
     if (ps_type_is_float(col->type)) {
       r.min.f = ps_decode_double(col->type, ref, col->scale, min_code);

@@ -113,6 +113,7 @@ const char *ps_type_name(ps_type type) {
     case PS_TYPE_FLOAT32: return "float32";
     case PS_TYPE_FLOAT64: return "float64";
     case PS_TYPE_STRING: return "string";
+    case PS_TYPE_DECIMAL: return "decimal";
   }
   return NULL;
 }
@@ -122,7 +123,7 @@ size_t ps_type_size(ps_type type) {
     case PS_TYPE_INT8: case PS_TYPE_UINT8: return 1;
     case PS_TYPE_INT16: case PS_TYPE_UINT16: return 2;
     case PS_TYPE_INT32: case PS_TYPE_UINT32: case PS_TYPE_FLOAT32: return 4;
-    case PS_TYPE_INT64: case PS_TYPE_UINT64: case PS_TYPE_FLOAT64: return 8;
+    case PS_TYPE_INT64: case PS_TYPE_UINT64: case PS_TYPE_FLOAT64: case PS_TYPE_DECIMAL: return 8;
     case PS_TYPE_STRING: return 0;
   }
   return 0;
@@ -133,7 +134,11 @@ const char *ps_cmp_name(ps_cmp cmp) {
   return (unsigned)cmp < 6 ? names[cmp] : NULL;
 }
 
-bool ps_type_is_signed(ps_type t) { return t >= PS_TYPE_INT8 && t <= PS_TYPE_INT64; }
+/* Decimals are signed: their values are int64 unscaled numbers (M + code), so
+ * every integer path (ranges, codes, gather, sums) holds for them; only the
+ * places that read the scale ask ps_type_is_decimal. */
+bool ps_type_is_signed(ps_type t) { return (t >= PS_TYPE_INT8 && t <= PS_TYPE_INT64) || t == PS_TYPE_DECIMAL; }
+bool ps_type_is_decimal(ps_type t) { return t == PS_TYPE_DECIMAL; }
 bool ps_type_is_unsigned(ps_type t) { return t >= PS_TYPE_UINT8 && t <= PS_TYPE_UINT64; }
 bool ps_type_is_float(ps_type t) { return t == PS_TYPE_FLOAT32 || t == PS_TYPE_FLOAT64; }
 bool ps_type_is_integer(ps_type t) { return ps_type_is_signed(t) || ps_type_is_unsigned(t); }
@@ -143,7 +148,7 @@ int64_t ps_type_min(ps_type t) {
     case PS_TYPE_INT8: return INT8_MIN;
     case PS_TYPE_INT16: return INT16_MIN;
     case PS_TYPE_INT32: return INT32_MIN;
-    case PS_TYPE_INT64: case PS_TYPE_FLOAT32: case PS_TYPE_FLOAT64: return INT64_MIN;
+    case PS_TYPE_INT64: case PS_TYPE_FLOAT32: case PS_TYPE_FLOAT64: case PS_TYPE_DECIMAL: return INT64_MIN;
     default: return 0;
   }
 }
@@ -153,7 +158,7 @@ uint64_t ps_type_max(ps_type t) {
     case PS_TYPE_INT8: return INT8_MAX;
     case PS_TYPE_INT16: return INT16_MAX;
     case PS_TYPE_INT32: return INT32_MAX;
-    case PS_TYPE_INT64: case PS_TYPE_FLOAT32: case PS_TYPE_FLOAT64: return INT64_MAX;
+    case PS_TYPE_INT64: case PS_TYPE_FLOAT32: case PS_TYPE_FLOAT64: case PS_TYPE_DECIMAL: return INT64_MAX;
     case PS_TYPE_UINT8: return UINT8_MAX;
     case PS_TYPE_UINT16: return UINT16_MAX;
     case PS_TYPE_UINT32: return UINT32_MAX;

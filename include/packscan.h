@@ -97,7 +97,8 @@ typedef enum ps_type {
   PS_TYPE_UINT64 = 8,
   PS_TYPE_FLOAT32 = 9,
   PS_TYPE_FLOAT64 = 10,
-  PS_TYPE_STRING = 11 /* dictionary-encoded column */
+  PS_TYPE_STRING = 11, /* dictionary-encoded column */
+  PS_TYPE_DECIMAL = 12 /* exact decimal: int64 unscaled values, value = unscaled / 10^scale */
 } ps_type;
 
 /** "int8", "uint64", "float32", "string"...; NULL for an invalid value. */
@@ -197,13 +198,15 @@ typedef union ps_reference {
 
 /** A frame-of-reference (FOR) bit-packed column (docs/design.md).
  *  Value of row i: M + code[i] for integer types; (double)(M + code[i]) / 10^scale
- *  for floats. Code i occupies stream bits [i*w, (i+1)*w), LSB first. */
+ *  for floats; exactly (M + code[i]) / 10^scale for PS_TYPE_DECIMAL (M int64,
+ *  M + code[i] an int64 "unscaled" value). Code i occupies stream bits
+ *  [i*w, (i+1)*w), LSB first. */
 typedef struct ps_for_desc {
   uint32_t struct_size;      /* sizeof(ps_for_desc) */
   ps_type type;              /* any integer or float type */
   uint64_t n;                /* rows */
   uint32_t width;            /* bits per code, 0..64 (the contract's bpr*8) */
-  uint32_t scale;            /* floats: decimal scale 0..18; integers: must be 0 */
+  uint32_t scale;            /* floats and decimals: decimal scale 0..18; integers: must be 0 */
   ps_reference reference;    /* M */
   const void *data;          /* packed stream, exactly ceil(n*width/8) bytes */
   uint64_t data_size;        /* must equal ceil(n*width/8) */
@@ -264,7 +267,9 @@ PS_API uint32_t ps_column_width(const ps_column *col);
 /* Host encoders and decoders (no context needed; pure functions over host
  * memory). Errors are described in err_buf (may be NULL) when given. */
 
-/** Plain values of a numeric type, as produced by ps_encode_for / ps_decode_for. */
+/** Plain values of a numeric type, as produced by ps_encode_for / ps_decode_for.
+ *  PS_TYPE_DECIMAL values are int64 unscaled numbers (the scale travels beside
+ *  them: ps_encode_for's scale argument, ps_for_desc.scale). */
 typedef struct ps_plain {
   ps_type type;
   const void *values;       /* n values of type */
@@ -289,6 +294,8 @@ PS_API void ps_encoded_free(ps_encoded *enc);
  *  width: 0 = smallest width that holds every (non-null) value; otherwise that
  *  exact width (1..64; 8/16/32/64 give the contract's byte-aligned format), with
  *  PS_ERR_NOT_REPRESENTABLE if a value does not fit.
+ *  Decimals (int64 unscaled values): scale is their scale, 0..18 (a negative
+ *  scale is PS_ERR_INVALID_ARGUMENT); it is recorded, never applied.
  *  Floats: scale < 0 picks the smallest decimal scale 0..18 at which every value
  *  round-trips exactly (PS_ERR_NOT_REPRESENTABLE naming the first value that
  *  never does); scale >= 0 demands that scale. NaN and infinities are rejected
@@ -567,7 +574,8 @@ PS_API void ps_free(ps_context *ctx, void *ptr);
 
 /** Late materialization: decodes rows ids[0..count) (a device buffer of row
  *  ids of `type` at ids_offset) of any column into plain values.
- *  FOR columns: values of the column's logical type (ps_type_size bytes each).
+ *  FOR columns: values of the column's logical type (ps_type_size bytes each;
+ *  decimal columns: int64 unscaled values, the scale is the column's).
  *  Dictionary columns: dictionary indexes (M + code) as uint32.
  *  values: device buffer at values_offset (aligned to the value size);
  *  validity (optional): a device bitmap of count bits at validity_offset
@@ -612,6 +620,10 @@ typedef struct ps_aggregates {
     uint64_t u;
     double f;
   } min, max;
+  /* The column's scale: a decimal column's sum (sum_lo/sum_hi/sum_int64) and
+   * min/max (.i) are unscaled, value = unscaled / 10^scale; its sum_double is
+   * (double)exact_sum / 10^scale. Floats: the scale of the exact sum. */
+  uint32_t scale;
 } ps_aggregates;
 
 /** Count, sum, min and max of a FOR column over a selection (NULL = every row)

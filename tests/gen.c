@@ -27,7 +27,7 @@ static ti128 clamp_to_literal_range(ti128 v) {
 ps_literal gen_num_literal(th_rng *r, tcol *c) {
   /* Values of two random valid rows (if any). */
   uint64_t n = c->n;
-  onum v = {0, 0, 0.0}, w = {0, 0, 0.0};
+  onum v = {0, 0, 0.0, 0, 0}, w = {0, 0, 0.0, 0, 0};
   int have = 0;
   for (int tries = 0; tries < 8 && n && have < 2; tries++) {
     uint64_t row = th_below(r, n);
@@ -56,7 +56,7 @@ ps_literal gen_num_literal(th_rng *r, tcol *c) {
   if (k < 10) return ps_lit_float(NAN);
   if (k < 16) { /* an exact decimal at or next to the value, or halfway to the next */
     ti128 raw = v.i;
-    unsigned colscale = 0;
+    unsigned colscale = c->type == PS_TYPE_DECIMAL ? c->scale : 0;
     if (isf) {
       double sc = v.d * pow(10.0, c->scale);
       if (!(fabs(sc) < 9e18)) return ps_lit_float(v.d);

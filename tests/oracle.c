@@ -288,7 +288,7 @@ static const double P10[19] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1
                                1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
 
 onum oracle_num(tcol *c, uint64_t row) {
-  onum v = {0, 0, 0.0};
+  onum v = {0, 0, 0.0, 0, 0};
   ti128 raw = oracle_raw(c, row);
   if (tcol_is_float(c->type)) {
     double d = (double)(int64_t)raw / P10[c->scale];
@@ -297,6 +297,7 @@ onum oracle_num(tcol *c, uint64_t row) {
     v.d = d;
   } else {
     v.i = raw;
+    if (c->type == PS_TYPE_DECIMAL) v.dec = 1, v.scale = c->scale;
   }
   return v;
 }
@@ -327,8 +328,28 @@ int oracle_corrupt(tcol *c, uint64_t row) {
 
 static double to_double(onum v) {
   if (v.isf) return v.d;
-  /* Values are within int64 or uint64: convert through them (round to nearest). */
+  /* Values are within int64 or uint64: convert through them (round to nearest);
+   * a decimal as a double is its unscaled int64 over 10^scale (design.md). */
+  if (v.dec) return (double)(int64_t)v.i / P10[v.scale];
   return v.i < 0 ? (double)(int64_t)v.i : (double)(uint64_t)v.i;
+}
+
+static ti128 pow10_i128(unsigned s) {
+  ti128 p = 1;
+  while (s--) p *= 10;
+  return p;
+}
+
+/* Exact order of a / 10^sa against b / 10^sb (|a|, |b| < 2^127, scales <= 38):
+ * the integer parts (truncated toward zero) first, then the fractions, both
+ * brought to the larger scale (each stays below 10^38). */
+static int exact_order(ti128 a, unsigned sa, ti128 b, unsigned sb) {
+  ti128 pa = pow10_i128(sa), pb = pow10_i128(sb);
+  ti128 qa = a / pa, qb = b / pb;
+  if (qa != qb) return qa < qb ? -1 : 1;
+  unsigned s = sa > sb ? sa : sb;
+  ti128 fa = (a % pa) * pow10_i128(s - sa), fb = (b % pb) * pow10_i128(s - sb);
+  return fa < fb ? -1 : fa > fb ? 1 : 0;
 }
 
 /* -1, 0, 1, or 2 when unordered (NaN). Floats involved: IEEE doubles; else exact. */
@@ -338,7 +359,7 @@ static int num_order(onum a, onum b) {
     if (isnan(x) || isnan(y)) return 2;
     return x < y ? -1 : x > y ? 1 : 0;
   }
-  return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+  return exact_order(a.i, a.scale, b.i, b.scale);
 }
 
 static int holds(int order, ps_cmp op) {
@@ -355,7 +376,7 @@ static int holds(int order, ps_cmp op) {
 }
 
 static onum lit_num(ps_literal l) {
-  onum v = {0, 0, 0.0};
+  onum v = {0, 0, 0.0, 0, 0};
   if (l.kind == PS_LIT_INT64)
     v.i = l.v.i;
   else if (l.kind == PS_LIT_UINT64)
@@ -398,16 +419,6 @@ double oracle_decimal_double(ps_literal l) {
   return strtod(buf, NULL);
 }
 
-/* Order of an exact integer against unscaled / 10^scale: compares v with the
- * quotient truncated toward zero, and breaks a tie by the remainder's sign. */
-static int int_vs_decimal(ti128 v, ps_literal l) {
-  ti128 u = oracle_decimal_unscaled(l), p = 1;
-  for (uint32_t i = 0; i < l.v.d.scale; i++) p *= 10;
-  ti128 q = u / p, r = u % p;
-  if (v != q) return v < q ? -1 : 1;
-  return r > 0 ? -1 : r < 0 ? 1 : 0;
-}
-
 /* Order of row's value against a literal (numeric or string column). */
 static int order_vs_lit(tcol *c, uint64_t row, ps_literal l) {
   if (c->type == PS_TYPE_STRING) {
@@ -418,12 +429,13 @@ static int order_vs_lit(tcol *c, uint64_t row, ps_literal l) {
   }
   if (l.kind == PS_LIT_DECIMAL) {
     onum v = oracle_num(c, row);
-    if (!v.isf) return int_vs_decimal(v.i, l);
+    if (!v.isf) return exact_order(v.i, v.scale, oracle_decimal_unscaled(l), l.v.d.scale);
     /* design.md: on float columns a decimal literal is its nearest double */
     l = ps_lit_float(oracle_decimal_double(l));
   }
   onum v = oracle_num(c, row), x = lit_num(l);
-  if (v.isf || !x.isf) return num_order(v, x);
+  /* decimal columns against doubles: as doubles (design.md) */
+  if (v.isf || !x.isf || v.dec) return num_order(v, x);
   /* An integer column against a float literal: compared by exact value
    * (design.md: integers compare by value), not after rounding the integer
    * to a double. */

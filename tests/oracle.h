@@ -65,11 +65,14 @@ void on_print(FILE *f, const onode *t, tcol *const *cols);
 
 typedef enum kleene { K_FALSE = 0, K_TRUE = 1, K_UNKNOWN = 2 } kleene;
 
-/* A decoded numeric value: exact integer, or an IEEE double. */
+/* A decoded numeric value: exact integer, or an IEEE double; a decimal
+ * column's value is exactly i / 10^scale (dec = 1). */
 typedef struct onum {
   int isf;
   ti128 i;
   double d;
+  int dec;
+  unsigned scale;
 } onum;
 
 /* The oracle's own decode of a column's packed codes (cached in c->ocodes). */

@@ -255,7 +255,8 @@ tcol *tcol_random_for(th_rng *r, ps_type type, uint64_t n, uint32_t w, int null_
     ref.u = (uint64_t)m;
   else
     ref.i = (int64_t)m;
-  tcol *c = tcol_for(type, n, w, tcol_is_float(type) ? random_scale(r) : 0, ref, codes, validity, r);
+  int scaled = tcol_is_float(type) || type == PS_TYPE_DECIMAL;
+  tcol *c = tcol_for(type, n, w, scaled ? random_scale(r) : 0, ref, codes, validity, r);
   free(codes);
   free(validity);
   return c;
@@ -287,7 +288,11 @@ tcol *tcol_derived(th_rng *r, tcol *src, ps_type type, int null_mode) {
   uint64_t n = src->n;
   ti128 lo, hi;
   tcol_type_range(type, &lo, &hi);
-  uint32_t scale = tcol_is_float(type) ? (uint32_t)th_below(r, 4) : 0;
+  /* a decimal target keeps a decimal source's scale (the only pairs that
+   * compare row by row) */
+  uint32_t scale = tcol_is_float(type)        ? (uint32_t)th_below(r, 4)
+                   : type == PS_TYPE_DECIMAL ? (src->type == PS_TYPE_DECIMAL ? src->scale : 0)
+                                              : 0;
   ti128 *raw = th_calloc(n ? n : 1, sizeof *raw);
   ti128 mn = hi, mx = lo;
   int any = 0;
@@ -298,7 +303,7 @@ tcol *tcol_derived(th_rng *r, tcol *src, ps_type type, int null_mode) {
       continue;
     }
     ti128 v = oracle_raw(src, i); /* src's M + code */
-    uint32_t sscale = tcol_is_float(src->type) ? src->scale : 0;
+    uint32_t sscale = tcol_is_float(src->type) || src->type == PS_TYPE_DECIMAL ? src->scale : 0;
     /* Re-express in the target's scale (truncating when it shrinks). */
     if (scale >= sscale) {
       ti128 f = POW10[scale - sscale];

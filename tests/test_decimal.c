@@ -14,7 +14,14 @@
  *    times 10^s, plus or minus one unit or half a unit, at scales 0..38) in
  *    every comparison, BETWEEN, IN and small trees, on every integer and
  *    float type, compared bit for bit with the oracle's own exact comparison
- *    on the backend under test and on the reference backend.
+ *    on the backend under test and on the reference backend;
+ *  - decimal columns (PS_TYPE_DECIMAL): named literal comparisons (exact for
+ *    integers and decimals, as doubles for doubles), exactness past 2^53,
+ *    scale 18 with literals far outside, row-against-row at equal scales and
+ *    the refusals of other scales (naming both), gather and aggregate, the
+ *    encoder and decoder, a scale-19 column refused; and seeded random
+ *    decimal columns at every width with literals of every kind near their
+ *    values, BETWEEN, IN, column comparisons and trees against the oracle.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -551,6 +558,222 @@ static void random_literals(void) {
   }
 }
 
+/* ---- decimal columns (PS_TYPE_DECIMAL) ------------------------------------------- */
+
+static void decimal_columns_named(ps_context *ctx) {
+  /* 1.00, 1.05, 1.10 at scale 2 */
+  uint64_t c3[3] = {0, 5, 10};
+  int d2 = add_for(PS_TYPE_DECIMAL, 4, (ps_reference){.i = 100}, 2, c3, 3);
+  if (d2 < 0) return;
+  expect(on_cmp(d2, PS_EQ, P("1.05")), "dec(2) = 1.05", "010");
+  expect(on_cmp(d2, PS_EQ, P("1.050")), "dec(2) = 1.050", "010");
+  expect(on_cmp(d2, PS_EQ, P("1.055")), "dec(2) = 1.055", "000");
+  expect(on_cmp(d2, PS_NE, P("1.055")), "dec(2) != 1.055", "111");
+  expect(on_cmp(d2, PS_LT, P("1.055")), "dec(2) < 1.055", "110");
+  expect(on_cmp(d2, PS_GE, P("1.051")), "dec(2) >= 1.051", "001");
+  expect(on_cmp(d2, PS_LE, P("1.0")), "dec(2) <= 1.0", "100");
+  expect(on_cmp(d2, PS_EQ, ps_lit_int(1)), "dec(2) = 1", "100");
+  expect(on_cmp(d2, PS_GT, ps_lit_int(1)), "dec(2) > 1", "011");
+  expect(on_cmp(d2, PS_LT, ps_lit_uint(2)), "dec(2) < uint 2", "111");
+  expect(on_cmp(d2, PS_EQ, ps_lit_float(1.05)), "dec(2) = double 1.05", "010");
+  expect(on_cmp(d2, PS_LT, ps_lit_float(1.1)), "dec(2) < double 1.1", "110");
+  expect(on_cmp(d2, PS_GT, ps_lit_float(1.0500000000000003)), "dec(2) > double 1.05+ulp", "001");
+  expect(on_cmp(d2, PS_EQ, ps_lit_float(NAN)), "dec(2) = NaN", "000");
+  expect(on_cmp(d2, PS_NE, ps_lit_float(NAN)), "dec(2) != NaN", "111");
+  expect(on_between(d2, P("1.01"), P("1.1")), "dec(2) BETWEEN 1.01 AND 1.1", "011");
+  expect(on_between(d2, ps_lit_int(1), P("1.00")), "dec(2) BETWEEN 1 AND 1.00", "100");
+  ps_literal in1[] = {P("1.1"), ps_lit_int(2), P("1.00"), ps_lit_float(1.05)};
+  expect(on_in(d2, in1, 4), "dec(2) IN (1.1, 2, 1.00, double 1.05)", "111");
+  ps_literal in2[] = {P("1.049"), ps_lit_int(-1), P("1.0999999999999999999")};
+  expect(on_in(d2, in2, 3), "dec(2) IN (1.049, -1, 1.0999999999999999999)", "000");
+
+  /* exactness past doubles: 9007199254740992.9, 9007199254740993.0, ...3.1 */
+  int big = add_for(PS_TYPE_DECIMAL, 2, (ps_reference){.i = 90071992547409929LL}, 1, (uint64_t[]){0, 1, 2}, 3);
+  if (big < 0) return;
+  expect(on_cmp(big, PS_EQ, P("9007199254740993.0")), "dec(1) = 9007199254740993.0", "010");
+  expect(on_cmp(big, PS_EQ, P("9007199254740993")), "dec(1) = 9007199254740993", "010");
+  expect(on_cmp(big, PS_GT, P("9007199254740993.05")), "dec(1) > 9007199254740993.05", "001");
+  expect(on_cmp(big, PS_LT, P("9007199254740992.95")), "dec(1) < 9007199254740992.95", "100");
+
+  /* scale 18: int64 unscaled values are within +-9.2; literals far outside */
+  int s18 = add_for(PS_TYPE_DECIMAL, 64, (ps_reference){.i = INT64_MIN}, 18,
+                    (uint64_t[]){0, (uint64_t)INT64_MAX, UINT64_MAX}, 3); /* -9.22.., -0.000..001, 9.22.. */
+  if (s18 < 0) return;
+  expect(on_cmp(s18, PS_LT, ps_lit_int(0)), "dec(18) < 0", "110");
+  expect(on_cmp(s18, PS_LT, ps_lit_int(INT64_MAX)), "dec(18) < INT64_MAX", "111");
+  expect(on_cmp(s18, PS_GT, ps_lit_uint(UINT64_MAX)), "dec(18) > UINT64_MAX", "000");
+  expect(on_cmp(s18, PS_GT, ps_lit_int(INT64_MIN)), "dec(18) > INT64_MIN", "111");
+  expect(on_cmp(s18, PS_EQ, P("-0.000000000000000001")), "dec(18) = -10^-18", "010");
+  expect(on_cmp(s18, PS_GT, P("-0.0000000000000000015")), "dec(18) > -1.5e-18 (scale 19)", "011");
+  expect(on_cmp(s18, PS_EQ, P("9.223372036854775807")), "dec(18) = max", "001");
+  expect(on_cmp(s18, PS_GT, P("99999999999999999999999999999999999999")), "dec(18) > 10^38 - 1", "000");
+  expect(on_cmp(s18, PS_GT, P("-99999999999999999999.999999999999999999")), "dec(18) > -(10^20 - 10^-18)", "111");
+  expect(on_cmp(s18, PS_LT, ps_lit_float(1e300)), "dec(18) < 1e300", "111");
+  expect(on_cmp(s18, PS_LT, ps_lit_float(-INFINITY)), "dec(18) < -inf", "000");
+
+  /* row against row: same scales exact; other scales refused, naming both */
+  int d2b = add_for(PS_TYPE_DECIMAL, 4, (ps_reference){.i = 104}, 2, (uint64_t[]){0, 1, 6}, 3); /* 1.04 1.05 1.10 */
+  int d0 = add_for(PS_TYPE_DECIMAL, 2, (ps_reference){.i = 4}, 0, (uint64_t[]){0, 1, 2}, 3);    /* 4 5 6 */
+  int i32 = add_for(PS_TYPE_INT32, 2, (ps_reference){.i = 5}, 0, (uint64_t[]){0, 0, 0}, 3);     /* 5 5 5 */
+  int f64 = add_for(PS_TYPE_FLOAT64, 2, (ps_reference){.i = 45}, 1, (uint64_t[]){0, 1, 2}, 3);  /* 4.5 4.6 4.7 */
+  int d3 = add_for(PS_TYPE_DECIMAL, 4, (ps_reference){.i = 1000}, 3, (uint64_t[]){0, 50, 100}, 3);
+  if (d2b < 0 || d0 < 0 || i32 < 0 || f64 < 0 || d3 < 0) return;
+  expect(on_cmpcol(d2, PS_EQ, d2b), "dec(2) = dec(2)", "011");
+  expect(on_cmpcol(d2, PS_LT, d2b), "dec(2) < dec(2)", "100");
+  expect(on_cmpcol(d0, PS_EQ, i32), "dec(0) = int32", "010");
+  expect(on_cmpcol(i32, PS_GT, d0), "int32 > dec(0)", "100");
+  expect(on_cmpcol(d0, PS_GT, f64), "dec(0) > float64", "011");
+  struct {
+    int a, b;
+    const char *n1, *n2;
+  } refused[] = {{d2, d3, "scale 2", "scale 3"},
+                 {d2, i32, "scale 2", "scale 0"},
+                 {i32, d3, "scale 0", "scale 3"},
+                 {d2, f64, "scale 2", "float64"},
+                 {f64, d3, "scale 3", "float64"}};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    ps_expr *e = (ps_expr *)(uintptr_t)0x77;
+    th_case("column compare refused %zu", i);
+    CHECK_STATUS(ctx, ps_expr_compare_columns(ctx, tr.h[refused[i].a], PS_LT, tr.h[refused[i].b], &e),
+                 PS_ERR_UNSUPPORTED);
+    CHECKF(strstr(ps_context_last_error(ctx), refused[i].n1) && strstr(ps_context_last_error(ctx), refused[i].n2),
+           "'%s' does not name '%s' and '%s'", ps_context_last_error(ctx), refused[i].n1, refused[i].n2);
+    CHECK(e == (ps_expr *)(uintptr_t)0x77);
+  }
+
+  /* gather (int64 unscaled) and aggregates (exact sum, the scale) */
+  th_case("decimal gather and aggregate");
+  uint64_t ids[3] = {2, 0, 1};
+  int64_t vals[3] = {0, 0, 0};
+  CHECK_OK(ctx, ps_gather_host(ctx, tr.h[d2], ids, PS_INDEX_UINT64, 3, vals, NULL));
+  CHECKF(vals[0] == 110 && vals[1] == 100 && vals[2] == 105, "gathered %lld %lld %lld", (long long)vals[0],
+         (long long)vals[1], (long long)vals[2]);
+  ps_aggregates a;
+  CHECK_OK(ctx, ps_aggregate(ctx, tr.h[d2], NULL, 0, &a));
+  CHECKF(a.type == PS_TYPE_DECIMAL && a.scale == 2 && a.count == 3 && a.sum_int64 == 315 && a.sum_fits_int64 &&
+             a.min.i == 100 && a.max.i == 110 && a.sum_double == 3.15,
+         "aggregate: type %d scale %u count %llu sum %lld min %lld max %lld sum_double %.17g", (int)a.type, a.scale,
+         (unsigned long long)a.count, (long long)a.sum_int64, (long long)a.min.i, (long long)a.max.i, a.sum_double);
+  CHECK_OK(ctx, ps_aggregate(ctx, tr.h[s18], NULL, 0, &a));
+  ti128 sum = (ti128)INT64_MIN + (ti128)INT64_MIN + (ti128)INT64_MAX + (ti128)INT64_MIN + (ti128)UINT64_MAX;
+  CHECKF(a.scale == 18 && a.sum_lo == (uint64_t)sum && a.sum_hi == (int64_t)(sum >> 64), "dec(18) sum");
+  tr_clear(&tr);
+}
+
+static void decimal_encode(ps_context *ctx) {
+  th_case("decimal encode / decode / column validation");
+  int64_t v[5] = {12345, -5, 0, INT64_MAX, 99};
+  uint8_t valid = 0x1B; /* row 2 null */
+  ps_plain in = {PS_TYPE_DECIMAL, v, 5, &valid};
+  ps_encoded enc;
+  char err[256] = "";
+  if (CHECK_OK(NULL, ps_encode_for(&in, 0, 2, 0, NULL, err, sizeof err, &enc))) {
+    CHECK(enc.desc.type == PS_TYPE_DECIMAL && enc.desc.scale == 2 && enc.desc.reference.i == -5 &&
+          enc.desc.width == 64);
+    int64_t back[5];
+    CHECK_OK(NULL, ps_decode_for(&enc.desc, back, err, sizeof err));
+    CHECK(back[0] == 12345 && back[1] == -5 && back[2] == 0 && back[3] == INT64_MAX && back[4] == 99);
+    ps_column *col;
+    if (CHECK_OK(ctx, ps_column_create_for(ctx, &enc.desc, &col))) {
+      ps_expr *e;
+      CHECK_OK(ctx, ps_expr_compare(ctx, col, PS_GT, P("123.44"), &e));
+      uint64_t count = 0;
+      CHECK_OK(ctx, ps_filter_count(ctx, e, &count));
+      CHECKF(count == 2, "x > 123.44 counts %llu (123.45 and 92233720368547758.07)", (unsigned long long)count);
+      ps_expr_destroy(e);
+      ps_column_destroy(col);
+    }
+    ps_encoded_free(&enc);
+  }
+  CHECK_STATUS(NULL, ps_encode_for(&in, 0, -1, 0, NULL, err, sizeof err, &enc), PS_ERR_INVALID_ARGUMENT);
+  CHECKF(strstr(err, "scale -1 for decimal"), "'%s'", err);
+  CHECK_STATUS(NULL, ps_encode_for(&in, 0, 19, 0, NULL, err, sizeof err, &enc), PS_ERR_INVALID_ARGUMENT);
+  CHECKF(strstr(err, "scale 19"), "'%s'", err);
+  CHECK(strcmp(ps_type_name(PS_TYPE_DECIMAL), "decimal") == 0 && ps_type_size(PS_TYPE_DECIMAL) == 8);
+  /* a column of scale 19 is refused, naming the field */
+  uint64_t codes[1] = {0};
+  tcol *c = tcol_for(PS_TYPE_DECIMAL, 1, 1, 19, (ps_reference){.i = 0}, codes, NULL, NULL);
+  ps_column *col = (ps_column *)(uintptr_t)0x99;
+  CHECK_STATUS(ctx, tcol_create(ctx, c, &col), PS_ERR_INVALID_ARGUMENT);
+  CHECKF(strstr(ps_context_last_error(ctx), "scale is 19") && strstr(ps_context_last_error(ctx), "decimal"), "'%s'",
+         ps_context_last_error(ctx));
+  CHECK(col == (ps_column *)(uintptr_t)0x99);
+  tcol_free(c);
+}
+
+/* A literal for a decimal column: an integer, an exact decimal or a double
+ * near a row's value (or the column's ends). */
+static ps_literal decimal_column_literal(th_rng *r, tcol *c) {
+  ti128 raw = 0;
+  for (int tries = 0; tries < 8 && c->n; tries++) {
+    uint64_t row = th_below(r, c->n);
+    if (oracle_valid(c, row)) {
+      raw = oracle_raw(c, row);
+      break;
+    }
+  }
+  if (th_chance(r, 10)) raw = (ti128)c->ref.i + (th_chance(r, 50) ? 0 : (ti128)tcol_width_max(c->width));
+  ti128 p = pow10_128(c->scale);
+  switch (th_below(r, 6)) {
+    case 0: { /* an integer at or next to the value */
+      ti128 q = raw / p + (ti128)th_below(r, 3) - 1;
+      return q < INT64_MIN ? ps_lit_int(INT64_MIN) : q > INT64_MAX ? ps_lit_uint((uint64_t)q) : ps_lit_int((int64_t)q);
+    }
+    case 1: { /* a double at or next to the value */
+      double d = (double)(int64_t)raw / pow(10.0, c->scale);
+      if (th_chance(r, 50)) d = nextafter(d, th_chance(r, 50) ? INFINITY : -INFINITY);
+      return ps_lit_float(d);
+    }
+    default:
+      return near_decimal(r, raw, c->scale);
+  }
+}
+
+static void decimal_columns_random(void) {
+  static const uint64_t ns[] = {1, 32, 33, 257, 1000};
+  th_rng *r = &th.rng;
+  unsigned rounds = 60 * th.scale;
+  for (unsigned round = 0; round < rounds; round++) {
+    uint64_t n = TH_PICK(r, ns);
+    int col =
+        tr_add(&tr, tcol_random_for(r, PS_TYPE_DECIMAL, n, (uint32_t)th_below(r, 65), (int)th_below(r, TN_COUNT)));
+    if (col < 0) break;
+    tcol *c = tr.cols[col];
+    /* partners: a decimal of the same scale; at scale 0 an integer too */
+    int same = tr_add(&tr, tcol_derived(r, c, PS_TYPE_DECIMAL, (int)th_below(r, TN_COUNT)));
+    int other = c->scale == 0 ? tr_add(&tr, tcol_derived(r, c, th_chance(r, 50) ? PS_TYPE_INT64 : PS_TYPE_INT32,
+                                                         (int)th_below(r, TN_COUNT)))
+                              : same;
+    if (same < 0 || other < 0) break;
+    char desc[256];
+    for (unsigned q = 0; q < 24; q++) {
+      th_case("decimal column round %u query %u on %s", round, q, tcol_describe(c, desc, sizeof desc));
+      onode *t;
+      unsigned k = (unsigned)th_below(r, 12);
+      if (k < 5) {
+        t = on_cmp(col, (ps_cmp)th_below(r, 6), decimal_column_literal(r, c));
+      } else if (k < 7) {
+        t = on_between(col, decimal_column_literal(r, c), decimal_column_literal(r, c));
+      } else if (k < 9) {
+        ps_literal list[6];
+        size_t cnt = (size_t)th_below(r, 7);
+        for (size_t i = 0; i < cnt; i++) list[i] = decimal_column_literal(r, c);
+        t = on_in(col, list, cnt);
+      } else if (k < 11) {
+        int b = th_chance(r, 50) ? same : other;
+        t = th_chance(r, 50) ? on_cmpcol(col, (ps_cmp)th_below(r, 6), b) : on_cmpcol(b, (ps_cmp)th_below(r, 6), col);
+      } else {
+        onode *a = on_cmp(col, (ps_cmp)th_below(r, 6), decimal_column_literal(r, c));
+        onode *b = on_cmpcol(col, (ps_cmp)th_below(r, 6), same);
+        t = th_chance(r, 50) ? on_and(a, on_not(b)) : on_or(a, on_isnull(other, 0));
+      }
+      tr_check(&tr, t, "decimal column");
+      on_free(t);
+    }
+    tr_clear(&tr);
+  }
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "decimal");
   ps_context *ctx = th_context(0);
@@ -562,6 +785,9 @@ int main(int argc, char **argv) {
   validation(ctx);
   named_columns();
   random_literals();
+  decimal_columns_named(ctx);
+  decimal_encode(ctx);
+  decimal_columns_random();
   tr_clear(&tr);
   ps_context_destroy(ref);
   ps_context_destroy(ctx);

@@ -264,7 +264,7 @@ static uint32_t expect_value(tcol *c, uint64_t row, uint8_t *out) {
     case PS_TYPE_INT8: { int8_t v = (int8_t)raw; memcpy(out, &v, 1); break; }
     case PS_TYPE_INT16: { int16_t v = (int16_t)raw; memcpy(out, &v, 2); break; }
     case PS_TYPE_INT32: { int32_t v = (int32_t)raw; memcpy(out, &v, 4); break; }
-    case PS_TYPE_INT64: { int64_t v = (int64_t)raw; memcpy(out, &v, 8); break; }
+    case PS_TYPE_INT64: case PS_TYPE_DECIMAL: { int64_t v = (int64_t)raw; memcpy(out, &v, 8); break; }
     case PS_TYPE_UINT8: { uint8_t v = (uint8_t)raw; memcpy(out, &v, 1); break; }
     case PS_TYPE_UINT16: { uint16_t v = (uint16_t)raw; memcpy(out, &v, 2); break; }
     case PS_TYPE_UINT32: case PS_TYPE_STRING: { uint32_t v = (uint32_t)raw; memcpy(out, &v, 4); break; }
@@ -417,7 +417,8 @@ static uint64_t *random_ids(uint64_t n, uint64_t count) {
 
 static void gather_numeric(void) {
   static const ps_type types[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,   PS_TYPE_UINT8,
-                                  PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
+                                  PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64,
+                                  PS_TYPE_DECIMAL};
   static const uint64_t ns[] = {1, 33, 1000};
   for (int ci = 0; ci < 2; ci++) {
     ps_context *ctx = ctxs[ci];
@@ -752,6 +753,7 @@ static void check_aggregate(ps_context *ctx, tcol *c, ps_column *h, const uint8_
   }
   tcol_describe(c, desc, sizeof desc);
   CHECKF(a.type == c->type, "%s: %s: type %d", what, desc, (int)a.type);
+  CHECKF(a.scale == c->scale, "%s: %s: scale %u", what, desc, a.scale);
   CHECKF(a.count == count, "%s: %s: count %llu, expected %llu", what, desc, ull(a.count), ull(count));
   if (!count) {
     CHECKF(a.has_value == 0 && a.sum_lo == 0 && a.sum_hi == 0 && a.sum_fits_int64 == 0 && a.sum_int64 == 0 &&
@@ -761,7 +763,7 @@ static void check_aggregate(ps_context *ctx, tcol *c, ps_column *h, const uint8_
     int fits = sum >= INT64_MIN && sum <= INT64_MAX;
     /* sum_double is defined as one rounding of the exact (scaled) sum, then one
      * division by 10^scale: every backend returns these bits, tolerance 0. */
-    double sd = tcol_is_float(c->type) ? (double)sum / P10[c->scale] : (double)sum;
+    double sd = tcol_is_float(c->type) || c->type == PS_TYPE_DECIMAL ? (double)sum / P10[c->scale] : (double)sum;
     CHECKF(a.has_value == 1, "%s: %s: has_value %d", what, desc, a.has_value);
     CHECKF(a.sum_lo == (uint64_t)sum && a.sum_hi == (int64_t)(sum >> 64),
            "%s: %s: sum hi:lo %016llx:%016llx, expected %016llx:%016llx", what, desc, ull((uint64_t)a.sum_hi),
@@ -806,7 +808,8 @@ static void aggregate_selections(ps_context *ctx, tcol *c, ps_column *h) {
 
 static void aggregates_random(void) {
   static const ps_type types[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,   PS_TYPE_UINT8,
-                                  PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
+                                  PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64,
+                                  PS_TYPE_DECIMAL};
   static const uint64_t ns[] = {0, 1, 33, 1000, 4133};
   for (int ci = 0; ci < NCTX; ci++) {
     ps_context *ctx = ctxs[ci];

@@ -12,9 +12,11 @@ static void encode_usage(FILE *f) {
   fprintf(f,
           "usage: packscan encode [options] INPUT.csv OUTPUT.pst\n"
           "  Encodes a CSV file (with a header row; INPUT '-' reads stdin) into a table file.\n"
-          "  -d, --delimiter C   field delimiter (default ','; 'tab' or '\\t' for tabs)\n"
+          "  -d, --delimiter C   field delimiter ('tab' or '\\t' for tabs); default: detected from\n"
+          "                      the header line (the most frequent of , ; tab |)\n"
           "  -t, --types SPEC    column types, e.g. 'price:decimal(2),day:date,id:int'\n"
-          "                      (int, decimal, decimal(S), float, date, string; others inferred)\n"
+          "                      (int, decimal, decimal(S), float, date, timestamp, timestamp(S),\n"
+          "                      time, time(S), string; S: fraction digits; others inferred)\n"
           "      --null STR      an unquoted field equal to STR is a null (empty fields always are)\n"
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"
@@ -98,7 +100,9 @@ int cmd_encode(int argc, char **argv) {
     return 1;
   }
   tbuf_free(&diag);
+  if (t.warnings.len) fprintf(stderr, "%.*s", (int)t.warnings.len, (const char *)t.warnings.p);
   uint64_t size = 0;
+  if (o.progress) fprintf(stderr, "writing %s\n", out_path);
   if (tbl_write_file(out_path, t.rows, t.cols, t.ncols, &size, err, sizeof err)) {
     fprintf(stderr, "packscan encode: %s\n", err);
     encoded_table_free(&t);
@@ -106,11 +110,14 @@ int cmd_encode(int argc, char **argv) {
   }
   double secs = now_seconds() - t0;
   if (!quiet) {
-    char a1[32], a2[32];
+    char a1[32], a2[32], ratio[32];
     format_bytes(t.input_bytes, a1);
     format_bytes(size, a2);
-    printf("%s: %llu rows, %u columns; CSV %s -> table %s (%.1fx) in %.2f s\n", out_path,
-           (unsigned long long)t.rows, t.ncols, a1, a2, size ? (double)t.input_bytes / (double)size : 0.0, secs);
+    format_ratio(t.input_bytes, size, ratio);
+    printf("%s: %llu rows, %u columns; CSV %s -> table %s (%s%s) in %.2f s\n", out_path, (unsigned long long)t.rows,
+           t.ncols, a1, a2, ratio, size > t.input_bytes ? ": the table is larger than the CSV" : "", secs);
+    if (!o.delimiter && t.delimiter != ',')
+      printf("delimiter: %s (detected from the header line; -d sets it)\n", t.delimiter == '\t' ? "tab" : t.delimiter == ';' ? "';'" : "'|'");
     encode_print_summary(stdout, &t);
   }
   encoded_table_free(&t);

@@ -66,14 +66,35 @@ int cmd_info(int argc, char **argv) {
     ts += stored;
     format_bytes(c->raw_bytes, a);
     format_bytes(stored, b);
-    printf("%-*.*s  %-12s %-9s %-22s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, phys, enc,
-           c->desc.width, (unsigned long long)c->null_count, a, b, stored ? (double)c->raw_bytes / (double)stored : 0.0);
+    char ratio[32];
+    format_ratio(c->raw_bytes, stored, ratio);
+    printf("%-*.*s  %-12s %-9s %-22s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, phys, enc,
+           c->desc.width, (unsigned long long)c->null_count, a, b, ratio);
   }
   char a[32], b[32];
   format_bytes(tr, a);
   format_bytes(ts, b);
-  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", "", a, b,
-         ts ? (double)tr / (double)ts : 0.0);
+  char ratio[32];
+  format_ratio(tr, ts, ratio);
+  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", "", "", "", a, b, ratio);
+  /* Strings are always dictionary-encoded: the library evaluates string
+   * predicates on dictionaries only (once per distinct string). Say what that
+   * costs where most strings are distinct. */
+  for (uint32_t i = 0; i < t->ncols; i++) {
+    const tbl_column *c = &t->cols[i];
+    if (c->encoding != TBL_ENC_DICT) continue;
+    uint64_t dict = (c->dict.count + 1) * 4 + c->dict.bytes_size, codes = c->desc.data_size;
+    uint64_t nonnull = t->rows - c->null_count;
+    if (dict + codes + c->desc.validity_size <= c->raw_bytes) continue;
+    char d[32], k[32], p[32];
+    format_bytes(dict, d);
+    format_bytes(codes, k);
+    format_bytes(c->raw_bytes, p);
+    printf("note: '%s': %llu distinct strings in %llu values: dictionary %s + codes %s, more than plain strings "
+           "(%s); kept as a dictionary, the only string encoding the library evaluates%s\n",
+           c->name, (unsigned long long)c->dict.count, (unsigned long long)nonnull, d, k, p,
+           c->dict.count * 10 >= nonnull * 9 ? " (mostly unique: a timestamp, id or free text? see --types)" : "");
+  }
   tbl_close(t);
   return 0;
 }

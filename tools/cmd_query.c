@@ -285,7 +285,8 @@ int cmd_query(int argc, char **argv) {
   }
   ps_context *ctx = NULL;
   t0 = now_seconds();
-  if (query_context(backend, &ctx, err, sizeof err)) {
+  char why[TOOL_ERR_SIZE] = "";
+  if (query_context_for(backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     free(sel);
     free(order);
@@ -371,7 +372,7 @@ int cmd_query(int argc, char **argv) {
   }
   double t_out = now_seconds() - w0;
   if (timing) {
-    fprintf(stderr, "backend: %s; device: %s\n", ps_context_backend(ctx), ps_context_device(ctx));
+    fprintf(stderr, "backend: %s (%s); device: %s\n", ps_context_backend(ctx), why, ps_context_device(ctx));
     fprintf(stderr, "rows: %llu, selected: %llu (%.2f%%)\n", (unsigned long long)n, (unsigned long long)count,
             n ? 100.0 * (double)count / (double)n : 0.0);
     fprintf(stderr, "open%s: %.2f ms; context: %.2f ms; columns + bind: %.2f ms; output: %.2f ms\n",

@@ -75,6 +75,37 @@ int csv_record_blank(const csv_reader *r) {
   return r->nfields == 1 && r->fields[0].len == 0 && !r->fields[0].quoted;
 }
 
+/* Picks the delimiter from the first line: the most frequent of ',', ';',
+ * tab and '|' outside quotes (',' on a tie or when there is none). Reads
+ * ahead until the line ends without consuming anything. */
+static int detect_delimiter(csv_reader *r, char *err, size_t errsz) {
+  static const char cand[4] = {',', ';', '\t', '|'};
+  for (;;) {
+    if (memchr(r->in + r->in_pos, '\n', r->in_len - r->in_pos) || r->eof || r->in_len >= (1u << 20)) break;
+    if (r->in_len == r->in_cap) {
+      unsigned char *n = realloc(r->in, r->in_cap * 2);
+      if (!n) return set_err(err, errsz, "out of memory");
+      r->in = n;
+      r->in_cap *= 2;
+    }
+    long got = r->read(r->opaque, r->in + r->in_len, r->in_cap - r->in_len);
+    if (got < 0) return set_err(err, errsz, "read error: %s", strerror(errno));
+    if (got == 0) r->eof = 1;
+    r->in_len += (size_t)got;
+  }
+  size_t count[4] = {0, 0, 0, 0};
+  int quoted = 0;
+  for (size_t i = r->in_pos; i < r->in_len && (quoted || r->in[i] != '\n'); i++) {
+    if (r->in[i] == '"') quoted = !quoted;
+    for (int k = 0; k < 4 && !quoted; k++) count[k] += r->in[i] == (unsigned char)cand[k];
+  }
+  int best = 0;
+  for (int k = 1; k < 4; k++)
+    if (count[k] > count[best]) best = k;
+  r->delim = cand[best];
+  return 0;
+}
+
 int csv_next(csv_reader *r, char *err, size_t errsz) {
   r->nfields = 0;
   r->data.len = 0;
@@ -92,6 +123,7 @@ int csv_next(csv_reader *r, char *err, size_t errsz) {
       r->in_pos += 3;
       r->consumed += 3;
     }
+    if (r->delim == 0 && detect_delimiter(r, err, errsz)) return -1;
   }
   int c = peekch(r);
   if (c == -2) return set_err(err, errsz, "line %llu: read error: %s", (unsigned long long)r->line, strerror(errno));

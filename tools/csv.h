@@ -33,6 +33,8 @@ typedef struct csv_reader {
   uint64_t consumed;    /* bytes consumed so far */
 } csv_reader;
 
+/* delim 0: detected from the first line (the most frequent of ',', ';', tab
+ * and '|' outside quotes; ',' when none), then in r->delim. */
 int csv_init(csv_reader *r, csv_read_fn fn, void *opaque, char delim);
 /* 1: a record was read; 0: end of input; -1: error (message in err). */
 int csv_next(csv_reader *r, char *err, size_t errsz);

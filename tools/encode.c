@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 typedef struct rawcol {
@@ -18,7 +19,7 @@ typedef struct rawcol {
 
 void encode_options_init(encode_options *o) {
   memset(o, 0, sizeof *o);
-  o->delimiter = ',';
+  o->delimiter = 0; /* detected from the header line */
   o->max_reported = 20;
 }
 
@@ -29,6 +30,9 @@ static int64_t raw_off(const rawcol *c, uint64_t i) {
 }
 
 static int raw_valid(const rawcol *c, uint64_t i) { return (c->valid.p[i / 8] >> (i % 8)) & 1; }
+
+/* The unit that holds `digits` fraction digits of a second: s, ms, us or ns. */
+static int time_unit_digits(int digits) { return digits <= 0 ? 0 : digits <= 3 ? 3 : digits <= 6 ? 6 : 9; }
 
 int parse_coltype(const char *s, size_t len, coltype *ct, int *scale) {
   *scale = -1;
@@ -56,9 +60,17 @@ int parse_coltype(const char *s, size_t len, coltype *ct, int *scale) {
     *ct = CT_DATE;
   else if (!strcmp(name, "string") || !strcmp(name, "text") || !strcmp(name, "varchar"))
     *ct = CT_STRING;
+  else if (!strcmp(name, "timestamp") || !strcmp(name, "datetime"))
+    *ct = CT_TIMESTAMP;
+  else if (!strcmp(name, "time"))
+    *ct = CT_TIME;
+  else if (!strcmp(name, "boolean") || !strcmp(name, "bool"))
+    *ct = CT_BOOL;
   else
     return -1;
-  if (*scale >= 0 && *ct != CT_DECIMAL) return -1;
+  if (*scale >= 0 && *ct != CT_DECIMAL && *ct != CT_TIMESTAMP && *ct != CT_TIME) return -1;
+  if (*scale > 9 && (*ct == CT_TIMESTAMP || *ct == CT_TIME)) return -1;
+  if (*scale >= 0 && (*ct == CT_TIMESTAMP || *ct == CT_TIME)) *scale = time_unit_digits(*scale);
   return 0;
 }
 
@@ -111,31 +123,156 @@ static void progress_draw(uint64_t done, uint64_t total, int final) {
   fflush(stderr);
 }
 
-static coltype infer(const rawcol *c, uint64_t n, int *scale) {
-  int can_int = 1, can_dec = 1, can_date = 1;
-  int maxscale = 0;
-  for (uint64_t i = 0; i < n && (can_int || can_dec || can_date); i++) {
+/* After reading: the column being inferred and encoded, on the same line. */
+static void progress_column(uint32_t i, uint32_t ncols, const char *name) {
+  int pct = ncols ? (int)((uint64_t)i * 100 / ncols) : 100;
+  char bar[41];
+  for (int k = 0; k < 40; k++) bar[k] = k < pct * 40 / 100 ? '#' : '.';
+  bar[40] = 0;
+  fprintf(stderr, "\rencoding [%s] %3d%% column %u of %u: %-20.20s", bar, pct, i + 1, ncols, name);
+  if (i == ncols) fprintf(stderr, "\n");
+  fflush(stderr);
+}
+
+/* The text of a value as a number, date or time: ASCII spaces and tabs
+ * around it dropped (" 1" is 1, as PostgreSQL and DuckDB read it) and, for
+ * numbers, a '$' after the optional sign ("$12.50", "-$3"): money is read as
+ * an exact decimal (*money is set; the encoder says so once per column). A
+ * view longer than 63 bytes is left as it is (no number or date is that long). */
+static void value_view(const char *s, size_t len, int numeric, char buf[64], const char **out, size_t *outlen,
+                       int *money) {
+  while (len && (*s == ' ' || *s == '\t')) {
+    s++;
+    len--;
+  }
+  while (len && (s[len - 1] == ' ' || s[len - 1] == '\t')) len--;
+  *out = s;
+  *outlen = len;
+  if (money) *money = 0;
+  if (!numeric || len >= 64) return;
+  size_t sign = len && (s[0] == '-' || s[0] == '+');
+  if (len > sign + 1 && s[sign] == '$') {
+    memcpy(buf, s, sign);
+    memcpy(buf + sign, s + sign + 1, len - sign - 1);
+    *out = buf;
+    *outlen = len - 1;
+    if (money) *money = 1;
+  }
+}
+
+static int parse_bool(const char *s, size_t len, int64_t *v) {
+  if (len == 4 && !strncasecmp(s, "true", 4)) {
+    *v = 1;
+    return 0;
+  }
+  if (len == 5 && !strncasecmp(s, "false", 5)) {
+    *v = 0;
+    return 0;
+  }
+  return -1;
+}
+
+/* strtod over the whole view (NUL-terminated copy in buf), finite values only. */
+static int parse_double(const char *s, size_t len, double *v) {
+  char buf[64];
+  if (len == 0 || len >= sizeof buf) return -1;
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  char *end;
+  *v = strtod(buf, &end);
+  return end == buf + len && isfinite(*v) && !isspace((unsigned char)buf[0]) ? 0 : -1;
+}
+
+/* What inference found beside the type: for a column that fell back to
+ * strings although most of its values were numbers (or times), the first row
+ * whose value was not one. */
+typedef struct inferred {
+  int scale;           /* decimal scale or time unit digits */
+  int money;           /* a '$' was dropped from some value */
+  int can_float;       /* every value parses as a finite double */
+  uint64_t example;    /* row of the value that made it a string; UINT64_MAX: no warning */
+  const char *wanted;  /* what the other values were ("a number", "a date or time") */
+} inferred;
+
+static coltype infer(const rawcol *c, uint64_t n, inferred *inf) {
+  int can_int = 1, can_dec = 1, can_date = 1, can_ts = 1, can_time = 1, can_bool = 1, can_float = 1;
+  int maxscale = 0, maxdigits = 0, money = 0;
+  uint64_t nonnull = 0, num_ok = 0, time_ok = 0, bad_num = UINT64_MAX, bad_time = UINT64_MAX;
+  for (uint64_t i = 0; i < n; i++) {
     if (!raw_valid(c, i)) continue;
     int64_t a = raw_off(c, i), b = raw_off(c, i + 1);
     if (a == b) continue; /* a quoted "" is a null in a non-string column */
-    const char *s = (const char *)c->bytes.p + a;
-    size_t len = (size_t)(b - a);
+    const char *s, *raw = (const char *)c->bytes.p + a;
+    size_t len, rawlen = (size_t)(b - a);
+    char buf[64];
+    int m;
+    value_view(raw, rawlen, 1, buf, &s, &len, &m);
+    nonnull++;
     int64_t v;
     int32_t d;
     int sc;
+    double f;
     if (can_int && parse_int64(s, len, &v)) can_int = 0;
     if (can_dec) {
-      if (parse_decimal(s, len, &v, &sc))
+      if (parse_decimal_exp(s, len, &v, &sc))
         can_dec = 0;
       else if (sc > maxscale)
         maxscale = sc;
     }
+    int isnum = !parse_double(s, len, &f);
+    if (!isnum) can_float = 0;
+    if (isnum) {
+      num_ok++;
+      money |= m;
+    } else if (bad_num == UINT64_MAX) {
+      bad_num = i;
+    }
+    value_view(raw, rawlen, 0, buf, &s, &len, NULL);
+    if (can_bool && parse_bool(s, len, &v)) can_bool = 0;
     if (can_date && parse_date(s, len, &d)) can_date = 0;
+    int64_t sec;
+    int32_t ns;
+    int dg, ist = 0;
+    if (can_ts) {
+      if (parse_timestamp(s, len, &sec, &ns, &dg, NULL))
+        can_ts = 0;
+      else if (dg > maxdigits)
+        maxdigits = dg;
+    }
+    if (can_time) {
+      if (parse_time(s, len, &sec, &ns, &dg))
+        can_time = 0;
+      else if (dg > maxdigits)
+        maxdigits = dg;
+    }
+    ist = !parse_timestamp(s, len, &sec, &ns, &dg, NULL) || !parse_time(s, len, &sec, &ns, &dg);
+    if (ist)
+      time_ok++;
+    else if (bad_time == UINT64_MAX)
+      bad_time = i;
   }
-  *scale = maxscale;
+  inf->scale = maxscale;
+  inf->money = money;
+  inf->can_float = can_float && nonnull > 0;
+  inf->example = UINT64_MAX;
+  inf->wanted = NULL;
   if (can_int) return CT_INT;
   if (can_dec) return CT_DECIMAL;
+  if (can_float) return CT_FLOAT;
+  inf->money = 0;
+  if (can_bool) return CT_BOOL;
   if (can_date) return CT_DATE;
+  inf->scale = time_unit_digits(maxdigits);
+  if (can_ts) return CT_TIMESTAMP; /* dates among timestamps are midnight */
+  if (can_time) return CT_TIME;
+  inf->scale = 0;
+  if (num_ok * 2 >= nonnull && num_ok >= time_ok) {
+    inf->example = bad_num;
+    inf->wanted = "a number";
+  } else if (time_ok * 2 >= nonnull) {
+    inf->example = bad_time;
+    inf->wanted = "a date or time";
+  }
   return CT_STRING;
 }
 
@@ -152,18 +289,32 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
     return -2;
   }
   uint64_t nn = 0, bad = 0;
-  tbuf tmp = {0};
   for (uint64_t i = 0; i < n; i++) {
     int64_t a = raw_off(c, i), b = raw_off(c, i + 1);
     if (!raw_valid(c, i) || a == b) {
       nn++;
       continue;
     }
-    const char *s = (const char *)c->bytes.p + a;
-    size_t len = (size_t)(b - a);
+    const char *s;
+    size_t len;
+    char vbuf[64];
+    value_view((const char *)c->bytes.p + a, (size_t)(b - a), ct == CT_INT || ct == CT_DECIMAL || ct == CT_FLOAT,
+               vbuf, &s, &len, NULL);
     int ok = 1;
     char shown[64];
-    if (ct == CT_INT) {
+    if (ct == CT_BOOL) {
+      int64_t v;
+      if (parse_bool(s, len, &v)) {
+        ok = 0;
+        if (!quiet_fail) {
+          show(s, len, shown);
+          report(rep, "line %llu, column %u '%s': '%s' is not a boolean (true or false)",
+                 (unsigned long long)lines[i], colno, name, shown);
+        }
+      } else {
+        memcpy(vals + i * 8, &v, 8);
+      }
+    } else if (ct == CT_INT) {
       int64_t v;
       if (parse_int64(s, len, &v)) {
         ok = 0;
@@ -178,7 +329,7 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
     } else if (ct == CT_DECIMAL) {
       int64_t m, v;
       int sc;
-      if (parse_decimal(s, len, &m, &sc)) {
+      if (parse_decimal_exp(s, len, &m, &sc)) {
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
@@ -196,22 +347,37 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
         memcpy(vals + i * 8, &v, 8);
       }
     } else if (ct == CT_FLOAT) {
-      tmp.len = 0;
-      char *end = NULL;
       double v = 0;
-      if (tbuf_append(&tmp, s, len) || tbuf_putc(&tmp, 0)) {
-        free(vals);
-        free(valid);
-        tbuf_free(&tmp);
-        return -2;
-      }
-      v = strtod((const char *)tmp.p, &end);
-      if (end != (char *)tmp.p + len || len == 0 || !isfinite(v) || isspace((unsigned char)s[0])) {
+      if (parse_double(s, len, &v)) {
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
           report(rep, "line %llu, column %u '%s': '%s' is not a finite number", (unsigned long long)lines[i],
                  colno, name, shown);
+        }
+      } else {
+        memcpy(vals + i * 8, &v, 8);
+      }
+    } else if (ct == CT_TIMESTAMP || ct == CT_TIME) {
+      int64_t sec, v = 0;
+      int32_t ns;
+      int dg;
+      const char *tn = ct == CT_TIME ? "time" : "timestamp";
+      int r = ct == CT_TIME ? parse_time(s, len, &sec, &ns, &dg) : parse_timestamp(s, len, &sec, &ns, &dg, NULL);
+      r = r ? -2 : time_to_units(sec, ns, scale, &v);
+      if (r != 0) {
+        ok = 0;
+        if (!quiet_fail) {
+          show(s, len, shown);
+          if (r == 1)
+            report(rep, "line %llu, column %u '%s': '%s' has more fraction digits than %s(%d)",
+                   (unsigned long long)lines[i], colno, name, shown, tn, scale);
+          else if (r == -1)
+            report(rep, "line %llu, column %u '%s': '%s' is outside the 64-bit range of %s(%d)",
+                   (unsigned long long)lines[i], colno, name, shown, tn, scale);
+          else
+            report(rep, "line %llu, column %u '%s': '%s' is not a %s (%s)", (unsigned long long)lines[i], colno,
+                   name, shown, tn, ct == CT_TIME ? "hh:mm[:ss[.fff]]" : "yyyy-mm-dd[ hh:mm[:ss[.fff]]][Z|+hh:mm]");
         }
       } else {
         memcpy(vals + i * 8, &v, 8);
@@ -234,7 +400,7 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
     else
       bad++;
   }
-  tbuf_free(&tmp);
+
   if (bad) {
     free(vals);
     free(valid);
@@ -257,6 +423,9 @@ static const char *coltype_name(coltype ct) {
   case CT_FLOAT: return "float64";
   case CT_DATE: return "date";
   case CT_STRING: return "string";
+  case CT_TIMESTAMP: return "timestamp";
+  case CT_TIME: return "time";
+  case CT_BOOL: return "boolean";
   default: return "auto";
   }
 }
@@ -310,6 +479,11 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
   w->desc = out->fors[k].desc;
   w->logical = TBL_LOGICAL_NONE;
   if (ct == CT_DATE) w->logical = TBL_LOGICAL_DATE;
+  if (ct == CT_BOOL) w->logical = TBL_LOGICAL_BOOLEAN;
+  if (ct == CT_TIMESTAMP || ct == CT_TIME) {
+    w->logical = ct == CT_TIME ? TBL_LOGICAL_TIME : TBL_LOGICAL_TIMESTAMP;
+    w->unit = (uint32_t)scale;
+  }
   if (ct == CT_DECIMAL) {
     /* The scaled integers are exactly the decimal values at this scale. */
     w->logical = TBL_LOGICAL_DECIMAL;
@@ -317,7 +491,7 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
     w->desc.scale = (uint32_t)scale;
   }
   w->null_count = nulls;
-  w->raw_bytes = n * (ct == CT_DATE ? 4 : 8) + (nulls ? (n + 7) / 8 : 0);
+  w->raw_bytes = (ct == CT_BOOL ? (n + 7) / 8 : n * (ct == CT_DATE ? 4 : 8)) + (nulls ? (n + 7) / 8 : 0);
   return 0;
 }
 
@@ -333,11 +507,25 @@ void encoded_table_free(encoded_table *t) {
   free(t->names);
   free(t->cols);
   free(t->types);
+  tbuf_free(&t->warnings);
   memset(t, 0, sizeof *t);
 }
 
+/* Whether a --types entry name (nl bytes at p) names column `name`: the exact
+ * name, or else the name in any case when no column has the exact one (as
+ * query names resolve; spec_check_names refuses an ambiguous entry). */
+static int spec_names(const char *p, size_t nl, const char *name, char **names, uint32_t ncols) {
+  if (nl != strlen(name)) return 0;
+  if (memcmp(p, name, nl) == 0) return 1;
+  if (strncasecmp(p, name, nl) != 0) return 0;
+  for (uint32_t i = 0; i < ncols; i++)
+    if (strlen(names[i]) == nl && memcmp(names[i], p, nl) == 0) return 0;
+  return 1;
+}
+
 /* Looks up the explicit type of a column in "name:type,...". */
-static int spec_lookup(const char *spec, const char *name, coltype *ct, int *scale, int *found) {
+static int spec_lookup(const char *spec, const char *name, char **names, uint32_t ncols, coltype *ct, int *scale,
+                       int *found) {
   *found = 0;
   if (!spec) return 0;
   const char *p = spec;
@@ -351,7 +539,7 @@ static int spec_lookup(const char *spec, const char *name, coltype *ct, int *sca
     for (const char *q = colon; q < p + len; q++)
       if (*q == ':') last = q; /* names may contain ':'; the type is after the last one */
     size_t nl = (size_t)(last - p);
-    if (nl == strlen(name) && memcmp(p, name, nl) == 0) {
+    if (spec_names(p, nl, name, names, ncols)) {
       if (parse_coltype(last + 1, (size_t)(p + len - last - 1), ct, scale)) return -1;
       *found = 1;
     }
@@ -375,11 +563,14 @@ static int spec_check_names(const char *spec, char **names, uint32_t ncols, char
     int sc;
     if (parse_coltype(last + 1, (size_t)(p + len - last - 1), &ct, &sc))
       return set_err(err, errsz,
-                     "--types: unknown type '%.*s' (int, decimal, decimal(S), float, date, string)",
+                     "--types: unknown type '%.*s' (int, decimal, decimal(S), float, date, timestamp, time, boolean, string)",
                      (int)(p + len - last - 1), last + 1);
     size_t nl = (size_t)(last - p);
     int ok = 0;
-    for (uint32_t i = 0; i < ncols && !ok; i++) ok = strlen(names[i]) == nl && memcmp(names[i], p, nl) == 0;
+    for (uint32_t i = 0; i < ncols; i++) ok += spec_names(p, nl, names[i], names, ncols);
+    if (ok > 1)
+      return set_err(err, errsz, "--types: '%.*s' matches %d columns that differ only in case; write it exactly",
+                     (int)nl, p, ok);
     if (!ok) return set_err(err, errsz, "--types: no column named '%.*s'", (int)nl, p);
     p += len;
     if (*p == ',') p++;
@@ -503,6 +694,7 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   if (drew) progress_draw(r.consumed, o->input_size > r.consumed ? o->input_size : r.consumed, 1);
   out->rows = n;
   out->input_bytes = r.consumed;
+  out->delimiter = r.delim;
   for (uint32_t i = 0; i < ncols; i++) {
     if (n == 0 && tbuf_putc(&cols[i].valid, 0)) {
       set_err(err, errsz, "out of memory");
@@ -518,14 +710,19 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   for (uint32_t i = 0; i < ncols; i++) {
     coltype ct = CT_AUTO;
     int scale = -1, found = 0;
-    if (spec_lookup(o->types, out->names[i], &ct, &scale, &found)) {
+    if (o->progress) progress_column(i, ncols, out->names[i]);
+    if (spec_lookup(o->types, out->names[i], out->names, ncols, &ct, &scale, &found)) {
       set_err(err, errsz, "--types: malformed");
       goto done;
     }
+    inferred inf = {0, 0, 0, UINT64_MAX, NULL};
+    const char *fallback = NULL; /* why an inferred number column became strings */
     if (!found) {
-      ct = infer(&cols[i], n, &scale);
+      ct = infer(&cols[i], n, &inf);
+      scale = inf.scale;
       if (ct == CT_DECIMAL) {
-        /* An inferred decimal that does not fit in 64 bits at its scale is kept as text. */
+        /* An inferred decimal that does not fit in 64 bits at its scale is a
+         * float (below), or text when it is not one either. */
         void *v = NULL;
         uint8_t *va = NULL;
         uint64_t nn;
@@ -536,8 +733,25 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
           set_err(err, errsz, "out of memory");
           goto done;
         }
-        if (cr == -1) ct = CT_STRING;
+        if (cr == -1) ct = inf.can_float ? CT_FLOAT : CT_STRING;
+        if (cr == -1) fallback = "its values do not fit one 64-bit decimal";
       }
+    } else if ((ct == CT_TIMESTAMP || ct == CT_TIME) && scale < 0) {
+      /* the unit that holds every value's fraction digits */
+      int dg, maxd = 0;
+      int64_t sec;
+      int32_t ns;
+      for (uint64_t k = 0; k < n; k++) {
+        if (!raw_valid(&cols[i], k)) continue;
+        int64_t a = raw_off(&cols[i], k), b = raw_off(&cols[i], k + 1);
+        const char *v;
+        size_t vl;
+        char vbuf[64];
+        value_view((const char *)cols[i].bytes.p + a, (size_t)(b - a), 0, vbuf, &v, &vl, NULL);
+        int pr = ct == CT_TIME ? parse_time(v, vl, &sec, &ns, &dg) : parse_timestamp(v, vl, &sec, &ns, &dg, NULL);
+        if (a != b && pr == 0 && dg > maxd) maxd = dg;
+      }
+      scale = time_unit_digits(maxd);
     } else if (ct == CT_DECIMAL && scale < 0) {
       /* decimal without a scale: the largest scale among the values (the
        * conversion reports the values that are not decimals). */
@@ -546,17 +760,55 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
       for (uint64_t k = 0; k < n; k++) {
         if (!raw_valid(&cols[i], k)) continue;
         int64_t a = raw_off(&cols[i], k), b = raw_off(&cols[i], k + 1), m;
-        if (a != b && !parse_decimal((const char *)cols[i].bytes.p + a, (size_t)(b - a), &m, &sc) && sc > scale)
-          scale = sc;
+        const char *v;
+        size_t vl;
+        char vbuf[64];
+        value_view((const char *)cols[i].bytes.p + a, (size_t)(b - a), 1, vbuf, &v, &vl, NULL);
+        if (a != b && !parse_decimal_exp(v, vl, &m, &sc) && sc > scale) scale = sc;
       }
     }
     int er = encode_column(out, i, &cols[i], ct, scale, ln, &rep, err, errsz);
+    if (er < 0 && !found && ct == CT_FLOAT) {
+      /* The library could not hold these doubles at one exact scale either
+       * (9223372036854775807 beside 0.5): keep the text, and say so. */
+      fallback = "its values fit neither one 64-bit decimal nor one FOR float column";
+      ct = CT_STRING;
+      er = encode_column(out, i, &cols[i], ct, scale, ln, &rep, err, errsz);
+    }
     if (er < 0) goto done;
+    if (!found) {
+      char shown[64];
+      if (ct == CT_STRING && fallback) {
+        tbuf_printf(&out->warnings,
+                    "warning: column %u '%s' is stored as strings: %s; --types '%s:string' keeps them as text "
+                    "without this warning\n",
+                    i + 1, out->names[i], fallback, out->names[i]);
+      } else if (ct == CT_STRING && inf.example != UINT64_MAX) {
+        int64_t a = raw_off(&cols[i], inf.example), b = raw_off(&cols[i], inf.example + 1);
+        show((const char *)cols[i].bytes.p + a, (size_t)(b - a), shown);
+        tbuf_printf(&out->warnings,
+                    "warning: column %u '%s' is stored as strings: line %llu has '%s', not %s like most values; "
+                    "--types '%s:%s' lists every such value, '%s:string' keeps the text without this warning\n",
+                    i + 1, out->names[i], (unsigned long long)ln[inf.example], shown, inf.wanted, out->names[i],
+                    inf.wanted[2] == 'n' ? "decimal" : "timestamp", out->names[i]);
+      } else if (ct == CT_FLOAT && fallback) {
+        tbuf_printf(&out->warnings,
+                    "warning: column %u '%s' is stored as float64 (%s): digits past a double's 17 may be lost; "
+                    "--types '%s:string' keeps the text\n",
+                    i + 1, out->names[i], fallback, out->names[i]);
+      }
+      if (inf.money && ct != CT_STRING)
+        tbuf_printf(&out->warnings,
+                    "note: column %u '%s': '$' signs dropped, the amounts stored as %s; --types '%s:string' "
+                    "keeps the text\n",
+                    i + 1, out->names[i], ct == CT_FLOAT ? "float64" : "exact decimals", out->names[i]);
+    }
     /* The raw strings are no longer needed. */
     tbuf_free(&cols[i].bytes);
     tbuf_free(&cols[i].offs);
     tbuf_free(&cols[i].valid);
   }
+  if (o->progress) progress_column(ncols, ncols, "");
   if (rep.count) {
     set_err(err, errsz, "%llu bad value%s (first: %s); nothing was written", (unsigned long long)rep.count,
             rep.count == 1 ? "" : "s", rep.first);
@@ -594,6 +846,11 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
     } else {
       if (c->logical == TBL_LOGICAL_DATE)
         snprintf(ty, sizeof ty, "date");
+      else if (c->logical == TBL_LOGICAL_BOOLEAN)
+        snprintf(ty, sizeof ty, "boolean");
+      else if (c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_TIME)
+        snprintf(ty, sizeof ty, c->unit ? "%s(%u)" : "%s", c->logical == TBL_LOGICAL_TIME ? "time" : "timestamp",
+                 c->unit);
       else if (c->logical == TBL_LOGICAL_DECIMAL)
         snprintf(ty, sizeof ty, "decimal(%u)", c->desc.scale);
       else if (c->desc.type == PS_TYPE_FLOAT64)
@@ -608,13 +865,15 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
     tot_enc += stored;
     format_bytes(c->raw_bytes, a);
     format_bytes(stored, b);
-    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %6.1fx\n", (int)w, (int)w, c->name, ty, enc,
-            c->desc.width, (unsigned long long)c->null_count, a, b,
-            stored ? (double)c->raw_bytes / (double)stored : 0.0);
+    char ratio[32];
+    format_ratio(c->raw_bytes, stored, ratio);
+    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, enc,
+            c->desc.width, (unsigned long long)c->null_count, a, b, ratio);
   }
   char a[32], b[32];
   format_bytes(tot_raw, a);
   format_bytes(tot_enc, b);
-  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %6.1fx\n", (int)w, "total", "", "", "", "", a, b,
-          tot_enc ? (double)tot_raw / (double)tot_enc : 0.0);
+  char ratio[32];
+  format_ratio(tot_raw, tot_enc, ratio);
+  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", "", "", a, b, ratio);
 }

@@ -17,12 +17,16 @@ typedef enum coltype {
   CT_DECIMAL, /* exact decimal: scaled int64 stored as a float64 FOR column with that scale */
   CT_FLOAT,   /* float64 through ps_encode_for's smallest exact scale */
   CT_DATE,    /* int32 days since 1970-01-01, logical "date" */
-  CT_STRING   /* sorted dictionary */
+  CT_STRING,  /* sorted dictionary */
+  CT_TIMESTAMP, /* int64 in units of 10^-S seconds since 1970-01-01 (S = 0, 3, 6, 9), logical "timestamp" */
+  CT_TIME,      /* int64 in units of 10^-S seconds since midnight, logical "time" */
+  CT_BOOL       /* int64 0 / 1, logical "boolean" */
 } coltype;
 
 typedef struct encode_options {
-  char delimiter;         /* ',' by default */
-  const char *types;      /* "name:type,..." or NULL; type: int, decimal, decimal(S), float, date, string */
+  char delimiter;         /* 0 (encode_options_init): detected from the header line */
+  const char *types;      /* "name:type,..." or NULL; type: int, decimal, decimal(S), float, date,
+                             timestamp, timestamp(S), time, time(S), boolean, string */
   const char *null_value; /* an unquoted field equal to this is a null too (NULL: only empty fields) */
   int progress;           /* draw a progress bar on stderr */
   uint64_t input_size;    /* bytes of input for the progress bar (0: unknown) */
@@ -40,6 +44,8 @@ typedef struct encoded_table {
   tool_dict *dicts;       /* per column (string columns) */
   char **names;
   uint64_t input_bytes;
+  char delimiter;         /* the one used (detected or given) */
+  tbuf warnings;          /* lines about inferred types: columns that fell back to strings, money */
 } encoded_table;
 
 /* Reads CSV from fn/opaque and encodes every column. Bad rows and bad values

@@ -14,6 +14,7 @@
  *              | operand IS [NOT] NULL
  *   operand   := identifier | "quoted identifier" | literal
  *   literal   := [+|-] number | 'string' | DATE 'yyyy-mm-dd'
+ *              | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]' | TIME 'hh:mm:ss[.fff]'
  *
  * Keywords are case-insensitive. Chains of AND / OR are built as balanced
  * trees, and nesting (parentheses, NOT) is limited to EXPR_MAX_DEPTH, so the
@@ -31,7 +32,17 @@
 
 #define EXPR_MAX_DEPTH 200
 
-typedef enum opd_kind { OPD_COLUMN = 1, OPD_INT, OPD_UINT, OPD_FLOAT, OPD_STRING, OPD_DATE } opd_kind;
+typedef enum opd_kind {
+  OPD_COLUMN = 1,
+  OPD_INT,
+  OPD_UINT,
+  OPD_FLOAT,
+  OPD_STRING,
+  OPD_DATE,
+  OPD_TIMESTAMP, /* i: seconds since 1970-01-01, ns, digits */
+  OPD_TIME,      /* i: seconds since midnight, ns, digits */
+  OPD_BOOL       /* i: 1 TRUE, 0 FALSE */
+} opd_kind;
 
 typedef struct ast_operand {
   opd_kind kind;
@@ -42,6 +53,8 @@ typedef struct ast_operand {
   int64_t i;        /* OPD_INT, OPD_DATE (days since 1970-01-01) */
   uint64_t u;       /* OPD_UINT (above INT64_MAX) */
   double f;         /* OPD_FLOAT */
+  int32_t ns;       /* OPD_TIMESTAMP, OPD_TIME: nanoseconds past i seconds */
+  int digits;       /* OPD_TIMESTAMP, OPD_TIME: fraction digits written */
 } ast_operand;
 
 typedef enum ast_kind {

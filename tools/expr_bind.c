@@ -7,7 +7,7 @@
 
 #include "expr.h"
 
-typedef enum colkind { K_INT, K_FLOAT, K_DATE, K_STRING } colkind;
+typedef enum colkind { K_INT, K_FLOAT, K_DATE, K_STRING, K_TIMESTAMP, K_TIME, K_BOOL } colkind;
 
 static int berr(expr_error *e, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
 static int berr(expr_error *e, size_t pos, const char *fmt, ...) {
@@ -22,6 +22,9 @@ static int berr(expr_error *e, size_t pos, const char *fmt, ...) {
 static colkind kind_of(const tbl_column *c) {
   if (c->encoding == TBL_ENC_DICT) return K_STRING;
   if (c->logical == TBL_LOGICAL_DATE) return K_DATE;
+  if (c->logical == TBL_LOGICAL_TIMESTAMP) return K_TIMESTAMP;
+  if (c->logical == TBL_LOGICAL_TIME) return K_TIME;
+  if (c->logical == TBL_LOGICAL_BOOLEAN) return K_BOOL;
   if (c->desc.type == PS_TYPE_FLOAT32 || c->desc.type == PS_TYPE_FLOAT64) return K_FLOAT;
   return K_INT;
 }
@@ -33,6 +36,9 @@ static const char *opd_desc(opd_kind k) {
   case OPD_FLOAT: return "a decimal number";
   case OPD_STRING: return "a string";
   case OPD_DATE: return "a date";
+  case OPD_TIMESTAMP: return "a timestamp";
+  case OPD_TIME: return "a time";
+  case OPD_BOOL: return "a boolean";
   default: return "a column";
   }
 }
@@ -77,36 +83,87 @@ static int get_column(bind_env *env, const ast_operand *o, ps_column **col, cons
   return 0;
 }
 
-/* Converts a literal for a comparison with column c. */
-static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal *out, expr_error *err) {
+/* A point in time (seconds, nanoseconds) in a date or timestamp column's
+ * units; a time of day in a time column's. *inexact: the literal lies
+ * strictly between *out and *out + 1 (finer than the column's unit). */
+static int time_literal(const tbl_column *c, colkind k, const ast_operand *o, int64_t sec, int32_t ns,
+                        ps_literal *out, int *inexact, expr_error *err) {
+  int64_t v;
+  int r;
+  if (k == K_DATE) {
+    v = sec / 86400;
+    if (sec % 86400 < 0) v--; /* floor */
+    r = sec - v * 86400 != 0 || ns != 0;
+  } else {
+    r = time_to_units(sec, ns, (int)c->unit, &v);
+    if (r < 0)
+      return berr(err, o->pos, "the literal is outside the range of column '%s' (64-bit count of 10^-%u seconds)",
+                  c->name, c->unit);
+  }
+  *out = ps_lit_int(v);
+  *inexact = r;
+  return 0;
+}
+
+/* Converts a literal for a comparison with column c. Dates, timestamps and
+ * times compare exactly: *inexact is set when the literal falls between two
+ * values of the column (the literal is then the one below). */
+static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal *out, int *inexact,
+                           expr_error *err) {
   colkind k = kind_of(c);
   char ty[32];
   tbl_column_typename(c, ty);
+  int timelike = k == K_DATE || k == K_TIMESTAMP || k == K_TIME;
+  *inexact = 0;
   switch (o->kind) {
+  case OPD_BOOL:
+    if (k != K_BOOL)
+      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a boolean", c->name, ty);
+    *out = ps_lit_int(o->i);
+    return 0;
   case OPD_INT:
   case OPD_UINT:
   case OPD_FLOAT:
-    if (k == K_STRING || k == K_DATE)
+    if (k == K_STRING || timelike || k == K_BOOL)
       return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is %s%s", c->name, ty,
-                  opd_desc(o->kind), k == K_DATE ? " (write DATE 'yyyy-mm-dd')" : "");
+                  opd_desc(o->kind),
+                  k == K_DATE        ? " (write DATE 'yyyy-mm-dd')"
+                  : k == K_TIMESTAMP ? " (write TIMESTAMP 'yyyy-mm-dd hh:mm:ss')"
+                  : k == K_TIME      ? " (write TIME 'hh:mm:ss')"
+                  : k == K_BOOL      ? " (write TRUE or FALSE)"
+                                     : "");
     *out = o->kind == OPD_INT ? ps_lit_int(o->i) : o->kind == OPD_UINT ? ps_lit_uint(o->u) : ps_lit_float(o->f);
     return 0;
   case OPD_DATE:
-    if (k != K_DATE)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a date", c->name, ty);
-    *out = ps_lit_int(o->i);
-    return 0;
+  case OPD_TIMESTAMP:
+    if (k != K_DATE && k != K_TIMESTAMP)
+      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is %s", c->name, ty, opd_desc(o->kind));
+    if (o->kind == OPD_DATE) return time_literal(c, k, o, o->i * 86400, 0, out, inexact, err);
+    return time_literal(c, k, o, o->i, o->ns, out, inexact, err);
+  case OPD_TIME:
+    if (k != K_TIME)
+      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a time", c->name, ty);
+    return time_literal(c, k, o, o->i, o->ns, out, inexact, err);
   case OPD_STRING:
-    if (k == K_DATE) { /* a date column accepts '1994-01-01' as well as DATE '1994-01-01' */
-      int32_t d;
-      if (parse_date(o->s, o->len, &d))
-        return berr(err, o->pos, "type mismatch: column '%s' is a date and '%.*s' is not 'yyyy-mm-dd'", c->name,
-                    (int)(o->len > 60 ? 60 : o->len), o->s);
-      *out = ps_lit_int(d);
-      return 0;
+    if (timelike) { /* a date, timestamp or time column takes its text in quotes as well */
+      int64_t sec;
+      int32_t ns, d;
+      int dg;
+      int l = (int)(o->len > 60 ? 60 : o->len);
+      if (k == K_DATE && !parse_date(o->s, o->len, &d)) {
+        *out = ps_lit_int(d);
+        return 0;
+      }
+      if (k == K_TIME ? parse_time(o->s, o->len, &sec, &ns, &dg) : parse_timestamp(o->s, o->len, &sec, &ns, &dg, NULL))
+        return berr(err, o->pos, "type mismatch: column '%s' is %s and '%.*s' is not %s", c->name, ty, l, o->s,
+                    k == K_DATE        ? "'yyyy-mm-dd'"
+                    : k == K_TIMESTAMP ? "'yyyy-mm-dd hh:mm:ss[.fff]'"
+                                       : "'hh:mm:ss[.fff]'");
+      return time_literal(c, k, o, sec, ns, out, inexact, err);
     }
     if (k != K_STRING)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a string", c->name, ty);
+      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a string%s", c->name, ty,
+                  k == K_BOOL ? " (write TRUE or FALSE)" : "");
     *out = ps_lit_str(o->s, o->len);
     return 0;
   default:
@@ -116,6 +173,39 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
 
 static int lib_fail(bind_env *env, ps_status st, size_t pos, expr_error *err) {
   return berr(err, pos, "%s", lib_error(st, ps_context_last_error(env->ctx)));
+}
+
+static int combine(bind_env *env, ast_kind k, ps_expr *l, ps_expr *r, size_t pos, ps_expr **out,
+                   expr_error *err);
+static int negate(bind_env *env, ps_expr *e, size_t pos, ps_expr **out, expr_error *err);
+
+/* a op L where L lies strictly between the column values k and k + 1:
+ * < and <= are <= k, > and >= are > k; = holds for no value (k < a < k + 1,
+ * so that a null row stays UNKNOWN), != is its negation. */
+static int cmp_between_units(bind_env *env, ps_column *a, ps_cmp op, int64_t k, size_t pos, ps_expr **out,
+                             expr_error *err) {
+  ps_status st;
+  if (op == PS_LT || op == PS_LE) {
+    st = ps_expr_compare(env->ctx, a, PS_LE, ps_lit_int(k), out);
+  } else if (op == PS_GT || op == PS_GE) {
+    st = ps_expr_compare(env->ctx, a, PS_GT, ps_lit_int(k), out);
+  } else {
+    ps_expr *l, *r, *e;
+    st = ps_expr_compare(env->ctx, a, PS_GT, ps_lit_int(k), &l);
+    if (st != PS_OK) return lib_fail(env, st, pos, err);
+    st = ps_expr_compare(env->ctx, a, PS_LT, ps_lit_int(k + 1), &r);
+    if (st != PS_OK) {
+      ps_expr_destroy(l);
+      return lib_fail(env, st, pos, err);
+    }
+    if (combine(env, AST_AND, l, r, pos, &e, err)) return -1;
+    if (op == PS_EQ) {
+      *out = e;
+      return 0;
+    }
+    return negate(env, e, pos, out, err);
+  }
+  return st == PS_OK ? 0 : lib_fail(env, st, pos, err);
 }
 
 /* x op y where at least one side is a column (literal sides are flipped). */
@@ -138,7 +228,9 @@ static int make_cmp(bind_env *env, const ast_operand *x, ps_cmp op, const ast_op
     const tbl_column *mb;
     if (get_column(env, y, &b, &mb, err)) return -1;
     colkind ka = kind_of(ma), kb = kind_of(mb);
-    if ((ka == K_STRING) != (kb == K_STRING) || (ka == K_DATE) != (kb == K_DATE)) {
+    int numa = ka == K_INT || ka == K_FLOAT, numb = kb == K_INT || kb == K_FLOAT;
+    /* Dates, timestamps and times compare only with their own kind, in the same unit. */
+    if (numa != numb || (!numa && ka != kb) || ((ka == K_TIMESTAMP || ka == K_TIME) && ma->unit != mb->unit)) {
       char ta[32], tb[32];
       tbl_column_typename(ma, ta);
       tbl_column_typename(mb, tb);
@@ -148,7 +240,9 @@ static int make_cmp(bind_env *env, const ast_operand *x, ps_cmp op, const ast_op
     st = ps_expr_compare_columns(env->ctx, a, op, b, out);
   } else {
     ps_literal lit;
-    if (convert_literal(ma, y, &lit, err)) return -1;
+    int inexact;
+    if (convert_literal(ma, y, &lit, &inexact, err)) return -1;
+    if (inexact) return cmp_between_units(env, a, op, lit.v.i, pos, out, err);
     st = ps_expr_compare(env->ctx, a, op, lit, out);
   }
   return st == PS_OK ? 0 : lib_fail(env, st, pos, err);
@@ -196,9 +290,12 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
   case AST_BETWEEN:
     if (n->a.kind == OPD_COLUMN && n->b.kind != OPD_COLUMN && n->c.kind != OPD_COLUMN) {
       ps_literal lo, hi;
-      if (get_column(env, &n->a, &col, &meta, err) || convert_literal(meta, &n->b, &lo, err) ||
-          convert_literal(meta, &n->c, &hi, err))
+      int lo_inexact, hi_inexact;
+      if (get_column(env, &n->a, &col, &meta, err) || convert_literal(meta, &n->b, &lo, &lo_inexact, err) ||
+          convert_literal(meta, &n->c, &hi, &hi_inexact, err))
         return -1;
+      /* Bounds between two column values: the first value above lo, the last below hi. */
+      if (lo_inexact) lo.v.i++;
       st = ps_expr_between(env->ctx, col, lo, hi, &e);
       if (st != PS_OK) return lib_fail(env, st, n->pos, err);
     } else { /* bounds that are columns: b <= a AND a <= c */
@@ -218,14 +315,28 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
     if (get_column(env, &n->a, &col, &meta, err)) return -1;
     ps_literal *lits = calloc(n->nlist ? n->nlist : 1, sizeof *lits);
     if (!lits) return berr(err, n->pos, "out of memory");
-    for (size_t i = 0; i < n->nlist; i++)
-      if (convert_literal(meta, &n->list[i], &lits[i], err)) {
+    size_t nl = 0;
+    int64_t dropped = 0;
+    for (size_t i = 0; i < n->nlist; i++) {
+      int inexact;
+      if (convert_literal(meta, &n->list[i], &lits[nl], &inexact, err)) {
         free(lits);
         return -1;
       }
-    st = ps_expr_in(env->ctx, col, lits, n->nlist, &e);
-    free(lits);
-    if (st != PS_OK) return lib_fail(env, st, n->pos, err);
+      /* A value between two column values equals no row: left out of the list. */
+      if (inexact)
+        dropped = lits[nl].v.i;
+      else
+        nl++;
+    }
+    if (nl == 0 && n->nlist > 0) {
+      free(lits);
+      if (cmp_between_units(env, col, PS_EQ, dropped, n->pos, &e, err)) return -1;
+    } else {
+      st = ps_expr_in(env->ctx, col, lits, nl, &e);
+      free(lits);
+      if (st != PS_OK) return lib_fail(env, st, n->pos, err);
+    }
     if (!n->negate) {
       *out = e;
       return 0;

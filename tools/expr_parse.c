@@ -294,7 +294,7 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
   o->pos = t.pos;
   o->end = t.pos + t.len;
   if (t.kind == T_IDENT) {
-    if (tok_is_kw(p, "DATE")) {
+    if (tok_is_kw(p, "DATE") || tok_is_kw(p, "TIMESTAMP") || tok_is_kw(p, "TIME")) {
       /* DATE is a literal prefix only when a string follows: a column may be
        * called "date". */
       size_t save_pos = p->pos;
@@ -311,15 +311,31 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
       size_t len;
       const char *str = unquote(p, &p->tok, &len);
       if (!str) return -1;
-      int32_t days;
-      if (parse_date(str, len, &days)) return fail(p, p->tok.pos, "invalid date (expected 'yyyy-mm-dd')");
-      o->kind = OPD_DATE;
-      o->i = days;
+      int is_date = t.len == 4 && (p->src[t.pos] == 'd' || p->src[t.pos] == 'D');
+      if (is_date) {
+        int32_t days;
+        if (parse_date(str, len, &days)) return fail(p, p->tok.pos, "invalid date (expected 'yyyy-mm-dd')");
+        o->kind = OPD_DATE;
+        o->i = days;
+      } else if (t.len == 9) { /* TIMESTAMP (TIME has 4 letters) */
+        if (parse_timestamp(str, len, &o->i, &o->ns, &o->digits, NULL))
+          return fail(p, p->tok.pos, "invalid timestamp (expected 'yyyy-mm-dd hh:mm:ss[.fff]', optionally 'Z' or '+hh:mm')");
+        o->kind = OPD_TIMESTAMP;
+      } else { /* TIME */
+        if (parse_time(str, len, &o->i, &o->ns, &o->digits))
+          return fail(p, p->tok.pos, "invalid time (expected 'hh:mm:ss[.fff]', 00:00:00 to 23:59:59)");
+        o->kind = OPD_TIME;
+      }
       o->end = p->tok.pos + p->tok.len;
       return lex(p);
     }
     if (tok_is_kw(p, "NULL"))
       return fail(p, t.pos, "NULL is not a value here: comparisons with NULL are never true (use IS NULL)");
+    if (tok_is_kw(p, "TRUE") || tok_is_kw(p, "FALSE")) {
+      o->kind = OPD_BOOL;
+      o->i = tok_is_kw(p, "TRUE");
+      return lex(p);
+    }
     if (tok_is_any_kw(p)) {
       describe(p, &t, d, sizeof d);
       return fail(p, t.pos, "expected %s, found keyword %s", what, d);
@@ -643,7 +659,19 @@ int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, e
   p.arena = arena;
   p.err = err;
   memset(err, 0, sizeof *err);
+  /* A trailing ';' as a SQL shell takes it (outside quotes: the lexer would
+   * have found the closing quote before it). */
+  while (p.len > 0 && (is_space((unsigned char)src[p.len - 1]) || src[p.len - 1] == ';')) p.len--;
   if (lex(&p)) return -1;
+  /* A leading WHERE, as copied from a SQL statement; a column named "where"
+   * is still one when a comparison or the end follows it. */
+  if (tok_is_kw(&p, "WHERE")) {
+    parser save = p;
+    if (lex(&p)) return -1;
+    if (p.tok.kind == T_CMP || p.tok.kind == T_EOF || tok_is_kw(&p, "IS") || tok_is_kw(&p, "BETWEEN") ||
+        tok_is_kw(&p, "IN") || tok_is_kw(&p, "LIKE"))
+      p = save;
+  }
   if (p.tok.kind == T_EOF) return fail(&p, 0, "empty expression");
   ast_node *n = parse_or(&p);
   if (!n) return -1;
@@ -703,6 +731,18 @@ static int put_operand(tbuf *o, const ast_operand *a) {
   }
   case OPD_STRING: return put_quoted(o, a->s, a->len, '\'');
   case OPD_DATE: format_date(a->i, tmp); return tbuf_printf(o, "DATE '%s'", tmp);
+  case OPD_BOOL: return tbuf_printf(o, "%s", a->i ? "TRUE" : "FALSE");
+  case OPD_TIMESTAMP:
+  case OPD_TIME: {
+    char ts[48];
+    if (a->kind == OPD_TIME)
+      format_time(a->i, 0, ts);
+    else
+      format_timestamp(a->i, 0, ts);
+    if (a->digits == 0) return tbuf_printf(o, "%s '%s'", a->kind == OPD_TIME ? "TIME" : "TIMESTAMP", ts);
+    return tbuf_printf(o, "%s '%s.%0*lld'", a->kind == OPD_TIME ? "TIME" : "TIMESTAMP", ts, a->digits,
+                       (long long)(a->ns / (int64_t)pow10_u64(9 - a->digits)));
+  }
   }
   return -1;
 }

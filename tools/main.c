@@ -13,7 +13,7 @@ static void usage(FILE *f) {
           "  query TABLE \"WHERE-expr\"      count (or list) the rows where the expression is TRUE\n"
           "  info TABLE                    columns, types, encodings, widths, sizes\n"
           "  demo                          generate a lineitem-like table and run TPC-H-style filters\n"
-          "  backends                      list the backends compiled into the library\n"
+          "  backends                      the compiled-in backends, which are usable here, what auto picks\n"
           "  version                       print the version\n"
           "Run 'packscan COMMAND --help' for a command's options.\n");
 }
@@ -28,10 +28,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "query")) return cmd_query(argc - 1, argv + 1);
   if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
-  if (!strcmp(cmd, "backends")) {
-    for (size_t i = 0; i < ps_backend_count(); i++) printf("%s\n", ps_backend_name(i));
-    return 0;
-  }
+  if (!strcmp(cmd, "backends")) return cmd_backends(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("packscan %s\n", ps_version_string());
     return 0;

@@ -265,7 +265,9 @@ int out_row(out_writer *w, const out_cell *cells) {
       fputc(':', f);
       if (cells[c].kind == OUT_NULL)
         fputs("null", f);
-      else if (cells[c].kind == OUT_NUMBER && json_is_number(cells[c].s, cells[c].len))
+      else if ((cells[c].kind == OUT_NUMBER && json_is_number(cells[c].s, cells[c].len)) ||
+               (cells[c].kind == OUT_BOOL && ((cells[c].len == 4 && !memcmp(cells[c].s, "true", 4)) ||
+                                              (cells[c].len == 5 && !memcmp(cells[c].s, "false", 5)))))
         fwrite(cells[c].s, 1, cells[c].len, f);
       else
         json_write_string(f, cells[c].s, cells[c].len);
@@ -305,7 +307,7 @@ static int write_table(out_writer *w) {
     for (size_t c = 0; c < ncol; c++) {
       const held_cell *h = &w->cells[r * ncol + c];
       if (h->width > width[c]) width[c] = h->width;
-      if (h->kind == OUT_TEXT) numeric[c] = 0;
+      if (h->kind == OUT_TEXT || h->kind == OUT_BOOL) numeric[c] = 0;
     }
   }
   if (w->header) {

@@ -17,7 +17,8 @@ typedef enum out_format {
 typedef enum out_kind {
   OUT_NULL = 0, /* SQL NULL: table "NULL", CSV empty, JSON null */
   OUT_NUMBER,   /* text of a number ("12.50", "-3"): right-aligned, a bare JSON number */
-  OUT_TEXT      /* any bytes (strings, dates, timestamps): left-aligned, a JSON string */
+  OUT_TEXT,     /* any bytes (strings, dates, timestamps): left-aligned, a JSON string */
+  OUT_BOOL      /* "true" or "false": a bare JSON literal */
 } out_kind;
 
 typedef struct out_cell {

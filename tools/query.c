@@ -21,6 +21,56 @@ int query_context(const char *backend, ps_context **out, char *err, size_t errsz
   return 0;
 }
 
+static int backend_compiled(const char *name) {
+  for (size_t i = 0; i < ps_backend_count(); i++)
+    if (!strcmp(ps_backend_name(i), name)) return 1;
+  return 0;
+}
+
+int query_context_for(const char *backend, uint64_t rows, ps_context **out, char *why, size_t whysz, char *err,
+                      size_t errsz) {
+  if (backend && strcmp(backend, "auto") != 0) {
+    set_err(why, whysz, "asked for with --backend %s", backend);
+    return query_context(backend, out, err, errsz);
+  }
+  /* A one-off query on a small table is over before a device context has
+   * started (docs/benchmarks.md, "The command's default backend"). */
+  if (rows < QUERY_AUTO_DEVICE_ROWS) {
+    set_err(why, whysz, "auto: %llu rows, below %llu, where starting a device costs more than the scan",
+            (unsigned long long)rows, (unsigned long long)QUERY_AUTO_DEVICE_ROWS);
+    return query_context("reference", out, err, errsz);
+  }
+  char tried[TOOL_ERR_SIZE] = "";
+  size_t tl = 0;
+  static const char *const devices[] = {"cuda", "opencl"};
+  for (size_t i = 0; i < 2; i++) {
+    if (!backend_compiled(devices[i])) continue;
+    ps_context *ctx;
+    char msg[TOOL_ERR_SIZE];
+    if (query_context(devices[i], &ctx, msg, sizeof msg)) {
+      tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s: no device", tl ? "; " : "",
+                             devices[i]);
+      if (tl >= sizeof tried) tl = sizeof tried - 1;
+      continue;
+    }
+    /* PoCL and other CPU OpenCL devices were measured no faster than the
+     * reference backend here, and pay a context and a kernel build. */
+    if (query_device_is_cpu(ctx) == 1) {
+      ps_context_destroy(ctx);
+      tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s: a CPU device",
+                             tl ? "; " : "", devices[i]);
+      if (tl >= sizeof tried) tl = sizeof tried - 1;
+      continue;
+    }
+    set_err(why, whysz, "auto: %llu rows on a GPU%s%s", (unsigned long long)rows, tl ? " (" : "", tl ? tried : "");
+    if (tl && why) strncat(why, ")", whysz - strlen(why) - 1);
+    *out = ctx;
+    return 0;
+  }
+  set_err(why, whysz, "auto: no GPU (%s)", tl ? tried : "no device backend compiled in");
+  return query_context("reference", out, err, errsz);
+}
+
 int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
                      FILE *errf) {
   memset(q, 0, sizeof *q);
@@ -114,7 +164,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
 
 /* ---- value readers for --select ---- */
 
-enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING };
+enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING, V_TIMESTAMP, V_TIME, V_BOOL };
 
 #define BATCH 65536u
 #define HOST_BLOCK 4096u /* rows decoded at a time on the host path (multiple of 8) */
@@ -149,10 +199,13 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
     r->kind = V_UNSIGNED;
     r->view.type = PS_TYPE_UINT64;
   } else {
-    r->kind = m->logical == TBL_LOGICAL_DATE ? V_DATE
+    r->kind = m->logical == TBL_LOGICAL_DATE        ? V_DATE
+              : m->logical == TBL_LOGICAL_TIMESTAMP ? V_TIMESTAMP
+              : m->logical == TBL_LOGICAL_TIME      ? V_TIME
+              : m->logical == TBL_LOGICAL_BOOLEAN   ? V_BOOL
               : (ty == PS_TYPE_FLOAT32 || ty == PS_TYPE_FLOAT64) ? V_DECIMAL
                                                                   : V_SIGNED;
-    r->scale = m->desc.scale;
+    r->scale = r->kind == V_TIMESTAMP || r->kind == V_TIME ? m->unit : m->desc.scale;
     r->view.type = PS_TYPE_INT64;
     r->view.scale = 0;
   }
@@ -249,6 +302,18 @@ static out_cell reader_cell(const colreader *r, uint64_t i, char buf[64]) {
   case V_DATE:
     format_date((int64_t)r->vals[i], buf);
     c.kind = OUT_TEXT;
+    break;
+  case V_TIMESTAMP:
+    format_timestamp((int64_t)r->vals[i], (int)r->scale, buf);
+    c.kind = OUT_TEXT;
+    break;
+  case V_TIME:
+    format_time((int64_t)r->vals[i], (int)r->scale, buf);
+    c.kind = OUT_TEXT;
+    break;
+  case V_BOOL:
+    snprintf(buf, 64, "%s", r->vals[i] ? "true" : "false");
+    c.kind = OUT_BOOL;
     break;
   case V_STRING:
     c.kind = OUT_TEXT;

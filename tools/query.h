@@ -28,6 +28,21 @@ void query_plan_free(query_plan *q);
 /* Creates a context on the named backend (NULL or "auto": best available). */
 int query_context(const char *backend, ps_context **out, char *err, size_t errsz);
 
+/* Tables below this many rows are queried on the reference backend by "auto". */
+#define QUERY_AUTO_DEVICE_ROWS (1ull << 22)
+
+/* The command's choice of backend for a table of `rows` rows: a named backend
+ * as asked; "auto" (or NULL): the reference backend below
+ * QUERY_AUTO_DEVICE_ROWS rows, else CUDA, else OpenCL on a device that is not
+ * a CPU, else the reference backend. why (may be NULL) gets one line saying
+ * what was chosen and why. 0 ok, -1 with err set. */
+int query_context_for(const char *backend, uint64_t rows, ps_context **out, char *why, size_t whysz, char *err,
+                      size_t errsz);
+
+/* 1 when the context's device is a CPU (the reference backend, an OpenCL CPU
+ * device such as PoCL), 0 when it is not, -1 when unknown. */
+int query_device_is_cpu(ps_context *ctx);
+
 /* Row ids of the selected rows, ascending, malloc'ed (*ids NULL when none).
  * Uses the library's row-id call, or the bitmap from ps_filter where the
  * backend has no row-id entry (or force_host is set). */

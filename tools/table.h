@@ -13,7 +13,7 @@
 
 #define TBL_MAGIC "PSCANTBL"
 #define TBL_VERSION_MAJOR 1
-#define TBL_VERSION_MINOR 0
+#define TBL_VERSION_MINOR 1
 #define TBL_HEADER_SIZE 64
 #define TBL_ENTRY_SIZE 160  /* directory entry size written by this version */
 #define TBL_ALIGN 64        /* writer: every section starts on a 64-byte boundary */
@@ -26,7 +26,8 @@
 /* Physical encodings. */
 enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };
 /* Logical annotations: how the tool parses literals and prints values. */
-enum { TBL_LOGICAL_NONE = 0, TBL_LOGICAL_DATE = 1, TBL_LOGICAL_DECIMAL = 2 };
+enum { TBL_LOGICAL_NONE = 0, TBL_LOGICAL_DATE = 1, TBL_LOGICAL_DECIMAL = 2, TBL_LOGICAL_TIMESTAMP = 3, TBL_LOGICAL_TIME = 4,
+       TBL_LOGICAL_BOOLEAN = 5 };
 /* Entry flags. */
 enum { TBL_FLAG_VALIDITY = 1u, TBL_FLAG_SORTED = 2u };
 
@@ -34,6 +35,7 @@ typedef struct tbl_column {
   char *name;          /* NUL-terminated copy; names contain no NUL byte */
   uint32_t encoding;   /* TBL_ENC_* */
   uint32_t logical;    /* TBL_LOGICAL_* */
+  uint32_t unit;       /* TIMESTAMP, TIME: values count 10^-unit seconds (0, 3, 6, 9) */
   ps_for_desc desc;    /* FOR: the column; DICT: the codes (unsigned type). Pointers
                           into the table's buffer. */
   ps_dict_desc dict;   /* DICT only (offsets32 / bytes point into the buffer) */
@@ -68,7 +70,7 @@ void tbl_close(tbl_table *t);
 /* Index of the column with this exact name; else, for unquoted identifiers
  * (exact == 0), the only case-insensitive match. -1 none, -2 ambiguous. */
 int tbl_find_column(const tbl_table *t, const char *name, size_t len, int exact);
-/* "int64", "decimal(2)", "date", "string", "float64"... */
+/* "int64", "decimal(2)", "date", "timestamp", "timestamp(3)", "time", "string"... */
 void tbl_column_typename(const tbl_column *c, char out[32]);
 /* Bytes the column occupies in the file (data + validity + dictionary). */
 uint64_t tbl_column_stored_bytes(const tbl_column *c);
@@ -78,6 +80,7 @@ uint64_t tbl_column_stored_bytes(const tbl_column *c);
 typedef struct tbl_write_column {
   const char *name;
   uint32_t encoding, logical;
+  uint32_t unit;       /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
   ps_for_desc desc;    /* data/validity in host memory */
   ps_dict_desc dict;   /* DICT: 32-bit offsets only */
   uint64_t null_count;

@@ -123,8 +123,12 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, int verify, r
   c->logical = e[17];
   uint32_t type = get_u32(e + 20), width = get_u32(e + 24), scale = get_u32(e + 28);
   uint32_t flags = get_u32(e + 32);
-  if (get_u16(e + 18) != 0 || get_u32(e + 36) != 0)
+  c->unit = e[18];
+  int timelike = c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_TIME;
+  if ((!timelike && e[18] != 0) || e[19] != 0 || get_u32(e + 36) != 0)
     return set_err(err, errsz, "%s: reserved entry fields are not zero", lab);
+  if (timelike && c->unit != 0 && c->unit != 3 && c->unit != 6 && c->unit != 9)
+    return set_err(err, errsz, "%s: time unit 10^-%u seconds is not seconds, ms, us or ns", lab, c->unit);
   if (flags & ~(uint32_t)(TBL_FLAG_VALIDITY | TBL_FLAG_SORTED))
     return set_err(err, errsz, "%s: unknown flags 0x%x", lab, flags);
   if (c->encoding == TBL_ENC_FOR) {
@@ -138,7 +142,12 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, int verify, r
       return set_err(err, errsz, "%s: a date column must have a signed integer type", lab);
     if (c->logical == TBL_LOGICAL_DECIMAL && !is_float_type(type))
       return set_err(err, errsz, "%s: a decimal column must have a float type", lab);
-    if (c->logical > TBL_LOGICAL_DECIMAL)
+    if (timelike && (!is_int_type(type) || is_unsigned_type(type)))
+      return set_err(err, errsz, "%s: a %s column must have a signed integer type", lab,
+                     c->logical == TBL_LOGICAL_TIME ? "time" : "timestamp");
+    if (c->logical == TBL_LOGICAL_BOOLEAN && (!is_int_type(type) || is_unsigned_type(type)))
+      return set_err(err, errsz, "%s: a boolean column must have a signed integer type", lab);
+    if (c->logical > TBL_LOGICAL_BOOLEAN)
       return set_err(err, errsz, "%s: unknown logical type %u", lab, c->logical);
     if (flags & TBL_FLAG_SORTED)
       return set_err(err, errsz, "%s: sorted flag set on a FOR column", lab);
@@ -518,8 +527,17 @@ void tbl_column_typename(const tbl_column *c, char out[32]) {
     snprintf(out, 32, "string");
   else if (c->logical == TBL_LOGICAL_DATE)
     snprintf(out, 32, "date");
+  else if (c->logical == TBL_LOGICAL_BOOLEAN)
+    snprintf(out, 32, "boolean");
   else if (c->logical == TBL_LOGICAL_DECIMAL)
     snprintf(out, 32, "decimal(%u)", c->desc.scale);
+  else if (c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_TIME) {
+    const char *base = c->logical == TBL_LOGICAL_TIME ? "time" : "timestamp";
+    if (c->unit)
+      snprintf(out, 32, "%s(%u)", base, c->unit);
+    else
+      snprintf(out, 32, "%s", base);
+  }
   else {
     static const char *names[] = {"?",      "int8",   "int16",  "int32",   "int64",  "uint8",
                                   "uint16", "uint32", "uint64", "float32", "float64"};

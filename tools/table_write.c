@@ -157,6 +157,7 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
     put_u32(e + 12, crc32c(0, c->name, nl));
     e[16] = (uint8_t)c->encoding;
     e[17] = (uint8_t)c->logical;
+    e[18] = (uint8_t)c->unit;
     put_u32(e + 20, (uint32_t)c->desc.type);
     put_u32(e + 24, c->desc.width);
     put_u32(e + 28, c->desc.scale);

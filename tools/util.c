@@ -128,6 +128,133 @@ int parse_date(const char *s, size_t len, int32_t *days) {
   return 0;
 }
 
+/* Reads exactly n digits at s[*i]; -1 if any is not a digit. */
+static int digits_at(const char *s, size_t len, size_t *i, int n, int *out) {
+  int v = 0;
+  if (*i + (size_t)n > len) return -1;
+  for (int k = 0; k < n; k++) {
+    char c = s[*i + (size_t)k];
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  *i += (size_t)n;
+  *out = v;
+  return 0;
+}
+
+/* "hh:mm[:ss[.f{1,9}]]" at s[*i]: seconds since midnight and nanoseconds. */
+static int clock_at(const char *s, size_t len, size_t *i, int64_t *sec, int32_t *ns, int *digits) {
+  int h, m, sc = 0;
+  if (digits_at(s, len, i, 2, &h) || *i >= len || s[*i] != ':') return -1;
+  (*i)++;
+  if (digits_at(s, len, i, 2, &m)) return -1;
+  *digits = 0;
+  *ns = 0;
+  if (*i < len && s[*i] == ':') {
+    (*i)++;
+    if (digits_at(s, len, i, 2, &sc)) return -1;
+    if (*i < len && s[*i] == '.') {
+      (*i)++;
+      int32_t f = 0;
+      int k = 0;
+      while (*i < len && s[*i] >= '0' && s[*i] <= '9') {
+        if (k == 9) return -1;
+        f = f * 10 + (s[*i] - '0');
+        k++;
+        (*i)++;
+      }
+      if (k == 0) return -1;
+      *digits = k;
+      for (int r = k; r < 9; r++) f *= 10;
+      *ns = f;
+    }
+  }
+  if (h > 23 || m > 59 || sc > 59) return -1;
+  *sec = (int64_t)h * 3600 + m * 60 + sc;
+  return 0;
+}
+
+int parse_timestamp(const char *s, size_t len, int64_t *sec, int32_t *ns, int *digits, int *date_only) {
+  int32_t days;
+  if (len < 10 || parse_date(s, 10, &days)) return -1;
+  int64_t t = (int64_t)days * 86400;
+  int32_t f = 0;
+  int dg = 0;
+  if (date_only) *date_only = len == 10;
+  if (len > 10) {
+    if (s[10] != ' ' && s[10] != 'T' && s[10] != 't') return -1;
+    size_t i = 11;
+    int64_t c;
+    if (clock_at(s, len, &i, &c, &f, &dg)) return -1;
+    t += c;
+    if (i < len && (s[i] == 'Z' || s[i] == 'z') && i + 1 == len) {
+      i++;
+    } else if (i < len && (s[i] == '+' || s[i] == '-')) {
+      int sign = s[i] == '-' ? -1 : 1, zh, zm = 0;
+      i++;
+      if (digits_at(s, len, &i, 2, &zh)) return -1;
+      if (i < len && s[i] == ':') i++;
+      if (i < len && digits_at(s, len, &i, 2, &zm)) return -1;
+      if (zh > 23 || zm > 59) return -1;
+      /* 07:53+02:00 is 05:53 UTC. */
+      t -= sign * ((int64_t)zh * 3600 + zm * 60);
+    }
+    if (i != len) return -1;
+  }
+  *sec = t;
+  *ns = f;
+  *digits = dg;
+  return 0;
+}
+
+int parse_time(const char *s, size_t len, int64_t *sec, int32_t *ns, int *digits) {
+  size_t i = 0;
+  if (clock_at(s, len, &i, sec, ns, digits) || i != len) return -1;
+  return 0;
+}
+
+int time_to_units(int64_t sec, int32_t ns, int digits, int64_t *out) {
+  int64_t per = (int64_t)pow10_u64(digits), sub = (int64_t)pow10_u64(9 - digits), v;
+  if (__builtin_mul_overflow(sec, per, &v) || __builtin_add_overflow(v, ns / sub, &v)) return -1;
+  *out = v;
+  return ns % sub ? 1 : 0;
+}
+
+static void split_units(int64_t v, int digits, int64_t *sec, int64_t *frac) {
+  int64_t per = (int64_t)pow10_u64(digits);
+  *sec = v / per;
+  *frac = v % per;
+  if (*frac < 0) { /* floor: before 1970 the fraction still counts forward */
+    *frac += per;
+    (*sec)--;
+  }
+}
+
+void format_timestamp(int64_t v, int digits, char out[48]) {
+  int64_t sec, frac;
+  split_units(v, digits, &sec, &frac);
+  int64_t days = sec / 86400, rem = sec % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    days--;
+  }
+  char d[32];
+  format_date(days, d);
+  int n = snprintf(out, 48, "%s %02d:%02d:%02d", d, (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+  if (digits > 0 && n > 0 && n < 48) snprintf(out + n, 48 - (size_t)n, ".%0*lld", digits, (long long)frac);
+}
+
+void format_time(int64_t v, int digits, char out[48]) {
+  int64_t sec, frac;
+  split_units(v, digits, &sec, &frac);
+  if (sec < 0 || sec >= 86400) { /* not a time of day: show the number */
+    snprintf(out, 48, "%lld", (long long)v);
+    return;
+  }
+  int n = snprintf(out, 48, "%02d:%02d:%02d", (int)(sec / 3600), (int)(sec / 60 % 60), (int)(sec % 60));
+  if (digits > 0 && n > 0 && n < 48) snprintf(out + n, 48 - (size_t)n, ".%0*lld", digits, (long long)frac);
+}
+
 void format_date(int64_t days, char out[32]) {
   int64_t y;
   int m, d;
@@ -202,6 +329,26 @@ int parse_decimal(const char *s, size_t len, int64_t *mantissa, int *scale) {
   return 0;
 }
 
+int parse_decimal_exp(const char *s, size_t len, int64_t *mantissa, int *scale) {
+  size_t e = 0;
+  while (e < len && s[e] != 'e' && s[e] != 'E') e++;
+  if (e == len) return parse_decimal(s, len, mantissa, scale);
+  int64_t m, x;
+  int sc;
+  if (parse_decimal(s, e, &m, &sc) || e + 1 >= len || len - e - 1 > 4 || parse_int64(s + e + 1, len - e - 1, &x) ||
+      x > 40 || x < -40)
+    return -1;
+  int64_t ns = (int64_t)sc - x;
+  if (ns > 18) return -1;
+  if (ns < 0) {
+    if (rescale_decimal(m, 0, (int)-ns, &m)) return -1;
+    ns = 0;
+  }
+  *mantissa = m;
+  *scale = (int)ns;
+  return 0;
+}
+
 int rescale_decimal(int64_t m, int from, int to, int64_t *out) {
   if (to < from || to - from > 18) return -1;
   int64_t p = (int64_t)pow10_u64(to - from);
@@ -241,4 +388,20 @@ void format_bytes(uint64_t bytes, char out[32]) {
     snprintf(out, 32, "%llu B", (unsigned long long)bytes);
   else
     snprintf(out, 32, "%.1f %s", v, units[u]);
+}
+
+void format_ratio(uint64_t plain, uint64_t stored, char out[32]) {
+  if (stored == 0) {
+    snprintf(out, 32, "-");
+    return;
+  }
+  double r = (double)plain / (double)stored;
+  if (r >= 100)
+    snprintf(out, 32, "%.0fx", r);
+  else if (r >= 1)
+    snprintf(out, 32, "%.1fx", r);
+  else if (r >= 0.001)
+    snprintf(out, 32, "%.2gx", r);
+  else
+    snprintf(out, 32, "<0.001x");
 }

@@ -31,6 +31,14 @@ expect 0 "encode" "$P" encode t.csv t.pst
 has out.txt "5 rows, 5 columns" "encode summary"
 has out.txt "decimal(2)" "encode summary types"
 has out.txt "dict/3" "encode summary dict"
+expect 0 "encode progress" "$P" encode --progress t.csv tp.pst
+has err.txt "column 5 of 5: note" "progress covers the columns"
+has err.txt "encoding \[#*\] 100%" "progress reaches 100%"
+has err.txt "writing tp.pst" "progress covers writing"
+printf 'a,b\n1,2\n' >small.csv
+expect 0 "encode small" "$P" encode small.csv small.pst
+has out.txt "(0\.0[1-9][0-9]*x: the table is larger than the CSV)" "ratio below 1"
+grep -q " 0.0x" out.txt && fail "ratio printed as 0.0x: $(cat out.txt)"
 expect 0 "info" "$P" info t.pst
 has out.txt "checksums ok" "info"
 has out.txt "date" "info date"
@@ -58,6 +66,64 @@ has err.txt "rows/s" "timing rows/s"
 has err.txt "expression: id < 3" "explain"
 expect 0 "like escape" "$P" query t.pst "name LIKE 'che\"%' ESCAPE '\\'"
 [ "$(cat out.txt)" = "1" ] || fail "like escape: $(cat out.txt)"
+
+# timestamps, dates and times: inferred, queried with literals of any precision, shown as text
+cat >ts.csv <<'CSV'
+id,ts,ms,t
+1,2024-09-05 07:53:23,2024-09-05T07:53:23.5Z,07:53:23
+2,2024-09-05 07:53:24,2024-09-05T07:53:23.123+02:00,23:59:59
+3,2024-09-04,1969-12-31 23:59:59.999,00:00
+4,,,12:00:00
+CSV
+expect 0 "encode timestamps" "$P" encode ts.csv ts.pst
+has out.txt "ts .*timestamp " "timestamp inferred"
+has out.txt "ms .*timestamp(3)" "millisecond unit inferred"
+has out.txt "t .*time " "time inferred"
+expect 0 "info timestamps" "$P" info ts.pst
+has out.txt "v1.1" "table format version 1.1"
+expect 0 "timestamp literal" "$P" query ts.pst "ts = '2024-09-05 07:53:23'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "0 " ] || fail "timestamp literal: $(cat out.txt)"
+expect 0 "timestamp between" "$P" query ts.pst "ts BETWEEN DATE '2024-09-05' AND TIMESTAMP '2024-09-05 23:59:59'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "0 1 " ] || fail "timestamp between: $(cat out.txt)"
+expect 0 "finer literal" "$P" query ts.pst "ts > '2024-09-05 07:53:23.5'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "1 " ] || fail "finer literal: $(cat out.txt)"
+expect 0 "finer equality" "$P" query ts.pst "ts = '2024-09-05 07:53:23.5'"
+[ "$(cat out.txt)" = "0" ] || fail "finer equality: $(cat out.txt)"
+expect 0 "time literal" "$P" query ts.pst "t >= TIME '12:00'" --rows
+[ "$(tr '\n' ' ' <out.txt)" = "1 3 " ] || fail "time literal: $(cat out.txt)"
+expect 0 "timestamps shown as text" "$P" query ts.pst "id > 0" --select ts,ms,t --format csv --order-by ms
+printf 'ts,ms,t\n2024-09-04 00:00:00,1969-12-31 23:59:59.999,00:00:00\n2024-09-05 07:53:24,2024-09-05 05:53:23.123,23:59:59\n2024-09-05 07:53:23,2024-09-05 07:53:23.500,07:53:23\n,,12:00:00\n' >want.txt
+cmp -s out.txt want.txt || { fail "timestamps shown as text"; cat out.txt; }
+expect 1 "timestamp vs integer" "$P" query ts.pst "ts = 5"
+has err.txt "write TIMESTAMP 'yyyy-mm-dd hh:mm:ss'" "timestamp mismatch hint"
+printf 'a\n2024-09-05 07:53:23.1\n' >tsbad.csv
+expect 0 "typed timestamp unit" "$P" encode -t a:timestamp tsbad.csv tsbad.pst
+printf 'a\n2024-09-05 07:53:23.1234\n' >tsbad.csv
+expect 1 "typed timestamp(3) too fine" "$P" encode -t 'a:timestamp(3)' tsbad.csv tsbad.pst
+has err.txt "has more fraction digits than timestamp(3)" "typed timestamp digits message"
+
+# inference: exponents, booleans, money, padded numbers, fallbacks with a warning, delimiters
+printf 'e,flag,fare,padded,w\n1e5,TRUE,$12.50," 1",1\n-2.5E-3,false,-$3,2 ,x\n' >inf.csv
+expect 0 "encode inference" "$P" encode -q inf.csv inf.pst
+has err.txt "column 5 'w' is stored as strings: line 3 has 'x', not a number like most values; --types 'w:decimal'" "fallback warning"
+has err.txt "'\$' signs dropped" "money note"
+expect 0 "boolean query" "$P" query inf.pst "flag = TRUE AND fare > 12.4 AND e >= 1e5 AND padded = 1" --select flag,fare,e --format json
+[ "$(cat out.txt)" = '{"flag":true,"fare":12.50,"e":100000.0000}' ] || fail "boolean query: $(cat out.txt)"
+expect 1 "boolean mismatch" "$P" query inf.pst "flag = 1"
+has err.txt "write TRUE or FALSE" "boolean mismatch hint"
+printf 'a\tb\n1\t2\n' >tab.csv
+expect 0 "tab detected" "$P" encode tab.csv tab.pst
+has out.txt "delimiter: tab (detected" "tab detected"
+printf 'Price,Name\n1.5,a\n' >ci.csv
+expect 0 "types case-insensitive" "$P" encode -t price:decimal,NAME:string ci.csv ci.pst
+has out.txt "Price .*decimal(1)" "types case-insensitive"
+
+# a dictionary of unique strings: info says what was chosen and what it costs
+awk 'BEGIN { print "id,code"; for (i = 0; i < 500; i++) printf "%d,key-%d-%d\n", i, i * 7919 % 10007, i }' >uniq.csv
+expect 0 "encode unique strings" "$P" encode -q uniq.csv uniq.pst
+expect 0 "info unique strings" "$P" info uniq.pst
+has out.txt "note: 'code': 500 distinct strings in 500 values: dictionary .* more than plain strings" "info dictionary note"
+"$P" info t.pst | grep -q "^note:" && fail "dictionary note on a table that does not need one"
 
 # output formats, ORDER BY, LIMIT, --rows with --select
 expect 0 "format table" "$P" query t.pst "id > 0" --select id,price,name,note --format table
@@ -100,6 +166,13 @@ expect 1 "bad backend" "$P" query t.pst "id = 1" --backend nosuch
 has err.txt "nosuch" "bad backend message"
 grep -q "PS_ERR_NO_BACKEND: PS_ERR_NO_BACKEND" err.txt && fail "status name printed twice: $(cat err.txt)"
 has err.txt "PS_ERR_NO_BACKEND: unknown backend 'nosuch'" "bad backend status"
+expect 0 "backends" "$P" backends
+has out.txt "^reference  yes" "backends: reference usable"
+has out.txt "^auto (packscan query, shell): reference below" "backends: auto"
+expect 0 "timing says why" "$P" query t.pst "id = 1" --timing
+has err.txt "backend: reference (auto: 5 rows, below" "timing: auto's choice"
+expect 0 "timing asked" "$P" query t.pst "id = 1" --timing --backend reference
+has err.txt "backend: reference (asked for with --backend reference)" "timing: asked backend"
 expect 1 "double-quoted string" "$P" query t.pst 'name = "apple"'
 has err.txt "a string literal takes single quotes: 'apple'" "double-quoted string hint"
 expect 1 "query a csv" "$P" query t.csv "id = 1"
@@ -130,6 +203,9 @@ has err.txt "line 4: expected 2 fields, found 3" "bad row line 4"
 [ ! -e bad.pst ] || fail "a failed encode wrote a table"
 printf 'a;b\n1;x,y\n' | "$P" encode -d ';' -q - semi.pst >out.txt 2>err.txt || fail "stdin encode"
 expect 0 "semi query" "$P" query semi.pst "b = 'x,y'" --select b --no-header
+[ "$(cat out.txt)" = '"x,y"' ] || fail "semicolon: $(cat out.txt)"
+printf 'a;b\n1;x,y\n' | "$P" encode -q - semi2.pst >out.txt 2>err.txt || fail "stdin encode, detected ';'"
+expect 0 "semi detected query" "$P" query semi2.pst "b = 'x,y'" --select b --no-header
 [ "$(cat out.txt)" = '"x,y"' ] || fail "semicolon: $(cat out.txt)"
 printf 'a,b\n1,2\nx,3\n' >typed.csv
 expect 1 "typed bad value" "$P" encode -t a:int typed.csv typed.pst

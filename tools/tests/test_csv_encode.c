@@ -225,6 +225,74 @@ int main(void) {
   CHECK(encode("a\n123456789012345678.5\n0.25\n", NULL, NULL, &t, err, &diag) == 0 && t.types[0] == CT_STRING,
         "decimal overflow: %s", err);
   encoded_table_free(&t);
+  /* ---- inference of exponents, booleans, money, padded numbers; warnings ---- */
+  CHECK(encode("e,b,m,p,x,w,d\n"
+               "1e5,TRUE,$12.50,\" 1\",9223372036854775807,1,2024-01-01\n"
+               "-2.5E-3,false,-$3,2 ,0.5,2,2024-01-02\n"
+               ",True,$0.99,\t3,1,x,soon\n",
+               NULL, NULL, &t, err, &diag) == 0,
+        "inference: %s", err);
+  if (t.ncols == 7) {
+    CHECK(t.types[0] == CT_DECIMAL && t.cols[0].desc.scale == 4 && value(&t.cols[0], 0) == 1000000000 &&
+              value(&t.cols[0], 1) == -25 && is_null(&t.cols[0], 2),
+          "exponents as exact decimals");
+    CHECK(t.types[1] == CT_BOOL && t.cols[1].logical == TBL_LOGICAL_BOOLEAN && value(&t.cols[1], 0) == 1 &&
+              value(&t.cols[1], 1) == 0 && value(&t.cols[1], 2) == 1,
+          "booleans");
+    CHECK(t.types[2] == CT_DECIMAL && value(&t.cols[2], 0) == 1250 && value(&t.cols[2], 1) == -300, "money");
+    CHECK(t.types[3] == CT_INT && value(&t.cols[3], 0) == 1 && value(&t.cols[3], 2) == 3, "padded numbers");
+    CHECK(t.types[4] == CT_STRING && t.types[5] == CT_STRING && t.types[6] == CT_STRING, "fallbacks to strings");
+    const char *wtext = t.warnings.p ? (const char *)t.warnings.p : "";
+    CHECK(strstr(wtext, "column 3 'm': '$' signs dropped") != NULL, "money note: %s", wtext);
+    CHECK(strstr(wtext, "column 5 'x' is stored as strings: its values fit neither") != NULL, "overflow warning");
+    CHECK(strstr(wtext, "column 6 'w' is stored as strings: line 4 has 'x', not a number") &&
+              strstr(wtext, "--types 'w:decimal'") && strstr(wtext, "'w:string'"),
+          "number fallback warning: %s", wtext);
+    CHECK(strstr(wtext, "column 7 'd' is stored as strings: line 4 has 'soon', not a date or time") != NULL,
+          "date fallback warning: %s", wtext);
+    CHECK(!strstr(wtext, "column 1 ") && !strstr(wtext, "column 2 ") && !strstr(wtext, "column 4 "),
+          "no warning for typed columns: %s", wtext);
+  }
+  encoded_table_free(&t);
+  /* text that is text gets no warning */
+  CHECK(encode("name\napple\n1\nkiwi\n", NULL, NULL, &t, err, &diag) == 0 && t.types[0] == CT_STRING &&
+            t.warnings.len == 0,
+        "plain strings: no warning");
+  encoded_table_free(&t);
+  /* --types names resolve as query names: exact, else the only match in any case */
+  CHECK(encode("Price,price2,Name\n1,2,a\n", "PRICE:decimal(2),name:string", NULL, &t, err, &diag) == 0 &&
+            t.types[0] == CT_DECIMAL && t.cols[0].desc.scale == 2,
+        "case-insensitive --types: %s", err);
+  encoded_table_free(&t);
+  CHECK(encode("a,A\n1,2\n", "a:decimal", NULL, &t, err, &diag) == 0 && t.types[0] == CT_DECIMAL &&
+            t.types[1] == CT_INT,
+        "exact name wins: %s", err);
+  encoded_table_free(&t);
+  CHECK(encode("ab,AB\n1,2\n", "Ab:decimal", NULL, &t, err, &diag) != 0 && strstr(err, "differ only in case"),
+        "ambiguous --types: %s", err);
+  encoded_table_free(&t);
+  /* the delimiter from the header line */
+  static const struct {
+    const char *csv;
+    char delim;
+  } delims[] = {{"a;b\n1;x,y\n", ';'}, {"a\tb\n1\t2\n", '\t'}, {"a|b|c\n1|2|3\n", '|'},
+                {"\"a;b\",c\n1,2\n", ','}, {"a\n1\n", ','}, {"a,b;c\n1,2\n", ','}};
+  for (size_t k = 0; k < sizeof delims / sizeof *delims; k++) {
+    CHECK(encode(delims[k].csv, NULL, NULL, &t, err, &diag) == 0 && t.delimiter == delims[k].delim,
+          "delimiter of '%s': got '%c' (%s)", delims[k].csv, t.delimiter, err);
+    encoded_table_free(&t);
+  }
+  CHECK(encode("a;b\n1;x,y\n", NULL, NULL, &t, err, &diag) == 0 && t.ncols == 2 && str_is(&t.cols[1], 0, "x,y"),
+        "semicolon file: %s", err);
+  encoded_table_free(&t);
+  /* one-byte reads: detection reads ahead to the end of the header line */
+  {
+    csv_mem m = {"a|b\n1|2\n", 8, 0};
+    csv_reader r;
+    csv_init(&r, read_tiny, &m, 0);
+    CHECK(csv_next(&r, err, TOOL_ERR_SIZE) == 1 && r.nfields == 2 && r.delim == '|', "tiny reads detect '|'");
+    csv_free(&r);
+  }
   /* a one-column CSV: an empty line is a null */
   CHECK(encode("a\n1\n\n3\n", NULL, NULL, &t, err, &diag) == 0 && t.rows == 3 && t.cols[0].null_count == 1,
         "one column blank line: %s", err);

@@ -164,7 +164,7 @@ int main(void) {
     const tbl_column *rc = &t->cols[c];
     const tbl_write_column *wc = &cols[c];
     CHECK(!strcmp(rc->name, wc->name), "name %d", c);
-    CHECK(rc->encoding == wc->encoding && rc->logical == wc->logical, "encoding %d", c);
+    CHECK(rc->encoding == wc->encoding && rc->logical == wc->logical && rc->unit == wc->unit, "encoding %d", c);
     CHECK(rc->desc.type == wc->desc.type && rc->desc.width == wc->desc.width && rc->desc.scale == wc->desc.scale &&
               rc->desc.reference.u == wc->desc.reference.u && rc->desc.n == N,
           "desc %d", c);
@@ -235,7 +235,7 @@ int main(void) {
   }
 
   /* ---- hostile fields with valid checksums ---- */
-  hostile(file, size, -1, 8, 2, 2, "version 2.0 is not supported");
+  hostile(file, size, -1, 8, 2, 2, "version 2.1 is not supported");
   hostile(file, size, -1, 12, 4, 128, "header size");
   hostile(file, size, -1, 24, 4, 0x7FFFFFFF, "truncated at byte");
   hostile(file, size, -1, 24, 4, 6, "column 5: name length");
@@ -261,6 +261,11 @@ int main(void) {
   hostile(file, size, 0, 32, 4, 0x80, "unknown flags");
   hostile(file, size, 0, 32, 4, TBL_FLAG_SORTED, "sorted flag set on a FOR column");
   hostile(file, size, 0, 36, 4, 1, "reserved");
+  hostile(file, size, 0, 18, 1, 3, "reserved"); /* a unit on a column that is not a timestamp */
+  hostile(file, size, 0, 19, 1, 1, "reserved");
+  hostile(file, size, 0, 17, 2, TBL_LOGICAL_TIMESTAMP | 5u << 8, "time unit 10^-5 seconds");
+  hostile(file, size, 1, 17, 1, TBL_LOGICAL_TIMESTAMP, "timestamp column must have a signed integer type");
+  hostile(file, size, 1, 17, 2, TBL_LOGICAL_TIME | 3u << 8, "time column must have a signed integer type");
   hostile(file, size, 0, 48, 8, N - 1, "rows, the table has");
   hostile(file, size, 0, 56, 8, 3, "null count 3 without a validity bitmap");
   hostile(file, size, 1, 56, 8, 0, "null count 0 does not match");

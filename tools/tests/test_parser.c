@@ -65,6 +65,19 @@ int main(void) {
   ok("a >= 1", "a >= 1");
   ok("a=b", "a = b");
   ok("a<=b", "a <= b");
+  /* a leading WHERE and trailing semicolons, as copied from SQL */
+  ok("WHERE a = 1", "a = 1");
+  ok("  where a = 1 AND b < 2;", "(a = 1 AND b < 2)");
+  ok("a = 1 ;; \n", "a = 1");
+  ok("where NOT a = 1", "(NOT a = 1)");
+  ok("s = 'x;'", "s = 'x;'");
+  /* ... while a column named "where" stays one */
+  ok("where = 1", "where = 1");
+  ok("WHERE IS NULL", "WHERE IS NULL");
+  ok("where BETWEEN 1 AND 2", "where BETWEEN 1 AND 2");
+  bad(";", 0, "empty expression");
+  bad("WHERE", 5, "expected a comparison operator");
+  bad("a = 1; b = 2", 5, "unexpected character ';'");
   /* literal on the left flips the operator */
   ok("5 < x", "x > 5");
   ok("5 <= x", "x >= 5");
