@@ -45,6 +45,19 @@ static int column_of(select_plan *p, const char *name, size_t len, int quoted, s
 
 static int is_string(const tbl_column *c) { return c->encoding == TBL_ENC_DICT; }
 
+/* How a column's own values print (a key, or a bare column in MIN / MAX):
+ * as `query --select` prints them. */
+static select_show show_of(const tbl_column *c) {
+  if (is_string(c)) return SHOW_STRING;
+  switch (c->logical) {
+  case TBL_LOGICAL_DATE: return SHOW_DATE;
+  case TBL_LOGICAL_TIMESTAMP: return SHOW_TIMESTAMP;
+  case TBL_LOGICAL_TIME: return SHOW_TIME;
+  case TBL_LOGICAL_BOOLEAN: return SHOW_BOOL;
+  default: return SHOW_NUMBER;
+  }
+}
+
 /* ---- value expressions ---- */
 
 static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_error *e);
@@ -153,7 +166,8 @@ static int bind_statement(select_plan *p, expr_error *e) {
         return perr(e, it->pos, "column '%s' is neither inside an aggregate nor in GROUP BY", p->tbl->cols[c].name);
       p->item_key[i] = (int)k;
       const tbl_column *tc = &p->tbl->cols[c];
-      p->item_show[i] = is_string(tc) ? SHOW_STRING : tc->logical == TBL_LOGICAL_DATE ? SHOW_DATE : SHOW_NUMBER;
+      p->item_show[i] = show_of(tc);
+      p->item_unit[i] = (int)tc->unit;
       continue;
     }
     if (p->n_aggs == PS_QUERY_MAX_AGGS)
@@ -166,9 +180,10 @@ static int bind_statement(select_plan *p, expr_error *e) {
     agg->value = NULL;
     if (it->agg != SEL_COUNT_STAR) {
       const vx_node *v = it->arg;
-      /* A bare column: COUNT of any column; MIN and MAX of a date (shown as a
-       * date) or of a string with a sorted dictionary (the dictionary index
-       * orders as the strings do, and is shown as its string). */
+      /* A bare column: COUNT of any column; MIN and MAX shown as the column's
+       * values (a date as a date, a timestamp as a timestamp...), of a string
+       * column too where its dictionary is sorted (the index orders as the
+       * strings do, and is shown as its string). */
       if (v->kind == VX_COLUMN && (it->agg == SEL_COUNT || it->agg == SEL_MIN || it->agg == SEL_MAX)) {
         ps_column *col;
         int c = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
@@ -179,8 +194,9 @@ static int bind_statement(select_plan *p, expr_error *e) {
             return perr(e, v->pos, "MIN and MAX of string column '%s' need a sorted dictionary", tc->name);
           p->item_show[i] = SHOW_STRING;
           p->item_dict_col[i] = c;
-        } else if (tc->logical == TBL_LOGICAL_DATE && it->agg != SEL_COUNT) {
-          p->item_show[i] = SHOW_DATE;
+        } else if (it->agg != SEL_COUNT) {
+          p->item_show[i] = show_of(tc);
+          p->item_unit[i] = (int)tc->unit;
         }
         st = ps_value_column(p->ctx, col, &p->values[a]);
         if (st != PS_OK) return lib_err(p, st, v->pos, e);
@@ -300,9 +316,20 @@ static int get_cell(const select_plan *p, const ps_query_result *r, uint64_t g, 
     }
     return 0;
   case SHOW_DATE:
+  case SHOW_TIMESTAMP:
+  case SHOW_TIME:
+  case SHOW_BOOL:
     if (d.scale == 0 && ((d.hi == 0 && d.lo <= (uint64_t)INT64_MAX) || (d.hi == -1 && d.lo > (uint64_t)INT64_MAX))) {
-      char tmp[32];
-      format_date((int64_t)d.lo, tmp);
+      int64_t v = (int64_t)d.lo;
+      char tmp[48];
+      if (p->item_show[i] == SHOW_DATE)
+        format_date(v, tmp);
+      else if (p->item_show[i] == SHOW_TIMESTAMP)
+        format_timestamp(v, p->item_unit[i], tmp);
+      else if (p->item_show[i] == SHOW_TIME)
+        format_time(v, p->item_unit[i], tmp);
+      else
+        snprintf(tmp, sizeof tmp, "%s", v ? "true" : "false");
       snprintf(c->buf, sizeof c->buf, "%s", tmp);
       c->len = strlen(c->buf);
       return 0;
@@ -357,7 +384,10 @@ int select_write(const select_plan *p, const ps_query_result *r, out_format fmt,
   for (uint64_t g = 0; g < ng && rc == 0; g++) {
     for (size_t i = 0; i < nc && rc == 0; i++) {
       rc = get_cell(p, r, g, i, &cells[i], err, errsz);
-      oc[i].kind = cells[i].is_null ? OUT_NULL : p->item_show[i] == SHOW_NUMBER ? OUT_NUMBER : OUT_TEXT;
+      oc[i].kind = cells[i].is_null                    ? OUT_NULL
+                   : p->item_show[i] == SHOW_NUMBER ? OUT_NUMBER
+                   : p->item_show[i] == SHOW_BOOL   ? OUT_BOOL
+                                                    : OUT_TEXT;
       oc[i].s = cells[i].s;
       oc[i].len = cells[i].len;
     }

@@ -12,7 +12,7 @@
 #include "table.h"
 
 /* How a result column is printed. */
-typedef enum select_show { SHOW_NUMBER = 0, SHOW_DATE, SHOW_STRING } select_show;
+typedef enum select_show { SHOW_NUMBER = 0, SHOW_STRING, SHOW_DATE, SHOW_TIMESTAMP, SHOW_TIME, SHOW_BOOL } select_show;
 
 typedef struct select_plan {
   ps_context *ctx;
@@ -30,6 +30,7 @@ typedef struct select_plan {
   int item_agg[SELECT_MAX_ITEMS];      /* aggregate index of an item, or -1 (a key) */
   int item_key[SELECT_MAX_ITEMS];      /* key index of a key item */
   select_show item_show[SELECT_MAX_ITEMS];
+  int item_unit[SELECT_MAX_ITEMS];     /* SHOW_TIMESTAMP, SHOW_TIME: the column's 10^-unit seconds */
   int item_dict_col[SELECT_MAX_ITEMS]; /* MIN/MAX of a string column: its table column (the
                                           result is a dictionary index), else -1 */
   ps_query *query;

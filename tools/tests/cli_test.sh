@@ -249,6 +249,13 @@ has err.txt "error at column 28: unknown column 'nmae'" "select caret message"
 has err.txt "                           ^" "select caret"
 expect 1 "select syntax" "$P" query $R t.pst "SELECT sum(price / 2)"
 has err.txt "error at column 18: division is not supported" "select syntax message"
+printf 'id,at,ok,t\n1,2024-09-05 07:53:23,true,07:00:00\n2,2024-09-06 08:00:00,false,08:30:00\n3,2024-09-05 09:00:00,true,\n' >ts.csv
+expect 0 "select types encode" "$P" encode -q ts.csv ts.pst
+expect 0 "select types" "$P" query $R --format csv ts.pst "SELECT ok, count(*), min(at), max(t), max(ok), sum(id) GROUP BY ok"
+printf 'ok,count(*),min(at),max(t),max(ok),sum(id)\nfalse,1,2024-09-06 08:00:00,08:30:00,false,2\ntrue,2,2024-09-05 07:53:23,07:00:00,true,4\n' >want.txt
+cmp -s out.txt want.txt || { fail "select types output"; cat out.txt; }
+expect 0 "select types json" "$P" query $R --format json ts.pst "SELECT ok, min(at) WHERE at < '2024-09-06 00:00:00' GROUP BY ok"
+[ "$(cat out.txt)" = '{"ok":true,"min(at)":"2024-09-05 07:53:23"}' ] || fail "select types json: $(cat out.txt)"
 expect 2 "select --rows" "$P" query $R t.pst "SELECT count(*)" --rows
 has err.txt "a SELECT prints its own result" "select --rows message"
 
