@@ -20,7 +20,8 @@ static void select_usage(FILE *f) {
           "      --format F        table, csv or json (JSON lines); default: table on a terminal,\n"
           "                        CSV otherwise\n"
           "      --no-header       no header line (table, csv)\n"
-          "      --backend NAME    reference, opencl, cuda or auto (default)\n"
+          "      --backend NAME    reference, opencl, cuda or auto (default; chosen by table size and\n"
+          "                        device kind, as for WHERE-expressions)\n"
           "      --timing          print times, backend and device on stderr\n"
           "      --repeat N        run N times (with --timing: first and best time)\n"
           "      --explain         print the parsed statement on stderr\n"
@@ -123,7 +124,8 @@ int cmd_select(int argc, char **argv) {
   double t_open = now_seconds() - t0;
   ps_context *ctx = NULL;
   t0 = now_seconds();
-  if (query_context(backend, &ctx, err, sizeof err)) {
+  char why[TOOL_ERR_SIZE] = "";
+  if (query_context_for(backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     tbl_close(t);
     return 1;
@@ -170,7 +172,7 @@ int cmd_select(int argc, char **argv) {
   }
   if (timing) {
     uint64_t n = t->rows;
-    fprintf(stderr, "backend: %s; device: %s\n", ps_context_backend(ctx), ps_context_device(ctx));
+    fprintf(stderr, "backend: %s (%s); device: %s\n", ps_context_backend(ctx), why, ps_context_device(ctx));
     fprintf(stderr, "rows: %llu, groups: %llu\n", (unsigned long long)n,
             (unsigned long long)ps_query_result_groups(res));
     fprintf(stderr, "open%s: %.2f ms; context: %.2f ms; columns + bind + prepare: %.2f ms; output: %.2f ms\n",
