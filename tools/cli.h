@@ -10,6 +10,7 @@ int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
 /* `query` with a SELECT statement (cmd_select.c): query_is_select says
  * whether the arguments hold one. */
 int cmd_select(int argc, char **argv);

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
 #include "query.h"
@@ -30,155 +29,6 @@ static void query_usage(FILE *f) {
           "  [ESCAPE 'c'], IS [NOT] NULL, AND, OR, NOT, parentheses; literals 42, -1.5, 'text',\n"
           "  DATE 'yyyy-mm-dd'; \"quoted\" column names.\n"
           "  Aggregates: packscan query TABLE \"SELECT ...\" (see packscan query TABLE \"SELECT\" --help).\n");
-}
-
-/* Splits "a, b,\"c,d\"" into column indexes. */
-static int parse_select(const tbl_table *t, const char *spec, int **out, size_t *n) {
-  size_t cap = 8, k = 0;
-  int *idx = malloc(cap * sizeof *idx);
-  if (!idx) return -1;
-  if (!strcmp(spec, "*")) {
-    free(idx);
-    idx = malloc((t->ncols ? t->ncols : 1) * sizeof *idx);
-    if (!idx) return -1;
-    for (uint32_t i = 0; i < t->ncols; i++) idx[i] = (int)i;
-    *out = idx;
-    *n = t->ncols;
-    return 0;
-  }
-  const char *p = spec;
-  for (;;) {
-    while (*p == ' ') p++;
-    tbuf name = {0};
-    int quoted = *p == '"';
-    if (quoted) {
-      p++;
-      while (*p && !(*p == '"' && p[1] != '"')) {
-        if (*p == '"') p++;
-        tbuf_putc(&name, *p++);
-      }
-      if (*p != '"') {
-        fprintf(stderr, "packscan query: --select: unterminated quoted column name\n");
-        tbuf_free(&name);
-        free(idx);
-        return -1;
-      }
-      p++;
-      while (*p == ' ') p++;
-    } else {
-      const char *e = p;
-      while (*e && *e != ',') e++;
-      const char *end = e;
-      while (end > p && end[-1] == ' ') end--;
-      tbuf_append(&name, p, (size_t)(end - p));
-      p = e;
-    }
-    expr_error err;
-    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &err, 0);
-    tbuf_free(&name);
-    if (c < 0) {
-      fprintf(stderr, "packscan query: --select: %s\n", err.msg);
-      free(idx);
-      return -1;
-    }
-    if (k == cap) {
-      cap *= 2;
-      int *v = realloc(idx, cap * sizeof *idx);
-      if (!v) {
-        free(idx);
-        return -1;
-      }
-      idx = v;
-    }
-    idx[k++] = c;
-    if (*p == ',') {
-      p++;
-      continue;
-    }
-    if (*p) {
-      fprintf(stderr, "packscan query: --select: expected ',' at '%s'\n", p);
-      free(idx);
-      return -1;
-    }
-    break;
-  }
-  *out = idx;
-  *n = k;
-  return 0;
-}
-
-/* "a DESC, \"B c\" asc" into ORDER BY keys. */
-static int parse_order(const tbl_table *t, const char *spec, query_order **out, size_t *n) {
-  size_t k = 0, cap = 4;
-  query_order *v = malloc(cap * sizeof *v);
-  if (!v) return -1;
-  const char *p = spec;
-  for (;;) {
-    while (*p == ' ') p++;
-    tbuf name = {0};
-    int quoted = *p == '"';
-    if (quoted) {
-      p++;
-      while (*p && !(*p == '"' && p[1] != '"')) {
-        if (*p == '"') p++;
-        tbuf_putc(&name, *p++);
-      }
-      if (*p != '"') {
-        fprintf(stderr, "packscan query: --order-by: unterminated quoted column name\n");
-        tbuf_free(&name);
-        free(v);
-        return -1;
-      }
-      p++;
-    } else {
-      const char *e = p;
-      while (*e && *e != ',' && *e != ' ') e++;
-      tbuf_append(&name, p, (size_t)(e - p));
-      p = e;
-    }
-    expr_error err;
-    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &err, 0);
-    tbuf_free(&name);
-    if (c < 0) {
-      fprintf(stderr, "packscan query: --order-by: %s\n", err.msg);
-      free(v);
-      return -1;
-    }
-    int desc = 0;
-    while (*p == ' ') p++;
-    if (!strncasecmp(p, "desc", 4) && (p[4] == 0 || p[4] == ',' || p[4] == ' ')) {
-      desc = 1;
-      p += 4;
-    } else if (!strncasecmp(p, "asc", 3) && (p[3] == 0 || p[3] == ',' || p[3] == ' ')) {
-      p += 3;
-    }
-    while (*p == ' ') p++;
-    if (k == cap) {
-      cap *= 2;
-      query_order *nv = realloc(v, cap * sizeof *nv);
-      if (!nv) {
-        free(v);
-        return -1;
-      }
-      v = nv;
-    }
-    v[k].col = c;
-    v[k].desc = desc;
-    k++;
-    if (*p == ',') {
-      p++;
-      continue;
-    }
-    if (*p) {
-      fprintf(stderr, "packscan query: --order-by: expected ASC, DESC or ',' at '%s'\n", p);
-      free(v);
-      return -1;
-    }
-    break;
-  }
-  *out = v;
-  *n = k;
-  return 0;
 }
 
 int cmd_query(int argc, char **argv) {
@@ -278,7 +128,9 @@ int cmd_query(int argc, char **argv) {
   size_t nsel = 0;
   query_order *order = NULL;
   size_t norder = 0;
-  if ((select && parse_select(t, select, &sel, &nsel)) || (order_spec && parse_order(t, order_spec, &order, &norder))) {
+  if ((select && query_parse_columns(t, select, &sel, &nsel, err, sizeof err)) ||
+      (order_spec && query_parse_order(t, order_spec, &order, &norder, err, sizeof err))) {
+    fprintf(stderr, "packscan query: %s\n", err);
     free(sel);
     tbl_close(t);
     return 1;

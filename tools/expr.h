@@ -1,5 +1,5 @@
 /* WHERE-expressions: a recursive-descent parser from text to a syntax tree
- * (no library calls, works over any byte buffer), and a binder from the tree
+ * (works over any byte buffer; of the library it calls only the pure ps_literal_parse), and a binder from the tree
  * to a library ps_expr over a table's columns.
  *
  *   expr      := or
@@ -13,7 +13,7 @@
  *              | operand [NOT] LIKE string [ESCAPE string]
  *              | operand IS [NOT] NULL
  *   operand   := identifier | "quoted identifier" | literal
- *   literal   := [+|-] number | 'string' | DATE 'yyyy-mm-dd'
+ *   literal   := [+|-] number | 'string' | DATE 'yyyy-mm-dd'   (123.45: an exact decimal; 1e5: a double)
  *              | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]' | TIME 'hh:mm:ss[.fff]'
  *
  * Keywords are case-insensitive. Chains of AND / OR are built as balanced
@@ -41,7 +41,8 @@ typedef enum opd_kind {
   OPD_DATE,
   OPD_TIMESTAMP, /* i: seconds since 1970-01-01, ns, digits */
   OPD_TIME,      /* i: seconds since midnight, ns, digits */
-  OPD_BOOL       /* i: 1 TRUE, 0 FALSE */
+  OPD_BOOL,      /* i: 1 TRUE, 0 FALSE */
+  OPD_DECIMAL    /* dec: a number written with a '.' (no exponent), exact as in SQL */
 } opd_kind;
 
 typedef struct ast_operand {
@@ -55,6 +56,7 @@ typedef struct ast_operand {
   double f;         /* OPD_FLOAT */
   int32_t ns;       /* OPD_TIMESTAMP, OPD_TIME: nanoseconds past i seconds */
   int digits;       /* OPD_TIMESTAMP, OPD_TIME: fraction digits written */
+  ps_literal dec;   /* OPD_DECIMAL (ps_literal_parse: PS_LIT_DECIMAL) */
 } ast_operand;
 
 typedef enum ast_kind {
@@ -109,6 +111,11 @@ typedef struct bind_env {
   ps_context *ctx;
   const tbl_table *tbl;
   ps_column **cols; /* tbl->ncols entries, created on first use, owned by the caller */
+  /* Optional (may be NULL): tbl->ncols entries for decimal columns seen as the
+   * library's PS_TYPE_DECIMAL (the same packed data), so that literals compare
+   * with them exactly in code space; created on first use, owned by the caller.
+   * Without it decimal columns compare with literals as doubles. */
+  ps_column **dec_cols;
 } bind_env;
 
 /* Builds the ps_expr for a tree. Unknown columns, type mismatches and library

@@ -33,7 +33,8 @@ static const char *opd_desc(opd_kind k) {
   switch (k) {
   case OPD_INT:
   case OPD_UINT: return "an integer";
-  case OPD_FLOAT: return "a decimal number";
+  case OPD_FLOAT: return "a number with an exponent";
+  case OPD_DECIMAL: return "a decimal number";
   case OPD_STRING: return "a string";
   case OPD_DATE: return "a date";
   case OPD_TIMESTAMP: return "a timestamp";
@@ -105,6 +106,28 @@ static int time_literal(const tbl_column *c, colkind k, const ast_operand *o, in
   return 0;
 }
 
+/* For literal comparisons on a decimal column: the same packed data seen as
+ * the library's PS_TYPE_DECIMAL, where integer and decimal literals compare
+ * exactly in code space (a float column would compare them as doubles). Kept
+ * as it is when there is no cache, the column is not a decimal, or a literal
+ * is a double (written with an exponent: compared as a double, as SQL does). */
+static int literal_column(bind_env *env, const ast_operand *x, const ast_operand *lits, size_t nlits,
+                          ps_column **col, const tbl_column **meta, expr_error *err) {
+  if (get_column(env, x, col, meta, err)) return -1;
+  if (!env->dec_cols || (*meta)->logical != TBL_LOGICAL_DECIMAL) return 0;
+  for (size_t i = 0; i < nlits; i++)
+    if (lits[i].kind != OPD_INT && lits[i].kind != OPD_UINT && lits[i].kind != OPD_DECIMAL) return 0;
+  int k = (int)(*meta - env->tbl->cols);
+  if (!env->dec_cols[k]) {
+    ps_for_desc d = (*meta)->desc;
+    d.type = PS_TYPE_DECIMAL;
+    ps_status st = ps_column_create_for(env->ctx, &d, &env->dec_cols[k]);
+    if (st != PS_OK) return berr(err, x->pos, "column '%s': %s", (*meta)->name, lib_error(st, ps_context_last_error(env->ctx)));
+  }
+  *col = env->dec_cols[k];
+  return 0;
+}
+
 /* Converts a literal for a comparison with column c. Dates, timestamps and
  * times compare exactly: *inexact is set when the literal falls between two
  * values of the column (the literal is then the one below). */
@@ -124,6 +147,7 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
   case OPD_INT:
   case OPD_UINT:
   case OPD_FLOAT:
+  case OPD_DECIMAL:
     if (k == K_STRING || timelike || k == K_BOOL)
       return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is %s%s", c->name, ty,
                   opd_desc(o->kind),
@@ -132,7 +156,10 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
                   : k == K_TIME      ? " (write TIME 'hh:mm:ss')"
                   : k == K_BOOL      ? " (write TRUE or FALSE)"
                                      : "");
-    *out = o->kind == OPD_INT ? ps_lit_int(o->i) : o->kind == OPD_UINT ? ps_lit_uint(o->u) : ps_lit_float(o->f);
+    *out = o->kind == OPD_INT    ? ps_lit_int(o->i)
+           : o->kind == OPD_UINT ? ps_lit_uint(o->u)
+           : o->kind == OPD_DECIMAL ? o->dec
+                                 : ps_lit_float(o->f);
     return 0;
   case OPD_DATE:
   case OPD_TIMESTAMP:
@@ -221,7 +248,8 @@ static int make_cmp(bind_env *env, const ast_operand *x, ps_cmp op, const ast_op
   if (x->kind != OPD_COLUMN) return berr(err, pos, "comparison of two literals: one side must be a column");
   ps_column *a;
   const tbl_column *ma;
-  if (get_column(env, x, &a, &ma, err)) return -1;
+  if (y->kind == OPD_COLUMN ? get_column(env, x, &a, &ma, err) : literal_column(env, x, y, 1, &a, &ma, err))
+    return -1;
   ps_status st;
   if (y->kind == OPD_COLUMN) {
     ps_column *b;
@@ -291,7 +319,9 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
     if (n->a.kind == OPD_COLUMN && n->b.kind != OPD_COLUMN && n->c.kind != OPD_COLUMN) {
       ps_literal lo, hi;
       int lo_inexact, hi_inexact;
-      if (get_column(env, &n->a, &col, &meta, err) || convert_literal(meta, &n->b, &lo, &lo_inexact, err) ||
+      ast_operand bounds[2] = {n->b, n->c};
+      if (literal_column(env, &n->a, bounds, 2, &col, &meta, err) ||
+          convert_literal(meta, &n->b, &lo, &lo_inexact, err) ||
           convert_literal(meta, &n->c, &hi, &hi_inexact, err))
         return -1;
       /* Bounds between two column values: the first value above lo, the last below hi. */
@@ -312,7 +342,7 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
     }
     return negate(env, e, n->pos, out, err);
   case AST_IN: {
-    if (get_column(env, &n->a, &col, &meta, err)) return -1;
+    if (literal_column(env, &n->a, n->list, n->nlist, &col, &meta, err)) return -1;
     ps_literal *lits = calloc(n->nlist ? n->nlist : 1, sizeof *lits);
     if (!lits) return berr(err, n->pos, "out of memory");
     size_t nl = 0;

@@ -275,8 +275,20 @@ static int parse_number(parser *p, const token *t, int neg, size_t start, ast_op
     }
     return 0;
   }
-  char *tmp = arena_alloc(p->arena, t->len + 1);
+  char *tmp = arena_alloc(p->arena, t->len + 2);
   if (!tmp) return fail(p, t->pos, "out of memory");
+  if (!memchr(s, 'e', t->len) && !memchr(s, 'E', t->len)) {
+    /* A decimal point without an exponent: an exact decimal, as SQL reads it
+     * (the library's own parser, so that every front end agrees). */
+    tmp[0] = '-';
+    memcpy(tmp + 1, s, t->len);
+    char msg[256];
+    ps_status st = ps_literal_parse(neg ? tmp : tmp + 1, t->len + (neg ? 1 : 0), &o->dec, msg, sizeof msg);
+    if (st != PS_OK) return fail(p, start, "numeric literal: %s", msg);
+    o->kind = o->dec.kind == PS_LIT_DECIMAL ? OPD_DECIMAL : OPD_FLOAT;
+    if (o->kind == OPD_FLOAT) o->f = o->dec.v.f;
+    return 0;
+  }
   memcpy(tmp, s, t->len);
   tmp[t->len] = 0;
   double v = strtod(tmp, NULL);
@@ -723,15 +735,22 @@ static int put_operand(tbuf *o, const ast_operand *a) {
   case OPD_INT: return tbuf_printf(o, "%lld", (long long)a->i);
   case OPD_UINT: return tbuf_printf(o, "%llu", (unsigned long long)a->u);
   case OPD_FLOAT: {
-    /* Keep it a decimal literal when printed back (1000.0, -0.0), so that the
-     * canonical text parses to the same tree. */
+    /* Keep it a double when printed back (an exponent: 1e3, 0.5e0; without
+     * one it would read as an exact decimal), so that the canonical text
+     * parses to the same tree. */
     char num[40];
     snprintf(num, sizeof num, "%.17g", a->f);
-    return tbuf_printf(o, "%s%s", num, strpbrk(num, ".e") ? "" : ".0");
+    return tbuf_printf(o, "%s%s", num, strchr(num, 'e') ? "" : "e0");
   }
   case OPD_STRING: return put_quoted(o, a->s, a->len, '\'');
   case OPD_DATE: format_date(a->i, tmp); return tbuf_printf(o, "DATE '%s'", tmp);
   case OPD_BOOL: return tbuf_printf(o, "%s", a->i ? "TRUE" : "FALSE");
+  case OPD_DECIMAL: {
+    char num[PS_DECIMAL_TEXT_SIZE];
+    if (ps_decimal_format(&a->dec, num, sizeof num) != PS_OK) return -1;
+    /* "5." stays a decimal when printed back ("5.0"), not an integer. */
+    return tbuf_printf(o, "%s%s", num, strchr(num, '.') ? "" : ".0");
+  }
   case OPD_TIMESTAMP:
   case OPD_TIME: {
     char ts[48];

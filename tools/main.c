@@ -12,6 +12,7 @@ static void usage(FILE *f) {
           "  encode INPUT.csv OUTPUT.pst   encode a CSV file into a table file\n"
           "  query TABLE \"WHERE-expr\"      count (or list) the rows where the expression is TRUE\n"
           "  info TABLE                    columns, types, encodings, widths, sizes\n"
+          "  shell TABLE                   queries from stdin on the table kept open (.help inside)\n"
           "  demo                          generate a lineitem-like table and run TPC-H-style filters\n"
           "  backends                      the compiled-in backends, which are usable here, what auto picks\n"
           "  version                       print the version\n"
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "query")) return cmd_query(argc - 1, argv + 1);
   if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
+  if (!strcmp(cmd, "shell")) return cmd_shell(argc - 1, argv + 1);
   if (!strcmp(cmd, "backends")) return cmd_backends(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("packscan %s\n", ps_version_string());

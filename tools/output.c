@@ -32,8 +32,8 @@ int out_format_parse(const char *name, out_format *fmt) {
   static const struct {
     const char *name;
     out_format fmt;
-  } names[] = {{"table", OUT_FORMAT_TABLE}, {"box", OUT_FORMAT_TABLE},   {"column", OUT_FORMAT_TABLE},
-               {"csv", OUT_FORMAT_CSV},     {"json", OUT_FORMAT_JSON},   {"jsonl", OUT_FORMAT_JSON},
+  } names[] = {{"table", OUT_FORMAT_TABLE}, {"box", OUT_FORMAT_TABLE}, {"column", OUT_FORMAT_TABLE},
+               {"csv", OUT_FORMAT_CSV},     {"json", OUT_FORMAT_JSON}, {"jsonl", OUT_FORMAT_JSON},
                {"ndjson", OUT_FORMAT_JSON}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     if (!strcasecmp(name, names[i].name)) {
@@ -46,9 +46,12 @@ int out_format_parse(const char *name, out_format *fmt) {
 
 const char *out_format_name(out_format fmt) {
   switch (fmt) {
-  case OUT_FORMAT_TABLE: return "table";
-  case OUT_FORMAT_CSV: return "csv";
-  case OUT_FORMAT_JSON: return "json";
+    case OUT_FORMAT_TABLE:
+      return "table";
+    case OUT_FORMAT_CSV:
+      return "csv";
+    case OUT_FORMAT_JSON:
+      return "json";
   }
   return "?";
 }
@@ -57,8 +60,7 @@ out_format out_format_default(FILE *f) { return isatty(fileno(f)) ? OUT_FORMAT_T
 
 void csv_write_field(FILE *out, const char *s, size_t len) {
   int quote = len == 0;
-  for (size_t i = 0; i < len && !quote; i++)
-    quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+  for (size_t i = 0; i < len && !quote; i++) quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
   if (!quote) {
     fwrite(s, 1, len, out);
     return;
@@ -95,8 +97,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
     if ((s[i] & 0xC0) != 0x80) return 0;
     cp = cp << 6 | (s[i] & 0x3F);
   }
-  if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
+  if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return k;
 }
 
@@ -113,10 +114,18 @@ static void json_write_string(FILE *f, const char *s, size_t len) {
       i++;
     } else if (c < 0x20) {
       switch (c) {
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      default: fprintf(f, "\\u%04x", c); break;
+        case '\n':
+          fputs("\\n", f);
+          break;
+        case '\r':
+          fputs("\\r", f);
+          break;
+        case '\t':
+          fputs("\\t", f);
+          break;
+        default:
+          fprintf(f, "\\u%04x", c);
+          break;
       }
       i++;
     } else {
@@ -250,34 +259,34 @@ static int hold_cell(out_writer *w, out_kind kind, const char *s, size_t len) {
 int out_row(out_writer *w, const out_cell *cells) {
   FILE *f = w->f;
   switch (w->fmt) {
-  case OUT_FORMAT_CSV:
-    for (size_t c = 0; c < w->ncol; c++) {
-      if (c) fputc(',', f);
-      if (cells[c].kind != OUT_NULL) csv_write_field(f, cells[c].s, cells[c].len);
-    }
-    fputc('\n', f);
-    return 0;
-  case OUT_FORMAT_JSON:
-    fputc('{', f);
-    for (size_t c = 0; c < w->ncol; c++) {
-      if (c) fputc(',', f);
-      json_write_string(f, w->names[c], strlen(w->names[c]));
-      fputc(':', f);
-      if (cells[c].kind == OUT_NULL)
-        fputs("null", f);
-      else if ((cells[c].kind == OUT_NUMBER && json_is_number(cells[c].s, cells[c].len)) ||
-               (cells[c].kind == OUT_BOOL && ((cells[c].len == 4 && !memcmp(cells[c].s, "true", 4)) ||
-                                              (cells[c].len == 5 && !memcmp(cells[c].s, "false", 5)))))
-        fwrite(cells[c].s, 1, cells[c].len, f);
-      else
-        json_write_string(f, cells[c].s, cells[c].len);
-    }
-    fputs("}\n", f);
-    return 0;
-  case OUT_FORMAT_TABLE:
-    for (size_t c = 0; c < w->ncol; c++)
-      if (hold_cell(w, cells[c].kind, cells[c].s, cells[c].len)) return -1;
-    return 0;
+    case OUT_FORMAT_CSV:
+      for (size_t c = 0; c < w->ncol; c++) {
+        if (c) fputc(',', f);
+        if (cells[c].kind != OUT_NULL) csv_write_field(f, cells[c].s, cells[c].len);
+      }
+      fputc('\n', f);
+      return 0;
+    case OUT_FORMAT_JSON:
+      fputc('{', f);
+      for (size_t c = 0; c < w->ncol; c++) {
+        if (c) fputc(',', f);
+        json_write_string(f, w->names[c], strlen(w->names[c]));
+        fputc(':', f);
+        if (cells[c].kind == OUT_NULL)
+          fputs("null", f);
+        else if ((cells[c].kind == OUT_NUMBER && json_is_number(cells[c].s, cells[c].len)) ||
+                 (cells[c].kind == OUT_BOOL && ((cells[c].len == 4 && !memcmp(cells[c].s, "true", 4)) ||
+                                                (cells[c].len == 5 && !memcmp(cells[c].s, "false", 5)))))
+          fwrite(cells[c].s, 1, cells[c].len, f);
+        else
+          json_write_string(f, cells[c].s, cells[c].len);
+      }
+      fputs("}\n", f);
+      return 0;
+    case OUT_FORMAT_TABLE:
+      for (size_t c = 0; c < w->ncol; c++)
+        if (hold_cell(w, cells[c].kind, cells[c].s, cells[c].len)) return -1;
+      return 0;
   }
   return -1;
 }

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int query_context(const char *backend, ps_context **out, char *err, size_t errsz) {
   ps_context_options o;
@@ -71,13 +72,15 @@ int query_context_for(const char *backend, uint64_t rows, ps_context **out, char
   return query_context("reference", out, err, errsz);
 }
 
-int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
-                     FILE *errf) {
+int query_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
+                            FILE *errf, ps_column **cols, ps_column **dec_cols) {
   memset(q, 0, sizeof *q);
   q->ctx = ctx;
   q->tbl = t;
-  q->cols = calloc(t->ncols ? t->ncols : 1, sizeof *q->cols);
-  if (!q->cols) {
+  q->borrowed = cols != NULL;
+  q->cols = cols ? cols : calloc(t->ncols ? t->ncols : 1, sizeof *q->cols);
+  q->dec_cols = dec_cols ? dec_cols : calloc(t->ncols ? t->ncols : 1, sizeof *q->dec_cols);
+  if (!q->cols || !q->dec_cols) {
     fprintf(errf, "out of memory\n");
     return -1;
   }
@@ -86,7 +89,7 @@ int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_
     expr_print_error(errf, src, len, &e);
     return -1;
   }
-  bind_env env = {ctx, t, q->cols};
+  bind_env env = {ctx, t, q->cols, q->dec_cols};
   if (expr_bind(&env, q->ast, &q->expr, &e)) {
     expr_print_error(errf, src, len, &e);
     return -1;
@@ -94,13 +97,24 @@ int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_
   return 0;
 }
 
+int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
+                     FILE *errf) {
+  return query_plan_build_cached(ctx, t, src, len, q, errf, NULL, NULL);
+}
+
 void query_plan_free(query_plan *q) {
   ps_expr_destroy(q->expr);
   q->expr = NULL;
-  if (q->cols && q->tbl)
-    for (uint32_t i = 0; i < q->tbl->ncols; i++) ps_column_destroy(q->cols[i]);
-  free(q->cols);
+  if (!q->borrowed) {
+    if (q->cols && q->tbl)
+      for (uint32_t i = 0; i < q->tbl->ncols; i++) ps_column_destroy(q->cols[i]);
+    if (q->dec_cols && q->tbl)
+      for (uint32_t i = 0; i < q->tbl->ncols; i++) ps_column_destroy(q->dec_cols[i]);
+    free(q->cols);
+    free(q->dec_cols);
+  }
   q->cols = NULL;
+  q->dec_cols = NULL;
   expr_arena_free(&q->arena);
 }
 
@@ -518,3 +532,155 @@ done:
   free(tmp);
   return rc;
 }
+
+/* ---- column lists and ORDER BY keys as written on the command line ---- */
+
+/* Splits "a, b,\"c,d\"" into column indexes. */
+int query_parse_columns(const tbl_table *t, const char *spec, int **out, size_t *n, char *err, size_t errsz) {
+  size_t cap = 8, k = 0;
+  int *idx = malloc(cap * sizeof *idx);
+  if (!idx) return set_err(err, errsz, "out of memory");
+  if (!strcmp(spec, "*")) {
+    free(idx);
+    idx = malloc((t->ncols ? t->ncols : 1) * sizeof *idx);
+    if (!idx) return set_err(err, errsz, "out of memory");
+    for (uint32_t i = 0; i < t->ncols; i++) idx[i] = (int)i;
+    *out = idx;
+    *n = t->ncols;
+    return 0;
+  }
+  const char *p = spec;
+  for (;;) {
+    while (*p == ' ') p++;
+    tbuf name = {0};
+    int quoted = *p == '"';
+    if (quoted) {
+      p++;
+      while (*p && !(*p == '"' && p[1] != '"')) {
+        if (*p == '"') p++;
+        tbuf_putc(&name, *p++);
+      }
+      if (*p != '"') {
+        set_err(err, errsz, "--select: unterminated quoted column name");
+        tbuf_free(&name);
+        free(idx);
+        return -1;
+      }
+      p++;
+      while (*p == ' ') p++;
+    } else {
+      const char *e = p;
+      while (*e && *e != ',') e++;
+      const char *end = e;
+      while (end > p && end[-1] == ' ') end--;
+      tbuf_append(&name, p, (size_t)(end - p));
+      p = e;
+    }
+    expr_error e;
+    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &e, 0);
+    tbuf_free(&name);
+    if (c < 0) {
+      set_err(err, errsz, "--select: %s", e.msg);
+      free(idx);
+      return -1;
+    }
+    if (k == cap) {
+      cap *= 2;
+      int *v = realloc(idx, cap * sizeof *idx);
+      if (!v) {
+        free(idx);
+        return -1;
+      }
+      idx = v;
+    }
+    idx[k++] = c;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p) {
+      set_err(err, errsz, "--select: expected ',' at '%s'", p);
+      free(idx);
+      return -1;
+    }
+    break;
+  }
+  *out = idx;
+  *n = k;
+  return 0;
+}
+
+/* "a DESC, \"B c\" asc" into ORDER BY keys. */
+int query_parse_order(const tbl_table *t, const char *spec, query_order **out, size_t *n, char *err, size_t errsz) {
+  size_t k = 0, cap = 4;
+  query_order *v = malloc(cap * sizeof *v);
+  if (!v) return -1;
+  const char *p = spec;
+  for (;;) {
+    while (*p == ' ') p++;
+    tbuf name = {0};
+    int quoted = *p == '"';
+    if (quoted) {
+      p++;
+      while (*p && !(*p == '"' && p[1] != '"')) {
+        if (*p == '"') p++;
+        tbuf_putc(&name, *p++);
+      }
+      if (*p != '"') {
+        set_err(err, errsz, "--order-by: unterminated quoted column name");
+        tbuf_free(&name);
+        free(v);
+        return -1;
+      }
+      p++;
+    } else {
+      const char *e = p;
+      while (*e && *e != ',' && *e != ' ') e++;
+      tbuf_append(&name, p, (size_t)(e - p));
+      p = e;
+    }
+    expr_error e;
+    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &e, 0);
+    tbuf_free(&name);
+    if (c < 0) {
+      set_err(err, errsz, "--order-by: %s", e.msg);
+      free(v);
+      return -1;
+    }
+    int desc = 0;
+    while (*p == ' ') p++;
+    if (!strncasecmp(p, "desc", 4) && (p[4] == 0 || p[4] == ',' || p[4] == ' ')) {
+      desc = 1;
+      p += 4;
+    } else if (!strncasecmp(p, "asc", 3) && (p[3] == 0 || p[3] == ',' || p[3] == ' ')) {
+      p += 3;
+    }
+    while (*p == ' ') p++;
+    if (k == cap) {
+      cap *= 2;
+      query_order *nv = realloc(v, cap * sizeof *nv);
+      if (!nv) {
+        free(v);
+        return -1;
+      }
+      v = nv;
+    }
+    v[k].col = c;
+    v[k].desc = desc;
+    k++;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p) {
+      set_err(err, errsz, "--order-by: expected ASC, DESC or ',' at '%s'", p);
+      free(v);
+      return -1;
+    }
+    break;
+  }
+  *out = v;
+  *n = k;
+  return 0;
+}
+

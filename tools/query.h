@@ -14,6 +14,8 @@ typedef struct query_plan {
   ps_context *ctx;
   const tbl_table *tbl;
   ps_column **cols; /* per table column, created when first used */
+  ps_column **dec_cols; /* decimal columns as PS_TYPE_DECIMAL, for exact literal comparisons */
+  int borrowed;         /* cols and dec_cols belong to the caller (query_plan_build_cached) */
   ps_expr *expr;
   expr_arena arena;
   ast_node *ast;
@@ -23,6 +25,11 @@ typedef struct query_plan {
  * a caret under the position to errf and returns -1. */
 int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
                      FILE *errf);
+/* The same with the caller's column caches (tbl->ncols entries each, NULL
+ * entries filled on first use, destroyed by the caller), so that a session
+ * uploads each column once. */
+int query_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
+                            FILE *errf, ps_column **cols, ps_column **dec_cols);
 void query_plan_free(query_plan *q);
 
 /* Creates a context on the named backend (NULL or "auto": best available). */
@@ -72,6 +79,12 @@ typedef struct query_order {
   int col;
   int desc;
 } query_order;
+
+/* "a, b,\"C d\"" or "*" into column indexes (names resolved as in queries);
+ * *out malloc'ed. 0 ok, -1 with err set. */
+int query_parse_columns(const tbl_table *t, const char *spec, int **out, size_t *n, char *err, size_t errsz);
+/* "a DESC, \"b c\" asc" into ORDER BY keys; *out malloc'ed. 0 ok, -1 with err set. */
+int query_parse_order(const tbl_table *t, const char *spec, query_order **out, size_t *n, char *err, size_t errsz);
 
 /* Sorts ids[0..count) by the keys' values (nulls last in both directions,
  * ties in row order). The keys are decoded on the host from the table. */

@@ -54,8 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ast_node *n2 = NULL;
   if (expr_parse((const char *)text.p, text.len, &a2, &n2, &e) != 0) abort();
   if (expr_to_string(n2, &again) || again.len != text.len || memcmp(again.p, text.p, text.len)) abort();
-  ps_column *cols[8] = {0};
-  bind_env env = {ctx, table, cols};
+  ps_column *cols[8] = {0}, *dec_cols[8] = {0};
+  bind_env env = {ctx, table, cols, dec_cols};
   ps_expr *x = NULL;
   if (expr_bind(&env, n, &x, &e) == 0) {
     uint64_t count;
@@ -66,7 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (e.pos > size) {
     abort();
   }
-  for (int c = 0; c < 8; c++) ps_column_destroy(cols[c]);
+  for (int c = 0; c < 8; c++) {
+    ps_column_destroy(cols[c]);
+    ps_column_destroy(dec_cols[c]);
+  }
   tbuf_free(&text);
   tbuf_free(&again);
   expr_arena_free(&a2);

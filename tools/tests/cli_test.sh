@@ -118,6 +118,18 @@ printf 'Price,Name\n1.5,a\n' >ci.csv
 expect 0 "types case-insensitive" "$P" encode -t price:decimal,NAME:string ci.csv ci.pst
 has out.txt "Price .*decimal(1)" "types case-insensitive"
 
+# exact decimal literals: a number with a '.' compares exactly with integer and decimal columns
+printf 'x,price\n9007199254740993,0.10\n9007199254740992,0.20\n' >exact.csv
+expect 0 "encode exact" "$P" encode -q exact.csv exact.pst
+for q in "x = 9007199254740993.0:0" "x = 9007199254740992.5:" "x < 9007199254740992.5:1" \
+         "price = 0.10000000000000000001:" "price > 0.10000000000000000001:1" "price = 0.1:0" \
+         "price IN (0.1, 0.25):0" "price BETWEEN 0.1 AND 0.2:0 1" "price <= 1e-1:0"; do
+  expect 0 "exact: ${q%%:*}" "$P" query exact.pst "${q%%:*}" --rows
+  [ "$(tr '\n' ' ' <out.txt | sed 's/ $//')" = "${q#*:}" ] || fail "exact: ${q%%:*}: $(cat out.txt)"
+done
+expect 0 "explain decimal" "$P" query exact.pst "x = 9007199254740993.0 AND price < 2.5e-1" --explain
+has err.txt "expression: (x = 9007199254740993.0 AND price < 0.25e0)" "explain decimal and double"
+
 # a dictionary of unique strings: info says what was chosen and what it costs
 awk 'BEGIN { print "id,code"; for (i = 0; i < 500; i++) printf "%d,key-%d-%d\n", i, i * 7919 % 10007, i }' >uniq.csv
 expect 0 "encode unique strings" "$P" encode -q uniq.csv uniq.pst
@@ -153,6 +165,63 @@ expect 1 "order unknown" "$P" query t.pst "id > 0" --rows --order-by "zz"
 has err.txt "unknown column 'zz'" "order unknown"
 expect 1 "order bad direction" "$P" query t.pst "id > 0" --rows --order-by "id up"
 has err.txt "expected ASC, DESC" "order bad direction"
+
+# the shell, through stdin: statements, dot commands, errors that do not end the session
+cat >shell.in <<'SQL'
+.help
+id > 2
+WHERE id > 2;
+SELECT COUNT(*) WHERE name = 'apple'
+SELECT id, name FROM t WHERE id > 1 ORDER BY name DESC LIMIT 2;
+nosuch > 1
+.format json
+SELECT price, day WHERE price > 3 ORDER BY price LIMIT 1
+.headers off
+.format csv
+SELECT id LIMIT 2
+.timer on
+id = 1
+.timer off
+.frob
+.quit
+id > 0
+SQL
+"$P" shell t.pst <shell.in >out.txt 2>err.txt
+[ $? = 1 ] || fail "shell: a script with failed statements exits 1"
+printf '3
+3
+2
+id,name
+3,"che""rry"
+2,banana
+{"price":3.10,"day":"1994-02-03"}
+1
+2
+1
+Run Time: evaluate' >want.txt
+# the output without the .help text, up to the first words of the timer line
+grep -v "^  \|^Statements\|^Dot commands\|^Expressions\|^NOT; literals" out.txt | head -c "$(wc -c <want.txt)" >got.txt
+cmp -s got.txt want.txt || { fail "shell output"; cat out.txt; }
+has out.txt "^  .timer on|off" "shell .help"
+has err.txt "unknown column 'nosuch'" "shell error message"
+has err.txt "unknown command '.frob'" "shell unknown dot command"
+grep -q "^5$" out.txt && fail "shell: a statement after .quit ran"
+printf 'id > 2\n' | "$P" shell t.pst >out.txt 2>err.txt || fail "shell: a clean script exits 0"
+[ "$(cat out.txt)" = "3" ] || fail "shell clean: $(cat out.txt)"
+expect 1 "shell not a table" "$P" shell t.csv </dev/null
+has err.txt "packscan encode t.csv" "shell not a table hint"
+# ... and through a pseudo-terminal (script(1)): the banner, the prompt, a table by default
+if command -v script >/dev/null 2>&1; then
+  printf 'SELECT id WHERE id < 3\n.quit\n' | script -qec "'$P' shell t.pst" /dev/null >out.txt 2>&1
+  tr -d '\r' <out.txt >pty.txt
+  has pty.txt "shell: t.pst, 5 rows, 5 columns" "pty banner"
+  has pty.txt "packscan> " "pty prompt"
+  # the input's echo may land before or after the prompt
+  grep -Eq "^(packscan> )? id$" pty.txt || { fail "pty: a table header by default"; cat pty.txt; }
+  has pty.txt "^  1$" "pty table row"
+else
+  echo "note: script(1) not found: the shell's terminal mode was not tested"
+fi
 
 # errors: syntax (caret), unknown column, type mismatch
 expect 1 "syntax error" "$P" query t.pst "price > 3 AND (id < 2"

@@ -307,7 +307,7 @@ static void known_answers(ps_context *ctx) {
       ast_node *n;
       expr_error e;
       ps_column *cols[5] = {0};
-      bind_env env = {ctx, t, cols};
+      bind_env env = {ctx, t, cols, NULL};
       ps_expr *x = NULL;
       int pr = expr_parse(errs[k].q, strlen(errs[k].q), &a, &n, &e);
       int br = pr == 0 ? expr_bind(&env, n, &x, &e) : -1;

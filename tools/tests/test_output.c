@@ -39,9 +39,12 @@ static char *render(out_format fmt, int header, size_t ncol, const char *const *
   return s;
 }
 
-#define TXT(x) {OUT_TEXT, x, sizeof x - 1}
-#define NUM(x) {OUT_NUMBER, x, sizeof x - 1}
-#define NUL {OUT_NULL, NULL, 0}
+#define TXT(x) \
+  { OUT_TEXT, x, sizeof x - 1 }
+#define NUM(x) \
+  { OUT_NUMBER, x, sizeof x - 1 }
+#define NUL \
+  { OUT_NULL, NULL, 0 }
 
 static void check_eq(const char *what, char *got, const char *want) {
   CHECK(got && !strcmp(got, want), "%s:\n--- got\n%s--- want\n%s", what, got ? got : "(null)", want);
@@ -49,10 +52,10 @@ static void check_eq(const char *what, char *got, const char *want) {
 }
 
 static void test_named(void) {
-  const char *names[] = {"n", "name", "\xc3\xbc"}; /* U+00FC: two bytes, one column */
-  out_cell cells[] = {NUM("1"), TXT("caf\xc3\xa9"), NUL,        /* é: one display column */
-                      NUM("-12.50"), TXT("a\nb\tc"), TXT(""),   /* escapes keep one line */
-                      NUL, TXT("x\xff"), NUM("7")};             /* invalid UTF-8 byte */
+  const char *names[] = {"n", "name", "\xc3\xbc"};                  /* U+00FC: two bytes, one column */
+  out_cell cells[] = {NUM("1"),      TXT("caf\xc3\xa9"), NUL,       /* é: one display column */
+                      NUM("-12.50"), TXT("a\nb\tc"),     TXT(""),   /* escapes keep one line */
+                      NUL,           TXT("x\xff"),       NUM("7")}; /* invalid UTF-8 byte */
   check_eq("table", render(OUT_FORMAT_TABLE, 1, 3, names, cells, 3),
            "      n | name    | \xc3\xbc\n"
            "--------+---------+------\n"
@@ -120,12 +123,11 @@ static void test_csv_random(unsigned seed) {
     for (size_t c = 0; c < NCOL; c++) {
       const out_cell *x = &cells[row * NCOL + c];
       if (x->kind == OUT_NULL) {
-        CHECK(r.fields[c].len == 0 && !r.fields[c].quoted, "seed %u: row %zu col %zu: null came back", seed, row,
-              c);
+        CHECK(r.fields[c].len == 0 && !r.fields[c].quoted, "seed %u: row %zu col %zu: null came back", seed, row, c);
       } else {
-        CHECK(r.fields[c].len == x->len && !memcmp(csv_field_ptr(&r, c), x->s, x->len) &&
-                  (x->len || r.fields[c].quoted),
-              "seed %u: row %zu col %zu differs", seed, row, c);
+        CHECK(
+            r.fields[c].len == x->len && !memcmp(csv_field_ptr(&r, c), x->s, x->len) && (x->len || r.fields[c].quoted),
+            "seed %u: row %zu col %zu differs", seed, row, c);
       }
     }
   }

@@ -65,6 +65,12 @@ int main(void) {
   ok("a >= 1", "a >= 1");
   ok("a=b", "a = b");
   ok("a<=b", "a <= b");
+  /* numbers with a '.' are exact decimals (up to 38 digits); an exponent makes a double */
+  ok("x = 9007199254740993.0", "x = 9007199254740993.0");
+  ok("x = 0.10000000000000000001", "x = 0.10000000000000000001");
+  ok("x = -12345678901234567890123456789.5", "x = -12345678901234567890123456789.5");
+  ok("x = 1.50", "x = 1.50");
+  bad("x = 123456789012345678901234567890123456789.0", 4, "numeric literal");
   /* a leading WHERE and trailing semicolons, as copied from SQL */
   ok("WHERE a = 1", "a = 1");
   ok("  where a = 1 AND b < 2;", "(a = 1 AND b < 2)");
@@ -95,10 +101,10 @@ int main(void) {
   ok("a = 0.5", "a = 0.5");
   ok("a = .5", "a = 0.5");
   ok("a = 5.", "a = 5.0");
-  ok("a = 1e3", "a = 1000.0");
-  ok("a < -0.0", "a < -0.0");
+  ok("a = 1e3", "a = 1000e0");
+  ok("a < -0.0", "a < 0.0"); /* an exact decimal has no negative zero */
   ok("a < 1e300", "a < 1.0000000000000001e+300");
-  ok("a = -2.5E-1", "a = -0.25");
+  ok("a = -2.5E-1", "a = -0.25e0");
   ok("s = 'it''s'", "s = 'it''s'");
   ok("s = ''", "s = ''");
   ok("s = 'a,b (c)'", "s = 'a,b (c)'");

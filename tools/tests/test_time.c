@@ -39,24 +39,31 @@ static void named_text_forms(void) {
             dg == 0 && !date_only,
         "plain timestamp: %lld", (long long)sec);
   CHECK(!parse_timestamp("2024-09-05", 10, &sec, &ns, &dg, &date_only) && sec == 1725494400 && date_only, "date only");
-  CHECK(!parse_timestamp("2024-09-05T07:53:23.5Z", 22, &sec, &ns, &dg, NULL) && sec == 1725522803 &&
-            ns == 500000000 && dg == 1,
+  CHECK(!parse_timestamp("2024-09-05T07:53:23.5Z", 22, &sec, &ns, &dg, NULL) && sec == 1725522803 && ns == 500000000 &&
+            dg == 1,
         "T, fraction, Z");
   CHECK(!parse_timestamp("2024-09-05T07:53:23+02:00", 25, &sec, &ns, &dg, NULL) && sec == 1725522803 - 7200,
         "zone +02:00");
   CHECK(!parse_timestamp("2024-09-05 07:53-0130", 21, &sec, &ns, &dg, NULL) && sec == 1725522780 + 5400,
         "no seconds, zone -0130");
-  CHECK(!parse_timestamp("1969-12-31 23:59:59.999999999", 29, &sec, &ns, &dg, NULL) && sec == -1 &&
-            ns == 999999999 && dg == 9,
+  CHECK(!parse_timestamp("1969-12-31 23:59:59.999999999", 29, &sec, &ns, &dg, NULL) && sec == -1 && ns == 999999999 &&
+            dg == 9,
         "before 1970");
   CHECK(!parse_timestamp("2024-02-29 00:00:00", 19, &sec, &ns, &dg, NULL), "leap day");
-  static const char *const bad[] = {"2023-02-29 00:00:00", "2024-09-05 24:00:00", "2024-09-05 07:60",
-                                    "2024-09-05 07:53:23.", "2024-09-05 07:53:23.1234567890", "2024-09-05 7:53",
-                                    "2024-09-05X07:53", "2024-09-05 07:53:23 ", "2024-09-05 07:53:23+2",
-                                    "2024-9-05", "", "07:53:23"};
+  static const char *const bad[] = {"2023-02-29 00:00:00",
+                                    "2024-09-05 24:00:00",
+                                    "2024-09-05 07:60",
+                                    "2024-09-05 07:53:23.",
+                                    "2024-09-05 07:53:23.1234567890",
+                                    "2024-09-05 7:53",
+                                    "2024-09-05X07:53",
+                                    "2024-09-05 07:53:23 ",
+                                    "2024-09-05 07:53:23+2",
+                                    "2024-9-05",
+                                    "",
+                                    "07:53:23"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-    CHECK(parse_timestamp(bad[i], strlen(bad[i]), &sec, &ns, &dg, NULL) != 0, "'%s' accepted as a timestamp",
-          bad[i]);
+    CHECK(parse_timestamp(bad[i], strlen(bad[i]), &sec, &ns, &dg, NULL) != 0, "'%s' accepted as a timestamp", bad[i]);
   CHECK(!parse_time("23:59:59.25", 11, &sec, &ns, &dg) && sec == 86399 && ns == 250000000, "time");
   CHECK(!parse_time("00:00", 5, &sec, &ns, &dg) && sec == 0, "time hh:mm");
   CHECK(parse_time("24:00:00", 8, &sec, &ns, &dg) != 0 && parse_time("1:00", 4, &sec, &ns, &dg) != 0, "bad times");
@@ -117,9 +124,10 @@ static long long count_of(ps_context *ctx, const tbl_table *t, const char *q) {
 
 /* Inference: type and unit from the values; a date among timestamps is midnight. */
 static void inference(ps_context *ctx) {
-  const char *csv = "a,b,c,d\n"
-                    "2024-09-05 07:53:23,2024-09-05T07:53:23.5Z,07:53,2024-09-05\n"
-                    "2024-09-05,,23:59:59.000001,1999-01-01\n";
+  const char *csv =
+      "a,b,c,d\n"
+      "2024-09-05 07:53:23,2024-09-05T07:53:23.5Z,07:53,2024-09-05\n"
+      "2024-09-05,,23:59:59.000001,1999-01-01\n";
   uint8_t *file = NULL;
   tbl_table *t = make_table(csv, &file, NULL);
   CHECK(t != NULL, "inference table");
@@ -158,10 +166,17 @@ static tpoint near(tpoint v, int digits) {
   int64_t sub = 1;
   for (int k = digits; k < 9; k++) sub *= 10;
   switch (rnd() % 4) {
-  case 0: break;
-  case 1: p.ns = (int32_t)(rnd() % 1000000000); break;
-  case 2: p.sec += (int64_t)(rnd() % 5) - 2; break;
-  default: p.sec += (int64_t)(rnd() % 200001) - 100000; break;
+    case 0:
+      break;
+    case 1:
+      p.ns = (int32_t)(rnd() % 1000000000);
+      break;
+    case 2:
+      p.sec += (int64_t)(rnd() % 5) - 2;
+      break;
+    default:
+      p.sec += (int64_t)(rnd() % 200001) - 100000;
+      break;
   }
   p.ns = (int32_t)(p.ns - p.ns % sub);
   return p;
@@ -200,7 +215,7 @@ static void random_comparisons(ps_context *ctx, int rows) {
       v.sec = is_time ? (int64_t)(rnd() % 86400) : 1700000000 + (int64_t)(rnd() % 400) * 997 - 100000000;
       v.ns = (int32_t)(rnd() % 1000000000);
       v.ns = (int32_t)(v.ns - v.ns % sub);
-      if (r == 0) v.ns = 0; /* at least one value without a fraction in every column */
+      if (r == 0) v.ns = 0;              /* at least one value without a fraction in every column */
       int ok = r == 0 || rnd() % 8 != 0; /* row 0 set: an all-null column would be inferred as int */
       vals[r * NCOLS + c] = v;
       valid[r * NCOLS + c] = ok;
@@ -245,8 +260,14 @@ static void random_comparisons(ps_context *ctx, int rows) {
     for (int r = 0; r < rows; r++) {
       if (!valid[r * NCOLS + c]) continue;
       int k = tcmp(vals[r * NCOLS + c], lit), k2 = tcmp(vals[r * NCOLS + c], hi);
-      int sel = form == 0 ? k == 0 : form == 1 ? k != 0 : form == 2 ? k < 0 : form == 3 ? k <= 0 : form == 4 ? k > 0
-                : form == 5 ? k >= 0 : form == 6 ? (k >= 0 && k2 <= 0) : (k == 0 || k2 == 0);
+      int sel = form == 0   ? k == 0
+                : form == 1 ? k != 0
+                : form == 2 ? k < 0
+                : form == 3 ? k <= 0
+                : form == 4 ? k > 0
+                : form == 5 ? k >= 0
+                : form == 6 ? (k >= 0 && k2 <= 0)
+                            : (k == 0 || k2 == 0);
       want += sel;
     }
     long long got = count_of(ctx, t, q);
