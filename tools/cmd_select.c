@@ -191,3 +191,39 @@ done:
   tbl_close(t);
   return rc;
 }
+
+int select_shell_statement(ps_context *ctx, const tbl_table *t, ps_column **cols, ps_column **dec_cols, const char *src,
+                           size_t len, out_format fmt, int header, int timer, int explain) {
+  select_plan p;
+  ps_query_result *res = NULL;
+  char err[TOOL_ERR_SIZE];
+  int rc = -1;
+  if (select_plan_build_cached(ctx, t, src, len, &p, stderr, cols, dec_cols)) return -1;
+  if (explain) {
+    tbuf s = {0};
+    select_to_string(&p.stmt, &s);
+    printf("statement: %.*s\n", (int)s.len, s.p ? (const char *)s.p : "");
+    tbuf_free(&s);
+  }
+  double t0 = now_seconds();
+  if (select_plan_run(&p, &res, err, sizeof err)) {
+    fprintf(stderr, "error: %s\n", err);
+    goto done;
+  }
+  double t1 = now_seconds();
+  if (select_write(&p, res, fmt, header, stdout, err, sizeof err)) {
+    fflush(stdout);
+    fprintf(stderr, "error: %s\n", err);
+    goto done;
+  }
+  fflush(stdout);
+  if (timer)
+    printf("Run Time: query %.3f ms (%llu groups of %llu rows), output %.3f ms, on %s\n", (t1 - t0) * 1e3,
+           (unsigned long long)ps_query_result_groups(res), (unsigned long long)t->rows, (now_seconds() - t1) * 1e3,
+           ps_context_backend(ctx));
+  rc = 0;
+done:
+  ps_query_result_destroy(res);
+  select_plan_free(&p);
+  return rc;
+}

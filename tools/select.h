@@ -104,6 +104,12 @@ typedef struct select_stmt {
  * language it was given). */
 int select_is_statement(const char *src, size_t len);
 
+/* Whether a SELECT is one of aggregates (for the shell, whose own SELECT
+ * lists rows): GROUP BY, or an aggregate call in its list other than a lone
+ * COUNT(*). Looks at the tokens only, so a statement with errors in it still
+ * goes to the parser whose messages fit it. */
+int select_is_aggregate(const char *src, size_t len);
+
 /* Parses src[0..len) into *out (nodes allocated in arena). 0 ok, -1 with err
  * set: the byte position of the offending token and a message. */
 int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *out, expr_error *err);

@@ -602,6 +602,41 @@ int select_is_statement(const char *src, size_t len) {
   return word_eq(src + i, j - i, "SELECT");
 }
 
+int select_is_aggregate(const char *src, size_t len) {
+  if (!select_is_statement(src, len)) return 0;
+  expr_arena arena = {0};
+  expr_error err;
+  sparser p;
+  memset(&p, 0, sizeof p);
+  p.src = src;
+  p.len = len;
+  p.arena = &arena;
+  p.err = &err;
+  int depth = 0, items = 1, aggs = 0, lone_count_star = 0, in_list = 1, grouped = 0;
+  if (slex(&p) || slex(&p)) return 0; /* SELECT */
+  while (!p.failed && p.tok.kind != S_EOF) {
+    if (p.tok.kind == S_LPAREN) depth++;
+    if (p.tok.kind == S_RPAREN) depth--;
+    if (depth == 0 && (is_kw(&p, "FROM") || is_kw(&p, "WHERE") || is_kw(&p, "ORDER") || is_kw(&p, "LIMIT")))
+      in_list = 0;
+    if (depth == 0 && is_kw(&p, "GROUP")) grouped = 1;
+    if (in_list && depth == 0 && p.tok.kind == S_COMMA) items++;
+    if (in_list && tok_aggregate(&p) >= 0) {
+      int count = word_eq(src + p.tok.pos, p.tok.len, "COUNT");
+      if (slex(&p)) break;
+      if (p.tok.kind != S_LPAREN) continue;
+      aggs++;
+      depth++;
+      if (slex(&p)) break;
+      if (count && p.tok.kind == S_STAR) lone_count_star++;
+      continue;
+    }
+    if (slex(&p)) break;
+  }
+  expr_arena_free(&arena);
+  return grouped || (aggs > 0 && !(items == 1 && aggs == 1 && lone_count_star == 1));
+}
+
 int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *out, expr_error *err) {
   char d[64];
   sparser p;

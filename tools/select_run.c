@@ -70,7 +70,7 @@ static int bind_case(select_plan *p, const vx_node *v, ps_value **out, expr_erro
   for (size_t i = v->nwhens; i-- > 0;) {
     ps_expr *cond = NULL;
     ps_value *then = NULL, *c = NULL;
-    bind_env env = {p->ctx, p->tbl, p->cols};
+    bind_env env = {p->ctx, p->tbl, p->cols, p->dec_cols};
     if (expr_bind(&env, v->whens[i].cond, &cond, e) || bind_value(p, v->whens[i].then, &then, e)) {
       ps_expr_destroy(cond);
       ps_value_destroy(acc);
@@ -216,7 +216,7 @@ static int bind_statement(select_plan *p, expr_error *e) {
     p->n_aggs = 1;
   }
   if (s->where) {
-    bind_env env = {p->ctx, p->tbl, p->cols};
+    bind_env env = {p->ctx, p->tbl, p->cols, p->dec_cols};
     if (expr_bind(&env, s->where, &p->where, e)) return -1;
   }
   ps_query_desc d;
@@ -235,15 +235,19 @@ static int bind_statement(select_plan *p, expr_error *e) {
   return 0;
 }
 
-int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p, FILE *errf) {
+int select_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p,
+                             FILE *errf, ps_column **cols, ps_column **dec_cols) {
   memset(p, 0, sizeof *p);
   p->ctx = ctx;
   p->tbl = t;
   p->src = src;
   p->len = len;
-  p->cols = calloc(t->ncols ? t->ncols : 1, sizeof *p->cols);
-  if (!p->cols) {
+  p->borrowed = cols && dec_cols;
+  p->cols = p->borrowed ? cols : calloc(t->ncols ? t->ncols : 1, sizeof *p->cols);
+  p->dec_cols = p->borrowed ? dec_cols : calloc(t->ncols ? t->ncols : 1, sizeof *p->dec_cols);
+  if (!p->cols || !p->dec_cols) {
     fprintf(errf, "out of memory\n");
+    select_plan_free(p);
     return -1;
   }
   expr_error e;
@@ -256,6 +260,10 @@ int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size
   return 0;
 }
 
+int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p, FILE *errf) {
+  return select_plan_build_cached(ctx, t, src, len, p, errf, NULL, NULL);
+}
+
 void select_plan_free(select_plan *p) {
   ps_query_destroy(p->query);
   p->query = NULL;
@@ -265,10 +273,15 @@ void select_plan_free(select_plan *p) {
   }
   ps_expr_destroy(p->where);
   p->where = NULL;
-  if (p->cols && p->tbl)
-    for (uint32_t i = 0; i < p->tbl->ncols; i++) ps_column_destroy(p->cols[i]);
-  free(p->cols);
-  p->cols = NULL;
+  if (!p->borrowed) {
+    for (uint32_t i = 0; p->tbl && i < p->tbl->ncols; i++) {
+      if (p->cols) ps_column_destroy(p->cols[i]);
+      if (p->dec_cols) ps_column_destroy(p->dec_cols[i]);
+    }
+    free(p->cols);
+    free(p->dec_cols);
+  }
+  p->cols = p->dec_cols = NULL;
   expr_arena_free(&p->arena);
 }
 

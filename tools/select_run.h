@@ -19,7 +19,9 @@ typedef struct select_plan {
   const tbl_table *tbl;
   const char *src;
   size_t len;
-  ps_column **cols; /* per table column, created on first use, owned here */
+  ps_column **cols;     /* per table column, created on first use */
+  ps_column **dec_cols; /* decimal columns as PS_TYPE_DECIMAL views, for exact literals (bind_env) */
+  int borrowed;         /* cols and dec_cols belong to the caller (select_plan_build_cached) */
   expr_arena arena;
   select_stmt stmt;
   ps_expr *where;
@@ -40,6 +42,10 @@ typedef struct select_plan {
  * On an error prints the message with a caret under its position to errf and
  * returns -1 (the plan is then freed). */
 int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p, FILE *errf);
+/* The same with the caller's column caches (as query_plan_build_cached; both
+ * or neither), so that a session uploads each column once. */
+int select_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p,
+                             FILE *errf, ps_column **cols, ps_column **dec_cols);
 void select_plan_free(select_plan *p);
 
 /* Runs the prepared query. 0 ok (*out to free with ps_query_result_destroy). */
@@ -50,5 +56,13 @@ int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t err
  * Numbers are exact; dates are yyyy-mm-dd; strings are the dictionary's. */
 int select_write(const select_plan *p, const ps_query_result *r, out_format fmt, int header, FILE *out, char *err,
                  size_t errsz);
+
+/* One SELECT of aggregates typed in `packscan shell` (select_is_aggregate
+ * says which): built on the shell's context and column caches, run, written
+ * in its format; with timer, the run and output times after it; with
+ * explain, the canonical statement before it. 0 ok, -1 failed (the message,
+ * with a caret under its position, on stderr). */
+int select_shell_statement(ps_context *ctx, const tbl_table *t, ps_column **cols, ps_column **dec_cols, const char *src,
+                           size_t len, out_format fmt, int header, int timer, int explain);
 
 #endif

@@ -208,6 +208,13 @@ has err.txt "unknown command '.frob'" "shell unknown dot command"
 grep -q "^5$" out.txt && fail "shell: a statement after .quit ran"
 printf 'id > 2\n' | "$P" shell t.pst >out.txt 2>err.txt || fail "shell: a clean script exits 0"
 [ "$(cat out.txt)" = "3" ] || fail "shell clean: $(cat out.txt)"
+# aggregates in the shell (select_is_aggregate routes them to cmd_select.c), on its open context
+printf '.format csv\nSELECT name, count(*), sum(price) GROUP BY name;\nSELECT count(*) WHERE id > 2\nSELECT sum(nosuch)\nSELECT max(price * 2) AS m\n' |
+  "$P" shell --backend reference t.pst >out.txt 2>err.txt
+[ $? = 1 ] || fail "shell aggregates: the failed statement makes the exit status 1"
+printf 'name,count(*),sum(price)\napple,2,12.25\nbanana,1,3.10\n"che""rry",1,\n,1,100.00\n3\nm\n200.00\n' >want.txt
+cmp -s out.txt want.txt || { fail "shell aggregates output"; cat out.txt; }
+has err.txt "error at column 12: unknown column 'nosuch'" "shell aggregate error"
 expect 1 "shell not a table" "$P" shell t.csv </dev/null
 has err.txt "packscan encode t.csv" "shell not a table hint"
 # ... and through a pseudo-terminal (script(1)): the banner, the prompt, a table by default

@@ -246,6 +246,28 @@ int main(void) {
   bad("SELECT sum(\"\")", 11, "empty quoted identifier");
   bad("SELECT sum(\"a)", 11, "unterminated quoted identifier");
   bad("SELECT sum(x) @", 14, "expected the end of the statement, found '@'");
+  /* which SELECTs the shell hands to the aggregate path */
+  static const struct {
+    const char *src;
+    int want;
+  } agg[] = {{"SELECT sum(x)", 1},
+             {"select a, count(*) group by a", 1},
+             {"SELECT a GROUP BY a", 1},
+             {"SELECT count(x) WHERE y > 1", 1},
+             {"SELECT count(*), max(y)", 1},
+             {"SELECT count(*) WHERE y > 1", 0},
+             {"SELECT COUNT ( * )", 0},
+             {"SELECT a, b WHERE c = 'sum(x)' ORDER BY a LIMIT 3", 0},
+             {"SELECT * WHERE count > 1", 0},
+             {"SELECT counter, total FROM t", 0},
+             {"count(x) > 1", 0},
+             {"SELECT sum(x", 1},
+             {"SELECT a WHERE s = 'GROUP'", 0}};
+  for (size_t i = 0; i < sizeof agg / sizeof *agg; i++)
+    if (select_is_aggregate(agg[i].src, strlen(agg[i].src)) != agg[i].want) {
+      printf("FAIL: select_is_aggregate('%s') != %d\n", agg[i].src, agg[i].want);
+      failures++;
+    }
   positions();
   limits();
   if (failures) {
