@@ -79,12 +79,16 @@ enum { A_AGG, A_GATHER, A_REFINE, A_MASK, A_ROW_IDS };
 static ps_status after_once(void *arg) {
   after_call *c = arg;
   switch (c->kind) {
-  case A_AGG: return ps_aggregate(c->ctx, c->col, c->in, 0, &c->agg);
-  case A_GATHER: return ps_gather(c->ctx, c->col, c->ids, 0, PS_INDEX_UINT32, c->count, c->out, 0, NULL, 0);
-  case A_REFINE: return ps_filter_refine(c->ctx, c->expr, c->in, 0, c->out, 0, &c->count);
-  case A_MASK: return ps_filter_mask_device(c->ctx, c->expr, c->out, 0, &c->count);
-  case A_ROW_IDS:
-    return ps_row_ids(c->ctx, c->in, 0, c->n, PS_INDEX_UINT32, c->ids, 0, c->capacity, &c->count);
+    case A_AGG:
+      return ps_aggregate(c->ctx, c->col, c->in, 0, &c->agg);
+    case A_GATHER:
+      return ps_gather(c->ctx, c->col, c->ids, 0, PS_INDEX_UINT32, c->count, c->out, 0, NULL, 0);
+    case A_REFINE:
+      return ps_filter_refine(c->ctx, c->expr, c->in, 0, c->out, 0, &c->count);
+    case A_MASK:
+      return ps_filter_mask_device(c->ctx, c->expr, c->out, 0, &c->count);
+    case A_ROW_IDS:
+      return ps_row_ids(c->ctx, c->in, 0, c->n, PS_INDEX_UINT32, c->ids, 0, c->capacity, &c->count);
   }
   return PS_ERR_INTERNAL;
 }
@@ -106,9 +110,8 @@ static void note(bench_result *r, const char *fmt, const char *a) {
 
 /* Times c, records the outcome in r and prints it. check() says whether the
  * untimed state after the timed calls is right (writes why not). */
-static void run_after(bench *b, bench_result *r, after_call *c, int (*check)(bench *, const after_call *, void *, char *,
-                                                                              size_t),
-                      void *arg) {
+static void run_after(bench *b, bench_result *r, after_call *c,
+                      int (*check)(bench *, const after_call *, void *, char *, size_t), void *arg) {
   if (!r) return;
   ps_status st = bench_time(b, after_once, c, &r->t);
   if (st != PS_OK) {
@@ -122,9 +125,7 @@ static void run_after(bench *b, bench_result *r, after_call *c, int (*check)(ben
   bench_print_result(b, r);
 }
 
-static int eq128(uint64_t lo, int64_t hi, bench_i128 v) {
-  return lo == (uint64_t)v && hi == (int64_t)(v >> 64);
-}
+static int eq128(uint64_t lo, int64_t hi, bench_i128 v) { return lo == (uint64_t)v && hi == (int64_t)(v >> 64); }
 
 typedef struct agg_expect {
   uint64_t count;
@@ -257,8 +258,9 @@ void bench_run_after(bench *b, bench_tables *t) {
     goto done;
   }
   if (c1993 != a->year1993 || cq11 != a->count[0])
-    fprintf(stderr, "bench: the selections' counts differ from the host's (1993: %" PRIu64 " vs %" PRIu64
-                    "; Q1.1: %" PRIu64 " vs %" PRIu64 ")\n",
+    fprintf(stderr,
+            "bench: the selections' counts differ from the host's (1993: %" PRIu64 " vs %" PRIu64 "; Q1.1: %" PRIu64
+            " vs %" PRIu64 ")\n",
             c1993, a->year1993, cq11, a->count[0]);
 
   if (wanted_case(b, "aggregate")) {

@@ -171,7 +171,7 @@ static int check_result(const bench_tables *t, int which, const ps_query_result 
       bench_i128 avg_price = avg_of(e->sum_base, 2, e->count, &sc[1]);
       bench_i128 avg_disc = avg_of(e->sum_disc, 2, e->count, &sc[2]);
       const bench_i128 want[8] = {e->sum_qty, e->sum_base, e->sum_disc_price, e->sum_charge,
-                                  avg_qty,    avg_price,   avg_disc,         (bench_i128)e->count};
+                                  avg_qty,    avg_price,   avg_disc,          (bench_i128)e->count};
       const int scale[8] = {0, 2, 4, 6, sc[0], sc[1], sc[2], 0};
       ps_datum k0, k1;
       if (g >= ps_query_result_groups(r) || ps_query_result_key(r, g, 0, &k0) != PS_OK ||
@@ -266,8 +266,9 @@ static void run_naive(bench *b, const bench_tables *t, int which, const qcase *c
     st = ps_column_create_for_device(b->ctx, &v, tc->data, 0, NULL, 0, &views[i]);
     if (st == PS_OK) st = ps_buffer_create(b->ctx, n * 4 + 4, &r.plain[i]);
     if (st == PS_OK)
-      st = tc->is_dict ? ps_column_create_dict_device(b->ctx, &tc->dict.dict, &p, r.plain[i], 0, NULL, 0, &plain_cols[i])
-                       : ps_column_create_for_device(b->ctx, &p, r.plain[i], 0, NULL, 0, &plain_cols[i]);
+      st = tc->is_dict
+               ? ps_column_create_dict_device(b->ctx, &tc->dict.dict, &p, r.plain[i], 0, NULL, 0, &plain_cols[i])
+               : ps_column_create_for_device(b->ctx, &p, r.plain[i], 0, NULL, 0, &plain_cols[i]);
     r.views[i] = views[i];
   }
   if (st == PS_OK) st = build_query(b->ctx, which, plain_cols, n, &q);
@@ -311,15 +312,25 @@ static int wanted_case(const bench *b, const char *name) {
 void bench_run_queries(bench *b, bench_tables *t) {
   bench_tcol *lo = t->lo, *li = t->li;
   const qcase cases[SSB_QUERIES + 2] = {
-      {"ssb_q1_1", "SUM(lo_extendedprice*lo_discount), year 1993, discount 1-3, quantity < 25", 4,
+      {"ssb_q1_1",
+       "SUM(lo_extendedprice*lo_discount), year 1993, discount 1-3, quantity < 25",
+       4,
        {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]}},
-      {"ssb_q1_2", "the same, January 1994, discount 4-6, quantity 26-35", 4,
+      {"ssb_q1_2",
+       "the same, January 1994, discount 4-6, quantity 26-35",
+       4,
        {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]}},
-      {"ssb_q1_3", "the same, week 6 of 1994, discount 5-7, quantity 26-35", 4,
+      {"ssb_q1_3",
+       "the same, week 6 of 1994, discount 5-7, quantity 26-35",
+       4,
        {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]}},
-      {"tpch_q6", "SUM(l_extendedprice*l_discount), 1994, discount 0.05-0.07, quantity < 24", 4,
+      {"tpch_q6",
+       "SUM(l_extendedprice*l_discount), 1994, discount 0.05-0.07, quantity < 24",
+       4,
        {&li[LI_SHIPDATE], &li[LI_DISCOUNT], &li[LI_QUANTITY], &li[LI_EXTENDEDPRICE]}},
-      {"tpch_q1", "8 aggregates GROUP BY l_returnflag, l_linestatus", 7,
+      {"tpch_q1",
+       "8 aggregates GROUP BY l_returnflag, l_linestatus",
+       7,
        {&li[LI_SHIPDATE], &li[LI_QUANTITY], &li[LI_EXTENDEDPRICE], &li[LI_DISCOUNT], &li[LI_TAX], &li[LI_RETURNFLAG],
         &li[LI_LINESTATUS]}},
   };

@@ -60,8 +60,8 @@ static uint64_t retail_cents(uint64_t p) { return 90000 + (p / 10) % 20001 + 100
 /* Encodes plain values and uploads them as a FOR column. relabel_scale > 0
  * makes an integer column of scaled values a decimal (FOR float64) column of
  * that scale: the same reference and codes ps_encode_for(scale) would give. */
-static ps_status upload_for(bench *b, const char *name, ps_type type, const void *values, uint64_t n,
-                            int relabel_scale, bench_tcol *c) {
+static ps_status upload_for(bench *b, const char *name, ps_type type, const void *values, uint64_t n, int relabel_scale,
+                            bench_tcol *c) {
   ps_plain plain = {type, values, n, NULL};
   ps_encoded enc;
   char err[512] = "";
@@ -134,8 +134,8 @@ static void print_table(const char *name, const bench_tcol *cols, int ncols, uin
 
 static ps_status make_lineorder(bench *b, uint64_t n, bench_tables *t) {
   ssb_answers *a = &t->ssb;
-  int32_t *date = malloc(n * 4 + 4), *qty = malloc(n * 4 + 4), *price = malloc(n * 4 + 4),
-          *disc = malloc(n * 4 + 4), *rev = malloc(n * 4 + 4);
+  int32_t *date = malloc(n * 4 + 4), *qty = malloc(n * 4 + 4), *price = malloc(n * 4 + 4), *disc = malloc(n * 4 + 4),
+          *rev = malloc(n * 4 + 4);
   uint64_t gcap = n / 50 + 16;
   a->gather_ids = malloc(gcap * 8);
   a->gather_price = malloc(gcap * 4);
@@ -172,8 +172,8 @@ static ps_status make_lineorder(bench *b, uint64_t n, bench_tables *t) {
       disc[i] = ds;
       rev[i] = (int32_t)((int64_t)p * (100 - ds) / 100);
       for (int k = 0; k < SSB_QUERIES; k++)
-        if (od >= q_date_lo[k] && od <= q_date_hi[k] && ds >= q_disc_lo[k] && ds <= q_disc_hi[k] &&
-            q >= q_qty_lo[k] && q <= q_qty_hi[k]) {
+        if (od >= q_date_lo[k] && od <= q_date_hi[k] && ds >= q_disc_lo[k] && ds <= q_disc_hi[k] && q >= q_qty_lo[k] &&
+            q <= q_qty_hi[k]) {
           a->revenue[k] += (bench_i128)p * ds;
           if (k == 0) {
             if (a->count[0] < BENCH_EDGE_IDS) a->q11_first[a->count[0]] = i;
@@ -219,8 +219,8 @@ static ps_status make_lineorder(bench *b, uint64_t n, bench_tables *t) {
 
 static ps_status make_lineitem(bench *b, uint64_t n, bench_tables *t) {
   tpch_answers *a = &t->tpch;
-  int32_t *ship = malloc(n * 4 + 4), *disc = malloc(n * 4 + 4), *qty = malloc(n * 4 + 4),
-          *price = malloc(n * 4 + 4), *tax = malloc(n * 4 + 4);
+  int32_t *ship = malloc(n * 4 + 4), *disc = malloc(n * 4 + 4), *qty = malloc(n * 4 + 4), *price = malloc(n * 4 + 4),
+          *tax = malloc(n * 4 + 4);
   uint32_t *flag = malloc(n * 4 + 4), *status = malloc(n * 4 + 4);
   ps_status st = PS_OK;
   if (!ship || !disc || !qty || !price || !tax || !flag || !status) st = PS_ERR_OUT_OF_MEMORY;
@@ -244,7 +244,7 @@ static ps_status make_lineitem(bench *b, uint64_t n, bench_tables *t) {
       int64_t sd = od + 1 + below(r3 & 0xffffffffu, 121);
       int64_t rd = sd + 1 + below((r3 >> 32) & 0x7fffffffu, 30);
       uint32_t fl = rd <= current ? ((r3 >> 63) ? 2u : 0u) : 1u; /* A N R */
-      uint32_t ls = sd > current ? 1u : 0u;                        /* F O */
+      uint32_t ls = sd > current ? 1u : 0u;                      /* F O */
       int64_t p = (int64_t)q * (int64_t)retail_cents(part);
       ship[i] = (int32_t)sd;
       disc[i] = ds;
@@ -336,8 +336,8 @@ static int any_wanted(const bench *b, const char *const *names, size_t k) {
 }
 
 void bench_run_tables(bench *b) {
-  static const char *const ssb[] = {"ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "aggregate", "aggregate_sel",
-                                    "gather_1pct", "refine", "mask", "row_ids"};
+  static const char *const ssb[] = {"ssb_q1_1",    "ssb_q1_2", "ssb_q1_3", "aggregate", "aggregate_sel",
+                                    "gather_1pct", "refine",   "mask",     "row_ids"};
   static const char *const tpch[] = {"tpch_q6", "tpch_q1"};
   int lineorder = any_wanted(b, ssb, sizeof ssb / sizeof *ssb), lineitem = any_wanted(b, tpch, 2);
   if (!lineorder && !lineitem) return;

@@ -14,16 +14,16 @@ enum { LI_SHIPDATE, LI_DISCOUNT, LI_QUANTITY, LI_EXTENDEDPRICE, LI_TAX, LI_RETUR
 /* A column on the device, encoded by ps_encode_for / ps_encode_dict. */
 typedef struct bench_tcol {
   const char *name;
-  ps_for_desc desc;       /* n, type, width, scale, reference, data_size; pointers unused */
+  ps_for_desc desc; /* n, type, width, scale, reference, data_size; pointers unused */
   ps_buffer *data;
   ps_column *col;
   int is_dict;
-  ps_encoded_dict dict;   /* is_dict: the sorted dictionary (dict.dict) */
+  ps_encoded_dict dict; /* is_dict: the sorted dictionary (dict.dict) */
 } bench_tcol;
 
 typedef __int128 bench_i128;
 
-#define SSB_QUERIES 3   /* Q1.1, Q1.2, Q1.3 */
+#define SSB_QUERIES 3 /* Q1.1, Q1.2, Q1.3 */
 #define BENCH_EDGE_IDS 64
 
 typedef struct ssb_answers {
@@ -38,8 +38,8 @@ typedef struct ssb_answers {
   uint64_t year1993_qty_lt25;    /* ... AND lo_quantity < 25 (refine) */
   uint64_t discount_1_3;         /* lo_discount BETWEEN 1 AND 3 (mask) */
   uint64_t q11_first[BENCH_EDGE_IDS], q11_last[BENCH_EDGE_IDS]; /* Q1.1's first and last row ids */
-  uint64_t *gather_ids;          /* 1% of the rows, ascending */
-  int32_t *gather_price;         /* their lo_extendedprice */
+  uint64_t *gather_ids;                                         /* 1% of the rows, ascending */
+  int32_t *gather_price;                                        /* their lo_extendedprice */
   uint64_t n_gather;
 } ssb_answers;
 

@@ -30,7 +30,8 @@ static void select_usage(FILE *f) {
 
 /* Options of `query` that take a value: their values are not the statement. */
 static int takes_value(const char *a) {
-  static const char *const opts[] = {"--select", "--bitmap", "--backend", "--repeat", "--format", "--order-by", "--limit"};
+  static const char *const opts[] = {"--select", "--bitmap",   "--backend", "--repeat",
+                                     "--format", "--order-by", "--limit"};
   for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
     if (!strcmp(a, opts[i])) return 1;
   return 0;
@@ -90,8 +91,10 @@ int cmd_select(int argc, char **argv) {
       return 2;
     } else if (!strcmp(s, "--order-by") || !strcmp(s, "--limit") || !strncmp(s, "--order-by=", 11) ||
                !strncmp(s, "--limit=", 8)) {
-      fprintf(stderr, "packscan query: %s is for --rows and --select output; a SELECT's groups come in "
-                      "ascending key order\n", s);
+      fprintf(stderr,
+              "packscan query: %s is for --rows and --select output; a SELECT's groups come in "
+              "ascending key order\n",
+              s);
       return 2;
     } else if (s[0] == '-' && s[1] != 0) {
       fprintf(stderr, "packscan query: unknown option '%s'\n", s);

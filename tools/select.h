@@ -53,8 +53,8 @@ typedef struct vx_when {
 
 typedef struct vx_node {
   vx_kind kind;
-  size_t pos, end;              /* byte span in the statement */
-  const char *name;             /* VX_COLUMN (unescaped if quoted) */
+  size_t pos, end;  /* byte span in the statement */
+  const char *name; /* VX_COLUMN (unescaped if quoted) */
   size_t len;
   int quoted;
   int64_t mantissa;             /* VX_NUMBER */
@@ -76,9 +76,9 @@ typedef enum sel_agg {
 
 typedef struct sel_item {
   sel_agg agg;
-  vx_node *arg;        /* SEL_KEY: the column (VX_COLUMN); COUNT(*): NULL */
-  size_t pos, end;     /* the item's text (without the alias) */
-  const char *alias;   /* NULL: none */
+  vx_node *arg;      /* SEL_KEY: the column (VX_COLUMN); COUNT(*): NULL */
+  size_t pos, end;   /* the item's text (without the alias) */
+  const char *alias; /* NULL: none */
   size_t alias_len;
 } sel_item;
 
@@ -94,7 +94,7 @@ typedef struct select_stmt {
   size_t nitems;
   const char *from; /* NULL: no FROM */
   size_t from_len;
-  ast_node *where;  /* NULL: every row */
+  ast_node *where; /* NULL: every row */
   size_t where_pos;
   sel_key keys[SELECT_MAX_KEYS];
   size_t nkeys;

@@ -125,18 +125,34 @@ static int slex(sparser *p) {
   } else {
     i++;
     switch (c) {
-    case '(': t->kind = S_LPAREN; break;
-    case ')': t->kind = S_RPAREN; break;
-    case ',': t->kind = S_COMMA; break;
-    case '+': t->kind = S_PLUS; break;
-    case '-': t->kind = S_MINUS; break;
-    case '*': t->kind = S_STAR; break;
-    case '/': t->kind = S_SLASH; break;
-    case ';': t->kind = S_SEMI; break;
-    default:
-      t->kind = S_OTHER;
-      while (i < p->len && (s[i] == '=' || s[i] == '>')) i++; /* <=, <>, >=, ==, != as one token */
-      break;
+      case '(':
+        t->kind = S_LPAREN;
+        break;
+      case ')':
+        t->kind = S_RPAREN;
+        break;
+      case ',':
+        t->kind = S_COMMA;
+        break;
+      case '+':
+        t->kind = S_PLUS;
+        break;
+      case '-':
+        t->kind = S_MINUS;
+        break;
+      case '*':
+        t->kind = S_STAR;
+        break;
+      case '/':
+        t->kind = S_SLASH;
+        break;
+      case ';':
+        t->kind = S_SEMI;
+        break;
+      default:
+        t->kind = S_OTHER;
+        while (i < p->len && (s[i] == '=' || s[i] == '>')) i++; /* <=, <>, >=, ==, != as one token */
+        break;
     }
   }
   t->len = i - p->pos;
@@ -161,10 +177,10 @@ static int is_kw(const sparser *p, const char *kw) {
 
 /* Words that cannot be unquoted column names or aliases: this grammar's and
  * the WHERE-expression's. */
-static const char *const reserved[] = {"SELECT", "FROM", "WHERE", "GROUP", "BY",  "AS",     "CASE",    "WHEN",
-                                       "THEN",   "ELSE", "END",   "ORDER", "HAVING", "LIMIT", "DISTINCT", "AND",
-                                       "OR",     "NOT",  "BETWEEN", "IN",  "LIKE",  "ESCAPE", "IS",      "NULL",
-                                       "TRUE",   "FALSE"};
+static const char *const reserved[] = {"SELECT",   "FROM", "WHERE", "GROUP", "BY",      "AS",     "CASE",
+                                       "WHEN",     "THEN", "ELSE",  "END",   "ORDER",   "HAVING", "LIMIT",
+                                       "DISTINCT", "AND",  "OR",    "NOT",   "BETWEEN", "IN",     "LIKE",
+                                       "ESCAPE",   "IS",   "NULL",  "TRUE",  "FALSE"};
 
 static int word_reserved(const char *s, size_t len) {
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
@@ -309,8 +325,8 @@ static int stop_where(const sparser *p) {
 /* A WHEN condition ends at THEN; END, ELSE, WHEN, a closing parenthesis or
  * ';' first mean THEN is missing (reported by the caller). */
 static int stop_when(const sparser *p) {
-  return p->tok.kind == S_SEMI || p->tok.kind == S_RPAREN || is_kw(p, "THEN") || is_kw(p, "END") ||
-         is_kw(p, "ELSE") || is_kw(p, "WHEN");
+  return p->tok.kind == S_SEMI || p->tok.kind == S_RPAREN || is_kw(p, "THEN") || is_kw(p, "END") || is_kw(p, "ELSE") ||
+         is_kw(p, "WHEN");
 }
 
 /* ---- value expressions ---- */
@@ -364,7 +380,8 @@ static vx_node *parse_case(sparser *p) {
   if (enter(p, pos) || slex(p)) return NULL;
   if (!is_kw(p, "WHEN")) {
     sdescribe(p, &p->tok, d, sizeof d);
-    sfail(p, p->tok.pos, "expected WHEN after CASE, found %s (the CASE x WHEN v form is not supported: write CASE WHEN x = v)", d);
+    sfail(p, p->tok.pos,
+          "expected WHEN after CASE, found %s (the CASE x WHEN v form is not supported: write CASE WHEN x = v)", d);
     return NULL;
   }
   vx_node *v = new_vx(p, VX_CASE, pos);
@@ -471,8 +488,9 @@ static vx_node *parse_factor(sparser *p) {
     return v;
   }
   if (t.kind == S_STRING) {
-    sfail(p, t.pos, "a string is not a value: value expressions are numbers and numeric columns "
-                    "(compare strings in WHERE or WHEN)");
+    sfail(p, t.pos,
+          "a string is not a value: value expressions are numbers and numeric columns "
+          "(compare strings in WHERE or WHEN)");
     return NULL;
   }
   sdescribe(p, &t, d, sizeof d);
@@ -494,8 +512,9 @@ static vx_node *parse_term(sparser *p) {
     l = n;
   }
   if (l && p->tok.kind == S_SLASH) {
-    sfail(p, p->tok.pos, "division is not supported: value expressions take + - * (exact arithmetic); "
-                         "AVG divides once at the end");
+    sfail(p, p->tok.pos,
+          "division is not supported: value expressions take + - * (exact arithmetic); "
+          "AVG divides once at the end");
     return NULL;
   }
   return l;
@@ -571,8 +590,9 @@ static int parse_item(sparser *p, sel_item *it) {
       return sfail(p, t.pos, "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
                    (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
   } else if (t.kind == S_STAR) {
-    return sfail(p, t.pos, "SELECT * lists rows, which this SELECT does not: use a WHERE-expression with "
-                           "--select '*' to print rows");
+    return sfail(p, t.pos,
+                 "SELECT * lists rows, which this SELECT does not: use a WHERE-expression with "
+                 "--select '*' to print rows");
   } else {
     sdescribe(p, &t, d, sizeof d);
     return sfail(p, t.pos, "expected an aggregate (COUNT, SUM, MIN, MAX, AVG) or a GROUP BY column, found %s%s",
@@ -692,8 +712,7 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
       if (slex(&p)) return -1;
     }
   }
-  if (is_kw(&p, "ORDER"))
-    return sfail(&p, p.tok.pos, "ORDER BY is not supported (groups come in ascending key order)");
+  if (is_kw(&p, "ORDER")) return sfail(&p, p.tok.pos, "ORDER BY is not supported (groups come in ascending key order)");
   if (is_kw(&p, "HAVING")) return sfail(&p, p.tok.pos, "HAVING is not supported");
   if (is_kw(&p, "LIMIT")) return sfail(&p, p.tok.pos, "LIMIT is not supported");
   if (p.tok.kind == S_SEMI && slex(&p)) return -1;
@@ -706,8 +725,7 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
   if (out->nkeys == 0)
     for (size_t i = 0; i < out->nitems; i++)
       if (out->items[i].agg == SEL_KEY)
-        return sfail(&p, out->items[i].pos,
-                     "column '%.*s' is neither inside an aggregate nor in GROUP BY",
+        return sfail(&p, out->items[i].pos, "column '%.*s' is neither inside an aggregate nor in GROUP BY",
                      (int)(out->items[i].arg->len > 60 ? 60 : out->items[i].arg->len), out->items[i].arg->name);
   return 0;
 }
@@ -727,9 +745,7 @@ static int put_name(tbuf *o, const char *s, size_t len, int quoted) {
 }
 
 /* Binding strength: + - 1, * 2, everything else 3. */
-static int vx_prec(const vx_node *v) {
-  return v->kind == VX_ADD || v->kind == VX_SUB ? 1 : v->kind == VX_MUL ? 2 : 3;
-}
+static int vx_prec(const vx_node *v) { return v->kind == VX_ADD || v->kind == VX_SUB ? 1 : v->kind == VX_MUL ? 2 : 3; }
 
 /* Prints v with the parentheses its tree needs and no more, so that the text
  * nests no deeper than any text that parses to the same tree: a chain
@@ -740,42 +756,44 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
   int r = 0, p = vx_prec(v), wrap = p < min_prec;
   if (wrap) r |= tbuf_putc(o, '(');
   switch (v->kind) {
-  case VX_COLUMN: r |= put_name(o, v->name, v->len, v->quoted); break;
-  case VX_NUMBER:
-    format_decimal(v->mantissa, v->scale, num);
-    r |= tbuf_printf(o, "%s", num);
-    break;
-  case VX_ADD:
-  case VX_SUB:
-  case VX_MUL:
-    r |= vx_print(v->left, p, o);
-    r |= tbuf_printf(o, " %c ", v->kind == VX_ADD ? '+' : v->kind == VX_SUB ? '-' : '*');
-    r |= vx_print(v->right, p + 1, o);
-    break;
-  case VX_NEG:
-    /* -x; -(5) and - -5, since -5 alone is a literal */
-    if (v->left->kind == VX_NUMBER) {
-      format_decimal(v->left->mantissa, v->left->scale, num);
-      r |= tbuf_printf(o, v->left->mantissa < 0 ? "- %s" : "-(%s)", num);
-    } else {
-      r |= tbuf_putc(o, '-');
-      r |= vx_print(v->left, 3, o);
-    }
-    break;
-  case VX_CASE:
-    r |= tbuf_printf(o, "CASE");
-    for (size_t i = 0; i < v->nwhens; i++) {
-      r |= tbuf_printf(o, " WHEN ");
-      r |= expr_to_string(v->whens[i].cond, o);
-      r |= tbuf_printf(o, " THEN ");
-      r |= vx_print(v->whens[i].then, 0, o);
-    }
-    if (v->right) {
-      r |= tbuf_printf(o, " ELSE ");
-      r |= vx_print(v->right, 0, o);
-    }
-    r |= tbuf_printf(o, " END");
-    break;
+    case VX_COLUMN:
+      r |= put_name(o, v->name, v->len, v->quoted);
+      break;
+    case VX_NUMBER:
+      format_decimal(v->mantissa, v->scale, num);
+      r |= tbuf_printf(o, "%s", num);
+      break;
+    case VX_ADD:
+    case VX_SUB:
+    case VX_MUL:
+      r |= vx_print(v->left, p, o);
+      r |= tbuf_printf(o, " %c ", v->kind == VX_ADD ? '+' : v->kind == VX_SUB ? '-' : '*');
+      r |= vx_print(v->right, p + 1, o);
+      break;
+    case VX_NEG:
+      /* -x; -(5) and - -5, since -5 alone is a literal */
+      if (v->left->kind == VX_NUMBER) {
+        format_decimal(v->left->mantissa, v->left->scale, num);
+        r |= tbuf_printf(o, v->left->mantissa < 0 ? "- %s" : "-(%s)", num);
+      } else {
+        r |= tbuf_putc(o, '-');
+        r |= vx_print(v->left, 3, o);
+      }
+      break;
+    case VX_CASE:
+      r |= tbuf_printf(o, "CASE");
+      for (size_t i = 0; i < v->nwhens; i++) {
+        r |= tbuf_printf(o, " WHEN ");
+        r |= expr_to_string(v->whens[i].cond, o);
+        r |= tbuf_printf(o, " THEN ");
+        r |= vx_print(v->whens[i].then, 0, o);
+      }
+      if (v->right) {
+        r |= tbuf_printf(o, " ELSE ");
+        r |= vx_print(v->right, 0, o);
+      }
+      r |= tbuf_printf(o, " END");
+      break;
   }
   if (wrap) r |= tbuf_putc(o, ')');
   return r ? -1 : 0;

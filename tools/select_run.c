@@ -50,11 +50,16 @@ static int is_string(const tbl_column *c) { return c->encoding == TBL_ENC_DICT; 
 static select_show show_of(const tbl_column *c) {
   if (is_string(c)) return SHOW_STRING;
   switch (c->logical) {
-  case TBL_LOGICAL_DATE: return SHOW_DATE;
-  case TBL_LOGICAL_TIMESTAMP: return SHOW_TIMESTAMP;
-  case TBL_LOGICAL_TIME: return SHOW_TIME;
-  case TBL_LOGICAL_BOOLEAN: return SHOW_BOOL;
-  default: return SHOW_NUMBER;
+    case TBL_LOGICAL_DATE:
+      return SHOW_DATE;
+    case TBL_LOGICAL_TIMESTAMP:
+      return SHOW_TIMESTAMP;
+    case TBL_LOGICAL_TIME:
+      return SHOW_TIME;
+    case TBL_LOGICAL_BOOLEAN:
+      return SHOW_BOOL;
+    default:
+      return SHOW_NUMBER;
   }
 }
 
@@ -93,47 +98,49 @@ static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_err
   ps_status st;
   *out = NULL;
   switch (v->kind) {
-  case VX_COLUMN: {
-    ps_column *col;
-    int k = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
-    if (k < 0) return -1;
-    if (is_string(&p->tbl->cols[k]))
-      return perr(e, v->pos, "column '%s' is a string: arithmetic takes numeric and date columns (COUNT, MIN "
-                             "and MAX take a string column as it is)",
-                  p->tbl->cols[k].name);
-    st = ps_value_column(p->ctx, col, out);
-    return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
-  }
-  case VX_NUMBER:
-    st = ps_value_decimal(p->ctx, (uint64_t)v->mantissa, v->mantissa < 0 ? -1 : 0, (uint32_t)v->scale, out);
-    return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
-  case VX_ADD:
-  case VX_SUB:
-  case VX_MUL:
-  case VX_NEG: {
-    ps_value *a = NULL, *b = NULL;
-    int bad = 0;
-    if (v->kind == VX_NEG) { /* -x is 0 - x: the same scale, NULL stays NULL */
-      st = ps_value_decimal(p->ctx, 0, 0, 0, &a);
-      bad = st != PS_OK ? lib_err(p, st, v->pos, e) : bind_value(p, v->left, &b, e);
-    } else {
-      bad = bind_value(p, v->left, &a, e) || bind_value(p, v->right, &b, e);
+    case VX_COLUMN: {
+      ps_column *col;
+      int k = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
+      if (k < 0) return -1;
+      if (is_string(&p->tbl->cols[k]))
+        return perr(e, v->pos,
+                    "column '%s' is a string: arithmetic takes numeric and date columns (COUNT, MIN "
+                    "and MAX take a string column as it is)",
+                    p->tbl->cols[k].name);
+      st = ps_value_column(p->ctx, col, out);
+      return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
     }
-    if (bad) {
-      ps_value_destroy(a);
-      ps_value_destroy(b);
-      return -1;
+    case VX_NUMBER:
+      st = ps_value_decimal(p->ctx, (uint64_t)v->mantissa, v->mantissa < 0 ? -1 : 0, (uint32_t)v->scale, out);
+      return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
+    case VX_ADD:
+    case VX_SUB:
+    case VX_MUL:
+    case VX_NEG: {
+      ps_value *a = NULL, *b = NULL;
+      int bad = 0;
+      if (v->kind == VX_NEG) { /* -x is 0 - x: the same scale, NULL stays NULL */
+        st = ps_value_decimal(p->ctx, 0, 0, 0, &a);
+        bad = st != PS_OK ? lib_err(p, st, v->pos, e) : bind_value(p, v->left, &b, e);
+      } else {
+        bad = bind_value(p, v->left, &a, e) || bind_value(p, v->right, &b, e);
+      }
+      if (bad) {
+        ps_value_destroy(a);
+        ps_value_destroy(b);
+        return -1;
+      }
+      ps_arith op = v->kind == VX_ADD ? PS_ADD : v->kind == VX_MUL ? PS_MUL : PS_SUB;
+      st = ps_value_arith(p->ctx, op, a, b, out);
+      if (st != PS_OK) {
+        ps_value_destroy(a);
+        ps_value_destroy(b);
+        return lib_err(p, st, v->pos, e);
+      }
+      return 0;
     }
-    ps_arith op = v->kind == VX_ADD ? PS_ADD : v->kind == VX_MUL ? PS_MUL : PS_SUB;
-    st = ps_value_arith(p->ctx, op, a, b, out);
-    if (st != PS_OK) {
-      ps_value_destroy(a);
-      ps_value_destroy(b);
-      return lib_err(p, st, v->pos, e);
-    }
-    return 0;
-  }
-  case VX_CASE: return bind_case(p, v, out, e);
+    case VX_CASE:
+      return bind_case(p, v, out, e);
   }
   return perr(e, v->pos, "internal error: unknown value node");
 }
@@ -313,42 +320,43 @@ static int get_cell(const select_plan *p, const ps_query_result *r, uint64_t g, 
   c->buf[0] = 0;
   if (c->is_null) return 0;
   switch (p->item_show[i]) {
-  case SHOW_STRING:
-    if (p->item_dict_col[i] >= 0) { /* MIN/MAX of a sorted dictionary: the index's string */
-      const tbl_column *tc = &p->tbl->cols[p->item_dict_col[i]];
-      uint64_t k = d.lo;
-      if (d.hi != 0 || d.scale != 0 || k >= tc->dict.count)
-        return set_err(err, errsz, "result index %llu outside the dictionary of '%s'", (unsigned long long)k,
-                       tc->name);
-      const int32_t *o = tc->dict.offsets32;
-      c->s = (const char *)tc->dict.bytes + o[k];
-      c->len = (size_t)(o[k + 1] - o[k]);
-    } else {
-      c->s = d.str ? d.str : "";
-      c->len = d.str ? d.str_len : 0;
-    }
-    return 0;
-  case SHOW_DATE:
-  case SHOW_TIMESTAMP:
-  case SHOW_TIME:
-  case SHOW_BOOL:
-    if (d.scale == 0 && ((d.hi == 0 && d.lo <= (uint64_t)INT64_MAX) || (d.hi == -1 && d.lo > (uint64_t)INT64_MAX))) {
-      int64_t v = (int64_t)d.lo;
-      char tmp[48];
-      if (p->item_show[i] == SHOW_DATE)
-        format_date(v, tmp);
-      else if (p->item_show[i] == SHOW_TIMESTAMP)
-        format_timestamp(v, p->item_unit[i], tmp);
-      else if (p->item_show[i] == SHOW_TIME)
-        format_time(v, p->item_unit[i], tmp);
-      else
-        snprintf(tmp, sizeof tmp, "%s", v ? "true" : "false");
-      snprintf(c->buf, sizeof c->buf, "%s", tmp);
-      c->len = strlen(c->buf);
+    case SHOW_STRING:
+      if (p->item_dict_col[i] >= 0) { /* MIN/MAX of a sorted dictionary: the index's string */
+        const tbl_column *tc = &p->tbl->cols[p->item_dict_col[i]];
+        uint64_t k = d.lo;
+        if (d.hi != 0 || d.scale != 0 || k >= tc->dict.count)
+          return set_err(err, errsz, "result index %llu outside the dictionary of '%s'", (unsigned long long)k,
+                         tc->name);
+        const int32_t *o = tc->dict.offsets32;
+        c->s = (const char *)tc->dict.bytes + o[k];
+        c->len = (size_t)(o[k + 1] - o[k]);
+      } else {
+        c->s = d.str ? d.str : "";
+        c->len = d.str ? d.str_len : 0;
+      }
       return 0;
-    }
-    break;
-  case SHOW_NUMBER: break;
+    case SHOW_DATE:
+    case SHOW_TIMESTAMP:
+    case SHOW_TIME:
+    case SHOW_BOOL:
+      if (d.scale == 0 && ((d.hi == 0 && d.lo <= (uint64_t)INT64_MAX) || (d.hi == -1 && d.lo > (uint64_t)INT64_MAX))) {
+        int64_t v = (int64_t)d.lo;
+        char tmp[48];
+        if (p->item_show[i] == SHOW_DATE)
+          format_date(v, tmp);
+        else if (p->item_show[i] == SHOW_TIMESTAMP)
+          format_timestamp(v, p->item_unit[i], tmp);
+        else if (p->item_show[i] == SHOW_TIME)
+          format_time(v, p->item_unit[i], tmp);
+        else
+          snprintf(tmp, sizeof tmp, "%s", v ? "true" : "false");
+        snprintf(c->buf, sizeof c->buf, "%s", tmp);
+        c->len = strlen(c->buf);
+        return 0;
+      }
+      break;
+    case SHOW_NUMBER:
+      break;
   }
   st = ps_datum_format(&d, c->buf, sizeof c->buf);
   if (st != PS_OK) return set_err(err, errsz, "formatting a result value: %s", ps_status_name(st));
@@ -397,7 +405,7 @@ int select_write(const select_plan *p, const ps_query_result *r, out_format fmt,
   for (uint64_t g = 0; g < ng && rc == 0; g++) {
     for (size_t i = 0; i < nc && rc == 0; i++) {
       rc = get_cell(p, r, g, i, &cells[i], err, errsz);
-      oc[i].kind = cells[i].is_null                    ? OUT_NULL
+      oc[i].kind = cells[i].is_null                 ? OUT_NULL
                    : p->item_show[i] == SHOW_NUMBER ? OUT_NUMBER
                    : p->item_show[i] == SHOW_BOOL   ? OUT_BOOL
                                                     : OUT_TEXT;

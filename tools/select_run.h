@@ -28,9 +28,9 @@ typedef struct select_plan {
   ps_value *values[PS_QUERY_MAX_AGGS];
   ps_agg aggs[PS_QUERY_MAX_AGGS];
   uint32_t n_aggs;
-  int key_col[PS_QUERY_MAX_KEYS];      /* table column of each GROUP BY key */
-  int item_agg[SELECT_MAX_ITEMS];      /* aggregate index of an item, or -1 (a key) */
-  int item_key[SELECT_MAX_ITEMS];      /* key index of a key item */
+  int key_col[PS_QUERY_MAX_KEYS]; /* table column of each GROUP BY key */
+  int item_agg[SELECT_MAX_ITEMS]; /* aggregate index of an item, or -1 (a key) */
+  int item_key[SELECT_MAX_ITEMS]; /* key index of a key item */
   select_show item_show[SELECT_MAX_ITEMS];
   int item_unit[SELECT_MAX_ITEMS];     /* SHOW_TIMESTAMP, SHOW_TIME: the column's 10^-unit seconds */
   int item_dict_col[SELECT_MAX_ITEMS]; /* MIN/MAX of a string column: its table column (the

@@ -128,31 +128,45 @@ static void random_pred(pred *p) {
 static void pred_text(const pred *p, tbuf *o) {
   char t1[48], t2[48];
   switch (p->kind) {
-  case P_X_GT: tbuf_printf(o, "x > %lld", (long long)p->a); break;
-  case P_Y_LE:
-    format_decimal(p->a, 2, t1);
-    tbuf_printf(o, "y <= %s", t1);
-    break;
-  case P_S_EQ: tbuf_printf(o, "s = '%s'", strs[p->b]); break;
-  case P_G_IN: tbuf_printf(o, "g IN (%lld, %lld)", (long long)p->a, (long long)p->b); break;
-  case P_Y_NULL: tbuf_printf(o, "y IS NULL"); break;
-  case P_DT_BETWEEN:
-    format_date(p->a, t1);
-    format_date(p->b, t2);
-    tbuf_printf(o, "dt BETWEEN DATE '%s' AND DATE '%s'", t1, t2);
-    break;
+    case P_X_GT:
+      tbuf_printf(o, "x > %lld", (long long)p->a);
+      break;
+    case P_Y_LE:
+      format_decimal(p->a, 2, t1);
+      tbuf_printf(o, "y <= %s", t1);
+      break;
+    case P_S_EQ:
+      tbuf_printf(o, "s = '%s'", strs[p->b]);
+      break;
+    case P_G_IN:
+      tbuf_printf(o, "g IN (%lld, %lld)", (long long)p->a, (long long)p->b);
+      break;
+    case P_Y_NULL:
+      tbuf_printf(o, "y IS NULL");
+      break;
+    case P_DT_BETWEEN:
+      format_date(p->a, t1);
+      format_date(p->b, t2);
+      tbuf_printf(o, "dt BETWEEN DATE '%s' AND DATE '%s'", t1, t2);
+      break;
   }
 }
 
 /* 1 TRUE, 0 FALSE, -1 UNKNOWN */
 static int pred_eval(const pred *p, const row *r) {
   switch (p->kind) {
-  case P_X_GT: return r->x_null ? -1 : r->x > p->a;
-  case P_Y_LE: return r->y_null ? -1 : r->y <= p->a;
-  case P_S_EQ: return r->s_null ? -1 : r->s == p->b;
-  case P_G_IN: return r->g_null ? -1 : (r->g == p->a || r->g == p->b);
-  case P_Y_NULL: return r->y_null;
-  case P_DT_BETWEEN: return r->dt_null ? -1 : (r->dt >= p->a && r->dt <= p->b);
+    case P_X_GT:
+      return r->x_null ? -1 : r->x > p->a;
+    case P_Y_LE:
+      return r->y_null ? -1 : r->y <= p->a;
+    case P_S_EQ:
+      return r->s_null ? -1 : r->s == p->b;
+    case P_G_IN:
+      return r->g_null ? -1 : (r->g == p->a || r->g == p->b);
+    case P_Y_NULL:
+      return r->y_null;
+    case P_DT_BETWEEN:
+      return r->dt_null ? -1 : (r->dt >= p->a && r->dt <= p->b);
   }
   return -1;
 }
@@ -196,58 +210,69 @@ static vnode *random_value(int depth) {
 static void value_text(const vnode *v, tbuf *o) {
   char t[48];
   switch (v->kind) {
-  case V_X: tbuf_printf(o, "x"); break;
-  case V_Y: tbuf_printf(o, "y"); break;
-  case V_DT: tbuf_printf(o, "dt"); break;
-  case V_LIT:
-    format_decimal(v->lit, v->scale, t);
-    tbuf_printf(o, v->lit < 0 ? "(%s)" : "%s", t);
-    break;
-  case V_ADD:
-  case V_SUB:
-  case V_MUL:
-    tbuf_putc(o, '(');
-    value_text(v->a, o);
-    tbuf_printf(o, v->kind == V_ADD ? " + " : v->kind == V_SUB ? " - " : " * ");
-    value_text(v->b, o);
-    tbuf_putc(o, ')');
-    break;
-  case V_NEG:
-    tbuf_printf(o, "-(");
-    value_text(v->a, o);
-    tbuf_putc(o, ')');
-    break;
-  case V_CASE:
-    tbuf_printf(o, "CASE WHEN ");
-    pred_text(&v->when, o);
-    tbuf_printf(o, " THEN ");
-    value_text(v->a, o);
-    if (v->b) {
-      tbuf_printf(o, " ELSE ");
+    case V_X:
+      tbuf_printf(o, "x");
+      break;
+    case V_Y:
+      tbuf_printf(o, "y");
+      break;
+    case V_DT:
+      tbuf_printf(o, "dt");
+      break;
+    case V_LIT:
+      format_decimal(v->lit, v->scale, t);
+      tbuf_printf(o, v->lit < 0 ? "(%s)" : "%s", t);
+      break;
+    case V_ADD:
+    case V_SUB:
+    case V_MUL:
+      tbuf_putc(o, '(');
+      value_text(v->a, o);
+      tbuf_printf(o, v->kind == V_ADD ? " + " : v->kind == V_SUB ? " - " : " * ");
       value_text(v->b, o);
-    }
-    tbuf_printf(o, " END");
-    break;
+      tbuf_putc(o, ')');
+      break;
+    case V_NEG:
+      tbuf_printf(o, "-(");
+      value_text(v->a, o);
+      tbuf_putc(o, ')');
+      break;
+    case V_CASE:
+      tbuf_printf(o, "CASE WHEN ");
+      pred_text(&v->when, o);
+      tbuf_printf(o, " THEN ");
+      value_text(v->a, o);
+      if (v->b) {
+        tbuf_printf(o, " ELSE ");
+        value_text(v->b, o);
+      }
+      tbuf_printf(o, " END");
+      break;
   }
 }
 
 static int value_scale(const vnode *v) {
   int a, b;
   switch (v->kind) {
-  case V_Y: return 2;
-  case V_LIT: return v->scale;
-  case V_ADD:
-  case V_SUB:
-    a = value_scale(v->a);
-    b = value_scale(v->b);
-    return a > b ? a : b;
-  case V_MUL: return value_scale(v->a) + value_scale(v->b);
-  case V_NEG: return value_scale(v->a);
-  case V_CASE:
-    a = value_scale(v->a);
-    b = v->b ? value_scale(v->b) : 0;
-    return a > b ? a : b;
-  default: return 0;
+    case V_Y:
+      return 2;
+    case V_LIT:
+      return v->scale;
+    case V_ADD:
+    case V_SUB:
+      a = value_scale(v->a);
+      b = value_scale(v->b);
+      return a > b ? a : b;
+    case V_MUL:
+      return value_scale(v->a) + value_scale(v->b);
+    case V_NEG:
+      return value_scale(v->a);
+    case V_CASE:
+      a = value_scale(v->a);
+      b = v->b ? value_scale(v->b) : 0;
+      return a > b ? a : b;
+    default:
+      return 0;
   }
 }
 
@@ -262,40 +287,42 @@ static int value_eval(const vnode *v, const row *r, i128 *out) {
   i128 a, b;
   int s = value_scale(v);
   switch (v->kind) {
-  case V_X:
-    *out = r->x;
-    return !r->x_null;
-  case V_Y:
-    *out = r->y;
-    return !r->y_null;
-  case V_DT:
-    *out = r->dt;
-    return !r->dt_null;
-  case V_LIT: *out = v->lit; return 1;
-  case V_ADD:
-  case V_SUB:
-    if (!value_eval(v->a, r, &a) || !value_eval(v->b, r, &b)) return 0;
-    a *= p10(s - value_scale(v->a));
-    b *= p10(s - value_scale(v->b));
-    *out = v->kind == V_ADD ? a + b : a - b;
-    return 1;
-  case V_MUL:
-    if (!value_eval(v->a, r, &a) || !value_eval(v->b, r, &b)) return 0;
-    *out = a * b;
-    return 1;
-  case V_NEG:
-    if (!value_eval(v->a, r, &a)) return 0;
-    *out = -a;
-    return 1;
-  case V_CASE:
-    if (pred_eval(&v->when, r) == 1) {
-      if (!value_eval(v->a, r, &a)) return 0;
-      *out = a * p10(s - value_scale(v->a));
+    case V_X:
+      *out = r->x;
+      return !r->x_null;
+    case V_Y:
+      *out = r->y;
+      return !r->y_null;
+    case V_DT:
+      *out = r->dt;
+      return !r->dt_null;
+    case V_LIT:
+      *out = v->lit;
       return 1;
-    }
-    if (!v->b || !value_eval(v->b, r, &b)) return 0;
-    *out = b * p10(s - value_scale(v->b));
-    return 1;
+    case V_ADD:
+    case V_SUB:
+      if (!value_eval(v->a, r, &a) || !value_eval(v->b, r, &b)) return 0;
+      a *= p10(s - value_scale(v->a));
+      b *= p10(s - value_scale(v->b));
+      *out = v->kind == V_ADD ? a + b : a - b;
+      return 1;
+    case V_MUL:
+      if (!value_eval(v->a, r, &a) || !value_eval(v->b, r, &b)) return 0;
+      *out = a * b;
+      return 1;
+    case V_NEG:
+      if (!value_eval(v->a, r, &a)) return 0;
+      *out = -a;
+      return 1;
+    case V_CASE:
+      if (pred_eval(&v->when, r) == 1) {
+        if (!value_eval(v->a, r, &a)) return 0;
+        *out = a * p10(s - value_scale(v->a));
+        return 1;
+      }
+      if (!v->b || !value_eval(v->b, r, &b)) return 0;
+      *out = b * p10(s - value_scale(v->b));
+      return 1;
   }
   return 0;
 }
@@ -316,15 +343,16 @@ static void agg_result(int kind, const acc *a, int s, int *is_null, i128 *v, int
   *scale = s;
   *v = 0;
   switch (kind) {
-  case A_COUNT_STAR:
-    *v = (i128)a->rows;
-    *scale = 0;
-    return;
-  case A_COUNT:
-    *v = (i128)a->count;
-    *scale = 0;
-    return;
-  default: break;
+    case A_COUNT_STAR:
+      *v = (i128)a->rows;
+      *scale = 0;
+      return;
+    case A_COUNT:
+      *v = (i128)a->count;
+      *scale = 0;
+      return;
+    default:
+      break;
   }
   if (a->count == 0) {
     *is_null = 1;
@@ -461,8 +489,7 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
       ps_datum d;
       uint32_t key = 0;
       if (group & 1) {
-        CHECK(ps_query_result_key(res, (uint64_t)j, key++, &d) == PS_OK &&
-                  datum_equals(&d, gk == 5, gk, 0),
+        CHECK(ps_query_result_key(res, (uint64_t)j, key++, &d) == PS_OK && datum_equals(&d, gk == 5, gk, 0),
               "%s: group %d: key g", text, j);
       }
       if (group & 2) {
@@ -477,7 +504,8 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
         int is_null, scale;
         i128 v;
         agg_result(kinds[k], &accs[gi][k], vals[k] ? value_scale(vals[k]) : 0, &is_null, &v, &scale);
-        int ok = ps_query_result_value(res, (uint64_t)j, (uint32_t)k, &d) == PS_OK && datum_equals(&d, is_null, v, scale);
+        int ok =
+            ps_query_result_value(res, (uint64_t)j, (uint32_t)k, &d) == PS_OK && datum_equals(&d, is_null, v, scale);
         if (!ok) {
           char want[48], got[PS_DATUM_TEXT_SIZE] = "?";
           show128(v, want);
@@ -516,12 +544,13 @@ static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, out_
 }
 
 static void known_answers(ps_context *ctx) {
-  const char *csv = "g,s,x,y,dt\n"
-                    "1,kiwi,10,1.50,2024-01-01\n"
-                    "1,apple,-5,,2024-01-02\n"
-                    "2,kiwi,,2.25,2024-01-03\n"
-                    ",fig,7,-0.75,\n"
-                    "2,,3,1.00,2024-01-05\n";
+  const char *csv =
+      "g,s,x,y,dt\n"
+      "1,kiwi,10,1.50,2024-01-01\n"
+      "1,apple,-5,,2024-01-02\n"
+      "2,kiwi,,2.25,2024-01-03\n"
+      ",fig,7,-0.75,\n"
+      "2,,3,1.00,2024-01-05\n";
   uint8_t *file = NULL;
   tbl_table *t = make_table(csv, TYPES, &file);
   CHECK(t != NULL, "the small table");

@@ -125,7 +125,8 @@ static void limits(void) {
   snprintf(buf + k, sizeof buf - k, "a)");
   bad(buf, 11 + SELECT_MAX_DEPTH, "nested too deeply");
   k = (size_t)snprintf(buf, sizeof buf, "SELECT ");
-  for (int i = 0; i < SELECT_MAX_ITEMS + 1; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%scount(*)", i ? "," : "");
+  for (int i = 0; i < SELECT_MAX_ITEMS + 1; i++)
+    k += (size_t)snprintf(buf + k, sizeof buf - k, "%scount(*)", i ? "," : "");
   bad(buf, 7 + 9 * SELECT_MAX_ITEMS, "more than 64 items");
 }
 
@@ -172,8 +173,7 @@ int main(void) {
   ok("SELECT sum(CASE WHEN s LIKE 'PROMO%' THEN p * (1 - d) ELSE 0 END)",
      "SELECT SUM(CASE WHEN s LIKE 'PROMO%' THEN p * (1 - d) ELSE 0 END)");
   /* group keys, aliases, quoting */
-  ok("SELECT flag, status, count(*) GROUP BY flag, status",
-     "SELECT flag, status, COUNT(*) GROUP BY flag, status");
+  ok("SELECT flag, status, count(*) GROUP BY flag, status", "SELECT flag, status, COUNT(*) GROUP BY flag, status");
   ok("SELECT count(*) AS n, sum(x) total FROM t GROUP BY g", "SELECT COUNT(*) AS n, SUM(x) AS total FROM t GROUP BY g");
   ok("SELECT \"group\", sum(\"a b\") AS \"sum\" FROM \"my table\" GROUP BY \"group\"",
      "SELECT \"group\", SUM(\"a b\") AS sum FROM \"my table\" GROUP BY \"group\"");
@@ -241,7 +241,8 @@ int main(void) {
   bad("SELECT sum(CASE WHEN a = 1)", 26, "expected THEN after the WHEN condition, found ')'");
   bad("SELECT sum(CASE WHEN a = THEN 1 END)", 25, "expected a column or literal, found keyword 'THEN'");
   bad("SELECT sum(CASE WHEN a = 1 AND THEN 1 END)", 31, "found keyword 'THEN'");
-  bad("SELECT sum(CASE WHEN a = 1 THEN 1 ELSE 0)", 40, "expected WHEN, ELSE or END in the CASE at column 12, found ')'");
+  bad("SELECT sum(CASE WHEN a = 1 THEN 1 ELSE 0)", 40,
+      "expected WHEN, ELSE or END in the CASE at column 12, found ')'");
   bad("SELECT sum(CASE WHEN a = 1 THEN 'x' END)", 32, "a string is not a value");
   bad("SELECT sum(\"\")", 11, "empty quoted identifier");
   bad("SELECT sum(\"a)", 11, "unterminated quoted identifier");
