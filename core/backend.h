@@ -148,9 +148,14 @@ typedef struct ps_query_args {
   uint64_t row_begin;                  /* index of the chunk's first row (multiple of 32) */
   ps_devmem data[PS_MAX_COLS];         /* packed stream of each slot, at the chunk start */
   ps_devmem validity[PS_MAX_COLS];     /* validity at the chunk start (handle NULL if none) */
-  ps_devmem where;                     /* the WHERE selection at the chunk start; handle NULL = all rows */
   ps_devmem preds[PS_QMAX_PREDS];      /* CASE predicate bitmaps at the chunk start */
   ps_devmem acc;                       /* the accumulators */
+  /* The WHERE predicate, evaluated in the same pass: its program (core/ps_program.h) over the same column slots (its
+   * n_cols may be fewer; its slots' byte counts are the chunk's), and its aux
+   * words on the device and on the host. where_prog NULL = every row. */
+  const ps_program *where_prog;
+  ps_devmem where_aux;
+  const uint32_t *where_aux_host;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

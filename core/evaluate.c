@@ -93,6 +93,8 @@ static ps_status ensure_lowered(ps_context *ctx, const ps_expr *expr) {
   return PS_OK;
 }
 
+ps_status ps_expr_prepare(ps_context *ctx, const ps_expr *expr) { return ensure_lowered(ctx, expr); }
+
 /* The inputs of the chunk of rows from r0 (a multiple of 32): every column
  * at its chunk start; *prog is the copy of the program a->prog points at
  * (its byte counts are the chunk's). Outputs are left empty. */

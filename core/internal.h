@@ -207,6 +207,10 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
  * or 8 bytes each, ascending) at ids, at most capacity of them; *count is
  * the number selected, which may exceed capacity (nothing past it is
  * written; what was written is then unspecified). */
+/* Lowers expr once (expr->lowered, and its aux words on the device in
+ * expr->aux_dev), as the first evaluation does; for queries, which run the
+ * program inside their own pass. */
+ps_status ps_expr_prepare(ps_context *ctx, const ps_expr *expr);
 ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids, uint32_t isz, uint64_t capacity,
                              uint64_t *count);
 

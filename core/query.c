@@ -174,6 +174,16 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
     PS_TRY(ps_check_expr(ctx, d->where));
     PS_TRY(check_rows(ctx, d->rows, d->where->rows, "where", 0));
     q->where = d->where;
+    /* The WHERE runs inside the query's pass: its column slots come first,
+     * the values' and keys' columns join them. */
+    PS_TRY(ps_expr_prepare(ctx, d->where));
+    const ps_lowered *low = d->where->lowered;
+    for (uint32_t i = 0; i < low->prog.n_cols; i++) {
+      q->cols[i] = low->cols[i];
+      q->prog.cols[i] = low->prog.cols[i];
+      q->prog.cols[i].data_bytes = q->prog.cols[i].validity_bytes = 0; /* per chunk */
+    }
+    q->prog.n_cols = low->prog.n_cols;
   }
   if (d->n_aggs < 1 || d->n_aggs > PS_QUERY_MAX_AGGS)
     return ps_set_error(ctx, d->n_aggs ? PS_ERR_LIMIT : PS_ERR_INVALID_ARGUMENT,
@@ -269,12 +279,7 @@ static uint64_t bitmap_words_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_buffer *acc) {
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
-  ps_devmem where = PS_NO_MEM, preds[PS_QMAX_PREDS];
-  if (q->where) {
-    where = bits->mem;
-    PS_TRY(ps_run_program(ctx, q->where, where, PS_NO_MEM, PS_NO_MEM, NULL));
-    nb++;
-  }
+  ps_devmem preds[PS_QMAX_PREDS];
   for (uint32_t i = 0; i < q->prog.n_preds; i++, nb++) {
     preds[i] = bits->mem;
     preds[i].offset += nb * bm;
@@ -301,9 +306,14 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
         a.validity[i].offset += r0 / 8;
       }
     }
-    if (where.handle) {
-      a.where = where;
-      a.where.offset += r0 / 8;
+    ps_program where_prog;
+    if (q->where) {
+      const ps_lowered *low = q->where->lowered;
+      where_prog = low->prog;
+      for (uint32_t i = 0; i < where_prog.n_cols; i++) where_prog.cols[i] = prog.cols[i];
+      a.where_prog = &where_prog;
+      if (q->where->aux_dev) a.where_aux = q->where->aux_dev->mem;
+      a.where_aux_host = low->aux;
     }
     for (uint32_t i = 0; i < prog.n_preds; i++) {
       a.preds[i] = preds[i];
@@ -574,7 +584,7 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
   if (!acc || !res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " accumulators", n_acc);
   if (st == PS_OK) acc_init(acc, n_acc);
   if (st == PS_OK && q->rows) {
-    uint32_t n_bits = (q->where != NULL) + q->prog.n_preds;
+    uint32_t n_bits = q->prog.n_preds;
     st = ps_buffer_create(ctx, n_acc * sizeof *acc, &acc_dev);
     if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
     if (st == PS_OK && n_bits) st = ps_buffer_create(ctx, n_bits * bitmap_words_bytes(q->rows), &bits);

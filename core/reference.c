@@ -450,18 +450,22 @@ static void acc_add(ps_qacc *acc, q128 v) {
 
 static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   const ps_vprog *p = a->prog;
-  ps_program cols; /* a predicate program holding only the column slots, for the row reader */
+  /* The row reader's program: the WHERE's instructions (if any) over every
+   * slot of the query (the WHERE's slots are its first ones). */
+  ps_program cols;
   memset(&cols, 0, sizeof cols);
+  if (a->where_prog) cols = *a->where_prog;
   cols.n_cols = p->n_cols;
   memcpy(cols.cols, p->cols, sizeof p->cols);
   row_reader R;
   memset(&R, 0, sizeof R);
   R.prog = &cols;
+  R.aux = a->where_aux_host;
   for (uint32_t i = 0; i < p->n_cols; i++) {
     R.data[i] = (const uint8_t *)a->data[i].handle + a->data[i].offset;
     if (a->validity[i].handle) R.validity[i] = (const uint8_t *)a->validity[i].handle + a->validity[i].offset;
   }
-  const uint8_t *where = a->where.handle ? (const uint8_t *)a->where.handle + a->where.offset : NULL;
+  const uint8_t *where = NULL; /* NULL: every row */
   const uint8_t *preds[PS_QMAX_PREDS];
   for (uint32_t i = 0; i < p->n_preds; i++) preds[i] = (const uint8_t *)a->preds[i].handle + a->preds[i].offset;
   ps_qacc *acc = (ps_qacc *)((uint8_t *)a->acc.handle + a->acc.offset);
@@ -469,16 +473,28 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   bool overflow = false;
   uint64_t overflow_row = 0;
   uint32_t overflow_agg = 0;
-  for (uint64_t r = 0; r < a->rows; r++) {
+  /* The WHERE is evaluated on every row first, as a filter would be: a
+   * corrupt code in its columns fails the chunk whichever rows it selects. */
+  uint8_t *selected = NULL;
+  if (a->where_prog) {
+    selected = ps_host_alloc(be->ctx, (size_t)(a->rows + 7) / 8);
+    if (!selected) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "reference: query selection");
+    memset(selected, 0, (size_t)(a->rows + 7) / 8);
+    for (uint64_t r = 0; r < a->rows; r++)
+      if (eval_row(&R, r)) selected[r / 8] |= (uint8_t)(1u << (r % 8));
+    where = selected;
+  }
+  ps_status st = R.corrupt ? PS_ERR_CORRUPT_DATA : PS_OK;
+  for (uint64_t r = 0; st == PS_OK && r < a->rows; r++) {
     if (where && !bit_at(where, r)) continue;
     /* every slot of a selected row is read (and checked) */
     uint64_t codes[PS_MAX_COLS];
     for (uint32_t i = 0; i < p->n_cols; i++)
       if (is_valid(&R, i, r)) checked_code(&R, i, r, &codes[i]);
-    if (R.corrupt)
-      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                              "row %" PRIu64 " of column slot %u holds a code outside its range",
-                              a->row_begin + R.corrupt_row, R.corrupt_slot);
+    if (R.corrupt) {
+      st = PS_ERR_CORRUPT_DATA;
+      break;
+    }
     uint64_t g = 0;
     for (uint32_t k = 0; k < p->n_keys; k++) {
       uint32_t s = p->key_slot[k];
@@ -496,6 +512,10 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
       if (!v.null && !v.overflow) acc_add(&ga[1 + i], v.v);
     }
   }
+  ps_host_free(be->ctx, selected);
+  if (st == PS_ERR_CORRUPT_DATA)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %" PRIu64 " of column slot %u holds a code outside its range",
+                            a->row_begin + R.corrupt_row, R.corrupt_slot);
   /* A corrupt code anywhere in the chunk outranks an overflow (the run goes on to look for one). */
   if (overflow)
     return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %" PRIu64 ": the value of aggregate %u does not fit %d digits",

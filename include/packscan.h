@@ -766,8 +766,10 @@ typedef struct ps_query ps_query;
  *  to device programs). The expressions, values and columns desc names must
  *  outlive the query. Errors: PS_ERR_INVALID_ARGUMENT (a NULL or malformed
  *  field, row counts that differ; the message names the field), PS_ERR_LIMIT
- *  (too many keys, aggregates, groups or instructions), PS_ERR_TYPE_MISMATCH
- *  (COUNT(*) with a value, an aggregate without one). */
+ *  (too many keys, aggregates or groups; more than 16 distinct columns, 8
+ *  distinct CASE predicates, 128 value instructions in all or values nested 8
+ *  deep), PS_ERR_TYPE_MISMATCH (COUNT(*) with a value, an aggregate without
+ *  one), and the errors of lowering the WHERE predicate (done here, once). */
 PS_API ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query **out);
 /** Frees a query. NULL ok. */
 PS_API void ps_query_destroy(ps_query *query);
@@ -775,8 +777,9 @@ PS_API void ps_query_destroy(ps_query *query);
 /** The result of a run: groups (result rows) of keys and aggregate values. */
 typedef struct ps_query_result ps_query_result;
 
-/** Runs the query over all rows in one fused pass on the context's backend
- *  (predicate, arithmetic and aggregation together; nothing materialized).
+/** Runs the query over all rows on the context's backend: the WHERE
+ *  predicate, the arithmetic and the aggregation in one fused pass over the
+ *  packed codes (CASE predicates are evaluated first, into one bitmap each).
  *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value or a final
  *  sum does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code outside its
  *  column's range, in any row of a predicate's columns or in a selected row

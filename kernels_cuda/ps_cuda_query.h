@@ -20,12 +20,13 @@ extern "C" {
 #define PS_CUDA_QUERY_BLOCK 256
 
 /* Pass 1's parameters, passed by value as a __grid_constant__ kernel
- * parameter (about 4.7 KB: sm_70 and later with CUDA 12.1 or newer take up to
- * 32 KB), so the value programs are read from the constant bank. */
+ * parameter (about 8 KB: sm_70 and later with CUDA 12.1 or newer take up to
+ * 32 KB), so the programs are read from the constant bank. */
 typedef struct ps_cuda_query_params {
   ps_vprog prog;
+  ps_program where_prog; /* used when launch.has_where is 1 */
   ps_qlaunch launch;
-  ps_q_bufs bufs;   /* at the chunk start; where NULL when launch.has_where is 0 */
+  ps_q_bufs bufs;   /* at the chunk start */
   ps_qacc *part;    /* launch.items * n_acc partial accumulators */
   uint32_t *status; /* 2 words, 0xFFFFFFFF before the launch */
 } ps_cuda_query_params;

@@ -7,7 +7,7 @@ static_assert(sizeof(ps_cuda_query_params) <= 32764, "query parameters exceed th
 static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
     query_partials(const __grid_constant__ ps_cuda_query_params p) {
   const ps_u64 item = (ps_u64)blockIdx.x * blockDim.x + threadIdx.x;
-  ps_q_partials(&p.prog, &p.launch, &p.bufs, item, p.part, p.status);
+  ps_q_partials(&p.prog, &p.where_prog, &p.launch, &p.bufs, item, p.part, p.status);
 }
 
 static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)

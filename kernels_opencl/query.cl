@@ -8,13 +8,14 @@
 
 typedef __global const uchar *ps_qbytes;
 
-__kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_qlaunch *launch, ps_qbytes d0, ps_qbytes d1,
+__kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program *where_prog,
+                                __constant ps_qlaunch *launch, __global const uint *where_aux, ps_qbytes d0, ps_qbytes d1,
                                 ps_qbytes d2, ps_qbytes d3, ps_qbytes d4, ps_qbytes d5, ps_qbytes d6, ps_qbytes d7,
                                 ps_qbytes d8, ps_qbytes d9, ps_qbytes d10, ps_qbytes d11, ps_qbytes d12,
                                 ps_qbytes d13, ps_qbytes d14, ps_qbytes d15, ps_qbytes v0, ps_qbytes v1,
                                 ps_qbytes v2, ps_qbytes v3, ps_qbytes v4, ps_qbytes v5, ps_qbytes v6, ps_qbytes v7,
                                 ps_qbytes v8, ps_qbytes v9, ps_qbytes v10, ps_qbytes v11, ps_qbytes v12,
-                                ps_qbytes v13, ps_qbytes v14, ps_qbytes v15, ps_qbytes where, ps_qbytes p0,
+                                ps_qbytes v13, ps_qbytes v14, ps_qbytes v15, ps_qbytes p0,
                                 ps_qbytes p1, ps_qbytes p2, ps_qbytes p3, ps_qbytes p4, ps_qbytes p5, ps_qbytes p6,
                                 ps_qbytes p7, __global ps_qacc *part, __global uint *status) {
   const ps_qbytes data[PS_MAX_COLS] = {d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15};
@@ -25,9 +26,9 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_qlaunch
     B.data[i] = data[i] + launch->data_offset[i];
     B.validity[i] = validity[i] + launch->validity_offset[i];
   }
-  B.where = where + launch->where_offset;
   for (uint i = 0; i < PS_QMAX_PREDS; ++i) B.preds[i] = preds[i] + launch->pred_offset[i];
-  ps_q_partials(prog, launch, &B, get_global_id(0), part, status);
+  B.where_aux = where_aux;
+  ps_q_partials(prog, where_prog, launch, &B, get_global_id(0), part, status);
 }
 
 __kernel void ps_query_merge(ulong n_acc, ulong items, __global const ps_qacc *part, __global ps_qacc *acc) {

@@ -7,8 +7,9 @@
  *     item + items, item + 2 * items, ... of the chunk (neighbouring
  *     work-items read neighbouring bytes) and its own accumulators
  *     part[item * n_groups * n_accs ...]: it initializes them, then for each
- *     word takes the WHERE selection's 32 bits (a word with none selected
- *     reads nothing else: no value or key column bytes), and for each
+ *     word evaluates the WHERE program (core/ps_program.h, Kleene logic on
+ *     32-row masks); a word with no row selected
+ *     reads nothing else (no value or key column bytes); for each
  *     selected row reads every slot's code (any width 0..64, straight from
  *     the packed stream), evaluates the value programs in exact 128-bit
  *     arithmetic on pairs of 64-bit words, and accumulates (count, 192-bit
@@ -34,11 +35,10 @@
 typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
   ps_u64 items;          /* work-items of pass 1 */
-  ps_u64 pad_;
-  ps_u64 has_where;      /* 0: every row is selected */
+  ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
+  ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
-  ps_u64 where_offset;
   ps_u64 pred_offset[PS_QMAX_PREDS];
 } ps_qlaunch;
 
@@ -46,8 +46,8 @@ typedef struct ps_qlaunch {
 typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *data[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
-  PS_GLOBAL const ps_u8 *where;
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
+  PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
 } ps_q_bufs;
 
 /* ---- 128-bit two's complement integers on pairs of 64-bit words ---------- */
@@ -121,7 +121,9 @@ PS_FN ps_q128 ps_q_mul(ps_q128 a, ps_q128 b, int *overflow) {
 
 /* ---- accumulators ----------------------------------------------------------- */
 
-PS_FN void ps_q_acc_init(PS_GLOBAL ps_qacc *a) {
+/* Accumulators are updated in private memory (a work-item's own copy), and
+ * stored whole: OpenCL C 1.2 has no generic address space. */
+PS_FN void ps_q_acc_init(ps_qacc *a) {
   a->count = 0;
   a->sum0 = a->sum1 = a->sum2 = 0;
   a->min_lo = PS_QACC_MIN_INIT_LO;
@@ -143,12 +145,8 @@ PS_FN void ps_q_sum192(ps_u64 *s0, ps_u64 *s1, ps_u64 *s2, ps_u64 v0, ps_u64 v1,
   *s2 = *s2 + v2 + c1;
 }
 
-PS_FN void ps_q_acc_add(PS_GLOBAL ps_qacc *a, ps_q128 v) {
-  ps_u64 s0 = a->sum0, s1 = a->sum1, s2 = a->sum2;
-  ps_q_sum192(&s0, &s1, &s2, v.lo, v.hi, ps_q_negative(v) ? ~(ps_u64)0 : 0);
-  a->sum0 = s0;
-  a->sum1 = s1;
-  a->sum2 = s2;
+PS_FN void ps_q_acc_add(ps_qacc *a, ps_q128 v) {
+  ps_q_sum192(&a->sum0, &a->sum1, &a->sum2, v.lo, v.hi, ps_q_negative(v) ? ~(ps_u64)0 : 0);
   if (ps_q_less(v, ps_q_make(a->min_lo, a->min_hi))) a->min_lo = v.lo, a->min_hi = v.hi;
   if (ps_q_less(ps_q_make(a->max_lo, a->max_hi), v)) a->max_lo = v.lo, a->max_hi = v.hi;
   a->count += 1;
@@ -163,20 +161,30 @@ PS_FN void ps_q_acc_merge(ps_qacc *x, ps_qacc y) {
 
 /* ---- reading the columns ------------------------------------------------------ */
 
-/* Code of row r: stream bits [r*w, r*w + w), LSB first; bytes at or past
- * `size` read as zero (never touched). */
-PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 w, ps_u64 r) {
+/* 32-bit word k of a stream of `size` bytes, little-endian; bytes at or past
+ * size read as zero. aligned: the stream starts on a 4-byte boundary. */
+PS_FN ps_u32 ps_q_word32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
+  ps_u64 b = k * 4;
+#if !defined(PS_BIG_ENDIAN_DEVICE)
+  if (aligned && b + 4 <= size) return *(PS_GLOBAL const ps_u32 *)(d + b);
+#endif
+  ps_u32 v = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (b + i < size) v |= (ps_u32)d[b + i] << (8 * i);
+  return v;
+}
+
+/* Code of row r: stream bits [r*w, r*w + w), LSB first, from at most three
+ * 32-bit words. */
+PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 w, ps_u64 r, ps_u32 aligned) {
   if (w == 0) return 0;
-  ps_u64 bit = r * w, b = bit >> 3;
-  ps_u32 s = (ps_u32)(bit & 7), nbytes = (s + w + 7) >> 3; /* at most 9 */
-  ps_u64 lo = 0, ninth = 0;
-  for (ps_u32 i = 0; i < nbytes && i < 8; ++i)
-    if (b + i < size) lo |= (ps_u64)d[b + i] << (8 * i);
-  if (nbytes == 9 && b + 8 < size) ninth = d[b + 8];
-  ps_u64 code = lo >> s;
-  if (s != 0) code |= ninth << (64 - s);
-  if (w < 64) code &= ((ps_u64)1 << w) - 1;
-  return code;
+  const ps_u64 bit = r * w, k = bit >> 5;
+  const ps_u32 sh = (ps_u32)(bit & 31);
+  ps_u64 v = ps_q_word32(d, size, k, aligned);
+  if (sh + w > 32) v |= (ps_u64)ps_q_word32(d, size, k + 1, aligned) << 32;
+  v >>= sh;
+  if (sh + w > 64) v |= (ps_u64)ps_q_word32(d, size, k + 2, aligned) << (64 - sh);
+  return w == 64 ? v : v & (((ps_u64)1 << w) - 1);
 }
 
 PS_FN ps_u32 ps_q_bit(PS_GLOBAL const ps_u8 *bits, ps_u64 r) { return (bits[r >> 3] >> (r & 7)) & 1u; }
@@ -234,19 +242,21 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return st[0];
 }
 
-/* Row r of the chunk, selected: into the item's accumulators `mine`. */
-PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r, PS_GLOBAL ps_qacc *mine,
-                    PS_GLOBAL ps_u32 *status) {
+/* Row r of the chunk, selected: its group and its aggregates' values
+ * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
+ * value that overflows: recorded in status). */
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *group,
+                   ps_qval *vals, PS_GLOBAL ps_u32 *status) {
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
     codes[s] = 0;
     if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     valid |= 1u << s;
-    codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r);
+    codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
     if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
-      return;
+      return 0;
     }
   }
   ps_u64 g = 0;
@@ -254,44 +264,227 @@ PS_FN void ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 r
     ps_u32 s = p->key_slot[k];
     g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(p->key_domain[k] - 1)) * p->key_stride[k];
   }
-  PS_GLOBAL ps_qacc *ga = mine + g * p->n_accs;
-  ga[0].count += 1;
+  *group = g;
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     ps_vagg va = p->aggs[a];
-    if (va.count == 0) {
-      ga[1 + a].count += 1;
-      continue;
-    }
-    ps_qval v = ps_q_value(p, B, va, codes, valid, r);
-    if (v.overflow) {
+    if (va.count == 0) continue;
+    vals[a] = ps_q_value(p, B, va, codes, valid, r);
+    if (vals[a].overflow) {
       ps_atomic_min_u32(&status[1], (ps_u32)r);
-      return;
+      return 0;
     }
-    if (!v.null_) ps_q_acc_add(&ga[1 + a], v.v);
+  }
+  return 1;
+}
+
+/* Adds a row's values to its group's accumulators acc[0 .. n_accs). */
+PS_FN void ps_q_add_row(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
+  acc[0].count += 1;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    if (p->aggs[a].count == 0)
+      acc[1 + a].count += 1;
+    else if (!vals[a].null_)
+      ps_q_acc_add(&acc[1 + a], vals[a].v);
   }
 }
 
-/* Pass 1 for one work-item. */
-PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
-                         ps_u64 item, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+/* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
+
+/* The codes of the 32 rows of result word w of a slot, into codes[32]
+ * (rows outside `rows` get whatever the stream holds there, or zero past its
+ * end; they are never used). The 32 rows are exactly the stream's 32-bit
+ * words [w * width, w * width + width): each is loaded once. */
+PS_FN void ps_q_codes32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned, ps_u64 w,
+                        ps_u64 *codes) {
+  const ps_u32 width = c->width;
+  ps_u32 buf[66]; /* the width words, then zeros */
+  for (ps_u32 k = 0; k < width; ++k) buf[k] = ps_q_word32(d, c->data_bytes, w * width + k, aligned);
+  buf[width] = buf[width + 1] = 0;
+  const ps_u64 mask = width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << width) - 1);
+  for (ps_u32 j = 0; j < 32; ++j) {
+    ps_u32 bit = j * width, k = bit >> 5, sh = bit & 31;
+    ps_u64 v = ((ps_u64)buf[k] | ((ps_u64)buf[k + 1] << 32)) >> sh;
+    if (sh + width > 64) v |= (ps_u64)buf[k + 2] << (64 - sh);
+    codes[j] = width == 0 ? 0 : v & mask;
+  }
+}
+
+/* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
+PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *v, ps_u64 w) {
+  if (!(c->flags & PS_COLF_VALIDITY)) return 0xFFFFFFFFu;
+  ps_u32 bits = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (w * 4 + i < c->validity_bytes) bits |= (ps_u32)v[w * 4 + i] << (8 * i);
+  return bits;
+}
+
+/* The comparison of a CMPCOL leaf on two valid, checked codes. */
+PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
+                         PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
+  int order;
+  const ps_u32 mode = PS_INSN_MODE(in->flags);
+  if (mode == PS_MODE_INT) {
+    ps_u64 va = ca->reference + code, vb = cb->reference + code_b;
+    ps_u32 ha = ca->kind == PS_KIND_SIGNED ? ((ps_i64)va >= 0) : 1u;
+    ps_u32 hb = cb->kind == PS_KIND_SIGNED ? ((ps_i64)vb >= 0) : 1u;
+    order = ha != hb ? (ha < hb ? -1 : 1) : (va < vb ? -1 : (va > vb ? 1 : 0));
+  } else if (mode == PS_MODE_DOUBLE) {
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+    const double p10[19] = PS_POW10_TABLE;
+    double x[2];
+    for (int i = 0; i < 2; ++i) {
+      PS_CONST_MEM const ps_prog_col *c = i ? cb : ca;
+      ps_u64 v = c->reference + (i ? code_b : code);
+      if (c->kind == PS_KIND_SIGNED)
+        x[i] = (double)(ps_i64)v;
+      else if (c->kind == PS_KIND_UNSIGNED)
+        x[i] = (double)v;
+      else if (c->kind == PS_KIND_FLOAT64)
+        x[i] = (double)(ps_i64)v / p10[c->scale];
+      else
+        x[i] = (double)(float)((double)(ps_i64)v / p10[c->scale]);
+    }
+    order = x[0] < x[1] ? -1 : (x[0] > x[1] ? 1 : 0); /* FOR floats are finite */
+#else
+    order = 2; /* the host refuses these programs on devices without doubles */
+#endif
+  } else {
+    ps_u32 x = B->where_aux[in->aux_a + code], y = B->where_aux[in->aux_b + code_b];
+    order = x < y ? -1 : (x > y ? 1 : 0);
+  }
+  switch (PS_INSN_CMP(in->flags)) {
+    case PS_CMP_EQ: return order == 0;
+    case PS_CMP_NE: return order != 0;
+    case PS_CMP_LT: return order == -1;
+    case PS_CMP_LE: return order == -1 || order == 0;
+    case PS_CMP_GT: return order == 1;
+    default: return order == 1 || order == 0;
+  }
+}
+
+/* A leaf on the live rows of word w: its (is_true, is_false) masks. Every
+ * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
+ * status[0]), as a filter does. */
+PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
+                          ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f,
+                          PS_GLOBAL ps_u32 *status) {
+  const ps_u32 neg = in->flags & PS_INSN_NEGATE ? 0xFFFFFFFFu : 0u, a = in->col_a;
+  PS_CONST_MEM const ps_prog_col *ca = &wp->cols[a];
+  ps_u32 known = ps_q_valid32(ca, B->validity[a], w) & live;
+  if (in->op == PS_OP_ISNULL) {
+    *is_t = (~known ^ neg) & live;
+    *is_f = (known ^ neg) & live;
+    return;
+  }
+  ps_u64 codes[32], codes_b[32];
+  ps_q_codes32(ca, B->data[a], (aligned >> a) & 1u, w, codes);
+  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[in->col_b];
+  if (in->op == PS_OP_CMPCOL) {
+    known &= ps_q_valid32(cb, B->validity[in->col_b], w);
+    ps_q_codes32(cb, B->data[in->col_b], (aligned >> in->col_b) & 1u, w, codes_b);
+  }
+  ps_u32 x = 0, rows = known;
+  while (rows != 0) {
+    ps_u32 j = ps_ctz32(rows);
+    rows &= rows - 1;
+    ps_u64 code = codes[j];
+    if ((ca->flags & PS_COLF_NO_CODES) || code > ca->code_limit ||
+        (in->op == PS_OP_CMPCOL && ((cb->flags & PS_COLF_NO_CODES) || codes_b[j] > cb->code_limit))) {
+      ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + j));
+      known &= ~(1u << j);
+      continue;
+    }
+    ps_u32 bit;
+    if (in->op == PS_OP_RANGE) {
+      bit = in->lo <= code && code <= in->hi;
+    } else if (in->op == PS_OP_SET) {
+      ps_u64 k = in->aux_a + code;
+      bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+    } else if (in->op == PS_OP_INLIST) {
+      bit = 0;
+      for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
+        PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
+        ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+        bit = first <= code && code <= last;
+      }
+    } else {
+      bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
+    }
+    x |= bit << j;
+  }
+  if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
+  *is_t = x & known;
+  *is_f = ~x & known;
+}
+
+/* The WHERE program on the live rows of word w: the rows where it is TRUE.
+ * Every leaf reads every live row (no short cut), so a corrupt code is found
+ * wherever it is. */
+PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w,
+                             ps_u32 live, PS_GLOBAL ps_u32 *status) {
+  ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK];
+  int sp = 0;
+  for (ps_u32 i = 0; i < wp->n_insns; ++i) {
+    PS_CONST_MEM const ps_insn *in = &wp->insns[i];
+    if (in->op == PS_OP_NOT) {
+      ps_u32 t = is_t[sp - 1];
+      is_t[sp - 1] = is_f[sp - 1];
+      is_f[sp - 1] = t;
+    } else if (in->op == PS_OP_AND || in->op == PS_OP_OR) {
+      --sp;
+      if (in->op == PS_OP_AND) {
+        is_t[sp - 1] &= is_t[sp];
+        is_f[sp - 1] |= is_f[sp];
+      } else {
+        is_t[sp - 1] |= is_t[sp];
+        is_f[sp - 1] &= is_f[sp];
+      }
+    } else {
+      ps_q_leaf_word(wp, in, B, aligned, w, live, &is_t[sp], &is_f[sp], status);
+      ++sp;
+    }
+  }
+  return is_t[0] & live;
+}
+
+/* Pass 1 for one work-item. Without GROUP BY its accumulators stay in
+ * private memory until the end; with groups each row's group is loaded,
+ * updated and stored. */
+PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                         PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item, PS_GLOBAL ps_qacc *part,
+                         PS_GLOBAL ps_u32 *status) {
   if (item >= L->items) return;
-  const ps_u64 n_acc = (ps_u64)p->n_groups * p->n_accs;
+  const ps_u32 n_accs = p->n_accs;
+  const ps_u64 n_acc = (ps_u64)p->n_groups * n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
-  for (ps_u64 i = 0; i < n_acc; ++i) ps_q_acc_init(&mine[i]);
+  ps_qacc acc[PS_QMAX_AGGS + 1];
+  for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
+  const int grouped = p->n_groups > 1;
+  if (grouped)
+    for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
-    if (L->has_where) {
-      sel = 0;
-      for (ps_u32 i = 0; i < 4 && w * 4 + i < (L->rows + 7) / 8; ++i) sel |= (ps_u32)B->where[w * 4 + i] << (8 * i);
-    }
-    if (L->rows - w * 32 < 32) sel &= (1u << (ps_u32)(L->rows - w * 32)) - 1;
+    if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
+    if (L->has_where) sel = ps_q_where_word(wp, B, (ps_u32)L->data_aligned, w, sel, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
-      ps_q_row(p, B, w * 32 + j, mine, status);
+      ps_u64 g = 0;
+      ps_qval vals[PS_QMAX_AGGS];
+      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, w * 32 + j, &g, vals, status)) continue;
+      if (!grouped) {
+        ps_q_add_row(p, vals, acc);
+        continue;
+      }
+      PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
+      for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
+      ps_q_add_row(p, vals, acc);
+      for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
     }
   }
+  if (!grouped)
+    for (ps_u32 i = 0; i < n_accs; ++i) mine[i] = acc[i];
 }
 
 /* Pass 2: accumulator i of the chunk, merged over the items in order. */

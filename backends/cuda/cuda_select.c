@@ -377,12 +377,16 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   p->prog = *prog;
   p->launch.rows = a->rows;
   p->launch.items = items;
-  p->launch.has_where = a->where.handle != NULL;
+  p->launch.has_where = a->where_prog != NULL;
+  if (a->where_prog) {
+    p->where_prog = *a->where_prog;
+    if (a->where_aux.handle) p->bufs.where_aux = (const uint32_t *)devptr(a->where_aux);
+  }
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);
+    if (aligned_to(p->bufs.data[i], 4)) p->launch.data_aligned |= (uint64_t)1 << i;
     if (a->validity[i].handle) p->bufs.validity[i] = devptr(a->validity[i]);
   }
-  if (a->where.handle) p->bufs.where = devptr(a->where);
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
 
   int prev;

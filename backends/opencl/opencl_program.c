@@ -204,6 +204,12 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
     else
       PS_CL_TRY(choose_work_group(be, e, k));
   }
+  if (kind == BUILD_QUERY && be->cpu) {
+    /* Each work-item of the query's first pass is a long loop of its own:
+     * small groups spread them over the device's threads. */
+    size_t *wg = e->work_group;
+    if (wg[PS_CL_QUERY_PARTIALS] > PS_CL_IDS_RUN_WORK_GROUP) wg[PS_CL_QUERY_PARTIALS] = PS_CL_IDS_RUN_WORK_GROUP;
+  }
   if (kind == BUILD_GENERIC) {
     /* Both row-id passes must cut the bitmap into the same groups. */
     size_t *wg = e->work_group;

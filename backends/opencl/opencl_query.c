@@ -31,33 +31,48 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
   L.items = items;
-  L.has_where = a->where.handle != NULL;
+  L.has_where = a->where_prog != NULL;
+  ps_program where_prog;
+  memset(&where_prog, 0, sizeof where_prog);
+  if (a->where_prog) {
+    where_prog = *a->where_prog;
+    for (uint32_t i = 0; i < where_prog.n_insns; i++)
+      if (where_prog.insns[i].op == PS_OP_CMPCOL && PS_INSN_MODE(where_prog.insns[i].flags) == PS_MODE_DOUBLE &&
+          !be->has_fp64)
+        return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                                "OpenCL: the device has no double precision (cl_khr_fp64) for a float comparison");
+  }
   for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
+    if (L.data_offset[i] % 4 == 0) L.data_aligned |= (uint64_t)1 << i; /* cl_mem bases are aligned */
     L.validity_offset[i] = a->validity[i].handle ? a->validity[i].offset : 0;
   }
-  L.where_offset = a->where.handle ? a->where.offset : 0;
   for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
 
-  cl_mem prog_buf = NULL, launch = NULL, part = NULL;
+  cl_mem prog_buf = NULL, where_buf = NULL, launch = NULL, part = NULL;
   ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
+  if (st == PS_OK) st = ps_cl_upload(be, &where_prog, sizeof where_prog, "query WHERE program", &where_buf);
   if (st == PS_OK) st = ps_cl_upload(be, &L, sizeof L, "query launch", &launch);
   if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(L.items * n_acc * sizeof(ps_qacc)), &part);
   if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &where_buf);
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &launch);
+  if (st == PS_OK) {
+    if (a->where_aux.handle && a->where_aux.offset)
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: aux words at offset %llu",
+                            (unsigned long long)a->where_aux.offset);
+    cl_mem m = or_dummy(be, a->where_aux);
+    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
   for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
     cl_mem m = or_dummy(be, a->data[i]);
     st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
   for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
     cl_mem m = or_dummy(be, a->validity[i]);
-    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  if (st == PS_OK) {
-    cl_mem m = or_dummy(be, a->where);
     st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
   for (uint32_t i = 0; st == PS_OK && i < PS_QMAX_PREDS; i++) {
@@ -85,6 +100,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
   }
   if (prog_buf) clReleaseMemObject(prog_buf);
+  if (where_buf) clReleaseMemObject(where_buf);
   if (launch) clReleaseMemObject(launch);
   if (st != PS_OK) return st;
   if (status[0] != 0xFFFFFFFFu)
