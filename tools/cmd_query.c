@@ -185,7 +185,8 @@ int cmd_query(int argc, char **argv) {
       st = ps_filter_count(ctx, q.expr, &count);
     }
     if (st != PS_OK) {
-      fprintf(stderr, "packscan query: %s\n", lib_error(st, ps_context_last_error(ctx)));
+      fprintf(stderr, "packscan query: %s%s\n", lib_error(st, ps_context_last_error(ctx)),
+              st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
       goto done;
     }
     double el = now_seconds() - s0;

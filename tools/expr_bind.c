@@ -199,7 +199,7 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
 }
 
 static int lib_fail(bind_env *env, ps_status st, size_t pos, expr_error *err) {
-  return berr(err, pos, "%s", lib_error(st, ps_context_last_error(env->ctx)));
+  return berr(err, pos, "%s%s", lib_error(st, ps_context_last_error(env->ctx)), st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
 }
 
 static int combine(bind_env *env, ast_kind k, ps_expr *l, ps_expr *r, size_t pos, ps_expr **out,
@@ -296,14 +296,149 @@ static int negate(bind_env *env, ps_expr *e, size_t pos, ps_expr **out, expr_err
   return 0;
 }
 
+/* The column of a leaf "column = literal" (either side) or "column IN (...)",
+ * with its literals; -1 for any other node. */
+static int eq_leaf(const bind_env *env, const ast_node *n, const ast_operand **col, const ast_operand **lits,
+                   size_t *nlits) {
+  const ast_operand *c, *l;
+  if (n->kind == AST_IN && !n->negate && n->a.kind == OPD_COLUMN) {
+    c = &n->a;
+    *lits = n->list;
+    *nlits = n->nlist;
+  } else if (n->kind == AST_CMP && n->op == PS_EQ && (n->a.kind == OPD_COLUMN) != (n->b.kind == OPD_COLUMN)) {
+    c = n->a.kind == OPD_COLUMN ? &n->a : &n->b;
+    l = n->a.kind == OPD_COLUMN ? &n->b : &n->a;
+    *lits = l;
+    *nlits = 1;
+  } else {
+    return -1;
+  }
+  expr_error e;
+  *col = c;
+  return expr_find_column(env->tbl, c->s, c->len, c->quoted, &e, c->pos); /* errors: reported when bound */
+}
+
+/* An OR of equalities on one column is that column IN (the literals): one
+ * node for the library instead of two per value, so that "x = 1 OR x = 2 OR
+ * ..." is not refused at the predicate's node limit (SQL engines do the
+ * same). Same three-valued result: a null x is UNKNOWN either way. The other
+ * operands of the OR are bound as they are; the parts are ORed as a balanced
+ * tree. */
+static int bind_or(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) {
+  size_t cap = 16, nl = 0, sp = 0;
+  const ast_node **leaves = malloc(cap * sizeof *leaves), **stack = malloc(cap * sizeof *stack);
+  ps_expr **parts = NULL;
+  ast_operand *merged = NULL;
+  int *group = NULL, rc = -1;
+  size_t np = 0;
+  if (!leaves || !stack) goto oom;
+  stack[sp++] = n;
+  while (sp) { /* the OR subtree's operands, left to right */
+    const ast_node *x = stack[--sp];
+    if (x->kind == AST_OR) {
+      if (sp + 2 > cap || nl + 2 > cap) {
+        cap *= 2;
+        const ast_node **a = realloc(leaves, cap * sizeof *a), **b = a ? realloc(stack, cap * sizeof *b) : NULL;
+        if (a) leaves = a;
+        if (!a || !b) goto oom;
+        stack = b;
+      }
+      stack[sp++] = x->right;
+      stack[sp++] = x->left;
+    } else {
+      if (nl + 1 > cap) {
+        cap *= 2;
+        const ast_node **a = realloc(leaves, cap * sizeof *a), **b = a ? realloc(stack, cap * sizeof *b) : NULL;
+        if (a) leaves = a;
+        if (!a || !b) goto oom;
+        stack = b;
+      }
+      leaves[nl++] = x;
+    }
+  }
+  group = malloc(nl * sizeof *group);
+  parts = calloc(nl, sizeof *parts);
+  if (!group || !parts) goto oom;
+  size_t total = 0;
+  for (size_t i = 0; i < nl; i++) {
+    const ast_operand *c, *l;
+    size_t k = 0;
+    group[i] = eq_leaf(env, leaves[i], &c, &l, &k);
+    if (group[i] >= 0) total += k;
+  }
+  merged = malloc((total ? total : 1) * sizeof *merged);
+  if (!merged) goto oom;
+  size_t used = 0;
+  for (size_t i = 0; i < nl; i++) {
+    if (group[i] == -2) continue; /* merged into an earlier leaf's IN */
+    int g = group[i];
+    size_t members = 0;
+    for (size_t j = i; g >= 0 && j < nl; j++) members += group[j] == g;
+    if (g < 0 || members < 2) {
+      if (expr_bind(env, leaves[i], &parts[np], err)) goto done;
+      np++;
+      continue;
+    }
+    ast_node in;
+    memset(&in, 0, sizeof in);
+    in.kind = AST_IN;
+    in.pos = leaves[i]->pos;
+    in.list = merged + used;
+    for (size_t j = i; j < nl; j++) {
+      if (group[j] != g) continue;
+      const ast_operand *c, *l;
+      size_t k;
+      eq_leaf(env, leaves[j], &c, &l, &k);
+      if (j == i) in.a = *c;
+      memcpy(merged + used, l, k * sizeof *l);
+      used += k;
+      in.nlist += k;
+      if (j != i) group[j] = -2;
+    }
+    if (expr_bind(env, &in, &parts[np], err)) goto done;
+    np++;
+  }
+  while (np > 1) { /* balanced: pairs of neighbours, level by level */
+    size_t k = 0;
+    for (size_t i = 0; i + 1 < np; i += 2) {
+      ps_expr *e;
+      ps_expr *l = parts[i], *r = parts[i + 1];
+      parts[i] = parts[i + 1] = NULL;
+      if (combine(env, AST_OR, l, r, n->pos, &e, err)) goto done;
+      parts[k++] = e;
+    }
+    if (np % 2) {
+      parts[k++] = parts[np - 1];
+      parts[np - 1] = NULL;
+    }
+    for (size_t i = k; i < np; i++) parts[i] = NULL;
+    np = k;
+  }
+  *out = parts[0];
+  parts[0] = NULL;
+  rc = 0;
+  goto done;
+oom:
+  berr(err, n->pos, "out of memory");
+done:
+  for (size_t i = 0; parts && i < nl; i++) ps_expr_destroy(parts[i]);
+  free(parts);
+  free(group);
+  free(merged);
+  free(leaves);
+  free(stack);
+  return rc;
+}
+
 int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) {
   ps_expr *l = NULL, *r = NULL, *e = NULL;
   ps_column *col;
   const tbl_column *meta;
   ps_status st;
   switch (n->kind) {
-  case AST_AND:
   case AST_OR:
+    return bind_or(env, n, out, err);
+  case AST_AND:
     if (expr_bind(env, n->left, &l, err)) return -1;
     if (expr_bind(env, n->right, &r, err)) {
       ps_expr_destroy(l);

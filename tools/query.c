@@ -139,7 +139,8 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
       return 0;
     }
     if (st != PS_ERR_UNSUPPORTED)
-      return set_err(err, errsz, "row ids: %s", lib_error(st, ps_context_last_error(q->ctx)));
+      return set_err(err, errsz, "row ids: %s%s", lib_error(st, ps_context_last_error(q->ctx)),
+                     st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
   }
   /* The backend has no row-id entry: read the bitmap and collect set bits. */
   uint64_t n = ps_expr_rows(q->expr), c = 0;
@@ -148,7 +149,8 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
   ps_status st = ps_filter(q->ctx, q->expr, bm, (n + 7) / 8, &c);
   if (st != PS_OK) {
     free(bm);
-    return set_err(err, errsz, "filter: %s", lib_error(st, ps_context_last_error(q->ctx)));
+    return set_err(err, errsz, "filter: %s%s", lib_error(st, ps_context_last_error(q->ctx)),
+                   st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
   }
   uint64_t *v = malloc(c ? c * 8 : 1);
   if (!v) {

@@ -130,6 +130,14 @@ done
 expect 0 "explain decimal" "$P" query exact.pst "x = 9007199254740993.0 AND price < 2.5e-1" --explain
 has err.txt "expression: (x = 9007199254740993.0 AND price < 0.25e0)" "explain decimal and double"
 
+# 40 equalities ORed on one column: one IN list, not 79 nodes past the library's limit of 64
+q=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "%sid = %d", i ? " OR " : "", i }')
+expect 0 "long OR of equalities" "$P" query t.pst "$q"
+[ "$(cat out.txt)" = "5" ] || fail "long OR of equalities: $(cat out.txt)"
+q=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "%s(id = %d AND price > 0)", i ? " OR " : "", i }')
+expect 1 "predicate limit" "$P" query t.pst "$q"
+has err.txt "at most 64 nodes and 16 distinct columns" "predicate limit hint"
+
 # a dictionary of unique strings: info says what was chosen and what it costs
 awk 'BEGIN { print "id,code"; for (i = 0; i < 500; i++) printf "%d,key-%d-%d\n", i, i * 7919 % 10007, i }' >uniq.csv
 expect 0 "encode unique strings" "$P" encode -q uniq.csv uniq.pst

@@ -132,6 +132,106 @@ static void random_csv(tbuf *b, int rows) {
   tbuf_putc(b, 0);
 }
 
+/* ORDER BY on one of k (int), price (decimal), day (date): the sorted ids are
+ * a permutation of the input, values never go the wrong way, nulls come last,
+ * equal values keep row order. The values are read back through --select. */
+static void check_order(query_plan *q, const uint64_t *ids, uint64_t n, int col, int desc) {
+  uint64_t *s = malloc((n ? n : 1) * sizeof *s), *a = malloc((n ? n : 1) * sizeof *a);
+  char err[TOOL_ERR_SIZE];
+  memcpy(s, ids, n * sizeof *s);
+  query_order key = {col, desc};
+  CHECK(query_order_ids(q, s, n, &key, 1, err, sizeof err) == 0, "order by column %d: %s", col, err);
+  memcpy(a, s, n * sizeof *a);
+  /* a permutation: every input id once (the input is ascending) */
+  for (uint64_t i = 1; i < n; i++)
+    for (uint64_t j = i; j > 0 && a[j - 1] > a[j]; j--) {
+      uint64_t x = a[j];
+      a[j] = a[j - 1];
+      a[j - 1] = x;
+    }
+  CHECK(n == 0 || !memcmp(a, ids, n * sizeof *a), "order by column %d: not a permutation of the selected ids", col);
+  char *text = select_text(q, s, n, &col, 1, 1);
+  CHECK(text != NULL, "order by column %d: values", col);
+  char *line = text ? strchr(text, '\n') : NULL; /* past the header */
+  char prev[64] = "";
+  int have_prev = 0, prev_null = 0;
+  for (uint64_t i = 0; line && i < n; i++) {
+    char *v = line + 1, *e = strchr(v, '\n');
+    if (!e) break;
+    *e = 0;
+    int null = *v == 0;
+    if (have_prev) {
+      CHECK(!(prev_null && !null), "order by column %d: a value after a null at position %llu", col,
+            (unsigned long long)i);
+      if (!prev_null && !null) {
+        int c = col == 4 ? strcmp(prev, v) : (strtod(prev, NULL) > strtod(v, NULL)) - (strtod(prev, NULL) < strtod(v, NULL));
+        if (desc) c = -c;
+        CHECK(c <= 0, "order by column %d %s: '%s' before '%s'", col, desc ? "DESC" : "ASC", prev, v);
+        if (c == 0) CHECK(s[i - 1] < s[i], "order by column %d: equal values out of row order", col);
+      }
+      if (prev_null && null) CHECK(s[i - 1] < s[i], "order by column %d: nulls out of row order", col);
+    }
+    snprintf(prev, sizeof prev, "%s", v);
+    prev_null = null;
+    have_prev = 1;
+    line = e;
+  }
+  free(text);
+  free(s);
+  free(a);
+}
+
+/* Bitmap of one expression (NULL on failure, with a CHECK). */
+static uint8_t *bitmap_of(ps_context *ctx, const tbl_table *t, const char *qs) {
+  query_plan q;
+  uint64_t nb = (t->rows + 7) / 8, c;
+  uint8_t *bm = calloc(nb + 1, 1);
+  int ok = query_plan_build(ctx, t, qs, strlen(qs), &q, stdout) == 0 && ps_filter(ctx, q.expr, bm, nb, &c) == PS_OK;
+  CHECK(ok, "'%s': %s", qs, ps_context_last_error(ctx));
+  query_plan_free(&q);
+  if (!ok) {
+    free(bm);
+    return NULL;
+  }
+  return bm;
+}
+
+/* Long ORs of equalities (merged by the binder into IN lists) select what
+ * their operands select one by one, ORed here; chains longer than the
+ * library's node limit included. */
+static void check_or_merge(ps_context *ctx, const tbl_table *t) {
+  static const char *const strs[] = {"'apple'", "'kiwi'", "''", "'zebra'", "'nope'"};
+  uint64_t nb = (t->rows + 7) / 8;
+  for (int iter = 0; iter < 6; iter++) {
+    tbuf q = {0};
+    uint8_t *want = calloc(nb + 1, 1);
+    int terms = 2 + (int)(rnd() % (iter < 3 ? 8 : 60)), bad = 0;
+    for (int i = 0; i < terms; i++) {
+      char term[64];
+      switch (rnd() % 6) {
+      case 0: snprintf(term, sizeof term, "%d = k", (int)(rnd() % 100)); break;
+      case 1: snprintf(term, sizeof term, "s = %s", strs[rnd() % 5]); break;
+      case 2: snprintf(term, sizeof term, "v = %d", (int)(rnd() % 2001) - 1000); break;
+      case 3: snprintf(term, sizeof term, "k IN (%d, %d)", (int)(rnd() % 100), (int)(rnd() % 100)); break;
+      case 4: snprintf(term, sizeof term, "price = %d.%02d", (int)(rnd() % 1000), (int)(rnd() % 100)); break;
+      default: snprintf(term, sizeof term, "k < %d", (int)(rnd() % 10)); break;
+      }
+      tbuf_printf(&q, "%s%s", i ? " OR " : "", term);
+      uint8_t *one = bitmap_of(ctx, t, term);
+      if (!one) bad = 1;
+      for (uint64_t b = 0; one && b < nb; b++) want[b] |= one[b];
+      free(one);
+    }
+    tbuf_putc(&q, 0);
+    uint8_t *got = bad ? NULL : bitmap_of(ctx, t, (const char *)q.p);
+    CHECK(bad || (got && !memcmp(got, want, nb)), "%llu rows: '%s' differs from its operands ORed",
+          (unsigned long long)t->rows, (const char *)q.p);
+    free(got);
+    free(want);
+    tbuf_free(&q);
+  }
+}
+
 static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *t, const char *backend) {
   uint64_t n = t->rows, nb = (n + 7) / 8;
   uint8_t *b1 = malloc(nb + 1), *b2 = malloc(nb + 1);
@@ -166,6 +266,10 @@ static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *
           CHECK(0, "'%s': row id %llu not in the bitmap", qs, (unsigned long long)ids2[i]);
           break;
         }
+      if (ids1) {
+        static const int keycols[3] = {0, 3, 4};
+        check_order(&q1, ids1, n1, keycols[rnd() % 3], (int)(rnd() % 2));
+      }
       if (k % 7 == 0 && ids1) {
         char *lib = select_text(&q1, ids1, n1, all_cols, 8, 0);
         char *host = select_text(&q1, ids1, n1, all_cols, 8, 1);
@@ -363,6 +467,7 @@ int main(int argc, char **argv) {
     tbl_table *t = make_table((char *)csv.p, "k:int,v:int,w:int,price:decimal(2),day:date,day2:date,s:string,t:string", &file);
     CHECK(t != NULL, "table of %d rows", sizes[i]);
     if (t) compare_backends(ctx, ref, t, backend);
+    if (t) check_or_merge(ctx, t);
     tbl_close(t);
     free(file);
     tbuf_free(&csv);
