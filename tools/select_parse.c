@@ -267,10 +267,10 @@ static void shift_ast(ast_node *n, size_t off) {
   shift_ast(n->right, off);
 }
 
-/* expr_parse's messages may name a column of its slice ("to close the '('
- * at column 5"): make it the statement's column. */
+/* expr_parse's one message that names a column of its slice ("expected ')'
+ * to close the '(' at column 5"): make it the statement's column. */
 static void rebase_message(char *msg, size_t size, size_t off) {
-  const char *key = "at column ";
+  const char *key = "the '(' at column ";
   char *at = strstr(msg, key);
   if (!at) return;
   char *num = at + strlen(key), *rest;
