@@ -156,6 +156,10 @@ typedef struct ps_query_args {
   const ps_program *where_prog;
   ps_devmem where_aux;
   const uint32_t *where_aux_host;
+  /* Bit i: WHERE instruction i starts the right operand of an AND (of an
+   * OR), whose rows are those where its left operand is not FALSE (not TRUE);
+   * see ps_query_program.h. */
+  uint64_t where_and_right, where_or_right;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

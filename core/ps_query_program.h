@@ -6,10 +6,17 @@
  *
  * SEMANTICS (binding for every backend; docs/design.md):
  *
- * A chunk of rows comes with the WHERE selection (a bitmap; none = every row)
- * and one bitmap per CASE predicate (bit r = the predicate is TRUE on row r).
- * For every selected row r:
- *   - every column slot is read: a valid row's code above the slot's
+ * A chunk of rows comes with the WHERE program (core/ps_program.h; none =
+ * every row) and one bitmap per CASE predicate (bit r = the predicate is TRUE
+ * on row r). The WHERE is evaluated on every row with short cuts: the right
+ * operand of an AND is evaluated only on the rows where its left operand is
+ * not FALSE, the right operand of an OR only where its left operand is not
+ * TRUE; elsewhere its leaves read nothing (and find no corrupt code) and count
+ * as UNKNOWN, which cannot change the result. A leaf that is evaluated reads
+ * and checks its codes as in ps_program.h (a corrupt code fails the run with
+ * PS_ERR_CORRUPT_DATA). For every selected row r:
+ *   - every slot in read_slots (those of values and keys; slots only the
+ *     WHERE reads are not) is read: a valid row's code above the slot's
  *     code_limit (or any valid row of a PS_COLF_NO_CODES slot) fails the run
  *     with PS_ERR_CORRUPT_DATA;
  *   - the group g = sum over keys k of slot_index_k * key_stride[k], where
@@ -85,7 +92,7 @@ typedef struct ps_vprog {
   ps_u32 n_keys;  /* 0..PS_QMAX_KEYS */
   ps_u32 n_preds; /* CASE predicate bitmaps */
   ps_u32 n_groups; /* product of the key domains (1 without keys) */
-  ps_u32 pad_;
+  ps_u32 read_slots; /* bit s: a value or a key reads slot s */
   ps_u32 key_slot[PS_QMAX_KEYS];
   ps_u32 key_domain[PS_QMAX_KEYS]; /* codes (+1 for NULL where the slot has validity) */
   ps_u32 key_stride[PS_QMAX_KEYS];

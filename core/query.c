@@ -20,6 +20,7 @@ _Static_assert(PS_QMAX_AGGS == PS_QUERY_MAX_AGGS && PS_QMAX_KEYS == PS_QUERY_MAX
 struct ps_query {
   ps_context *ctx;
   ps_vprog prog;
+  uint64_t where_and_right, where_or_right; /* ps_query_args */
   ps_column *cols[PS_MAX_COLS];
   uint64_t rows;
   const ps_expr *where;
@@ -55,10 +56,11 @@ typedef struct qlower {
 static ps_status slot_of(qlower *L, ps_column *c, uint32_t *slot) {
   ps_vprog *p = &L->q->prog;
   for (uint32_t i = 0; i < p->n_cols; i++)
-    if (L->q->cols[i] == c) return *slot = i, PS_OK;
+    if (L->q->cols[i] == c) return *slot = i, p->read_slots |= 1u << i, PS_OK;
   if (p->n_cols == PS_MAX_COLS)
     return ps_set_error(L->ctx, PS_ERR_LIMIT, "the query reads more than %d distinct columns", PS_MAX_COLS);
   uint32_t i = p->n_cols++;
+  p->read_slots |= 1u << i;
   L->q->cols[i] = c;
   p->cols[i] = ps_prog_col_of(c);
   p->cols[i].data_bytes = p->cols[i].validity_bytes = 0; /* per chunk */
@@ -184,6 +186,22 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       q->prog.cols[i].data_bytes = q->prog.cols[i].validity_bytes = 0; /* per chunk */
     }
     q->prog.n_cols = low->prog.n_cols;
+    /* Where each AND's and OR's right operand starts: subtrees of a postfix
+     * program, from a stack of their first instructions. */
+    uint32_t first[PS_MAX_INSNS], n = 0;
+    _Static_assert(PS_MAX_INSNS <= 64, "one bit per instruction");
+    for (uint32_t i = 0; i < low->prog.n_insns; i++) {
+      uint32_t op = low->prog.insns[i].op;
+      if (op == PS_OP_AND || op == PS_OP_OR) {
+        uint32_t right = first[--n];
+        if (op == PS_OP_AND)
+          q->where_and_right |= (uint64_t)1 << right;
+        else
+          q->where_or_right |= (uint64_t)1 << right;
+      } else if (op != PS_OP_NOT) {
+        first[n++] = i;
+      }
+    }
   }
   if (d->n_aggs < 1 || d->n_aggs > PS_QUERY_MAX_AGGS)
     return ps_set_error(ctx, d->n_aggs ? PS_ERR_LIMIT : PS_ERR_INVALID_ARGUMENT,
@@ -314,6 +332,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       a.where_prog = &where_prog;
       if (q->where->aux_dev) a.where_aux = q->where->aux_dev->mem;
       a.where_aux_host = low->aux;
+      a.where_and_right = q->where_and_right;
+      a.where_or_right = q->where_or_right;
     }
     for (uint32_t i = 0; i < prog.n_preds; i++) {
       a.preds[i] = preds[i];

@@ -381,6 +381,48 @@ static qvalue checked(bool ok, q128 v, q128 limit) {
   return r;
 }
 
+/* The WHERE of a query on row r, with its short cuts (ps_query_program.h):
+ * the right operand of an AND is evaluated only where its left one is not
+ * FALSE, of an OR only where it is not TRUE (its leaves' codes are then not
+ * read). */
+static bool eval_where_row(row_reader *R, const ps_query_args *a, uint64_t r) {
+  kleene stack[PS_MAX_STACK];
+  bool live_stack[PS_MAX_STACK], live = true;
+  int sp = 0, lp = 0;
+  const ps_program *p = R->prog;
+  for (uint32_t i = 0; i < p->n_insns; i++) {
+    const ps_insn *in = &p->insns[i];
+    if ((a->where_and_right >> i) & 1) {
+      live_stack[lp++] = live;
+      live = live && !stack[sp - 1].is_false;
+    } else if ((a->where_or_right >> i) & 1) {
+      live_stack[lp++] = live;
+      live = live && !stack[sp - 1].is_true;
+    }
+    switch (in->op) {
+      case PS_OP_NOT: {
+        kleene x = stack[sp - 1];
+        stack[sp - 1] = (kleene){x.is_false, x.is_true};
+        break;
+      }
+      case PS_OP_AND: {
+        kleene y = stack[--sp], x = stack[sp - 1];
+        stack[sp - 1] = (kleene){x.is_true && y.is_true, x.is_false || y.is_false};
+        live = live_stack[--lp];
+        break;
+      }
+      case PS_OP_OR: {
+        kleene y = stack[--sp], x = stack[sp - 1];
+        stack[sp - 1] = (kleene){x.is_true || y.is_true, x.is_false && y.is_false};
+        live = live_stack[--lp];
+        break;
+      }
+      default: stack[sp++] = live ? leaf(R, in, r) : UNKNOWN; break;
+    }
+  }
+  return stack[0].is_true;
+}
+
 /* One value of a selected row (ps_query_program.h). */
 static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, const uint8_t *const *preds, uint64_t r,
                          q128 limit) {
@@ -473,24 +515,24 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   bool overflow = false;
   uint64_t overflow_row = 0;
   uint32_t overflow_agg = 0;
-  /* The WHERE is evaluated on every row first, as a filter would be: a
-   * corrupt code in its columns fails the chunk whichever rows it selects. */
+  /* The WHERE is evaluated on every row first: a corrupt code its leaves
+   * read fails the chunk whichever rows it selects. */
   uint8_t *selected = NULL;
   if (a->where_prog) {
     selected = ps_host_alloc(be->ctx, (size_t)(a->rows + 7) / 8);
     if (!selected) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "reference: query selection");
     memset(selected, 0, (size_t)(a->rows + 7) / 8);
     for (uint64_t r = 0; r < a->rows; r++)
-      if (eval_row(&R, r)) selected[r / 8] |= (uint8_t)(1u << (r % 8));
+      if (eval_where_row(&R, a, r)) selected[r / 8] |= (uint8_t)(1u << (r % 8));
     where = selected;
   }
   ps_status st = R.corrupt ? PS_ERR_CORRUPT_DATA : PS_OK;
   for (uint64_t r = 0; st == PS_OK && r < a->rows; r++) {
     if (where && !bit_at(where, r)) continue;
-    /* every slot of a selected row is read (and checked) */
+    /* every slot a value or key reads is read (and checked) on a selected row */
     uint64_t codes[PS_MAX_COLS];
     for (uint32_t i = 0; i < p->n_cols; i++)
-      if (is_valid(&R, i, r)) checked_code(&R, i, r, &codes[i]);
+      if (((p->read_slots >> i) & 1) && is_valid(&R, i, r)) checked_code(&R, i, r, &codes[i]);
     if (R.corrupt) {
       st = PS_ERR_CORRUPT_DATA;
       break;

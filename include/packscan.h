@@ -782,8 +782,11 @@ typedef struct ps_query_result ps_query_result;
  *  packed codes (CASE predicates are evaluated first, into one bitmap each).
  *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value or a final
  *  sum does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code outside its
- *  column's range, in any row of a predicate's columns or in a selected row
- *  of the other columns; it outranks an overflow), device errors. *out is written on success only; free it
+ *  column's range where it is read; it outranks an overflow), device errors.
+ *  The WHERE short-cuts row by row: the right operand of an AND is evaluated
+ *  (its columns read) only on rows where the left one is not FALSE, of an OR
+ *  only where the left one is not TRUE; values and keys are read on selected
+ *  rows only; CASE predicates on every row (docs/design.md). *out is written on success only; free it
  *  with ps_query_result_destroy. */
 PS_API ps_status ps_query_run(ps_context *ctx, ps_query *query, ps_query_result **out);
 /** Frees a result. NULL ok. */

@@ -36,6 +36,8 @@ typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
   ps_u64 items;          /* work-items of pass 1 */
   ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
+  ps_u64 and_right;       /* bit i: WHERE instruction i starts the right operand of an AND */
+  ps_u64 or_right;        /* bit i: ... of an OR */
   ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
@@ -251,6 +253,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   ps_u32 valid = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
     codes[s] = 0;
+    if (!((p->read_slots >> s) & 1u)) continue;
     if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     valid |= 1u << s;
     codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
@@ -418,14 +421,23 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
 }
 
 /* The WHERE program on the live rows of word w: the rows where it is TRUE.
- * Every leaf reads every live row (no short cut), so a corrupt code is found
- * wherever it is. */
-PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w,
-                             ps_u32 live, PS_GLOBAL ps_u32 *status) {
-  ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK];
-  int sp = 0;
+ * Short cuts, row by row (core/ps_query_program.h): the right operand of an
+ * AND is evaluated only on the rows where its left operand is not FALSE, of
+ * an OR where it is not TRUE; a leaf with no row left reads nothing. */
+PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
+                             ps_u64 w, ps_u32 live, PS_GLOBAL ps_u32 *status) {
+  ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK], saved[PS_MAX_STACK];
+  int sp = 0, lp = 0;
+  const ps_u32 all = live, aligned = (ps_u32)L->data_aligned;
   for (ps_u32 i = 0; i < wp->n_insns; ++i) {
     PS_CONST_MEM const ps_insn *in = &wp->insns[i];
+    if ((L->and_right >> i) & 1u) { /* a right operand of an AND starts here */
+      saved[lp++] = live;
+      live &= ~is_f[sp - 1];
+    } else if ((L->or_right >> i) & 1u) {
+      saved[lp++] = live;
+      live &= ~is_t[sp - 1];
+    }
     if (in->op == PS_OP_NOT) {
       ps_u32 t = is_t[sp - 1];
       is_t[sp - 1] = is_f[sp - 1];
@@ -439,12 +451,16 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, const ps_q_bufs 
         is_t[sp - 1] |= is_t[sp];
         is_f[sp - 1] &= is_f[sp];
       }
+      live = saved[--lp]; /* the right operand ends here */
+    } else if (live == 0) { /* no row left: its column is not read */
+      is_t[sp] = is_f[sp] = 0;
+      ++sp;
     } else {
       ps_q_leaf_word(wp, in, B, aligned, w, live, &is_t[sp], &is_f[sp], status);
       ++sp;
     }
   }
-  return is_t[0] & live;
+  return is_t[0] & all;
 }
 
 /* Pass 1 for one work-item. Without GROUP BY its accumulators stay in
@@ -466,7 +482,7 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = 0xFFFFFFFFu;
     if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-    if (L->has_where) sel = ps_q_where_word(wp, B, (ps_u32)L->data_aligned, w, sel, status);
+    if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;

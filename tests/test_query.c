@@ -255,8 +255,21 @@ static int oavg(ti128 sum, uint64_t count, uint32_t k, ti128 *out) {
   return 1;
 }
 
+/* 1 when some node of q has a scale above 38 (refused when built). */
+static int scale_too_large(tcol *const *cols, const qnode *q) {
+  if (!q) return 0;
+  return qn_scale(cols, q) > PS_QUERY_MAX_SCALE || scale_too_large(cols, q->a) || scale_too_large(cols, q->b);
+}
+
 static void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) {
   memset(res, 0, sizeof *res);
+  for (int a = 0; a < q->n_aggs; a++)
+    if (scale_too_large(cols, q->vals[a])) {
+      res->status = PS_ERR_LIMIT;
+      res->keys = th_calloc(1, sizeof(ps_datum));
+      res->values = th_calloc(1, sizeof(ps_datum));
+      return;
+    }
   uint64_t *rows = th_calloc(n ? n : 1, sizeof *rows), m = 0;
   for (uint64_t r = 0; r < n; r++)
     if (!q->where || oracle_row(cols, q->where, r) == K_TRUE) rows[m++] = r;
@@ -865,14 +878,41 @@ static void edge_cases(ps_context *ctx) {
     CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
     ps_query_result_destroy(res);
     res = NULL;
-    /* but a WHERE reads its columns on every row, as a filter does */
-    on_free(q.where);
-    q.where = on_and(on_cmp(z, PS_LT, ps_lit_int(0)), on_cmp(k, PS_GT, ps_lit_int(5)));
+    /* A WHERE leaf reads its column on the rows that reach it: the right
+     * operand of an AND where the left one is not FALSE, of an OR where it
+     * is not TRUE. */
     qn_free(q.vals[0]);
     q.vals[0] = col_node(z);
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
-    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
-    CHECK(res == NULL);
+    struct {
+      int and_, k_first, z_cmp, corrupt;
+    } shapes[] = {
+        {1, 0, PS_LT, 0}, /* z < 0 AND k > 5: k never read */
+        {1, 0, PS_GE, 1}, /* z >= 0 AND k > 5: read on every row */
+        {1, 1, PS_LT, 1}, /* k > 5 AND z < 0: a left operand is always read */
+        {0, 0, PS_GE, 0}, /* z >= 0 OR k > 5: k never read */
+        {0, 0, PS_LT, 1}, /* z < 0 OR k > 5: read on every row */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      on_free(q.where);
+      onode *zl = on_cmp(z, (ps_cmp)shapes[i].z_cmp, ps_lit_int(0)), *kl = on_cmp(k, PS_GT, ps_lit_int(5));
+      onode *l = shapes[i].k_first ? kl : zl, *rt = shapes[i].k_first ? zl : kl;
+      q.where = shapes[i].and_ ? on_and(l, rt) : on_or(l, rt);
+      th_case("corrupt code under a short cut, shape %zu", i);
+      res = NULL;
+      CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), shapes[i].corrupt ? PS_ERR_CORRUPT_DATA : PS_OK);
+      if (shapes[i].corrupt) {
+        CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+        CHECK(res == NULL);
+      }
+      ps_query_result_destroy(res);
+      /* a filter reads every row of every leaf */
+      ps_expr *e = NULL;
+      uint64_t count = 0;
+      if (CHECK_OK(ctx, on_build(ctx, q.where, tr.h, &e)))
+        CHECK_STATUS(ctx, ps_filter_count(ctx, e, &count), PS_ERR_CORRUPT_DATA);
+      ps_expr_destroy(e);
+    }
+    res = NULL;
     oq_free(&q);
   }
 

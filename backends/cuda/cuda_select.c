@@ -380,6 +380,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   p->launch.has_where = a->where_prog != NULL;
   if (a->where_prog) {
     p->where_prog = *a->where_prog;
+    p->launch.and_right = a->where_and_right;
+    p->launch.or_right = a->where_or_right;
     if (a->where_aux.handle) p->bufs.where_aux = (const uint32_t *)devptr(a->where_aux);
   }
   for (uint32_t i = 0; i < prog->n_cols; i++) {

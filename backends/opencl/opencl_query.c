@@ -36,6 +36,8 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   memset(&where_prog, 0, sizeof where_prog);
   if (a->where_prog) {
     where_prog = *a->where_prog;
+    L.and_right = a->where_and_right;
+    L.or_right = a->where_or_right;
     for (uint32_t i = 0; i < where_prog.n_insns; i++)
       if (where_prog.insns[i].op == PS_OP_CMPCOL && PS_INSN_MODE(where_prog.insns[i].flags) == PS_MODE_DOUBLE &&
           !be->has_fp64)
