@@ -362,6 +362,7 @@ int cmd_shell(int argc, char **argv) {
         ps_version_string(), path, (unsigned long long)sh.t->rows, sh.t->ncols, ps_context_backend(sh.ctx), sh.why);
   char *line = NULL;
   size_t cap = 0;
+  uint64_t lineno = 0;
   for (;;) {
     if (interactive) {
       printf("packscan> ");
@@ -369,6 +370,7 @@ int cmd_shell(int argc, char **argv) {
     }
     errno = 0;
     ssize_t n = getline(&line, &cap, stdin);
+    lineno++;
     if (n < 0) {
       if (interactive) printf("\n");
       break;
@@ -387,7 +389,10 @@ int cmd_shell(int argc, char **argv) {
     } else {
       r = run_statement(&sh, line + start, (size_t)n - start);
     }
-    if (r < 0) failed++;
+    if (r < 0) {
+      failed++;
+      if (!interactive) fprintf(stderr, "  (line %llu of the input)\n", (unsigned long long)lineno);
+    }
     fflush(stdout);
   }
   free(line);

@@ -213,13 +213,15 @@ static coltype infer(const rawcol *c, uint64_t n, inferred *inf) {
     int sc;
     double f;
     if (can_int && parse_int64(s, len, &v)) can_int = 0;
+    int dec_ok = !parse_decimal_exp(s, len, &v, &sc);
     if (can_dec) {
-      if (parse_decimal_exp(s, len, &v, &sc))
+      if (!dec_ok)
         can_dec = 0;
       else if (sc > maxscale)
         maxscale = sc;
     }
-    int isnum = !parse_double(s, len, &f);
+    /* strtod only where the exact parse failed (it is the slow one) */
+    int isnum = dec_ok || !parse_double(s, len, &f);
     if (!isnum) can_float = 0;
     if (isnum) {
       num_ok++;

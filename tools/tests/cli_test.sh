@@ -213,6 +213,7 @@ cmp -s got.txt want.txt || { fail "shell output"; cat out.txt; }
 has out.txt "^  .timer on|off" "shell .help"
 has err.txt "unknown column 'nosuch'" "shell error message"
 has err.txt "unknown command '.frob'" "shell unknown dot command"
+has err.txt "(line 6 of the input)" "shell error line number"
 grep -q "^5$" out.txt && fail "shell: a statement after .quit ran"
 printf 'id > 2\n' | "$P" shell t.pst >out.txt 2>err.txt || fail "shell: a clean script exits 0"
 [ "$(cat out.txt)" = "3" ] || fail "shell clean: $(cat out.txt)"
