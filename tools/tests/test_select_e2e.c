@@ -566,6 +566,9 @@ static void known_answers(ps_context *ctx) {
        "2,2,1,3,6.50,1.625000,2024-01-03,kiwi\n"
        ",1,1,7,-1.50,-0.750000,,fig\n"},
       {"select count(*) as n, sum(x) total from t where x > 100;", OUT_FORMAT_CSV, "n,total\n0,\n"},
+      {"SELECT dt, count(*) WHERE g = 1 GROUP BY dt", OUT_FORMAT_CSV, "dt,count(*)\n2024-01-01,1\n2024-01-02,1\n"},
+      {"SELECT y, count(*), sum(y) GROUP BY y", OUT_FORMAT_CSV,
+       "y,count(*),sum(y)\n-0.75,1,-0.75\n1.00,1,1.00\n1.50,1,1.50\n2.25,1,2.25\n,1,\n"},
       {"SELECT s, sum(CASE WHEN y IS NULL THEN 1 ELSE 0 END) AS no_y, sum(x * y) GROUP BY s", OUT_FORMAT_CSV,
        "s,no_y,sum(x * y)\napple,1,\nfig,0,-5.25\nkiwi,0,15.00\n,0,3.00\n"},
       {"SELECT s, g, count(*) WHERE dt >= '2024-01-02' GROUP BY s, g", OUT_FORMAT_TABLE,
