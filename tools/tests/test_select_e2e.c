@@ -397,21 +397,48 @@ static void show128(i128 v, char out[48]) {
 /* ---- one random statement ---- */
 
 #define MAX_AGGS 6
-#define GROUPS (6 * 4) /* g: 0..4 and NULL; s: 3 strings and NULL */
+
+/* GROUP BY keys: g (int), s (string, by dictionary order), y (decimal(2),
+ * negative values too), dt (date). */
+enum { K_G, K_S, K_Y, K_DT };
+static const char *const key_names[] = {"g", "s", "y", "dt"};
+/* The key sets a statement groups by: none, one key, or two. */
+static const int key_sets[][2] = {{-1, -1},   {K_G, -1},  {K_S, -1},   {K_Y, -1},
+                                  {K_DT, -1}, {K_G, K_S}, {K_S, K_DT}, {K_DT, K_G}};
+
+static int key_null(const row *r, int k) {
+  return k == K_G ? r->g_null : k == K_S ? r->s_null : k == K_Y ? r->y_null : r->dt_null;
+}
+static int64_t key_val(const row *r, int k) { return k == K_G ? r->g : k == K_S ? r->s : k == K_Y ? r->y : r->dt; }
+
+static int sort_keys[2], sort_nkeys;
+
+/* Ascending key order, NULL after every value, key by key. */
+static int cmp_rows(const void *pa, const void *pb) {
+  const row *a = &rows_[*(const int *)pa], *b = &rows_[*(const int *)pb];
+  for (int i = 0; i < sort_nkeys; i++) {
+    int k = sort_keys[i], na = key_null(a, k), nb = key_null(b, k);
+    if (na != nb) return na - nb;
+    if (na) continue;
+    int64_t x = key_val(a, k), y = key_val(b, k);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
 
 static void random_statement(ps_context *ctx, const tbl_table *t) {
   npool = 0;
   int nagg = 1 + (int)(rnd() % MAX_AGGS), kinds[MAX_AGGS];
   vnode *vals[MAX_AGGS];
-  int group = (int)(rnd() % 4); /* 0 none, 1 g, 2 s, 3 g and s */
+  const int *ks = key_sets[rnd() % (sizeof key_sets / sizeof *key_sets)];
+  int nkeys = ks[0] < 0 ? 0 : ks[1] < 0 ? 1 : 2;
   int have_where = rnd() % 3 != 0, where_or = rnd() % 2;
   pred w1, w2;
   random_pred(&w1);
   random_pred(&w2);
   tbuf sql = {0};
   tbuf_printf(&sql, "SELECT ");
-  if (group & 1) tbuf_printf(&sql, "g, ");
-  if (group & 2) tbuf_printf(&sql, "s, ");
+  for (int k = 0; k < nkeys; k++) tbuf_printf(&sql, "%s, ", key_names[ks[k]]);
   for (int i = 0; i < nagg; i++) {
     kinds[i] = (int)(rnd() % A_KINDS);
     vals[i] = kinds[i] == A_COUNT_STAR ? NULL : random_value((int)(rnd() % 3));
@@ -429,15 +456,23 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
     tbuf_printf(&sql, where_or ? " OR " : " AND ");
     pred_text(&w2, &sql);
   }
-  if (group) tbuf_printf(&sql, " GROUP BY %s", group == 1 ? "g" : group == 2 ? "s" : "g, s");
+  for (int k = 0; k < nkeys; k++) tbuf_printf(&sql, k ? ", %s" : " GROUP BY %s", key_names[ks[k]]);
   tbuf_putc(&sql, 0);
   const char *text = (const char *)sql.p;
 
-  /* the model */
-  static acc accs[GROUPS][MAX_AGGS];
-  static uint64_t grows[GROUPS];
-  memset(accs, 0, sizeof accs);
-  memset(grows, 0, sizeof grows);
+  /* the model: the selected rows sorted by their keys; a run of equal keys
+   * is a group (without GROUP BY one group, even of no rows) */
+  int *sel = malloc(((size_t)nrows + 1) * sizeof *sel), nsel = 0;
+  acc(*accs)[MAX_AGGS] = calloc((size_t)nrows + 1, sizeof *accs);
+  int *first = malloc(((size_t)nrows + 1) * sizeof *first), ngroups = 0; /* a row of each group */
+  if (!sel || !accs || !first) {
+    CHECK(0, "out of memory");
+    free(sel);
+    free(accs);
+    free(first);
+    tbuf_free(&sql);
+    return;
+  }
   for (int i = 0; i < nrows; i++) {
     const row *r = &rows_[i];
     if (have_where) {
@@ -446,11 +481,18 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
                        : (a == 0 || b == 0 ? 0 : (a == 1 && b == 1 ? 1 : -1));
       if (v != 1) continue;
     }
-    int gk = group & 1 ? (r->g_null ? 5 : (int)r->g) : 0, sk = group & 2 ? (r->s_null ? 3 : r->s) : 0;
-    int gi = gk * 4 + sk;
-    grows[gi]++;
+    sel[nsel++] = i;
+  }
+  sort_nkeys = nkeys;
+  sort_keys[0] = ks[0];
+  sort_keys[1] = ks[1];
+  qsort(sel, (size_t)nsel, sizeof *sel, cmp_rows);
+  if (nkeys == 0) ngroups = 1;
+  for (int j = 0; j < nsel; j++) {
+    if (nkeys > 0 && (j == 0 || cmp_rows(&sel[j - 1], &sel[j]) != 0)) first[ngroups++] = sel[j];
+    const row *r = &rows_[sel[j]];
     for (int k = 0; k < nagg; k++) {
-      acc *a = &accs[gi][k];
+      acc *a = &accs[ngroups - 1][k];
       a->rows++;
       i128 v;
       if (!vals[k] || !value_eval(vals[k], r, &v)) continue;
@@ -460,9 +502,6 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
       a->count++;
     }
   }
-  int expect[GROUPS], nexp = 0;
-  for (int gi = 0; gi < GROUPS; gi++)
-    if (grows[gi] > 0 || (group == 0 && gi == 0)) expect[nexp++] = gi;
 
   /* the tool and the library */
   char *msg = NULL;
@@ -473,37 +512,29 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
   fclose(errf);
   CHECK(built, "%s\n%s", text, msg);
   free(msg);
-  if (!built) {
-    tbuf_free(&sql);
-    return;
-  }
   ps_query_result *res = NULL;
   char err[TOOL_ERR_SIZE];
-  if (select_plan_run(&p, &res, err, sizeof err)) {
+  if (!built) {
+  } else if (select_plan_run(&p, &res, err, sizeof err)) {
     CHECK(0, "%s: %s", text, err);
   } else {
     uint64_t ng = ps_query_result_groups(res);
-    CHECK(ng == (uint64_t)nexp, "%s: %llu groups, expected %d", text, (unsigned long long)ng, nexp);
-    for (int j = 0; j < nexp && (uint64_t)j < ng; j++) {
-      int gi = expect[j], gk = gi / 4, sk = gi % 4;
+    CHECK(ng == (uint64_t)ngroups, "%s: %llu groups, expected %d", text, (unsigned long long)ng, ngroups);
+    for (int j = 0; j < ngroups && (uint64_t)j < ng; j++) {
       ps_datum d;
-      uint32_t key = 0;
-      if (group & 1) {
-        CHECK(ps_query_result_key(res, (uint64_t)j, key++, &d) == PS_OK && datum_equals(&d, gk == 5, gk, 0),
-              "%s: group %d: key g", text, j);
-      }
-      if (group & 2) {
-        int ok = ps_query_result_key(res, (uint64_t)j, key++, &d) == PS_OK;
-        if (sk == 3)
-          ok = ok && d.is_null;
+      for (int k = 0; k < nkeys; k++) {
+        const row *r = &rows_[first[j]];
+        int kk = ks[k], ok = ps_query_result_key(res, (uint64_t)j, (uint32_t)k, &d) == PS_OK;
+        if (kk == K_S && !r->s_null)
+          ok = ok && !d.is_null && d.str && d.str_len == strlen(strs[r->s]) && !memcmp(d.str, strs[r->s], d.str_len);
         else
-          ok = ok && !d.is_null && d.str && d.str_len == strlen(strs[sk]) && !memcmp(d.str, strs[sk], d.str_len);
-        CHECK(ok, "%s: group %d: key s", text, j);
+          ok = ok && datum_equals(&d, key_null(r, kk), key_val(r, kk), kk == K_Y ? 2 : 0);
+        CHECK(ok, "%s: group %d: key %s", text, j, key_names[kk]);
       }
       for (int k = 0; k < nagg; k++) {
         int is_null, scale;
         i128 v;
-        agg_result(kinds[k], &accs[gi][k], vals[k] ? value_scale(vals[k]) : 0, &is_null, &v, &scale);
+        agg_result(kinds[k], &accs[j][k], vals[k] ? value_scale(vals[k]) : 0, &is_null, &v, &scale);
         int ok =
             ps_query_result_value(res, (uint64_t)j, (uint32_t)k, &d) == PS_OK && datum_equals(&d, is_null, v, scale);
         if (!ok) {
@@ -517,7 +548,10 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
     }
   }
   ps_query_result_destroy(res);
-  select_plan_free(&p);
+  if (built) select_plan_free(&p);
+  free(sel);
+  free(accs);
+  free(first);
   tbuf_free(&sql);
 }
 
