@@ -1,7 +1,6 @@
 /* Queries: validation, lowering of value expressions to the flat value
- * program (ps_query_program.h), chunked runs on the backend, and the exact
- * finalization of the accumulators into results (on the host, so every
- * backend's results are rendered by the same code). */
+ * program (ps_query_program.h) and chunked runs on the backend; the results
+ * are finalized in query_result.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,27 +15,6 @@ _Static_assert(offsetof(ps_vprog, cols) == 64, "ps_vprog layout");
 _Static_assert(offsetof(ps_vprog, aggs) == 64 + 48 * PS_MAX_COLS, "ps_vprog layout");
 _Static_assert(offsetof(ps_vprog, insns) == 64 + 48 * PS_MAX_COLS + 8 * PS_QMAX_AGGS, "ps_vprog layout");
 _Static_assert(PS_QMAX_AGGS == PS_QUERY_MAX_AGGS && PS_QMAX_KEYS == PS_QUERY_MAX_KEYS, "limits agree");
-
-struct ps_query {
-  ps_context *ctx;
-  ps_vprog prog;
-  uint64_t where_and_right, where_or_right; /* ps_query_args */
-  ps_column *cols[PS_MAX_COLS];
-  uint64_t rows;
-  const ps_expr *where;
-  const ps_expr *preds[PS_QMAX_PREDS];
-  const ps_column *keys[PS_QMAX_KEYS];
-  ps_agg_kind kinds[PS_QMAX_AGGS];
-  uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
-};
-
-struct ps_query_result {
-  ps_context *ctx;
-  uint64_t n_groups;
-  uint32_t n_keys, n_aggs;
-  ps_datum *keys;   /* n_groups * n_keys */
-  ps_datum *values; /* n_groups * n_aggs */
-};
 
 void ps_query_desc_init(ps_query_desc *desc) {
   if (!desc) return;
@@ -130,7 +108,7 @@ static ps_status lower_value(qlower *L, const ps_value *v, uint32_t scale) {
   return PS_OK;
 }
 
-static const char *agg_name(ps_agg_kind k) {
+const char *ps_agg_name(ps_agg_kind k) {
   switch (k) {
     case PS_AGG_COUNT_STAR: return "COUNT(*)";
     case PS_AGG_COUNT: return "COUNT";
@@ -159,6 +137,7 @@ static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uin
   else
     codes = (uint64_t)1 << c->width;
   *domain = codes + (c->validity.handle != NULL);
+  if (*domain == 0) *domain = 1; /* an empty dictionary: every valid row is corrupt, the slot never used */
   if (*domain > PS_QUERY_MAX_GROUPS)
     return ps_set_error(ctx, PS_ERR_LIMIT,
                         "GROUP BY key %" PRIu32 " (%s, %" PRIu32 "-bit codes) has %" PRIu64
@@ -249,7 +228,7 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "desc->aggs[%" PRIu32 "] is COUNT(*) but has a value", a);
     if (g->kind != PS_AGG_COUNT_STAR && !g->value)
       return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "desc->aggs[%" PRIu32 "] is %s without a value", a,
-                          agg_name(g->kind));
+                          ps_agg_name(g->kind));
     q->kinds[a] = g->kind;
     p->aggs[a].first = p->n_insns;
     if (g->value) {
@@ -363,231 +342,6 @@ static void acc_init(ps_qacc *acc, uint64_t n) {
   }
 }
 
-/* ---- finalization ------------------------------------------------------------ */
-
-static ps_i128 make_i128(uint64_t lo, uint64_t hi) { return (ps_i128)(((ps_u128)hi << 64) | lo); }
-
-/* Digits of |v| into buf (backwards), returns the start. */
-static char *u128_digits(ps_u128 v, char *end) {
-  *--end = '\0';
-  do {
-    *--end = (char)('0' + (int)(v % 10));
-    v /= 10;
-  } while (v);
-  return end;
-}
-
-static double to_double(ps_i128 v, uint32_t scale) {
-  /* The exact decimal in exponent notation ("-12345e-2"), read by strtod:
-   * correctly rounded (ties to even), and independent of the locale's
-   * decimal point. */
-  char tmp[64], text[80];
-  ps_u128 m = v < 0 ? (ps_u128)0 - (ps_u128)v : (ps_u128)v;
-  snprintf(text, sizeof text, "%s%se-%" PRIu32, v < 0 ? "-" : "", u128_digits(m, tmp + sizeof tmp), scale);
-  return strtod(text, NULL);
-}
-
-static ps_datum datum_of(ps_i128 v, uint32_t scale) {
-  ps_datum d;
-  memset(&d, 0, sizeof d);
-  d.scale = scale;
-  d.lo = (uint64_t)v;
-  d.hi = (int64_t)(uint64_t)((ps_u128)v >> 64);
-  d.as_double = to_double(v, scale);
-  return d;
-}
-
-static ps_datum null_datum(void) {
-  ps_datum d;
-  memset(&d, 0, sizeof d);
-  d.is_null = 1;
-  return d;
-}
-
-/* The 192-bit sum as a value of at most 38 digits. */
-static bool sum_of(const ps_qacc *a, ps_i128 *out) {
-  ps_i128 v = make_i128(a->sum0, a->sum1);
-  uint64_t ext = v < 0 ? UINT64_MAX : 0;
-  if (a->sum2 != ext || !ps_i128_fits38(v)) return false;
-  *out = v;
-  return true;
-}
-
-/* sum / count at scale + k, rounded half away from zero; false on overflow. */
-static bool average(ps_i128 sum, uint64_t count, uint32_t k, ps_i128 *out) {
-  ps_u128 m = sum < 0 ? (ps_u128)0 - (ps_u128)sum : (ps_u128)sum;
-  ps_u128 q = m / count, r = m % count, p = (ps_u128)ps_pow10_i128(k);
-  if (q > (ps_u128)PS_I128_MAX38 / p) return false;
-  ps_u128 frac = r * p; /* r < 2^64, p <= 10^6 */
-  ps_u128 d = frac / count, rem = frac % count;
-  if (rem >= count - rem) d++; /* 2 * rem >= count, without overflow */
-  ps_u128 res = q * p + d;
-  if (res > (ps_u128)PS_I128_MAX38) return false;
-  *out = sum < 0 ? -(ps_i128)res : (ps_i128)res;
-  return true;
-}
-
-static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
-  const ps_column *c = q->keys[k];
-  if (c->validity.handle && index == q->prog.key_domain[k] - 1) return null_datum();
-  ps_prog_col pc = ps_prog_col_of(c);
-  uint64_t v = pc.reference + index;
-  bool sign = pc.kind != PS_KIND_UNSIGNED;
-  ps_datum d = datum_of(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) ? c->scale : 0);
-  if (c->type == PS_TYPE_STRING) {
-    d.str = (const char *)c->dict.bytes + c->dict.offsets[v];
-    d.str_len = (size_t)(c->dict.offsets[v + 1] - c->dict.offsets[v]);
-  }
-  return d;
-}
-
-/* A dictionary entry, for ordering an unsorted dictionary's keys. */
-typedef struct dict_entry {
-  const uint8_t *bytes;
-  uint64_t len;
-  uint32_t index;
-} dict_entry;
-
-static int cmp_dict_entry(const void *x, const void *y) {
-  const dict_entry *a = x, *b = y;
-  return ps_bytes_cmp(a->bytes, a->len, b->bytes, b->len);
-}
-
-/* rank[i] = position of key index i in ascending key order: the identity
- * except for an unsorted dictionary, whose strings are sorted here (the NULL
- * index, last, stays last). */
-static ps_status key_ranks(ps_context *ctx, const ps_column *c, uint32_t dom, uint32_t *rank) {
-  for (uint32_t i = 0; i < dom; i++) rank[i] = i;
-  if (c->type != PS_TYPE_STRING || c->dict.sorted) return PS_OK;
-  uint32_t values = dom - (c->validity.handle != NULL);
-  dict_entry *e = ps_calloc_ctx(ctx, values ? values : 1, sizeof *e);
-  if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering %" PRIu32 " dictionary keys", values);
-  for (uint32_t i = 0; i < values; i++) {
-    uint64_t v = c->reference.u + i;
-    e[i].bytes = c->dict.bytes + c->dict.offsets[v];
-    e[i].len = c->dict.offsets[v + 1] - c->dict.offsets[v];
-    e[i].index = i;
-  }
-  qsort(e, values, sizeof *e, cmp_dict_entry);
-  /* An unsorted dictionary may repeat a string: its indexes are one key. */
-  uint32_t next = 0;
-  for (uint32_t i = 0; i < values; i++) {
-    if (i && cmp_dict_entry(&e[i - 1], &e[i])) next++;
-    rank[e[i].index] = next;
-  }
-  if (values < dom) rank[values] = next + 1; /* NULL */
-  ps_host_free(ctx, e);
-  return PS_OK;
-}
-
-typedef struct group_order {
-  uint64_t rank;
-  uint32_t group;
-} group_order;
-
-static int cmp_order(const void *x, const void *y) {
-  const group_order *a = x, *b = y;
-  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
-  return a->group < b->group ? -1 : a->group > b->group;
-}
-
-/* x += y (groups of one key that a dictionary's repeated strings split). */
-static void acc_merge(ps_qacc *x, const ps_qacc *y) {
-  ps_u128 lo = ((ps_u128)x->sum1 << 64) | x->sum0, add = ((ps_u128)y->sum1 << 64) | y->sum0, sum = lo + add;
-  x->sum2 += y->sum2 + (sum < lo);
-  x->sum0 = (uint64_t)sum;
-  x->sum1 = (uint64_t)(sum >> 64);
-  if (y->count && make_i128(y->min_lo, y->min_hi) < make_i128(x->min_lo, x->min_hi))
-    x->min_lo = y->min_lo, x->min_hi = y->min_hi;
-  if (y->count && make_i128(y->max_lo, y->max_hi) > make_i128(x->max_lo, x->max_hi))
-    x->max_lo = y->max_lo, x->max_hi = y->max_hi;
-  x->count += y->count;
-}
-
-static ps_status finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res) {
-  const ps_vprog *p = &q->prog;
-  uint32_t *rank[PS_QMAX_KEYS] = {NULL, NULL};
-  group_order *order = NULL;
-  ps_status st = PS_OK;
-  for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
-    uint32_t dom = p->key_domain[k];
-    rank[k] = ps_calloc_ctx(ctx, dom ? dom : 1, sizeof(uint32_t));
-    st = rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
-  }
-  uint64_t present = 0;
-  if (st == PS_OK) {
-    order = ps_calloc_ctx(ctx, p->n_groups, sizeof *order);
-    if (!order) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
-  }
-  for (uint32_t g = 0; st == PS_OK && g < p->n_groups; g++) {
-    if (p->n_keys && acc[(uint64_t)g * p->n_accs].count == 0) continue;
-    uint64_t r = 0;
-    for (uint32_t k = 0; k < p->n_keys; k++) r = r * p->key_domain[k] + rank[k][(g / p->key_stride[k]) % p->key_domain[k]];
-    order[present].rank = r;
-    order[present].group = g;
-    present++;
-  }
-  if (st == PS_OK) qsort(order, present, sizeof *order, cmp_order);
-  uint64_t out_groups = 0;
-  for (uint64_t i = 0; i < present; i++) out_groups += i == 0 || order[i].rank != order[i - 1].rank;
-  ps_qacc *merged = NULL;
-  if (st == PS_OK) {
-    res->n_groups = out_groups;
-    res->keys = ps_calloc_ctx(ctx, out_groups * p->n_keys + 1, sizeof(ps_datum));
-    res->values = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_datum));
-    merged = ps_calloc_ctx(ctx, p->n_accs, sizeof *merged);
-    if (!res->keys || !res->values || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
-  }
-  for (uint64_t i = 0, out_i = 0; st == PS_OK && i < present; out_i++) {
-    uint32_t g = order[i].group;
-    memcpy(merged, &acc[(uint64_t)g * p->n_accs], p->n_accs * sizeof *merged);
-    uint64_t j = i + 1;
-    for (; j < present && order[j].rank == order[i].rank; j++)
-      for (uint32_t a = 0; a < p->n_accs; a++) acc_merge(&merged[a], &acc[(uint64_t)order[j].group * p->n_accs + a]);
-    i = j;
-    for (uint32_t k = 0; k < p->n_keys; k++)
-      res->keys[out_i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
-    for (uint32_t a = 0; a < p->n_aggs && st == PS_OK; a++) {
-      const ps_qacc *x = &merged[1 + a];
-      ps_datum *d = &res->values[out_i * p->n_aggs + a];
-      ps_i128 v;
-      switch (q->kinds[a]) {
-        case PS_AGG_COUNT_STAR:
-        case PS_AGG_COUNT: *d = datum_of((ps_i128)x->count, 0); break;
-        case PS_AGG_MIN: *d = x->count ? datum_of(make_i128(x->min_lo, x->min_hi), q->scales[a]) : null_datum(); break;
-        case PS_AGG_MAX: *d = x->count ? datum_of(make_i128(x->max_lo, x->max_hi), q->scales[a]) : null_datum(); break;
-        case PS_AGG_SUM:
-        case PS_AGG_AVG:
-          if (!x->count) {
-            *d = null_datum();
-            break;
-          }
-          if (!sum_of(x, &v)) {
-            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
-                              agg_name(q->kinds[a]), PS_QUERY_MAX_DIGITS);
-            break;
-          }
-          if (q->kinds[a] == PS_AGG_SUM) {
-            *d = datum_of(v, q->scales[a]);
-            break;
-          }
-          uint32_t s = q->scales[a] > PS_QUERY_AVG_MIN_SCALE ? q->scales[a] : PS_QUERY_AVG_MIN_SCALE;
-          if (!average(v, x->count, s - q->scales[a], &v)) {
-            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
-                              " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
-            break;
-          }
-          *d = datum_of(v, s);
-          break;
-      }
-    }
-  }
-  ps_host_free(ctx, merged);
-  for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
-  ps_host_free(ctx, order);
-  return st;
-}
-
 ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
@@ -615,7 +369,7 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
     res->ctx = ctx;
     res->n_keys = q->prog.n_keys;
     res->n_aggs = q->prog.n_aggs;
-    st = finalize(ctx, q, acc, res);
+    st = ps_query_finalize(ctx, q, acc, res);
   }
   ps_buffer_destroy(acc_dev);
   ps_buffer_destroy(bits);
@@ -625,69 +379,5 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
     return st;
   }
   *out = res;
-  return PS_OK;
-}
-
-void ps_query_result_destroy(ps_query_result *res) {
-  if (!res) return;
-  ps_host_free(res->ctx, res->keys);
-  ps_host_free(res->ctx, res->values);
-  ps_host_free(res->ctx, res);
-}
-
-uint64_t ps_query_result_groups(const ps_query_result *res) { return res ? res->n_groups : 0; }
-
-ps_status ps_query_result_key(const ps_query_result *res, uint64_t group, uint32_t key, ps_datum *out) {
-  if (!res || !out || group >= res->n_groups || key >= res->n_keys) return PS_ERR_INVALID_ARGUMENT;
-  *out = res->keys[group * res->n_keys + key];
-  return PS_OK;
-}
-
-ps_status ps_query_result_value(const ps_query_result *res, uint64_t group, uint32_t agg, ps_datum *out) {
-  if (!res || !out || group >= res->n_groups || agg >= res->n_aggs) return PS_ERR_INVALID_ARGUMENT;
-  *out = res->values[group * res->n_aggs + agg];
-  return PS_OK;
-}
-
-ps_status ps_datum_format(const ps_datum *d, char *buf, size_t size) {
-  if (!d || !buf) return PS_ERR_INVALID_ARGUMENT;
-  char text[PS_DATUM_TEXT_SIZE];
-  const char *src = text;
-  size_t len;
-  if (d->is_null) {
-    src = "NULL";
-    len = 4;
-  } else if (d->str) {
-    src = d->str;
-    len = d->str_len;
-  } else {
-    if (d->scale > PS_QUERY_MAX_SCALE) return PS_ERR_INVALID_ARGUMENT;
-    ps_i128 v = make_i128(d->lo, (uint64_t)d->hi);
-    ps_u128 m = v < 0 ? (ps_u128)0 - (ps_u128)v : (ps_u128)v;
-    char tmp[64];
-    char *dig = u128_digits(m, tmp + sizeof tmp);
-    size_t nd = strlen(dig), pos = 0;
-    if (v < 0) text[pos++] = '-';
-    if (d->scale == 0) {
-      memcpy(text + pos, dig, nd);
-      pos += nd;
-    } else {
-      size_t whole = nd > d->scale ? nd - d->scale : 0;
-      if (whole) {
-        memcpy(text + pos, dig, whole);
-        pos += whole;
-      } else {
-        text[pos++] = '0';
-      }
-      text[pos++] = '.';
-      for (size_t z = nd; z < d->scale; z++) text[pos++] = '0';
-      memcpy(text + pos, dig + whole, nd - whole);
-      pos += nd - whole;
-    }
-    len = pos;
-  }
-  if (len + 1 > size) return PS_ERR_BUFFER_TOO_SMALL;
-  memcpy(buf, src, len);
-  buf[len] = '\0';
   return PS_OK;
 }

@@ -34,4 +34,33 @@ struct ps_value {
 /* |v| <= 10^38 - 1. */
 bool ps_i128_fits38(ps_i128 v);
 
+/* A prepared query (query.c) and a result (query_result.c). */
+struct ps_query {
+  ps_context *ctx;
+  ps_vprog prog;
+  uint64_t where_and_right, where_or_right; /* ps_query_args */
+  ps_column *cols[PS_MAX_COLS];
+  uint64_t rows;
+  const ps_expr *where;
+  const ps_expr *preds[PS_QMAX_PREDS];
+  const ps_column *keys[PS_QMAX_KEYS];
+  ps_agg_kind kinds[PS_QMAX_AGGS];
+  uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
+};
+
+struct ps_query_result {
+  ps_context *ctx;
+  uint64_t n_groups;
+  uint32_t n_keys, n_aggs;
+  ps_datum *keys;   /* n_groups * n_keys */
+  ps_datum *values; /* n_groups * n_aggs */
+};
+
+/* "SUM", "COUNT(*)"... for messages. */
+const char *ps_agg_name(ps_agg_kind k);
+/* Turns the accumulators of a run (n_groups * n_accs, as read back) into
+ * res's groups, keys and values. PS_ERR_OVERFLOW for a sum or an average that
+ * does not fit 38 digits. */
+ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res);
+
 #endif /* PS_QUERY_H */

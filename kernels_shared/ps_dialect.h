@@ -10,6 +10,7 @@
  *   ps_mulhi64     high 64 bits of a 64x64-bit product
  *   ps_atomic_min_u32  atomic minimum on a 32-bit word of device memory
  *   ps_ctz32       index of the lowest set bit of a nonzero 32-bit word
+ *   ps_popc32      set bits of a 32-bit word
  * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8.
  */
 #ifndef PS_DIALECT_H
@@ -27,6 +28,7 @@ typedef uchar ps_u8;
 #define ps_mulhi64(a, b) mul_hi((ulong)(a), (ulong)(b))
 #define ps_atomic_min_u32(p, v) atomic_min((volatile __global uint *)(p), (v))
 #define ps_ctz32(x) (31u - clz((x) & (0u - (x))))
+#define ps_popc32(x) popcount((uint)(x))
 #elif defined(__CUDACC__)
 typedef unsigned char ps_u8;
 #define PS_GLOBAL
@@ -35,6 +37,7 @@ typedef unsigned char ps_u8;
 #define ps_mulhi64(a, b) __umul64hi((a), (b))
 #define ps_atomic_min_u32(p, v) atomicMin((unsigned int *)(p), (v))
 #define ps_ctz32(x) ((ps_u32)(__ffs((int)(x)) - 1))
+#define ps_popc32(x) ((ps_u32)__popc(x))
 #else
 typedef uint8_t ps_u8;
 #define PS_GLOBAL
@@ -48,6 +51,7 @@ static inline void ps_atomic_min_u32(ps_u32 *p, ps_u32 v) {
   if (v < *p) *p = v; /* host: one thread */
 }
 #define ps_ctz32(x) ((ps_u32)__builtin_ctz(x))
+#define ps_popc32(x) ((ps_u32)__builtin_popcount(x))
 #endif
 
 #endif /* PS_DIALECT_H */

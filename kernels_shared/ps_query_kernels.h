@@ -280,15 +280,18 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   return 1;
 }
 
-/* Adds a row's values to its group's accumulators acc[0 .. n_accs). */
-PS_FN void ps_q_add_row(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
-  acc[0].count += 1;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-    if (p->aggs[a].count == 0)
-      acc[1 + a].count += 1;
-    else if (!vals[a].null_)
-      ps_q_acc_add(&acc[1 + a], vals[a].v);
-  }
+/* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
+ * rows and its COUNT(*)s). */
+PS_FN void ps_q_add_counts(PS_CONST_MEM const ps_vprog *p, ps_u32 n, ps_qacc *acc) {
+  acc[0].count += n;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a)
+    if (p->aggs[a].count == 0) acc[1 + a].count += n;
+}
+
+/* Adds a row's values to the other accumulators. */
+PS_FN void ps_q_add_values(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
+  for (ps_u32 a = 0; a < p->n_aggs; ++a)
+    if (p->aggs[a].count != 0 && !vals[a].null_) ps_q_acc_add(&acc[1 + a], vals[a].v);
 }
 
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
@@ -386,34 +389,44 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
     known &= ps_q_valid32(cb, B->validity[in->col_b], w);
     ps_q_codes32(cb, B->data[in->col_b], (aligned >> in->col_b) & 1u, w, codes_b);
   }
-  ps_u32 x = 0, rows = known;
-  while (rows != 0) {
-    ps_u32 j = ps_ctz32(rows);
-    rows &= rows - 1;
-    ps_u64 code = codes[j];
-    if ((ca->flags & PS_COLF_NO_CODES) || code > ca->code_limit ||
-        (in->op == PS_OP_CMPCOL && ((cb->flags & PS_COLF_NO_CODES) || codes_b[j] > cb->code_limit))) {
-      ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + j));
-      known &= ~(1u << j);
-      continue;
-    }
-    ps_u32 bit;
-    if (in->op == PS_OP_RANGE) {
-      bit = in->lo <= code && code <= in->hi;
-    } else if (in->op == PS_OP_SET) {
-      ps_u64 k = in->aux_a + code;
-      bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
-    } else if (in->op == PS_OP_INLIST) {
-      bit = 0;
-      for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
-        PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
-        ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
-        bit = first <= code && code <= last;
+  /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
+  ps_u32 bad = 0;
+  for (ps_u32 j = 0; j < 32; ++j) {
+    bad |= (ps_u32)(codes[j] > ca->code_limit) << j;
+    if (in->op == PS_OP_CMPCOL) bad |= (ps_u32)(codes_b[j] > cb->code_limit) << j;
+  }
+  if (ca->flags & PS_COLF_NO_CODES) bad = 0xFFFFFFFFu;
+  if (in->op == PS_OP_CMPCOL && (cb->flags & PS_COLF_NO_CODES)) bad = 0xFFFFFFFFu;
+  bad &= known;
+  if (bad != 0) {
+    ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(bad)));
+    known &= ~bad;
+  }
+  ps_u32 x = 0;
+  if (in->op == PS_OP_RANGE) { /* every row at once: no branch per row */
+    for (ps_u32 j = 0; j < 32; ++j) x |= (ps_u32)(in->lo <= codes[j] && codes[j] <= in->hi) << j;
+  } else {
+    ps_u32 rows = known;
+    while (rows != 0) {
+      ps_u32 j = ps_ctz32(rows);
+      rows &= rows - 1;
+      ps_u64 code = codes[j];
+      ps_u32 bit;
+      if (in->op == PS_OP_SET) {
+        ps_u64 k = in->aux_a + code;
+        bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+      } else if (in->op == PS_OP_INLIST) {
+        bit = 0;
+        for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
+          PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
+          ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+          bit = first <= code && code <= last;
+        }
+      } else {
+        bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
       }
-    } else {
-      bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
+      x |= bit << j;
     }
-    x |= bit << j;
   }
   if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
   *is_t = x & known;
@@ -476,6 +489,8 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
   ps_qacc acc[PS_QMAX_AGGS + 1];
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   const int grouped = p->n_groups > 1;
+  int reads = grouped; /* whether a selected row's columns are read at all */
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
   if (grouped)
     for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_u64 words = (L->rows + 31) / 32;
@@ -483,6 +498,10 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
     ps_u32 sel = 0xFFFFFFFFu;
     if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
     if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
+    if (!grouped) { /* counts by the word */
+      ps_q_add_counts(p, ps_popc32(sel), acc);
+      if (!reads) continue;
+    }
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
@@ -490,12 +509,13 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
       ps_qval vals[PS_QMAX_AGGS];
       if (!ps_q_row(p, B, (ps_u32)L->data_aligned, w * 32 + j, &g, vals, status)) continue;
       if (!grouped) {
-        ps_q_add_row(p, vals, acc);
+        ps_q_add_values(p, vals, acc);
         continue;
       }
       PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
       for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
-      ps_q_add_row(p, vals, acc);
+      ps_q_add_counts(p, 1, acc);
+      ps_q_add_values(p, vals, acc);
       for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
     }
   }
