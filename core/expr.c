@@ -71,6 +71,12 @@ static ps_status check_decimal_pair(ps_context *ctx, const ps_column *a, const p
   return PS_OK;
 }
 
+/* Literal comparisons on this column are code intervals (lower.c): FOR
+ * columns, and dictionaries that are sorted. */
+static ps_column *interval_column(ps_column *col) {
+  return col->type != PS_TYPE_STRING || col->dict.sorted ? col : NULL;
+}
+
 static ps_expr *node(ps_context *ctx, ps_expr_kind kind, uint64_t rows) {
   ps_expr *e = ps_calloc_ctx(ctx, 1, sizeof *e);
   if (!e) return NULL;
@@ -80,6 +86,7 @@ static ps_expr *node(ps_context *ctx, ps_expr_kind kind, uint64_t rows) {
   e->escape = -1;
   e->depth = 1;
   e->size = 1;
+  e->height = 1;
   return e;
 }
 
@@ -126,6 +133,7 @@ ps_status ps_expr_compare(ps_context *ctx, ps_column *col, ps_cmp op, ps_literal
   ps_expr *e = node(ctx, PS_EXPR_COMPARE, col->n);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
   e->col = col;
+  e->fold_col = interval_column(col);
   e->cmp = op;
   e->lit = lit;
   ps_status st = own_literal(ctx, &e->lit);
@@ -167,6 +175,7 @@ ps_status ps_expr_between(ps_context *ctx, ps_column *col, ps_literal lo, ps_lit
   ps_expr *e = node(ctx, PS_EXPR_BETWEEN, col->n);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
   e->col = col;
+  e->fold_col = interval_column(col);
   e->lit.kind = e->lit_b.kind = PS_LIT_INT64;
   ps_status st = PS_OK;
   e->lit = lo;
@@ -198,6 +207,7 @@ ps_status ps_expr_in(ps_context *ctx, ps_column *col, const ps_literal *list, si
   ps_expr *e = node(ctx, PS_EXPR_IN, col->n);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
   e->col = col;
+  e->fold_col = interval_column(col);
   if (count) {
     e->list = ps_calloc_ctx(ctx, count, sizeof *e->list);
     if (!e->list) {
@@ -272,10 +282,16 @@ static ps_status combine(ps_context *ctx, ps_expr_kind kind, ps_expr *a, ps_expr
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
                         "operands read columns of different row counts: %" PRIu64 " and %" PRIu64, a->rows,
                         b->rows);
+  unsigned height = 1 + (b && b->height > a->height ? b->height : a->height);
+  if (height > PS_PREDICATE_MAX_HEIGHT)
+    return ps_set_error(ctx, PS_ERR_LIMIT, "the predicate tree would be %u levels deep; at most %d (%s)", height,
+                        PS_PREDICATE_MAX_HEIGHT, "an IN list holds any number of values in one level");
   ps_expr *e = node(ctx, kind, a->rows);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
   e->a = a;
   e->b = b;
+  e->height = height;
+  e->fold_col = a->fold_col && (!b || b->fold_col == a->fold_col) ? a->fold_col : NULL;
   if (b) {
     /* Sethi-Ullman: the deeper operand is evaluated first. */
     unsigned hi = a->depth > b->depth ? a->depth : b->depth;

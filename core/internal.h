@@ -98,8 +98,13 @@ struct ps_expr {
   char *pattern;        /* LIKE */
   size_t pattern_len;
   ps_expr *a, *b;
-  unsigned depth;       /* stack depth this subtree needs when lowered */
-  unsigned size;        /* instructions this subtree lowers to (upper bound) */
+  unsigned depth;       /* stack depth this subtree needs when lowered, unfolded (upper bound) */
+  unsigned size;        /* nodes in this subtree */
+  unsigned height;      /* levels of this subtree (a leaf is 1) */
+  /* Set when the subtree is comparisons, BETWEENs and INs against literals
+   * on this one column (a FOR column or a sorted dictionary), joined by AND,
+   * OR and NOT: it lowers to one code set, one instruction (lower.c). */
+  ps_column *fold_col;
   /* The lowered program of this node and its aux words on the device, made
    * on the first evaluation and reused: trees and columns are immutable, so
    * an engine that evaluates one predicate on many calls lowers it once. */

@@ -28,6 +28,7 @@ typedef struct lowering {
   ps_context *ctx;
   ps_lowered *out;
   size_t aux_cap;
+  uint32_t stack, max_stack; /* evaluation stack height after the instructions so far, and its peak */
 } lowering;
 
 /* ---- aux words -------------------------------------------------------------- */
@@ -77,7 +78,8 @@ static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {
   for (uint32_t i = 0; i < p->n_cols; i++)
     if (L->out->cols[i] == c) return *slot = i, PS_OK;
   if (p->n_cols == PS_MAX_COLS)
-    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate reads more than %d distinct columns", PS_MAX_COLS);
+    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate reads more than %d distinct columns (PS_PREDICATE_MAX_COLUMNS)",
+                        PS_MAX_COLS);
   uint32_t i = p->n_cols++;
   L->out->cols[i] = c;
   p->cols[i] = ps_prog_col_of(c);
@@ -90,7 +92,18 @@ static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {
 static ps_status emit(lowering *L, ps_insn insn) {
   ps_program *p = &L->out->prog;
   if (p->n_insns == PS_MAX_INSNS)
-    return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate lowers to more than %d instructions", PS_MAX_INSNS);
+    return ps_set_error(L->ctx, PS_ERR_LIMIT,
+                        "the predicate lowers to more than %d instructions (comparisons on one column joined by "
+                        "AND, OR and NOT count as one; see PS_PREDICATE_MAX_INSTRUCTIONS)",
+                        PS_MAX_INSNS);
+  if (insn.op == PS_OP_AND || insn.op == PS_OP_OR) {
+    L->stack--;
+  } else if (insn.op != PS_OP_NOT && ++L->stack > L->max_stack) {
+    L->max_stack = L->stack;
+    if (L->max_stack > PS_MAX_STACK)
+      return ps_set_error(L->ctx, PS_ERR_LIMIT, "the predicate needs an evaluation stack deeper than %d",
+                          PS_MAX_STACK);
+  }
   p->insns[p->n_insns++] = insn;
   return PS_OK;
 }
@@ -345,29 +358,30 @@ static uint64_t dict_prefix_end(const ps_dict *d, const uint8_t *pre, size_t ple
 
 /* ---- leaves ---------------------------------------------------------------- */
 
-static ps_status lower_compare(lowering *L, const ps_expr *e) {
-  ps_column *c = e->col;
-  bool negate = e->cmp == PS_NE;
-  ps_cmp op = negate ? PS_EQ : e->cmp;
-  if (c->type != PS_TYPE_STRING) return emit_range(L, c, numeric_interval(c, op, &e->lit), negate);
-  if (c->dict.sorted) return emit_range(L, c, dict_interval(c, op, &e->lit), negate);
-  cmp_arg a = {e->cmp, &e->lit, NULL};
-  return emit_set(L, c, pred_cmp, &a, false);
+/* ---- interval leaves and same-column groups ------------------------------------ */
+
+/* A set of codes as sorted, disjoint, non-adjacent intervals within
+ * [0, code_limit]. Comparisons, BETWEEN and IN against literals on FOR
+ * columns and sorted dictionaries are such sets, and so is any AND / OR /
+ * NOT of them on one column: every leaf of the group is null exactly where
+ * the column is, so Kleene logic reduces to set algebra on the non-null
+ * rows (null rows stay UNKNOWN). A group lowers to one instruction. */
+typedef struct ivset {
+  interval *v;
+  size_t n;
+} ivset;
+
+static ps_status ivs_alloc(lowering *L, size_t n, ivset *out) {
+  out->n = 0;
+  out->v = ps_calloc_ctx(L->ctx, n ? n : 1, sizeof *out->v);
+  if (!out->v) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "allocating %zu code intervals", n);
+  return PS_OK;
 }
 
-static interval intersect(interval a, interval b) {
-  return (interval){a.lo > b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
-}
-
-static ps_status lower_between(lowering *L, const ps_expr *e) {
-  ps_column *c = e->col;
-  if (c->type != PS_TYPE_STRING)
-    return emit_range(L, c, intersect(numeric_interval(c, PS_GE, &e->lit), numeric_interval(c, PS_LE, &e->lit_b)),
-                      false);
-  if (c->dict.sorted)
-    return emit_range(L, c, intersect(dict_interval(c, PS_GE, &e->lit), dict_interval(c, PS_LE, &e->lit_b)), false);
-  cmp_arg a = {PS_GE, &e->lit, &e->lit_b};
-  return emit_set(L, c, pred_cmp, &a, false);
+static void ivs_free(lowering *L, ivset *s) {
+  ps_host_free(L->ctx, s->v);
+  s->v = NULL;
+  s->n = 0;
 }
 
 static int interval_cmp(const void *x, const void *y) {
@@ -375,63 +389,179 @@ static int interval_cmp(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-static ps_status lower_in(lowering *L, const ps_expr *e) {
-  ps_column *c = e->col;
-  if (c->type == PS_TYPE_STRING) {
-    in_arg a = {NULL, e->list_count};
-    if (e->list_count) {
-      a.sorted = ps_calloc_ctx(L->ctx, e->list_count, sizeof *a.sorted);
-      if (!a.sorted) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "sorting an IN list");
-      for (size_t i = 0; i < e->list_count; i++) a.sorted[i] = &e->list[i];
-      qsort(a.sorted, e->list_count, sizeof *a.sorted, lit_ptr_cmp);
-    }
-    ps_status st = emit_set(L, c, pred_in, &a, false);
-    ps_host_free(L->ctx, a.sorted);
-    return st;
-  }
-  /* FOR: each literal matches one interval of codes (a single code on
-   * integer columns; on float columns a run of codes that decode to the same
-   * double); merge them into sorted disjoint intervals. */
-  interval *iv = ps_calloc_ctx(L->ctx, e->list_count ? e->list_count : 1, sizeof *iv);
-  if (!iv) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "lowering an IN list");
+/* Clamps to [0, lim], drops empties, sorts and merges overlapping or
+ * adjacent intervals, in place. */
+static void ivs_normalize(ivset *s, i128 lim) {
   size_t n = 0;
-  for (size_t i = 0; i < e->list_count; i++) {
-    interval x = numeric_interval(c, PS_EQ, &e->list[i]);
+  for (size_t i = 0; i < s->n; i++) {
+    interval x = s->v[i];
     if (x.lo < 0) x.lo = 0;
-    if (x.hi > (i128)c->code_limit) x.hi = (i128)c->code_limit;
-    if (x.lo <= x.hi) iv[n++] = x;
+    if (x.hi > lim) x.hi = lim;
+    if (x.lo <= x.hi) s->v[n++] = x;
   }
-  qsort(iv, n, sizeof *iv, interval_cmp);
+  qsort(s->v, n, sizeof *s->v, interval_cmp);
   size_t u = 0;
   for (size_t i = 0; i < n; i++) {
-    if (u && iv[i].lo <= iv[u - 1].hi + 1) {
-      if (iv[i].hi > iv[u - 1].hi) iv[u - 1].hi = iv[i].hi;
+    if (u && s->v[i].lo <= s->v[u - 1].hi + 1) {
+      if (s->v[i].hi > s->v[u - 1].hi) s->v[u - 1].hi = s->v[i].hi;
     } else {
-      iv[u++] = iv[i];
+      s->v[u++] = s->v[i];
     }
   }
-  ps_status st;
-  if (u <= 1) {
-    st = emit_range(L, c, u ? iv[0] : (interval){1, 0}, false);
-  } else {
-    uint32_t off;
-    st = aux_reserve(L, 4 * (uint64_t)u, &off);
-    if (st == PS_OK) {
-      for (size_t i = 0; i < u; i++) {
-        uint32_t *w = L->out->aux + off + 4 * i;
-        uint64_t first = (uint64_t)iv[i].lo, last = (uint64_t)iv[i].hi;
-        w[0] = (uint32_t)first, w[1] = (uint32_t)(first >> 32);
-        w[2] = (uint32_t)last, w[3] = (uint32_t)(last >> 32);
+  s->n = u;
+}
+
+static interval intersect(interval a, interval b) {
+  return (interval){a.lo > b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
+}
+
+/* Codes of `entry op lit` (any op) on the column as an interval set. */
+static interval cmp_interval(const ps_column *c, ps_cmp op, const ps_literal *lit) {
+  return c->type == PS_TYPE_STRING ? dict_interval(c, op, lit) : numeric_interval(c, op, lit);
+}
+
+static ps_status ivs_complement(lowering *L, const ivset *a, i128 lim, ivset *out) {
+  PS_TRY(ivs_alloc(L, a->n + 1, out));
+  i128 next = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    if (a->v[i].lo > next) out->v[out->n++] = (interval){next, a->v[i].lo - 1};
+    next = a->v[i].hi + 1;
+  }
+  if (next <= lim) out->v[out->n++] = (interval){next, lim};
+  return PS_OK;
+}
+
+static ps_status ivs_union(lowering *L, const ivset *a, const ivset *b, i128 lim, ivset *out) {
+  PS_TRY(ivs_alloc(L, a->n + b->n, out));
+  memcpy(out->v, a->v, a->n * sizeof *a->v);
+  if (b->n) memcpy(out->v + a->n, b->v, b->n * sizeof *b->v);
+  out->n = a->n + b->n;
+  ivs_normalize(out, lim);
+  return PS_OK;
+}
+
+static ps_status ivs_intersect(lowering *L, const ivset *a, const ivset *b, ivset *out) {
+  PS_TRY(ivs_alloc(L, a->n + b->n, out));
+  size_t i = 0, j = 0;
+  while (i < a->n && j < b->n) {
+    interval x = intersect(a->v[i], b->v[j]);
+    if (x.lo <= x.hi) out->v[out->n++] = x;
+    if (a->v[i].hi < b->v[j].hi) i++;
+    else j++;
+  }
+  return PS_OK;
+}
+
+/* The code set of a leaf (COMPARE, BETWEEN, IN) or a group (AND, OR, NOT)
+ * whose fold_col is c. The recursion is bounded by PS_MAX_TREE_HEIGHT. */
+static ps_status ivs_of(lowering *L, const ps_expr *e, const ps_column *c, ivset *out) {
+  i128 lim = (i128)c->code_limit;
+  switch (e->kind) {
+    case PS_EXPR_COMPARE: {
+      bool negate = e->cmp == PS_NE;
+      ivset eq;
+      PS_TRY(ivs_alloc(L, 1, &eq));
+      eq.v[eq.n++] = cmp_interval(c, negate ? PS_EQ : e->cmp, &e->lit);
+      ivs_normalize(&eq, lim);
+      if (!negate) return *out = eq, PS_OK;
+      ps_status st = ivs_complement(L, &eq, lim, out);
+      ivs_free(L, &eq);
+      return st;
+    }
+    case PS_EXPR_BETWEEN:
+      PS_TRY(ivs_alloc(L, 1, out));
+      out->v[out->n++] = intersect(cmp_interval(c, PS_GE, &e->lit), cmp_interval(c, PS_LE, &e->lit_b));
+      ivs_normalize(out, lim);
+      return PS_OK;
+    case PS_EXPR_IN:
+      /* each literal matches one interval of codes (a single code on
+       * integer columns; on float columns a run of codes that decode to the
+       * same double; on sorted dictionaries the entry's codes) */
+      PS_TRY(ivs_alloc(L, e->list_count, out));
+      for (size_t i = 0; i < e->list_count; i++) out->v[out->n++] = cmp_interval(c, PS_EQ, &e->list[i]);
+      ivs_normalize(out, lim);
+      return PS_OK;
+    case PS_EXPR_NOT: {
+      ivset a;
+      PS_TRY(ivs_of(L, e->a, c, &a));
+      ps_status st = ivs_complement(L, &a, lim, out);
+      ivs_free(L, &a);
+      return st;
+    }
+    case PS_EXPR_AND:
+    case PS_EXPR_OR: {
+      ivset a, b;
+      PS_TRY(ivs_of(L, e->a, c, &a));
+      ps_status st = ivs_of(L, e->b, c, &b);
+      if (st == PS_OK) {
+        st = e->kind == PS_EXPR_AND ? ivs_intersect(L, &a, &b, out) : ivs_union(L, &a, &b, lim, out);
+        ivs_free(L, &b);
       }
-      ps_insn in = {0};
-      in.op = PS_OP_INLIST;
-      st = slot_of(L, c, &in.col_a);
-      in.aux_a = off;
-      in.lo = u;
-      if (st == PS_OK) st = emit(L, in);
+      ivs_free(L, &a);
+      return st;
     }
+    default: break;
   }
-  ps_host_free(L->ctx, iv);
+  return ps_set_error(L->ctx, PS_ERR_INTERNAL, "expression kind %d is not an interval leaf", (int)e->kind);
+}
+
+/* One instruction for a code set: a RANGE for none or one interval, a
+ * negated RANGE where the set misses one interval of [0, limit], else an
+ * INLIST of the intervals. */
+static ps_status emit_ivset(lowering *L, ps_column *c, const ivset *s) {
+  i128 lim = (i128)c->code_limit;
+  if (s->n <= 1) return emit_range(L, c, s->n ? s->v[0] : (interval){1, 0}, false);
+  bool starts = s->v[0].lo == 0, ends = s->v[s->n - 1].hi == lim;
+  if (s->n == 2 && starts && ends) return emit_range(L, c, (interval){s->v[0].hi + 1, s->v[1].lo - 1}, true);
+  uint32_t off = 0; /* set by aux_reserve; gcc -O3 cannot see it */
+  PS_TRY(aux_reserve(L, 4 * (uint64_t)s->n, &off));
+  for (size_t i = 0; i < s->n; i++) {
+    uint32_t *w = L->out->aux + off + 4 * i;
+    uint64_t first = (uint64_t)s->v[i].lo, last = (uint64_t)s->v[i].hi;
+    w[0] = (uint32_t)first, w[1] = (uint32_t)(first >> 32);
+    w[2] = (uint32_t)last, w[3] = (uint32_t)(last >> 32);
+  }
+  ps_insn in = {0};
+  in.op = PS_OP_INLIST;
+  PS_TRY(slot_of(L, c, &in.col_a));
+  in.aux_a = off;
+  in.lo = s->n;
+  return emit(L, in);
+}
+
+static ps_status lower_interval_group(lowering *L, const ps_expr *e) {
+  ivset s;
+  PS_TRY(ivs_of(L, e, e->fold_col, &s));
+  ps_status st = emit_ivset(L, e->fold_col, &s);
+  ivs_free(L, &s);
+  return st;
+}
+
+/* ---- other leaves -------------------------------------------------------------- */
+
+/* Comparisons, BETWEEN and IN on unsorted dictionaries: a SET over the
+ * dictionary's codes (the others are interval leaves). */
+static ps_status lower_compare(lowering *L, const ps_expr *e) {
+  cmp_arg a = {e->cmp, &e->lit, NULL};
+  return emit_set(L, e->col, pred_cmp, &a, false);
+}
+
+static ps_status lower_between(lowering *L, const ps_expr *e) {
+  cmp_arg a = {PS_GE, &e->lit, &e->lit_b};
+  return emit_set(L, e->col, pred_cmp, &a, false);
+}
+
+static ps_status lower_in(lowering *L, const ps_expr *e) {
+  ps_column *c = e->col;
+  in_arg a = {NULL, e->list_count};
+  if (e->list_count) {
+    a.sorted = ps_calloc_ctx(L->ctx, e->list_count, sizeof *a.sorted);
+    if (!a.sorted) return ps_set_error(L->ctx, PS_ERR_OUT_OF_MEMORY, "sorting an IN list");
+    for (size_t i = 0; i < e->list_count; i++) a.sorted[i] = &e->list[i];
+    qsort(a.sorted, e->list_count, sizeof *a.sorted, lit_ptr_cmp);
+  }
+  ps_status st = emit_set(L, c, pred_in, &a, false);
+  ps_host_free(L->ctx, a.sorted);
   return st;
 }
 
@@ -572,6 +702,7 @@ static ps_status lower_compare_columns(lowering *L, const ps_expr *e) {
 /* ---- tree walk ---------------------------------------------------------------- */
 
 static ps_status lower_node(lowering *L, const ps_expr *e) {
+  if (e->fold_col) return lower_interval_group(L, e);
   switch (e->kind) {
     case PS_EXPR_COMPARE: return lower_compare(L, e);
     case PS_EXPR_COMPARE_COLUMNS: return lower_compare_columns(L, e);
@@ -608,18 +739,13 @@ static ps_status lower_node(lowering *L, const ps_expr *e) {
 
 ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out) {
   memset(out, 0, sizeof *out);
-  if (expr->depth > PS_MAX_STACK)
-    return ps_set_error(ctx, PS_ERR_LIMIT, "the predicate needs an evaluation stack of %u; at most %d", expr->depth,
-                        PS_MAX_STACK);
-  if (expr->size > PS_MAX_INSNS)
-    return ps_set_error(ctx, PS_ERR_LIMIT, "the predicate has %u nodes; at most %d", expr->size, PS_MAX_INSNS);
-  lowering L = {ctx, out, 0};
+  lowering L = {ctx, out, 0, 0, 0};
   ps_status st = lower_node(&L, expr);
   if (st != PS_OK) {
     ps_lowered_free(ctx, out);
     return st;
   }
-  out->prog.stack_depth = expr->depth;
+  out->prog.stack_depth = L.max_stack;
   return PS_OK;
 }
 
@@ -629,6 +755,10 @@ void ps_lowered_free(ps_context *ctx, ps_lowered *low) {
   for (uint32_t i = 0; i < low->n_fills; i++) ps_host_free(ctx, low->fills[i]);
   low->n_fills = 0;
 }
+
+/* The limits the public header documents are the program's. */
+_Static_assert(PS_PREDICATE_MAX_COLUMNS == PS_MAX_COLS, "documented column limit");
+_Static_assert(PS_PREDICATE_MAX_INSTRUCTIONS == PS_MAX_INSNS, "documented instruction limit");
 
 /* The program layout is read by C, CUDA and OpenCL C alike: pin it. */
 _Static_assert(sizeof(ps_prog_col) == 48, "ps_prog_col layout");

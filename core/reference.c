@@ -144,11 +144,20 @@ static kleene leaf(row_reader *R, const ps_insn *in, uint64_t r) {
     case PS_OP_RANGE: return known((in->lo <= code && code <= in->hi) ^ negate);
     case PS_OP_SET: return known(aux_bit(R->aux, (uint64_t)in->aux_a + code) ^ negate);
     case PS_OP_INLIST: {
+      /* the intervals are sorted and disjoint: the last one starting at or
+       * before code is the only one that can hold it (IN lists have 10^4 and
+       * more values) */
+      uint64_t lo = 0, hi = in->lo;
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const uint32_t *iv = R->aux + in->aux_a + 4 * mid;
+        if ((iv[0] | ((uint64_t)iv[1] << 32)) <= code) lo = mid + 1;
+        else hi = mid;
+      }
       bool found = false;
-      for (uint64_t k = 0; k < in->lo && !found; k++) {
-        const uint32_t *iv = R->aux + in->aux_a + 4 * k;
-        uint64_t first = iv[0] | ((uint64_t)iv[1] << 32), last = iv[2] | ((uint64_t)iv[3] << 32);
-        found = first <= code && code <= last;
+      if (lo > 0) {
+        const uint32_t *iv = R->aux + in->aux_a + 4 * (lo - 1);
+        found = code <= (iv[2] | ((uint64_t)iv[3] << 32));
       }
       return known(found ^ negate);
     }

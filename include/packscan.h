@@ -345,6 +345,23 @@ PS_API void ps_encoded_dict_free(ps_encoded_dict *enc);
 
 typedef struct ps_expr ps_expr;
 
+/** Limits of one predicate (PS_ERR_LIMIT past them, naming the limit; see
+ *  docs/design.md "Limits of a predicate"):
+ *  - it reads at most PS_PREDICATE_MAX_COLUMNS distinct columns;
+ *  - it lowers to at most PS_PREDICATE_MAX_INSTRUCTIONS instructions, where
+ *    every comparison, BETWEEN or IN against literals on one FOR column (or
+ *    sorted dictionary) and every AND / OR / NOT joining only such leaves on
+ *    that same column count together as ONE instruction (x = 1 OR x = 2 OR
+ *    ... is one set of codes), any other leaf as one, and each AND / OR / NOT
+ *    above them as one;
+ *  - its tree is at most PS_PREDICATE_MAX_HEIGHT levels deep (checked by
+ *    ps_expr_and / ps_expr_or / ps_expr_not).
+ *  An IN list may hold any number of values (one instruction; its code
+ *  intervals live in the program's table, up to 2^27 32-bit words). */
+#define PS_PREDICATE_MAX_COLUMNS 16
+#define PS_PREDICATE_MAX_INSTRUCTIONS 64
+#define PS_PREDICATE_MAX_HEIGHT 1024
+
 typedef enum ps_literal_kind {
   PS_LIT_INT64 = 1,
   PS_LIT_UINT64 = 2,

@@ -16,7 +16,7 @@ static void encode_usage(FILE *f) {
           "                      the header line (the most frequent of , ; tab |)\n"
           "  -t, --types SPEC    column types, e.g. 'price:decimal(2),day:date,id:int'\n"
           "                      (int, decimal, decimal(S), float, date, timestamp, timestamp(S),\n"
-          "                      time, time(S), string; S: fraction digits; others inferred)\n"
+          "                      time, time(S), boolean, string; S: digits; others inferred)\n"
           "      --null STR      an unquoted field equal to STR is a null (empty fields always are)\n"
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"

@@ -43,7 +43,12 @@ int cmd_info(int argc, char **argv) {
   for (uint32_t i = 0; i < t->ncols; i++)
     if (strlen(t->cols[i].name) > w) w = strlen(t->cols[i].name);
   if (w > 40) w = 40;
-  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "physical", "encoding", "width",
+  /* "FOR ref yyyy-mm-dd hh:mm:ss.fffffffff" is the widest encoding text */
+  int encw = 22;
+  for (uint32_t i = 0; i < t->ncols; i++)
+    if (t->cols[i].logical == TBL_LOGICAL_TIMESTAMP && encw < 27 + (t->cols[i].unit ? 1 + (int)t->cols[i].unit : 0))
+      encw = 27 + (t->cols[i].unit ? 1 + (int)t->cols[i].unit : 0);
+  printf("%-*s  %-12s %-9s %-*s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "physical", encw, "encoding", "width",
          "nulls", "plain", "stored", "ratio");
   uint64_t tr = 0, ts = 0;
   for (uint32_t i = 0; i < t->ncols; i++) {
@@ -59,8 +64,17 @@ int cmd_info(int argc, char **argv) {
       snprintf(enc, sizeof enc, "FOR ref %lld scale %u", (long long)c->desc.reference.i, c->desc.scale);
     else if (c->desc.type >= PS_TYPE_UINT8 && c->desc.type <= PS_TYPE_UINT64)
       snprintf(enc, sizeof enc, "FOR ref %llu", (unsigned long long)c->desc.reference.u);
-    else
+    else if (c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_DATE) {
+      /* the reference as the first value it stands for, as a query would write it */
+      char when[48];
+      if (c->logical == TBL_LOGICAL_DATE)
+        format_date(c->desc.reference.i, when);
+      else
+        format_timestamp(c->desc.reference.i, (int)c->unit, when);
+      snprintf(enc, sizeof enc, "FOR ref %s", when);
+    } else {
       snprintf(enc, sizeof enc, "FOR ref %lld", (long long)c->desc.reference.i);
+    }
     uint64_t stored = tbl_column_stored_bytes(c);
     tr += c->raw_bytes;
     ts += stored;
@@ -68,7 +82,7 @@ int cmd_info(int argc, char **argv) {
     format_bytes(stored, b);
     char ratio[32];
     format_ratio(c->raw_bytes, stored, ratio);
-    printf("%-*.*s  %-12s %-9s %-22s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, phys, enc,
+    printf("%-*.*s  %-12s %-9s %-*s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, phys, encw, enc,
            c->desc.width, (unsigned long long)c->null_count, a, b, ratio);
   }
   char a[32], b[32];
@@ -76,7 +90,7 @@ int cmd_info(int argc, char **argv) {
   format_bytes(ts, b);
   char ratio[32];
   format_ratio(tr, ts, ratio);
-  printf("%-*s  %-12s %-9s %-22s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", "", "", "", a, b, ratio);
+  printf("%-*s  %-12s %-9s %-*s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", encw, "", "", "", a, b, ratio);
   /* Strings are always dictionary-encoded: the library evaluates string
    * predicates on dictionaries only (once per distinct string). Say what that
    * costs where most strings are distinct. */

@@ -26,8 +26,10 @@ static void query_usage(FILE *f) {
           "      --explain         print the parsed expression on stderr\n"
           "      --no-verify       skip the section checksums when opening the table\n"
           "  Expressions: = == != <> < <= > >=, BETWEEN x AND y, [NOT] IN (...), [NOT] LIKE 'p%%'\n"
-          "  [ESCAPE 'c'], IS [NOT] NULL, AND, OR, NOT, parentheses; literals 42, -1.5, 'text',\n"
-          "  DATE 'yyyy-mm-dd'; \"quoted\" column names.\n"
+          "  [ESCAPE 'c'], IS [NOT] NULL, AND, OR, NOT, parentheses; literals 42, -1.5 (exact),\n"
+          "  1e-3 (a double), 'text', DATE 'yyyy-mm-dd', TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]',\n"
+          "  TIME 'hh:mm:ss', TRUE, FALSE; \"quoted\" column names; a leading WHERE and a trailing ';'\n"
+          "  are accepted.\n"
           "  Aggregates: packscan query TABLE \"SELECT ...\" (see packscan query TABLE \"SELECT\" --help).\n");
 }
 
@@ -185,8 +187,7 @@ int cmd_query(int argc, char **argv) {
       st = ps_filter_count(ctx, q.expr, &count);
     }
     if (st != PS_OK) {
-      fprintf(stderr, "packscan query: %s%s\n", lib_error(st, ps_context_last_error(ctx)),
-              st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
+      fprintf(stderr, "packscan query: %s\n", lib_error(st, ps_context_last_error(ctx)));
       goto done;
     }
     double el = now_seconds() - s0;

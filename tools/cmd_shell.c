@@ -182,8 +182,7 @@ static int run_statement(shell *sh, const char *line, size_t len) {
   if (count_only) {
     ps_status st = ps_filter_count(sh->ctx, q.expr, &count);
     if (st != PS_OK) {
-      fprintf(stderr, "error: %s%s\n", lib_error(st, ps_context_last_error(sh->ctx)),
-              st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
+      fprintf(stderr, "error: %s\n", lib_error(st, ps_context_last_error(sh->ctx)));
       goto done;
     }
   } else if (query_row_ids(&q, 0, &ids, &count, err, sizeof err)) {

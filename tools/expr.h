@@ -107,11 +107,6 @@ void expr_print_error(FILE *f, const char *src, size_t len, const expr_error *e)
 
 /* ---- binding to the library ---- */
 
-/* Appended to a PS_ERR_LIMIT message: the library's predicate limits, and
- * what the binder does about them. */
-#define EXPR_LIMIT_HINT                                                                                  \
-  " (a predicate holds at most 64 nodes and 16 distinct columns; an IN list is one node, and equalities " \
-  "ORed on one column are merged into one)"
 
 typedef struct bind_env {
   ps_context *ctx;

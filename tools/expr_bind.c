@@ -199,7 +199,7 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
 }
 
 static int lib_fail(bind_env *env, ps_status st, size_t pos, expr_error *err) {
-  return berr(err, pos, "%s%s", lib_error(st, ps_context_last_error(env->ctx)), st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
+  return berr(err, pos, "%s", lib_error(st, ps_context_last_error(env->ctx)));
 }
 
 static int combine(bind_env *env, ast_kind k, ps_expr *l, ps_expr *r, size_t pos, ps_expr **out,
@@ -318,10 +318,11 @@ static int eq_leaf(const bind_env *env, const ast_node *n, const ast_operand **c
   return expr_find_column(env->tbl, c->s, c->len, c->quoted, &e, c->pos); /* errors: reported when bound */
 }
 
-/* An OR of equalities on one column is that column IN (the literals): one
- * node for the library instead of two per value, so that "x = 1 OR x = 2 OR
- * ..." is not refused at the predicate's node limit (SQL engines do the
- * same). Same three-valued result: a null x is UNKNOWN either way. The other
+/* An OR of equalities on one column is that column IN (the literals). The
+ * library joins comparisons on one column only where a subtree holds nothing
+ * else; gathering them here, wherever they stand in the OR ("x = 1 OR y = 2
+ * OR x = 3"), keeps long chains within the predicate's instruction limit.
+ * Same three-valued result: a null x is UNKNOWN either way. The other
  * operands of the OR are bound as they are; the parts are ORed as a balanced
  * tree. */
 static int bind_or(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) {

@@ -223,15 +223,20 @@ int out_begin(FILE *f, out_format fmt, int header, size_t ncol, const char *cons
     }
     memcpy(w->names[c], names[c], n + 1);
   }
-  if (fmt == OUT_FORMAT_CSV && header) {
-    for (size_t c = 0; c < ncol; c++) {
-      if (c) fputc(',', f);
-      csv_write_field(f, names[c], strlen(names[c]));
-    }
-    fputc('\n', f);
-  }
   *out = w;
   return 0;
+}
+
+/* The CSV header goes out with the first row or at the end, so that a result
+ * abandoned before its first row (out_discard after an error) prints nothing. */
+static void csv_header(out_writer *w) {
+  if (w->fmt != OUT_FORMAT_CSV || !w->header) return;
+  for (size_t c = 0; c < w->ncol; c++) {
+    if (c) fputc(',', w->f);
+    csv_write_field(w->f, w->names[c], strlen(w->names[c]));
+  }
+  fputc('\n', w->f);
+  w->header = 0;
 }
 
 static int hold_cell(out_writer *w, out_kind kind, const char *s, size_t len) {
@@ -260,6 +265,7 @@ int out_row(out_writer *w, const out_cell *cells) {
   FILE *f = w->f;
   switch (w->fmt) {
     case OUT_FORMAT_CSV:
+      csv_header(w);
       for (size_t c = 0; c < w->ncol; c++) {
         if (c) fputc(',', f);
         if (cells[c].kind != OUT_NULL) csv_write_field(f, cells[c].s, cells[c].len);
@@ -365,6 +371,7 @@ int out_end(out_writer *w) {
   if (!w) return 0;
   int rc = 0;
   if (w->fmt == OUT_FORMAT_TABLE) rc = write_table(w);
+  csv_header(w);
   if (fflush(w->f) != 0 || ferror(w->f)) rc = -1;
   out_discard(w);
   return rc;

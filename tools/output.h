@@ -39,7 +39,9 @@ out_format out_format_default(FILE *f);
 
 /* Starts a result of ncol columns named names[0..ncol) (copied) on f.
  * header: nonzero prints a header line (table, CSV; JSON lines always name
- * the keys). 0 ok, -1 out of memory. */
+ * the keys). Nothing is written before the first row or out_end, so a result
+ * given up with out_discard before its first row leaves f untouched. 0 ok,
+ * -1 out of memory. */
 int out_begin(FILE *f, out_format fmt, int header, size_t ncol, const char *const *names, out_writer **w);
 /* Adds one row of ncol cells. CSV and JSON write it at once; a table is
  * held until out_end, which knows the column widths. 0 ok, -1 out of memory. */

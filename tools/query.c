@@ -77,6 +77,7 @@ int query_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src
   memset(q, 0, sizeof *q);
   q->ctx = ctx;
   q->tbl = t;
+  if (!cols || !dec_cols) cols = dec_cols = NULL; /* both caches or neither */
   q->borrowed = cols != NULL;
   q->cols = cols ? cols : calloc(t->ncols ? t->ncols : 1, sizeof *q->cols);
   q->dec_cols = dec_cols ? dec_cols : calloc(t->ncols ? t->ncols : 1, sizeof *q->dec_cols);
@@ -139,8 +140,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
       return 0;
     }
     if (st != PS_ERR_UNSUPPORTED)
-      return set_err(err, errsz, "row ids: %s%s", lib_error(st, ps_context_last_error(q->ctx)),
-                     st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
+      return set_err(err, errsz, "row ids: %s", lib_error(st, ps_context_last_error(q->ctx)));
   }
   /* The backend has no row-id entry: read the bitmap and collect set bits. */
   uint64_t n = ps_expr_rows(q->expr), c = 0;
@@ -149,8 +149,7 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
   ps_status st = ps_filter(q->ctx, q->expr, bm, (n + 7) / 8, &c);
   if (st != PS_OK) {
     free(bm);
-    return set_err(err, errsz, "filter: %s%s", lib_error(st, ps_context_last_error(q->ctx)),
-                   st == PS_ERR_LIMIT ? EXPR_LIMIT_HINT : "");
+    return set_err(err, errsz, "filter: %s", lib_error(st, ps_context_last_error(q->ctx)));
   }
   uint64_t *v = malloc(c ? c * 8 : 1);
   if (!v) {

@@ -27,7 +27,7 @@ int query_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_
                      FILE *errf);
 /* The same with the caller's column caches (tbl->ncols entries each, NULL
  * entries filled on first use, destroyed by the caller), so that a session
- * uploads each column once. */
+ * uploads each column once. Both caches or neither (NULL: the plan's own). */
 int query_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
                             FILE *errf, ps_column **cols, ps_column **dec_cols);
 void query_plan_free(query_plan *q);

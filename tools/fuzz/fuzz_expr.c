@@ -19,11 +19,11 @@ static void setup(void) {
   o.backend = "reference";
   if (ps_context_create(&o, NULL, 0, &ctx) != PS_OK) abort();
   static const char csv[] =
-      "a,b,p,d,s,t,\"x y\"\n"
-      "1,-5,1.25,1994-01-01,apple,x,0\n"
-      ",7,,1995-06-30,,\"\",1\n"
-      "3,3,0.05,,banana,banana,2\n"
-      "-9,12,100,2000-02-29,\"it's\",zz,3\n";
+      "a,b,p,d,s,t,\"x y\",ts,tm,f\n"
+      "1,-5,1.25,1994-01-01,apple,x,0,2024-09-05 07:53:23.5,07:53,true\n"
+      ",7,,1995-06-30,,\"\",1,,23:59:59,\n"
+      "3,3,0.05,,banana,banana,2,1969-12-31T23:59:59Z,,false\n"
+      "-9,12,100,2000-02-29,\"it's\",zz,3,2024-09-05,00:00,TRUE\n";
   csv_mem m = {csv, sizeof csv - 1, 0};
   encode_options eo;
   encode_options_init(&eo);
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ast_node *n2 = NULL;
   if (expr_parse((const char *)text.p, text.len, &a2, &n2, &e) != 0) abort();
   if (expr_to_string(n2, &again) || again.len != text.len || memcmp(again.p, text.p, text.len)) abort();
-  ps_column *cols[8] = {0}, *dec_cols[8] = {0};
+  ps_column *cols[16] = {0}, *dec_cols[16] = {0};
   bind_env env = {ctx, table, cols, dec_cols};
   ps_expr *x = NULL;
   if (expr_bind(&env, n, &x, &e) == 0) {
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (e.pos > size) {
     abort();
   }
-  for (int c = 0; c < 8; c++) {
+  for (int c = 0; c < 16; c++) {
     ps_column_destroy(cols[c]);
     ps_column_destroy(dec_cols[c]);
   }

@@ -77,6 +77,17 @@ static void test_named(void) {
   check_eq("json odd", render(OUT_FORMAT_JSON, 1, 1, one, odd, 6),
            "{\"v\":\"1.\"}\n{\"v\":\"0x1F\"}\n{\"v\":1e5}\n{\"v\":\"\\u0001\\\"\\\\\"}\n"
            "{\"v\":\"\\ufffd\\ufffd\\ufffd\"}\n{\"v\":\"\xf0\x9f\x98\x80\"}\n");
+  check_eq("csv no rows", render(OUT_FORMAT_CSV, 1, 2, names, cells, 0), "n,name\n");
+  /* a result given up before its first row writes nothing, header included */
+  for (int fmt = OUT_FORMAT_TABLE; fmt <= OUT_FORMAT_JSON; fmt++) {
+    FILE *tf = tmpfile();
+    out_writer *w = NULL;
+    CHECK(tf && !out_begin(tf, (out_format)fmt, 1, 3, names, &w), "begin");
+    if (!tf) continue;
+    out_discard(w);
+    CHECK(ftell(tf) == 0, "%s: a discarded result wrote %ld bytes", out_format_name((out_format)fmt), ftell(tf));
+    fclose(tf);
+  }
   out_format f;
   CHECK(!out_format_parse("JSONL", &f) && f == OUT_FORMAT_JSON, "jsonl");
   CHECK(!out_format_parse("Table", &f) && f == OUT_FORMAT_TABLE, "Table");
