@@ -45,6 +45,7 @@ typedef struct bench {
   uint64_t rows;        /* rows of the large cases */
   uint64_t sample_rows; /* rows compared against the reference at the head and the tail */
   uint64_t sweep_min_bytes; /* the width sweep doubles its rows (up to 2^31) until it moves this much */
+  uint64_t table_rows;  /* rows of lineorder and lineitem (the query and after-filter cases) */
   int reps, warmup;
   int small_reps;
   uint64_t seed;
@@ -122,5 +123,7 @@ void bench_run_all(bench *b);
 /* ---- bench_thrust.cu (CUDA builds: PACKSCAN_BENCH_THRUST) ---- */
 /* thrust_count, thrust_ids: the C++ Thrust layer against the C API. */
 void bench_thrust_run(bench *b);
+/* ---- bench_tables.c: the SSB / TPC-H cases (bench_tables.h) ---- */
+void bench_run_tables(bench *b);
 
 #endif

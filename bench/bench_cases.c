@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_tables.h"
 
 typedef enum out_kind { OUT_BITMAP, OUT_COUNT, OUT_IDS, OUT_SMALL } out_kind;
 
@@ -686,3 +687,6 @@ void bench_run_all(bench *b) {
     }
   }
 }
+
+void bench_print_header(const bench *b) { print_header(b); }
+void bench_print_result(const bench *b, const bench_result *r) { print_result(b, r); }

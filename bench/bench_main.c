@@ -1,7 +1,8 @@
 /* packscan_bench: filters on packed columns against the device's copy
  * bandwidth and against the naive decode-then-filter pipeline. See
  * bench/README.md. Exit status: 0 when every case that ran passed its check,
- * 1 when one failed, 2 on a usage or setup error. */
+ * 1 when one failed, 2 on a usage or setup error, 77 for --backend cuda
+ * without a device (unless PACKSCAN_REQUIRE_CUDA=1). */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,23 +14,31 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: packscan_bench [--backend NAME] [--rows N] [--reps K] [--json FILE]\n"
-          "                      [--cases LIST] [--widths LIST] [--quick] [--seed S] [--sample N]\n"
+          "usage: packscan_bench [--backend NAME] [--rows N] [--table-rows N] [--reps K] [--json FILE]\n"
+          "                      [--cases LIST] [--widths LIST] [--quick] [--strict] [--seed S] [--sample N]\n"
           "  --backend NAME  reference, opencl, cuda or auto (default auto)\n"
           "  --rows N        rows of the large cases (N, or 2^K); default GPU 2^28, CPU 2^24,\n"
           "                  --quick GPU 2^24, CPU 2^20\n"
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
-          "                  like_prefix,nulls,ids_1pct,ids_50pct,small (default all)\n"
+          "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
+          "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, the after-filter calls aggregate,\n"
+          "                  aggregate_sel,gather_1pct,refine,mask,row_ids (default all)\n"
+          "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
+          "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
           "  --quick         smaller inputs and fewer repetitions\n"
+          "  --strict        a case the backend does not support (skip) fails the run too\n"
           "  --seed S        random seed (default 1)\n"
           "  --sample N      rows compared with the reference at the head and at the tail\n");
 }
 
 static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree",      "colcol", "like_contains",
-                                          "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small"};
+                                          "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small",
+                                          /* over lineorder and lineitem (bench_query.c, bench_after.c) */
+                                          "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1",
+                                          "aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids"};
 
 /* Every name in a --cases list must be a case (a typo would silently run nothing). */
 static int check_cases(const char *list) {
@@ -147,7 +156,8 @@ int main(int argc, char **argv) {
   bench b;
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL;
-  uint64_t rows = 0, reps = 0, sample = 0;
+  uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
+  int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
   for (int i = 1; i < argc; i++) {
@@ -156,6 +166,10 @@ int main(int argc, char **argv) {
     int bad = 0;
     if (strcmp(a, "--quick") == 0) {
       b.quick = 1;
+      continue;
+    }
+    if (strcmp(a, "--strict") == 0) {
+      strict = 1;
       continue;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -175,6 +189,8 @@ int main(int argc, char **argv) {
       bad = check_cases(v) != 0;
     } else if (strcmp(a, "--rows") == 0) {
       bad = parse_u64(v, &rows) != 0 || rows < 64;
+    } else if (strcmp(a, "--table-rows") == 0) {
+      bad = parse_u64(v, &table_rows) != 0 || table_rows < 64 || table_rows > (UINT64_C(1) << 32);
     } else if (strcmp(a, "--reps") == 0) {
       bad = parse_u64(v, &reps) != 0 || reps < 1 || reps > BENCH_MAX_REPS;
     } else if (strcmp(a, "--seed") == 0) {
@@ -196,7 +212,14 @@ int main(int argc, char **argv) {
   ps_context_options o;
   ps_context_options_init(&o);
   o.backend = backend;
-  if (ps_context_create(&o, err, sizeof err, &b.ctx) != PS_OK) {
+  ps_status cst = ps_context_create(&o, err, sizeof err, &b.ctx);
+  if (cst != PS_OK) {
+    /* As the tests: CUDA without a device is a skip (77) unless PACKSCAN_REQUIRE_CUDA=1. */
+    const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
+    if (!strcmp(backend, "cuda") && cst == PS_ERR_NO_DEVICE && !(req && !strcmp(req, "1"))) {
+      printf("SKIP: no CUDA device (%s)\n", err);
+      return 77;
+    }
     fprintf(stderr, "packscan_bench: no '%s' context: %s\n", backend, err);
     return 2;
   }
@@ -231,10 +254,13 @@ int main(int argc, char **argv) {
     b.sample_rows = b.quick ? UINT64_C(1) << 16 : UINT64_C(1) << 18;
     b.copy_bytes = b.quick ? UINT64_C(64) << 20 : UINT64_C(256) << 20;
   }
+  b.table_rows = b.is_gpu ? (b.quick ? UINT64_C(1) << 24 : 120000000) : (b.quick ? UINT64_C(1) << 20 : UINT64_C(1) << 22);
   if (rows) {
     b.rows = rows; /* an explicit row count holds for every case */
+    b.table_rows = rows;
     b.sweep_min_bytes = 0;
   }
+  if (table_rows) b.table_rows = table_rows;
   if (reps) b.reps = (int)reps;
   if (sample) b.sample_rows = sample;
 
@@ -270,9 +296,11 @@ int main(int argc, char **argv) {
 #ifdef PACKSCAN_BENCH_THRUST
   bench_thrust_run(&b);
 #endif
+  bench_run_tables(&b);
 
   int failed = 0;
-  for (int i = 0; i < b.n_results; i++) failed |= strcmp(b.results[i].check, "FAIL") == 0;
+  for (int i = 0; i < b.n_results; i++)
+    failed |= strcmp(b.results[i].check, "FAIL") == 0 || (strict && strcmp(b.results[i].check, "skip") == 0);
   printf("\n%d cases, %s, %.1f s\n", b.n_results, failed ? "SOME CHECKS FAILED" : "all checks passed",
          (bench_now_ms() - t_start) / 1e3);
   if (json && write_json(&b, json, date) != 0) {

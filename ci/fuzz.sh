@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tools/fuzz/: the table reader, the expression
-# parser/binder, the public API's descriptors and expression building) with
+# parser/binder, the SELECT parser, the public API's descriptors and expression
+# building) with
 # clang, -fsanitize=fuzzer,address,undefined, in their own build directory,
 # and runs each one starting from its seed corpus in the repository
 # (tools/fuzz/corpus_<target>). Prints a table of executions, coverage
@@ -11,7 +12,7 @@
 #   ci/fuzz.sh --long SECONDS   each target for SECONDS, all at once (one core each), at
 #                               nice 19; the work corpora are kept between runs
 #   FUZZ_BUILD_DIR  build directory (default build-fuzz)
-#   FUZZ_TARGETS    targets to run (default "table expr api")
+#   FUZZ_TARGETS    targets to run (default "table expr select api")
 #   CC_FUZZ         clang to use (default clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ if [ "${1:-}" = --long ]; then
   [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "usage: ci/fuzz.sh [--long SECONDS]" >&2; exit 2; }
   long=1 secs=$2
 fi
-targets=${FUZZ_TARGETS:-table expr api}
+targets=${FUZZ_TARGETS:-table expr select api}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
@@ -52,6 +53,7 @@ mkdir -p "$work"
 declare -A opts=(
   [table]="-max_len=16384"
   [expr]="-max_len=512 -dict=$root/tools/fuzz/expr.dict"
+  [select]="-max_len=768 -dict=$root/tools/fuzz/select.dict"
   [api]="-max_len=4096"
 )
 

@@ -11,6 +11,10 @@ int cmd_info(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
+/* `query` with a SELECT statement (cmd_select.c): query_is_select says
+ * whether the arguments hold one. */
+int cmd_select(int argc, char **argv);
+int query_is_select(int argc, char **argv);
 
 /* Option parsing shared by the subcommands: matches "--name", "--name=value"
  * and "--name value" (also a short alias such as "-d"). */

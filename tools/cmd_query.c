@@ -29,10 +29,12 @@ static void query_usage(FILE *f) {
           "  [ESCAPE 'c'], IS [NOT] NULL, AND, OR, NOT, parentheses; literals 42, -1.5 (exact),\n"
           "  1e-3 (a double), 'text', DATE 'yyyy-mm-dd', TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]',\n"
           "  TIME 'hh:mm:ss', TRUE, FALSE; \"quoted\" column names; a leading WHERE and a trailing ';'\n"
-          "  are accepted.\n");
+          "  are accepted.\n"
+          "  Aggregates: packscan query TABLE \"SELECT ...\" (see packscan query TABLE \"SELECT\" --help).\n");
 }
 
 int cmd_query(int argc, char **argv) {
+  if (query_is_select(argc, argv)) return cmd_select(argc, argv);
   const char *path = NULL, *expr = NULL, *select = NULL, *bitmap_path = NULL, *backend = "auto";
   const char *order_spec = NULL;
   int rows = 0, timing = 0, explain = 0, header = -1, verify = 1, host = 0, have_limit = 0;

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "query.h"
+#include "select_run.h"
 
 typedef struct shell {
   tbl_table *t;
@@ -29,6 +30,8 @@ static void shell_help(void) {
       "  SELECT COUNT(*) [WHERE expr]          the same\n"
       "  SELECT cols|* [FROM t] [WHERE expr] [ORDER BY col [ASC|DESC], ...] [LIMIT n]\n"
       "                                        the rows (no WHERE: every row)\n"
+      "  SELECT aggregates [FROM t] [WHERE expr] [GROUP BY col [, col]]\n"
+      "                                        COUNT, SUM, MIN, MAX, AVG of + - * CASE values\n"
       "Dot commands:\n"
       "  .help                 this text\n"
       "  .quit, .exit          leave (end of input does too)\n"
@@ -88,6 +91,9 @@ static int run_statement(shell *sh, const char *line, size_t len) {
   memset(&q, 0, sizeof q);
   uint64_t *ids = NULL, count = 0;
 
+  if (select_is_aggregate(line, len)) /* aggregates, GROUP BY: cmd_select.c */
+    return select_shell_statement(sh->ctx, sh->t, sh->cols, sh->dec_cols, line, len, sh->format, sh->header,
+                                  sh->timer, sh->explain);
   size_t p_sel = find_kw(line, len, 0, "SELECT");
   int is_select = p_sel < len && p_sel == strspn(line, " \t");
   size_t p_where = find_kw(line, len, 0, "WHERE"), p_order = find_kw(line, len, 0, "ORDER"),
@@ -131,7 +137,7 @@ static int run_statement(shell *sh, const char *line, size_t len) {
       if (!strcmp(c, "(*)")) {
         count_only = 1;
       } else {
-        fprintf(stderr, "error: the shell counts with COUNT(*) only; other aggregates are not here\n");
+        fprintf(stderr, "error: '%s' is not COUNT(*) (aggregates: see .help)\n", cols);
         goto done;
       }
     } else {

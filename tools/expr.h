@@ -92,6 +92,8 @@ typedef struct expr_arena {
 } expr_arena;
 
 void expr_arena_free(expr_arena *a);
+/* size bytes, zeroed and 16-byte aligned, freed with the arena; NULL when out of memory. */
+void *expr_arena_alloc(expr_arena *a, size_t size);
 
 /* Parses src[0..len). 0 ok (*out allocated in arena), -1 with err set. */
 int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, expr_error *err);

@@ -838,3 +838,5 @@ void expr_print_error(FILE *f, const char *src, size_t len, const expr_error *e)
   }
   fprintf(f, "\n  %*s^\n", (int)(col - 1), "");
 }
+
+void *expr_arena_alloc(expr_arena *a, size_t size) { return arena_alloc(a, size); }

@@ -219,6 +219,13 @@ has err.txt "(line 6 of the input)" "shell error line number"
 grep -q "^5$" out.txt && fail "shell: a statement after .quit ran"
 printf 'id > 2\n' | "$P" shell t.pst >out.txt 2>err.txt || fail "shell: a clean script exits 0"
 [ "$(cat out.txt)" = "3" ] || fail "shell clean: $(cat out.txt)"
+# aggregates in the shell (select_is_aggregate routes them to cmd_select.c), on its open context
+printf '.format csv\nSELECT name, count(*), sum(price) GROUP BY name;\nSELECT count(*) WHERE id > 2\nSELECT sum(nosuch)\nSELECT max(price * 2) AS m\n' |
+  "$P" shell --backend reference t.pst >out.txt 2>err.txt
+[ $? = 1 ] || fail "shell aggregates: the failed statement makes the exit status 1"
+printf 'name,count(*),sum(price)\napple,2,12.25\nbanana,1,3.10\n"che""rry",1,\n,1,100.00\n3\nm\n200.00\n' >want.txt
+cmp -s out.txt want.txt || { fail "shell aggregates output"; cat out.txt; }
+has err.txt "error at column 12: unknown column 'nosuch'" "shell aggregate error"
 expect 1 "shell not a table" "$P" shell t.csv </dev/null
 has err.txt "packscan encode t.csv" "shell not a table hint"
 # ... and through a pseudo-terminal (script(1)): the banner, the prompt, a table by default
@@ -311,6 +318,33 @@ expect 0 "demo" "$P" demo --rows 20000 --repeat 1 --out demo.pst
 has out.txt "Q6" "demo Q6"
 expect 0 "demo table" "$P" query demo.pst "l_shipmode = 'MAIL' AND l_discount >= 0.05" --select l_orderkey,l_discount,l_shipdate --no-header
 [ -s out.txt ] || fail "demo table query printed nothing"
+
+# SELECT statements (the reference backend: tools.select.<backend> covers the others)
+R="--backend reference"
+expect 0 "select sum" "$P" query $R --format csv t.pst "SELECT count(*), sum(price * 2), avg(price), min(day), max(name) FROM t WHERE id > 1;"
+printf 'count(*),sum(price * 2),avg(price),min(day),max(name)\n4,205.70,34.283333,1994-02-03,"che""rry"\n' >want.txt
+cmp -s out.txt want.txt || { fail "select sum output"; cat out.txt; }
+expect 0 "select group" "$P" query $R t.pst "SELECT name, count(*) AS n GROUP BY name" --format json
+printf '{"name":"apple","n":2}\n{"name":"banana","n":1}\n{"name":"che\\"rry","n":1}\n{"name":null,"n":1}\n' >want.txt
+cmp -s out.txt want.txt || { fail "select group output"; cat out.txt; }
+expect 0 "select explain" "$P" query $R t.pst "select sum(id) where name like 'a%'" --explain --timing --format table
+has err.txt "statement: SELECT SUM(id) WHERE name LIKE 'a%'" "select explain"
+has err.txt "groups: 1" "select timing"
+has out.txt "sum(id)" "select table header"
+expect 1 "select caret" "$P" query $R t.pst "SELECT sum(price) GROUP BY nmae"
+has err.txt "error at column 28: unknown column 'nmae'" "select caret message"
+has err.txt "                           ^" "select caret"
+expect 1 "select syntax" "$P" query $R t.pst "SELECT sum(price / 2)"
+has err.txt "error at column 18: division is not supported" "select syntax message"
+printf 'id,at,ok,t\n1,2024-09-05 07:53:23,true,07:00:00\n2,2024-09-06 08:00:00,false,08:30:00\n3,2024-09-05 09:00:00,true,\n' >ts.csv
+expect 0 "select types encode" "$P" encode -q ts.csv ts.pst
+expect 0 "select types" "$P" query $R --format csv ts.pst "SELECT ok, count(*), min(at), max(t), max(ok), sum(id) GROUP BY ok"
+printf 'ok,count(*),min(at),max(t),max(ok),sum(id)\nfalse,1,2024-09-06 08:00:00,08:30:00,false,2\ntrue,2,2024-09-05 07:53:23,07:00:00,true,4\n' >want.txt
+cmp -s out.txt want.txt || { fail "select types output"; cat out.txt; }
+expect 0 "select types json" "$P" query $R --format json ts.pst "SELECT ok, min(at) WHERE at < '2024-09-06 00:00:00' GROUP BY ok"
+[ "$(cat out.txt)" = '{"ok":true,"min(at)":"2024-09-05 07:53:23"}' ] || fail "select types json: $(cat out.txt)"
+expect 2 "select --rows" "$P" query $R t.pst "SELECT count(*)" --rows
+has err.txt "a SELECT prints its own result" "select --rows message"
 
 if [ "$fails" -ne 0 ]; then
   echo "$fails CLI check(s) failed"

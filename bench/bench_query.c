@@ -1,0 +1,380 @@
+/* The query cases of issue 14 through the query API (ps_query_*): SSB Q1.1,
+ * Q1.2, Q1.3 on lineorder, TPC-H Q6 and Q1 on lineitem. Each is prepared once
+ * (ps_query_create, untimed), timed as ps_query_run (one fused pass, the
+ * result on the host), checked exactly against the answers computed when the
+ * table was generated, and compared with the naive pipeline: ps_gather of
+ * every column the query reads into plain 32-bit arrays (the decompress step),
+ * then the same query over those arrays as byte-aligned columns. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_tables.h"
+
+#define Q_MAX_COLS 8
+#define Q_MAX_AGGS 8
+
+typedef struct qcase {
+  const char *name;
+  const char *note;
+  int ncols;
+  bench_tcol *cols[Q_MAX_COLS]; /* what the query reads */
+} qcase;
+
+/* Everything one query owns: its predicate, values and the prepared query. */
+typedef struct qbuilt {
+  ps_expr *where;
+  ps_value *values[Q_MAX_AGGS];
+  ps_agg aggs[Q_MAX_AGGS];
+  ps_query *query;
+} qbuilt;
+
+static void qbuilt_free(qbuilt *q) {
+  ps_query_destroy(q->query);
+  for (int i = 0; i < Q_MAX_AGGS; i++) ps_value_destroy(q->values[i]);
+  ps_expr_destroy(q->where);
+  memset(q, 0, sizeof *q);
+}
+
+static ps_status col_value(ps_context *ctx, ps_column *c, ps_value **out) { return ps_value_column(ctx, c, out); }
+
+/* a op b, taking a and b (freed on failure too). */
+static ps_status arith(ps_context *ctx, ps_arith op, ps_value *a, ps_value *b, ps_value **out) {
+  ps_status st = a && b ? ps_value_arith(ctx, op, a, b, out) : PS_ERR_OUT_OF_MEMORY;
+  if (st != PS_OK) {
+    ps_value_destroy(a);
+    ps_value_destroy(b);
+  }
+  return st;
+}
+
+static ps_value *one(ps_context *ctx) {
+  ps_value *v = NULL;
+  return ps_value_decimal(ctx, 1, 0, 0, &v) == PS_OK ? v : NULL;
+}
+
+static ps_value *column(ps_context *ctx, ps_column *c) {
+  ps_value *v = NULL;
+  return col_value(ctx, c, &v) == PS_OK ? v : NULL;
+}
+
+/* The queries over columns cols[] in the order of their qcase. */
+static ps_status build_query(ps_context *ctx, int which, ps_column **c, uint64_t n, qbuilt *q) {
+  ps_query_desc d;
+  ps_query_desc_init(&d);
+  d.rows = n;
+  ps_status st = PS_OK;
+  if (which < SSB_QUERIES) { /* cols: orderdate, quantity, discount, extendedprice */
+    st = bench_ssb_where(ctx, c[0], c[1], c[2], which, &q->where);
+    if (st == PS_OK) st = arith(ctx, PS_MUL, column(ctx, c[3]), column(ctx, c[2]), &q->values[0]);
+    q->aggs[0].kind = PS_AGG_SUM;
+    d.n_aggs = 1;
+  } else if (which == SSB_QUERIES) { /* Q6. cols: shipdate, discount, quantity, extendedprice */
+    ps_expr *a = NULL, *b = NULL, *e = NULL, *ab = NULL;
+    st = ps_expr_between(ctx, c[0], ps_lit_int(bench_days(1994, 1, 1)), ps_lit_int(bench_days(1994, 12, 31)), &a);
+    if (st == PS_OK) st = ps_expr_between(ctx, c[1], ps_lit_float(0.05), ps_lit_float(0.07), &b);
+    if (st == PS_OK) st = ps_expr_compare(ctx, c[2], PS_LT, ps_lit_int(24), &e);
+    if (st == PS_OK) st = ps_expr_and(ctx, a, b, &ab);
+    if (st == PS_OK) {
+      a = b = NULL;
+      st = ps_expr_and(ctx, ab, e, &q->where);
+    }
+    if (st == PS_OK) ab = e = NULL;
+    ps_expr_destroy(a);
+    ps_expr_destroy(b);
+    ps_expr_destroy(e);
+    ps_expr_destroy(ab);
+    if (st == PS_OK) st = arith(ctx, PS_MUL, column(ctx, c[3]), column(ctx, c[1]), &q->values[0]);
+    q->aggs[0].kind = PS_AGG_SUM;
+    d.n_aggs = 1;
+  } else { /* Q1. cols: shipdate, quantity, extendedprice, discount, tax, returnflag, linestatus */
+    st = ps_expr_compare(ctx, c[0], PS_LE, ps_lit_int(bench_days(1998, 12, 1) - 90), &q->where);
+    ps_value *m = NULL, *dp = NULL, *p = NULL;
+    if (st == PS_OK) st = col_value(ctx, c[1], &q->values[0]); /* sum_qty */
+    if (st == PS_OK) st = col_value(ctx, c[2], &q->values[1]); /* sum_base_price */
+    if (st == PS_OK) st = arith(ctx, PS_SUB, one(ctx), column(ctx, c[3]), &m);
+    if (st == PS_OK) st = arith(ctx, PS_MUL, column(ctx, c[2]), m, &q->values[2]); /* sum_disc_price */
+    if (st == PS_OK) st = arith(ctx, PS_SUB, one(ctx), column(ctx, c[3]), &m);
+    if (st == PS_OK) st = arith(ctx, PS_MUL, column(ctx, c[2]), m, &dp);
+    if (st == PS_OK) {
+      st = arith(ctx, PS_ADD, one(ctx), column(ctx, c[4]), &p);
+      if (st == PS_OK)
+        st = arith(ctx, PS_MUL, dp, p, &q->values[3]); /* sum_charge */
+      else
+        ps_value_destroy(dp);
+    }
+    if (st == PS_OK) st = col_value(ctx, c[1], &q->values[4]); /* avg_qty */
+    if (st == PS_OK) st = col_value(ctx, c[2], &q->values[5]); /* avg_price */
+    if (st == PS_OK) st = col_value(ctx, c[3], &q->values[6]); /* avg_disc */
+    static const ps_agg_kind kinds[Q_MAX_AGGS] = {PS_AGG_SUM, PS_AGG_SUM, PS_AGG_SUM, PS_AGG_SUM,
+                                                  PS_AGG_AVG, PS_AGG_AVG, PS_AGG_AVG, PS_AGG_COUNT_STAR};
+    for (int i = 0; i < Q_MAX_AGGS; i++) q->aggs[i].kind = kinds[i];
+    d.n_aggs = 8;
+    d.n_keys = 2;
+    d.keys[0] = c[5];
+    d.keys[1] = c[6];
+  }
+  for (uint32_t i = 0; i < d.n_aggs; i++) q->aggs[i].value = q->values[i];
+  d.where = q->where;
+  d.aggs = q->aggs;
+  if (st == PS_OK) st = ps_query_create(ctx, &d, &q->query);
+  return st;
+}
+
+/* ---- checks ---- */
+
+static bench_i128 p10(int k) {
+  bench_i128 r = 1;
+  while (k-- > 0) r *= 10;
+  return r;
+}
+
+static int datum_is(const ps_datum *d, bench_i128 v, int scale) {
+  if (d->is_null) return 0;
+  bench_i128 got = (bench_i128)(((unsigned __int128)(uint64_t)d->hi << 64) | d->lo);
+  int s = (int)d->scale;
+  if (s < scale) got *= p10(scale - s);
+  if (scale < s) v *= p10(s - scale);
+  return got == v;
+}
+
+/* The exact sum / count at scale max(s, 6), rounded half away from zero. */
+static bench_i128 avg_of(bench_i128 sum, int s, uint64_t count, int *scale) {
+  int S = s > PS_QUERY_AVG_MIN_SCALE ? s : PS_QUERY_AVG_MIN_SCALE;
+  bench_i128 num = sum * p10(S - s), c = (bench_i128)count, mag = num < 0 ? -num : num;
+  bench_i128 q = (2 * mag + c) / (2 * c);
+  *scale = S;
+  return num < 0 ? -q : q;
+}
+
+static int check_result(const bench_tables *t, int which, const ps_query_result *r, char *why, size_t n) {
+  ps_datum d;
+  if (which <= SSB_QUERIES) {
+    bench_i128 want = which < SSB_QUERIES ? t->ssb.revenue[which] : t->tpch.q6_revenue;
+    int scale = which < SSB_QUERIES ? 0 : 4;
+    if (ps_query_result_groups(r) != 1 || ps_query_result_value(r, 0, 0, &d) != PS_OK || !datum_is(&d, want, scale)) {
+      char got[PS_DATUM_TEXT_SIZE] = "?";
+      ps_datum_format(&d, got, sizeof got);
+      snprintf(why, n, "revenue %s differs from the host's exact sum", got);
+      return 0;
+    }
+    return 1;
+  }
+  uint64_t g = 0;
+  for (int f = 0; f < 3; f++)
+    for (int s = 0; s < 2; s++) {
+      const tpch_group *e = &t->tpch.q1[f][s];
+      if (e->count == 0) continue;
+      int sc[3];
+      bench_i128 avg_qty = avg_of(e->sum_qty, 0, e->count, &sc[0]);
+      bench_i128 avg_price = avg_of(e->sum_base, 2, e->count, &sc[1]);
+      bench_i128 avg_disc = avg_of(e->sum_disc, 2, e->count, &sc[2]);
+      const bench_i128 want[8] = {e->sum_qty, e->sum_base, e->sum_disc_price, e->sum_charge,
+                                  avg_qty,    avg_price,   avg_disc,          (bench_i128)e->count};
+      const int scale[8] = {0, 2, 4, 6, sc[0], sc[1], sc[2], 0};
+      ps_datum k0, k1;
+      if (g >= ps_query_result_groups(r) || ps_query_result_key(r, g, 0, &k0) != PS_OK ||
+          ps_query_result_key(r, g, 1, &k1) != PS_OK || k0.is_null || k1.is_null || k0.lo != (uint64_t)f ||
+          k1.lo != (uint64_t)s) {
+        snprintf(why, n, "group %" PRIu64 " is not (%c, %c)", g, "ANR"[f], "FO"[s]);
+        return 0;
+      }
+      for (uint32_t a = 0; a < 8; a++)
+        if (ps_query_result_value(r, g, a, &d) != PS_OK || !datum_is(&d, want[a], scale[a])) {
+          char got[PS_DATUM_TEXT_SIZE] = "?";
+          ps_datum_format(&d, got, sizeof got);
+          snprintf(why, n, "group (%c, %c), aggregate %u: %s differs from the host's", "ANR"[f], "FO"[s], a, got);
+          return 0;
+        }
+      g++;
+    }
+  if (g != ps_query_result_groups(r)) {
+    snprintf(why, n, "%" PRIu64 " groups, the host has %" PRIu64, ps_query_result_groups(r), g);
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- timing ---- */
+
+typedef struct qrun {
+  ps_context *ctx;
+  ps_query *query;
+  ps_query_result *last;
+  /* naive: decode these first */
+  int ncols;
+  const ps_column *views[Q_MAX_COLS];
+  ps_buffer *plain[Q_MAX_COLS];
+  const ps_buffer *identity;
+  uint64_t n;
+} qrun;
+
+static ps_status qrun_once(void *arg) {
+  qrun *r = arg;
+  for (int i = 0; i < r->ncols; i++) {
+    ps_status st = ps_gather(r->ctx, r->views[i], r->identity, 0, PS_INDEX_UINT32, r->n, r->plain[i], 0, NULL, 0);
+    if (st != PS_OK) return st;
+  }
+  ps_query_result_destroy(r->last);
+  r->last = NULL;
+  return ps_query_run(r->ctx, r->query, &r->last);
+}
+
+static void add_note(bench_result *res, const char *text) {
+  size_t l = strlen(res->note);
+  snprintf(res->note + l, sizeof res->note - l, "%s%s", l ? "; " : "", text);
+}
+
+/* The naive pipeline: 32-bit plain arrays of every column (the scaled
+ * integers of decimals, dictionary indexes), gathered through an INT32 view
+ * of the same packed bytes, then the query over those as byte-aligned FOR
+ * columns (width 32, reference 0; every value here is nonnegative). */
+static void run_naive(bench *b, const bench_tables *t, int which, const qcase *c, bench_result *res) {
+  uint64_t n = t->n;
+  if (n > UINT32_MAX) {
+    add_note(res, "naive: n/a above 2^32 rows (uint32 ids)");
+    return;
+  }
+  qrun r;
+  memset(&r, 0, sizeof r);
+  r.ctx = b->ctx;
+  r.n = n;
+  r.ncols = c->ncols;
+  ps_buffer *identity = NULL;
+  ps_column *views[Q_MAX_COLS] = {0}, *plain_cols[Q_MAX_COLS] = {0};
+  qbuilt q;
+  memset(&q, 0, sizeof q);
+  ps_status st = ps_buffer_create(b->ctx, n * 4 + 4, &identity);
+  uint32_t *stage = st == PS_OK ? malloc((UINT64_C(1) << 22) * 4) : NULL;
+  if (st == PS_OK && !stage) st = PS_ERR_OUT_OF_MEMORY;
+  for (uint64_t i0 = 0; st == PS_OK && i0 < n; i0 += UINT64_C(1) << 22) {
+    uint64_t len = n - i0 < (UINT64_C(1) << 22) ? n - i0 : UINT64_C(1) << 22;
+    for (uint64_t i = 0; i < len; i++) stage[i] = (uint32_t)(i0 + i);
+    st = ps_buffer_write(b->ctx, identity, i0 * 4, stage, len * 4);
+  }
+  free(stage);
+  r.identity = identity;
+  for (int i = 0; st == PS_OK && i < c->ncols; i++) {
+    const bench_tcol *tc = c->cols[i];
+    ps_for_desc v = tc->desc, p = tc->desc;
+    v.type = tc->is_dict ? PS_TYPE_UINT32 : PS_TYPE_INT32;
+    v.scale = 0;
+    p.width = 32;
+    p.reference.u = 0;
+    p.data_size = n * 4;
+    st = ps_column_create_for_device(b->ctx, &v, tc->data, 0, NULL, 0, &views[i]);
+    if (st == PS_OK) st = ps_buffer_create(b->ctx, n * 4 + 4, &r.plain[i]);
+    if (st == PS_OK)
+      st = tc->is_dict
+               ? ps_column_create_dict_device(b->ctx, &tc->dict.dict, &p, r.plain[i], 0, NULL, 0, &plain_cols[i])
+               : ps_column_create_for_device(b->ctx, &p, r.plain[i], 0, NULL, 0, &plain_cols[i]);
+    r.views[i] = views[i];
+  }
+  if (st == PS_OK) st = build_query(b->ctx, which, plain_cols, n, &q);
+  r.query = q.query;
+  if (st == PS_OK) st = bench_time(b, qrun_once, &r, &res->naive);
+  if (st == PS_OK) {
+    res->have_naive = 1;
+    char why[160] = "";
+    if (!r.last || !check_result(t, which, r.last, why, sizeof why)) {
+      res->check = "FAIL";
+      add_note(res, "naive result differs");
+    }
+  } else {
+    char msg[200];
+    snprintf(msg, sizeof msg, "naive: %s", ps_context_last_error(b->ctx));
+    add_note(res, msg);
+  }
+  ps_query_result_destroy(r.last);
+  qbuilt_free(&q);
+  for (int i = 0; i < c->ncols; i++) {
+    ps_column_destroy(plain_cols[i]);
+    ps_column_destroy(views[i]);
+    ps_buffer_destroy(r.plain[i]);
+  }
+  ps_buffer_destroy(identity);
+}
+
+static int wanted_case(const bench *b, const char *name) {
+  if (!b->cases || !b->cases[0]) return 1;
+  size_t len = strlen(name);
+  for (const char *p = b->cases; *p;) {
+    const char *end = strchr(p, ',');
+    size_t l = end ? (size_t)(end - p) : strlen(p);
+    if (l == len && strncmp(p, name, len) == 0) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
+void bench_run_queries(bench *b, bench_tables *t) {
+  bench_tcol *lo = t->lo, *li = t->li;
+  const qcase cases[SSB_QUERIES + 2] = {
+      {"ssb_q1_1",
+       "SUM(lo_extendedprice*lo_discount), year 1993, discount 1-3, quantity < 25",
+       4,
+       {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]}},
+      {"ssb_q1_2",
+       "the same, January 1994, discount 4-6, quantity 26-35",
+       4,
+       {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]}},
+      {"ssb_q1_3",
+       "the same, week 6 of 1994, discount 5-7, quantity 26-35",
+       4,
+       {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]}},
+      {"tpch_q6",
+       "SUM(l_extendedprice*l_discount), 1994, discount 0.05-0.07, quantity < 24",
+       4,
+       {&li[LI_SHIPDATE], &li[LI_DISCOUNT], &li[LI_QUANTITY], &li[LI_EXTENDEDPRICE]}},
+      {"tpch_q1",
+       "8 aggregates GROUP BY l_returnflag, l_linestatus",
+       7,
+       {&li[LI_SHIPDATE], &li[LI_QUANTITY], &li[LI_EXTENDEDPRICE], &li[LI_DISCOUNT], &li[LI_TAX], &li[LI_RETURNFLAG],
+        &li[LI_LINESTATUS]}},
+  };
+  for (int which = 0; which < SSB_QUERIES + 2; which++) {
+    const qcase *c = &cases[which];
+    if (!wanted_case(b, c->name)) continue;
+    if (which <= SSB_QUERIES - 1 ? !t->have_lineorder : !t->have_lineitem) continue;
+    if (b->n_results >= BENCH_MAX_CASES) return;
+    bench_result *res = &b->results[b->n_results++];
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s", c->name);
+    res->rows = t->n;
+    res->width = -1;
+    res->check = "FAIL";
+    ps_column *cols[Q_MAX_COLS];
+    for (int i = 0; i < c->ncols; i++) {
+      cols[i] = c->cols[i]->col;
+      res->bytes += (double)c->cols[i]->desc.data_size;
+    }
+    res->count = which < SSB_QUERIES ? t->ssb.count[which] : which == SSB_QUERIES ? t->tpch.q6_count : 0;
+    if (which == SSB_QUERIES + 1)
+      for (int f = 0; f < 3; f++) res->count += t->tpch.q1[f][0].count + t->tpch.q1[f][1].count;
+    res->selectivity = (double)res->count / (double)t->n;
+    qbuilt q;
+    memset(&q, 0, sizeof q);
+    qrun r;
+    memset(&r, 0, sizeof r);
+    r.ctx = b->ctx;
+    ps_status st = build_query(b->ctx, which, cols, t->n, &q);
+    r.query = q.query;
+    if (st == PS_OK) st = bench_time(b, qrun_once, &r, &res->t);
+    if (st != PS_OK) {
+      const char *m = ps_context_last_error(b->ctx);
+      res->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
+      snprintf(res->note, sizeof res->note, "%s", m && m[0] ? m : ps_status_name(st));
+      memset(&res->t, 0, sizeof res->t);
+    } else {
+      char why[160] = "";
+      res->check = r.last && check_result(t, which, r.last, why, sizeof why) ? "ok" : "FAIL";
+      snprintf(res->note, sizeof res->note, "%s", res->check[0] == 'o' ? c->note : why);
+      run_naive(b, t, which, c, res);
+    }
+    ps_query_result_destroy(r.last);
+    qbuilt_free(&q);
+    bench_print_result(b, res);
+  }
+}

@@ -1,0 +1,124 @@
+/* SELECT statements of `packscan query`: aggregates of value expressions over
+ * the rows where a WHERE-expression is TRUE, optionally grouped by one or two
+ * columns. The parser works over any byte buffer and makes no library calls;
+ * WHERE clauses and CASE conditions are parsed by expr_parse (expr.h), so they
+ * take exactly the language of a plain WHERE-expression.
+ *
+ *   statement := SELECT item { ',' item } [FROM name] [WHERE expr]
+ *                [GROUP BY column [',' column]] [';']
+ *   item      := aggregate [[AS] alias] | column [[AS] alias]    (a column: a GROUP BY key)
+ *   aggregate := COUNT '(' '*' ')' | COUNT '(' value ')'
+ *              | SUM '(' value ')' | MIN '(' value ')' | MAX '(' value ')' | AVG '(' value ')'
+ *   value     := term { ('+' | '-') term }
+ *   term      := factor { '*' factor }
+ *   factor    := '-' factor | column | number | '(' value ')'
+ *              | CASE WHEN expr THEN value { WHEN expr THEN value } [ELSE value] END
+ *   number    := digits | digits '.' digits         (exact: integers and decimals)
+ *
+ * Keywords are case-insensitive. FROM's name is accepted and ignored (the
+ * table is the file named on the command line). SELECT, FROM, WHERE, GROUP,
+ * BY, AS, CASE, WHEN, THEN, ELSE, END, ORDER, HAVING and LIMIT are reserved
+ * (quote a column of that name). Nesting of parentheses, unary minus and CASE
+ * is limited to SELECT_MAX_DEPTH and a statement to SELECT_MAX_NODES value
+ * nodes, so no input can exhaust the stack. */
+#ifndef PSTOOL_SELECT_H
+#define PSTOOL_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "expr.h"
+
+#define SELECT_MAX_DEPTH 64
+#define SELECT_MAX_ITEMS 64
+#define SELECT_MAX_KEYS 2
+#define SELECT_MAX_NODES 4096 /* value-expression nodes in one statement */
+
+typedef enum vx_kind {
+  VX_COLUMN = 1,
+  VX_NUMBER, /* mantissa / 10^scale, exact */
+  VX_ADD,
+  VX_SUB,
+  VX_MUL,
+  VX_NEG,
+  VX_CASE
+} vx_kind;
+
+/* One WHEN cond THEN value of a CASE. */
+typedef struct vx_when {
+  ast_node *cond; /* positions are offsets in the whole statement */
+  struct vx_node *then;
+} vx_when;
+
+typedef struct vx_node {
+  vx_kind kind;
+  size_t pos, end;  /* byte span in the statement */
+  const char *name; /* VX_COLUMN (unescaped if quoted) */
+  size_t len;
+  int quoted;
+  int64_t mantissa;             /* VX_NUMBER */
+  int scale;                    /* VX_NUMBER: digits after the point, 0..18 */
+  struct vx_node *left, *right; /* ADD SUB MUL; NEG: left; CASE: right = ELSE (NULL: ELSE NULL) */
+  vx_when *whens;               /* VX_CASE */
+  size_t nwhens;
+} vx_node;
+
+typedef enum sel_agg {
+  SEL_KEY = 0, /* a GROUP BY column */
+  SEL_COUNT_STAR,
+  SEL_COUNT,
+  SEL_SUM,
+  SEL_MIN,
+  SEL_MAX,
+  SEL_AVG
+} sel_agg;
+
+typedef struct sel_item {
+  sel_agg agg;
+  vx_node *arg;      /* SEL_KEY: the column (VX_COLUMN); COUNT(*): NULL */
+  size_t pos, end;   /* the item's text (without the alias) */
+  const char *alias; /* NULL: none */
+  size_t alias_len;
+} sel_item;
+
+typedef struct sel_key {
+  const char *name;
+  size_t len;
+  int quoted;
+  size_t pos, end;
+} sel_key;
+
+typedef struct select_stmt {
+  sel_item items[SELECT_MAX_ITEMS];
+  size_t nitems;
+  const char *from; /* NULL: no FROM */
+  size_t from_len;
+  ast_node *where; /* NULL: every row */
+  size_t where_pos;
+  sel_key keys[SELECT_MAX_KEYS];
+  size_t nkeys;
+} select_stmt;
+
+/* Whether the text's first word is SELECT (so that `query` knows which
+ * language it was given). */
+int select_is_statement(const char *src, size_t len);
+
+/* Whether a SELECT is one of aggregates (for the shell, whose own SELECT
+ * lists rows): GROUP BY, or an aggregate call in its list other than a lone
+ * COUNT(*). Looks at the tokens only, so a statement with errors in it still
+ * goes to the parser whose messages fit it. */
+int select_is_aggregate(const char *src, size_t len);
+
+/* Parses src[0..len) into *out (nodes allocated in arena). 0 ok, -1 with err
+ * set: the byte position of the offending token and a message. */
+int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *out, expr_error *err);
+
+/* Canonical text: keywords and aggregates upper case, value expressions with
+ * the parentheses their tree needs (never nesting deeper than the input did),
+ * WHERE and WHEN as expr_to_string writes them. It parses back to the same
+ * text. */
+int select_to_string(const select_stmt *s, tbuf *out);
+int vx_to_string(const vx_node *v, tbuf *out);
+
+#endif

@@ -1,0 +1,424 @@
+/* Binds a parsed SELECT to the library's query API and prints its result
+ * (see select_run.h). The tool checks names and types itself first, so that
+ * messages point at the offending part of the statement; the library
+ * validates again. */
+#include "select_run.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+
+static int perr(expr_error *e, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
+static int perr(expr_error *e, size_t pos, const char *fmt, ...) {
+  e->pos = pos;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* The library's message (it starts with the status name), else the name. */
+static const char *lib_text(ps_context *ctx, ps_status st) {
+  const char *m = ps_context_last_error(ctx);
+  return m && m[0] ? m : ps_status_name(st);
+}
+
+static int lib_err(select_plan *p, ps_status st, size_t pos, expr_error *e) {
+  return perr(e, pos, "%s", lib_text(p->ctx, st));
+}
+
+static int column_of(select_plan *p, const char *name, size_t len, int quoted, size_t pos, ps_column **col,
+                     expr_error *e) {
+  int k = expr_find_column(p->tbl, name, len, quoted, e, pos);
+  if (k < 0) return -1;
+  if (!p->cols[k]) {
+    char msg[TOOL_ERR_SIZE];
+    if (tbl_column_create(p->ctx, p->tbl, (uint32_t)k, &p->cols[k], msg, sizeof msg) != PS_OK)
+      return perr(e, pos, "%s", msg);
+  }
+  if (col) *col = p->cols[k];
+  return k;
+}
+
+static int is_string(const tbl_column *c) { return c->encoding == TBL_ENC_DICT; }
+
+/* How a column's own values print (a key, or a bare column in MIN / MAX):
+ * as `query --select` prints them. */
+static select_show show_of(const tbl_column *c) {
+  if (is_string(c)) return SHOW_STRING;
+  switch (c->logical) {
+    case TBL_LOGICAL_DATE:
+      return SHOW_DATE;
+    case TBL_LOGICAL_TIMESTAMP:
+      return SHOW_TIMESTAMP;
+    case TBL_LOGICAL_TIME:
+      return SHOW_TIME;
+    case TBL_LOGICAL_BOOLEAN:
+      return SHOW_BOOL;
+    default:
+      return SHOW_NUMBER;
+  }
+}
+
+/* ---- value expressions ---- */
+
+static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_error *e);
+
+static int bind_case(select_plan *p, const vx_node *v, ps_value **out, expr_error *e) {
+  /* CASE WHEN c1 THEN v1 WHEN c2 THEN v2 ELSE x END is
+   * CASE WHEN c1 THEN v1 ELSE CASE WHEN c2 THEN v2 ELSE x END END. */
+  ps_value *acc = NULL;
+  if (v->right && bind_value(p, v->right, &acc, e)) return -1;
+  for (size_t i = v->nwhens; i-- > 0;) {
+    ps_expr *cond = NULL;
+    ps_value *then = NULL, *c = NULL;
+    bind_env env = {p->ctx, p->tbl, p->cols, p->dec_cols};
+    if (expr_bind(&env, v->whens[i].cond, &cond, e) || bind_value(p, v->whens[i].then, &then, e)) {
+      ps_expr_destroy(cond);
+      ps_value_destroy(acc);
+      return -1;
+    }
+    ps_status st = ps_value_case(p->ctx, cond, then, acc, &c);
+    if (st != PS_OK) {
+      ps_expr_destroy(cond);
+      ps_value_destroy(then);
+      ps_value_destroy(acc);
+      return lib_err(p, st, v->pos, e);
+    }
+    acc = c;
+  }
+  *out = acc;
+  return 0;
+}
+
+static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_error *e) {
+  ps_status st;
+  *out = NULL;
+  switch (v->kind) {
+    case VX_COLUMN: {
+      ps_column *col;
+      int k = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
+      if (k < 0) return -1;
+      if (is_string(&p->tbl->cols[k]))
+        return perr(e, v->pos,
+                    "column '%s' is a string: arithmetic takes numeric and date columns (COUNT, MIN "
+                    "and MAX take a string column as it is)",
+                    p->tbl->cols[k].name);
+      st = ps_value_column(p->ctx, col, out);
+      return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
+    }
+    case VX_NUMBER:
+      st = ps_value_decimal(p->ctx, (uint64_t)v->mantissa, v->mantissa < 0 ? -1 : 0, (uint32_t)v->scale, out);
+      return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
+    case VX_ADD:
+    case VX_SUB:
+    case VX_MUL:
+    case VX_NEG: {
+      ps_value *a = NULL, *b = NULL;
+      int bad = 0;
+      if (v->kind == VX_NEG) { /* -x is 0 - x: the same scale, NULL stays NULL */
+        st = ps_value_decimal(p->ctx, 0, 0, 0, &a);
+        bad = st != PS_OK ? lib_err(p, st, v->pos, e) : bind_value(p, v->left, &b, e);
+      } else {
+        bad = bind_value(p, v->left, &a, e) || bind_value(p, v->right, &b, e);
+      }
+      if (bad) {
+        ps_value_destroy(a);
+        ps_value_destroy(b);
+        return -1;
+      }
+      ps_arith op = v->kind == VX_ADD ? PS_ADD : v->kind == VX_MUL ? PS_MUL : PS_SUB;
+      st = ps_value_arith(p->ctx, op, a, b, out);
+      if (st != PS_OK) {
+        ps_value_destroy(a);
+        ps_value_destroy(b);
+        return lib_err(p, st, v->pos, e);
+      }
+      return 0;
+    }
+    case VX_CASE:
+      return bind_case(p, v, out, e);
+  }
+  return perr(e, v->pos, "internal error: unknown value node");
+}
+
+/* ---- the statement ---- */
+
+static int bind_statement(select_plan *p, expr_error *e) {
+  select_stmt *s = &p->stmt;
+  ps_status st;
+  for (size_t k = 0; k < s->nkeys; k++) {
+    const sel_key *key = &s->keys[k];
+    int c = column_of(p, key->name, key->len, key->quoted, key->pos, NULL, e);
+    if (c < 0) return -1;
+    for (size_t j = 0; j < k; j++)
+      if (p->key_col[j] == c) return perr(e, key->pos, "column '%s' is twice in GROUP BY", p->tbl->cols[c].name);
+    p->key_col[k] = c;
+  }
+  for (size_t i = 0; i < s->nitems; i++) {
+    const sel_item *it = &s->items[i];
+    p->item_agg[i] = -1;
+    p->item_dict_col[i] = -1;
+    p->item_show[i] = SHOW_NUMBER;
+    if (it->agg == SEL_KEY) {
+      const vx_node *v = it->arg;
+      int c = column_of(p, v->name, v->len, v->quoted, v->pos, NULL, e);
+      if (c < 0) return -1;
+      size_t k = 0;
+      while (k < s->nkeys && p->key_col[k] != c) k++;
+      if (k == s->nkeys)
+        return perr(e, it->pos, "column '%s' is neither inside an aggregate nor in GROUP BY", p->tbl->cols[c].name);
+      p->item_key[i] = (int)k;
+      const tbl_column *tc = &p->tbl->cols[c];
+      p->item_show[i] = show_of(tc);
+      p->item_unit[i] = (int)tc->unit;
+      continue;
+    }
+    if (p->n_aggs == PS_QUERY_MAX_AGGS)
+      return perr(e, it->pos, "more than %d aggregates in one SELECT", PS_QUERY_MAX_AGGS);
+    uint32_t a = p->n_aggs;
+    ps_agg *agg = &p->aggs[a];
+    static const ps_agg_kind kinds[] = {PS_AGG_COUNT_STAR, PS_AGG_COUNT_STAR, PS_AGG_COUNT, PS_AGG_SUM,
+                                        PS_AGG_MIN,        PS_AGG_MAX,        PS_AGG_AVG};
+    agg->kind = kinds[it->agg];
+    agg->value = NULL;
+    if (it->agg != SEL_COUNT_STAR) {
+      const vx_node *v = it->arg;
+      /* A bare column: COUNT of any column; MIN and MAX shown as the column's
+       * values (a date as a date, a timestamp as a timestamp...), of a string
+       * column too where its dictionary is sorted (the index orders as the
+       * strings do, and is shown as its string). */
+      if (v->kind == VX_COLUMN && (it->agg == SEL_COUNT || it->agg == SEL_MIN || it->agg == SEL_MAX)) {
+        ps_column *col;
+        int c = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
+        if (c < 0) return -1;
+        const tbl_column *tc = &p->tbl->cols[c];
+        if (is_string(tc) && it->agg != SEL_COUNT) {
+          if (!tc->dict.sorted)
+            return perr(e, v->pos, "MIN and MAX of string column '%s' need a sorted dictionary", tc->name);
+          p->item_show[i] = SHOW_STRING;
+          p->item_dict_col[i] = c;
+        } else if (it->agg != SEL_COUNT) {
+          p->item_show[i] = show_of(tc);
+          p->item_unit[i] = (int)tc->unit;
+        }
+        st = ps_value_column(p->ctx, col, &p->values[a]);
+        if (st != PS_OK) return lib_err(p, st, v->pos, e);
+      } else if (bind_value(p, v, &p->values[a], e)) {
+        return -1;
+      }
+      agg->value = p->values[a];
+    }
+    p->item_agg[i] = (int)a;
+    p->n_aggs++;
+  }
+  if (p->n_aggs == 0) {
+    /* Only group keys (SELECT DISTINCT by another name): the groups are the
+     * rows of a COUNT(*) that is not shown. */
+    p->aggs[0].kind = PS_AGG_COUNT_STAR;
+    p->aggs[0].value = NULL;
+    p->n_aggs = 1;
+  }
+  if (s->where) {
+    bind_env env = {p->ctx, p->tbl, p->cols, p->dec_cols};
+    if (expr_bind(&env, s->where, &p->where, e)) return -1;
+  }
+  ps_query_desc d;
+  ps_query_desc_init(&d);
+  d.rows = p->tbl->rows;
+  d.where = p->where;
+  d.n_keys = (uint32_t)s->nkeys;
+  for (size_t k = 0; k < s->nkeys; k++) d.keys[k] = p->cols[p->key_col[k]];
+  d.n_aggs = p->n_aggs;
+  d.aggs = p->aggs;
+  st = ps_query_create(p->ctx, &d, &p->query);
+  if (st != PS_OK) {
+    size_t pos = st == PS_ERR_LIMIT && s->nkeys ? s->keys[0].pos : 0;
+    return lib_err(p, st, pos, e);
+  }
+  return 0;
+}
+
+int select_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p,
+                             FILE *errf, ps_column **cols, ps_column **dec_cols) {
+  memset(p, 0, sizeof *p);
+  p->ctx = ctx;
+  p->tbl = t;
+  p->src = src;
+  p->len = len;
+  p->borrowed = cols && dec_cols;
+  p->cols = p->borrowed ? cols : calloc(t->ncols ? t->ncols : 1, sizeof *p->cols);
+  p->dec_cols = p->borrowed ? dec_cols : calloc(t->ncols ? t->ncols : 1, sizeof *p->dec_cols);
+  if (!p->cols || !p->dec_cols) {
+    fprintf(errf, "out of memory\n");
+    select_plan_free(p);
+    return -1;
+  }
+  expr_error e;
+  memset(&e, 0, sizeof e);
+  if (select_parse(src, len, &p->arena, &p->stmt, &e) || bind_statement(p, &e)) {
+    expr_print_error(errf, src, len, &e);
+    select_plan_free(p);
+    return -1;
+  }
+  return 0;
+}
+
+int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p, FILE *errf) {
+  return select_plan_build_cached(ctx, t, src, len, p, errf, NULL, NULL);
+}
+
+void select_plan_free(select_plan *p) {
+  ps_query_destroy(p->query);
+  p->query = NULL;
+  for (uint32_t i = 0; i < PS_QUERY_MAX_AGGS; i++) {
+    ps_value_destroy(p->values[i]);
+    p->values[i] = NULL;
+  }
+  ps_expr_destroy(p->where);
+  p->where = NULL;
+  if (!p->borrowed) {
+    for (uint32_t i = 0; p->tbl && i < p->tbl->ncols; i++) {
+      if (p->cols) ps_column_destroy(p->cols[i]);
+      if (p->dec_cols) ps_column_destroy(p->dec_cols[i]);
+    }
+    free(p->cols);
+    free(p->dec_cols);
+  }
+  p->cols = p->dec_cols = NULL;
+  expr_arena_free(&p->arena);
+}
+
+int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t errsz) {
+  ps_status st = ps_query_run(p->ctx, p->query, out);
+  if (st != PS_OK) return set_err(err, errsz, "%s", lib_text(p->ctx, st));
+  return 0;
+}
+
+/* ---- output ---- */
+
+/* One cell's text (NULL: is_null set, text empty). */
+typedef struct cell {
+  const char *s;
+  size_t len;
+  int is_null;
+  char buf[PS_DATUM_TEXT_SIZE];
+} cell;
+
+static int get_cell(const select_plan *p, const ps_query_result *r, uint64_t g, size_t i, cell *c, char *err,
+                    size_t errsz) {
+  ps_datum d;
+  ps_status st = p->item_agg[i] < 0 ? ps_query_result_key(r, g, (uint32_t)p->item_key[i], &d)
+                                    : ps_query_result_value(r, g, (uint32_t)p->item_agg[i], &d);
+  if (st != PS_OK) return set_err(err, errsz, "reading the result: %s", ps_status_name(st));
+  c->is_null = d.is_null != 0;
+  c->s = c->buf;
+  c->len = 0;
+  c->buf[0] = 0;
+  if (c->is_null) return 0;
+  switch (p->item_show[i]) {
+    case SHOW_STRING:
+      if (p->item_dict_col[i] >= 0) { /* MIN/MAX of a sorted dictionary: the index's string */
+        const tbl_column *tc = &p->tbl->cols[p->item_dict_col[i]];
+        uint64_t k = d.lo;
+        if (d.hi != 0 || d.scale != 0 || k >= tc->dict.count)
+          return set_err(err, errsz, "result index %llu outside the dictionary of '%s'", (unsigned long long)k,
+                         tc->name);
+        const int32_t *o = tc->dict.offsets32;
+        c->s = (const char *)tc->dict.bytes + o[k];
+        c->len = (size_t)(o[k + 1] - o[k]);
+      } else {
+        c->s = d.str ? d.str : "";
+        c->len = d.str ? d.str_len : 0;
+      }
+      return 0;
+    case SHOW_DATE:
+    case SHOW_TIMESTAMP:
+    case SHOW_TIME:
+    case SHOW_BOOL:
+      if (d.scale == 0 && ((d.hi == 0 && d.lo <= (uint64_t)INT64_MAX) || (d.hi == -1 && d.lo > (uint64_t)INT64_MAX))) {
+        int64_t v = (int64_t)d.lo;
+        char tmp[48];
+        if (p->item_show[i] == SHOW_DATE)
+          format_date(v, tmp);
+        else if (p->item_show[i] == SHOW_TIMESTAMP)
+          format_timestamp(v, p->item_unit[i], tmp);
+        else if (p->item_show[i] == SHOW_TIME)
+          format_time(v, p->item_unit[i], tmp);
+        else
+          snprintf(tmp, sizeof tmp, "%s", v ? "true" : "false");
+        snprintf(c->buf, sizeof c->buf, "%s", tmp);
+        c->len = strlen(c->buf);
+        return 0;
+      }
+      break;
+    case SHOW_NUMBER:
+      break;
+  }
+  st = ps_datum_format(&d, c->buf, sizeof c->buf);
+  if (st != PS_OK) return set_err(err, errsz, "formatting a result value: %s", ps_status_name(st));
+  c->len = strlen(c->buf);
+  return 0;
+}
+
+/* The column's title: its alias, else the item's text with runs of white
+ * space made one space. */
+static void title(const select_plan *p, size_t i, tbuf *o) {
+  const sel_item *it = &p->stmt.items[i];
+  if (it->alias) {
+    tbuf_append(o, it->alias, it->alias_len);
+    return;
+  }
+  int space = 0;
+  for (size_t k = it->pos; k < it->end && k < p->len; k++) {
+    unsigned char ch = (unsigned char)p->src[k];
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v') {
+      space = 1;
+      continue;
+    }
+    if (space) tbuf_putc(o, ' ');
+    space = 0;
+    tbuf_putc(o, ch);
+  }
+}
+
+int select_write(const select_plan *p, const ps_query_result *r, out_format fmt, int header, FILE *out, char *err,
+                 size_t errsz) {
+  size_t nc = p->stmt.nitems;
+  uint64_t ng = ps_query_result_groups(r);
+  tbuf titles[SELECT_MAX_ITEMS];
+  const char *names[SELECT_MAX_ITEMS];
+  memset(titles, 0, sizeof titles);
+  int rc = 0;
+  for (size_t i = 0; i < nc; i++) {
+    title(p, i, &titles[i]);
+    if (tbuf_putc(&titles[i], 0)) rc = set_err(err, errsz, "out of memory");
+    names[i] = (const char *)titles[i].p;
+  }
+  out_writer *w = NULL;
+  if (rc == 0 && out_begin(out, fmt, header, nc, names, &w)) rc = set_err(err, errsz, "out of memory");
+  cell cells[SELECT_MAX_ITEMS];
+  out_cell oc[SELECT_MAX_ITEMS];
+  for (uint64_t g = 0; g < ng && rc == 0; g++) {
+    for (size_t i = 0; i < nc && rc == 0; i++) {
+      rc = get_cell(p, r, g, i, &cells[i], err, errsz);
+      oc[i].kind = cells[i].is_null                 ? OUT_NULL
+                   : p->item_show[i] == SHOW_NUMBER ? OUT_NUMBER
+                   : p->item_show[i] == SHOW_BOOL   ? OUT_BOOL
+                                                    : OUT_TEXT;
+      oc[i].s = cells[i].s;
+      oc[i].len = cells[i].len;
+    }
+    if (rc == 0 && out_row(w, oc)) rc = set_err(err, errsz, "out of memory");
+  }
+  if (rc == 0) {
+    if (out_end(w)) rc = set_err(err, errsz, "writing the output failed");
+  } else {
+    out_discard(w);
+  }
+  for (size_t i = 0; i < nc; i++) tbuf_free(&titles[i]);
+  return rc;
+}

@@ -1,0 +1,68 @@
+/* Running a SELECT statement (select.h) over a table with the library's query
+ * API (ps_query_*): binding names and types with positioned messages, one
+ * fused run, and the result as an aligned table, CSV or JSON. */
+#ifndef PSTOOL_SELECT_RUN_H
+#define PSTOOL_SELECT_RUN_H
+
+#include <stdio.h>
+
+#include "output.h"
+#include "packscan.h"
+#include "select.h"
+#include "table.h"
+
+/* How a result column is printed. */
+typedef enum select_show { SHOW_NUMBER = 0, SHOW_STRING, SHOW_DATE, SHOW_TIMESTAMP, SHOW_TIME, SHOW_BOOL } select_show;
+
+typedef struct select_plan {
+  ps_context *ctx;
+  const tbl_table *tbl;
+  const char *src;
+  size_t len;
+  ps_column **cols;     /* per table column, created on first use */
+  ps_column **dec_cols; /* decimal columns as PS_TYPE_DECIMAL views, for exact literals (bind_env) */
+  int borrowed;         /* cols and dec_cols belong to the caller (select_plan_build_cached) */
+  expr_arena arena;
+  select_stmt stmt;
+  ps_expr *where;
+  ps_value *values[PS_QUERY_MAX_AGGS];
+  ps_agg aggs[PS_QUERY_MAX_AGGS];
+  uint32_t n_aggs;
+  int key_col[PS_QUERY_MAX_KEYS]; /* table column of each GROUP BY key */
+  int item_agg[SELECT_MAX_ITEMS]; /* aggregate index of an item, or -1 (a key) */
+  int item_key[SELECT_MAX_ITEMS]; /* key index of a key item */
+  select_show item_show[SELECT_MAX_ITEMS];
+  int item_unit[SELECT_MAX_ITEMS];     /* SHOW_TIMESTAMP, SHOW_TIME: the column's 10^-unit seconds */
+  int item_dict_col[SELECT_MAX_ITEMS]; /* MIN/MAX of a string column: its table column (the
+                                          result is a dictionary index), else -1 */
+  ps_query *query;
+} select_plan;
+
+/* Parses and binds src (which must outlive the plan) and prepares the query.
+ * On an error prints the message with a caret under its position to errf and
+ * returns -1 (the plan is then freed). */
+int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p, FILE *errf);
+/* The same with the caller's column caches (as query_plan_build_cached; both
+ * or neither), so that a session uploads each column once. */
+int select_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, select_plan *p,
+                             FILE *errf, ps_column **cols, ps_column **dec_cols);
+void select_plan_free(select_plan *p);
+
+/* Runs the prepared query. 0 ok (*out to free with ps_query_result_destroy). */
+int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t errsz);
+
+/* Writes the result through the output module (output.h): a header (each
+ * item's alias, else its text) unless header is 0, then one row per group.
+ * Numbers are exact; dates are yyyy-mm-dd; strings are the dictionary's. */
+int select_write(const select_plan *p, const ps_query_result *r, out_format fmt, int header, FILE *out, char *err,
+                 size_t errsz);
+
+/* One SELECT of aggregates typed in `packscan shell` (select_is_aggregate
+ * says which): built on the shell's context and column caches, run, written
+ * in its format; with timer, the run and output times after it; with
+ * explain, the canonical statement before it. 0 ok, -1 failed (the message,
+ * with a caret under its position, on stderr). */
+int select_shell_statement(ps_context *ctx, const tbl_table *t, ps_column **cols, ps_column **dec_cols, const char *src,
+                           size_t len, out_format fmt, int header, int timer, int explain);
+
+#endif
