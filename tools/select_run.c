@@ -192,7 +192,7 @@ static int bind_statement(select_plan *p, expr_error *e) {
        * column too where its dictionary is sorted (the index orders as the
        * strings do, and is shown as its string). */
       if (v->kind == VX_COLUMN && (it->agg == SEL_COUNT || it->agg == SEL_MIN || it->agg == SEL_MAX)) {
-        ps_column *col;
+        ps_column *col = NULL;
         int c = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
         if (c < 0) return -1;
         const tbl_column *tc = &p->tbl->cols[c];
