@@ -2,8 +2,8 @@
  * like_device: LIKE where the dictionary pass runs on the device (backends
  * with a like_dict entry: OpenCL, CUDA; the reference backend matches on the
  * host, so there this is one more host test). OpenCL on a CPU device would
- * match on the host: PACKSCAN_OPENCL_LIKE=device is set unless the
- * environment says otherwise. Every case is compared bit for
+ * match on the host: the internal option opencl_like=device is set unless
+ * PACKSCAN_TEST_OPTIONS says otherwise. Every case is compared bit for
  * bit with the oracle and the reference backend (runner.h), several also with
  * hand-written expectations:
  *  - patterns of exactly PS_LIKE_NFA_MAX_TOKENS (63) tokens (device) and one
@@ -19,7 +19,6 @@
  *    allocation cannot be injected through the public API; both paths leave
  *    the column the same way: see ps_column_device_dict.)
  */
-#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,6 +257,7 @@ static void allocation_failures(void) {
   o.allocator.opaque = &f;
   ps_context *ctx = NULL;
   if (!CHECK_OK(NULL, ps_context_create(&o, NULL, 0, &ctx))) return;
+  th_apply_options(ctx);
   static const char *const strs[] = {"abc",
                                      "xabcx",
                                      "",
@@ -341,7 +341,7 @@ static void allocation_failures(void) {
 int main(int argc, char **argv) {
   th_init(argc, argv, "like_device");
   /* OpenCL on a CPU (PoCL in CI) matches on the host unless told otherwise */
-  setenv("PACKSCAN_OPENCL_LIKE", "device", 0);
+  th_test_options("opencl_like=device");
   ps_context *ctx = th_context(0);
   ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
   tr_init(&tr, ctx, ref);

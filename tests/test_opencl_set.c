@@ -2,10 +2,10 @@
  * opencl_set: the SET leaf (a bitmap over dictionary codes in aux: string IN
  * lists, LIKE, string comparisons on unsorted dictionaries) in the OpenCL
  * filter compiled per program shape (kernels_opencl/words.cl). That kernel
- * only runs for chunks of 2^22 rows or more unless PACKSCAN_OPENCL_JIT=1,
- * which this test sets (unless the environment says otherwise), so every
- * filter here takes it. On other backends it is one more comparison with
- * the oracle.
+ * only runs for chunks of 2^22 rows or more unless the internal option
+ * opencl_jit=1, which this test sets (unless PACKSCAN_TEST_OPTIONS says
+ * otherwise), so every filter here takes it. On other backends it is one
+ * more comparison with the oracle.
  *
  * Every dictionary code width 1..32, 40 and 64; dictionaries that fill the
  * width (no code-limit check) and that do not (every valid code checked);
@@ -17,7 +17,6 @@
  * NOT with RANGE, ISNULL and a second SET leaf of another width; corrupt
  * codes (PS_ERR_CORRUPT_DATA) under SET, alone and inside a tree.
  */
-#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,8 +178,8 @@ static void sweep(int chunked) {
 }
 
 int main(int argc, char **argv) {
-  setenv("PACKSCAN_OPENCL_JIT", "1", 0); /* every filter on the per-shape kernels */
   th_init(argc, argv, "opencl_set");
+  th_test_options("opencl_jit=1"); /* every filter on the per-shape kernels */
   for (int pass = 0; pass < 2; pass++) {
     /* pass 1: 4096-row chunks, so trees cross chunk edges */
     const uint64_t chunk = pass ? 4096 : 0;
