@@ -256,10 +256,10 @@ static ps_internal_options th_internal;
  * paths: it no longer reads them, so a run that sets one would silently test
  * the defaults instead. */
 static const char *const retired_knobs[] = {
-    "PACKSCAN_CUDA_NO_FAST_PATH", "PACKSCAN_CUDA_NO_TREE",       "PACKSCAN_CUDA_NO_FUSED_IDS",
-    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL",  "PACKSCAN_CUDA_RANGE_ASYNC",
-    "PACKSCAN_CUDA_RANGE_WAVES",  "PACKSCAN_OPENCL_JIT",         "PACKSCAN_OPENCL_NO_FAST_PATH",
-    "PACKSCAN_OPENCL_WORDS",      "PACKSCAN_OPENCL_LIKE",        "PACKSCAN_OPENCL_IDS"};
+    "PACKSCAN_CUDA_NO_FAST_PATH",   "PACKSCAN_CUDA_NO_TREE",    "PACKSCAN_CUDA_NO_FUSED_IDS",
+    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
+    "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
+    "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
 
 /* Index of value in the NULL-terminated words (the field takes first + index), or -1. */
 static int option_word(const char *value, size_t len, const char *const *words) {

@@ -178,15 +178,14 @@ static void same_bits(ps_context *ctx, ps_context *ref) {
   for (unsigned i = 0; i < 9; i++) {
     const ps_internal_options o = setting(i);
     th_case("n=%llu setting %u: fast_paths=%d opencl_jit=%d opencl_words=%d opencl_like=%d opencl_ids_runs=%d",
-            (unsigned long long)n, i, o.fast_paths, o.opencl_jit, o.opencl_words, o.opencl_like,
-            o.opencl_ids_runs);
+            (unsigned long long)n, i, o.fast_paths, o.opencl_jit, o.opencl_words, o.opencl_like, o.opencl_ids_runs);
     if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) break;
     onode *trees[4];
     trees[0] = on_cmp(cols[0], (ps_cmp)th_below(r, 6), gen_num_literal(r, tr.cols[cols[0]])); /* one range */
-    trees[1] = gen_leaf(r, &tr, cols[3], -1);                                                  /* the dictionary */
+    /* a leaf on the dictionary: IN, LIKE, comparisons */
+    trees[1] = gen_leaf(r, &tr, cols[3], -1);
     trees[2] = gen_tree(r, &tr, cols, 4, 3, 7);
-    trees[3] = on_and(on_cmp(cols[1], PS_GE, gen_num_literal(r, tr.cols[cols[1]])),
-                      on_cmpcol(cols[0], PS_LT, cols[1]));
+    trees[3] = on_and(on_cmp(cols[1], PS_GE, gen_num_literal(r, tr.cols[cols[1]])), on_cmpcol(cols[0], PS_LT, cols[1]));
     for (int k = 0; k < 4; k++) {
       char label[64];
       snprintf(label, sizeof label, "setting %u tree %d", i, k);
