@@ -7,7 +7,8 @@
  * otherwise), so every filter here takes it. On other backends it is one
  * more comparison with the oracle.
  *
- * Every dictionary code width 1..32, 40 and 64; dictionaries that fill the
+ * Every dictionary code width 1..32, 40 and 64 (at the CI size, a sample:
+ * width_in_quick_sample); dictionaries that fill the
  * width (no code-limit check) and that do not (every valid code checked);
  * column references M > 0 (bit M + code of the bitmap); nulls holding codes
  * past the dictionary (not corrupt, never an index); row counts around 32,
@@ -157,12 +158,13 @@ static int width_wanted(uint32_t w) {
 }
 
 /* CI size (PACKSCAN_TEST_QUICK): the widths at word and byte edges every run,
- * a seeded quarter of the others (each run a different quarter). */
+ * a seeded eighth of the others (each run a different eighth); each width's
+ * shapes are kernel builds of their own, the bulk of this test's time. */
 static int width_in_quick_sample(uint32_t w) {
-  static const uint32_t always[] = {1, 7, 8, 16, 31, 32, 40, 64};
+  static const uint32_t always[] = {1, 7, 8, 31, 32, 40, 64};
   for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
     if (always[i] == w) return 1;
-  return th_chance(&th.rng, 25);
+  return th_chance(&th.rng, 12);
 }
 
 static void sweep(int chunked) {
@@ -171,7 +173,7 @@ static void sweep(int chunked) {
   for (size_t i = 0; i < count; i++) {
     const uint32_t w = chunked ? some[i] : i < 32 ? (uint32_t)i + 1 : i == 32 ? 40 : 64;
     if (!width_wanted(w)) continue;
-    if (th.quick && !chunked && !width_in_quick_sample(w)) continue;
+    if (th.quick && (chunked ? w != 17 && w != 40 : !width_in_quick_sample(w))) continue;
     sweep_width(w, !chunked && (w % 3 == 0 || w >= 31));
     tr_clear(&tr);
   }
