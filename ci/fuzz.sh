@@ -95,8 +95,10 @@ for t in $targets; do
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$line")
   corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$line")
   result=ok
-  if grep -qE '^==[0-9]+==ERROR|^SUMMARY: |deadly signal|Test unit written' "$log"; then
-    result="FAILED: $(grep -oE '(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+' "$log" | head -n 1)"
+  # A slow unit (libFuzzer's note on an input over 10 s, which a loaded
+  # machine produces) is not a failure; a crash, leak, timeout or OOM is.
+  if grep -qE '^==[0-9]+==ERROR|^SUMMARY: |deadly signal|written to \./(crash|leak|timeout|oom)-' "$log"; then
+    result="FAILED: $(grep -oE '(crash|leak|timeout|oom)-[0-9a-f]+' "$log" | head -n 1)"
     status=1
     grep -E '^==[0-9]+==ERROR|^SUMMARY: ' "$log" | head -n 3
   fi

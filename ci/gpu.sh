@@ -15,8 +15,8 @@
 #                         test program to completion, at the CI test size
 #                         (PACKSCAN_TEST_QUICK=1; big at 10^7 rows); a program
 #                         that does not finish is a failure
-#   ci/gpu.sh bench       the benchmarks (CUDA, OpenCL on NVIDIA, the A/B code
-#                         paths) and ncu's speed-of-light profiles
+#   ci/gpu.sh bench       the benchmarks (CUDA, OpenCL on NVIDIA) and ncu's
+#                         speed-of-light profiles
 #   ci/gpu.sh quick       a short check between full runs: the QUICK_* knobs below
 # Several stages may be named in one call (`ci/gpu.sh tests pocl`).
 #
@@ -28,9 +28,8 @@
 # would start after it are skipped (reported, and a failure for the sanitizers).
 #
 # quick: QUICK_TESTS (ctest regex), QUICK_MEMCHECK ("test" or "tool:test"
-# entries), QUICK_BENCH (bench cases), QUICK_AB (environment settings, each
-# run over QUICK_AB_CASES), QUICK_NCU ("CASES:WIDTHS:KERNEL_REGEX" entries,
-# ';'-separated; WIDTHS may be empty).
+# entries), QUICK_BENCH (bench cases), QUICK_NCU ("CASES:WIDTHS:KERNEL_REGEX"
+# entries, ';'-separated; WIDTHS may be empty).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -293,18 +292,15 @@ bench_opencl() {
   PACKSCAN_OPENCL_PLATFORM=NVIDIA timeout "$limit" "$exe" --backend opencl --json "$LOGS/bench-opencl.json"
   local rc=$?
   [ "$rc" -eq 124 ] && echo "benchmark stopped at the ${limit}s limit" && return 77
-  [ "$rc" -eq 0 ] || return "$rc"
-  # The general kernel before words.cl (filter.cl), for the comparison in docs/benchmarks.md.
-  PACKSCAN_OPENCL_PLATFORM=NVIDIA PACKSCAN_OPENCL_WORDS=0 timeout 30 "$exe" --backend opencl --cases tree,colcol \
-    --reps 5 --json "$LOGS/bench-opencl-filtercl.json" || echo "== filter.cl comparison: exit $?"
+  return "$rc"
 }
 
-# The cuda tests again with the single-range fast path off, so the general
-# kernel is checked on the programs the fast path would otherwise take, and
-# with its prefetching variant (off by default, measured slower) on.
+# The cuda tests again with the fast paths off (the tests' internal option
+# fast_paths=0), so the general kernel is checked on the programs the
+# single-range, SET, range-tree and fused row-id kernels would otherwise take.
 ctest_cuda_general() (
   cd "$BUILD" || exit 1
-  PACKSCAN_CUDA_NO_FAST_PATH=1 PACKSCAN_CUDA_WORDS_PREFETCH=1 timeout 240 ctest -L cuda -E '^big' --output-on-failure -j8 --timeout 200
+  PACKSCAN_TEST_OPTIONS=fast_paths=0 timeout 240 ctest -L cuda -E '^big' --output-on-failure -j8 --timeout 200
 )
 
 # Hardware counters for the main kernels (speed of light, occupancy), when ncu
@@ -328,30 +324,11 @@ ncu_profile() {
   done
 }
 
-# The other code paths in the same run, for the comparisons in
-# docs/benchmarks.md: row ids through a bitmap instead of the fused pass, the
-# general kernel (and its prefetching variant) instead of the range-tree
-# kernel, and the staged range kernel instead of the async one.
-bench_ab() {
-  local exe=$BUILD/bench/packscan_bench
-  [ -x "$exe" ] || { echo "no $exe"; return 77; }
-  PACKSCAN_CUDA_NO_FUSED_IDS=1 timeout 60 "$exe" --backend cuda --cases ids_1pct,ids_50pct --reps 10 \
-    --json "$LOGS/bench-unfused-ids.json" || return $?
-  PACKSCAN_CUDA_NO_TREE=1 timeout 60 "$exe" --backend cuda --cases tree --reps 10 \
-    --json "$LOGS/bench-general-tree.json" || return $?
-  PACKSCAN_CUDA_WORDS_PREFETCH=1 timeout 60 "$exe" --backend cuda --cases colcol --reps 10 \
-    --json "$LOGS/bench-prefetch.json" || return $?
-  PACKSCAN_CUDA_RANGE_ASYNC=0 timeout 60 "$exe" --backend cuda --cases lt --widths 12,20,24 --reps 10 \
-    --json "$LOGS/bench-staged.json"
-}
-
 # ---- quick: a short check between full runs ----------------------------------
 
 QUICK_TESTS=${QUICK_TESTS:-'^(filter_ids|select|filter_edge|chunking|device_buffers|api|errors)\.cuda$|^cuda_'}
 QUICK_MEMCHECK=${QUICK_MEMCHECK:-test_filter_ids}
 QUICK_BENCH=${QUICK_BENCH:-lt,lt_count,ids_1pct,ids_50pct}
-QUICK_AB=${QUICK_AB:-}
-QUICK_AB_CASES=${QUICK_AB_CASES:-$QUICK_BENCH}
 QUICK_NCU=${QUICK_NCU:-}
 
 quick_tests() (
@@ -374,14 +351,8 @@ quick_sanitize() { # entries "test" (memcheck) or "tool:test"
 }
 
 quick_bench() {
-  local exe=$BUILD/bench/packscan_bench ab i=0
-  timeout 200 "$exe" --backend cuda --cases "$QUICK_BENCH" --json "$LOGS/bench.json" || return $?
-  for ab in $QUICK_AB; do
-    i=$((i + 1))
-    echo "== $ab"
-    env "$ab" timeout 120 "$exe" --backend cuda --cases "$QUICK_AB_CASES" --json "$LOGS/bench-ab$i.json" ||
-      return $?
-  done
+  local exe=$BUILD/bench/packscan_bench
+  timeout 200 "$exe" --backend cuda --cases "$QUICK_BENCH" --json "$LOGS/bench.json"
 }
 
 quick_ncu() {
@@ -431,7 +402,6 @@ if has_stage bench; then
   # The benchmarks alone on the machine.
   step bench bench
   step bench-opencl bench_opencl
-  step bench-ab bench_ab
   step ncu ncu_profile
 fi
 if has_stage quick; then

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "internal_options.h" /* ps_context_internal_options: the paths tests ask for */
 #include "packscan.h"
 #include "ps_like_nfa.h"
 #include "ps_program.h"

@@ -71,6 +71,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   if (!ctx) return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY, "allocating the context");
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = o.allocator;
+  ps_internal_options_init(&ctx->options);
 
   ps_status st;
   if (strcmp(name, "auto") == 0) {
@@ -128,4 +129,39 @@ const char *ps_context_device(const ps_context *ctx) {
 ps_backend *ps_context_backend_state(ps_context *ctx, const char *name) {
   if (!ctx || !ctx->ops || strcmp(ctx->ops->name, name) != 0) return NULL;
   return ctx->be;
+}
+
+void ps_internal_options_init(ps_internal_options *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  opts->fast_paths = 1;
+  opts->opencl_jit = PS_OPT_AUTO;
+  opts->opencl_words = PS_OPT_WORDS_AUTO;
+  opts->opencl_like = PS_OPT_AUTO;
+  opts->opencl_ids_runs = PS_OPT_AUTO;
+}
+
+/* PS_OK when lo <= value <= hi, else a message naming the field. */
+static ps_status option_in_range(ps_context *ctx, const char *field, int value, int lo, int hi) {
+  if (value >= lo && value <= hi) return PS_OK;
+  return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "internal options: %s is %d; expected %d..%d", field, value, lo,
+                      hi);
+}
+
+ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_options *opts) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  if (!opts) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "internal options: opts is NULL");
+  PS_TRY(option_in_range(ctx, "fast_paths", opts->fast_paths, 0, 1));
+  PS_TRY(option_in_range(ctx, "opencl_jit", opts->opencl_jit, PS_OPT_AUTO, PS_OPT_ON));
+  PS_TRY(option_in_range(ctx, "opencl_words", opts->opencl_words, PS_OPT_WORDS_AUTO, PS_OPT_WORDS_REFUSED));
+  PS_TRY(option_in_range(ctx, "opencl_like", opts->opencl_like, PS_OPT_AUTO, PS_OPT_ON));
+  PS_TRY(option_in_range(ctx, "opencl_ids_runs", opts->opencl_ids_runs, PS_OPT_AUTO, PS_OPT_ON));
+  ctx->options = *opts;
+  ps_clear_error(ctx);
+  return PS_OK;
+}
+
+const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
+  static const ps_internal_options defaults = {1, PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO, PS_OPT_AUTO};
+  return ctx ? &ctx->options : &defaults;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "internal_options.h"
 #include "ps_like_nfa.h"
 #include "packscan.h"
 #include "ps_program.h"
@@ -30,6 +31,8 @@ struct ps_context {
   /* The bitmap of ps_filter_row_ids_device's unfused path (one chunk's),
    * kept for the next call for the same reason; NULL until first needed. */
   ps_buffer *ids_scratch;
+  /* Test hooks (internal_options.h); the defaults unless a test set them. */
+  ps_internal_options options;
 };
 
 struct ps_buffer {

@@ -10,21 +10,18 @@
  * the per-word logic is in ps_cuda_words.cuh (host-checked by
  * tests/test_cuda_eval_words.cu against the per-row logic).
  *
- * eval_rows_kernel, the previous kernel: one thread per row, __ballot_sync
- * per word (ps_cuda_rows.cuh). Kept as a switch for a first GPU run
- * (PACKSCAN_CUDA_ROW_KERNEL=1 in the environment selects it) and because
- * ps_cuda_eval_max_blocks, which the backend also uses to cap the range,
- * reduce and gather grids, is defined by its occupancy.
+ * eval_rows_kernel: one thread per row, __ballot_sync per word
+ * (ps_cuda_rows.cuh). The fallback for programs whose staging would exceed
+ * the 48 KB of shared memory a block gets without the opt-in (launch_words),
+ * and the kernel whose occupancy defines ps_cuda_eval_max_blocks, which the
+ * backend also uses to cap the range, reduce and gather grids.
  *
- * Run 8 on the H200 (2^28 rows, bitmap): `tree` 0.620 ms (52.8% of copy),
- * `colcol` 0.738 ms (36.8%). Since then (notes/perf-cudawords.md has the
- * predictions): CMPCOL of two columns of <= 31 bits that never wrap in
- * 32-bit arithmetic on width-templated codes, RANGE with a code limit on
- * the templated path too, 16/8-byte copies and vector reads of the staged
- * words, the next task prefetched.
+ * How the per-word kernel came to its shape (CMPCOL of narrow columns in
+ * 32-bit arithmetic, RANGE with a code limit on the templated path, vector
+ * copies and reads of the staged words) and what each step measured:
+ * notes/perf-cudawords.md and docs/benchmarks.md.
  */
 #include <atomic>
-#include <cstdlib>
 
 #include <cub/block/block_reduce.cuh>
 
@@ -85,25 +82,12 @@ __device__ __forceinline__ void finish_task(const ps_cuda_eval_params &p, uint32
  * lanes iterate together and all take part in the staging, the __any_sync and
  * the shuffles; lanes past the last word evaluate no row (rows = 0). Every
  * thread reaches the block reduction. L: the staging layout
- * (ps_words_layout_of), L.words words per warp of dynamic shared memory,
- * twice that with L.prefetch.
+ * (ps_words_layout_of), L.words words per warp of dynamic shared memory.
  *
- * With L.prefetch the warp copies the next task's columns (cp.async, into
- * the other buffer) before it evaluates the current task, so a task's loads
- * are in flight during the previous task's arithmetic instead of after it
- * (the range kernel gained 15-20 points of copy bandwidth from 16 bits up
- * from the same overlap). A task is only ever copied into the buffer that
- * the warp finished reading one iteration before (the __syncwarp at the end
- * of the loop), and evaluated after wait_prior(1) (its group, committed one
- * iteration earlier, has landed; the group just committed may still fly). */
-/* Two instantiations: Prefetch = L.prefetch. Without prefetch, at most 64
- * registers (8 blocks of 128 threads per SM): without the bound ptxas picks
- * 72 (7 blocks). With prefetch, shared memory allows at most 5 blocks per SM
- * (ps_words_layout_of's kPrefetchMaxWords), so 96 registers cost nothing;
- * under the 64-register bound the prefetching loop spilled 132 bytes. The
- * Kleene stack below its top is on the stack (local memory). */
-template <bool Prefetch>
-__global__ void __launch_bounds__(kWordsBlock, Prefetch ? 5 : 8)
+ * At most 64 registers, so that 8 blocks of 128 threads fit an SM (without
+ * the bound ptxas picks 72: 7 blocks). The Kleene stack below its top is on
+ * the stack (local memory). */
+__global__ void __launch_bounds__(kWordsBlock, 8)
     eval_words_kernel(const __grid_constant__ ps_cuda_eval_params p, const __grid_constant__ ps_words_layout L) {
   /* 16-byte aligned: the vector copies and loads of the staged words need it */
   extern __shared__ __align__(16) uint32_t stage_smem[];
@@ -112,52 +96,23 @@ __global__ void __launch_bounds__(kWordsBlock, Prefetch ? 5 : 8)
   const uint32_t tasks = (words + 31) >> 5;
   const uint32_t stride = gridDim.x * kWordsWarps;
   uint32_t status = 0, selected = 0;
-  uint32_t task = blockIdx.x * kWordsWarps + warp;
-  /* Without prefetch, cur stays 0 and the task's columns are staged when its
-   * turn comes. */
-  uint32_t *const area = stage_smem + warp * (Prefetch ? 2u : 1u) * L.words;
-  uint32_t cur = 0;
-  if (Prefetch) {
-    if (task < tasks) {
-      const uint32_t g = task * 32 + lane;
-      const uint32_t rows = g < words ? ps_word_rows(p, g) : 0u;
-      if (__any_sync(kFullWarp, rows)) ps_stage_issue(p, L, task, area, lane);
-    }
-    ps_stage_commit();
-  }
-  for (; task < tasks; task += stride) {
+  uint32_t *const area = stage_smem + warp * L.words;
+  for (uint32_t task = blockIdx.x * kWordsWarps + warp; task < tasks; task += stride) {
     const uint32_t g = task * 32 + lane;
-    /* Read again for a prefetched task: a selection that is the output bitmap
-     * itself is still intact there (only this lane writes word g). */
     const uint32_t rows = g < words ? ps_word_rows(p, g) : 0u;
     /* A task with nothing to evaluate (an input selection empty there) reads
      * no column at all. */
     const bool live = __any_sync(kFullWarp, rows);
-    if (Prefetch) {
-      const uint32_t next = task + stride;
-      if (next < tasks) {
-        const uint32_t gn = next * 32 + lane;
-        const uint32_t next_rows = gn < words ? ps_word_rows(p, gn) : 0u;
-        if (__any_sync(kFullWarp, next_rows)) ps_stage_issue(p, L, next, area + (cur ^ 1u) * L.words, lane);
-      }
-      ps_stage_commit();
-      ps_stage_wait<1>();
-    } else if (live && L.all) {
-      ps_stage_all(p, L, task, area, lane);
-    }
+    if (live && L.all) ps_stage_all(p, L, task, area, lane);
     uint32_t word = 0;
-    if (live) word = ps_eval_word(p, L, area + cur * L.words, task, lane, rows, &status);
+    if (live) word = ps_eval_word(p, L, area, task, lane, rows, &status);
     finish_task(p, task, lane, words, word, &selected);
-    if (Prefetch) {
-      __syncwarp(); /* every lane is done with buffer cur before it is refilled */
-      cur ^= 1u;
-    }
   }
   raise_status(p, status, lane);
   count_block<kWordsBlock>(p, selected);
 }
 
-/* The previous kernel, one thread per row: each warp evaluates 32
+/* One thread per row: each warp evaluates 32
  * consecutive rows (one result word) per step. The loop condition depends
  * only on the warp's first row, so a warp's lanes iterate together and all
  * reach the ballot (rows past the chunk vote 0). */
@@ -185,25 +140,16 @@ __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK) eval_rows_kernel(const __g
  * words per warp (22 KB per block), colcol 1091. */
 constexpr uint32_t kAllBudgetWords = 2048;
 
-/* The largest buffer (words per warp) that is doubled for the prefetch: two
- * buffers of 4 warps stay under the 48 KB of dynamic shared memory a block
- * gets without the opt-in (less the block reduction's 32 bytes). With 1 KB
- * reserved per block, an SM of 228 KB holds 5 such blocks up to 1425 words
- * and 4 up to this edge, against 8 blocks without prefetch: the tree bench
- * case needs 1412 words, colcol 1188 (5 blocks, 20 warps, both). */
-constexpr uint32_t kPrefetchMaxWords = 1520;
-
 /* Resident blocks of eval_words_kernel on the current device for a block's
  * dynamic shared memory (in 16-byte units, up to 48 KB), measured once per size per process
  * (atomic: contexts may launch from several threads; with GPUs of different
  * SM counts the first one's figure is used, which changes the grid size,
  * never a result). 0 when it cannot be measured. */
-template <bool Prefetch>
 uint32_t words_resident_blocks(size_t smem) {
   static std::atomic<uint32_t> cached[48 * 1024 / 16 + 1];
   const size_t key = smem / 16;
   if (key > 48 * 1024 / 16) return 0;
-  void (*kernel)(ps_cuda_eval_params, ps_words_layout) = eval_words_kernel<Prefetch>;
+  void (*kernel)(ps_cuda_eval_params, ps_words_layout) = eval_words_kernel;
   uint32_t v = cached[key].load(std::memory_order_relaxed);
   if (v) return v;
   int dev = 0, sms = 0, per_sm = 0;
@@ -226,51 +172,32 @@ cudaError_t launch_rows(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaS
   return cudaGetLastError();
 }
 
-/* The prefetching variant is off unless PACKSCAN_CUDA_WORDS_PREFETCH=1 (a
- * measuring knob for A/B runs, read once per process): on the H200 (run 11,
- * 2026-11-30) it was slower on both bench cases, tree 0.649 against 0.572 ms
- * and colcol 0.536 against 0.487 ms, its 5 blocks of 4 warps per SM (two
- * staging buffers) hiding less latency than 8 blocks without it. */
-bool words_prefetch_enabled() {
-  static const bool on = [] {
-    const char *e = std::getenv("PACKSCAN_CUDA_WORDS_PREFETCH");
-    return e && e[0] == '1';
-  }();
-  return on;
-}
-
 cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
-  const ps_words_layout L =
-      ps_words_layout_of(p->prog, kAllBudgetWords, words_prefetch_enabled() ? kPrefetchMaxWords : 0u);
-  const size_t smem = (size_t)kWordsWarps * L.words * sizeof(uint32_t) * (L.prefetch ? 2u : 1u);
+  const ps_words_layout L = ps_words_layout_of(p->prog, kAllBudgetWords);
+  const size_t smem = (size_t)kWordsWarps * L.words * sizeof(uint32_t);
   if (smem > 48 * 1024) {
     /* Above the default per-block limit (only a CMPCOL of two columns of
      * about 48 bits or more needs it: per-leaf staging takes up to 66.5 KB)
      * the per-row kernel runs instead. The opt-in through
-     * cudaFuncSetAttribute(MaxDynamicSharedMemorySize) failed on the H200 in
-     * run 3 (cudaErrorInvalidValue at a 49,200-byte launch, chunking.cuda,
-     * seed 2249695442) for a reason not yet established; the per-row kernel
-     * needs no shared memory and is as exact. */
+     * cudaFuncSetAttribute(MaxDynamicSharedMemorySize) failed on the H200
+     * with cudaErrorInvalidValue (docs/gpu-runs.md) for a reason not yet
+     * established; the per-row kernel needs no shared memory and is as
+     * exact. */
     return launch_rows(p, max_blocks, stream);
   }
   const uint64_t words = ((uint64_t)p->rows + 31) / 32;
   const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);
-  uint32_t fill = L.prefetch ? words_resident_blocks<true>(smem) : words_resident_blocks<false>(smem);
+  uint32_t fill = words_resident_blocks(smem);
   if (!fill) fill = max_blocks ? max_blocks : 1;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
-  if (L.prefetch)
-    eval_words_kernel<true><<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
-  else
-    eval_words_kernel<false><<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
+  eval_words_kernel<<<blocks ? blocks : 1, kWordsBlock, smem, stream>>>(*p, L);
   return cudaGetLastError();
 }
 
 }  // namespace
 
 extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
-  static const bool row_kernel = std::getenv("PACKSCAN_CUDA_ROW_KERNEL") != nullptr;
-  if (!row_kernel) return launch_words(p, max_blocks, stream);
-  return launch_rows(p, max_blocks, stream);
+  return launch_words(p, max_blocks, stream);
 }
 
 extern "C" cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out) {

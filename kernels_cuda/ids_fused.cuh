@@ -7,9 +7,9 @@
  * code exceeds limit raises status_bit (the ids are then unspecified).
  *
  * Why fused: filter then ps_row_ids writes the bitmap (rows/8 bytes) and
- * reads it back, and costs a second launch chain and a host round trip; on
- * the H200 the two-call path ran at 53% (1% selected) and 63% (50%) of the
- * copy bandwidth over the bytes that must move (codes in, ids out).
+ * reads it back, and costs a second launch chain and a host round trip; the
+ * two-call path ran well below the copy bandwidth over the bytes that must
+ * move (codes in, ids out; docs/benchmarks.md).
  *
  * A warp stages the codes of a batch of rounds (32 result words a round)
  * through its own shared-memory area with coalesced 16-byte loads, lane l
@@ -20,8 +20,7 @@
  * template parameter; the per-word compare is range_bits.cuh's (SWAR at 1,
  * 2, 4, 8, 16 bits, top-aligned codes elsewhere). A first version had each
  * lane load its own W words (16-byte loads, 64 bytes apart across the warp
- * at 16 bits): 0.238 ms for ids_1pct on the H200, against 0.169 ms for the
- * w16 filter alone.
+ * at 16 bits), and was much slower than the w16 filter alone.
  */
 #ifndef PS_IDS_FUSED_CUH
 #define PS_IDS_FUSED_CUH
@@ -72,9 +71,9 @@ struct range_words {
   static constexpr int S = stage_stride<W>();
   static constexpr int kVecs = 8 * R * W; /* 16-byte vectors of a batch */
   /* Rounds of a direct batch (widths 1, 2, 4, 8, 16): 8 vectors (128 bytes)
-   * in flight per lane (run 11, 4 per lane: ids_1pct 0.258 ms against the
-   * direct filter kernel's 0.17, which keeps 2 x 64 bytes per thread in
-   * flight with its prefetch). */
+   * in flight per lane (with 4 per lane ids_1pct was much slower than the
+   * direct filter kernel, which keeps 2 x 64 bytes per thread in flight with
+   * its prefetch). */
   static constexpr int RD = W >= 2 ? 32 / W : 16;
   static constexpr int kDPer = 8 * RD * W / 32; /* vectors per lane */
   const ps_cuda_range_params &r;
@@ -284,8 +283,7 @@ uint32_t resident_ids_blocks() {
 }
 
 /* The grid: the resident blocks, each looping over tiles by ticket (with one
- * block per tile, 2048 tiles at 2^28 rows made 2.6 waves on the H200, the
- * last one 60% full). */
+ * block per tile the last of a few waves ran part-full). */
 template <int W, uint32_t kBytes>
 cudaError_t launch_range_ids_bytes(const ps_cuda_range_params &r, const ps_cuda_row_ids_params &p, unsigned int *ticket,
                                    const IdsTileState &tile_state, uint32_t tiles, cudaStream_t stream) {

@@ -52,17 +52,8 @@ inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
  * Unlike DeviceScan, the tile index is a ticket taken by the running block
  * (not blockIdx), so a tile only ever waits on tiles whose blocks are already
  * running, whatever the order in which the hardware starts blocks.
- *
- * Expected on an H200 (2^28 rows, uint32 ids; not yet measured): 2048 tiles,
- * 256-thread blocks with 16.5 KB of staging each. At 1% the kernel reads the
- * 33.5 MB bitmap and writes 10.7 MB: ~15 us (about 2.6 waves of latency-bound
- * blocks; with >= 500 tiles CUB's look-back naps ~450 ns before its first
- * window and ~350 ns per re-poll), plus the status init kernel and the 4-byte read
- * back: ~0.02-0.03 ms after the filter. At 50% it writes 537 MB of ids in
- * 16-byte stores: ~0.14-0.15 ms. With the filter at 0.194 ms
- * (ps_filter_device, not this file) the bench's ids_1pct / ids_50pct should
- * read ~0.22 ms / ~0.35 ms (were 0.434 / 0.694 with count pass + CUB
- * DeviceScan + write pass). */
+ * One pass replaced a count pass, CUB's DeviceScan and a write pass; the
+ * bench's ids_1pct / ids_50pct measure it (docs/benchmarks.md). */
 
 constexpr uint32_t kIdsWarps = PS_SEL_IDS_WARPS;
 constexpr uint32_t kIdsRounds = PS_SEL_IDS_ROUNDS;

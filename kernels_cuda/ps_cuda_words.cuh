@@ -119,12 +119,9 @@ PS_HD uint32_t ps_stage_stride(uint32_t w) {
  * all = 0 (when the sum of the columns would take more shared memory than the
  * budget): per leaf, region 0 (at 0) holds a leaf's column (a CMPCOL's a),
  * region 1 (at off[0]) a CMPCOL's b, staged when the leaf runs.
- * prefetch (only with all = 1): the area is two buffers of `words` words;
- * the next task's columns are copied into one while the current task is
- * evaluated from the other.
- * words: one buffer's size per warp, PS_STAGE_SLACK included, a multiple of
- * 4 (every region and buffer starts on 16 bytes: the vector copies and
- * loads need it; regions are multiples of 32 words anyway).
+ * words: the area's size per warp, PS_STAGE_SLACK included, a multiple of
+ * 4 (every region starts on 16 bytes: the vector copies and loads need it;
+ * regions are multiples of 32 words anyway).
  * leaf[i]: PS_LEAF_* variant of instruction i, decided once on the host.
  * Passed to the kernel by value (a __grid_constant__ parameter, so off[c]
  * and leaf[i] are indexed constant loads). */
@@ -133,7 +130,6 @@ typedef struct ps_words_layout {
   uint32_t all;
   uint32_t cols; /* all = 1: bit c set: slot c is staged per task */
   uint32_t words;
-  uint32_t prefetch;
   uint8_t leaf[PS_MAX_INSNS];
 } ps_words_layout;
 
@@ -155,16 +151,14 @@ PS_HD bool ps_no_wrap(const ps_prog_col &c) {
 }
 
 /* budget: staged words per warp allowed for all = 1 beyond what the per-leaf
- * regions need anyway; prefetch_max: the largest buffer (words) that is
- * doubled for the prefetch (0: never). */
-PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget, uint32_t prefetch_max) {
+ * regions need anyway. */
+PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget) {
   ps_words_layout L;
   for (uint32_t c = 0; c < PS_MAX_COLS; ++c) L.off[c] = 0;
   for (uint32_t i = 0; i < PS_MAX_INSNS; ++i) L.leaf[i] = 0;
   L.all = 0;
   L.cols = 0;
   L.words = 0;
-  L.prefetch = 0;
   uint32_t a = 0, b = 0, cols = 0;
   for (uint32_t i = 0; i < prog.n_insns && i < PS_MAX_INSNS; ++i) {
     const ps_insn &in = prog.insns[i];
@@ -198,7 +192,6 @@ PS_HD ps_words_layout ps_words_layout_of(const ps_program &prog, uint32_t budget
         at += 32u * ps_stage_stride(prog.cols[c].width);
       }
     L.words = (total + PS_STAGE_SLACK + 3u) & ~3u;
-    L.prefetch = total && L.words <= prefetch_max;
   } else {
     L.off[0] = 32u * a; /* region 1 */
     L.words = (leaf + PS_STAGE_SLACK + 3u) & ~3u;
@@ -334,8 +327,8 @@ PS_HD void ps_stage(const ps_cuda_eval_params &p, uint32_t c, uint64_t task, uin
 }
 
 /* Layout all = 1: issues the copies of every column of L.cols for the task
- * into area (a buffer nobody reads now), warp-wide. The caller commits
- * (ps_stage_commit) and later waits (ps_stage_wait). */
+ * into area (which no lane reads now), warp-wide. The caller commits
+ * (ps_stage_commit) and then waits (ps_stage_wait). */
 PS_HD void ps_stage_issue(const ps_cuda_eval_params &p, const ps_words_layout &L, uint64_t task, uint32_t *area,
                           uint32_t lane) {
 #ifdef __CUDA_ARCH__
@@ -371,9 +364,9 @@ PS_HD void ps_stage_wait() {
 #endif
 }
 
-/* Layout all = 1 without prefetch: stages every column of L.cols for the
- * task, warp-wide, in one round trip. The first __syncwarp keeps lanes still
- * reading the previous task's words from seeing them overwritten. */
+/* Layout all = 1: stages every column of L.cols for the task, warp-wide,
+ * in one round trip. The first __syncwarp keeps lanes still reading the
+ * previous task's words from seeing them overwritten. */
 PS_HD void ps_stage_all(const ps_cuda_eval_params &p, const ps_words_layout &L, uint64_t task, uint32_t *area,
                         uint32_t lane) {
 #ifdef __CUDA_ARCH__

@@ -6,8 +6,8 @@
  * Why not the staged kernel (range_kernel in range_kernel.cuh): it stages a
  * block's tile through registers and shared memory between two
  * __syncthreads, so a block's loads, its compute and its stores take turns;
- * at 12-24 bits it ran at 71-84% of the copy (run 13) with DRAM at ~68% and
- * the ALU at ~64% under ncu (run 10, w20): neither saturated, latency-bound.
+ * at these widths ncu found neither DRAM nor the ALU saturated: it was
+ * latency-bound (docs/benchmarks.md).
  * Here every warp keeps two chunks of cp.async copies in flight
  * (global -> shared, no registers held) while it computes a third, and only
  * __syncwarp orders a warp's lanes. Lane l then reads its W words (the 32
@@ -39,8 +39,8 @@ __host__ __device__ constexpr bool use_async() {
 
 /* What a thread works out once (32-bit indexes: a chunk has at most 2^31
  * rows, so 2^21 chunks, 2^26 result words and 2^29 stream vectors; the
- * 64-bit index arithmetic per round cost ~60 instructions per result word at
- * 12 bits, by the SASS of run 15's build). */
+ * 64-bit index arithmetic per round was a large share of the instructions
+ * per result word in the SASS). */
 struct async_bounds {
   uint32_t words, chunks;
   uint32_t data_chunks;  /* chunks whose codes lie in data_bytes, copied by cp.async (0: unaligned) */
@@ -64,8 +64,8 @@ __device__ __forceinline__ async_bounds async_bounds_of(const ps_cuda_range_para
 /* A warp's chunk: 32 result words, 32*W stream words, 8*W 16-byte vectors,
  * then (with a validity bitmap) the chunk's 32 validity words, 8 more
  * vectors: a synchronous validity load per word kept every warp waiting a
- * DRAM round trip per chunk (run 14: `nulls` at 73.5% of the copy against
- * 84.5% for the same width without). */
+ * DRAM round trip per chunk (`nulls` well below the same width without
+ * nulls: docs/benchmarks.md). */
 template <int W>
 __device__ __forceinline__ void async_issue(const ps_cuda_range_params &p, const async_bounds &b, uint32_t chunk,
                                             uint4 *stage, int lane) {

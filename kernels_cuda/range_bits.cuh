@@ -165,7 +165,7 @@ __host__ __device__ __forceinline__ uint32_t word_bits(uint32_t x, uint32_t L, u
      * span << 16 | 0xffff, so the low half is ignored): a shift-and-subtract
      * (one IMAD) or a subtract, and a compare per code, ~4 instructions per
      * word against ~11 for the 16-bit lane arithmetic and its compression
-     * (SASS of range_direct_kernel<16>, 2026-11-30). */
+     * (by the SASS of range_direct_kernel<16>). */
     return (uint32_t)((x << 16) - L <= S) | ((uint32_t)(x - L <= S) << 1);
   } else {
     return compress_tops<W>(lane_in<W, LoZero>(x, L, S));

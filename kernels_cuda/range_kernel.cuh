@@ -1,24 +1,27 @@
 /*
  * range_kernel.cuh: the fast path for the most common filter: one code-range leaf (column
  * <op> literal, BETWEEN, != ...) on one column, with or without a validity
- * bitmap, whose codes cannot be corrupt (the column's code limit covers every
- * w-bit code). Semantics are exactly ps_program.h's for the one-instruction
- * program RANGE(col 0, lo, hi, negate): row selected iff valid and
+ * bitmap; up to 32 bits also on a column whose code limit leaves some w-bit
+ * codes invalid (every valid row's code checked: the Limit variants). Semantics
+ * are exactly ps_program.h's for the one-instruction program
+ * RANGE(col 0, lo, hi, negate): row selected iff valid and
  * ((lo <= code <= hi) != negate).
  *
- * Why a separate kernel: the general kernel (eval.cu) spends one thread per
- * row, and at small widths the per-row instructions, not memory, bound it. Here
- * one thread produces one 32-row result word, the bit width is a template
- * parameter (so extracting code j is a couple of constant shifts), and a
- * block stages its packed words through shared memory with coalesced loads
- * (threads would otherwise read with a stride of w words, and the L1 would
- * serve 32 lines per load instruction).
+ * Why a separate kernel: the general kernel (eval.cu) interprets the program
+ * and reads codes at a run-time width. Here the bit width is a template
+ * parameter (so extracting code j is a couple of constant shifts) and there
+ * is nothing to interpret. Three kernels by width: the direct kernel where
+ * codes never straddle a word below 32 bits (1, 2, 4, 8, 16; below), the
+ * async kernel where they do (range_async.cuh), and the staged kernel
+ * (range_kernel) for 0 and 32 bits and up: one thread produces one 32-row result
+ * word, and a block stages its packed words through shared memory with
+ * coalesced loads (threads would otherwise read with a stride of w words,
+ * and the L1 would serve 32 lines per load instruction).
  */
 #ifndef PS_RANGE_KERNEL_CUH
 #define PS_RANGE_KERNEL_CUH
 
 #include <atomic>
-#include <cstdlib>
 #include <utility>
 
 #include <cub/block/block_reduce.cuh>
@@ -75,9 +78,9 @@ __host__ __device__ constexpr int stride() {
 
 /* Result words per thread per tile: at widths below 16 a thread handles
  * ceil(16 / W), so that it has at least 64 bytes (four 16-byte loads) in
- * flight. Run 2 on the H200 (2026-11-29) measured 8/W words (32 bytes per
- * thread) at 30-37% of the copy bandwidth for W <= 8 and 56% at W = 12,
- * against 70-95% at W >= 16 where a thread already had >= 64 bytes. */
+ * flight: with 32 bytes per thread the narrow widths ran far below the
+ * copy bandwidth that the wider ones, with 64 bytes and more per thread,
+ * reached (docs/benchmarks.md). */
 template <int W>
 __host__ __device__ constexpr int words_per_thread() {
   return W == 0 ? 8 : (W >= 16 ? 1 : (16 + W - 1) / W);
@@ -127,8 +130,8 @@ struct tile_loads {
 };
 
 /* Widths from 16 up: resident blocks loop over tiles, the next tile's loads
- * issued before the current one is computed (run 3 on the H200: 95-97% of
- * the copy bandwidth at 32-64 bits, against 80% with one block per tile).
+ * issued before the current one is computed (near the copy bandwidth at
+ * 32-64 bits, well above one block per tile: docs/benchmarks.md).
  * Below 16 bits: one block per tile, no prefetch (the prefetched vectors
  * would stay live through the compute: 70-119 registers). A block then
  * loads, waits and computes, and the SM overlaps blocks instead of stages. */
@@ -164,9 +167,9 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         if (first + step < words) in.load(p, first + step); /* in flight during the compute below */
       }
     }
-    /* Fully unrolled, as range.cl is: with `#pragma unroll 1` here (run 4)
-     * widths 1-12 ran at 42-61% of the copy bandwidth against 64-82% for
-     * the OpenCL port of the same algorithm on the same GPU. */
+    /* Fully unrolled, as range.cl is: with `#pragma unroll 1` here the
+     * narrow widths ran well below range.cl's speed for the same algorithm
+     * on the same GPU (docs/benchmarks.md). */
 #pragma unroll
     for (int m = 0; m < R; m++) {
       const int local = m * kThreads + threadIdx.x; /* consecutive threads, consecutive words */
@@ -208,7 +211,7 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
  * 16 bytes, W = 16: 1 byte). No shared memory, no barrier, no transpose.
  * On a grid of resident blocks (16 bits) a block loops over tiles with the
  * next tile's vectors loaded before the current ones are computed; with one
- * block per tile (1-8 bits, faster there: default_waves) there is no next
+ * block per tile (1-8 bits, faster there: waves_of) there is no next
  * tile. Indexes are 32-bit: a chunk has at most 2^31 rows, so at most 2^28
  * vectors at 16 bits. */
 
@@ -387,31 +390,17 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
 namespace {
 
 /* The kernel for width W: direct (codes within words), async (codes that
- * straddle, below 32 bits) or staged (the rest, and the async widths when
- * PACKSCAN_CUDA_RANGE_ASYNC=0). */
-template <int W, bool Limit, bool Async, bool LoZero = false>
+ * straddle, below 32 bits) or staged (the rest). */
+template <int W, bool Limit, bool LoZero = false>
 constexpr void (*kernel_of())(ps_cuda_range_params) {
   if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit, LoZero && (W == 4 || W == 8)>;
-  else if constexpr (Async && use_async<W>()) return range_async_kernel<W, Limit>;
+  else if constexpr (use_async<W>()) return range_async_kernel<W, Limit>;
   else return range_kernel<W, Limit>;
 }
 
-template <int W, bool Async>
+template <int W>
 constexpr int threads_of() {
-  return Async && use_async<W>() ? kAsyncThreads : kThreads;
-}
-
-/* PACKSCAN_CUDA_RANGE_ASYNC=0 sends the async widths to the staged kernel: a
- * measuring knob (ci/gpu.sh times both in one run), read once per process. */
-inline bool async_enabled() {
-  static std::atomic<int> on{-1};
-  int v = on.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char *e = getenv("PACKSCAN_CUDA_RANGE_ASYNC");
-    v = e && e[0] == '0' && !e[1] ? 0 : 1;
-    on.store(v, std::memory_order_relaxed);
-  }
-  return v != 0;
+  return use_async<W>() ? kAsyncThreads : kThreads;
 }
 
 /* Limit checks are compiled for widths up to 32 only: at 48-64 bits they cost
@@ -426,13 +415,13 @@ constexpr bool has_limit_variant() {
  * times the SMs, measured once per width per process (atomic: contexts may
  * launch from several threads; with GPUs of different SM counts the first
  * one's figure is used, which changes the grid size, never a result). */
-template <int W, bool Async>
+template <int W>
 uint32_t resident_blocks(uint32_t fallback) {
   static std::atomic<uint32_t> cached{0};
   if (!cached.load(std::memory_order_relaxed)) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W, false, Async>(), threads_of<W, Async>(), 0) !=
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_of<W, false>(), threads_of<W>(), 0) !=
             cudaSuccess ||
         per_sm <= 0) {
       (void)cudaGetLastError();
@@ -443,69 +432,42 @@ uint32_t resident_blocks(uint32_t fallback) {
   return cached.load(std::memory_order_relaxed);
 }
 
-/* The grid: default_waves() times the resident blocks (0: one block per
- * tile). PACKSCAN_CUDA_RANGE_WAVES=<n> overrides it for every width:
- * n times the resident blocks, 0 one block per tile. A measuring knob
- * (ci/gpu.sh times the other shape in the same run), read once per process;
- * -1 when unset. */
-/* Measured on the H200 (run 6, 2026-11-30; ms at 0 / 1 / 2 waves): the
- * direct kernel at 1-8 bits is 7-10% faster with one block per tile (w=2:
- * 0.254 / 0.282 / 0.267), at 16 bits with two waves (0.180 / 0.186 / 0.171);
- * the staged kernel from 16 bits with one (run 3/4: 95-97% at 32-64 bits
- * against 80% with one block per tile). */
-template <int W, bool Async>
-constexpr uint32_t default_waves() {
+/* The grid, in waves of resident blocks (0: one block per tile), as measured
+ * on the H200 (docs/benchmarks.md): the direct kernel is faster with one
+ * block per tile below 16 bits and with two waves at 16; the staged kernel
+ * from 16 bits up with one wave, its next tile's loads in flight during the
+ * compute; the async kernel's warps loop over chunks. */
+template <int W>
+constexpr uint32_t waves_of() {
   if constexpr (ps_range::word_local<W>()) return W == 16 ? 2u : 0u;
-  else if constexpr (Async && use_async<W>()) return 1u; /* warps loop over chunks */
+  else if constexpr (use_async<W>()) return 1u;
   else return pipelined<W>() ? 1u : 0u;
 }
 
-inline int grid_waves() {
-  static std::atomic<int> waves{-2}; /* -2: not read yet; -1: not set */
-  int v = waves.load(std::memory_order_relaxed);
-  if (v == -2) {
-    const char *e = getenv("PACKSCAN_CUDA_RANGE_WAVES");
-    v = e && *e >= '0' && *e <= '9' ? atoi(e) : -1;
-    waves.store(v > 64 ? 64 : v, std::memory_order_relaxed);
-  }
-  return waves.load(std::memory_order_relaxed);
-}
-
-template <int W, bool Async>
-cudaError_t launch_as(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
+template <int W>
+cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
   constexpr bool direct = ps_range::word_local<W>();
-  constexpr bool async = Async && use_async<W>();
-  constexpr int threads = threads_of<W, Async>();
+  constexpr bool async = use_async<W>();
+  constexpr int threads = threads_of<W>();
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;
   /* tiles: vectors (direct), result words (staged; async: 32 per warp) */
   const uint64_t units = direct ? (words * W + 3) / 4 : words;
   const uint64_t tile = async ? 32ull * kAsyncWarps : (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
   const uint64_t want = (units + tile - 1) / tile;
-  const int knob = grid_waves();
-  const uint32_t waves = knob >= 0 ? (uint32_t)knob : default_waves<W, Async>();
-  const uint64_t fill = waves ? (uint64_t)resident_blocks<W, Async>(max_blocks) * waves : want;
+  constexpr uint32_t waves = waves_of<W>();
+  const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
   const bool lo_zero = p.lo == 0; /* x < c, x <= c */
   if constexpr (has_limit_variant<W>()) {
     if (p.check_limit) {
-      (lo_zero ? kernel_of<W, true, Async, true>() : kernel_of<W, true, Async>())<<<blocks ? blocks : 1, threads, 0,
-                                                                                   stream>>>(p);
+      (lo_zero ? kernel_of<W, true, true>() : kernel_of<W, true>())<<<blocks ? blocks : 1, threads, 0, stream>>>(p);
       return cudaGetLastError();
     }
   } else {
     if (p.check_limit) return cudaErrorInvalidValue; /* the host never sends these */
   }
-  (lo_zero ? kernel_of<W, false, Async, true>() : kernel_of<W, false, Async>())<<<blocks ? blocks : 1, threads, 0,
-                                                                                 stream>>>(p);
+  (lo_zero ? kernel_of<W, false, true>() : kernel_of<W, false>())<<<blocks ? blocks : 1, threads, 0, stream>>>(p);
   return cudaGetLastError();
-}
-
-template <int W>
-cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
-  if constexpr (use_async<W>()) {
-    if (async_enabled()) return launch_as<W, true>(p, max_blocks, stream);
-  }
-  return launch_as<W, false>(p, max_blocks, stream);
 }
 
 typedef cudaError_t (*launch_fn)(const ps_cuda_range_params &, uint32_t, cudaStream_t);

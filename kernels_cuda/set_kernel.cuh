@@ -12,12 +12,10 @@
  * runs range_async.cuh's loop (a 1024-row chunk of codes and validity
  * copied with cp.async one or two chunks ahead, __syncwarp only) with a
  * shared-memory lookup per code. Blocks are resident (one per SM when the
- * set is big), so the copy is paid once per block.
- *
- * Before (run 15, 2026-11-30): the staged loop of range_kernel (a block's
- * tile through registers and shared memory between two __syncthreads, 107
- * registers): 305 us for LIKE '%abc%' over 2^28 codes of 20 bits, DRAM at
- * 48%, one block of 16 warps per SM waiting on its own barriers.
+ * set is big), so the copy is paid once per block. On the staged loop of
+ * range_kernel (a block's tile through registers and shared memory between
+ * two __syncthreads) one block of 16 warps per SM waited on its own
+ * barriers with DRAM half idle (docs/benchmarks.md).
  */
 #ifndef PS_SET_KERNEL_CUH
 #define PS_SET_KERNEL_CUH

@@ -5,10 +5,10 @@
  *
  * Why not the general kernel (eval.cu): it interprets the program with
  * Kleene pairs, a stack in local memory, per-leaf checks for nulls, corrupt
- * codes and selections, and a width switch per code group; ncu (run 12)
- * counted ~1360 instructions per 32-row word on the `tree` bench case (three
- * leaves of 12, 20 and 8 bits) for ~400 of comparisons, and 56% of the copy
- * bandwidth. Here, with two values per row, a leaf is range_bits<W> on the
+ * codes and selections, and a width switch per code group; ncu counted
+ * several times more instructions per 32-row word on the `tree` bench case
+ * (three leaves of 12, 20 and 8 bits) than its comparisons need
+ * (docs/benchmarks.md). Here, with two values per row, a leaf is range_bits<W> on the
  * lane's W staged words (the same code as the single-range kernels), the
  * stack is four registers addressed by slot numbers the host computed, and
  * the staging is range_async.cuh's: every column of a warp's 1024-row chunk
@@ -200,11 +200,10 @@ extern "C" cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStr
    * without the opt-in. */
   const size_t limit = 48 * 1024 - 256;
   /* Three buffers (two chunks in flight) only while a warp's chunk is small;
-   * from 2 KB (16 bits of columns) two, so that more warps fit an SM: run 15
-   * (tree, 40 bits of columns, 5 KB a chunk) had 14 warps per SM with three
-   * buffers, 18% occupancy, issue-bound at 51% of the issue slots, while one
-   * 5 KB chunk per warp in flight is ~100 KB per SM, three times what the
-   * bandwidth needs. */
+   * from 2 KB (16 bits of columns) two, so that more warps fit an SM: with
+   * three buffers at 40 bits of columns (5 KB a chunk) few warps fit and the
+   * kernel was issue-bound (docs/benchmarks.md), while one 5 KB chunk per
+   * warp in flight is ~100 KB per SM, three times what the bandwidth needs. */
   const size_t buffer = (size_t)kTreeWarps * p->stage_words * sizeof(uint32_t);
   if (p->stage_words <= 512 && 3 * buffer <= limit) return launch_tree<3>(*p, 3 * buffer, stream);
   if (2 * buffer <= limit) return launch_tree<2>(*p, 2 * buffer, stream);

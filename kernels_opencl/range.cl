@@ -64,8 +64,8 @@
 #define PS_S (PS_W == 0 ? 1 : (PS_W % 2 ? PS_W : PS_W + 1))
 /* Result words per work-item. */
 /* ceil(16 / W) below 16 bits: at least four 16-byte loads in flight per
- * work-item (8 / W, 32 bytes, ran at about 60% of the copy bandwidth on the
- * H200 at widths 2..12 against 78-99% at widths of 16 and more). */
+ * work-item (with 8 / W, 32 bytes, the narrow widths ran well below the wide
+ * ones on the H200: docs/benchmarks.md). */
 #define PS_R (PS_W == 0 ? 8 : (PS_W >= 16 ? 1 : (16 + PS_W - 1) / PS_W))
 /* Result words per work-group (tile). */
 #define PS_TILE (PS_RANGE_WG * PS_R)
@@ -372,9 +372,8 @@ static void ps_direct_vec(uint16 x, uint L, uint S, uint *res) {
 #endif
 
 /* Not at 16 and 32 bits: there the per-word code of the general case
- * vectorizes by itself (measured at 2^26 rows: lanes 10-11 ms against
- * 7.5-8.5 at 16 bits, even at 32; 2-2.7x faster at 3, 12 and 20 bits, 48
- * bits 36 -> 28 ms, 64 bits 40 -> 30-35 ms). */
+ * vectorizes by itself and was faster than the lanes; at the other widths
+ * the lanes were faster (PoCL: docs/benchmarks.md). */
 #if !defined(PS_DIRECT_VEC) && PS_W >= 3 && (PS_W % 16 != 0 || PS_W > 32) && PS_RANGE_R % 16 == 0
 #define PS_DIRECT_LANES 1
 /* ps_range_bits for 16 consecutive result words at once, one per vector

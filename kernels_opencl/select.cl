@@ -88,7 +88,7 @@ __kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap,
  * run q; offsets[runs] = the total), and ps_write_runs writes run q's ids
  * sequentially from offsets[q]. On a CPU the per-word work-items and group
  * scans of ps_count_words / ps_write_ids cost more than the bits themselves
- * (PoCL, 2^26 rows: 58 ms for 1% selected). The host takes these kernels on
+ * (on PoCL: docs/benchmarks.md). The host takes these kernels on
  * little-endian CPU devices with the output aligned to the index size. */
 
 /* Word g of the selection of a chunk with `words` words, read directly
@@ -123,10 +123,10 @@ __constant uint ps_nibble_positions[16] = {
  * are allowed where the run has room for them (below end, the run's own ids
  * to come, which overwrite them): a sparse word (at most 2 ids) stores 2
  * candidates without a branch on its bits (on PoCL the data-dependent
- * branches of a ctz loop cost more than the stores at 1% selected: 3 ms of
- * row ids against 1.x); a dense word (more than 4) stores 4 candidate ids
- * per nibble and advances k by the nibble's bit count; other words, and
- * words near the run's end, one store per id. */
+ * branches of a ctz loop cost more than the stores at 1% selected); a dense
+ * word (more than 4) stores 4 candidate ids per nibble and advances k by the
+ * nibble's bit count; other words, and words near the run's end, one store
+ * per id. */
 #define PS_WRITE_WORD(T, T4, CONVERT4)                                                     \
   {                                                                                      \
     const uint bits_ = popcount(word);                                                   \

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal_options.h"
+
 #ifdef PACKSCAN_HAVE_OPENCL
 #include <CL/cl.h>
 #endif
@@ -83,10 +85,12 @@ void th_init(int argc, char **argv, const char *test) {
   const char *mp = getenv("PACKSCAN_TEST_PRINT");
   if (mp && *mp) max_printed = strtoul(mp, NULL, 10);
   th_rng_seed(&th.rng, th.seed);
-  printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s %s %s)\n", test,
+  th_options_reset();
+  const char *to = getenv("PACKSCAN_TEST_OPTIONS");
+  printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s%s%s%s %s %s)\n", test,
          th.backend, (unsigned long long)th.seed, th.scale, th.quick ? " quick" : "", (unsigned long long)th.seed,
-         th.quick ? " PACKSCAN_TEST_QUICK=1" : "",
-         argc > 0 ? argv[0] : "test", th.backend);
+         th.quick ? " PACKSCAN_TEST_QUICK=1" : "", to && *to ? " PACKSCAN_TEST_OPTIONS='" : "", to && *to ? to : "",
+         to && *to ? "'" : "", argc > 0 ? argv[0] : "test", th.backend);
   fflush(stdout);
 }
 
@@ -243,6 +247,99 @@ void th_options(ps_context_options *opts, const char *backend, uint64_t max_chun
 
 int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }
 
+/* ---- internal options ------------------------------------------------------ */
+
+/* What every context th_context makes gets (core/internal_options.h). */
+static ps_internal_options th_internal;
+
+/* The environment variables through which the library used to take these
+ * paths: it no longer reads them, so a run that sets one would silently test
+ * the defaults instead. */
+static const char *const retired_knobs[] = {
+    "PACKSCAN_CUDA_NO_FAST_PATH",   "PACKSCAN_CUDA_NO_TREE",    "PACKSCAN_CUDA_NO_FUSED_IDS",
+    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
+    "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
+    "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
+
+/* Index of value in the NULL-terminated words (the field takes first + index), or -1. */
+static int option_word(const char *value, size_t len, const char *const *words) {
+  for (int i = 0; words[i]; i++)
+    if (strlen(words[i]) == len && strncmp(value, words[i], len) == 0) return i;
+  return -1;
+}
+
+/* Applies "name=value[,name=value...]" to *o; exits 1 naming the entry it
+ * cannot read (a typo must not run the defaults under another name). */
+static void parse_options(const char *text, const char *source, ps_internal_options *o) {
+  static const char *const zero_one[] = {"0", "1", NULL};
+  static const char *const tri[] = {"auto", "0", "1", NULL};
+  static const char *const words[] = {"auto", "staged", "refused", NULL};
+  static const char *const like[] = {"auto", "host", "device", NULL};
+  static const char *const ids[] = {"auto", "groups", "runs", NULL};
+  static const struct {
+    const char *name;
+    const char *const *values;
+    int first; /* the field's value for values[0] */
+    size_t offset;
+  } fields[] = {
+      {"fast_paths", zero_one, 0, offsetof(ps_internal_options, fast_paths)},
+      {"opencl_jit", tri, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_jit)},
+      {"opencl_words", words, PS_OPT_WORDS_AUTO, offsetof(ps_internal_options, opencl_words)},
+      {"opencl_like", like, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_like)},
+      {"opencl_ids", ids, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_ids_runs)},
+  };
+  const char *p = text ? text : "";
+  while (*p) {
+    const char *end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    const char *eq = memchr(p, '=', (size_t)(end - p));
+    int done = 0;
+    for (size_t f = 0; eq && !done && f < sizeof fields / sizeof fields[0]; f++) {
+      if (strlen(fields[f].name) != (size_t)(eq - p) || strncmp(p, fields[f].name, (size_t)(eq - p)) != 0) continue;
+      const int k = option_word(eq + 1, (size_t)(end - eq - 1), fields[f].values);
+      if (k < 0) break;
+      *(int *)((char *)o + fields[f].offset) = fields[f].first + k;
+      done = 1;
+    }
+    if (!done && end > p) {
+      printf("FAIL [test=%s backend=%s]: %s: cannot read '%.*s' (expected name=value, comma-separated: "
+             "fast_paths=0|1, opencl_jit=auto|0|1, opencl_words=auto|staged|refused, "
+             "opencl_like=auto|host|device, opencl_ids=auto|groups|runs)\n",
+             th.test, th.backend, source, (int)(end - p), p);
+      exit(1);
+    }
+    p = *end ? end + 1 : end;
+  }
+}
+
+void th_options_reset(void) {
+  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
+    const char *v = getenv(retired_knobs[i]);
+    if (v) {
+      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
+             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
+             th.test, th.backend, retired_knobs[i], v);
+      exit(1);
+    }
+  }
+  ps_internal_options_init(&th_internal);
+  parse_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS", &th_internal);
+}
+
+void th_test_options(const char *text) {
+  parse_options(text, "the test's options", &th_internal);
+  parse_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS", &th_internal);
+}
+
+void th_apply_options(ps_context *ctx) {
+  ps_status st = ps_context_set_internal_options(ctx, &th_internal);
+  if (st != PS_OK) {
+    printf("FAIL [test=%s backend=%s]: setting the internal options: %s: %s\n", th.test, th.backend,
+           ps_status_name(st), ps_context_last_error(ctx));
+    exit(1);
+  }
+}
+
 ps_context *th_context(uint64_t max_chunk_rows) {
   ps_context_options opts;
   th_options(&opts, th.backend, max_chunk_rows);
@@ -250,6 +347,7 @@ ps_context *th_context(uint64_t max_chunk_rows) {
   ps_context *ctx = NULL;
   ps_status st = ps_context_create(&opts, err, sizeof err, &ctx);
   if (st == PS_OK && ctx) {
+    th_apply_options(ctx);
     static int printed;
     if (!printed) {
       printf("backend=%s device=%s\n", ps_context_backend(ctx), ps_context_device(ctx));

@@ -13,7 +13,13 @@
  * many failures are printed in full; default 40), PACKSCAN_TEST_QUICK=1 (the CI
  * size: the slowest sweeps take a seeded sample of their cases, so every CI run
  * covers each kind of case and successive runs cover the rest; the GPU
- * machine runs them whole).
+ * machine runs them whole), PACKSCAN_TEST_OPTIONS (the library's internal
+ * options, core/internal_options.h, for every context th_context makes:
+ * "name=value" entries, comma-separated: fast_paths=0|1,
+ * opencl_jit=auto|0|1, opencl_words=auto|staged|refused,
+ * opencl_like=auto|host|device, opencl_ids=auto|groups|runs; an entry it
+ * cannot read fails the test, and so does a variable the library used to
+ * read for these, such as PACKSCAN_CUDA_NO_FAST_PATH).
  */
 #ifndef PS_TEST_HARNESS_H
 #define PS_TEST_HARNESS_H
@@ -97,6 +103,15 @@ ps_context *th_context(uint64_t max_chunk_rows);
 /* A context on the reference backend (the comparison baseline); exits 1 if it
  * cannot be created. */
 ps_context *th_reference_context(uint64_t max_chunk_rows);
+/* Internal options (PACKSCAN_TEST_OPTIONS above). th_options_reset (th_init
+ * calls it): the library's defaults, then the environment's.
+ * th_test_options(text): the test's own choices in the same syntax, under
+ * the environment's (which still wins). th_apply_options(ctx): gives them to
+ * a context the test created itself (th_context does it); exits 1 if the
+ * library refuses them. */
+void th_options_reset(void);
+void th_test_options(const char *text);
+void th_apply_options(ps_context *ctx);
 /* 1 when th.backend is "reference". */
 int th_is_reference(void);
 

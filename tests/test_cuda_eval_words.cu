@@ -9,12 +9,9 @@
  * evaluated rows are read first, the __any_sync skip is applied, the lanes
  * are evaluated one after another (a leaf's staging does all 32 lanes'
  * shares on the host), then bitmap words, mask shares (the shuffle source
- * lane) and the count. Status words must match bit for bit too. With the
- * layout's prefetch, the next task is staged into the other buffer before
- * the current one is evaluated, as the kernel does (the host copies at once,
- * so a buffer mix-up shows as wrong bits). Staging areas start out filled
- * with garbage, and every vector copy or shared load is checked for
- * alignment (PS_WORDS_HOST_CHECKS).
+ * lane) and the count. Status words must match bit for bit too. Staging
+ * areas start out filled with garbage, and every vector copy or shared load
+ * is checked for alignment (PS_WORDS_HOST_CHECKS).
  *
  * Besides the random programs, sweeps cover every width with the
  * width-templated paths: RANGE at widths 0..64 with and without a code
@@ -79,7 +76,6 @@ struct scenario {
   bool want_bitmap = true, want_mask = true;
   size_t bitmap_shift = 0, mask_shift = 0;
   uint32_t budget = 2048; /* ps_words_layout_of: 0 forces per-leaf staging */
-  uint32_t prefetch_max = 1520; /* ps_words_layout_of: 0 never prefetches */
 };
 
 /* References that put Mb - Ma at and around the edges of the 32-bit CMPCOL
@@ -306,7 +302,7 @@ struct outputs {
   uint64_t count = 0;
   uint32_t status = 0;
   uint64_t all_tasks = 0;
-  long cmp32 = 0, prefetch = 0;
+  long cmp32 = 0;
 };
 
 static void prepare_outputs(scenario &s, outputs &o, bool with_sel_copy) {
@@ -361,30 +357,22 @@ static bool task_rows(const scenario &s, uint32_t task, uint32_t *rows) {
  * kernel's order of staging and evaluation. */
 static void run_words(scenario &s, outputs &o) {
   prepare_outputs(s, o, s.in_place);
-  const ps_words_layout L = ps_words_layout_of(s.p.prog, s.budget, s.prefetch_max);
+  const ps_words_layout L = ps_words_layout_of(s.p.prog, s.budget);
   /* exact: a sanitizer sees overreads; garbage: unstaged words are not 0 */
-  std::vector<uint32_t> area((size_t)L.words * (L.prefetch ? 2 : 1));
+  std::vector<uint32_t> area((size_t)L.words);
   for (auto &x : area) x = (uint32_t)rng();
   if (((uintptr_t)area.data() & 15u) || (L.words & 3u)) ++ps_words_misaligned;
   for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
     if (L.off[c] & 3u) ++ps_words_misaligned;
   for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) o.cmp32 += (L.leaf[i] & PS_LEAF_CMP32) != 0;
-  if (L.prefetch) ++o.prefetch;
   const uint32_t words = (s.p.rows + 31) / 32, tasks = (words + 31) / 32;
-  uint32_t cur = 0, rows[32], next_rows[32];
-  if (L.prefetch && tasks && task_rows(s, 0, rows)) ps_stage_issue(s.p, L, 0, area.data(), 0);
+  uint32_t rows[32];
   for (uint32_t task = 0; task < tasks; ++task) {
     uint32_t word[32];
     const bool any = task_rows(s, task, rows);
-    if (L.prefetch) {
-      if (task + 1 < tasks && task_rows(s, task + 1, next_rows))
-        ps_stage_issue(s.p, L, task + 1, area.data() + (cur ^ 1u) * L.words, 0);
-    } else if (any && L.all) {
-      ps_stage_all(s.p, L, task, area.data(), 0);
-    }
-    uint32_t *buf = area.data() + cur * L.words;
+    if (any && L.all) ps_stage_all(s.p, L, task, area.data(), 0);
     for (uint32_t lane = 0; lane < 32; ++lane) {
-      word[lane] = any ? ps_eval_word(s.p, L, buf, task, lane, rows[lane], &o.status) : 0u;
+      word[lane] = any ? ps_eval_word(s.p, L, area.data(), task, lane, rows[lane], &o.status) : 0u;
     }
     if (L.all) ++o.all_tasks;
     for (uint32_t lane = 0; lane < 32; ++lane) {
@@ -396,12 +384,11 @@ static void run_words(scenario &s, outputs &o) {
       for (uint32_t m = 0; m < 8; ++m)
         for (uint32_t lane = 0; lane < 32; ++lane)
           ps_store_mask_share(s.p, task, m, lane, word[ps_mask_src_lane(m, lane)]);
-    if (L.prefetch) cur ^= 1u;
   }
 }
 
 struct tally {
-  long bad = 0, runs = 0, corrupt_runs = 0, aux_runs = 0, all_runs = 0, cmp32_leaves = 0, prefetch_runs = 0;
+  long bad = 0, runs = 0, corrupt_runs = 0, aux_runs = 0, all_runs = 0, cmp32_leaves = 0;
 };
 
 /* Runs both evaluations of s and compares everything; prints the first few
@@ -423,7 +410,6 @@ static bool check_scenario(scenario &s, tally &t, const char *what, long it) {
   if (a.status & PS_CUDA_FLAG_AUX) ++t.aux_runs;
   if (b.all_tasks) ++t.all_runs;
   t.cmp32_leaves += b.cmp32;
-  t.prefetch_runs += b.prefetch;
   if (!ok && t.bad++ < 5) {
     printf("MISMATCH %s it=%ld rows=%u insns=%u cols=%u count %llu/%llu status %08x/%08x sel=%d in_place=%d\n", what, it,
            rows, s.p.prog.n_insns, s.p.prog.n_cols, (unsigned long long)a.count, (unsigned long long)b.count, a.status,
@@ -476,7 +462,6 @@ static void sweep_one(tally &t, const char *what, long it, uint32_t rows, const 
   s.want_bitmap = true;
   s.want_mask = coin(20);
   s.budget = coin(80) ? 2048 : 0;
-  s.prefetch_max = coin(70) ? 1520 : 0;
   check_scenario(s, t, what, it);
   delete sp;
 }
@@ -516,7 +501,6 @@ int main(int argc, char **argv) {
     s.bitmap_shift = coin(80) ? 0 : 1 + rnd(3);
     s.mask_shift = coin(70) ? 0 : 1 + rnd(3);
     s.budget = coin(50) ? 2048 : (coin(50) ? 0 : (uint32_t)rnd(5000));
-    s.prefetch_max = coin(60) ? 1520 : (coin(50) ? 0 : (uint32_t)rnd(3000));
     check_scenario(s, t, "random", it);
     delete sp;
   }
@@ -559,8 +543,8 @@ int main(int argc, char **argv) {
       }
 
   printf("%s (%ld of %ld mismatched; %ld runs with corrupt codes, %ld with aux faults, %ld staged per task, "
-         "%ld prefetched, %ld 32-bit CMPCOL leaves; %ld misaligned vector accesses)\n",
-         t.bad || !t.cmp32_leaves || !t.prefetch_runs || ps_words_misaligned ? "FAIL" : "ok", t.bad, t.runs,
-         t.corrupt_runs, t.aux_runs, t.all_runs, t.prefetch_runs, t.cmp32_leaves, ps_words_misaligned);
-  return t.bad != 0 || t.cmp32_leaves == 0 || t.prefetch_runs == 0 || ps_words_misaligned != 0;
+         "%ld 32-bit CMPCOL leaves; %ld misaligned vector accesses)\n",
+         t.bad || !t.cmp32_leaves || ps_words_misaligned ? "FAIL" : "ok", t.bad, t.runs, t.corrupt_runs, t.aux_runs,
+         t.all_runs, t.cmp32_leaves, ps_words_misaligned);
+  return t.bad != 0 || t.cmp32_leaves == 0 || ps_words_misaligned != 0;
 }

@@ -2,8 +2,8 @@
  * like_device: LIKE where the dictionary pass runs on the device (backends
  * with a like_dict entry: OpenCL, CUDA; the reference backend matches on the
  * host, so there this is one more host test). OpenCL on a CPU device would
- * match on the host: PACKSCAN_OPENCL_LIKE=device is set unless the
- * environment says otherwise. Every case is compared bit for
+ * match on the host: the internal option opencl_like=device is set unless
+ * PACKSCAN_TEST_OPTIONS says otherwise. Every case is compared bit for
  * bit with the oracle and the reference backend (runner.h), several also with
  * hand-written expectations:
  *  - patterns of exactly PS_LIKE_NFA_MAX_TOKENS (63) tokens (device) and one
@@ -19,7 +19,6 @@
  *    allocation cannot be injected through the public API; both paths leave
  *    the column the same way: see ps_column_device_dict.)
  */
-#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,7 +179,8 @@ static void random_string(th_rng *r, char *buf, size_t *len) {
 }
 
 static void big_dictionary(void) {
-  const uint64_t d = 1000003, n = 1100000;
+  /* CI size (PACKSCAN_TEST_QUICK): a tenth, still prime (no multiple of any block). */
+  const uint64_t d = th.quick ? 100003 : 1000003, n = th.quick ? 110000 : 1100000;
   th_case("dictionary of %llu entries", (unsigned long long)d);
   /* filled directly: tstrs_push grows its arrays one entry at a time */
   tstrs l = {0};
@@ -258,6 +258,7 @@ static void allocation_failures(void) {
   o.allocator.opaque = &f;
   ps_context *ctx = NULL;
   if (!CHECK_OK(NULL, ps_context_create(&o, NULL, 0, &ctx))) return;
+  th_apply_options(ctx);
   static const char *const strs[] = {"abc",
                                      "xabcx",
                                      "",
@@ -341,7 +342,7 @@ static void allocation_failures(void) {
 int main(int argc, char **argv) {
   th_init(argc, argv, "like_device");
   /* OpenCL on a CPU (PoCL in CI) matches on the host unless told otherwise */
-  setenv("PACKSCAN_OPENCL_LIKE", "device", 0);
+  th_test_options("opencl_like=device");
   ps_context *ctx = th_context(0);
   ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
   tr_init(&tr, ctx, ref);

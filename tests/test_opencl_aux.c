@@ -7,12 +7,13 @@
  *  - a code past aux: PS_ERR_INTERNAL (the kernels' PS_FILTER_CORRUPT_AUX);
  *    the same code under a null: PS_OK;
  *  - aux_a itself past aux: every valid row, PS_ERR_INTERNAL;
- * on words.cl (PACKSCAN_OPENCL_JIT=1) in its CPU and GPU variants and on
- * filter.cl (PACKSCAN_OPENCL_JIT=0), widths 5, 20, 33, 200 rows. Also on the
+ * on words.cl (internal option opencl_jit on) in its CPU and GPU variants,
+ * on filter.cl specialized for the shape after words.cl's launch was
+ * refused, and on the generic filter.cl (opencl_jit off), widths 5, 20, 33,
+ * 200 rows. Also on the
  * reference backend for the first case (it trusts aux bounds, so only the
  * in-bounds case is compared there).
  */
-#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,13 +133,15 @@ int main(int argc, char **argv) {
     printf("the reference backend trusts aux bounds: nothing to test\n");
     return th_finish();
   }
-  static const char *const jit[] = {"1", "1", "0"};
-  static const char *const words[] = {"1", "staged", "1"};
-  static const char *const names[] = {"words.cl", "words.cl staged", "filter.cl"};
-  for (int k = 0; k < 3; k++) {
-    setenv("PACKSCAN_OPENCL_JIT", jit[k], 1);
-    setenv("PACKSCAN_OPENCL_WORDS", words[k], 1);
+  static const int jit[] = {PS_OPT_ON, PS_OPT_ON, PS_OPT_ON, PS_OPT_OFF};
+  static const int words[] = {PS_OPT_WORDS_AUTO, PS_OPT_WORDS_STAGED, PS_OPT_WORDS_REFUSED, PS_OPT_WORDS_AUTO};
+  static const char *const names[] = {"words.cl", "words.cl staged", "filter.cl specialized", "filter.cl"};
+  for (int k = 0; k < 4; k++) {
     ps_context *ctx = th_context(0);
+    ps_internal_options o = *ps_context_internal_options(ctx);
+    o.opencl_jit = jit[k];
+    o.opencl_words = words[k];
+    if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) return th_finish();
     cases(ctx, names[k]);
     ps_context_destroy(ctx);
   }

@@ -7,7 +7,7 @@
  * row at each run edge, the last row; a bitmap at a 4-byte offset with set
  * bits past n; contexts with 65536 + 32 and 3 x 65536 row chunks (ids offset
  * by each chunk's first row). Registered for every backend; on OpenCL once
- * more with PACKSCAN_OPENCL_IDS=groups (the GPU kernels) and =runs.
+ * more with the internal option opencl_ids=groups (the GPU kernels) and =runs.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -231,6 +231,7 @@ static void *work(void *arg) {
       }
       continue;
     }
+    th_apply_options(ctx); /* PACKSCAN_TEST_OPTIONS, as th_context would */
     st = ps_context_create(&ref_opts, err, sizeof err, &ref);
     if (st != PS_OK) {
       fail_once(w, "thread %d: reference context: %s: %s", w->index, ps_status_name(st), err);

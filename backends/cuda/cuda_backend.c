@@ -577,16 +577,14 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   ps_status st = checked_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
-  if (!getenv("PACKSCAN_CUDA_NO_FAST_PATH")) {
+  if (ps_context_internal_options(ctx)->fast_paths) {
     int done = 0;
     if (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range)) {
       st = cuda_eval_fast(be, a, &range, &done);
       if (st != PS_OK || done) return st;
     }
-    /* PACKSCAN_CUDA_NO_TREE=1: such programs take the general kernel (a
-     * measuring knob: ci/gpu.sh times both). */
     ps_cuda_tree_params tree;
-    if (!getenv("PACKSCAN_CUDA_NO_TREE") && tree_fast_path(&params, a, &tree)) {
+    if (tree_fast_path(&params, a, &tree)) {
       st = cuda_eval_tree(be, a, &tree, &done);
       if (st != PS_OK || done) return st;
     }
@@ -623,14 +621,14 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
 /* eval_ids: a one-range filter on a column of 1..32 bits goes straight to
  * row ids in one pass (kernels_cuda/ids_fused.cuh); anything else is
  * PS_ERR_UNSUPPORTED, with nothing enqueued, and the core evaluates the
- * chunk into a bitmap and calls row_ids. PACKSCAN_CUDA_NO_FUSED_IDS=1 turns
- * the fused path off (a measuring knob: ci/gpu.sh times both). */
+ * chunk into a bitmap and calls row_ids (also what every program gets with
+ * the internal option fast_paths = 0). */
 static ps_status cuda_eval_ids(ps_backend *be, const ps_eval_args *a) {
   ps_context *ctx = be->ctx;
   if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS || !a->ids.handle || !a->count ||
       a->bitmap.handle || a->mask.handle || (a->index_bytes != 4 && a->index_bytes != 8) || !a->ids_capacity)
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: malformed eval_ids arguments");
-  if (getenv("PACKSCAN_CUDA_NO_FAST_PATH") || getenv("PACKSCAN_CUDA_NO_FUSED_IDS")) return PS_ERR_UNSUPPORTED;
+  if (!ps_context_internal_options(ctx)->fast_paths) return PS_ERR_UNSUPPORTED;
   ps_cuda_eval_params params;
   ps_status st = checked_params(be, a, &params);
   if (st != PS_OK) return st;

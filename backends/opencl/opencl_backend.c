@@ -252,78 +252,16 @@ static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
   return PS_OK;
 }
 
-/* PACKSCAN_OPENCL_JIT: "0" never specialize filters, "1" always, else auto
- * (by chunk size). Lets tests cover both kernels and users trade build time. */
-static int jit_setting(void) {
-  const char *v = getenv("PACKSCAN_OPENCL_JIT");
-  if (v && strcmp(v, "0") == 0) return 0;
-  if (v && strcmp(v, "1") == 0) return 1;
-  return -1;
-}
-
-/* PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general
- * kernel (to compare the two, or to rule the fast path out). */
-static int fast_path_setting(void) {
-  const char *v = getenv("PACKSCAN_OPENCL_NO_FAST_PATH");
-  return !(v && strcmp(v, "1") == 0);
-}
-
-/* PACKSCAN_OPENCL_WORDS: "0" specialized filters run filter.cl instead of
- * words.cl (to compare the two, or to rule words.cl out); "staged" words.cl
- * takes its GPU variant on every device (so that PoCL tests it too);
- * "refused" builds words.cl but has every launch of it treated as one the
- * device turned down for its resources (the fallback to filter.cl that
- * NVIDIA's driver needs for some shapes, tested on PoCL); else the variant
- * of the device's kind. */
-static int words_setting(void) {
-  const char *v = getenv("PACKSCAN_OPENCL_WORDS");
-  if (v && strcmp(v, "0") == 0) return 0;
-  if (v && strcmp(v, "staged") == 0) return 2;
-  if (v && strcmp(v, "refused") == 0) return 3;
-  return 1;
-}
-
-/* PACKSCAN_OPENCL_LIKE: "device" matches LIKE over dictionaries on the
- * device, "host" on the host, else (auto) on the device unless it is a CPU,
- * where the host's byte search is many times faster than the NFA kernel
- * (1.2 ms against 31 ms for '%abc%' over 10^6 entries on PoCL, 2 cores).
- * Lets CI test the kernel on PoCL. */
-static int like_setting(void) {
-  const char *v = getenv("PACKSCAN_OPENCL_LIKE");
-  if (v && strcmp(v, "host") == 0) return 0;
-  if (v && strcmp(v, "device") == 0) return 1;
-  return -1;
-}
-
-/* PACKSCAN_OPENCL_IDS: "groups" row ids by work-group counts and scans
- * (select.cl ps_count_words / ps_write_ids) on every device, "runs" by
- * work-items owning long runs of words (ps_count_runs / ps_write_runs) on
- * every device, else (auto) runs on a CPU device and groups elsewhere. Lets
- * PoCL test both. */
-static int ids_setting(void) {
-  const char *v = getenv("PACKSCAN_OPENCL_IDS");
-  if (v && strcmp(v, "groups") == 0) return 0;
-  if (v && strcmp(v, "runs") == 0) return 1;
-  return -1;
-}
-
 static ps_status opencl_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
   ps_backend *be = ps_host_alloc(ctx, sizeof *be);
   if (!be) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: out of host memory");
   memset(be, 0, sizeof *be);
   be->ctx = ctx;
-  be->jit = jit_setting();
-  be->fast_path = fast_path_setting();
-  be->words = words_setting();
   ps_status st = opencl_setup(be, opts);
   if (st != PS_OK) {
     opencl_destroy(be);
     return st;
   }
-  int like = like_setting();
-  be->like_device = like >= 0 ? like : !be->cpu;
-  int ids = ids_setting();
-  be->ids_runs = ids >= 0 ? ids : be->cpu;
   *out = be;
   return PS_OK;
 }

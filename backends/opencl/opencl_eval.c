@@ -233,8 +233,9 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
     st = ps_cl_set_arg(be, k, PS_FILTER_ARG_SCRATCH, prog->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);
   if (st == PS_OK && need_status) st = ps_cl_reset_status(be, 0, PS_FILTER_STATUS_WORDS);
   if (st == PS_OK && refused) {
-    /* PACKSCAN_OPENCL_WORDS=refused: as if the device had refused it */
-    cl_int err = be->words == 3 ? CL_OUT_OF_RESOURCES : ps_cl_enqueue(be, prog, PS_CL_FILTER, global);
+    /* opencl_words = PS_OPT_WORDS_REFUSED: as if the device had refused it */
+    const int refuse = ps_cl_options(be)->opencl_words == PS_OPT_WORDS_REFUSED;
+    cl_int err = refuse ? CL_OUT_OF_RESOURCES : ps_cl_enqueue(be, prog, PS_CL_FILTER, global);
     if (err == CL_OUT_OF_RESOURCES) *refused = 1;
     else if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
   } else if (st == PS_OK) {
@@ -282,9 +283,9 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
 /* Result words per work-item of range.cl's CPU variant (its PS_RANGE_R), 0
  * on other devices (they take the staged variant): PS_CL_RANGE_CPU_WORDS,
  * and below 8 bits as many as keep a work-item's codes at 1 KB, so that a
- * count pays one atomic per 1 KB of codes at every width (at 2 bits and 32
- * words, 65536 atomics on one counter from two threads made `lt_count` at
- * 2^26 rows 1.5-3x slower than the bitmap: 2026-11-30, this 2-core machine). */
+ * count pays one atomic per 1 KB of codes at every width (with 32 words at
+ * 2 bits, the atomics on one counter made a count slower than the bitmap on
+ * PoCL: docs/benchmarks.md). */
 static uint32_t range_direct_words(const ps_backend *be, uint32_t width) {
   if (!be->cpu) return 0;
   const uint32_t words = width >= 1 && width < 8 ? 256u / width : 0u;
@@ -315,15 +316,15 @@ typedef struct range_params {
  * also checks every valid row's code. Fills *rp and returns 1 when it applies. */
 static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_params *rp) {
   const ps_program *prog = a->prog;
-  if (!be->fast_path || !be->little_endian) return 0;
+  if (!ps_cl_options(be)->fast_paths || !be->little_endian) return 0;
   if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->selection_in.handle || a->mask.handle) return 0;
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
   const uint64_t wmask = max_code(col->width);
   if (col->flags & PS_COLF_NO_CODES) return 0;
   /* On a CPU device a column with a code limit takes words.cl instead: on
-   * PoCL (2 cores, 2^26 rows, w20 dictionary codes) it ran like_prefix in
-   * 7.3 ms against 40 ms for range.cl's direct variant with the check. */
+   * PoCL it ran like_prefix several times faster than range.cl's direct
+   * variant with the check (docs/benchmarks.md). */
   if (be->cpu && col->code_limit < wmask) return 0;
   int has_data = col->width > 0 && col->data_bytes > 0;
   if (has_data && (a->data[in->col_a].offset & 3)) return 0;
@@ -445,7 +446,7 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
  * aux buffers always are); on GPUs SET stays on filter.cl (below). */
 static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
   const ps_program *p = args->prog;
-  if (!be->words || !be->little_endian) return 0;
+  if (!be->little_endian) return 0;
   for (uint32_t i = 0; i < p->n_insns; ++i) {
     const ps_insn *in = &p->insns[i];
     switch (in->op) {
@@ -457,11 +458,12 @@ static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
         break;
       case PS_OP_SET:
         /* GPUs keep SET programs on filter.cl: on the H200 (NVIDIA's
-         * driver, run 13, 2026-11-30) words.cl's staged SET took 2.01 ms for
-         * like_contains against filter.cl's 1.33 ms (run 8), and one shape
-         * (a SET on a 64-bit column beside two more columns) was refused at
-         * launch. PACKSCAN_OPENCL_WORDS=staged still runs it (the tests). */
-        if (!be->cpu && be->words != 2) return 0;
+         * driver) words.cl's staged SET was slower than filter.cl for
+         * like_contains (docs/benchmarks.md), and one shape (a SET on a
+         * 64-bit column beside two more columns) was refused at launch. The
+         * internal option opencl_words = PS_OPT_WORDS_STAGED still runs it
+         * (the tests). */
+        if (!be->cpu && ps_cl_options(be)->opencl_words != PS_OPT_WORDS_STAGED) return 0;
         if (args->aux.handle && (args->aux.offset & 3)) return 0;
         break;
       case PS_OP_CMPCOL:
@@ -475,7 +477,9 @@ static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
 }
 
 /* Whether words.cl runs as its CPU variant (PS_WORDS_DIRECT). */
-static int words_direct(const ps_backend *be) { return be->cpu && be->words != 2; }
+static int words_direct(const ps_backend *be) {
+  return be->cpu && ps_cl_options(be)->opencl_words != PS_OPT_WORDS_STAGED;
+}
 
 /* Whether a column's codes must be compared with its code limit. */
 static int needs_check(const ps_prog_col *c) { return c->code_limit < max_code(c->width); }
@@ -715,10 +719,8 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
 
 /* On a CPU device, whether a one-leaf RANGE program should run words.cl
  * rather than range.cl's direct variant: at 9-32 bits words.cl was faster or
- * level on PoCL (2 cores, 2^26 rows, two sweeps on 2026-11-30: w16 5.2 / 5.4
- * ms against 7.3 / 9.2, w20 7.1 / 7.0 against 11.3 / 14.4, w32 10.8 / 12.2
- * against 19.5 / 15.0; w24 9.5 / 14.5 against 11.9 / 12.8); range.cl stays
- * at 1-8 bits (3-10x faster at 1-4) and above 32. */
+ * level on PoCL; range.cl stays at 1-8 bits (several times faster at 1-4)
+ * and above 32 (docs/benchmarks.md). */
 static int cpu_prefers_words(const ps_backend *be, const ps_eval_args *args, int specialize) {
   const ps_program *p = args->prog;
   if (!be->cpu || !specialize || p->n_insns != 1 || p->insns[0].op != PS_OP_RANGE) return 0;
@@ -728,7 +730,8 @@ static int cpu_prefers_words(const ps_backend *be, const ps_eval_args *args, int
 
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   PS_CL_TRY(check_program(be, args));
-  int specialize = be->jit < 0 ? args->rows >= PS_CL_JIT_MIN_ROWS : be->jit;
+  const int jit = ps_cl_options(be)->opencl_jit;
+  int specialize = jit == PS_OPT_AUTO ? args->rows >= PS_CL_JIT_MIN_ROWS : jit == PS_OPT_ON;
   range_params rp;
   if (!cpu_prefers_words(be, args, specialize) && range_fast_path(be, args, &rp)) {
     int done;

@@ -57,8 +57,8 @@
 #define PS_CL_IDS_RUN_WORDS 2048u
 #define PS_CL_IDS_RUN_WORK_GROUP 8u
 
-/* PACKSCAN_OPENCL_JIT=auto (default): filters of at least this many rows per
- * chunk run a program specialized for their shape. */
+/* Filters of at least this many rows per chunk run a program specialized for
+ * their shape (unless the internal option opencl_jit says otherwise). */
 #define PS_CL_JIT_MIN_ROWS (UINT64_C(1) << 22)
 
 /* The kernels of the program (kernels_opencl/), by index. */
@@ -108,19 +108,32 @@ struct ps_backend {
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
-  int jit;       /* PACKSCAN_OPENCL_JIT: 0 never, 1 always, -1 auto */
-  int fast_path; /* 0 if PACKSCAN_OPENCL_NO_FAST_PATH=1: single-range filters take the general kernel */
-  int words;     /* PACKSCAN_OPENCL_WORDS: 0 specialized filters run filter.cl, not words.cl; 1 words.cl
-                    in the variant of the device's kind; 2 its GPU (staged) variant on any device;
-                    3 as 1, every launch refused (a test of the fallback) */
-  int like_device; /* LIKE matches dictionaries on the device (not on a CPU device unless
-                      PACKSCAN_OPENCL_LIKE=device; never with PACKSCAN_OPENCL_LIKE=host) */
-  int ids_runs;    /* row ids by runs of words per work-item (select.cl ps_count_runs /
-                      ps_write_runs): on a CPU device, or as PACKSCAN_OPENCL_IDS says */
   ps_cl_cached cache[PS_CL_CACHE_SLOTS];
   size_t cached;
   uint64_t uses;
 };
+
+/* The context's internal options (core/internal_options.h: the paths tests
+ * ask for), read where a path is chosen. */
+static inline const ps_internal_options *ps_cl_options(const ps_backend *be) {
+  return ps_context_internal_options(be->ctx);
+}
+
+/* Whether LIKE is matched against dictionaries on the device: by default
+ * not on a CPU device, where the host's byte search is many times faster
+ * than the NFA kernel. */
+static inline int ps_cl_like_on_device(const ps_backend *be) {
+  const int v = ps_cl_options(be)->opencl_like;
+  return v == PS_OPT_AUTO ? !be->cpu : v == PS_OPT_ON;
+}
+
+/* Whether row ids are written by runs of words per work-item (select.cl
+ * ps_count_runs / ps_write_runs) rather than by work-groups: by default on
+ * a CPU device. */
+static inline int ps_cl_ids_by_runs(const ps_backend *be) {
+  const int v = ps_cl_options(be)->opencl_ids_runs;
+  return v == PS_OPT_AUTO ? be->cpu : v == PS_OPT_ON;
+}
 
 /* opencl_error.c: the one place where cl_int codes become ps_status. Records
  * "<call> failed: <CL_NAME> (<code>)" plus optional detail and returns the status. */

@@ -7,7 +7,7 @@
 #include "opencl_internal.h"
 
 ps_status ps_cl_like_dict(ps_backend *be, const ps_like_dict_args *a) {
-  if (a && a->count == 0) return be->like_device ? PS_OK : PS_ERR_UNSUPPORTED; /* the core's query */
+  if (a && a->count == 0) return ps_cl_like_on_device(be) ? PS_OK : PS_ERR_UNSUPPORTED; /* the core's query */
   if (!a || !a->nfa || a->count == 0 || !a->offsets.handle || !a->bytes.handle || !a->out.handle)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: like_dict without a pattern, entries or buffers");
   if (a->offsets.offset % 8 || a->out.offset % 4)

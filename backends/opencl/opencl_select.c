@@ -111,7 +111,7 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   /* On a CPU, work-items owning runs of PS_CL_IDS_RUN_WORDS words (see
    * select.cl); they store whole ids (vstore4 of uint / ulong), so they need
    * the output aligned to the id size and little-endian words. */
-  if (be->ids_runs && be->little_endian && block.out_offset % a->index_bytes == 0) {
+  if (ps_cl_ids_by_runs(be) && be->little_endian && block.out_offset % a->index_bytes == 0) {
     const size_t runs = (size_t)((words + PS_CL_IDS_RUN_WORDS - 1) / PS_CL_IDS_RUN_WORDS);
     block.run_words = PS_CL_IDS_RUN_WORDS;
     return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);

@@ -92,7 +92,7 @@ static int read_for_desc(input *in, arena *a, int codes_only, ps_for_desc *d) {
   ps_for_desc_init(d);
   uint8_t t = (uint8_t)take(in, 1);
   d->type = codes_only ? (ps_type)(PS_TYPE_UINT8 + t % 4) : (ps_type)(t % 13); /* 0, 11, 12: invalid */
-  if (t >= 250) d->struct_size = (uint32_t)take(in, 1); /* an older or wrong struct size */
+  if (t >= 250) d->struct_size = (uint32_t)take(in, 1);                        /* an older or wrong struct size */
   uint8_t w = (uint8_t)take(in, 1);
   d->width = w <= 64 ? w : (w < 250 ? w % 65 : w); /* mostly 0..64, sometimes past it */
   uint8_t sc = (uint8_t)take(in, 1);
@@ -168,8 +168,12 @@ static ps_literal read_literal(input *in, arena *a) {
   ps_literal l;
   memset(&l, 0, sizeof l);
   switch (k % 5) {
-    case 0: l = ps_lit_int((int64_t)take(in, 8)); break;
-    case 1: l = ps_lit_uint(take(in, 8)); break;
+    case 0:
+      l = ps_lit_int((int64_t)take(in, 8));
+      break;
+    case 1:
+      l = ps_lit_uint(take(in, 8));
+      break;
     case 2: {
       uint64_t bits = take(in, 8);
       double f;
@@ -185,7 +189,9 @@ static ps_literal read_literal(input *in, arena *a) {
       l = ps_lit_str(s, len);
       break;
     }
-    default: l.kind = (ps_literal_kind)(k >> 3); break; /* mostly not a kind at all */
+    default:
+      l.kind = (ps_literal_kind)(k >> 3);
+      break; /* mostly not a kind at all */
   }
   return l;
 }
@@ -205,7 +211,7 @@ static void filter_and_check(ps_expr *e) {
       abort();
   } else {
     for (uint64_t i = bytes; i < bytes + 8; i++)
-      if (bm[i] != 0xA5) abort(); /* nothing past ceil(n/8) */
+      if (bm[i] != 0xA5) abort();                     /* nothing past ceil(n/8) */
     if (n % 8 && (bm[bytes - 1] >> (n % 8))) abort(); /* bits past n are zero */
     uint64_t pop = 0;
     for (uint64_t i = 0; i < bytes; i++) pop += (uint64_t)__builtin_popcount(bm[i]);
@@ -263,25 +269,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       }
       case 2: {
-        if (!c) { made_expr = 0; break; }
+        if (!c) {
+          made_expr = 0;
+          break;
+        }
         ps_literal l = read_literal(&in, &a);
         st = ps_expr_compare(ctx, c, (ps_cmp)(take(&in, 1) % 7), l, &out);
         break;
       }
       case 3: {
-        if (!c) { made_expr = 0; break; }
+        if (!c) {
+          made_expr = 0;
+          break;
+        }
         ps_column *b = cols[take(&in, 1) % (uint64_t)ncols];
         st = ps_expr_compare_columns(ctx, c, (ps_cmp)(take(&in, 1) % 7), b, &out);
         break;
       }
       case 4: {
-        if (!c) { made_expr = 0; break; }
+        if (!c) {
+          made_expr = 0;
+          break;
+        }
         ps_literal lo = read_literal(&in, &a), hi = read_literal(&in, &a);
         st = ps_expr_between(ctx, c, lo, hi, &out);
         break;
       }
       case 5: {
-        if (!c) { made_expr = 0; break; }
+        if (!c) {
+          made_expr = 0;
+          break;
+        }
         size_t count = (size_t)(take(&in, 1) % 12);
         ps_literal list[12];
         for (size_t i = 0; i < count; i++) list[i] = read_literal(&in, &a);
@@ -289,10 +307,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       }
       case 6: {
-        if (!c) { made_expr = 0; break; }
+        if (!c) {
+          made_expr = 0;
+          break;
+        }
         size_t len = (size_t)(take(&in, 1) % 32);
         char *pat = keep(&a, len);
-        if (!pat) { made_expr = 0; break; }
+        if (!pat) {
+          made_expr = 0;
+          break;
+        }
         fill(&in, (uint8_t *)pat, len);
         uint8_t esc = (uint8_t)take(&in, 1);
         int escape = esc < 128 ? (esc < 64 ? '\\' : (int)esc) : (esc < 250 ? -1 : 200 + esc);
@@ -300,12 +324,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       }
       case 7:
-        if (!c) { made_expr = 0; break; }
+        if (!c) {
+          made_expr = 0;
+          break;
+        }
         st = ps_expr_is_null(ctx, c, (int)(take(&in, 1) & 1), &out);
         break;
       case 8: { /* AND / OR / NOT of the last expressions; operands are owned on success only */
         uint8_t how = (uint8_t)take(&in, 1) % 3;
-        if (nexprs < (how == 2 ? 1 : 2)) { made_expr = 0; break; }
+        if (nexprs < (how == 2 ? 1 : 2)) {
+          made_expr = 0;
+          break;
+        }
         if (how == 2) {
           st = ps_expr_not(ctx, exprs[nexprs - 1], &out);
           if (st == PS_OK) nexprs--;

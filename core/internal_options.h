@@ -1,0 +1,67 @@
+/*
+ * Internal options of a context: switches that let the tests reach code paths
+ * the defaults would not take on the machine at hand (the general kernels on
+ * programs a specialized kernel would take, OpenCL's GPU variants on a CPU
+ * device, the fallback after a launch the device refuses). Not public API:
+ * users never need them, and the library reads no environment variable; a
+ * test sets them on a context it created (tests/harness.c takes them from its
+ * own PACKSCAN_TEST_OPTIONS).
+ *
+ * Every field's default is the library's normal behaviour. Backends read the
+ * context's options when they choose a path, so a change applies to the calls
+ * made after it; a program or lowered expression that was built before it
+ * keeps what it was built with (results never depend on these options).
+ */
+#ifndef PS_INTERNAL_OPTIONS_H
+#define PS_INTERNAL_OPTIONS_H
+
+#include "packscan.h"
+
+/* Values of the tri-state fields. */
+#define PS_OPT_AUTO (-1)
+#define PS_OPT_OFF 0
+#define PS_OPT_ON 1
+
+/* opencl_words: which words.cl runs (the filter written out per program
+ * shape). */
+#define PS_OPT_WORDS_AUTO 0    /* the variant of the device's kind */
+#define PS_OPT_WORDS_STAGED 1  /* the GPU (staged) variant on every device, so a CPU device tests it */
+#define PS_OPT_WORDS_REFUSED 2 /* every launch treated as refused for its resources: filter.cl takes over */
+
+typedef struct ps_internal_options {
+  /* 1 (default): programs that a specialized kernel handles take it. 0: every
+   * filter runs the general kernel (CUDA: not the single-range, SET or
+   * range-tree kernels, and ps_filter_row_ids_device through a bitmap instead
+   * of the fused pass; OpenCL: not range.cl), so the differential tests cover
+   * the general kernels on every program. */
+  int fast_paths;
+  /* OpenCL: filters compiled for their program's shape (words.cl, or
+   * filter.cl with a shape table). PS_OPT_AUTO (default): for chunks of
+   * PS_CL_JIT_MIN_ROWS rows and more; PS_OPT_OFF never; PS_OPT_ON always. */
+  int opencl_jit;
+  /* OpenCL: PS_OPT_WORDS_* (default PS_OPT_WORDS_AUTO). */
+  int opencl_words;
+  /* OpenCL: where LIKE is matched against a dictionary. PS_OPT_AUTO
+   * (default): on the device unless it is a CPU, where the host's byte
+   * search is faster than the NFA kernel; PS_OPT_OFF the host; PS_OPT_ON the
+   * device. */
+  int opencl_like;
+  /* OpenCL row ids: PS_OPT_AUTO (default) by runs of words per work-item
+   * on a CPU device and by work-groups elsewhere; PS_OPT_OFF by work-groups
+   * (select.cl ps_count_words / ps_write_ids); PS_OPT_ON by runs
+   * (ps_count_runs / ps_write_runs). */
+  int opencl_ids_runs;
+} ps_internal_options;
+
+/* The defaults (what a new context has). */
+void ps_internal_options_init(ps_internal_options *opts);
+
+/* Replaces ctx's options with *opts. PS_ERR_INVALID_ARGUMENT, with a message
+ * naming the field and its value and ctx's options unchanged, when a field is
+ * out of range, or when ctx or opts is NULL. */
+ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_options *opts);
+
+/* ctx's options (never NULL for a context). */
+const ps_internal_options *ps_context_internal_options(const ps_context *ctx);
+
+#endif /* PS_INTERNAL_OPTIONS_H */

@@ -1,0 +1,214 @@
+/*
+ * internal_options: the context's internal options (core/internal_options.h),
+ * the hooks through which tests reach the paths the defaults would not take
+ * on the machine at hand:
+ *  - a new context has the defaults; every valid value of every field is
+ *    taken and read back;
+ *  - a value out of range (each field's bounds -1 and +1, INT_MIN, INT_MAX)
+ *    gives PS_ERR_INVALID_ARGUMENT with a message naming the field and the
+ *    value, and leaves the options as they were; so do NULL options; a NULL
+ *    context is refused;
+ *  - options belong to one context: setting them on one leaves another's;
+ *  - the same bits under a sequence of settings on one context that takes
+ *    every value of every field, switched between calls: random trees,
+ *    single ranges, LIKE and IN over a dictionary, compared with the oracle
+ *    and the reference backend (runner.h), and their row ids (host and
+ *    device buffers) with the bitmap's set bits.
+ * The library reads no environment for these; PACKSCAN_TEST_OPTIONS does not
+ * change what this test sets.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "internal_options.h"
+
+typedef struct field {
+  const char *name;
+  size_t offset;
+  int lo, hi;
+} field;
+
+static const field FIELDS[] = {
+    {"fast_paths", offsetof(ps_internal_options, fast_paths), 0, 1},
+    {"opencl_jit", offsetof(ps_internal_options, opencl_jit), PS_OPT_AUTO, PS_OPT_ON},
+    {"opencl_words", offsetof(ps_internal_options, opencl_words), PS_OPT_WORDS_AUTO, PS_OPT_WORDS_REFUSED},
+    {"opencl_like", offsetof(ps_internal_options, opencl_like), PS_OPT_AUTO, PS_OPT_ON},
+    {"opencl_ids_runs", offsetof(ps_internal_options, opencl_ids_runs), PS_OPT_AUTO, PS_OPT_ON},
+};
+#define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
+
+static int *at(ps_internal_options *o, size_t f) { return (int *)((char *)o + FIELDS[f].offset); }
+
+static void defaults_and_values(ps_context *ctx) {
+  th_case("defaults");
+  ps_internal_options d;
+  ps_internal_options_init(&d);
+  CHECK(d.fast_paths == 1 && d.opencl_jit == PS_OPT_AUTO && d.opencl_words == PS_OPT_WORDS_AUTO &&
+        d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO);
+  /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */
+  ps_context_options co;
+  th_options(&co, th.backend, 0);
+  ps_context *fresh = NULL;
+  if (CHECK_OK(NULL, ps_context_create(&co, NULL, 0, &fresh)))
+    CHECK(memcmp(ps_context_internal_options(fresh), &d, sizeof d) == 0);
+  ps_context_destroy(fresh);
+  CHECK(memcmp(ps_context_internal_options(NULL), &d, sizeof d) == 0);
+  for (size_t f = 0; f < NFIELDS; f++)
+    for (int v = FIELDS[f].lo; v <= FIELDS[f].hi; v++) {
+      th_case("%s = %d", FIELDS[f].name, v);
+      ps_internal_options o = d;
+      *at(&o, f) = v;
+      CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o));
+      CHECK(memcmp(ps_context_internal_options(ctx), &o, sizeof o) == 0);
+    }
+  CHECK_OK(ctx, ps_context_set_internal_options(ctx, &d));
+  th_case("%s", "");
+}
+
+static void out_of_range(ps_context *ctx) {
+  ps_internal_options before;
+  ps_internal_options_init(&before);
+  before.fast_paths = 0; /* not the defaults, so that a reset would show */
+  before.opencl_words = PS_OPT_WORDS_STAGED;
+  CHECK_OK(ctx, ps_context_set_internal_options(ctx, &before));
+  for (size_t f = 0; f < NFIELDS; f++) {
+    const int bad[] = {FIELDS[f].lo - 1, FIELDS[f].hi + 1, INT_MIN, INT_MAX};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+      th_case("%s = %d", FIELDS[f].name, bad[k]);
+      ps_internal_options o = before;
+      o.opencl_jit = PS_OPT_ON; /* a valid change beside the bad one is not taken either */
+      *at(&o, f) = bad[k];
+      CHECK_STATUS(ctx, ps_context_set_internal_options(ctx, &o), PS_ERR_INVALID_ARGUMENT);
+      char value[32];
+      snprintf(value, sizeof value, "%d", bad[k]);
+      const char *msg = ps_context_last_error(ctx);
+      CHECKF(strstr(msg, FIELDS[f].name) && strstr(msg, value), "message '%s' names neither %s nor %s", msg,
+             FIELDS[f].name, value);
+      CHECK(memcmp(ps_context_internal_options(ctx), &before, sizeof before) == 0);
+    }
+  }
+  th_case("NULL options, NULL context");
+  CHECK_STATUS(ctx, ps_context_set_internal_options(ctx, NULL), PS_ERR_INVALID_ARGUMENT);
+  CHECKF(strstr(ps_context_last_error(ctx), "opts") != NULL, "message '%s'", ps_context_last_error(ctx));
+  CHECK(memcmp(ps_context_internal_options(ctx), &before, sizeof before) == 0);
+  CHECK_STATUS(NULL, ps_context_set_internal_options(NULL, &before), PS_ERR_INVALID_ARGUMENT);
+
+  th_case("options of one context only");
+  ps_context *other = th_context(0);
+  ps_internal_options d;
+  ps_internal_options_init(&d);
+  CHECK_OK(other, ps_context_set_internal_options(other, &d));
+  CHECK(memcmp(ps_context_internal_options(ctx), &before, sizeof before) == 0);
+  CHECK(memcmp(ps_context_internal_options(other), &d, sizeof d) == 0);
+  ps_context_destroy(other);
+  CHECK_OK(ctx, ps_context_set_internal_options(ctx, &d));
+  th_case("%s", "");
+}
+
+/* The row ids of t (host and device) against the bitmap's set bits. */
+static void check_ids(trun *tr, const onode *t, const char *label) {
+  ps_context *ctx = tr->ctx;
+  ps_expr *e = NULL;
+  if (!CHECK_OK(ctx, on_build(ctx, t, tr->h, &e))) return;
+  const uint64_t n = ps_expr_rows(e), nb = (n + 7) / 8;
+  uint8_t *bits = th_calloc(nb ? nb : 1, 1);
+  uint64_t count = 0, got = 0;
+  void *ids = NULL;
+  ps_buffer *dev = NULL;
+  uint64_t *dev_ids = th_calloc(n ? n : 1, sizeof *dev_ids);
+  if (CHECK_OK(ctx, ps_filter(ctx, e, bits, nb, &count)) &&
+      CHECK_OK(ctx, ps_filter_row_ids(ctx, e, PS_INDEX_UINT64, &ids, &got)) &&
+      CHECK_OK(ctx, ps_buffer_create(ctx, (n ? n : 1) * sizeof(uint64_t), &dev))) {
+    uint64_t dev_count = 0;
+    CHECKF(got == count, "%s: %llu host row ids, %llu selected", label, (unsigned long long)got,
+           (unsigned long long)count);
+    if (CHECK_OK(ctx, ps_filter_row_ids_device(ctx, e, PS_INDEX_UINT64, dev, 0, n ? n : 1, &dev_count)) &&
+        CHECKF(dev_count == count, "%s: %llu device row ids, %llu selected", label, (unsigned long long)dev_count,
+               (unsigned long long)count) &&
+        (count == 0 || CHECK_OK(ctx, ps_buffer_read(ctx, dev, 0, dev_ids, count * sizeof(uint64_t))))) {
+      uint64_t k = 0, bad = 0;
+      for (uint64_t i = 0; i < n; i++)
+        if ((bits[i / 8] >> (i % 8)) & 1) {
+          if (k < got && ((const uint64_t *)ids)[k] != i) bad++;
+          if (k < dev_count && dev_ids[k] != i) bad++;
+          k++;
+        }
+      CHECKF(bad == 0 && k == count, "%s: %llu row ids differ from the bitmap's set bits", label,
+             (unsigned long long)bad);
+    }
+  }
+  ps_buffer_destroy(dev);
+  ps_free(ctx, ids);
+  free(dev_ids);
+  free(bits);
+  ps_expr_destroy(e);
+}
+
+/* Setting i of the sequence: over 9 settings every field takes each of its
+ * values at least once, in different company. */
+static ps_internal_options setting(unsigned i) {
+  ps_internal_options o;
+  ps_internal_options_init(&o);
+  o.fast_paths = (int)(i % 2);
+  o.opencl_jit = PS_OPT_AUTO + (int)(i % 3);
+  o.opencl_words = PS_OPT_WORDS_AUTO + (int)(i / 3 % 3);
+  o.opencl_like = PS_OPT_AUTO + (int)((i + 1) % 3);
+  o.opencl_ids_runs = PS_OPT_AUTO + (int)((i + 2) % 3);
+  return o;
+}
+
+static void same_bits(ps_context *ctx, ps_context *ref) {
+  static const uint64_t sizes[] = {1, 33, 1000, 4097, 70001};
+  trun tr;
+  tr_init(&tr, ctx, ref);
+  th_rng *r = &th.rng;
+  const uint64_t n = TH_PICK(r, sizes);
+  int cols[4];
+  for (int i = 0; i < 3; i++)
+    cols[i] = tr_add(&tr, tcol_random_for(r, th_chance(r, 50) ? PS_TYPE_INT64 : PS_TYPE_UINT32, n,
+                                          1 + (uint32_t)th_below(r, 32), i == 2 ? TN_FEW : TN_NO_BITMAP));
+  cols[3] = tr_add(&tr, tcol_random_dict(r, n, 12, 1000 + th_below(r, 2000), 0, TN_FEW));
+  for (int i = 0; i < 4; i++)
+    if (cols[i] < 0) {
+      tr_clear(&tr);
+      return;
+    }
+  for (unsigned i = 0; i < 9; i++) {
+    const ps_internal_options o = setting(i);
+    th_case("n=%llu setting %u: fast_paths=%d opencl_jit=%d opencl_words=%d opencl_like=%d opencl_ids_runs=%d",
+            (unsigned long long)n, i, o.fast_paths, o.opencl_jit, o.opencl_words, o.opencl_like, o.opencl_ids_runs);
+    if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) break;
+    onode *trees[4];
+    trees[0] = on_cmp(cols[0], (ps_cmp)th_below(r, 6), gen_num_literal(r, tr.cols[cols[0]])); /* one range */
+    /* a leaf on the dictionary: IN, LIKE, comparisons */
+    trees[1] = gen_leaf(r, &tr, cols[3], -1);
+    trees[2] = gen_tree(r, &tr, cols, 4, 3, 7);
+    trees[3] = on_and(on_cmp(cols[1], PS_GE, gen_num_literal(r, tr.cols[cols[1]])), on_cmpcol(cols[0], PS_LT, cols[1]));
+    for (int k = 0; k < 4; k++) {
+      char label[64];
+      snprintf(label, sizeof label, "setting %u tree %d", i, k);
+      if (tr_check(&tr, trees[k], label)) check_ids(&tr, trees[k], label);
+      on_free(trees[k]);
+    }
+  }
+  ps_internal_options d;
+  ps_internal_options_init(&d);
+  CHECK_OK(ctx, ps_context_set_internal_options(ctx, &d));
+  tr_clear(&tr);
+  th_case("%s", "");
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "internal_options");
+  ps_context *ctx = th_context(0);
+  ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
+  defaults_and_values(ctx);
+  out_of_range(ctx);
+  const unsigned rounds = th.quick ? 1 : 2 * th.scale;
+  for (unsigned k = 0; k < rounds; k++) same_bits(ctx, ref);
+  ps_context_destroy(ref);
+  ps_context_destroy(ctx);
+  return th_finish();
+}
