@@ -76,6 +76,7 @@ static ps_status ensure_lowered(ps_context *ctx, const ps_expr *expr) {
   ps_lowered *low = ps_calloc_ctx(ctx, 1, sizeof *low);
   if (!low) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a lowered program");
   ps_status st = ps_lower(ctx, expr, low);
+  if (st == PS_OK) st = ps_program_check(ctx, &low->prog, low->aux);
   ps_buffer *aux = NULL;
   if (st == PS_OK && low->prog.aux_words) {
     st = ps_aux_buffer(ctx, (uint64_t)low->prog.aux_words * 4, &aux);

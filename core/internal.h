@@ -189,6 +189,9 @@ struct ps_lowered {
 typedef struct ps_lowered ps_lowered;
 
 ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
+/* The one check of a lowered program and its aux words (program_check.c);
+ * PS_ERR_INTERNAL with the reason. Backends rely on it. */
+ps_status ps_program_check(ps_context *ctx, const ps_program *p, const uint32_t *aux);
 /* A column's slot description, with byte counts for the whole column. */
 ps_prog_col ps_prog_col_of(const ps_column *c);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);
