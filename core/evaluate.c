@@ -104,6 +104,7 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_pro
   a->prog = prog;
   a->rows = expr->rows - r0 < ctx->chunk_rows ? expr->rows - r0 : ctx->chunk_rows;
   a->row_begin = r0;
+  ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     const ps_column *c = low->cols[i];
     uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */

@@ -30,6 +30,13 @@ struct ps_context {
   /* The bitmap of ps_filter_row_ids_device's unfused path (one chunk's),
    * kept for the next call for the same reason; NULL until first needed. */
   ps_buffer *ids_scratch;
+  /* What ps_corrupt_error needs to name a column and a row: the columns of
+   * the program slots of the backend call under way (or the one column of
+   * a reduce or gather), and the chunk's first row. Set by evaluate.c and
+   * select.c before each backend call. */
+  ps_column *const *corrupt_cols;
+  uint32_t corrupt_ncols;
+  uint64_t corrupt_base;
 };
 
 struct ps_buffer {
@@ -63,6 +70,7 @@ struct ps_column {
   uint64_t validity_size;
   ps_buffer *validity_buf;
   ps_dict dict;        /* dictionary columns only */
+  char *name;          /* ps_column_set_name; NULL = none */
   /* The dictionary on the device (offsets as uint64, then bytes), for LIKE
    * matched there (backend like_dict): made on the first such LIKE by
    * ps_column_device_dict, freed with the column; both or neither. Created

@@ -252,18 +252,7 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
                             a->prog->aux_words);
   for (uint32_t c = 0; c < PS_MAX_COLS; c++) {
     if (!(status & (1u << c))) continue;
-    const ps_prog_col *col = &a->prog->cols[c];
-    const unsigned long long first = (unsigned long long)a->row_begin;
-    const unsigned long long last = first + a->rows - 1;
-    if (col->flags & PS_COLF_NO_CODES)
-      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                              "column slot %u: a non-null row among rows %llu..%llu, but the "
-                              "column has no valid code (empty dictionary)",
-                              c, first, last);
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "column slot %u: a non-null row among rows %llu..%llu has a code "
-                            "greater than the largest valid code %llu",
-                            c, first, last, (unsigned long long)col->code_limit);
+    return ps_corrupt_error(be->ctx, c, &a->prog->cols[c], 0, a->rows - 1, -1);
   }
   return PS_OK;
 }

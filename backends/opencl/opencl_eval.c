@@ -109,17 +109,7 @@ static ps_status corrupt_error(ps_backend *be, const ps_eval_args *args, cl_uint
                             args->prog->aux_words);
   unsigned slot = 0;
   while (!((slots >> slot) & 1u)) ++slot;
-  const ps_prog_col *c = &args->prog->cols[slot];
-  unsigned long long first = args->row_begin, last = args->row_begin + args->rows - 1;
-  if (c->flags & PS_COLF_NO_CODES)
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "corrupt data: column slot %u has no valid codes (empty dictionary) "
-                            "but a non-null row in rows %llu..%llu reads one",
-                            slot, first, last);
-  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                          "corrupt data: column slot %u holds a code above its largest valid "
-                          "code %llu in rows %llu..%llu",
-                          slot, (unsigned long long)c->code_limit, first, last);
+  return ps_corrupt_error(be->ctx, slot, &args->prog->cols[slot], 0, args->rows - 1, -1);
 }
 
 /* Reads the status words back (synchronizing): the corrupt flags become the
