@@ -108,6 +108,7 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_pro
   a->rows = expr->rows - r0 < ctx->chunk_rows ? expr->rows - r0 : ctx->chunk_rows;
   a->row_begin = r0;
   ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
+  ctx->corrupt_expr = expr;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     const ps_column *c = low->cols[i];
     uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
@@ -126,7 +127,7 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_pro
 
 /* The 1-based position of col among the distinct columns expr reads, in
  * the order the expression is written (operand a before b); 0 if absent. */
-static unsigned column_position(const ps_expr *e, const ps_column *col, const ps_column **seen, unsigned *nseen) {
+static unsigned column_position_in(const ps_expr *e, const ps_column *col, const ps_column **seen, unsigned *nseen) {
   if (!e) return 0;
   const ps_column *own[2] = {e->col, e->col_b};
   for (int k = 0; k < 2; k++) {
@@ -136,39 +137,14 @@ static unsigned column_position(const ps_expr *e, const ps_column *col, const ps
     if (i == *nseen && *nseen < PS_MAX_INSNS) seen[(*nseen)++] = own[k];
     if (own[k] == col) return i + 1;
   }
-  unsigned p = column_position(e->a, col, seen, nseen);
-  return p ? p : column_position(e->b, col, seen, nseen);
+  unsigned p = column_position_in(e->a, col, seen, nseen);
+  return p ? p : column_position_in(e->b, col, seen, nseen);
 }
 
-/* Backends name a column whose codes are corrupt by its slot in the
- * program, which the caller never sees; columns have no names in the
- * library, so the message names it by its place in the expression and its
- * type and width instead: "column slot N" becomes "column K of the
- * expression (int32, width 10)". */
-static void name_corrupt_column(ps_context *ctx, const ps_expr *expr) {
-  char *msg = ctx->last_error;
-  static const char token[] = "column slot ";
-  char *at = strstr(msg, token);
-  if (!at || !expr->lowered) return;
-  char *digits = at + sizeof token - 1, *end = digits;
-  unsigned long slot = 0;
-  while (*end >= '0' && *end <= '9' && slot < PS_MAX_COLS) slot = slot * 10 + (unsigned long)(*end++ - '0');
-  if (end == digits || slot >= expr->lowered->prog.n_cols) return;
-  const ps_column *col = expr->lowered->cols[slot];
+unsigned ps_expr_column_position(const ps_expr *expr, const ps_column *col) {
   const ps_column *seen[PS_MAX_INSNS];
   unsigned nseen = 0;
-  unsigned pos = column_position(expr, col, seen, &nseen);
-  char what[160];
-  if (col->type == PS_TYPE_STRING)
-    snprintf(what, sizeof what,
-             "column %u of the expression (string: dictionary of %" PRIu64 " entries, codes of width %u)", pos,
-             col->dict.count, col->width);
-  else
-    snprintf(what, sizeof what, "column %u of the expression (%s, width %u)", pos, ps_type_name(col->type),
-             col->width);
-  char out[sizeof ctx->last_error];
-  snprintf(out, sizeof out, "%.*s%s%s", (int)(at - msg), msg, what, end);
-  memcpy(msg, out, sizeof out);
+  return column_position_in(expr, col, seen, &nseen);
 }
 
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
@@ -200,7 +176,6 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
     total += chunk_count;
   }
   if (st == PS_OK && count) *count = total;
-  if (st == PS_ERR_CORRUPT_DATA) name_corrupt_column(ctx, expr);
   return st;
 }
 
@@ -273,7 +248,6 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
     total += c;
   }
   if (st == PS_OK) *count = total;
-  if (st == PS_ERR_CORRUPT_DATA) name_corrupt_column(ctx, expr);
   return st;
 }
 

@@ -40,6 +40,7 @@ struct ps_context {
   ps_column *const *corrupt_cols;
   uint32_t corrupt_ncols;
   uint64_t corrupt_base;
+  const ps_expr *corrupt_expr; /* the expression of those slots, NULL for single-column calls */
 };
 
 struct ps_buffer {
@@ -230,6 +231,9 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
  * expr->aux_dev), as the first evaluation does; for queries, which run the
  * program inside their own pass. */
 ps_status ps_expr_prepare(ps_context *ctx, const ps_expr *expr);
+/* The 1-based position of col among the distinct columns expr reads, in the
+ * order the expression is written (operand a before b); 0 if absent. */
+unsigned ps_expr_column_position(const ps_expr *expr, const ps_column *col);
 ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids, uint32_t isz, uint64_t capacity,
                              uint64_t *count);
 

@@ -275,6 +275,7 @@ static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids
   a.validity_out = validity;
   ps_column *one = (ps_column *)col;
   ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = 0;
+  ctx->corrupt_expr = NULL;
   ps_status st = ctx->ops->gather(ctx->be, &a);
   ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
   return st;
@@ -412,6 +413,7 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     a.count = &c, a.min_code = &mn, a.max_code = &mx, a.sum_lo = &lo, a.sum_hi = &hi;
     ps_column *one = (ps_column *)col;
     ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = r0;
+    ctx->corrupt_expr = NULL;
     ps_status st = ctx->ops->reduce(ctx->be, &a);
     ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
     PS_TRY(st);

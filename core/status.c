@@ -73,7 +73,15 @@ ps_status ps_corrupt_error(ps_context *ctx, uint32_t slot, const ps_prog_col *co
     snprintf(column, sizeof column, "column '%s'", c->name);
   else if (ctx && ctx->corrupt_ncols == 1 && slot == 0)
     snprintf(column, sizeof column, "the column");
-  else
+  else if (c && ctx->corrupt_expr && ps_expr_column_position(ctx->corrupt_expr, c)) {
+    /* Unnamed: by its place in the expression as written, type and width. */
+    unsigned pos = ps_expr_column_position(ctx->corrupt_expr, c);
+    if (c->type == PS_TYPE_STRING)
+      snprintf(column, sizeof column, "column %u of the expression (string: dictionary of %llu entries, codes of width %u)",
+               pos, (unsigned long long)c->dict.count, c->width);
+    else
+      snprintf(column, sizeof column, "column %u of the expression (%s, width %u)", pos, ps_type_name(c->type), c->width);
+  } else
     snprintf(column, sizeof column, "column slot %u", slot);
   uint64_t base = ctx ? ctx->corrupt_base : 0;
   if (first == last)

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef PS_TEST_PUBLIC_API_ONLY
 #include "internal_options.h"
+#endif
 
 #ifdef PACKSCAN_HAVE_OPENCL
 #include <CL/cl.h>
@@ -249,9 +251,6 @@ int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }
 
 /* ---- internal options ------------------------------------------------------ */
 
-/* What every context th_context makes gets (core/internal_options.h). */
-static ps_internal_options th_internal;
-
 /* The environment variables through which the library used to take these
  * paths: it no longer reads them, so a run that sets one would silently test
  * the defaults instead. */
@@ -260,6 +259,10 @@ static const char *const retired_knobs[] = {
     "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
     "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
     "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
+
+#ifndef PS_TEST_PUBLIC_API_ONLY
+/* What every context th_context makes gets (core/internal_options.h). */
+static ps_internal_options th_internal;
 
 /* Index of value in the NULL-terminated words (the field takes first + index), or -1. */
 static int option_word(const char *value, size_t len, const char *const *words) {
@@ -339,6 +342,37 @@ void th_apply_options(ps_context *ctx) {
     exit(1);
   }
 }
+
+#else
+/* Built against the installed package (tests/thrust): the internal options
+ * are not part of it, so a run that asks for them fails instead of testing
+ * the defaults. */
+static void no_internal_options(const char *text, const char *source) {
+  if (text && *text) {
+    printf("FAIL [test=%s backend=%s]: %s: internal options are not available to a build against the installed "
+           "package\n",
+           th.test, th.backend, source);
+    exit(1);
+  }
+}
+
+void th_options_reset(void) {
+  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
+    const char *v = getenv(retired_knobs[i]);
+    if (v) {
+      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
+             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
+             th.test, th.backend, retired_knobs[i], v);
+      exit(1);
+    }
+  }
+  no_internal_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS");
+}
+
+void th_test_options(const char *text) { no_internal_options(text, "the test's options"); }
+
+void th_apply_options(ps_context *ctx) { (void)ctx; }
+#endif
 
 ps_context *th_context(uint64_t max_chunk_rows) {
   ps_context_options opts;
