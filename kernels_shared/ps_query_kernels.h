@@ -2,20 +2,32 @@
  * Queries on the device, written once for OpenCL C and CUDA (through
  * ps_dialect.h): the per-word algorithm of core/ps_query_program.h.
  *
- * Two passes, no atomics on values:
- *  1. ps_q_partials: work-item `item` owns the 32-row words item,
- *     item + items, item + 2 * items, ... of the chunk (neighbouring
- *     work-items read neighbouring bytes) and its own accumulators
- *     part[item * n_groups * n_accs ...]: it initializes them, then for each
- *     word evaluates the WHERE program (core/ps_program.h, Kleene logic on
- *     32-row masks); a word with no row selected
- *     reads nothing else (no value or key column bytes); for each
- *     selected row reads every slot's code (any width 0..64, straight from
- *     the packed stream), evaluates the value programs in exact 128-bit
- *     arithmetic on pairs of 64-bit words, and accumulates (count, 192-bit
- *     sum, 128-bit min and max).
- *  2. ps_q_merge: one work-item per accumulator of the chunk merges the
- *     items' partials into acc, in item order.
+ * Two passes, no atomic per row on global memory:
+ *  1. ps_q_pass1, a grid of work-groups: work-item `item` takes the 32-row
+ *     words item, item + items, ... of the chunk (neighbouring work-items
+ *     read neighbouring bytes). For each word it evaluates the WHERE program
+ *     (core/ps_program.h, Kleene logic on 32-row masks); a word with no row
+ *     selected reads nothing else (no value or key column bytes); for each
+ *     selected row it reads every slot's code (any width 0..64, straight from
+ *     the packed stream), evaluates the value programs exactly (in 64-bit
+ *     arithmetic where the host proved every value fits, else 128-bit on
+ *     pairs of 64-bit words) and accumulates (count, 192-bit sum, 128-bit min
+ *     and max). Where the accumulators live is the launch's mode, chosen on
+ *     the host (ps_q_choose_mode):
+ *       PS_QMODE_PRIVATE (no GROUP BY): in the work-item's private memory,
+ *         then a tree reduction in local memory: one partial per work-group;
+ *       PS_QMODE_LOCAL (a small domain of groups): one table per work-group
+ *         in local memory, updated with 64-bit local atomics (exact and
+ *         order-independent, see ps_q_local_add), one partial table per
+ *         work-group;
+ *       PS_QMODE_ITEMS (domains too large for local memory): one table per
+ *         work-item in global memory (each selected row loads and stores its
+ *         group's accumulators), one partial table per work-item.
+ *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
+ *     partials (strided, then a tree in local memory) and merges the result
+ *     into acc.
+ * Every merge is exact (counts and 192-bit sums are order-independent, min
+ * and max too), so the result does not depend on the split.
  * Errors: the smallest chunk row holding a corrupt code goes to status[0],
  * the smallest whose value overflows to status[1] (atomic minimum; both start
  * at 0xFFFFFFFF); a corrupt code outranks an overflow (a row's codes are
@@ -31,10 +43,22 @@
 #include "ps_query_program.h"
 #endif
 
+/* Where pass 1 keeps its accumulators (see the top of this file). */
+#define PS_QMODE_PRIVATE 0u
+#define PS_QMODE_LOCAL 1u
+#define PS_QMODE_ITEMS 2u
+
+/* Accumulators in a work-group's local memory (16 KB): the tree reduction's
+ * slots (one per work-item: work-groups hold at most this many work-items)
+ * and PS_QMODE_LOCAL's table (groups x accumulators at most this many). */
+#define PS_Q_LOCAL_ACCS 256u
+
 /* Launch data of one chunk (host C, CUDA and OpenCL C read it alike). */
 typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
-  ps_u64 items;          /* work-items of pass 1 */
+  ps_u64 items;          /* work-items of pass 1 that take words (PS_QMODE_ITEMS: that own a table) */
+  ps_u64 mode;           /* PS_QMODE_* */
+  ps_u64 fits64;         /* 1: every value of every aggregate fits 62 bits (ps_q_values_fit64) */
   ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
   ps_u64 and_right;       /* bit i: WHERE instruction i starts the right operand of an AND */
   ps_u64 or_right;        /* bit i: ... of an OR */
@@ -244,11 +268,52 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return st[0];
 }
 
+/* ps_q_value where the host proved (ps_q_values_fit64) that every value the
+ * program can produce, intermediate ones included, is below 2^61 in
+ * magnitude: plain 64-bit arithmetic (unsigned, so that a NULL operand's
+ * meaningless value cannot overflow), no overflow to check. */
+PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_vagg g, const ps_u64 *codes,
+                           ps_u32 valid, ps_u64 r) {
+  ps_u64 st[PS_QMAX_STACK];
+  ps_u32 nul = 0; /* bit k: stack entry k is NULL */
+  int sp = 0;
+  for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
+    const ps_u32 op = p->insns[i].op, arg = p->insns[i].arg;
+    if (op == PS_VOP_COL) {
+      st[sp] = p->cols[arg].reference + codes[arg];
+      nul = (nul & ~(1u << sp)) | ((((valid >> arg) & 1u) ^ 1u) << sp);
+      ++sp;
+    } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
+      st[sp] = p->insns[i].lo;
+      nul = (nul & ~(1u << sp)) | ((ps_u32)(op == PS_VOP_NULL) << sp);
+      ++sp;
+    } else if (op == PS_VOP_SCALE) {
+      for (ps_u32 k = 0; k < arg; ++k) st[sp - 1] *= 10u;
+    } else if (op == PS_VOP_CASE) {
+      --sp;
+      if (!ps_q_bit(B->preds[arg], r)) {
+        st[sp - 1] = st[sp];
+        nul = (nul & ~(1u << (sp - 1))) | (((nul >> sp) & 1u) << (sp - 1));
+      }
+    } else {
+      --sp;
+      const ps_u64 a = st[sp - 1], b = st[sp];
+      st[sp - 1] = op == PS_VOP_ADD ? a + b : (op == PS_VOP_SUB ? a - b : a * b);
+      nul |= ((nul >> sp) & 1u) << (sp - 1);
+    }
+  }
+  ps_qval x;
+  x.v = ps_q_make(st[0], (ps_i64)st[0] < 0 ? ~(ps_u64)0 : 0);
+  x.null_ = (int)(nul & 1u);
+  x.overflow = 0;
+  return x;
+}
+
 /* Row r of the chunk, selected: its group and its aggregates' values
  * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
  * value that overflows: recorded in status). */
-PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *group,
-                   ps_qval *vals, PS_GLOBAL ps_u32 *status) {
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
+                   ps_u64 *group, ps_qval *vals, PS_GLOBAL ps_u32 *status) {
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
@@ -271,7 +336,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     ps_vagg va = p->aggs[a];
     if (va.count == 0) continue;
-    vals[a] = ps_q_value(p, B, va, codes, valid, r);
+    vals[a] = fits64 ? ps_q_value64(p, B, va, codes, valid, r) : ps_q_value(p, B, va, codes, valid, r);
     if (vals[a].overflow) {
       ps_atomic_min_u32(&status[1], (ps_u32)r);
       return 0;
@@ -476,42 +541,45 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM con
   return is_t[0] & all;
 }
 
-/* Pass 1 for one work-item. Without GROUP BY its accumulators stay in
- * private memory until the end; with groups each row's group is loaded,
- * updated and stored. */
-PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
-                         PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item, PS_GLOBAL ps_qacc *part,
-                         PS_GLOBAL ps_u32 *status) {
+/* The selected rows of word w: the WHERE program's TRUE rows among the
+ * chunk's rows. */
+PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
+                           ps_u64 w, PS_GLOBAL ps_u32 *status) {
+  ps_u32 sel = 0xFFFFFFFFu;
+  if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
+  if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
+  return sel;
+}
+
+/* Whether a selected row's columns are read at all (not for COUNT(*) alone). */
+PS_FN int ps_q_reads(PS_CONST_MEM const ps_vprog *p) {
+  int reads = p->n_groups > 1;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
+  return reads;
+}
+
+/* PS_QMODE_ITEMS, for one work-item (`item` < L->items owns
+ * part[item * n_groups * n_accs ...]): each row's group is loaded, updated
+ * and stored in global memory. */
+PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
+                               PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
   if (item >= L->items) return;
   const ps_u32 n_accs = p->n_accs;
   const ps_u64 n_acc = (ps_u64)p->n_groups * n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
   ps_qacc acc[PS_QMAX_AGGS + 1];
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
-  const int grouped = p->n_groups > 1;
-  int reads = grouped; /* whether a selected row's columns are read at all */
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
-  if (grouped)
-    for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
+  for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = item; w < words; w += L->items) {
-    ps_u32 sel = 0xFFFFFFFFu;
-    if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-    if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
-    if (!grouped) { /* counts by the word */
-      ps_q_add_counts(p, ps_popc32(sel), acc);
-      if (!reads) continue;
-    }
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
-      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, w * 32 + j, &g, vals, status)) continue;
-      if (!grouped) {
-        ps_q_add_values(p, vals, acc);
-        continue;
-      }
+      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, (ps_u32)L->fits64, w * 32 + j, &g, vals, status)) continue;
       PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
       for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
       ps_q_add_counts(p, 1, acc);
@@ -519,16 +587,246 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
       for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
     }
   }
-  if (!grouped)
-    for (ps_u32 i = 0; i < n_accs; ++i) mine[i] = acc[i];
 }
 
-/* Pass 2: accumulator i of the chunk, merged over the items in order. */
-PS_FN void ps_q_merge(ps_u64 i, ps_u64 n_acc, ps_u64 items, PS_GLOBAL const ps_qacc *part, PS_GLOBAL ps_qacc *acc) {
-  if (i >= n_acc) return;
-  ps_qacc x = acc[i];
-  for (ps_u64 t = 0; t < items; ++t) ps_q_acc_merge(&x, part[t * n_acc + i]);
-  acc[i] = x;
+/* Tree reduction of lacc[0 .. lsize) into lacc[0] (lsize a power of two;
+ * every work-item of the group calls it, after a barrier). */
+PS_FN void ps_q_tree(PS_LOCAL ps_qacc *lacc, ps_u32 lid, ps_u32 lsize) {
+  for (ps_u32 s = lsize / 2; s > 0; s >>= 1) {
+    if (lid < s) {
+      ps_qacc x = lacc[lid];
+      ps_q_acc_merge(&x, lacc[lid + s]);
+      lacc[lid] = x;
+    }
+    PS_BARRIER();
+  }
 }
+
+/* PS_QMODE_PRIVATE (no GROUP BY): private accumulators, counts by the word,
+ * then one partial per work-group: part[group * n_accs ...]. */
+PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                                 PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                                 ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                                 PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = p->n_accs;
+  ps_qacc acc[PS_QMAX_AGGS + 1];
+  for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
+  const int reads = ps_q_reads(p);
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    ps_q_add_counts(p, ps_popc32(sel), acc);
+    if (!reads) continue;
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      ps_u32 j = ps_ctz32(sel);
+      sel &= sel - 1;
+      ps_u64 g = 0;
+      ps_qval vals[PS_QMAX_AGGS];
+      if (ps_q_row(p, B, (ps_u32)L->data_aligned, (ps_u32)L->fits64, w * 32 + j, &g, vals, status))
+        ps_q_add_values(p, vals, acc);
+    }
+  }
+  for (ps_u32 i = 0; i < n_accs; ++i) {
+    lacc[lid] = acc[i];
+    PS_BARRIER();
+    ps_q_tree(lacc, lid, lsize);
+    if (lid == 0) part[group * n_accs + i] = lacc[0];
+    PS_BARRIER();
+  }
+}
+
+/* PS_QMODE_LOCAL: one table per work-group in local memory. Its entries hold
+ * count and the 192-bit sum as usual, and min and max as 64-bit signed
+ * values in min_lo / max_lo (every value fits: L->fits64), starting at
+ * INT64_MAX / INT64_MIN, which no value reaches. */
+#define PS_Q_I64_MAX 0x7FFFFFFFFFFFFFFFull
+#define PS_Q_I64_MIN 0x8000000000000000ull
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* Adds a value to a local table entry. The sum is exact whatever the order:
+ * each 64-bit atomic add reports its own wrap-around (the carry), which is
+ * added to the next word by another atomic add, so every carry is counted
+ * once. Min and max read the entry first and skip the atomic when the value
+ * cannot change it (min only decreases, max only increases). */
+PS_FN void ps_q_local_add(PS_LOCAL ps_qacc *a, ps_i64 v) {
+  const ps_u64 v0 = (ps_u64)v, ext = v < 0 ? ~(ps_u64)0 : 0;
+  ps_local_add_u64(&a->count, 1);
+  ps_u64 old = ps_local_add_u64(&a->sum0, v0);
+  const ps_u64 c0 = old + v0 < old ? 1 : 0;
+  if (ext != 0 || c0 != 0) {
+    ps_u64 c1 = 0;
+    if (ext != 0) {
+      old = ps_local_add_u64(&a->sum1, ext);
+      c1 += old + ext < old ? 1 : 0;
+    }
+    if (c0 != 0) {
+      old = ps_local_add_u64(&a->sum1, c0);
+      c1 += old + c0 < old ? 1 : 0;
+    }
+    if (ext + c1 != 0) ps_local_add_u64(&a->sum2, ext + c1);
+  }
+  if (v < (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->min_lo) ps_local_min_i64(&a->min_lo, v);
+  if (v > (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->max_lo) ps_local_max_i64(&a->max_lo, v);
+}
+
+PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                               PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = p->n_accs, n_acc = p->n_groups * n_accs;
+  for (ps_u32 i = lid; i < n_acc; i += lsize) {
+    ps_qacc x;
+    ps_q_acc_init(&x);
+    x.min_lo = PS_Q_I64_MAX;
+    x.max_lo = PS_Q_I64_MIN;
+    lacc[i] = x;
+  }
+  PS_BARRIER();
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      ps_u32 j = ps_ctz32(sel);
+      sel &= sel - 1;
+      ps_u64 g = 0;
+      ps_qval vals[PS_QMAX_AGGS];
+      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, 1u, w * 32 + j, &g, vals, status)) continue;
+      PS_LOCAL ps_qacc *ga = lacc + g * n_accs;
+      ps_local_add_u64(&ga[0].count, 1);
+      for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+        if (p->aggs[a].count == 0)
+          ps_local_add_u64(&ga[1 + a].count, 1);
+        else if (!vals[a].null_)
+          ps_q_local_add(&ga[1 + a], (ps_i64)vals[a].v.lo);
+      }
+    }
+  }
+  PS_BARRIER();
+  for (ps_u32 i = lid; i < n_acc; i += lsize) {
+    ps_qacc x = lacc[i];
+    if (x.min_lo == PS_Q_I64_MAX) { /* never set: the usual initial value */
+      x.min_lo = PS_QACC_MIN_INIT_LO;
+      x.min_hi = PS_QACC_MIN_INIT_HI;
+    } else {
+      x.min_hi = (ps_i64)x.min_lo < 0 ? ~(ps_u64)0 : 0;
+    }
+    if (x.max_lo == PS_Q_I64_MIN) {
+      x.max_lo = PS_QACC_MAX_INIT_LO;
+      x.max_hi = PS_QACC_MAX_INIT_HI;
+    } else {
+      x.max_hi = (ps_i64)x.max_lo < 0 ? ~(ps_u64)0 : 0;
+    }
+    part[group * n_acc + i] = x;
+  }
+}
+#endif
+
+/* Pass 1 for work-item lid of work-group `group` (lsize work-items, a power
+ * of two at most PS_Q_LOCAL_ACCS; lacc: PS_Q_LOCAL_ACCS accumulators of
+ * local memory). The mode is the same for the whole launch, so every
+ * work-item of a group reaches the same barriers. */
+PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                      PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid, ps_u32 lsize,
+                      PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+  if (L->mode == PS_QMODE_PRIVATE) {
+    ps_q_partials_private(p, wp, L, B, group, lid, lsize, lacc, part, status);
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+  } else if (L->mode == PS_QMODE_LOCAL) {
+    ps_q_partials_local(p, wp, L, B, group, lid, lsize, lacc, part, status);
+#endif
+  } else {
+    ps_q_partials_items(p, wp, L, B, group * lsize + lid, part, status);
+  }
+}
+
+/* Pass 2 for work-item lid of work-group i (lsize work-items, a power of two
+ * at most PS_Q_LOCAL_ACCS): accumulator i of the chunk, reduced over the
+ * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. */
+PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, PS_GLOBAL const ps_qacc *part,
+                      PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
+  ps_qacc x;
+  ps_q_acc_init(&x);
+  for (ps_u64 t = lid; t < parts; t += lsize) ps_q_acc_merge(&x, part[t * n_acc + i]);
+  lacc[lid] = x;
+  PS_BARRIER();
+  ps_q_tree(lacc, lid, lsize);
+  if (lid == 0) {
+    ps_qacc y = acc[i];
+    ps_q_acc_merge(&y, lacc[0]);
+    acc[i] = y;
+  }
+}
+
+/* ---- host: choosing the launch ------------------------------------------------- */
+
+#if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)
+/* Interval arithmetic over a value program: 1 if every value it can produce
+ * on rows whose codes are valid (at most the slots' code limits), every
+ * intermediate one included, lies within +-2^61 (doubles with a wide
+ * margin: their rounding cannot hide a factor of two). */
+static inline int ps_q_values_fit64(const ps_vprog *p) {
+  const double bound = 2305843009213693952.0; /* 2^61 */
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    const ps_vagg g = p->aggs[a];
+    double lo[PS_QMAX_STACK], hi[PS_QMAX_STACK];
+    int sp = 0;
+    for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
+      const ps_vinsn *in = &p->insns[i];
+      double l = 0, h = 0;
+      if (in->op == PS_VOP_COL) {
+        const ps_prog_col *c = &p->cols[in->arg];
+        l = c->kind == PS_KIND_UNSIGNED ? (double)c->reference : (double)(ps_i64)c->reference;
+        h = l + (double)c->code_limit;
+      } else if (in->op == PS_VOP_CONST) {
+        if (in->hi != ((ps_i64)in->lo < 0 ? ~(ps_u64)0 : 0)) return 0;
+        l = h = (double)(ps_i64)in->lo;
+      } else if (in->op == PS_VOP_NULL) {
+        l = h = 0;
+      } else if (in->op == PS_VOP_SCALE) {
+        if (sp < 1) return 0;
+        --sp;
+        double f = 1;
+        for (ps_u32 k = 0; k < in->arg; ++k) f *= 10;
+        l = lo[sp] * f;
+        h = hi[sp] * f;
+      } else {
+        if (sp < 2) return 0;
+        sp -= 2;
+        const double al = lo[sp], ah = hi[sp], bl = lo[sp + 1], bh = hi[sp + 1];
+        if (in->op == PS_VOP_ADD) {
+          l = al + bl;
+          h = ah + bh;
+        } else if (in->op == PS_VOP_SUB) {
+          l = al - bh;
+          h = ah - bl;
+        } else if (in->op == PS_VOP_MUL) {
+          const double q[4] = {al * bl, al * bh, ah * bl, ah * bh};
+          l = h = q[0];
+          for (int k = 1; k < 4; ++k) {
+            l = q[k] < l ? q[k] : l;
+            h = q[k] > h ? q[k] : h;
+          }
+        } else { /* CASE: either branch */
+          l = al < bl ? al : bl;
+          h = ah > bh ? ah : bh;
+        }
+      }
+      if (sp >= PS_QMAX_STACK || !(l >= -bound && h <= bound)) return 0;
+      lo[sp] = l;
+      hi[sp] = h;
+      ++sp;
+    }
+  }
+  return 1;
+}
+
+/* The mode of pass 1 (see the top of this file); local_atomics: the device
+ * has 64-bit atomics on local memory. */
+static inline ps_u32 ps_q_choose_mode(const ps_vprog *p, int fits64, int local_atomics) {
+  if (p->n_groups <= 1) return PS_QMODE_PRIVATE;
+  if (fits64 && local_atomics && (ps_u64)p->n_groups * p->n_accs <= PS_Q_LOCAL_ACCS) return PS_QMODE_LOCAL;
+  return PS_QMODE_ITEMS;
+}
+#endif
 
 #endif /* PS_QUERY_KERNELS_H */
