@@ -361,23 +361,47 @@ PS_FN void ps_q_add_values(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, 
 
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
 
-/* The codes of the 32 rows of result word w of a slot, into codes[32]
- * (rows outside `rows` get whatever the stream holds there, or zero past its
- * end; they are never used). The 32 rows are exactly the stream's 32-bit
- * words [w * width, w * width + width): each is loaded once. */
-PS_FN void ps_q_codes32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned, ps_u64 w,
-                        ps_u64 *codes) {
-  const ps_u32 width = c->width;
-  ps_u32 buf[66]; /* the width words, then zeros */
-  for (ps_u32 k = 0; k < width; ++k) buf[k] = ps_q_word32(d, c->data_bytes, w * width + k, aligned);
-  buf[width] = buf[width + 1] = 0;
-  const ps_u64 mask = width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << width) - 1);
-  for (ps_u32 j = 0; j < 32; ++j) {
-    ps_u32 bit = j * width, k = bit >> 5, sh = bit & 31;
-    ps_u64 v = ((ps_u64)buf[k] | ((ps_u64)buf[k + 1] << 32)) >> sh;
-    if (sh + width > 64) v |= (ps_u64)buf[k + 2] << (64 - sh);
-    codes[j] = width == 0 ? 0 : v & mask;
+/* The codes of the 32 rows of a result word of one slot, in row order,
+ * from registers only (no per-word array): at widths 0..32 a bit buffer
+ * refilled from the word's `width` consecutive 32-bit stream words, each
+ * loaded once; wider codes row by row (ps_q_code). Rows past the chunk get
+ * whatever the stream holds there, or zero past its end; they are never
+ * used. */
+typedef struct ps_q_reader {
+  PS_GLOBAL const ps_u8 *d;
+  ps_u64 size;
+  ps_u64 k;    /* next stream word (widths 0..32), or row (wider) */
+  ps_u64 buf;  /* unread bits, least significant first */
+  ps_u64 mask; /* the low `width` bits */
+  ps_u32 have; /* valid bits in buf */
+  ps_u32 width;
+  ps_u32 aligned;
+} ps_q_reader;
+
+PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned,
+                                 ps_u64 w) {
+  ps_q_reader r;
+  r.d = d;
+  r.size = c->data_bytes;
+  r.width = c->width;
+  r.aligned = aligned;
+  r.k = r.width <= 32 ? w * r.width : w * 32;
+  r.buf = 0;
+  r.have = 0;
+  r.mask = r.width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << r.width) - 1);
+  return r;
+}
+
+PS_FN ps_u64 ps_q_next(ps_q_reader *r) {
+  if (r->width > 32) return ps_q_code(r->d, r->size, r->width, r->k++, r->aligned);
+  if (r->have < r->width) { /* have < width <= 32: one word fills it */
+    r->buf |= (ps_u64)ps_q_word32(r->d, r->size, r->k++, r->aligned) << r->have;
+    r->have += 32;
   }
+  const ps_u64 v = r->buf & r->mask;
+  r->buf >>= r->width;
+  r->have -= r->width;
+  return v;
 }
 
 /* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
@@ -447,35 +471,22 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
     *is_f = (known ^ neg) & live;
     return;
   }
-  ps_u64 codes[32], codes_b[32];
-  ps_q_codes32(ca, B->data[a], (aligned >> a) & 1u, w, codes);
-  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[in->col_b];
-  if (in->op == PS_OP_CMPCOL) {
-    known &= ps_q_valid32(cb, B->validity[in->col_b], w);
-    ps_q_codes32(cb, B->data[in->col_b], (aligned >> in->col_b) & 1u, w, codes_b);
-  }
+  const int cmpcol = in->op == PS_OP_CMPCOL, range = in->op == PS_OP_RANGE;
+  const ps_u32 bc = cmpcol ? in->col_b : a; /* only CMPCOL has a second column */
+  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[bc];
+  if (cmpcol) known &= ps_q_valid32(cb, B->validity[bc], w);
+  ps_q_reader ra = ps_q_reader_at(ca, B->data[a], (aligned >> a) & 1u, w);
+  ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], (aligned >> bc) & 1u, w);
   /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
-  ps_u32 bad = 0;
+  const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
+  ps_u32 bad = 0, x = 0;
   for (ps_u32 j = 0; j < 32; ++j) {
-    bad |= (ps_u32)(codes[j] > ca->code_limit) << j;
-    if (in->op == PS_OP_CMPCOL) bad |= (ps_u32)(codes_b[j] > cb->code_limit) << j;
-  }
-  if (ca->flags & PS_COLF_NO_CODES) bad = 0xFFFFFFFFu;
-  if (in->op == PS_OP_CMPCOL && (cb->flags & PS_COLF_NO_CODES)) bad = 0xFFFFFFFFu;
-  bad &= known;
-  if (bad != 0) {
-    ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(bad)));
-    known &= ~bad;
-  }
-  ps_u32 x = 0;
-  if (in->op == PS_OP_RANGE) { /* every row at once: no branch per row */
-    for (ps_u32 j = 0; j < 32; ++j) x |= (ps_u32)(in->lo <= codes[j] && codes[j] <= in->hi) << j;
-  } else {
-    ps_u32 rows = known;
-    while (rows != 0) {
-      ps_u32 j = ps_ctz32(rows);
-      rows &= rows - 1;
-      ps_u64 code = codes[j];
+    const ps_u64 code = ps_q_next(&ra), code_b = cmpcol ? ps_q_next(&rb) : 0;
+    const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
+    bad |= b << j;
+    if (range) { /* every row at once: no branch per row */
+      x |= (ps_u32)(in->lo <= code && code <= in->hi) << j;
+    } else if (b == 0 && ((known >> j) & 1u)) {
       ps_u32 bit;
       if (in->op == PS_OP_SET) {
         ps_u64 k = in->aux_a + code;
@@ -488,10 +499,15 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
           bit = first <= code && code <= last;
         }
       } else {
-        bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
+        bit = ps_q_cmpcol(in, ca, cb, B, code, code_b);
       }
       x |= bit << j;
     }
+  }
+  bad &= known;
+  if (bad != 0) {
+    ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(bad)));
+    known &= ~bad;
   }
   if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
   *is_t = x & known;
