@@ -345,6 +345,22 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   return 1;
 }
 
+/* The group of row r from its key columns alone (p->n_groups when a key's
+ * code is corrupt: ps_q_row then reports it). */
+PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r) {
+  ps_u64 g = 0;
+  for (ps_u32 k = 0; k < p->n_keys; ++k) {
+    const ps_u32 s = p->key_slot[k];
+    ps_u64 code = (ps_u64)(p->key_domain[k] - 1);
+    if (!(p->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
+      code = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
+      if ((p->cols[s].flags & PS_COLF_NO_CODES) || code > p->cols[s].code_limit) return p->n_groups;
+    }
+    g += code * p->key_stride[k];
+  }
+  return g;
+}
+
 /* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
  * rows and its COUNT(*)s). */
 PS_FN void ps_q_add_counts(PS_CONST_MEM const ps_vprog *p, ps_u32 n, ps_qacc *acc) {
@@ -659,32 +675,37 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
 #define PS_Q_I64_MIN 0x8000000000000000ull
 
 #if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
-/* Adds a value to a local table entry. The sum is exact whatever the order:
- * each 64-bit atomic add reports its own wrap-around (the carry), which is
- * added to the next word by another atomic add, so every carry is counted
- * once. Min and max read the entry first and skip the atomic when the value
- * cannot change it (min only decreases, max only increases). */
-PS_FN void ps_q_local_add(PS_LOCAL ps_qacc *a, ps_i64 v) {
-  const ps_u64 v0 = (ps_u64)v, ext = v < 0 ? ~(ps_u64)0 : 0;
-  ps_local_add_u64(&a->count, 1);
-  ps_u64 old = ps_local_add_u64(&a->sum0, v0);
-  const ps_u64 c0 = old + v0 < old ? 1 : 0;
-  if (ext != 0 || c0 != 0) {
-    ps_u64 c1 = 0;
-    if (ext != 0) {
-      old = ps_local_add_u64(&a->sum1, ext);
-      c1 += old + ext < old ? 1 : 0;
-    }
-    if (c0 != 0) {
-      old = ps_local_add_u64(&a->sum1, c0);
-      c1 += old + c0 < old ? 1 : 0;
-    }
-    if (ext + c1 != 0) ps_local_add_u64(&a->sum2, ext + c1);
+/* Merges x (a work-item's accumulator of one word's rows of one group;
+ * values: an aggregate with a value, whose min and max fit 64 bits) into a
+ * local table entry. The sum is exact whatever the order: each 64-bit atomic
+ * add reports its own wrap-around (the carry), which another atomic add puts
+ * into the next word, so every carry is counted once. Min and max read the
+ * entry first and skip the atomic when it cannot change it (min only
+ * decreases, max only increases). */
+PS_FN void ps_q_local_merge(PS_LOCAL ps_qacc *a, const ps_qacc *x, int values) {
+  if (x->count == 0) return;
+  ps_local_add_u64(&a->count, x->count);
+  if (!values) return;
+  ps_u64 old = ps_local_add_u64(&a->sum0, x->sum0);
+  const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
+  ps_u64 c2 = 0;
+  if (x->sum1 != 0) {
+    old = ps_local_add_u64(&a->sum1, x->sum1);
+    c2 += old + x->sum1 < old ? 1 : 0;
   }
-  if (v < (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->min_lo) ps_local_min_i64(&a->min_lo, v);
-  if (v > (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->max_lo) ps_local_max_i64(&a->max_lo, v);
+  if (c1 != 0) {
+    old = ps_local_add_u64(&a->sum1, c1);
+    c2 += old + c1 < old ? 1 : 0;
+  }
+  if (x->sum2 + c2 != 0) ps_local_add_u64(&a->sum2, x->sum2 + c2);
+  const ps_i64 mn = (ps_i64)x->min_lo, mx = (ps_i64)x->max_lo;
+  if (mn < (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->min_lo) ps_local_min_i64(&a->min_lo, mn);
+  if (mx > (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->max_lo) ps_local_max_i64(&a->max_lo, mx);
 }
 
+/* Each word's selected rows are taken one group at a time: the rows of the
+ * first remaining row's group go into private accumulators, merged into the
+ * table once (a few merges per word instead of one per row). */
 PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                                PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
                                ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
@@ -701,20 +722,30 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
     ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    const ps_u32 aligned = (ps_u32)L->data_aligned;
     while (sel != 0) { /* a word without selected rows reads nothing else */
-      ps_u32 j = ps_ctz32(sel);
-      sel &= sel - 1;
-      ps_u64 g = 0;
-      ps_qval vals[PS_QMAX_AGGS];
-      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, 1u, w * 32 + j, &g, vals, status)) continue;
-      PS_LOCAL ps_qacc *ga = lacc + g * n_accs;
-      ps_local_add_u64(&ga[0].count, 1);
-      for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-        if (p->aggs[a].count == 0)
-          ps_local_add_u64(&ga[1 + a].count, 1);
-        else if (!vals[a].null_)
-          ps_q_local_add(&ga[1 + a], (ps_i64)vals[a].v.lo);
+      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel));
+      ps_qacc acc[PS_QMAX_AGGS + 1];
+      for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
+      ps_u32 rest = sel;
+      sel = 0;
+      while (rest != 0) {
+        const ps_u32 j = ps_ctz32(rest);
+        rest &= rest - 1;
+        if (ps_q_key_group(p, B, aligned, w * 32 + j) != g0) { /* a later round's */
+          sel |= 1u << j;
+          continue;
+        }
+        ps_u64 g = 0;
+        ps_qval vals[PS_QMAX_AGGS];
+        if (!ps_q_row(p, B, aligned, 1u, w * 32 + j, &g, vals, status)) continue;
+        ps_q_add_counts(p, 1, acc);
+        ps_q_add_values(p, vals, acc);
       }
+      if (acc[0].count == 0) continue; /* no row of g0 passed: g0 may not be a group */
+      PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
+      ps_q_local_merge(&ga[0], &acc[0], 0);
+      for (ps_u32 a = 0; a < p->n_aggs; ++a) ps_q_local_merge(&ga[1 + a], &acc[1 + a], p->aggs[a].count != 0);
     }
   }
   PS_BARRIER();
