@@ -473,6 +473,29 @@ PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_p
   }
 }
 
+/* A leaf's result on one valid row with checked codes (before negation). */
+PS_FN ps_u32 ps_q_leaf_bit(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
+                           PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
+  if (in->op == PS_OP_RANGE) return in->lo <= code && code <= in->hi;
+  if (in->op == PS_OP_SET) {
+    ps_u64 k = in->aux_a + code;
+    return (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+  }
+  if (in->op == PS_OP_INLIST) {
+    for (ps_u64 i = 0; i < in->lo; ++i) {
+      PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
+      ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+      if (first <= code && code <= last) return 1;
+    }
+    return 0;
+  }
+  return ps_q_cmpcol(in, ca, cb, B, code, code_b);
+}
+
+/* Live rows at most for which a leaf reads codes row by row rather than
+ * decoding the whole word (later leaves of a selective AND). */
+#define PS_Q_SPARSE_ROWS 6u
+
 /* A leaf on the live rows of word w: its (is_true, is_false) masks. Every
  * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
  * status[0]), as a filter does. */
@@ -491,33 +514,32 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
   const ps_u32 bc = cmpcol ? in->col_b : a; /* only CMPCOL has a second column */
   PS_CONST_MEM const ps_prog_col *cb = &wp->cols[bc];
   if (cmpcol) known &= ps_q_valid32(cb, B->validity[bc], w);
-  ps_q_reader ra = ps_q_reader_at(ca, B->data[a], (aligned >> a) & 1u, w);
-  ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], (aligned >> bc) & 1u, w);
   /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
   const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
   ps_u32 bad = 0, x = 0;
-  for (ps_u32 j = 0; j < 32; ++j) {
-    const ps_u64 code = ps_q_next(&ra), code_b = cmpcol ? ps_q_next(&rb) : 0;
-    const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
-    bad |= b << j;
-    if (range) { /* every row at once: no branch per row */
-      x |= (ps_u32)(in->lo <= code && code <= in->hi) << j;
-    } else if (b == 0 && ((known >> j) & 1u)) {
-      ps_u32 bit;
-      if (in->op == PS_OP_SET) {
-        ps_u64 k = in->aux_a + code;
-        bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
-      } else if (in->op == PS_OP_INLIST) {
-        bit = 0;
-        for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
-          PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
-          ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
-          bit = first <= code && code <= last;
-        }
-      } else {
-        bit = ps_q_cmpcol(in, ca, cb, B, code, code_b);
-      }
-      x |= bit << j;
+  if (ps_popc32(known) <= PS_Q_SPARSE_ROWS) { /* row by row, the known rows only */
+    ps_u32 rows = known;
+    while (rows != 0) {
+      const ps_u32 j = ps_ctz32(rows);
+      rows &= rows - 1;
+      const ps_u64 r = w * 32 + j;
+      const ps_u64 code = ps_q_code(B->data[a], ca->data_bytes, ca->width, r, (aligned >> a) & 1u);
+      const ps_u64 code_b = cmpcol ? ps_q_code(B->data[bc], cb->data_bytes, cb->width, r, (aligned >> bc) & 1u) : 0;
+      const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
+      bad |= b << j;
+      if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
+    }
+  } else {
+    ps_q_reader ra = ps_q_reader_at(ca, B->data[a], (aligned >> a) & 1u, w);
+    ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], (aligned >> bc) & 1u, w);
+    for (ps_u32 j = 0; j < 32; ++j) {
+      const ps_u64 code = ps_q_next(&ra), code_b = cmpcol ? ps_q_next(&rb) : 0;
+      const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
+      bad |= b << j;
+      if (range) /* every row at once: no branch per row */
+        x |= (ps_u32)(in->lo <= code && code <= in->hi) << j;
+      else if (b == 0 && ((known >> j) & 1u))
+        x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
     }
   }
   bad &= known;
