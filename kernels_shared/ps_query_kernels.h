@@ -529,6 +529,29 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
       bad |= b << j;
       if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
     }
+  } else if (range && ca->width <= 32) {
+    /* the commonest leaf, every row at once: one unsigned comparison per row
+     * (code - lo <= hi - lo), the code-limit test only where the width allows
+     * codes above the limit */
+    PS_GLOBAL const ps_u8 *d = B->data[a];
+    const ps_u32 width = ca->width, al = (aligned >> a) & 1u;
+    const ps_u64 mask = ((ps_u64)1 << width) - 1, lo = in->lo, span = in->hi - in->lo, limit = ca->code_limit;
+    const int check = limit < mask;
+    ps_u64 k = w * width, buf = 0;
+    ps_u32 have = 0;
+    for (ps_u32 j = 0; j < 32; ++j) {
+      if (have < width) { /* have < width <= 32: one word fills it */
+        buf |= (ps_u64)ps_q_word32(d, ca->data_bytes, k++, al) << have;
+        have += 32;
+      }
+      const ps_u64 code = buf & mask;
+      buf >>= width;
+      have -= width;
+      x |= (ps_u32)(code - lo <= span) << j;
+      if (check) bad |= (ps_u32)(code > limit) << j;
+    }
+    if (in->lo > in->hi) x = 0;
+    if (all_bad) bad = 0xFFFFFFFFu;
   } else {
     ps_q_reader ra = ps_q_reader_at(ca, B->data[a], (aligned >> a) & 1u, w);
     ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], (aligned >> bc) & 1u, w);
