@@ -312,21 +312,32 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
 /* Row r of the chunk, selected: its group and its aggregates' values
  * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
  * value that overflows: recorded in status). */
-PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
-                   ps_u64 *group, ps_qval *vals, PS_GLOBAL ps_u32 *status) {
-  ps_u64 codes[PS_MAX_COLS];
-  ps_u32 valid = 0;
+/* The codes of row r in every slot a value or key reads (codes[s], 0 where
+ * the row is null; *valid: bit s set where it is not). 0 when one is
+ * corrupt (recorded in status). */
+PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *codes,
+                         ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
+  ps_u32 v = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
     codes[s] = 0;
     if (!((p->read_slots >> s) & 1u)) continue;
     if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
-    valid |= 1u << s;
+    v |= 1u << s;
     codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
     if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
     }
   }
+  *valid = v;
+  return 1;
+}
+
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
+                   ps_u64 *group, ps_qval *vals, PS_GLOBAL ps_u32 *status) {
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
   ps_u64 g = 0;
   for (ps_u32 k = 0; k < p->n_keys; ++k) {
     ps_u32 s = p->key_slot[k];
@@ -373,6 +384,24 @@ PS_FN void ps_q_add_counts(PS_CONST_MEM const ps_vprog *p, ps_u32 n, ps_qacc *ac
 PS_FN void ps_q_add_values(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
   for (ps_u32 a = 0; a < p->n_aggs; ++a)
     if (p->aggs[a].count != 0 && !vals[a].null_) ps_q_acc_add(&acc[1 + a], vals[a].v);
+}
+
+/* A selected row where every value fits 64 bits (L->fits64: no overflow is
+ * possible): each aggregate's value goes straight into its accumulator
+ * acc[1 + a], with no array of values in between. 0 when a code is corrupt
+ * (recorded in status; nothing added). Counts are the caller's. */
+PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_qacc *acc,
+                         PS_GLOBAL ps_u32 *status) {
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    const ps_vagg va = p->aggs[a];
+    if (va.count == 0) continue;
+    const ps_qval x = ps_q_value64(p, B, va, codes, valid, r);
+    if (!x.null_) ps_q_acc_add(&acc[1 + a], x.v);
+  }
+  return 1;
 }
 
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
@@ -697,10 +726,13 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
+      if (L->fits64) {
+        ps_q_row_add64(p, B, (ps_u32)L->data_aligned, w * 32 + j, acc, status);
+        continue;
+      }
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
-      if (ps_q_row(p, B, (ps_u32)L->data_aligned, (ps_u32)L->fits64, w * 32 + j, &g, vals, status))
-        ps_q_add_values(p, vals, acc);
+      if (ps_q_row(p, B, (ps_u32)L->data_aligned, 0u, w * 32 + j, &g, vals, status)) ps_q_add_values(p, vals, acc);
     }
   }
   for (ps_u32 i = 0; i < n_accs; ++i) {
@@ -781,11 +813,7 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
           sel |= 1u << j;
           continue;
         }
-        ps_u64 g = 0;
-        ps_qval vals[PS_QMAX_AGGS];
-        if (!ps_q_row(p, B, aligned, 1u, w * 32 + j, &g, vals, status)) continue;
-        ps_q_add_counts(p, 1, acc);
-        ps_q_add_values(p, vals, acc);
+        if (ps_q_row_add64(p, B, aligned, w * 32 + j, acc, status)) ps_q_add_counts(p, 1, acc);
       }
       if (acc[0].count == 0) continue; /* no row of g0 passed: g0 may not be a group */
       PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
