@@ -271,17 +271,32 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
 /* ps_q_value where the host proved (ps_q_values_fit64) that every value the
  * program can produce, intermediate ones included, is below 2^61 in
  * magnitude: plain 64-bit arithmetic (unsigned, so that a NULL operand's
- * meaningless value cannot overflow), no overflow to check. */
+ * meaningless value cannot overflow), no overflow to check. codes NULL: each
+ * column's code is read where the program names it (validity, then the code,
+ * checked: a corrupt one sets *corrupt and is recorded in status). */
 PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_vagg g, const ps_u64 *codes,
-                           ps_u32 valid, ps_u64 r) {
+                           ps_u32 valid, ps_u64 r, ps_u32 aligned, int *corrupt, PS_GLOBAL ps_u32 *status) {
   ps_u64 st[PS_QMAX_STACK];
   ps_u32 nul = 0; /* bit k: stack entry k is NULL */
   int sp = 0;
   for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
     const ps_u32 op = p->insns[i].op, arg = p->insns[i].arg;
     if (op == PS_VOP_COL) {
-      st[sp] = p->cols[arg].reference + codes[arg];
-      nul = (nul & ~(1u << sp)) | ((((valid >> arg) & 1u) ^ 1u) << sp);
+      PS_CONST_MEM const ps_prog_col *c = &p->cols[arg];
+      ps_u32 ok = (valid >> arg) & 1u;
+      ps_u64 code = 0;
+      if (codes) {
+        code = codes[arg];
+      } else {
+        ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
+        if (ok) code = ps_q_code(B->data[arg], c->data_bytes, c->width, r, (aligned >> arg) & 1u);
+        if (ok && ((c->flags & PS_COLF_NO_CODES) || code > c->code_limit)) {
+          ps_atomic_min_u32(&status[0], (ps_u32)r);
+          *corrupt = 1;
+        }
+      }
+      st[sp] = c->reference + code;
+      nul = (nul & ~(1u << sp)) | ((ok ^ 1u) << sp);
       ++sp;
     } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
       st[sp] = p->insns[i].lo;
@@ -347,7 +362,9 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     ps_vagg va = p->aggs[a];
     if (va.count == 0) continue;
-    vals[a] = fits64 ? ps_q_value64(p, B, va, codes, valid, r) : ps_q_value(p, B, va, codes, valid, r);
+    int corrupt = 0; /* codes already checked */
+    vals[a] = fits64 ? ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status)
+                     : ps_q_value(p, B, va, codes, valid, r);
     if (vals[a].overflow) {
       ps_atomic_min_u32(&status[1], (ps_u32)r);
       return 0;
@@ -356,16 +373,20 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   return 1;
 }
 
-/* The group of row r from its key columns alone (p->n_groups when a key's
- * code is corrupt: ps_q_row then reports it). */
-PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r) {
+/* The group of row r from its key columns alone; p->n_groups when a key's
+ * code is corrupt (recorded in status). */
+PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
+                            PS_GLOBAL ps_u32 *status) {
   ps_u64 g = 0;
   for (ps_u32 k = 0; k < p->n_keys; ++k) {
     const ps_u32 s = p->key_slot[k];
     ps_u64 code = (ps_u64)(p->key_domain[k] - 1);
     if (!(p->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
       code = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
-      if ((p->cols[s].flags & PS_COLF_NO_CODES) || code > p->cols[s].code_limit) return p->n_groups;
+      if ((p->cols[s].flags & PS_COLF_NO_CODES) || code > p->cols[s].code_limit) {
+        ps_atomic_min_u32(&status[0], (ps_u32)r);
+        return p->n_groups;
+      }
     }
     g += code * p->key_stride[k];
   }
@@ -398,7 +419,8 @@ PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     const ps_vagg va = p->aggs[a];
     if (va.count == 0) continue;
-    const ps_qval x = ps_q_value64(p, B, va, codes, valid, r);
+    int corrupt = 0; /* codes already checked */
+    const ps_qval x = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
     if (!x.null_) ps_q_acc_add(&acc[1 + a], x.v);
   }
   return 1;
@@ -781,8 +803,9 @@ PS_FN void ps_q_local_merge(PS_LOCAL ps_qacc *a, const ps_qacc *x, int values) {
 }
 
 /* Each word's selected rows are taken one group at a time: the rows of the
- * first remaining row's group go into private accumulators, merged into the
- * table once (a few merges per word instead of one per row). */
+ * first remaining row's group, one aggregate at a time into a private
+ * accumulator, merged into the table once (a few merges per word instead
+ * of one per row). */
 PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                                PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
                                ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
@@ -801,24 +824,39 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
     ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
     const ps_u32 aligned = (ps_u32)L->data_aligned;
     while (sel != 0) { /* a word without selected rows reads nothing else */
-      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel));
-      ps_qacc acc[PS_QMAX_AGGS + 1];
-      for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
-      ps_u32 rest = sel;
+      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+      ps_u32 mine = 0, rest = sel;
       sel = 0;
       while (rest != 0) {
         const ps_u32 j = ps_ctz32(rest);
         rest &= rest - 1;
-        if (ps_q_key_group(p, B, aligned, w * 32 + j) != g0) { /* a later round's */
-          sel |= 1u << j;
+        if (ps_q_key_group(p, B, aligned, w * 32 + j, status) == g0)
+          mine |= 1u << j;
+        else
+          sel |= 1u << j; /* a later round's */
+      }
+      if (g0 >= p->n_groups) continue; /* corrupt keys, recorded */
+      PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
+      const ps_u32 n = ps_popc32(mine);
+      ps_local_add_u64(&ga[0].count, n);
+      /* one aggregate at a time over the group's rows: its accumulator stays
+       * in registers (a row with a corrupt code fails the whole run, so
+       * what it added does not matter) */
+      for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+        const ps_vagg va = p->aggs[a];
+        if (va.count == 0) {
+          ps_local_add_u64(&ga[1 + a].count, n);
           continue;
         }
-        if (ps_q_row_add64(p, B, aligned, w * 32 + j, acc, status)) ps_q_add_counts(p, 1, acc);
+        ps_qacc x;
+        ps_q_acc_init(&x);
+        for (ps_u32 rows = mine; rows != 0; rows &= rows - 1) {
+          int corrupt = 0;
+          const ps_qval v = ps_q_value64(p, B, va, 0, 0u, w * 32 + ps_ctz32(rows), aligned, &corrupt, status);
+          if (!corrupt && !v.null_) ps_q_acc_add(&x, v.v);
+        }
+        ps_q_local_merge(&ga[1 + a], &x, 1);
       }
-      if (acc[0].count == 0) continue; /* no row of g0 passed: g0 may not be a group */
-      PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
-      ps_q_local_merge(&ga[0], &acc[0], 0);
-      for (ps_u32 a = 0; a < p->n_aggs; ++a) ps_q_local_merge(&ga[1 + a], &acc[1 + a], p->aggs[a].count != 0);
     }
   }
   PS_BARRIER();

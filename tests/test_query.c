@@ -526,6 +526,39 @@ static void edge_cases(ps_context *ctx) {
     CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
     CHECK(res == NULL);
+    /* the same grouped by a small key (a device keeps such a domain in
+     * work-group memory and reads the values an aggregate at a time) */
+    q.n_keys = 1;
+    q.keys[0] = z;
+    th_case("corrupt, grouped");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+    CHECK(res == NULL);
+    q.n_keys = 0;
+    /* a corrupt code in a small key: a dictionary of 3 strings, code 3 */
+    {
+      tstrs abc = {0};
+      tstrs_push(&abc, "a", 1);
+      tstrs_push(&abc, "b", 1);
+      tstrs_push(&abc, "c", 1);
+      uint64_t kc[M] = {0};
+      kc[33] = 3;
+      int kd = tr_add(&tr, tcol_dict(&abc, 1, 0, PS_TYPE_UINT8, M, 2, 0, kc, NULL, NULL));
+      tstrs_free(&abc);
+      oquery g;
+      memset(&g, 0, sizeof g);
+      g.n_keys = 1;
+      g.keys[0] = kd;
+      g.n_aggs = 2;
+      g.kinds[0] = PS_AGG_COUNT_STAR;
+      g.kinds[1] = PS_AGG_SUM;
+      g.vals[1] = col_node(z);
+      th_case("corrupt key, grouped");
+      CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &g, &res), PS_ERR_CORRUPT_DATA);
+      CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+      CHECK(res == NULL);
+      oq_free(&g);
+    }
     /* not read where the WHERE drops the row */
     q.where = on_cmp(z, PS_LT, ps_lit_int(0));
     CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
