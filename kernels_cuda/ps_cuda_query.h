@@ -27,14 +27,19 @@ typedef struct ps_cuda_query_params {
   ps_program where_prog; /* used when launch.has_where is 1 */
   ps_qlaunch launch;
   ps_q_bufs bufs;   /* at the chunk start */
-  ps_qacc *part;    /* launch.items * n_acc partial accumulators */
+  ps_qacc *part;    /* parts * n_acc partial accumulators (see ps_cuda_launch_query) */
   uint32_t *status; /* 2 words, 0xFFFFFFFF before the launch */
 } ps_cuda_query_params;
 
-/* Enqueues pass 1 over p->launch.items work-items, then pass 2 merging the
- * partials into acc (n_acc accumulators), on stream. Returns the launch
- * error (cudaGetLastError), cudaSuccess if both launches were queued. */
-cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, ps_qacc *acc, cudaStream_t stream);
+/* Blocks of pass 1 that fill the current device (SMs x resident blocks). */
+cudaError_t ps_cuda_query_grid(unsigned *blocks);
+
+/* Enqueues pass 1 over p->launch.items work-items (in blocks of
+ * PS_CUDA_QUERY_BLOCK), then pass 2 merging the `parts` partials of each of
+ * the n_acc accumulators into acc, on stream. Returns the launch error
+ * (cudaGetLastError), cudaSuccess if both launches were queued. */
+cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts, ps_qacc *acc,
+                                 cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -3,26 +3,38 @@
 #include "ps_cuda_query.h"
 
 static_assert(sizeof(ps_cuda_query_params) <= 32764, "query parameters exceed the kernel parameter limit");
+static_assert(PS_CUDA_QUERY_BLOCK <= PS_Q_LOCAL_ACCS, "query blocks reduce in PS_Q_LOCAL_ACCS shared slots");
 
 static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
     query_partials(const __grid_constant__ ps_cuda_query_params p) {
-  const ps_u64 item = (ps_u64)blockIdx.x * blockDim.x + threadIdx.x;
-  ps_q_partials(&p.prog, &p.where_prog, &p.launch, &p.bufs, item, p.part, p.status);
+  __shared__ ps_qacc lacc[PS_Q_LOCAL_ACCS];
+  ps_q_pass1(&p.prog, &p.where_prog, &p.launch, &p.bufs, blockIdx.x, threadIdx.x, blockDim.x, lacc, p.part, p.status);
 }
 
 static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
-    query_merge(ps_u64 n_acc, ps_u64 items, const ps_qacc *part, ps_qacc *acc) {
-  ps_q_merge((ps_u64)blockIdx.x * blockDim.x + threadIdx.x, n_acc, items, part, acc);
+    query_merge(ps_u64 n_acc, ps_u64 parts, const ps_qacc *part, ps_qacc *acc) {
+  __shared__ ps_qacc lacc[PS_Q_LOCAL_ACCS];
+  ps_q_merge(blockIdx.x, threadIdx.x, blockDim.x, n_acc, parts, part, acc, lacc);
 }
 
-extern "C" cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, ps_qacc *acc,
-                                            cudaStream_t stream) {
+extern "C" cudaError_t ps_cuda_query_grid(unsigned *blocks) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess)
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, query_partials, PS_CUDA_QUERY_BLOCK, 0);
+  if (err != cudaSuccess) return err;
+  *blocks = (unsigned)(sms > 0 ? sms : 1) * (unsigned)(per_sm > 0 ? per_sm : 1);
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts,
+                                            ps_qacc *acc, cudaStream_t stream) {
   const uint64_t items = p->launch.items;
   const unsigned blocks = (unsigned)((items + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK);
   query_partials<<<blocks, PS_CUDA_QUERY_BLOCK, 0, stream>>>(*p);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  const unsigned merge_blocks = (unsigned)((n_acc + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK);
-  query_merge<<<merge_blocks, PS_CUDA_QUERY_BLOCK, 0, stream>>>(n_acc, items, p->part, acc);
+  query_merge<<<(unsigned)n_acc, PS_CUDA_QUERY_BLOCK, 0, stream>>>(n_acc, parts, p->part, acc);
   return cudaGetLastError();
 }

@@ -28,9 +28,12 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program
   }
   for (uint i = 0; i < PS_QMAX_PREDS; ++i) B.preds[i] = preds[i] + launch->pred_offset[i];
   B.where_aux = where_aux;
-  ps_q_partials(prog, where_prog, launch, &B, get_global_id(0), part, status);
+  __local ps_qacc lacc[PS_Q_LOCAL_ACCS];
+  ps_q_pass1(prog, where_prog, launch, &B, get_group_id(0), (uint)get_local_id(0), (uint)get_local_size(0), lacc, part,
+             status);
 }
 
-__kernel void ps_query_merge(ulong n_acc, ulong items, __global const ps_qacc *part, __global ps_qacc *acc) {
-  ps_q_merge(get_global_id(0), n_acc, items, part, acc);
+__kernel void ps_query_merge(ulong n_acc, ulong parts, __global const ps_qacc *part, __global ps_qacc *acc) {
+  __local ps_qacc lacc[PS_Q_LOCAL_ACCS];
+  ps_q_merge(get_group_id(0), (uint)get_local_id(0), (uint)get_local_size(0), n_acc, parts, part, acc, lacc);
 }

@@ -11,6 +11,13 @@
  *   ps_atomic_min_u32  atomic minimum on a 32-bit word of device memory
  *   ps_ctz32       index of the lowest set bit of a nonzero 32-bit word
  *   ps_popc32      set bits of a 32-bit word
+ *   PS_LOCAL       address space of work-group memory (__local / shared)
+ *   PS_BARRIER()   a work-group barrier over work-group memory
+ *   ps_local_add_u64, ps_local_min_i64, ps_local_max_i64
+ *                  64-bit atomics on work-group memory (add returns the old
+ *                  value); on OpenCL only where PS_Q_INT64_ATOMICS is
+ *                  defined (the device has cl_khr_int64_base_atomics and
+ *                  cl_khr_int64_extended_atomics)
  * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8.
  */
 #ifndef PS_DIALECT_H
@@ -29,6 +36,15 @@ typedef uchar ps_u8;
 #define ps_atomic_min_u32(p, v) atomic_min((volatile __global uint *)(p), (v))
 #define ps_ctz32(x) (31u - clz((x) & (0u - (x))))
 #define ps_popc32(x) popcount((uint)(x))
+#define PS_LOCAL __local
+#define PS_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#if defined(PS_Q_INT64_ATOMICS)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define ps_local_add_u64(p, v) atom_add((volatile __local ulong *)(p), (ulong)(v))
+#define ps_local_min_i64(p, v) atom_min((volatile __local long *)(p), (long)(v))
+#define ps_local_max_i64(p, v) atom_max((volatile __local long *)(p), (long)(v))
+#endif
 #elif defined(__CUDACC__)
 typedef unsigned char ps_u8;
 #define PS_GLOBAL
@@ -38,6 +54,11 @@ typedef unsigned char ps_u8;
 #define ps_atomic_min_u32(p, v) atomicMin((unsigned int *)(p), (v))
 #define ps_ctz32(x) ((ps_u32)(__ffs((int)(x)) - 1))
 #define ps_popc32(x) ((ps_u32)__popc(x))
+#define PS_LOCAL
+#define PS_BARRIER() __syncthreads()
+#define ps_local_add_u64(p, v) ((ps_u64)atomicAdd((unsigned long long *)(p), (unsigned long long)(v)))
+#define ps_local_min_i64(p, v) atomicMin((long long *)(p), (long long)(v))
+#define ps_local_max_i64(p, v) atomicMax((long long *)(p), (long long)(v))
 #else
 typedef uint8_t ps_u8;
 #define PS_GLOBAL
@@ -52,6 +73,20 @@ static inline void ps_atomic_min_u32(ps_u32 *p, ps_u32 v) {
 }
 #define ps_ctz32(x) ((ps_u32)__builtin_ctz(x))
 #define ps_popc32(x) ((ps_u32)__builtin_popcount(x))
+/* host: one thread, so work-group memory is plain memory */
+#define PS_LOCAL
+#define PS_BARRIER() ((void)0)
+static inline ps_u64 ps_local_add_u64(ps_u64 *p, ps_u64 v) {
+  ps_u64 old = *p;
+  *p = old + v;
+  return old;
+}
+static inline void ps_local_min_i64(ps_u64 *p, ps_i64 v) {
+  if (v < (ps_i64)*p) *p = (ps_u64)v;
+}
+static inline void ps_local_max_i64(ps_u64 *p, ps_i64 v) {
+  if (v > (ps_i64)*p) *p = (ps_u64)v;
+}
 #endif
 
 #endif /* PS_DIALECT_H */

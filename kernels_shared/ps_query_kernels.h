@@ -2,20 +2,32 @@
  * Queries on the device, written once for OpenCL C and CUDA (through
  * ps_dialect.h): the per-word algorithm of core/ps_query_program.h.
  *
- * Two passes, no atomics on values:
- *  1. ps_q_partials: work-item `item` owns the 32-row words item,
- *     item + items, item + 2 * items, ... of the chunk (neighbouring
- *     work-items read neighbouring bytes) and its own accumulators
- *     part[item * n_groups * n_accs ...]: it initializes them, then for each
- *     word evaluates the WHERE program (core/ps_program.h, Kleene logic on
- *     32-row masks); a word with no row selected
- *     reads nothing else (no value or key column bytes); for each
- *     selected row reads every slot's code (any width 0..64, straight from
- *     the packed stream), evaluates the value programs in exact 128-bit
- *     arithmetic on pairs of 64-bit words, and accumulates (count, 192-bit
- *     sum, 128-bit min and max).
- *  2. ps_q_merge: one work-item per accumulator of the chunk merges the
- *     items' partials into acc, in item order.
+ * Two passes, no atomic per row on global memory:
+ *  1. ps_q_pass1, a grid of work-groups: work-item `item` takes the 32-row
+ *     words item, item + items, ... of the chunk (neighbouring work-items
+ *     read neighbouring bytes). For each word it evaluates the WHERE program
+ *     (core/ps_program.h, Kleene logic on 32-row masks); a word with no row
+ *     selected reads nothing else (no value or key column bytes); for each
+ *     selected row it reads every slot's code (any width 0..64, straight from
+ *     the packed stream), evaluates the value programs exactly (in 64-bit
+ *     arithmetic where the host proved every value fits, else 128-bit on
+ *     pairs of 64-bit words) and accumulates (count, 192-bit sum, 128-bit min
+ *     and max). Where the accumulators live is the launch's mode, chosen on
+ *     the host (ps_q_choose_mode):
+ *       PS_QMODE_PRIVATE (no GROUP BY): in the work-item's private memory,
+ *         then a tree reduction in local memory: one partial per work-group;
+ *       PS_QMODE_LOCAL (a small domain of groups): one table per work-group
+ *         in local memory, updated with 64-bit local atomics (exact and
+ *         order-independent, see ps_q_local_add), one partial table per
+ *         work-group;
+ *       PS_QMODE_ITEMS (domains too large for local memory): one table per
+ *         work-item in global memory (each selected row loads and stores its
+ *         group's accumulators), one partial table per work-item.
+ *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
+ *     partials (strided, then a tree in local memory) and merges the result
+ *     into acc.
+ * Every merge is exact (counts and 192-bit sums are order-independent, min
+ * and max too), so the result does not depend on the split.
  * Errors: the smallest chunk row holding a corrupt code goes to status[0],
  * the smallest whose value overflows to status[1] (atomic minimum; both start
  * at 0xFFFFFFFF); a corrupt code outranks an overflow (a row's codes are
@@ -31,10 +43,22 @@
 #include "ps_query_program.h"
 #endif
 
+/* Where pass 1 keeps its accumulators (see the top of this file). */
+#define PS_QMODE_PRIVATE 0u
+#define PS_QMODE_LOCAL 1u
+#define PS_QMODE_ITEMS 2u
+
+/* Accumulators in a work-group's local memory (16 KB): the tree reduction's
+ * slots (one per work-item: work-groups hold at most this many work-items)
+ * and PS_QMODE_LOCAL's table (groups x accumulators at most this many). */
+#define PS_Q_LOCAL_ACCS 256u
+
 /* Launch data of one chunk (host C, CUDA and OpenCL C read it alike). */
 typedef struct ps_qlaunch {
   ps_u64 rows;           /* rows of the chunk */
-  ps_u64 items;          /* work-items of pass 1 */
+  ps_u64 items;          /* work-items of pass 1 that take words (PS_QMODE_ITEMS: that own a table) */
+  ps_u64 mode;           /* PS_QMODE_* */
+  ps_u64 fits64;         /* 1: every value of every aggregate fits 62 bits (ps_q_values_fit64) */
   ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
   ps_u64 and_right;       /* bit i: WHERE instruction i starts the right operand of an AND */
   ps_u64 or_right;        /* bit i: ... of an OR */
@@ -244,24 +268,91 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return st[0];
 }
 
+/* ps_q_value where the host proved (ps_q_values_fit64) that every value the
+ * program can produce, intermediate ones included, is below 2^61 in
+ * magnitude: plain 64-bit arithmetic (unsigned, so that a NULL operand's
+ * meaningless value cannot overflow), no overflow to check. codes NULL: each
+ * column's code is read where the program names it (validity, then the code,
+ * checked: a corrupt one sets *corrupt and is recorded in status). */
+PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_vagg g, const ps_u64 *codes,
+                           ps_u32 valid, ps_u64 r, ps_u32 aligned, int *corrupt, PS_GLOBAL ps_u32 *status) {
+  ps_u64 st[PS_QMAX_STACK];
+  ps_u32 nul = 0; /* bit k: stack entry k is NULL */
+  int sp = 0;
+  for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
+    const ps_u32 op = p->insns[i].op, arg = p->insns[i].arg;
+    if (op == PS_VOP_COL) {
+      PS_CONST_MEM const ps_prog_col *c = &p->cols[arg];
+      ps_u32 ok = (valid >> arg) & 1u;
+      ps_u64 code = 0;
+      if (codes) {
+        code = codes[arg];
+      } else {
+        ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
+        if (ok) code = ps_q_code(B->data[arg], c->data_bytes, c->width, r, (aligned >> arg) & 1u);
+        if (ok && ((c->flags & PS_COLF_NO_CODES) || code > c->code_limit)) {
+          ps_atomic_min_u32(&status[0], (ps_u32)r);
+          *corrupt = 1;
+        }
+      }
+      st[sp] = c->reference + code;
+      nul = (nul & ~(1u << sp)) | ((ok ^ 1u) << sp);
+      ++sp;
+    } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
+      st[sp] = p->insns[i].lo;
+      nul = (nul & ~(1u << sp)) | ((ps_u32)(op == PS_VOP_NULL) << sp);
+      ++sp;
+    } else if (op == PS_VOP_SCALE) {
+      for (ps_u32 k = 0; k < arg; ++k) st[sp - 1] *= 10u;
+    } else if (op == PS_VOP_CASE) {
+      --sp;
+      if (!ps_q_bit(B->preds[arg], r)) {
+        st[sp - 1] = st[sp];
+        nul = (nul & ~(1u << (sp - 1))) | (((nul >> sp) & 1u) << (sp - 1));
+      }
+    } else {
+      --sp;
+      const ps_u64 a = st[sp - 1], b = st[sp];
+      st[sp - 1] = op == PS_VOP_ADD ? a + b : (op == PS_VOP_SUB ? a - b : a * b);
+      nul |= ((nul >> sp) & 1u) << (sp - 1);
+    }
+  }
+  ps_qval x;
+  x.v = ps_q_make(st[0], (ps_i64)st[0] < 0 ? ~(ps_u64)0 : 0);
+  x.null_ = (int)(nul & 1u);
+  x.overflow = 0;
+  return x;
+}
+
 /* Row r of the chunk, selected: its group and its aggregates' values
  * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
  * value that overflows: recorded in status). */
-PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *group,
-                   ps_qval *vals, PS_GLOBAL ps_u32 *status) {
-  ps_u64 codes[PS_MAX_COLS];
-  ps_u32 valid = 0;
+/* The codes of row r in every slot a value or key reads (codes[s], 0 where
+ * the row is null; *valid: bit s set where it is not). 0 when one is
+ * corrupt (recorded in status). */
+PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *codes,
+                         ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
+  ps_u32 v = 0;
   for (ps_u32 s = 0; s < p->n_cols; ++s) {
     codes[s] = 0;
     if (!((p->read_slots >> s) & 1u)) continue;
     if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
-    valid |= 1u << s;
+    v |= 1u << s;
     codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
     if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
     }
   }
+  *valid = v;
+  return 1;
+}
+
+PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
+                   ps_u64 *group, ps_qval *vals, PS_GLOBAL ps_u32 *status) {
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
   ps_u64 g = 0;
   for (ps_u32 k = 0; k < p->n_keys; ++k) {
     ps_u32 s = p->key_slot[k];
@@ -271,13 +362,35 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     ps_vagg va = p->aggs[a];
     if (va.count == 0) continue;
-    vals[a] = ps_q_value(p, B, va, codes, valid, r);
+    int corrupt = 0; /* codes already checked */
+    vals[a] = fits64 ? ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status)
+                     : ps_q_value(p, B, va, codes, valid, r);
     if (vals[a].overflow) {
       ps_atomic_min_u32(&status[1], (ps_u32)r);
       return 0;
     }
   }
   return 1;
+}
+
+/* The group of row r from its key columns alone; p->n_groups when a key's
+ * code is corrupt (recorded in status). */
+PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
+                            PS_GLOBAL ps_u32 *status) {
+  ps_u64 g = 0;
+  for (ps_u32 k = 0; k < p->n_keys; ++k) {
+    const ps_u32 s = p->key_slot[k];
+    ps_u64 code = (ps_u64)(p->key_domain[k] - 1);
+    if (!(p->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
+      code = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
+      if ((p->cols[s].flags & PS_COLF_NO_CODES) || code > p->cols[s].code_limit) {
+        ps_atomic_min_u32(&status[0], (ps_u32)r);
+        return p->n_groups;
+      }
+    }
+    g += code * p->key_stride[k];
+  }
+  return g;
 }
 
 /* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
@@ -294,25 +407,68 @@ PS_FN void ps_q_add_values(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, 
     if (p->aggs[a].count != 0 && !vals[a].null_) ps_q_acc_add(&acc[1 + a], vals[a].v);
 }
 
+/* A selected row where every value fits 64 bits (L->fits64: no overflow is
+ * possible): each aggregate's value goes straight into its accumulator
+ * acc[1 + a], with no array of values in between. 0 when a code is corrupt
+ * (recorded in status; nothing added). Counts are the caller's. */
+PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_qacc *acc,
+                         PS_GLOBAL ps_u32 *status) {
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    const ps_vagg va = p->aggs[a];
+    if (va.count == 0) continue;
+    int corrupt = 0; /* codes already checked */
+    const ps_qval x = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
+    if (!x.null_) ps_q_acc_add(&acc[1 + a], x.v);
+  }
+  return 1;
+}
+
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
 
-/* The codes of the 32 rows of result word w of a slot, into codes[32]
- * (rows outside `rows` get whatever the stream holds there, or zero past its
- * end; they are never used). The 32 rows are exactly the stream's 32-bit
- * words [w * width, w * width + width): each is loaded once. */
-PS_FN void ps_q_codes32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned, ps_u64 w,
-                        ps_u64 *codes) {
-  const ps_u32 width = c->width;
-  ps_u32 buf[66]; /* the width words, then zeros */
-  for (ps_u32 k = 0; k < width; ++k) buf[k] = ps_q_word32(d, c->data_bytes, w * width + k, aligned);
-  buf[width] = buf[width + 1] = 0;
-  const ps_u64 mask = width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << width) - 1);
-  for (ps_u32 j = 0; j < 32; ++j) {
-    ps_u32 bit = j * width, k = bit >> 5, sh = bit & 31;
-    ps_u64 v = ((ps_u64)buf[k] | ((ps_u64)buf[k + 1] << 32)) >> sh;
-    if (sh + width > 64) v |= (ps_u64)buf[k + 2] << (64 - sh);
-    codes[j] = width == 0 ? 0 : v & mask;
+/* The codes of the 32 rows of a result word of one slot, in row order,
+ * from registers only (no per-word array): at widths 0..32 a bit buffer
+ * refilled from the word's `width` consecutive 32-bit stream words, each
+ * loaded once; wider codes row by row (ps_q_code). Rows past the chunk get
+ * whatever the stream holds there, or zero past its end; they are never
+ * used. */
+typedef struct ps_q_reader {
+  PS_GLOBAL const ps_u8 *d;
+  ps_u64 size;
+  ps_u64 k;    /* next stream word (widths 0..32), or row (wider) */
+  ps_u64 buf;  /* unread bits, least significant first */
+  ps_u64 mask; /* the low `width` bits */
+  ps_u32 have; /* valid bits in buf */
+  ps_u32 width;
+  ps_u32 aligned;
+} ps_q_reader;
+
+PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned,
+                                 ps_u64 w) {
+  ps_q_reader r;
+  r.d = d;
+  r.size = c->data_bytes;
+  r.width = c->width;
+  r.aligned = aligned;
+  r.k = r.width <= 32 ? w * r.width : w * 32;
+  r.buf = 0;
+  r.have = 0;
+  r.mask = r.width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << r.width) - 1);
+  return r;
+}
+
+PS_FN ps_u64 ps_q_next(ps_q_reader *r) {
+  if (r->width > 32) return ps_q_code(r->d, r->size, r->width, r->k++, r->aligned);
+  if (r->have < r->width) { /* have < width <= 32: one word fills it */
+    r->buf |= (ps_u64)ps_q_word32(r->d, r->size, r->k++, r->aligned) << r->have;
+    r->have += 32;
   }
+  const ps_u64 v = r->buf & r->mask;
+  r->buf >>= r->width;
+  r->have -= r->width;
+  return v;
 }
 
 /* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
@@ -368,6 +524,29 @@ PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_p
   }
 }
 
+/* A leaf's result on one valid row with checked codes (before negation). */
+PS_FN ps_u32 ps_q_leaf_bit(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
+                           PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
+  if (in->op == PS_OP_RANGE) return in->lo <= code && code <= in->hi;
+  if (in->op == PS_OP_SET) {
+    ps_u64 k = in->aux_a + code;
+    return (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+  }
+  if (in->op == PS_OP_INLIST) {
+    for (ps_u64 i = 0; i < in->lo; ++i) {
+      PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
+      ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
+      if (first <= code && code <= last) return 1;
+    }
+    return 0;
+  }
+  return ps_q_cmpcol(in, ca, cb, B, code, code_b);
+}
+
+/* Live rows at most for which a leaf reads codes row by row rather than
+ * decoding the whole word (later leaves of a selective AND). */
+#define PS_Q_SPARSE_ROWS 6u
+
 /* A leaf on the live rows of word w: its (is_true, is_false) masks. Every
  * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
  * status[0]), as a filter does. */
@@ -382,51 +561,65 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
     *is_f = (known ^ neg) & live;
     return;
   }
-  ps_u64 codes[32], codes_b[32];
-  ps_q_codes32(ca, B->data[a], (aligned >> a) & 1u, w, codes);
-  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[in->col_b];
-  if (in->op == PS_OP_CMPCOL) {
-    known &= ps_q_valid32(cb, B->validity[in->col_b], w);
-    ps_q_codes32(cb, B->data[in->col_b], (aligned >> in->col_b) & 1u, w, codes_b);
-  }
+  const int cmpcol = in->op == PS_OP_CMPCOL, range = in->op == PS_OP_RANGE;
+  const ps_u32 bc = cmpcol ? in->col_b : a; /* only CMPCOL has a second column */
+  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[bc];
+  if (cmpcol) known &= ps_q_valid32(cb, B->validity[bc], w);
   /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
-  ps_u32 bad = 0;
-  for (ps_u32 j = 0; j < 32; ++j) {
-    bad |= (ps_u32)(codes[j] > ca->code_limit) << j;
-    if (in->op == PS_OP_CMPCOL) bad |= (ps_u32)(codes_b[j] > cb->code_limit) << j;
+  const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
+  ps_u32 bad = 0, x = 0;
+  if (ps_popc32(known) <= PS_Q_SPARSE_ROWS) { /* row by row, the known rows only */
+    ps_u32 rows = known;
+    while (rows != 0) {
+      const ps_u32 j = ps_ctz32(rows);
+      rows &= rows - 1;
+      const ps_u64 r = w * 32 + j;
+      const ps_u64 code = ps_q_code(B->data[a], ca->data_bytes, ca->width, r, (aligned >> a) & 1u);
+      const ps_u64 code_b = cmpcol ? ps_q_code(B->data[bc], cb->data_bytes, cb->width, r, (aligned >> bc) & 1u) : 0;
+      const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
+      bad |= b << j;
+      if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
+    }
+  } else if (range && ca->width <= 32) {
+    /* the commonest leaf, every row at once: one unsigned comparison per row
+     * (code - lo <= hi - lo), the code-limit test only where the width allows
+     * codes above the limit */
+    PS_GLOBAL const ps_u8 *d = B->data[a];
+    const ps_u32 width = ca->width, al = (aligned >> a) & 1u;
+    const ps_u64 mask = ((ps_u64)1 << width) - 1, lo = in->lo, span = in->hi - in->lo, limit = ca->code_limit;
+    const int check = limit < mask;
+    ps_u64 k = w * width, buf = 0;
+    ps_u32 have = 0;
+    for (ps_u32 j = 0; j < 32; ++j) {
+      if (have < width) { /* have < width <= 32: one word fills it */
+        buf |= (ps_u64)ps_q_word32(d, ca->data_bytes, k++, al) << have;
+        have += 32;
+      }
+      const ps_u64 code = buf & mask;
+      buf >>= width;
+      have -= width;
+      x |= (ps_u32)(code - lo <= span) << j;
+      if (check) bad |= (ps_u32)(code > limit) << j;
+    }
+    if (in->lo > in->hi) x = 0;
+    if (all_bad) bad = 0xFFFFFFFFu;
+  } else {
+    ps_q_reader ra = ps_q_reader_at(ca, B->data[a], (aligned >> a) & 1u, w);
+    ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], (aligned >> bc) & 1u, w);
+    for (ps_u32 j = 0; j < 32; ++j) {
+      const ps_u64 code = ps_q_next(&ra), code_b = cmpcol ? ps_q_next(&rb) : 0;
+      const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
+      bad |= b << j;
+      if (range) /* every row at once: no branch per row */
+        x |= (ps_u32)(in->lo <= code && code <= in->hi) << j;
+      else if (b == 0 && ((known >> j) & 1u))
+        x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
+    }
   }
-  if (ca->flags & PS_COLF_NO_CODES) bad = 0xFFFFFFFFu;
-  if (in->op == PS_OP_CMPCOL && (cb->flags & PS_COLF_NO_CODES)) bad = 0xFFFFFFFFu;
   bad &= known;
   if (bad != 0) {
     ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(bad)));
     known &= ~bad;
-  }
-  ps_u32 x = 0;
-  if (in->op == PS_OP_RANGE) { /* every row at once: no branch per row */
-    for (ps_u32 j = 0; j < 32; ++j) x |= (ps_u32)(in->lo <= codes[j] && codes[j] <= in->hi) << j;
-  } else {
-    ps_u32 rows = known;
-    while (rows != 0) {
-      ps_u32 j = ps_ctz32(rows);
-      rows &= rows - 1;
-      ps_u64 code = codes[j];
-      ps_u32 bit;
-      if (in->op == PS_OP_SET) {
-        ps_u64 k = in->aux_a + code;
-        bit = (B->where_aux[k >> 5] >> (k & 31)) & 1u;
-      } else if (in->op == PS_OP_INLIST) {
-        bit = 0;
-        for (ps_u64 i = 0; i < in->lo && !bit; ++i) {
-          PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
-          ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
-          bit = first <= code && code <= last;
-        }
-      } else {
-        bit = ps_q_cmpcol(in, ca, cb, B, code, codes_b[j]);
-      }
-      x |= bit << j;
-    }
   }
   if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
   *is_t = x & known;
@@ -476,42 +669,45 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM con
   return is_t[0] & all;
 }
 
-/* Pass 1 for one work-item. Without GROUP BY its accumulators stay in
- * private memory until the end; with groups each row's group is loaded,
- * updated and stored. */
-PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
-                         PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item, PS_GLOBAL ps_qacc *part,
-                         PS_GLOBAL ps_u32 *status) {
+/* The selected rows of word w: the WHERE program's TRUE rows among the
+ * chunk's rows. */
+PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
+                           ps_u64 w, PS_GLOBAL ps_u32 *status) {
+  ps_u32 sel = 0xFFFFFFFFu;
+  if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
+  if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
+  return sel;
+}
+
+/* Whether a selected row's columns are read at all (not for COUNT(*) alone). */
+PS_FN int ps_q_reads(PS_CONST_MEM const ps_vprog *p) {
+  int reads = p->n_groups > 1;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
+  return reads;
+}
+
+/* PS_QMODE_ITEMS, for one work-item (`item` < L->items owns
+ * part[item * n_groups * n_accs ...]): each row's group is loaded, updated
+ * and stored in global memory. */
+PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
+                               PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
   if (item >= L->items) return;
   const ps_u32 n_accs = p->n_accs;
   const ps_u64 n_acc = (ps_u64)p->n_groups * n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
   ps_qacc acc[PS_QMAX_AGGS + 1];
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
-  const int grouped = p->n_groups > 1;
-  int reads = grouped; /* whether a selected row's columns are read at all */
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
-  if (grouped)
-    for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
+  for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = item; w < words; w += L->items) {
-    ps_u32 sel = 0xFFFFFFFFu;
-    if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-    if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
-    if (!grouped) { /* counts by the word */
-      ps_q_add_counts(p, ps_popc32(sel), acc);
-      if (!reads) continue;
-    }
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
-      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, w * 32 + j, &g, vals, status)) continue;
-      if (!grouped) {
-        ps_q_add_values(p, vals, acc);
-        continue;
-      }
+      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, (ps_u32)L->fits64, w * 32 + j, &g, vals, status)) continue;
       PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
       for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
       ps_q_add_counts(p, 1, acc);
@@ -519,16 +715,276 @@ PS_FN void ps_q_partials(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_p
       for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
     }
   }
-  if (!grouped)
-    for (ps_u32 i = 0; i < n_accs; ++i) mine[i] = acc[i];
 }
 
-/* Pass 2: accumulator i of the chunk, merged over the items in order. */
-PS_FN void ps_q_merge(ps_u64 i, ps_u64 n_acc, ps_u64 items, PS_GLOBAL const ps_qacc *part, PS_GLOBAL ps_qacc *acc) {
-  if (i >= n_acc) return;
-  ps_qacc x = acc[i];
-  for (ps_u64 t = 0; t < items; ++t) ps_q_acc_merge(&x, part[t * n_acc + i]);
-  acc[i] = x;
+/* Tree reduction of lacc[0 .. lsize) into lacc[0] (lsize a power of two;
+ * every work-item of the group calls it, after a barrier). */
+PS_FN void ps_q_tree(PS_LOCAL ps_qacc *lacc, ps_u32 lid, ps_u32 lsize) {
+  for (ps_u32 s = lsize / 2; s > 0; s >>= 1) {
+    if (lid < s) {
+      ps_qacc x = lacc[lid];
+      ps_q_acc_merge(&x, lacc[lid + s]);
+      lacc[lid] = x;
+    }
+    PS_BARRIER();
+  }
 }
+
+/* PS_QMODE_PRIVATE (no GROUP BY): private accumulators, counts by the word,
+ * then one partial per work-group: part[group * n_accs ...]. */
+PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                                 PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                                 ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                                 PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = p->n_accs;
+  ps_qacc acc[PS_QMAX_AGGS + 1];
+  for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
+  const int reads = ps_q_reads(p);
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    ps_q_add_counts(p, ps_popc32(sel), acc);
+    if (!reads) continue;
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      ps_u32 j = ps_ctz32(sel);
+      sel &= sel - 1;
+      if (L->fits64) {
+        ps_q_row_add64(p, B, (ps_u32)L->data_aligned, w * 32 + j, acc, status);
+        continue;
+      }
+      ps_u64 g = 0;
+      ps_qval vals[PS_QMAX_AGGS];
+      if (ps_q_row(p, B, (ps_u32)L->data_aligned, 0u, w * 32 + j, &g, vals, status)) ps_q_add_values(p, vals, acc);
+    }
+  }
+  for (ps_u32 i = 0; i < n_accs; ++i) {
+    lacc[lid] = acc[i];
+    PS_BARRIER();
+    ps_q_tree(lacc, lid, lsize);
+    if (lid == 0) part[group * n_accs + i] = lacc[0];
+    PS_BARRIER();
+  }
+}
+
+/* PS_QMODE_LOCAL: one table per work-group in local memory. Its entries hold
+ * count and the 192-bit sum as usual, and min and max as 64-bit signed
+ * values in min_lo / max_lo (every value fits: L->fits64), starting at
+ * INT64_MAX / INT64_MIN, which no value reaches. */
+#define PS_Q_I64_MAX 0x7FFFFFFFFFFFFFFFull
+#define PS_Q_I64_MIN 0x8000000000000000ull
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* Merges x (a work-item's accumulator of one word's rows of one group;
+ * values: an aggregate with a value, whose min and max fit 64 bits) into a
+ * local table entry. The sum is exact whatever the order: each 64-bit atomic
+ * add reports its own wrap-around (the carry), which another atomic add puts
+ * into the next word, so every carry is counted once. Min and max read the
+ * entry first and skip the atomic when it cannot change it (min only
+ * decreases, max only increases). */
+PS_FN void ps_q_local_merge(PS_LOCAL ps_qacc *a, const ps_qacc *x, int values) {
+  if (x->count == 0) return;
+  ps_local_add_u64(&a->count, x->count);
+  if (!values) return;
+  ps_u64 old = ps_local_add_u64(&a->sum0, x->sum0);
+  const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
+  ps_u64 c2 = 0;
+  if (x->sum1 != 0) {
+    old = ps_local_add_u64(&a->sum1, x->sum1);
+    c2 += old + x->sum1 < old ? 1 : 0;
+  }
+  if (c1 != 0) {
+    old = ps_local_add_u64(&a->sum1, c1);
+    c2 += old + c1 < old ? 1 : 0;
+  }
+  if (x->sum2 + c2 != 0) ps_local_add_u64(&a->sum2, x->sum2 + c2);
+  const ps_i64 mn = (ps_i64)x->min_lo, mx = (ps_i64)x->max_lo;
+  if (mn < (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->min_lo) ps_local_min_i64(&a->min_lo, mn);
+  if (mx > (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->max_lo) ps_local_max_i64(&a->max_lo, mx);
+}
+
+/* Each word's selected rows are taken one group at a time: the rows of the
+ * first remaining row's group, one aggregate at a time into a private
+ * accumulator, merged into the table once (a few merges per word instead
+ * of one per row). */
+PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                               PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = p->n_accs, n_acc = p->n_groups * n_accs;
+  for (ps_u32 i = lid; i < n_acc; i += lsize) {
+    ps_qacc x;
+    ps_q_acc_init(&x);
+    x.min_lo = PS_Q_I64_MAX;
+    x.max_lo = PS_Q_I64_MIN;
+    lacc[i] = x;
+  }
+  PS_BARRIER();
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    const ps_u32 aligned = (ps_u32)L->data_aligned;
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+      ps_u32 mine = 0, rest = sel;
+      sel = 0;
+      while (rest != 0) {
+        const ps_u32 j = ps_ctz32(rest);
+        rest &= rest - 1;
+        if (ps_q_key_group(p, B, aligned, w * 32 + j, status) == g0)
+          mine |= 1u << j;
+        else
+          sel |= 1u << j; /* a later round's */
+      }
+      if (g0 >= p->n_groups) continue; /* corrupt keys, recorded */
+      PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
+      const ps_u32 n = ps_popc32(mine);
+      ps_local_add_u64(&ga[0].count, n);
+      /* one aggregate at a time over the group's rows: its accumulator stays
+       * in registers (a row with a corrupt code fails the whole run, so
+       * what it added does not matter) */
+      for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+        const ps_vagg va = p->aggs[a];
+        if (va.count == 0) {
+          ps_local_add_u64(&ga[1 + a].count, n);
+          continue;
+        }
+        ps_qacc x;
+        ps_q_acc_init(&x);
+        for (ps_u32 rows = mine; rows != 0; rows &= rows - 1) {
+          int corrupt = 0;
+          const ps_qval v = ps_q_value64(p, B, va, 0, 0u, w * 32 + ps_ctz32(rows), aligned, &corrupt, status);
+          if (!corrupt && !v.null_) ps_q_acc_add(&x, v.v);
+        }
+        ps_q_local_merge(&ga[1 + a], &x, 1);
+      }
+    }
+  }
+  PS_BARRIER();
+  for (ps_u32 i = lid; i < n_acc; i += lsize) {
+    ps_qacc x = lacc[i];
+    if (x.min_lo == PS_Q_I64_MAX) { /* never set: the usual initial value */
+      x.min_lo = PS_QACC_MIN_INIT_LO;
+      x.min_hi = PS_QACC_MIN_INIT_HI;
+    } else {
+      x.min_hi = (ps_i64)x.min_lo < 0 ? ~(ps_u64)0 : 0;
+    }
+    if (x.max_lo == PS_Q_I64_MIN) {
+      x.max_lo = PS_QACC_MAX_INIT_LO;
+      x.max_hi = PS_QACC_MAX_INIT_HI;
+    } else {
+      x.max_hi = (ps_i64)x.max_lo < 0 ? ~(ps_u64)0 : 0;
+    }
+    part[group * n_acc + i] = x;
+  }
+}
+#endif
+
+/* Pass 1 for work-item lid of work-group `group` (lsize work-items, a power
+ * of two at most PS_Q_LOCAL_ACCS; lacc: PS_Q_LOCAL_ACCS accumulators of
+ * local memory). The mode is the same for the whole launch, so every
+ * work-item of a group reaches the same barriers. */
+PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                      PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid, ps_u32 lsize,
+                      PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+  if (L->mode == PS_QMODE_PRIVATE) {
+    ps_q_partials_private(p, wp, L, B, group, lid, lsize, lacc, part, status);
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+  } else if (L->mode == PS_QMODE_LOCAL) {
+    ps_q_partials_local(p, wp, L, B, group, lid, lsize, lacc, part, status);
+#endif
+  } else {
+    ps_q_partials_items(p, wp, L, B, group * lsize + lid, part, status);
+  }
+}
+
+/* Pass 2 for work-item lid of work-group i (lsize work-items, a power of two
+ * at most PS_Q_LOCAL_ACCS): accumulator i of the chunk, reduced over the
+ * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. */
+PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, PS_GLOBAL const ps_qacc *part,
+                      PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
+  ps_qacc x;
+  ps_q_acc_init(&x);
+  for (ps_u64 t = lid; t < parts; t += lsize) ps_q_acc_merge(&x, part[t * n_acc + i]);
+  lacc[lid] = x;
+  PS_BARRIER();
+  ps_q_tree(lacc, lid, lsize);
+  if (lid == 0) {
+    ps_qacc y = acc[i];
+    ps_q_acc_merge(&y, lacc[0]);
+    acc[i] = y;
+  }
+}
+
+/* ---- host: choosing the launch ------------------------------------------------- */
+
+#if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)
+/* Interval arithmetic over a value program: 1 if every value it can produce
+ * on rows whose codes are valid (at most the slots' code limits), every
+ * intermediate one included, lies within +-2^61 (doubles with a wide
+ * margin: their rounding cannot hide a factor of two). */
+static inline int ps_q_values_fit64(const ps_vprog *p) {
+  const double bound = 2305843009213693952.0; /* 2^61 */
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    const ps_vagg g = p->aggs[a];
+    double lo[PS_QMAX_STACK], hi[PS_QMAX_STACK];
+    int sp = 0;
+    for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
+      const ps_vinsn *in = &p->insns[i];
+      double l = 0, h = 0;
+      if (in->op == PS_VOP_COL) {
+        const ps_prog_col *c = &p->cols[in->arg];
+        l = c->kind == PS_KIND_UNSIGNED ? (double)c->reference : (double)(ps_i64)c->reference;
+        h = l + (double)c->code_limit;
+      } else if (in->op == PS_VOP_CONST) {
+        if (in->hi != ((ps_i64)in->lo < 0 ? ~(ps_u64)0 : 0)) return 0;
+        l = h = (double)(ps_i64)in->lo;
+      } else if (in->op == PS_VOP_NULL) {
+        l = h = 0;
+      } else if (in->op == PS_VOP_SCALE) {
+        if (sp < 1) return 0;
+        --sp;
+        double f = 1;
+        for (ps_u32 k = 0; k < in->arg; ++k) f *= 10;
+        l = lo[sp] * f;
+        h = hi[sp] * f;
+      } else {
+        if (sp < 2) return 0;
+        sp -= 2;
+        const double al = lo[sp], ah = hi[sp], bl = lo[sp + 1], bh = hi[sp + 1];
+        if (in->op == PS_VOP_ADD) {
+          l = al + bl;
+          h = ah + bh;
+        } else if (in->op == PS_VOP_SUB) {
+          l = al - bh;
+          h = ah - bl;
+        } else if (in->op == PS_VOP_MUL) {
+          const double q[4] = {al * bl, al * bh, ah * bl, ah * bh};
+          l = h = q[0];
+          for (int k = 1; k < 4; ++k) {
+            l = q[k] < l ? q[k] : l;
+            h = q[k] > h ? q[k] : h;
+          }
+        } else { /* CASE: either branch */
+          l = al < bl ? al : bl;
+          h = ah > bh ? ah : bh;
+        }
+      }
+      if (sp >= PS_QMAX_STACK || !(l >= -bound && h <= bound)) return 0;
+      lo[sp] = l;
+      hi[sp] = h;
+      ++sp;
+    }
+  }
+  return 1;
+}
+
+/* The mode of pass 1 (see the top of this file); local_atomics: the device
+ * has 64-bit atomics on local memory. */
+static inline ps_u32 ps_q_choose_mode(const ps_vprog *p, int fits64, int local_atomics) {
+  if (p->n_groups <= 1) return PS_QMODE_PRIVATE;
+  if (fits64 && local_atomics && (ps_u64)p->n_groups * p->n_accs <= PS_Q_LOCAL_ACCS) return PS_QMODE_LOCAL;
+  return PS_QMODE_ITEMS;
+}
+#endif
 
 #endif /* PS_QUERY_KERNELS_H */

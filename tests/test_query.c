@@ -12,8 +12,9 @@
  *    overflow of a row's value and of a final sum, a sum whose partial sums
  *    pass 38 digits but whose total does not, AVG rounding half away from
  *    zero, NULL groups last, unsorted dictionary keys in string order, too
- *    many groups (PS_ERR_LIMIT), corrupt codes, validation errors, and
- *    ps_datum_format.
+ *    many groups (PS_ERR_LIMIT), corrupt codes, validation errors,
+ *    sums whose 64-bit words wrap (grouped and not, and beyond 64-bit
+ *    values), and ps_datum_format.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -525,6 +526,39 @@ static void edge_cases(ps_context *ctx) {
     CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
     CHECK(res == NULL);
+    /* the same grouped by a small key (a device keeps such a domain in
+     * work-group memory and reads the values an aggregate at a time) */
+    q.n_keys = 1;
+    q.keys[0] = z;
+    th_case("corrupt, grouped");
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+    CHECK(res == NULL);
+    q.n_keys = 0;
+    /* a corrupt code in a small key: a dictionary of 3 strings, code 3 */
+    {
+      tstrs abc = {0};
+      tstrs_push(&abc, "a", 1);
+      tstrs_push(&abc, "b", 1);
+      tstrs_push(&abc, "c", 1);
+      uint64_t kc[M] = {0};
+      kc[33] = 3;
+      int kd = tr_add(&tr, tcol_dict(&abc, 1, 0, PS_TYPE_UINT8, M, 2, 0, kc, NULL, NULL));
+      tstrs_free(&abc);
+      oquery g;
+      memset(&g, 0, sizeof g);
+      g.n_keys = 1;
+      g.keys[0] = kd;
+      g.n_aggs = 2;
+      g.kinds[0] = PS_AGG_COUNT_STAR;
+      g.kinds[1] = PS_AGG_SUM;
+      g.vals[1] = col_node(z);
+      th_case("corrupt key, grouped");
+      CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &g, &res), PS_ERR_CORRUPT_DATA);
+      CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
+      CHECK(res == NULL);
+      oq_free(&g);
+    }
     /* not read where the WHERE drops the row */
     q.where = on_cmp(z, PS_LT, ps_lit_int(0));
     CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
@@ -652,6 +686,54 @@ static void key_order(ps_context *ctx, th_rng *r) {
   tr_clear(&tr);
 }
 
+/* Sums whose 64-bit words wrap many times: values of +-2^60 over thousands of
+ * rows, grouped by a key of 4 codes and NULL (a device keeps such a small
+ * domain in work-group memory and adds with carries between 64-bit words),
+ * ungrouped, and times 16 (beyond 64 bits: exact 128-bit arithmetic). */
+static void wide_sums(ps_context *ctx, th_rng *r) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  enum { N = 4000 };
+  uint64_t *codes = malloc(N * sizeof *codes), *keys = malloc(N * sizeof *keys);
+  CHECK(codes && keys);
+  if (!codes || !keys) {
+    free(codes);
+    free(keys);
+    tr_clear(&tr);
+    return;
+  }
+  for (int i = 0; i < N; i++) codes[i] = th_u64(r) >> 3, keys[i] = th_below(r, 4);
+  uint8_t *val = tcol_random_validity(r, N, TN_FEW), *kval = tcol_random_validity(r, N, TN_FEW);
+  int v = tr_add(&tr, int_col(PS_TYPE_INT64, N, 61, -((int64_t)1 << 60), codes, val));
+  int k = tr_add(&tr, int_col(PS_TYPE_UINT8, N, 2, 0, keys, kval));
+  free(val);
+  free(kval);
+  free(codes);
+  free(keys);
+  CHECK(v >= 0 && k >= 0);
+  static const ps_agg_kind kinds[6] = {PS_AGG_COUNT_STAR, PS_AGG_COUNT, PS_AGG_SUM,
+                                       PS_AGG_MIN,        PS_AGG_MAX,   PS_AGG_AVG};
+  for (int variant = 0; variant < 4; variant++) {
+    oquery q;
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 6;
+    for (int i = 0; i < 6; i++) {
+      q.kinds[i] = kinds[i];
+      if (i == 0) continue;
+      q.vals[i] = variant == 3 ? arith_node(PS_MUL, col_node(v), const_node(16, 0)) : col_node(v);
+    }
+    q.n_keys = variant == 1 ? 0 : 1;
+    q.keys[0] = k;
+    if (variant == 2) q.where = on_cmp(v, PS_LT, ps_lit_int(0)); /* negative values only */
+    static const char *const names[4] = {"wide sums, grouped", "wide sums", "wide negative sums, grouped",
+                                         "wide sums x16, grouped"};
+    th_case("%s", names[variant]);
+    check_query(&tr, ctx, tr.h, N, &q, names[variant]);
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
+
 static void format_cases(void) {
   struct {
     ti128 v;
@@ -688,6 +770,7 @@ int main(int argc, char **argv) {
     edge_cases(ctx);
     key_order(ctx, &th.rng);
     empty_dictionary_key(ctx);
+    wide_sums(ctx, &th.rng);
     static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
     for (unsigned t = 0; t < 6 * th.scale; t++)

@@ -339,18 +339,41 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
 
 /* ---- queries ----------------------------------------------------------------------- */
 
-/* Partial accumulators of pass 1, at most (bytes), and its work-items at most. */
+/* PS_QMODE_ITEMS: partial accumulators of pass 1, at most (bytes), and its
+ * work-items at most. */
 #define PS_CUDA_QUERY_PARTIAL_BYTES ((uint64_t)64 << 20)
 #define PS_CUDA_QUERY_MAX_ITEMS 65536u
+
+/* Pass 1's work-items and pass 2's partials per accumulator, for a chunk of
+ * `words` result words in `mode` (called with the backend's device current). */
+static ps_status query_geometry(ps_backend *be, uint32_t mode, uint64_t n_acc, uint64_t words, uint64_t *items,
+                                uint64_t *parts) {
+  if (mode == PS_QMODE_ITEMS) {
+    uint64_t n = PS_CUDA_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
+    if (n > PS_CUDA_QUERY_MAX_ITEMS) n = PS_CUDA_QUERY_MAX_ITEMS;
+    if (n > words) n = words;
+    if (n == 0) n = 1;
+    *items = *parts = n;
+    return PS_OK;
+  }
+  unsigned grid = 1;
+  ps_status st = ps_cuda_status(be->ctx, ps_cuda_query_grid(&grid), "sizing the query grid", false);
+  if (st != PS_OK) return st;
+  uint64_t blocks = grid;
+  if (blocks > (words + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK)
+    blocks = (words + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK;
+  if (blocks == 0) blocks = 1;
+  *items = blocks * PS_CUDA_QUERY_BLOCK;
+  *parts = blocks;
+  return PS_OK;
+}
 
 ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   if (a->rows == 0 || a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "query: chunk rows", a->rows);
   const ps_vprog *prog = a->prog;
   const uint64_t n_acc = (uint64_t)prog->n_groups * prog->n_accs, words = (a->rows + 31) / 32;
-  uint64_t items = PS_CUDA_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
-  if (items > PS_CUDA_QUERY_MAX_ITEMS) items = PS_CUDA_QUERY_MAX_ITEMS;
-  if (items > words) items = words;
-  if (items == 0) items = 1;
+  const int fits64 = ps_q_values_fit64(prog);
+  const uint32_t mode = ps_q_choose_mode(prog, fits64, 1);
 
   /* about 4.7 KB: on the heap, not the stack */
   ps_cuda_query_params *p = ps_host_alloc(be->ctx, sizeof *p);
@@ -358,7 +381,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   memset(p, 0, sizeof *p);
   p->prog = *prog;
   p->launch.rows = a->rows;
-  p->launch.items = items;
+  p->launch.mode = mode;
+  p->launch.fits64 = (uint64_t)fits64;
   p->launch.has_where = a->where_prog != NULL;
   if (a->where_prog) {
     p->where_prog = *a->where_prog;
@@ -379,7 +403,9 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     ps_host_free(be->ctx, p);
     return st;
   }
-  st = ensure_workspace(be, (size_t)(p->launch.items * n_acc * sizeof(ps_qacc)));
+  uint64_t parts = 0;
+  st = query_geometry(be, mode, n_acc, words, &p->launch.items, &parts);
+  if (st == PS_OK) st = ensure_workspace(be, (size_t)(parts * n_acc * sizeof(ps_qacc)));
   if (st == PS_OK) {
     p->status = (uint32_t *)be->select_ws;
     p->part = (ps_qacc *)kernel_workspace(be);
@@ -387,7 +413,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
                         false);
   }
   if (st == PS_OK)
-    st = ps_cuda_status(be->ctx, ps_cuda_launch_query(p, n_acc, (ps_qacc *)devptr(a->acc), be->stream),
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_query(p, n_acc, parts, (ps_qacc *)devptr(a->acc), be->stream),
                         "launching the query kernels", false);
   if (st == PS_OK) st = read_results(be, 8);
   ps_cuda_leave(be, prev);

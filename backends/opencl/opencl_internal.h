@@ -159,8 +159,9 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out);
 /* LIKE over a dictionary (like.cl), built on first use. */
 ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);
-/* Queries (query.cl over kernels_shared/ps_query_kernels.h), built on first use. */
-ps_status ps_cl_query_program(ps_backend *be, const ps_cl_cached **out);
+/* Queries (query.cl over kernels_shared/ps_query_kernels.h), built on first use;
+ * local_atomics: whether the build has 64-bit local atomics (PS_Q_INT64_ATOMICS). */
+ps_status ps_cl_query_program(ps_backend *be, int *local_atomics, const ps_cl_cached **out);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call

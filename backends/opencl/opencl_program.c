@@ -295,11 +295,23 @@ ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out) {
   return cached_program(be, options, "", BUILD_LIKE, 0, out);
 }
 
-ps_status ps_cl_query_program(ps_backend *be, const ps_cl_cached **out) {
-  char options[160];
+/* Whether the device has 64-bit atomics on local memory (queries' GROUP BY
+ * tables in local memory need add, min and max). */
+static int has_int64_atomics(const ps_backend *be) {
+  char ext[4096];
+  size_t size = 0;
+  if (clGetDeviceInfo(be->device, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, &size) != CL_SUCCESS) return 0;
+  ext[size < sizeof ext ? size : sizeof ext - 1] = '\0';
+  return strstr(ext, "cl_khr_int64_base_atomics") != NULL && strstr(ext, "cl_khr_int64_extended_atomics") != NULL;
+}
+
+ps_status ps_cl_query_program(ps_backend *be, int *local_atomics, const ps_cl_cached **out) {
+  char options[192];
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
-  snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1"); /* its own cache key */
+  *local_atomics = has_int64_atomics(be);
+  snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1%s", /* its own cache key */
+           *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "");
   return cached_program(be, options, "", BUILD_QUERY, 0, out);
 }
 

@@ -1,16 +1,21 @@
 /* Queries (core/backend.h ps_query_args): the two passes of
- * kernels_shared/ps_query_kernels.h through query.cl's entry points, and one
- * synchronization per chunk (for the status words). */
+ * kernels_shared/ps_query_kernels.h through query.cl's entry points (pass 1
+ * in the mode ps_q_choose_mode picks, pass 2 one work-group per
+ * accumulator), and one synchronization per chunk (for the status words). */
 #include <string.h>
 
 #include "opencl_internal.h"
 #include "ps_query_kernels.h"
 
-/* Partial accumulators of pass 1 in device memory, at most (bytes), and
- * work-items of pass 1 at most, per kind of device. */
+/* PS_QMODE_ITEMS: partial accumulators of pass 1 in device memory, at most
+ * (bytes), and work-items of pass 1 at most, per kind of device. */
 #define PS_CL_QUERY_PARTIAL_BYTES (UINT64_C(64) << 20)
 #define PS_CL_QUERY_ITEMS_GPU 16384u
 #define PS_CL_QUERY_ITEMS_CPU 256u
+/* The other modes: work-groups of pass 1 per compute unit. */
+#define PS_CL_QUERY_GROUPS_PER_CU 8u
+
+_Static_assert(PS_CL_WORK_GROUP <= PS_Q_LOCAL_ACCS, "query work-groups reduce in PS_Q_LOCAL_ACCS local slots");
 
 static cl_mem or_dummy(const ps_backend *be, ps_devmem m) { return m.handle ? (cl_mem)m.handle : be->dummy; }
 
@@ -19,18 +24,40 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: chunk rows (%llu)", (unsigned long long)a->rows);
   const ps_cl_cached *prog;
-  PS_CL_TRY(ps_cl_query_program(be, &prog));
+  int local_atomics = 0;
+  PS_CL_TRY(ps_cl_query_program(be, &local_atomics, &prog));
 
   const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
-  uint64_t items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
-  const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
-  if (items > cap) items = cap;
-  if (items > words) items = words;
-  if (items == 0) items = 1;
+  const int fits64 = ps_q_values_fit64(p);
+  const uint32_t mode = ps_q_choose_mode(p, fits64, local_atomics);
+  const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
+  uint64_t items, parts, global;
+  if (mode == PS_QMODE_ITEMS) {
+    items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
+    const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
+    if (items > cap) items = cap;
+    if (items > words) items = words;
+    if (items == 0) items = 1;
+    parts = items;
+    global = items;
+  } else {
+    cl_uint units = 1;
+    if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
+        units == 0)
+      units = 1;
+    uint64_t groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
+    if (groups > (words + wg - 1) / wg) groups = (words + wg - 1) / wg;
+    if (groups == 0) groups = 1;
+    items = groups * wg;
+    parts = groups;
+    global = items;
+  }
   ps_qlaunch L;
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
   L.items = items;
+  L.mode = mode;
+  L.fits64 = (uint64_t)fits64;
   L.has_where = a->where_prog != NULL;
   ps_program where_prog;
   memset(&where_prog, 0, sizeof where_prog);
@@ -55,7 +82,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
   if (st == PS_OK) st = ps_cl_upload(be, &where_prog, sizeof where_prog, "query WHERE program", &where_buf);
   if (st == PS_OK) st = ps_cl_upload(be, &L, sizeof L, "query launch", &launch);
-  if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(L.items * n_acc * sizeof(ps_qacc)), &part);
+  if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(parts * n_acc * sizeof(ps_qacc)), &part);
   if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
@@ -83,19 +110,19 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   }
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
-  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)L.items);
+  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global);
   /* pass 2 */
   cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
-  const cl_ulong n_acc_arg = n_acc, items_arg = L.items;
+  const cl_ulong n_acc_arg = n_acc, parts_arg = parts;
   cl_mem acc = (cl_mem)a->acc.handle;
   if (a->acc.offset != 0 && st == PS_OK)
     st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: accumulators at offset %llu",
                           (unsigned long long)a->acc.offset);
   if (st == PS_OK) st = ps_cl_set_arg(be, m, 0, sizeof n_acc_arg, &n_acc_arg);
-  if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof items_arg, &items_arg);
+  if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof parts_arg, &parts_arg);
   if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
   if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
-  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_MERGE, (size_t)n_acc);
+  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(n_acc * prog->work_group[PS_CL_QUERY_MERGE]));
   cl_uint status[2] = {0, 0};
   if (st == PS_OK) {
     cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
