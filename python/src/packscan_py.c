@@ -53,8 +53,10 @@ PS_PY_API int ps_py_where(ps_context *ctx, const ps_arrow_table *table, const ch
   shell.ncols = (uint32_t)ncols;
   shell.cols = cols;
   if (expr_parse(src, len, &arena, &tree, &e) != 0) goto done;
-  /* Every column already exists, so the binder never creates one. */
-  bind_env env = {ctx, &shell, pcols};
+  /* Every column already exists, so the binder never creates one; decimal
+   * columns are PS_TYPE_DECIMAL already, so they are also the binder's exact
+   * decimal views (literals compare with them in code space). */
+  bind_env env = {ctx, &shell, pcols, pcols};
   if (expr_bind(&env, tree, out, &e) != 0) goto done;
   rc = 0;
 done:
