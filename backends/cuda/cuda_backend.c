@@ -346,9 +346,9 @@ static ps_status checked_params(ps_backend *be, const ps_eval_args *a, ps_cuda_e
   return st == PS_OK ? fill_params(be, a, p) : st;
 }
 
-/* Whether [a, a + n) and [b, b + n) are the same bytes or share none. */
-static int same_or_apart(const uint8_t *a, const uint8_t *b, uint64_t n) {
-  return a == b || (uintptr_t)a + n <= (uintptr_t)b || (uintptr_t)b + n <= (uintptr_t)a;
+/* Whether [a, a + na) and [b, b + nb) share no byte. */
+static int apart(const uint8_t *a, uint64_t na, const uint8_t *b, uint64_t nb) {
+  return (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
 }
 
 /* The one-leaf program's leaf and column when the program is one `op`
@@ -360,9 +360,9 @@ static int same_or_apart(const uint8_t *a, const uint8_t *b, uint64_t n) {
  * bitmap rides in the validity slot: the fast kernels AND the validity word
  * into the result and check codes only where it is set, which is exactly a
  * refinement's rule (rows outside the input selection are not evaluated).
- * Each kernel reads a validity word before it writes the result word of the
- * same rows, so an in-place refinement (selection and bitmap the same bytes)
- * is safe; partly overlapping ones take the general kernel. A byte mask
+ * The fast kernels read validity through the read-only data path (__ldg,
+ * cp.async), so the selection must not overlap the bitmap or the mask they
+ * write: an in-place refinement takes the general kernel. A byte mask
  * (ps_filter_mask*) is written by the direct kernel only (RANGE on widths 1,
  * 2, 4, 8, 16); elsewhere the general kernel writes it. */
 static int one_leaf(const ps_cuda_eval_params *p, const ps_eval_args *a, uint32_t op, ps_cuda_range_params *rp,
@@ -377,10 +377,9 @@ static int one_leaf(const ps_cuda_eval_params *p, const ps_eval_args *a, uint32_
   uint64_t validity_bytes = col->validity_bytes;
   if (p->selection_in) {
     const uint64_t sel_bytes = ((uint64_t)p->rows + 7) / 8;
-    if (validity || (p->bitmap && !same_or_apart(p->selection_in, p->bitmap, sel_bytes))) return 0;
-    if (p->mask && (uintptr_t)p->selection_in + sel_bytes > (uintptr_t)p->mask &&
-        (uintptr_t)p->mask + p->rows > (uintptr_t)p->selection_in)
-      return 0; /* a mask over its own input selection */
+    if (validity || (p->bitmap && !apart(p->selection_in, sel_bytes, p->bitmap, sel_bytes)) ||
+        (p->mask && !apart(p->selection_in, sel_bytes, p->mask, p->rows)))
+      return 0;
     validity = p->selection_in;
     validity_bytes = sel_bytes;
   }
