@@ -149,8 +149,8 @@ __global__ void __launch_bounds__(kBlock)
  * reduce_rows spends a thread and a 64-bit bounded code extraction per row,
  * adds every code into a 128-bit sum, and issues one dependent 4-byte load
  * at a time: it ran at about a tenth of the copy bandwidth. Here a warp
- * loads a tile's 32w stream words with w coalesced loads per lane, all in
- * flight at once, stages them in shared memory, and then lane l takes row l
+ * copies a tile's 32w stream words into shared memory (16-byte cp.async,
+ * all in flight at once), and then lane l takes row l
  * of each of the tile's 32 result words: its code starts at the same bit
  * (l*w mod 32) of word j*w + (l*w)/32 for every j, so a code is two shared
  * loads (a window of at most 33 consecutive words across the warp: no bank
