@@ -94,6 +94,9 @@ typedef struct ps_cuda_range_params {
   const uint32_t *set;
   uint32_t set_shift;
   uint32_t set_words;
+  /* A byte mask (rows bytes, 1 = selected), or NULL; written by the direct
+   * kernel only (widths 1, 2, 4, 8, 16: the host sends no other). */
+  uint8_t *mask;
 } ps_cuda_range_params;
 
 /* Enqueues the fast path on stream with at most max_blocks blocks. */
@@ -210,18 +213,21 @@ typedef struct ps_cuda_reduce_params {
   const uint8_t *validity;    /* read when col.flags has PS_COLF_VALIDITY */
   const uint8_t *selection;   /* ceil(rows/8) bytes, or NULL: every row */
   uint64_t *result;           /* device, PS_CUDA_REDUCE_RESULT_WORDS words */
+  unsigned int *done;         /* device; 0 before a launch, and 0 again after it */
   uint64_t rows;              /* 1..2^31 */
   uint32_t data_aligned;      /* data is 4-byte aligned */
   uint32_t validity_aligned;  /* validity is 4-byte aligned */
   uint32_t selection_aligned; /* selection is 4-byte aligned */
-  uint32_t pad_;
+  uint32_t data_aligned16;    /* data is 16-byte aligned */
 } ps_cuda_reduce_params;
 
-/* Workspace bytes (per-block partials) for a launch of at most max_blocks. */
-cudaError_t ps_cuda_reduce_workspace(uint64_t rows, uint32_t max_blocks, size_t *bytes);
+/* Workspace bytes (per-block partials) for a launch over `rows` rows of col
+ * with at most max_blocks blocks. */
+cudaError_t ps_cuda_reduce_workspace(const ps_prog_col *col, uint64_t rows, uint32_t max_blocks, size_t *bytes);
 
 /* Enqueues the reduction: per-block partials, then one block combines them
- * into p->result. */
+ * into p->result (for widths 1..32 the last block of the one launch, counted
+ * in *p->done; else a second launch). */
 cudaError_t ps_cuda_launch_reduce(const ps_cuda_reduce_params *p, uint32_t max_blocks, void *workspace,
                                   size_t workspace_bytes, cudaStream_t stream);
 

@@ -123,6 +123,14 @@ PS_HD uint32_t ps_sel_ctz(uint32_t x) {
 #endif
 }
 
+PS_HD uint32_t ps_sel_popc(uint32_t x) {
+#ifdef __CUDA_ARCH__
+  return (uint32_t)__popc(x);
+#else
+  return (uint32_t)__builtin_popcount(x);
+#endif
+}
+
 /* Lane `lane` of a round stages the rows of its word's set bits (as offsets
  * 0..1023 from the round's first row), ascending, at stage[at...]. */
 PS_HD void ps_sel_ids_extract(uint32_t word, uint32_t lane, uint16_t *stage, uint32_t at) {
@@ -181,6 +189,92 @@ PS_HD uint32_t ps_sel_reduce_rows(const ps_cuda_reduce_params &p, uint64_t g) {
   if (p.col.flags & PS_COLF_VALIDITY)
     m &= ps_sel_load_word(p.validity, g * 4, p.col.validity_bytes, p.validity_aligned);
   return m;
+}
+
+/* ---- reduce by tiles (widths 1..32; select.cu's reduce_tiles) ---------------- */
+
+/* The low 32 bits of (hi:lo) >> s, s in 0..31. */
+PS_HD uint32_t ps_sel_funnel(uint32_t lo, uint32_t hi, uint32_t s) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, s);
+#else
+  return (uint32_t)((((uint64_t)hi << 32) | lo) >> s);
+#endif
+}
+
+/* The low w bits set, w in 1..32. */
+PS_HD uint32_t ps_sel_width_mask(uint32_t w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1u; }
+
+/* Code of row 32j + lane of a 1024-row tile of a w-bit stream (w in 1..32)
+ * whose 32w words are staged at stage[0..32w) (stage[32w] readable: the
+ * last code's funnel reads it and masks it away). The code starts at bit
+ * lane*w: word j*w + (lane*w)/32 at bit (lane*w) % 32, the same bit for
+ * every j; across a warp the words read lie within 33 consecutive ones. */
+PS_HD uint32_t ps_sel_tile_code(const uint32_t *stage, uint32_t w, uint32_t j, uint32_t lane) {
+  const uint32_t i = j * w + ((lane * w) >> 5);
+  return ps_sel_funnel(stage[i], stage[i + 1], (lane * w) & 31u) & ps_sel_width_mask(w);
+}
+
+/* One lane's accumulators over the tiles it has seen: codes are at most 32
+ * bits, so min and max are 32-bit; `any`: some row was added (min is then
+ * meaningful even at 0xffffffff). */
+struct ps_sel_tile_acc {
+  uint64_t count, sum_lo, sum_hi, bad_row;
+  uint32_t min, max;
+  bool any;
+};
+
+PS_HD ps_sel_tile_acc ps_sel_tile_acc_empty() {
+  ps_sel_tile_acc a;
+  a.count = 0, a.sum_lo = 0, a.sum_hi = 0, a.bad_row = UINT64_MAX;
+  a.min = UINT32_MAX, a.max = 0, a.any = false;
+  return a;
+}
+
+/* Lane `lane`'s share of tile t: the row-mask word of the tile's word j (its
+ * bits: rows that count, as ps_sel_reduce_rows) comes from word_rows(j);
+ * `own` is the lane's own word (j = lane), counted here. A code above limit
+ * records its row as corrupt. The tile's sum (< 2^37) is 64-bit and meets
+ * the 128-bit sum once. */
+template <typename WordRows>
+PS_HD void ps_sel_tile_lane(ps_sel_tile_acc &a, const uint32_t *stage, uint32_t w, uint32_t limit, uint64_t t,
+                            uint32_t lane, uint32_t own, WordRows word_rows) {
+  a.count += ps_sel_popc(own);
+  uint64_t sum = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll 8
+#endif
+  for (uint32_t j = 0; j < 32; j++) {
+    const uint32_t m = word_rows(j);
+    const uint32_t code = ps_sel_tile_code(stage, w, j, lane);
+    if ((m >> lane) & 1u) {
+      a.any = true;
+      sum += code;
+      a.min = code < a.min ? code : a.min;
+      a.max = code > a.max ? code : a.max;
+      if (code > limit) {
+        const uint64_t row = t * 1024u + j * 32u + lane;
+        if (row < a.bad_row) a.bad_row = row;
+      }
+    }
+  }
+  a.sum_lo += sum;
+  a.sum_hi += a.sum_lo < sum ? 1u : 0u;
+}
+
+PS_HD ps_sel_partial ps_sel_tile_partial(const ps_sel_tile_acc &a) {
+  ps_sel_partial p;
+  p.count = a.count, p.min = a.any ? a.min : UINT64_MAX, p.max = a.max;
+  p.sum_lo = a.sum_lo, p.sum_hi = a.sum_hi, p.bad_row = a.bad_row;
+  return p;
+}
+
+/* Stream word and bit of row id's code (1..32 bits): the code is the low w
+ * bits of ps_sel_funnel(word, word + 1, *shift). */
+PS_HD uint64_t ps_sel_code_word(uint64_t id, uint32_t w, uint32_t *shift) {
+  const uint32_t jw = (uint32_t)(id & 31) * w;
+  *shift = jw & 31u;
+  return (id >> 5) * w + (jw >> 5);
 }
 
 /* ---- gather ------------------------------------------------------------------ */

@@ -247,6 +247,33 @@ __device__ __forceinline__ void store_bytes(uint8_t *base, uint64_t out_bytes, u
   for (uint64_t b = at; b < out_bytes && b < at + N; b++) base[b] = (uint8_t)(v >> (8 * (b - at)));
 }
 
+/* Bits 4k..4k+3 of `bits` as four 0/1 bytes, little-endian: the multiply
+ * puts bit i at bit 8i (1 + 2^7 + 2^14 + 2^21: no two terms meet, so no
+ * carries), the AND keeps those. */
+__device__ __forceinline__ uint32_t mask_nibble(uint32_t bits, int k) {
+  return (((bits >> (4 * k)) & 0xfu) * 0x00204081u) & 0x01010101u;
+}
+
+/* The byte mask of N (8, 16 or 32) rows from `row` (a multiple of N): bit i
+ * of bits is row row + i. whole: every row is below rows and the mask is
+ * 16-byte aligned (vector stores); else byte by byte, nothing at or past
+ * rows. */
+template <int N>
+__device__ __forceinline__ void store_mask(uint8_t *mask, uint32_t rows, uint64_t row, uint32_t bits, bool whole) {
+  if (whole) {
+    if constexpr (N == 8) {
+      *reinterpret_cast<uint2 *>(mask + row) = make_uint2(mask_nibble(bits, 0), mask_nibble(bits, 1));
+    } else {
+#pragma unroll
+      for (int q = 0; q < N / 16; q++)
+        reinterpret_cast<uint4 *>(mask + row)[q] = make_uint4(mask_nibble(bits, 4 * q), mask_nibble(bits, 4 * q + 1),
+                                                              mask_nibble(bits, 4 * q + 2), mask_nibble(bits, 4 * q + 3));
+    }
+    return;
+  }
+  for (int i = 0; i < N && row + i < rows; i++) mask[row + i] = (uint8_t)((bits >> i) & 1u);
+}
+
 /* Mask of the rows below `rows` among the 32 rows from `first`. */
 __device__ __forceinline__ uint32_t rows_mask(uint64_t first, uint32_t rows) {
   if (first + 32 <= rows) return 0xffffffffu;
@@ -293,6 +320,7 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
   /* Vector stores and validity loads of the whole tile need 16-byte alignment. */
   const bool out16 = !p.bitmap || ((uintptr_t)p.bitmap & 15) == 0;
   const bool val16 = !p.validity || ((uintptr_t)p.validity & 15) == 0;
+  const bool mask16 = !p.mask || ((uintptr_t)p.mask & 15) == 0;
   const uint32_t step = gridDim.x * kDirectTile;
   uint32_t selected = 0, bad = 0;
 
@@ -307,7 +335,8 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
     /* A whole tile inside the chunk's rows and the validity bytes: no
      * per-vector bounds (every tile but the chunk's last). */
     const uint64_t end_bits = (uint64_t)(first + kDirectTile) * B;
-    const bool whole = end_bits <= p.rows && out16 && val16 && (!p.validity || end_bits / 8 <= p.validity_bytes);
+    const bool whole =
+        end_bits <= p.rows && out16 && val16 && mask16 && (!p.validity || end_bits / 8 <= p.validity_bytes);
 #pragma unroll
     for (int m = 0; m < kDirectVecs; m++) {
       const uint32_t v = first + m * kThreads + threadIdx.x;
@@ -365,6 +394,11 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
         bits[j] = (bits[j] ^ p.negate_mask) & live[j];
         if constexpr (Limit) bad |= ~ok[j] & live[j];
         selected += __popc(bits[j]);
+      }
+      if (p.mask && (whole || v < vecs)) {
+#pragma unroll
+        for (int j = 0; j < kOut; j++)
+          store_mask<(B >= 32 ? 32 : B)>(p.mask, p.rows, (uint64_t)v * B + 32 * j, bits[j], whole);
       }
       if (!p.bitmap) continue;
       if (whole) {

@@ -9,6 +9,10 @@
  * from CUB's single-pass scan machinery (decoupled look-back), and writes
  * its tile's ids there. No per-row atomics and no over-allocation.
  */
+#include <atomic>
+
+#include <cuda_pipeline_primitives.h>
+
 #include "ps_cuda_ids.cuh"
 
 static_assert(sizeof(ps_sel_partial) == PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uint64_t),
@@ -106,6 +110,11 @@ __device__ __forceinline__ ps_sel_partial block_partial(const ps_sel_partial &mi
   return Reduce(tmp).Reduce(mine, partial_add());
 }
 
+__device__ __forceinline__ void store_result(uint64_t *result, const ps_sel_partial &t) {
+  result[0] = t.count, result[1] = t.min, result[2] = t.max;
+  result[3] = t.sum_lo, result[4] = t.sum_hi, result[5] = t.bad_row;
+}
+
 /* One thread per row, grid-stride by warps: a warp reads one word of the
  * selection and validity (the same address for all lanes: one broadcast) and
  * 32 consecutive codes (coalesced). Per-thread partials, then one per block. */
@@ -132,12 +141,125 @@ __global__ void __launch_bounds__(kBlock)
   for (uint32_t i = threadIdx.x; i < n; i += kBlock) acc = ps_sel_partial_add(acc, partials[i]);
   const ps_sel_partial total = block_partial(acc);
   if (threadIdx.x == 0) {
-    result[0] = total.count, result[1] = total.min, result[2] = total.max;
-    result[3] = total.sum_lo, result[4] = total.sum_hi, result[5] = total.bad_row;
+    store_result(result, total);
   }
 }
 
-uint32_t reduce_blocks(uint64_t rows, uint32_t max_blocks) {
+/* ---- reduce, widths 1..32: a warp per 1024-row tile ----------------------------
+ * reduce_rows spends a thread and a 64-bit bounded code extraction per row,
+ * adds every code into a 128-bit sum, and issues one dependent 4-byte load
+ * at a time: it ran at about a tenth of the copy bandwidth. Here a warp
+ * copies a tile's 32w stream words into shared memory (16-byte cp.async,
+ * all in flight at once), and then lane l takes row l
+ * of each of the tile's 32 result words: its code starts at the same bit
+ * (l*w mod 32) of word j*w + (l*w)/32 for every j, so a code is two shared
+ * loads (a window of at most 33 consecutive words across the warp: no bank
+ * conflicts) and a funnel shift. Codes are 32-bit, a tile's sum (< 2^37)
+ * is 64-bit and meets the 128-bit sum once per tile. The block partials are
+ * combined by the last block to finish (counted in *done), so one launch
+ * does the whole reduction. */
+
+constexpr uint32_t kReduceWarps = kBlock / 32;
+constexpr uint32_t kReduceStage = 32u * 32u + 4u; /* a tile's words at 32 bits, one past them; 16-byte rows */
+
+/* Loads the tile's n = 32w words (from stream word `base`) into stage[0..n)
+ * and zeroes stage[n]: the funnel shift of the tile's last code reads it,
+ * and masks it away. A whole tile of 16-byte aligned data is copied with
+ * asynchronous 16-byte copies, all in flight at once and holding no
+ * registers (staged through registers, the loads cost 115 registers a
+ * thread: two blocks per SM); the stream's last tile, or unaligned data,
+ * word by word with bounds. */
+__device__ __forceinline__ void stage_tile(const ps_cuda_reduce_params &p, uint64_t base, uint32_t n, uint32_t lane,
+                                           uint32_t *stage) {
+  if (p.data_aligned16 && (base + n) * 4 <= p.col.data_bytes) {
+    const uint4 *src = reinterpret_cast<const uint4 *>(p.data) + base / 4; /* base = 32w * tile: a multiple of 4 */
+    uint4 *dst = reinterpret_cast<uint4 *>(stage);
+    for (uint32_t v = lane; v < n / 4; v += 32) __pipeline_memcpy_async(dst + v, src + v, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+  } else {
+    for (uint32_t k = lane; k < n; k += 32)
+      stage[k] = ps_sel_load_word(p.data, (base + k) * 4, p.col.data_bytes, p.data_aligned != 0);
+  }
+  if (lane == 0) stage[n] = 0;
+}
+
+/* The combined partial of partials[0..n), written by other blocks: read
+ * through L2 (__ldcg), not a possibly stale L1 line. */
+__device__ __forceinline__ ps_sel_partial load_partial(const ps_sel_partial *q) {
+  const unsigned long long *w = reinterpret_cast<const unsigned long long *>(q);
+  ps_sel_partial r;
+  r.count = __ldcg(w), r.min = __ldcg(w + 1), r.max = __ldcg(w + 2);
+  r.sum_lo = __ldcg(w + 3), r.sum_hi = __ldcg(w + 4), r.bad_row = __ldcg(w + 5);
+  return r;
+}
+
+__global__ void __launch_bounds__(kBlock)
+    reduce_tiles(const __grid_constant__ ps_cuda_reduce_params p, ps_sel_partial *partials) {
+  __shared__ __align__(16) uint32_t stage_area[kReduceWarps][kReduceStage];
+  __shared__ bool last;
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  uint32_t *stage = stage_area[warp];
+  const uint32_t w = p.col.width; /* 1..32 */
+  const uint32_t n = 32u * w;
+  const uint32_t cmask = ps_sel_width_mask(w);
+  const uint32_t limit = (uint32_t)(p.col.code_limit < cmask ? p.col.code_limit : cmask);
+  const uint64_t tiles = (p.rows + 1023) / 1024;
+
+  ps_sel_tile_acc acc = ps_sel_tile_acc_empty();
+  for (uint64_t t = (uint64_t)blockIdx.x * kReduceWarps + warp; t < tiles; t += (uint64_t)gridDim.x * kReduceWarps) {
+    const uint32_t rows = ps_sel_reduce_rows(p, t * 32 + lane); /* lane j: word j of the tile */
+    stage_tile(p, t * n, n, lane, stage);
+    __syncwarp();
+    ps_sel_tile_lane(acc, stage, w, limit, t, lane, rows,
+                     [rows](uint32_t j) { return __shfl_sync(kFullWarp, rows, j); });
+    __syncwarp(); /* the stage is rewritten next tile */
+  }
+  const ps_sel_partial mine = ps_sel_tile_partial(acc);
+  ps_sel_partial total = block_partial(mine);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = total;
+    __threadfence(); /* the partial is visible before the ticket is */
+    last = atomicAdd(p.done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads(); /* also frees block_partial's storage for the second use */
+  if (!last) return;
+  __threadfence();
+  ps_sel_partial all = ps_sel_partial_empty();
+  for (uint32_t i = threadIdx.x; i < gridDim.x; i += kBlock) all = ps_sel_partial_add(all, load_partial(partials + i));
+  total = block_partial(all);
+  if (threadIdx.x == 0) {
+    store_result(p.result, total);
+    *p.done = 0; /* ready for the next launch on the stream */
+  }
+}
+
+/* Resident blocks of reduce_tiles on the current device, measured once per
+ * process (fallback: the caller's cap). */
+uint32_t reduce_tiles_resident(uint32_t fallback) {
+  static std::atomic<uint32_t> cached{0};
+  uint32_t v = cached.load(std::memory_order_relaxed);
+  if (v) return v;
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_tiles, kBlock, 0) != cudaSuccess || per_sm <= 0 ||
+      sms <= 0) {
+    (void)cudaGetLastError();
+    return fallback ? fallback : 1;
+  }
+  v = (uint32_t)per_sm * (uint32_t)sms;
+  cached.store(v, std::memory_order_relaxed);
+  return v;
+}
+
+bool reduce_by_tiles(const ps_prog_col &col) { return col.width >= 1 && col.width <= 32 && !(col.flags & PS_COLF_NO_CODES); }
+
+uint32_t reduce_blocks(uint64_t rows, const ps_prog_col &col, uint32_t max_blocks) {
+  if (reduce_by_tiles(col)) {
+    const uint64_t want = (rows + 1024u * kReduceWarps - 1) / (1024u * kReduceWarps);
+    const uint64_t cap = reduce_tiles_resident(max_blocks);
+    return (uint32_t)(want < cap ? want : cap);
+  }
   const uint64_t want = (rows + kBlock - 1) / kBlock;
   const uint64_t cap = max_blocks ? max_blocks : 1;
   return (uint32_t)(want < cap ? want : cap);
@@ -160,26 +282,86 @@ __device__ __forceinline__ void store_validity(const ps_cuda_gather_params &p, u
   if (lane < 4 && at < bytes) p.validity_out[at] = (uint8_t)(word >> (8 * lane));
 }
 
-/* One thread per output, grid-stride by warps (the loop condition is the
- * warp's, so all lanes reach the ballot). Errors lower the status words to
+/* A warp takes kGatherPer rounds of 32 consecutive outputs (lane l: output
+ * base + 32u + l in round u), grid-stride; the loop condition is the warp's,
+ * so all lanes reach the ballots. Every round's id is loaded, then every
+ * round's code words, then the values stored: the reads of all rounds are
+ * in flight together (one round per thread left a dependent id-then-code
+ * chain per output, about 40% of the gather's time at 1% of the rows).
+ * Direct: a column of 1..32 bits without validity on 4-byte aligned data
+ * (uniform over the launch): a code is two plain loads and a funnel shift
+ * unless its words reach the stream's end or its id is past the column,
+ * which take the bounded per-output path. Errors lower the status words to
  * the least offending output, so the host reports what a serial loop meets
  * first. */
+constexpr uint32_t kGatherPer = 4;
+
 __global__ void __launch_bounds__(kBlock) gather_rows(const __grid_constant__ ps_cuda_gather_params p) {
   const uint32_t lane = threadIdx.x & 31u;
-  const uint64_t stride = (uint64_t)gridDim.x * kBlock;
-  for (uint64_t base = (uint64_t)blockIdx.x * kBlock + (threadIdx.x & ~31u); base < p.count; base += stride) {
-    const uint64_t i = base + lane;
-    bool valid = false;
-    if (i < p.count) {
-      uint64_t bits = 0;
-      const uint32_t err = ps_sel_gather_one(p, i, &valid, &bits);
-      if (err == 0)
-        ps_sel_store(p.values + i * p.value_bytes, p.value_bytes, bits, p.values_aligned != 0);
-      else
-        atomicMin(&p.status[err - 1], (unsigned long long)i);
+  constexpr uint64_t kSpan = 32u * kGatherPer;
+  const uint64_t stride = (uint64_t)gridDim.x * (kBlock / 32) * kSpan;
+  const uint32_t w = p.col.width;
+  const bool direct = w >= 1 && w <= 32 && !(p.col.flags & PS_COLF_VALIDITY) && p.data_aligned;
+  const uint32_t cmask = w >= 1 && w <= 32 ? ps_sel_width_mask(w) : 0u;
+  const uint32_t *d32 = reinterpret_cast<const uint32_t *>(p.data);
+  for (uint64_t base = ((uint64_t)blockIdx.x * (kBlock / 32) + (threadIdx.x >> 5)) * kSpan; base < p.count;
+       base += stride) {
+    bool valid[kGatherPer];
+    uint32_t err[kGatherPer];
+    uint64_t bits[kGatherPer];
+    if (direct) {
+      uint64_t id[kGatherPer];
+#pragma unroll
+      for (uint32_t u = 0; u < kGatherPer; u++) {
+        const uint64_t i = base + 32u * u + lane;
+        id[u] = i < p.count ? ps_sel_load_index(p.ids + i * p.index_bytes, p.index_bytes, p.ids_aligned != 0) : 0;
+      }
+      uint32_t lo[kGatherPer], hi[kGatherPer], shift[kGatherPer];
+      bool near[kGatherPer];
+#pragma unroll
+      for (uint32_t u = 0; u < kGatherPer; u++) {
+        const uint64_t word = ps_sel_code_word(id[u], w, &shift[u]);
+        near[u] = id[u] < p.rows && (word + 2) * 4 <= p.col.data_bytes;
+        lo[u] = near[u] ? __ldg(d32 + word) : 0u;
+        hi[u] = near[u] ? __ldg(d32 + word + 1) : 0u;
+      }
+#pragma unroll
+      for (uint32_t u = 0; u < kGatherPer; u++) {
+        const uint64_t i = base + 32u * u + lane;
+        valid[u] = false, err[u] = 0, bits[u] = 0;
+        if (i >= p.count) continue;
+        if (!near[u]) {
+          err[u] = ps_sel_gather_one(p, i, &valid[u], &bits[u]);
+          continue;
+        }
+        const uint32_t code = ps_sel_funnel(lo[u], hi[u], shift[u]) & cmask;
+        if (ps_sel_corrupt(p.col, code)) {
+          err[u] = 2;
+        } else {
+          valid[u] = true;
+          bits[u] = ps_sel_gather_bits(p, code);
+        }
+      }
+    } else {
+#pragma unroll
+      for (uint32_t u = 0; u < kGatherPer; u++) {
+        const uint64_t i = base + 32u * u + lane;
+        valid[u] = false, err[u] = 0, bits[u] = 0;
+        if (i < p.count) err[u] = ps_sel_gather_one(p, i, &valid[u], &bits[u]);
+      }
     }
-    const uint32_t word = __ballot_sync(kFullWarp, valid);
-    if (p.validity_out) store_validity(p, base >> 5, word, lane);
+#pragma unroll
+    for (uint32_t u = 0; u < kGatherPer; u++) {
+      const uint64_t i = base + 32u * u + lane;
+      if (i < p.count) {
+        if (err[u] == 0)
+          ps_sel_store(p.values + i * p.value_bytes, p.value_bytes, bits[u], p.values_aligned != 0);
+        else
+          atomicMin(&p.status[err[u] - 1], (unsigned long long)i);
+      }
+      const uint32_t word = __ballot_sync(kFullWarp, valid[u]);
+      if (p.validity_out) store_validity(p, (base >> 5) + u, word, lane);
+    }
   }
 }
 
@@ -212,16 +394,22 @@ extern "C" cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, v
                         : launch_write_ids<8, false>(*p, ticket, tile_state, tiles, stream);
 }
 
-extern "C" cudaError_t ps_cuda_reduce_workspace(uint64_t rows, uint32_t max_blocks, size_t *bytes) {
-  *bytes = align_up((size_t)reduce_blocks(rows, max_blocks) * sizeof(ps_sel_partial));
+extern "C" cudaError_t ps_cuda_reduce_workspace(const ps_prog_col *col, uint64_t rows, uint32_t max_blocks,
+                                                size_t *bytes) {
+  *bytes = align_up((size_t)reduce_blocks(rows, *col, max_blocks) * sizeof(ps_sel_partial));
   return cudaSuccess;
 }
 
 extern "C" cudaError_t ps_cuda_launch_reduce(const ps_cuda_reduce_params *p, uint32_t max_blocks, void *workspace,
                                              size_t workspace_bytes, cudaStream_t stream) {
-  const uint32_t blocks = reduce_blocks(p->rows, max_blocks);
+  const uint32_t blocks = reduce_blocks(p->rows, p->col, max_blocks);
   if (blocks == 0 || workspace_bytes < (size_t)blocks * sizeof(ps_sel_partial)) return cudaErrorInvalidValue;
   ps_sel_partial *partials = static_cast<ps_sel_partial *>(workspace);
+  if (reduce_by_tiles(p->col)) {
+    if (!p->done) return cudaErrorInvalidValue;
+    reduce_tiles<<<blocks, kBlock, 0, stream>>>(*p, partials);
+    return cudaGetLastError();
+  }
   reduce_rows<<<blocks, kBlock, 0, stream>>>(*p, partials);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
@@ -230,7 +418,7 @@ extern "C" cudaError_t ps_cuda_launch_reduce(const ps_cuda_reduce_params *p, uin
 }
 
 extern "C" cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uint32_t max_blocks, cudaStream_t stream) {
-  const uint64_t want = (p->count + kBlock - 1) / kBlock;
+  const uint64_t want = (p->count + kBlock * kGatherPer - 1) / (kBlock * kGatherPer);
   const uint64_t cap = max_blocks ? max_blocks : 1;
   const uint32_t blocks = (uint32_t)(want < cap ? want : cap);
   if (blocks == 0) return cudaSuccess;

@@ -1035,6 +1035,98 @@ static void refine_and_masks(void) {
   th_case("%s", "");
 }
 
+/* ---- refine and masks on the one-range fast paths ------------------------------------ */
+
+/* A BETWEEN on a column without nulls, at the widths whose fast kernels
+ * differ (codes within words: 1, 2, 4, 8, 16; straddling: 6, 12, 24): the
+ * input selection of a refinement rides in the kernels' validity slot, and
+ * byte masks come from the direct kernel at 1..16 bits. Outputs at 16-byte
+ * aligned places (the vector stores) and at 4-byte ones (the bounded ones),
+ * in place and out of place. */
+static void refine_masks_fast(void) {
+  static const uint32_t widths[] = {1, 2, 4, 6, 8, 12, 16, 24};
+  static const uint64_t ns[] = {1, 31, 33, 1000, 4133, 70003};
+  for (int ci = 0; ci < NCTX; ci++) {
+    ps_context *ctx = ctxs[ci];
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+      for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        const uint32_t w = widths[wi];
+        const uint64_t n = ns[k], nb = nbytes(n), top = ((uint64_t)1 << w) - 1;
+        if (n > 5000 && ci != 0) continue; /* thousands of launches per call: keep PoCL fast */
+        const uint64_t lo = th_below(&th.rng, top + 1), hi = lo + th_below(&th.rng, top - lo + 1);
+        th_case("refine / masks fast: chunk_rows=%llu w=%u n=%llu between %llu and %llu", ull(chunk_rows[ci]), w,
+                ull(n), ull(lo), ull(hi));
+        uint64_t *codes = th_calloc((size_t)n, sizeof *codes);
+        uint8_t *want = th_calloc((size_t)nb + 1, 1), *in_bits = th_calloc((size_t)nb + 1, 1);
+        uint8_t *expect = th_calloc((size_t)nb + 1, 1);
+        uint64_t wc = 0, ec = 0;
+        const unsigned density = (unsigned)th_below(&th.rng, 101);
+        for (uint64_t i = 0; i < n; i++) {
+          codes[i] = th_below(&th.rng, top + 1);
+          if (codes[i] >= lo && codes[i] <= hi) setbit(want, i), wc++;
+          if (th_chance(&th.rng, density)) setbit(in_bits, i);
+          if (bit(want, i) && bit(in_bits, i)) setbit(expect, i), ec++;
+        }
+        ps_reference ref = {.u = 0};
+        tcol *c = tcol_for(PS_TYPE_UINT32, n, w, 0, ref, codes, NULL, &th.rng);
+        ps_column *h = mkcol(ctx, c);
+        ps_expr *e = NULL;
+        if (h) CHECK_OK(ctx, ps_expr_between(ctx, h, ps_lit_int((int64_t)lo), ps_lit_int((int64_t)hi), &e));
+        for (int place = 0; e && place < 2; place++) {
+          /* place 0: input at 16, output at 32 (16-byte aligned); place 1: 4 and 12 */
+          const uint64_t ioff = place ? 4 : 16, ooff = place ? 12 : 32, size = 48 + nb + 16;
+          ps_buffer *in = buf_new(ctx, size, GUARD), *out = buf_new(ctx, size, GUARD);
+          if (in && out && nb) CHECK_OK(ctx, ps_buffer_write(ctx, in, ioff, in_bits, nb));
+          uint8_t *before = in ? buf_all(ctx, in) : NULL;
+          uint64_t cnt = 12345;
+          if (in && out && CHECK_OK(ctx, ps_filter_refine(ctx, e, in, ioff, out, ooff, &cnt))) {
+            uint8_t *got = buf_all(ctx, out), *gin = buf_all(ctx, in);
+            CHECKF(cnt == ec, "ps_filter_refine: count %llu, expected %llu", ull(cnt), ull(ec));
+            CHECKF(memcmp(got + ooff, expect, (size_t)nb) == 0, "ps_filter_refine: bitmap differs");
+            CHECKF(guarded(got, 0, ooff) && guarded(got, ooff + nb, size), "ps_filter_refine wrote outside its bitmap");
+            CHECKF(memcmp(gin, before, (size_t)size) == 0, "ps_filter_refine changed its input selection");
+            free(got);
+            free(gin);
+          }
+          cnt = 12345;
+          if (in && CHECK_OK(ctx, ps_filter_refine(ctx, e, in, ioff, in, ioff, &cnt))) {
+            uint8_t *got = buf_all(ctx, in);
+            CHECKF(cnt == ec, "ps_filter_refine in place: count %llu, expected %llu", ull(cnt), ull(ec));
+            CHECKF(memcmp(got + ioff, expect, (size_t)nb) == 0, "ps_filter_refine in place: bitmap differs");
+            CHECKF(guarded(got, 0, ioff) && guarded(got, ioff + nb, size), "ps_filter_refine in place wrote outside");
+            free(got);
+          }
+          free(before);
+          ps_buffer_destroy(in);
+          ps_buffer_destroy(out);
+          /* the byte mask, at a 16-byte aligned offset and at a 4-byte one */
+          const uint64_t moff = place ? 4 : 16, msize = moff + n + 16;
+          ps_buffer *bm = buf_new(ctx, msize, GUARD);
+          cnt = 12345;
+          if (bm && CHECK_OK(ctx, ps_filter_mask_device(ctx, e, bm, moff, &cnt))) {
+            uint8_t *got = buf_all(ctx, bm);
+            int ok = 1;
+            for (uint64_t i = 0; i < n && ok; i++)
+              ok = CHECKF(got[moff + i] == bit(want, i), "ps_filter_mask_device: byte %llu is %u, expected %d", ull(i),
+                          got[moff + i], bit(want, i));
+            CHECKF(guarded(got, 0, moff) && guarded(got, moff + n, msize), "ps_filter_mask_device wrote outside");
+            CHECKF(cnt == wc, "ps_filter_mask_device: count %llu, expected %llu", ull(cnt), ull(wc));
+            free(got);
+          }
+          ps_buffer_destroy(bm);
+        }
+        ps_expr_destroy(e);
+        ps_column_destroy(h);
+        tcol_free(c);
+        free(codes);
+        free(want);
+        free(in_bits);
+        free(expect);
+      }
+  }
+  th_case("%s", "");
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "select");
   for (int i = 0; i < NCTX; i++) ctxs[i] = th_context(chunk_rows[i]);
@@ -1047,6 +1139,7 @@ int main(int argc, char **argv) {
   aggregates_random();
   aggregates_limits();
   refine_and_masks();
+  refine_masks_fast();
   for (int i = 0; i < NCTX; i++) ps_context_destroy(ctxs[i]);
   return th_finish();
 }

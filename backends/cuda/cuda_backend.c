@@ -280,26 +280,54 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
 }
 
 
+/* Whether [a, a + na) and [b, b + nb) share no byte. */
+static int apart(const uint8_t *a, uint64_t na, const uint8_t *b, uint64_t nb) {
+  return (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
+}
+
 /* The one-leaf program's leaf and column when the program is one `op`
  * instruction on a column with at least one valid code, aligned data and
- * validity, and no selection/mask; then *rp holds the column's part of the
- * fast-path parameters (the rest zero) and the result is 1. */
+ * validity; then *rp holds the column's part of the fast-path parameters
+ * (the rest zero) and the result is 1.
+ *
+ * An input selection (ps_filter_refine) on a column without a validity
+ * bitmap rides in the validity slot: the fast kernels AND the validity word
+ * into the result and check codes only where it is set, which is exactly a
+ * refinement's rule (rows outside the input selection are not evaluated).
+ * The fast kernels read validity through the read-only data path (__ldg,
+ * cp.async), so the selection must not overlap the bitmap or the mask they
+ * write: an in-place refinement takes the general kernel. A byte mask
+ * (ps_filter_mask*) is written by the direct kernel only (RANGE on widths 1,
+ * 2, 4, 8, 16); elsewhere the general kernel writes it. */
 static int one_leaf(const ps_cuda_eval_params *p, const ps_eval_args *a, uint32_t op, ps_cuda_range_params *rp,
                     const ps_insn **in_out, const ps_prog_col **col_out) {
   const ps_program *prog = a->prog;
-  if (prog->n_insns != 1 || prog->insns[0].op != op || a->selection_in.handle || a->mask.handle) return 0;
+  if (prog->n_insns != 1 || prog->insns[0].op != op) return 0;
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
   if (col->flags & PS_COLF_NO_CODES) return 0;
   if (!(p->data_aligned & (1u << in->col_a)) && col->data_bytes) return 0;
   const uint8_t *validity = p->validity[in->col_a];
+  uint64_t validity_bytes = col->validity_bytes;
+  if (p->selection_in) {
+    const uint64_t sel_bytes = ((uint64_t)p->rows + 7) / 8;
+    if (validity || (p->bitmap && !apart(p->selection_in, sel_bytes, p->bitmap, sel_bytes)) ||
+        (p->mask && !apart(p->selection_in, sel_bytes, p->mask, p->rows)))
+      return 0;
+    validity = p->selection_in;
+    validity_bytes = sel_bytes;
+  }
   if (validity && ((uintptr_t)validity & 3u)) return 0;
+  if (p->mask && (op != PS_OP_RANGE || (col->width != 1 && col->width != 2 && col->width != 4 && col->width != 8 &&
+                                        col->width != 16)))
+    return 0;
   memset(rp, 0, sizeof *rp);
   rp->data = p->data[in->col_a];
   rp->data_aligned16 = ((uintptr_t)rp->data & 15u) == 0;
   rp->data_bytes = col->data_bytes;
   rp->validity = validity;
-  rp->validity_bytes = col->validity_bytes;
+  rp->validity_bytes = validity_bytes;
+  rp->mask = p->mask;
   rp->bitmap = p->bitmap;
   rp->bitmap_aligned = p->bitmap_aligned;
   rp->width = col->width;
@@ -556,7 +584,7 @@ static ps_status cuda_eval_ids(ps_backend *be, const ps_eval_args *a) {
   if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS || !a->ids.handle || !a->count ||
       a->bitmap.handle || a->mask.handle || (a->index_bytes != 4 && a->index_bytes != 8) || !a->ids_capacity)
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: malformed eval_ids arguments");
-  if (!ps_context_internal_options(ctx)->fast_paths) return PS_ERR_UNSUPPORTED;
+  if (!ps_context_internal_options(ctx)->fast_paths || a->selection_in.handle) return PS_ERR_UNSUPPORTED;
   ps_cuda_eval_params params;
   ps_status st = fill_params(be, a, &params);
   if (st != PS_OK) return st;

@@ -21,8 +21,16 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
                "ps_cuda_kernels.h mirrors core/backend.h's gather kinds");
 
 /* Results area at the front of the workspace (a multiple of 256, so what
- * follows stays aligned for CUB). */
+ * follows stays aligned for CUB). Its first PS_CUDA_SELECT_READ_BYTES are
+ * each call's results; past them lie words that keep their value from call
+ * to call, so that no call spends a memset launch on them: the reduce
+ * kernel's finished-blocks counter (0; the kernel's last block resets it)
+ * and the gather status (two UINT64_MAX words; reset after a call that
+ * lowered them). Both are set when the workspace is allocated. */
 #define PS_CUDA_SELECT_RESULT_BYTES 256u
+#define PS_CUDA_SELECT_READ_BYTES 128u
+#define PS_CUDA_SELECT_REDUCE_DONE 128u  /* unsigned int */
+#define PS_CUDA_SELECT_GATHER_STATUS 144u /* 2 x uint64 */
 /* Rows of one row-ids or reduce call: the backend's chunk limit, so tile
  * counts and offsets fit 32 bits. */
 #define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
@@ -43,6 +51,13 @@ void ps_cuda_select_release(ps_backend *be) {
   if (be->select_host) (void)cudaFreeHost(be->select_host);
   be->select_ws = be->select_host = NULL;
   be->select_ws_bytes = 0;
+}
+
+static ps_status reset_gather_status(ps_backend *be) {
+  return ps_cuda_status(be->ctx,
+                        cudaMemsetAsync((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_STATUS, 0xff,
+                                        2 * sizeof(uint64_t), be->stream),
+                        "cudaMemsetAsync (gather status)", false);
 }
 
 /* Makes the workspace hold `bytes` past the results area. be's device is
@@ -67,24 +82,37 @@ static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
     be->select_ws_bytes = 0;
   }
   ps_status st = ps_cuda_status(ctx, cudaMalloc(&be->select_ws, size), "cudaMalloc (select workspace)", false);
-  if (st == PS_OK)
-    be->select_ws_bytes = size;
-  else
+  if (st != PS_OK) {
     be->select_ws = NULL;
+    return st;
+  }
+  be->select_ws_bytes = size;
+  st = ps_cuda_status(ctx, cudaMemsetAsync(be->select_ws, 0, PS_CUDA_SELECT_GATHER_STATUS, be->stream),
+                      "cudaMemsetAsync (select workspace)", false);
+  if (st == PS_OK) st = reset_gather_status(be);
+  if (st != PS_OK) { /* not usable half set: allocate again next time */
+    (void)cudaFree(be->select_ws);
+    be->select_ws = NULL;
+    be->select_ws_bytes = 0;
+  }
   return st;
 }
 
 static void *kernel_workspace(ps_backend *be) { return (uint8_t *)be->select_ws + PS_CUDA_SELECT_RESULT_BYTES; }
 static size_t kernel_workspace_bytes(ps_backend *be) { return be->select_ws_bytes - PS_CUDA_SELECT_RESULT_BYTES; }
 
-/* Copies `bytes` of the results area to the pinned copy and waits. */
-static ps_status read_results(ps_backend *be, size_t bytes) {
-  ps_status st = ps_cuda_status(
-      be->ctx, cudaMemcpyAsync(be->select_host, be->select_ws, bytes, cudaMemcpyDeviceToHost, be->stream),
-      "cudaMemcpyAsync (select results)", false);
+/* Copies `bytes` of the results area from `offset` to the pinned copy and
+ * waits. */
+static ps_status read_results_at(ps_backend *be, size_t offset, size_t bytes) {
+  ps_status st = ps_cuda_status(be->ctx,
+                                cudaMemcpyAsync(be->select_host, (uint8_t *)be->select_ws + offset, bytes,
+                                                cudaMemcpyDeviceToHost, be->stream),
+                                "cudaMemcpyAsync (select results)", false);
   if (st == PS_OK) st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
   return st;
 }
+
+static ps_status read_results(ps_backend *be, size_t bytes) { return read_results_at(be, 0, bytes); }
 
 /* The checks every backend entry makes of a column's description. */
 static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data, ps_devmem validity) {
@@ -198,6 +226,7 @@ ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a) {
   if (a->data.handle) {
     p.data = devptr(a->data);
     p.data_aligned = aligned_to(p.data, 4);
+    p.data_aligned16 = aligned_to(p.data, 16);
   } else {
     p.col.data_bytes = 0; /* nothing to read: every code reads 0 */
   }
@@ -217,11 +246,12 @@ ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a) {
   st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
   size_t ws = 0;
-  st = ps_cuda_status(be->ctx, ps_cuda_reduce_workspace(a->rows, be->max_blocks, &ws), "sizing the reduce workspace",
-                      false);
+  st = ps_cuda_status(be->ctx, ps_cuda_reduce_workspace(&p.col, a->rows, be->max_blocks, &ws),
+                      "sizing the reduce workspace", false);
   if (st == PS_OK) st = ensure_workspace(be, ws);
   if (st == PS_OK) {
     p.result = (uint64_t *)be->select_ws;
+    p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_REDUCE_DONE);
     st = ps_cuda_status(
         be->ctx,
         ps_cuda_launch_reduce(&p, be->max_blocks, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
@@ -320,18 +350,17 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
   if (st != PS_OK) return st;
   st = ensure_workspace(be, 0);
   if (st == PS_OK) {
-    p.status = (unsigned long long *)be->select_ws;
-    st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0xff, 2 * sizeof(uint64_t), be->stream),
-                        "cudaMemsetAsync (gather status)", false);
-  }
-  if (st == PS_OK)
+    p.status = (unsigned long long *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_STATUS);
     st = ps_cuda_status(be->ctx, ps_cuda_launch_gather(&p, be->max_blocks, be->stream), "launching the gather kernel",
                         false);
-  if (st == PS_OK) st = read_results(be, 2 * sizeof(uint64_t));
-  if (st == PS_OK) {
-    uint64_t status[2];
-    memcpy(status, be->select_host, sizeof status);
-    if (status[0] != UINT64_MAX || status[1] != UINT64_MAX) st = gather_error(be, a, status[0], status[1]);
+    if (st == PS_OK) st = read_results_at(be, PS_CUDA_SELECT_GATHER_STATUS, 2 * sizeof(uint64_t));
+    uint64_t status[2] = {0, 0};
+    if (st == PS_OK) memcpy(status, be->select_host, sizeof status);
+    if (status[0] != UINT64_MAX || status[1] != UINT64_MAX) { /* lowered, or not known: set again */
+      const ps_status reset = reset_gather_status(be);
+      if (st == PS_OK) st = gather_error(be, a, status[0], status[1]);
+      if (st == PS_OK) st = reset;
+    }
   }
   ps_cuda_leave(be, prev);
   return st;
