@@ -7,7 +7,8 @@
 #         but the reruns of a test body that only choose other OpenCL kernels
 #         (ASAN_EXCLUDE): their host code is that of the base test, which runs
 #         here, and their time goes to PoCL compiling kernels, which ASan does
-#         not see into and whose LLVM it slows several times.
+#         not see into and whose LLVM it slows several times; for the same
+#         reason opencl_set runs three widths (PACKSCAN_TEST_WIDTHS) here.
 #         PoCL's and the OpenCL ICD loader's own leaks are suppressed by
 #         ci/lsan.supp, which names only their frames.
 #   tsan  ThreadSanitizer, in build-tsan: the threads.* tests (suppressions in
@@ -65,7 +66,8 @@ for s in "${which[@]}"; do
       if ! ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:log_path=$rep/report.asan" \
         LSAN_OPTIONS="suppressions=$root/ci/lsan.supp:print_suppressions=0" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$rep/report.ubsan" \
-        PACKSCAN_TEST_QUICK=1 ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "$asan_exclude"; then
+        PACKSCAN_TEST_QUICK=1 PACKSCAN_TEST_WIDTHS=${PACKSCAN_TEST_WIDTHS:-7,32,40} \
+        ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "$asan_exclude"; then
         status=1
       fi
       reports "$rep" || status=1
