@@ -25,8 +25,11 @@ cc=${CC_SANITIZE:-clang}
 command -v "$cc" >/dev/null || { echo "ci/sanitize.sh: $cc not found (ci/install-deps.sh installs it)" >&2; exit 1; }
 which=("$@")
 # filter_edge_jit: its per-shape host path also runs in opencl_set.opencl and
-# filter_edge_refused.opencl (which adds the fallback's host code).
-asan_exclude=${ASAN_EXCLUDE:-'^(filter_edge_jit\.opencl|opencl_set\.opencl\.staged|filter_(edge|random)\.opencl\.like_device)$'}
+# filter_edge_refused.opencl (which adds the fallback's host code). thrust*:
+# a consumer project built against an installed copy with its own compiler
+# flags (a packaging check: without the sanitizer flags it cannot link the
+# instrumented library).
+asan_exclude=${ASAN_EXCLUDE:-'^(filter_edge_jit\.opencl|opencl_set\.opencl\.staged|filter_(edge|random)\.opencl\.like_device|thrust.*)$'}
 ((${#which[@]})) || which=(asan tsan)
 
 # configure DIR FLAGS: a sanitizer build of everything but CUDA and the benchmark.
