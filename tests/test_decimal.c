@@ -764,8 +764,10 @@ static void decimal_columns_random(void) {
         t = th_chance(r, 50) ? on_cmpcol(col, (ps_cmp)th_below(r, 6), b) : on_cmpcol(b, (ps_cmp)th_below(r, 6), col);
       } else {
         onode *a = on_cmp(col, (ps_cmp)th_below(r, 6), decimal_column_literal(r, c));
-        onode *b = on_cmpcol(col, (ps_cmp)th_below(r, 6), same);
-        t = th_chance(r, 50) ? on_and(a, on_not(b)) : on_or(a, on_isnull(other, 0));
+        if (th_chance(r, 50))
+          t = on_and(a, on_not(on_cmpcol(col, (ps_cmp)th_below(r, 6), same)));
+        else
+          t = on_or(a, on_isnull(other, 0));
       }
       tr_check(&tr, t, "decimal column");
       on_free(t);
