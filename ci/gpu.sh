@@ -193,7 +193,7 @@ register_icd() {
 # Every test but the OpenCL ones, which run next on each platform by name.
 ctest_all() (
   cd "$BUILD" || exit 1
-  timeout 420 ctest -LE opencl --output-on-failure -j12 --timeout 300
+  timeout 420 ctest -LE opencl -E '^thrust_consumer_build$' -FA thrust_consumer --output-on-failure -j12 --timeout 300
   rc=$?
   cp Testing/Temporary/LastTest.log "$LOGS/ctest-all-LastTest.log" 2>/dev/null
   exit "$rc"
@@ -208,7 +208,8 @@ ctest_opencl() { # ctest_opencl PLATFORM
   local limit
   limit=$(left)
   [ "$limit" -gt 10 ] || { echo "no time left for the OpenCL tests"; return 77; }
-  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl --output-on-failure -j8 --timeout "$limit")
+  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl -FA thrust_consumer --output-on-failure -j8 \
+    --timeout "$limit")
 }
 
 # The cuda tests' command lines, one per line, from ctest itself.
@@ -300,7 +301,8 @@ bench_opencl() {
 # single-range, SET, range-tree and fused row-id kernels would otherwise take.
 ctest_cuda_general() (
   cd "$BUILD" || exit 1
-  PACKSCAN_TEST_OPTIONS=fast_paths=0 timeout 240 ctest -L cuda -E '^big' --output-on-failure -j8 --timeout 200
+  PACKSCAN_TEST_OPTIONS=fast_paths=0 timeout 240 ctest -L cuda -E '^big' -FA thrust_consumer --output-on-failure -j8 \
+    --timeout 200
 )
 
 # Hardware counters for the main kernels (speed of light, occupancy), when ncu
@@ -333,7 +335,7 @@ QUICK_NCU=${QUICK_NCU:-}
 
 quick_tests() (
   cd "$BUILD" || exit 1
-  timeout 240 ctest -R "$QUICK_TESTS" --output-on-failure -j12 --timeout 200
+  timeout 240 ctest -R "$QUICK_TESTS" -FA thrust_consumer --output-on-failure -j12 --timeout 200
 )
 
 quick_sanitize() { # entries "test" (memcheck) or "tool:test"
@@ -380,6 +382,11 @@ step build build
 [ "${results[-1]}" = FAIL ] && step build-without-werror build_no_werror
 if has_stage tests || has_stage pocl; then step opencl-icd register_icd; fi
 
+# The Thrust layer's consumer project (the fixture of the thrust tests), built
+# once before the suites that run in parallel: they leave the fixture out
+# (-FA), since three builds into one directory at once would race.
+thrust_consumer() (cd "$BUILD" && timeout 300 ctest -R '^thrust_consumer_build$' --output-on-failure)
+if has_stage tests || has_stage pocl || has_stage quick; then step thrust-consumer thrust_consumer; fi
 if has_stage tests; then
   # Not timed: the three suites share the GPU and the 16 cores.
   pstep ctest-all ctest_all
