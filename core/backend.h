@@ -249,4 +249,15 @@ extern const ps_backend_ops ps_backend_opencl;
 extern const ps_backend_ops ps_backend_cuda;
 #endif
 
+/* The one corrupt-data error every backend raises (PS_ERR_CORRUPT_DATA, one
+ * wording): a non-null row of program slot `slot` (col: that slot) holds a
+ * code above col->code_limit, or any non-null row where col has
+ * PS_COLF_NO_CODES. first..last: the rows where it is, counted from the start
+ * of the chunk the call was given (gather: row ids, first == last), first ==
+ * last when the row is known; id_index >= 0: the position in a gather's id
+ * list. The core names the column (by the name the caller gave it, else its
+ * slot) and turns chunk rows into the column's rows. */
+ps_status ps_corrupt_error(ps_context *ctx, uint32_t slot, const ps_prog_col *col, uint64_t first, uint64_t last,
+                           int64_t id_index);
+
 #endif /* PS_BACKEND_H */

@@ -316,8 +316,29 @@ void ps_column_destroy(ps_column *col) {
   ps_buffer_destroy(col->validity_buf);
   ps_host_free(ctx, col->dict.offsets);
   ps_host_free(ctx, col->dict.bytes);
+  ps_host_free(ctx, col->name);
   ps_host_free(ctx, col);
 }
+
+ps_status ps_column_set_name(ps_column *col, const char *name) {
+  if (!col) return PS_ERR_INVALID_ARGUMENT;
+  ps_context *ctx = col->ctx;
+  ps_clear_error(ctx);
+  size_t len = name ? strlen(name) : 0;
+  if (len > PS_COLUMN_NAME_MAX)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "name is %zu bytes; at most %d", len, PS_COLUMN_NAME_MAX);
+  char *copy = NULL;
+  if (len) {
+    copy = ps_host_alloc(ctx, len + 1);
+    if (!copy) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "copying a column name of %zu bytes", len);
+    memcpy(copy, name, len + 1);
+  }
+  ps_host_free(ctx, col->name);
+  col->name = copy;
+  return PS_OK;
+}
+
+const char *ps_column_name(const ps_column *col) { return col && col->name ? col->name : ""; }
 
 uint64_t ps_column_rows(const ps_column *col) { return col ? col->n : 0; }
 ps_type ps_column_type(const ps_column *col) { return col ? col->type : (ps_type)0; }

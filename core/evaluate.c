@@ -77,6 +77,7 @@ static ps_status ensure_lowered(ps_context *ctx, const ps_expr *expr) {
   ps_lowered *low = ps_calloc_ctx(ctx, 1, sizeof *low);
   if (!low) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a lowered program");
   ps_status st = ps_lower(ctx, expr, low);
+  if (st == PS_OK) st = ps_program_check(ctx, &low->prog, low->aux);
   ps_buffer *aux = NULL;
   if (st == PS_OK && low->prog.aux_words) {
     st = ps_aux_buffer(ctx, (uint64_t)low->prog.aux_words * 4, &aux);
@@ -106,6 +107,7 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_pro
   a->prog = prog;
   a->rows = expr->rows - r0 < ctx->chunk_rows ? expr->rows - r0 : ctx->chunk_rows;
   a->row_begin = r0;
+  ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     const ps_column *c = low->cols[i];
     uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */

@@ -33,6 +33,13 @@ struct ps_context {
   ps_buffer *ids_scratch;
   /* Test hooks (internal_options.h); the defaults unless a test set them. */
   ps_internal_options options;
+  /* What ps_corrupt_error needs to name a column and a row: the columns of
+   * the program slots of the backend call under way (or the one column of
+   * a reduce or gather), and the chunk's first row. Set by evaluate.c and
+   * select.c before each backend call. */
+  ps_column *const *corrupt_cols;
+  uint32_t corrupt_ncols;
+  uint64_t corrupt_base;
 };
 
 struct ps_buffer {
@@ -66,6 +73,7 @@ struct ps_column {
   uint64_t validity_size;
   ps_buffer *validity_buf;
   ps_dict dict;        /* dictionary columns only */
+  char *name;          /* ps_column_set_name; NULL = none */
   /* The dictionary on the device (offsets as uint64, then bytes), for LIKE
    * matched there (backend like_dict): made on the first such LIKE by
    * ps_column_device_dict, freed with the column; both or neither. Created
@@ -192,6 +200,9 @@ struct ps_lowered {
 typedef struct ps_lowered ps_lowered;
 
 ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
+/* The one check of a lowered program and its aux words (program_check.c);
+ * PS_ERR_INTERNAL with the reason. Backends rely on it. */
+ps_status ps_program_check(ps_context *ctx, const ps_program *p, const uint32_t *aux);
 /* A column's slot description, with byte counts for the whole column. */
 ps_prog_col ps_prog_col_of(const ps_column *c);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);

@@ -108,7 +108,9 @@ static ps_status emit(lowering *L, ps_insn insn) {
   return PS_OK;
 }
 
-/* An interval of codes, possibly negated, clamped to [0, limit]. */
+/* An interval of codes, possibly negated, clamped to [0, limit]. Emitted in
+ * the one canonical form (ps_program.h): lo <= hi <= limit; an empty
+ * interval is the full range [0, limit] with the negation flipped. */
 typedef struct interval {
   i128 lo, hi;
 } interval;
@@ -121,7 +123,8 @@ static ps_status emit_range(lowering *L, ps_column *c, interval iv, bool negate)
   if (iv.lo < 0) iv.lo = 0;
   if (iv.hi > lim) iv.hi = lim;
   if (iv.lo > iv.hi) {
-    in.lo = 1, in.hi = 0; /* empty */
+    in.lo = 0, in.hi = c->code_limit;
+    negate = !negate;
   } else {
     in.lo = (uint64_t)iv.lo, in.hi = (uint64_t)iv.hi;
   }
@@ -759,11 +762,3 @@ void ps_lowered_free(ps_context *ctx, ps_lowered *low) {
 /* The limits the public header documents are the program's. */
 _Static_assert(PS_PREDICATE_MAX_COLUMNS == PS_MAX_COLS, "documented column limit");
 _Static_assert(PS_PREDICATE_MAX_INSTRUCTIONS == PS_MAX_INSNS, "documented instruction limit");
-
-/* The program layout is read by C, CUDA and OpenCL C alike: pin it. */
-_Static_assert(sizeof(ps_prog_col) == 48, "ps_prog_col layout");
-_Static_assert(sizeof(ps_insn) == 40, "ps_insn layout");
-_Static_assert(offsetof(ps_insn, lo) == 24, "ps_insn.lo offset");
-_Static_assert(offsetof(ps_program, cols) == 16, "ps_program.cols offset");
-_Static_assert(offsetof(ps_program, insns) == 16 + 48 * PS_MAX_COLS, "ps_program.insns offset");
-_Static_assert(sizeof(ps_program) == 16 + 48 * PS_MAX_COLS + 40 * PS_MAX_INSNS, "ps_program size");

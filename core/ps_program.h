@@ -1,7 +1,9 @@
 /*
  * The flat predicate program: the one structure that host C, CUDA and
  * OpenCL C all read. Fixed-width POD only; sizes and offsets are checked on
- * the host with _Static_assert (core/program_check.c).
+ * the host with _Static_assert, and every lowered program is checked once
+ * against the rules below by ps_program_check (core/program_check.c) before
+ * a backend sees it: backends do not check it again.
  *
  * This header is compiled as C11 (core, reference backend), as CUDA C++
  * (kernels_cuda) and as OpenCL C 1.2 (embedded in front of kernels_opencl).
@@ -24,7 +26,9 @@
  *
  *   PS_OP_RANGE  col_a, lo, hi, flags&PS_INSN_NEGATE:
  *       null row -> UNKNOWN; else x = (lo <= code && code <= hi), x ^= negate.
- *       (lo > hi is an empty range: always FALSE before negation.)
+ *       Canonical: lo <= hi <= code_limit always (lowering writes an empty
+ *       range as the full range [0, code_limit] negated), so no backend
+ *       handles lo > hi.
  *   PS_OP_SET    col_a, aux_a = bit offset of a bitmap in aux (bit k of aux is
  *                bit k%32 of aux word k/32), flags&NEGATE:
  *       null -> UNKNOWN; else x = bit(aux_a + code) ^ negate.

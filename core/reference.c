@@ -249,10 +249,8 @@ static ps_status ref_eval(ps_backend *be, const ps_eval_args *a) {
     if (mask) mask[r] = sel;
   }
   if (R.corrupt)
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "row %" PRIu64 " of column slot %u holds a code outside its range (past the end of its "
-                            "dictionary or outside its logical type)",
-                            a->row_begin + R.corrupt_row, R.corrupt_slot);
+    return ps_corrupt_error(be->ctx, R.corrupt_slot, &a->prog->cols[R.corrupt_slot], R.corrupt_row, R.corrupt_row,
+                            -1);
   if (a->count) *a->count = selected;
   return PS_OK;
 }
@@ -292,11 +290,8 @@ static void single_column_reader(row_reader *R, ps_program *prog, const ps_prog_
   if (validity.handle) R->validity[0] = (const uint8_t *)validity.handle + validity.offset;
 }
 
-static ps_status corrupt_error(ps_backend *be, const row_reader *R) {
-  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                          "row %" PRIu64 " holds a code outside its range (past the end of its dictionary or "
-                          "outside its logical type)",
-                          R->corrupt_row);
+static ps_status corrupt_error(ps_backend *be, const row_reader *R, int64_t id_index) {
+  return ps_corrupt_error(be->ctx, 0, &R->prog->cols[0], R->corrupt_row, R->corrupt_row, id_index);
 }
 
 static ps_status ref_reduce(ps_backend *be, const ps_reduce_args *a) {
@@ -308,7 +303,7 @@ static ps_status ref_reduce(ps_backend *be, const ps_reduce_args *a) {
   for (uint64_t r = 0; r < a->rows; r++) {
     if ((sel && !bit_at(sel, r)) || !is_valid(&R, 0, r)) continue;
     uint64_t code;
-    if (!checked_code(&R, 0, r, &code)) return corrupt_error(be, &R);
+    if (!checked_code(&R, 0, r, &code)) return corrupt_error(be, &R, -1);
     count++;
     if (code < mn) mn = code;
     if (code > mx) mx = code;
@@ -341,7 +336,7 @@ static ps_status ref_gather(ps_backend *be, const ps_gather_args *a) {
                               i, id, a->rows);
     bool valid = is_valid(&R, 0, id);
     uint64_t code = 0;
-    if (valid && !checked_code(&R, 0, id, &code)) return corrupt_error(be, &R);
+    if (valid && !checked_code(&R, 0, id, &code)) return corrupt_error(be, &R, (int64_t)i);
     uint8_t *dst = values + (uint64_t)a->value_bytes * i;
     uint64_t v = a->col.reference + code;
     if (!valid) {

@@ -273,7 +273,11 @@ static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids
   a.value_bytes = vb;
   a.values = values;
   a.validity_out = validity;
-  return ctx->ops->gather(ctx->be, &a);
+  ps_column *one = (ps_column *)col;
+  ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = 0;
+  ps_status st = ctx->ops->gather(ctx->be, &a);
+  ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
+  return st;
 }
 
 ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset,
@@ -406,7 +410,11 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     a.rows = col->n - r0 < ctx->chunk_rows ? col->n - r0 : ctx->chunk_rows;
     uint64_t c = 0, mn = UINT64_MAX, mx = 0, lo = 0, hi = 0;
     a.count = &c, a.min_code = &mn, a.max_code = &mx, a.sum_lo = &lo, a.sum_hi = &hi;
-    PS_TRY(ctx->ops->reduce(ctx->be, &a));
+    ps_column *one = (ps_column *)col;
+    ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = r0;
+    ps_status st = ctx->ops->reduce(ctx->be, &a);
+    ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
+    PS_TRY(st);
     if (c) {
       count += c;
       if (mn < min_code) min_code = mn;

@@ -65,6 +65,32 @@ ps_status ps_set_error_buf(char *buf, size_t size, ps_status st, const char *fmt
   return st;
 }
 
+ps_status ps_corrupt_error(ps_context *ctx, uint32_t slot, const ps_prog_col *col, uint64_t first, uint64_t last,
+                           int64_t id_index) {
+  char column[PS_COLUMN_NAME_MAX + 32], rows[96] = "";
+  const ps_column *c = ctx && slot < ctx->corrupt_ncols ? ctx->corrupt_cols[slot] : NULL;
+  if (c && c->name)
+    snprintf(column, sizeof column, "column '%s'", c->name);
+  else if (ctx && ctx->corrupt_ncols == 1 && slot == 0)
+    snprintf(column, sizeof column, "the column");
+  else
+    snprintf(column, sizeof column, "column slot %u", slot);
+  uint64_t base = ctx ? ctx->corrupt_base : 0;
+  if (first == last)
+    snprintf(rows, sizeof rows, "row %llu", (unsigned long long)(base + first));
+  else
+    snprintf(rows, sizeof rows, "a row among rows %llu..%llu", (unsigned long long)(base + first),
+             (unsigned long long)(base + last));
+  char at[40] = "";
+  if (id_index >= 0) snprintf(at, sizeof at, " (ids[%lld])", (long long)id_index);
+  if (col->flags & PS_COLF_NO_CODES)
+    return ps_set_error(ctx, PS_ERR_CORRUPT_DATA,
+                        "corrupt data in %s: %s%s is not null, but the column has no valid code (empty dictionary)",
+                        column, rows, at);
+  return ps_set_error(ctx, PS_ERR_CORRUPT_DATA, "corrupt data in %s: %s%s holds a code above the largest valid code %llu",
+                      column, rows, at, (unsigned long long)col->code_limit);
+}
+
 void ps_clear_error(ps_context *ctx) {
   if (ctx) ctx->last_error[0] = '\0';
 }

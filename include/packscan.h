@@ -260,6 +260,15 @@ PS_API ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_des
                                               uint64_t data_offset, ps_buffer *validity,
                                               uint64_t validity_offset, ps_column **out);
 
+/** Names a column (copied, at most PS_COLUMN_NAME_MAX bytes; NULL or "" removes
+ *  the name), so that messages about it say "column 'price'" instead of its
+ *  slot in the predicate ("column slot 2"). PS_ERR_INVALID_ARGUMENT for a
+ *  longer name, PS_ERR_OUT_OF_MEMORY; the old name stays on failure. */
+#define PS_COLUMN_NAME_MAX 255
+PS_API ps_status ps_column_set_name(ps_column *col, const char *name);
+/** The column's name, or "" when it has none. */
+PS_API const char *ps_column_name(const ps_column *col);
+
 /** Destroys a column. Expressions that reference it must be destroyed first. */
 PS_API void ps_column_destroy(ps_column *col);
 PS_API uint64_t ps_column_rows(const ps_column *col);

@@ -955,15 +955,8 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_
   if (no_codes) {
     r.bad = 0xffffffffu; /* every valid row is corrupt; nothing is read */
   } else if (in.op == PS_OP_RANGE) {
-    /* Clamp to the codes that exist; an empty range is the negated full range
-     * (x = 0 ^ negate = ~1 ^ ~negate). */
-    uint64_t lo = in.lo, hi = in.hi < cmax ? in.hi : cmax;
-    uint32_t neg = negate;
-    if (lo > hi) {
-      lo = 0;
-      hi = cmax;
-      neg = ~neg;
-    }
+    /* canonical (core/ps_program.h): lo <= hi <= code_limit <= cmax */
+    const uint64_t lo = in.lo, hi = in.hi;
     const bool check = col.code_limit < cmax;
     if (!check && lo == 0 && hi == cmax) {
       r.hits = 0xffffffffu; /* every code is in range: nothing to read */
@@ -975,7 +968,7 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_
         r = check ? ps_range_codes<true, true>(area, lane, w, lo, hi - lo, col.code_limit)
                   : ps_range_codes<true, false>(area, lane, w, lo, hi - lo, col.code_limit);
     }
-    r.hits ^= neg ^ negate; /* fold the empty-range flip back into hits */
+    r.hits ^= negate;
   } else {                  /* SET, INLIST */
     const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
     r = w > 32 ? ps_lookup_codes<true>(p, in, area, lane, w, valid, col.code_limit, false, status)

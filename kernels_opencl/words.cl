@@ -247,12 +247,11 @@ static ps_vw ps_valid(const ps_wctx *x, uint slot) {
 
 /* ---- leaves --------------------------------------------------------------- */
 
-/* A RANGE leaf's bounds and bookkeeping: the range clamped to the codes that
- * exist, an empty range as the full range negated (flip), and whether codes
- * must be read at all. */
+/* A RANGE leaf's bounds and bookkeeping, and whether codes must be read at
+ * all. The range is canonical (core/ps_program.h): lo <= hi <= code_limit. */
 typedef struct ps_range_args {
   ulong lo, span, limit;
-  uint flip, negate, no_codes, read;
+  uint negate, no_codes, read;
   ps_vw valid;
 } ps_range_args;
 
@@ -262,13 +261,7 @@ static ps_range_args ps_range_begin(const ps_wctx *x, uint insn, uint slot, uint
   ps_range_args a;
   const ulong cmax = PS_MASK64(width);
   a.lo = in->lo;
-  ulong hi = in->hi < cmax ? in->hi : cmax;
-  a.flip = 0;
-  if (a.lo > hi) {
-    a.lo = 0;
-    hi = cmax;
-    a.flip = 0xffffffffu;
-  }
+  const ulong hi = in->hi;
   a.span = hi - a.lo;
   a.limit = col->code_limit < cmax ? col->code_limit : cmax;
   a.negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
@@ -285,7 +278,7 @@ static ps_truthv ps_range_end(ps_wctx *x, uint slot, const ps_range_args *a, ps_
   else if (!a->read) hits = (ps_vw)(0xffffffffu);
   if (ps_any(a->valid & bad)) x->corrupt |= 1u << slot;
   const ps_vw usable = a->valid & ~bad;
-  const ps_vw is = hits ^ (ps_vw)(a->flip ^ a->negate);
+  const ps_vw is = hits ^ (ps_vw)(a->negate);
   ps_truthv r = {usable & is, usable & ~is};
   return r;
 }

@@ -179,6 +179,18 @@ static void fill_column(scenario &s, uint32_t c, uint32_t rows) {
   }
 }
 
+/* A range in the canonical form lowering writes (core/ps_program.h), the only
+ * one the kernels take: lo <= hi <= code_limit; an empty one is the full
+ * range negated. */
+static void canonical_range(ps_insn &in, uint64_t limit) {
+  if (in.hi > limit) in.hi = limit;
+  if (in.lo > in.hi) {
+    in.lo = 0;
+    in.hi = limit;
+    in.flags ^= PS_INSN_NEGATE;
+  }
+}
+
 /* A random leaf instruction (its aux data appended to s.aux). */
 static void make_leaf(scenario &s, ps_insn &in) {
   const ps_program &prog = s.p.prog;
@@ -207,6 +219,7 @@ static void make_leaf(scenario &s, ps_insn &in) {
       in.lo = val();
       in.hi = val();
       if (coin(70) && in.lo > in.hi) std::swap(in.lo, in.hi);
+      canonical_range(in, col.code_limit);
       break;
     }
     case 1: { /* SET: a bitmap of limit+1 bits (shorter, rarely: an aux fault) */
@@ -521,6 +534,7 @@ int main(int argc, char **argv) {
         in.lo = coin(30) ? 0 : rng() & cmax;
         in.hi = coin(30) ? cmax : rng() & cmax;
         if (coin(80) && in.lo > in.hi) std::swap(in.lo, in.hi);
+        canonical_range(in, s.p.prog.cols[0].code_limit);
         /* the staged codes must agree with the new limit */
         fill_column(s, 0, s.p.rows);
       });

@@ -224,59 +224,9 @@ static ps_status cuda_mem_read(ps_backend *be, void *dst, ps_devmem src, uint64_
 
 /* ---- evaluation ------------------------------------------------------------ */
 
-/* The kernel trusts the program's structure; the core's lowering should never
- * produce a bad one, so a failure here is PS_ERR_INTERNAL with the reason. */
-static ps_status check_program(ps_context *ctx, const ps_program *p) {
-#define BAD(...) ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: invalid program: " __VA_ARGS__)
-  if (p->n_insns == 0 || p->n_insns > PS_MAX_INSNS)
-    return BAD("%u instructions (expected 1..%u)", p->n_insns, PS_MAX_INSNS);
-  if (p->n_cols > PS_MAX_COLS) return BAD("%u column slots (at most %u)", p->n_cols, PS_MAX_COLS);
-  for (uint32_t c = 0; c < p->n_cols; c++) {
-    const ps_prog_col *col = &p->cols[c];
-    if (col->width > 64) return BAD("slot %u has width %u", c, col->width);
-    if (col->scale > 18) return BAD("slot %u has scale %u", c, col->scale);
-    if (col->kind > PS_KIND_FLOAT32) return BAD("slot %u has kind %u", c, col->kind);
-  }
-  uint32_t depth = 0;
-  for (uint32_t i = 0; i < p->n_insns; i++) {
-    const ps_insn *in = &p->insns[i];
-    switch (in->op) {
-      case PS_OP_CMPCOL:
-        if (in->col_b >= p->n_cols)
-          return BAD("instruction %u reads slot %u of %u", i, in->col_b, p->n_cols);
-        if (PS_INSN_MODE(in->flags) > PS_MODE_RANK || PS_INSN_CMP(in->flags) > PS_CMP_GE)
-          return BAD("instruction %u has flags 0x%x", i, in->flags);
-        /* fall through */
-      case PS_OP_RANGE:
-      case PS_OP_SET:
-      case PS_OP_INLIST:
-      case PS_OP_ISNULL:
-        if (in->col_a >= p->n_cols)
-          return BAD("instruction %u reads slot %u of %u", i, in->col_a, p->n_cols);
-        if (in->op == PS_OP_INLIST &&
-            (in->lo > p->aux_words / 4 || in->aux_a > p->aux_words - 4 * in->lo))
-          return BAD("instruction %u: a list of %llu intervals at word %u overruns %u aux words", i,
-                     (unsigned long long)in->lo, in->aux_a, p->aux_words);
-        depth++;
-        break;
-      case PS_OP_AND:
-      case PS_OP_OR:
-        if (depth < 2) return BAD("instruction %u (opcode %u) needs two operands", i, in->op);
-        depth--;
-        break;
-      case PS_OP_NOT:
-        if (depth < 1) return BAD("instruction %u (NOT) needs an operand", i);
-        break;
-      default:
-        return BAD("instruction %u has opcode %u", i, in->op);
-    }
-    if (depth > PS_MAX_STACK) return BAD("stack deeper than %u at instruction %u", PS_MAX_STACK, i);
-  }
-  if (depth != 1) return BAD("%u values left on the stack (expected 1)", depth);
-  return PS_OK;
-#undef BAD
-}
-
+/* The kernel parameters of eval and eval_ids. The program passed the core's
+ * ps_program_check (core/program_check.c) when it was lowered: the kernels
+ * trust its structure without checking it again. */
 static ps_status fill_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval_params *p) {
   ps_context *ctx = be->ctx;
   const ps_program *prog = a->prog;
@@ -324,27 +274,11 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
                             a->prog->aux_words);
   for (uint32_t c = 0; c < PS_MAX_COLS; c++) {
     if (!(status & (1u << c))) continue;
-    const ps_prog_col *col = &a->prog->cols[c];
-    const unsigned long long first = (unsigned long long)a->row_begin;
-    const unsigned long long last = first + a->rows - 1;
-    if (col->flags & PS_COLF_NO_CODES)
-      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                              "column slot %u: a non-null row among rows %llu..%llu, but the "
-                              "column has no valid code (empty dictionary)",
-                              c, first, last);
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "column slot %u: a non-null row among rows %llu..%llu has a code "
-                            "greater than the largest valid code %llu",
-                            c, first, last, (unsigned long long)col->code_limit);
+    return ps_corrupt_error(be->ctx, c, &a->prog->cols[c], 0, a->rows - 1, -1);
   }
   return PS_OK;
 }
 
-/* The program checked and the kernel parameters filled (eval and eval_ids). */
-static ps_status checked_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval_params *p) {
-  ps_status st = check_program(be->ctx, a->prog);
-  return st == PS_OK ? fill_params(be, a, p) : st;
-}
 
 /* The one-leaf program's leaf and column when the program is one `op`
  * instruction on a column with at least one valid code, aligned data and
@@ -387,12 +321,9 @@ static int range_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, 
   if (!one_leaf(p, a, PS_OP_RANGE, rp, &in, &col)) return 0;
   const uint64_t wmask = col->width >= 64 ? UINT64_MAX : (((uint64_t)1 << col->width) - 1);
   if (col->code_limit < wmask && col->width > 32) return 0;
-  uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
-  uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
-  if (lo > hi) { /* empty: NOT of the full range */
-    lo = 0, hi = wmask;
-    negate = ~negate;
-  }
+  /* canonical (ps_program.h): lo <= hi <= code_limit <= wmask */
+  const uint64_t lo = in->lo, hi = in->hi;
+  const uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
   rp->lo = lo;
   rp->span = hi - lo;
   rp->negate_mask = negate;
@@ -458,12 +389,9 @@ static int tree_fast_path(const ps_cuda_eval_params *p, const ps_eval_args *a, p
         tp->data_chunks[k] = whole < UINT32_MAX ? (uint32_t)whole : UINT32_MAX;
         words += 32 * col->width;
       }
-      uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
-      uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
-      if (lo > hi) { /* empty: NOT of the full range */
-        lo = 0, hi = wmask;
-        negate = ~negate;
-      }
+      /* canonical (ps_program.h): lo <= hi <= code_limit <= wmask */
+      const uint64_t lo = in->lo, hi = in->hi;
+      const uint32_t negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
       t->col = (uint32_t)slot_of[in->col_a];
       t->dst = depth++;
       t->negate = negate;
@@ -574,7 +502,7 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
                             a ? (unsigned long long)a->rows : 0ULL,
                             (unsigned long long)PS_CUDA_MAX_CHUNK_ROWS);
   ps_cuda_eval_params params;
-  ps_status st = checked_params(be, a, &params);
+  ps_status st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
   if (ps_context_internal_options(ctx)->fast_paths) {
@@ -630,7 +558,7 @@ static ps_status cuda_eval_ids(ps_backend *be, const ps_eval_args *a) {
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: malformed eval_ids arguments");
   if (!ps_context_internal_options(ctx)->fast_paths) return PS_ERR_UNSUPPORTED;
   ps_cuda_eval_params params;
-  ps_status st = checked_params(be, a, &params);
+  ps_status st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params rp; /* no bitmap, no count: a has neither */
   if (!range_fast_path(&params, a, &rp) || rp.width < 1 || rp.width > 32) return PS_ERR_UNSUPPORTED;

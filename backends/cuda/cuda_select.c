@@ -233,18 +233,7 @@ ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a) {
 
   uint64_t r[PS_CUDA_REDUCE_RESULT_WORDS];
   memcpy(r, be->select_host, sizeof r);
-  if (r[5] != UINT64_MAX) {
-    if (a->col.flags & PS_COLF_NO_CODES)
-      return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                              "cuda: reduce: row %llu of the chunk (rows 0..%llu) is not null, but the column has no "
-                              "valid code (empty dictionary)",
-                              (unsigned long long)r[5], (unsigned long long)(a->rows - 1));
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "cuda: reduce: row %llu of the chunk (rows 0..%llu) holds a code greater than the largest "
-                            "valid code %llu",
-                            (unsigned long long)r[5], (unsigned long long)(a->rows - 1),
-                            (unsigned long long)a->col.code_limit);
-  }
+  if (r[5] != UINT64_MAX) return ps_corrupt_error(be->ctx, 0, &a->col, r[5], r[5], -1);
   *a->count = r[0], *a->min_code = r[1], *a->max_code = r[2], *a->sum_lo = r[3], *a->sum_hi = r[4];
   return PS_OK;
 }
@@ -273,14 +262,7 @@ static ps_status gather_error(ps_backend *be, const ps_gather_args *a, uint64_t 
   if (bad_id < bad_code)
     return ps_backend_error(be->ctx, PS_ERR_INVALID_ARGUMENT, "ids[%llu] = %llu is past the column's %llu rows",
                             (unsigned long long)i, (unsigned long long)id, (unsigned long long)a->rows);
-  if (a->col.flags & PS_COLF_NO_CODES)
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "cuda: gather: row %llu (ids[%llu]) is not null, but the column has no valid code "
-                            "(empty dictionary)",
-                            (unsigned long long)id, (unsigned long long)i);
-  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                          "cuda: gather: row %llu (ids[%llu]) holds a code greater than the largest valid code %llu",
-                          (unsigned long long)id, (unsigned long long)i, (unsigned long long)a->col.code_limit);
+  return ps_corrupt_error(be->ctx, 0, &a->col, id, id, (int64_t)i);
 }
 
 ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {

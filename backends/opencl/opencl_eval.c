@@ -24,22 +24,17 @@ static ps_status malformed(ps_backend *be, const char *what, unsigned index, uns
                           v);
 }
 
-/* Checks everything the kernel trusts without checking: slot and opcode
- * ranges, the stack discipline, and that every buffer the program reads was
- * given. */
-static ps_status check_program(ps_backend *be, const ps_eval_args *args) {
+/* What the kernels trust about this launch beyond the program, which passed
+ * the core's ps_program_check (core/program_check.c) when it was lowered:
+ * the chunk size, that every buffer the program reads was given, and fp64
+ * where a column compare needs doubles. */
+static ps_status check_launch(ps_backend *be, const ps_eval_args *args) {
   const ps_program *p = args->prog;
   if (!p) return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: eval without a program");
   if (args->rows == 0 || args->rows > PS_CL_MAX_CHUNK_ROWS)
     return malformed(be, "chunk row count outside 1..max_chunk_rows", 0, args->rows);
-  if (p->n_cols > PS_MAX_COLS) return malformed(be, "n_cols above PS_MAX_COLS", 0, p->n_cols);
-  if (p->n_insns == 0 || p->n_insns > PS_MAX_INSNS)
-    return malformed(be, "n_insns outside 1..PS_MAX_INSNS", 0, p->n_insns);
   for (uint32_t c = 0; c < p->n_cols; ++c) {
     const ps_prog_col *col = &p->cols[c];
-    if (col->width > 64) return malformed(be, "column width above 64", c, col->width);
-    if (col->kind > PS_KIND_FLOAT32) return malformed(be, "unknown column kind", c, col->kind);
-    if (col->scale > 18) return malformed(be, "column scale above 18", c, col->scale);
     if (col->width > 0 && col->data_bytes > 0 && !args->data[c].handle)
       return malformed(be, "column slot without its data buffer", c, col->data_bytes);
     if ((col->flags & PS_COLF_VALIDITY) && col->validity_bytes > 0 && !args->validity[c].handle)
@@ -47,42 +42,14 @@ static ps_status check_program(ps_backend *be, const ps_eval_args *args) {
   }
   if (p->aux_words > 0 && !args->aux.handle && !args->aux_host)
     return malformed(be, "aux words without an aux buffer", 0, p->aux_words);
-
-  uint32_t depth = 0;
   for (uint32_t i = 0; i < p->n_insns; ++i) {
     const ps_insn *in = &p->insns[i];
-    switch (in->op) {
-      case PS_OP_AND:
-      case PS_OP_OR:
-        if (depth < 2) return malformed(be, "stack underflow at instruction", i, in->op);
-        --depth;
-        continue;
-      case PS_OP_NOT:
-        if (depth < 1) return malformed(be, "stack underflow at instruction", i, in->op);
-        continue;
-      case PS_OP_CMPCOL:
-        if (in->col_b >= p->n_cols) return malformed(be, "col_b outside n_cols", i, in->col_b);
-        if (PS_INSN_CMP(in->flags) > PS_CMP_GE) return malformed(be, "unknown comparison", i, PS_INSN_CMP(in->flags));
-        if (PS_INSN_MODE(in->flags) > PS_MODE_RANK)
-          return malformed(be, "unknown compare mode", i, PS_INSN_MODE(in->flags));
-        if (PS_INSN_MODE(in->flags) == PS_MODE_DOUBLE && !be->has_fp64)
-          return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
-                                  "OpenCL: %s lacks cl_khr_fp64, which comparing two float "
-                                  "columns (or columns of mixed kinds) needs",
-                                  be->device_name);
-        /* fall through */
-      case PS_OP_RANGE:
-      case PS_OP_SET:
-      case PS_OP_INLIST:
-      case PS_OP_ISNULL:
-        if (in->col_a >= p->n_cols) return malformed(be, "col_a outside n_cols", i, in->col_a);
-        if (++depth > PS_MAX_STACK) return malformed(be, "stack overflow at instruction", i, depth);
-        continue;
-      default:
-        return malformed(be, "unknown opcode at instruction", i, in->op);
-    }
+    if (in->op == PS_OP_CMPCOL && PS_INSN_MODE(in->flags) == PS_MODE_DOUBLE && !be->has_fp64)
+      return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                              "OpenCL: %s lacks cl_khr_fp64, which comparing two float "
+                              "columns (or columns of mixed kinds) needs",
+                              be->device_name);
   }
-  if (depth != 1) return malformed(be, "values left on the stack", 0, depth);
   return PS_OK;
 }
 
@@ -142,17 +109,7 @@ static ps_status corrupt_error(ps_backend *be, const ps_eval_args *args, cl_uint
                             args->prog->aux_words);
   unsigned slot = 0;
   while (!((slots >> slot) & 1u)) ++slot;
-  const ps_prog_col *c = &args->prog->cols[slot];
-  unsigned long long first = args->row_begin, last = args->row_begin + args->rows - 1;
-  if (c->flags & PS_COLF_NO_CODES)
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                            "corrupt data: column slot %u has no valid codes (empty dictionary) "
-                            "but a non-null row in rows %llu..%llu reads one",
-                            slot, first, last);
-  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                          "corrupt data: column slot %u holds a code above its largest valid "
-                          "code %llu in rows %llu..%llu",
-                          slot, (unsigned long long)c->code_limit, first, last);
+  return ps_corrupt_error(be->ctx, slot, &args->prog->cols[slot], 0, args->rows - 1, -1);
 }
 
 /* Reads the status words back (synchronizing): the corrupt flags become the
@@ -348,13 +305,9 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
   rp->bitmap_offset = a->bitmap.handle ? a->bitmap.offset : 0;
   if (a->bitmap.handle) rp->flags |= RANGE_WANT_BITMAP;
   rp->rows = a->rows;
-  uint64_t lo = in->lo, hi = in->hi < wmask ? in->hi : wmask;
-  cl_uint negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
-  if (lo > hi) { /* empty: NOT of the full range */
-    lo = 0;
-    hi = wmask;
-    negate = ~negate;
-  }
+  /* canonical (ps_program.h): lo <= hi <= code_limit <= wmask */
+  const uint64_t lo = in->lo, hi = in->hi;
+  const cl_uint negate = (in->flags & PS_INSN_NEGATE) ? 0xffffffffu : 0u;
   rp->lo = lo;
   rp->span = hi - lo;
   rp->negate_mask = negate;
@@ -648,7 +601,7 @@ static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, sh
   put(t, "\n");
 
   /* The program, straight-line: the stack is T[], F[] with constant
-   * indexes (registers). check_program vouched for the stack discipline. */
+   * indexes (registers). the core's ps_program_check vouched for the stack discipline. */
   uint32_t depth = 0, max_depth = 1;
   put(t, "#define PS_WORDS_BODY \\\n");
   for (uint32_t i = 0; i < p->n_insns; ++i) {
@@ -729,7 +682,7 @@ static int cpu_prefers_words(const ps_backend *be, const ps_eval_args *args, int
 }
 
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
-  PS_CL_TRY(check_program(be, args));
+  PS_CL_TRY(check_launch(be, args));
   const int jit = ps_cl_options(be)->opencl_jit;
   int specialize = jit == PS_OPT_AUTO ? args->rows >= PS_CL_JIT_MIN_ROWS : jit == PS_OPT_ON;
   range_params rp;

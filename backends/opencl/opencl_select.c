@@ -156,12 +156,7 @@ ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
   /* In-order queue: the blocking read of the status waits for both. */
   if (st == PS_OK) st = read_back(be, partials, partial_bytes, host, CL_FALSE);
   if (st == PS_OK) st = read_back(be, be->status, sizeof corrupt, &corrupt, CL_TRUE);
-  if (st == PS_OK && corrupt)
-    st = ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                          "corrupt data: a row of the column holds a code outside its range (largest valid code "
-                          "%llu%s)",
-                          (unsigned long long)a->col.code_limit,
-                          (a->col.flags & PS_COLF_NO_CODES) ? "; the column has no valid codes" : "");
+  if (st == PS_OK && corrupt) st = ps_corrupt_error(be->ctx, 0, &a->col, 0, a->rows - 1, -1);
   if (st == PS_OK) {
     uint64_t count = 0, mn = UINT64_MAX, mx = 0, lo = 0, hi = 0;
     for (size_t g = 0; g < groups; ++g) {
@@ -199,10 +194,7 @@ static ps_status gather_error(ps_backend *be, const ps_gather_args *a, uint64_t 
   if (bad_id < bad_code)
     return ps_backend_error(be->ctx, PS_ERR_INVALID_ARGUMENT, "ids[%llu] = %llu is past the column's %llu rows",
                             (unsigned long long)i, (unsigned long long)id, (unsigned long long)a->rows);
-  return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
-                          "corrupt data: row %llu holds a code outside its range (largest valid code %llu%s)",
-                          (unsigned long long)id, (unsigned long long)a->col.code_limit,
-                          (a->col.flags & PS_COLF_NO_CODES) ? "; the column has no valid codes" : "");
+  return ps_corrupt_error(be->ctx, 0, &a->col, id, id, (int64_t)i);
 }
 
 ps_status ps_cl_gather(ps_backend *be, const ps_gather_args *a) {
