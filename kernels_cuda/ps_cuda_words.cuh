@@ -968,7 +968,6 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_
         r = check ? ps_range_codes<true, true>(area, lane, w, lo, hi - lo, col.code_limit)
                   : ps_range_codes<true, false>(area, lane, w, lo, hi - lo, col.code_limit);
     }
-    r.hits ^= negate;
   } else {                  /* SET, INLIST */
     const uint32_t *area = ps_staged(p, s, ca, PS_STAGE_ANY, task, lane);
     r = w > 32 ? ps_lookup_codes<true>(p, in, area, lane, w, valid, col.code_limit, false, status)
