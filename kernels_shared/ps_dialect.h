@@ -7,6 +7,8 @@
  *   PS_GLOBAL      address space of device buffers (__global / nothing)
  *   PS_CONST_MEM   address space of read-only launch data (__constant / nothing)
  *   PS_FN          a device function (static inline / static __device__)
+ *   PS_HFN         a device function the host tests call too (static inline /
+ *                  static __host__ __device__)
  *   ps_mulhi64     high 64 bits of a 64x64-bit product
  *   ps_atomic_min_u32  atomic minimum on a 32-bit word of device memory
  *   ps_ctz32       index of the lowest set bit of a nonzero 32-bit word
@@ -52,6 +54,12 @@ static inline void ps_atomic_min_u32(ps_u32 *p, ps_u32 v) {
 }
 #define ps_ctz32(x) ((ps_u32)__builtin_ctz(x))
 #define ps_popc32(x) ((ps_u32)__builtin_popcount(x))
+#endif
+
+#if defined(__CUDACC__)
+#define PS_HFN static __host__ __device__ __forceinline__
+#else
+#define PS_HFN PS_FN
 #endif
 
 #endif /* PS_DIALECT_H */
