@@ -2,7 +2,8 @@
  * corrupt: the one corrupt-data error (ps_corrupt_error) in the same wording
  * on every backend and every path — filter (one chunk and many), count,
  * aggregate, gather — naming the column by the name the caller gave it
- * (ps_column_set_name) or else by its slot in the predicate, and the row (or
+ * (ps_column_set_name) or else by its place in the expression and its type
+ * (the slot as core/evaluate.c rewrites it), and the row (or
  * the chunk's rows, where a device only knows those) that holds the code;
  * an empty dictionary's own wording; ps_column_set_name's validation.
  */
@@ -57,7 +58,9 @@ static void run(uint64_t chunk_rows) {
     else
       CHECK_OK(ctx, ps_column_set_name(c, NULL));
     CHECK(strcmp(ps_column_name(c), named ? "price" : "") == 0);
-    const char *col_in_pred = named ? "column 'price'" : "column slot 1";
+    /* unnamed: main's naming by the column's place in the expression and
+     * its type (core/evaluate.c), which callers can see, not the slot */
+    const char *col_in_pred = named ? "column 'price'" : "column 2 of the expression (int8, width 8)";
     ps_expr *a, *b, *t;
     CHECK_OK(ctx, ps_expr_compare(ctx, g, PS_GE, ps_lit_int(0), &a));
     CHECK_OK(ctx, ps_expr_compare(ctx, c, PS_LT, ps_lit_int(50), &b));
