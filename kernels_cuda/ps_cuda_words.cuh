@@ -967,14 +967,15 @@ PS_HD uint32_t ps_eval_word(const ps_cuda_eval_params &p, const ps_words_layout 
                             uint32_t lane, uint32_t rows, uint32_t *status) {
   ps_stage_state s = {&L, area, area + L.off[0], -1, -1};
   ps_kstack k;
+  ps_kbelow below;
   ps_kstack_init(&k);
   const uint32_t n = p.prog.n_insns;
   for (uint32_t i = 0; i < n; ++i) {
     const ps_insn &in = p.prog.insns[i];
-    if (ps_kstack_apply(&k, in.op)) continue;
+    if (ps_kstack_apply(&k, &below, in.op)) continue;
     uint32_t t, f;
     ps_leaf_word(p, in, L.leaf[i], &s, task, lane, rows, status, &t, &f);
-    ps_kstack_push(&k, t, f);
+    ps_kstack_push(&k, &below, t, f);
   }
   return ps_kstack_result(&k, rows);
 }

@@ -241,12 +241,13 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
                          uint *corrupt) {
   __constant ps_program *prog = &launch->prog;
   ps_kstack k; /* kernels_shared/ps_kleene.h; the core checked the stack discipline */
+  ps_kbelow below;
   ps_kstack_init(&k);
   PS_UNROLL
   for (uint i = 0; i < PS_N_INSNS(prog); ++i) {
     __constant ps_insn *in = &prog->insns[i];
     uint op = PS_OP(prog, i), flags = PS_FLAGS(prog, i);
-    if (ps_kstack_apply(&k, op)) continue;
+    if (ps_kstack_apply(&k, &below, op)) continue;
     ps_column a = ps_column_at(launch, PS_COL_A(prog, i), data, validity, g, row_mask);
     ps_truth r;
     if (op == PS_OP_ISNULL) {
@@ -257,7 +258,7 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
     } else {
       r = ps_eval_unary(in, op, flags, &a, aux, corrupt);
     }
-    ps_kstack_push(&k, r.is_true, r.is_false);
+    ps_kstack_push(&k, &below, r.is_true, r.is_false);
   }
   return ps_kstack_result(&k, row_mask);
 }

@@ -6,14 +6,16 @@
  *
  * The truth values of 32 rows travel as two masks: t (TRUE) and f (FALSE); a
  * row in neither is UNKNOWN. A leaf's masks come from ps_leaf_truth; the
- * program's AND / OR / NOT combine them on a stack (ps_kstack), whose top
- * lives in two scalars and the rest in small arrays, so that an interpreter
- * unrolled over a program known at compile time keeps it all in registers.
- * An interpreter is then
+ * program's AND / OR / NOT combine them on a stack: its top and depth in a
+ * ps_kstack of scalars (registers), the values below the top in a separate
+ * ps_kbelow (indexed at run time: local memory on CUDA, unless the program
+ * is unrolled at compile time). Kept apart so that the scalars never share
+ * an object with the arrays (CUDA would place the whole object in local
+ * memory, top and depth included). An interpreter is
  *
- *   ps_kstack k; ps_kstack_init(&k);
+ *   ps_kstack k; ps_kbelow b; ps_kstack_init(&k);
  *   for each instruction i:
- *     if (!ps_kstack_apply(&k, op(i))) { evaluate leaf i into t, f; ps_kstack_push(&k, t, f); }
+ *     if (!ps_kstack_apply(&k, &b, op(i))) { evaluate leaf i into t, f; ps_kstack_push(&k, &b, t, f); }
  *   result = ps_kstack_result(&k, rows);
  *
  * with the leaves (how codes reach a lane: staging, vector loads, per-width
@@ -41,8 +43,11 @@ PS_HFN ps_u32 ps_leaf_truth(ps_u32 valid, ps_u32 bad, ps_u32 hits, ps_u32 negate
 
 typedef struct ps_kstack {
   ps_u32 top_t, top_f, depth;
-  ps_u32 below_t[PS_MAX_STACK], below_f[PS_MAX_STACK];
 } ps_kstack;
+
+typedef struct ps_kbelow {
+  ps_u32 t[PS_MAX_STACK], f[PS_MAX_STACK];
+} ps_kbelow;
 
 PS_HFN void ps_kstack_init(ps_kstack *k) {
   k->top_t = 0;
@@ -50,10 +55,10 @@ PS_HFN void ps_kstack_init(ps_kstack *k) {
   k->depth = 0;
 }
 
-PS_HFN void ps_kstack_push(ps_kstack *k, ps_u32 t, ps_u32 f) {
+PS_HFN void ps_kstack_push(ps_kstack *k, ps_kbelow *b, ps_u32 t, ps_u32 f) {
   if (k->depth > 0) {
-    k->below_t[k->depth - 1] = k->top_t;
-    k->below_f[k->depth - 1] = k->top_f;
+    b->t[k->depth - 1] = k->top_t;
+    b->f[k->depth - 1] = k->top_f;
   }
   k->top_t = t;
   k->top_f = f;
@@ -63,17 +68,17 @@ PS_HFN void ps_kstack_push(ps_kstack *k, ps_u32 t, ps_u32 f) {
 /* Applies a combining instruction and returns 1; returns 0 for a leaf (the
  * caller evaluates it and pushes its masks).
  *   AND: (Ta & Tb, Fa | Fb)   OR: (Ta | Tb, Fa & Fb)   NOT: (F, T) */
-PS_HFN int ps_kstack_apply(ps_kstack *k, ps_u32 op) {
+PS_HFN int ps_kstack_apply(ps_kstack *k, const ps_kbelow *b, ps_u32 op) {
   if (op == PS_OP_AND) {
     --k->depth;
-    k->top_t &= k->below_t[k->depth - 1];
-    k->top_f |= k->below_f[k->depth - 1];
+    k->top_t &= b->t[k->depth - 1];
+    k->top_f |= b->f[k->depth - 1];
     return 1;
   }
   if (op == PS_OP_OR) {
     --k->depth;
-    k->top_t |= k->below_t[k->depth - 1];
-    k->top_f &= k->below_f[k->depth - 1];
+    k->top_t |= b->t[k->depth - 1];
+    k->top_f &= b->f[k->depth - 1];
     return 1;
   }
   if (op == PS_OP_NOT) {

@@ -159,10 +159,11 @@ static void test_kleene(void) {
     }
     if (depth != 1) continue; /* ran out of instructions: draw another */
     ps_kstack k;
+    ps_kbelow below;
     ps_kstack_init(&k);
     uint32_t sp = 0;
     for (uint32_t i = 0; i < n; ++i) {
-      if (ps_kstack_apply(&k, ops[i])) {
+      if (ps_kstack_apply(&k, &below, ops[i])) {
         if (ops[i] == PS_OP_NOT) {
           for (int j = 0; j < 32; ++j) vals[sp - 1][j] = 2 - vals[sp - 1][j];
         } else {
@@ -176,7 +177,7 @@ static void test_kleene(void) {
       }
       for (int j = 0; j < 32; ++j) vals[sp][j] = row_value(lt[i], lf[i], j);
       ++sp;
-      ps_kstack_push(&k, lt[i], lf[i]);
+      ps_kstack_push(&k, &below, lt[i], lf[i]);
     }
     const uint32_t rows = (uint32_t)th_u64(&th.rng);
     const uint32_t got = ps_kstack_result(&k, rows);
