@@ -1,9 +1,10 @@
 /*
  * Per-word evaluation of the flat program (core/ps_program.h, binding
- * semantics), the CUDA twin of kernels_opencl/filter.cl: one thread produces
- * one 32-row result word g (rows [32g, 32g+32), row 32g+j at bit j), every
- * instruction yields two 32-bit masks (is_true, is_false) for those rows, and
- * the stack holds such mask pairs. A row in neither mask is UNKNOWN.
+ * semantics): one thread produces one 32-row result word g (rows
+ * [32g, 32g+32), row 32g+j at bit j), every instruction yields two 32-bit
+ * masks (is_true, is_false) for those rows, and the stack holds such mask
+ * pairs (kernels_shared/ps_kleene.h, shared with kernels_opencl/filter.cl).
+ * A row in neither mask is UNKNOWN.
  *
  * Codes reach a thread through a per-warp staging area in shared memory: a
  * warp works on 32 consecutive result words (a "task", 1024 rows), whose 32
