@@ -109,15 +109,14 @@ static void test_ref_diff(void) {
       for (int s = 0; s < 4; ++s) check_ref_diff(edges[i], s & 1, edges[j], s >> 1);
   for (int iter = 0; iter < 20000; ++iter) {
     uint64_t ma = th_u64(&th.rng), mb = th_u64(&th.rng);
-    if (th_chance(&th.rng, 50)) mb = ma + (th_u64(&th.rng) >> (th_below(&th.rng, 64))) * (th_chance(&th.rng, 50) ? 1 : (uint64_t)-1);
+    if (th_chance(&th.rng, 50))
+      mb = ma + (th_u64(&th.rng) >> (th_below(&th.rng, 64))) * (th_chance(&th.rng, 50) ? 1 : (uint64_t)-1);
     check_ref_diff(ma, th_chance(&th.rng, 50), mb, th_chance(&th.rng, 50));
   }
 }
 
 /* Three-valued per-row values: 0 FALSE, 1 UNKNOWN, 2 TRUE. */
-static int row_value(uint32_t t, uint32_t f, int j) {
-  return ((t >> j) & 1u) ? 2 : ((f >> j) & 1u) ? 0 : 1;
-}
+static int row_value(uint32_t t, uint32_t f, int j) { return ((t >> j) & 1u) ? 2 : ((f >> j) & 1u) ? 0 : 1; }
 
 static void test_kleene(void) {
   th_case("ps_leaf_truth");

@@ -147,16 +147,16 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
    * #line keeps build-log line numbers per file. Parts at odd indexes are
    * glue; the kernel files follow common.cl. */
   const char *parts[21] = {
-      (const char *)ps_cl_source_program_h,  "\n",
-      (const char *)ps_cl_source_launch_h,   "\n#line 1 \"ps_dialect.h\"\n",
-      (const char *)ps_cl_source_dialect_h,  "\n#line 1 \"ps_codes.h\"\n",
-      (const char *)ps_cl_source_codes_h,    "\n#line 1 \"ps_cmpcol.h\"\n",
-      (const char *)ps_cl_source_cmpcol_h,   "\n#line 1 \"ps_kleene.h\"\n",
-      (const char *)ps_cl_source_kleene_h,   "\n#line 1 \"common.cl\"\n",
+      (const char *)ps_cl_source_program_h, "\n",
+      (const char *)ps_cl_source_launch_h,  "\n#line 1 \"ps_dialect.h\"\n",
+      (const char *)ps_cl_source_dialect_h, "\n#line 1 \"ps_codes.h\"\n",
+      (const char *)ps_cl_source_codes_h,   "\n#line 1 \"ps_cmpcol.h\"\n",
+      (const char *)ps_cl_source_cmpcol_h,  "\n#line 1 \"ps_kleene.h\"\n",
+      (const char *)ps_cl_source_kleene_h,  "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
   };
   size_t sizes[21] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
-                      ps_cl_source_codes_h_size,   0, ps_cl_source_cmpcol_h_size, 0, ps_cl_source_kleene_h_size, 0,
+                      ps_cl_source_codes_h_size,   0, ps_cl_source_cmpcol_h_size, 0, ps_cl_source_kleene_h_size,  0,
                       ps_cl_source_common_cl_size};
   cl_uint n_parts = 13;
   if (kind == BUILD_RANGE) {
