@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ps_codes.h"
+#include "../kernels_shared/ps_codes.h" /* relative: includers need no -I for it */
 #include "ps_cuda_kernels.h"
 #include "ps_program.h"
 

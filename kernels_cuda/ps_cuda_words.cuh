@@ -50,8 +50,8 @@
 #include <cuda_pipeline_primitives.h>
 #endif
 
-#include "ps_cmpcol.h"
-#include "ps_kleene.h"
+#include "../kernels_shared/ps_cmpcol.h"
+#include "../kernels_shared/ps_kleene.h"
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_rows.cuh"
 #include "range_bits.cuh"
