@@ -46,7 +46,9 @@ typedef struct ps_like_nfa {
 /* Address spaces: the string bytes (global on a device) and the literal masks
  * (shared/local memory on a device, copied there once per block/work-group). */
 #if defined(__OPENCL_VERSION__)
+#ifndef PS_DIALECT_H /* OpenCL C (C99) refuses a second typedef; ps_dialect.h may come first */
 typedef uchar ps_u8;
+#endif
 #define PS_LIKE_FN static inline
 #define PS_LIKE_STR __global
 #define PS_LIKE_TAB __local

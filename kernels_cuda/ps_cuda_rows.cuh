@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../kernels_shared/ps_codes.h" /* relative: includers need no -I for it */
 #include "ps_cuda_kernels.h"
 #include "ps_program.h"
 
@@ -48,35 +49,8 @@ PS_HD uint32_t ps_aux32(const uint32_t *aux, uint64_t index) {
 #endif
 }
 
-/* Little-endian 32-bit word at byte `at` of a stream of `nbytes` readable
- * bytes. Bytes past the end read as 0 and are never touched: the last,
- * partial word of a stream is assembled from the bytes that exist, and a
- * misaligned stream (a caller's wrapped pointer) is read bytewise. */
-PS_HD uint32_t ps_load_word(const uint8_t *base, uint64_t at, uint64_t nbytes, bool aligned) {
-  if (aligned && at + 4 <= nbytes) return ps_ld32(base + at);
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < 4; ++i)
-    if (at + i < nbytes) w |= (uint32_t)ps_ld8(base + at + i) << (8 * i);
-  return w;
-}
-
-/* code(c, r): stream bits [r*w, r*w+w), LSB first. A code starting at bit s of
- * a 32-bit word spans s+w <= 31+64 bits, so at most three words are read, and
- * only those the code overlaps. */
-PS_HD uint64_t ps_read_code(const uint8_t *data, uint64_t nbytes, uint32_t width, uint32_t row,
-                            bool aligned) {
-  if (width == 0) return 0;
-  const uint64_t bit = (uint64_t)row * width;
-  const uint64_t at = (bit >> 5) * 4;
-  const uint32_t s = (uint32_t)(bit & 31);
-  uint64_t lo = ps_load_word(data, at, nbytes, aligned);
-  if (s + width > 32) lo |= (uint64_t)ps_load_word(data, at + 4, nbytes, aligned) << 32;
-  uint64_t v = lo >> s;
-  /* s + width > 64 implies s >= 1, so the shift is in 1..63. */
-  if (s + width > 64) v |= (uint64_t)ps_load_word(data, at + 8, nbytes, aligned) << (64 - s);
-  if (width < 64) v &= ((uint64_t)1 << width) - 1;
-  return v;
-}
+/* Stream words and codes: kernels_shared/ps_codes.h (ps_stream_word,
+ * ps_code_at). */
 
 typedef struct ps_col_read {
   uint64_t code;
@@ -98,7 +72,7 @@ PS_HD ps_col_read ps_read_col(const ps_cuda_eval_params &p, uint32_t c, uint32_t
   const ps_prog_col &col = p.prog.cols[c];
   ps_col_read r;
   r.valid = ps_read_valid(p, c, row);
-  r.code = ps_read_code(p.data[c], col.data_bytes, col.width, row, (p.data_aligned >> c) & 1u);
+  r.code = ps_code_at(p.data[c], col.data_bytes, (p.data_aligned >> c) & 1u, col.width, row);
   const bool corrupt = r.valid && ((col.flags & PS_COLF_NO_CODES) || r.code > col.code_limit);
   if (corrupt) *status |= 1u << c;
   r.usable = r.valid && !corrupt;

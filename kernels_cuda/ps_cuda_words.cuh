@@ -1,9 +1,10 @@
 /*
  * Per-word evaluation of the flat program (core/ps_program.h, binding
- * semantics), the CUDA twin of kernels_opencl/filter.cl: one thread produces
- * one 32-row result word g (rows [32g, 32g+32), row 32g+j at bit j), every
- * instruction yields two 32-bit masks (is_true, is_false) for those rows, and
- * the stack holds such mask pairs. A row in neither mask is UNKNOWN.
+ * semantics): one thread produces one 32-row result word g (rows
+ * [32g, 32g+32), row 32g+j at bit j), every instruction yields two 32-bit
+ * masks (is_true, is_false) for those rows, and the stack holds such mask
+ * pairs (kernels_shared/ps_kleene.h, shared with kernels_opencl/filter.cl).
+ * A row in neither mask is UNKNOWN.
  *
  * Codes reach a thread through a per-warp staging area in shared memory: a
  * warp works on 32 consecutive result words (a "task", 1024 rows), whose 32
@@ -49,6 +50,8 @@
 #include <cuda_pipeline_primitives.h>
 #endif
 
+#include "../kernels_shared/ps_cmpcol.h"
+#include "../kernels_shared/ps_kleene.h"
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_rows.cuh"
 #include "range_bits.cuh"
@@ -299,8 +302,7 @@ PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t tas
       const uint32_t i = base + 32 * m + lane;
       x[m] = 0;
       if (i < n) {
-        const uint64_t at = (first + i) * 4;
-        x[m] = whole ? ps_ld32(data + at) : ps_load_word(data, at, col.data_bytes, aligned);
+        x[m] = whole ? ps_ld32(data + (first + i) * 4) : ps_stream_word(data, col.data_bytes, first + i, aligned);
       }
     }
     PS_W_UNROLL
@@ -731,28 +733,7 @@ PS_HD ps_cmp_bits ps_cmp_int_dispatch(const ps_cuda_eval_params &p, const ps_ins
             : ps_cmp_int_codes<false, false, Check>(p, in, area_a, area_b, lane);
 }
 
-/* Mb - Ma as an exact integer, clamped to [-2^32, 2^32] (beyond the int32
- * range only its side matters); M reads as int64 for signed kinds, as uint64
- * otherwise (the PS_MODE_INT keys of ps_program.h). */
-PS_HD int64_t ps_ref_diff(uint64_t ma, bool signed_a, uint64_t mb, bool signed_b) {
-  const bool na = signed_a && (int64_t)ma < 0, nb = signed_b && (int64_t)mb < 0;
-  const uint64_t ga = na ? 0 - ma : ma, gb = nb ? 0 - mb : mb; /* magnitudes */
-  bool neg;
-  uint64_t mag;
-  if (na != nb) { /* opposite signs: |Mb - Ma| = |Mb| + |Ma|, Mb's sign */
-    neg = nb;
-    mag = gb + ga < gb ? ~(uint64_t)0 : gb + ga;
-  } else if (gb >= ga) {
-    neg = nb;
-    mag = gb - ga;
-  } else {
-    neg = !nb;
-    mag = ga - gb;
-  }
-  const uint64_t cap = (uint64_t)1 << 32;
-  if (mag > cap) mag = cap;
-  return neg ? -(int64_t)mag : (int64_t)mag;
-}
+/* ps_ref_diff (Mb - Ma, clamped): kernels_shared/ps_cmpcol.h. */
 
 /* A CMPCOL's 32 rows: hit = a <cmp> b (meaningful where both codes are
  * usable), bad codes of a and b (bad_a meaningful where a is valid). */
@@ -910,7 +891,6 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_
   const bool no_codes = (col.flags & PS_COLF_NO_CODES) != 0;
   const uint32_t w = col.width;
   const uint64_t cmax = ps_code_max(w);
-  uint32_t usable, x;
   if (in.op == PS_OP_CMPCOL) {
     const uint32_t cb = in.col_b;
     const uint32_t valid_b = ps_valid_word(p, cb, g, rows);
@@ -973,12 +953,7 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_
     r = w > 32 ? ps_lookup_codes<true>(p, in, area, lane, w, valid, col.code_limit, false, status)
                : ps_lookup_codes<false>(p, in, area, lane, w, valid, col.code_limit, false, status);
   }
-  const uint32_t corrupt = valid & r.bad;
-  if (corrupt) *status |= 1u << ca;
-  usable = valid & ~r.bad;
-  x = r.hits ^ negate;
-  *t = usable & x;
-  *f = usable & ~x;
+  if (ps_leaf_truth(valid, r.bad, r.hits, negate, t, f)) *status |= 1u << ca;
 }
 
 /* ---- the program ---------------------------------------------------------- */
@@ -987,48 +962,23 @@ PS_HD void ps_leaf_word(const ps_cuda_eval_params &p, const ps_insn &in, uint32_
  * program is TRUE. Device: every lane of the warp calls it together (the
  * leaves may stage columns warp-wide); area is the warp's staging area, laid
  * out as L says (with L.all, the caller ran ps_stage_all for this task). The
- * host validated the program (opcodes, slots, stack discipline, depth). The
- * stack's top lives in registers; the values below it in a small array. */
+ * core checked the program (opcodes, slots, stack discipline, depth). The
+ * Kleene stack machine is kernels_shared/ps_kleene.h. */
 PS_HD uint32_t ps_eval_word(const ps_cuda_eval_params &p, const ps_words_layout &L, uint32_t *area, uint64_t task,
                             uint32_t lane, uint32_t rows, uint32_t *status) {
   ps_stage_state s = {&L, area, area + L.off[0], -1, -1};
-  uint32_t below_t[PS_MAX_STACK], below_f[PS_MAX_STACK];
-  uint32_t top_t = 0, top_f = 0, depth = 0;
+  ps_kstack k;
+  ps_kbelow below;
+  ps_kstack_init(&k);
   const uint32_t n = p.prog.n_insns;
   for (uint32_t i = 0; i < n; ++i) {
     const ps_insn &in = p.prog.insns[i];
-    switch (in.op) {
-      case PS_OP_AND: /* (Ta & Tb, Fa | Fb) */
-        --depth;
-        top_t &= below_t[depth - 1];
-        top_f |= below_f[depth - 1];
-        break;
-      case PS_OP_OR: /* (Ta | Tb, Fa & Fb) */
-        --depth;
-        top_t |= below_t[depth - 1];
-        top_f &= below_f[depth - 1];
-        break;
-      case PS_OP_NOT: {
-        const uint32_t tmp = top_t;
-        top_t = top_f;
-        top_f = tmp;
-        break;
-      }
-      default: {
-        uint32_t t, f;
-        ps_leaf_word(p, in, L.leaf[i], &s, task, lane, rows, status, &t, &f);
-        if (depth > 0) {
-          below_t[depth - 1] = top_t;
-          below_f[depth - 1] = top_f;
-        }
-        top_t = t;
-        top_f = f;
-        ++depth;
-        break;
-      }
-    }
+    if (ps_kstack_apply(&k, &below, in.op)) continue;
+    uint32_t t, f;
+    ps_leaf_word(p, in, L.leaf[i], &s, task, lane, rows, status, &t, &f);
+    ps_kstack_push(&k, &below, t, f);
   }
-  return top_t & rows;
+  return ps_kstack_result(&k, rows);
 }
 
 /* ---- outputs -------------------------------------------------------------- */

@@ -1,11 +1,11 @@
 /*
  * common.cl: what every kernel of the OpenCL backend shares: bounded loads
- * and stores on byte regions, code extraction from a packed stream, value
- * decoding, work-group sums and scans.
+ * and stores on byte regions, value decoding, work-group sums and scans
+ * (code extraction is kernels_shared/ps_codes.h).
  *
  * Plain OpenCL C 1.2. The backend builds one program from ps_program.h,
- * launch.h, this file, filter.cl and select.cl (in that order) and may
- * define:
+ * launch.h, kernels_shared/ps_dialect.h, ps_codes.h, ps_cmpcol.h, this
+ * file, filter.cl and select.cl (in that order) and may define:
  *   PS_HAVE_FP64          the device has cl_khr_fp64 (double compares and
  *                         float decoding; the host refuses those otherwise)
  *   PS_BIG_ENDIAN_DEVICE  words are always assembled from bytes
@@ -29,18 +29,11 @@ typedef struct ps_region {
 
 /* ---- memory ----------------------------------------------------------- */
 
-/* Little-endian 32-bit word k of a region; bytes past its size read as 0. */
+/* Little-endian 32-bit word k of a region; bytes past its size read as 0.
+ * cl_mem base addresses are at least 4-byte aligned, so only the offset
+ * decides whether a direct load is aligned. */
 static uint ps_load_word(ps_region r, ulong k) {
-  ulong b = k * 4;
-#ifndef PS_BIG_ENDIAN_DEVICE
-  /* cl_mem base addresses are at least 4-byte aligned, so only the offset
-   * decides whether a direct load is aligned. */
-  if (b + 4 <= r.size && ((r.offset + b) & 3) == 0) return *(__global const uint *)(r.buf + r.offset + b);
-#endif
-  uint v = 0;
-  for (uint i = 0; i < 4; ++i)
-    if (b + i < r.size) v |= (uint)r.buf[r.offset + b + i] << (8 * i);
-  return v;
+  return ps_stream_word(r.buf + r.offset, r.size, k, (r.offset & 3) == 0);
 }
 
 /* Stores word k of an output of `size` bytes at `offset`, only the bytes
@@ -96,31 +89,7 @@ static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k
 
 /* ---- codes and values ------------------------------------------------- */
 
-/* The w-bit code at stream bit `bit` (bits [bit, bit+w), LSB first). For
- * w > 32 a code may touch three 32-bit words. */
-static ulong ps_code_at(ps_region data, uint w, ulong bit) {
-  if (w == 0) return 0;
-  ulong k = bit >> 5;
-  uint shift = (uint)(bit & 31);
-  ulong x = ps_load_word(data, k);
-  if (shift + w > 32) x |= (ulong)ps_load_word(data, k + 1) << 32;
-  x >>= shift;
-  if (shift + w > 64) x |= (ulong)ps_load_word(data, k + 2) << (64 - shift);
-  return w == 64 ? x : x & ((1UL << w) - 1);
-}
-
-/* ps_code_at for a code whose words lie wholly inside the region, at a
- * 4-byte aligned start: plain loads, no bounds or alignment checks. */
-static ulong ps_code_at_aligned(__global const uint *words, uint w, ulong bit) {
-  if (w == 0) return 0;
-  ulong k = bit >> 5;
-  uint shift = (uint)(bit & 31);
-  ulong x = words[k];
-  if (shift + w > 32) x |= (ulong)words[k + 1] << 32;
-  x >>= shift;
-  if (shift + w > 64) x |= (ulong)words[k + 2] << (64 - shift);
-  return w == 64 ? x : x & ((1UL << w) - 1);
-}
+/* Codes: kernels_shared/ps_codes.h (ps_code_at, ps_code_in_words, ps_code_of_word). */
 
 /* Whether a valid row's code is corrupt (ps_program.h). */
 static int ps_code_corrupt(__constant ps_prog_col *m, ulong code) {

@@ -46,7 +46,7 @@ typedef struct ps_column {
   __constant ps_prog_col *meta; /* run-time fields: reference, code_limit, sizes, scale */
   uint width, kind, flags;      /* the shape: constants when specialized */
   ps_region data;
-  ulong first_bit; /* the work-item's 32 rows start at this stream bit */
+  ulong first_row; /* the work-item's 32 rows start at this row */
   __global const uint *words; /* aligned start of the stream when the work-item's
                                  w words are whole in it, else NULL */
   uint valid;      /* validity of the work-item's rows (0 outside the active rows) */
@@ -70,7 +70,7 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, co
   c.data.buf = data[slot];
   c.data.offset = launch->data_offset[slot];
   c.data.size = c.meta->data_bytes;
-  c.first_bit = 32 * g * c.width;
+  c.first_row = 32 * g;
   /* 32 rows span exactly w words, so a code never reaches outside them. */
   int whole = (g + 1) * c.width * 4 <= c.data.size && (c.data.offset & 3) == 0;
 #ifdef PS_BIG_ENDIAN_DEVICE
@@ -89,8 +89,9 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, co
 /* Reads the code of valid row j into *code; a corrupt code (ps_program.h)
  * raises the slot's bit in *corrupt and returns 0 so that it is never used. */
 static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) {
-  ulong bit = c->first_bit + (ulong)j * c->width;
-  *code = c->words ? ps_code_at_aligned(c->words, c->width, bit) : ps_code_at(c->data, c->width, bit);
+  const ulong row = c->first_row + j;
+  *code = c->words ? ps_code_in_words(c->words, c->width, row)
+                   : ps_code_at(c->data.buf + c->data.offset, c->data.size, (c->data.offset & 3) == 0, c->width, row);
   if ((c->flags & PS_COLF_NO_CODES) || *code > c->meta->code_limit) {
     *corrupt |= 1u << c->slot;
     return 0;
@@ -186,22 +187,25 @@ static uint ps_compare_codes(__constant ps_insn *in, uint flags, const ps_column
 
 /* ---- instructions over 32 rows ---------------------------------------- */
 
-/* Truth masks from the rows where the predicate holds (x, a subset of the
- * known rows) before negation. */
-static ps_truth ps_truth_of(uint x, uint known, uint negate) {
+/* Truth masks of a leaf (kernels_shared/ps_kleene.h's ps_leaf_truth; the
+ * corrupt rows' status bits were raised as their codes were read). */
+static ps_truth ps_truth_of(uint valid, uint bad, uint hits, uint negate) {
   ps_truth t;
-  t.is_true = negate ? known & ~x : x;
-  t.is_false = known & ~t.is_true;
+  (void)ps_leaf_truth(valid, bad, hits, negate ? 0xffffffffu : 0u, &t.is_true, &t.is_false);
   return t;
 }
 
 /* RANGE, SET, INLIST: one column's code against constants or aux. */
 static ps_truth ps_eval_unary(__constant ps_insn *in, uint op, uint flags, const ps_column *a, ps_region aux,
                               uint *corrupt) {
-  uint x = 0;
+  uint x = 0, bad = 0;
   for (uint j = 0; j < 32; ++j) {
     ulong code;
-    if (!((a->valid >> j) & 1u) || !ps_read_code(a, j, &code, corrupt)) continue;
+    if (!((a->valid >> j) & 1u)) continue;
+    if (!ps_read_code(a, j, &code, corrupt)) {
+      bad |= 1u << j;
+      continue;
+    }
     uint hit;
     if (op == PS_OP_RANGE)
       hit = in->lo <= code && code <= in->hi;
@@ -211,21 +215,24 @@ static ps_truth ps_eval_unary(__constant ps_insn *in, uint op, uint flags, const
       hit = ps_in_list(aux, in->aux_a, in->lo, code);
     x |= hit << j;
   }
-  return ps_truth_of(x, a->valid, flags & PS_INSN_NEGATE);
+  return ps_truth_of(a->valid, bad, x, flags & PS_INSN_NEGATE);
 }
 
 /* CMPCOL: a row is known where both are valid. As in the reference, b's
  * code is read (and checked for corruption) only where a is valid and sound. */
 static ps_truth ps_eval_cmpcol(__constant ps_insn *in, uint flags, const ps_column *a, const ps_column *b,
                                ps_region aux, uint *corrupt) {
-  uint x = 0;
+  uint x = 0, known = 0;
   for (uint j = 0; j < 32; ++j) {
     ulong code_a = 0, code_b = 0;
     int ok_a = ((a->valid >> j) & 1u) && ps_read_code(a, j, &code_a, corrupt);
     int ok_b = ok_a && ((b->valid >> j) & 1u) && ps_read_code(b, j, &code_b, corrupt);
-    if (ok_a && ok_b) x |= ps_compare_codes(in, flags, a, code_a, b, code_b, aux, corrupt) << j;
+    if (ok_a && ok_b) {
+      known |= 1u << j;
+      x |= ps_compare_codes(in, flags, a, code_a, b, code_b, aux, corrupt) << j;
+    }
   }
-  return ps_truth_of(x, a->valid & b->valid, 0);
+  return ps_truth_of(known, 0, x, 0);
 }
 
 /* The result word of work-item g: the is_true mask of the whole program. */
@@ -233,40 +240,27 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
                          const ps_bytes *validity, ps_region aux, ulong g, uint row_mask,
                          uint *corrupt) {
   __constant ps_program *prog = &launch->prog;
-  uint is_true[PS_MAX_STACK], is_false[PS_MAX_STACK];
-  uint sp = 0; /* the host checked that the program never leaves [0, stack_depth] */
+  ps_kstack k; /* kernels_shared/ps_kleene.h; the core checked the stack discipline */
+  ps_kbelow below;
+  ps_kstack_init(&k);
   PS_UNROLL
   for (uint i = 0; i < PS_N_INSNS(prog); ++i) {
     __constant ps_insn *in = &prog->insns[i];
     uint op = PS_OP(prog, i), flags = PS_FLAGS(prog, i);
-    if (op == PS_OP_AND || op == PS_OP_OR) {
-      --sp;
-      uint t = is_true[sp], f = is_false[sp];
-      is_true[sp - 1] = op == PS_OP_AND ? is_true[sp - 1] & t : is_true[sp - 1] | t;
-      is_false[sp - 1] = op == PS_OP_AND ? is_false[sp - 1] | f : is_false[sp - 1] & f;
-      continue;
-    }
-    if (op == PS_OP_NOT) {
-      uint t = is_true[sp - 1];
-      is_true[sp - 1] = is_false[sp - 1];
-      is_false[sp - 1] = t;
-      continue;
-    }
+    if (ps_kstack_apply(&k, &below, op)) continue;
     ps_column a = ps_column_at(launch, PS_COL_A(prog, i), data, validity, g, row_mask);
     ps_truth r;
     if (op == PS_OP_ISNULL) {
-      r = ps_truth_of(row_mask & ~a.valid, row_mask, flags & PS_INSN_NEGATE);
+      r = ps_truth_of(row_mask, 0, row_mask & ~a.valid, flags & PS_INSN_NEGATE);
     } else if (op == PS_OP_CMPCOL) {
       ps_column b = ps_column_at(launch, PS_COL_B(prog, i), data, validity, g, row_mask);
       r = ps_eval_cmpcol(in, flags, &a, &b, aux, corrupt);
     } else {
       r = ps_eval_unary(in, op, flags, &a, aux, corrupt);
     }
-    is_true[sp] = r.is_true;
-    is_false[sp] = r.is_false;
-    ++sp;
+    ps_kstack_push(&k, &below, r.is_true, r.is_false);
   }
-  return is_true[0] & row_mask;
+  return ps_kstack_result(&k, row_mask);
 }
 
 /* ---- entry point ------------------------------------------------------ */

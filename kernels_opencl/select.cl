@@ -205,7 +205,7 @@ static void ps_reduce_word(__constant ps_select_launch *launch, ps_bytes data, p
   ps_region d = {data, launch->data_offset, m->data_bytes};
   for (uint j = 0; j < 32; ++j) {
     if (!((rows >> j) & 1u)) continue;
-    ulong code = ps_code_at(d, m->width, (32 * g + j) * m->width);
+    ulong code = ps_code_at(d.buf + d.offset, d.size, (d.offset & 3) == 0, m->width, 32 * g + j);
     if (ps_code_corrupt(m, code)) {
       *corrupt = 1;
       continue;
@@ -285,7 +285,7 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
     uint valid = (m->flags & PS_COLF_VALIDITY) ? (ps_load_word(v, id >> 5) >> (id & 31)) & 1u : 1u;
     ulong value = 0;
     if (valid) {
-      ulong code = ps_code_at(d, m->width, id * m->width);
+      ulong code = ps_code_at(d.buf + d.offset, d.size, (d.offset & 3) == 0, m->width, id);
       if (ps_code_corrupt(m, code)) {
         atomic_min(&status[PS_SELECT_STATUS_BAD_CODE], in_launch);
         continue;

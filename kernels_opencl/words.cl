@@ -463,28 +463,7 @@ static ps_truthv ps_cmp_end(ps_wctx *x, uint insn, uint sa, uint sb, ps_vw valid
     return ps_cmp_end(x, insn, sa, sb, valid_a, valid_b, lt, eq, bad_a, bad_b);                                  \
   }
 
-/* Mb - Ma as an exact integer, clamped to [-2^31 - 1, 2^31]; M is read as
- * int64 for signed kinds, else as uint64 (ps_program.h's keys). */
-static long ps_ref_diff(ulong ma, uint signed_a, ulong mb, uint signed_b) {
-  /* sign and magnitude of Mb and of -Ma (a magnitude fits a ulong) */
-  const uint nb = signed_b && (long)mb < 0, na = !(signed_a && (long)ma < 0);
-  const ulong gb = nb ? 0 - mb : mb, ga = na ? ma : 0 - ma;
-  uint neg;
-  ulong mag;
-  if (nb == na) {
-    neg = nb;
-    mag = gb + ga < gb ? ~0UL : gb + ga; /* saturated: only the clamp below matters */
-  } else if (gb >= ga) {
-    neg = nb;
-    mag = gb - ga;
-  } else {
-    neg = na;
-    mag = ga - gb;
-  }
-  const ulong lim = neg ? 0x80000001UL : 0x80000000UL;
-  mag = mag < lim ? mag : lim;
-  return neg ? -(long)mag : (long)mag;
-}
+/* ps_ref_diff (Mb - Ma, clamped): kernels_shared/ps_cmpcol.h. */
 
 /* ps_cmp32_<WA>_<WB>: the same compare on columns of at most 31 bits whose
  * M + code never wraps for a code up to the code limit (the host checks

@@ -7,6 +7,8 @@
  *   PS_GLOBAL      address space of device buffers (__global / nothing)
  *   PS_CONST_MEM   address space of read-only launch data (__constant / nothing)
  *   PS_FN          a device function (static inline / static __device__)
+ *   PS_HFN         a device function the host tests call too (static inline /
+ *                  static __host__ __device__)
  *   ps_mulhi64     high 64 bits of a 64x64-bit product
  *   ps_atomic_min_u32  atomic minimum on a 32-bit word of device memory
  *   ps_ctz32       index of the lowest set bit of a nonzero 32-bit word
@@ -87,6 +89,12 @@ static inline void ps_local_min_i64(ps_u64 *p, ps_i64 v) {
 static inline void ps_local_max_i64(ps_u64 *p, ps_i64 v) {
   if (v > (ps_i64)*p) *p = (ps_u64)v;
 }
+#endif
+
+#if defined(__CUDACC__)
+#define PS_HFN static __host__ __device__ __forceinline__
+#else
+#define PS_HFN PS_FN
 #endif
 
 #endif /* PS_DIALECT_H */

@@ -32,6 +32,12 @@ extern const unsigned char ps_cl_source_query_kernels_h[];
 extern const size_t ps_cl_source_query_kernels_h_size;
 extern const unsigned char ps_cl_source_query_cl[];
 extern const size_t ps_cl_source_query_cl_size;
+extern const unsigned char ps_cl_source_codes_h[];
+extern const size_t ps_cl_source_codes_h_size;
+extern const unsigned char ps_cl_source_cmpcol_h[];
+extern const size_t ps_cl_source_cmpcol_h_size;
+extern const unsigned char ps_cl_source_kleene_h[];
+extern const size_t ps_cl_source_kleene_h_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
@@ -136,14 +142,23 @@ static ps_status check_range_work_group(ps_backend *be, ps_cl_cached *e, int k, 
 static ps_status build_program(ps_backend *be, const char *options, const char *shape, build_kind kind,
                                size_t fixed_work_group, ps_cl_cached *e) {
   /* ps_program.h and launch.h come first, so the device reads the very
-   * structs the host fills; #line keeps build-log line numbers per file.
-   * Parts at odd indexes are glue; the kernel files follow common.cl. */
-  const char *parts[13] = {
-      (const char *)ps_cl_source_program_h, "\n", (const char *)ps_cl_source_launch_h, "\n#line 1 \"common.cl\"\n",
+   * structs the host fills; then the shared kernel headers every kernel uses
+   * (kernels_shared/: dialect, code access, column compares, Kleene logic);
+   * #line keeps build-log line numbers per file. Parts at odd indexes are
+   * glue; the kernel files follow common.cl. */
+  const char *parts[21] = {
+      (const char *)ps_cl_source_program_h, "\n",
+      (const char *)ps_cl_source_launch_h,  "\n#line 1 \"ps_dialect.h\"\n",
+      (const char *)ps_cl_source_dialect_h, "\n#line 1 \"ps_codes.h\"\n",
+      (const char *)ps_cl_source_codes_h,   "\n#line 1 \"ps_cmpcol.h\"\n",
+      (const char *)ps_cl_source_cmpcol_h,  "\n#line 1 \"ps_kleene.h\"\n",
+      (const char *)ps_cl_source_kleene_h,  "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
   };
-  size_t sizes[13] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_common_cl_size};
-  cl_uint n_parts = 5;
+  size_t sizes[21] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
+                      ps_cl_source_codes_h_size,   0, ps_cl_source_cmpcol_h_size, 0, ps_cl_source_kleene_h_size,  0,
+                      ps_cl_source_common_cl_size};
+  cl_uint n_parts = 13;
   if (kind == BUILD_RANGE) {
     parts[n_parts++] = "\n#line 1 \"range.cl\"\n";
     sizes[n_parts] = ps_cl_source_range_cl_size;
@@ -187,7 +202,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       parts[n_parts++] = rest[i];
     }
   }
-  size_t lengths[13];
+  size_t lengths[21];
   for (cl_uint i = 0; i < n_parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
 
   cl_int err;

@@ -1,0 +1,100 @@
+/*
+ * Code access, written once for every kernel and the host (OpenCL C, CUDA
+ * C++, C11; kernels_shared/ps_dialect.h names the differences).
+ *
+ * A column's codes are a packed stream (docs/design.md, column formats): the
+ * code of row r is stream bits [r*w, r*w + w), LSB first, in little-endian
+ * 32-bit words, so a code touches at most three words (w up to 64 from any
+ * bit of a word) and the 32 rows of result word g are exactly words
+ * [g*w, g*w + w).
+ *
+ *   ps_stream_word    word k of a stream of `size` readable bytes; bytes at
+ *                     or past size read as 0 and are never touched
+ *   ps_code_join      a code from the (up to) three words it lies in
+ *   ps_code_at        the code of row r at width 0..64, bounded
+ *   ps_code_in_words  the same from words known to lie inside the stream
+ *                     (4-byte aligned, unchecked loads)
+ *   ps_code_of_word   code j of a 32-row word from its w words held in a
+ *                     private array (registers once w is a constant and j
+ *                     an unrolled index)
+ *
+ * Only the words a code overlaps are read. The reference backend
+ * (core/reference.c) keeps its own bytewise reader on purpose: it is the
+ * oracle, and a bug shared with the kernels would be invisible to the
+ * differential tests.
+ */
+#ifndef PS_CODES_H
+#define PS_CODES_H
+
+#ifndef PS_DIALECT_H /* concatenated in front on OpenCL, where nothing can be included */
+#include "ps_dialect.h"
+#endif
+
+/* An aligned 32-bit load and a byte load of read-only device data: through
+ * the non-coherent cache on CUDA devices; memcpy on hosts (no alignment or
+ * aliasing assumption). */
+#if defined(__OPENCL_VERSION__)
+#define ps_code_ld32(p) (*(PS_GLOBAL const ps_u32 *)(p))
+#define ps_code_ld8(p) (*(p))
+#elif defined(__CUDA_ARCH__)
+#define ps_code_ld32(p) ((ps_u32)__ldg((const unsigned int *)(p)))
+#define ps_code_ld8(p) ((ps_u8)__ldg((const unsigned char *)(p)))
+#else
+PS_HFN ps_u32 ps_code_ld32(const ps_u8 *p) {
+  ps_u32 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+#define ps_code_ld8(p) (*(p))
+#endif
+
+/* aligned: the stream starts on a 4-byte boundary (a caller's wrapped
+ * pointer may not); a misaligned stream, and the last, partial word of any
+ * stream, are assembled from bytes. */
+PS_HFN ps_u32 ps_stream_word(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
+  const ps_u64 b = k * 4;
+#if !defined(PS_BIG_ENDIAN_DEVICE)
+  if (aligned && b + 4 <= size) return ps_code_ld32(d + b);
+#endif
+  ps_u32 v = 0;
+  for (ps_u32 i = 0; i < 4; ++i)
+    if (b + i < size) v |= (ps_u32)ps_code_ld8(d + b + i) << (8 * i);
+  return v;
+}
+
+/* The w-bit code (w <= 64) starting at bit sh (0..31) of x0, continuing into
+ * x1 (read where sh + w > 32) and x2 (sh + w > 64, which implies sh >= 1,
+ * so every shift is in 0..63). */
+PS_HFN ps_u64 ps_code_join(ps_u32 w, ps_u32 sh, ps_u32 x0, ps_u32 x1, ps_u32 x2) {
+  ps_u64 v = (ps_u64)x0;
+  if (sh + w > 32) v |= (ps_u64)x1 << 32;
+  v >>= sh;
+  if (sh + w > 64) v |= (ps_u64)x2 << (64 - sh);
+  return w >= 64 ? v : v & (((ps_u64)1 << w) - 1);
+}
+
+PS_HFN ps_u64 ps_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u32 w, ps_u64 r) {
+  if (w == 0) return 0;
+  const ps_u64 bit = r * w, k = bit >> 5;
+  const ps_u32 sh = (ps_u32)(bit & 31u);
+  const ps_u32 x0 = ps_stream_word(d, size, k, aligned);
+  const ps_u32 x1 = sh + w > 32 ? ps_stream_word(d, size, k + 1, aligned) : 0u;
+  const ps_u32 x2 = sh + w > 64 ? ps_stream_word(d, size, k + 2, aligned) : 0u;
+  return ps_code_join(w, sh, x0, x1, x2);
+}
+
+PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r) {
+  if (w == 0) return 0;
+  const ps_u64 bit = r * w, k = bit >> 5;
+  const ps_u32 sh = (ps_u32)(bit & 31u);
+  return ps_code_join(w, sh, words[k], sh + w > 32 ? words[k + 1] : 0u, sh + w > 64 ? words[k + 2] : 0u);
+}
+
+/* x[0..w) are the 32-row word's stream words; x needs w + 2 entries (the
+ * last two may hold anything: a code never takes bits from them). */
+PS_HFN ps_u64 ps_code_of_word(const ps_u32 *x, ps_u32 w, ps_u32 j) {
+  const ps_u32 bit = j * w, k = bit >> 5, sh = bit & 31u;
+  return ps_code_join(w, sh, x[k], sh + w > 32 ? x[k + 1] : 0u, sh + w > 64 ? x[k + 2] : 0u);
+}
+
+#endif /* PS_CODES_H */

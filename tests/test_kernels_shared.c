@@ -1,0 +1,197 @@
+/*
+ * kernels_shared: the headers every kernel of both dialects is built on,
+ * compiled here as C11, against plain oracles:
+ *  - ps_codes.h: ps_stream_word, ps_code_at (aligned and misaligned streams),
+ *    ps_code_in_words and ps_code_of_word at every width 0..64, against a
+ *    bit-by-bit reader, on streams whose last word is partial, for rows up to
+ *    and past the stream's end (bytes past it read as 0);
+ *  - ps_cmpcol.h: ps_ref_diff against the exact 128-bit difference, clamped
+ *    to +-2^32, on random and extreme references of both signednesses;
+ *  - ps_kleene.h: ps_leaf_truth per row, and random programs (postfix
+ *    AND / OR / NOT over random leaf masks, stack up to PS_MAX_STACK) on
+ *    ps_kstack against a per-row three-valued evaluation.
+ * Label host: no backend is involved.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ps_cmpcol.h"
+#include "ps_codes.h"
+#include "ps_kleene.h"
+
+/* Bit b of a stream of `size` bytes; 0 past it. */
+static unsigned bit_of(const uint8_t *d, uint64_t size, uint64_t b) {
+  return (b >> 3) < size ? (d[b >> 3] >> (b & 7)) & 1u : 0u;
+}
+
+static uint64_t oracle_code(const uint8_t *d, uint64_t size, uint32_t w, uint64_t r) {
+  uint64_t v = 0;
+  for (uint32_t i = 0; i < w; ++i) v |= (uint64_t)bit_of(d, size, r * w + i) << i;
+  return v;
+}
+
+static void test_codes(void) {
+  enum { MAX_BYTES = 64 * 4 * 3 + 8 };
+  static uint32_t store[MAX_BYTES / 4 + 4]; /* 4-byte aligned */
+  uint8_t *const base = (uint8_t *)store;
+  for (int iter = 0; iter < 400; ++iter) {
+    const uint32_t w = iter < 65 ? (uint32_t)iter : (uint32_t)th_below(&th.rng, 65);
+    /* up to three 32-row words of codes, then a cut anywhere in the last one */
+    const uint64_t full = 3ull * w * 4;
+    const uint64_t size = full - (full ? th_below(&th.rng, (w ? 4ull * w : 1) + 1) : 0);
+    const int misaligned = th_chance(&th.rng, 30);
+    uint8_t *d = misaligned ? base + 1 + th_below(&th.rng, 3) : base;
+    for (uint64_t i = 0; i < MAX_BYTES - 4; ++i) base[i] = (uint8_t)th_u64(&th.rng);
+    th_case("codes w=%u size=%llu misaligned=%d", w, (unsigned long long)size, misaligned);
+    for (uint64_t k = 0; k < 3ull * w + 2; ++k) {
+      uint32_t want = 0;
+      for (uint32_t i = 0; i < 32; ++i) want |= bit_of(d, size, 32 * k + i) << i;
+      if (!CHECKF(ps_stream_word(d, size, k, !misaligned) == want, "ps_stream_word k=%llu", (unsigned long long)k))
+        return;
+    }
+    for (uint64_t r = 0; r < 96 + 5; ++r) {
+      const uint64_t want = oracle_code(d, size, w, r);
+      if (!CHECKF(ps_code_at(d, size, !misaligned, w, r) == want, "ps_code_at w=%u r=%llu", w, (unsigned long long)r))
+        return;
+      /* the unchecked variant, wherever the code's words are whole */
+      if (!misaligned && ((r * w + w + 31) / 32) * 4 <= size && ((r * w) / 32 + 3) * 4 <= MAX_BYTES)
+        if (!CHECKF(ps_code_in_words((const uint32_t *)d, w, r) == want, "ps_code_in_words w=%u r=%llu", w,
+                    (unsigned long long)r))
+          return;
+    }
+    /* code j of 32-row word g from its w words, plus two words of noise */
+    for (uint64_t g = 0; g < 3; ++g) {
+      uint32_t x[66];
+      for (uint32_t k = 0; k < w; ++k) x[k] = ps_stream_word(d, size, g * w + k, !misaligned);
+      x[w] = (uint32_t)th_u64(&th.rng);
+      x[w + 1] = (uint32_t)th_u64(&th.rng);
+      for (uint32_t j = 0; j < 32; ++j)
+        if (!CHECKF(ps_code_of_word(x, w, j) == oracle_code(d, size, w, 32 * g + j), "ps_code_of_word w=%u g=%llu j=%u",
+                    w, (unsigned long long)g, j))
+          return;
+    }
+  }
+}
+
+static void check_ref_diff(uint64_t ma, int sa, uint64_t mb, int sb) {
+  __extension__ typedef __int128 i128;
+  const i128 va = sa ? (i128)(int64_t)ma : (i128)ma, vb = sb ? (i128)(int64_t)mb : (i128)mb;
+  i128 d = vb - va;
+  const i128 cap = (i128)1 << 32;
+  if (d > cap) d = cap;
+  if (d < -cap) d = -cap;
+  CHECKF(ps_ref_diff(ma, sa, mb, sb) == (int64_t)d, "ps_ref_diff(%llx %s, %llx %s) = %lld, want %lld",
+         (unsigned long long)ma, sa ? "signed" : "unsigned", (unsigned long long)mb, sb ? "signed" : "unsigned",
+         (long long)ps_ref_diff(ma, sa, mb, sb), (long long)d);
+}
+
+static void test_ref_diff(void) {
+  th_case("ps_ref_diff");
+  const uint64_t edges[] = {0,
+                            1,
+                            (uint64_t)-1,
+                            0x7fffffffu,
+                            0x80000000u,
+                            0xffffffffu,
+                            0x100000000ull,
+                            0x100000001ull,
+                            (uint64_t)-0x7fffffffll,
+                            (uint64_t)-0x80000000ll,
+                            (uint64_t)-0x80000001ll,
+                            (uint64_t)-0x100000000ll,
+                            (uint64_t)-0x100000001ll,
+                            (uint64_t)INT64_MAX,
+                            (uint64_t)INT64_MIN};
+  const size_t ne = sizeof edges / sizeof edges[0];
+  for (size_t i = 0; i < ne; ++i)
+    for (size_t j = 0; j < ne; ++j)
+      for (int s = 0; s < 4; ++s) check_ref_diff(edges[i], s & 1, edges[j], s >> 1);
+  for (int iter = 0; iter < 20000; ++iter) {
+    uint64_t ma = th_u64(&th.rng), mb = th_u64(&th.rng);
+    if (th_chance(&th.rng, 50))
+      mb = ma + (th_u64(&th.rng) >> (th_below(&th.rng, 64))) * (th_chance(&th.rng, 50) ? 1 : (uint64_t)-1);
+    check_ref_diff(ma, th_chance(&th.rng, 50), mb, th_chance(&th.rng, 50));
+  }
+}
+
+/* Three-valued per-row values: 0 FALSE, 1 UNKNOWN, 2 TRUE. */
+static int row_value(uint32_t t, uint32_t f, int j) { return ((t >> j) & 1u) ? 2 : ((f >> j) & 1u) ? 0 : 1; }
+
+static void test_kleene(void) {
+  th_case("ps_leaf_truth");
+  for (int iter = 0; iter < 2000; ++iter) {
+    const uint32_t valid = (uint32_t)th_u64(&th.rng), bad = (uint32_t)th_u64(&th.rng);
+    const uint32_t hits = (uint32_t)th_u64(&th.rng), negate = th_chance(&th.rng, 50) ? 0xffffffffu : 0u;
+    uint32_t t, f;
+    const uint32_t corrupt = ps_leaf_truth(valid, bad, hits, negate, &t, &f);
+    CHECK(corrupt == (valid & bad));
+    for (int j = 0; j < 32; ++j) {
+      const int v = !((valid >> j) & 1u) || ((bad >> j) & 1u) ? 1 : ((((hits ^ negate) >> j) & 1u) ? 2 : 0);
+      if (!CHECKF(row_value(t, f, j) == v, "leaf row %d", j)) return;
+    }
+  }
+  for (int iter = 0; iter < 3000; ++iter) {
+    th_case("ps_kstack program %d", iter);
+    /* a random postfix program: leaves push, AND / OR pop two, NOT one */
+    uint32_t ops[PS_MAX_INSNS], lt[PS_MAX_INSNS], lf[PS_MAX_INSNS];
+    int vals[PS_MAX_STACK][32];
+    uint32_t n = 0, depth = 0;
+    const uint32_t len = 1 + (uint32_t)th_below(&th.rng, PS_MAX_INSNS);
+    while (n < PS_MAX_INSNS && (n < len || depth != 1)) {
+      const uint32_t left = PS_MAX_INSNS - n;
+      int leaf = depth < 2 ? 1 : th_chance(&th.rng, 45);
+      if (depth >= PS_MAX_STACK || depth >= left) leaf = 0; /* room to fold back to one */
+      if (n >= len) leaf = 0;
+      if (leaf) {
+        ops[n] = PS_OP_RANGE;
+        lt[n] = (uint32_t)th_u64(&th.rng);
+        lf[n] = (uint32_t)th_u64(&th.rng) & ~lt[n];
+        ++depth;
+      } else if (depth >= 2 && !th_chance(&th.rng, 20)) {
+        ops[n] = th_chance(&th.rng, 50) ? PS_OP_AND : PS_OP_OR;
+        --depth;
+      } else {
+        ops[n] = PS_OP_NOT;
+      }
+      ++n;
+    }
+    if (depth != 1) continue; /* ran out of instructions: draw another */
+    ps_kstack k;
+    ps_kbelow below;
+    ps_kstack_init(&k);
+    uint32_t sp = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (ps_kstack_apply(&k, &below, ops[i])) {
+        if (ops[i] == PS_OP_NOT) {
+          for (int j = 0; j < 32; ++j) vals[sp - 1][j] = 2 - vals[sp - 1][j];
+        } else {
+          --sp;
+          for (int j = 0; j < 32; ++j) {
+            const int a = vals[sp - 1][j], b = vals[sp][j];
+            vals[sp - 1][j] = ops[i] == PS_OP_AND ? (a < b ? a : b) : (a > b ? a : b);
+          }
+        }
+        continue;
+      }
+      for (int j = 0; j < 32; ++j) vals[sp][j] = row_value(lt[i], lf[i], j);
+      ++sp;
+      ps_kstack_push(&k, &below, lt[i], lf[i]);
+    }
+    const uint32_t rows = (uint32_t)th_u64(&th.rng);
+    const uint32_t got = ps_kstack_result(&k, rows);
+    for (int j = 0; j < 32; ++j) {
+      const unsigned want = ((rows >> j) & 1u) && vals[0][j] == 2;
+      if (!CHECKF(((got >> j) & 1u) == want, "program of %u instructions, row %d", n, j)) return;
+      if (!CHECKF(row_value(k.top_t, k.top_f, j) == vals[0][j], "top masks, row %d", j)) return;
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "kernels_shared");
+  test_codes();
+  test_ref_diff();
+  test_kleene();
+  return th_finish();
+}
