@@ -24,7 +24,8 @@ static void usage(FILE *f) {
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
           "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
           "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, the after-filter calls aggregate,\n"
-          "                  aggregate_sel,gather_1pct,refine,mask,row_ids (default all)\n"
+          "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
+    "                  thrust_count,thrust_ids (default all)\n"
           "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
           "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
@@ -38,7 +39,9 @@ static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree
                                           "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small",
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
                                           "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1",
-                                          "aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids"};
+                                          "aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
+                                          /* the C++ Thrust layer against the C API (bench_thrust.cu, CUDA builds) */
+                                          "thrust_count", "thrust_ids"};
 
 /* Every name in a --cases list must be a case (a typo would silently run nothing). */
 static int check_cases(const char *list) {
