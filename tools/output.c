@@ -329,7 +329,8 @@ static int write_table(out_writer *w) {
     for (size_t c = 0; c < ncol; c++) {
       fputs(c ? " | " : " ", f);
       if (numeric[c] && nrows) pad(f, width[c] - hn[c].width);
-      fwrite(names.p + hn[c].off, 1, hn[c].len, f);
+      /* names.p stays NULL when every name is empty (a quoted alias '' or of NULs). */
+      if (hn[c].len) fwrite(names.p + hn[c].off, 1, hn[c].len, f);
       if (!(numeric[c] && nrows) && c + 1 < ncol) pad(f, width[c] - hn[c].width);
     }
     fputc('\n', f);
