@@ -345,7 +345,7 @@ static int write_table(out_writer *w) {
       const held_cell *h = &w->cells[r * ncol + c];
       fputs(c ? " | " : " ", f);
       if (numeric[c]) pad(f, width[c] - h->width);
-      fwrite(w->text.p + h->off, 1, h->len, f);
+      if (h->len) fwrite(w->text.p + h->off, 1, h->len, f); /* text.p is NULL when every cell is empty */
       if (!numeric[c] && c + 1 < ncol) pad(f, width[c] - h->width);
     }
     fputc('\n', f);

@@ -93,7 +93,7 @@ static const char *string_at(const tbl_write_column *c, uint64_t row, size_t *le
   uint64_t code = (uint64_t)value(c, row);
   const int32_t *o = c->dict.offsets32;
   *len = (size_t)(o[code + 1] - o[code]);
-  return (const char *)c->dict.bytes + o[code];
+  return *len ? (const char *)c->dict.bytes + o[code] : ""; /* no bytes at all when every string is empty */
 }
 static int str_is(const tbl_write_column *c, uint64_t row, const char *s) {
   size_t len;
@@ -220,6 +220,13 @@ int main(void) {
   encoded_table_free(&t);
   CHECK(encode("a,b\n1,NA\n2,3\n", NULL, "NA", &t, err, &diag) == 0, "--null infer: %s", err);
   if (t.ncols == 2) CHECK(t.types[1] == CT_INT && is_null(&t.cols[1], 0) && value(&t.cols[1], 1) == 3, "NA int");
+  encoded_table_free(&t);
+  /* a column whose every value is the empty string (quoted: not null) has no string bytes at all */
+  CHECK(encode("a,b\n1,\"\"\n2,\"\"\n", "b:string", NULL, &t, err, &diag) == 0 && t.ncols == 2, "empty strings: %s",
+        err);
+  if (t.ncols == 2)
+    CHECK(t.types[1] == CT_STRING && !is_null(&t.cols[1], 0) && str_is(&t.cols[1], 0, "") && str_is(&t.cols[1], 1, ""),
+          "empty strings kept as values");
   encoded_table_free(&t);
   /* an inferred decimal that does not fit 64 bits at its scale stays text */
   CHECK(encode("a\n123456789012345678.5\n0.25\n", NULL, NULL, &t, err, &diag) == 0 && t.types[0] == CT_STRING,
