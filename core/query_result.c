@@ -78,7 +78,7 @@ static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;
-  ps_datum d = datum_of(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) ? c->scale : 0);
+  ps_datum d = datum_of(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
   if (c->type == PS_TYPE_STRING) {
     d.str = (const char *)c->dict.bytes + c->dict.offsets[v];
     d.str_len = (size_t)(c->dict.offsets[v + 1] - c->dict.offsets[v]);

@@ -43,7 +43,7 @@ ps_status ps_value_column(ps_context *ctx, ps_column *col, ps_value **out) {
   ps_value *v = node(ctx, PS_VALUE_COLUMN);
   if (!v) return no_memory(ctx);
   v->col = col;
-  v->scale = ps_type_is_float(col->type) ? col->scale : 0;
+  v->scale = ps_type_is_float(col->type) || ps_type_is_decimal(col->type) ? col->scale : 0;
   v->rows = col->n;
   v->has_rows = true;
   *out = v;
