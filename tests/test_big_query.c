@@ -53,7 +53,7 @@ static double now_s(void) {
 
 enum { COL_BLK, COL_K, COL_K_VALID, COL_A, COL_A_VALID, COL_D, N_STREAMS };
 
-static uint32_t blk_code(uint32_t b, uint32_t p) { return (void)p, b; }
+static uint32_t blk_code(uint32_t b, uint32_t p) { return b; }
 static uint32_t k_code(uint32_t b, uint32_t p) { return (p * 5 + b) % 3; }
 static uint32_t k_valid(uint32_t b, uint32_t p) { return (p + b) % 13 != 4; }
 static uint32_t a_code(uint32_t b, uint32_t p) { return (p * 37 + b * 11) % 64; }
@@ -68,9 +68,9 @@ static const struct {
 
 typedef struct table {
   uint64_t n;
-  uint32_t s;        /* log2 of the block size */
-  uint32_t blocks;   /* (n - 1) >> s, plus one */
-  uint64_t pivot;    /* 8 << s: 2^32 for 2^32 < n < 2^33 */
+  uint32_t s;                         /* log2 of the block size */
+  uint32_t blocks;                    /* (n - 1) >> s, plus one */
+  uint64_t pivot;                     /* 8 << s: 2^32 for 2^32 < n < 2^33 */
   uint64_t cells[MAX_BLOCKS][PERIOD]; /* rows of the table in (block, phase) */
 } table;
 
@@ -188,8 +188,8 @@ static int device_table_create(ps_context *ctx, const table *t, device_table *dt
   dict.bytes_size = 6;
   dict.sorted = 1;
   ok = CHECK_OK(ctx, ps_column_create_for_device(ctx, &blk, dt->bufs[COL_BLK], 0, NULL, 0, &dt->blk)) &&
-       CHECK_OK(ctx, ps_column_create_dict_device(ctx, &dict, &k, dt->bufs[COL_K], 0, dt->bufs[COL_K_VALID], 0,
-                                                  &dt->k)) &&
+       CHECK_OK(ctx,
+                ps_column_create_dict_device(ctx, &dict, &k, dt->bufs[COL_K], 0, dt->bufs[COL_K_VALID], 0, &dt->k)) &&
        CHECK_OK(ctx, ps_column_create_for_device(ctx, &a, dt->bufs[COL_A], 0, dt->bufs[COL_A_VALID], 0, &dt->a)) &&
        CHECK_OK(ctx, ps_column_create_for_device(ctx, &d, dt->bufs[COL_D], 0, NULL, 0, &dt->d)) &&
        CHECK_OK(ctx, ps_column_create_for(ctx, &c, &dt->c));
@@ -202,14 +202,14 @@ enum {
   AGG_COUNT_STAR,
   AGG_COUNT_A,
   AGG_SUM_A,
-  AGG_SUM_AD,    /* SUM(a * d), scale 2 */
-  AGG_MIN_BA,    /* MIN(blk * 100 - a) */
-  AGG_MAX_BA,    /* MAX(blk * 100 + a) */
+  AGG_SUM_AD, /* SUM(a * d), scale 2 */
+  AGG_MIN_BA, /* MIN(blk * 100 - a) */
+  AGG_MAX_BA, /* MAX(blk * 100 + a) */
   AGG_AVG_A,
-  AGG_SUM_C,     /* width 0: 7000000001 per row */
+  AGG_SUM_C, /* width 0: 7000000001 per row */
   AGG_SUM_BLK,
-  AGG_SUM_CASE,  /* SUM(CASE WHEN blk = 8 THEN a ELSE 0 END) */
-  AGG_SUM_DC,    /* SUM(d * c), scale 2: values of about 7 * 10^21 */
+  AGG_SUM_CASE, /* SUM(CASE WHEN blk = 8 THEN a ELSE 0 END) */
+  AGG_SUM_DC,   /* SUM(d * c), scale 2: values of about 7 * 10^21 */
   AGG_MAX_D,
   N_AGGS
 };
@@ -223,18 +223,38 @@ static int row_value(int agg, uint32_t b, uint32_t p, i128 *v) {
   const int av = (int)a_valid(b, p);
   const i128 a = (i128)a_code(b, p) - 20, d = (i128)D_REF + d_code(b, p);
   switch (agg) {
-    case AGG_COUNT_STAR: *v = 0; return 1;
+    case AGG_COUNT_STAR:
+      *v = 0;
+      return 1;
     case AGG_COUNT_A:
     case AGG_SUM_A:
-    case AGG_AVG_A: *v = a; return av;
-    case AGG_SUM_AD: *v = a * d; return av;
-    case AGG_MIN_BA: *v = (i128)b * 100 - a; return av;
-    case AGG_MAX_BA: *v = (i128)b * 100 + a; return av;
-    case AGG_SUM_C: *v = C_VALUE; return 1;
-    case AGG_SUM_BLK: *v = b; return 1;
-    case AGG_SUM_CASE: *v = b == 8 ? a : 0; return b == 8 ? av : 1;
-    case AGG_SUM_DC: *v = d * C_VALUE; return 1;
-    case AGG_MAX_D: *v = d; return 1;
+    case AGG_AVG_A:
+      *v = a;
+      return av;
+    case AGG_SUM_AD:
+      *v = a * d;
+      return av;
+    case AGG_MIN_BA:
+      *v = (i128)b * 100 - a;
+      return av;
+    case AGG_MAX_BA:
+      *v = (i128)b * 100 + a;
+      return av;
+    case AGG_SUM_C:
+      *v = C_VALUE;
+      return 1;
+    case AGG_SUM_BLK:
+      *v = b;
+      return 1;
+    case AGG_SUM_CASE:
+      *v = b == 8 ? a : 0;
+      return b == 8 ? av : 1;
+    case AGG_SUM_DC:
+      *v = d * C_VALUE;
+      return 1;
+    case AGG_MAX_D:
+      *v = d;
+      return 1;
   }
   return 0;
 }
@@ -285,7 +305,8 @@ static const char *i128_text(i128 v, char *buf, size_t size) {
   char tmp[48], *e = tmp + sizeof tmp;
   unsigned __int128 m = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
   *--e = '\0';
-  do *--e = (char)('0' + (int)(m % 10)); while ((m /= 10) != 0);
+  do *--e = (char)('0' + (int)(m % 10));
+  while ((m /= 10) != 0);
   snprintf(buf, size, "%s%s", v < 0 ? "-" : "", e);
   return buf;
 }
@@ -318,14 +339,14 @@ static void check_result(const ps_query_result *res, const answer *ans, int grou
   uint64_t out = 0;
   for (int g = 0; g < (grouped ? N_GROUPS : 1); g++) {
     if (grouped && ans->rows[g] == 0) continue;
-    if (!CHECKF(out < ps_query_result_groups(res), "%" PRIu64 " groups; group %d missing",
-                ps_query_result_groups(res), g))
+    if (!CHECKF(out < ps_query_result_groups(res), "%" PRIu64 " groups; group %d missing", ps_query_result_groups(res),
+                g))
       return;
     ps_datum d;
     if (grouped && CHECK_OK(NULL, ps_query_result_key(res, out, 0, &d))) {
       if (keys[g])
-        CHECKF(!d.is_null && d.str && d.str_len == 2 && memcmp(d.str, keys[g], 2) == 0, "group %" PRIu64
-               ": key is not '%s'", out, keys[g]);
+        CHECKF(!d.is_null && d.str && d.str_len == 2 && memcmp(d.str, keys[g], 2) == 0,
+               "group %" PRIu64 ": key is not '%s'", out, keys[g]);
       else
         CHECKF(d.is_null, "group %" PRIu64 ": key is not NULL", out);
     }
@@ -335,11 +356,21 @@ static void check_result(const ps_query_result *res, const answer *ans, int grou
       char what[64];
       snprintf(what, sizeof what, "group %d, aggregate %d", g, i);
       switch (agg_kinds[i]) {
-        case PS_AGG_COUNT_STAR: check_datum(&d, 0, (i128)ans->rows[g], 0, what); break;
-        case PS_AGG_COUNT: check_datum(&d, 0, (i128)x->count, 0, what); break;
-        case PS_AGG_SUM: check_datum(&d, x->count == 0, x->sum, agg_scales[i], what); break;
-        case PS_AGG_MIN: check_datum(&d, x->count == 0, x->min, agg_scales[i], what); break;
-        case PS_AGG_MAX: check_datum(&d, x->count == 0, x->max, agg_scales[i], what); break;
+        case PS_AGG_COUNT_STAR:
+          check_datum(&d, 0, (i128)ans->rows[g], 0, what);
+          break;
+        case PS_AGG_COUNT:
+          check_datum(&d, 0, (i128)x->count, 0, what);
+          break;
+        case PS_AGG_SUM:
+          check_datum(&d, x->count == 0, x->sum, agg_scales[i], what);
+          break;
+        case PS_AGG_MIN:
+          check_datum(&d, x->count == 0, x->min, agg_scales[i], what);
+          break;
+        case PS_AGG_MAX:
+          check_datum(&d, x->count == 0, x->max, agg_scales[i], what);
+          break;
         case PS_AGG_AVG: {
           uint32_t scale = 0;
           i128 want = x->count ? average(x->sum, x->count, agg_scales[i], &scale) : 0;
@@ -350,8 +381,7 @@ static void check_result(const ps_query_result *res, const answer *ans, int grou
     }
     out++;
   }
-  CHECKF(out == ps_query_result_groups(res), "%" PRIu64 " groups, expected %" PRIu64, ps_query_result_groups(res),
-         out);
+  CHECKF(out == ps_query_result_groups(res), "%" PRIu64 " groups, expected %" PRIu64, ps_query_result_groups(res), out);
 }
 
 /* The values of the aggregates (each its own tree; the aggregates borrow them). */
@@ -388,10 +418,10 @@ static int values_create(ps_context *ctx, const device_table *dt, values *vs) {
   ps_value *a = col_value(ctx, dt->a);
   vs->v[AGG_COUNT_A] = vs->v[AGG_SUM_A] = vs->v[AGG_AVG_A] = a;
   vs->v[AGG_SUM_AD] = arith(ctx, PS_MUL, col_value(ctx, dt->a), col_value(ctx, dt->d));
-  vs->v[AGG_MIN_BA] = arith(ctx, PS_SUB, arith(ctx, PS_MUL, col_value(ctx, dt->blk), int_value(ctx, 100)),
-                            col_value(ctx, dt->a));
-  vs->v[AGG_MAX_BA] = arith(ctx, PS_ADD, arith(ctx, PS_MUL, col_value(ctx, dt->blk), int_value(ctx, 100)),
-                            col_value(ctx, dt->a));
+  vs->v[AGG_MIN_BA] =
+      arith(ctx, PS_SUB, arith(ctx, PS_MUL, col_value(ctx, dt->blk), int_value(ctx, 100)), col_value(ctx, dt->a));
+  vs->v[AGG_MAX_BA] =
+      arith(ctx, PS_ADD, arith(ctx, PS_MUL, col_value(ctx, dt->blk), int_value(ctx, 100)), col_value(ctx, dt->a));
   vs->v[AGG_SUM_C] = col_value(ctx, dt->c);
   vs->v[AGG_SUM_BLK] = col_value(ctx, dt->blk);
   ps_expr *when = compare(ctx, dt->blk, PS_EQ, 8);
@@ -512,7 +542,8 @@ static void corrupt_codes(ps_context *ctx, const table *t, device_table *dt, con
   static const struct {
     const char *name;
     int from_block; /* WHERE blk >= from_block; -1: no WHERE; -2: WHERE blk = 5 (no corrupt row) */
-  } cases[] = {{"no WHERE", -1}, {"WHERE blk >= 7", 7}, {"WHERE blk >= the last block", MAX_BLOCKS}, {"WHERE blk = 5", -2}};
+  } cases[] = {
+      {"no WHERE", -1}, {"WHERE blk >= 7", 7}, {"WHERE blk >= the last block", MAX_BLOCKS}, {"WHERE blk = 5", -2}};
   ps_agg agg = {PS_AGG_COUNT_STAR, NULL};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     th_case("%s chunks: corrupt key codes at rows %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", GROUP BY k %s", chunks,
@@ -559,8 +590,10 @@ int main(int argc, char **argv) {
   if (n >= 2048) table_init(&t, n);
   if (n < 2048 || n < t.pivot + 256) {
     /* the corrupt codes need rows in block 8 and past it */
-    fprintf(stderr, "PACKSCAN_BIG_ROWS=%s: the test needs at least 2048 rows, 256 of them past block 8 (which starts "
-            "at the largest 8 * 2^s <= n)\n", env ? env : "");
+    fprintf(stderr,
+            "PACKSCAN_BIG_ROWS=%s: the test needs at least 2048 rows, 256 of them past block 8 (which starts "
+            "at the largest 8 * 2^s <= n)\n",
+            env ? env : "");
     return 1;
   }
   printf("rows=%" PRIu64 " blocks of 2^%u rows: %u; pivot (block 8) at row %" PRIu64 "\n", n, t.s, t.blocks, t.pivot);
