@@ -22,11 +22,12 @@
  * Checked: COUNT(*), COUNT, SUM of a column and of products, MIN, MAX, AVG,
  * SUM of a width-0 column, a CASE, without a WHERE, with a WHERE selecting
  * rows on both sides of the pivot, and with GROUP BY a nullable dictionary
- * key; then corrupt key codes past the pivot, each named by its row (the
- * smallest selected one). Twice: the backend's default chunks and chunks of
- * about n/5 rows (so the pivot falls inside a chunk). Registered as
- * big_query.cuda at full size and, at PACKSCAN_BIG_ROWS=1000003, on every
- * backend; by hand: PACKSCAN_BIG_ROWS=<n> test_big_query <backend>.
+ * key; a value that first overflows past the pivot, and corrupt key codes
+ * past it, each named by its row (the smallest selected one). Twice: the
+ * backend's default chunks and chunks of about n/5 rows (so the pivot falls
+ * inside a chunk). Registered as big_query.cuda at full size and, at
+ * PACKSCAN_BIG_ROWS=1000003, on reference and opencl; by hand:
+ * PACKSCAN_BIG_ROWS=<n> test_big_query <backend>.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -509,6 +510,44 @@ static void run_queries(ps_context *ctx, const table *t, const device_table *dt,
   values_free(&vs);
 }
 
+/* ---- a value that overflows past the pivot --------------------------------------- */
+
+static int names_row(const char *msg, uint64_t r);
+
+/* SUM(CASE WHEN blk >= 8 AND a = 43 THEN d * d * d * d ELSE 0 END): d^4 has
+ * about 48 digits, so the first row of block 8 or later whose a is 43 makes
+ * the run fail with PS_ERR_OVERFLOW, and the message names that row. */
+static void overflow_past_pivot(ps_context *ctx, const table *t, const device_table *dt, const char *chunks) {
+  uint64_t want = t->pivot;
+  while (want < t->n && !(a_valid((uint32_t)(want >> t->s), (uint32_t)(want % PERIOD)) &&
+                          a_code((uint32_t)(want >> t->s), (uint32_t)(want % PERIOD)) == 63))
+    want++;
+  th_case("%s chunks: SUM(CASE WHEN blk >= 8 AND a = 43 THEN d^4 ELSE 0 END), overflowing first at row %" PRIu64,
+          chunks, want);
+  if (!CHECKF(want < t->n, "no row past the pivot has a = 43")) return;
+  ps_expr *x = compare(ctx, dt->blk, PS_GE, 8), *y = compare(ctx, dt->a, PS_EQ, 43), *when = NULL;
+  if (x && y && CHECK_OK(ctx, ps_expr_and(ctx, x, y, &when))) x = y = NULL;
+  ps_expr_destroy(x);
+  ps_expr_destroy(y);
+  ps_value *d4 = arith(ctx, PS_MUL, arith(ctx, PS_MUL, col_value(ctx, dt->d), col_value(ctx, dt->d)),
+                       arith(ctx, PS_MUL, col_value(ctx, dt->d), col_value(ctx, dt->d)));
+  ps_value *zero = int_value(ctx, 0), *v = NULL;
+  if (when && d4 && zero && CHECK_OK(ctx, ps_value_case(ctx, when, d4, zero, &v))) when = NULL, d4 = zero = NULL;
+  ps_expr_destroy(when);
+  ps_value_destroy(d4);
+  ps_value_destroy(zero);
+  if (!v) return;
+  ps_agg agg = {PS_AGG_SUM, v};
+  ps_query_result *res = NULL;
+  ps_status st = run(ctx, dt, t->n, NULL, 0, &agg, 1, &res);
+  const char *msg = ps_context_last_error(ctx);
+  CHECK_STATUS(ctx, st, PS_ERR_OVERFLOW);
+  CHECKF(names_row(msg, want), "the message does not name row %" PRIu64 ": %s", want, msg);
+  printf("  %s chunks, overflow: %s\n", chunks, msg);
+  ps_query_result_destroy(res);
+  ps_value_destroy(v);
+}
+
 /* ---- corrupt codes past the pivot ------------------------------------------------ */
 
 /* The first row at or after r (before, if down) where the key is valid. */
@@ -615,6 +654,7 @@ int main(int argc, char **argv) {
     if (device_table_create(ctx, &t, &dt)) {
       printf("  %s chunks: table on the device in %.1f s\n", chunks, now_s() - t0);
       run_queries(ctx, &t, &dt, chunks);
+      overflow_past_pivot(ctx, &t, &dt, chunks);
       corrupt_codes(ctx, &t, &dt, chunks);
     }
     device_table_free(&dt);
