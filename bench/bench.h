@@ -68,6 +68,9 @@ typedef struct bench {
 } bench;
 
 /* ---- bench_device.c ---- */
+/* An OpenCL platform given by index or by a case-insensitive substring of its
+ * name ("NVIDIA", "Portable"): 0 and *index, or -1 (the platforms printed). */
+int bench_opencl_platform(const char *spec, int32_t *index);
 ps_status bench_device_open(bench *b);
 void bench_device_close(bench *b);
 /* Starts / stops a device-timed region on the context's stream or queue

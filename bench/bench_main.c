@@ -14,9 +14,12 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: packscan_bench [--backend NAME] [--rows N] [--table-rows N] [--reps K] [--json FILE]\n"
+          "usage: packscan_bench [--backend NAME] [--opencl-platform P] [--rows N] [--table-rows N] [--reps K]\n"
+          "                      [--json FILE]\n"
           "                      [--cases LIST] [--widths LIST] [--quick] [--strict] [--seed S] [--sample N]\n"
           "  --backend NAME  reference, opencl, cuda or auto (default auto)\n"
+          "  --opencl-platform P  OpenCL platform: an index or part of its name, e.g. NVIDIA\n"
+          "                  (default: $PACKSCAN_OPENCL_PLATFORM, else the library's choice)\n"
           "  --rows N        rows of the large cases (N, or 2^K); default GPU 2^28, CPU 2^24,\n"
           "                  --quick GPU 2^24, CPU 2^20\n"
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
@@ -25,7 +28,8 @@ static void usage(FILE *f) {
           "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
           "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, the after-filter calls aggregate,\n"
           "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
-    "                  thrust_count,thrust_ids (default all)\n"
+          "                  thrust_count,thrust_ids (default all); groups: queries (the five\n"
+          "                  query cases), after (the six after-filter calls), tables (both)\n"
           "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
           "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
@@ -43,17 +47,39 @@ static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree
                                           /* the C++ Thrust layer against the C API (bench_thrust.cu, CUDA builds) */
                                           "thrust_count", "thrust_ids"};
 
-/* Every name in a --cases list must be a case (a typo would silently run nothing). */
-static int check_cases(const char *list) {
+/* Names for sets of cases in --cases: the same list on every backend (the
+ * OpenCL-vs-CUDA comparison of bench/compare.py). */
+static const struct {
+  const char *name, *cases;
+} case_groups[] = {
+    {"queries", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1"},
+    {"after", "aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
+    {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
+};
+
+/* Every name in a --cases list must be a case or a group (a typo would
+ * silently run nothing); groups are replaced by their cases in out. */
+static int check_cases(const char *list, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
   for (const char *p = list; *p;) {
     const char *end = strchr(p, ',');
-    size_t l = end ? (size_t)(end - p) : strlen(p), k;
+    size_t l = end ? (size_t)(end - p) : strlen(p), k, g;
+    const char *add = NULL;
     for (k = 0; k < sizeof known_cases / sizeof known_cases[0]; k++)
-      if (strlen(known_cases[k]) == l && strncmp(p, known_cases[k], l) == 0) break;
-    if (k == sizeof known_cases / sizeof known_cases[0]) {
+      if (strlen(known_cases[k]) == l && strncmp(p, known_cases[k], l) == 0) add = known_cases[k];
+    for (g = 0; !add && g < sizeof case_groups / sizeof case_groups[0]; g++)
+      if (strlen(case_groups[g].name) == l && strncmp(p, case_groups[g].name, l) == 0) add = case_groups[g].cases;
+    if (!add) {
       fprintf(stderr, "packscan_bench: unknown case '%.*s'\n", (int)l, p);
       return -1;
     }
+    int w = snprintf(out + used, size - used, "%s%s", used ? "," : "", add);
+    if (w < 0 || (size_t)w >= size - used) {
+      fprintf(stderr, "packscan_bench: --cases list too long\n");
+      return -1;
+    }
+    used += (size_t)w;
     if (!end) break;
     p = end + 1;
   }
@@ -158,7 +184,7 @@ static int write_json(const bench *b, const char *path, const char *date) {
 int main(int argc, char **argv) {
   bench b;
   memset(&b, 0, sizeof b);
-  const char *backend = "auto", *json = NULL;
+  const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int strict = 0;
   b.seed = 1;
@@ -183,13 +209,16 @@ int main(int argc, char **argv) {
       bad = 1;
     } else if (strcmp(a, "--backend") == 0) {
       backend = v;
+    } else if (strcmp(a, "--opencl-platform") == 0) {
+      platform = v;
     } else if (strcmp(a, "--json") == 0) {
       json = v;
     } else if (strcmp(a, "--widths") == 0) {
       b.widths = v;
     } else if (strcmp(a, "--cases") == 0) {
-      b.cases = v;
-      bad = check_cases(v) != 0;
+      static char cases[4096];
+      b.cases = cases;
+      bad = check_cases(v, cases, sizeof cases) != 0;
     } else if (strcmp(a, "--rows") == 0) {
       bad = parse_u64(v, &rows) != 0 || rows < 64;
     } else if (strcmp(a, "--table-rows") == 0) {
@@ -215,6 +244,9 @@ int main(int argc, char **argv) {
   ps_context_options o;
   ps_context_options_init(&o);
   o.backend = backend;
+  if (platform && *platform && (!strcmp(backend, "opencl") || !strcmp(backend, "auto")) &&
+      bench_opencl_platform(platform, &o.opencl_platform) != 0)
+    return 2;
   ps_status cst = ps_context_create(&o, err, sizeof err, &b.ctx);
   if (cst != PS_OK) {
     /* As the tests: CUDA without a device is a skip (77) unless PACKSCAN_REQUIRE_CUDA=1. */

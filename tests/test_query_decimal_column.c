@@ -60,7 +60,8 @@ static ps_status run(ps_context *ctx, uint64_t n, ps_column *x, ps_column *y, ps
   ps_value_destroy(b);
   ps_status st = PS_ERR_INTERNAL;
   if (vx && vp) {
-    const ps_agg aggs[N_AGGS] = {{PS_AGG_SUM, vx}, {PS_AGG_MIN, vx}, {PS_AGG_MAX, vx}, {PS_AGG_AVG, vx}, {PS_AGG_SUM, vp}};
+    const ps_agg aggs[N_AGGS] = {
+        {PS_AGG_SUM, vx}, {PS_AGG_MIN, vx}, {PS_AGG_MAX, vx}, {PS_AGG_AVG, vx}, {PS_AGG_SUM, vp}};
     ps_query_desc d;
     ps_query_desc_init(&d);
     d.rows = n;
@@ -90,8 +91,9 @@ static int same(const ps_datum *x, const ps_datum *y) {
 
 static void compare(const ps_query_result *dec, const ps_query_result *flt, uint32_t n_keys) {
   uint64_t groups = ps_query_result_groups(dec);
-  if (!CHECKF(groups == ps_query_result_groups(flt), "%" PRIu64 " groups with DECIMAL columns, %" PRIu64
-              " with FLOAT64 ones", groups, ps_query_result_groups(flt)))
+  if (!CHECKF(groups == ps_query_result_groups(flt),
+              "%" PRIu64 " groups with DECIMAL columns, %" PRIu64 " with FLOAT64 ones", groups,
+              ps_query_result_groups(flt)))
     return;
   for (uint64_t g = 0; g < groups; g++) {
     ps_datum x, y;
@@ -102,7 +104,8 @@ static void compare(const ps_query_result *dec, const ps_query_result *flt, uint
         print_datum("FLOAT64", &y);
       }
     for (uint32_t a = 0; a < N_AGGS; a++)
-      if (CHECK_OK(NULL, ps_query_result_value(dec, g, a, &x)) && CHECK_OK(NULL, ps_query_result_value(flt, g, a, &y)) &&
+      if (CHECK_OK(NULL, ps_query_result_value(dec, g, a, &x)) &&
+          CHECK_OK(NULL, ps_query_result_value(flt, g, a, &y)) &&
           !CHECKF(same(&x, &y), "group %" PRIu64 ", aggregate %u: DECIMAL columns differ from FLOAT64 ones", g, a)) {
         print_datum("DECIMAL", &x);
         print_datum("FLOAT64", &y);
@@ -123,12 +126,15 @@ int main(int argc, char **argv) {
       ps_datum d;
       if (CHECK_OK(ctx, run(ctx, 1, x.dec, x.dec, key.dec, &res))) {
         char text[PS_DATUM_TEXT_SIZE] = "";
-        if (CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &d)) && CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
+        if (CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &d)) &&
+            CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
           CHECKF(strcmp(text, "123.45") == 0 && d.scale == 2, "SUM is %s at scale %u, expected 123.45", text, d.scale);
-        if (CHECK_OK(NULL, ps_query_result_key(res, 0, 0, &d)) && CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
+        if (CHECK_OK(NULL, ps_query_result_key(res, 0, 0, &d)) &&
+            CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
           CHECKF(strcmp(text, "123.45") == 0 && d.scale == 2, "the key is %s at scale %u, expected 123.45", text,
                  d.scale);
-        if (CHECK_OK(NULL, ps_query_result_value(res, 0, 4, &d)) && CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
+        if (CHECK_OK(NULL, ps_query_result_value(res, 0, 4, &d)) &&
+            CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
           CHECKF(strcmp(text, "15239.9025") == 0 && d.scale == 4, "SUM(x * x) is %s at scale %u, expected 15239.9025",
                  text, d.scale);
       }
@@ -143,13 +149,15 @@ int main(int argc, char **argv) {
   const int rounds = 20 * (int)th.scale;
   for (int round = 0; round < rounds; round++) {
     uint64_t n = 1 + th_below(&th.rng, 3000);
-    uint32_t wx = (uint32_t)th_below(&th.rng, 21), wy = (uint32_t)th_below(&th.rng, 9), wk = 1 + (uint32_t)th_below(&th.rng, 3);
-    uint32_t sx = (uint32_t)th_below(&th.rng, 7), sy = (uint32_t)th_below(&th.rng, 4), sk = (uint32_t)th_below(&th.rng, 3);
+    uint32_t wx = (uint32_t)th_below(&th.rng, 21), wy = (uint32_t)th_below(&th.rng, 9),
+             wk = 1 + (uint32_t)th_below(&th.rng, 3);
+    uint32_t sx = (uint32_t)th_below(&th.rng, 7), sy = (uint32_t)th_below(&th.rng, 4),
+             sk = (uint32_t)th_below(&th.rng, 3);
     int64_t rx = (int64_t)th_below(&th.rng, 2000001) - 1000000, ry = (int64_t)th_below(&th.rng, 201) - 100;
     int64_t rk = (int64_t)th_below(&th.rng, 21) - 10;
     int nulls = th_chance(&th.rng, 50);
-    th_case("round %d: n %" PRIu64 ", x w%u scale %u M %" PRId64 ", y w%u scale %u M %" PRId64 ", key w%u scale %u M %" PRId64
-            "%s",
+    th_case("round %d: n %" PRIu64 ", x w%u scale %u M %" PRId64 ", y w%u scale %u M %" PRId64
+            ", key w%u scale %u M %" PRId64 "%s",
             round, n, wx, sx, rx, wy, sy, ry, wk, sk, rk, nulls ? ", nulls" : "");
     uint64_t *cx = th_malloc(n * 8), *cy = th_malloc(n * 8), *ck = th_malloc(n * 8);
     uint8_t *valid = th_malloc((n + 7) / 8);
@@ -160,7 +168,8 @@ int main(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < (n + 7) / 8; i++) valid[i] = (uint8_t)th_u64(&th.rng);
     twin x = {0}, y = {0}, key = {0};
-    if (twin_create(ctx, n, wx, rx, sx, cx, nulls ? valid : NULL, &x) && twin_create(ctx, n, wy, ry, sy, cy, NULL, &y) &&
+    if (twin_create(ctx, n, wx, rx, sx, cx, nulls ? valid : NULL, &x) &&
+        twin_create(ctx, n, wy, ry, sy, cy, NULL, &y) &&
         twin_create(ctx, n, wk, rk, sk, ck, nulls ? valid : NULL, &key)) {
       for (int grouped = 0; grouped < 2; grouped++) {
         ps_query_result *rd = NULL, *rf = NULL;
