@@ -127,17 +127,18 @@ pstep() {
     record "$name" SKIP 0 "time budget of ${BUDGET}s spent"
     return
   fi
-  ("$@" >"$log" 2>&1; echo $? >"$log.rc") &
-  pending+=("$name|$log|$SECONDS")
+  # The step's own time, not the time until pwait.
+  (t0=$SECONDS; "$@" >"$log" 2>&1; echo "$? $((SECONDS - t0))" >"$log.rc") &
+  pending+=("$name|$log")
 }
 pwait() {
   wait
-  local e name log t0 rc
+  local e name log dt rc
   for e in "${pending[@]}"; do
-    IFS='|' read -r name log t0 <<<"$e"
-    rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+    IFS='|' read -r name log <<<"$e"
+    read -r rc dt <"$log.rc" 2>/dev/null || { rc=1 dt=0; }
     rm -f "$log.rc"
-    finish "$name" "$log" "$rc" $((SECONDS - t0))
+    finish "$name" "$log" "$rc" "$dt"
   done
   pending=()
 }
