@@ -108,9 +108,11 @@ uint64_t th_chunked_rows(uint64_t n, uint64_t max_chunk_rows) {
   return n < cap ? n : cap;
 }
 
-int th_chunked_repeat(const uint64_t *ns, size_t k, uint64_t max_chunk_rows) {
-  return k > 0 && th_chunked_rows(ns[k], max_chunk_rows) == th_chunked_rows(ns[k - 1], max_chunk_rows) &&
-         ns[k] != ns[k - 1];
+int th_chunked_skip(const uint64_t *ns, size_t k, uint64_t max_chunk_rows) {
+  if (th.quick < 2 || max_chunk_rows == 0) return 0;
+  if (ns[k] >= 2 && ns[k] <= max_chunk_rows) return 1;
+  return k > 0 && ns[k] != ns[k - 1] &&
+         th_chunked_rows(ns[k], max_chunk_rows) == th_chunked_rows(ns[k - 1], max_chunk_rows);
 }
 
 int th_finish(void) {

@@ -124,9 +124,11 @@ unsigned th_reps(unsigned reps);
  * a call still crosses chunk edges without dozens of launches. */
 uint64_t th_chunked_rows(uint64_t n, uint64_t max_chunk_rows);
 /* 1 when a sweep over the ascending sizes ns should leave out ns[k] on a
- * context chunked at max_chunk_rows: th_chunked_rows cuts it to the rows it
- * cut ns[k - 1] to (only at the sanitizer size). */
-int th_chunked_repeat(const uint64_t *ns, size_t k, uint64_t max_chunk_rows);
+ * context chunked at max_chunk_rows (only at the sanitizer size): a size of
+ * 2 or more rows that fits one chunk (the same calls as on an unchunked
+ * context, which the sweep runs too), or one that th_chunked_rows cuts to
+ * the rows it cut ns[k - 1] to. */
+int th_chunked_skip(const uint64_t *ns, size_t k, uint64_t max_chunk_rows);
 /* 1 when th.backend is "reference". */
 int th_is_reference(void);
 

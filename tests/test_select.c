@@ -193,7 +193,7 @@ static void row_ids_patterns(void) {
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
       uint64_t n = th_chunked_rows(ns[k], chunk_rows[ci]);
       if (ns[k] > 5000 && ci != 0) continue; /* thousands of launches per call: keep PoCL fast */
-      if (th_chunked_repeat(ns, k, chunk_rows[ci])) continue;
+      if (th_chunked_skip(ns, k, chunk_rows[ci])) continue;
       for (int p = 0; p < P_COUNT; p++) {
         th_case("row ids: chunk_rows=%llu n=%llu selection %s", ull(chunk_rows[ci]), ull(n), pattern_name[p]);
         uint64_t nb = nbytes(n);
@@ -642,7 +642,7 @@ static void filter_path(void) {
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
       uint64_t n = th_chunked_rows(ns[k], chunk_rows[ci]);
       if (ns[k] > 5000 && ci != 0) continue; /* thousands of launches per call: keep PoCL fast */
-      if (th_chunked_repeat(ns, k, chunk_rows[ci])) continue;
+      if (th_chunked_skip(ns, k, chunk_rows[ci])) continue;
       for (int nullmode = 0; nullmode < 3; nullmode++) { /* none, ~10%, all null */
         if (n > 1000 && nullmode == 2) continue;
         /* The sanitizer size: one null mode per size, in turn. */
@@ -913,7 +913,7 @@ static void refine_and_masks(void) {
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
       uint64_t n = th_chunked_rows(ns[k], chunk_rows[ci]), nb = nbytes(n);
       if (ns[k] > 5000 && ci != 0) continue; /* thousands of launches per call: keep PoCL fast */
-      if (th_chunked_repeat(ns, k, chunk_rows[ci])) continue;
+      if (th_chunked_skip(ns, k, chunk_rows[ci])) continue;
       th_case("refine / masks: chunk_rows=%llu n=%llu", ull(chunk_rows[ci]), ull(n));
       /* a: int16 with ~50% nulls, values -500..499; b: uint8, no nulls */
       int32_t *va = th_calloc((size_t)n + 1, sizeof *va);
@@ -1065,7 +1065,7 @@ static void refine_masks_fast(void) {
         const uint32_t w = widths[wi];
         const uint64_t n = th_chunked_rows(ns[k], chunk_rows[ci]), nb = nbytes(n), top = ((uint64_t)1 << w) - 1;
         if (ns[k] > 5000 && ci != 0) continue; /* thousands of launches per call: keep PoCL fast */
-        if (th_chunked_repeat(ns, k, chunk_rows[ci])) continue;
+        if (th_chunked_skip(ns, k, chunk_rows[ci])) continue;
         const uint64_t lo = th_below(&th.rng, top + 1), hi = lo + th_below(&th.rng, top - lo + 1);
         th_case("refine / masks fast: chunk_rows=%llu w=%u n=%llu between %llu and %llu", ull(chunk_rows[ci]), w,
                 ull(n), ull(lo), ull(hi));
