@@ -826,8 +826,8 @@ static void aggregates_random(void) {
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
       for (int rep = 0; rep < 3; rep++) {
         uint32_t w = rep == 0 ? (uint32_t)th_below(&th.rng, 65) : rep == 1 ? 64 : (uint32_t)th_below(&th.rng, 9);
-        uint64_t n = th_chunked_rows(TH_PICK(&th.rng, ns), chunk_rows[ci]);
-        tcol *c = tcol_random_for(&th.rng, types[ti], n, w, (int)th_below(&th.rng, TN_COUNT));
+        tcol *c = tcol_random_for(&th.rng, types[ti], th_chunked_rows(TH_PICK(&th.rng, ns), chunk_rows[ci]), w,
+                                  (int)th_below(&th.rng, TN_COUNT));
         char desc[256];
         th_case("aggregates: chunk_rows=%llu %s", ull(chunk_rows[ci]), tcol_describe(c, desc, sizeof desc));
         ps_column *h = mkcol(ctx, c);
