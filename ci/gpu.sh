@@ -25,6 +25,9 @@
 #                         and PoCL's threads per program capped at 2
 #                         (POCL_CPU_MAX_CU_NUM), so both fit the 16 cores
 #                         and one budget: `ci/gpu.sh sanitizers pocl`.
+#                         Each program's log is sanitizer-<TOOL>/NN-<test>.log
+#                         in the archive; ci/gpu-dry-run.sh checks this stage
+#                         without a GPU (a stub compute-sanitizer).
 #   ci/gpu.sh bench       the benchmarks (CUDA, OpenCL on NVIDIA) and ncu's
 #                         speed-of-light profiles
 #   ci/gpu.sh quick       a short check between full runs: the QUICK_* knobs below
