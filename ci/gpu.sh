@@ -12,9 +12,22 @@
 #   ci/gpu.sh sanitizers [TOOL...]
 #                         compute-sanitizer memcheck, racecheck, synccheck and
 #                         initcheck (or the TOOLs named), each over every CUDA
-#                         test program to completion, at the CI test size
-#                         (PACKSCAN_TEST_QUICK=1; big at 10^7 rows); a program
-#                         that does not finish is a failure
+#                         test program to completion, at the sanitizer test
+#                         size (PACKSCAN_TEST_QUICK=2: tests/README.md; big at
+#                         10^7 rows). The tools run side by side, each SAN_JOBS
+#                         (default 3) programs at once, longest first: 12
+#                         processes on the 16 cores. A program that does not
+#                         finish inside the budget, or never starts, is a
+#                         failure; each program's time is logged, and each
+#                         tool's note reads "N of N complete, 0 reports".
+#                         With `pocl` in the same call, the PoCL tests run
+#                         beside them on the CPU with ctest -j4 (POCL_JOBS)
+#                         and PoCL's threads per program capped at 2
+#                         (POCL_CPU_MAX_CU_NUM), so both fit the 16 cores
+#                         and one budget: `ci/gpu.sh sanitizers pocl`.
+#                         Each program's log is sanitizer-<TOOL>/NN-<test>.log
+#                         in the archive; ci/gpu-dry-run.sh checks this stage
+#                         without a GPU (a stub compute-sanitizer).
 #   ci/gpu.sh bench       the benchmarks (CUDA, OpenCL on NVIDIA) and ncu's
 #                         speed-of-light profiles
 #   ci/gpu.sh quick       a short check between full runs: the QUICK_* knobs below
@@ -83,16 +96,16 @@ finish() {
   fi
 }
 
-next_log() { # next_log NAME: the log file of the next step
-  n_step=$((n_step + 1))
-  echo "$LOGS/$(printf '%02d' "$n_step")-$1.log"
-}
+# next_log NAME: the log file of the next step. Called as $(next_log), a
+# subshell: the caller counts the steps (n_step) first.
+next_log() { echo "$LOGS/$(printf '%02d' "$n_step")-$1.log"; }
 
 # step NAME FUNCTION [ARGS...]: runs FUNCTION in this shell (it may set
 # variables for later steps) with output to its log.
 step() {
   local name=$1 log t0=$SECONDS rc
   shift
+  n_step=$((n_step + 1))
   log=$(next_log "$name")
   if [ "$(left)" -le 0 ]; then
     record "$name" SKIP 0 "time budget of ${BUDGET}s spent"
@@ -111,22 +124,24 @@ pending=()
 pstep() {
   local name=$1 log
   shift
+  n_step=$((n_step + 1))
   log=$(next_log "$name")
   if [ "$(left)" -le 0 ]; then
     record "$name" SKIP 0 "time budget of ${BUDGET}s spent"
     return
   fi
-  ("$@" >"$log" 2>&1; echo $? >"$log.rc") &
-  pending+=("$name|$log|$SECONDS")
+  # The step's own time, not the time until pwait.
+  (t0=$SECONDS; "$@" >"$log" 2>&1; echo "$? $((SECONDS - t0))" >"$log.rc") &
+  pending+=("$name|$log")
 }
 pwait() {
   wait
-  local e name log t0 rc
+  local e name log dt rc
   for e in "${pending[@]}"; do
-    IFS='|' read -r name log t0 <<<"$e"
-    rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+    IFS='|' read -r name log <<<"$e"
+    read -r rc dt <"$log.rc" 2>/dev/null || { rc=1 dt=0; }
     rm -f "$log.rc"
-    finish "$name" "$log" "$rc" $((SECONDS - t0))
+    finish "$name" "$log" "$rc" "$dt"
   done
   pending=()
 }
@@ -199,7 +214,7 @@ ctest_all() (
   exit "$rc"
 )
 
-ctest_opencl() { # ctest_opencl PLATFORM
+ctest_opencl() { # ctest_opencl PLATFORM [JOBS]
   [ "$HAVE_OPENCL" = ON ] || { echo "OpenCL backend not built"; return 77; }
   if [ "$1" = Portable ] && ! grep -qsl pocl /etc/OpenCL/vendors/*.icd; then
     echo "no PoCL ICD in /etc/OpenCL/vendors"
@@ -208,66 +223,113 @@ ctest_opencl() { # ctest_opencl PLATFORM
   local limit
   limit=$(left)
   [ "$limit" -gt 10 ] || { echo "no time left for the OpenCL tests"; return 77; }
-  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl -FA thrust_consumer --output-on-failure -j8 \
-    --timeout "$limit")
+  (cd "$BUILD" && PACKSCAN_OPENCL_PLATFORM=$1 timeout "$limit" ctest -L opencl -FA thrust_consumer --output-on-failure \
+    -j"${2:-8}" --timeout "$limit")
 }
 
-# The cuda tests' command lines, one per line, from ctest itself.
-# Ordered so that the programs whose kernels changed most recently (fused and plain row ids,
-# the per-word kernel via chunking and device buffers) come first when the
-# time budget cuts the list short; filter_random and big (long) last.
-cuda_test_commands() {
-  local all order p
-  all=$( (cd "$BUILD" && ctest -N -V -L cuda) | sed -n 's/^[0-9]*: Test command: //p')
-  order="test_filter_ids test_select test_chunking test_filter_edge test_device_buffers test_errors test_api tool_test_e2e"
-  for p in $order; do grep "/$p " <<<"$all"; done
-  for p in $order; do all=$(grep -v "/$p " <<<"$all"); done
-  printf '%s\n' "$all" | grep .
+# The cuda tests, one per line: "NAME<TAB>DIR<TAB>COMMAND" (COMMAND quoted as
+# CMake writes it, for eval; DIR where ctest would run it). The names come from
+# ctest (-FA: not the Thrust consumer's build fixture, which ctest would add);
+# the commands from the add_test lines of the CTestTestfile.cmake files, since
+# `ctest -N -V` prints no path for an executable that is not there yet (the
+# Thrust consumer's). Longest first (each tool runs several at once, and the
+# list ends with the short ones): the order of SAN_ORDER, then the rest.
+SAN_ORDER="select.cuda filter_ids.cuda filter_tree.cuda filter_random.cuda predicate_limits.cuda thrust.cuda
+  internal_options.cuda chunking.cuda query.cuda filter_edge.cuda decimal.cuda tools.e2e.cuda tools.select.cuda
+  bench.tables.cuda like_device.cuda big.cuda"
+cuda_test_list() {
+  local names name f line files=() sorted=() o
+  names=$( (cd "$BUILD" && ctest -N -L cuda -FA thrust_consumer) | sed -n 's/^ *Test *#[0-9]*: //p')
+  [ -n "$names" ] || return 1
+  mapfile -t files < <(find "$BUILD" -name CTestTestfile.cmake -not -path '*/thrust_consumer/*')
+  for o in $SAN_ORDER; do grep -qx -F "$o" <<<"$names" && sorted+=("$o"); done
+  for name in $names; do [[ " $SAN_ORDER " == *[[:space:]]"$name"[[:space:]]* ]] || sorted+=("$name"); done
+  for name in "${sorted[@]}"; do
+    line=
+    for f in "${files[@]}"; do
+      line=$(grep -m 1 -F "add_test([=[$name]=] " "$f") && break
+    done
+    if [ -z "$line" ]; then
+      printf '%s\t\t\n' "$name"
+      continue
+    fi
+    line=${line#"add_test([=[$name]=] "}
+    printf '%s\t%s\t%s\n' "$name" "$(dirname "$f")" "${line%)}"
+  done
 }
 
-# sanitize TOOL: every cuda test program under compute-sanitizer's TOOL, one
-# after another, each to completion: one that is still running when the
-# stage's budget ends is a failure, not a partial pass.
-sanitize() {
-  local tool=$1 extra=(--report-api-errors no) cmd n=0 bad=0 rc limit
-  command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
+# san_one TOOL NAME DIR COMMAND LOG: one program under compute-sanitizer's
+# TOOL, limited to what is left of the budget; writes "RC SECONDS" to LOG.res.
+san_one() {
+  local tool=$1 name=$2 dir=$3 cmd=$4 log=$5 extra=(--report-api-errors no) t0=$SECONDS limit rc
   # API errors are not reported: the tests provoke some on purpose (a device
   # allocation too large to succeed); the statuses they map to are checked.
   [ "$tool" = memcheck ] && extra+=(--leak-check full)
-  local cmds
-  cmds=$(cuda_test_commands)
-  [ -n "$cmds" ] || { echo "no cuda tests listed by ctest -L cuda -N"; return 1; }
-  while IFS= read -r cmd; do
+  limit=$(left)
+  if [ "$limit" -le 5 ]; then
+    echo "not run: the stage's budget is spent" >"$log"
+    echo "125 0" >"$log.res"
+    return
+  fi
+  (
+    cd "$dir" || exit 1
+    eval "set -- $cmd"
+    echo "== compute-sanitizer --tool $tool ${extra[*]} $* (limit ${limit}s)"
+    exec timeout "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 86 "$@"
+  ) >"$log" 2>&1
+  rc=$?
+  # A test that made no CUDA call (e.g. one with nothing to check yet).
+  grep -q 'terminated before first instrumented API call' "$log" && rc=0
+  echo "$rc $((SECONDS - t0))" >"$log.res"
+}
+
+# sanitize TOOL: every cuda test program under compute-sanitizer's TOOL to
+# completion, SAN_JOBS (default 3) at once, longest first: one that is still
+# running when the stage's budget ends, or that never started, is a failure,
+# not a partial pass. Each program's log follows, in list order, then one
+# line per program (its time) and the tool's summary.
+sanitize() {
+  local tool=$1 jobs=${SAN_JOBS:-3} list name dir cmd i=0 n=0 bad=0 reports=0 rc dt r log
+  command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
+  list=$(cuda_test_list) || { echo "no cuda tests listed by ctest -N -L cuda"; return 1; }
+  local dirlog=$LOGS/sanitizer-$tool
+  mkdir -p "$dirlog"
+  while IFS=$'\t' read -r name dir cmd; do
+    i=$((i + 1))
+    log=$dirlog/$(printf '%02d' "$i")-$name.log
+    if [ -z "$cmd" ] || ! (eval "set -- $cmd" && [ -x "${1:-}" ]); then
+      echo "no executable for $name: '$cmd' (not built?)" >"$log"
+      echo "127 0" >"$log.res"
+      continue
+    fi
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    san_one "$tool" "$name" "$dir" "$cmd" "$log" &
+  done <<<"$list"
+  wait
+  for log in "$dirlog"/*.log; do
+    name=$(basename "$log" .log)
+    name=${name#*-}
+    read -r rc dt <"$log.res" 2>/dev/null || { rc=1 dt=0; }
     n=$((n + 1))
-    if ! eval "set -- $cmd" || [ ! -x "${1:-}" ]; then
-      echo "== FAILED: no executable in '$cmd' (not built?)"
-      bad=$((bad + 1))
-      continue
-    fi
-    limit=$(left)
-    if [ "$limit" -le 5 ]; then
-      echo "== FAILED (not run: the stage's budget is spent) $cmd"
-      bad=$((bad + 1))
-      continue
-    fi
-    echo "== compute-sanitizer --tool $tool ${extra[*]} $cmd (limit ${limit}s)"
-    local t0=$SECONDS
-    (cd "$BUILD/tests" 2>/dev/null || cd "$BUILD" || exit 1
-      eval "timeout $limit compute-sanitizer --tool $tool ${extra[*]} --error-exitcode 86 $cmd") \
-      >"$LOGS/sanitizer-$tool.tmp" 2>&1
-    rc=$?
-    cat "$LOGS/sanitizer-$tool.tmp"
-    # A test that made no CUDA call (e.g. one with nothing to check yet).
-    grep -q 'terminated before first instrumented API call' "$LOGS/sanitizer-$tool.tmp" && rc=0
-    rm -f "$LOGS/sanitizer-$tool.tmp"
+    cat "$log"
+    r=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p; s/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" |
+      awk '{s += $1} END {print s + 0}')
+    reports=$((reports + r))
     case $rc in
-      0) echo "== ok ($((SECONDS - t0))s)" ;;
-      124) echo "== FAILED: stopped at the budget after ${limit}s (not complete)"; bad=$((bad + 1)) ;;
-      *) echo "== FAILED (exit $rc)"; bad=$((bad + 1)) ;;
+      0) echo "== $tool $name: ok (${dt}s)" ;;
+      124) echo "== $tool $name: FAILED: stopped at the budget after ${dt}s (not complete)"; bad=$((bad + 1)) ;;
+      125) echo "== $tool $name: FAILED: not run, the stage's budget was spent"; bad=$((bad + 1)) ;;
+      127) echo "== $tool $name: FAILED: no executable"; bad=$((bad + 1)) ;;
+      *) echo "== $tool $name: FAILED (exit $rc, ${dt}s)"; bad=$((bad + 1)) ;;
     esac
-  done <<<"$cmds"
-  echo "$tool: $n programs, $((n - bad)) complete and clean, $bad failed"
-  [ "$bad" -eq 0 ] || return 1
+  done
+  echo "== $tool: per program:"
+  for log in "$dirlog"/*.log; do
+    read -r rc dt <"$log.res" 2>/dev/null || { rc=1 dt=0; }
+    printf '   %-28s rc %-3s %5ss\n' "$(basename "$log" .log | cut -d- -f2-)" "$rc" "$dt"
+  done
+  echo "$tool: $((n - bad)) of $n complete, $reports reports"
+  [ "$bad" -eq 0 ] && [ "$reports" -eq 0 ] || return 1
   echo "NOTE: $n of $n complete, 0 reports"
 }
 
@@ -388,7 +450,10 @@ if has_stage tests || has_stage pocl; then step opencl-icd register_icd; fi
 # once before the suites that run in parallel: they leave the fixture out
 # (-FA), since three builds into one directory at once would race.
 thrust_consumer() (cd "$BUILD" && timeout 300 ctest -R '^thrust_consumer_build$' --output-on-failure)
-if has_stage tests || has_stage pocl || has_stage quick; then step thrust-consumer thrust_consumer; fi
+# The sanitizers need it too: thrust.cuda and thrust_example.cuda run its programs.
+if has_stage tests || has_stage pocl || has_stage quick || has_stage sanitizers; then
+  step thrust-consumer thrust_consumer
+fi
 if has_stage tests; then
   # Not timed: the three suites share the GPU and the 16 cores.
   pstep ctest-all ctest_all
@@ -396,17 +461,21 @@ if has_stage tests; then
   pstep ctest-cuda-general ctest_cuda_general
   pwait
 fi
-if has_stage pocl; then
+if has_stage pocl && has_stage sanitizers; then
+  # Beside the sanitizers (started first, so that it keeps the full size):
+  # 4 programs at once, 2 PoCL threads each, next to their 12 processes.
+  POCL_CPU_MAX_CU_NUM=${POCL_CPU_MAX_CU_NUM:-2} pstep ctest-opencl-pocl ctest_opencl Portable "${POCL_JOBS:-4}"
+elif has_stage pocl; then
   step ctest-opencl-pocl ctest_opencl Portable
 fi
 if has_stage sanitizers; then
   # The tools side by side (each is bound by its own CPU-side instrumentation),
-  # on the CI test size; big at 10^7 rows (its 5*10^9 rows run in `tests`).
-  export PACKSCAN_TEST_QUICK=1 PACKSCAN_BIG_ROWS=10000000
+  # on the sanitizer test size; big at 10^7 rows (its 5*10^9 rows run in `tests`).
+  export PACKSCAN_TEST_QUICK=2 PACKSCAN_BIG_ROWS=10000000
   for tool in "${san_tools[@]}"; do pstep "sanitizer-$tool" sanitize "$tool"; done
-  pwait
   unset PACKSCAN_TEST_QUICK PACKSCAN_BIG_ROWS
 fi
+pwait
 if has_stage bench; then
   # The benchmarks alone on the machine.
   step bench bench

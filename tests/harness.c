@@ -83,17 +83,36 @@ void th_init(int argc, char **argv, const char *test) {
     if (v >= 1 && v <= 100000) th.scale = (unsigned)v;
   }
   const char *q = getenv("PACKSCAN_TEST_QUICK");
-  th.quick = q && *q && strcmp(q, "0") != 0;
+  /* Any other non-empty value than 0 and 2 is the CI size, as before levels. */
+  th.quick = !q || !*q || strcmp(q, "0") == 0 ? 0 : strcmp(q, "2") == 0 ? 2 : 1;
   const char *mp = getenv("PACKSCAN_TEST_PRINT");
   if (mp && *mp) max_printed = strtoul(mp, NULL, 10);
   th_rng_seed(&th.rng, th.seed);
   th_options_reset();
   const char *to = getenv("PACKSCAN_TEST_OPTIONS");
   printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s%s%s%s %s %s)\n", test,
-         th.backend, (unsigned long long)th.seed, th.scale, th.quick ? " quick" : "", (unsigned long long)th.seed,
-         th.quick ? " PACKSCAN_TEST_QUICK=1" : "", to && *to ? " PACKSCAN_TEST_OPTIONS='" : "", to && *to ? to : "",
+         th.backend, (unsigned long long)th.seed, th.scale, th.quick == 2 ? " quick=2" : th.quick ? " quick" : "", (unsigned long long)th.seed,
+         th.quick == 2 ? " PACKSCAN_TEST_QUICK=2" : th.quick ? " PACKSCAN_TEST_QUICK=1" : "", to && *to ? " PACKSCAN_TEST_OPTIONS='" : "", to && *to ? to : "",
          to && *to ? "'" : "", argc > 0 ? argv[0] : "test", th.backend);
   fflush(stdout);
+}
+
+unsigned th_reps(unsigned reps) {
+  if (th.quick < 2 || reps == 0) return reps;
+  return reps >= 10 ? reps / 10 : 1;
+}
+
+uint64_t th_chunked_rows(uint64_t n, uint64_t max_chunk_rows) {
+  if (th.quick < 2 || max_chunk_rows == 0 || max_chunk_rows > (UINT64_MAX - 5) / 3) return n;
+  uint64_t cap = 3 * max_chunk_rows + 5;
+  return n < cap ? n : cap;
+}
+
+int th_chunked_skip(const uint64_t *ns, size_t k, uint64_t max_chunk_rows) {
+  if (th.quick < 2 || max_chunk_rows == 0) return 0;
+  if (ns[k] >= 2 && ns[k] <= max_chunk_rows) return 1;
+  return k > 0 && ns[k] != ns[k - 1] &&
+         th_chunked_rows(ns[k], max_chunk_rows) == th_chunked_rows(ns[k - 1], max_chunk_rows);
 }
 
 int th_finish(void) {

@@ -13,7 +13,11 @@
  * many failures are printed in full; default 40), PACKSCAN_TEST_QUICK=1 (the CI
  * size: the slowest sweeps take a seeded sample of their cases, so every CI run
  * covers each kind of case and successive runs cover the rest; the GPU
- * machine runs them whole), PACKSCAN_TEST_OPTIONS (the library's internal
+ * machine runs them whole), PACKSCAN_TEST_QUICK=2 (the sanitizer size: the CI
+ * size cut further, mostly in the number of library calls, since under
+ * compute-sanitizer each launch and each instrumented access costs; every
+ * kernel and path a test reaches at the CI size is still reached, on fewer
+ * seeded random cases: th_reps and th_chunked_rows below), PACKSCAN_TEST_OPTIONS (the library's internal
  * options, core/internal_options.h, for every context th_context makes:
  * "name=value" entries, comma-separated: fast_paths=0|1,
  * opencl_jit=auto|0|1, opencl_words=auto|staged|refused,
@@ -53,7 +57,7 @@ typedef struct th_state {
   const char *backend; /* backend under test (argv[1]) */
   uint64_t seed;
   unsigned scale;      /* PACKSCAN_TEST_SCALE */
-  int quick;           /* PACKSCAN_TEST_QUICK=1 */
+  int quick;           /* PACKSCAN_TEST_QUICK: 0 full size, 1 CI's, 2 the sanitizers' */
   unsigned long checks;
   unsigned long failures;
   char where[512];     /* current case, printed with failures */
@@ -112,6 +116,19 @@ ps_context *th_reference_context(uint64_t max_chunk_rows);
 void th_options_reset(void);
 void th_test_options(const char *text);
 void th_apply_options(ps_context *ctx);
+/* The number of random repetitions of a sweep: reps, or at the sanitizer
+ * size (PACKSCAN_TEST_QUICK=2) a tenth of it, never below 1. */
+unsigned th_reps(unsigned reps);
+/* The rows of a case on a context chunked at max_chunk_rows (0: unchunked):
+ * n, or at the sanitizer size at most three chunks and a partial fourth, so
+ * a call still crosses chunk edges without dozens of launches. */
+uint64_t th_chunked_rows(uint64_t n, uint64_t max_chunk_rows);
+/* 1 when a sweep over the ascending sizes ns should leave out ns[k] on a
+ * context chunked at max_chunk_rows (only at the sanitizer size): a size of
+ * 2 or more rows that fits one chunk (the same calls as on an unchunked
+ * context, which the sweep runs too), or one that th_chunked_rows cuts to
+ * the rows it cut ns[k - 1] to. */
+int th_chunked_skip(const uint64_t *ns, size_t k, uint64_t max_chunk_rows);
 /* 1 when th.backend is "reference". */
 int th_is_reference(void);
 

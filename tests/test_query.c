@@ -773,8 +773,8 @@ int main(int argc, char **argv) {
     wide_sums(ctx, &th.rng);
     static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
-    for (unsigned t = 0; t < 6 * th.scale; t++)
-      random_queries(ctx, ref, &th.rng, 1 + th_below(&th.rng, c ? 700 : 3000), 6);
+    for (unsigned t = 0; t < th_reps(6 * th.scale); t++)
+      random_queries(ctx, ref, &th.rng, th_chunked_rows(1 + th_below(&th.rng, c ? 700 : 3000), chunk_rows[c]), 6);
     ps_context_destroy(ctx);
   }
   ps_context_destroy(ref);
