@@ -247,13 +247,15 @@ cuda_test_list() {
   for name in "${sorted[@]}"; do
     line=
     for f in "${files[@]}"; do
-      line=$(grep -m 1 -F "add_test([=[$name]=] " "$f") && break
+      # CMake 3 writes add_test([=[NAME]=] ...), CMake 4 add_test("NAME" ...).
+      line=$(grep -m 1 -F -e "add_test([=[$name]=] " -e "add_test(\"$name\" " "$f") && break
     done
     if [ -z "$line" ]; then
       printf '%s\t\t\n' "$name"
       continue
     fi
     line=${line#"add_test([=[$name]=] "}
+    line=${line#"add_test(\"$name\" "}
     printf '%s\t%s\t%s\n' "$name" "$(dirname "$f")" "${line%)}"
   done
 }
