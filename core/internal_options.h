@@ -56,7 +56,8 @@ typedef struct ps_internal_options {
    * chunks of PS_QUERY_SPEC_MIN_ROWS rows and more; PS_OPT_OFF never (the
    * generic kernel); PS_OPT_ON always, and on CUDA a failed compile is an
    * error instead of a silent fall back to the generic kernel, so tests
-   * catch a source that does not compile. */
+   * catch a source that does not compile; on an OpenCL CPU device it also
+   * allows the register mode (PS_QMODE_REGS), which is otherwise for GPUs. */
   int query_specialize;
 } ps_internal_options;
 

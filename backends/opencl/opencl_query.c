@@ -52,11 +52,15 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
   const int fits64 = ps_q_values_fit64(p);
   uint32_t mode = ps_q_choose_mode(p, fits64, local_atomics);
-  /* specialized: small GROUP BY domains keep their accumulators in registers */
+  /* specialized: small GROUP BY domains keep their accumulators in
+   * registers, on GPUs (a CPU has no register file to gain, and PoCL 3.1's
+   * LLVM 15 crashes in its inliner on the larger unrolled kernels, e.g.
+   * TPC-H Q1's); on a CPU device only when the tests force specialization */
   const int specialize = ps_query_specialize(ps_cl_options(be), a->rows);
+  const int regs = !be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON;
   const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(p) : -1;
   const uint64_t fields = ps_q_kept_fields(p, a->agg_fields);
-  if (specialize && ps_q_regs_fit(p, fields, bound, local_atomics)) mode = PS_QMODE_REGS;
+  if (specialize && regs && ps_q_regs_fit(p, fields, bound, local_atomics)) mode = PS_QMODE_REGS;
   ps_qlaunch L;
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
