@@ -22,7 +22,10 @@
  *         work-group;
  *       PS_QMODE_ITEMS (domains too large for local memory): one table per
  *         work-item in global memory (each selected row loads and stores its
- *         group's accumulators), one partial table per work-item.
+ *         group's accumulators), one partial table per work-item;
+ *       PS_QMODE_REGS (specialized builds, small domains): every group's
+ *         accumulators in the work-item's registers, merged into the
+ *         PS_QMODE_LOCAL table once per work-item (ps_q_partials_regs).
  *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
  *     partials (strided, then a tree in local memory) and merges the result
  *     into acc.
