@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "internal_options.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -36,7 +37,9 @@ static void usage(FILE *f) {
           "  --quick         smaller inputs and fewer repetitions\n"
           "  --strict        a case the backend does not support (skip) fails the run too\n"
           "  --seed S        random seed (default 1)\n"
-          "  --sample N      rows compared with the reference at the head and at the tail\n");
+          "  --sample N      rows compared with the reference at the head and at the tail\n"
+          "  --query-specialize auto|0|1  query kernels compiled per query: by chunk size (default),\n"
+          "                  never (the generic kernel), always (the library's internal option)\n");
 }
 
 static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree",      "colcol", "like_contains",
@@ -186,6 +189,7 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
+  int query_specialize = PS_OPT_AUTO;
   int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -229,6 +233,9 @@ int main(int argc, char **argv) {
       bad = parse_u64(v, &b.seed) != 0;
     } else if (strcmp(a, "--sample") == 0) {
       bad = parse_u64(v, &sample) != 0 || sample < 32;
+    } else if (strcmp(a, "--query-specialize") == 0) {
+      bad = !v || (strcmp(v, "auto") != 0 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0);
+      if (!bad) query_specialize = !strcmp(v, "auto") ? PS_OPT_AUTO : !strcmp(v, "1") ? PS_OPT_ON : PS_OPT_OFF;
     } else {
       bad = 1;
     }
@@ -264,6 +271,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "packscan_bench: no reference context: %s\n", err);
     ps_context_destroy(b.ctx);
     return 2;
+  }
+  if (query_specialize != PS_OPT_AUTO) { /* before/after runs of the query specialization */
+    ps_internal_options io;
+    ps_internal_options_init(&io);
+    io.query_specialize = query_specialize;
+    if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
+      fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));
+      return 2;
+    }
   }
   b.backend = ps_context_backend(b.ctx);
   if (bench_device_open(&b) != PS_OK) {

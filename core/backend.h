@@ -161,6 +161,9 @@ typedef struct ps_query_args {
    * OR), whose rows are those where its left operand is not FALSE (not TRUE);
    * see ps_query_program.h. */
   uint64_t where_and_right, where_or_right;
+  /* The accumulator fields the core reads of each aggregate (PS_QF_* of
+   * ps_query_program.h, 4 bits per aggregate; 0 = every field). */
+  uint64_t agg_fields;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

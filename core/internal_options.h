@@ -51,6 +51,14 @@ typedef struct ps_internal_options {
    * (select.cl ps_count_words / ps_write_ids); PS_OPT_ON by runs
    * (ps_count_runs / ps_write_runs). */
   int opencl_ids_runs;
+  /* Queries: kernels compiled for the query's constants (CUDA through
+   * NVRTC, OpenCL per query; core/query_spec.h). PS_OPT_AUTO (default): for
+   * chunks of PS_QUERY_SPEC_MIN_ROWS rows and more; PS_OPT_OFF never (the
+   * generic kernel); PS_OPT_ON always, and on CUDA a failed compile is an
+   * error instead of a silent fall back to the generic kernel, so tests
+   * catch a source that does not compile; on an OpenCL CPU device it also
+   * allows the register mode (PS_QMODE_REGS), which is otherwise for GPUs. */
+  int query_specialize;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

@@ -73,6 +73,11 @@ typedef uint ps_u32;
 typedef ulong ps_u64;
 typedef long ps_i64;
 #define PS_PROG_CONST __constant
+#elif defined(__CUDACC_RTC__) /* NVRTC (specialized query kernels): no system headers */
+typedef unsigned int ps_u32;
+typedef unsigned long long ps_u64;
+typedef long long ps_i64;
+#define PS_PROG_CONST
 #else
 #include <stdint.h>
 typedef uint32_t ps_u32;

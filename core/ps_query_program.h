@@ -110,6 +110,16 @@ typedef struct ps_qacc {
   ps_u64 max_lo, max_hi;
 } ps_qacc;
 
+/* The fields of an aggregate's accumulator that the host reads (4 bits per
+ * aggregate in a 64-bit word, aggregate a at bits 4a..4a+3): COUNT reads
+ * count, SUM and AVG count and sum, MIN count and min, MAX count and max.
+ * A backend may leave the others at their initial values. */
+#define PS_QF_COUNT 1u
+#define PS_QF_SUM 2u
+#define PS_QF_MIN 4u
+#define PS_QF_MAX 8u
+#define PS_QF_ALL 15u
+
 /* Initial min (the largest 128-bit value) and max (the smallest). */
 #define PS_QACC_MIN_INIT_LO 0xFFFFFFFFFFFFFFFFull
 #define PS_QACC_MIN_INIT_HI 0x7FFFFFFFFFFFFFFFull

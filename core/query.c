@@ -319,6 +319,15 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       a.preds[i].offset += r0 / 8;
     }
     a.acc = acc->mem;
+    for (uint32_t i = 0; i < prog.n_aggs; i++) {
+      static const uint64_t fields[] = {[PS_AGG_COUNT_STAR] = PS_QF_COUNT,
+                                        [PS_AGG_COUNT] = PS_QF_COUNT,
+                                        [PS_AGG_SUM] = PS_QF_COUNT | PS_QF_SUM,
+                                        [PS_AGG_MIN] = PS_QF_COUNT | PS_QF_MIN,
+                                        [PS_AGG_MAX] = PS_QF_COUNT | PS_QF_MAX,
+                                        [PS_AGG_AVG] = PS_QF_COUNT | PS_QF_SUM};
+      a.agg_fields |= fields[q->kinds[i]] << (4 * i);
+    }
     ps_status st = ctx->ops->query(ctx->be, &a);
     if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
       /* a corrupt code in a later chunk outranks it: keep looking */

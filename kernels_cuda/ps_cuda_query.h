@@ -1,14 +1,18 @@
 /*
  * The CUDA launcher of queries (query.cu): plain C, included by
  * backends/cuda. The kernels are kernels_shared/ps_query_kernels.h, the same
- * source the OpenCL backend compiles.
+ * source the OpenCL backend compiles. NVRTC reads the parameters too (a
+ * specialized pass 1, query_spec.cuh), so the launcher's part is hidden from
+ * it.
  */
 #ifndef PS_CUDA_QUERY_H
 #define PS_CUDA_QUERY_H
 
+#if !defined(__CUDACC_RTC__)
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
+#endif
 
 #include "ps_query_kernels.h"
 
@@ -28,18 +32,24 @@ typedef struct ps_cuda_query_params {
   ps_qlaunch launch;
   ps_q_bufs bufs;   /* at the chunk start */
   ps_qacc *part;    /* parts * n_acc partial accumulators (see ps_cuda_launch_query) */
-  uint32_t *status; /* 2 words, 0xFFFFFFFF before the launch */
+  ps_u32 *status;   /* 2 words, 0xFFFFFFFF before the launch */
 } ps_cuda_query_params;
 
-/* Blocks of pass 1 that fill the current device (SMs x resident blocks). */
-cudaError_t ps_cuda_query_grid(unsigned *blocks);
+#if !defined(__CUDACC_RTC__)
 
-/* Enqueues pass 1 over p->launch.items work-items (in blocks of
- * PS_CUDA_QUERY_BLOCK), then pass 2 merging the `parts` partials of each of
- * the n_acc accumulators into acc, on stream. Returns the launch error
- * (cudaGetLastError), cudaSuccess if both launches were queued. */
-cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts, ps_qacc *acc,
-                                 cudaStream_t stream);
+/* Blocks of pass 1 that fill the current device (SMs x resident blocks);
+ * spec: a specialized pass 1 (a cudaKernel_t, query_spec.cuh's
+ * ps_query_partials_spec), NULL for the precompiled one. */
+cudaError_t ps_cuda_query_grid(const void *spec, unsigned *blocks);
+
+/* Enqueues pass 1 (spec, or the precompiled kernel when NULL) over
+ * p->launch.items work-items (in blocks of PS_CUDA_QUERY_BLOCK), then pass 2
+ * merging the `parts` partials of each of the n_acc accumulators into acc,
+ * on stream. Returns the launch error (cudaGetLastError), cudaSuccess if
+ * both launches were queued. */
+cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts,
+                                 ps_qacc *acc, cudaStream_t stream);
+#endif
 
 #ifdef __cplusplus
 }

@@ -17,22 +17,29 @@ static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
   ps_q_merge(blockIdx.x, threadIdx.x, blockDim.x, n_acc, parts, part, acc, lacc);
 }
 
-extern "C" cudaError_t ps_cuda_query_grid(unsigned *blocks) {
+extern "C" cudaError_t ps_cuda_query_grid(const void *spec, unsigned *blocks) {
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, query_partials, PS_CUDA_QUERY_BLOCK, 0);
+    err = spec ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spec, PS_CUDA_QUERY_BLOCK, 0)
+               : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, query_partials, PS_CUDA_QUERY_BLOCK, 0);
   if (err != cudaSuccess) return err;
   *blocks = (unsigned)(sms > 0 ? sms : 1) * (unsigned)(per_sm > 0 ? per_sm : 1);
   return cudaSuccess;
 }
 
-extern "C" cudaError_t ps_cuda_launch_query(const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts,
-                                            ps_qacc *acc, cudaStream_t stream) {
+extern "C" cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_query_params *p, uint64_t n_acc,
+                                            uint64_t parts, ps_qacc *acc, cudaStream_t stream) {
   const uint64_t items = p->launch.items;
   const unsigned blocks = (unsigned)((items + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK);
-  query_partials<<<blocks, PS_CUDA_QUERY_BLOCK, 0, stream>>>(*p);
+  if (spec) { /* a cudaKernel_t launches as a function symbol; its one parameter is *p */
+    void *args[1] = {(void *)p};
+    cudaError_t err = cudaLaunchKernel(spec, dim3(blocks), dim3(PS_CUDA_QUERY_BLOCK), args, 0, stream);
+    if (err != cudaSuccess) return err;
+  } else {
+    query_partials<<<blocks, PS_CUDA_QUERY_BLOCK, 0, stream>>>(*p);
+  }
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   query_merge<<<(unsigned)n_acc, PS_CUDA_QUERY_BLOCK, 0, stream>>>(n_acc, parts, p->part, acc);

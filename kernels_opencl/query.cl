@@ -2,8 +2,9 @@
  * query.cl: the OpenCL entry points of queries. The algorithm lives in
  * kernels_shared/ps_query_kernels.h (shared with CUDA); these kernels only
  * gather their buffer arguments at the chunk's offsets and call it. Built
- * from ps_program.h, ps_query_program.h, ps_dialect.h, ps_query_kernels.h and
- * this file, in that order.
+ * from ps_program.h, ps_query_program.h, ps_dialect.h, a specialized build's
+ * constants (core/query_spec.h), ps_query_kernels.h and this file, in that
+ * order. The program argument's stream sizes are read in both builds.
  */
 
 typedef __global const uchar *ps_qbytes;
@@ -25,6 +26,8 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program
   for (uint i = 0; i < PS_MAX_COLS; ++i) {
     B.data[i] = data[i] + launch->data_offset[i];
     B.validity[i] = validity[i] + launch->validity_offset[i];
+    B.data_bytes[i] = prog->cols[i].data_bytes;
+    B.validity_bytes[i] = prog->cols[i].validity_bytes;
   }
   for (uint i = 0; i < PS_QMAX_PREDS; ++i) B.preds[i] = preds[i] + launch->pred_offset[i];
   B.where_aux = where_aux;

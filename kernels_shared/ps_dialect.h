@@ -6,6 +6,8 @@
  *
  *   PS_GLOBAL      address space of device buffers (__global / nothing)
  *   PS_CONST_MEM   address space of read-only launch data (__constant / nothing)
+ *   PS_Q_SPEC_DATA a constant initialized at compile time, whose loads the
+ *                  compiler folds (a specialized query's programs)
  *   PS_FN          a device function (static inline / static __device__)
  *   PS_HFN         a device function the host tests call too (static inline /
  *                  static __host__ __device__)
@@ -33,6 +35,7 @@
 typedef uchar ps_u8;
 #define PS_GLOBAL __global
 #define PS_CONST_MEM __constant
+#define PS_Q_SPEC_DATA __constant
 #define PS_FN static inline
 #define ps_mulhi64(a, b) mul_hi((ulong)(a), (ulong)(b))
 #define ps_atomic_min_u32(p, v) atomic_min((volatile __global uint *)(p), (v))
@@ -51,6 +54,7 @@ typedef uchar ps_u8;
 typedef unsigned char ps_u8;
 #define PS_GLOBAL
 #define PS_CONST_MEM
+#define PS_Q_SPEC_DATA static __device__ const
 #define PS_FN static __device__ __forceinline__
 #define ps_mulhi64(a, b) __umul64hi((a), (b))
 #define ps_atomic_min_u32(p, v) atomicMin((unsigned int *)(p), (v))
@@ -65,6 +69,7 @@ typedef unsigned char ps_u8;
 typedef uint8_t ps_u8;
 #define PS_GLOBAL
 #define PS_CONST_MEM
+#define PS_Q_SPEC_DATA static const
 #define PS_FN static inline
 static inline ps_u64 ps_mulhi64(ps_u64 a, ps_u64 b) {
   __extension__ typedef unsigned __int128 u128_;

@@ -22,7 +22,10 @@
  *         work-group;
  *       PS_QMODE_ITEMS (domains too large for local memory): one table per
  *         work-item in global memory (each selected row loads and stores its
- *         group's accumulators), one partial table per work-item.
+ *         group's accumulators), one partial table per work-item;
+ *       PS_QMODE_REGS (specialized builds, small domains): every group's
+ *         accumulators in the work-item's registers, merged into the
+ *         PS_QMODE_LOCAL table once per work-item (ps_q_partials_regs).
  *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
  *     partials (strided, then a tree in local memory) and merges the result
  *     into acc.
@@ -43,10 +46,47 @@
 #include "ps_query_program.h"
 #endif
 
+/* Specialization. A generic kernel reads the query's programs and launch
+ * flags from its arguments, interpreting them row by row. A specialized one
+ * is compiled for one query: the host (core/query_spec.c) writes, in front
+ * of this file, PS_Q_SPEC, the value program ps_q_spec_prog and the WHERE
+ * program ps_q_spec_where as initialized constant data, and the launch
+ * flags PS_QS_* as macros. The accessors below then read those constants,
+ * so the compiler unrolls every loop over instructions, aggregates, slots
+ * and keys (PS_Q_UNROLL) and folds the interpreter away: the stacks become
+ * registers. The functions are the same in both, so are the results. What
+ * varies per chunk (rows, offsets, stream sizes) stays a launch argument. */
+#if defined(PS_Q_SPEC)
+#define PS_QP(p) (&ps_q_spec_prog)
+#define PS_QW(wp) (&ps_q_spec_where)
+#define PS_QL_MODE(L) PS_QS_MODE
+#define PS_QL_FITS64(L) PS_QS_FITS64
+#define PS_QL_ALIGNED(L) PS_QS_ALIGNED
+#define PS_QL_AND_RIGHT(L) PS_QS_AND_RIGHT
+#define PS_QL_OR_RIGHT(L) PS_QS_OR_RIGHT
+#define PS_QL_HAS_WHERE(L) PS_QS_HAS_WHERE
+#define PS_Q_UNROLL _Pragma("unroll")
+#else
+#define PS_QP(p) (p)
+#define PS_QW(wp) (wp)
+#define PS_QL_MODE(L) ((L)->mode)
+#define PS_QL_FITS64(L) ((L)->fits64)
+#define PS_QL_ALIGNED(L) ((L)->data_aligned)
+#define PS_QL_AND_RIGHT(L) ((L)->and_right)
+#define PS_QL_OR_RIGHT(L) ((L)->or_right)
+#define PS_QL_HAS_WHERE(L) ((L)->has_where)
+#define PS_Q_UNROLL
+#endif
+
 /* Where pass 1 keeps its accumulators (see the top of this file). */
 #define PS_QMODE_PRIVATE 0u
 #define PS_QMODE_LOCAL 1u
 #define PS_QMODE_ITEMS 2u
+#define PS_QMODE_REGS 3u /* specialized builds only: see ps_q_partials_regs */
+
+/* PS_QMODE_REGS: 64-bit words of accumulators a work-item keeps in
+ * registers, at most. */
+#define PS_Q_REG_WORDS 64u
 
 /* Accumulators in a work-group's local memory (16 KB): the tree reduction's
  * slots (one per work-item: work-groups hold at most this many work-items)
@@ -74,6 +114,12 @@ typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
   PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
+  /* The readable bytes of each slot's streams from the chunk start (the
+   * slots' data_bytes and validity_bytes, the same in the value and WHERE
+   * programs): read from here, so that a specialized kernel's constants do
+   * not depend on the chunk's length. */
+  ps_u64 data_bytes[PS_MAX_COLS];
+  ps_u64 validity_bytes[PS_MAX_COLS];
 } ps_q_bufs;
 
 /* ---- 128-bit two's complement integers on pairs of 64-bit words ---------- */
@@ -227,23 +273,25 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
                          ps_u32 valid, ps_u64 r) {
   ps_qval st[PS_QMAX_STACK];
   int sp = 0;
+  PS_Q_UNROLL
   for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
-    ps_u32 op = p->insns[i].op, arg = p->insns[i].arg;
+    ps_u32 op = PS_QP(p)->insns[i].op, arg = PS_QP(p)->insns[i].arg;
     if (op == PS_VOP_COL) {
       ps_qval x;
       x.null_ = ((valid >> arg) & 1u) == 0;
       x.overflow = 0;
-      ps_u64 v = p->cols[arg].reference + codes[arg];
-      x.v = ps_q_make(v, p->cols[arg].kind != PS_KIND_UNSIGNED && (ps_i64)v < 0 ? ~(ps_u64)0 : 0);
+      ps_u64 v = PS_QP(p)->cols[arg].reference + codes[arg];
+      x.v = ps_q_make(v, PS_QP(p)->cols[arg].kind != PS_KIND_UNSIGNED && (ps_i64)v < 0 ? ~(ps_u64)0 : 0);
       st[sp++] = x;
     } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
       ps_qval x;
-      x.v = ps_q_make(p->insns[i].lo, p->insns[i].hi);
+      x.v = ps_q_make(PS_QP(p)->insns[i].lo, PS_QP(p)->insns[i].hi);
       x.null_ = op == PS_VOP_NULL;
       x.overflow = 0;
       st[sp++] = x;
     } else if (op == PS_VOP_SCALE) {
       ps_qval x = st[sp - 1];
+      PS_Q_UNROLL
       for (ps_u32 k = 0; k < arg && !x.null_ && !x.overflow; ++k) x.v = ps_q_mul(x.v, ps_q_make(10, 0), &x.overflow);
       st[sp - 1] = x;
     } else if (op == PS_VOP_CASE) {
@@ -279,17 +327,18 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
   ps_u64 st[PS_QMAX_STACK];
   ps_u32 nul = 0; /* bit k: stack entry k is NULL */
   int sp = 0;
+  PS_Q_UNROLL
   for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
-    const ps_u32 op = p->insns[i].op, arg = p->insns[i].arg;
+    const ps_u32 op = PS_QP(p)->insns[i].op, arg = PS_QP(p)->insns[i].arg;
     if (op == PS_VOP_COL) {
-      PS_CONST_MEM const ps_prog_col *c = &p->cols[arg];
+      PS_CONST_MEM const ps_prog_col *c = &PS_QP(p)->cols[arg];
       ps_u32 ok = (valid >> arg) & 1u;
       ps_u64 code = 0;
       if (codes) {
         code = codes[arg];
       } else {
         ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
-        if (ok) code = ps_q_code(B->data[arg], c->data_bytes, c->width, r, (aligned >> arg) & 1u);
+        if (ok) code = ps_q_code(B->data[arg], B->data_bytes[arg], c->width, r, (aligned >> arg) & 1u);
         if (ok && ((c->flags & PS_COLF_NO_CODES) || code > c->code_limit)) {
           ps_atomic_min_u32(&status[0], (ps_u32)r);
           *corrupt = 1;
@@ -299,10 +348,11 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
       nul = (nul & ~(1u << sp)) | ((ok ^ 1u) << sp);
       ++sp;
     } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
-      st[sp] = p->insns[i].lo;
+      st[sp] = PS_QP(p)->insns[i].lo;
       nul = (nul & ~(1u << sp)) | ((ps_u32)(op == PS_VOP_NULL) << sp);
       ++sp;
     } else if (op == PS_VOP_SCALE) {
+      PS_Q_UNROLL
       for (ps_u32 k = 0; k < arg; ++k) st[sp - 1] *= 10u;
     } else if (op == PS_VOP_CASE) {
       --sp;
@@ -333,13 +383,14 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
 PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *codes,
                          ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
   ps_u32 v = 0;
-  for (ps_u32 s = 0; s < p->n_cols; ++s) {
+  PS_Q_UNROLL
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s) {
     codes[s] = 0;
-    if (!((p->read_slots >> s) & 1u)) continue;
-    if ((p->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
+    if (!((PS_QP(p)->read_slots >> s) & 1u)) continue;
+    if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     v |= 1u << s;
-    codes[s] = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
-    if ((p->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > p->cols[s].code_limit) {
+    codes[s] = ps_q_code(B->data[s], B->data_bytes[s], PS_QP(p)->cols[s].width, r, (aligned >> s) & 1u);
+    if ((PS_QP(p)->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > PS_QP(p)->cols[s].code_limit) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
     }
@@ -348,19 +399,26 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return 1;
 }
 
+/* The group of a row from its codes (ps_q_row_codes). */
+PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_u64 *codes, ps_u32 valid) {
+  ps_u64 g = 0;
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) {
+    ps_u32 s = PS_QP(p)->key_slot[k];
+    g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(PS_QP(p)->key_domain[k] - 1)) * PS_QP(p)->key_stride[k];
+  }
+  return g;
+}
+
 PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
                    ps_u64 *group, ps_qval *vals, PS_GLOBAL ps_u32 *status) {
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
-  ps_u64 g = 0;
-  for (ps_u32 k = 0; k < p->n_keys; ++k) {
-    ps_u32 s = p->key_slot[k];
-    g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(p->key_domain[k] - 1)) * p->key_stride[k];
-  }
-  *group = g;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-    ps_vagg va = p->aggs[a];
+  *group = ps_q_group_of(p, codes, valid);
+  PS_Q_UNROLL
+  for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
+    ps_vagg va = PS_QP(p)->aggs[a];
     if (va.count == 0) continue;
     int corrupt = 0; /* codes already checked */
     vals[a] = fits64 ? ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status)
@@ -373,22 +431,23 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   return 1;
 }
 
-/* The group of row r from its key columns alone; p->n_groups when a key's
+/* The group of row r from its key columns alone; PS_QP(p)->n_groups when a key's
  * code is corrupt (recorded in status). */
 PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
                             PS_GLOBAL ps_u32 *status) {
   ps_u64 g = 0;
-  for (ps_u32 k = 0; k < p->n_keys; ++k) {
-    const ps_u32 s = p->key_slot[k];
-    ps_u64 code = (ps_u64)(p->key_domain[k] - 1);
-    if (!(p->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
-      code = ps_q_code(B->data[s], p->cols[s].data_bytes, p->cols[s].width, r, (aligned >> s) & 1u);
-      if ((p->cols[s].flags & PS_COLF_NO_CODES) || code > p->cols[s].code_limit) {
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) {
+    const ps_u32 s = PS_QP(p)->key_slot[k];
+    ps_u64 code = (ps_u64)(PS_QP(p)->key_domain[k] - 1);
+    if (!(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
+      code = ps_q_code(B->data[s], B->data_bytes[s], PS_QP(p)->cols[s].width, r, (aligned >> s) & 1u);
+      if ((PS_QP(p)->cols[s].flags & PS_COLF_NO_CODES) || code > PS_QP(p)->cols[s].code_limit) {
         ps_atomic_min_u32(&status[0], (ps_u32)r);
-        return p->n_groups;
+        return PS_QP(p)->n_groups;
       }
     }
-    g += code * p->key_stride[k];
+    g += code * PS_QP(p)->key_stride[k];
   }
   return g;
 }
@@ -397,14 +456,16 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
  * rows and its COUNT(*)s). */
 PS_FN void ps_q_add_counts(PS_CONST_MEM const ps_vprog *p, ps_u32 n, ps_qacc *acc) {
   acc[0].count += n;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a)
-    if (p->aggs[a].count == 0) acc[1 + a].count += n;
+  PS_Q_UNROLL
+  for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a)
+    if (PS_QP(p)->aggs[a].count == 0) acc[1 + a].count += n;
 }
 
 /* Adds a row's values to the other accumulators. */
 PS_FN void ps_q_add_values(PS_CONST_MEM const ps_vprog *p, const ps_qval *vals, ps_qacc *acc) {
-  for (ps_u32 a = 0; a < p->n_aggs; ++a)
-    if (p->aggs[a].count != 0 && !vals[a].null_) ps_q_acc_add(&acc[1 + a], vals[a].v);
+  PS_Q_UNROLL
+  for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a)
+    if (PS_QP(p)->aggs[a].count != 0 && !vals[a].null_) ps_q_acc_add(&acc[1 + a], vals[a].v);
 }
 
 /* A selected row where every value fits 64 bits (L->fits64: no overflow is
@@ -416,8 +477,9 @@ PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-    const ps_vagg va = p->aggs[a];
+  PS_Q_UNROLL
+  for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
+    const ps_vagg va = PS_QP(p)->aggs[a];
     if (va.count == 0) continue;
     int corrupt = 0; /* codes already checked */
     const ps_qval x = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
@@ -445,11 +507,11 @@ typedef struct ps_q_reader {
   ps_u32 aligned;
 } ps_q_reader;
 
-PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u32 aligned,
+PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
                                  ps_u64 w) {
   ps_q_reader r;
   r.d = d;
-  r.size = c->data_bytes;
+  r.size = size;
   r.width = c->width;
   r.aligned = aligned;
   r.k = r.width <= 32 ? w * r.width : w * 32;
@@ -472,11 +534,11 @@ PS_FN ps_u64 ps_q_next(ps_q_reader *r) {
 }
 
 /* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
-PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *v, ps_u64 w) {
+PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *v, ps_u64 bytes, ps_u64 w) {
   if (!(c->flags & PS_COLF_VALIDITY)) return 0xFFFFFFFFu;
   ps_u32 bits = 0;
   for (ps_u32 i = 0; i < 4; ++i)
-    if (w * 4 + i < c->validity_bytes) bits |= (ps_u32)v[w * 4 + i] << (8 * i);
+    if (w * 4 + i < bytes) bits |= (ps_u32)v[w * 4 + i] << (8 * i);
   return bits;
 }
 
@@ -554,8 +616,8 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
                           ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f,
                           PS_GLOBAL ps_u32 *status) {
   const ps_u32 neg = in->flags & PS_INSN_NEGATE ? 0xFFFFFFFFu : 0u, a = in->col_a;
-  PS_CONST_MEM const ps_prog_col *ca = &wp->cols[a];
-  ps_u32 known = ps_q_valid32(ca, B->validity[a], w) & live;
+  PS_CONST_MEM const ps_prog_col *ca = &PS_QW(wp)->cols[a];
+  ps_u32 known = ps_q_valid32(ca, B->validity[a], B->validity_bytes[a], w) & live;
   if (in->op == PS_OP_ISNULL) {
     *is_t = (~known ^ neg) & live;
     *is_f = (known ^ neg) & live;
@@ -563,8 +625,8 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
   }
   const int cmpcol = in->op == PS_OP_CMPCOL, range = in->op == PS_OP_RANGE;
   const ps_u32 bc = cmpcol ? in->col_b : a; /* only CMPCOL has a second column */
-  PS_CONST_MEM const ps_prog_col *cb = &wp->cols[bc];
-  if (cmpcol) known &= ps_q_valid32(cb, B->validity[bc], w);
+  PS_CONST_MEM const ps_prog_col *cb = &PS_QW(wp)->cols[bc];
+  if (cmpcol) known &= ps_q_valid32(cb, B->validity[bc], B->validity_bytes[bc], w);
   /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
   const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
   ps_u32 bad = 0, x = 0;
@@ -574,8 +636,8 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
       const ps_u32 j = ps_ctz32(rows);
       rows &= rows - 1;
       const ps_u64 r = w * 32 + j;
-      const ps_u64 code = ps_q_code(B->data[a], ca->data_bytes, ca->width, r, (aligned >> a) & 1u);
-      const ps_u64 code_b = cmpcol ? ps_q_code(B->data[bc], cb->data_bytes, cb->width, r, (aligned >> bc) & 1u) : 0;
+      const ps_u64 code = ps_q_code(B->data[a], B->data_bytes[a], ca->width, r, (aligned >> a) & 1u);
+      const ps_u64 code_b = cmpcol ? ps_q_code(B->data[bc], B->data_bytes[bc], cb->width, r, (aligned >> bc) & 1u) : 0;
       const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
       bad |= b << j;
       if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
@@ -592,7 +654,7 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
     ps_u32 have = 0;
     for (ps_u32 j = 0; j < 32; ++j) {
       if (have < width) { /* have < width <= 32: one word fills it */
-        buf |= (ps_u64)ps_q_word32(d, ca->data_bytes, k++, al) << have;
+        buf |= (ps_u64)ps_q_word32(d, B->data_bytes[a], k++, al) << have;
         have += 32;
       }
       const ps_u64 code = buf & mask;
@@ -604,8 +666,8 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
     if (in->lo > in->hi) x = 0;
     if (all_bad) bad = 0xFFFFFFFFu;
   } else {
-    ps_q_reader ra = ps_q_reader_at(ca, B->data[a], (aligned >> a) & 1u, w);
-    ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], (aligned >> bc) & 1u, w);
+    ps_q_reader ra = ps_q_reader_at(ca, B->data[a], B->data_bytes[a], (aligned >> a) & 1u, w);
+    ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], B->data_bytes[bc], (aligned >> bc) & 1u, w);
     for (ps_u32 j = 0; j < 32; ++j) {
       const ps_u64 code = ps_q_next(&ra), code_b = cmpcol ? ps_q_next(&rb) : 0;
       const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
@@ -634,13 +696,14 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM con
                              ps_u64 w, ps_u32 live, PS_GLOBAL ps_u32 *status) {
   ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK], saved[PS_MAX_STACK];
   int sp = 0, lp = 0;
-  const ps_u32 all = live, aligned = (ps_u32)L->data_aligned;
-  for (ps_u32 i = 0; i < wp->n_insns; ++i) {
-    PS_CONST_MEM const ps_insn *in = &wp->insns[i];
-    if ((L->and_right >> i) & 1u) { /* a right operand of an AND starts here */
+  const ps_u32 all = live, aligned = (ps_u32)PS_QL_ALIGNED(L);
+  PS_Q_UNROLL
+  for (ps_u32 i = 0; i < PS_QW(wp)->n_insns; ++i) {
+    PS_CONST_MEM const ps_insn *in = &PS_QW(wp)->insns[i];
+    if ((PS_QL_AND_RIGHT(L) >> i) & 1u) { /* a right operand of an AND starts here */
       saved[lp++] = live;
       live &= ~is_f[sp - 1];
-    } else if ((L->or_right >> i) & 1u) {
+    } else if ((PS_QL_OR_RIGHT(L) >> i) & 1u) {
       saved[lp++] = live;
       live &= ~is_t[sp - 1];
     }
@@ -675,14 +738,15 @@ PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const
                            ps_u64 w, PS_GLOBAL ps_u32 *status) {
   ps_u32 sel = 0xFFFFFFFFu;
   if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-  if (L->has_where) sel = ps_q_where_word(wp, L, B, w, sel, status);
+  if (PS_QL_HAS_WHERE(L)) sel = ps_q_where_word(wp, L, B, w, sel, status);
   return sel;
 }
 
 /* Whether a selected row's columns are read at all (not for COUNT(*) alone). */
 PS_FN int ps_q_reads(PS_CONST_MEM const ps_vprog *p) {
-  int reads = p->n_groups > 1;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) reads |= p->aggs[a].count != 0;
+  int reads = PS_QP(p)->n_groups > 1;
+  PS_Q_UNROLL
+  for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) reads |= PS_QP(p)->aggs[a].count != 0;
   return reads;
 }
 
@@ -693,10 +757,11 @@ PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
                                PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
                                PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
   if (item >= L->items) return;
-  const ps_u32 n_accs = p->n_accs;
-  const ps_u64 n_acc = (ps_u64)p->n_groups * n_accs;
+  const ps_u32 n_accs = PS_QP(p)->n_accs;
+  const ps_u64 n_acc = (ps_u64)PS_QP(p)->n_groups * n_accs;
   PS_GLOBAL ps_qacc *mine = part + item * n_acc;
   ps_qacc acc[PS_QMAX_AGGS + 1];
+  PS_Q_UNROLL
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_u64 words = (L->rows + 31) / 32;
@@ -707,11 +772,13 @@ PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       sel &= sel - 1;
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
-      if (!ps_q_row(p, B, (ps_u32)L->data_aligned, (ps_u32)L->fits64, w * 32 + j, &g, vals, status)) continue;
+      if (!ps_q_row(p, B, (ps_u32)PS_QL_ALIGNED(L), (ps_u32)PS_QL_FITS64(L), w * 32 + j, &g, vals, status)) continue;
       PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
+      PS_Q_UNROLL
       for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
       ps_q_add_counts(p, 1, acc);
       ps_q_add_values(p, vals, acc);
+      PS_Q_UNROLL
       for (ps_u32 i = 0; i < n_accs; ++i) ga[i] = acc[i];
     }
   }
@@ -736,8 +803,9 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
                                  PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
                                  ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
                                  PS_GLOBAL ps_u32 *status) {
-  const ps_u32 n_accs = p->n_accs;
+  const ps_u32 n_accs = PS_QP(p)->n_accs;
   ps_qacc acc[PS_QMAX_AGGS + 1];
+  PS_Q_UNROLL
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   const int reads = ps_q_reads(p);
   const ps_u64 words = (L->rows + 31) / 32;
@@ -748,17 +816,25 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
-      if (L->fits64) {
-        ps_q_row_add64(p, B, (ps_u32)L->data_aligned, w * 32 + j, acc, status);
+      if (PS_QL_FITS64(L)) {
+        ps_q_row_add64(p, B, (ps_u32)PS_QL_ALIGNED(L), w * 32 + j, acc, status);
         continue;
       }
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
-      if (ps_q_row(p, B, (ps_u32)L->data_aligned, 0u, w * 32 + j, &g, vals, status)) ps_q_add_values(p, vals, acc);
+      if (ps_q_row(p, B, (ps_u32)PS_QL_ALIGNED(L), 0u, w * 32 + j, &g, vals, status)) ps_q_add_values(p, vals, acc);
     }
   }
+  /* Not unrolled: a loop of barriers is cheaper to compile (PoCL splits
+   * kernels at every barrier) and to run. acc is read through a chain of
+   * selects whose indexes are constants, so that a specialized build keeps
+   * it in registers. */
   for (ps_u32 i = 0; i < n_accs; ++i) {
-    lacc[lid] = acc[i];
+    ps_qacc x = acc[0];
+    PS_Q_UNROLL
+    for (ps_u32 j = 1; j < n_accs; ++j)
+      if (j == i) x = acc[j];
+    lacc[lid] = x;
     PS_BARRIER();
     ps_q_tree(lacc, lid, lsize);
     if (lid == 0) part[group * n_accs + i] = lacc[0];
@@ -785,7 +861,7 @@ PS_FN void ps_q_local_merge(PS_LOCAL ps_qacc *a, const ps_qacc *x, int values) {
   if (x->count == 0) return;
   ps_local_add_u64(&a->count, x->count);
   if (!values) return;
-  ps_u64 old = ps_local_add_u64(&a->sum0, x->sum0);
+  ps_u64 old = x->sum0 != 0 ? ps_local_add_u64(&a->sum0, x->sum0) : 0;
   const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
   ps_u64 c2 = 0;
   if (x->sum1 != 0) {
@@ -802,15 +878,9 @@ PS_FN void ps_q_local_merge(PS_LOCAL ps_qacc *a, const ps_qacc *x, int values) {
   if (mx > (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->max_lo) ps_local_max_i64(&a->max_lo, mx);
 }
 
-/* Each word's selected rows are taken one group at a time: the rows of the
- * first remaining row's group, one aggregate at a time into a private
- * accumulator, merged into the table once (a few merges per word instead
- * of one per row). */
-PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
-                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
-                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
-                               PS_GLOBAL ps_u32 *status) {
-  const ps_u32 n_accs = p->n_accs, n_acc = p->n_groups * n_accs;
+/* The table of n_acc entries in local memory, empty (every work-item of
+ * the group calls it; it ends with a barrier). */
+PS_FN void ps_q_local_table_init(PS_LOCAL ps_qacc *lacc, ps_u32 n_acc, ps_u32 lid, ps_u32 lsize) {
   for (ps_u32 i = lid; i < n_acc; i += lsize) {
     ps_qacc x;
     ps_q_acc_init(&x);
@@ -819,46 +889,12 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
     lacc[i] = x;
   }
   PS_BARRIER();
-  const ps_u64 words = (L->rows + 31) / 32;
-  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
-    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
-    const ps_u32 aligned = (ps_u32)L->data_aligned;
-    while (sel != 0) { /* a word without selected rows reads nothing else */
-      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
-      ps_u32 mine = 0, rest = sel;
-      sel = 0;
-      while (rest != 0) {
-        const ps_u32 j = ps_ctz32(rest);
-        rest &= rest - 1;
-        if (ps_q_key_group(p, B, aligned, w * 32 + j, status) == g0)
-          mine |= 1u << j;
-        else
-          sel |= 1u << j; /* a later round's */
-      }
-      if (g0 >= p->n_groups) continue; /* corrupt keys, recorded */
-      PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
-      const ps_u32 n = ps_popc32(mine);
-      ps_local_add_u64(&ga[0].count, n);
-      /* one aggregate at a time over the group's rows: its accumulator stays
-       * in registers (a row with a corrupt code fails the whole run, so
-       * what it added does not matter) */
-      for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-        const ps_vagg va = p->aggs[a];
-        if (va.count == 0) {
-          ps_local_add_u64(&ga[1 + a].count, n);
-          continue;
-        }
-        ps_qacc x;
-        ps_q_acc_init(&x);
-        for (ps_u32 rows = mine; rows != 0; rows &= rows - 1) {
-          int corrupt = 0;
-          const ps_qval v = ps_q_value64(p, B, va, 0, 0u, w * 32 + ps_ctz32(rows), aligned, &corrupt, status);
-          if (!corrupt && !v.null_) ps_q_acc_add(&x, v.v);
-        }
-        ps_q_local_merge(&ga[1 + a], &x, 1);
-      }
-    }
-  }
+}
+
+/* The table as the work-group's partial part[group * n_acc ...] (after a
+ * barrier), min and max back in the usual 128-bit form. */
+PS_FN void ps_q_local_table_out(PS_LOCAL ps_qacc *lacc, ps_u32 n_acc, ps_u64 group, ps_u32 lid, ps_u32 lsize,
+                                PS_GLOBAL ps_qacc *part) {
   PS_BARRIER();
   for (ps_u32 i = lid; i < n_acc; i += lsize) {
     ps_qacc x = lacc[i];
@@ -877,6 +913,154 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
     part[group * n_acc + i] = x;
   }
 }
+
+/* Each word's selected rows are taken one group at a time: the rows of the
+ * first remaining row's group, one aggregate at a time into a private
+ * accumulator, merged into the table once (a few merges per word instead
+ * of one per row). */
+PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                               PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QP(p)->n_groups * n_accs;
+  ps_q_local_table_init(lacc, n_acc, lid, lsize);
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+      ps_u32 mine = 0, rest = sel;
+      sel = 0;
+      while (rest != 0) {
+        const ps_u32 j = ps_ctz32(rest);
+        rest &= rest - 1;
+        if (ps_q_key_group(p, B, aligned, w * 32 + j, status) == g0)
+          mine |= 1u << j;
+        else
+          sel |= 1u << j; /* a later round's */
+      }
+      if (g0 >= PS_QP(p)->n_groups) continue; /* corrupt keys, recorded */
+      PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
+      const ps_u32 n = ps_popc32(mine);
+      ps_local_add_u64(&ga[0].count, n);
+      /* one aggregate at a time over the group's rows: its accumulator stays
+       * in registers (a row with a corrupt code fails the whole run, so
+       * what it added does not matter) */
+      PS_Q_UNROLL
+      for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
+        const ps_vagg va = PS_QP(p)->aggs[a];
+        if (va.count == 0) {
+          ps_local_add_u64(&ga[1 + a].count, n);
+          continue;
+        }
+        ps_qacc x;
+        ps_q_acc_init(&x);
+        for (ps_u32 rows = mine; rows != 0; rows &= rows - 1) {
+          int corrupt = 0;
+          const ps_qval v = ps_q_value64(p, B, va, 0, 0u, w * 32 + ps_ctz32(rows), aligned, &corrupt, status);
+          if (!corrupt && !v.null_) ps_q_acc_add(&x, v.v);
+        }
+        ps_q_local_merge(&ga[1 + a], &x, 1);
+      }
+    }
+  }
+  ps_q_local_table_out(lacc, n_acc, group, lid, lsize, part);
+}
+#endif
+
+#if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
+/* PS_QMODE_REGS (a specialized build whose groups and fields fit
+ * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
+ * enough that their sum fits 63 bits: the host checks all three): each
+ * work-item keeps every group's accumulators in registers (loops over the
+ * compile-time groups and aggregates unrolled, so nothing is indexed at run
+ * time), only the fields the host reads (PS_QS_FIELDS), sums in 64-bit
+ * words; at the end each work-item merges them into PS_QMODE_LOCAL's
+ * table in local memory (ps_q_local_merge: once per accumulator and
+ * work-item, not per word), which becomes the work-group's partial. */
+#define PS_QS_FIELD(a, f) ((((ps_u64)PS_QS_FIELDS) >> (4u * (a))) & (f))
+PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                              PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                              ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                              PS_GLOBAL ps_u32 *status) {
+  ps_u32 rows[PS_QS_REG_GROUPS];
+  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
+    rows[k] = 0;
+    PS_Q_UNROLL
+    for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
+      cnt[k][a] = 0;
+      sum[k][a] = 0;
+      mn[k][a] = (ps_i64)PS_Q_I64_MAX;
+      mx[k][a] = (ps_i64)PS_Q_I64_MIN;
+    }
+  }
+  ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  const ps_u64 words = (L->rows + 31) / 32;
+  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      const ps_u64 r = w * 32 + ps_ctz32(sel);
+      sel &= sel - 1;
+      ps_u64 codes[PS_MAX_COLS];
+      ps_u32 valid = 0;
+      if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) continue;
+      const ps_u64 g = ps_q_group_of(p, codes, valid);
+      PS_Q_UNROLL
+      for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) rows[k] += g == k ? 1u : 0u;
+      PS_Q_UNROLL
+      for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
+        const ps_vagg va = PS_QP(p)->aggs[a];
+        if (va.count == 0) continue;
+        int corrupt = 0; /* codes already checked */
+        const ps_qval x = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
+        if (x.null_) continue;
+        const ps_i64 v = (ps_i64)x.v.lo;
+        PS_Q_UNROLL
+        for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
+          if (g != k) continue;
+          if (PS_QS_FIELD(a, PS_QF_COUNT)) cnt[k][a] += 1u;
+          if (PS_QS_FIELD(a, PS_QF_SUM)) sum[k][a] += x.v.lo; /* wraps as two's complement: exact */
+          if (PS_QS_FIELD(a, PS_QF_MIN)) mn[k][a] = v < mn[k][a] ? v : mn[k][a];
+          if (PS_QS_FIELD(a, PS_QF_MAX)) mx[k][a] = v > mx[k][a] ? v : mx[k][a];
+        }
+      }
+    }
+  }
+  /* into the work-group's table, straight from the registers (constant
+   * indexes only: no array in memory) */
+  const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QS_REG_GROUPS * n_accs;
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
+    ps_qacc x;
+    ps_q_acc_init(&x);
+    x.count = rows[k];
+    ps_q_local_merge(&lacc[k * n_accs], &x, 0);
+    PS_Q_UNROLL
+    for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
+      if (a >= PS_QP(p)->n_aggs) continue;
+      ps_q_acc_init(&x);
+      x.count = rows[k];
+      x.min_lo = PS_Q_I64_MAX;
+      x.max_lo = PS_Q_I64_MIN;
+      const int values = PS_QP(p)->aggs[a].count != 0;
+      if (values && PS_QS_FIELD(a, PS_QF_COUNT)) x.count = cnt[k][a];
+      if (values && PS_QS_FIELD(a, PS_QF_SUM)) {
+        x.sum0 = sum[k][a];
+        x.sum1 = x.sum2 = (ps_i64)sum[k][a] < 0 ? ~(ps_u64)0 : 0;
+      }
+      if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)mn[k][a];
+      if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)mx[k][a];
+      ps_q_local_merge(&lacc[k * n_accs + 1 + a], &x, values);
+    }
+  }
+  ps_q_local_table_out(lacc, n_acc, group, lid, lsize, part);
+}
 #endif
 
 /* Pass 1 for work-item lid of work-group `group` (lsize work-items, a power
@@ -886,10 +1070,14 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
 PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                       PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid, ps_u32 lsize,
                       PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
-  if (L->mode == PS_QMODE_PRIVATE) {
+  if (PS_QL_MODE(L) == PS_QMODE_PRIVATE) {
     ps_q_partials_private(p, wp, L, B, group, lid, lsize, lacc, part, status);
+#if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
+  } else if (PS_QL_MODE(L) == PS_QMODE_REGS) {
+    ps_q_partials_regs(p, wp, L, B, group, lid, lsize, lacc, part, status);
+#endif
 #if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
-  } else if (L->mode == PS_QMODE_LOCAL) {
+  } else if (PS_QL_MODE(L) == PS_QMODE_LOCAL) {
     ps_q_partials_local(p, wp, L, B, group, lid, lsize, lacc, part, status);
 #endif
   } else {
@@ -918,12 +1106,14 @@ PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 p
 /* ---- host: choosing the launch ------------------------------------------------- */
 
 #if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)
-/* Interval arithmetic over a value program: 1 if every value it can produce
- * on rows whose codes are valid (at most the slots' code limits), every
- * intermediate one included, lies within +-2^61 (doubles with a wide
- * margin: their rounding cannot hide a factor of two). */
-static inline int ps_q_values_fit64(const ps_vprog *p) {
+/* Interval arithmetic over a value program: the largest magnitude of the
+ * aggregates' values on rows whose codes are valid (at most the slots' code
+ * limits), or -1 if a value, intermediate ones included, can pass +-2^61
+ * (doubles with a wide margin: their rounding cannot hide a factor of
+ * two). */
+static inline double ps_q_values_bound(const ps_vprog *p) {
   const double bound = 2305843009213693952.0; /* 2^61 */
+  double largest = 0;
   for (ps_u32 a = 0; a < p->n_aggs; ++a) {
     const ps_vagg g = p->aggs[a];
     double lo[PS_QMAX_STACK], hi[PS_QMAX_STACK];
@@ -969,13 +1159,71 @@ static inline int ps_q_values_fit64(const ps_vprog *p) {
           h = ah > bh ? ah : bh;
         }
       }
-      if (sp >= PS_QMAX_STACK || !(l >= -bound && h <= bound)) return 0;
+      if (sp >= PS_QMAX_STACK || !(l >= -bound && h <= bound)) return -1;
       lo[sp] = l;
       hi[sp] = h;
       ++sp;
     }
+    if (sp > 0) {
+      largest = -lo[0] > largest ? -lo[0] : largest;
+      largest = hi[0] > largest ? hi[0] : largest;
+    }
   }
-  return 1;
+  return largest;
+}
+
+/* 1 if every value fits 62 bits (ps_q_values_bound). */
+static inline int ps_q_values_fit64(const ps_vprog *p) { return ps_q_values_bound(p) >= 0; }
+
+/* Whether aggregate a's value can be NULL (it reads a column with a
+ * validity bitmap, or NULL itself). */
+static inline int ps_q_agg_nullable(const ps_vprog *p, ps_u32 a) {
+  const ps_vagg g = p->aggs[a];
+  for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
+    const ps_vinsn *in = &p->insns[i];
+    if (in->op == PS_VOP_NULL || (in->op == PS_VOP_COL && (p->cols[in->arg].flags & PS_COLF_VALIDITY))) return 1;
+  }
+  return 0;
+}
+
+/* The fields a specialized kernel keeps per aggregate (PS_QF_* at bits
+ * 4a..), from the fields the host reads (`wanted`, the same layout; 0 = all):
+ * an aggregate's own count only where its value can be NULL (else it is the
+ * group's row count), nothing for COUNT(*). */
+static inline ps_u64 ps_q_kept_fields(const ps_vprog *p, ps_u64 wanted) {
+  ps_u64 kept = 0;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
+    ps_u64 f = wanted ? (wanted >> (4 * a)) & PS_QF_ALL : PS_QF_ALL;
+    if (p->aggs[a].count == 0) f = 0;
+    if (!ps_q_agg_nullable(p, a)) f &= ~(ps_u64)PS_QF_COUNT;
+    kept |= f << (4 * a);
+  }
+  return kept;
+}
+
+/* Whether a specialized GROUP BY can keep its accumulators in registers
+ * (PS_QMODE_REGS; local_atomics: the device has 64-bit atomics on local
+ * memory, for the work-group's table): every value within 2^57 (bound:
+ * ps_q_values_bound), so that a work-item's 64-bit sums are exact over its
+ * rows whenever it takes at most ps_q_regs_max_words() words, groups x kept
+ * fields within PS_Q_REG_WORDS, and the table within PS_Q_LOCAL_ACCS. */
+static inline int ps_q_regs_fit(const ps_vprog *p, ps_u64 kept, double bound, int local_atomics) {
+  if (!local_atomics || p->n_groups <= 1 || bound < 0 || bound > 144115188075855872.0 /* 2^57 */) return 0;
+  if ((ps_u64)p->n_groups * p->n_accs > PS_Q_LOCAL_ACCS) return 0;
+  ps_u64 per_group = 1;
+  for (ps_u32 a = 0; a < p->n_aggs; ++a)
+    for (ps_u32 f = 0; f < 4; ++f) per_group += (kept >> (4 * a + f)) & 1u;
+  return (ps_u64)p->n_groups * per_group <= PS_Q_REG_WORDS;
+}
+
+/* PS_QMODE_REGS: the words one work-item may take so that its sums of at
+ * most 32 values of magnitude `bound` per word stay below 2^62 (>= 1 for a
+ * bound that ps_q_regs_fit accepts). */
+static inline ps_u64 ps_q_regs_max_words(double bound) {
+  const double limit = 4611686018427387904.0; /* 2^62 */
+  if (bound < 1) return (ps_u64)1 << 40;
+  const double w = limit / (bound * 32);
+  return w >= 1099511627776.0 ? (ps_u64)1 << 40 : (ps_u64)w;
 }
 
 /* The mode of pass 1 (see the top of this file); local_atomics: the device

@@ -309,6 +309,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_words", words, PS_OPT_WORDS_AUTO, offsetof(ps_internal_options, opencl_words)},
       {"opencl_like", like, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_like)},
       {"opencl_ids", ids, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_ids_runs)},
+      {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
   };
   const char *p = text ? text : "";
   while (*p) {
@@ -326,7 +327,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
     if (!done && end > p) {
       printf("FAIL [test=%s backend=%s]: %s: cannot read '%.*s' (expected name=value, comma-separated: "
              "fast_paths=0|1, opencl_jit=auto|0|1, opencl_words=auto|staged|refused, "
-             "opencl_like=auto|host|device, opencl_ids=auto|groups|runs)\n",
+             "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, query_specialize=auto|0|1)\n",
              th.test, th.backend, source, (int)(end - p), p);
       exit(1);
     }

@@ -14,7 +14,9 @@
  *    zero, NULL groups last, unsorted dictionary keys in string order, too
  *    many groups (PS_ERR_LIMIT), corrupt codes, validation errors,
  *    sums whose 64-bit words wrap (grouped and not, and beyond 64-bit
- *    values), and ps_datum_format.
+ *    values), and ps_datum_format;
+ *  - the same through kernels specialized for each query (internal option
+ *    query_specialize=1): wide sums and random queries.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +306,61 @@ static void random_queries(ps_context *ctx, ps_context *ref, th_rng *r, uint64_t
 }
 
 /* ---- named edge cases --------------------------------------------------------- */
+
+static tcol *int_col(ps_type t, uint64_t n, uint32_t w, int64_t m, const uint64_t *codes, const uint8_t *validity);
+
+/* A GROUP BY whose accumulators fit a specialized kernel's registers
+ * (PS_QMODE_REGS: 5 groups, a NULL one included, of every aggregate with
+ * and without nulls), with and without a WHERE, on enough rows that each
+ * work-item takes several words. */
+static void register_groups(ps_context *ctx, th_rng *r) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  enum { N = 70001 };
+  uint64_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *keys = malloc(N * sizeof *keys);
+  if (!CHECK(a && b && keys)) {
+    free(a);
+    free(b);
+    free(keys);
+    tr_clear(&tr);
+    return;
+  }
+  for (int i = 0; i < N; i++) a[i] = th_below(r, 1u << 20), b[i] = th_below(r, 1u << 12), keys[i] = th_below(r, 4);
+  uint8_t *aval = tcol_random_validity(r, N, TN_FEW), *kval = tcol_random_validity(r, N, TN_FEW);
+  int va = tr_add(&tr, int_col(PS_TYPE_INT32, N, 20, -500000, a, aval));
+  int vb = tr_add(&tr, int_col(PS_TYPE_INT32, N, 12, 7, b, NULL));
+  int k = tr_add(&tr, int_col(PS_TYPE_UINT8, N, 2, 0, keys, kval));
+  free(aval);
+  free(kval);
+  free(a);
+  free(b);
+  free(keys);
+  CHECK(va >= 0 && vb >= 0 && k >= 0);
+  for (int variant = 0; variant < 2; variant++) {
+    oquery q;
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 6;
+    q.kinds[0] = PS_AGG_COUNT_STAR;
+    q.kinds[1] = PS_AGG_COUNT;
+    q.vals[1] = col_node(va);
+    q.kinds[2] = PS_AGG_SUM;
+    q.vals[2] = arith_node(PS_MUL, col_node(va), col_node(vb));
+    q.kinds[3] = PS_AGG_MIN;
+    q.vals[3] = col_node(va);
+    q.kinds[4] = PS_AGG_MAX;
+    q.vals[4] = arith_node(PS_SUB, col_node(vb), col_node(va));
+    q.kinds[5] = PS_AGG_AVG;
+    q.vals[5] = col_node(vb);
+    q.n_keys = 1;
+    q.keys[0] = k;
+    if (variant == 1) q.where = on_cmp(vb, PS_LT, ps_lit_int(1000));
+    const char *name = variant ? "register groups, WHERE" : "register groups";
+    th_case("%s", name);
+    check_query(&tr, ctx, tr.h, N, &q, name);
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
 
 static tcol *int_col(ps_type t, uint64_t n, uint32_t w, int64_t m, const uint64_t *codes, const uint8_t *validity) {
   ps_reference ref;
@@ -777,6 +834,19 @@ int main(int argc, char **argv) {
       random_queries(ctx, ref, &th.rng, th_chunked_rows(1 + th_below(&th.rng, c ? 700 : 3000), chunk_rows[c]), 6);
     ps_context_destroy(ctx);
   }
+  /* Kernels compiled for each query's constants (query_specialize=1; by
+   * default only chunks of 2^20 rows and more take them, which no other case
+   * here reaches): a compile per query on a device backend, so fewer
+   * queries; edge cases for corrupt codes, overflow and wide sums. */
+  th_test_options("query_specialize=1");
+  ps_context *spec = th_context(0);
+  wide_sums(spec, &th.rng);
+  register_groups(spec, &th.rng);
+  static const uint64_t spec_sizes[] = {33, 5000};
+  for (size_t i = 0; i < sizeof spec_sizes / sizeof spec_sizes[0]; i++)
+    random_queries(spec, ref, &th.rng, spec_sizes[i], 3 * (int)th.scale);
+  ps_context_destroy(spec);
+  th_options_reset();
   ps_context_destroy(ref);
   return th_finish();
 }

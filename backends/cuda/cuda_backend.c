@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_query_spec.h"
+
 #include "cuda_backend.h"
 #include "ps_cuda_kernels.h"
 
@@ -61,6 +63,7 @@ static void version_text(int v, char *buf, size_t size) {
 /* Releases whatever init_device got to; be's device is current. */
 static void release_device(ps_backend *be) {
   ps_cuda_select_release(be);
+  ps_cuda_spec_release(be);
   if (be->scratch) (void)cudaFree(be->scratch);
   if (be->scratch_host) (void)cudaFreeHost(be->scratch_host);
   if (be->own_stream) (void)cudaStreamDestroy(be->own_stream);

@@ -28,6 +28,7 @@ struct ps_backend {
   size_t select_ws_bytes;
   void *select_host;
   char name[320];
+  struct ps_cuda_spec_cache *spec_cache; /* specialized query kernels (cuda_query_spec.c); NULL until used */
 };
 
 #define PS_CUDA_SCRATCH_BYTES 16 /* uint64 count, uint32 status, pad */

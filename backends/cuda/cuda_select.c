@@ -15,6 +15,8 @@
 #include "cuda_backend.h"
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_query.h"
+#include "cuda_query_spec.h"
+#include "query_spec.h"
 
 _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT == PS_GATHER_INT &&
                    PS_CUDA_GATHER_F64 == PS_GATHER_F64 && PS_CUDA_GATHER_F32 == PS_GATHER_F32,
@@ -375,8 +377,8 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
 
 /* Pass 1's work-items and pass 2's partials per accumulator, for a chunk of
  * `words` result words in `mode` (called with the backend's device current). */
-static ps_status query_geometry(ps_backend *be, uint32_t mode, uint64_t n_acc, uint64_t words, uint64_t *items,
-                                uint64_t *parts) {
+static ps_status query_geometry(ps_backend *be, const void *spec, uint32_t mode, double bound, uint64_t n_acc,
+                                uint64_t words, uint64_t *items, uint64_t *parts) {
   if (mode == PS_QMODE_ITEMS) {
     uint64_t n = PS_CUDA_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
     if (n > PS_CUDA_QUERY_MAX_ITEMS) n = PS_CUDA_QUERY_MAX_ITEMS;
@@ -386,11 +388,15 @@ static ps_status query_geometry(ps_backend *be, uint32_t mode, uint64_t n_acc, u
     return PS_OK;
   }
   unsigned grid = 1;
-  ps_status st = ps_cuda_status(be->ctx, ps_cuda_query_grid(&grid), "sizing the query grid", false);
+  ps_status st = ps_cuda_status(be->ctx, ps_cuda_query_grid(spec, &grid), "sizing the query grid", false);
   if (st != PS_OK) return st;
   uint64_t blocks = grid;
   if (blocks > (words + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK)
     blocks = (words + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK;
+  if (mode == PS_QMODE_REGS) { /* few enough words per thread for exact 64-bit sums */
+    const uint64_t per_block = ps_q_regs_max_words(bound) * PS_CUDA_QUERY_BLOCK;
+    if (blocks < (words + per_block - 1) / per_block) blocks = (words + per_block - 1) / per_block;
+  }
   if (blocks == 0) blocks = 1;
   *items = blocks * PS_CUDA_QUERY_BLOCK;
   *parts = blocks;
@@ -402,7 +408,12 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   const ps_vprog *prog = a->prog;
   const uint64_t n_acc = (uint64_t)prog->n_groups * prog->n_accs, words = (a->rows + 31) / 32;
   const int fits64 = ps_q_values_fit64(prog);
-  const uint32_t mode = ps_q_choose_mode(prog, fits64, 1);
+  uint32_t mode = ps_q_choose_mode(prog, fits64, 1);
+  /* specialized: small GROUP BY domains keep their accumulators in registers */
+  const int specialize = ps_query_specialize(ps_context_internal_options(be->ctx), a->rows);
+  const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(prog) : -1;
+  const uint64_t fields = ps_q_kept_fields(prog, a->agg_fields);
+  if (specialize && ps_q_regs_fit(prog, fields, bound, 1)) mode = PS_QMODE_REGS;
 
   /* about 4.7 KB: on the heap, not the stack */
   ps_cuda_query_params *p = ps_host_alloc(be->ctx, sizeof *p);
@@ -423,6 +434,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     if (a->data[i].handle) p->bufs.data[i] = devptr(a->data[i]);
     if (aligned_to(p->bufs.data[i], 4)) p->launch.data_aligned |= (uint64_t)1 << i;
     if (a->validity[i].handle) p->bufs.validity[i] = devptr(a->validity[i]);
+    p->bufs.data_bytes[i] = prog->cols[i].data_bytes;
+    p->bufs.validity_bytes[i] = prog->cols[i].validity_bytes;
   }
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
 
@@ -432,8 +445,30 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     ps_host_free(be->ctx, p);
     return st;
   }
+  /* pass 1 compiled for this query's constants (NVRTC), or the precompiled one */
+  const void *spec = NULL;
+  if (specialize) {
+    char *text = ps_host_alloc(be->ctx, PS_QUERY_SPEC_MAX_TEXT);
+    if (!text) st = ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query specialization text");
+    ps_query_spec_flags f;
+    memset(&f, 0, sizeof f);
+    f.mode = mode;
+    f.fits64 = (uint32_t)fits64;
+    f.has_where = a->where_prog != NULL;
+    f.data_aligned = p->launch.data_aligned;
+    f.and_right = p->launch.and_right;
+    f.or_right = p->launch.or_right;
+    f.fields = fields;
+    if (st == PS_OK && ps_query_spec_write(prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0)
+      st = internal(be, "query: specialization text over this many bytes", PS_QUERY_SPEC_MAX_TEXT);
+    const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
+    if (st == PS_OK) st = ps_cuda_spec_kernel(be, text, strict, &spec);
+    ps_host_free(be->ctx, text);
+    if (!spec && mode == PS_QMODE_REGS) /* the precompiled kernel has no register mode */
+      p->launch.mode = mode = ps_q_choose_mode(prog, fits64, 1);
+  }
   uint64_t parts = 0;
-  st = query_geometry(be, mode, n_acc, words, &p->launch.items, &parts);
+  if (st == PS_OK) st = query_geometry(be, spec, mode, bound, n_acc, words, &p->launch.items, &parts);
   if (st == PS_OK) st = ensure_workspace(be, (size_t)(parts * n_acc * sizeof(ps_qacc)));
   if (st == PS_OK) {
     p->status = (uint32_t *)be->select_ws;
@@ -442,7 +477,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
                         false);
   }
   if (st == PS_OK)
-    st = ps_cuda_status(be->ctx, ps_cuda_launch_query(p, n_acc, parts, (ps_qacc *)devptr(a->acc), be->stream),
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_query(spec, p, n_acc, parts, (ps_qacc *)devptr(a->acc), be->stream),
                         "launching the query kernels", false);
   if (st == PS_OK) st = read_results(be, 8);
   ps_cuda_leave(be, prev);

@@ -160,8 +160,13 @@ ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_gro
 /* LIKE over a dictionary (like.cl), built on first use. */
 ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);
 /* Queries (query.cl over kernels_shared/ps_query_kernels.h), built on first use;
- * local_atomics: whether the build has 64-bit local atomics (PS_Q_INT64_ATOMICS). */
-ps_status ps_cl_query_program(ps_backend *be, int *local_atomics, const ps_cl_cached **out);
+ * spec: NULL or "" for the generic kernels, else a query's specialization
+ * text (core/query_spec.h), one build per text; local_atomics: whether the
+ * device has 64-bit local atomics (the build defines PS_Q_INT64_ATOMICS). */
+ps_status ps_cl_query_program(ps_backend *be, const char *spec, int *local_atomics, const ps_cl_cached **out);
+/* Whether the device has 64-bit atomics on local memory (queries' GROUP BY
+ * tables in local memory need add, min and max). */
+int ps_cl_has_int64_atomics(const ps_backend *be);
 void ps_cl_cache_clear(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call

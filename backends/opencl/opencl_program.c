@@ -146,7 +146,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
    * (kernels_shared/: dialect, code access, column compares, Kleene logic);
    * #line keeps build-log line numbers per file. Parts at odd indexes are
    * glue; the kernel files follow common.cl. */
-  const char *parts[21] = {
+  const char *parts[24] = {
       (const char *)ps_cl_source_program_h, "\n",
       (const char *)ps_cl_source_launch_h,  "\n#line 1 \"ps_dialect.h\"\n",
       (const char *)ps_cl_source_dialect_h, "\n#line 1 \"ps_codes.h\"\n",
@@ -155,7 +155,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       (const char *)ps_cl_source_kleene_h,  "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
   };
-  size_t sizes[21] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
+  size_t sizes[24] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
                       ps_cl_source_codes_h_size,   0, ps_cl_source_cmpcol_h_size, 0, ps_cl_source_kleene_h_size,  0,
                       ps_cl_source_common_cl_size};
   cl_uint n_parts = 13;
@@ -172,13 +172,16 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       parts[n_parts++] = rest[i];
     }
   } else if (kind == BUILD_QUERY) {
-    /* ps_program.h and launch.h stay in front (common.cl is unused here). */
-    const char *rest[6] = {"\n#line 1 \"ps_query_program.h\"\n", (const char *)ps_cl_source_query_program_h,
+    /* ps_program.h and launch.h stay in front (common.cl is unused here);
+     * a specialized build's constants (the shape, core/query_spec.h) go
+     * between the types they use and the kernels that read them. */
+    const char *rest[8] = {"\n#line 1 \"ps_query_program.h\"\n", (const char *)ps_cl_source_query_program_h,
                            "\n#line 1 \"ps_dialect.h\"\n",       (const char *)ps_cl_source_dialect_h,
+                           "\n#line 1 \"spec\"\n",               shape,
                            "\n#line 1 \"ps_query_kernels.h\"\n", (const char *)ps_cl_source_query_kernels_h};
-    const size_t rest_sizes[6] = {0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size, 0,
-                                  ps_cl_source_query_kernels_h_size};
-    for (int i = 0; i < 6; ++i) {
+    const size_t rest_sizes[8] = {0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size, 0,
+                                  strlen(shape), 0, ps_cl_source_query_kernels_h_size};
+    for (int i = 0; i < 8; ++i) {
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
     }
@@ -202,7 +205,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       parts[n_parts++] = rest[i];
     }
   }
-  size_t lengths[21];
+  size_t lengths[24];
   for (cl_uint i = 0; i < n_parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
 
   cl_int err;
@@ -310,9 +313,7 @@ ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out) {
   return cached_program(be, options, "", BUILD_LIKE, 0, out);
 }
 
-/* Whether the device has 64-bit atomics on local memory (queries' GROUP BY
- * tables in local memory need add, min and max). */
-static int has_int64_atomics(const ps_backend *be) {
+int ps_cl_has_int64_atomics(const ps_backend *be) {
   char ext[4096];
   size_t size = 0;
   if (clGetDeviceInfo(be->device, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, &size) != CL_SUCCESS) return 0;
@@ -320,14 +321,14 @@ static int has_int64_atomics(const ps_backend *be) {
   return strstr(ext, "cl_khr_int64_base_atomics") != NULL && strstr(ext, "cl_khr_int64_extended_atomics") != NULL;
 }
 
-ps_status ps_cl_query_program(ps_backend *be, int *local_atomics, const ps_cl_cached **out) {
+ps_status ps_cl_query_program(ps_backend *be, const char *spec, int *local_atomics, const ps_cl_cached **out) {
   char options[192];
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
-  *local_atomics = has_int64_atomics(be);
+  *local_atomics = ps_cl_has_int64_atomics(be);
   snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1%s", /* its own cache key */
            *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "");
-  return cached_program(be, options, "", BUILD_QUERY, 0, out);
+  return cached_program(be, options, spec ? spec : "", BUILD_QUERY, 0, out);
 }
 
 void ps_cl_cache_clear(ps_backend *be) {

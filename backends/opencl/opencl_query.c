@@ -6,6 +6,7 @@
 
 #include "opencl_internal.h"
 #include "ps_query_kernels.h"
+#include "query_spec.h"
 
 /* PS_QMODE_ITEMS: partial accumulators of pass 1 in device memory, at most
  * (bytes), and work-items of pass 1 at most, per kind of device. */
@@ -19,43 +20,50 @@ _Static_assert(PS_CL_WORK_GROUP <= PS_Q_LOCAL_ACCS, "query work-groups reduce in
 
 static cl_mem or_dummy(const ps_backend *be, ps_devmem m) { return m.handle ? (cl_mem)m.handle : be->dummy; }
 
+/* The query's specialization text (core/query_spec.h) into *out (host
+ * memory the caller frees). */
+static ps_status spec_text(ps_backend *be, const ps_query_args *a, const ps_qlaunch *L, uint64_t fields, char **out) {
+  *out = NULL;
+  char *text = ps_host_alloc(be->ctx, PS_QUERY_SPEC_MAX_TEXT);
+  if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: query specialization text");
+  ps_query_spec_flags f;
+  memset(&f, 0, sizeof f);
+  f.mode = (uint32_t)L->mode;
+  f.fits64 = (uint32_t)L->fits64;
+  f.has_where = (uint32_t)L->has_where;
+  f.data_aligned = L->data_aligned;
+  f.and_right = L->and_right;
+  f.or_right = L->or_right;
+  f.fields = fields;
+  if (ps_query_spec_write(a->prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0) {
+    ps_host_free(be->ctx, text);
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query specialization text over %u bytes",
+                            PS_QUERY_SPEC_MAX_TEXT);
+  }
+  *out = text;
+  return PS_OK;
+}
+
 ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   const ps_vprog *p = a->prog;
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: chunk rows (%llu)", (unsigned long long)a->rows);
-  const ps_cl_cached *prog;
-  int local_atomics = 0;
-  PS_CL_TRY(ps_cl_query_program(be, &local_atomics, &prog));
-
+  const int local_atomics = ps_cl_has_int64_atomics(be);
   const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
   const int fits64 = ps_q_values_fit64(p);
-  const uint32_t mode = ps_q_choose_mode(p, fits64, local_atomics);
-  const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
-  uint64_t items, parts, global;
-  if (mode == PS_QMODE_ITEMS) {
-    items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
-    const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
-    if (items > cap) items = cap;
-    if (items > words) items = words;
-    if (items == 0) items = 1;
-    parts = items;
-    global = items;
-  } else {
-    cl_uint units = 1;
-    if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
-        units == 0)
-      units = 1;
-    uint64_t groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
-    if (groups > (words + wg - 1) / wg) groups = (words + wg - 1) / wg;
-    if (groups == 0) groups = 1;
-    items = groups * wg;
-    parts = groups;
-    global = items;
-  }
+  uint32_t mode = ps_q_choose_mode(p, fits64, local_atomics);
+  /* specialized: small GROUP BY domains keep their accumulators in
+   * registers, on GPUs (a CPU has no register file to gain, and PoCL 3.1's
+   * LLVM 15 crashes in its inliner on the larger unrolled kernels, e.g.
+   * TPC-H Q1's); on a CPU device only when the tests force specialization */
+  const int specialize = ps_query_specialize(ps_cl_options(be), a->rows);
+  const int regs = !be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON;
+  const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(p) : -1;
+  const uint64_t fields = ps_q_kept_fields(p, a->agg_fields);
+  if (specialize && regs && ps_q_regs_fit(p, fields, bound, local_atomics)) mode = PS_QMODE_REGS;
   ps_qlaunch L;
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
-  L.items = items;
   L.mode = mode;
   L.fits64 = (uint64_t)fits64;
   L.has_where = a->where_prog != NULL;
@@ -77,6 +85,43 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
     L.validity_offset[i] = a->validity[i].handle ? a->validity[i].offset : 0;
   }
   for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
+
+  /* the generic kernels, or the same ones compiled for this query's constants */
+  const ps_cl_cached *prog;
+  char *spec = NULL;
+  if (specialize) PS_CL_TRY(spec_text(be, a, &L, fields, &spec));
+  int built_atomics = 0;
+  ps_status built = ps_cl_query_program(be, spec, &built_atomics, &prog);
+  ps_host_free(be->ctx, spec);
+  if (built != PS_OK) return built;
+
+  const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
+  uint64_t items, parts, global;
+  if (mode == PS_QMODE_ITEMS) {
+    items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
+    const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
+    if (items > cap) items = cap;
+    if (items > words) items = words;
+    if (items == 0) items = 1;
+    parts = items;
+    global = items;
+  } else {
+    cl_uint units = 1;
+    if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
+        units == 0)
+      units = 1;
+    uint64_t groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
+    if (groups > (words + wg - 1) / wg) groups = (words + wg - 1) / wg;
+    if (mode == PS_QMODE_REGS) { /* few enough words per work-item for exact 64-bit sums */
+      const uint64_t per_group = ps_q_regs_max_words(bound) * wg;
+      if (groups < (words + per_group - 1) / per_group) groups = (words + per_group - 1) / per_group;
+    }
+    if (groups == 0) groups = 1;
+    items = groups * wg;
+    parts = groups;
+    global = items;
+  }
+  L.items = items;
 
   cl_mem prog_buf = NULL, where_buf = NULL, launch = NULL, part = NULL;
   ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);

@@ -1,0 +1,28 @@
+/* Specialized query kernels on CUDA (cuda_query_spec.c): pass 1 of
+ * kernels_shared/ps_query_kernels.h compiled by NVRTC for one query's
+ * constants (core/query_spec.h), cached per context. */
+#ifndef PS_CUDA_QUERY_SPEC_H
+#define PS_CUDA_QUERY_SPEC_H
+
+#include <stddef.h>
+
+#include "backend.h"
+
+/* Compiles specialization text `spec` to a CUBIN for sm_<major><minor>
+ * with NVRTC; needs no device. On success *cubin (ps_host_alloc'd in ctx,
+ * the caller frees it) and *size. On failure PS_ERR_INTERNAL with NVRTC's
+ * error and as much of its log as fits in ctx's message. */
+ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int minor, void **cubin, size_t *size);
+
+/* The specialized pass 1 for `spec` on be's device (its device current), a
+ * cudaKernel_t for ps_cuda_launch_query, compiled and loaded on first use
+ * and cached (PS_CUDA_SPEC_SLOTS, least recently used first out). When the
+ * compile or the load fails: with `strict`, that error; else PS_OK with
+ * *kernel NULL (the precompiled kernel runs; the failure's text stays in
+ * the context's message), and the text is not tried again. */
+ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, const void **kernel);
+
+/* Unloads every cached kernel (be's device current; nothing in flight). */
+void ps_cuda_spec_release(ps_backend *be);
+
+#endif /* PS_CUDA_QUERY_SPEC_H */

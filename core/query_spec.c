@@ -1,0 +1,110 @@
+/* The specialization text of a query kernel (query_spec.h). */
+#include "query_spec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int ps_query_specialize(const ps_internal_options *opts, uint64_t rows) {
+  if (opts->query_specialize == PS_OPT_AUTO) return rows >= PS_QUERY_SPEC_MIN_ROWS;
+  return opts->query_specialize == PS_OPT_ON;
+}
+
+typedef struct text {
+  char *buf;
+  size_t size, len;
+  int full;
+} text;
+
+static void put(text *t, const char *fmt, ...) {
+  if (t->full) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t->buf + t->len, t->size - t->len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= t->size - t->len) {
+    t->full = 1;
+    return;
+  }
+  t->len += (size_t)n;
+}
+
+/* A column slot, its stream sizes left out (see query_spec.h). */
+static void put_col(text *t, const ps_prog_col *c) {
+  put(t, "{0x%llxull,0x%llxull,0ull,0ull,%uu,%uu,%uu,%uu}", (unsigned long long)c->reference,
+      (unsigned long long)c->code_limit, c->width, c->kind, c->scale, c->flags);
+}
+
+static void put_cols(text *t, const ps_prog_col *cols, uint32_t n) {
+  const ps_prog_col zero = {0, 0, 0, 0, 0, 0, 0, 0};
+  put(t, "{");
+  for (uint32_t i = 0; i < (n ? n : 1); i++) {
+    put(t, i ? ",\n" : "");
+    put_col(t, n ? &cols[i] : &zero);
+  }
+  put(t, "}");
+}
+
+static void put_u32s(text *t, const uint32_t *v, uint32_t n) {
+  put(t, "{");
+  for (uint32_t i = 0; i < n; i++) put(t, "%s%uu", i ? "," : "", v[i]);
+  put(t, "}");
+}
+
+size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_query_spec_flags *f, char *buf,
+                           size_t size) {
+  text t = {buf, size, 0, size == 0};
+  put(&t, "#define PS_Q_SPEC 1\n#define PS_QS_MODE %uu\n#define PS_QS_FITS64 %uu\n#define PS_QS_HAS_WHERE %uu\n",
+      f->mode, f->fits64, f->has_where);
+  put(&t, "#define PS_QS_ALIGNED 0x%llxull\n#define PS_QS_AND_RIGHT 0x%llxull\n#define PS_QS_OR_RIGHT 0x%llxull\n",
+      (unsigned long long)f->data_aligned, (unsigned long long)f->and_right, (unsigned long long)f->or_right);
+  put(&t, "#define PS_QS_REG_GROUPS %uu\n#define PS_QS_N_AGGS %uu\n#define PS_QS_FIELDS 0x%llxull\n",
+      f->mode == 3u /* PS_QMODE_REGS */ ? p->n_groups : 1u, p->n_aggs ? p->n_aggs : 1u,
+      (unsigned long long)f->fields);
+  /* ps_vprog, field by field in declaration order */
+  put(&t, "PS_Q_SPEC_DATA ps_vprog ps_q_spec_prog = {%uu,%uu,%uu,%uu,%uu,%uu,%uu,%uu,\n", p->n_cols, p->n_insns,
+      p->n_aggs, p->n_accs, p->n_keys, p->n_preds, p->n_groups, p->read_slots);
+  put_u32s(&t, p->key_slot, PS_QMAX_KEYS);
+  put(&t, ",");
+  put_u32s(&t, p->key_domain, PS_QMAX_KEYS);
+  put(&t, ",");
+  put_u32s(&t, p->key_stride, PS_QMAX_KEYS);
+  put(&t, ",");
+  put_u32s(&t, p->key_pad_, PS_QMAX_KEYS);
+  put(&t, ",\n");
+  put_cols(&t, p->cols, p->n_cols);
+  put(&t, ",\n{");
+  const uint32_t n_aggs = p->n_aggs ? p->n_aggs : 1;
+  for (uint32_t i = 0; i < n_aggs; i++) put(&t, "%s{%uu,%uu}", i ? "," : "", p->aggs[i].first, p->aggs[i].count);
+  put(&t, "},\n{");
+  const uint32_t n_insns = p->n_insns ? p->n_insns : 1;
+  for (uint32_t i = 0; i < n_insns; i++) {
+    const ps_vinsn *in = &p->insns[i];
+    put(&t, "%s{%uu,%uu,0x%llxull,0x%llxull}", i ? ",\n" : "", in->op, in->arg, (unsigned long long)in->lo,
+        (unsigned long long)in->hi);
+  }
+  put(&t, "}};\n");
+  /* ps_program (all zero without a WHERE: never read) */
+  ps_program none;
+  const ps_program *w = where;
+  if (!w) {
+    memset(&none, 0, sizeof none);
+    w = &none;
+  }
+  put(&t, "PS_Q_SPEC_DATA ps_program ps_q_spec_where = {%uu,%uu,%uu,%uu,\n", w->n_insns, w->n_cols, w->stack_depth,
+      w->aux_words);
+  put_cols(&t, w->cols, w->n_cols);
+  put(&t, ",\n{");
+  const uint32_t w_insns = w->n_insns ? w->n_insns : 1;
+  for (uint32_t i = 0; i < w_insns; i++) {
+    const ps_insn *in = &w->insns[i];
+    put(&t, "%s{%uu,%uu,%uu,%uu,%uu,%uu,0x%llxull,0x%llxull}", i ? ",\n" : "", in->op, in->flags, in->col_a,
+        in->col_b, in->aux_a, in->aux_b, (unsigned long long)in->lo, (unsigned long long)in->hi);
+  }
+  put(&t, "}};\n");
+  if (t.full) {
+    if (size) buf[0] = '\0';
+    return 0;
+  }
+  return t.len;
+}

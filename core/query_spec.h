@@ -1,0 +1,50 @@
+/*
+ * Specialized query kernels (kernels_shared/ps_query_kernels.h, PS_Q_SPEC):
+ * the text a backend compiles in front of the shared source so that one
+ * query's programs and launch flags are compile-time constants. Host only;
+ * both device backends write it here so that their kernels agree.
+ */
+#ifndef PS_QUERY_SPEC_H
+#define PS_QUERY_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal_options.h"
+#include "ps_query_program.h"
+
+/* Chunks of at least this many rows take a specialized kernel by default
+ * (internal option query_specialize): a compile costs far more than a small
+ * chunk's scan, and the per-context cache amortizes it over repeated runs. */
+#define PS_QUERY_SPEC_MIN_ROWS (UINT64_C(1) << 20)
+
+/* Room for the longest text (every instruction of both programs, every
+ * column slot). */
+#define PS_QUERY_SPEC_MAX_TEXT 32768u
+
+/* The launch flags a specialized kernel compiles in (ps_qlaunch's fields of
+ * the same names). */
+typedef struct ps_query_spec_flags {
+  uint32_t mode;      /* PS_QMODE_* */
+  uint32_t fits64;    /* every value fits 62 bits */
+  uint32_t has_where; /* 0: every row is selected */
+  uint64_t data_aligned, and_right, or_right;
+  uint64_t fields; /* PS_QMODE_REGS: the PS_QF_* fields kept per aggregate (ps_q_kept_fields) */
+} ps_query_spec_flags;
+
+/* Whether a chunk of `rows` rows runs a specialized kernel under opts. */
+int ps_query_specialize(const ps_internal_options *opts, uint64_t rows);
+
+/* Writes the specialization text of value program p, WHERE program where
+ * (NULL: none) and flags f into buf (size bytes, NUL-terminated): PS_Q_SPEC,
+ * the PS_QS_* flags (PS_QS_REG_GROUPS, PS_QS_N_AGGS and PS_QS_FIELDS size
+ * PS_QMODE_REGS's registers: 1 group in the other modes), and the constants
+ * ps_q_spec_prog and ps_q_spec_where
+ * (PS_Q_SPEC_DATA, ps_dialect.h). Stream sizes (data_bytes,
+ * validity_bytes) are written as 0: kernels read them from their launch, so
+ * the text, which is also the kernel caches' key, is the same for every
+ * chunk. Returns the length, or 0 if it does not fit. */
+size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_query_spec_flags *f, char *buf,
+                           size_t size);
+
+#endif /* PS_QUERY_SPEC_H */

@@ -1,0 +1,284 @@
+/*
+ * query_spec: the specialized query kernels' source compiles (core/query_spec.h,
+ * kernels_shared/ps_query_kernels.h under PS_Q_SPEC). Queries of the
+ * benchmark's shapes (SSB Q1.1, TPC-H Q6 and Q1), a CASE, one whose values
+ * need 128-bit arithmetic, and a GROUP BY of 2^16 groups are prepared on the
+ * reference backend; their specialization texts are written as the device
+ * backends write them and, where CUDA is compiled, compiled by NVRTC for
+ * sm_90 to a CUBIN (no GPU needed: CI compiles CUDA on machines without
+ * one). PACKSCAN_SPEC_DUMP=<dir> also writes each text to <dir>/<name>.spec.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "tcol.h"
+
+#include "internal.h"
+#include "ps_query_kernels.h"
+#include "query.h"
+#include "query_spec.h"
+#if defined(PACKSCAN_HAVE_CUDA)
+#include "cuda_query_spec.h"
+#endif
+
+#define N 4096
+
+typedef struct shape {
+  const char *name;
+  ps_query *q;
+} shape;
+
+/* A column of random codes at `width` bits around a small reference, as
+ * business data is (so that values fit 64 bits where the widths say so). */
+static ps_column *make(ps_context *ctx, ps_type type, uint32_t width, int nulls, tcol **keep) {
+  static uint64_t codes[N];
+  for (uint64_t i = 0; i < N; i++) codes[i] = th_below(&th.rng, (uint64_t)1 << width);
+  codes[0] = ((uint64_t)1 << width) - 1; /* every code of the width in use: the key domains are 2^width */
+  uint8_t *validity = tcol_random_validity(&th.rng, N, nulls);
+  ps_reference ref;
+  ref.i = tcol_is_unsigned(type) ? 0 : (int64_t)th_below(&th.rng, 100);
+  tcol *t = tcol_for(type, N, width, 0, ref, codes, validity, NULL);
+  free(validity);
+  ps_column *c = NULL;
+  if (!CHECK_OK(ctx, tcol_create(ctx, t, &c))) c = NULL;
+  *keep = t;
+  return c;
+}
+
+static ps_value *col(ps_context *ctx, ps_column *c) {
+  ps_value *v = NULL;
+  CHECK_OK(ctx, ps_value_column(ctx, c, &v));
+  return v;
+}
+
+static ps_value *arith(ps_context *ctx, ps_arith op, ps_value *a, ps_value *b) {
+  ps_value *v = NULL;
+  CHECK_OK(ctx, ps_value_arith(ctx, op, a, b, &v));
+  return v;
+}
+
+static ps_value *one(ps_context *ctx) {
+  ps_value *v = NULL;
+  CHECK_OK(ctx, ps_value_decimal(ctx, 1, 0, 0, &v));
+  return v;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The text a device backend writes for q's first chunk (its mode chosen as
+ * the backends choose it: registers for small GROUP BY domains). */
+static size_t spec_text(const ps_query *q, char *buf, size_t size) {
+  ps_query_spec_flags f;
+  memset(&f, 0, sizeof f);
+  const int fits64 = ps_q_values_fit64(&q->prog);
+  f.mode = ps_q_choose_mode(&q->prog, fits64, 1);
+  uint64_t wanted = 0;
+  for (uint32_t a = 0; a < q->prog.n_aggs; a++)
+    wanted |= (uint64_t)(q->kinds[a] == PS_AGG_MIN   ? PS_QF_COUNT | PS_QF_MIN
+                         : q->kinds[a] == PS_AGG_MAX ? PS_QF_COUNT | PS_QF_MAX
+                                                     : PS_QF_COUNT | PS_QF_SUM)
+              << (4 * a);
+  f.fields = ps_q_kept_fields(&q->prog, wanted);
+  if (f.mode != PS_QMODE_PRIVATE && ps_q_regs_fit(&q->prog, f.fields, ps_q_values_bound(&q->prog), 1))
+    f.mode = PS_QMODE_REGS;
+  f.fits64 = (uint32_t)fits64;
+  f.has_where = q->where != NULL;
+  f.data_aligned = (UINT64_C(1) << PS_MAX_COLS) - 1;
+  f.and_right = q->where_and_right;
+  f.or_right = q->where_or_right;
+  return ps_query_spec_write(&q->prog, q->where ? &q->where->lowered->prog : NULL, &f, buf, size);
+}
+
+static void check_shape(ps_context *ctx, const shape *s, const char *dump) {
+  th_case("%s", s->name);
+  if (!CHECK(s->q != NULL)) return;
+  char *text = malloc(PS_QUERY_SPEC_MAX_TEXT), *again = malloc(PS_QUERY_SPEC_MAX_TEXT);
+  if (!CHECK(text && again)) {
+    free(text);
+    free(again);
+    return;
+  }
+  const size_t len = spec_text(s->q, text, PS_QUERY_SPEC_MAX_TEXT);
+  CHECKF(len > 0 && strncmp(text, "#define PS_Q_SPEC 1\n", 20) == 0, "%s: text of %zu bytes", s->name, len);
+  /* the kernel caches' key: the same query, the same text */
+  CHECK(spec_text(s->q, again, PS_QUERY_SPEC_MAX_TEXT) == len && memcmp(text, again, len) == 0);
+  /* too small a buffer: 0, and an empty string */
+  ps_query_spec_flags none;
+  memset(&none, 0, sizeof none);
+  CHECK(ps_query_spec_write(&s->q->prog, NULL, &none, again, 64) == 0 && again[0] == '\0');
+  if (dump) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.spec", dump, s->name);
+    FILE *f = fopen(path, "w");
+    if (CHECKF(f != NULL, "cannot write %s", path)) {
+      fputs(text, f);
+      fclose(f);
+    }
+  }
+#if defined(PACKSCAN_HAVE_CUDA)
+  void *cubin = NULL;
+  size_t size = 0;
+  const double t0 = now_ms();
+  const ps_status st = ps_cuda_spec_compile(ctx, text, 9, 0, &cubin, &size);
+  const double ms = now_ms() - t0;
+  CHECKF(st == PS_OK && cubin && size > 0, "%s: NVRTC: %s: %s", s->name, ps_status_name(st),
+         ps_context_last_error(ctx));
+  printf("  %s: %zu bytes of text, NVRTC sm_90 %.0f ms, CUBIN %zu bytes\n", s->name, len, ms, size);
+  ps_free(ctx, cubin);
+#else
+  (void)ctx;
+  (void)now_ms;
+  printf("  %s: %zu bytes of text (CUDA not compiled: no NVRTC compile)\n", s->name, len);
+#endif
+  free(text);
+  free(again);
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "query_spec");
+  ps_context *ctx = th_reference_context(0);
+  const char *dump = getenv("PACKSCAN_SPEC_DUMP");
+  tcol *t[12] = {0};
+  /* SSB lineorder-like: orderdate, quantity, discount, extendedprice */
+  ps_column *date = make(ctx, PS_TYPE_INT32, 16, TN_NO_BITMAP, &t[0]);
+  ps_column *qty = make(ctx, PS_TYPE_INT32, 6, TN_NO_BITMAP, &t[1]);
+  ps_column *disc = make(ctx, PS_TYPE_INT32, 4, TN_NO_BITMAP, &t[2]);
+  ps_column *price = make(ctx, PS_TYPE_INT64, 24, TN_NO_BITMAP, &t[3]);
+  ps_column *tax = make(ctx, PS_TYPE_INT32, 4, TN_NO_BITMAP, &t[4]);
+  ps_column *flag = make(ctx, PS_TYPE_UINT8, 2, TN_NO_BITMAP, &t[5]);
+  ps_column *status = make(ctx, PS_TYPE_UINT8, 1, TN_NO_BITMAP, &t[6]);
+  ps_column *wide_a = make(ctx, PS_TYPE_INT64, 40, TN_FEW, &t[7]);
+  ps_column *wide_b = make(ctx, PS_TYPE_INT64, 40, TN_NO_BITMAP, &t[8]);
+  ps_column *key_a = make(ctx, PS_TYPE_UINT8, 8, TN_NO_BITMAP, &t[9]);
+  ps_column *key_b = make(ctx, PS_TYPE_UINT8, 8, TN_NO_BITMAP, &t[10]);
+  shape shapes[6];
+  memset(shapes, 0, sizeof shapes);
+  ps_expr *e[8] = {0};
+  ps_value *v[16] = {0};
+  int ne = 0, nv = 0;
+  if (!date || !qty || !disc || !price || !tax || !flag || !status || !wide_a || !wide_b || !key_a || !key_b)
+    goto done;
+
+  { /* SSB Q1.1: SUM(price * discount) WHERE date in a year AND discount 1..3 AND quantity < 25 */
+    ps_expr *a = NULL, *b = NULL, *c = NULL, *ab = NULL;
+    CHECK_OK(ctx, ps_expr_between(ctx, date, ps_lit_int(1000), ps_lit_int(1365), &a));
+    CHECK_OK(ctx, ps_expr_between(ctx, disc, ps_lit_int(1), ps_lit_int(3), &b));
+    CHECK_OK(ctx, ps_expr_compare(ctx, qty, PS_LT, ps_lit_int(25), &c));
+    CHECK_OK(ctx, ps_expr_and(ctx, a, b, &ab));
+    CHECK_OK(ctx, ps_expr_and(ctx, ab, c, &e[ne]));
+    ps_agg agg = {PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, price), col(ctx, disc))};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.where = e[ne++];
+    d.aggs = &agg;
+    d.n_aggs = 1;
+    shapes[0].name = "ssb_q1_1";
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[0].q));
+  }
+  { /* TPC-H Q1: 8 aggregates GROUP BY two tiny keys */
+    CHECK_OK(ctx, ps_expr_compare(ctx, date, PS_LE, ps_lit_int(60000), &e[ne]));
+    ps_agg aggs[8];
+    aggs[0] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, qty)};
+    aggs[1] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, price)};
+    aggs[2] = (ps_agg){PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, price), arith(ctx, PS_SUB, one(ctx), col(ctx, disc)))};
+    ps_value *dp = arith(ctx, PS_MUL, col(ctx, price), arith(ctx, PS_SUB, one(ctx), col(ctx, disc)));
+    aggs[3] = (ps_agg){PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, dp, arith(ctx, PS_ADD, one(ctx), col(ctx, tax)))};
+    aggs[4] = (ps_agg){PS_AGG_AVG, v[nv++] = col(ctx, qty)};
+    aggs[5] = (ps_agg){PS_AGG_AVG, v[nv++] = col(ctx, price)};
+    aggs[6] = (ps_agg){PS_AGG_AVG, v[nv++] = col(ctx, disc)};
+    aggs[7] = (ps_agg){PS_AGG_COUNT_STAR, NULL};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.where = e[ne++];
+    d.aggs = aggs;
+    d.n_aggs = 8;
+    d.n_keys = 2;
+    d.keys[0] = flag;
+    d.keys[1] = status;
+    shapes[1].name = "tpch_q1";
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[1].q));
+  }
+  { /* a CASE: SUM(CASE WHEN tax > 3 THEN price ELSE 0 END), MIN and MAX of the discount, no WHERE */
+    ps_expr *when = NULL;
+    CHECK_OK(ctx, ps_expr_compare(ctx, tax, PS_GT, ps_lit_int(3), &when)); /* the CASE owns it */
+    ps_value *zero = NULL, *c = NULL;
+    CHECK_OK(ctx, ps_value_decimal(ctx, 0, 0, 0, &zero));
+    CHECK_OK(ctx, ps_value_case(ctx, when, col(ctx, price), zero, &c));
+    ps_agg aggs[3] = {{PS_AGG_SUM, v[nv++] = c}, {PS_AGG_MIN, v[nv++] = col(ctx, disc)},
+                      {PS_AGG_MAX, v[nv++] = col(ctx, disc)}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.aggs = aggs;
+    d.n_aggs = 3;
+    shapes[2].name = "case";
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[2].q));
+  }
+  { /* 128-bit values: the product of two 40-bit columns, grouped by a 2-bit key */
+    ps_agg aggs[2] = {{PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, wide_a), col(ctx, wide_b))},
+                      {PS_AGG_MAX, v[nv++] = arith(ctx, PS_SUB, col(ctx, wide_a), col(ctx, wide_b))}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.aggs = aggs;
+    d.n_aggs = 2;
+    d.n_keys = 1;
+    d.keys[0] = flag;
+    shapes[3].name = "wide128";
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[3].q));
+  }
+  { /* GROUP BY two 8-bit keys: 2^16 groups */
+    CHECK_OK(ctx, ps_expr_compare(ctx, qty, PS_GE, ps_lit_int(10), &e[ne]));
+    ps_agg aggs[2] = {{PS_AGG_SUM, v[nv++] = col(ctx, price)}, {PS_AGG_COUNT_STAR, NULL}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.where = e[ne++];
+    d.aggs = aggs;
+    d.n_aggs = 2;
+    d.n_keys = 2;
+    d.keys[0] = key_a;
+    d.keys[1] = key_b;
+    shapes[4].name = "groups_65536";
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[4].q));
+    if (shapes[4].q) CHECK(shapes[4].q->prog.n_groups == 65536);
+  }
+  { /* TPC-H Q6's shape: a WHERE of three ranges, one product */
+    ps_expr *a = NULL, *b = NULL, *c = NULL, *ab = NULL;
+    CHECK_OK(ctx, ps_expr_between(ctx, date, ps_lit_int(2000), ps_lit_int(2365), &a));
+    CHECK_OK(ctx, ps_expr_between(ctx, disc, ps_lit_int(5), ps_lit_int(7), &b));
+    CHECK_OK(ctx, ps_expr_compare(ctx, qty, PS_LT, ps_lit_int(24), &c));
+    CHECK_OK(ctx, ps_expr_and(ctx, a, c, &ab));
+    CHECK_OK(ctx, ps_expr_and(ctx, ab, b, &e[ne]));
+    ps_agg agg = {PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, price), col(ctx, disc))};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = N;
+    d.where = e[ne++];
+    d.aggs = &agg;
+    d.n_aggs = 1;
+    shapes[5].name = "tpch_q6";
+    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[5].q));
+  }
+  for (int i = 0; i < 6; i++) check_shape(ctx, &shapes[i], dump);
+
+done:
+  for (int i = 0; i < 6; i++) ps_query_destroy(shapes[i].q);
+  for (int i = 0; i < nv; i++) ps_value_destroy(v[i]);
+  for (int i = 0; i < ne; i++) ps_expr_destroy(e[i]);
+  ps_column *cols[11] = {date, qty, disc, price, tax, flag, status, wide_a, wide_b, key_a, key_b};
+  for (int i = 0; i < 11; i++) ps_column_destroy(cols[i]);
+  for (int i = 0; i < 12; i++) tcol_free(t[i]);
+  ps_context_destroy(ctx);
+  return th_finish();
+}
