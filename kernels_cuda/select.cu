@@ -154,10 +154,12 @@ __global__ void __launch_bounds__(kBlock)
  * of each of the tile's 32 result words: its code starts at the same bit
  * (l*w mod 32) of word j*w + (l*w)/32 for every j, so a code is two shared
  * loads (a window of at most 33 consecutive words across the warp: no bank
- * conflicts) and a funnel shift. Codes are 32-bit, a tile's sum (< 2^37)
- * is 64-bit and meets the 128-bit sum once per tile. The block partials are
- * combined by the last block to finish (counted in *done), so one launch
- * does the whole reduction. */
+ * conflicts) and a funnel shift. Codes are 32-bit, a tile's sum is 32-bit
+ * up to 27 bits (64-bit above) and meets the 128-bit sum once per tile; the
+ * corrupt-code test is one compare of the tile's max (ps_sel_tile_lane has
+ * the instruction count, which issue limits as much as the bytes do). The
+ * block partials are combined by the last block to finish (counted in
+ * *done), so one launch does the whole reduction. */
 
 constexpr uint32_t kReduceWarps = kBlock / 32;
 constexpr uint32_t kReduceStage = 32u * 32u + 4u; /* a tile's words at 32 bits, one past them; 16-byte rows */
@@ -194,27 +196,54 @@ __device__ __forceinline__ ps_sel_partial load_partial(const ps_sel_partial *q) 
   return r;
 }
 
-__global__ void __launch_bounds__(kBlock)
-    reduce_tiles(const __grid_constant__ ps_cuda_reduce_params p, ps_sel_partial *partials) {
-  __shared__ __align__(16) uint32_t stage_area[kReduceWarps][kReduceStage];
-  __shared__ bool last;
-  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
-  uint32_t *stage = stage_area[warp];
+/* Rows past the end of the stream; the lane's rows mask of word j from lane
+ * j's register. */
+struct tile_rows_shfl {
+  uint32_t rows;
+  __device__ __forceinline__ uint32_t operator()(uint32_t j) const { return __shfl_sync(kFullWarp, rows, j); }
+};
+
+/* The warp's tiles (grid-stride) into acc. A whole tile of a column without
+ * selection or validity counts every row: no row masks at all there. */
+template <bool kWide>
+__device__ __forceinline__ void reduce_warp_tiles(const ps_cuda_reduce_params &p, uint32_t warp, uint32_t lane,
+                                                  uint32_t *stage, ps_sel_tile_acc &acc) {
   const uint32_t w = p.col.width; /* 1..32 */
   const uint32_t n = 32u * w;
   const uint32_t cmask = ps_sel_width_mask(w);
   const uint32_t limit = (uint32_t)(p.col.code_limit < cmask ? p.col.code_limit : cmask);
   const uint64_t tiles = (p.rows + 1023) / 1024;
-
-  ps_sel_tile_acc acc = ps_sel_tile_acc_empty();
+  const uint64_t plain_tiles = p.selection || (p.col.flags & PS_COLF_VALIDITY) ? 0 : p.rows / 1024;
   for (uint64_t t = (uint64_t)blockIdx.x * kReduceWarps + warp; t < tiles; t += (uint64_t)gridDim.x * kReduceWarps) {
-    const uint32_t rows = ps_sel_reduce_rows(p, t * 32 + lane); /* lane j: word j of the tile */
+    const bool plain = t < plain_tiles; /* uniform across the warp */
+    const uint32_t rows = plain ? 0xffffffffu : ps_sel_reduce_rows(p, t * 32 + lane); /* lane j: word j */
     stage_tile(p, t * n, n, lane, stage);
     __syncwarp();
-    ps_sel_tile_lane(acc, stage, w, limit, t, lane, rows,
-                     [rows](uint32_t j) { return __shfl_sync(kFullWarp, rows, j); });
+    const tile_rows_shfl word_rows{rows};
+    const bool above = plain ? ps_sel_tile_lane<false, kWide>(acc, stage, w, limit, lane, rows, word_rows)
+                             : ps_sel_tile_lane<true, kWide>(acc, stage, w, limit, lane, rows, word_rows);
+    if (__any_sync(kFullWarp, above)) { /* corrupt codes: the least such row of each lane */
+      const uint64_t bad = plain ? ps_sel_tile_bad_row<false>(stage, w, limit, t, lane, word_rows)
+                                 : ps_sel_tile_bad_row<true>(stage, w, limit, t, lane, word_rows);
+      acc.bad_row = bad < acc.bad_row ? bad : acc.bad_row;
+    }
     __syncwarp(); /* the stage is rewritten next tile */
   }
+}
+
+/* 5 blocks per SM (48 registers, as the shared stage allows 6): left to
+ * itself nvcc hoists the shared loads of the unrolled loop into 58 registers,
+ * 4 blocks, fewer tiles in flight. */
+__global__ void __launch_bounds__(kBlock, 5)
+    reduce_tiles(const __grid_constant__ ps_cuda_reduce_params p, ps_sel_partial *partials) {
+  __shared__ __align__(16) uint32_t stage_area[kReduceWarps][kReduceStage];
+  __shared__ bool last;
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  ps_sel_tile_acc acc = ps_sel_tile_acc_empty();
+  if (p.col.width > PS_SEL_TILE_NARROW_MAX) /* uniform */
+    reduce_warp_tiles<true>(p, warp, lane, stage_area[warp], acc);
+  else
+    reduce_warp_tiles<false>(p, warp, lane, stage_area[warp], acc);
   const ps_sel_partial mine = ps_sel_tile_partial(acc);
   ps_sel_partial total = block_partial(mine);
   if (threadIdx.x == 0) {
@@ -229,7 +258,7 @@ __global__ void __launch_bounds__(kBlock)
   for (uint32_t i = threadIdx.x; i < gridDim.x; i += kBlock) all = ps_sel_partial_add(all, load_partial(partials + i));
   total = block_partial(all);
   if (threadIdx.x == 0) {
-    store_result(p.result, total);
+    store_result(p.result, ps_sel_tile_result(total));
     *p.done = 0; /* ready for the next launch on the stream */
   }
 }
