@@ -174,7 +174,8 @@ cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStream_t strea
 typedef struct ps_cuda_row_ids_params {
   const uint8_t *bitmap; /* chunk start; ceil(rows/8) readable bytes */
   uint8_t *out;          /* index_bytes per id, or NULL: count only */
-  uint32_t *total;       /* device word receiving the number of set bits */
+  uint32_t *total;       /* receives the number of set bits: device memory when counting only (added to
+                          * atomically), else any memory the device can write (mapped pinned: no copy) */
   uint64_t rows;         /* 1..2^31 */
   uint64_t id_base;
   uint32_t index_bytes;    /* 4 or 8 */
@@ -212,7 +213,7 @@ typedef struct ps_cuda_reduce_params {
   const uint8_t *data;        /* NULL only when nothing is readable */
   const uint8_t *validity;    /* read when col.flags has PS_COLF_VALIDITY */
   const uint8_t *selection;   /* ceil(rows/8) bytes, or NULL: every row */
-  uint64_t *result;           /* device, PS_CUDA_REDUCE_RESULT_WORDS words */
+  uint64_t *result;           /* PS_CUDA_REDUCE_RESULT_WORDS words the device can write (mapped pinned: no copy) */
   unsigned int *done;         /* device; 0 before a launch, and 0 again after it */
   uint64_t rows;              /* 1..2^31 */
   uint32_t data_aligned;      /* data is 4-byte aligned */
@@ -233,7 +234,9 @@ cudaError_t ps_cuda_launch_reduce(const ps_cuda_reduce_params *p, uint32_t max_b
 
 /* Late materialization (ps_gather_args). status[0] / status[1] must be
  * UINT64_MAX before the launch; the kernel lowers them (atomicMin) to the
- * least i whose id is >= rows / whose valid row holds a corrupt code. */
+ * least i whose id is >= rows / whose valid row holds a corrupt code, and
+ * its last block (counted in *done) moves them to result[0..1] and sets
+ * them back to UINT64_MAX, so that a call needs no reset and no copy. */
 typedef struct ps_cuda_gather_params {
   ps_prog_col col;               /* data_bytes / validity_bytes of the whole column */
   const uint8_t *data;           /* stream start */
@@ -242,6 +245,8 @@ typedef struct ps_cuda_gather_params {
   uint8_t *values;               /* count values of value_bytes */
   uint8_t *validity_out;         /* ceil(count/8) bytes, or NULL */
   unsigned long long *status;    /* device, 2 words */
+  unsigned long long *result;    /* 2 words the device can write (mapped pinned: no copy) */
+  unsigned int *done;            /* device; 0 before a launch, and 0 again after it */
   double pow10;                  /* 10^col.scale, exact */
   uint64_t count;                /* >= 1 */
   uint64_t rows;                 /* the column's rows */

@@ -27,6 +27,7 @@ struct ps_backend {
   void *select_ws;
   size_t select_ws_bytes;
   void *select_host;
+  void *select_host_dev; /* select_host as kernels write it (mapped), or NULL: copied from select_ws */
   char name[320];
 };
 

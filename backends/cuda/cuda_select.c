@@ -8,6 +8,10 @@
  * Workspace: one device buffer per context, grown as needed and kept (most
  * calls come chunk after chunk with the same sizes); its first
  * PS_CUDA_SELECT_RESULT_BYTES hold what is read back, into a pinned copy.
+ * Row ids, reduce and gather write their few result words straight into
+ * that pinned copy, mapped into the device's address space, so a call is
+ * its launches and one synchronization: no copy-engine transfer after the
+ * kernel (a device that cannot map it gets the copy instead).
  */
 #include <stdint.h>
 #include <string.h>
@@ -26,11 +30,14 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
  * to call, so that no call spends a memset launch on them: the reduce
  * kernel's finished-blocks counter (0; the kernel's last block resets it)
  * and the gather status (two UINT64_MAX words; reset after a call that
- * lowered them). Both are set when the workspace is allocated. */
+ * lowered them), and the gather's finished-blocks counter (0; reset by its
+ * last block, which also sets the status back). All are set when the
+ * workspace is allocated. */
 #define PS_CUDA_SELECT_RESULT_BYTES 256u
 #define PS_CUDA_SELECT_READ_BYTES 128u
 #define PS_CUDA_SELECT_REDUCE_DONE 128u  /* unsigned int */
 #define PS_CUDA_SELECT_GATHER_STATUS 144u /* 2 x uint64 */
+#define PS_CUDA_SELECT_GATHER_DONE 160u   /* unsigned int */
 /* Rows of one row-ids or reduce call: the backend's chunk limit, so tile
  * counts and offsets fit 32 bits. */
 #define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
@@ -49,8 +56,28 @@ static ps_status internal(ps_backend *be, const char *what, unsigned long long v
 void ps_cuda_select_release(ps_backend *be) {
   if (be->select_ws) (void)cudaFree(be->select_ws);
   if (be->select_host) (void)cudaFreeHost(be->select_host);
-  be->select_ws = be->select_host = NULL;
+  be->select_ws = be->select_host = be->select_host_dev = NULL;
   be->select_ws_bytes = 0;
+}
+
+/* The pinned copy of the results, mapped for the kernels to write when the
+ * device can (be->select_host_dev), else plain pinned memory. be's device is
+ * current. */
+static ps_status alloc_results_host(ps_backend *be) {
+  int can_map = 0;
+  if (cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, be->device) != cudaSuccess) can_map = 0;
+  if (can_map && cudaHostAlloc(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES, cudaHostAllocMapped) == cudaSuccess) {
+    void *dev = NULL;
+    if (cudaHostGetDevicePointer(&dev, be->select_host, 0) == cudaSuccess) {
+      be->select_host_dev = dev;
+      return PS_OK;
+    }
+    (void)cudaFreeHost(be->select_host);
+    be->select_host = NULL;
+  }
+  (void)cudaGetLastError(); /* a refused mapping is not an error: the results are copied instead */
+  return ps_cuda_status(be->ctx, cudaMallocHost(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES),
+                        "cudaMallocHost (select results)", false);
 }
 
 static ps_status reset_gather_status(ps_backend *be) {
@@ -66,8 +93,7 @@ static ps_status reset_gather_status(ps_backend *be) {
 static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
   ps_context *ctx = be->ctx;
   if (!be->select_host) {
-    ps_status st = ps_cuda_status(ctx, cudaMallocHost(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES),
-                                  "cudaMallocHost (select results)", false);
+    ps_status st = alloc_results_host(be);
     if (st != PS_OK) return st;
   }
   const size_t need = PS_CUDA_SELECT_RESULT_BYTES + bytes;
@@ -87,7 +113,7 @@ static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
     return st;
   }
   be->select_ws_bytes = size;
-  st = ps_cuda_status(ctx, cudaMemsetAsync(be->select_ws, 0, PS_CUDA_SELECT_GATHER_STATUS, be->stream),
+  st = ps_cuda_status(ctx, cudaMemsetAsync(be->select_ws, 0, PS_CUDA_SELECT_RESULT_BYTES, be->stream),
                       "cudaMemsetAsync (select workspace)", false);
   if (st == PS_OK) st = reset_gather_status(be);
   if (st != PS_OK) { /* not usable half set: allocate again next time */
@@ -113,6 +139,18 @@ static ps_status read_results_at(ps_backend *be, size_t offset, size_t bytes) {
 }
 
 static ps_status read_results(ps_backend *be, size_t bytes) { return read_results_at(be, 0, bytes); }
+
+/* Where a kernel writes the results the host reads: the pinned copy itself
+ * when it is mapped, else the results area. */
+static void *results_dev(ps_backend *be) { return be->select_host_dev ? be->select_host_dev : be->select_ws; }
+
+/* Waits for the stream; then the `bytes` of results the kernels wrote at
+ * results_dev(be) are in the pinned copy (kernel writes to mapped memory are
+ * visible to the host once the stream has finished). */
+static ps_status take_results(ps_backend *be, size_t bytes) {
+  if (!be->select_host_dev) return read_results(be, bytes);
+  return ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+}
 
 /* The checks every backend entry makes of a column's description. */
 static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data, ps_devmem validity) {
@@ -159,12 +197,13 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   if (st != PS_OK) return st;
   st = ids_workspace(be, a->rows);
   if (st == PS_OK) {
-    p.total = (uint32_t *)be->select_ws;
+    /* counting only adds tile counts atomically: device memory, copied */
+    p.total = (uint32_t *)(p.out ? results_dev(be) : be->select_ws);
     st = ps_cuda_status(be->ctx,
                         ps_cuda_launch_row_ids(&p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
                         "launching the row id kernels", false);
   }
-  if (st == PS_OK) st = read_results(be, sizeof(uint32_t));
+  if (st == PS_OK) st = p.out ? take_results(be, sizeof(uint32_t)) : read_results(be, sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t total;
@@ -250,14 +289,14 @@ ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a) {
                       "sizing the reduce workspace", false);
   if (st == PS_OK) st = ensure_workspace(be, ws);
   if (st == PS_OK) {
-    p.result = (uint64_t *)be->select_ws;
+    p.result = (uint64_t *)results_dev(be);
     p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_REDUCE_DONE);
     st = ps_cuda_status(
         be->ctx,
         ps_cuda_launch_reduce(&p, be->max_blocks, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
         "launching the reduce kernels", false);
   }
-  if (st == PS_OK) st = read_results(be, PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uint64_t));
+  if (st == PS_OK) st = take_results(be, PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uint64_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
 
@@ -351,16 +390,16 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
   st = ensure_workspace(be, 0);
   if (st == PS_OK) {
     p.status = (unsigned long long *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_STATUS);
+    p.result = (unsigned long long *)results_dev(be);
+    p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_DONE);
     st = ps_cuda_status(be->ctx, ps_cuda_launch_gather(&p, be->max_blocks, be->stream), "launching the gather kernel",
                         false);
-    if (st == PS_OK) st = read_results_at(be, PS_CUDA_SELECT_GATHER_STATUS, 2 * sizeof(uint64_t));
-    uint64_t status[2] = {0, 0};
+    if (st == PS_OK) st = take_results(be, 2 * sizeof(uint64_t));
+    uint64_t status[2] = {UINT64_MAX, UINT64_MAX};
     if (st == PS_OK) memcpy(status, be->select_host, sizeof status);
-    if (status[0] != UINT64_MAX || status[1] != UINT64_MAX) { /* lowered, or not known: set again */
-      const ps_status reset = reset_gather_status(be);
-      if (st == PS_OK) st = gather_error(be, a, status[0], status[1]);
-      if (st == PS_OK) st = reset;
-    }
+    /* the kernel's last block has set the status words back already */
+    if (st == PS_OK && (status[0] != UINT64_MAX || status[1] != UINT64_MAX))
+      st = gather_error(be, a, status[0], status[1]);
   }
   ps_cuda_leave(be, prev);
   return st;
