@@ -263,6 +263,14 @@ typedef struct ps_cuda_gather_params {
 /* Enqueues the gather on at most max_blocks blocks (grid-stride). */
 cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uint32_t max_blocks, cudaStream_t stream);
 
+/* Copies words 64-bit words from src (device) to dst (memory the device can
+ * write: the host's mapped pinned copy) and zeroes them at src, in one small
+ * kernel on stream (select.cu): a call's result words handed to the host
+ * without a copy-engine transfer, and left zero for the next launch that
+ * adds into them. words: 1..32. */
+cudaError_t ps_cuda_launch_take_words(unsigned long long *src, unsigned long long *dst, uint32_t words,
+                                      cudaStream_t stream);
+
 /* ---- LIKE over a dictionary (like.cu) ------------------------------------------ */
 
 /* Threads per block of the dictionary match (a multiple of 32). */

@@ -409,7 +409,23 @@ __global__ void __launch_bounds__(kBlock, 5) gather_rows(const __grid_constant__
   *p.done = 0; /* ready for the next launch on the stream */
 }
 
+/* ps_cuda_launch_take_words: thread i takes word i. */
+__global__ void __launch_bounds__(32) take_words(unsigned long long *src, unsigned long long *dst, uint32_t words) {
+  const uint32_t i = threadIdx.x;
+  if (i < words) {
+    dst[i] = src[i];
+    src[i] = 0;
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t ps_cuda_launch_take_words(unsigned long long *src, unsigned long long *dst, uint32_t words,
+                                                 cudaStream_t stream) {
+  if (!src || !dst || words == 0 || words > 32) return cudaErrorInvalidValue;
+  take_words<<<1, 32, 0, stream>>>(src, dst, words);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes) {
   *bytes = ids_workspace_bytes(rows);

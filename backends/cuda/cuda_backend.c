@@ -64,7 +64,7 @@ static void release_device(ps_backend *be) {
   if (be->scratch) (void)cudaFree(be->scratch);
   if (be->scratch_host) (void)cudaFreeHost(be->scratch_host);
   if (be->own_stream) (void)cudaStreamDestroy(be->own_stream);
-  be->scratch = be->scratch_host = NULL;
+  be->scratch = be->scratch_host = be->scratch_host_dev = NULL;
   be->own_stream = be->stream = NULL;
   (void)cudaGetLastError();
 }
@@ -99,6 +99,19 @@ static ps_status init_device(ps_backend *be) {
   st = ps_cuda_status(ctx, cudaMalloc(&be->scratch, PS_CUDA_SCRATCH_BYTES), "cudaMalloc (scratch)",
                       false);
   if (st != PS_OK) return st;
+  be->scratch_dirty = true; /* never written: zeroed on first use */
+  /* The host copy mapped for take_words to write, where the device can. */
+  if (prop.canMapHostMemory &&
+      cudaHostAlloc(&be->scratch_host, PS_CUDA_SCRATCH_BYTES, cudaHostAllocMapped) == cudaSuccess) {
+    void *dev = NULL;
+    if (cudaHostGetDevicePointer(&dev, be->scratch_host, 0) == cudaSuccess) {
+      be->scratch_host_dev = dev;
+      return PS_OK;
+    }
+    (void)cudaFreeHost(be->scratch_host);
+    be->scratch_host = NULL;
+  }
+  (void)cudaGetLastError(); /* a refused mapping is not an error: the words are copied instead */
   return ps_cuda_status(ctx, cudaMallocHost(&be->scratch_host, PS_CUDA_SCRATCH_BYTES),
                         "cudaMallocHost (scratch)", false);
 }
@@ -192,6 +205,42 @@ static void cuda_mem_free(ps_backend *be, ps_devmem mem) {
 /* Waits for the stream: called only where the host must see results. */
 static ps_status sync_stream(ps_backend *be) {
   return ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+}
+
+/* The scratch words (count, status) are zero between calls, so a launch that
+ * adds into them needs no memset first: the call that used them hands them
+ * to the host and zeroes them in one small kernel after its own
+ * (scratch_take). Only when that could not be enqueued, or the host copy is
+ * not mapped, does the next call zero them here. be's device is current. */
+static ps_status scratch_zero(ps_backend *be) {
+  if (!be->scratch_dirty) return PS_OK;
+  ps_status st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
+                                "cudaMemsetAsync (scratch)", false);
+  if (st == PS_OK) be->scratch_dirty = false;
+  return st;
+}
+
+/* After the launches that wrote the scratch words: waits for the stream with
+ * the words in be->scratch_host, and the scratch zero again on the device
+ * (or marked for scratch_zero). be's device is current. */
+static ps_status scratch_take(ps_backend *be) {
+  be->scratch_dirty = true; /* until take_words is known to have run */
+  ps_status st;
+  if (be->scratch_host_dev) {
+    st = ps_cuda_status(be->ctx,
+                        ps_cuda_launch_take_words((unsigned long long *)be->scratch,
+                                                  (unsigned long long *)be->scratch_host_dev,
+                                                  PS_CUDA_SCRATCH_BYTES / 8, be->stream),
+                        "launching the scratch hand-off", false);
+  } else {
+    st = ps_cuda_status(be->ctx,
+                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES, cudaMemcpyDeviceToHost,
+                                        be->stream),
+                        "cudaMemcpyAsync (scratch)", false);
+  }
+  if (st == PS_OK) st = sync_stream(be);
+  if (st == PS_OK && be->scratch_host_dev) be->scratch_dirty = false;
+  return st;
 }
 
 static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
@@ -455,8 +504,7 @@ static ps_status cuda_eval_tree(ps_backend *be, const ps_eval_args *a, ps_cuda_t
   if (st != PS_OK) return st;
   if (a->count) {
     tp->count = (unsigned long long *)be->scratch;
-    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
-                        "cudaMemsetAsync (scratch)", false);
+    st = scratch_zero(be);
   }
   if (st == PS_OK) {
     const cudaError_t err = ps_cuda_launch_tree(tp, be->stream);
@@ -467,13 +515,7 @@ static ps_status cuda_eval_tree(ps_backend *be, const ps_eval_args *a, ps_cuda_t
     }
     st = ps_cuda_status(ctx, err, "launching the range-tree kernel", false);
   }
-  if (st == PS_OK && a->count) {
-    st = ps_cuda_status(ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                                        be->stream),
-                        "cudaMemcpyAsync (range-tree count)", false);
-    if (st == PS_OK) st = sync_stream(be);
-  }
+  if (st == PS_OK && a->count) st = scratch_take(be);
   ps_cuda_leave(be, prev);
   if (st == PS_OK && a->count) memcpy(a->count, be->scratch_host, sizeof *a->count);
   return st;
@@ -492,8 +534,7 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
   if (st != PS_OK) return st;
   if (readback) {
     if (a->count) rp->count = (unsigned long long *)be->scratch;
-    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
-                        "cudaMemsetAsync (scratch)", false);
+    st = scratch_zero(be);
   }
   if (st == PS_OK && rp->set) {
     const cudaError_t err = ps_cuda_launch_set(rp, be->stream);
@@ -507,13 +548,7 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
     st = ps_cuda_status(ctx, ps_cuda_launch_range(rp, be->max_blocks, be->stream), "launching the range kernel",
                         false);
   }
-  if (st == PS_OK && readback) {
-    st = ps_cuda_status(ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
-                                        cudaMemcpyDeviceToHost, be->stream),
-                        "cudaMemcpyAsync (range results)", false);
-    if (st == PS_OK) st = sync_stream(be);
-  }
+  if (st == PS_OK && readback) st = scratch_take(be);
   ps_cuda_leave(be, prev);
   if (st != PS_OK || !readback) return st;
   uint32_t status;
@@ -549,18 +584,12 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   int prev;
   st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
-                      "cudaMemsetAsync (scratch)", false);
+  st = scratch_zero(be);
   if (st == PS_OK)
     st = ps_cuda_status(ctx, ps_cuda_launch_eval(&params, be->max_blocks, be->stream),
                         "launching the eval kernel", false);
   /* The count and the corruption flag are host values: read them back once. */
-  if (st == PS_OK)
-    st = ps_cuda_status(ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
-                                        cudaMemcpyDeviceToHost, be->stream),
-                        "cudaMemcpyAsync (eval results)", false);
-  if (st == PS_OK) st = sync_stream(be);
+  if (st == PS_OK) st = scratch_take(be);
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
 

@@ -16,9 +16,11 @@ struct ps_backend {
   cudaStream_t own_stream; /* created with cudaStreamNonBlocking */
   cudaStream_t stream;     /* where work goes: own_stream or the caller's */
   /* Per-evaluation results the kernel writes (selected-row counter, status
-   * word), zeroed before and read back once after each launch. */
+   * word), zero before each launch and read back once after it. */
   void *scratch;      /* device, PS_CUDA_SCRATCH_BYTES */
   void *scratch_host; /* pinned host copy */
+  void *scratch_host_dev; /* scratch_host as a kernel writes it (mapped), or NULL: copied */
+  bool scratch_dirty;     /* scratch may be nonzero: zeroed before its next use (cuda_backend.c) */
   uint32_t max_blocks; /* eval grid that fills the device (grid-stride beyond) */
   /* After the filter (cuda_select.c): a device workspace, grown as needed and
    * kept for the context, whose first PS_CUDA_SELECT_RESULT_BYTES hold the
