@@ -20,7 +20,6 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
-#include <cuda/std/functional>
 
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_select.cuh"
@@ -40,15 +39,15 @@ inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 /* One pass (ps_cuda_select.cuh describes the tile): the bitmap is read once
  * and the ids are written once, coalesced. A block counts its tile's set bits
  * and gets the ids of the tiles before it from CUB's single-pass scan
- * machinery (cub::TilePrefixCallbackOp over a cub::ScanTileState: the
- * decoupled look-back of Merrill & Garland that cub::DeviceScan runs), so
+ * machinery (a cub::ScanTileState and the decoupled look-back of Merrill &
+ * Garland that cub::DeviceScan runs, block-wide here: ids_block_prefix), so
  * there is no separate count pass, scan launch or second read of the bitmap.
  * The CUB pieces are used as cub's AgentScan / DispatchScan use them (CUDA
  * 13's cub/agent/agent_scan.cuh, cub/device/dispatch/dispatch_scan.cuh): the
  * status array sized by AllocationSize and set up by Init at the start of a
  * 256-byte-aligned buffer, InitializeStatus in a grid of 128-thread blocks
  * before the scan kernel, tile 0 publishing its count by SetInclusive, every
- * other tile calling the callback with its count from its first warp.
+ * other tile its count by SetPartial, then its inclusive prefix.
  * Unlike DeviceScan, the tile index is a ticket taken by the running block
  * (not blockIdx), so a tile only ever waits on tiles whose blocks are already
  * running, whatever the order in which the hardware starts blocks.
@@ -65,15 +64,13 @@ static_assert((uint64_t)PS_SEL_IDS_TILE_ROWS *
 
 /* Counts, offsets and totals of a chunk (<= 2^31 rows) fit 32 bits, so the
  * tile status is CUB's single-word one (flag and value in one 8-byte word).
- * The operator is cub::DeviceScan::ExclusiveSum's; the look-back's delay is
- * TilePrefixCallbackOp's default for a primitive type. */
-using IdsSum = ::cuda::std::plus<>;
+ * The look-back's wait is ScanTileState::WaitForValid's, with its default
+ * delay for a primitive type. */
 using IdsTileState = cub::ScanTileState<uint32_t>;
-using IdsPrefixOp = cub::TilePrefixCallbackOp<uint32_t, IdsSum, IdsTileState>;
 using IdsWarpReduce = cub::WarpReduce<uint32_t>;
 using IdsWarpScan = cub::WarpScan<uint32_t>;
 using IdsBlockReduce = cub::BlockReduce<uint32_t, kBlock>;
-static_assert(IdsTileState::TILE_STATUS_PADDING == 32, "the look-back reads up to 32 tiles before tile 0");
+static_assert(IdsTileState::TILE_STATUS_PADDING >= 1, "the look-back reads the padding entry before tile 0");
 
 /* DispatchScan's INIT_KERNEL_THREADS: block 0 must have the 32 threads that
  * write the padding in front of tile 0. */
@@ -97,6 +94,67 @@ __global__ void __launch_bounds__(kIdsInitThreads) init_ids(IdsTileState tile_st
   if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
 }
 
+/* The look-back of ids_block_prefix: per warp, the sum of its window and
+ * whether the window holds an inclusive prefix; the running prefix. */
+struct ids_look_back {
+  uint32_t sum[kIdsWarps];
+  uint32_t inclusive[kIdsWarps];
+  uint32_t prefix, found;
+};
+
+/* The ids of the tiles before `tile` (the exclusive prefix of the tile
+ * counts), by the decoupled look-back of cub::TilePrefixCallbackOp over the
+ * same cub::ScanTileState, but block-wide: each round every thread reads one
+ * predecessor's status (thread t: tile - 1 - t, kBlock predecessors per L2
+ * round trip instead of a warp's 32), waiting (ScanTileState::WaitForValid)
+ * until none of its warp's is unset, and the prefix adds the windows'
+ * values from the nearest predecessor up to the nearest inclusive prefix.
+ * With the ~800 tiles of a 120M-row chunk in flight at once, a warp-wide
+ * window walked back ~10 L2 round trips for the last tiles; here it is at
+ * most ceil(tiles / kBlock). The tile publishes its count first (tile 0 its
+ * inclusive prefix) and its inclusive prefix after. Predecessors hold
+ * earlier tickets, so their blocks are running or done: no wait can block.
+ * Every thread calls it; the result is the block's. */
+__device__ __forceinline__ uint32_t ids_block_prefix(IdsTileState &tile_state, int tile, uint32_t count,
+                                                     ids_look_back &look) {
+  using StatusWord = typename IdsTileState::StatusWord;
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  if (tile == 0) {
+    if (threadIdx.x == 0) tile_state.SetInclusive(0, count);
+    return 0;
+  }
+  if (threadIdx.x == 0) {
+    tile_state.SetPartial(tile, count);
+    look.prefix = 0;
+  }
+  for (int end = tile;; end -= kBlock) { /* this round: predecessors [end - kBlock, end) */
+    const int pred = end - 1 - (int)threadIdx.x;
+    StatusWord status;
+    uint32_t value;
+    /* below tile 0: a padding entry (out of bounds, never unset), counted as 0 */
+    tile_state.WaitForValid(pred < 0 ? -1 : pred, status, value);
+    if (pred < 0) value = 0;
+    const bool inclusive = pred >= 0 && status == StatusWord(cub::SCAN_TILE_INCLUSIVE);
+    const uint32_t incl_lanes = __ballot_sync(kFullWarp, inclusive);
+    /* lanes up to the nearest inclusive one (the lowest lane: the nearest tile) */
+    const uint32_t upto = incl_lanes ? (uint32_t)__ffs((int)incl_lanes) - 1u : 31u;
+    const uint32_t sum = __reduce_add_sync(kFullWarp, lane <= upto ? value : 0u);
+    if (lane == 0) look.sum[warp] = sum, look.inclusive[warp] = incl_lanes != 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint32_t prefix = look.prefix, found = 0;
+      for (uint32_t w = 0; w < kIdsWarps && !found; ++w) prefix += look.sum[w], found = look.inclusive[w];
+      look.prefix = prefix, look.found = found;
+    }
+    __syncthreads();
+    if (look.found) break; /* uniform; tile 0 is inclusive, so some round finds one */
+    __syncthreads();       /* look.sum is rewritten next round */
+  }
+  const uint32_t before = look.prefix;
+  if (threadIdx.x == 0) tile_state.SetInclusive(tile, before + count);
+  return before;
+}
+
 /* Size and retrieve in one pass. The tile is the block's ticket (not
  * blockIdx), which is what makes the look-back safe. The block's first warp
  * runs CUB's look-back as BlockScan would run the prefix callback (all 32
@@ -107,10 +165,10 @@ __global__ void __launch_bounds__(kIdsInitThreads) init_ids(IdsTileState tile_st
 template <uint32_t kBytes, bool kAligned, typename Source>
 __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsigned int *ticket,
                                          IdsTileState &tile_state, uint32_t tiles, Source &src) {
-  __shared__ typename IdsPrefixOp::TempStorage prefix_tmp;
+  __shared__ ids_look_back look;
   __shared__ typename IdsWarpReduce::TempStorage reduce_tmp[kIdsWarps];
   __shared__ typename IdsWarpScan::TempStorage scan_tmp[kIdsWarps];
-  __shared__ uint32_t s_tile, s_before;
+  __shared__ uint32_t s_tile;
   __shared__ uint32_t warp_count[kIdsWarps];
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   /* Tiles by ticket until none is left: a grid of one block per tile does
@@ -135,22 +193,10 @@ __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsign
       warp_before += i < warp ? c : 0u;
       count += c;
     }
-    if (warp == 0) {
-      uint32_t before = 0;
-      if (tile == 0) {
-        if (lane == 0) tile_state.SetInclusive(0, count);
-      } else {
-        IdsPrefixOp prefix_op(tile_state, prefix_tmp, IdsSum(), (int)tile);
-        before = prefix_op(count); /* valid in lane 0 */
-      }
-      if (lane == 0) {
-        s_before = before;
-        if (tile == tiles - 1) *p.total = before + count;
-      }
-    }
-    __syncthreads();
+    const uint32_t before = ids_block_prefix(tile_state, (int)tile, count, look);
+    if (threadIdx.x == 0 && tile == tiles - 1) *p.total = before + count;
 
-    uint32_t at = s_before + warp_before;   /* ids of the chunk before this warp's round */
+    uint32_t at = before + warp_before;     /* ids of the chunk before this warp's round */
     uint16_t *mine_stage = src.stage(warp); /* PS_SEL_IDS_STAGE_SLOTS slots, 16-byte aligned */
     const uint64_t out_elem = (uint64_t) reinterpret_cast<uintptr_t>(p.out) / kBytes;
     /* Next round's word loaded one round ahead, so its latency overlaps this
