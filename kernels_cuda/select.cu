@@ -216,7 +216,8 @@ __device__ __forceinline__ void reduce_warp_tiles(const ps_cuda_reduce_params &p
   const uint64_t plain_tiles = p.selection || (p.col.flags & PS_COLF_VALIDITY) ? 0 : p.rows / 1024;
   for (uint64_t t = (uint64_t)blockIdx.x * kReduceWarps + warp; t < tiles; t += (uint64_t)gridDim.x * kReduceWarps) {
     const bool plain = t < plain_tiles; /* uniform across the warp */
-    const uint32_t rows = plain ? 0xffffffffu : ps_sel_reduce_rows(p, t * 32 + lane); /* lane j: word j */
+    /* lane j: the rows of word j */
+    const uint32_t rows = plain ? 0xffffffffu : ps_sel_reduce_rows(p, t * 32 + lane);
     stage_tile(p, t * n, n, lane, stage);
     __syncwarp();
     const tile_rows_shfl word_rows{rows};
@@ -481,7 +482,8 @@ extern "C" cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uin
   const uint64_t want = (p->count + kBlock * kGatherPer - 1) / (kBlock * kGatherPer);
   const uint64_t cap = max_blocks ? max_blocks : 1;
   const uint32_t blocks = (uint32_t)(want < cap ? want : cap);
-  if (blocks == 0 || !p->status || !p->result || !p->done) return cudaErrorInvalidValue; /* the results come from a block */
+  /* the results come from the last block: at least one must run */
+  if (blocks == 0 || !p->status || !p->result || !p->done) return cudaErrorInvalidValue;
   gather_rows<<<blocks, kBlock, 0, stream>>>(*p);
   return cudaGetLastError();
 }

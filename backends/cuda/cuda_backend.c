@@ -100,20 +100,29 @@ static ps_status init_device(ps_backend *be) {
                       false);
   if (st != PS_OK) return st;
   be->scratch_dirty = true; /* never written: zeroed on first use */
-  /* The host copy mapped for take_words to write, where the device can. */
-  if (prop.canMapHostMemory &&
-      cudaHostAlloc(&be->scratch_host, PS_CUDA_SCRATCH_BYTES, cudaHostAllocMapped) == cudaSuccess) {
-    void *dev = NULL;
-    if (cudaHostGetDevicePointer(&dev, be->scratch_host, 0) == cudaSuccess) {
-      be->scratch_host_dev = dev;
-      return PS_OK;
-    }
-    (void)cudaFreeHost(be->scratch_host);
-    be->scratch_host = NULL;
+  return ps_cuda_alloc_host_results(be, PS_CUDA_SCRATCH_BYTES, &be->scratch_host, &be->scratch_host_dev);
+}
+
+ps_status ps_cuda_alloc_host_results(ps_backend *be, size_t bytes, void **host, void **dev) {
+  *host = *dev = NULL;
+  int unified = 0, can_map = 0;
+  if (cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, be->device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, be->device) != cudaSuccess)
+    unified = can_map = 0;
+  (void)cudaGetLastError(); /* an attribute not known: no mapping, not an error */
+  const int mapped = unified && can_map;
+  ps_status st =
+      ps_cuda_status(be->ctx, cudaHostAlloc(host, bytes, mapped ? cudaHostAllocMapped : cudaHostAllocDefault),
+                     "cudaHostAlloc (results)", false);
+  if (st != PS_OK) {
+    *host = NULL;
+    return st;
   }
-  (void)cudaGetLastError(); /* a refused mapping is not an error: the words are copied instead */
-  return ps_cuda_status(ctx, cudaMallocHost(&be->scratch_host, PS_CUDA_SCRATCH_BYTES),
-                        "cudaMallocHost (scratch)", false);
+  /* With unified addressing every cudaHostAlloc allocation is accessible
+   * from the device at its host address (the runtime API's "automatic
+   * mapping of host allocated host memory"). */
+  if (mapped) *dev = *host;
+  return PS_OK;
 }
 
 static ps_status cuda_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
@@ -227,16 +236,16 @@ static ps_status scratch_take(ps_backend *be) {
   be->scratch_dirty = true; /* until take_words is known to have run */
   ps_status st;
   if (be->scratch_host_dev) {
-    st = ps_cuda_status(be->ctx,
-                        ps_cuda_launch_take_words((unsigned long long *)be->scratch,
-                                                  (unsigned long long *)be->scratch_host_dev,
-                                                  PS_CUDA_SCRATCH_BYTES / 8, be->stream),
-                        "launching the scratch hand-off", false);
+    st = ps_cuda_status(
+        be->ctx,
+        ps_cuda_launch_take_words((unsigned long long *)be->scratch, (unsigned long long *)be->scratch_host_dev,
+                                  PS_CUDA_SCRATCH_BYTES / 8, be->stream),
+        "launching the scratch hand-off", false);
   } else {
-    st = ps_cuda_status(be->ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES, cudaMemcpyDeviceToHost,
-                                        be->stream),
-                        "cudaMemcpyAsync (scratch)", false);
+    st = ps_cuda_status(
+        be->ctx,
+        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES, cudaMemcpyDeviceToHost, be->stream),
+        "cudaMemcpyAsync (scratch)", false);
   }
   if (st == PS_OK) st = sync_stream(be);
   if (st == PS_OK && be->scratch_host_dev) be->scratch_dirty = false;

@@ -35,7 +35,7 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
  * workspace is allocated. */
 #define PS_CUDA_SELECT_RESULT_BYTES 256u
 #define PS_CUDA_SELECT_READ_BYTES 128u
-#define PS_CUDA_SELECT_REDUCE_DONE 128u  /* unsigned int */
+#define PS_CUDA_SELECT_REDUCE_DONE 128u   /* unsigned int */
 #define PS_CUDA_SELECT_GATHER_STATUS 144u /* 2 x uint64 */
 #define PS_CUDA_SELECT_GATHER_DONE 160u   /* unsigned int */
 /* Rows of one row-ids or reduce call: the backend's chunk limit, so tile
@@ -60,26 +60,7 @@ void ps_cuda_select_release(ps_backend *be) {
   be->select_ws_bytes = 0;
 }
 
-/* The pinned copy of the results, mapped for the kernels to write when the
- * device can (be->select_host_dev), else plain pinned memory. be's device is
- * current. */
-static ps_status alloc_results_host(ps_backend *be) {
-  int can_map = 0;
-  if (cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, be->device) != cudaSuccess) can_map = 0;
-  if (can_map && cudaHostAlloc(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES, cudaHostAllocMapped) == cudaSuccess) {
-    void *dev = NULL;
-    if (cudaHostGetDevicePointer(&dev, be->select_host, 0) == cudaSuccess) {
-      be->select_host_dev = dev;
-      return PS_OK;
-    }
-    (void)cudaFreeHost(be->select_host);
-    be->select_host = NULL;
-  }
-  (void)cudaGetLastError(); /* a refused mapping is not an error: the results are copied instead */
-  return ps_cuda_status(be->ctx, cudaMallocHost(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES),
-                        "cudaMallocHost (select results)", false);
-}
-
+/* The gather's status words back at UINT64_MAX (when the workspace is set). */
 static ps_status reset_gather_status(ps_backend *be) {
   return ps_cuda_status(be->ctx,
                         cudaMemsetAsync((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_STATUS, 0xff,
@@ -93,7 +74,7 @@ static ps_status reset_gather_status(ps_backend *be) {
 static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
   ps_context *ctx = be->ctx;
   if (!be->select_host) {
-    ps_status st = alloc_results_host(be);
+    ps_status st = ps_cuda_alloc_host_results(be, PS_CUDA_SELECT_RESULT_BYTES, &be->select_host, &be->select_host_dev);
     if (st != PS_OK) return st;
   }
   const size_t need = PS_CUDA_SELECT_RESULT_BYTES + bytes;
