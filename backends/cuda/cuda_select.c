@@ -215,13 +215,15 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
     st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0, 8, be->stream), "cudaMemsetAsync (ids status)",
                         false);
   if (st == PS_OK) {
-    p.total = (uint32_t *)be->select_ws;
+    /* Without the flag the total alone comes back, written where the host
+     * reads it; the flag is added to atomically: device memory, copied. */
+    p.total = (uint32_t *)(rp->check_limit ? be->select_ws : results_dev(be));
     rp->status = (uint32_t *)be->select_ws + 1;
     st = ps_cuda_status(be->ctx,
                         ps_cuda_launch_range_ids(rp, &p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
                         "launching the range-to-row-ids kernel", false);
   }
-  if (st == PS_OK) st = read_results(be, 2 * sizeof(uint32_t));
+  if (st == PS_OK) st = rp->check_limit ? read_results(be, 2 * sizeof(uint32_t)) : take_results(be, sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t res[2];
