@@ -174,8 +174,11 @@ cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStream_t strea
 typedef struct ps_cuda_row_ids_params {
   const uint8_t *bitmap; /* chunk start; ceil(rows/8) readable bytes */
   uint8_t *out;          /* index_bytes per id, or NULL: count only */
-  uint32_t *total;       /* receives the number of set bits: device memory when counting only (added to
-                          * atomically), else any memory the device can write (mapped pinned: no copy) */
+  uint32_t *total;       /* receives the number of set bits: any memory the device can write (mapped
+                          * pinned: no copy); counting only, device memory added to atomically, 0 before
+                          * a launch and 0 again after it, the number going to *result */
+  uint32_t *result;      /* counting only: receives the number (mapped pinned: no copy) */
+  unsigned int *done;    /* counting only: device; 0 before a launch, and 0 again after it */
   uint64_t rows;         /* 1..2^31 */
   uint64_t id_base;
   uint32_t index_bytes;    /* 4 or 8 */
@@ -193,9 +196,10 @@ cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes);
  * that initializes the workspace) where each block counts a tile of the
  * bitmap, gets the exclusive scan of the tile counts at its tile from CUB's
  * single-pass scan (cub::ScanTileState, cub::TilePrefixCallbackOp) and writes
- * its ids at that offset. Without: per-tile counts added up, workspace
- * unused. *p->total receives the count either way. workspace: 256-byte
- * aligned, at least what ps_cuda_row_ids_workspace said. */
+ * its ids at that offset; *p->total receives the count. Without: per-tile
+ * counts added up in *p->total, handed to *p->result by the last block,
+ * workspace unused. workspace: 256-byte aligned, at least what
+ * ps_cuda_row_ids_workspace said. */
 cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, void *workspace, size_t workspace_bytes,
                                    cudaStream_t stream);
 

@@ -58,12 +58,24 @@ __device__ __forceinline__ uint32_t ids_word(const ps_cuda_row_ids_params &p, ui
                : ps_sel_bitmap_word(p.bitmap, p.rows, g, p.bitmap_aligned != 0);
 }
 
-/* Size: the set bits of a tile, added to *p.total (zeroed before). */
+/* Size: the set bits of a tile, added to *p.total (0 between launches); the
+ * last block to finish moves the sum to *p.result and leaves *p.total 0, so
+ * a call needs no memset and no copy. */
 __global__ void __launch_bounds__(kBlock) count_ids(const __grid_constant__ ps_cuda_row_ids_params p) {
   __shared__ typename IdsBlockReduce::TempStorage tmp;
+  __shared__ bool last;
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   const uint32_t total = IdsBlockReduce(tmp).Sum(ids_lane_count(p, blockIdx.x, warp, lane));
-  if (threadIdx.x == 0 && total) atomicAdd(p.total, total);
+  if (threadIdx.x == 0) {
+    if (total) atomicAdd(p.total, total);
+    __threadfence(); /* the count is added before the ticket is taken */
+    last = atomicAdd(p.done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  *p.result = atomicExch(p.total, 0u);
+  *p.done = 0; /* ready for the next launch on the stream */
 }
 
 /* The selection bitmap's words: whole aligned tiles with plain loads, the
@@ -438,8 +450,7 @@ extern "C" cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, v
   if (p->rows == 0 || p->rows > ((uint64_t)1 << 31) || !p->total) return cudaErrorInvalidValue;
   const uint32_t tiles = ps_sel_ids_tiles(p->rows);
   if (!p->out) { /* count only */
-    cudaError_t err = cudaMemsetAsync(p->total, 0, sizeof *p->total, stream);
-    if (err != cudaSuccess) return err;
+    if (!p->result || !p->done) return cudaErrorInvalidValue;
     count_ids<<<tiles, kBlock, 0, stream>>>(*p);
     return cudaGetLastError();
   }

@@ -31,13 +31,16 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
  * kernel's finished-blocks counter (0; the kernel's last block resets it)
  * and the gather status (two UINT64_MAX words; reset after a call that
  * lowered them), and the gather's finished-blocks counter (0; reset by its
- * last block, which also sets the status back). All are set when the
- * workspace is allocated. */
+ * last block, which also sets the status back); the row-id count's sum and
+ * finished-blocks counter (both 0; reset by its last block). All are set
+ * when the workspace is allocated. */
 #define PS_CUDA_SELECT_RESULT_BYTES 256u
 #define PS_CUDA_SELECT_READ_BYTES 128u
 #define PS_CUDA_SELECT_REDUCE_DONE 128u   /* unsigned int */
 #define PS_CUDA_SELECT_GATHER_STATUS 144u /* 2 x uint64 */
 #define PS_CUDA_SELECT_GATHER_DONE 160u   /* unsigned int */
+#define PS_CUDA_SELECT_IDS_TOTAL 164u     /* uint32: count_ids' sum, 0 between calls */
+#define PS_CUDA_SELECT_IDS_DONE 168u      /* unsigned int */
 /* Rows of one row-ids or reduce call: the backend's chunk limit, so tile
  * counts and offsets fit 32 bits. */
 #define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
@@ -178,13 +181,18 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   if (st != PS_OK) return st;
   st = ids_workspace(be, a->rows);
   if (st == PS_OK) {
-    /* counting only adds tile counts atomically: device memory, copied */
-    p.total = (uint32_t *)(p.out ? results_dev(be) : be->select_ws);
+    if (p.out) {
+      p.total = (uint32_t *)results_dev(be);
+    } else { /* tile counts added atomically in device memory, handed over by the last block */
+      p.total = (uint32_t *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_IDS_TOTAL);
+      p.result = (uint32_t *)results_dev(be);
+      p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_IDS_DONE);
+    }
     st = ps_cuda_status(be->ctx,
                         ps_cuda_launch_row_ids(&p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
                         "launching the row id kernels", false);
   }
-  if (st == PS_OK) st = p.out ? take_results(be, sizeof(uint32_t)) : read_results(be, sizeof(uint32_t));
+  if (st == PS_OK) st = take_results(be, sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t total;
