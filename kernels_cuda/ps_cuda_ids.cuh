@@ -76,22 +76,45 @@ static_assert(IdsTileState::TILE_STATUS_PADDING >= 1, "the look-back reads the p
  * write the padding in front of tile 0. */
 constexpr int kIdsInitThreads = 128;
 
-/* The row id workspace: the tile status array (CUB's AllocationSize bytes)
- * from its start, then the ticket counter at the next 256-byte boundary;
- * init_ids sets both before each writing launch. */
+/* The row id state: the ticket counter at its start, the tile status array
+ * (CUB's AllocationSize bytes) from the next 256-byte boundary, both at the
+ * same places whatever the tile count. Between launches it is at rest: the
+ * ticket 0 and the statuses of the tiles the caller says are ready unset
+ * (init_ids sets it so; the last block of each writing launch puts back
+ * what the launch used, ids_reset_state), so a launch over no more tiles
+ * than are ready needs no init launch. */
 inline size_t ids_status_bytes(uint32_t tiles) {
   size_t bytes = 0;
   (void)IdsTileState::AllocationSize((int)tiles, bytes); /* always cudaSuccess */
   return bytes;
 }
-inline size_t ids_workspace_bytes(uint64_t rows) { return align_up(ids_status_bytes(ps_sel_ids_tiles(rows))) + kAlign; }
+inline size_t ids_workspace_bytes(uint64_t rows) { return kAlign + ids_status_bytes(ps_sel_ids_tiles(rows)); }
 
 /* DeviceScanInitKernel plus the ticket: marks every tile's status not yet
  * set (and the padding before tile 0 out of bounds), and zeroes the ticket.
- * Grid: ceil(tiles / kIdsInitThreads) blocks of kIdsInitThreads. */
+ * Grid: ceil(tiles / kIdsInitThreads) blocks of kIdsInitThreads. Runs only
+ * when a launch needs more tiles than are ready (first use, growth). */
 __global__ void __launch_bounds__(kIdsInitThreads) init_ids(IdsTileState tile_state, int tiles, unsigned int *ticket) {
   tile_state.InitializeStatus(tiles);
   if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
+}
+
+/* The state back at rest after a writing launch over `tiles` tiles: their
+ * statuses unset (the word InitializeStatus writes) and the ticket 0. Run by
+ * the whole block that drew the launch's last ticket: every other block has
+ * drawn its last one, so all tiles are finished and nothing reads the state
+ * any more (each block's statuses are written before its fenced draws, and
+ * here every thread fences after this block's draw: the stores below come
+ * after them). Called by the kernels after ids_tile (inside its loop it cost
+ * the fused kernels registers: spills). */
+__device__ __forceinline__ void ids_reset_state(IdsTileState &tile_state, uint32_t tiles, unsigned int *ticket) {
+  __threadfence();
+  typename IdsTileState::TxnWord val = typename IdsTileState::TxnWord();
+  reinterpret_cast<typename IdsTileState::TileDescriptor *>(&val)->status =
+      typename IdsTileState::StatusWord(cub::SCAN_TILE_INVALID);
+  for (uint32_t i = threadIdx.x; i < tiles; i += blockDim.x)
+    tile_state.d_tile_descriptors[IdsTileState::TILE_STATUS_PADDING + i] = val;
+  if (threadIdx.x == 0) *ticket = 0;
 }
 
 /* The look-back of ids_block_prefix: per warp, the sum of its window and
@@ -161,9 +184,11 @@ __device__ __forceinline__ uint32_t ids_block_prefix(IdsTileState &tile_state, i
  * lanes, the tile's count in each, lane 0's result used); tile 0 publishes
  * its count as its inclusive prefix, as AgentScan does. The last tile writes
  * the total. Ids at positions p.capacity and past are counted, not written.
- * A block takes tiles until the ticket passes `tiles`. */
+ * A block takes tiles until the ticket passes `tiles`. Returns true in the
+ * block that drew the launch's last ticket, which then calls
+ * ids_reset_state. */
 template <uint32_t kBytes, bool kAligned, typename Source>
-__device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsigned int *ticket,
+__device__ __forceinline__ bool ids_tile(const ps_cuda_row_ids_params &p, unsigned int *ticket,
                                          IdsTileState &tile_state, uint32_t tiles, Source &src) {
   __shared__ ids_look_back look;
   __shared__ typename IdsWarpReduce::TempStorage reduce_tmp[kIdsWarps];
@@ -174,10 +199,13 @@ __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsign
   /* Tiles by ticket until none is left: a grid of one block per tile does
    * one each; a grid of resident blocks loops (no partial last wave). */
   for (;;) {
-    if (threadIdx.x == 0) s_tile = atomicAdd(ticket, 1u);
+    if (threadIdx.x == 0) {
+      __threadfence(); /* this block's status writes before its draw (ids_reset_state) */
+      s_tile = atomicAdd(ticket, 1u);
+    }
     __syncthreads();
     const uint32_t tile = s_tile;
-    if (tile >= tiles) return; /* uniform across the block */
+    if (tile >= tiles) return tile == tiles + gridDim.x - 1; /* uniform; every block draws one such ticket */
 
     /* The tile's count and each warp's offset in it: warp sums, then the 8
      * warp counts from shared memory. (cub::BlockScan over the threads' counts
@@ -238,20 +266,20 @@ __device__ __forceinline__ void ids_tile(const ps_cuda_row_ids_params &p, unsign
   }
 }
 
-/* The tile status array and the ticket in `workspace` (ids_workspace_bytes),
- * reset by init_ids on stream before the writing kernel. */
-inline cudaError_t ids_setup(uint32_t tiles, void *workspace, size_t workspace_bytes, IdsTileState *tile_state,
-                             unsigned int **ticket, cudaStream_t stream) {
+/* The ticket and the tile status array in `workspace` (ids_workspace_bytes,
+ * the row id state), set by init_ids on stream before the writing kernel
+ * unless `ready` tiles (at rest since the last launch) cover this one. */
+inline cudaError_t ids_setup(uint32_t tiles, uint32_t ready, void *workspace, size_t workspace_bytes,
+                             IdsTileState *tile_state, unsigned int **ticket, cudaStream_t stream) {
   /* The status array where DispatchScan puts it: at the start of a
-   * 256-byte-aligned allocation of AllocationSize bytes. */
+   * 256-byte-aligned piece of AllocationSize bytes. */
   const size_t status_bytes = ids_status_bytes(tiles);
-  const size_t ticket_at = align_up(status_bytes);
-  if (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlign != 0 ||
-      workspace_bytes < ticket_at + sizeof(unsigned int))
+  if (!workspace || reinterpret_cast<uintptr_t>(workspace) % kAlign != 0 || workspace_bytes < kAlign + status_bytes)
     return cudaErrorInvalidValue;
-  cudaError_t err = tile_state->Init((int)tiles, workspace, status_bytes);
+  cudaError_t err = tile_state->Init((int)tiles, static_cast<uint8_t *>(workspace) + kAlign, status_bytes);
   if (err != cudaSuccess) return err;
-  *ticket = reinterpret_cast<unsigned int *>(static_cast<uint8_t *>(workspace) + ticket_at);
+  *ticket = static_cast<unsigned int *>(workspace);
+  if (tiles <= ready) return cudaSuccess;
   const uint32_t init_blocks = (tiles + kIdsInitThreads - 1) / kIdsInitThreads;
   init_ids<<<init_blocks, kIdsInitThreads, 0, stream>>>(*tile_state, (int)tiles, *ticket);
   return cudaGetLastError();

@@ -185,18 +185,23 @@ typedef struct ps_cuda_row_ids_params {
   uint32_t bitmap_aligned; /* bitmap is 4-byte aligned */
   uint32_t out_aligned;    /* out is index_bytes-aligned */
   uint32_t capacity;       /* ids written at most; the ones past it are counted only */
+  uint32_t state_ready;    /* writing: tiles of the workspace's state at rest (0: none; see below) */
 } ps_cuda_row_ids_params;
 
-/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (CUB's
- * tile status array for the single-pass scan, and a tile ticket). Enqueues
- * nothing. */
-cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes);
+/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (a
+ * tile ticket and CUB's tile status array for the single-pass scan: the row
+ * id state), and its tiles. Enqueues nothing. The state is kept from launch
+ * to launch: a writing launch (and ps_cuda_launch_range_ids) leaves it at
+ * rest for the tiles it used, so one over at most p->state_ready tiles skips
+ * setting it up; after a launch that succeeded, max(state_ready, tiles) are
+ * ready. A new buffer has 0. */
+cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes, uint32_t *tiles);
 
 /* Size, then retrieve, on stream. With p->out: one kernel (after a tiny one
- * that initializes the workspace) where each block counts a tile of the
- * bitmap, gets the exclusive scan of the tile counts at its tile from CUB's
- * single-pass scan (cub::ScanTileState, cub::TilePrefixCallbackOp) and writes
- * its ids at that offset; *p->total receives the count. Without: per-tile
+ * that sets up the state, when it is not at rest for enough tiles) where
+ * each block counts a tile of the bitmap, gets the exclusive scan of the tile
+ * counts at its tile from a decoupled look-back over a cub::ScanTileState and
+ * writes its ids at that offset; *p->total receives the count. Without: per-tile
  * counts added up in *p->total, handed to *p->result by the last block,
  * workspace unused. workspace: 256-byte aligned, at least what
  * ps_cuda_row_ids_workspace said. */

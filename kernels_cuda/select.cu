@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kBlock) write_ids(const __grid_constant__ ps_c
                                                     unsigned int *ticket, IdsTileState tile_state, uint32_t tiles) {
   __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
   bitmap_words src{p, stage, false};
-  ids_tile<kBytes, kAligned>(p, ticket, tile_state, tiles, src);
+  if (ids_tile<kBytes, kAligned>(p, ticket, tile_state, tiles, src)) ids_reset_state(tile_state, tiles, ticket);
 }
 template <uint32_t kBytes, bool kAligned>
 cudaError_t launch_write_ids(const ps_cuda_row_ids_params &p, unsigned int *ticket, const IdsTileState &tile_state,
@@ -440,8 +440,9 @@ extern "C" cudaError_t ps_cuda_launch_take_words(unsigned long long *src, unsign
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes) {
+extern "C" cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes, uint32_t *tiles) {
   *bytes = ids_workspace_bytes(rows);
+  *tiles = ps_sel_ids_tiles(rows);
   return cudaSuccess;
 }
 
@@ -457,7 +458,7 @@ extern "C" cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, v
   if (p->index_bytes != 4 && p->index_bytes != 8) return cudaErrorInvalidValue;
   IdsTileState tile_state;
   unsigned int *ticket = NULL;
-  cudaError_t err = ids_setup(tiles, workspace, workspace_bytes, &tile_state, &ticket, stream);
+  cudaError_t err = ids_setup(tiles, p->state_ready, workspace, workspace_bytes, &tile_state, &ticket, stream);
   if (err != cudaSuccess) return err;
   if (p->index_bytes == 4)
     return p->out_aligned ? launch_write_ids<4, true>(*p, ticket, tile_state, tiles, stream)

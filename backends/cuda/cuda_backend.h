@@ -30,6 +30,13 @@ struct ps_backend {
   size_t select_ws_bytes;
   void *select_host;
   void *select_host_dev; /* select_host as kernels write it (mapped), or NULL: copied from select_ws */
+  /* Row ids' look-back state (a ticket and the tile statuses,
+   * kernels_cuda/ps_cuda_ids.cuh), apart from select_ws, which other calls
+   * overwrite: at rest between calls for ids_ready tiles, so that a launch
+   * over no more tiles needs no init launch. */
+  void *ids_state;
+  size_t ids_state_bytes;
+  uint32_t ids_ready;
   char name[320];
 };
 

@@ -59,8 +59,10 @@ static ps_status internal(ps_backend *be, const char *what, unsigned long long v
 void ps_cuda_select_release(ps_backend *be) {
   if (be->select_ws) (void)cudaFree(be->select_ws);
   if (be->select_host) (void)cudaFreeHost(be->select_host);
-  be->select_ws = be->select_host = be->select_host_dev = NULL;
-  be->select_ws_bytes = 0;
+  if (be->ids_state) (void)cudaFree(be->ids_state);
+  be->select_ws = be->select_host = be->select_host_dev = be->ids_state = NULL;
+  be->select_ws_bytes = be->ids_state_bytes = 0;
+  be->ids_ready = 0;
 }
 
 /* The gather's status words back at UINT64_MAX (when the workspace is set). */
@@ -149,11 +151,43 @@ static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data,
 
 /* ---- row ids ----------------------------------------------------------------- */
 
-/* The workspace the row-id kernels need for a chunk of `rows` rows. */
-static ps_status ids_workspace(ps_backend *be, uint64_t rows) {
-  size_t ws = 0;
-  ps_status st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(rows, &ws), "sizing the row id workspace", false);
-  return st == PS_OK ? ensure_workspace(be, ws) : st;
+/* The results area, and the row id state (be->ids_state) for a chunk of
+ * `rows` rows, grown as needed; *tiles the chunk's tiles. be's device is
+ * current. Growing drains the stream first (queued work may still use the
+ * old state) and leaves no tile ready. */
+static ps_status ids_state(ps_backend *be, uint64_t rows, uint32_t *tiles) {
+  size_t need = 0;
+  ps_status st =
+      ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(rows, &need, tiles), "sizing the row id state", false);
+  if (st == PS_OK) st = ensure_workspace(be, 0);
+  if (st != PS_OK || (be->ids_state && be->ids_state_bytes >= need)) return st;
+  size_t size = PS_CUDA_SELECT_MIN_WS;
+  while (size < need) size *= 2;
+  if (be->ids_state) {
+    st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+    if (st != PS_OK) return st;
+    (void)cudaFree(be->ids_state);
+    be->ids_state = NULL;
+    be->ids_state_bytes = 0;
+  }
+  be->ids_ready = 0;
+  st = ps_cuda_status(be->ctx, cudaMalloc(&be->ids_state, size), "cudaMalloc (row id state)", false);
+  if (st != PS_OK) {
+    be->ids_state = NULL;
+    return st;
+  }
+  be->ids_state_bytes = size;
+  return PS_OK;
+}
+
+/* After a writing launch over `tiles` tiles and its synchronization: those
+ * tiles are at rest too when it all succeeded; after a failure nothing is
+ * assumed. */
+static void ids_state_used(ps_backend *be, uint32_t tiles, ps_status st) {
+  if (st != PS_OK)
+    be->ids_ready = 0;
+  else if (tiles > be->ids_ready)
+    be->ids_ready = tiles;
 }
 
 ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
@@ -179,20 +213,22 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ids_workspace(be, a->rows);
+  uint32_t tiles = 0;
+  st = p.out ? ids_state(be, a->rows, &tiles) : ensure_workspace(be, 0);
   if (st == PS_OK) {
     if (p.out) {
       p.total = (uint32_t *)results_dev(be);
+      p.state_ready = be->ids_ready;
     } else { /* tile counts added atomically in device memory, handed over by the last block */
       p.total = (uint32_t *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_IDS_TOTAL);
       p.result = (uint32_t *)results_dev(be);
       p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_IDS_DONE);
     }
-    st = ps_cuda_status(be->ctx,
-                        ps_cuda_launch_row_ids(&p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_row_ids(&p, be->ids_state, be->ids_state_bytes, be->stream),
                         "launching the row id kernels", false);
+    if (st == PS_OK) st = take_results(be, sizeof(uint32_t));
+    if (p.out) ids_state_used(be, tiles, st);
   }
-  if (st == PS_OK) st = take_results(be, sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t total;
@@ -218,7 +254,8 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ids_workspace(be, a->rows);
+  uint32_t tiles = 0;
+  st = ids_state(be, a->rows, &tiles);
   if (st == PS_OK && rp->check_limit) /* the corrupt-code flag, next to the total */
     st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0, 8, be->stream), "cudaMemsetAsync (ids status)",
                         false);
@@ -226,12 +263,13 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
     /* Without the flag the total alone comes back, written where the host
      * reads it; the flag is added to atomically: device memory, copied. */
     p.total = (uint32_t *)(rp->check_limit ? be->select_ws : results_dev(be));
+    p.state_ready = be->ids_ready;
     rp->status = (uint32_t *)be->select_ws + 1;
-    st = ps_cuda_status(be->ctx,
-                        ps_cuda_launch_range_ids(rp, &p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_range_ids(rp, &p, be->ids_state, be->ids_state_bytes, be->stream),
                         "launching the range-to-row-ids kernel", false);
+    if (st == PS_OK) st = rp->check_limit ? read_results(be, 2 * sizeof(uint32_t)) : take_results(be, sizeof(uint32_t));
+    ids_state_used(be, tiles, st);
   }
-  if (st == PS_OK) st = rp->check_limit ? read_results(be, 2 * sizeof(uint32_t)) : take_results(be, sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t res[2];
