@@ -26,14 +26,13 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
 
 /* Results area at the front of the workspace (a multiple of 256, so what
  * follows stays aligned for CUB). Its first PS_CUDA_SELECT_READ_BYTES are
- * each call's results; past them lie words that keep their value from call
- * to call, so that no call spends a memset launch on them: the reduce
- * kernel's finished-blocks counter (0; the kernel's last block resets it)
- * and the gather status (two UINT64_MAX words; reset after a call that
- * lowered them), and the gather's finished-blocks counter (0; reset by its
- * last block, which also sets the status back); the row-id count's sum and
- * finished-blocks counter (both 0; reset by its last block). All are set
- * when the workspace is allocated. */
+ * each call's results (where the device cannot write the pinned copy);
+ * past them lie words that keep their value from call to call, so that no
+ * call spends a memset launch on them, each put back by its kernel's last
+ * block: the reduce kernel's finished-blocks counter (0), the gather status
+ * (two UINT64_MAX words) and finished-blocks counter (0), the row-id
+ * count's sum and finished-blocks counter (both 0). All are set when the
+ * workspace is allocated. */
 #define PS_CUDA_SELECT_RESULT_BYTES 256u
 #define PS_CUDA_SELECT_READ_BYTES 128u
 #define PS_CUDA_SELECT_REDUCE_DONE 128u   /* unsigned int */
