@@ -20,7 +20,7 @@ extern "C" cudaError_t ps_cuda_launch_range_ids(const ps_cuda_range_params *r, c
   const uint32_t tiles = ps_sel_ids_tiles(p->rows);
   IdsTileState tile_state;
   unsigned int *ticket = NULL;
-  cudaError_t err = ids_setup(tiles, workspace, workspace_bytes, &tile_state, &ticket, stream);
+  cudaError_t err = ids_setup(tiles, p->state_ready, workspace, workspace_bytes, &tile_state, &ticket, stream);
   if (err != cudaSuccess) return err;
   if (r->width <= 16) return ps_cuda_range_ids_slice_0(*r, *p, ticket, tile_state, tiles, stream);
   return ps_cuda_range_ids_slice_1(*r, *p, ticket, tile_state, tiles, stream);

@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(kBlock)
   extern __shared__ __align__(16) uint32_t smem[];
   range_words<W> src{r, reinterpret_cast<uint32_t(*)[PS_SEL_IDS_ROUNDS][32]>(smem), smem + PS_SEL_IDS_TILE_WORDS, 0, 0};
   if constexpr (ps_range::word_local<W>()) ps_range::word_consts<W>(r.lo, r.span, &src.L, &src.S_);
-  ids_tile<kBytes, true>(p, ticket, tile_state, tiles, src);
+  if (ids_tile<kBytes, true>(p, ticket, tile_state, tiles, src)) ids_reset_state(tile_state, tiles, ticket);
 }
 
 /* Opts the instantiation in to its dynamic shared memory (above 48 KB at the

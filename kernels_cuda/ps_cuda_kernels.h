@@ -174,27 +174,37 @@ cudaError_t ps_cuda_launch_tree(const ps_cuda_tree_params *p, cudaStream_t strea
 typedef struct ps_cuda_row_ids_params {
   const uint8_t *bitmap; /* chunk start; ceil(rows/8) readable bytes */
   uint8_t *out;          /* index_bytes per id, or NULL: count only */
-  uint32_t *total;       /* device word receiving the number of set bits */
+  uint32_t *total;       /* receives the number of set bits: any memory the device can write (mapped
+                          * pinned: no copy); counting only, device memory added to atomically, 0 before
+                          * a launch and 0 again after it, the number going to *result */
+  uint32_t *result;      /* counting only: receives the number (mapped pinned: no copy) */
+  unsigned int *done;    /* counting only: device; 0 before a launch, and 0 again after it */
   uint64_t rows;         /* 1..2^31 */
   uint64_t id_base;
   uint32_t index_bytes;    /* 4 or 8 */
   uint32_t bitmap_aligned; /* bitmap is 4-byte aligned */
   uint32_t out_aligned;    /* out is index_bytes-aligned */
   uint32_t capacity;       /* ids written at most; the ones past it are counted only */
+  uint32_t state_ready;    /* writing: tiles of the workspace's state at rest (0: none; see below) */
 } ps_cuda_row_ids_params;
 
-/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (CUB's
- * tile status array for the single-pass scan, and a tile ticket). Enqueues
- * nothing. */
-cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes);
+/* Device workspace bytes ps_cuda_launch_row_ids needs for `rows` rows (a
+ * tile ticket and CUB's tile status array for the single-pass scan: the row
+ * id state), and its tiles. Enqueues nothing. The state is kept from launch
+ * to launch: a writing launch (and ps_cuda_launch_range_ids) leaves it at
+ * rest for the tiles it used, so one over at most p->state_ready tiles skips
+ * setting it up; after a launch that succeeded, max(state_ready, tiles) are
+ * ready. A new buffer has 0. */
+cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes, uint32_t *tiles);
 
 /* Size, then retrieve, on stream. With p->out: one kernel (after a tiny one
- * that initializes the workspace) where each block counts a tile of the
- * bitmap, gets the exclusive scan of the tile counts at its tile from CUB's
- * single-pass scan (cub::ScanTileState, cub::TilePrefixCallbackOp) and writes
- * its ids at that offset. Without: per-tile counts added up, workspace
- * unused. *p->total receives the count either way. workspace: 256-byte
- * aligned, at least what ps_cuda_row_ids_workspace said. */
+ * that sets up the state, when it is not at rest for enough tiles) where
+ * each block counts a tile of the bitmap, gets the exclusive scan of the tile
+ * counts at its tile from a decoupled look-back over a cub::ScanTileState and
+ * writes its ids at that offset; *p->total receives the count. Without: per-tile
+ * counts added up in *p->total, handed to *p->result by the last block,
+ * workspace unused. workspace: 256-byte aligned, at least what
+ * ps_cuda_row_ids_workspace said. */
 cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, void *workspace, size_t workspace_bytes,
                                    cudaStream_t stream);
 
@@ -212,7 +222,7 @@ typedef struct ps_cuda_reduce_params {
   const uint8_t *data;        /* NULL only when nothing is readable */
   const uint8_t *validity;    /* read when col.flags has PS_COLF_VALIDITY */
   const uint8_t *selection;   /* ceil(rows/8) bytes, or NULL: every row */
-  uint64_t *result;           /* device, PS_CUDA_REDUCE_RESULT_WORDS words */
+  uint64_t *result;           /* PS_CUDA_REDUCE_RESULT_WORDS words the device can write (mapped pinned: no copy) */
   unsigned int *done;         /* device; 0 before a launch, and 0 again after it */
   uint64_t rows;              /* 1..2^31 */
   uint32_t data_aligned;      /* data is 4-byte aligned */
@@ -233,7 +243,9 @@ cudaError_t ps_cuda_launch_reduce(const ps_cuda_reduce_params *p, uint32_t max_b
 
 /* Late materialization (ps_gather_args). status[0] / status[1] must be
  * UINT64_MAX before the launch; the kernel lowers them (atomicMin) to the
- * least i whose id is >= rows / whose valid row holds a corrupt code. */
+ * least i whose id is >= rows / whose valid row holds a corrupt code, and
+ * its last block (counted in *done) moves them to result[0..1] and sets
+ * them back to UINT64_MAX, so that a call needs no reset and no copy. */
 typedef struct ps_cuda_gather_params {
   ps_prog_col col;               /* data_bytes / validity_bytes of the whole column */
   const uint8_t *data;           /* stream start */
@@ -242,6 +254,8 @@ typedef struct ps_cuda_gather_params {
   uint8_t *values;               /* count values of value_bytes */
   uint8_t *validity_out;         /* ceil(count/8) bytes, or NULL */
   unsigned long long *status;    /* device, 2 words */
+  unsigned long long *result;    /* 2 words the device can write (mapped pinned: no copy) */
+  unsigned int *done;            /* device; 0 before a launch, and 0 again after it */
   double pow10;                  /* 10^col.scale, exact */
   uint64_t count;                /* >= 1 */
   uint64_t rows;                 /* the column's rows */
@@ -257,6 +271,14 @@ typedef struct ps_cuda_gather_params {
 
 /* Enqueues the gather on at most max_blocks blocks (grid-stride). */
 cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uint32_t max_blocks, cudaStream_t stream);
+
+/* Copies words 64-bit words from src (device) to dst (memory the device can
+ * write: the host's mapped pinned copy) and zeroes them at src, in one small
+ * kernel on stream (select.cu): a call's result words handed to the host
+ * without a copy-engine transfer, and left zero for the next launch that
+ * adds into them. words: 1..32. */
+cudaError_t ps_cuda_launch_take_words(unsigned long long *src, unsigned long long *dst, uint32_t words,
+                                      cudaStream_t stream);
 
 /* ---- LIKE over a dictionary (like.cu) ------------------------------------------ */
 

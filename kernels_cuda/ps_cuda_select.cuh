@@ -215,57 +215,108 @@ PS_HD uint32_t ps_sel_tile_code(const uint32_t *stage, uint32_t w, uint32_t j, u
   return ps_sel_funnel(stage[i], stage[i + 1], (lane * w) & 31u) & ps_sel_width_mask(w);
 }
 
-/* One lane's accumulators over the tiles it has seen: codes are at most 32
- * bits, so min and max are 32-bit; `any`: some row was added (min is then
- * meaningful even at 0xffffffff). */
+/* One lane's accumulators over the tiles it has seen. Codes are at most 32
+ * bits, so min and max are 32-bit, and UINT32_MAX is a neutral min among
+ * them: whether any row was added is decided once, from the count of the
+ * whole reduction (ps_sel_tile_result), not per row. */
 struct ps_sel_tile_acc {
   uint64_t count, sum_lo, sum_hi, bad_row;
   uint32_t min, max;
-  bool any;
 };
 
 PS_HD ps_sel_tile_acc ps_sel_tile_acc_empty() {
   ps_sel_tile_acc a;
   a.count = 0, a.sum_lo = 0, a.sum_hi = 0, a.bad_row = UINT64_MAX;
-  a.min = UINT32_MAX, a.max = 0, a.any = false;
+  a.min = UINT32_MAX, a.max = 0;
   return a;
 }
 
-/* Lane `lane`'s share of tile t: the row-mask word of the tile's word j (its
- * bits: rows that count, as ps_sel_reduce_rows) comes from word_rows(j);
- * `own` is the lane's own word (j = lane), counted here. A code above limit
- * records its row as corrupt. The tile's sum (< 2^37) is 64-bit and meets
- * the 128-bit sum once. */
-template <typename WordRows>
-PS_HD void ps_sel_tile_lane(ps_sel_tile_acc &a, const uint32_t *stage, uint32_t w, uint32_t limit, uint64_t t,
-                            uint32_t lane, uint32_t own, WordRows word_rows) {
-  a.count += ps_sel_popc(own);
-  uint64_t sum = 0;
+/* A tile's sum of one lane's 32 codes: 32 (2^w - 1) < 2^32 up to 27 bits, so
+ * 32-bit adds there; 64-bit from 28 bits. */
+#define PS_SEL_TILE_NARROW_MAX 27u
+template <bool kWide>
+struct ps_sel_tile_sum {
+  typedef uint32_t type;
+};
+template <>
+struct ps_sel_tile_sum<true> {
+  typedef uint64_t type;
+};
+
+/* The least row of lane `lane` in tile t whose code is above limit and
+ * counts (UINT64_MAX: none): the rescan of a tile whose max is above the
+ * limit, which only corrupt data reaches. Every lane of the warp calls it
+ * (word_rows shuffles); a lane whose max was not above the limit finds
+ * none. */
+template <bool kRows, typename WordRows>
+PS_HD uint64_t ps_sel_tile_bad_row(const uint32_t *stage, uint32_t w, uint32_t limit, uint64_t t, uint32_t lane,
+                                   WordRows word_rows) {
+  uint64_t bad = UINT64_MAX;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1 /* rare: kept small, registers for the main loop */
+#endif
+  for (uint32_t j = 0; j < 32; j++) {
+    const uint32_t m = kRows ? word_rows(j) : 0xffffffffu; /* every lane calls (a shuffle on the GPU) */
+    if (bad == UINT64_MAX && ((m >> lane) & 1u) && ps_sel_tile_code(stage, w, j, lane) > limit)
+      bad = t * 1024u + j * 32u + lane;
+  }
+  return bad;
+}
+
+/* Lane `lane`'s share of tile t: row lane of each of the tile's 32 words.
+ * kRows: the tile has a row mask (a selection, validity, or rows past the
+ * end); word j's mask (its bits: rows that count, as ps_sel_reduce_rows)
+ * comes from word_rows(j), called by every lane for every j; `own` is the
+ * lane's own word's mask (j = lane), counted here. Without kRows every row
+ * of the tile counts (own is all ones). kWide: w > PS_SEL_TILE_NARROW_MAX.
+ * A code above limit makes the call fail, so such codes are not kept out of
+ * the sums: the result says whether the tile's max is above the limit, and
+ * only then does the caller look for the least such row (ps_sel_tile_bad_row,
+ * called by the whole warp when any lane needs it, since word_rows
+ * shuffles). The tile's sum meets the 128-bit sum once; per code this is two
+ * shared loads, a funnel shift, a mask, an add and a min and a max
+ * (predicated under a row mask). */
+template <bool kRows, bool kWide, typename WordRows>
+PS_HD bool ps_sel_tile_lane(ps_sel_tile_acc &a, const uint32_t *stage, uint32_t w, uint32_t limit, uint32_t lane,
+                            uint32_t own, WordRows word_rows) {
+  typedef typename ps_sel_tile_sum<kWide>::type sum_t;
+  const uint32_t cmask = ps_sel_width_mask(w), shift = (lane * w) & 31u;
+  const uint32_t *at = stage + ((lane * w) >> 5);
+  sum_t sum = 0;
+  uint32_t mn = UINT32_MAX, mx = 0;
 #ifdef __CUDA_ARCH__
 #pragma unroll 8
 #endif
-  for (uint32_t j = 0; j < 32; j++) {
-    const uint32_t m = word_rows(j);
-    const uint32_t code = ps_sel_tile_code(stage, w, j, lane);
-    if ((m >> lane) & 1u) {
-      a.any = true;
+  for (uint32_t j = 0; j < 32; j++, at += w) {
+    const uint32_t m = kRows ? word_rows(j) : 0xffffffffu;
+    const uint32_t code = ps_sel_funnel(at[0], at[1], shift) & cmask;
+    if (!kRows || ((m >> lane) & 1u)) { /* nvcc does not see (~0u >> lane) & 1 as 1 */
       sum += code;
-      a.min = code < a.min ? code : a.min;
-      a.max = code > a.max ? code : a.max;
-      if (code > limit) {
-        const uint64_t row = t * 1024u + j * 32u + lane;
-        if (row < a.bad_row) a.bad_row = row;
-      }
+      mn = code < mn ? code : mn;
+      mx = code > mx ? code : mx;
     }
   }
-  a.sum_lo += sum;
-  a.sum_hi += a.sum_lo < sum ? 1u : 0u;
+  a.count += ps_sel_popc(own);
+  const uint64_t s64 = sum;
+  a.sum_lo += s64;
+  a.sum_hi += a.sum_lo < s64 ? 1u : 0u;
+  a.min = mn < a.min ? mn : a.min;
+  a.max = mx > a.max ? mx : a.max;
+  return mx > limit;
 }
 
 PS_HD ps_sel_partial ps_sel_tile_partial(const ps_sel_tile_acc &a) {
   ps_sel_partial p;
-  p.count = a.count, p.min = a.any ? a.min : UINT64_MAX, p.max = a.max;
+  p.count = a.count, p.min = a.min, p.max = a.max;
   p.sum_lo = a.sum_lo, p.sum_hi = a.sum_hi, p.bad_row = a.bad_row;
+  return p;
+}
+
+/* The reduction's result from the combined tile partials: with no row
+ * counted, min is the empty partial's (ps_sel_partial_empty), as the
+ * reference returns it. */
+PS_HD ps_sel_partial ps_sel_tile_result(ps_sel_partial p) {
+  if (p.count == 0) p.min = UINT64_MAX;
   return p;
 }
 

@@ -58,12 +58,24 @@ __device__ __forceinline__ uint32_t ids_word(const ps_cuda_row_ids_params &p, ui
                : ps_sel_bitmap_word(p.bitmap, p.rows, g, p.bitmap_aligned != 0);
 }
 
-/* Size: the set bits of a tile, added to *p.total (zeroed before). */
+/* Size: the set bits of a tile, added to *p.total (0 between launches); the
+ * last block to finish moves the sum to *p.result and leaves *p.total 0, so
+ * a call needs no memset and no copy. */
 __global__ void __launch_bounds__(kBlock) count_ids(const __grid_constant__ ps_cuda_row_ids_params p) {
   __shared__ typename IdsBlockReduce::TempStorage tmp;
+  __shared__ bool last;
   const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   const uint32_t total = IdsBlockReduce(tmp).Sum(ids_lane_count(p, blockIdx.x, warp, lane));
-  if (threadIdx.x == 0 && total) atomicAdd(p.total, total);
+  if (threadIdx.x == 0) {
+    if (total) atomicAdd(p.total, total);
+    __threadfence(); /* the count is added before the ticket is taken */
+    last = atomicAdd(p.done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  *p.result = atomicExch(p.total, 0u);
+  *p.done = 0; /* ready for the next launch on the stream */
 }
 
 /* The selection bitmap's words: whole aligned tiles with plain loads, the
@@ -87,7 +99,7 @@ __global__ void __launch_bounds__(kBlock) write_ids(const __grid_constant__ ps_c
                                                     unsigned int *ticket, IdsTileState tile_state, uint32_t tiles) {
   __shared__ __align__(16) uint16_t stage[kIdsWarps][PS_SEL_IDS_STAGE_SLOTS];
   bitmap_words src{p, stage, false};
-  ids_tile<kBytes, kAligned>(p, ticket, tile_state, tiles, src);
+  if (ids_tile<kBytes, kAligned>(p, ticket, tile_state, tiles, src)) ids_reset_state(tile_state, tiles, ticket);
 }
 template <uint32_t kBytes, bool kAligned>
 cudaError_t launch_write_ids(const ps_cuda_row_ids_params &p, unsigned int *ticket, const IdsTileState &tile_state,
@@ -154,10 +166,12 @@ __global__ void __launch_bounds__(kBlock)
  * of each of the tile's 32 result words: its code starts at the same bit
  * (l*w mod 32) of word j*w + (l*w)/32 for every j, so a code is two shared
  * loads (a window of at most 33 consecutive words across the warp: no bank
- * conflicts) and a funnel shift. Codes are 32-bit, a tile's sum (< 2^37)
- * is 64-bit and meets the 128-bit sum once per tile. The block partials are
- * combined by the last block to finish (counted in *done), so one launch
- * does the whole reduction. */
+ * conflicts) and a funnel shift. Codes are 32-bit, a tile's sum is 32-bit
+ * up to 27 bits (64-bit above) and meets the 128-bit sum once per tile; the
+ * corrupt-code test is one compare of the tile's max (ps_sel_tile_lane has
+ * the instruction count, which issue limits as much as the bytes do). The
+ * block partials are combined by the last block to finish (counted in
+ * *done), so one launch does the whole reduction. */
 
 constexpr uint32_t kReduceWarps = kBlock / 32;
 constexpr uint32_t kReduceStage = 32u * 32u + 4u; /* a tile's words at 32 bits, one past them; 16-byte rows */
@@ -194,27 +208,55 @@ __device__ __forceinline__ ps_sel_partial load_partial(const ps_sel_partial *q) 
   return r;
 }
 
-__global__ void __launch_bounds__(kBlock)
-    reduce_tiles(const __grid_constant__ ps_cuda_reduce_params p, ps_sel_partial *partials) {
-  __shared__ __align__(16) uint32_t stage_area[kReduceWarps][kReduceStage];
-  __shared__ bool last;
-  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
-  uint32_t *stage = stage_area[warp];
+/* Rows past the end of the stream; the lane's rows mask of word j from lane
+ * j's register. */
+struct tile_rows_shfl {
+  uint32_t rows;
+  __device__ __forceinline__ uint32_t operator()(uint32_t j) const { return __shfl_sync(kFullWarp, rows, j); }
+};
+
+/* The warp's tiles (grid-stride) into acc. A whole tile of a column without
+ * selection or validity counts every row: no row masks at all there. */
+template <bool kWide>
+__device__ __forceinline__ void reduce_warp_tiles(const ps_cuda_reduce_params &p, uint32_t warp, uint32_t lane,
+                                                  uint32_t *stage, ps_sel_tile_acc &acc) {
   const uint32_t w = p.col.width; /* 1..32 */
   const uint32_t n = 32u * w;
   const uint32_t cmask = ps_sel_width_mask(w);
   const uint32_t limit = (uint32_t)(p.col.code_limit < cmask ? p.col.code_limit : cmask);
   const uint64_t tiles = (p.rows + 1023) / 1024;
-
-  ps_sel_tile_acc acc = ps_sel_tile_acc_empty();
+  const uint64_t plain_tiles = p.selection || (p.col.flags & PS_COLF_VALIDITY) ? 0 : p.rows / 1024;
   for (uint64_t t = (uint64_t)blockIdx.x * kReduceWarps + warp; t < tiles; t += (uint64_t)gridDim.x * kReduceWarps) {
-    const uint32_t rows = ps_sel_reduce_rows(p, t * 32 + lane); /* lane j: word j of the tile */
+    const bool plain = t < plain_tiles; /* uniform across the warp */
+    /* lane j: the rows of word j */
+    const uint32_t rows = plain ? 0xffffffffu : ps_sel_reduce_rows(p, t * 32 + lane);
     stage_tile(p, t * n, n, lane, stage);
     __syncwarp();
-    ps_sel_tile_lane(acc, stage, w, limit, t, lane, rows,
-                     [rows](uint32_t j) { return __shfl_sync(kFullWarp, rows, j); });
+    const tile_rows_shfl word_rows{rows};
+    const bool above = plain ? ps_sel_tile_lane<false, kWide>(acc, stage, w, limit, lane, rows, word_rows)
+                             : ps_sel_tile_lane<true, kWide>(acc, stage, w, limit, lane, rows, word_rows);
+    if (__any_sync(kFullWarp, above)) { /* corrupt codes: the least such row of each lane */
+      const uint64_t bad = plain ? ps_sel_tile_bad_row<false>(stage, w, limit, t, lane, word_rows)
+                                 : ps_sel_tile_bad_row<true>(stage, w, limit, t, lane, word_rows);
+      acc.bad_row = bad < acc.bad_row ? bad : acc.bad_row;
+    }
     __syncwarp(); /* the stage is rewritten next tile */
   }
+}
+
+/* 5 blocks per SM (48 registers, as the shared stage allows 6): left to
+ * itself nvcc hoists the shared loads of the unrolled loop into 58 registers,
+ * 4 blocks, fewer tiles in flight. */
+__global__ void __launch_bounds__(kBlock, 5)
+    reduce_tiles(const __grid_constant__ ps_cuda_reduce_params p, ps_sel_partial *partials) {
+  __shared__ __align__(16) uint32_t stage_area[kReduceWarps][kReduceStage];
+  __shared__ bool last;
+  const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  ps_sel_tile_acc acc = ps_sel_tile_acc_empty();
+  if (p.col.width > PS_SEL_TILE_NARROW_MAX) /* uniform */
+    reduce_warp_tiles<true>(p, warp, lane, stage_area[warp], acc);
+  else
+    reduce_warp_tiles<false>(p, warp, lane, stage_area[warp], acc);
   const ps_sel_partial mine = ps_sel_tile_partial(acc);
   ps_sel_partial total = block_partial(mine);
   if (threadIdx.x == 0) {
@@ -229,7 +271,7 @@ __global__ void __launch_bounds__(kBlock)
   for (uint32_t i = threadIdx.x; i < gridDim.x; i += kBlock) all = ps_sel_partial_add(all, load_partial(partials + i));
   total = block_partial(all);
   if (threadIdx.x == 0) {
-    store_result(p.result, total);
+    store_result(p.result, ps_sel_tile_result(total));
     *p.done = 0; /* ready for the next launch on the stream */
   }
 }
@@ -296,7 +338,9 @@ __device__ __forceinline__ void store_validity(const ps_cuda_gather_params &p, u
  * first. */
 constexpr uint32_t kGatherPer = 4;
 
-__global__ void __launch_bounds__(kBlock) gather_rows(const __grid_constant__ ps_cuda_gather_params p) {
+/* 48 registers, 5 blocks per SM, as before the last block's hand-off (which
+ * took nvcc to 64: 4 blocks, fewer loads in flight; 16 bytes of spills now). */
+__global__ void __launch_bounds__(kBlock, 5) gather_rows(const __grid_constant__ ps_cuda_gather_params p) {
   const uint32_t lane = threadIdx.x & 31u;
   constexpr uint64_t kSpan = 32u * kGatherPer;
   const uint64_t stride = (uint64_t)gridDim.x * (kBlock / 32) * kSpan;
@@ -363,12 +407,42 @@ __global__ void __launch_bounds__(kBlock) gather_rows(const __grid_constant__ ps
       if (p.validity_out) store_validity(p, (base >> 5) + u, word, lane);
     }
   }
+  /* The last block to finish hands the status words to the host's copy and
+   * sets them back for the next launch. Each thread's atomicMin is ordered
+   * before its block's ticket by its fence and the barrier. */
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(p.done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  p.result[0] = atomicExch(&p.status[0], ~0ull);
+  p.result[1] = atomicExch(&p.status[1], ~0ull);
+  *p.done = 0; /* ready for the next launch on the stream */
+}
+
+/* ps_cuda_launch_take_words: thread i takes word i. */
+__global__ void __launch_bounds__(32) take_words(unsigned long long *src, unsigned long long *dst, uint32_t words) {
+  const uint32_t i = threadIdx.x;
+  if (i < words) {
+    dst[i] = src[i];
+    src[i] = 0;
+  }
 }
 
 }  // namespace
 
-extern "C" cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes) {
+extern "C" cudaError_t ps_cuda_launch_take_words(unsigned long long *src, unsigned long long *dst, uint32_t words,
+                                                 cudaStream_t stream) {
+  if (!src || !dst || words == 0 || words > 32) return cudaErrorInvalidValue;
+  take_words<<<1, 32, 0, stream>>>(src, dst, words);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ps_cuda_row_ids_workspace(uint64_t rows, size_t *bytes, uint32_t *tiles) {
   *bytes = ids_workspace_bytes(rows);
+  *tiles = ps_sel_ids_tiles(rows);
   return cudaSuccess;
 }
 
@@ -377,15 +451,14 @@ extern "C" cudaError_t ps_cuda_launch_row_ids(const ps_cuda_row_ids_params *p, v
   if (p->rows == 0 || p->rows > ((uint64_t)1 << 31) || !p->total) return cudaErrorInvalidValue;
   const uint32_t tiles = ps_sel_ids_tiles(p->rows);
   if (!p->out) { /* count only */
-    cudaError_t err = cudaMemsetAsync(p->total, 0, sizeof *p->total, stream);
-    if (err != cudaSuccess) return err;
+    if (!p->result || !p->done) return cudaErrorInvalidValue;
     count_ids<<<tiles, kBlock, 0, stream>>>(*p);
     return cudaGetLastError();
   }
   if (p->index_bytes != 4 && p->index_bytes != 8) return cudaErrorInvalidValue;
   IdsTileState tile_state;
   unsigned int *ticket = NULL;
-  cudaError_t err = ids_setup(tiles, workspace, workspace_bytes, &tile_state, &ticket, stream);
+  cudaError_t err = ids_setup(tiles, p->state_ready, workspace, workspace_bytes, &tile_state, &ticket, stream);
   if (err != cudaSuccess) return err;
   if (p->index_bytes == 4)
     return p->out_aligned ? launch_write_ids<4, true>(*p, ticket, tile_state, tiles, stream)
@@ -421,7 +494,8 @@ extern "C" cudaError_t ps_cuda_launch_gather(const ps_cuda_gather_params *p, uin
   const uint64_t want = (p->count + kBlock * kGatherPer - 1) / (kBlock * kGatherPer);
   const uint64_t cap = max_blocks ? max_blocks : 1;
   const uint32_t blocks = (uint32_t)(want < cap ? want : cap);
-  if (blocks == 0) return cudaSuccess;
+  /* the results come from the last block: at least one must run */
+  if (blocks == 0 || !p->status || !p->result || !p->done) return cudaErrorInvalidValue;
   gather_rows<<<blocks, kBlock, 0, stream>>>(*p);
   return cudaGetLastError();
 }

@@ -3,8 +3,9 @@
  * and round geometry, the bounded and whole-tile bitmap loads, the per-warp
  * counts and offsets inside a tile, the per-lane extraction into the staging
  * area and the warp's copy-out positions. The offsets of the tiles (an
- * exclusive scan of their counts) come on the GPU from CUB's single-pass scan
- * (cub::TilePrefixCallbackOp, tested by CUB); here from a plain loop, after
+ * exclusive scan of their counts) come on the GPU from a block-wide
+ * decoupled look-back over cub::ScanTileState (ps_cuda_ids.cuh; the 40M-row
+ * case of select.cuda takes it past one window); here from a plain loop, after
  * which host threads take tiles by ticket and write them in whatever order
  * they get them. Compared with a plain loop over the bits on random bitmaps:
  * partial last words and tiles, empty and full selections, uint32 and uint64

@@ -64,8 +64,9 @@ static std::vector<uint8_t> random_bits(uint64_t rows, double density) {
  * densities (negative: none); codes above `limit` corrupt; data placed at
  * byte offset `shift` of its buffer (1..3: unaligned); ones: every code is
  * the width's largest. */
-static void check_reduce(uint64_t rows, uint32_t w, double sel_density, double valid_density, uint64_t limit,
-                         uint32_t shift, bool ones = false) {
+template <bool wide>
+static void check_reduce_as(uint64_t rows, uint32_t w, double sel_density, double valid_density, uint64_t limit,
+                            uint32_t shift, bool ones) {
   const uint64_t bytes = (rows * w + 7) / 8;
   std::vector<uint8_t> buf(bytes + shift + 8);
   for (auto &b : buf) b = ones ? 0xff : (uint8_t)rng();
@@ -125,8 +126,28 @@ static void check_reduce(uint64_t rows, uint32_t w, double sel_density, double v
     for (uint32_t j = 0; j < 32; j++) word_rows[j] = ps_sel_reduce_rows(p, t * 32 + j);
     for (uint32_t k = 0; k < n; k++) stage[k] = ps_sel_load_word(p.data, (t * n + k) * 4, bytes, p.data_aligned != 0);
     stage[n] = 0;
-    for (uint32_t lane = 0; lane < 32; lane++)
-      ps_sel_tile_lane(acc[lane], stage.data(), w, lim, t, lane, word_rows[lane], word_rows_of{word_rows});
+    /* the kernel's choice: a whole tile without selection or validity has
+     * no row masks */
+    const bool plain = sel.empty() && val.empty() && t < rows / 1024;
+    bool above[32], any_above = false;
+    for (uint32_t lane = 0; lane < 32; lane++) {
+      EXPECT(!plain || word_rows[lane] == 0xffffffffu, "tile %llu: a plain tile has a row masked",
+             (unsigned long long)t);
+      above[lane] = plain ? ps_sel_tile_lane<false, wide>(acc[lane], stage.data(), w, lim, lane, word_rows[lane],
+                                                          word_rows_of{word_rows})
+                          : ps_sel_tile_lane<true, wide>(acc[lane], stage.data(), w, lim, lane, word_rows[lane],
+                                                         word_rows_of{word_rows});
+      any_above = any_above || above[lane];
+    }
+    if (any_above) { /* every lane rescans, as the warp does */
+      for (uint32_t lane = 0; lane < 32; lane++) {
+        const uint64_t b = plain ? ps_sel_tile_bad_row<false>(stage.data(), w, lim, t, lane, word_rows_of{word_rows})
+                                 : ps_sel_tile_bad_row<true>(stage.data(), w, lim, t, lane, word_rows_of{word_rows});
+        EXPECT(above[lane] || b == UINT64_MAX, "tile %llu lane %u: a corrupt row below the limit's max",
+               (unsigned long long)t, lane);
+        acc[lane].bad_row = std::min(acc[lane].bad_row, b);
+      }
+    }
     if (++seen % lanes_per_acc == 0) {
       for (auto &a : acc) parts.push_back(ps_sel_tile_partial(a)), a = ps_sel_tile_acc_empty();
     }
@@ -135,6 +156,7 @@ static void check_reduce(uint64_t rows, uint32_t w, double sel_density, double v
   std::shuffle(parts.begin(), parts.end(), rng);
   ps_sel_partial got = ps_sel_partial_empty();
   for (const auto &q : parts) got = ps_sel_partial_add(got, q);
+  got = ps_sel_tile_result(got);
 
   char ctx[160];
   std::snprintf(ctx, sizeof ctx, "rows %llu w %u sel %.2f valid %.2f limit %llu shift %u%s", (unsigned long long)rows,
@@ -150,6 +172,14 @@ static void check_reduce(uint64_t rows, uint32_t w, double sel_density, double v
   EXPECT(got.sum_lo == (uint64_t)sum && got.sum_hi == (uint64_t)(sum >> 64), "%s: sum differs", ctx);
   EXPECT(got.min == mn && got.max == mx, "%s: min/max %llu/%llu, want %llu/%llu", ctx, (unsigned long long)got.min,
          (unsigned long long)got.max, (unsigned long long)mn, (unsigned long long)mx);
+}
+
+/* Below PS_SEL_TILE_NARROW_MAX bits the kernel sums a tile's codes in 32
+ * bits; the 64-bit sums are checked at every width too. */
+static void check_reduce(uint64_t rows, uint32_t w, double sel_density, double valid_density, uint64_t limit,
+                         uint32_t shift, bool ones = false) {
+  if (w <= PS_SEL_TILE_NARROW_MAX) check_reduce_as<false>(rows, w, sel_density, valid_density, limit, shift, ones);
+  check_reduce_as<true>(rows, w, sel_density, valid_density, limit, shift, ones);
 }
 
 /* The gather's direct read: two words from ps_sel_code_word and a funnel
@@ -204,7 +234,7 @@ int main() {
     check_gather_words(w, 100);
   }
   /* every code at the width's largest value (min = max = 0xffffffff at 32 bits) */
-  for (uint32_t w : {1u, 7u, 24u, 32u}) {
+  for (uint32_t w : {1u, 7u, 24u, 27u, 28u, 32u}) {
     const uint64_t full = w == 32 ? 0xffffffffull : (1ull << w) - 1;
     check_reduce(2049, w, 0.01, -1, full, 0, true);
     check_reduce(2049, w, -1, -1, full, 0, true);

@@ -7,6 +7,7 @@
  *    capacity, size only) and host memory, and ps_filter_row_ids; selectivity
  *    0, one row, ~1%, 50%, 100%, all null; n = 0, 1, 31, 32, 33, 1000, 4133, 100003;
  *    several chunks (max_chunk_rows 64 and 96, n <= 4133 there); uint32 refused past 2^32 rows;
+ *    40M rows (hundreds of CUDA row-id tiles);
  *  - late materialization: every numeric type at sampled widths 0..64,
  *    dictionary indexes and strings (empty strings, nulls), with and without
  *    validity, ids from a filter and unsorted ids with repeats, device buffers
@@ -219,6 +220,61 @@ static void row_ids_patterns(void) {
       }
     }
   }
+  th_case("%s", "");
+}
+
+/* A selection of 40M rows: on CUDA about 300 row-id tiles of 131,072 rows,
+ * more than one round of the block-wide look-back (256 predecessors), so a
+ * tile may have to walk back past a window without an inclusive prefix.
+ * Sparse and dense stretches and long empty ones; every id checked, uint32
+ * and uint64, with room for every row (the one-pass write) and exactly the
+ * count (sized first). Other backends have no such tiles: 3M rows there
+ * keep the CPU runs (PoCL) short. */
+static void row_ids_many_tiles(void) {
+  ps_context *ctx = ctxs[0];
+  const int cuda = strcmp(ps_context_backend(ctx), "cuda") == 0;
+  const uint64_t n = (cuda ? 300 * (uint64_t)131072 : 23 * (uint64_t)131072) + 77, nb = nbytes(n);
+  th_case("row ids: n=%llu (many tiles)", ull(n));
+  uint8_t *bits = th_calloc((size_t)nb + 8, 1);
+  /* 3M-row stretches (multiples of 8 rows): empty, ~1% (random rows), ~50%
+   * (random bytes); and the last row */
+  const uint64_t zone = 3000000;
+  for (uint64_t z0 = 0; z0 < n; z0 += zone) {
+    const uint64_t len = n - z0 < zone ? n - z0 : zone;
+    if ((z0 / zone) % 3 == 1) {
+      for (uint64_t j = 0; j < len / 100; j++) setbit(bits, z0 + th_below(&th.rng, len));
+    } else if ((z0 / zone) % 3 == 2) {
+      for (uint64_t i = z0; i + 8 <= z0 + len; i += 8) bits[i / 8] = (uint8_t)th_u64(&th.rng);
+    }
+  }
+  setbit(bits, n - 1);
+  uint64_t ec = 0;
+  for (uint64_t i = 0; i < n; i++) ec += (uint64_t)bit(bits, i);
+  uint64_t *want = th_calloc((size_t)ec, sizeof *want), k = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (bit(bits, i)) want[k++] = i;
+  ps_buffer *sel = NULL, *ids = NULL;
+  CHECK_OK(ctx, ps_buffer_create(ctx, nb + 8, &sel));
+  if (sel) CHECK_OK(ctx, ps_buffer_write(ctx, sel, 0, bits, nb));
+  static const ps_index_type types[2] = {PS_INDEX_UINT32, PS_INDEX_UINT64};
+  for (int t = 0; sel && t < 2; t++) {
+    const uint32_t isz = (uint32_t)types[t];
+    if (!CHECK_OK(ctx, ps_buffer_create(ctx, n * isz, &ids))) break;
+    uint8_t *got = th_malloc((size_t)(ec * isz));
+    for (int exact = 0; exact < 2 - t; exact++) { /* uint64: the one-pass write only */
+      uint64_t c = 12345;
+      if (CHECK_OK(ctx, ps_row_ids(ctx, sel, 0, n, types[t], ids, 0, exact ? ec : n, &c)) &&
+          CHECKF(c == ec, "ps_row_ids: count %llu, expected %llu", ull(c), ull(ec)) &&
+          CHECK_OK(ctx, ps_buffer_read(ctx, ids, 0, got, ec * isz)))
+        same_ids(got, isz, want, ec, exact ? "ps_row_ids (sized first)" : "ps_row_ids (room for every row)");
+    }
+    free(got);
+    ps_buffer_destroy(ids);
+    ids = NULL;
+  }
+  ps_buffer_destroy(sel);
+  free(want);
+  free(bits);
   th_case("%s", "");
 }
 
@@ -1145,6 +1201,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NCTX; i++) ctxs[i] = th_context(chunk_rows[i]);
   row_ids_patterns();
   row_ids_uint32_limit();
+  row_ids_many_tiles();
   filter_path();
   gather_numeric();
   gather_dict();

@@ -67,7 +67,7 @@ static void release_device(ps_backend *be) {
   if (be->scratch) (void)cudaFree(be->scratch);
   if (be->scratch_host) (void)cudaFreeHost(be->scratch_host);
   if (be->own_stream) (void)cudaStreamDestroy(be->own_stream);
-  be->scratch = be->scratch_host = NULL;
+  be->scratch = be->scratch_host = be->scratch_host_dev = NULL;
   be->own_stream = be->stream = NULL;
   (void)cudaGetLastError();
 }
@@ -102,8 +102,30 @@ static ps_status init_device(ps_backend *be) {
   st = ps_cuda_status(ctx, cudaMalloc(&be->scratch, PS_CUDA_SCRATCH_BYTES), "cudaMalloc (scratch)",
                       false);
   if (st != PS_OK) return st;
-  return ps_cuda_status(ctx, cudaMallocHost(&be->scratch_host, PS_CUDA_SCRATCH_BYTES),
-                        "cudaMallocHost (scratch)", false);
+  be->scratch_dirty = true; /* never written: zeroed on first use */
+  return ps_cuda_alloc_host_results(be, PS_CUDA_SCRATCH_BYTES, &be->scratch_host, &be->scratch_host_dev);
+}
+
+ps_status ps_cuda_alloc_host_results(ps_backend *be, size_t bytes, void **host, void **dev) {
+  *host = *dev = NULL;
+  int unified = 0, can_map = 0;
+  if (cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, be->device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, be->device) != cudaSuccess)
+    unified = can_map = 0;
+  (void)cudaGetLastError(); /* an attribute not known: no mapping, not an error */
+  const int mapped = unified && can_map;
+  ps_status st =
+      ps_cuda_status(be->ctx, cudaHostAlloc(host, bytes, mapped ? cudaHostAllocMapped : cudaHostAllocDefault),
+                     "cudaHostAlloc (results)", false);
+  if (st != PS_OK) {
+    *host = NULL;
+    return st;
+  }
+  /* With unified addressing every cudaHostAlloc allocation is accessible
+   * from the device at its host address (the runtime API's "automatic
+   * mapping of host allocated host memory"). */
+  if (mapped) *dev = *host;
+  return PS_OK;
 }
 
 static ps_status cuda_create(ps_context *ctx, const ps_context_options *opts, ps_backend **out) {
@@ -195,6 +217,42 @@ static void cuda_mem_free(ps_backend *be, ps_devmem mem) {
 /* Waits for the stream: called only where the host must see results. */
 static ps_status sync_stream(ps_backend *be) {
   return ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+}
+
+/* The scratch words (count, status) are zero between calls, so a launch that
+ * adds into them needs no memset first: the call that used them hands them
+ * to the host and zeroes them in one small kernel after its own
+ * (scratch_take). Only when that could not be enqueued, or the host copy is
+ * not mapped, does the next call zero them here. be's device is current. */
+static ps_status scratch_zero(ps_backend *be) {
+  if (!be->scratch_dirty) return PS_OK;
+  ps_status st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
+                                "cudaMemsetAsync (scratch)", false);
+  if (st == PS_OK) be->scratch_dirty = false;
+  return st;
+}
+
+/* After the launches that wrote the scratch words: waits for the stream with
+ * the words in be->scratch_host, and the scratch zero again on the device
+ * (or marked for scratch_zero). be's device is current. */
+static ps_status scratch_take(ps_backend *be) {
+  be->scratch_dirty = true; /* until take_words is known to have run */
+  ps_status st;
+  if (be->scratch_host_dev) {
+    st = ps_cuda_status(
+        be->ctx,
+        ps_cuda_launch_take_words((unsigned long long *)be->scratch, (unsigned long long *)be->scratch_host_dev,
+                                  PS_CUDA_SCRATCH_BYTES / 8, be->stream),
+        "launching the scratch hand-off", false);
+  } else {
+    st = ps_cuda_status(
+        be->ctx,
+        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES, cudaMemcpyDeviceToHost, be->stream),
+        "cudaMemcpyAsync (scratch)", false);
+  }
+  if (st == PS_OK) st = sync_stream(be);
+  if (st == PS_OK && be->scratch_host_dev) be->scratch_dirty = false;
+  return st;
 }
 
 static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
@@ -458,8 +516,7 @@ static ps_status cuda_eval_tree(ps_backend *be, const ps_eval_args *a, ps_cuda_t
   if (st != PS_OK) return st;
   if (a->count) {
     tp->count = (unsigned long long *)be->scratch;
-    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
-                        "cudaMemsetAsync (scratch)", false);
+    st = scratch_zero(be);
   }
   if (st == PS_OK) {
     const cudaError_t err = ps_cuda_launch_tree(tp, be->stream);
@@ -470,13 +527,7 @@ static ps_status cuda_eval_tree(ps_backend *be, const ps_eval_args *a, ps_cuda_t
     }
     st = ps_cuda_status(ctx, err, "launching the range-tree kernel", false);
   }
-  if (st == PS_OK && a->count) {
-    st = ps_cuda_status(ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                                        be->stream),
-                        "cudaMemcpyAsync (range-tree count)", false);
-    if (st == PS_OK) st = sync_stream(be);
-  }
+  if (st == PS_OK && a->count) st = scratch_take(be);
   ps_cuda_leave(be, prev);
   if (st == PS_OK && a->count) memcpy(a->count, be->scratch_host, sizeof *a->count);
   return st;
@@ -495,8 +546,7 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
   if (st != PS_OK) return st;
   if (readback) {
     if (a->count) rp->count = (unsigned long long *)be->scratch;
-    st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
-                        "cudaMemsetAsync (scratch)", false);
+    st = scratch_zero(be);
   }
   if (st == PS_OK && rp->set) {
     const cudaError_t err = ps_cuda_launch_set(rp, be->stream);
@@ -510,13 +560,7 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
     st = ps_cuda_status(ctx, ps_cuda_launch_range(rp, be->max_blocks, be->stream), "launching the range kernel",
                         false);
   }
-  if (st == PS_OK && readback) {
-    st = ps_cuda_status(ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
-                                        cudaMemcpyDeviceToHost, be->stream),
-                        "cudaMemcpyAsync (range results)", false);
-    if (st == PS_OK) st = sync_stream(be);
-  }
+  if (st == PS_OK && readback) st = scratch_take(be);
   ps_cuda_leave(be, prev);
   if (st != PS_OK || !readback) return st;
   uint32_t status;
@@ -552,18 +596,12 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   int prev;
   st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ps_cuda_status(ctx, cudaMemsetAsync(be->scratch, 0, PS_CUDA_SCRATCH_BYTES, be->stream),
-                      "cudaMemsetAsync (scratch)", false);
+  st = scratch_zero(be);
   if (st == PS_OK)
     st = ps_cuda_status(ctx, ps_cuda_launch_eval(&params, be->max_blocks, be->stream),
                         "launching the eval kernel", false);
   /* The count and the corruption flag are host values: read them back once. */
-  if (st == PS_OK)
-    st = ps_cuda_status(ctx,
-                        cudaMemcpyAsync(be->scratch_host, be->scratch, PS_CUDA_SCRATCH_BYTES,
-                                        cudaMemcpyDeviceToHost, be->stream),
-                        "cudaMemcpyAsync (eval results)", false);
-  if (st == PS_OK) st = sync_stream(be);
+  if (st == PS_OK) st = scratch_take(be);
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
 

@@ -16,10 +16,12 @@ struct ps_backend {
   cudaStream_t own_stream; /* created with cudaStreamNonBlocking */
   cudaStream_t stream;     /* where work goes: own_stream or the caller's */
   /* Per-evaluation results the kernel writes (selected-row counter, status
-   * word), zeroed before and read back once after each launch. */
-  void *scratch;      /* device, PS_CUDA_SCRATCH_BYTES */
-  void *scratch_host; /* pinned host copy */
-  uint32_t max_blocks; /* eval grid that fills the device (grid-stride beyond) */
+   * word), zero before each launch and read back once after it. */
+  void *scratch;          /* device, PS_CUDA_SCRATCH_BYTES */
+  void *scratch_host;     /* pinned host copy */
+  void *scratch_host_dev; /* scratch_host as a kernel writes it (mapped), or NULL: copied */
+  bool scratch_dirty;     /* scratch may be nonzero: zeroed before its next use (cuda_backend.c) */
+  uint32_t max_blocks;    /* eval grid that fills the device (grid-stride beyond) */
   /* After the filter (cuda_select.c): a device workspace, grown as needed and
    * kept for the context, whose first PS_CUDA_SELECT_RESULT_BYTES hold the
    * results read back (counts, reduce partial, gather status); and a pinned
@@ -27,6 +29,14 @@ struct ps_backend {
   void *select_ws;
   size_t select_ws_bytes;
   void *select_host;
+  void *select_host_dev; /* select_host as kernels write it (mapped), or NULL: copied from select_ws */
+  /* Row ids' look-back state (a ticket and the tile statuses,
+   * kernels_cuda/ps_cuda_ids.cuh), apart from select_ws, which other calls
+   * overwrite: at rest between calls for ids_ready tiles, so that a launch
+   * over no more tiles needs no init launch. */
+  void *ids_state;
+  size_t ids_state_bytes;
+  uint32_t ids_ready;
   char name[320];
   struct ps_cuda_spec_cache *spec_cache; /* specialized query kernels (cuda_query_spec.c); NULL until used */
 };
@@ -45,6 +55,12 @@ ps_status ps_cuda_status(ps_context *ctx, cudaError_t err, const char *call, boo
  * device to restore with ps_cuda_leave. */
 ps_status ps_cuda_enter(ps_backend *be, int *prev);
 void ps_cuda_leave(ps_backend *be, int prev);
+
+/* Pinned host memory of `bytes` for result words: *dev is the address a
+ * kernel writes it at (unified addressing: the host address), or NULL where
+ * the device cannot write it (the caller copies into it then). be's device is
+ * current. */
+ps_status ps_cuda_alloc_host_results(ps_backend *be, size_t bytes, void **host, void **dev);
 
 /* After the filter (cuda_select.c): the optional vtable entries, and the
  * release of their workspace (from release_device). */

@@ -8,6 +8,10 @@
  * Workspace: one device buffer per context, grown as needed and kept (most
  * calls come chunk after chunk with the same sizes); its first
  * PS_CUDA_SELECT_RESULT_BYTES hold what is read back, into a pinned copy.
+ * Row ids, reduce and gather write their few result words straight into
+ * that pinned copy, mapped into the device's address space, so a call is
+ * its launches and one synchronization: no copy-engine transfer after the
+ * kernel (a device that cannot map it gets the copy instead).
  */
 #include <stdint.h>
 #include <string.h>
@@ -24,15 +28,20 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
 
 /* Results area at the front of the workspace (a multiple of 256, so what
  * follows stays aligned for CUB). Its first PS_CUDA_SELECT_READ_BYTES are
- * each call's results; past them lie words that keep their value from call
- * to call, so that no call spends a memset launch on them: the reduce
- * kernel's finished-blocks counter (0; the kernel's last block resets it)
- * and the gather status (two UINT64_MAX words; reset after a call that
- * lowered them). Both are set when the workspace is allocated. */
+ * each call's results (where the device cannot write the pinned copy);
+ * past them lie words that keep their value from call to call, so that no
+ * call spends a memset launch on them, each put back by its kernel's last
+ * block: the reduce kernel's finished-blocks counter (0), the gather status
+ * (two UINT64_MAX words) and finished-blocks counter (0), the row-id
+ * count's sum and finished-blocks counter (both 0). All are set when the
+ * workspace is allocated. */
 #define PS_CUDA_SELECT_RESULT_BYTES 256u
 #define PS_CUDA_SELECT_READ_BYTES 128u
-#define PS_CUDA_SELECT_REDUCE_DONE 128u  /* unsigned int */
+#define PS_CUDA_SELECT_REDUCE_DONE 128u   /* unsigned int */
 #define PS_CUDA_SELECT_GATHER_STATUS 144u /* 2 x uint64 */
+#define PS_CUDA_SELECT_GATHER_DONE 160u   /* unsigned int */
+#define PS_CUDA_SELECT_IDS_TOTAL 164u     /* uint32: count_ids' sum, 0 between calls */
+#define PS_CUDA_SELECT_IDS_DONE 168u      /* unsigned int */
 /* Rows of one row-ids or reduce call: the backend's chunk limit, so tile
  * counts and offsets fit 32 bits. */
 #define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
@@ -51,10 +60,13 @@ static ps_status internal(ps_backend *be, const char *what, unsigned long long v
 void ps_cuda_select_release(ps_backend *be) {
   if (be->select_ws) (void)cudaFree(be->select_ws);
   if (be->select_host) (void)cudaFreeHost(be->select_host);
-  be->select_ws = be->select_host = NULL;
-  be->select_ws_bytes = 0;
+  if (be->ids_state) (void)cudaFree(be->ids_state);
+  be->select_ws = be->select_host = be->select_host_dev = be->ids_state = NULL;
+  be->select_ws_bytes = be->ids_state_bytes = 0;
+  be->ids_ready = 0;
 }
 
+/* The gather's status words back at UINT64_MAX (when the workspace is set). */
 static ps_status reset_gather_status(ps_backend *be) {
   return ps_cuda_status(be->ctx,
                         cudaMemsetAsync((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_STATUS, 0xff,
@@ -68,8 +80,7 @@ static ps_status reset_gather_status(ps_backend *be) {
 static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
   ps_context *ctx = be->ctx;
   if (!be->select_host) {
-    ps_status st = ps_cuda_status(ctx, cudaMallocHost(&be->select_host, PS_CUDA_SELECT_RESULT_BYTES),
-                                  "cudaMallocHost (select results)", false);
+    ps_status st = ps_cuda_alloc_host_results(be, PS_CUDA_SELECT_RESULT_BYTES, &be->select_host, &be->select_host_dev);
     if (st != PS_OK) return st;
   }
   const size_t need = PS_CUDA_SELECT_RESULT_BYTES + bytes;
@@ -89,7 +100,7 @@ static ps_status ensure_workspace(ps_backend *be, size_t bytes) {
     return st;
   }
   be->select_ws_bytes = size;
-  st = ps_cuda_status(ctx, cudaMemsetAsync(be->select_ws, 0, PS_CUDA_SELECT_GATHER_STATUS, be->stream),
+  st = ps_cuda_status(ctx, cudaMemsetAsync(be->select_ws, 0, PS_CUDA_SELECT_RESULT_BYTES, be->stream),
                       "cudaMemsetAsync (select workspace)", false);
   if (st == PS_OK) st = reset_gather_status(be);
   if (st != PS_OK) { /* not usable half set: allocate again next time */
@@ -116,6 +127,18 @@ static ps_status read_results_at(ps_backend *be, size_t offset, size_t bytes) {
 
 static ps_status read_results(ps_backend *be, size_t bytes) { return read_results_at(be, 0, bytes); }
 
+/* Where a kernel writes the results the host reads: the pinned copy itself
+ * when it is mapped, else the results area. */
+static void *results_dev(ps_backend *be) { return be->select_host_dev ? be->select_host_dev : be->select_ws; }
+
+/* Waits for the stream; then the `bytes` of results the kernels wrote at
+ * results_dev(be) are in the pinned copy (kernel writes to mapped memory are
+ * visible to the host once the stream has finished). */
+static ps_status take_results(ps_backend *be, size_t bytes) {
+  if (!be->select_host_dev) return read_results(be, bytes);
+  return ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+}
+
 /* The checks every backend entry makes of a column's description. */
 static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data, ps_devmem validity) {
   if (c->width > 64) return internal(be, "column width above 64", c->width);
@@ -129,11 +152,43 @@ static ps_status check_col(ps_backend *be, const ps_prog_col *c, ps_devmem data,
 
 /* ---- row ids ----------------------------------------------------------------- */
 
-/* The workspace the row-id kernels need for a chunk of `rows` rows. */
-static ps_status ids_workspace(ps_backend *be, uint64_t rows) {
-  size_t ws = 0;
-  ps_status st = ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(rows, &ws), "sizing the row id workspace", false);
-  return st == PS_OK ? ensure_workspace(be, ws) : st;
+/* The results area, and the row id state (be->ids_state) for a chunk of
+ * `rows` rows, grown as needed; *tiles the chunk's tiles. be's device is
+ * current. Growing drains the stream first (queued work may still use the
+ * old state) and leaves no tile ready. */
+static ps_status ids_state(ps_backend *be, uint64_t rows, uint32_t *tiles) {
+  size_t need = 0;
+  ps_status st =
+      ps_cuda_status(be->ctx, ps_cuda_row_ids_workspace(rows, &need, tiles), "sizing the row id state", false);
+  if (st == PS_OK) st = ensure_workspace(be, 0);
+  if (st != PS_OK || (be->ids_state && be->ids_state_bytes >= need)) return st;
+  size_t size = PS_CUDA_SELECT_MIN_WS;
+  while (size < need) size *= 2;
+  if (be->ids_state) {
+    st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+    if (st != PS_OK) return st;
+    (void)cudaFree(be->ids_state);
+    be->ids_state = NULL;
+    be->ids_state_bytes = 0;
+  }
+  be->ids_ready = 0;
+  st = ps_cuda_status(be->ctx, cudaMalloc(&be->ids_state, size), "cudaMalloc (row id state)", false);
+  if (st != PS_OK) {
+    be->ids_state = NULL;
+    return st;
+  }
+  be->ids_state_bytes = size;
+  return PS_OK;
+}
+
+/* After a writing launch over `tiles` tiles and its synchronization: those
+ * tiles are at rest too when it all succeeded; after a failure nothing is
+ * assumed. */
+static void ids_state_used(ps_backend *be, uint32_t tiles, ps_status st) {
+  if (st != PS_OK)
+    be->ids_ready = 0;
+  else if (tiles > be->ids_ready)
+    be->ids_ready = tiles;
 }
 
 ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
@@ -159,14 +214,22 @@ ps_status ps_cuda_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ids_workspace(be, a->rows);
+  uint32_t tiles = 0;
+  st = p.out ? ids_state(be, a->rows, &tiles) : ensure_workspace(be, 0);
   if (st == PS_OK) {
-    p.total = (uint32_t *)be->select_ws;
-    st = ps_cuda_status(be->ctx,
-                        ps_cuda_launch_row_ids(&p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+    if (p.out) {
+      p.total = (uint32_t *)results_dev(be);
+      p.state_ready = be->ids_ready;
+    } else { /* tile counts added atomically in device memory, handed over by the last block */
+      p.total = (uint32_t *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_IDS_TOTAL);
+      p.result = (uint32_t *)results_dev(be);
+      p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_IDS_DONE);
+    }
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_row_ids(&p, be->ids_state, be->ids_state_bytes, be->stream),
                         "launching the row id kernels", false);
+    if (st == PS_OK) st = take_results(be, sizeof(uint32_t));
+    if (p.out) ids_state_used(be, tiles, st);
   }
-  if (st == PS_OK) st = read_results(be, sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t total;
@@ -192,18 +255,22 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ids_workspace(be, a->rows);
+  uint32_t tiles = 0;
+  st = ids_state(be, a->rows, &tiles);
   if (st == PS_OK && rp->check_limit) /* the corrupt-code flag, next to the total */
     st = ps_cuda_status(be->ctx, cudaMemsetAsync(be->select_ws, 0, 8, be->stream), "cudaMemsetAsync (ids status)",
                         false);
   if (st == PS_OK) {
-    p.total = (uint32_t *)be->select_ws;
+    /* Without the flag the total alone comes back, written where the host
+     * reads it; the flag is added to atomically: device memory, copied. */
+    p.total = (uint32_t *)(rp->check_limit ? be->select_ws : results_dev(be));
+    p.state_ready = be->ids_ready;
     rp->status = (uint32_t *)be->select_ws + 1;
-    st = ps_cuda_status(be->ctx,
-                        ps_cuda_launch_range_ids(rp, &p, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
+    st = ps_cuda_status(be->ctx, ps_cuda_launch_range_ids(rp, &p, be->ids_state, be->ids_state_bytes, be->stream),
                         "launching the range-to-row-ids kernel", false);
+    if (st == PS_OK) st = rp->check_limit ? read_results(be, 2 * sizeof(uint32_t)) : take_results(be, sizeof(uint32_t));
+    ids_state_used(be, tiles, st);
   }
-  if (st == PS_OK) st = read_results(be, 2 * sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
   uint32_t res[2];
@@ -252,14 +319,14 @@ ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a) {
                       "sizing the reduce workspace", false);
   if (st == PS_OK) st = ensure_workspace(be, ws);
   if (st == PS_OK) {
-    p.result = (uint64_t *)be->select_ws;
+    p.result = (uint64_t *)results_dev(be);
     p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_REDUCE_DONE);
     st = ps_cuda_status(
         be->ctx,
         ps_cuda_launch_reduce(&p, be->max_blocks, kernel_workspace(be), kernel_workspace_bytes(be), be->stream),
         "launching the reduce kernels", false);
   }
-  if (st == PS_OK) st = read_results(be, PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uint64_t));
+  if (st == PS_OK) st = take_results(be, PS_CUDA_REDUCE_RESULT_WORDS * sizeof(uint64_t));
   ps_cuda_leave(be, prev);
   if (st != PS_OK) return st;
 
@@ -353,16 +420,16 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
   st = ensure_workspace(be, 0);
   if (st == PS_OK) {
     p.status = (unsigned long long *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_STATUS);
+    p.result = (unsigned long long *)results_dev(be);
+    p.done = (unsigned int *)((uint8_t *)be->select_ws + PS_CUDA_SELECT_GATHER_DONE);
     st = ps_cuda_status(be->ctx, ps_cuda_launch_gather(&p, be->max_blocks, be->stream), "launching the gather kernel",
                         false);
-    if (st == PS_OK) st = read_results_at(be, PS_CUDA_SELECT_GATHER_STATUS, 2 * sizeof(uint64_t));
-    uint64_t status[2] = {0, 0};
+    if (st == PS_OK) st = take_results(be, 2 * sizeof(uint64_t));
+    uint64_t status[2] = {UINT64_MAX, UINT64_MAX};
     if (st == PS_OK) memcpy(status, be->select_host, sizeof status);
-    if (status[0] != UINT64_MAX || status[1] != UINT64_MAX) { /* lowered, or not known: set again */
-      const ps_status reset = reset_gather_status(be);
-      if (st == PS_OK) st = gather_error(be, a, status[0], status[1]);
-      if (st == PS_OK) st = reset;
-    }
+    /* the kernel's last block has set the status words back already */
+    if (st == PS_OK && (status[0] != UINT64_MAX || status[1] != UINT64_MAX))
+      st = gather_error(be, a, status[0], status[1]);
   }
   ps_cuda_leave(be, prev);
   return st;
