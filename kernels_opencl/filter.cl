@@ -28,7 +28,7 @@
 #define PS_WIDTH(prog, c) ps_spec_cols[c][0]
 #define PS_KIND(prog, c) ps_spec_cols[c][1]
 #define PS_COLFLAGS(prog, c) ps_spec_cols[c][2]
-#define PS_UNROLL _Pragma("unroll")
+#define PS_SPEC_UNROLL _Pragma("unroll")
 #else
 #define PS_N_INSNS(prog) ((prog)->n_insns)
 #define PS_OP(prog, i) ((prog)->insns[i].op)
@@ -38,7 +38,7 @@
 #define PS_WIDTH(prog, c) ((prog)->cols[c].width)
 #define PS_KIND(prog, c) ((prog)->cols[c].kind)
 #define PS_COLFLAGS(prog, c) ((prog)->cols[c].flags)
-#define PS_UNROLL
+#define PS_SPEC_UNROLL
 #endif
 
 /* One column slot as seen by one work-item. */
@@ -243,7 +243,7 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
   ps_kstack k; /* kernels_shared/ps_kleene.h; the core checked the stack discipline */
   ps_kbelow below;
   ps_kstack_init(&k);
-  PS_UNROLL
+  PS_SPEC_UNROLL
   for (uint i = 0; i < PS_N_INSNS(prog); ++i) {
     __constant ps_insn *in = &prog->insns[i];
     uint op = PS_OP(prog, i), flags = PS_FLAGS(prog, i);

@@ -9,7 +9,13 @@
  *    to +-2^32, on random and extreme references of both signednesses;
  *  - ps_kleene.h: ps_leaf_truth per row, and random programs (postfix
  *    AND / OR / NOT over random leaf masks, stack up to PS_MAX_STACK) on
- *    ps_kstack against a per-row three-valued evaluation.
+ *    ps_kstack against a per-row three-valued evaluation;
+ *  - ps_range.h: ps_range_bits and ps_rb_max_code_top at every width 0..64,
+ *    ps_rb_word_bits (with and without lo_zero), ps_rb_quad4 and
+ *    ps_rb_vector_bits at the word-local widths, against a bit-by-bit loop
+ *    over random words and ranges (never empty: the backends turn an empty
+ *    range into a negated full one); the widths are run-time values here,
+ *    so every branch on w is the one the kernels fold.
  * Label host: no backend is involved.
  */
 #include <stdint.h>
@@ -19,6 +25,7 @@
 #include "ps_cmpcol.h"
 #include "ps_codes.h"
 #include "ps_kleene.h"
+#include "ps_range.h"
 
 /* Bit b of a stream of `size` bytes; 0 past it. */
 static unsigned bit_of(const uint8_t *d, uint64_t size, uint64_t b) {
@@ -188,10 +195,107 @@ static void test_kleene(void) {
   }
 }
 
+/* Code j of the 32 codes in x, bit by bit. */
+static uint64_t plain_code(const uint32_t *x, uint32_t w, uint32_t j) {
+  uint64_t c = 0;
+  for (uint32_t t = 0; t < w; ++t) c |= (uint64_t)((x[(j * w + t) / 32] >> ((j * w + t) % 32)) & 1u) << t;
+  return c;
+}
+
+/* A random range [lo, hi] of w-bit codes, with the edges drawn often: a
+ * single code, lo = 0 (the one-sided comparisons), hi = the largest code,
+ * and narrow ranges of small codes. */
+static void draw_range(uint32_t w, int lo_zero, uint64_t *lo, uint64_t *hi) {
+  const uint64_t wm = w == 64 ? ~0ull : ((1ull << w) - 1);
+  uint64_t a = th_u64(&th.rng) & wm, b = th_u64(&th.rng) & wm;
+  if (th_chance(&th.rng, 25)) b = a;
+  if (th_chance(&th.rng, 15)) a = 0;
+  if (th_chance(&th.rng, 10)) b = wm;
+  if (w > 0 && th_chance(&th.rng, 20)) {
+    a = th_below(&th.rng, w < 8 ? (1ull << w) : 16);
+    b = a + th_below(&th.rng, 3);
+    if (b > wm) b = wm;
+  }
+  *lo = lo_zero ? 0 : (a < b ? a : b);
+  *hi = a < b ? b : a;
+}
+
+static void test_range(void) {
+  uint32_t x[66];
+  for (uint32_t w = 0; w <= 64; ++w) {
+    th_case("ps_range_bits w=%u", w);
+    for (int iter = 0; iter < 3000; ++iter) {
+      for (uint32_t k = 0; k < w + 2; ++k) x[k] = k < w ? (uint32_t)th_u64(&th.rng) : 0u;
+      uint64_t lo, hi, want_max = 0;
+      draw_range(w, 0, &lo, &hi);
+      uint32_t want = 0;
+      for (uint32_t j = 0; j < 32; ++j) {
+        const uint64_t c = plain_code(x, w, j);
+        want |= (uint32_t)(lo <= c && c <= hi) << j;
+        want_max = c > want_max ? c : want_max;
+      }
+      const uint32_t got = ps_range_bits(x, (int)w, lo, hi - lo);
+      if (!CHECKF(got == want, "ps_range_bits w=%u lo=%llu hi=%llu: %08x, want %08x", w, (unsigned long long)lo,
+                  (unsigned long long)hi, got, want))
+        return;
+      if (w >= 1 && w <= 32) {
+        const uint32_t m = ps_rb_max_code_top(x, (int)w) >> (32 - w);
+        if (!CHECKF(m == want_max, "ps_rb_max_code_top w=%u: %u, want %llu", w, m, (unsigned long long)want_max))
+          return;
+      }
+    }
+  }
+  const int local[] = {1, 2, 4, 8, 16};
+  for (int li = 0; li < 5; ++li) {
+    const uint32_t w = (uint32_t)local[li];
+    const uint64_t wm = (1ull << w) - 1;
+    for (int lo_zero = 0; lo_zero < 2; ++lo_zero) {
+      th_case("ps_rb_word_bits / ps_rb_vector_bits w=%u lo_zero=%d", w, lo_zero);
+      for (int iter = 0; iter < 5000; ++iter) {
+        uint64_t lo, hi;
+        draw_range(w, lo_zero, &lo, &hi);
+        uint32_t L, S;
+        ps_rb_word_consts(lo, hi - lo, (int)w, &L, &S);
+        for (uint32_t k = 0; k < 4; ++k) x[k] = (uint32_t)th_u64(&th.rng);
+        /* one stream word: its 32/w codes */
+        uint32_t want = 0;
+        for (uint32_t j = 0; j < 32 / w; ++j) {
+          const uint64_t c = (x[0] >> (j * w)) & wm;
+          want |= (uint32_t)(lo <= c && c <= hi) << j;
+        }
+        const uint32_t got = ps_rb_word_bits(x[0], L, S, (int)w, lo_zero);
+        if (!CHECKF(got == want, "ps_rb_word_bits w=%u x=%08x lo=%llu hi=%llu: %08x, want %08x", w, x[0],
+                    (unsigned long long)lo, (unsigned long long)hi, got, want))
+          return;
+        /* a 16-byte vector: 128/w codes */
+        uint32_t vgot[4] = {0, 0, 0, 0}, vwant[4] = {0, 0, 0, 0};
+        const uint32_t b = 128 / w;
+        for (uint32_t r = 0; r < b; ++r) {
+          const uint64_t c = (x[(r * w) / 32] >> ((r * w) % 32)) & wm;
+          vwant[r / 32] |= (uint32_t)(lo <= c && c <= hi) << (r % 32);
+        }
+        ps_rb_vector_bits(x, L, S, (int)w, lo_zero, vgot);
+        if (b < 32) vgot[0] &= (1u << b) - 1u;
+        for (int j = 0; j < 4; ++j)
+          if (!CHECKF(vgot[j] == vwant[j], "ps_rb_vector_bits w=%u lo=%llu hi=%llu word %d: %08x, want %08x", w,
+                      (unsigned long long)lo, (unsigned long long)hi, j, vgot[j], vwant[j]))
+            return;
+        if (w == 4) {
+          const uint32_t q = ps_rb_quad4(x[0], x[1], x[2], x[3], L, S, lo_zero);
+          if (!CHECKF(q == vwant[0], "ps_rb_quad4 lo=%llu hi=%llu: %08x, want %08x", (unsigned long long)lo,
+                      (unsigned long long)hi, q, vwant[0]))
+            return;
+        }
+      }
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "kernels_shared");
   test_codes();
   test_ref_diff();
   test_kleene();
+  test_range();
   return th_finish();
 }
