@@ -651,7 +651,8 @@ PS_HD ps_cmp_bits ps_cmp_codes(const ps_cuda_eval_params &p, const ps_insn &in, 
       eq = ra == rb;
       gt = ra > rb;
     } else {
-      const int s = ps_int_key_sign(ps_int_key_of(ca, a), ps_int_key_of(cb, b));
+      const int s = ps_int_key_sign(ps_int_key_of(ca.reference, ca.kind == PS_KIND_SIGNED, a),
+                                    ps_int_key_of(cb.reference, cb.kind == PS_KIND_SIGNED, b));
       lt = s < 0;
       eq = s == 0;
       gt = s > 0;
@@ -768,7 +769,7 @@ PS_HD ps_cmp32_bits ps_cmp32_codes(const ps_cuda_eval_params &p, const ps_insn &
   const int64_t kMax = 0x7fffffff; /* code differences lie in [-kMax, kMax] */
   int fixed = -1;                  /* 0 or 1: every row's comparison is false or true */
   if (cmp > PS_CMP_GE) {
-    fixed = 0; /* an unknown cmp selects nothing (ps_cmp_sign) */
+    fixed = 0; /* an unknown cmp selects nothing (ps_cmp_outcome) */
     invert = 0u;
   } else if (eq_kind) {
     if (e > kMax || e < -kMax) fixed = 0;

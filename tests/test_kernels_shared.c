@@ -10,6 +10,10 @@
  *  - ps_kleene.h: ps_leaf_truth per row, and random programs (postfix
  *    AND / OR / NOT over random leaf masks, stack up to PS_MAX_STACK) on
  *    ps_kstack against a per-row three-valued evaluation;
+ *  - ps_cmpcol.h besides: ps_cmp_outcome for every cmp (and an unknown one)
+ *    against the comparison itself, NaN included; ps_int_key_sign of
+ *    ps_int_key_of against the exact 128-bit values M + code of both
+ *    signednesses; ps_code_double on named values of every kind;
  *  - ps_range.h: ps_range_bits and ps_rb_max_code_top at every width 0..64,
  *    ps_rb_word_bits (with and without lo_zero), ps_rb_quad4 and
  *    ps_rb_vector_bits at the word-local widths, against a bit-by-bit loop
@@ -120,6 +124,62 @@ static void test_ref_diff(void) {
       mb = ma + (th_u64(&th.rng) >> (th_below(&th.rng, 64))) * (th_chance(&th.rng, 50) ? 1 : (uint64_t)-1);
     check_ref_diff(ma, th_chance(&th.rng, 50), mb, th_chance(&th.rng, 50));
   }
+}
+
+static int exact_cmp(uint32_t cmp, double a, double b) {
+  switch (cmp) {
+    case PS_CMP_EQ: return a == b;
+    case PS_CMP_NE: return a != b;
+    case PS_CMP_LT: return a < b;
+    case PS_CMP_LE: return a <= b;
+    case PS_CMP_GT: return a > b;
+    case PS_CMP_GE: return a >= b;
+    default: return 0;
+  }
+}
+
+static void test_cmp(void) {
+  th_case("ps_cmp_outcome");
+  const double vals[] = {-1.5, 0.0, 2.0, __builtin_nan("")};
+  for (uint32_t cmp = 0; cmp <= PS_CMP_GE + 1; ++cmp)
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const double a = vals[i], b = vals[j];
+        CHECKF(ps_cmp_outcome(cmp, a < b, a == b, a > b) == exact_cmp(cmp, a, b), "cmp %u of %g, %g", cmp, a, b);
+      }
+  th_case("ps_int_key");
+  __extension__ typedef __int128 i128;
+  const uint64_t edges[] = {0, 1, 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull, 0xfffffffffffffff0ull};
+  for (int iter = 0; iter < 20000; ++iter) {
+    uint64_t m[2], c[2];
+    int sg[2];
+    i128 v[2];
+    for (int k = 0; k < 2; ++k) {
+      sg[k] = th_chance(&th.rng, 50);
+      m[k] = th_chance(&th.rng, 30) ? TH_PICK(&th.rng, edges) : th_u64(&th.rng);
+      /* a code that keeps M + code inside the logical type (the core's promise) */
+      const i128 mm = sg[k] ? (i128)(int64_t)m[k] : (i128)m[k];
+      const uint64_t room = (uint64_t)((sg[k] ? (i128)INT64_MAX : (i128)UINT64_MAX) - mm); /* fits: mm >= -2^63 */
+      c[k] = th_chance(&th.rng, 10) ? room : th_below(&th.rng, room + 1); /* room + 1 = 0: any code */
+      v[k] = mm + (i128)c[k];
+    }
+    if (th_chance(&th.rng, 10)) { /* the same value on both sides */
+      m[1] = m[0], sg[1] = sg[0], c[1] = c[0], v[1] = v[0];
+    }
+    const int want = v[0] < v[1] ? -1 : v[0] > v[1] ? 1 : 0;
+    const int got = ps_int_key_sign(ps_int_key_of(m[0], sg[0], c[0]), ps_int_key_of(m[1], sg[1], c[1]));
+    if (!CHECKF(got == want, "ps_int_key_sign(%llx%s + %llu, %llx%s + %llu) = %d, want %d", (unsigned long long)m[0],
+                sg[0] ? " signed" : "", (unsigned long long)c[0], (unsigned long long)m[1], sg[1] ? " signed" : "",
+                (unsigned long long)c[1], got, want))
+      return;
+  }
+  th_case("ps_code_double");
+  const double p2 = 100.0, p0 = 1.0;
+  CHECK(ps_code_double(PS_KIND_UNSIGNED, ~0ull, 0, &p0) == 18446744073709551615.0);
+  CHECK(ps_code_double(PS_KIND_SIGNED, (uint64_t)-5, 2, &p0) == -3.0);
+  CHECK(ps_code_double(PS_KIND_FLOAT64, (uint64_t)-12345, 0, &p2) == -123.45);
+  CHECK(ps_code_double(PS_KIND_FLOAT32, 0, 1, &p2) == (double)0.01f);
+  CHECK(ps_code_double(PS_KIND_FLOAT64, 0, 1, &p2) == 0.01);
 }
 
 /* Three-valued per-row values: 0 FALSE, 1 UNKNOWN, 2 TRUE. */
@@ -296,6 +356,7 @@ int main(int argc, char **argv) {
   test_codes();
   test_ref_diff();
   test_kleene();
+  test_cmp();
   test_range();
   return th_finish();
 }
