@@ -228,7 +228,8 @@ PS_HFN ps_u32 ps_range_bits(const ps_u32 *x, int w, ps_u64 lo, ps_u64 span) {
     const ps_u32 L = (ps_u32)lo * PS_RB_LSBS(w), S = (ps_u32)span * PS_RB_LSBS(w);
     PS_UNROLL
     for (int k = 0; k < w; k++) {
-      const ps_u32 out = PS_RB_LANE_LT(S, PS_RB_LANE_SUB(x[k], L, h), h); /* span < code - lo */
+      const ps_u32 d = PS_RB_LANE_SUB(x[k], L, h); /* code - lo */
+      const ps_u32 out = PS_RB_LANE_LT(S, d, h);   /* span < code - lo */
       bits |= ps_rb_compress_tops(~out, w) << (k * (32 / w));
     }
   } else if (w <= 32) {
