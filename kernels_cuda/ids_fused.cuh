@@ -17,7 +17,7 @@
  * stride: no bank conflicts), keeps it in shared memory for the writing
  * phase (16 KB per block: the codes are read once), and counts it. The
  * area is reused as the warp's row-id staging afterwards. Widths 1..32, W a
- * template parameter; the per-word compare is range_bits.cuh's (SWAR at 1,
+ * template parameter; the per-word compare is kernels_shared/ps_range.h's (SWAR at 1,
  * 2, 4, 8, 16 bits, top-aligned codes elsewhere). A first version had each
  * lane load its own W words (16-byte loads, 64 bytes apart across the warp
  * at 16 bits), and was much slower than the w16 filter alone.
@@ -29,7 +29,7 @@
 #include <utility>
 
 #include "ps_cuda_ids.cuh"
-#include "range_bits.cuh"
+#include "../kernels_shared/ps_range.h"
 
 namespace {
 
@@ -130,12 +130,12 @@ struct range_words {
     for (int k = 0; k < W; k++) w[k] = staged[k];
     w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
     uint32_t bits;
-    if constexpr (ps_range::word_local<W>()) {
+    if constexpr (PS_RB_WORD_LOCAL(W)) {
       bits = 0;
 #pragma unroll
-      for (int k = 0; k < W; k++) bits |= ps_range::word_bits<W>(w[k], L, S_) << (k * (32 / W));
+      for (int k = 0; k < W; k++) bits |= ps_rb_word_bits(w[k], L, S_, W, 0) << (k * (32 / W));
     } else {
-      bits = ps_range::range_bits<W>(w, r.lo, r.span);
+      bits = ps_range_bits(w, W, r.lo, r.span);
     }
     uint32_t live = ps_sel_row_mask(r.rows, g);
     if (r.validity) live &= ps_sel_load_word(r.validity, g * 4, r.validity_bytes, true);
@@ -143,7 +143,7 @@ struct range_words {
       /* One max per code; the exact per-row test only when it fails. */
       constexpr int G = 32 - W;
       const uint32_t limit_top = ((uint32_t)r.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
-      if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, r.limit) & live;
+      if (ps_rb_max_code_top(w, W) > limit_top) bad |= ~ps_range_bits(w, W, 0, r.limit) & live;
     }
     return (bits ^ r.negate_mask) & live;
   }
@@ -156,7 +156,7 @@ struct range_words {
    * memory (no staging of the codes). Negation and the live rows are applied
    * per word afterwards. */
   __device__ __forceinline__ void direct_batch(uint64_t g0, uint32_t *out_words, uint32_t lane) const {
-    if constexpr (ps_range::word_local<W>()) {
+    if constexpr (PS_RB_WORD_LOCAL(W)) {
       constexpr int B = 128 / W;
       static_assert(8 * RD * W % 32 == 0 && PS_SEL_IDS_ROUNDS % RD == 0, "whole vectors per lane, whole batches");
       const uint4 *src = reinterpret_cast<const uint4 *>(r.data) + g0 * W / 4;
@@ -168,7 +168,7 @@ struct range_words {
         const uint32_t xs[4] = {v[m].x, v[m].y, v[m].z, v[m].w};
         const uint32_t at = (uint32_t)m * 32 + lane; /* vector index: bits [at * B, at * B + B) */
         uint32_t o[B >= 32 ? B / 32 : 1];
-        ps_range::vector_bits<W>(xs, L, S_, o);
+        ps_rb_vector_bits(xs, L, S_, W, 0, o);
         if constexpr (B == 128)
           reinterpret_cast<uint4 *>(out_words)[at] = make_uint4(o[0], o[1], o[2], o[3]);
         else if constexpr (B == 64)
@@ -188,7 +188,7 @@ struct range_words {
   __device__ __forceinline__ uint32_t lane_count(uint32_t tile, uint32_t warp, uint32_t lane) {
     const bool fast = whole(tile) && r.data_aligned16;
     uint32_t mine = 0, bad = 0;
-    if (ps_range::word_local<W>() && fast && !r.check_limit) {
+    if (PS_RB_WORD_LOCAL(W) && fast && !r.check_limit) {
 #pragma unroll 1
       for (uint32_t b = 0; b < PS_SEL_IDS_ROUNDS; b += RD) {
         const uint64_t g0 = ps_sel_ids_word(tile, warp, b, 0);
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(kBlock)
                      unsigned int *ticket, IdsTileState tile_state, uint32_t tiles) {
   extern __shared__ __align__(16) uint32_t smem[];
   range_words<W> src{r, reinterpret_cast<uint32_t(*)[PS_SEL_IDS_ROUNDS][32]>(smem), smem + PS_SEL_IDS_TILE_WORDS, 0, 0};
-  if constexpr (ps_range::word_local<W>()) ps_range::word_consts<W>(r.lo, r.span, &src.L, &src.S_);
+  if constexpr (PS_RB_WORD_LOCAL(W)) ps_rb_word_consts(r.lo, r.span, W, &src.L, &src.S_);
   if (ids_tile<kBytes, true>(p, ticket, tile_state, tiles, src)) ids_reset_state(tile_state, tiles, ticket);
 }
 

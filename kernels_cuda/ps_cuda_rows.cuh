@@ -16,7 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../kernels_shared/ps_codes.h" /* relative: includers need no -I for it */
+#include "../kernels_shared/ps_cmpcol.h" /* relative: includers need no -I for them */
+#include "../kernels_shared/ps_codes.h"
 #include "ps_cuda_kernels.h"
 #include "ps_program.h"
 
@@ -81,65 +82,11 @@ PS_HD ps_col_read ps_read_col(const ps_cuda_eval_params &p, uint32_t c, uint32_t
 
 /* ---- comparisons --------------------------------------------------------- */
 
-/* c is the sign of a - b (-1, 0, 1). An unknown cmp value is false. */
-PS_HD bool ps_cmp_sign(uint32_t cmp, int c) {
-  switch (cmp) {
-    case PS_CMP_EQ: return c == 0;
-    case PS_CMP_NE: return c != 0;
-    case PS_CMP_LT: return c < 0;
-    case PS_CMP_LE: return c <= 0;
-    case PS_CMP_GT: return c > 0;
-    case PS_CMP_GE: return c >= 0;
-    default: return false;
-  }
-}
-
-/* IEEE comparisons (a NaN makes all but != false), so not through a sign. */
-PS_HD bool ps_cmp_double(uint32_t cmp, double a, double b) {
-  switch (cmp) {
-    case PS_CMP_EQ: return a == b;
-    case PS_CMP_NE: return a != b;
-    case PS_CMP_LT: return a < b;
-    case PS_CMP_LE: return a <= b;
-    case PS_CMP_GT: return a > b;
-    case PS_CMP_GE: return a >= b;
-    default: return false;
-  }
-}
-
-/* PS_MODE_INT key (hi, lo), ordered lexicographically: the exact integer
- * M + code of a signed or unsigned kind (the lowering uses this mode for
- * integer types only; other kinds take the unsigned rule, as the reference). */
-typedef struct ps_int_key {
-  uint32_t hi;
-  uint64_t lo;
-} ps_int_key;
-
-PS_HD ps_int_key ps_int_key_of(const ps_prog_col &col, uint64_t code) {
-  const uint64_t v = col.reference + code; /* wraps by design; see ps_program.h */
-  ps_int_key k;
-  k.hi = col.kind == PS_KIND_SIGNED ? ((int64_t)v >= 0 ? 1u : 0u) : 1u;
-  k.lo = v;
-  return k;
-}
-
-PS_HD int ps_int_key_sign(ps_int_key a, ps_int_key b) {
-  if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
-  if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
-  return 0;
-}
-
-/* PS_MODE_DOUBLE decode. C++ casts between integers and floating types round
- * to nearest even (cvt.rn), and double division is IEEE (div.rn.f64). */
+/* Outcomes of comparisons, PS_MODE_INT keys and PS_MODE_DOUBLE values:
+ * kernels_shared/ps_cmpcol.h (ps_cmp_outcome, ps_int_key_of, ps_code_double). */
 PS_HD double ps_decode_double(const ps_cuda_eval_params &p, uint32_t c, uint64_t code) {
   const ps_prog_col &col = p.prog.cols[c];
-  const uint64_t v = col.reference + code;
-  switch (col.kind) {
-    case PS_KIND_UNSIGNED: return (double)v;
-    case PS_KIND_FLOAT64: return (double)(int64_t)v / p.pow10[c];
-    case PS_KIND_FLOAT32: return (double)(float)((double)(int64_t)v / p.pow10[c]);
-    default: return (double)(int64_t)v;
-  }
+  return ps_code_double(col.kind, col.reference, code, &p.pow10[c]);
 }
 
 /* ---- instructions -------------------------------------------------------- */
@@ -186,17 +133,21 @@ PS_HD bool ps_cmpcol(const ps_cuda_eval_params &p, const ps_insn &in, ps_col_rea
                      uint32_t *status) {
   const uint32_t cmp = PS_INSN_CMP(in.flags);
   switch (PS_INSN_MODE(in.flags)) {
-    case PS_MODE_DOUBLE:
-      return ps_cmp_double(cmp, ps_decode_double(p, in.col_a, a.code),
-                           ps_decode_double(p, in.col_b, b.code));
+    case PS_MODE_DOUBLE: {
+      const double x = ps_decode_double(p, in.col_a, a.code), y = ps_decode_double(p, in.col_b, b.code);
+      return ps_cmp_outcome(cmp, x < y, x == y, x > y);
+    }
     case PS_MODE_RANK: {
       const uint32_t ra = ps_aux_rank(p, (uint64_t)in.aux_a + a.code, status);
       const uint32_t rb = ps_aux_rank(p, (uint64_t)in.aux_b + b.code, status);
-      return ps_cmp_sign(cmp, ra < rb ? -1 : (ra > rb ? 1 : 0));
+      return ps_cmp_outcome(cmp, ra < rb, ra == rb, ra > rb);
     }
-    default: /* PS_MODE_INT; the host rejects other modes */
-      return ps_cmp_sign(cmp, ps_int_key_sign(ps_int_key_of(p.prog.cols[in.col_a], a.code),
-                                              ps_int_key_of(p.prog.cols[in.col_b], b.code)));
+    default: { /* PS_MODE_INT; the host rejects other modes */
+      const ps_prog_col &ca = p.prog.cols[in.col_a], &cb = p.prog.cols[in.col_b];
+      const int s = ps_int_key_sign(ps_int_key_of(ca.reference, ca.kind == PS_KIND_SIGNED, a.code),
+                                    ps_int_key_of(cb.reference, cb.kind == PS_KIND_SIGNED, b.code));
+      return ps_cmp_outcome(cmp, s < 0, s == 0, s > 0);
+    }
   }
 }
 

@@ -17,7 +17,7 @@
  * cp.async of that vector size (coalesced: each copy instruction reads 128,
  * 256 or 512 contiguous bytes). At widths 1..32 a lane loads its words into
  * registers with vector loads and extracts codes with constant shifts (a
- * switch on the width picks the instantiation: RANGE through range_bits.cuh,
+ * switch on the width picks the instantiation: RANGE through kernels_shared/ps_range.h,
  * CMPCOL of two <= 31-bit columns in 32-bit arithmetic, 8 codes at a time);
  * elsewhere (SET, INLIST, wide columns, the double and rank compares) it
  * walks its words with a funnel-shift cursor, one code per step.
@@ -54,14 +54,7 @@
 #include "../kernels_shared/ps_kleene.h"
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_rows.cuh"
-#include "range_bits.cuh"
-
-/* Unrolling matters on the device only; host compilers would warn. */
-#ifdef __CUDA_ARCH__
-#define PS_W_UNROLL _Pragma("unroll")
-#else
-#define PS_W_UNROLL
-#endif
+#include "../kernels_shared/ps_range.h"
 
 /* Rows per task: one warp, 32 result words. */
 #define PS_WORDS_TASK_ROWS 1024u
@@ -297,7 +290,7 @@ PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t tas
   }
   for (uint32_t base = 0; base < n; base += 256) {
     uint32_t x[8];
-    PS_W_UNROLL
+    PS_UNROLL
     for (uint32_t m = 0; m < 8; ++m) {
       const uint32_t i = base + 32 * m + lane;
       x[m] = 0;
@@ -305,7 +298,7 @@ PS_HD void ps_stage_share(const ps_cuda_eval_params &p, uint32_t c, uint64_t tas
         x[m] = whole ? ps_ld32(data + (first + i) * 4) : ps_stream_word(data, col.data_bytes, first + i, aligned);
       }
     }
-    PS_W_UNROLL
+    PS_UNROLL
     for (uint32_t m = 0; m < 8; ++m) {
       const uint32_t i = base + 32 * m + lane;
       if (i < n) area[i + pad * ps_umulhi(i, magic)] = x[m];
@@ -414,7 +407,7 @@ PS_HD void ps_lds4(const uint32_t *src, uint32_t *out) {
 template <int W, int K0, int K1>
 PS_HD void ps_lane_load(const uint32_t *src, uint32_t *w) {
   constexpr int V = W <= 0 || W > 32 || (W & 1) ? 1 : ((W & 2) ? 2 : 4);
-  PS_W_UNROLL
+  PS_UNROLL
   for (int k = K0; k < K1; ++k) {
     const int s = k - k % V; /* start of k's vector */
     if (V > 1 && s >= K0 && s + V <= K1) {
@@ -447,7 +440,7 @@ PS_HD void ps_codes8(const uint32_t *src, uint32_t *c) {
   constexpr int K0 = (8 * Q * W) >> 5, K1 = ((8 * Q + 8) * W + 31) >> 5;
   uint32_t w[K1 - K0];
   ps_lane_load<W, K0, K1>(src, w);
-  PS_W_UNROLL
+  PS_UNROLL
   for (int j = 0; j < 8; ++j) c[j] = ps_code_of<W, K0>(w, 8 * Q + j);
 }
 
@@ -545,7 +538,7 @@ PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t 
   ps_cursor<Wide> cur;
   cur.init(area, lane, w);
   ps_leaf_bits r = {0u, 0u};
-  PS_W_UNROLL
+  PS_UNROLL
   for (uint32_t j = 0; j < 32; ++j) {
     const uint64_t code = cur.next();
     if (Wide) {
@@ -561,42 +554,20 @@ PS_HD ps_leaf_bits ps_range_codes(const uint32_t *area, uint32_t lane, uint32_t 
 }
 
 /* RANGE at a width known at compile time (1..32): the lane's words loaded
- * into registers with vector loads (ps_lane_load), then the fast path's
- * per-word arithmetic (range_bits.cuh: SWAR at 2, 4, 8; codes compared in
- * their word's top bits otherwise), about half the instructions of the
- * cursor. With Check (the code limit is below the largest code) the corrupt
- * codes come from the same arithmetic against [0, limit], in the same pass
- * over the codes at the top-aligned widths (a second pass, or the range
- * kernel's max-then-exact test, keeps all W words live: at 31 bits the
- * kernel spilled). Widths above 32 take the cursor: their unrolled loads
- * would raise the kernel's register count for every program. */
+ * into registers with vector loads (ps_lane_load), then the leaf of
+ * kernels_shared/ps_range.h (ps_range_leaf: SWAR at 2, 4, 8; codes compared
+ * in their word's top bits otherwise; OpenCL's words.cl runs it too), about
+ * half the instructions of the cursor. Widths above 32 take the cursor:
+ * their unrolled loads would raise the kernel's register count for every
+ * program. */
 template <int W>
 PS_HD ps_leaf_bits ps_range_w(const uint32_t *src, uint64_t lo, uint64_t span, bool check, uint64_t limit) {
   uint32_t w[W + 2];
   ps_lane_load<W, 0, W>(src, w);
-  w[W] = 0u; /* range_bits may name them; no code takes bits from them */
+  w[W] = 0u; /* ps_range_bits may name them; no code takes bits from them */
   w[W + 1] = 0u;
-  ps_leaf_bits r = {0u, 0u};
-  if constexpr (W == 1 || W == 2 || W == 4 || W == 8) {
-    r.hits = ps_range::range_bits<W>(w, lo, span);
-    if (check) r.bad = ~ps_range::range_bits<W>(w, 0, limit);
-  } else {
-    constexpr int G = 32 - W; /* bits below a top-aligned code */
-    constexpr uint32_t low = (uint32_t)(((uint64_t)1 << G) - 1u);
-    const uint32_t lo_top = (uint32_t)lo << G, span_top = ((uint32_t)span << G) | low;
-    const uint32_t limit_top = ((uint32_t)limit << G) | low;
-    if (check) {
-      PS_W_UNROLL
-      for (int j = 0; j < 32; ++j) {
-        const uint32_t t = ps_range::code_top<W>(w, j);
-        r.hits |= (uint32_t)(t - lo_top <= span_top) << j;
-        r.bad |= (uint32_t)(t > limit_top) << j;
-      }
-    } else {
-      PS_W_UNROLL
-      for (int j = 0; j < 32; ++j) r.hits |= (uint32_t)(ps_range::code_top<W>(w, j) - lo_top <= span_top) << j;
-    }
-  }
+  ps_leaf_bits r;
+  r.hits = ps_range_leaf(w, W, lo, span, check, limit, &r.bad);
   return r;
 }
 
@@ -680,7 +651,8 @@ PS_HD ps_cmp_bits ps_cmp_codes(const ps_cuda_eval_params &p, const ps_insn &in, 
       eq = ra == rb;
       gt = ra > rb;
     } else {
-      const int s = ps_int_key_sign(ps_int_key_of(ca, a), ps_int_key_of(cb, b));
+      const int s = ps_int_key_sign(ps_int_key_of(ca.reference, ca.kind == PS_KIND_SIGNED, a),
+                                    ps_int_key_of(cb.reference, cb.kind == PS_KIND_SIGNED, b));
       lt = s < 0;
       eq = s == 0;
       gt = s > 0;
@@ -752,16 +724,16 @@ PS_HD void ps_cmp32_quarter(const uint32_t *src_a, uint32_t wa, const uint32_t *
   ps_codes8_at<Q>(wb, src_b, b);
   uint32_t m = 0;
   if (eq_kind) {
-    PS_W_UNROLL
+    PS_UNROLL
     for (int j = 0; j < 8; ++j) m |= (uint32_t)((int32_t)(a[j] - b[j]) == e) << j;
   } else {
-    PS_W_UNROLL
+    PS_UNROLL
     for (int j = 0; j < 8; ++j) m |= (uint32_t)((int32_t)(a[j] - b[j]) < e) << j;
   }
   r->hit |= m << (8 * Q);
   if (check) {
     uint32_t ba = 0, bb = 0;
-    PS_W_UNROLL
+    PS_UNROLL
     for (int j = 0; j < 8; ++j) {
       ba |= (uint32_t)(a[j] > la) << j;
       bb |= (uint32_t)(b[j] > lb) << j;
@@ -797,7 +769,7 @@ PS_HD ps_cmp32_bits ps_cmp32_codes(const ps_cuda_eval_params &p, const ps_insn &
   const int64_t kMax = 0x7fffffff; /* code differences lie in [-kMax, kMax] */
   int fixed = -1;                  /* 0 or 1: every row's comparison is false or true */
   if (cmp > PS_CMP_GE) {
-    fixed = 0; /* an unknown cmp selects nothing (ps_cmp_sign) */
+    fixed = 0; /* an unknown cmp selects nothing (ps_cmp_outcome) */
     invert = 0u;
   } else if (eq_kind) {
     if (e > kMax || e < -kMax) fixed = 0;

@@ -34,7 +34,7 @@ __host__ __device__ constexpr int async_stages() {
 
 template <int W>
 __host__ __device__ constexpr bool use_async() {
-  return W > 0 && W < 32 && !ps_range::word_local<W>();
+  return W > 0 && W < 32 && !PS_RB_WORD_LOCAL(W);
 }
 
 /* What a thread works out once (32-bit indexes: a chunk has at most 2^31
@@ -150,13 +150,13 @@ __global__ void __launch_bounds__(kAsyncThreads) range_async_kernel(const __grid
       async_words<W>(stages[s], lane, w);
       const uint32_t *valid = reinterpret_cast<const uint32_t *>(stages[s] + V);
       w[W] = 0, w[W + 1] = 0;
-      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      uint32_t bits = ps_range_bits(w, W, p.lo, p.span) ^ p.negate_mask;
       uint32_t live = p.validity ? valid[lane] : 0xffffffffu;
       if (g == b.words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
       if constexpr (Limit) {
         constexpr int G = 32 - W;
         const uint32_t limit_top = ((uint32_t)p.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
-        if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live;
+        if (ps_rb_max_code_top(w, W) > limit_top) bad |= ~ps_range_bits(w, W, 0, p.limit) & live;
       }
       bits &= live;
       selected += __popc(bits);

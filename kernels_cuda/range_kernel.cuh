@@ -27,7 +27,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "ps_cuda_kernels.h"
-#include "range_bits.cuh"
+#include "../kernels_shared/ps_range.h"
 
 namespace {
 
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         for (int k = 0; k < W; k++) w[k] = tile[local * S + k];
         w[W] = 0, w[W + 1] = 0; /* never selected by the shifts; keeps indexes in range */
       }
-      uint32_t bits = ps_range::range_bits<W>(w, p.lo, p.span) ^ p.negate_mask;
+      uint32_t bits = ps_range_bits(w, W, p.lo, p.span) ^ p.negate_mask;
       if constexpr (Limit && W > 0) {
         /* One max per code; the exact per-row test (nulls, rows past the
          * end may hold any code) only when some code is above the limit. */
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(kThreads) range_kernel(const __grid_constant__
         const uint32_t limit_top = ((uint32_t)p.limit << G) | (uint32_t)(((uint64_t)1 << G) - 1);
         uint32_t live = p.validity ? load_word(p.validity, p.validity_bytes, g) : 0xffffffffu;
         if (g == words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
-        if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, p.limit) & live;
+        if (ps_rb_max_code_top(w, W) > limit_top) bad |= ~ps_range_bits(w, W, 0, p.limit) & live;
         bits &= live;
       } else {
         if (p.validity) bits &= load_word(p.validity, p.validity_bytes, g);
@@ -305,7 +305,7 @@ __device__ __forceinline__ void direct_load(const ps_cuda_range_params &p, uint3
  * have one, where it saves the lane subtraction). */
 template <int W, bool Limit, bool LoZero = false>
 __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_constant__ ps_cuda_range_params p) {
-  static_assert(ps_range::word_local<W>(), "direct kernel: codes must not straddle words");
+  static_assert(PS_RB_WORD_LOCAL(W), "direct kernel: codes must not straddle words");
   constexpr int B = 128 / W;              /* result bits per vector */
   constexpr int kOut = B >= 32 ? B / 32 : 1; /* result words per vector (B < 32: one partial word) */
   typedef cub::BlockReduce<uint32_t, kThreads> Reduce;
@@ -315,8 +315,8 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
   const uint32_t vecs = (uint32_t)(((uint64_t)words * W + 3) / 4); /* stream vectors of the chunk's codes */
   const uint64_t out_bytes = ((uint64_t)p.rows + 7) / 8;
   uint32_t L, S, LL = 0, LS = 0;
-  ps_range::word_consts<W>(p.lo, p.span, &L, &S);
-  if constexpr (Limit) ps_range::word_consts<W>(0, p.limit, &LL, &LS);
+  ps_rb_word_consts(p.lo, p.span, W, &L, &S);
+  if constexpr (Limit) ps_rb_word_consts(0, p.limit, W, &LL, &LS);
   /* Vector stores and validity loads of the whole tile need 16-byte alignment. */
   const bool out16 = !p.bitmap || ((uintptr_t)p.bitmap & 15) == 0;
   const bool val16 = !p.validity || ((uintptr_t)p.validity & 15) == 0;
@@ -342,19 +342,19 @@ __global__ void __launch_bounds__(kThreads) range_direct_kernel(const __grid_con
       const uint32_t v = first + m * kThreads + threadIdx.x;
       uint32_t bits[kOut], ok[kOut];
       const uint32_t xs[4] = {x[m].x, x[m].y, x[m].z, x[m].w};
-      ps_range::vector_bits<W, LoZero>(xs, L, S, bits);
+      ps_rb_vector_bits(xs, L, S, W, LoZero, bits);
       if constexpr (Limit) {
         /* Lanes above the limit, without the compression; the exact per-row
          * bits (nulls, rows past the end may hold any code) only if any. */
         bool any = true;
         if constexpr (W > 1) {
-          constexpr uint32_t lsbs = ps_range::lane_lsbs<W>();
+          constexpr uint32_t lsbs = PS_RB_LSBS(W);
           const uint32_t lim = (uint32_t)p.limit * lsbs;
-          any = (ps_range::lane_lt<W>(lim, x[m].x) | ps_range::lane_lt<W>(lim, x[m].y) |
-                 ps_range::lane_lt<W>(lim, x[m].z) | ps_range::lane_lt<W>(lim, x[m].w)) != 0;
+          any = (PS_RB_LANE_LT(lim, x[m].x, PS_RB_HIGHS(W)) | PS_RB_LANE_LT(lim, x[m].y, PS_RB_HIGHS(W)) |
+                 PS_RB_LANE_LT(lim, x[m].z, PS_RB_HIGHS(W)) | PS_RB_LANE_LT(lim, x[m].w, PS_RB_HIGHS(W))) != 0;
         }
         if (any) {
-          ps_range::vector_bits<W, true>(xs, LL, LS, ok); /* [0, limit] */
+          ps_rb_vector_bits(xs, LL, LS, W, 1, ok); /* [0, limit] */
         } else {
 #pragma unroll
           for (int j = 0; j < kOut; j++) ok[j] = ~0u;
@@ -427,7 +427,7 @@ namespace {
  * straddle, below 32 bits) or staged (the rest). */
 template <int W, bool Limit, bool LoZero = false>
 constexpr void (*kernel_of())(ps_cuda_range_params) {
-  if constexpr (ps_range::word_local<W>()) return range_direct_kernel<W, Limit, LoZero && (W == 4 || W == 8)>;
+  if constexpr (PS_RB_WORD_LOCAL(W)) return range_direct_kernel<W, Limit, LoZero && (W == 4 || W == 8)>;
   else if constexpr (use_async<W>()) return range_async_kernel<W, Limit>;
   else return range_kernel<W, Limit>;
 }
@@ -473,14 +473,14 @@ uint32_t resident_blocks(uint32_t fallback) {
  * compute; the async kernel's warps loop over chunks. */
 template <int W>
 constexpr uint32_t waves_of() {
-  if constexpr (ps_range::word_local<W>()) return W == 16 ? 2u : 0u;
+  if constexpr (PS_RB_WORD_LOCAL(W)) return W == 16 ? 2u : 0u;
   else if constexpr (use_async<W>()) return 1u;
   else return pipelined<W>() ? 1u : 0u;
 }
 
 template <int W>
 cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStream_t stream) {
-  constexpr bool direct = ps_range::word_local<W>();
+  constexpr bool direct = PS_RB_WORD_LOCAL(W);
   constexpr bool async = use_async<W>();
   constexpr int threads = threads_of<W>();
   const uint64_t words = ((uint64_t)p.rows + 31) / 32;

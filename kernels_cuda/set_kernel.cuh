@@ -78,13 +78,13 @@ __global__ void __launch_bounds__(kSetThreads) set_kernel(const __grid_constant_
       uint32_t live = p.validity ? reinterpret_cast<const uint32_t *>(stage + V)[lane] : 0xffffffffu;
       if (g == b.words - 1 && (p.rows & 31)) live &= (1u << (p.rows & 31)) - 1u;
       /* corrupt codes: one max per code, the exact per-row test only when it fails */
-      if (ps_range::max_code_top<W>(w) > limit_top) bad |= ~ps_range::range_bits<W>(w, 0, limit) & live;
+      if (ps_rb_max_code_top(w, W) > limit_top) bad |= ~ps_range_bits(w, W, 0, limit) & live;
       uint32_t hits = 0;
 #pragma unroll
       for (int j = 0; j < 32; j++) {
         /* clamped: a null row or a row past the end may hold any code, and a
          * corrupt one has been flagged above; none may read past the set */
-        const uint32_t code = min(ps_range::code_top<W>(w, j) >> G, limit) + p.set_shift;
+        const uint32_t code = min(ps_rb_code_top(w, W, j) >> G, limit) + p.set_shift;
         hits |= ((set[code >> 5] >> (code & 31)) & 1u) << j;
       }
       const uint32_t bits = (hits ^ p.negate_mask) & live;

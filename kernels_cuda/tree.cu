@@ -8,7 +8,7 @@
  * codes and selections, and a width switch per code group; ncu counted
  * several times more instructions per 32-row word on the `tree` bench case
  * (three leaves of 12, 20 and 8 bits) than its comparisons need
- * (docs/benchmarks.md). Here, with two values per row, a leaf is range_bits<W> on the
+ * (docs/benchmarks.md). Here, with two values per row, a leaf is ps_range_bits at width W on the
  * lane's W staged words (the same code as the single-range kernels), the
  * stack is four registers addressed by slot numbers the host computed, and
  * the staging is range_async.cuh's: every column of a warp's 1024-row chunk
@@ -32,7 +32,7 @@ __device__ __forceinline__ uint32_t tree_leaf(const uint32_t *col, int lane, uin
   uint32_t w[W + 2];
   async_words<W>(reinterpret_cast<const uint4 *>(col), lane, w);
   w[W] = 0, w[W + 1] = 0;
-  return ps_range::range_bits<W>(w, lo, span);
+  return ps_range_bits(w, W, lo, span);
 }
 
 /* One switch per leaf (warp-uniform: every lane reads the same instruction). */

@@ -4,8 +4,9 @@
  * (code extraction is kernels_shared/ps_codes.h).
  *
  * Plain OpenCL C 1.2. The backend builds one program from ps_program.h,
- * launch.h, kernels_shared/ps_dialect.h, ps_codes.h, ps_cmpcol.h, this
- * file, filter.cl and select.cl (in that order) and may define:
+ * launch.h, kernels_shared/ (ps_dialect.h, ps_codes.h, ps_cmpcol.h,
+ * ps_kleene.h, ps_range.h), this file, filter.cl and select.cl (in that
+ * order) and may define:
  *   PS_HAVE_FP64          the device has cl_khr_fp64 (double compares and
  *                         float decoding; the host refuses those otherwise)
  *   PS_BIG_ENDIAN_DEVICE  words are always assembled from bytes
@@ -99,17 +100,10 @@ static int ps_code_corrupt(__constant ps_prog_col *m, ulong code) {
 #ifdef PS_HAVE_FP64
 __constant double ps_pow10[19] = PS_POW10_TABLE;
 
-/* The double of a code (ps_program.h, PS_MODE_DOUBLE); conversions round to
- * nearest even (OpenCL's default for explicit casts) and the division is
- * correctly rounded (never built with fast-math options). */
+/* The double of a code (ps_program.h, PS_MODE_DOUBLE): kernels_shared/ps_cmpcol.h's
+ * ps_code_double (OpenCL's explicit casts round to nearest even). */
 static double ps_double_of_kind(uint kind, __constant ps_prog_col *m, ulong code) {
-  ulong raw = m->reference + code;
-  switch (kind) {
-    case PS_KIND_UNSIGNED: return (double)raw;
-    case PS_KIND_FLOAT64: return (double)(long)raw / ps_pow10[min(m->scale, 18u)];
-    case PS_KIND_FLOAT32: return (double)(float)((double)(long)raw / ps_pow10[min(m->scale, 18u)]);
-    default: return (double)(long)raw;
-  }
+  return ps_code_double(kind, m->reference, code, ps_pow10 + min(m->scale, 18u));
 }
 
 static double ps_double_of(__constant ps_prog_col *m, ulong code) { return ps_double_of_kind(m->kind, m, code); }

@@ -28,7 +28,7 @@
 #define PS_WIDTH(prog, c) ps_spec_cols[c][0]
 #define PS_KIND(prog, c) ps_spec_cols[c][1]
 #define PS_COLFLAGS(prog, c) ps_spec_cols[c][2]
-#define PS_UNROLL _Pragma("unroll")
+#define PS_SPEC_UNROLL _Pragma("unroll")
 #else
 #define PS_N_INSNS(prog) ((prog)->n_insns)
 #define PS_OP(prog, i) ((prog)->insns[i].op)
@@ -38,7 +38,7 @@
 #define PS_WIDTH(prog, c) ((prog)->cols[c].width)
 #define PS_KIND(prog, c) ((prog)->cols[c].kind)
 #define PS_COLFLAGS(prog, c) ((prog)->cols[c].flags)
-#define PS_UNROLL
+#define PS_SPEC_UNROLL
 #endif
 
 /* One column slot as seen by one work-item. */
@@ -133,42 +133,16 @@ static uint ps_in_list(ps_region aux, ulong first_word, ulong count, ulong code)
   return code <= last;
 }
 
-/* The comparison outcome from the order of two values (all three false for
- * unordered doubles, which makes only != true). */
-static uint ps_cmp_outcome(uint cmp, int lt, int eq, int gt) {
-  switch (cmp) {
-    case PS_CMP_EQ: return eq;
-    case PS_CMP_NE: return !eq;
-    case PS_CMP_LT: return lt;
-    case PS_CMP_LE: return lt || eq;
-    case PS_CMP_GT: return gt;
-    case PS_CMP_GE: return gt || eq;
-    default: return 0;
-  }
-}
-
-/* PS_MODE_INT key: exact integer value ordered as (hi, lo). */
-typedef struct ps_int_key {
-  uint hi;
-  ulong lo;
-} ps_int_key;
-
-static ps_int_key ps_int_key_of(const ps_column *c, ulong code) {
-  ps_int_key key;
-  key.lo = c->meta->reference + code; /* wrapping add, as specified */
-  key.hi = c->kind == PS_KIND_SIGNED ? (uint)((long)key.lo >= 0) : 1u;
-  return key;
-}
+/* Outcomes, PS_MODE_INT keys and PS_MODE_DOUBLE values: kernels_shared/ps_cmpcol.h. */
 
 static uint ps_compare_codes(__constant ps_insn *in, uint flags, const ps_column *a, ulong code_a,
                              const ps_column *b, ulong code_b, ps_region aux, uint *corrupt) {
   uint cmp = PS_INSN_CMP(flags);
   switch (PS_INSN_MODE(flags)) {
     case PS_MODE_INT: {
-      ps_int_key ka = ps_int_key_of(a, code_a), kb = ps_int_key_of(b, code_b);
-      int lt = ka.hi < kb.hi || (ka.hi == kb.hi && ka.lo < kb.lo);
-      int eq = ka.hi == kb.hi && ka.lo == kb.lo;
-      return ps_cmp_outcome(cmp, lt, eq, !lt && !eq);
+      const int s = ps_int_key_sign(ps_int_key_of(a->meta->reference, a->kind == PS_KIND_SIGNED, code_a),
+                                    ps_int_key_of(b->meta->reference, b->kind == PS_KIND_SIGNED, code_b));
+      return ps_cmp_outcome(cmp, s < 0, s == 0, s > 0);
     }
 #ifdef PS_HAVE_FP64
     case PS_MODE_DOUBLE: {
@@ -243,7 +217,7 @@ static uint ps_eval_word(__constant ps_filter_launch *launch, const ps_bytes *da
   ps_kstack k; /* kernels_shared/ps_kleene.h; the core checked the stack discipline */
   ps_kbelow below;
   ps_kstack_init(&k);
-  PS_UNROLL
+  PS_SPEC_UNROLL
   for (uint i = 0; i < PS_N_INSNS(prog); ++i) {
     __constant ps_insn *in = &prog->insns[i];
     uint op = PS_OP(prog, i), flags = PS_FLAGS(prog, i);

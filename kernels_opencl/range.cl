@@ -8,9 +8,11 @@
  * as [lo, lo + span] with lo + span < 2^w (an empty range arrives as the full
  * range, negated), so no check is needed per code.
  *
- * The OpenCL port of kernels_cuda/range_words.cu. Why a separate kernel: the
- * interpreter of filter.cl extracts each code with run-time shifts and reads
- * with a stride of w words per work-item. Here
+ * The per-word arithmetic is kernels_shared/ps_range.h, which CUDA's range
+ * kernels (kernels_cuda/range_kernel.cuh) run too; this file is the OpenCL
+ * staging around it. Why a separate kernel: the interpreter of filter.cl
+ * extracts each code with run-time shifts and reads with a stride of w words
+ * per work-item. Here
  *   - the width is a compile-time constant (-DPS_W=<w>; one build per width),
  *     so extracting code j is a couple of constant shifts, and widths 1, 2,
  *     4 and 8 compare every lane of a word at once (SWAR);
@@ -21,8 +23,8 @@
  *   - at small widths a work-item produces several result words (PS_R), so
  *     that it has enough loads in flight.
  *
- * Built after ps_program.h, launch.h and common.cl (ps_load_word,
- * ps_store_word, ps_group_sum) with
+ * Built after ps_program.h, launch.h, kernels_shared/ (ps_range.h) and
+ * common.cl (ps_load_word, ps_store_word, ps_group_sum) with
  *   -DPS_W=<0..64>        the column's bit width
  *   -DPS_RANGE_WG=<n>     the work-group size (a power of two; required)
  * Two kernels: ps_range_words (bitmap only: no barrier but the staging one)
@@ -79,132 +81,51 @@
 #define PS_RANGE_WANT_BITMAP 2u  /* write the bitmap */
 #define PS_RANGE_ALIGNED16 4u    /* data + data_offset is 16-byte aligned */
 
-/* ---- per-word arithmetic (kernels_cuda/range_bits.cuh) -------------------
- * SWAR for widths 2, 4, 8 (a code never straddles a word): Hacker's Delight
- * 2-18 lane-wise subtraction and 2-12 unsigned comparison, then the lanes'
- * top bits compressed into consecutive result bits. */
-#if PS_W == 2
-#define PS_LSBS 0x55555555u
-#elif PS_W == 4
-#define PS_LSBS 0x11111111u
-#elif PS_W == 8
-#define PS_LSBS 0x01010101u
-#endif
-#ifdef PS_LSBS
-#define PS_H (PS_LSBS << (PS_W - 1))
-
-/* Top bit of each lane moved to consecutive bits 0 .. 32/W - 1 (each step
- * joins pairs of groups: group_mask(g) of range_bits.cuh, written out). */
-static uint ps_compress_tops(uint x) {
-  x = (x >> (PS_W - 1)) & PS_LSBS;
-#if PS_W == 2
-  x = (x | (x >> 1)) & 0x33333333u;
-  x = (x | (x >> 2)) & 0x0f0f0f0fu;
-  x = (x | (x >> 4)) & 0x00ff00ffu;
-  x = (x | (x >> 8)) & 0x0000ffffu;
-#elif PS_W == 4
-  x = (x | (x >> 3)) & 0x03030303u;
-  x = (x | (x >> 6)) & 0x000f000fu;
-  x = (x | (x >> 12)) & 0x000000ffu;
+/* ---- per-word arithmetic: kernels_shared/ps_range.h --------------------
+ * The word-local widths (2, 4, 8, 16: codes never straddle a word) take the
+ * per-stream-word form (a truth table at 2, the transposed quad at 4, SWAR
+ * at 8, two top-half compares at 16) with lo == 0 (x < c, x <= c: the
+ * common case, decided once per work-item, uniform) sparing the lane
+ * subtraction; the others ps_range_bits. */
+#if PS_W == 2 || PS_W == 4 || PS_W == 8 || PS_W == 16
+#define PS_WORD_LOCAL 1
+/* The 32 result bits from w[0..PS_W) and ps_rb_word_consts' L, S. */
+static uint ps_range_local(const uint *w, uint L, uint S, int lo_zero) {
+#if PS_W == 4
+  return ps_rb_quad4(w[0], w[1], w[2], w[3], L, S, lo_zero);
 #else
-  x = (x | (x >> 7)) & 0x00030003u;
-  x = (x | (x >> 14)) & 0x0000000fu;
+  uint bits = 0;
+#pragma unroll
+  for (int k = 0; k < PS_W; ++k) bits |= ps_rb_word_bits(w[k], L, S, PS_W, lo_zero) << (k * (32 / PS_W));
+  return bits;
 #endif
-  return x;
-}
-
-/* Lane-wise x - y modulo 2^W (no borrow between lanes). */
-static uint ps_lane_sub(uint x, uint y) { return ((x | PS_H) - (y & ~PS_H)) ^ ((x ^ ~y) & PS_H); }
-
-/* Top bit of each lane set iff that lane of x < that lane of y (unsigned). */
-static uint ps_lane_lt(uint x, uint y) { return ((~x & y) | ((~x | y) & ps_lane_sub(x, y))) & PS_H; }
-
-/* x with the bits of mask m and of m << d exchanged (a delta swap). */
-static uint ps_delta_swap(uint x, int d, uint m) {
-  const uint t = ((x >> d) ^ x) & m;
-  return x ^ t ^ (t << d);
 }
 #endif
 
 /* Bit j set iff code j of the 32 codes in w[0..W) lies in [lo, lo + span].
  * w has W + 2 entries; the last two are 0 and never selected by the shifts
  * (they keep the constant indexes in range). */
-static uint ps_range_bits(const uint *w, ulong lo, ulong span) {
-  uint bits = 0;
-#if PS_W == 0
-  bits = (0 - lo) <= span ? 0xffffffffu : 0u;
-#elif PS_W == 1
-  uint has0 = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
-  uint has1 = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
-  bits = (w[0] & has1) | (~w[0] & has0);
-#elif PS_W == 4
-  /* kernels_cuda/range_bits.cuh's quad4_bits: the four words' lane tops
-   * interleaved (bit 4i + k: row 8k + i), then the 8x4 bit matrix transposed
-   * with four delta swaps; with lo == 0 (x < c, x <= c: the common case,
-   * decided once per work-item, uniform) no lane subtraction. */
-  uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
-  uint t[4];
-  if (lo == 0) {
-#pragma unroll
-    for (int k = 0; k < 4; ++k) t[k] = ~ps_lane_lt(S, w[k]) & PS_H;
-  } else {
-#pragma unroll
-    for (int k = 0; k < 4; ++k) t[k] = ~ps_lane_lt(S, ps_lane_sub(w[k], L)) & PS_H;
-  }
-  uint y = (t[0] >> 3) | (t[1] >> 2) | (t[2] >> 1) | t[3];
-  y = ps_delta_swap(y, 1, 0x22222222u);
-  y = ps_delta_swap(y, 3, 0x0a0a0a0au);
-  y = ps_delta_swap(y, 6, 0x00cc00ccu);
-  bits = ps_delta_swap(y, 12, 0x0000f0f0u);
-#elif defined(PS_LSBS)
-  uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
-  if (lo == 0) { /* x < c, x <= c: no lane subtraction (uniform) */
-#pragma unroll
-    for (int k = 0; k < PS_W; ++k) bits |= ps_compress_tops(~ps_lane_lt(S, w[k])) << (k * (32 / PS_W));
-  } else {
-#pragma unroll
-    for (int k = 0; k < PS_W; ++k) {
-      uint out = ps_lane_lt(S, ps_lane_sub(w[k], L)); /* span < code - lo */
-      bits |= ps_compress_tops(~out) << (k * (32 / PS_W));
-    }
-  }
-#elif PS_W <= 32
-  /* codes, lo and span all fit 32 bits */
-  uint lo32 = (uint)lo, span32 = (uint)span;
-  uint mask = PS_W == 32 ? 0xffffffffu : ((1u << (PS_W % 32)) - 1u);
-#pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    int bit = j * PS_W, k = bit >> 5, off = bit & 31;
-    uint c = w[k] >> off;
-    if (off + PS_W > 32) c |= w[k + 1] << ((32 - off) & 31);
-    c &= mask;
-    bits |= (uint)((c - lo32) <= span32) << j;
-  }
+static uint ps_range_word(const uint *w, ulong lo, ulong span) {
+#ifdef PS_WORD_LOCAL
+  uint L, S;
+  ps_rb_word_consts(lo, span, PS_W, &L, &S);
+  return lo == 0 ? ps_range_local(w, L, S, 1) : ps_range_local(w, L, S, 0);
 #else
-  ulong mask = PS_W == 64 ? ~0UL : ((1UL << (PS_W % 64)) - 1UL);
-#pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    int bit = j * PS_W, k = bit >> 5, off = bit & 31;
-    ulong c = ((ulong)w[k] | ((ulong)w[k + 1] << 32)) >> off;
-    if (off + PS_W > 64) c |= (ulong)w[k + 2] << ((64 - off) & 63);
-    c &= mask;
-    bits |= (uint)((c - lo) <= span) << j;
-  }
+  return ps_range_bits(w, PS_W, lo, span);
 #endif
-  return bits;
 }
 
 /* ---- the kernels ----------------------------------------------------------- */
 
 #ifdef PS_RANGE_LIMIT
 /* Raises limit_bit when a valid row of result word g (codes in w) holds a
- * code above limit (limit < 2^W, so [0, limit] is a range ps_range_bits
+ * code above limit (limit < 2^W, so [0, limit] is a range ps_range_word
  * takes). Rare (corrupt data), so an atomic per such word is cheap. */
 static void ps_range_check_limit(const uint *w, ulong g, ps_region vr, ulong rows, uint flags, ulong limit,
                                  uint limit_bit, volatile __global uint *status) {
   uint live = ps_row_mask(rows, g);
   if (flags & PS_RANGE_HAS_VALIDITY) live &= ps_load_word(vr, g);
-  if (~ps_range_bits(w, 0, limit) & live) atomic_or(&status[PS_FILTER_STATUS_CORRUPT], limit_bit);
+  if (~ps_range_word(w, 0, limit) & live) atomic_or(&status[PS_FILTER_STATUS_CORRUPT], limit_bit);
 }
 #define PS_LIMIT_ARGS , volatile __global uint *status, ulong limit, uint limit_bit
 #define PS_LIMIT_PASS , status, limit, limit_bit
@@ -274,7 +195,7 @@ static uint ps_range_tile(__global const uchar *data, ulong data_offset, ulong d
       for (int k = 0; k < PS_W; ++k) w[k] = tile[local_word * PS_S + k];
       w[PS_W] = 0;
       w[PS_W + 1] = 0;
-      uint bits = ps_range_bits(w, lo, span) ^ negate_mask;
+      uint bits = ps_range_word(w, lo, span) ^ negate_mask;
       const ps_region vr = {validity, validity_offset, validity_bytes};
 #ifdef PS_RANGE_LIMIT
       ps_range_check_limit(w, g, vr, rows, flags, limit, limit_bit, status);
@@ -340,30 +261,25 @@ static uint ps_direct_finish16(uint16 bits, ulong g, ps_region vr, __global ucha
   return ps_popcount16(bits);
 }
 
-#if defined(PS_LSBS) && PS_RANGE_R % 16 == 0
+#if (PS_W == 2 || PS_W == 4 || PS_W == 8) && PS_RANGE_R % 16 == 0
 #define PS_DIRECT_VEC 1
-/* The SWAR of ps_range_bits on 16 consecutive stream words at once (every
- * step is lane-wise within a word, so it maps onto CPU vector registers);
- * then the words' 32 / W bits are joined into the 16 / W result words,
- * stored in res. L and S are lo and span repeated in every lane. */
+/* ps_range_bits' SWAR on 16 consecutive stream words at once (every step is
+ * lane-wise within a word, so it maps onto CPU vector registers); then the
+ * words' 32 / W bits are joined into the 16 / W result words, stored in res.
+ * L and S are lo and span repeated in every lane. */
 static void ps_direct_vec(uint16 x, uint L, uint S, uint *res) {
-  const uint16 d = ((x | PS_H) - (L & ~PS_H)) ^ ((x ^ ~L) & PS_H);                /* code - lo */
-  const uint16 sub = ((S | PS_H) - (d & ~PS_H)) ^ ((S ^ ~d) & PS_H);              /* span - d */
-  uint16 t = ((~(((~S & d) | ((~S | d) & sub)) & PS_H)) >> (PS_W - 1)) & PS_LSBS; /* in range */
+  const uint h = PS_RB_HIGHS(PS_W);
+  const uint16 d = PS_RB_LANE_SUB(x, L, h);                              /* code - lo */
+  uint16 t = (~PS_RB_LANE_LT(S, d, h) >> (PS_W - 1)) & PS_RB_LSBS(PS_W); /* in range */
+  t = PS_RB_COMPRESS_STEP(t, PS_W, 1);
+  t = PS_RB_COMPRESS_STEP(t, PS_W, 2);
+  t = PS_RB_COMPRESS_STEP(t, PS_W, 4);
+  t = PS_RB_COMPRESS_STEP(t, PS_W, 8);
 #if PS_W == 2
-  t = (t | (t >> 1)) & 0x33333333u;
-  t = (t | (t >> 2)) & 0x0f0f0f0fu;
-  t = (t | (t >> 4)) & 0x00ff00ffu;
-  t = (t | (t >> 8)) & 0x0000ffffu;
   vstore8(t.even | (t.odd << 16), 0, res);
 #elif PS_W == 4
-  t = (t | (t >> 3)) & 0x03030303u;
-  t = (t | (t >> 6)) & 0x000f000fu;
-  t = (t | (t >> 12)) & 0x000000ffu;
   vstore4(t.s048c | (t.s159d << 8) | (t.s26ae << 16) | (t.s37bf << 24), 0, res);
 #else
-  t = (t | (t >> 7)) & 0x00030003u;
-  t = (t | (t >> 14)) & 0x0000000fu;
   vstore2(t.s08 | (t.s19 << 4) | (t.s2a << 8) | (t.s3b << 12) | (t.s4c << 16) | (t.s5d << 20) | (t.s6e << 24) |
               (t.s7f << 28),
           0, res);
@@ -447,7 +363,7 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
     /* The work-group's blocks lie inside the stream and the chunk: plain
      * loads, no checks (every work-group but the last). */
 #if defined(PS_DIRECT_VEC)
-    const uint L = (uint)lo * PS_LSBS, S = (uint)span * PS_LSBS;
+    const uint L = (uint)lo * PS_RB_LSBS(PS_W), S = (uint)span * PS_RB_LSBS(PS_W);
     for (int v = 0; v < PS_RANGE_R / 16; ++v) {
       const ulong g = first + 16 * v;
       uint res[16];
@@ -463,8 +379,8 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
                                      rows, negate_mask, flags);
     }
 #elif PS_W == 1 && PS_RANGE_R % 16 == 0
-    const uint has0 = lo == 0 ? 0xffffffffu : 0u;          /* 0 in [lo, lo+span] */
-    const uint has1 = (1 - lo) <= span ? 0xffffffffu : 0u; /* 1 in [lo, lo+span] */
+    uint has0, has1; /* 0, 1 in [lo, lo+span] */
+    ps_rb_word_consts(lo, span, 1, &has0, &has1);
     for (int v = 0; v < PS_RANGE_R / 16; ++v) {
       const ulong g = first + 16 * v;
       const uint16 x = vload16(0, src + g);
@@ -476,7 +392,7 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
       const ulong g = first + m;
 #pragma unroll
       for (int k = 0; k < PS_W; ++k) w[k] = src[g * PS_W + k];
-      selected += ps_direct_finish(ps_range_bits(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
+      selected += ps_direct_finish(ps_range_word(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
                                    negate_mask, flags);
     }
 #endif
@@ -486,7 +402,7 @@ static uint ps_range_direct(__global const uchar *data, ulong data_offset, ulong
       if (g >= words) break;
 #pragma unroll
       for (int k = 0; k < PS_W; ++k) w[k] = ps_load_word(region, g * PS_W + k);
-      selected += ps_direct_finish(ps_range_bits(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
+      selected += ps_direct_finish(ps_range_word(w, lo, span), g, vr, bitmap, bitmap_offset, out_bytes, rows,
                                    negate_mask, flags);
     }
   }

@@ -283,6 +283,23 @@ static ps_truthv ps_range_end(ps_wctx *x, uint slot, const ps_range_args *a, ps_
   return r;
 }
 
+/* The RANGE leaf at W <= 32: on a GPU (one result word per work-item) the
+ * leaf of kernels_shared/ps_range.h, which CUDA's general kernel runs too;
+ * on a CPU the same test on 16 result words per vector, a code per lane. */
+#ifdef PS_WORDS_DIRECT
+#define PS_RANGE_NARROW(w, W, a, check, hits, bad)                                   \
+  {                                                                                  \
+    const uint lo32 = (uint)(a).lo, span32 = (uint)(a).span, lim32 = (uint)(a).limit; \
+    _Pragma("unroll") for (int j = 0; j < 32; ++j) {                                 \
+      const ps_vw c = PS_CODE_NARROW(w, j, W);                                       \
+      hits |= PS_M32(c - lo32 <= span32) & (1u << j);                                \
+      if (check) bad |= PS_M32(c > lim32) & (1u << j);                               \
+    }                                                                                \
+  }
+#else
+#define PS_RANGE_NARROW(w, W, a, check, hits, bad) hits = ps_range_leaf(w, W, (a).lo, (a).span, check, (a).limit, &bad);
+#endif
+
 /* ps_range_<W>: RANGE on a column of width W. check: the column's code
  * limit is below 2^W - 1, so codes are compared with it. */
 #define PS_DEFINE_WIDTH(W)                                                                          \
@@ -293,12 +310,7 @@ static ps_truthv ps_range_end(ps_wctx *x, uint slot, const ps_range_args *a, ps_
       ps_vw w[(W) + 3];                                                                             \
       PS_LANES(w, W, slot, off)                                                                     \
       if ((W) <= 32) { /* codes, bounds and limit all fit 32 bits */                                \
-        const uint lo32 = (uint)a.lo, span32 = (uint)a.span, lim32 = (uint)a.limit;                 \
-        _Pragma("unroll") for (int j = 0; j < 32; ++j) {                                            \
-          const ps_vw c = PS_CODE_NARROW(w, j, W);                                                  \
-          hits |= PS_M32(c - lo32 <= span32) & (1u << j);                                           \
-          if (check) bad |= PS_M32(c > lim32) & (1u << j);                                          \
-        }                                                                                           \
+        PS_RANGE_NARROW(w, W, a, check, hits, bad)                                                  \
       } else {                                                                                      \
         _Pragma("unroll") for (int j = 0; j < 32; ++j) {                                            \
           const ps_vl c = PS_CODE_WIDE(w, j, W);                                                    \

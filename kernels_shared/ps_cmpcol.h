@@ -1,7 +1,9 @@
 /*
- * Column-against-column arithmetic shared by the per-word evaluators of both
- * dialects (kernels_cuda/ps_cuda_words.cuh, kernels_opencl/words.cl) and the
- * host tests.
+ * Comparison arithmetic shared by the evaluators of both dialects (CUDA's
+ * ps_cuda_words.cuh and ps_cuda_rows.cuh, OpenCL's words.cl and filter.cl)
+ * and the host tests: the reference difference of the 32-bit column
+ * compare, a comparison's outcome from the order of its operands, the
+ * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code.
  */
 #ifndef PS_CMPCOL_H
 #define PS_CMPCOL_H
@@ -41,5 +43,61 @@ PS_HFN ps_i64 ps_ref_diff(ps_u64 ma, int signed_a, ps_u64 mb, int signed_b) {
   if (mag > cap) mag = cap;
   return neg ? -(ps_i64)mag : (ps_i64)mag;
 }
+
+/* a <cmp> b from the order of the two operands (lt, eq, gt: 0 or 1 each;
+ * all three 0 for unordered doubles, which makes only != true). An unknown
+ * cmp is false. */
+PS_HFN int ps_cmp_outcome(ps_u32 cmp, int lt, int eq, int gt) {
+  switch (cmp) {
+    case PS_CMP_EQ: return eq;
+    case PS_CMP_NE: return !eq;
+    case PS_CMP_LT: return lt;
+    case PS_CMP_LE: return lt || eq;
+    case PS_CMP_GT: return gt;
+    case PS_CMP_GE: return gt || eq;
+    default: return 0;
+  }
+}
+
+/* The PS_MODE_INT key of M + code (core/ps_program.h): the exact integer of
+ * a signed or unsigned kind as (hi, lo), ordered lexicographically (other
+ * kinds take the unsigned rule, as the reference). The sum wraps by design. */
+typedef struct ps_int_key {
+  ps_u32 hi;
+  ps_u64 lo;
+} ps_int_key;
+
+PS_HFN ps_int_key ps_int_key_of(ps_u64 reference, int is_signed, ps_u64 code) {
+  ps_int_key k;
+  k.lo = reference + code;
+  k.hi = is_signed ? ((ps_i64)k.lo >= 0 ? 1u : 0u) : 1u;
+  return k;
+}
+
+/* The sign of a - b: -1, 0 or 1. */
+PS_HFN int ps_int_key_sign(ps_int_key a, ps_int_key b) {
+  if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
+  if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
+  return 0;
+}
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+#if defined(__OPENCL_VERSION__)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+/* The PS_MODE_DOUBLE value of a code of a column of `kind` with reference M
+ * (core/ps_program.h); *pow10 is 10^scale, read for the float kinds only.
+ * Conversions round to nearest even and the division is correctly rounded
+ * (never built with fast-math options). */
+PS_HFN double ps_code_double(ps_u32 kind, ps_u64 reference, ps_u64 code, PS_CONST_MEM const double *pow10) {
+  const ps_u64 v = reference + code;
+  switch (kind) {
+    case PS_KIND_UNSIGNED: return (double)v;
+    case PS_KIND_FLOAT64: return (double)(ps_i64)v / *pow10;
+    case PS_KIND_FLOAT32: return (double)(float)((double)(ps_i64)v / *pow10);
+    default: return (double)(ps_i64)v;
+  }
+}
+#endif
 
 #endif /* PS_CMPCOL_H */

@@ -22,6 +22,8 @@
  *                  value); on OpenCL only where PS_Q_INT64_ATOMICS is
  *                  defined (the device has cl_khr_int64_base_atomics and
  *                  cl_khr_int64_extended_atomics)
+ *   PS_UNROLL      unroll the next loop fully (on devices; nothing on hosts,
+ *                  whose compilers would warn)
  * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8.
  */
 #ifndef PS_DIALECT_H
@@ -100,6 +102,12 @@ static inline void ps_local_max_i64(ps_u64 *p, ps_i64 v) {
 #define PS_HFN static __host__ __device__ __forceinline__
 #else
 #define PS_HFN PS_FN
+#endif
+
+#if defined(__OPENCL_VERSION__) || defined(__CUDA_ARCH__)
+#define PS_UNROLL _Pragma("unroll")
+#else
+#define PS_UNROLL
 #endif
 
 #endif /* PS_DIALECT_H */

@@ -9,7 +9,17 @@
  *    to +-2^32, on random and extreme references of both signednesses;
  *  - ps_kleene.h: ps_leaf_truth per row, and random programs (postfix
  *    AND / OR / NOT over random leaf masks, stack up to PS_MAX_STACK) on
- *    ps_kstack against a per-row three-valued evaluation.
+ *    ps_kstack against a per-row three-valued evaluation;
+ *  - ps_cmpcol.h besides: ps_cmp_outcome for every cmp (and an unknown one)
+ *    against the comparison itself, NaN included; ps_int_key_sign of
+ *    ps_int_key_of against the exact 128-bit values M + code of both
+ *    signednesses; ps_code_double on named values of every kind;
+ *  - ps_range.h: ps_range_bits and ps_rb_max_code_top at every width 0..64,
+ *    ps_rb_word_bits (with and without lo_zero), ps_rb_quad4 and
+ *    ps_rb_vector_bits at the word-local widths, against a bit-by-bit loop
+ *    over random words and ranges (never empty: the backends turn an empty
+ *    range into a negated full one); the widths are run-time values here,
+ *    so every branch on w is the one the kernels fold.
  * Label host: no backend is involved.
  */
 #include <stdint.h>
@@ -19,6 +29,7 @@
 #include "ps_cmpcol.h"
 #include "ps_codes.h"
 #include "ps_kleene.h"
+#include "ps_range.h"
 
 /* Bit b of a stream of `size` bytes; 0 past it. */
 static unsigned bit_of(const uint8_t *d, uint64_t size, uint64_t b) {
@@ -115,6 +126,62 @@ static void test_ref_diff(void) {
   }
 }
 
+static int exact_cmp(uint32_t cmp, double a, double b) {
+  switch (cmp) {
+    case PS_CMP_EQ: return a == b;
+    case PS_CMP_NE: return a != b;
+    case PS_CMP_LT: return a < b;
+    case PS_CMP_LE: return a <= b;
+    case PS_CMP_GT: return a > b;
+    case PS_CMP_GE: return a >= b;
+    default: return 0;
+  }
+}
+
+static void test_cmp(void) {
+  th_case("ps_cmp_outcome");
+  const double vals[] = {-1.5, 0.0, 2.0, __builtin_nan("")};
+  for (uint32_t cmp = 0; cmp <= PS_CMP_GE + 1; ++cmp)
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const double a = vals[i], b = vals[j];
+        CHECKF(ps_cmp_outcome(cmp, a < b, a == b, a > b) == exact_cmp(cmp, a, b), "cmp %u of %g, %g", cmp, a, b);
+      }
+  th_case("ps_int_key");
+  __extension__ typedef __int128 i128;
+  const uint64_t edges[] = {0, 1, 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull, 0xfffffffffffffff0ull};
+  for (int iter = 0; iter < 20000; ++iter) {
+    uint64_t m[2], c[2];
+    int sg[2];
+    i128 v[2];
+    for (int k = 0; k < 2; ++k) {
+      sg[k] = th_chance(&th.rng, 50);
+      m[k] = th_chance(&th.rng, 30) ? TH_PICK(&th.rng, edges) : th_u64(&th.rng);
+      /* a code that keeps M + code inside the logical type (the core's promise) */
+      const i128 mm = sg[k] ? (i128)(int64_t)m[k] : (i128)m[k];
+      const uint64_t room = (uint64_t)((sg[k] ? (i128)INT64_MAX : (i128)UINT64_MAX) - mm); /* fits: mm >= -2^63 */
+      c[k] = th_chance(&th.rng, 10) ? room : th_below(&th.rng, room + 1); /* room + 1 = 0: any code */
+      v[k] = mm + (i128)c[k];
+    }
+    if (th_chance(&th.rng, 10)) { /* the same value on both sides */
+      m[1] = m[0], sg[1] = sg[0], c[1] = c[0], v[1] = v[0];
+    }
+    const int want = v[0] < v[1] ? -1 : v[0] > v[1] ? 1 : 0;
+    const int got = ps_int_key_sign(ps_int_key_of(m[0], sg[0], c[0]), ps_int_key_of(m[1], sg[1], c[1]));
+    if (!CHECKF(got == want, "ps_int_key_sign(%llx%s + %llu, %llx%s + %llu) = %d, want %d", (unsigned long long)m[0],
+                sg[0] ? " signed" : "", (unsigned long long)c[0], (unsigned long long)m[1], sg[1] ? " signed" : "",
+                (unsigned long long)c[1], got, want))
+      return;
+  }
+  th_case("ps_code_double");
+  const double p2 = 100.0, p0 = 1.0;
+  CHECK(ps_code_double(PS_KIND_UNSIGNED, ~0ull, 0, &p0) == 18446744073709551615.0);
+  CHECK(ps_code_double(PS_KIND_SIGNED, (uint64_t)-5, 2, &p0) == -3.0);
+  CHECK(ps_code_double(PS_KIND_FLOAT64, (uint64_t)-12345, 0, &p2) == -123.45);
+  CHECK(ps_code_double(PS_KIND_FLOAT32, 0, 1, &p2) == (double)0.01f);
+  CHECK(ps_code_double(PS_KIND_FLOAT64, 0, 1, &p2) == 0.01);
+}
+
 /* Three-valued per-row values: 0 FALSE, 1 UNKNOWN, 2 TRUE. */
 static int row_value(uint32_t t, uint32_t f, int j) { return ((t >> j) & 1u) ? 2 : ((f >> j) & 1u) ? 0 : 1; }
 
@@ -188,10 +255,108 @@ static void test_kleene(void) {
   }
 }
 
+/* Code j of the 32 codes in x, bit by bit. */
+static uint64_t plain_code(const uint32_t *x, uint32_t w, uint32_t j) {
+  uint64_t c = 0;
+  for (uint32_t t = 0; t < w; ++t) c |= (uint64_t)((x[(j * w + t) / 32] >> ((j * w + t) % 32)) & 1u) << t;
+  return c;
+}
+
+/* A random range [lo, hi] of w-bit codes, with the edges drawn often: a
+ * single code, lo = 0 (the one-sided comparisons), hi = the largest code,
+ * and narrow ranges of small codes. */
+static void draw_range(uint32_t w, int lo_zero, uint64_t *lo, uint64_t *hi) {
+  const uint64_t wm = w == 64 ? ~0ull : ((1ull << w) - 1);
+  uint64_t a = th_u64(&th.rng) & wm, b = th_u64(&th.rng) & wm;
+  if (th_chance(&th.rng, 25)) b = a;
+  if (th_chance(&th.rng, 15)) a = 0;
+  if (th_chance(&th.rng, 10)) b = wm;
+  if (w > 0 && th_chance(&th.rng, 20)) {
+    a = th_below(&th.rng, w < 8 ? (1ull << w) : 16);
+    b = a + th_below(&th.rng, 3);
+    if (b > wm) b = wm;
+  }
+  *lo = lo_zero ? 0 : (a < b ? a : b);
+  *hi = a < b ? b : a;
+}
+
+static void test_range(void) {
+  uint32_t x[66];
+  for (uint32_t w = 0; w <= 64; ++w) {
+    th_case("ps_range_bits w=%u", w);
+    for (int iter = 0; iter < 3000; ++iter) {
+      for (uint32_t k = 0; k < w + 2; ++k) x[k] = k < w ? (uint32_t)th_u64(&th.rng) : 0u;
+      uint64_t lo, hi, want_max = 0;
+      draw_range(w, 0, &lo, &hi);
+      uint32_t want = 0;
+      for (uint32_t j = 0; j < 32; ++j) {
+        const uint64_t c = plain_code(x, w, j);
+        want |= (uint32_t)(lo <= c && c <= hi) << j;
+        want_max = c > want_max ? c : want_max;
+      }
+      const uint32_t got = ps_range_bits(x, (int)w, lo, hi - lo);
+      if (!CHECKF(got == want, "ps_range_bits w=%u lo=%llu hi=%llu: %08x, want %08x", w, (unsigned long long)lo,
+                  (unsigned long long)hi, got, want))
+        return;
+      if (w >= 1 && w <= 32) {
+        const uint32_t m = ps_rb_max_code_top(x, (int)w) >> (32 - w);
+        if (!CHECKF(m == want_max, "ps_rb_max_code_top w=%u: %u, want %llu", w, m, (unsigned long long)want_max))
+          return;
+      }
+    }
+  }
+  const int local[] = {1, 2, 4, 8, 16};
+  for (int li = 0; li < 5; ++li) {
+    const uint32_t w = (uint32_t)local[li];
+    const uint64_t wm = (1ull << w) - 1;
+    for (int lo_zero = 0; lo_zero < 2; ++lo_zero) {
+      th_case("ps_rb_word_bits / ps_rb_vector_bits w=%u lo_zero=%d", w, lo_zero);
+      for (int iter = 0; iter < 5000; ++iter) {
+        uint64_t lo, hi;
+        draw_range(w, lo_zero, &lo, &hi);
+        uint32_t L, S;
+        ps_rb_word_consts(lo, hi - lo, (int)w, &L, &S);
+        for (uint32_t k = 0; k < 4; ++k) x[k] = (uint32_t)th_u64(&th.rng);
+        /* one stream word: its 32/w codes */
+        uint32_t want = 0;
+        for (uint32_t j = 0; j < 32 / w; ++j) {
+          const uint64_t c = (x[0] >> (j * w)) & wm;
+          want |= (uint32_t)(lo <= c && c <= hi) << j;
+        }
+        const uint32_t got = ps_rb_word_bits(x[0], L, S, (int)w, lo_zero);
+        if (!CHECKF(got == want, "ps_rb_word_bits w=%u x=%08x lo=%llu hi=%llu: %08x, want %08x", w, x[0],
+                    (unsigned long long)lo, (unsigned long long)hi, got, want))
+          return;
+        /* a 16-byte vector: 128/w codes */
+        uint32_t vgot[4] = {0, 0, 0, 0}, vwant[4] = {0, 0, 0, 0};
+        const uint32_t b = 128 / w;
+        for (uint32_t r = 0; r < b; ++r) {
+          const uint64_t c = (x[(r * w) / 32] >> ((r * w) % 32)) & wm;
+          vwant[r / 32] |= (uint32_t)(lo <= c && c <= hi) << (r % 32);
+        }
+        ps_rb_vector_bits(x, L, S, (int)w, lo_zero, vgot);
+        if (b < 32) vgot[0] &= (1u << b) - 1u;
+        for (int j = 0; j < 4; ++j)
+          if (!CHECKF(vgot[j] == vwant[j], "ps_rb_vector_bits w=%u lo=%llu hi=%llu word %d: %08x, want %08x", w,
+                      (unsigned long long)lo, (unsigned long long)hi, j, vgot[j], vwant[j]))
+            return;
+        if (w == 4) {
+          const uint32_t q = ps_rb_quad4(x[0], x[1], x[2], x[3], L, S, lo_zero);
+          if (!CHECKF(q == vwant[0], "ps_rb_quad4 lo=%llu hi=%llu: %08x, want %08x", (unsigned long long)lo,
+                      (unsigned long long)hi, q, vwant[0]))
+            return;
+        }
+      }
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "kernels_shared");
   test_codes();
   test_ref_diff();
   test_kleene();
+  test_cmp();
+  test_range();
   return th_finish();
 }

@@ -38,6 +38,8 @@ extern const unsigned char ps_cl_source_cmpcol_h[];
 extern const size_t ps_cl_source_cmpcol_h_size;
 extern const unsigned char ps_cl_source_kleene_h[];
 extern const size_t ps_cl_source_kleene_h_size;
+extern const unsigned char ps_cl_source_range_h[];
+extern const size_t ps_cl_source_range_h_size;
 
 #define PS_CL_SOURCE_NAME "packscan.cl"
 
@@ -143,22 +145,24 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
                                size_t fixed_work_group, ps_cl_cached *e) {
   /* ps_program.h and launch.h come first, so the device reads the very
    * structs the host fills; then the shared kernel headers every kernel uses
-   * (kernels_shared/: dialect, code access, column compares, Kleene logic);
+   * (kernels_shared/: dialect, code access, column compares, Kleene logic,
+   * the RANGE leaf);
    * #line keeps build-log line numbers per file. Parts at odd indexes are
    * glue; the kernel files follow common.cl. */
-  const char *parts[24] = {
+  const char *parts[25] = {
       (const char *)ps_cl_source_program_h, "\n",
       (const char *)ps_cl_source_launch_h,  "\n#line 1 \"ps_dialect.h\"\n",
       (const char *)ps_cl_source_dialect_h, "\n#line 1 \"ps_codes.h\"\n",
       (const char *)ps_cl_source_codes_h,   "\n#line 1 \"ps_cmpcol.h\"\n",
       (const char *)ps_cl_source_cmpcol_h,  "\n#line 1 \"ps_kleene.h\"\n",
-      (const char *)ps_cl_source_kleene_h,  "\n#line 1 \"common.cl\"\n",
+      (const char *)ps_cl_source_kleene_h,  "\n#line 1 \"ps_range.h\"\n",
+      (const char *)ps_cl_source_range_h,   "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
   };
-  size_t sizes[24] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
+  size_t sizes[25] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
                       ps_cl_source_codes_h_size,   0, ps_cl_source_cmpcol_h_size, 0, ps_cl_source_kleene_h_size,  0,
-                      ps_cl_source_common_cl_size};
-  cl_uint n_parts = 13;
+                      ps_cl_source_range_h_size,   0, ps_cl_source_common_cl_size};
+  cl_uint n_parts = 15;
   if (kind == BUILD_RANGE) {
     parts[n_parts++] = "\n#line 1 \"range.cl\"\n";
     sizes[n_parts] = ps_cl_source_range_cl_size;
@@ -205,7 +209,7 @@ static ps_status build_program(ps_backend *be, const char *options, const char *
       parts[n_parts++] = rest[i];
     }
   }
-  size_t lengths[24];
+  size_t lengths[25];
   for (cl_uint i = 0; i < n_parts; ++i) lengths[i] = i % 2 ? strlen(parts[i]) : sizes[i];
 
   cl_int err;
