@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "output.h"
+
 int cmd_encode(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -26,5 +28,21 @@ typedef struct argp {
 int arg_flag(argp *a, const char *name, const char *alias);
 int arg_value(argp *a, const char *name, const char *alias, int *missing);
 int parse_u64_arg(const char *s, unsigned long long *out);
+
+/* The options `query` takes for WHERE-expressions and SELECTs alike. */
+typedef struct query_args {
+  const char *backend;       /* "auto" */
+  out_format format;         /* a table on a terminal, CSV otherwise */
+  int header;                /* the command's default until --header / --no-header */
+  int timing, explain;       /* 0 */
+  int verify;                /* 1 */
+  unsigned long long repeat; /* 1 */
+} query_args;
+void query_args_init(query_args *q, int header);
+/* Reads a->argv[a->i] when it is one of query_args' options (a->i then past
+ * its value). Returns 1 when it was (*missing set when its value is not
+ * there), 0 when it is not one of them, -1 after printing a usage error on
+ * stderr (a bad --format or --repeat). */
+int query_arg(argp *a, query_args *q, int *missing);
 
 #endif

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,4 +41,45 @@ int parse_u64_arg(const char *s, unsigned long long *out) {
   if (*end) return -1;
   *out = v;
   return 0;
+}
+
+void query_args_init(query_args *q, int header) {
+  q->backend = "auto";
+  q->format = out_format_default(stdout);
+  q->header = header;
+  q->timing = q->explain = 0;
+  q->verify = 1;
+  q->repeat = 1;
+}
+
+int query_arg(argp *a, query_args *q, int *missing) {
+  if (arg_value(a, "--format", NULL, missing)) {
+    if (*missing) return 1;
+    if (out_format_parse(a->value, &q->format)) {
+      fprintf(stderr, "packscan query: --format '%s': expected table, csv or json\n", a->value);
+      return -1;
+    }
+  } else if (arg_flag(a, "--no-header", NULL)) {
+    q->header = 0;
+  } else if (arg_flag(a, "--header", NULL)) {
+    q->header = 1;
+  } else if (arg_value(a, "--backend", NULL, missing)) {
+    if (*missing) return 1;
+    q->backend = a->value;
+  } else if (arg_flag(a, "--timing", NULL)) {
+    q->timing = 1;
+  } else if (arg_value(a, "--repeat", NULL, missing)) {
+    if (*missing) return 1;
+    if (parse_u64_arg(a->value, &q->repeat) || q->repeat == 0 || q->repeat > 1000000) {
+      fprintf(stderr, "packscan query: --repeat needs a count of 1..1000000\n");
+      return -1;
+    }
+  } else if (arg_flag(a, "--explain", NULL)) {
+    q->explain = 1;
+  } else if (arg_flag(a, "--no-verify", NULL)) {
+    q->verify = 0;
+  } else {
+    return 0;
+  }
+  return 1;
 }

@@ -35,15 +35,20 @@ static void query_usage(FILE *f) {
 
 int cmd_query(int argc, char **argv) {
   if (query_is_select(argc, argv)) return cmd_select(argc, argv);
-  const char *path = NULL, *expr = NULL, *select = NULL, *bitmap_path = NULL, *backend = "auto";
+  const char *path = NULL, *expr = NULL, *select = NULL, *bitmap_path = NULL;
   const char *order_spec = NULL;
-  int rows = 0, timing = 0, explain = 0, header = -1, verify = 1, host = 0, have_limit = 0;
-  unsigned long long repeat = 1, limit = 0;
-  out_format format = out_format_default(stdout);
+  int rows = 0, host = 0, have_limit = 0;
+  unsigned long long limit = 0;
+  query_args opt;
+  query_args_init(&opt, -1);
   argp a = {argc, 1, argv, NULL};
   for (; a.i < argc; a.i++) {
     int missing = 0;
     const char *s = argv[a.i];
+    int common = query_arg(&a, &opt, &missing);
+    if (common < 0) return 2;
+    if (missing) break;
+    if (common) continue;
     if (arg_flag(&a, "--help", "-h")) {
       query_usage(stdout);
       return 0;
@@ -52,16 +57,6 @@ int cmd_query(int argc, char **argv) {
     } else if (arg_value(&a, "--select", NULL, &missing)) {
       if (missing) break;
       select = a.value;
-    } else if (arg_flag(&a, "--no-header", NULL)) {
-      header = 0;
-    } else if (arg_flag(&a, "--header", NULL)) {
-      header = 1;
-    } else if (arg_value(&a, "--format", NULL, &missing)) {
-      if (missing) break;
-      if (out_format_parse(a.value, &format)) {
-        fprintf(stderr, "packscan query: --format '%s': expected table, csv or json\n", a.value);
-        return 2;
-      }
     } else if (arg_value(&a, "--order-by", NULL, &missing)) {
       if (missing) break;
       order_spec = a.value;
@@ -75,21 +70,6 @@ int cmd_query(int argc, char **argv) {
     } else if (arg_value(&a, "--bitmap", NULL, &missing)) {
       if (missing) break;
       bitmap_path = a.value;
-    } else if (arg_value(&a, "--backend", NULL, &missing)) {
-      if (missing) break;
-      backend = a.value;
-    } else if (arg_flag(&a, "--timing", NULL)) {
-      timing = 1;
-    } else if (arg_value(&a, "--repeat", NULL, &missing)) {
-      if (missing) break;
-      if (parse_u64_arg(a.value, &repeat) || repeat == 0 || repeat > 1000000) {
-        fprintf(stderr, "packscan query: --repeat needs a count of 1..1000000\n");
-        return 2;
-      }
-    } else if (arg_flag(&a, "--explain", NULL)) {
-      explain = 1;
-    } else if (arg_flag(&a, "--no-verify", NULL)) {
-      verify = 0;
     } else if (arg_flag(&a, "--host-gather", NULL)) {
       host = 1; /* testing: use the bitmap + host decoding path */
     } else if (s[0] == '-' && s[1] != 0 && !(path && !expr)) {
@@ -117,11 +97,11 @@ int cmd_query(int argc, char **argv) {
     fprintf(stderr, "packscan query: --order-by and --limit apply to --rows or --select output\n");
     return 2;
   }
-  if (header < 0) header = select != NULL || format != OUT_FORMAT_CSV;
+  if (opt.header < 0) opt.header = select != NULL || opt.format != OUT_FORMAT_CSV;
   char err[TOOL_ERR_SIZE];
   double t0 = now_seconds();
   tbl_table *t;
-  if (tbl_open_file(path, verify, &t, err, sizeof err)) {
+  if (tbl_open_file(path, opt.verify, &t, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     return 1;
   }
@@ -140,7 +120,7 @@ int cmd_query(int argc, char **argv) {
   ps_context *ctx = NULL;
   t0 = now_seconds();
   char why[TOOL_ERR_SIZE] = "";
-  if (query_context_for(backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
+  if (query_context_for(opt.backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     free(sel);
     free(order);
@@ -157,13 +137,13 @@ int cmd_query(int argc, char **argv) {
   int rc = 1;
   if (query_plan_build(ctx, t, expr, strlen(expr), &q, stderr)) goto done;
   double t_bind = now_seconds() - t0;
-  if (explain) {
+  if (opt.explain) {
     tbuf s = {0};
     expr_to_string(q.ast, &s);
     fprintf(stderr, "expression: %.*s\n", (int)s.len, s.p ? (const char *)s.p : "");
     tbuf_free(&s);
   }
-  for (unsigned long long r = 0; r < repeat; r++) {
+  for (unsigned long long r = 0; r < opt.repeat; r++) {
     free(bm);
     bm = NULL;
     free(ids);
@@ -208,10 +188,10 @@ int cmd_query(int argc, char **argv) {
     goto done;
   }
   if (have_limit && limit < shown) shown = limit;
-  if (rows && !select && format == OUT_FORMAT_CSV && !header) {
+  if (rows && !select && opt.format == OUT_FORMAT_CSV && !opt.header) {
     for (uint64_t i = 0; i < shown; i++) printf("%llu\n", (unsigned long long)ids[i]);
   } else if (rows || select) {
-    query_output o = {format, header, host, rows};
+    query_output o = {opt.format, opt.header, host, rows};
     if (query_write_rows(&q, ids, shown, sel, nsel, &o, stdout, err, sizeof err)) {
       fflush(stdout);
       fprintf(stderr, "packscan query: %s\n", err);
@@ -225,15 +205,15 @@ int cmd_query(int argc, char **argv) {
     goto done;
   }
   double t_out = now_seconds() - w0;
-  if (timing) {
+  if (opt.timing) {
     fprintf(stderr, "backend: %s (%s); device: %s\n", ps_context_backend(ctx), why, ps_context_device(ctx));
     fprintf(stderr, "rows: %llu, selected: %llu (%.2f%%)\n", (unsigned long long)n, (unsigned long long)count,
             n ? 100.0 * (double)count / (double)n : 0.0);
     fprintf(stderr, "open%s: %.2f ms; context: %.2f ms; columns + bind: %.2f ms; output: %.2f ms\n",
-            verify ? " + verify" : "", t_open * 1e3, t_ctx * 1e3, t_bind * 1e3, t_out * 1e3);
-    if (repeat > 1)
-      fprintf(stderr, "evaluate: first %.3f ms, best of %llu %.3f ms (%.3g rows/s)\n", first * 1e3, repeat, best * 1e3,
-              best > 0 ? (double)n / best : 0.0);
+            opt.verify ? " + verify" : "", t_open * 1e3, t_ctx * 1e3, t_bind * 1e3, t_out * 1e3);
+    if (opt.repeat > 1)
+      fprintf(stderr, "evaluate: first %.3f ms, best of %llu %.3f ms (%.3g rows/s)\n", first * 1e3, opt.repeat,
+              best * 1e3, best > 0 ? (double)n / best : 0.0);
     else
       fprintf(stderr, "evaluate: %.3f ms (%.3g rows/s)\n", first * 1e3, first > 0 ? (double)n / first : 0.0);
   }

@@ -49,42 +49,20 @@ int query_is_select(int argc, char **argv) {
 }
 
 int cmd_select(int argc, char **argv) {
-  const char *path = NULL, *sql = NULL, *backend = "auto";
-  int timing = 0, explain = 0, header = 1, verify = 1;
-  out_format fmt = out_format_default(stdout);
-  unsigned long long repeat = 1;
+  const char *path = NULL, *sql = NULL;
+  query_args opt;
+  query_args_init(&opt, 1);
   argp a = {argc, 1, argv, NULL};
   for (; a.i < argc; a.i++) {
     int missing = 0;
     const char *s = argv[a.i];
+    int common = query_arg(&a, &opt, &missing);
+    if (common < 0) return 2;
+    if (missing) break;
+    if (common) continue;
     if (arg_flag(&a, "--help", "-h")) {
       select_usage(stdout);
       return 0;
-    } else if (arg_value(&a, "--format", NULL, &missing)) {
-      if (missing) break;
-      if (out_format_parse(a.value, &fmt)) {
-        fprintf(stderr, "packscan query: --format '%s': expected table, csv or json\n", a.value);
-        return 2;
-      }
-    } else if (arg_flag(&a, "--no-header", NULL)) {
-      header = 0;
-    } else if (arg_flag(&a, "--header", NULL)) {
-      header = 1;
-    } else if (arg_value(&a, "--backend", NULL, &missing)) {
-      if (missing) break;
-      backend = a.value;
-    } else if (arg_flag(&a, "--timing", NULL)) {
-      timing = 1;
-    } else if (arg_value(&a, "--repeat", NULL, &missing)) {
-      if (missing) break;
-      if (parse_u64_arg(a.value, &repeat) || repeat == 0 || repeat > 1000000) {
-        fprintf(stderr, "packscan query: --repeat needs a count of 1..1000000\n");
-        return 2;
-      }
-    } else if (arg_flag(&a, "--explain", NULL)) {
-      explain = 1;
-    } else if (arg_flag(&a, "--no-verify", NULL)) {
-      verify = 0;
     } else if (!strcmp(s, "--rows") || !strcmp(s, "--select") || !strcmp(s, "--bitmap") ||
                !strncmp(s, "--select=", 9) || !strncmp(s, "--bitmap=", 9)) {
       fprintf(stderr, "packscan query: %s lists rows of a WHERE-expression; a SELECT prints its own result\n", s);
@@ -120,7 +98,7 @@ int cmd_select(int argc, char **argv) {
   char err[TOOL_ERR_SIZE];
   double t0 = now_seconds();
   tbl_table *t;
-  if (tbl_open_file(path, verify, &t, err, sizeof err)) {
+  if (tbl_open_file(path, opt.verify, &t, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     return 1;
   }
@@ -128,7 +106,7 @@ int cmd_select(int argc, char **argv) {
   ps_context *ctx = NULL;
   t0 = now_seconds();
   char why[TOOL_ERR_SIZE] = "";
-  if (query_context_for(backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
+  if (query_context_for(opt.backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     tbl_close(t);
     return 1;
@@ -145,13 +123,13 @@ int cmd_select(int argc, char **argv) {
     return 1;
   }
   double t_bind = now_seconds() - t0;
-  if (explain) {
+  if (opt.explain) {
     tbuf s = {0};
     select_to_string(&p.stmt, &s);
     fprintf(stderr, "statement: %.*s\n", (int)s.len, s.p ? (const char *)s.p : "");
     tbuf_free(&s);
   }
-  for (unsigned long long r = 0; r < repeat; r++) {
+  for (unsigned long long r = 0; r < opt.repeat; r++) {
     ps_query_result_destroy(res);
     res = NULL;
     double s0 = now_seconds();
@@ -164,7 +142,7 @@ int cmd_select(int argc, char **argv) {
     if (el < best) best = el;
   }
   double w0 = now_seconds();
-  if (select_write(&p, res, fmt, header, stdout, err, sizeof err)) {
+  if (select_write(&p, res, opt.format, opt.header, stdout, err, sizeof err)) {
     fflush(stdout);
     fprintf(stderr, "packscan query: %s\n", err);
     goto done;
@@ -173,15 +151,15 @@ int cmd_select(int argc, char **argv) {
     fprintf(stderr, "packscan query: writing the output: %s\n", strerror(errno));
     goto done;
   }
-  if (timing) {
+  if (opt.timing) {
     uint64_t n = t->rows;
     fprintf(stderr, "backend: %s (%s); device: %s\n", ps_context_backend(ctx), why, ps_context_device(ctx));
     fprintf(stderr, "rows: %llu, groups: %llu\n", (unsigned long long)n,
             (unsigned long long)ps_query_result_groups(res));
     fprintf(stderr, "open%s: %.2f ms; context: %.2f ms; columns + bind + prepare: %.2f ms; output: %.2f ms\n",
-            verify ? " + verify" : "", t_open * 1e3, t_ctx * 1e3, t_bind * 1e3, (now_seconds() - w0) * 1e3);
-    if (repeat > 1)
-      fprintf(stderr, "run: first %.3f ms, best of %llu %.3f ms (%.3g rows/s)\n", first * 1e3, repeat, best * 1e3,
+            opt.verify ? " + verify" : "", t_open * 1e3, t_ctx * 1e3, t_bind * 1e3, (now_seconds() - w0) * 1e3);
+    if (opt.repeat > 1)
+      fprintf(stderr, "run: first %.3f ms, best of %llu %.3f ms (%.3g rows/s)\n", first * 1e3, opt.repeat, best * 1e3,
               best > 0 ? (double)n / best : 0.0);
     else
       fprintf(stderr, "run: %.3f ms (%.3g rows/s)\n", first * 1e3, first > 0 ? (double)n / first : 0.0);

@@ -1,10 +1,11 @@
-/* Lexer and recursive-descent parser for WHERE-expressions (see expr.h). */
+/* Recursive-descent parser for WHERE-expressions (see expr.h), over sql_lex.c's tokens. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "expr.h"
+#include "sql_lex.h"
 
 /* ---- arena ---- */
 
@@ -43,27 +44,9 @@ static void *arena_alloc(expr_arena *a, size_t size) {
   return p;
 }
 
-/* ---- lexer ---- */
+/* ---- lexer: sql_lex.c ---- */
 
-typedef enum tok_kind {
-  T_EOF,
-  T_IDENT,
-  T_QIDENT,
-  T_NUMBER,
-  T_STRING,
-  T_LPAREN,
-  T_RPAREN,
-  T_COMMA,
-  T_PLUS,
-  T_MINUS,
-  T_CMP
-} tok_kind;
-
-typedef struct token {
-  tok_kind kind;
-  size_t pos, len; /* source span */
-  ps_cmp op;       /* T_CMP */
-} token;
+typedef sql_token token;
 
 typedef struct parser {
   const char *src;
@@ -88,135 +71,15 @@ static int fail(parser *p, size_t pos, const char *fmt, ...) {
   return -1;
 }
 
-static int is_ident_start(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
-}
-static int is_ident_char(unsigned char c) { return is_ident_start(c) || (c >= '0' && c <= '9') || c == '$'; }
-static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-/* Describes the current token for messages ("')'", "end of input", "'foo'"). */
-static void describe(const parser *p, const token *t, char *out, size_t n) {
-  if (t->kind == T_EOF) {
-    snprintf(out, n, "end of input");
-    return;
-  }
-  size_t k = t->len > 40 ? 40 : t->len;
-  char buf[48];
-  for (size_t i = 0; i < k; i++) {
-    unsigned char c = (unsigned char)p->src[t->pos + i];
-    buf[i] = c >= 32 && c != 127 ? (char)c : '?';
-  }
-  buf[k] = 0;
-  snprintf(out, n, "'%s%s'", buf, t->len > 40 ? "..." : "");
-}
+static void describe(const parser *p, const token *t, char *out, size_t n) { sql_describe(p->src, t, out, n); }
 
 static int lex(parser *p) {
-  const char *s = p->src;
-  while (p->pos < p->len && is_space((unsigned char)s[p->pos])) p->pos++;
-  token *t = &p->tok;
-  t->pos = p->pos;
-  t->len = 0;
-  if (p->pos >= p->len) {
-    t->kind = T_EOF;
-    return 0;
-  }
-  unsigned char c = (unsigned char)s[p->pos];
-  size_t i = p->pos;
-  if (is_ident_start(c)) {
-    while (i < p->len && is_ident_char((unsigned char)s[i])) i++;
-    t->kind = T_IDENT;
-  } else if (is_digit(c) || (c == '.' && i + 1 < p->len && is_digit((unsigned char)s[i + 1]))) {
-    while (i < p->len && is_digit((unsigned char)s[i])) i++;
-    if (i < p->len && s[i] == '.') {
-      i++;
-      while (i < p->len && is_digit((unsigned char)s[i])) i++;
-    }
-    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
-      size_t j = i + 1;
-      if (j < p->len && (s[j] == '+' || s[j] == '-')) j++;
-      if (j < p->len && is_digit((unsigned char)s[j])) {
-        while (j < p->len && is_digit((unsigned char)s[j])) j++;
-        i = j;
-      }
-    }
-    if (i < p->len && is_ident_char((unsigned char)s[i]))
-      return fail(p, p->pos, "malformed number");
-    t->kind = T_NUMBER;
-  } else if (c == '\'' || c == '"') {
-    i++;
-    for (;;) {
-      if (i >= p->len)
-        return fail(p, p->pos, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
-      if ((unsigned char)s[i] == c) {
-        if (i + 1 < p->len && (unsigned char)s[i + 1] == c) {
-          i += 2;
-          continue;
-        }
-        i++;
-        break;
-      }
-      i++;
-    }
-    t->kind = c == '\'' ? T_STRING : T_QIDENT;
-  } else {
-    i++;
-    t->kind = T_CMP;
-    switch (c) {
-    case '(': t->kind = T_LPAREN; break;
-    case ')': t->kind = T_RPAREN; break;
-    case ',': t->kind = T_COMMA; break;
-    case '+': t->kind = T_PLUS; break;
-    case '-': t->kind = T_MINUS; break;
-    case '=':
-      t->op = PS_EQ;
-      if (i < p->len && s[i] == '=') i++;
-      break;
-    case '!':
-      if (i < p->len && s[i] == '=') {
-        i++;
-        t->op = PS_NE;
-        break;
-      }
-      return fail(p, p->pos, "unexpected character '!' (did you mean '!='?)");
-    case '<':
-      t->op = PS_LT;
-      if (i < p->len && s[i] == '=') {
-        i++;
-        t->op = PS_LE;
-      } else if (i < p->len && s[i] == '>') {
-        i++;
-        t->op = PS_NE;
-      }
-      break;
-    case '>':
-      t->op = PS_GT;
-      if (i < p->len && s[i] == '=') {
-        i++;
-        t->op = PS_GE;
-      }
-      break;
-    default:
-      if (c >= 32 && c < 127) return fail(p, p->pos, "unexpected character '%c'", c);
-      return fail(p, p->pos, "unexpected byte 0x%02x", c);
-    }
-  }
-  t->len = i - p->pos;
-  p->pos = i;
+  sql_lex_error e;
+  if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_EXPR, &e)) return fail(p, e.pos, "%s", e.msg);
   return 0;
 }
 
-static int tok_is_kw(const parser *p, const char *kw) {
-  if (p->tok.kind != T_IDENT) return 0;
-  size_t n = strlen(kw);
-  if (p->tok.len != n) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = p->src[p->tok.pos + i];
-    if (c >= 'a' && c <= 'z') c = (char)(c - 32);
-    if (c != kw[i]) return 0;
-  }
-  return 1;
-}
+static int tok_is_kw(const parser *p, const char *kw) { return sql_tok_is_kw(p->src, &p->tok, kw); }
 
 /* Reserved words (DATE is not reserved: it starts a literal only before a string). */
 static const char *const keywords[] = {"AND", "OR",   "NOT",  "BETWEEN", "IN",   "LIKE",
@@ -230,19 +93,12 @@ static int tok_is_any_kw(const parser *p) {
 
 /* Unescapes a quoted token ('it''s' -> it's) into the arena. */
 static const char *unquote(parser *p, const token *t, size_t *len) {
-  char q = p->src[t->pos];
   char *out = arena_alloc(p->arena, t->len + 1);
   if (!out) {
     fail(p, t->pos, "out of memory");
     return NULL;
   }
-  size_t k = 0;
-  for (size_t i = t->pos + 1; i < t->pos + t->len - 1; i++) {
-    out[k++] = p->src[i];
-    if (p->src[i] == q) i++; /* doubled quote */
-  }
-  out[k] = 0;
-  *len = k;
+  *len = sql_unquote(p->src, t, out);
   return out;
 }
 
@@ -305,14 +161,14 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
   token t = p->tok;
   o->pos = t.pos;
   o->end = t.pos + t.len;
-  if (t.kind == T_IDENT) {
+  if (t.kind == TK_IDENT) {
     if (tok_is_kw(p, "DATE") || tok_is_kw(p, "TIMESTAMP") || tok_is_kw(p, "TIME")) {
       /* DATE is a literal prefix only when a string follows: a column may be
        * called "date". */
       size_t save_pos = p->pos;
       token save_tok = p->tok;
       if (lex(p)) return -1;
-      if (p->tok.kind != T_STRING) {
+      if (p->tok.kind != TK_STRING) {
         p->pos = save_pos;
         p->tok = save_tok;
         o->kind = OPD_COLUMN;
@@ -357,7 +213,7 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     o->len = t.len;
     return lex(p);
   }
-  if (t.kind == T_QIDENT) {
+  if (t.kind == TK_QIDENT) {
     o->kind = OPD_COLUMN;
     o->quoted = 1;
     o->s = unquote(p, &t, &o->len);
@@ -365,16 +221,16 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     if (o->len == 0) return fail(p, t.pos, "empty quoted identifier");
     return lex(p);
   }
-  if (t.kind == T_STRING) {
+  if (t.kind == TK_STRING) {
     o->kind = OPD_STRING;
     o->s = unquote(p, &t, &o->len);
     if (!o->s) return -1;
     return lex(p);
   }
-  if (t.kind == T_PLUS || t.kind == T_MINUS) {
-    int neg = t.kind == T_MINUS;
+  if (t.kind == TK_PLUS || t.kind == TK_MINUS) {
+    int neg = t.kind == TK_MINUS;
     if (lex(p)) return -1;
-    if (p->tok.kind != T_NUMBER) {
+    if (p->tok.kind != TK_NUMBER) {
       describe(p, &p->tok, d, sizeof d);
       return fail(p, p->tok.pos, "expected a number after '%c', found %s", neg ? '-' : '+', d);
     }
@@ -382,7 +238,7 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     if (parse_number(p, &num, neg, t.pos, o)) return -1;
     return lex(p);
   }
-  if (t.kind == T_NUMBER) {
+  if (t.kind == TK_NUMBER) {
     if (parse_number(p, &t, 0, t.pos, o)) return -1;
     return lex(p);
   }
@@ -416,7 +272,7 @@ static ast_node *parse_or(parser *p);
 
 static ast_node *parse_predicate(parser *p) {
   char d[64];
-  if (p->tok.kind == T_LPAREN) {
+  if (p->tok.kind == TK_LPAREN) {
     size_t open = p->tok.pos;
     if (++p->depth > EXPR_MAX_DEPTH) {
       fail(p, open, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
@@ -425,7 +281,7 @@ static ast_node *parse_predicate(parser *p) {
     if (lex(p)) return NULL;
     ast_node *e = parse_or(p);
     if (!e) return NULL;
-    if (p->tok.kind != T_RPAREN) {
+    if (p->tok.kind != TK_RPAREN) {
       describe(p, &p->tok, d, sizeof d);
       fail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
       return NULL;
@@ -437,7 +293,7 @@ static ast_node *parse_predicate(parser *p) {
   ast_operand a;
   if (parse_operand(p, &a, "a column or literal")) return NULL;
   size_t pos = a.pos;
-  if (p->tok.kind == T_CMP) {
+  if (p->tok.kind == TK_CMP) {
     ast_node *n = new_node(p, AST_CMP, pos);
     if (!n) return NULL;
     n->op = p->tok.op;
@@ -496,7 +352,7 @@ static ast_node *parse_predicate(parser *p) {
     n->negate = negate;
     n->a = a;
     if (lex(p)) return NULL;
-    if (p->tok.kind != T_LPAREN) {
+    if (p->tok.kind != TK_LPAREN) {
       describe(p, &p->tok, d, sizeof d);
       fail(p, p->tok.pos, "expected '(' after IN, found %s", d);
       return NULL;
@@ -519,14 +375,14 @@ static ast_node *parse_predicate(parser *p) {
         fail(p, lit.pos, "out of memory");
         return NULL;
       }
-      if (p->tok.kind == T_COMMA) {
+      if (p->tok.kind == TK_COMMA) {
         if (lex(p)) {
           tbuf_free(&items);
           return NULL;
         }
         continue;
       }
-      if (p->tok.kind == T_RPAREN) break;
+      if (p->tok.kind == TK_RPAREN) break;
       describe(p, &p->tok, d, sizeof d);
       tbuf_free(&items);
       fail(p, p->tok.pos, "expected ',' or ')' in the IN list, found %s", d);
@@ -554,7 +410,7 @@ static ast_node *parse_predicate(parser *p) {
     n->negate = negate;
     n->a = a;
     if (lex(p)) return NULL;
-    if (p->tok.kind != T_STRING) {
+    if (p->tok.kind != TK_STRING) {
       describe(p, &p->tok, d, sizeof d);
       fail(p, p->tok.pos, "expected a 'pattern' string after LIKE, found %s", d);
       return NULL;
@@ -562,7 +418,7 @@ static ast_node *parse_predicate(parser *p) {
     if (parse_operand(p, &n->b, "a pattern")) return NULL;
     if (tok_is_kw(p, "ESCAPE")) {
       if (lex(p)) return NULL;
-      if (p->tok.kind != T_STRING) {
+      if (p->tok.kind != TK_STRING) {
         describe(p, &p->tok, d, sizeof d);
         fail(p, p->tok.pos, "expected a one-character string after ESCAPE, found %s", d);
         return NULL;
@@ -673,24 +529,24 @@ int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, e
   memset(err, 0, sizeof *err);
   /* A trailing ';' as a SQL shell takes it (outside quotes: the lexer would
    * have found the closing quote before it). */
-  while (p.len > 0 && (is_space((unsigned char)src[p.len - 1]) || src[p.len - 1] == ';')) p.len--;
+  while (p.len > 0 && (sql_is_space((unsigned char)src[p.len - 1]) || src[p.len - 1] == ';')) p.len--;
   if (lex(&p)) return -1;
   /* A leading WHERE, as copied from a SQL statement; a column named "where"
    * is still one when a comparison or the end follows it. */
   if (tok_is_kw(&p, "WHERE")) {
     parser save = p;
     if (lex(&p)) return -1;
-    if (p.tok.kind == T_CMP || p.tok.kind == T_EOF || tok_is_kw(&p, "IS") || tok_is_kw(&p, "BETWEEN") ||
+    if (p.tok.kind == TK_CMP || p.tok.kind == TK_EOF || tok_is_kw(&p, "IS") || tok_is_kw(&p, "BETWEEN") ||
         tok_is_kw(&p, "IN") || tok_is_kw(&p, "LIKE"))
       p = save;
   }
-  if (p.tok.kind == T_EOF) return fail(&p, 0, "empty expression");
+  if (p.tok.kind == TK_EOF) return fail(&p, 0, "empty expression");
   ast_node *n = parse_or(&p);
   if (!n) return -1;
-  if (p.tok.kind != T_EOF) {
+  if (p.tok.kind != TK_EOF) {
     char d[64];
     describe(&p, &p.tok, d, sizeof d);
-    if (p.tok.kind == T_RPAREN) return fail(&p, p.tok.pos, "unbalanced ')'");
+    if (p.tok.kind == TK_RPAREN) return fail(&p, p.tok.pos, "unbalanced ')'");
     return fail(&p, p.tok.pos, "expected AND, OR or the end of the expression, found %s", d);
   }
   *out = n;
@@ -700,20 +556,11 @@ int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, e
 /* ---- printing ---- */
 
 static int is_plain_ident(const char *s, size_t len) {
-  if (len == 0 || !is_ident_start((unsigned char)s[0])) return 0;
+  if (len == 0 || !sql_is_ident_start((unsigned char)s[0])) return 0;
   for (size_t i = 1; i < len; i++)
-    if (!is_ident_char((unsigned char)s[i])) return 0;
-  for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
-    size_t n = strlen(keywords[k]);
-    if (n != len) continue;
-    size_t i = 0;
-    for (; i < n; i++) {
-      char c = s[i];
-      if (c >= 'a' && c <= 'z') c = (char)(c - 32);
-      if (c != keywords[k][i]) break;
-    }
-    if (i == n) return 0;
-  }
+    if (!sql_is_ident_char((unsigned char)s[i])) return 0;
+  for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++)
+    if (sql_word_eq(s, len, keywords[k])) return 0;
   return 1;
 }
 

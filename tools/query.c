@@ -536,6 +536,46 @@ done:
 
 /* ---- column lists and ORDER BY keys as written on the command line ---- */
 
+/* Reads the column name at *pp, with the spaces before and after it, and
+ * resolves it as a query would: "quoted" (doubled quotes inside) is exact; an
+ * unquoted name ends at a ',' (--select, where it may hold spaces: trailing
+ * ones are dropped) or also at a ' ' (stop_at_space: --order-by, where a
+ * direction may follow). Returns the column's index, or -1 with err set
+ * ("OPTION: ..."). */
+static int read_column(const tbl_table *t, const char **pp, int stop_at_space, const char *option, char *err,
+                       size_t errsz) {
+  const char *p = *pp;
+  while (*p == ' ') p++;
+  tbuf name = {0};
+  int quoted = *p == '"';
+  if (quoted) {
+    p++;
+    while (*p && !(*p == '"' && p[1] != '"')) {
+      if (*p == '"') p++;
+      tbuf_putc(&name, *p++);
+    }
+    if (*p != '"') {
+      tbuf_free(&name);
+      return set_err(err, errsz, "%s: unterminated quoted column name", option);
+    }
+    p++;
+  } else {
+    const char *e = p;
+    while (*e && *e != ',' && !(stop_at_space && *e == ' ')) e++;
+    const char *end = e;
+    while (end > p && end[-1] == ' ') end--;
+    tbuf_append(&name, p, (size_t)(end - p));
+    p = e;
+  }
+  while (*p == ' ') p++;
+  *pp = p;
+  expr_error e;
+  int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &e, 0);
+  tbuf_free(&name);
+  if (c < 0) return set_err(err, errsz, "%s: %s", option, e.msg);
+  return c;
+}
+
 /* Splits "a, b,\"c,d\"" into column indexes. */
 int query_parse_columns(const tbl_table *t, const char *spec, int **out, size_t *n, char *err, size_t errsz) {
   size_t cap = 8, k = 0;
@@ -552,36 +592,8 @@ int query_parse_columns(const tbl_table *t, const char *spec, int **out, size_t 
   }
   const char *p = spec;
   for (;;) {
-    while (*p == ' ') p++;
-    tbuf name = {0};
-    int quoted = *p == '"';
-    if (quoted) {
-      p++;
-      while (*p && !(*p == '"' && p[1] != '"')) {
-        if (*p == '"') p++;
-        tbuf_putc(&name, *p++);
-      }
-      if (*p != '"') {
-        set_err(err, errsz, "--select: unterminated quoted column name");
-        tbuf_free(&name);
-        free(idx);
-        return -1;
-      }
-      p++;
-      while (*p == ' ') p++;
-    } else {
-      const char *e = p;
-      while (*e && *e != ',') e++;
-      const char *end = e;
-      while (end > p && end[-1] == ' ') end--;
-      tbuf_append(&name, p, (size_t)(end - p));
-      p = e;
-    }
-    expr_error e;
-    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &e, 0);
-    tbuf_free(&name);
+    int c = read_column(t, &p, 0, "--select", err, errsz);
     if (c < 0) {
-      set_err(err, errsz, "--select: %s", e.msg);
       free(idx);
       return -1;
     }
@@ -618,33 +630,8 @@ int query_parse_order(const tbl_table *t, const char *spec, query_order **out, s
   if (!v) return -1;
   const char *p = spec;
   for (;;) {
-    while (*p == ' ') p++;
-    tbuf name = {0};
-    int quoted = *p == '"';
-    if (quoted) {
-      p++;
-      while (*p && !(*p == '"' && p[1] != '"')) {
-        if (*p == '"') p++;
-        tbuf_putc(&name, *p++);
-      }
-      if (*p != '"') {
-        set_err(err, errsz, "--order-by: unterminated quoted column name");
-        tbuf_free(&name);
-        free(v);
-        return -1;
-      }
-      p++;
-    } else {
-      const char *e = p;
-      while (*e && *e != ',' && *e != ' ') e++;
-      tbuf_append(&name, p, (size_t)(e - p));
-      p = e;
-    }
-    expr_error e;
-    int c = expr_find_column(t, name.p ? (const char *)name.p : "", name.len, quoted, &e, 0);
-    tbuf_free(&name);
+    int c = read_column(t, &p, 1, "--order-by", err, errsz);
     if (c < 0) {
-      set_err(err, errsz, "--order-by: %s", e.msg);
       free(v);
       return -1;
     }

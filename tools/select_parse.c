@@ -1,4 +1,4 @@
-/* Lexer and recursive-descent parser for SELECT statements (see select.h).
+/* Recursive-descent parser for SELECT statements (see select.h), over sql_lex.c's tokens.
  * WHERE clauses and CASE conditions are cut out of the statement here and
  * handed to expr_parse, whose positions are then moved to the statement's. */
 #include <stdarg.h>
@@ -6,28 +6,9 @@
 #include <string.h>
 
 #include "select.h"
+#include "sql_lex.h"
 
-typedef enum stok_kind {
-  S_EOF,
-  S_IDENT,
-  S_QIDENT,
-  S_NUMBER,
-  S_STRING,
-  S_LPAREN,
-  S_RPAREN,
-  S_COMMA,
-  S_PLUS,
-  S_MINUS,
-  S_STAR,
-  S_SLASH,
-  S_SEMI,
-  S_OTHER /* comparison operators and anything else a WHERE-expression may hold */
-} stok_kind;
-
-typedef struct stok {
-  stok_kind kind;
-  size_t pos, len;
-} stok;
+typedef sql_token stok;
 
 typedef struct sparser {
   const char *src;
@@ -53,127 +34,15 @@ static int sfail(sparser *p, size_t pos, const char *fmt, ...) {
   return -1;
 }
 
-static int s_ident_start(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
-}
-static int s_ident_char(unsigned char c) { return s_ident_start(c) || (c >= '0' && c <= '9') || c == '$'; }
-static int s_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static int s_space(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static void sdescribe(const sparser *p, const stok *t, char *out, size_t n) {
-  if (t->kind == S_EOF) {
-    snprintf(out, n, "end of input");
-    return;
-  }
-  size_t k = t->len > 40 ? 40 : t->len;
-  char buf[48];
-  for (size_t i = 0; i < k; i++) {
-    unsigned char c = (unsigned char)p->src[t->pos + i];
-    buf[i] = c >= 32 && c != 127 ? (char)c : '?';
-  }
-  buf[k] = 0;
-  snprintf(out, n, "'%s%s'", buf, t->len > 40 ? "..." : "");
-}
+static void sdescribe(const sparser *p, const stok *t, char *out, size_t n) { sql_describe(p->src, t, out, n); }
 
 static int slex(sparser *p) {
-  const char *s = p->src;
-  while (p->pos < p->len && s_space((unsigned char)s[p->pos])) p->pos++;
-  stok *t = &p->tok;
-  t->pos = p->pos;
-  t->len = 0;
-  if (p->pos >= p->len) {
-    t->kind = S_EOF;
-    return 0;
-  }
-  unsigned char c = (unsigned char)s[p->pos];
-  size_t i = p->pos;
-  if (s_ident_start(c)) {
-    while (i < p->len && s_ident_char((unsigned char)s[i])) i++;
-    t->kind = S_IDENT;
-  } else if (s_digit(c) || (c == '.' && i + 1 < p->len && s_digit((unsigned char)s[i + 1]))) {
-    int dots = 0;
-    while (i < p->len && (s_digit((unsigned char)s[i]) || s[i] == '.')) dots += s[i++] == '.';
-    if (dots > 1) return sfail(p, p->pos, "malformed number");
-    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
-      size_t j = i + 1;
-      if (j < p->len && (s[j] == '+' || s[j] == '-')) j++;
-      if (j < p->len && s_digit((unsigned char)s[j])) {
-        while (j < p->len && s_digit((unsigned char)s[j])) j++;
-        i = j;
-      }
-    }
-    if (i < p->len && s_ident_char((unsigned char)s[i])) return sfail(p, p->pos, "malformed number");
-    t->kind = S_NUMBER;
-  } else if (c == '\'' || c == '"') {
-    i++;
-    for (;;) {
-      if (i >= p->len)
-        return sfail(p, p->pos, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
-      if ((unsigned char)s[i] == c) {
-        if (i + 1 < p->len && (unsigned char)s[i + 1] == c) {
-          i += 2;
-          continue;
-        }
-        i++;
-        break;
-      }
-      i++;
-    }
-    t->kind = c == '\'' ? S_STRING : S_QIDENT;
-  } else {
-    i++;
-    switch (c) {
-      case '(':
-        t->kind = S_LPAREN;
-        break;
-      case ')':
-        t->kind = S_RPAREN;
-        break;
-      case ',':
-        t->kind = S_COMMA;
-        break;
-      case '+':
-        t->kind = S_PLUS;
-        break;
-      case '-':
-        t->kind = S_MINUS;
-        break;
-      case '*':
-        t->kind = S_STAR;
-        break;
-      case '/':
-        t->kind = S_SLASH;
-        break;
-      case ';':
-        t->kind = S_SEMI;
-        break;
-      default:
-        t->kind = S_OTHER;
-        while (i < p->len && (s[i] == '=' || s[i] == '>')) i++; /* <=, <>, >=, ==, != as one token */
-        break;
-    }
-  }
-  t->len = i - p->pos;
-  p->pos = i;
+  sql_lex_error e;
+  if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_STATEMENT, &e)) return sfail(p, e.pos, "%s", e.msg);
   return 0;
 }
 
-static int word_eq(const char *s, size_t len, const char *kw) {
-  size_t n = strlen(kw);
-  if (len != n) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (c >= 'a' && c <= 'z') c = (char)(c - 32);
-    if (c != kw[i]) return 0;
-  }
-  return 1;
-}
-
-static int is_kw(const sparser *p, const char *kw) {
-  return p->tok.kind == S_IDENT && word_eq(p->src + p->tok.pos, p->tok.len, kw);
-}
+static int is_kw(const sparser *p, const char *kw) { return sql_tok_is_kw(p->src, &p->tok, kw); }
 
 /* Words that cannot be unquoted column names or aliases: this grammar's and
  * the WHERE-expression's. */
@@ -184,12 +53,12 @@ static const char *const reserved[] = {"SELECT",   "FROM", "WHERE", "GROUP", "BY
 
 static int word_reserved(const char *s, size_t len) {
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
-    if (word_eq(s, len, reserved[i])) return 1;
+    if (sql_word_eq(s, len, reserved[i])) return 1;
   return 0;
 }
 
 static int tok_reserved(const sparser *p) {
-  return p->tok.kind == S_IDENT && word_reserved(p->src + p->tok.pos, p->tok.len);
+  return p->tok.kind == TK_IDENT && word_reserved(p->src + p->tok.pos, p->tok.len);
 }
 
 static const char *const aggregates[] = {"COUNT", "SUM", "MIN", "MAX", "AVG"};
@@ -197,12 +66,12 @@ static const sel_agg aggregate_kinds[] = {SEL_COUNT, SEL_SUM, SEL_MIN, SEL_MAX, 
 
 static int word_aggregate(const char *s, size_t len) {
   for (int i = 0; i < 5; i++)
-    if (word_eq(s, len, aggregates[i])) return i;
+    if (sql_word_eq(s, len, aggregates[i])) return i;
   return -1;
 }
 
 static int tok_aggregate(const sparser *p) {
-  return p->tok.kind == S_IDENT ? word_aggregate(p->src + p->tok.pos, p->tok.len) : -1;
+  return p->tok.kind == TK_IDENT ? word_aggregate(p->src + p->tok.pos, p->tok.len) : -1;
 }
 
 static void *salloc(sparser *p, size_t size) {
@@ -213,30 +82,23 @@ static void *salloc(sparser *p, size_t size) {
 
 /* A quoted token's contents with doubled quotes undone, in the arena. */
 static const char *sunquote(sparser *p, const stok *t, size_t *len) {
-  char q = p->src[t->pos];
   char *out = salloc(p, t->len + 1);
   if (!out) return NULL;
-  size_t k = 0;
-  for (size_t i = t->pos + 1; i < t->pos + t->len - 1; i++) {
-    out[k++] = p->src[i];
-    if (p->src[i] == q) i++;
-  }
-  out[k] = 0;
-  *len = k;
+  *len = sql_unquote(p->src, t, out);
   return out;
 }
 
 /* A name: an unreserved identifier or a "quoted identifier". */
 static int parse_name(sparser *p, const char *what, const char **name, size_t *len, int *quoted) {
   char d[64];
-  if (p->tok.kind == S_QIDENT) {
+  if (p->tok.kind == TK_QIDENT) {
     *name = sunquote(p, &p->tok, len);
     if (!*name) return -1;
     if (*len == 0) return sfail(p, p->tok.pos, "empty quoted identifier");
     *quoted = 1;
     return slex(p);
   }
-  if (p->tok.kind == S_IDENT && !tok_reserved(p)) {
+  if (p->tok.kind == TK_IDENT && !tok_reserved(p)) {
     *name = p->src + p->tok.pos;
     *len = p->tok.len;
     *quoted = 0;
@@ -288,24 +150,24 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
   char d[64];
   size_t start = p->tok.pos;
   int depth = 0;
-  if (stop(p) || p->tok.kind == S_EOF) {
+  if (stop(p) || p->tok.kind == TK_EOF) {
     sdescribe(p, &p->tok, d, sizeof d);
     sfail(p, p->tok.pos, "expected a condition after %s, found %s", what, d);
     return NULL;
   }
-  while (p->tok.kind != S_EOF && !(depth == 0 && stop(p))) {
-    if (p->tok.kind == S_LPAREN) depth++;
-    if (p->tok.kind == S_RPAREN) depth--;
+  while (p->tok.kind != TK_EOF && !(depth == 0 && stop(p))) {
+    if (p->tok.kind == TK_LPAREN) depth++;
+    if (p->tok.kind == TK_RPAREN) depth--;
     if (slex(p)) return NULL;
   }
   size_t end = p->tok.pos;
-  while (end > start && s_space((unsigned char)p->src[end - 1])) end--;
+  while (end > start && sql_is_space((unsigned char)p->src[end - 1])) end--;
   ast_node *n = NULL;
   expr_error e;
   if (expr_parse(p->src + start, end - start, p->arena, &n, &e)) {
     rebase_message(e.msg, sizeof e.msg, start);
     const char *eoi = strstr(e.msg, "found end of input");
-    if (e.pos >= end - start && eoi && p->tok.kind != S_EOF) {
+    if (e.pos >= end - start && eoi && p->tok.kind != TK_EOF) {
       /* The slice ended where the clause does: name what ends it. */
       sdescribe(p, &p->tok, d, sizeof d);
       sfail(p, p->tok.pos, "%.*sfound %s%s", (int)(eoi - e.msg), e.msg, tok_reserved(p) ? "keyword " : "", d);
@@ -319,14 +181,14 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
 }
 
 static int stop_where(const sparser *p) {
-  return p->tok.kind == S_SEMI || is_kw(p, "GROUP") || is_kw(p, "ORDER") || is_kw(p, "HAVING") || is_kw(p, "LIMIT");
+  return p->tok.kind == TK_SEMI || is_kw(p, "GROUP") || is_kw(p, "ORDER") || is_kw(p, "HAVING") || is_kw(p, "LIMIT");
 }
 
 /* A WHEN condition ends at THEN; END, ELSE, WHEN, a closing parenthesis or
  * ';' first mean THEN is missing (reported by the caller). */
 static int stop_when(const sparser *p) {
-  return p->tok.kind == S_SEMI || p->tok.kind == S_RPAREN || is_kw(p, "THEN") || is_kw(p, "END") || is_kw(p, "ELSE") ||
-         is_kw(p, "WHEN");
+  return p->tok.kind == TK_SEMI || p->tok.kind == TK_RPAREN || is_kw(p, "THEN") || is_kw(p, "END") ||
+         is_kw(p, "ELSE") || is_kw(p, "WHEN");
 }
 
 /* ---- value expressions ---- */
@@ -436,15 +298,15 @@ static vx_node *parse_case(sparser *p) {
 static vx_node *parse_factor(sparser *p) {
   char d[64];
   stok t = p->tok;
-  if (t.kind == S_MINUS || t.kind == S_PLUS) {
+  if (t.kind == TK_MINUS || t.kind == TK_PLUS) {
     if (enter(p, t.pos) || slex(p)) return NULL;
     vx_node *v;
-    if (p->tok.kind == S_NUMBER) {
-      v = parse_number_vx(p, t.kind == S_MINUS, t.pos);
+    if (p->tok.kind == TK_NUMBER) {
+      v = parse_number_vx(p, t.kind == TK_MINUS, t.pos);
     } else {
       vx_node *x = parse_factor(p);
       if (!x) return NULL;
-      if (t.kind == S_PLUS) {
+      if (t.kind == TK_PLUS) {
         v = x;
       } else {
         v = new_vx(p, VX_NEG, t.pos);
@@ -457,12 +319,12 @@ static vx_node *parse_factor(sparser *p) {
     p->depth--;
     return v;
   }
-  if (t.kind == S_NUMBER) return parse_number_vx(p, 0, t.pos);
-  if (t.kind == S_LPAREN) {
+  if (t.kind == TK_NUMBER) return parse_number_vx(p, 0, t.pos);
+  if (t.kind == TK_LPAREN) {
     if (enter(p, t.pos) || slex(p)) return NULL;
     vx_node *v = parse_value(p);
     if (!v) return NULL;
-    if (p->tok.kind != S_RPAREN) {
+    if (p->tok.kind != TK_RPAREN) {
       sdescribe(p, &p->tok, d, sizeof d);
       sfail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", t.pos + 1, d);
       return NULL;
@@ -471,13 +333,13 @@ static vx_node *parse_factor(sparser *p) {
     if (slex(p)) return NULL;
     return v;
   }
-  if (t.kind == S_IDENT && word_eq(p->src + t.pos, t.len, "CASE")) return parse_case(p);
-  if (t.kind == S_QIDENT || (t.kind == S_IDENT && !tok_reserved(p))) {
+  if (t.kind == TK_IDENT && sql_word_eq(p->src + t.pos, t.len, "CASE")) return parse_case(p);
+  if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !tok_reserved(p))) {
     vx_node *v = new_vx(p, VX_COLUMN, t.pos);
     if (!v) return NULL;
     v->end = t.pos + t.len;
     if (parse_name(p, "a column", &v->name, &v->len, &v->quoted)) return NULL;
-    if (p->tok.kind == S_LPAREN && !v->quoted) {
+    if (p->tok.kind == TK_LPAREN && !v->quoted) {
       if (word_aggregate(p->src + t.pos, t.len) >= 0)
         sfail(p, t.pos, "aggregates cannot be nested");
       else
@@ -487,7 +349,7 @@ static vx_node *parse_factor(sparser *p) {
     }
     return v;
   }
-  if (t.kind == S_STRING) {
+  if (t.kind == TK_STRING) {
     sfail(p, t.pos,
           "a string is not a value: value expressions are numbers and numeric columns "
           "(compare strings in WHERE or WHEN)");
@@ -500,7 +362,7 @@ static vx_node *parse_factor(sparser *p) {
 
 static vx_node *parse_term(sparser *p) {
   vx_node *l = parse_factor(p);
-  while (l && p->tok.kind == S_STAR) {
+  while (l && p->tok.kind == TK_STAR) {
     if (slex(p)) return NULL;
     vx_node *r = parse_factor(p);
     if (!r) return NULL;
@@ -511,7 +373,7 @@ static vx_node *parse_term(sparser *p) {
     n->end = r->end;
     l = n;
   }
-  if (l && p->tok.kind == S_SLASH) {
+  if (l && p->tok.kind == TK_SLASH) {
     sfail(p, p->tok.pos,
           "division is not supported: value expressions take + - * (exact arithmetic); "
           "AVG divides once at the end");
@@ -526,8 +388,8 @@ static vx_node *parse_term(sparser *p) {
  * (SELECT_MAX_NODES), and so is every recursion over the tree. */
 static vx_node *parse_value(sparser *p) {
   vx_node *l = parse_term(p);
-  while (l && (p->tok.kind == S_PLUS || p->tok.kind == S_MINUS)) {
-    vx_kind k = p->tok.kind == S_PLUS ? VX_ADD : VX_SUB;
+  while (l && (p->tok.kind == TK_PLUS || p->tok.kind == TK_MINUS)) {
+    vx_kind k = p->tok.kind == TK_PLUS ? VX_ADD : VX_SUB;
     if (slex(p)) return NULL;
     vx_node *r = parse_term(p);
     if (!r) return NULL;
@@ -553,7 +415,7 @@ static int parse_item(sparser *p, sel_item *it) {
     size_t save_pos = p->pos;
     stok save = p->tok;
     if (slex(p)) return -1;
-    if (p->tok.kind != S_LPAREN) { /* a column that happens to be called count, sum, ... */
+    if (p->tok.kind != TK_LPAREN) { /* a column that happens to be called count, sum, ... */
       p->pos = save_pos;
       p->tok = save;
       a = -1;
@@ -564,32 +426,32 @@ static int parse_item(sparser *p, sel_item *it) {
     it->agg = aggregate_kinds[a];
     if (slex(p)) return -1;
     if (is_kw(p, "DISTINCT")) return sfail(p, p->tok.pos, "DISTINCT aggregates are not supported");
-    if (p->tok.kind == S_STAR) {
+    if (p->tok.kind == TK_STAR) {
       if (it->agg != SEL_COUNT) return sfail(p, p->tok.pos, "only COUNT takes '*'");
       it->agg = SEL_COUNT_STAR;
       if (slex(p)) return -1;
-    } else if (p->tok.kind == S_RPAREN) {
+    } else if (p->tok.kind == TK_RPAREN) {
       return sfail(p, p->tok.pos, "%s needs an argument%s", aggregates[a], a == 0 ? " (COUNT(*) counts rows)" : "");
     } else {
       it->arg = parse_value(p);
       if (!it->arg) return -1;
     }
-    if (p->tok.kind != S_RPAREN) {
+    if (p->tok.kind != TK_RPAREN) {
       sdescribe(p, &p->tok, d, sizeof d);
       return sfail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
     }
     it->end = p->tok.pos + p->tok.len;
     if (slex(p)) return -1;
-  } else if (t.kind == S_QIDENT || (t.kind == S_IDENT && !tok_reserved(p))) {
+  } else if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !tok_reserved(p))) {
     it->agg = SEL_KEY;
     it->arg = new_vx(p, VX_COLUMN, t.pos);
     if (!it->arg) return -1;
     it->arg->end = it->end = t.pos + t.len;
     if (parse_name(p, "a column", &it->arg->name, &it->arg->len, &it->arg->quoted)) return -1;
-    if (p->tok.kind == S_LPAREN && t.kind == S_IDENT)
+    if (p->tok.kind == TK_LPAREN && t.kind == TK_IDENT)
       return sfail(p, t.pos, "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
                    (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
-  } else if (t.kind == S_STAR) {
+  } else if (t.kind == TK_STAR) {
     return sfail(p, t.pos,
                  "SELECT * lists rows, which this SELECT does not: use a WHERE-expression with "
                  "--select '*' to print rows");
@@ -598,8 +460,8 @@ static int parse_item(sparser *p, sel_item *it) {
     return sfail(p, t.pos, "expected an aggregate (COUNT, SUM, MIN, MAX, AVG) or a GROUP BY column, found %s%s",
                  tok_reserved(p) ? "keyword " : "", d);
   }
-  stok_kind k = p->tok.kind;
-  if (k == S_PLUS || k == S_MINUS || k == S_STAR || k == S_SLASH || k == S_LPAREN)
+  sql_tok_kind k = p->tok.kind;
+  if (k == TK_PLUS || k == TK_MINUS || k == TK_STAR || k == TK_SLASH || k == TK_LPAREN)
     return sfail(p, p->tok.pos,
                  it->agg == SEL_KEY ? "a SELECT item outside an aggregate must be a plain GROUP BY column"
                                     : "arithmetic on aggregate results is not supported: put it inside the aggregate");
@@ -607,7 +469,7 @@ static int parse_item(sparser *p, sel_item *it) {
     int q;
     if (slex(p)) return -1;
     if (parse_name(p, "an alias after AS", &it->alias, &it->alias_len, &q)) return -1;
-  } else if (p->tok.kind == S_QIDENT || (p->tok.kind == S_IDENT && !tok_reserved(p))) {
+  } else if (p->tok.kind == TK_QIDENT || (p->tok.kind == TK_IDENT && !tok_reserved(p))) {
     int q;
     if (parse_name(p, "an alias", &it->alias, &it->alias_len, &q)) return -1;
   }
@@ -616,10 +478,10 @@ static int parse_item(sparser *p, sel_item *it) {
 
 int select_is_statement(const char *src, size_t len) {
   size_t i = 0;
-  while (i < len && s_space((unsigned char)src[i])) i++;
+  while (i < len && sql_is_space((unsigned char)src[i])) i++;
   size_t j = i;
-  while (j < len && s_ident_char((unsigned char)src[j])) j++;
-  return word_eq(src + i, j - i, "SELECT");
+  while (j < len && sql_is_ident_char((unsigned char)src[j])) j++;
+  return sql_word_eq(src + i, j - i, "SELECT");
 }
 
 int select_is_aggregate(const char *src, size_t len) {
@@ -634,21 +496,21 @@ int select_is_aggregate(const char *src, size_t len) {
   p.err = &err;
   int depth = 0, items = 1, aggs = 0, lone_count_star = 0, in_list = 1, grouped = 0;
   if (slex(&p) || slex(&p)) return 0; /* SELECT */
-  while (!p.failed && p.tok.kind != S_EOF) {
-    if (p.tok.kind == S_LPAREN) depth++;
-    if (p.tok.kind == S_RPAREN) depth--;
+  while (!p.failed && p.tok.kind != TK_EOF) {
+    if (p.tok.kind == TK_LPAREN) depth++;
+    if (p.tok.kind == TK_RPAREN) depth--;
     if (depth == 0 && (is_kw(&p, "FROM") || is_kw(&p, "WHERE") || is_kw(&p, "ORDER") || is_kw(&p, "LIMIT")))
       in_list = 0;
     if (depth == 0 && is_kw(&p, "GROUP")) grouped = 1;
-    if (in_list && depth == 0 && p.tok.kind == S_COMMA) items++;
+    if (in_list && depth == 0 && p.tok.kind == TK_COMMA) items++;
     if (in_list && tok_aggregate(&p) >= 0) {
-      int count = word_eq(src + p.tok.pos, p.tok.len, "COUNT");
+      int count = sql_word_eq(src + p.tok.pos, p.tok.len, "COUNT");
       if (slex(&p)) break;
-      if (p.tok.kind != S_LPAREN) continue;
+      if (p.tok.kind != TK_LPAREN) continue;
       aggs++;
       depth++;
       if (slex(&p)) break;
-      if (count && p.tok.kind == S_STAR) lone_count_star++;
+      if (count && p.tok.kind == TK_STAR) lone_count_star++;
       continue;
     }
     if (slex(&p)) break;
@@ -678,7 +540,7 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
       return sfail(&p, p.tok.pos, "more than %d items in the SELECT list", SELECT_MAX_ITEMS);
     if (parse_item(&p, &out->items[out->nitems])) return -1;
     out->nitems++;
-    if (p.tok.kind != S_COMMA) break;
+    if (p.tok.kind != TK_COMMA) break;
     if (slex(&p)) return -1;
   }
   if (is_kw(&p, "FROM")) {
@@ -705,20 +567,20 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
       k->pos = p.tok.pos;
       k->end = p.tok.pos + p.tok.len;
       if (parse_name(&p, "a column after GROUP BY", &k->name, &k->len, &k->quoted)) return -1;
-      if (p.tok.kind == S_LPAREN || p.tok.kind == S_PLUS || p.tok.kind == S_MINUS || p.tok.kind == S_STAR)
+      if (p.tok.kind == TK_LPAREN || p.tok.kind == TK_PLUS || p.tok.kind == TK_MINUS || p.tok.kind == TK_STAR)
         return sfail(&p, p.tok.pos, "GROUP BY takes columns, not expressions");
       out->nkeys++;
-      if (p.tok.kind != S_COMMA) break;
+      if (p.tok.kind != TK_COMMA) break;
       if (slex(&p)) return -1;
     }
   }
   if (is_kw(&p, "ORDER")) return sfail(&p, p.tok.pos, "ORDER BY is not supported (groups come in ascending key order)");
   if (is_kw(&p, "HAVING")) return sfail(&p, p.tok.pos, "HAVING is not supported");
   if (is_kw(&p, "LIMIT")) return sfail(&p, p.tok.pos, "LIMIT is not supported");
-  if (p.tok.kind == S_SEMI && slex(&p)) return -1;
-  if (p.tok.kind != S_EOF) {
+  if (p.tok.kind == TK_SEMI && slex(&p)) return -1;
+  if (p.tok.kind != TK_EOF) {
     sdescribe(&p, &p.tok, d, sizeof d);
-    if (out->nkeys == 0 && !out->where && !out->from && p.tok.kind == S_IDENT)
+    if (out->nkeys == 0 && !out->where && !out->from && p.tok.kind == TK_IDENT)
       return sfail(&p, p.tok.pos, "expected ',', FROM, WHERE, GROUP BY or the end of the statement, found %s", d);
     return sfail(&p, p.tok.pos, "expected the end of the statement, found %s", d);
   }
@@ -733,8 +595,8 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
 /* ---- printing ---- */
 
 static int put_name(tbuf *o, const char *s, size_t len, int quoted) {
-  int plain = !quoted && len > 0 && s_ident_start((unsigned char)s[0]) && !word_reserved(s, len);
-  for (size_t i = 1; plain && i < len; i++) plain = s_ident_char((unsigned char)s[i]);
+  int plain = !quoted && len > 0 && sql_is_ident_start((unsigned char)s[0]) && !word_reserved(s, len);
+  for (size_t i = 1; plain && i < len; i++) plain = sql_is_ident_char((unsigned char)s[i]);
   if (plain) return tbuf_append(o, s, len);
   int r = tbuf_putc(o, '"');
   for (size_t i = 0; i < len; i++) {

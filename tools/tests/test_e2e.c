@@ -8,54 +8,11 @@
 #include <string.h>
 
 #include "encode.h"
+#include "tool_test.h"
 #include "query.h"
 
-static int failures;
-static unsigned long long seed = 12345;
-#define CHECK(cond, ...)                                       \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      printf("FAIL line %d (seed %llu): ", __LINE__, seed);    \
-      printf(__VA_ARGS__);                                     \
-      printf("\n");                                            \
-      failures++;                                              \
-    }                                                          \
-  } while (0)
-
-static uint64_t rs;
-static uint64_t rnd(void) {
-  uint64_t z = (rs += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* CSV text -> table (through the file format in memory). */
-static tbl_table *make_table(const char *csv, const char *types, uint8_t **file) {
-  encode_options o;
-  encode_options_init(&o);
-  o.types = types;
-  csv_mem m = {csv, strlen(csv), 0};
-  encoded_table et;
-  char err[TOOL_ERR_SIZE];
-  if (encode_csv(csv_read_mem, &m, &o, &et, NULL, err, sizeof err)) {
-    printf("encode: %s\n", err);
-    return NULL;
-  }
-  size_t size;
-  if (tbl_write_memory(et.rows, et.cols, et.ncols, file, &size, err, sizeof err)) {
-    printf("write: %s\n", err);
-    encoded_table_free(&et);
-    return NULL;
-  }
-  encoded_table_free(&et);
-  tbl_table *t;
-  if (tbl_open_memory(*file, size, 1, &t, err, sizeof err)) {
-    printf("open: %s\n", err);
-    return NULL;
-  }
-  return t;
-}
+int failures;
+unsigned long long seed = 12345;
 
 static char *select_text(query_plan *q, const uint64_t *ids, uint64_t n, const int *cols, size_t nc, int host) {
   FILE *f = tmpfile();
@@ -113,20 +70,20 @@ static void quote_csv(tbuf *b, const char *s) {
 static void random_csv(tbuf *b, int rows) {
   tbuf_printf(b, "k,v,w,price,day,day2,s,t\n");
   for (int i = 0; i < rows; i++) {
-    if (rnd() % 10) tbuf_printf(b, "%d", (int)(rnd() % 100));
-    tbuf_printf(b, ",%d,%d,", (int)(rnd() % 2001) - 1000, (int)(rnd() % 2001) - 1000);
-    if (rnd() % 20) tbuf_printf(b, "%d.%02d", (int)(rnd() % 1000), (int)(rnd() % 100));
+    if (test_rnd() % 10) tbuf_printf(b, "%d", (int)(test_rnd() % 100));
+    tbuf_printf(b, ",%d,%d,", (int)(test_rnd() % 2001) - 1000, (int)(test_rnd() % 2001) - 1000);
+    if (test_rnd() % 20) tbuf_printf(b, "%d.%02d", (int)(test_rnd() % 1000), (int)(test_rnd() % 100));
     char d[32];
     tbuf_putc(b, ',');
-    if (rnd() % 25) {
-      format_date(days_from_civil(1990, 1, 1) + (int64_t)(rnd() % 3653), d);
+    if (test_rnd() % 25) {
+      format_date(days_from_civil(1990, 1, 1) + (int64_t)(test_rnd() % 3653), d);
       tbuf_printf(b, "%s", d);
     }
-    format_date(days_from_civil(1990, 1, 1) + (int64_t)(rnd() % 3653), d);
+    format_date(days_from_civil(1990, 1, 1) + (int64_t)(test_rnd() % 3653), d);
     tbuf_printf(b, ",%s,", d);
-    if (rnd() % 10) quote_csv(b, pool_s[rnd() % (sizeof pool_s / sizeof *pool_s)]);
+    if (test_rnd() % 10) quote_csv(b, pool_s[test_rnd() % (sizeof pool_s / sizeof *pool_s)]);
     tbuf_putc(b, ',');
-    quote_csv(b, pool_t[rnd() % (sizeof pool_t / sizeof *pool_t)]);
+    quote_csv(b, pool_t[test_rnd() % (sizeof pool_t / sizeof *pool_t)]);
     tbuf_putc(b, '\n');
   }
   tbuf_putc(b, 0);
@@ -205,16 +162,16 @@ static void check_or_merge(ps_context *ctx, const tbl_table *t) {
   for (int iter = 0; iter < 6; iter++) {
     tbuf q = {0};
     uint8_t *want = calloc(nb + 1, 1);
-    int terms = 2 + (int)(rnd() % (iter < 3 ? 8 : 60)), bad = 0;
+    int terms = 2 + (int)(test_rnd() % (iter < 3 ? 8 : 60)), bad = 0;
     for (int i = 0; i < terms; i++) {
       char term[64];
-      switch (rnd() % 6) {
-      case 0: snprintf(term, sizeof term, "%d = k", (int)(rnd() % 100)); break;
-      case 1: snprintf(term, sizeof term, "s = %s", strs[rnd() % 5]); break;
-      case 2: snprintf(term, sizeof term, "v = %d", (int)(rnd() % 2001) - 1000); break;
-      case 3: snprintf(term, sizeof term, "k IN (%d, %d)", (int)(rnd() % 100), (int)(rnd() % 100)); break;
-      case 4: snprintf(term, sizeof term, "price = %d.%02d", (int)(rnd() % 1000), (int)(rnd() % 100)); break;
-      default: snprintf(term, sizeof term, "k < %d", (int)(rnd() % 10)); break;
+      switch (test_rnd() % 6) {
+      case 0: snprintf(term, sizeof term, "%d = k", (int)(test_rnd() % 100)); break;
+      case 1: snprintf(term, sizeof term, "s = %s", strs[test_rnd() % 5]); break;
+      case 2: snprintf(term, sizeof term, "v = %d", (int)(test_rnd() % 2001) - 1000); break;
+      case 3: snprintf(term, sizeof term, "k IN (%d, %d)", (int)(test_rnd() % 100), (int)(test_rnd() % 100)); break;
+      case 4: snprintf(term, sizeof term, "price = %d.%02d", (int)(test_rnd() % 1000), (int)(test_rnd() % 100)); break;
+      default: snprintf(term, sizeof term, "k < %d", (int)(test_rnd() % 10)); break;
       }
       tbuf_printf(&q, "%s%s", i ? " OR " : "", term);
       uint8_t *one = bitmap_of(ctx, t, term);
@@ -268,7 +225,7 @@ static void compare_backends(ps_context *ctx, ps_context *ref, const tbl_table *
         }
       if (ids1) {
         static const int keycols[3] = {0, 3, 4};
-        check_order(&q1, ids1, n1, keycols[rnd() % 3], (int)(rnd() % 2));
+        check_order(&q1, ids1, n1, keycols[test_rnd() % 3], (int)(test_rnd() % 2));
       }
       if (k % 7 == 0 && ids1) {
         char *lib = select_text(&q1, ids1, n1, all_cols, 8, 0);
@@ -340,7 +297,7 @@ static void known_answers(ps_context *ctx) {
       {"ID = 1", "1"}, /* unquoted names are case-insensitive */
   };
   uint8_t *file = NULL;
-  tbl_table *t = make_table(csv, NULL, &file);
+  tbl_table *t = test_make_table(csv, NULL, &file);
   CHECK(t != NULL, "known-answer table");
   if (!t) return;
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -433,7 +390,7 @@ int main(int argc, char **argv) {
   }
   const char *backend = argv[1];
   if (argc > 2) seed = strtoull(argv[2], NULL, 10);
-  rs = seed;
+  test_rnd_seed(seed);
   char err[TOOL_ERR_SIZE] = "";
   ps_context *ctx = NULL, *ref = NULL;
   ps_context_options o;
@@ -464,7 +421,8 @@ int main(int argc, char **argv) {
     tbuf csv = {0};
     random_csv(&csv, sizes[i]);
     uint8_t *file = NULL;
-    tbl_table *t = make_table((char *)csv.p, "k:int,v:int,w:int,price:decimal(2),day:date,day2:date,s:string,t:string", &file);
+    tbl_table *t = test_make_table((char *)csv.p,
+                                   "k:int,v:int,w:int,price:decimal(2),day:date,day2:date,s:string,t:string", &file);
     CHECK(t != NULL, "table of %d rows", sizes[i]);
     if (t) compare_backends(ctx, ref, t, backend);
     if (t) check_or_merge(ctx, t);

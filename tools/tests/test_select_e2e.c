@@ -13,52 +13,15 @@
 #include <string.h>
 
 #include "encode.h"
+#include "tool_test.h"
 #include "select_run.h"
 
 typedef __int128 i128;
 
-static int failures;
-static unsigned long long seed = 4242;
-#define CHECK(cond, ...)                                    \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      printf("FAIL line %d (seed %llu): ", __LINE__, seed); \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-      failures++;                                           \
-    }                                                       \
-  } while (0)
+int failures;
+unsigned long long seed = 4242;
 
-static uint64_t rs;
-static uint64_t rnd(void) {
-  uint64_t z = (rs += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
-
-static tbl_table *make_table(const char *csv, const char *types, uint8_t **file) {
-  encode_options o;
-  encode_options_init(&o);
-  o.types = types;
-  csv_mem m = {csv, strlen(csv), 0};
-  encoded_table et;
-  char err[TOOL_ERR_SIZE];
-  if (encode_csv(csv_read_mem, &m, &o, &et, NULL, err, sizeof err)) {
-    printf("encode: %s\n", err);
-    return NULL;
-  }
-  size_t size;
-  int bad = tbl_write_memory(et.rows, et.cols, et.ncols, file, &size, err, sizeof err);
-  encoded_table_free(&et);
-  tbl_table *t = NULL;
-  if (bad || tbl_open_memory(*file, size, 1, &t, err, sizeof err)) {
-    printf("table: %s\n", err);
-    return NULL;
-  }
-  return t;
-}
+static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rnd() % (uint64_t)(hi - lo + 1)); }
 
 /* ---- the model: the table's values ---- */
 
@@ -81,11 +44,11 @@ static void random_table(tbuf *csv, int n) {
   tbuf_printf(csv, "g,s,x,y,dt\n");
   for (int i = 0; i < n; i++) {
     row *r = &rows_[i];
-    r->g_null = rnd() % 8 == 0;
-    r->s_null = rnd() % 8 == 0;
-    r->x_null = rnd() % 8 == 0;
-    r->y_null = rnd() % 8 == 0;
-    r->dt_null = rnd() % 8 == 0;
+    r->g_null = test_rnd() % 8 == 0;
+    r->s_null = test_rnd() % 8 == 0;
+    r->x_null = test_rnd() % 8 == 0;
+    r->y_null = test_rnd() % 8 == 0;
+    r->dt_null = test_rnd() % 8 == 0;
     r->g = rint_in(0, 4);
     r->s = (int)rint_in(0, 2);
     r->x = rint_in(-1000, 1000);
@@ -111,7 +74,7 @@ typedef struct pred {
 enum { P_X_GT, P_Y_LE, P_S_EQ, P_G_IN, P_Y_NULL, P_DT_BETWEEN, P_KINDS };
 
 static void random_pred(pred *p) {
-  p->kind = (int)(rnd() % P_KINDS);
+  p->kind = (int)(test_rnd() % P_KINDS);
   p->a = rint_in(-600, 600);
   p->b = rint_in(0, 2);
   if (p->kind == P_Y_LE) p->a = rint_in(-9000, 9000);
@@ -189,7 +152,7 @@ static int npool;
 static vnode *random_value(int depth) {
   vnode *v = &pool[npool++];
   memset(v, 0, sizeof *v);
-  int k = depth <= 0 ? (int)(rnd() % 4) : (int)(rnd() % 9);
+  int k = depth <= 0 ? (int)(test_rnd() % 4) : (int)(test_rnd() % 9);
   v->kind = k;
   if (k == V_LIT) {
     v->scale = (int)rint_in(0, 2);
@@ -202,7 +165,7 @@ static vnode *random_value(int depth) {
   } else if (k == V_CASE) {
     random_pred(&v->when);
     v->a = random_value(depth - 1);
-    v->b = rnd() % 4 ? random_value(depth - 1) : NULL;
+    v->b = test_rnd() % 4 ? random_value(depth - 1) : NULL;
   }
   return v;
 }
@@ -428,11 +391,11 @@ static int cmp_rows(const void *pa, const void *pb) {
 
 static void random_statement(ps_context *ctx, const tbl_table *t) {
   npool = 0;
-  int nagg = 1 + (int)(rnd() % MAX_AGGS), kinds[MAX_AGGS];
+  int nagg = 1 + (int)(test_rnd() % MAX_AGGS), kinds[MAX_AGGS];
   vnode *vals[MAX_AGGS];
-  const int *ks = key_sets[rnd() % (sizeof key_sets / sizeof *key_sets)];
+  const int *ks = key_sets[test_rnd() % (sizeof key_sets / sizeof *key_sets)];
   int nkeys = ks[0] < 0 ? 0 : ks[1] < 0 ? 1 : 2;
-  int have_where = rnd() % 3 != 0, where_or = rnd() % 2;
+  int have_where = test_rnd() % 3 != 0, where_or = test_rnd() % 2;
   pred w1, w2;
   random_pred(&w1);
   random_pred(&w2);
@@ -440,8 +403,8 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
   tbuf_printf(&sql, "SELECT ");
   for (int k = 0; k < nkeys; k++) tbuf_printf(&sql, "%s, ", key_names[ks[k]]);
   for (int i = 0; i < nagg; i++) {
-    kinds[i] = (int)(rnd() % A_KINDS);
-    vals[i] = kinds[i] == A_COUNT_STAR ? NULL : random_value((int)(rnd() % 3));
+    kinds[i] = (int)(test_rnd() % A_KINDS);
+    vals[i] = kinds[i] == A_COUNT_STAR ? NULL : random_value((int)(test_rnd() % 3));
     tbuf_printf(&sql, "%s%s(", i ? ", " : "", agg_names[kinds[i]]);
     if (vals[i])
       value_text(vals[i], &sql);
@@ -586,7 +549,7 @@ static void known_answers(ps_context *ctx) {
       ",fig,7,-0.75,\n"
       "2,,3,1.00,2024-01-05\n";
   uint8_t *file = NULL;
-  tbl_table *t = make_table(csv, TYPES, &file);
+  tbl_table *t = test_make_table(csv, TYPES, &file);
   CHECK(t != NULL, "the small table");
   if (!t) return;
   static const struct {
@@ -654,7 +617,7 @@ int main(int argc, char **argv) {
   }
   const char *backend = argv[1];
   if (argc > 2) seed = strtoull(argv[2], NULL, 10);
-  rs = seed;
+  test_rnd_seed(seed);
   char err[TOOL_ERR_SIZE] = "";
   ps_context *ctx = NULL;
   ps_context_options o;
@@ -677,7 +640,7 @@ int main(int argc, char **argv) {
     tbuf csv = {0};
     random_table(&csv, sizes[i]);
     uint8_t *file = NULL;
-    tbl_table *t = make_table((char *)csv.p, TYPES, &file);
+    tbl_table *t = test_make_table((char *)csv.p, TYPES, &file);
     CHECK(t != NULL, "table of %d rows", sizes[i]);
     for (int q = 0; t && q < 40 && failures < 20; q++) random_statement(ctx, t);
     tbl_close(t);

@@ -9,27 +9,11 @@
 #include <string.h>
 
 #include "encode.h"
+#include "tool_test.h"
 #include "query.h"
 
-static int failures;
-static unsigned long long seed = 12345;
-#define CHECK(cond, ...)                                    \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      printf("FAIL line %d (seed %llu): ", __LINE__, seed); \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-      failures++;                                           \
-    }                                                       \
-  } while (0)
-
-static uint64_t rs;
-static uint64_t rnd(void) {
-  uint64_t z = (rs += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+int failures;
+unsigned long long seed = 12345;
 
 static void named_text_forms(void) {
   int64_t sec;
@@ -80,35 +64,6 @@ static void named_text_forms(void) {
   CHECK(!strcmp(out, "23:59:59"), "format time: %s", out);
 }
 
-/* CSV -> table through the file format in memory. */
-static tbl_table *make_table(const char *csv, uint8_t **file, encoded_table *et_out) {
-  encode_options o;
-  encode_options_init(&o);
-  csv_mem m = {csv, strlen(csv), 0};
-  encoded_table et;
-  char err[TOOL_ERR_SIZE];
-  if (encode_csv(csv_read_mem, &m, &o, &et, NULL, err, sizeof err)) {
-    printf("encode: %s\n", err);
-    return NULL;
-  }
-  size_t size;
-  if (tbl_write_memory(et.rows, et.cols, et.ncols, file, &size, err, sizeof err)) {
-    printf("write: %s\n", err);
-    encoded_table_free(&et);
-    return NULL;
-  }
-  if (et_out)
-    *et_out = et;
-  else
-    encoded_table_free(&et);
-  tbl_table *t;
-  if (tbl_open_memory(*file, size, 1, &t, err, sizeof err)) {
-    printf("open: %s\n", err);
-    return NULL;
-  }
-  return t;
-}
-
 static long long count_of(ps_context *ctx, const tbl_table *t, const char *q) {
   query_plan p;
   uint64_t c = 0;
@@ -129,7 +84,7 @@ static void inference(ps_context *ctx) {
       "2024-09-05 07:53:23,2024-09-05T07:53:23.5Z,07:53,2024-09-05\n"
       "2024-09-05,,23:59:59.000001,1999-01-01\n";
   uint8_t *file = NULL;
-  tbl_table *t = make_table(csv, &file, NULL);
+  tbl_table *t = test_make_table(csv, NULL, &file);
   CHECK(t != NULL, "inference table");
   if (!t) return;
   char ty[32];
@@ -165,17 +120,17 @@ static tpoint near(tpoint v, int digits) {
   tpoint p = v;
   int64_t sub = 1;
   for (int k = digits; k < 9; k++) sub *= 10;
-  switch (rnd() % 4) {
+  switch (test_rnd() % 4) {
     case 0:
       break;
     case 1:
-      p.ns = (int32_t)(rnd() % 1000000000);
+      p.ns = (int32_t)(test_rnd() % 1000000000);
       break;
     case 2:
-      p.sec += (int64_t)(rnd() % 5) - 2;
+      p.sec += (int64_t)(test_rnd() % 5) - 2;
       break;
     default:
-      p.sec += (int64_t)(rnd() % 200001) - 100000;
+      p.sec += (int64_t)(test_rnd() % 200001) - 100000;
       break;
   }
   p.ns = (int32_t)(p.ns - p.ns % sub);
@@ -190,7 +145,7 @@ static void literal_text(tpoint p, int digits, int kind_time, char out[96]) {
     format_timestamp(p.sec, 0, base);
   int64_t sub = 1;
   for (int k = digits; k < 9; k++) sub *= 10;
-  const char *prefix = rnd() % 2 ? (kind_time ? "TIME " : "TIMESTAMP ") : "";
+  const char *prefix = test_rnd() % 2 ? (kind_time ? "TIME " : "TIMESTAMP ") : "";
   if (digits)
     snprintf(out, 96, "%s'%s.%0*lld'", prefix, base, digits, (long long)(p.ns / sub));
   else
@@ -212,11 +167,11 @@ static void random_comparisons(ps_context *ctx, int rows) {
       int64_t sub = 1;
       for (int k = unit; k < 9; k++) sub *= 10;
       /* Few distinct seconds so that equal values occur. */
-      v.sec = is_time ? (int64_t)(rnd() % 86400) : 1700000000 + (int64_t)(rnd() % 400) * 997 - 100000000;
-      v.ns = (int32_t)(rnd() % 1000000000);
+      v.sec = is_time ? (int64_t)(test_rnd() % 86400) : 1700000000 + (int64_t)(test_rnd() % 400) * 997 - 100000000;
+      v.ns = (int32_t)(test_rnd() % 1000000000);
       v.ns = (int32_t)(v.ns - v.ns % sub);
       if (r == 0) v.ns = 0;              /* at least one value without a fraction in every column */
-      int ok = r == 0 || rnd() % 8 != 0; /* row 0 set: an all-null column would be inferred as int */
+      int ok = r == 0 || test_rnd() % 8 != 0; /* row 0 set: an all-null column would be inferred as int */
       vals[r * NCOLS + c] = v;
       valid[r * NCOLS + c] = ok;
       if (c) tbuf_putc(&csv, ',');
@@ -235,20 +190,20 @@ static void random_comparisons(ps_context *ctx, int rows) {
   }
   tbuf_putc(&csv, 0);
   uint8_t *file = NULL;
-  tbl_table *t = rows ? make_table((const char *)csv.p, &file, NULL) : NULL;
+  tbl_table *t = rows ? test_make_table((const char *)csv.p, NULL, &file) : NULL;
   CHECK(!rows || t != NULL, "random table of %d rows", rows);
   static const char *const opname[] = {"=", "!=", "<", "<=", ">", ">="};
   for (int iter = 0; t && iter < 300; iter++) {
-    int c = (int)(rnd() % NCOLS), digits = (int)(rnd() % 10);
+    int c = (int)(test_rnd() % NCOLS), digits = (int)(test_rnd() % 10);
     static const char *const names[] = {"u0", "u3", "u6", "u9", "tm"};
-    tpoint base = vals[(rnd() % (uint64_t)rows) * NCOLS + (uint64_t)c];
+    tpoint base = vals[(test_rnd() % (uint64_t)rows) * NCOLS + (uint64_t)c];
     tpoint lit = near(base, digits), hi = near(base, digits);
     if (c == 4 && (lit.sec < 0 || lit.sec >= 86400)) lit.sec = base.sec;
     if (c == 4 && (hi.sec < 0 || hi.sec >= 86400)) hi.sec = base.sec;
     char l1[96], l2[96], q[256];
     literal_text(lit, digits, c == 4, l1);
     literal_text(hi, digits, c == 4, l2);
-    int form = (int)(rnd() % 8);
+    int form = (int)(test_rnd() % 8);
     long long want = 0;
     if (form < 6) {
       snprintf(q, sizeof q, "%s %s %s", names[c], opname[form], l1);
@@ -291,7 +246,7 @@ int main(int argc, char **argv) {
     seed = strtoull(argv[2], NULL, 10);
   else if (env)
     seed = strtoull(env, NULL, 10);
-  rs = seed;
+  test_rnd_seed(seed);
   char err[TOOL_ERR_SIZE] = "";
   ps_context *ctx = NULL;
   ps_context_options o;

@@ -1,0 +1,36 @@
+/* What the end-to-end tools tests share: the CHECK macro, a seeded random
+ * generator, and a table built from CSV text through the encoder and the
+ * file format in memory. */
+#ifndef PSTOOL_TOOL_TEST_H
+#define PSTOOL_TOOL_TEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "table.h"
+
+/* Defined by each test: the failure count and the seed printed with each failure. */
+extern int failures;
+extern unsigned long long seed;
+
+#define CHECK(cond, ...)                                    \
+  do {                                                      \
+    if (!(cond)) {                                          \
+      printf("FAIL line %d (seed %llu): ", __LINE__, seed); \
+      printf(__VA_ARGS__);                                  \
+      printf("\n");                                         \
+      failures++;                                           \
+    }                                                       \
+  } while (0)
+
+/* splitmix64: test_rnd_seed(s) then test_rnd() gives the same sequence for the same s. */
+void test_rnd_seed(uint64_t s);
+uint64_t test_rnd(void);
+
+/* CSV text (with a header row; types as `encode --types`, NULL to infer) ->
+ * encoded -> table file bytes in *file (the caller frees *file after
+ * closing the table, and on failure) -> an open table. NULL, with the
+ * failing step's message printed, on failure. */
+tbl_table *test_make_table(const char *csv, const char *types, uint8_t **file);
+
+#endif
