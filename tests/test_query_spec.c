@@ -214,8 +214,10 @@ int main(int argc, char **argv) {
     ps_value *zero = NULL, *c = NULL;
     CHECK_OK(ctx, ps_value_decimal(ctx, 0, 0, 0, &zero));
     CHECK_OK(ctx, ps_value_case(ctx, when, col(ctx, price), zero, &c));
-    ps_agg aggs[3] = {{PS_AGG_SUM, v[nv++] = c}, {PS_AGG_MIN, v[nv++] = col(ctx, disc)},
-                      {PS_AGG_MAX, v[nv++] = col(ctx, disc)}};
+    v[nv++] = c;
+    v[nv++] = col(ctx, disc);
+    v[nv++] = col(ctx, disc);
+    ps_agg aggs[3] = {{PS_AGG_SUM, v[nv - 3]}, {PS_AGG_MIN, v[nv - 2]}, {PS_AGG_MAX, v[nv - 1]}};
     ps_query_desc d;
     ps_query_desc_init(&d);
     d.rows = N;
@@ -225,8 +227,9 @@ int main(int argc, char **argv) {
     CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[2].q));
   }
   { /* 128-bit values: the product of two 40-bit columns, grouped by a 2-bit key */
-    ps_agg aggs[2] = {{PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, wide_a), col(ctx, wide_b))},
-                      {PS_AGG_MAX, v[nv++] = arith(ctx, PS_SUB, col(ctx, wide_a), col(ctx, wide_b))}};
+    v[nv++] = arith(ctx, PS_MUL, col(ctx, wide_a), col(ctx, wide_b));
+    v[nv++] = arith(ctx, PS_SUB, col(ctx, wide_a), col(ctx, wide_b));
+    ps_agg aggs[2] = {{PS_AGG_SUM, v[nv - 2]}, {PS_AGG_MAX, v[nv - 1]}};
     ps_query_desc d;
     ps_query_desc_init(&d);
     d.rows = N;
