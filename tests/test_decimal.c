@@ -234,9 +234,13 @@ static void parser_random(void) {
     CHECKF(a == b, "'%s' formats back as '%s'", text, back);
     ps_literal again;
     CHECK_OK(NULL, ps_literal_parse(back, strlen(back), &again, NULL, 0));
-    if (l.v.d.scale == 0) /* "5." is a decimal; "5", its text, an integer */
+    if (l.v.d.scale == 0) /* "5." is a decimal; "5", its text, an integer -- or, past
+                           * 64 bits, a decimal of scale 0 */
       CHECKF((again.kind == PS_LIT_INT64 && (ti128)again.v.i == oracle_decimal_unscaled(l)) ||
-                 (again.kind == PS_LIT_UINT64 && (ti128)again.v.u == oracle_decimal_unscaled(l)),
+                 (again.kind == PS_LIT_UINT64 && (ti128)again.v.u == oracle_decimal_unscaled(l)) ||
+                 (again.kind == PS_LIT_DECIMAL && again.v.d.scale == 0 &&
+                  oracle_decimal_unscaled(again) == oracle_decimal_unscaled(l) &&
+                  (oracle_decimal_unscaled(l) < INT64_MIN || oracle_decimal_unscaled(l) > (ti128)UINT64_MAX)),
              "'%s' -> '%s' -> a different integer", text, back);
     else
       CHECKF(again.kind == PS_LIT_DECIMAL && oracle_decimal_unscaled(again) == oracle_decimal_unscaled(l) &&
