@@ -333,9 +333,9 @@ int main(int argc, char **argv) {
   for (int round = 0; round * list->n < DAMAGES && list->n > 0; round++) {
     th_case("damaged files, round %d", round);
     list_files(dir, list);
+    if (list->n == 1 && round == 4) break; /* another build's file needs two */
     for (int i = 0; i < list->n; i++) {
       const int how = (round * list->n + i) % DAMAGES;
-      if (how == 4 && list->n < 2) continue;
       damage(dir, list, i, how);
       printf("round %d: %s %s\n", round, list->names[i], damage_names[how]);
     }
@@ -357,8 +357,11 @@ int main(int argc, char **argv) {
     uint64_t key_size = 0; /* the header's little-endian key length */
     for (int k = 7; b && size >= PS_KCACHE_FILE_HEADER && k >= 0; k--) key_size = key_size << 8 | b[16 + k];
     if (CHECK(key_size > 0 && PS_KCACHE_FILE_HEADER + key_size <= size)) {
+      /* Random bytes, none zero but the last: a driver that reads the
+       * payload as text finds its end. */
       uint8_t junk[256];
-      for (size_t k = 0; k < sizeof junk; k++) junk[k] = (uint8_t)th_u64(&th.rng);
+      for (size_t k = 0; k < sizeof junk; k++) junk[k] = (uint8_t)(1 + th_below(&th.rng, 255));
+      junk[sizeof junk - 1] = 0;
       ps_context *ctx = th_reference_context(0);
       size_t file_size = 0;
       uint8_t *file = ps_kcache_file_bytes(ctx, b + PS_KCACHE_FILE_HEADER, key_size, junk, sizeof junk, &file_size);

@@ -148,6 +148,13 @@ static ps_status load_entry(ps_backend *be, const ps_kcache_key *key, const char
   struct ps_cuda_spec_cache *c = be->spec_cache;
   size_t size = 0;
   void *cubin = ps_kcache_load(c->kcache, key, &size);
+  /* NVRTC's CUBINs are ELF images; anything else (which the driver might
+   * read as NUL-terminated PTX, past the payload) is not handed over. */
+  if (cubin && (size < 4 || memcmp(cubin, "\177ELF", 4) != 0)) {
+    ps_host_free(be->ctx, cubin);
+    cubin = NULL;
+    ps_kcache_count_refused(c->kcache);
+  }
   if (cubin) {
     const ps_status st = load_cubin(be, cubin, e);
     ps_host_free(be->ctx, cubin);
