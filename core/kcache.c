@@ -16,15 +16,33 @@ struct ps_kcache {
   ps_context *ctx;
   ps_kcache_destroy_fn destroy;
   void *user;
-  ps_kcache_hash_fn hash;
+  ps_kcache_hash_fn hash; /* a test's, or NULL */
   size_t capacity;
   size_t used; /* entries [0, used) hold values */
   uint64_t uses;
   kcache_entry *entries;
 };
 
-static void sha256_hash(const uint8_t *bytes, size_t size, uint8_t out[PS_KCACHE_HASH_BYTES]) {
-  ps_sha256(bytes, size, out);
+/* The in-memory hash: 8 bytes at a time through a multiply and a shift
+ * (keys are a few kilobytes: this is a small part of a lookup). */
+static uint64_t fast_hash(const uint8_t *p, size_t size) {
+  uint64_t h = 0x9e3779b97f4a7c15u ^ size;
+  for (; size >= 8; p += 8, size -= 8) {
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--) w = w << 8 | p[i];
+    h = (h ^ w) * 0xff51afd7ed558ccdu;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  for (size_t i = size; i-- > 0;) w = w << 8 | p[i];
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+  return h ^ h >> 29;
+}
+
+static uint64_t first_u64(const uint8_t *b) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | b[i];
+  return v;
 }
 
 ps_status ps_kcache_create(ps_context *ctx, size_t capacity, ps_kcache_destroy_fn destroy, void *user,
@@ -44,7 +62,6 @@ ps_status ps_kcache_create(ps_context *ctx, size_t capacity, ps_kcache_destroy_f
   c->ctx = ctx;
   c->destroy = destroy;
   c->user = user;
-  c->hash = sha256_hash;
   c->capacity = capacity;
   c->entries = entries;
   *out = c;
@@ -72,7 +89,7 @@ void ps_kcache_destroy(ps_kcache *c) {
 
 size_t ps_kcache_size(const ps_kcache *c) { return c ? c->used : 0; }
 
-void ps_kcache_set_hash(ps_kcache *c, ps_kcache_hash_fn hash) { c->hash = hash ? hash : sha256_hash; }
+void ps_kcache_set_hash(ps_kcache *c, ps_kcache_hash_fn hash) { c->hash = hash; }
 
 ps_status ps_kcache_key_make(ps_kcache *c, const ps_kcache_part *parts, size_t n_parts, ps_kcache_key *key) {
   memset(key, 0, sizeof *key);
@@ -97,8 +114,22 @@ ps_status ps_kcache_key_make(ps_kcache *c, const ps_kcache_part *parts, size_t n
   }
   key->bytes = b;
   key->size = size;
-  c->hash(b, size, key->hash);
+  if (c->hash) {
+    ps_kcache_key_digest(c, key);
+    key->tag = first_u64(key->hash);
+  } else {
+    key->tag = fast_hash(b, size);
+  }
   return PS_OK;
+}
+
+void ps_kcache_key_digest(const ps_kcache *c, ps_kcache_key *key) {
+  if (key->hashed) return;
+  if (c->hash)
+    c->hash(key->bytes, key->size, key->hash);
+  else
+    ps_sha256(key->bytes, key->size, key->hash);
+  key->hashed = 1;
 }
 
 void ps_kcache_key_free(ps_kcache *c, ps_kcache_key *key) {
@@ -108,8 +139,7 @@ void ps_kcache_key_free(ps_kcache *c, ps_kcache_key *key) {
 }
 
 static int same_key(const ps_kcache_key *a, const ps_kcache_key *b) {
-  return memcmp(a->hash, b->hash, sizeof a->hash) == 0 && a->size == b->size &&
-         memcmp(a->bytes, b->bytes, a->size) == 0;
+  return a->tag == b->tag && a->size == b->size && memcmp(a->bytes, b->bytes, a->size) == 0;
 }
 
 void *ps_kcache_get(ps_kcache *c, const ps_kcache_key *key) {
@@ -139,8 +169,7 @@ void ps_kcache_put(ps_kcache *c, ps_kcache_key *key, void *value) {
   e->key = *key;
   e->value = value;
   e->last_use = ++c->uses;
-  key->bytes = NULL;
-  key->size = 0;
+  memset(key, 0, sizeof *key);
 }
 
 void ps_kcache_count_build(ps_kcache *c) { c->ctx->kcache_stats.builds++; }

@@ -5,9 +5,12 @@
  *
  * A key is the full description of a build: the kernel source, the build
  * options and the device's identity (platform and device names, driver and
- * compiler versions, architecture), written as named parts. It is found by
- * its SHA-256 and then compared in full, so two keys with the same hash are
- * never confused. Values are opaque backend objects; the cache calls the
+ * compiler versions, architecture), written as named parts. In memory it is
+ * found by a 64-bit hash of its bytes and then compared in full, so two keys
+ * with the same hash are never confused; its SHA-256, computed only when a
+ * file is read or written, names its file. A lookup that hits (every call
+ * after the first of a kernel) thus costs a fast hash and one comparison,
+ * not a SHA-256 of the key. Values are opaque backend objects; the cache calls the
  * destroy callback it was created with when it lets one go (least recently
  * used first, at capacity; on clear and destroy).
  *
@@ -64,12 +67,15 @@ typedef struct ps_kcache ps_kcache;
 /* Lets a value go; `user` is the pointer given to ps_kcache_create. */
 typedef void (*ps_kcache_destroy_fn)(void *user, void *value);
 
-/* The hash of a key's bytes (SHA-256 unless a test sets another). */
+/* A test's hash of a key's bytes, in place of both of the cache's. */
 typedef void (*ps_kcache_hash_fn)(const uint8_t *bytes, size_t size, uint8_t out[PS_KCACHE_HASH_BYTES]);
 
-/* A key: its bytes (ps_host_alloc'd in the cache's context) and hash. */
+/* A key: its bytes (ps_host_alloc'd in the cache's context), their 64-bit
+ * hash, and their SHA-256 once ps_kcache_key_digest computed it. */
 typedef struct ps_kcache_key {
+  uint64_t tag;
   uint8_t hash[PS_KCACHE_HASH_BYTES];
+  int hashed;
   uint8_t *bytes;
   size_t size;
 } ps_kcache_key;
@@ -92,13 +98,16 @@ void ps_kcache_destroy(ps_kcache *c);
 void ps_kcache_clear(ps_kcache *c);
 /* Values held now. */
 size_t ps_kcache_size(const ps_kcache *c);
-/* For tests: the hash keys are made with from now on (NULL: SHA-256). A
- * tiny hash forces collisions in memory and in file names. */
+/* For tests: the hash keys are made with from now on, in memory (its first
+ * 8 bytes) and in file names (NULL: the cache's own). A tiny hash forces
+ * collisions in both. */
 void ps_kcache_set_hash(ps_kcache *c, ps_kcache_hash_fn hash);
 
 /* Writes the key of `parts` (each: its name, a NUL, its size as 8 bytes
  * little-endian, its bytes) into *key. PS_ERR_OUT_OF_MEMORY, recorded. */
 ps_status ps_kcache_key_make(ps_kcache *c, const ps_kcache_part *parts, size_t n_parts, ps_kcache_key *key);
+/* key->hash: SHA-256 of its bytes (or the test's hash), computed once. */
+void ps_kcache_key_digest(const ps_kcache *c, ps_kcache_key *key);
 /* Frees a key's bytes (after a hit, or when it was not put). */
 void ps_kcache_key_free(ps_kcache *c, ps_kcache_key *key);
 
@@ -123,10 +132,10 @@ int ps_kcache_has_disk(const ps_kcache *c);
  * cache's context; the caller frees it) and its *size; NULL when there is no
  * disk cache, no valid file for key, or no memory to read it. Never an
  * error: the caller builds instead. */
-void *ps_kcache_load(ps_kcache *c, const ps_kcache_key *key, size_t *size);
+void *ps_kcache_load(ps_kcache *c, ps_kcache_key *key, size_t *size);
 /* Stores payload for key in the disk cache, if there is one. Never fails:
  * a store that cannot happen is counted (disk_write_failures) and forgotten. */
-void ps_kcache_store(ps_kcache *c, const ps_kcache_key *key, const void *payload, size_t size);
+void ps_kcache_store(ps_kcache *c, ps_kcache_key *key, const void *payload, size_t size);
 /* 1 when path names something that exists and is not a directory (what
  * ps_context_create refuses as kernel_cache_dir), else 0. */
 int ps_kcache_path_is_not_dir(const char *path);

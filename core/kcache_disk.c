@@ -122,10 +122,11 @@ static char *path_of(ps_context *ctx, const char *dir, const char *name, const c
   return p;
 }
 
-void *ps_kcache_load(ps_kcache *c, const ps_kcache_key *key, size_t *size) {
+void *ps_kcache_load(ps_kcache *c, ps_kcache_key *key, size_t *size) {
   *size = 0;
   ps_context *ctx = ps_kcache_context(c);
   if (!ctx->kernel_cache_dir) return NULL;
+  ps_kcache_key_digest(c, key);
   char name[PS_KCACHE_NAME_BYTES];
   ps_kcache_file_name(key->hash, name);
   char *path = path_of(ctx, ctx->kernel_cache_dir, name, "");
@@ -174,9 +175,10 @@ static int write_all(int fd, const uint8_t *bytes, size_t size) {
   return 1;
 }
 
-void ps_kcache_store(ps_kcache *c, const ps_kcache_key *key, const void *payload, size_t size) {
+void ps_kcache_store(ps_kcache *c, ps_kcache_key *key, const void *payload, size_t size) {
   ps_context *ctx = ps_kcache_context(c);
   if (!ctx->kernel_cache_dir) return;
+  ps_kcache_key_digest(c, key);
   size_t file_size = 0;
   uint8_t *file = ps_kcache_file_bytes(ctx, key->bytes, key->size, payload, size, &file_size);
   char name[PS_KCACHE_NAME_BYTES];

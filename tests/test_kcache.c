@@ -254,12 +254,18 @@ static void test_key_parts(ps_context *ctx) {
   CHECK_OK(ctx, ps_kcache_key_make(c, a_bc, 2, &k2));
   CHECK_OK(ctx, ps_kcache_key_make(c, renamed, 2, &k3));
   CHECK(k1.size != k2.size || memcmp(k1.bytes, k2.bytes, k1.size) != 0);
+  CHECK(k1.tag != k2.tag && k1.tag != k3.tag);
+  CHECK(!k1.hashed && !k2.hashed && !k3.hashed); /* SHA-256 only when a file needs it */
+  ps_kcache_key_digest(c, &k1);
+  ps_kcache_key_digest(c, &k2);
+  ps_kcache_key_digest(c, &k3);
   CHECK(memcmp(k1.hash, k2.hash, sizeof k1.hash) != 0 && memcmp(k1.hash, k3.hash, sizeof k1.hash) != 0);
   ps_kcache_put(c, &k1, (void *)1);
   CHECK(ps_kcache_get(c, &k2) == NULL && ps_kcache_get(c, &k3) == NULL);
   uint8_t sha[PS_SHA256_BYTES];
   ps_kcache_key k4;
   CHECK_OK(ctx, ps_kcache_key_make(c, ab_c, 2, &k4));
+  ps_kcache_key_digest(c, &k4);
   ps_sha256(k4.bytes, k4.size, sha);
   CHECK(memcmp(sha, k4.hash, sizeof sha) == 0); /* the default hash is SHA-256 */
   CHECK(ps_kcache_get(c, &k4) == (void *)1);
@@ -474,6 +480,7 @@ static void test_directory(void) {
     if (CHECK_OK(ctx, ps_kcache_create(ctx, 1, NULL, NULL, &c))) {
       ps_kcache_key k = key_of(c, 1);
       char name[PS_KCACHE_NAME_BYTES], path[4200];
+      ps_kcache_key_digest(c, &k);
       ps_kcache_file_name(k.hash, name);
       snprintf(path, sizeof path, "%s/%s", dir, name);
       uint8_t bytes[512];

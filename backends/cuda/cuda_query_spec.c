@@ -144,7 +144,7 @@ static ps_status load_cubin(ps_backend *be, const void *cubin, spec_entry *e) {
 
 /* The CUBIN for key from the disk cache, compiled and stored there on a
  * miss, loaded into e (library NULL on failure: the status). */
-static ps_status load_entry(ps_backend *be, const ps_kcache_key *key, const char *spec, spec_entry *e) {
+static ps_status load_entry(ps_backend *be, ps_kcache_key *key, const char *spec, spec_entry *e) {
   struct ps_cuda_spec_cache *c = be->spec_cache;
   size_t size = 0;
   void *cubin = ps_kcache_load(c->kcache, key, &size);

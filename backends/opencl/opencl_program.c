@@ -277,7 +277,7 @@ static ps_status finish_program(ps_backend *be, const char *options, build_kind 
 }
 
 /* The device's program binary, stored in the disk cache under key. */
-static void store_binary(ps_backend *be, const ps_kcache_key *key, cl_program program) {
+static void store_binary(ps_backend *be, ps_kcache_key *key, cl_program program) {
   size_t size = 0;
   if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0) return;
   unsigned char *bin = ps_host_alloc(be->ctx, size);
@@ -288,7 +288,7 @@ static void store_binary(ps_backend *be, const ps_kcache_key *key, cl_program pr
 
 /* e built from the binary the disk cache holds for key; 0 when there is none
  * or the driver refuses it (e is then empty again). */
-static int build_from_disk(ps_backend *be, const ps_kcache_key *key, const char *options, build_kind kind,
+static int build_from_disk(ps_backend *be, ps_kcache_key *key, const char *options, build_kind kind,
                            size_t fixed_work_group, ps_cl_cached *e) {
   size_t size = 0;
   unsigned char *bin = ps_kcache_load(be->kcache, key, &size);
