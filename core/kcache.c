@@ -50,8 +50,8 @@ ps_status ps_kcache_create(ps_context *ctx, size_t capacity, ps_kcache_destroy_f
   *out = NULL;
   if (capacity == 0) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "kernel cache: capacity is 0; expected >= 1");
   ps_kcache *c = ps_host_alloc(ctx, sizeof *c);
-  kcache_entry *entries = capacity <= SIZE_MAX / sizeof *entries ? ps_host_alloc(ctx, capacity * sizeof *entries)
-                                                                  : NULL;
+  kcache_entry *entries =
+      capacity <= SIZE_MAX / sizeof *entries ? ps_host_alloc(ctx, capacity * sizeof *entries) : NULL;
   if (!c || !entries) {
     ps_host_free(ctx, c);
     ps_host_free(ctx, entries);

@@ -90,8 +90,7 @@ typedef struct ps_kcache_part {
 /* A cache of at most `capacity` (>= 1) values for ctx, which counts what it
  * does (ps_context_kcache_stats) and whose kernel_cache_dir it uses.
  * PS_ERR_OUT_OF_MEMORY or PS_ERR_INVALID_ARGUMENT (capacity 0), recorded. */
-ps_status ps_kcache_create(ps_context *ctx, size_t capacity, ps_kcache_destroy_fn destroy, void *user,
-                           ps_kcache **out);
+ps_status ps_kcache_create(ps_context *ctx, size_t capacity, ps_kcache_destroy_fn destroy, void *user, ps_kcache **out);
 /* Destroys every value, then the cache. NULL is accepted. */
 void ps_kcache_destroy(ps_kcache *c);
 /* Destroys every value; the cache stays usable. */
@@ -161,7 +160,8 @@ ps_kcache_file_result ps_kcache_file_check(const uint8_t *file, size_t size, con
 uint8_t *ps_kcache_file_bytes(ps_context *ctx, const uint8_t *key, size_t key_size, const void *payload, size_t size,
                               size_t *file_size);
 /* The file name of a hash: prefix, 64 hex digits, suffix (and a NUL). */
-#define PS_KCACHE_NAME_BYTES (sizeof PS_KCACHE_FILE_PREFIX - 1 + 2 * PS_KCACHE_HASH_BYTES + sizeof PS_KCACHE_FILE_SUFFIX)
+#define PS_KCACHE_NAME_BYTES \
+  (sizeof PS_KCACHE_FILE_PREFIX - 1 + 2 * PS_KCACHE_HASH_BYTES + sizeof PS_KCACHE_FILE_SUFFIX)
 void ps_kcache_file_name(const uint8_t hash[PS_KCACHE_HASH_BYTES], char name[PS_KCACHE_NAME_BYTES]);
 
 /* ctx's counters (zero for NULL). */

@@ -145,13 +145,14 @@ typedef struct ps_context_options {
    * kernels compiled by NVRTC) are kept between contexts and processes;
    * NULL (the default) = none. The library writes there only files named
    * "packscan-kc-<hex>.bin" (and temporary "packscan-kc-<hex>.bin.tmp<hex>"
-   * files renamed to those) and deletes nothing else. A file that is
-   * damaged, from another version of the format or for another build is
-   * ignored and rebuilt; a directory that is missing or not writable only
-   * means kernels are compiled again. A path that exists and is not a
-   * directory, or an empty path, is PS_ERR_INVALID_ARGUMENT at
-   * ps_context_create. The path is copied; contexts may share a
-   * directory. */
+   * files renamed to those, or deleted when a write fails), and deletes
+   * nothing else. A file that is damaged, from another version of the
+   * format or for another build is ignored and rebuilt; a directory that is
+   * missing or not writable only means kernels are compiled again. A path
+   * that exists and is not a directory, or an empty path, is
+   * PS_ERR_INVALID_ARGUMENT at ps_context_create. The path is copied;
+   * contexts may share a directory. Files of older versions or other
+   * devices stay until the user deletes them. */
   const char *kernel_cache_dir;
 } ps_context_options;
 

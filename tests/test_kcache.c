@@ -355,8 +355,8 @@ static void count_files(const char *dir, int *all, int *ours, int *temps) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
     ++*all;
     const size_t n = strlen(e->d_name);
-    if (strncmp(e->d_name, PS_KCACHE_FILE_PREFIX, strlen(PS_KCACHE_FILE_PREFIX)) == 0 && n == PS_KCACHE_NAME_BYTES - 1 &&
-        strcmp(e->d_name + n - 4, ".bin") == 0)
+    if (strncmp(e->d_name, PS_KCACHE_FILE_PREFIX, strlen(PS_KCACHE_FILE_PREFIX)) == 0 &&
+        n == PS_KCACHE_NAME_BYTES - 1 && strcmp(e->d_name + n - 4, ".bin") == 0)
       ++*ours;
     if (strstr(e->d_name, ".tmp")) ++*temps;
   }

@@ -185,8 +185,9 @@ static ps_status spec_cache_create(ps_backend *be) {
   struct ps_cuda_spec_cache *c = ps_host_alloc(be->ctx, sizeof *c);
   if (!c) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel cache");
   memset(c, 0, sizeof *c);
-  ps_status st = ps_cuda_status(be->ctx, cudaDeviceGetAttribute(&c->major, cudaDevAttrComputeCapabilityMajor, be->device),
-                                "cudaDeviceGetAttribute", false);
+  ps_status st =
+      ps_cuda_status(be->ctx, cudaDeviceGetAttribute(&c->major, cudaDevAttrComputeCapabilityMajor, be->device),
+                     "cudaDeviceGetAttribute", false);
   if (st == PS_OK)
     st = ps_cuda_status(be->ctx, cudaDeviceGetAttribute(&c->minor, cudaDevAttrComputeCapabilityMinor, be->device),
                         "cudaDeviceGetAttribute", false);

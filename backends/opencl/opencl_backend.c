@@ -177,8 +177,9 @@ static ps_status probe_device(ps_backend *be) {
     platform_version[0] = '\0';
   platform_version[sizeof platform_version - 1] = '\0';
   PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DEVICE_VENDOR, vendor));
-  snprintf(be->identity, sizeof be->identity, "platform %s; platform version %s; vendor %s; device %s; version %s; driver %s",
-           platform_name, platform_version, vendor, name, version, driver);
+  snprintf(be->identity, sizeof be->identity,
+           "platform %s; platform version %s; vendor %s; device %s; version %s; driver %s", platform_name,
+           platform_version, vendor, name, version, driver);
 
   cl_bool available = CL_FALSE, compiler = CL_FALSE, little = CL_TRUE;
   cl_ulong max_alloc = 0, local_mem = 0;

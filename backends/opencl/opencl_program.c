@@ -335,12 +335,9 @@ static ps_status cached_program(ps_backend *be, const char *options, const char 
   char build[64];
   snprintf(build, sizeof build, "kind %d, work-group %zu", (int)kind, fixed_work_group);
   const ps_kcache_part parts[] = {
-      {"backend", "opencl", 6},
-      {"source", source_digest(be, kind), PS_SHA256_BYTES},
-      {"build", build, strlen(build)},
-      {"options", options, strlen(options)},
-      {"shape", shape, strlen(shape)},
-      {"device", be->identity, strlen(be->identity)},
+      {"backend", "opencl", 6},        {"source", source_digest(be, kind), PS_SHA256_BYTES},
+      {"build", build, strlen(build)}, {"options", options, strlen(options)},
+      {"shape", shape, strlen(shape)}, {"device", be->identity, strlen(be->identity)},
   };
   ps_kcache_key key;
   PS_CL_TRY(ps_kcache_key_make(be->kcache, parts, sizeof parts / sizeof *parts, &key));
