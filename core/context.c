@@ -60,6 +60,9 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
                               opts_in->struct_size, (unsigned)sizeof o);
     /* Copy only the fields the caller's version of the struct has. */
     memcpy(&o, opts_in, opts_in->struct_size);
+    /* A size that ends inside a pointer field leaves that field unread. */
+    if (opts_in->struct_size < offsetof(ps_context_options, kernel_cache_dir) + sizeof(const char *))
+      o.kernel_cache_dir = NULL;
     o.struct_size = sizeof o;
   }
   const char *name = o.backend ? o.backend : "auto";
@@ -67,10 +70,25 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "options.allocator: alloc and free must both be set or both be NULL");
 
+  if (o.kernel_cache_dir && (o.kernel_cache_dir[0] == '\0' || ps_kcache_path_is_not_dir(o.kernel_cache_dir)))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "options.kernel_cache_dir '%s' is %s; expected a directory (or NULL: no disk cache)",
+                            o.kernel_cache_dir, o.kernel_cache_dir[0] ? "not a directory" : "empty");
+
   ps_context *ctx = ps_alloc_with(&o.allocator, sizeof *ctx);
   if (!ctx) return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY, "allocating the context");
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = o.allocator;
+  if (o.kernel_cache_dir) {
+    const size_t len = strlen(o.kernel_cache_dir);
+    ctx->kernel_cache_dir = ps_alloc_with(&o.allocator, len + 1);
+    if (!ctx->kernel_cache_dir) {
+      ps_free_with(&o.allocator, ctx);
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY, "copying options.kernel_cache_dir (%zu bytes)",
+                              len + 1);
+    }
+    memcpy(ctx->kernel_cache_dir, o.kernel_cache_dir, len + 1);
+  }
   ps_internal_options_init(&ctx->options);
 
   ps_status st;
@@ -103,6 +121,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   }
   if (st != PS_OK) {
     if (err_buf && err_size) snprintf(err_buf, err_size, "%s", ctx->last_error);
+    ps_free_with(&o.allocator, ctx->kernel_cache_dir);
     ps_free_with(&o.allocator, ctx);
     return st;
   }
@@ -117,6 +136,7 @@ void ps_context_destroy(ps_context *ctx) {
   ps_buffer_destroy(ctx->ids_scratch);
   if (ctx->ops) ctx->ops->destroy(ctx->be);
   ps_allocator a = ctx->alloc;
+  ps_free_with(&a, ctx->kernel_cache_dir);
   ps_free_with(&a, ctx);
 }
 

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "internal_options.h"
+#include "kcache.h"
 #include "ps_like_nfa.h"
 #include "packscan.h"
 #include "ps_program.h"
@@ -41,6 +42,11 @@ struct ps_context {
   uint32_t corrupt_ncols;
   uint64_t corrupt_base;
   const ps_expr *corrupt_expr; /* the expression of those slots, NULL for single-column calls */
+  /* The kernel cache (kcache.h): options.kernel_cache_dir (a copy, or NULL),
+   * what the cache did, and a counter that keeps temporary names apart. */
+  char *kernel_cache_dir;
+  ps_kcache_stats kcache_stats;
+  uint64_t kcache_serial;
 };
 
 struct ps_buffer {

@@ -141,6 +141,19 @@ typedef struct ps_context_options {
   ps_allocator allocator;   /* host allocator for the library's own memory */
   uint64_t max_chunk_rows;  /* rows per kernel launch; 0 = backend default. Rounded down to a
                                multiple of 32 (min 32). Chunking never changes a result. */
+  /* A directory where kernels compiled at run time (OpenCL programs, CUDA
+   * kernels compiled by NVRTC) are kept between contexts and processes;
+   * NULL (the default) = none. The library writes there only files named
+   * "packscan-kc-<hex>.bin" (and temporary "packscan-kc-<hex>.bin.tmp<hex>"
+   * files renamed to those, or deleted when a write fails), and deletes
+   * nothing else. A file that is damaged, from another version of the
+   * format or for another build is ignored and rebuilt; a directory that is
+   * missing or not writable only means kernels are compiled again. A path
+   * that exists and is not a directory, or an empty path, is
+   * PS_ERR_INVALID_ARGUMENT at ps_context_create. The path is copied;
+   * contexts may share a directory. Files of older versions or other
+   * devices stay until the user deletes them. */
+  const char *kernel_cache_dir;
 } ps_context_options;
 
 /** Fills *opts with defaults ("auto" backend, first devices, malloc). */

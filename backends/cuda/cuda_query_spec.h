@@ -15,8 +15,9 @@
 ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int minor, void **cubin, size_t *size);
 
 /* The specialized pass 1 for `spec` on be's device (its device current), a
- * cudaKernel_t for ps_cuda_launch_query, compiled and loaded on first use
- * and cached (PS_CUDA_SPEC_SLOTS, least recently used first out). When the
+ * cudaKernel_t for ps_cuda_launch_query, compiled (or read from the disk
+ * cache, core/kcache.h) and loaded on first use and cached
+ * (PS_CUDA_SPEC_SLOTS, least recently used first out). When the
  * compile or the load fails: with `strict`, that error; else PS_OK with
  * *kernel NULL (the precompiled kernel runs; the failure's text stays in
  * the context's message), and the text is not tried again. */

@@ -171,6 +171,15 @@ static ps_status probe_device(ps_backend *be) {
   PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DRIVER_VERSION, driver));
   PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DEVICE_EXTENSIONS, extensions));
   snprintf(be->device_name, sizeof be->device_name, "%s: %s (%s, driver %s)", platform_name, name, version, driver);
+  char platform_version[160] = "", vendor[128] = "";
+  if (clGetPlatformInfo(be->platform, CL_PLATFORM_VERSION, sizeof platform_version, platform_version, NULL) !=
+      CL_SUCCESS)
+    platform_version[0] = '\0';
+  platform_version[sizeof platform_version - 1] = '\0';
+  PS_CL_TRY(DEVICE_STRING(be->ctx, be->device, CL_DEVICE_VENDOR, vendor));
+  snprintf(be->identity, sizeof be->identity,
+           "platform %s; platform version %s; vendor %s; device %s; version %s; driver %s", platform_name,
+           platform_version, vendor, name, version, driver);
 
   cl_bool available = CL_FALSE, compiler = CL_FALSE, little = CL_TRUE;
   cl_ulong max_alloc = 0, local_mem = 0;
@@ -220,7 +229,7 @@ static ps_status create_buffer(ps_backend *be, size_t bytes, const char *what, c
 static void opencl_destroy(ps_backend *be) {
   if (!be) return;
   if (be->queue) clFinish(be->queue); /* nothing may still use what is released below */
-  ps_cl_cache_clear(be);
+  ps_cl_cache_release(be);
   if (be->status) clReleaseMemObject(be->status);
   if (be->scratch) clReleaseMemObject(be->scratch);
   if (be->dummy) clReleaseMemObject(be->dummy);

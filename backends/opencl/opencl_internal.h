@@ -24,12 +24,15 @@
 /* Words of the status buffer (enough for every kernel's status). */
 #define PS_CL_STATUS_WORDS 2u
 
-/* Built programs kept per context: the generic one, programs specialized
- * for one filter shape and the single-range fast path's per-width builds
- * (least recently used ones are released first). Room for all 65 widths of
+/* Built programs kept per context (core/kcache.h): the generic one, programs
+ * specialized for one filter shape and the single-range fast path's
+ * per-width builds (least recently used ones are released first). Room for all 65 widths of
  * the fast path besides the specialized filters, so that a sweep over widths
  * does not evict them. */
 #define PS_CL_CACHE_SLOTS 96
+
+/* The kinds of build (opencl_program.c's build_kind). */
+#define PS_CL_BUILD_KINDS 6
 
 /* Work-group size of the single-range fast path (range.cl), at most; a
  * compile-time constant of its builds. */
@@ -82,8 +85,6 @@ typedef enum ps_cl_kernel_id {
 /* A program built from the embedded sources with one option string and,
  * for a specialized filter, one shape table; and its kernels. */
 typedef struct ps_cl_cached {
-  char *key; /* options, newline, shape table ("" = generic) */
-  uint64_t last_use;
   cl_program program;
   cl_kernel kernels[PS_CL_KERNEL_COUNT]; /* specialized: the filter only; fast path: the range kernels */
   size_t work_group[PS_CL_KERNEL_COUNT]; /* a power of two each kernel accepts; fast path: the
@@ -108,9 +109,15 @@ struct ps_backend {
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
-  ps_cl_cached cache[PS_CL_CACHE_SLOTS];
-  size_t cached;
-  uint64_t uses;
+  /* Built programs (ps_cl_cached, core/kcache.h); NULL until the first build. */
+  struct ps_kcache *kcache;
+  /* The device as the kernel cache's keys name it: platform and device
+   * names and versions, vendor, driver. */
+  char identity[1024];
+  /* SHA-256 of each kind of build's source (opencl_program.c), computed on
+   * its first use. */
+  unsigned char source_digest[PS_CL_BUILD_KINDS][32];
+  int have_source_digest[PS_CL_BUILD_KINDS];
 };
 
 /* The context's internal options (core/internal_options.h: the paths tests
@@ -167,7 +174,8 @@ ps_status ps_cl_query_program(ps_backend *be, const char *spec, int *local_atomi
 /* Whether the device has 64-bit atomics on local memory (queries' GROUP BY
  * tables in local memory need add, min and max). */
 int ps_cl_has_int64_atomics(const ps_backend *be);
-void ps_cl_cache_clear(ps_backend *be);
+/* Releases every cached program and the cache (nothing in flight). */
+void ps_cl_cache_release(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call
  * returns: a launch needs no synchronization for it, and the buffer may be

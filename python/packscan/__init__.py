@@ -66,11 +66,14 @@ class Context:
     """A packscan context on one backend and device. Tables made on it must be
     used with it; a context is used by one thread at a time."""
 
-    def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0) -> None:
+    def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0,
+                 kernel_cache_dir: Optional[str] = None) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init(byref(opts))
         opts.backend = backend.encode()
         opts.max_chunk_rows = max_chunk_rows
+        if kernel_cache_dir is not None:  # the library copies the path
+            opts.kernel_cache_dir = kernel_cache_dir.encode()
         err = ctypes.create_string_buffer(1024)
         handle = c_void_p()
         st = _lib.ps_context_create(byref(opts), err, len(err), byref(handle))

@@ -99,6 +99,7 @@ class ContextOptions(Structure):
         ("cuda_device", c_int32),
         ("allocator", Allocator),
         ("max_chunk_rows", c_uint64),
+        ("kernel_cache_dir", c_char_p),
     ]
 
 
