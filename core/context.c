@@ -7,15 +7,28 @@
 extern const ps_backend_ops *const ps_backends[];
 extern const size_t ps_backends_count;
 
-void ps_context_options_init(ps_context_options *opts) {
-  if (!opts) return;
-  memset(opts, 0, sizeof *opts);
-  opts->struct_size = sizeof *opts;
-  opts->backend = "auto";
-  opts->opencl_platform = -1;
-  opts->opencl_device = -1;
-  opts->cuda_device = -1;
+/* The options of version 0.1: the fields up to and including max_chunk_rows. */
+#define PS_OPTIONS_V01_SIZE (offsetof(ps_context_options, max_chunk_rows) + sizeof(uint64_t))
+
+void ps_context_options_init_sized(ps_context_options *opts, size_t size) {
+  if (!opts || size < PS_OPTIONS_V01_SIZE) return;
+  if (size > sizeof *opts) size = sizeof *opts;
+  ps_context_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = (uint32_t)size;
+  o.backend = "auto";
+  o.opencl_platform = -1;
+  o.opencl_device = -1;
+  o.cuda_device = -1;
+  memcpy(opts, &o, size);
 }
+
+/* The exported symbol of 0.1, for programs built against its header (where
+ * ps_context_options_init was a function): their struct ends at
+ * max_chunk_rows, so only that much is written. */
+#undef ps_context_options_init
+PS_API void ps_context_options_init(ps_context_options *opts);
+void ps_context_options_init(ps_context_options *opts) { ps_context_options_init_sized(opts, PS_OPTIONS_V01_SIZE); }
 
 static const ps_backend_ops *find_backend(const char *name) {
   for (size_t i = 0; i < ps_backends_count; i++)
@@ -51,7 +64,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   if (!out) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   ps_context_options o;
-  ps_context_options_init(&o);
+  ps_context_options_init_sized(&o, sizeof o);
   if (opts_in) {
     if (opts_in->struct_size < offsetof(ps_context_options, backend) + sizeof(const char *) ||
         opts_in->struct_size > sizeof o)

@@ -156,8 +156,18 @@ typedef struct ps_context_options {
   const char *kernel_cache_dir;
 } ps_context_options;
 
-/** Fills *opts with defaults ("auto" backend, first devices, malloc). */
-PS_API void ps_context_options_init(ps_context_options *opts);
+/** Fills *opts with defaults ("auto" backend, first devices, malloc).
+ *  A macro over ps_context_options_init_sized, so that the size written is the
+ *  size of the caller's struct: a program built against an older header never
+ *  has bytes written past its struct. The function of this name (what
+ *  programs built against 0.1's header call) fills 0.1's fields only. */
+#define ps_context_options_init(opts) ps_context_options_init_sized((opts), sizeof *(opts))
+/** Fills the first `size` bytes of *opts (at most sizeof(ps_context_options))
+ *  with defaults and sets struct_size to that size; writes nothing when size
+ *  is smaller than the options of version 0.1 (up to and including
+ *  max_chunk_rows). Language bindings pass the size of their mirror of the
+ *  struct. */
+PS_API void ps_context_options_init_sized(ps_context_options *opts, size_t size);
 
 /** Creates a context on the backend named in opts (NULL opts = defaults).
  *  "auto" picks the best compiled-in backend that has a usable device, in the

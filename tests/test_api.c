@@ -10,6 +10,10 @@
 
 #include "harness.h"
 
+/* The function that programs built against 0.1's header call (the header's
+ * ps_context_options_init is now a macro over ps_context_options_init_sized). */
+PS_API void(ps_context_options_init)(ps_context_options *opts);
+
 typedef struct counting {
   unsigned long allocs, frees;
 } counting;
@@ -161,6 +165,36 @@ int main(int argc, char **argv) {
     ps_context_destroy(a);
     CHECKF(cnt.allocs > 0, "the context's allocator was never called");
     CHECKF(cnt.allocs == cnt.frees, "allocator: %lu allocations, %lu frees", cnt.allocs, cnt.frees);
+  }
+
+  /* A program built against 0.1's header calls the function
+   * ps_context_options_init with a struct that ends at max_chunk_rows: the
+   * library writes that much and no more. */
+  {
+    const size_t v01 = offsetof(ps_context_options, max_chunk_rows) + sizeof(uint64_t);
+    unsigned char raw[sizeof(ps_context_options) + 16];
+    memset(raw, 0x5A, sizeof raw);
+    (ps_context_options_init)((ps_context_options *)(void *)raw);
+    ps_context_options v;
+    memcpy(&v, raw, sizeof v);
+    CHECKF(v.struct_size == v01, "0.1's init: struct_size %u, want %zu", v.struct_size, v01);
+    CHECK(v.opencl_platform == -1 && v.cuda_device == -1 && v.max_chunk_rows == 0);
+    size_t past = 0;
+    for (size_t i = v01; i < sizeof raw; i++) past += raw[i] != 0x5A;
+    CHECKF(past == 0, "0.1's init wrote %zu bytes past its struct", past);
+    /* the sized form writes what it is given, clamped to the library's struct */
+    memset(raw, 0x5A, sizeof raw);
+    ps_context_options_init_sized((ps_context_options *)(void *)raw, sizeof raw);
+    memcpy(&v, raw, sizeof v);
+    CHECK(v.struct_size == sizeof(ps_context_options) && v.kernel_cache_dir == NULL);
+    for (size_t i = sizeof(ps_context_options); i < sizeof raw; i++) past += raw[i] != 0x5A;
+    CHECKF(past == 0, "init_sized wrote %zu bytes past sizeof(ps_context_options)", past);
+    /* a size short of 0.1's struct: nothing is written */
+    memset(raw, 0x5A, sizeof raw);
+    ps_context_options_init_sized((ps_context_options *)(void *)raw, v01 - 1);
+    for (size_t i = 0; i < sizeof raw; i++) past += raw[i] != 0x5A;
+    CHECKF(past == 0, "init_sized with a size short of 0.1's struct wrote %zu bytes", past);
+    ps_context_options_init_sized(NULL, sizeof v); /* NULL is accepted */
   }
 
   /* struct_size honoured: a caller compiled against an older header whose

@@ -29,7 +29,7 @@ import ctypes
 import datetime
 import decimal
 import os
-from ctypes import byref, c_size_t, c_uint64, c_void_p
+from ctypes import byref, c_size_t, c_uint64, c_void_p, sizeof
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -69,7 +69,7 @@ class Context:
     def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0,
                  kernel_cache_dir: Optional[str] = None) -> None:
         opts = _lib.ContextOptions()
-        _lib.ps_context_options_init(byref(opts))
+        _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
         opts.backend = backend.encode()
         opts.max_chunk_rows = max_chunk_rows
         if kernel_cache_dir is not None:  # the library copies the path

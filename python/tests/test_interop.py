@@ -189,6 +189,19 @@ def test_backend_choice():
     assert t.context.backend == "reference"
 
 
+def test_kernel_cache_dir_reaches_the_library(tmp_path):
+    """The option travels in the struct the library reads (its size is the
+    Python mirror's): a path that is a file is refused, naming the field."""
+    ctx = packscan.Context("reference", kernel_cache_dir=str(tmp_path))
+    assert ctx.backend == "reference"
+    f = tmp_path / "not-a-dir"
+    f.write_bytes(b"x")
+    with pytest.raises(packscan.PackscanError) as e:
+        packscan.Context("reference", kernel_cache_dir=str(f))
+    assert "kernel_cache_dir" in str(e.value) and "not-a-dir" in str(e.value)
+    assert f.read_bytes() == b"x"  # the user's file is untouched
+
+
 def test_no_leak_across_round_trips():
     """10^4 round trips (import, filter, export, consume) leave the resident
     set where it was after the first thousand (a lost export or table of
