@@ -63,6 +63,28 @@ int th_chance(th_rng *r, unsigned percent) { return th_below(r, 100) < percent; 
 static unsigned long max_printed = 40;
 #define TH_MAX_PRINTED max_printed
 
+/* The environment variables through which the library used to take these
+ * paths: it no longer reads them, so a run that sets one would silently test
+ * the defaults instead. */
+static const char *const retired_knobs[] = {
+    "PACKSCAN_CUDA_NO_FAST_PATH",   "PACKSCAN_CUDA_NO_TREE",    "PACKSCAN_CUDA_NO_FUSED_IDS",
+    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
+    "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
+    "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
+
+/* Exits 1 naming the first of them that is set (th_init). */
+static void refuse_retired_knobs(void) {
+  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
+    const char *v = getenv(retired_knobs[i]);
+    if (v) {
+      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
+             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
+             th.test, th.backend, retired_knobs[i], v);
+      exit(1);
+    }
+  }
+}
+
 void th_init(int argc, char **argv, const char *test) {
   memset(&th, 0, sizeof th);
   th.test = test;
@@ -88,6 +110,7 @@ void th_init(int argc, char **argv, const char *test) {
   const char *mp = getenv("PACKSCAN_TEST_PRINT");
   if (mp && *mp) max_printed = strtoul(mp, NULL, 10);
   th_rng_seed(&th.rng, th.seed);
+  refuse_retired_knobs();
   th_options_reset();
   const char *to = getenv("PACKSCAN_TEST_OPTIONS");
   printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s%s%s%s %s %s)\n", test,
@@ -270,15 +293,6 @@ int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }
 
 /* ---- internal options ------------------------------------------------------ */
 
-/* The environment variables through which the library used to take these
- * paths: it no longer reads them, so a run that sets one would silently test
- * the defaults instead. */
-static const char *const retired_knobs[] = {
-    "PACKSCAN_CUDA_NO_FAST_PATH",   "PACKSCAN_CUDA_NO_TREE",    "PACKSCAN_CUDA_NO_FUSED_IDS",
-    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
-    "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
-    "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
-
 #ifndef PS_TEST_PUBLIC_API_ONLY
 /* What every context th_context makes gets (core/internal_options.h). */
 static ps_internal_options th_internal;
@@ -336,15 +350,6 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
 }
 
 void th_options_reset(void) {
-  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
-    const char *v = getenv(retired_knobs[i]);
-    if (v) {
-      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
-             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
-             th.test, th.backend, retired_knobs[i], v);
-      exit(1);
-    }
-  }
   ps_internal_options_init(&th_internal);
   parse_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS", &th_internal);
 }
@@ -377,15 +382,6 @@ static void no_internal_options(const char *text, const char *source) {
 }
 
 void th_options_reset(void) {
-  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
-    const char *v = getenv(retired_knobs[i]);
-    if (v) {
-      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
-             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
-             th.test, th.backend, retired_knobs[i], v);
-      exit(1);
-    }
-  }
   no_internal_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS");
 }
 
