@@ -1,9 +1,10 @@
 #include "harness.h"
 
+#include "host_check.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef PS_TEST_PUBLIC_API_ONLY
 #include "internal_options.h"
@@ -89,15 +90,7 @@ void th_init(int argc, char **argv, const char *test) {
   memset(&th, 0, sizeof th);
   th.test = test;
   th.backend = argc > 1 ? argv[1] : "reference";
-  const char *s = getenv("PACKSCAN_SEED");
-  if (s && *s) {
-    th.seed = strtoull(s, NULL, 0);
-  } else {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    th.seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
-    th.seed &= 0xffffffffull; /* short enough to retype */
-  }
+  th.seed = th_seed_from_env();
   th.scale = 1;
   const char *sc = getenv("PACKSCAN_TEST_SCALE");
   if (sc && *sc) {
