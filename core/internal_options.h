@@ -31,8 +31,8 @@
 /* opencl_query: a query's specialized kernel on OpenCL (the query_specialize
  * builds), and the fallback to the generic query kernel when the device
  * cannot run it. */
-#define PS_OPT_QUERY_AUTO 0       /* built and launched as they are */
-#define PS_OPT_QUERY_REFUSED 1    /* built, every launch treated as refused for its resources */
+#define PS_OPT_QUERY_AUTO 0        /* built and launched as they are */
+#define PS_OPT_QUERY_REFUSED 1     /* built, every launch treated as refused for its resources */
 #define PS_OPT_QUERY_UNBUILDABLE 2 /* every build fails, as a compiler error would (a line it rejects is added) */
 
 typedef struct ps_internal_options {
