@@ -173,6 +173,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_like = PS_OPT_AUTO;
   opts->opencl_ids_runs = PS_OPT_AUTO;
   opts->query_specialize = PS_OPT_AUTO;
+  opts->opencl_query = PS_OPT_QUERY_AUTO;
 }
 
 /* PS_OK when lo <= value <= hi, else a message naming the field. */
@@ -191,6 +192,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_like", opts->opencl_like, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_ids_runs", opts->opencl_ids_runs, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "query_specialize", opts->query_specialize, PS_OPT_AUTO, PS_OPT_ON));
+  PS_TRY(option_in_range(ctx, "opencl_query", opts->opencl_query, PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
@@ -198,6 +200,6 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
 
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
   static const ps_internal_options defaults = {1, PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO, PS_OPT_AUTO,
-                                                PS_OPT_AUTO};
+                                                PS_OPT_AUTO, PS_OPT_QUERY_AUTO};
   return ctx ? &ctx->options : &defaults;
 }

@@ -28,6 +28,13 @@
 #define PS_OPT_WORDS_STAGED 1  /* the GPU (staged) variant on every device, so a CPU device tests it */
 #define PS_OPT_WORDS_REFUSED 2 /* every launch treated as refused for its resources: filter.cl takes over */
 
+/* opencl_query: a query's specialized kernel on OpenCL (the query_specialize
+ * builds), and the fallback to the generic query kernel when the device
+ * cannot run it. */
+#define PS_OPT_QUERY_AUTO 0        /* built and launched as they are */
+#define PS_OPT_QUERY_REFUSED 1     /* built, every launch treated as refused for its resources */
+#define PS_OPT_QUERY_UNBUILDABLE 2 /* every build fails, as a compiler error would (a line it rejects is added) */
+
 typedef struct ps_internal_options {
   /* 1 (default): programs that a specialized kernel handles take it. 0: every
    * filter runs the general kernel (CUDA: not the single-range, SET or
@@ -59,6 +66,13 @@ typedef struct ps_internal_options {
    * catch a source that does not compile; on an OpenCL CPU device it also
    * allows the register mode (PS_QMODE_REGS), which is otherwise for GPUs. */
   int query_specialize;
+  /* OpenCL queries: PS_OPT_QUERY_* (default PS_OPT_QUERY_AUTO). A launch of
+   * a specialized kernel that the device refuses (CL_OUT_OF_RESOURCES or
+   * CL_INVALID_WORK_GROUP_SIZE at the enqueue, which NVIDIA's driver returns
+   * for some kernels), or a build that fails, falls back to the generic
+   * query kernel with the same answer; a failed build stays an error under
+   * query_specialize = PS_OPT_ON, as on CUDA. */
+  int opencl_query;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

@@ -1,9 +1,10 @@
 #include "harness.h"
 
+#include "host_check.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef PS_TEST_PUBLIC_API_ONLY
 #include "internal_options.h"
@@ -63,19 +64,33 @@ int th_chance(th_rng *r, unsigned percent) { return th_below(r, 100) < percent; 
 static unsigned long max_printed = 40;
 #define TH_MAX_PRINTED max_printed
 
+/* The environment variables through which the library used to take these
+ * paths: it no longer reads them, so a run that sets one would silently test
+ * the defaults instead. */
+static const char *const retired_knobs[] = {
+    "PACKSCAN_CUDA_NO_FAST_PATH",   "PACKSCAN_CUDA_NO_TREE",    "PACKSCAN_CUDA_NO_FUSED_IDS",
+    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
+    "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
+    "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
+
+/* Exits 1 naming the first of them that is set (th_init). */
+static void refuse_retired_knobs(void) {
+  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
+    const char *v = getenv(retired_knobs[i]);
+    if (v) {
+      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
+             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
+             th.test, th.backend, retired_knobs[i], v);
+      exit(1);
+    }
+  }
+}
+
 void th_init(int argc, char **argv, const char *test) {
   memset(&th, 0, sizeof th);
   th.test = test;
   th.backend = argc > 1 ? argv[1] : "reference";
-  const char *s = getenv("PACKSCAN_SEED");
-  if (s && *s) {
-    th.seed = strtoull(s, NULL, 0);
-  } else {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    th.seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
-    th.seed &= 0xffffffffull; /* short enough to retype */
-  }
+  th.seed = th_seed_from_env();
   th.scale = 1;
   const char *sc = getenv("PACKSCAN_TEST_SCALE");
   if (sc && *sc) {
@@ -88,6 +103,7 @@ void th_init(int argc, char **argv, const char *test) {
   const char *mp = getenv("PACKSCAN_TEST_PRINT");
   if (mp && *mp) max_printed = strtoul(mp, NULL, 10);
   th_rng_seed(&th.rng, th.seed);
+  refuse_retired_knobs();
   th_options_reset();
   const char *to = getenv("PACKSCAN_TEST_OPTIONS");
   printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s%s%s%s %s %s)\n", test,
@@ -270,15 +286,6 @@ int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }
 
 /* ---- internal options ------------------------------------------------------ */
 
-/* The environment variables through which the library used to take these
- * paths: it no longer reads them, so a run that sets one would silently test
- * the defaults instead. */
-static const char *const retired_knobs[] = {
-    "PACKSCAN_CUDA_NO_FAST_PATH",   "PACKSCAN_CUDA_NO_TREE",    "PACKSCAN_CUDA_NO_FUSED_IDS",
-    "PACKSCAN_CUDA_WORDS_PREFETCH", "PACKSCAN_CUDA_ROW_KERNEL", "PACKSCAN_CUDA_RANGE_ASYNC",
-    "PACKSCAN_CUDA_RANGE_WAVES",    "PACKSCAN_OPENCL_JIT",      "PACKSCAN_OPENCL_NO_FAST_PATH",
-    "PACKSCAN_OPENCL_WORDS",        "PACKSCAN_OPENCL_LIKE",     "PACKSCAN_OPENCL_IDS"};
-
 #ifndef PS_TEST_PUBLIC_API_ONLY
 /* What every context th_context makes gets (core/internal_options.h). */
 static ps_internal_options th_internal;
@@ -298,6 +305,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
   static const char *const words[] = {"auto", "staged", "refused", NULL};
   static const char *const like[] = {"auto", "host", "device", NULL};
   static const char *const ids[] = {"auto", "groups", "runs", NULL};
+  static const char *const query[] = {"auto", "refused", "unbuildable", NULL};
   static const struct {
     const char *name;
     const char *const *values;
@@ -310,6 +318,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_like", like, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_like)},
       {"opencl_ids", ids, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_ids_runs)},
       {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
+      {"opencl_query", query, PS_OPT_QUERY_AUTO, offsetof(ps_internal_options, opencl_query)},
   };
   const char *p = text ? text : "";
   while (*p) {
@@ -327,7 +336,8 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
     if (!done && end > p) {
       printf("FAIL [test=%s backend=%s]: %s: cannot read '%.*s' (expected name=value, comma-separated: "
              "fast_paths=0|1, opencl_jit=auto|0|1, opencl_words=auto|staged|refused, "
-             "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, query_specialize=auto|0|1)\n",
+             "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, query_specialize=auto|0|1, "
+             "opencl_query=auto|refused|unbuildable)\n",
              th.test, th.backend, source, (int)(end - p), p);
       exit(1);
     }
@@ -336,15 +346,6 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
 }
 
 void th_options_reset(void) {
-  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
-    const char *v = getenv(retired_knobs[i]);
-    if (v) {
-      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
-             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
-             th.test, th.backend, retired_knobs[i], v);
-      exit(1);
-    }
-  }
   ps_internal_options_init(&th_internal);
   parse_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS", &th_internal);
 }
@@ -377,15 +378,6 @@ static void no_internal_options(const char *text, const char *source) {
 }
 
 void th_options_reset(void) {
-  for (size_t i = 0; i < sizeof retired_knobs / sizeof retired_knobs[0]; i++) {
-    const char *v = getenv(retired_knobs[i]);
-    if (v) {
-      printf("FAIL [test=%s backend=%s]: %s=%s is set, but the library no longer reads it: set "
-             "PACKSCAN_TEST_OPTIONS instead (tests/README.md)\n",
-             th.test, th.backend, retired_knobs[i], v);
-      exit(1);
-    }
-  }
   no_internal_options(getenv("PACKSCAN_TEST_OPTIONS"), "PACKSCAN_TEST_OPTIONS");
 }
 

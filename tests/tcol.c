@@ -85,7 +85,7 @@ int tcol_valid(const tcol *c, uint64_t row) {
 
 /* ---- building ----------------------------------------------------------------- */
 
-static void pack_codes(uint8_t *data, uint64_t n, uint32_t w, const uint64_t *codes) {
+void tcol_pack(uint8_t *data, uint64_t n, uint32_t w, const uint64_t *codes) {
   for (uint64_t i = 0; i < n; i++) {
     uint64_t c = codes[i];
     for (uint32_t j = 0; j < w; j++) {
@@ -103,7 +103,7 @@ static void fill_common(tcol *c, uint64_t n, uint32_t width, const uint64_t *cod
   c->width = width;
   c->data_size = (n * width + 7) / 8;
   c->data = th_calloc(c->data_size ? c->data_size : 1, 1);
-  pack_codes(c->data, n, width, codes);
+  tcol_pack(c->data, n, width, codes);
   if (garbage) {
     for (uint64_t k = n * width; k < c->data_size * 8; k++)
       if (th_chance(garbage, 50)) c->data[k / 8] |= (uint8_t)(1u << (k % 8));
@@ -168,17 +168,25 @@ void tcol_free(tcol *c) {
   free(c);
 }
 
+ps_for_desc tcol_for_desc(ps_type type, uint64_t n, uint32_t width, uint32_t scale, ps_reference ref,
+                          int with_validity) {
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = type;
+  d.n = n;
+  d.width = width;
+  d.scale = scale;
+  d.reference = ref;
+  d.data_size = (n * width + 7) / 8;
+  d.validity_size = with_validity ? (n + 7) / 8 : 0;
+  return d;
+}
+
 static void for_desc_of(const tcol *c, ps_for_desc *d) {
-  ps_for_desc_init(d);
-  d->type = c->code_type;
-  d->n = c->n;
-  d->width = c->width;
-  d->scale = c->scale;
-  d->reference = c->ref;
+  *d = tcol_for_desc(c->code_type, c->n, c->width, c->scale, c->ref, c->validity != NULL);
   d->data = c->data;
   d->data_size = c->data_size;
   d->validity = c->validity;
-  d->validity_size = c->validity ? (c->n + 7) / 8 : 0;
 }
 
 void tcol_dict_desc(const tcol *c, ps_dict_desc *dd) {

@@ -75,6 +75,16 @@ uint64_t tcol_width_max(uint32_t w);
 /* Smallest width holding v. */
 uint32_t tcol_bits(uint64_t v);
 
+/* Packs n codes of w bits into data, the format's bit stream (code i at
+ * stream bits [i*w, (i+1)*w), LSB first): ORed into data's ceil(n*w/8)
+ * bytes, which the caller zeroes. */
+void tcol_pack(uint8_t *data, uint64_t n, uint32_t w, const uint64_t *codes);
+/* The description of a FOR column of n codes of `width` bits (data_size;
+ * validity_size when with_validity) whose data and validity pointers the
+ * caller sets, or leaves NULL for a column over device buffers. */
+ps_for_desc tcol_for_desc(ps_type type, uint64_t n, uint32_t width, uint32_t scale, ps_reference ref,
+                          int with_validity);
+
 /* Builds a FOR column from codes (packed here, LSB first). validity is copied
  * (may be NULL). If garbage is non-NULL, the unused bits of the last data byte
  * are filled from it. */

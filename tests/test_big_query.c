@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "tcol.h"
 
 typedef __int128 i128;
 
@@ -120,12 +121,10 @@ static ps_status fill_stream(ps_context *ctx, const table *t, int which, ps_buff
     uint64_t r0 = (uint64_t)b << t->s;
     uint64_t end = b + 1 == t->blocks ? total : (((uint64_t)b + 1) << t->s) * w / 8;
     uint32_t ph = (uint32_t)(r0 % PERIOD);
+    uint64_t codes[PERIOD];
+    for (uint32_t j = 0; j < PERIOD; j++) codes[j] = streams[which].f(b, (ph + j) % PERIOD);
     memset(piece, 0, period_bytes);
-    for (uint32_t j = 0; j < PERIOD; j++) {
-      uint32_t code = streams[which].f(b, (ph + j) % PERIOD);
-      for (uint32_t bit = 0; bit < w; bit++)
-        if (code >> bit & 1) piece[(j * w + bit) / 8] |= (uint8_t)(1u << ((j * w + bit) % 8));
-    }
+    tcol_pack(piece, PERIOD, w, codes);
     for (size_t off = period_bytes; off < piece_bytes; off += period_bytes) memcpy(piece + off, piece, period_bytes);
     for (uint64_t off = r0 * w / 8; off < end;) {
       uint64_t len = end - off < piece_bytes ? end - off : piece_bytes;
@@ -152,17 +151,10 @@ static void device_table_free(device_table *dt) {
   memset(dt, 0, sizeof *dt);
 }
 
-static ps_for_desc for_desc(uint64_t n, ps_type type, uint32_t width, int64_t ref, uint32_t scale) {
-  ps_for_desc d;
-  ps_for_desc_init(&d);
-  d.type = type;
-  d.n = n;
-  d.width = width;
-  d.scale = scale;
-  d.reference.i = ref;
-  d.data_size = stream_bytes(n, width);
-  d.validity_size = width ? (n + 7) / 8 : 0;
-  return d;
+static ps_for_desc for_desc(uint64_t n, ps_type type, uint32_t width, int64_t ref, uint32_t scale, int nulls) {
+  ps_reference m;
+  m.i = ref;
+  return tcol_for_desc(type, n, width, scale, m, nulls);
 }
 
 static int device_table_create(ps_context *ctx, const table *t, device_table *dt) {
@@ -176,10 +168,9 @@ static int device_table_create(ps_context *ctx, const table *t, device_table *dt
   free(piece);
   if (!ok) return 0;
   const uint64_t n = t->n;
-  ps_for_desc blk = for_desc(n, PS_TYPE_UINT8, 4, 0, 0), k = for_desc(n, PS_TYPE_UINT8, 2, 0, 0);
-  ps_for_desc a = for_desc(n, PS_TYPE_INT32, 6, -20, 0), d = for_desc(n, PS_TYPE_FLOAT64, 5, D_REF, 2);
-  ps_for_desc c = for_desc(n, PS_TYPE_INT64, 0, C_VALUE, 0);
-  blk.validity_size = d.validity_size = 0;
+  ps_for_desc blk = for_desc(n, PS_TYPE_UINT8, 4, 0, 0, 0), k = for_desc(n, PS_TYPE_UINT8, 2, 0, 0, 1);
+  ps_for_desc a = for_desc(n, PS_TYPE_INT32, 6, -20, 0, 1), d = for_desc(n, PS_TYPE_FLOAT64, 5, D_REF, 2, 0);
+  ps_for_desc c = for_desc(n, PS_TYPE_INT64, 0, C_VALUE, 0, 0);
   static const int32_t offsets[4] = {0, 2, 4, 6};
   ps_dict_desc dict;
   ps_dict_desc_init(&dict);

@@ -22,9 +22,11 @@
  * variant was never taken.
  *
  * Compiles as CUDA (CTest, no GPU needed) or as plain C++ (for sanitizers:
- * g++ -std=c++17 -x c++ -fsanitize=address,undefined -I kernels_cuda -I core
- * -I /usr/local/cuda/include tests/test_cuda_eval_words.cu; the CUDA headers
- * give __host__ and friends their host meaning). */
+ * gcc -c -fsanitize=address,undefined tests/host_check.c; g++ -std=c++17
+ * -fsanitize=address,undefined -I kernels_cuda -I core -I tests
+ * -I /usr/local/cuda/include -x c++ tests/test_cuda_eval_words.cu -x none
+ * host_check.o; the CUDA headers give __host__ and friends their host
+ * meaning). */
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #define PS_WORDS_HOST_CHECKS 1
+#include "host_check.h"
 #include "ps_cuda_rows.cuh"
 #include "ps_cuda_words.cuh"
 
@@ -481,11 +484,9 @@ static void sweep_one(tally &t, const char *what, long it, uint32_t rows, const 
 static const uint32_t kRows[] = {1, 2, 7, 8, 31, 32, 33, 63, 64, 65, 1000, 1023, 1024, 1025, 2047, 2048, 3000, 4097};
 
 int main(int argc, char **argv) {
-  const char *env = std::getenv("PACKSCAN_SEED");
-  const unsigned long long seed = env ? std::strtoull(env, nullptr, 10) : (unsigned long long)std::random_device{}();
+  rng.seed(th_host_init("cuda_eval_words"));
   const long iters = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 3000;
-  rng.seed(seed);
-  printf("test=cuda_eval_words seed=%llu iters=%ld\n", seed, iters);
+  printf("iters=%ld\n", iters);
   tally t;
   for (long it = 0; it < iters; ++it) {
     scenario *sp = new scenario();
@@ -556,9 +557,10 @@ int main(int argc, char **argv) {
         });
       }
 
-  printf("%s (%ld of %ld mismatched; %ld runs with corrupt codes, %ld with aux faults, %ld staged per task, "
-         "%ld 32-bit CMPCOL leaves; %ld misaligned vector accesses)\n",
-         t.bad || !t.cmp32_leaves || ps_words_misaligned ? "FAIL" : "ok", t.bad, t.runs, t.corrupt_runs, t.aux_runs,
-         t.all_runs, t.cmp32_leaves, ps_words_misaligned);
-  return t.bad != 0 || t.cmp32_leaves == 0 || ps_words_misaligned != 0;
+  printf("%ld runs: %ld with corrupt codes, %ld with aux faults, %ld staged per task, %ld 32-bit CMPCOL leaves\n",
+         t.runs, t.corrupt_runs, t.aux_runs, t.all_runs, t.cmp32_leaves);
+  TH_EXPECT(t.bad == 0, "%ld of %ld runs mismatched", t.bad, t.runs);
+  TH_EXPECT(t.cmp32_leaves > 0, "the 32-bit CMPCOL variant (PS_LEAF_CMP32) was never taken");
+  TH_EXPECT(ps_words_misaligned == 0, "%ld misaligned vector accesses", ps_words_misaligned);
+  return th_host_finish();
 }

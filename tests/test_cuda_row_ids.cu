@@ -13,6 +13,8 @@
  * CI checks the logic without a GPU. */
 #include "ps_cuda_select.cuh"
 
+#include "host_check.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -23,18 +25,6 @@
 #include <vector>
 
 static std::mt19937_64 rng;
-static std::atomic<int> bad{0}; /* EXPECT runs on the host threads too */
-
-#define EXPECT(cond, ...)                    \
-  do {                                       \
-    if (!(cond)) {                           \
-      if (bad++ < 10) {                      \
-        std::printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-        std::printf(__VA_ARGS__);            \
-        std::printf("\n");                   \
-      }                                      \
-    }                                        \
-  } while (0)
 
 static const uint32_t kWarps = PS_SEL_IDS_WARPS, kRounds = PS_SEL_IDS_ROUNDS;
 
@@ -87,7 +77,7 @@ static void write_tile(run &p, uint32_t tile, uint32_t tiles, uint32_t before, s
     }
     offset[warp] = warp_before;
     if (warp == 0) count = c_all;
-    EXPECT(c_all == count, "warp %u sees a tile count of %u, warp 0 %u", warp, c_all, count);
+    TH_EXPECT(c_all == count, "warp %u sees a tile count of %u, warp 0 %u", warp, c_all, count);
   }
   if (tile == tiles - 1) p.total = before + count;
   for (uint32_t warp = 0; warp < kWarps; ++warp) {
@@ -101,16 +91,17 @@ static void write_tile(run &p, uint32_t tile, uint32_t tiles, uint32_t before, s
       uint32_t n = 0;
       for (uint32_t lane = 0; lane < 32; ++lane) n += (uint32_t)__builtin_popcount(w[warp][lane][k]);
       const uint32_t lead = aligned ? ps_sel_ids_lead(out_elem, at, p.bytes) : 0u;
-      EXPECT(lead + n <= PS_SEL_IDS_STAGE_SLOTS, "lead %u + %u ids overrun the staging area", lead, n);
+      TH_EXPECT(lead + n <= PS_SEL_IDS_STAGE_SLOTS, "lead %u + %u ids overrun the staging area", lead, n);
       uint32_t incl = 0;
       for (uint32_t lane = 0; lane < 32; ++lane) {
         const uint32_t c = (uint32_t)__builtin_popcount(w[warp][lane][k]);
         incl += c;
         ps_sel_ids_extract(w[warp][lane][k], lane, stage, lead + incl - c);
       }
-      EXPECT(n <= 1024, "round of %u ids", n);
+      TH_EXPECT(n <= 1024, "round of %u ids", n);
       const uint32_t row0 = ps_sel_ids_round_row(tile, warp, k);
-      for (uint32_t i = 0; i < n; ++i) EXPECT(stage[lead + i] < 1024, "stage[%u] = %u unwritten", lead + i, stage[lead + i]);
+      for (uint32_t i = 0; i < n; ++i)
+        TH_EXPECT(stage[lead + i] < 1024, "stage[%u] = %u unwritten", lead + i, stage[lead + i]);
       if (n == 0) continue;
       if (aligned) {
         /* Groups in a shuffled order (lanes run in any order). */
@@ -122,8 +113,8 @@ static void write_tile(run &p, uint32_t tile, uint32_t tiles, uint32_t before, s
         for (uint32_t g : order) {
           /* A whole group is one 16-byte store on the device: it must be aligned. */
           if (v * g >= lead && v * g + v <= lead + n)
-            EXPECT(reinterpret_cast<uintptr_t>(p.out + (uint64_t)(at + v * g - lead) * p.bytes) % 16 == 0,
-                   "group %u of a round at %u (lead %u) is not 16-byte aligned", g, at, lead);
+            TH_EXPECT(reinterpret_cast<uintptr_t>(p.out + (uint64_t)(at + v * g - lead) * p.bytes) % 16 == 0,
+                      "group %u of a round at %u (lead %u) is not 16-byte aligned", g, at, lead);
           ps_sel_ids_put_group(p.out, p.bytes, p.id_base, row0, stage, lead, n, at, g);
         }
       } else {
@@ -211,34 +202,33 @@ static void check(uint64_t rows, double density, uint64_t id_base, uint32_t byte
   p.total = 0xdeadbeef;
   const uint32_t counted = count_all(p);
   write_all(p, 4);
-  EXPECT(counted == want.size(), "rows=%llu density=%g: count_ids %u, expected %zu", (unsigned long long)rows, density,
-         counted, want.size());
-  EXPECT(p.total == want.size(), "rows=%llu density=%g: total %u, expected %zu", (unsigned long long)rows, density,
-         p.total, want.size());
+  TH_EXPECT(counted == want.size(), "rows=%llu density=%g: count_ids %u, expected %zu", (unsigned long long)rows,
+            density, counted, want.size());
+  TH_EXPECT(p.total == want.size(), "rows=%llu density=%g: total %u, expected %zu", (unsigned long long)rows, density,
+            p.total, want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     uint64_t got = 0;
     std::memcpy(&got, p.out + i * bytes, bytes);
     const uint64_t exp = bytes == 4 ? (uint32_t)want[i] : want[i];
     if (got != exp) {
-      EXPECT(false, "rows=%llu density=%g base=%llu bytes=%u: id %zu is %llu, expected %llu", (unsigned long long)rows,
-             density, (unsigned long long)id_base, bytes, i, (unsigned long long)got, (unsigned long long)exp);
+      TH_EXPECT(false, "rows=%llu density=%g base=%llu bytes=%u: id %zu is %llu, expected %llu",
+                (unsigned long long)rows, density, (unsigned long long)id_base, bytes, i, (unsigned long long)got,
+                (unsigned long long)exp);
       break;
     }
   }
   /* Nothing outside the ids. */
   const uint8_t *lo = outbuf.data(), *hi = p.out + want.size() * bytes;
-  for (const uint8_t *q = lo; q < p.out; ++q) EXPECT(*q == 0xab, "a byte before the ids was written");
-  for (const uint8_t *q = hi; q < outbuf.data() + outbuf.size(); ++q) EXPECT(*q == 0xab, "a byte past the ids was written");
+  for (const uint8_t *q = lo; q < p.out; ++q) TH_EXPECT(*q == 0xab, "a byte before the ids was written");
+  for (const uint8_t *q = hi; q < outbuf.data() + outbuf.size(); ++q)
+    TH_EXPECT(*q == 0xab, "a byte past the ids was written");
 }
 
 int main() {
-  const char *env = std::getenv("PACKSCAN_SEED");
-  const unsigned long long seed = env ? std::strtoull(env, nullptr, 10) : (unsigned long long)std::random_device{}();
-  rng.seed(seed);
-  std::printf("test=cuda_row_ids seed=%llu\n", seed);
+  rng.seed(th_host_init("cuda_row_ids"));
 
-  EXPECT(ps_sel_ids_tiles((uint64_t)1 << 31) * (uint64_t)PS_SEL_IDS_TILE_ROWS <= ((uint64_t)1 << 31),
-         "a 2^31-row chunk's tiles");
+  TH_EXPECT(ps_sel_ids_tiles((uint64_t)1 << 31) * (uint64_t)PS_SEL_IDS_TILE_ROWS <= ((uint64_t)1 << 31),
+            "a 2^31-row chunk's tiles");
 
   const uint64_t T = PS_SEL_IDS_TILE_ROWS;
   const uint64_t sizes[] = {1, 31, 32, 33, 1023, 1024, 1025, 32 * 1024 + 7, T - 1, T, T + 1, 3 * T + 777};
@@ -266,7 +256,5 @@ int main() {
     check(rows, (double)(rng() % 1000) / 1000.0, 32 * (rng() % 1000), bytes, false, bytes * (uint32_t)(rng() % 4));
   }
 
-  const int nbad = bad.load();
-  std::printf("%s (%d bad)\n", nbad ? "FAIL" : "ok", nbad);
-  return nbad != 0;
+  return th_host_finish();
 }

@@ -12,6 +12,8 @@
  * CI checks the logic without a GPU. */
 #include "ps_cuda_select.cuh"
 
+#include "host_check.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,18 +22,6 @@
 #include <vector>
 
 static std::mt19937_64 rng;
-static int bad = 0;
-
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      if (bad++ < 10) {                                    \
-        std::printf("FAIL %s:%d: ", __FILE__, __LINE__);   \
-        std::printf(__VA_ARGS__);                          \
-        std::printf("\n");                                 \
-      }                                                    \
-    }                                                      \
-  } while (0)
 
 /* Code of row r of a w-bit stream, bit by bit (the format's definition). */
 static uint64_t plain_code(const std::vector<uint8_t> &s, uint32_t w, uint64_t r) {
@@ -131,8 +121,8 @@ static void check_reduce_as(uint64_t rows, uint32_t w, double sel_density, doubl
     const bool plain = sel.empty() && val.empty() && t < rows / 1024;
     bool above[32], any_above = false;
     for (uint32_t lane = 0; lane < 32; lane++) {
-      EXPECT(!plain || word_rows[lane] == 0xffffffffu, "tile %llu: a plain tile has a row masked",
-             (unsigned long long)t);
+      TH_EXPECT(!plain || word_rows[lane] == 0xffffffffu, "tile %llu: a plain tile has a row masked",
+                (unsigned long long)t);
       above[lane] = plain ? ps_sel_tile_lane<false, wide>(acc[lane], stage.data(), w, lim, lane, word_rows[lane],
                                                           word_rows_of{word_rows})
                           : ps_sel_tile_lane<true, wide>(acc[lane], stage.data(), w, lim, lane, word_rows[lane],
@@ -143,8 +133,8 @@ static void check_reduce_as(uint64_t rows, uint32_t w, double sel_density, doubl
       for (uint32_t lane = 0; lane < 32; lane++) {
         const uint64_t b = plain ? ps_sel_tile_bad_row<false>(stage.data(), w, lim, t, lane, word_rows_of{word_rows})
                                  : ps_sel_tile_bad_row<true>(stage.data(), w, lim, t, lane, word_rows_of{word_rows});
-        EXPECT(above[lane] || b == UINT64_MAX, "tile %llu lane %u: a corrupt row below the limit's max",
-               (unsigned long long)t, lane);
+        TH_EXPECT(above[lane] || b == UINT64_MAX, "tile %llu lane %u: a corrupt row below the limit's max",
+                  (unsigned long long)t, lane);
         acc[lane].bad_row = std::min(acc[lane].bad_row, b);
       }
     }
@@ -162,16 +152,16 @@ static void check_reduce_as(uint64_t rows, uint32_t w, double sel_density, doubl
   std::snprintf(ctx, sizeof ctx, "rows %llu w %u sel %.2f valid %.2f limit %llu shift %u%s", (unsigned long long)rows,
                 w, sel_density, valid_density, (unsigned long long)limit, shift, ones ? " ones" : "");
   if (bad_row != UINT64_MAX) { /* the call fails: only the row matters */
-    EXPECT(got.bad_row == bad_row, "%s: corrupt row %llu, want %llu", ctx, (unsigned long long)got.bad_row,
-           (unsigned long long)bad_row);
+    TH_EXPECT(got.bad_row == bad_row, "%s: corrupt row %llu, want %llu", ctx, (unsigned long long)got.bad_row,
+              (unsigned long long)bad_row);
     return;
   }
-  EXPECT(got.bad_row == UINT64_MAX, "%s: corrupt row %llu reported", ctx, (unsigned long long)got.bad_row);
-  EXPECT(got.count == count, "%s: count %llu, want %llu", ctx, (unsigned long long)got.count,
-         (unsigned long long)count);
-  EXPECT(got.sum_lo == (uint64_t)sum && got.sum_hi == (uint64_t)(sum >> 64), "%s: sum differs", ctx);
-  EXPECT(got.min == mn && got.max == mx, "%s: min/max %llu/%llu, want %llu/%llu", ctx, (unsigned long long)got.min,
-         (unsigned long long)got.max, (unsigned long long)mn, (unsigned long long)mx);
+  TH_EXPECT(got.bad_row == UINT64_MAX, "%s: corrupt row %llu reported", ctx, (unsigned long long)got.bad_row);
+  TH_EXPECT(got.count == count, "%s: count %llu, want %llu", ctx, (unsigned long long)got.count,
+            (unsigned long long)count);
+  TH_EXPECT(got.sum_lo == (uint64_t)sum && got.sum_hi == (uint64_t)(sum >> 64), "%s: sum differs", ctx);
+  TH_EXPECT(got.min == mn && got.max == mx, "%s: min/max %llu/%llu, want %llu/%llu", ctx, (unsigned long long)got.min,
+            (unsigned long long)got.max, (unsigned long long)mn, (unsigned long long)mx);
 }
 
 /* Below PS_SEL_TILE_NARROW_MAX bits the kernel sums a tile's codes in 32
@@ -195,25 +185,22 @@ static void check_gather_words(uint32_t w, uint64_t rows) {
     uint32_t shift = 99;
     const uint64_t word = ps_sel_code_word(id, w, &shift);
     const uint64_t want = plain_code(stream, w, id);
-    EXPECT(ps_sel_code_at(stream.data(), bytes, w, id, false) == want, "w %u id %llu: ps_sel_code_at", w,
-           (unsigned long long)id);
+    TH_EXPECT(ps_sel_code_at(stream.data(), bytes, w, id, false) == want, "w %u id %llu: ps_sel_code_at", w,
+              (unsigned long long)id);
     if ((word + 2) * 4 > bytes) continue; /* the kernel's bounded path */
     direct++;
     uint32_t lo, hi;
     std::memcpy(&lo, words + word, 4);
     std::memcpy(&hi, words + word + 1, 4);
     const uint32_t got = ps_sel_funnel(lo, hi, shift) & ps_sel_width_mask(w);
-    EXPECT(got == want, "w %u id %llu: direct code %u, want %llu", w, (unsigned long long)id, got,
-           (unsigned long long)want);
+    TH_EXPECT(got == want, "w %u id %llu: direct code %u, want %llu", w, (unsigned long long)id, got,
+              (unsigned long long)want);
   }
-  EXPECT(rows < 200 || direct > 0, "w %u: no id took the direct read", w);
+  TH_EXPECT(rows < 200 || direct > 0, "w %u: no id took the direct read", w);
 }
 
 int main() {
-  const char *env = std::getenv("PACKSCAN_SEED");
-  const unsigned long long seed = env ? std::strtoull(env, nullptr, 10) : (unsigned long long)std::random_device{}();
-  rng.seed(seed);
-  std::printf("test=cuda_select_tiles seed=%llu\n", seed);
+  rng.seed(th_host_init("cuda_select_tiles"));
 
   const uint64_t sizes[] = {1, 31, 32, 33, 1023, 1024, 1025, 4 * 1024 + 77};
   for (uint32_t w = 1; w <= 32; w++) {
@@ -240,6 +227,5 @@ int main() {
     check_reduce(2049, w, -1, -1, full, 0, true);
   }
 
-  std::printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad);
-  return bad != 0;
+  return th_host_finish();
 }

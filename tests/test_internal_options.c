@@ -13,7 +13,13 @@
  *    every value of every field, switched between calls: random trees,
  *    single ranges, LIKE and IN over a dictionary, compared with the oracle
  *    and the reference backend (runner.h), and their row ids (host and
- *    device buffers) with the bitmap's set bits.
+ *    device buffers) with the bitmap's set bits;
+ *  - the same query result (groups, keys, aggregates) on a chunk of 2^20 + 33
+ *    rows, which takes a specialized query kernel by default, under every
+ *    query_specialize and opencl_query value: on OpenCL a refused launch and
+ *    a failed build fall back to the generic kernel, except that a failed
+ *    build under query_specialize=1 is the call's error (the build log with
+ *    the line that failed), after which the context still runs queries.
  * The library reads no environment for these; PACKSCAN_TEST_OPTIONS does not
  * change what this test sets.
  */
@@ -37,6 +43,7 @@ static const field FIELDS[] = {
     {"opencl_like", offsetof(ps_internal_options, opencl_like), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_ids_runs", offsetof(ps_internal_options, opencl_ids_runs), PS_OPT_AUTO, PS_OPT_ON},
     {"query_specialize", offsetof(ps_internal_options, query_specialize), PS_OPT_AUTO, PS_OPT_ON},
+    {"opencl_query", offsetof(ps_internal_options, opencl_query), PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 
@@ -47,7 +54,8 @@ static void defaults_and_values(ps_context *ctx) {
   ps_internal_options d;
   ps_internal_options_init(&d);
   CHECK(d.fast_paths == 1 && d.opencl_jit == PS_OPT_AUTO && d.opencl_words == PS_OPT_WORDS_AUTO &&
-        d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO);
+        d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
+        d.opencl_query == PS_OPT_QUERY_AUTO);
   /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */
   ps_context_options co;
   th_options(&co, th.backend, 0);
@@ -201,6 +209,145 @@ static void same_bits(ps_context *ctx, ps_context *ref) {
   th_case("%s", "");
 }
 
+/* One result as text, group by group ("key key | value value ..."), into
+ * *out (malloc'd), or NULL with the call's status. */
+static ps_status query_text(ps_context *ctx, ps_column *const *h, char **out) {
+  *out = NULL;
+  ps_value *price = NULL, *disc = NULL, *rev = NULL, *minp = NULL, *avgd = NULL;
+  ps_expr *lo = NULL, *where = NULL;
+  ps_query *q = NULL;
+  ps_query_result *res = NULL;
+  ps_status st = ps_value_column(ctx, h[0], &price);
+  if (st == PS_OK) st = ps_value_column(ctx, h[1], &disc);
+  if (st == PS_OK) st = ps_value_arith(ctx, PS_MUL, price, disc, &rev);
+  if (st == PS_OK) price = disc = NULL; /* owned by rev */
+  if (st == PS_OK) st = ps_value_column(ctx, h[0], &minp);
+  if (st == PS_OK) st = ps_value_column(ctx, h[1], &avgd);
+  if (st == PS_OK) st = ps_expr_between(ctx, h[1], ps_lit_int(2), ps_lit_int(40), &lo);
+  if (st == PS_OK) st = ps_expr_compare(ctx, h[0], PS_GE, ps_lit_int(1000), &where);
+  if (st == PS_OK) {
+    ps_expr *both = NULL;
+    st = ps_expr_and(ctx, where, lo, &both);
+    if (st == PS_OK) where = both, lo = NULL; /* both owns them */
+  }
+  if (st == PS_OK) {
+    ps_agg aggs[4] = {{PS_AGG_SUM, rev}, {PS_AGG_COUNT_STAR, NULL}, {PS_AGG_MIN, minp}, {PS_AGG_AVG, avgd}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = ps_column_rows(h[0]);
+    d.where = where;
+    d.aggs = aggs;
+    d.n_aggs = 4;
+    d.n_keys = 1;
+    d.keys[0] = h[2];
+    st = ps_query_create(ctx, &d, &q);
+  }
+  if (st == PS_OK) st = ps_query_run(ctx, q, &res);
+  if (st == PS_OK) {
+    const uint64_t groups = ps_query_result_groups(res);
+    const size_t cap = (size_t)(groups + 1) * 6 * (PS_DATUM_TEXT_SIZE + 2);
+    char *text = th_malloc(cap);
+    size_t n = 0;
+    text[0] = '\0';
+    for (uint64_t g = 0; g < groups && st == PS_OK; g++) {
+      ps_datum dt;
+      for (uint32_t k = 0; k < 5 && st == PS_OK; k++) {
+        st = k == 0 ? ps_query_result_key(res, g, 0, &dt) : ps_query_result_value(res, g, k - 1, &dt);
+        char one[PS_DATUM_TEXT_SIZE];
+        if (st == PS_OK && dt.is_null) strcpy(one, "NULL");
+        else if (st == PS_OK) st = ps_datum_format(&dt, one, sizeof one);
+        if (st == PS_OK) n += (size_t)snprintf(text + n, cap - n, "%s%s", one, k == 0 ? " |" : k == 4 ? "\n" : " ");
+      }
+    }
+    if (st == PS_OK) *out = text;
+    else free(text);
+  }
+  ps_query_result_destroy(res);
+  ps_query_destroy(q);
+  ps_expr_destroy(where);
+  ps_expr_destroy(lo);
+  ps_value_destroy(price);
+  ps_value_destroy(disc);
+  ps_value_destroy(rev);
+  ps_value_destroy(minp);
+  ps_value_destroy(avgd);
+  return st;
+}
+
+/* A query of one chunk past PS_QUERY_SPEC_MIN_ROWS (a specialized kernel by
+ * default) under every query_specialize and opencl_query value, against the
+ * reference backend's result (this context's defaults on the reference
+ * backend). Refused launches run before the builds that fail, and the real
+ * builds before both: a refused build stays marked as one the device will
+ * not run. */
+static void same_query(ps_context *ctx, ps_context *ref) {
+  const uint64_t n = ((uint64_t)1 << 20) + 33;
+  th_rng *r = &th.rng;
+  /* price: 20 bits above -3000, some null; discount: 0..63; key: 2 bits, some null */
+  static const struct {
+    ps_type type;
+    uint32_t width;
+    int64_t ref;
+    int nulls;
+  } shape[3] = {{PS_TYPE_INT64, 20, -3000, TN_FEW}, {PS_TYPE_INT32, 6, 0, TN_NO_BITMAP}, {PS_TYPE_UINT8, 2, 0, TN_FEW}};
+  tcol *t[3];
+  uint64_t *codes = th_malloc(n * sizeof *codes);
+  for (int i = 0; i < 3; i++) {
+    for (uint64_t k = 0; k < n; k++) codes[k] = th_below(r, (uint64_t)1 << shape[i].width);
+    uint8_t *validity = tcol_random_validity(r, n, shape[i].nulls);
+    ps_reference m;
+    m.i = shape[i].ref;
+    t[i] = tcol_for(shape[i].type, n, shape[i].width, 0, m, codes, validity, NULL);
+    free(validity);
+  }
+  free(codes);
+  ps_column *h[3] = {NULL, NULL, NULL}, *hr[3] = {NULL, NULL, NULL};
+  ps_context *oracle_ctx = ref ? ref : ctx;
+  char *want = NULL;
+  int ok = 1;
+  for (int i = 0; i < 3; i++) {
+    ok = ok && CHECK_OK(ctx, tcol_create(ctx, t[i], &h[i]));
+    ok = ok && CHECK_OK(oracle_ctx, tcol_create(oracle_ctx, t[i], &hr[i]));
+  }
+  th_case("query: the reference's result");
+  if (ok) ok = CHECK_OK(oracle_ctx, query_text(oracle_ctx, hr, &want)) && CHECKF(strlen(want) > 40, "%s", want);
+  static const int spec[] = {PS_OPT_AUTO, PS_OPT_ON};
+  static const int cl[] = {PS_OPT_QUERY_AUTO, PS_OPT_QUERY_REFUSED, PS_OPT_QUERY_UNBUILDABLE};
+  const int is_opencl = strcmp(ps_context_backend(ctx), "opencl") == 0;
+  for (int c = 0; ok && c < 3; c++)
+    for (int s = 0; s < 2; s++)
+      for (int again = 0; again < 2; again++) { /* the second time from the caches */
+        ps_internal_options o;
+        ps_internal_options_init(&o);
+        o.query_specialize = spec[s];
+        o.opencl_query = cl[c];
+        th_case("query: query_specialize=%d opencl_query=%d%s", o.query_specialize, o.opencl_query,
+                again ? ", again" : "");
+        if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) continue;
+        char *got = NULL;
+        const ps_status st = query_text(ctx, h, &got);
+        if (is_opencl && cl[c] == PS_OPT_QUERY_UNBUILDABLE && spec[s] == PS_OPT_ON) {
+          /* the build's error, with its log */
+          CHECKF(st != PS_OK && strstr(ps_context_last_error(ctx), "clBuildProgram") &&
+                     strstr(ps_context_last_error(ctx), "opencl_query=unbuildable"),
+                 "%s: %s", ps_status_name(st), ps_context_last_error(ctx));
+        } else if (CHECK_OK(ctx, st)) {
+          CHECKF(strcmp(got, want) == 0, "result\n%s\nreference\n%s", got, want);
+        }
+        free(got);
+      }
+  ps_internal_options d;
+  ps_internal_options_init(&d);
+  CHECK_OK(ctx, ps_context_set_internal_options(ctx, &d));
+  free(want);
+  for (int i = 0; i < 3; i++) {
+    ps_column_destroy(h[i]);
+    ps_column_destroy(hr[i]);
+    tcol_free(t[i]);
+  }
+  th_case("%s", "");
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "internal_options");
   ps_context *ctx = th_context(0);
@@ -209,6 +356,7 @@ int main(int argc, char **argv) {
   out_of_range(ctx);
   const unsigned rounds = th.quick ? 1 : 2 * th.scale;
   for (unsigned k = 0; k < rounds; k++) same_bits(ctx, ref);
+  same_query(ctx, ref);
   ps_context_destroy(ref);
   ps_context_destroy(ctx);
   return th_finish();

@@ -19,21 +19,16 @@
 
 #include "harness.h"
 #include "internal.h"
+#include "tcol.h"
 
 enum { N = 200 };
-
-static void pack(uint8_t *out, const uint64_t *codes, uint32_t w) {
-  memset(out, 0, (N * (size_t)w + 7) / 8 + 8);
-  for (uint64_t i = 0; i < N; i++)
-    for (uint32_t b = 0; b < w; b++)
-      if ((codes[i] >> b) & 1) out[(i * w + b) / 8] |= (uint8_t)(1u << ((i * w + b) % 8));
-}
 
 /* Runs a one-SET program on ctx; returns the status, the bitmap in bits. */
 static ps_status run(ps_context *ctx, uint32_t w, const uint64_t *codes, const uint8_t *valid, uint64_t code_limit,
                      uint32_t aux_a, const uint32_t *aux, uint32_t aux_words, uint32_t negate, uint8_t *bits) {
   uint8_t packed[N * 8 + 16];
-  pack(packed, codes, w);
+  memset(packed, 0, sizeof packed);
+  tcol_pack(packed, N, w, codes);
   const uint64_t data_bytes = (N * (uint64_t)w + 7) / 8, nb = (N + 7) / 8;
   ps_buffer *data = NULL, *vbuf = NULL, *abuf = NULL, *out = NULL;
   ps_status st = ps_buffer_create(ctx, data_bytes, &data);

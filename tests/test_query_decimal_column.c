@@ -12,13 +12,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "tcol.h"
 
 #define N_AGGS 5
-
-static void pack(uint8_t *data, uint64_t i, uint32_t w, uint64_t code) {
-  for (uint32_t b = 0; b < w; b++)
-    if (code >> b & 1) data[(i * w + b) / 8] |= (uint8_t)(1u << ((i * w + b) % 8));
-}
 
 typedef struct twin {
   ps_column *dec, *flt; /* the same codes as PS_TYPE_DECIMAL and as PS_TYPE_FLOAT64 */
@@ -26,24 +22,13 @@ typedef struct twin {
 
 static int twin_create(ps_context *ctx, uint64_t n, uint32_t w, int64_t ref, uint32_t scale, const uint64_t *codes,
                        const uint8_t *valid, twin *t) {
-  uint64_t bytes = (n * w + 7) / 8;
-  uint8_t *data = th_calloc(bytes + 1, 1);
-  for (uint64_t i = 0; i < n; i++) pack(data, i, w, codes[i]);
-  ps_for_desc d;
-  ps_for_desc_init(&d);
-  d.type = PS_TYPE_DECIMAL;
-  d.n = n;
-  d.width = w;
-  d.scale = scale;
-  d.reference.i = ref;
-  d.data = data;
-  d.data_size = bytes;
-  d.validity = valid;
-  d.validity_size = valid ? (n + 7) / 8 : 0;
-  int ok = CHECK_OK(ctx, ps_column_create_for(ctx, &d, &t->dec));
-  d.type = PS_TYPE_FLOAT64;
-  ok = ok && CHECK_OK(ctx, ps_column_create_for(ctx, &d, &t->flt));
-  free(data);
+  ps_reference m;
+  m.i = ref;
+  tcol *c = tcol_for(PS_TYPE_DECIMAL, n, w, scale, m, codes, valid, NULL);
+  int ok = CHECK_OK(ctx, tcol_create(ctx, c, &t->dec));
+  c->type = c->code_type = PS_TYPE_FLOAT64; /* the same stream, read as a float column of the scale */
+  ok = ok && CHECK_OK(ctx, tcol_create(ctx, c, &t->flt));
+  tcol_free(c);
   return ok;
 }
 

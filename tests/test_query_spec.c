@@ -67,6 +67,30 @@ static ps_value *one(ps_context *ctx) {
   return v;
 }
 
+/* SUM(price * disc) WHERE date BETWEEN b[0] AND b[1] AND disc BETWEEN b[2] AND
+ * b[3] AND qty < b[4], the shape of SSB Q1.1 and TPC-H Q6 (qty_first: the
+ * quantity's range ANDed before the discount's, as Q6 writes it). The WHERE
+ * and the value go to *where and *value, which the caller destroys. */
+static void ranges_product(ps_context *ctx, shape *s, const char *name, ps_column *date, ps_column *disc,
+                           ps_column *qty, ps_column *price, const int64_t b[5], int qty_first, ps_expr **where,
+                           ps_value **value) {
+  ps_expr *dates = NULL, *discs = NULL, *qtys = NULL, *two = NULL;
+  CHECK_OK(ctx, ps_expr_between(ctx, date, ps_lit_int(b[0]), ps_lit_int(b[1]), &dates));
+  CHECK_OK(ctx, ps_expr_between(ctx, disc, ps_lit_int(b[2]), ps_lit_int(b[3]), &discs));
+  CHECK_OK(ctx, ps_expr_compare(ctx, qty, PS_LT, ps_lit_int(b[4]), &qtys));
+  CHECK_OK(ctx, ps_expr_and(ctx, dates, qty_first ? qtys : discs, &two));
+  CHECK_OK(ctx, ps_expr_and(ctx, two, qty_first ? discs : qtys, where));
+  ps_agg agg = {PS_AGG_SUM, *value = arith(ctx, PS_MUL, col(ctx, price), col(ctx, disc))};
+  ps_query_desc d;
+  ps_query_desc_init(&d);
+  d.rows = N;
+  d.where = *where;
+  d.aggs = &agg;
+  d.n_aggs = 1;
+  s->name = name;
+  CHECK_OK(ctx, ps_query_create(ctx, &d, &s->q));
+}
+
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -167,23 +191,9 @@ int main(int argc, char **argv) {
   if (!date || !qty || !disc || !price || !tax || !flag || !status || !wide_a || !wide_b || !key_a || !key_b)
     goto done;
 
-  { /* SSB Q1.1: SUM(price * discount) WHERE date in a year AND discount 1..3 AND quantity < 25 */
-    ps_expr *a = NULL, *b = NULL, *c = NULL, *ab = NULL;
-    CHECK_OK(ctx, ps_expr_between(ctx, date, ps_lit_int(1000), ps_lit_int(1365), &a));
-    CHECK_OK(ctx, ps_expr_between(ctx, disc, ps_lit_int(1), ps_lit_int(3), &b));
-    CHECK_OK(ctx, ps_expr_compare(ctx, qty, PS_LT, ps_lit_int(25), &c));
-    CHECK_OK(ctx, ps_expr_and(ctx, a, b, &ab));
-    CHECK_OK(ctx, ps_expr_and(ctx, ab, c, &e[ne]));
-    ps_agg agg = {PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, price), col(ctx, disc))};
-    ps_query_desc d;
-    ps_query_desc_init(&d);
-    d.rows = N;
-    d.where = e[ne++];
-    d.aggs = &agg;
-    d.n_aggs = 1;
-    shapes[0].name = "ssb_q1_1";
-    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[0].q));
-  }
+  /* SSB Q1.1: SUM(price * discount) WHERE date in a year AND discount 1..3 AND quantity < 25 */
+  ranges_product(ctx, &shapes[0], "ssb_q1_1", date, disc, qty, price, (int64_t[5]){1000, 1365, 1, 3, 25}, 0,
+                 &e[ne++], &v[nv++]);
   { /* TPC-H Q1: 8 aggregates GROUP BY two tiny keys */
     CHECK_OK(ctx, ps_expr_compare(ctx, date, PS_LE, ps_lit_int(60000), &e[ne]));
     ps_agg aggs[8];
@@ -256,23 +266,9 @@ int main(int argc, char **argv) {
     CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[4].q));
     if (shapes[4].q) CHECK(shapes[4].q->prog.n_groups == 65536);
   }
-  { /* TPC-H Q6's shape: a WHERE of three ranges, one product */
-    ps_expr *a = NULL, *b = NULL, *c = NULL, *ab = NULL;
-    CHECK_OK(ctx, ps_expr_between(ctx, date, ps_lit_int(2000), ps_lit_int(2365), &a));
-    CHECK_OK(ctx, ps_expr_between(ctx, disc, ps_lit_int(5), ps_lit_int(7), &b));
-    CHECK_OK(ctx, ps_expr_compare(ctx, qty, PS_LT, ps_lit_int(24), &c));
-    CHECK_OK(ctx, ps_expr_and(ctx, a, c, &ab));
-    CHECK_OK(ctx, ps_expr_and(ctx, ab, b, &e[ne]));
-    ps_agg agg = {PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, price), col(ctx, disc))};
-    ps_query_desc d;
-    ps_query_desc_init(&d);
-    d.rows = N;
-    d.where = e[ne++];
-    d.aggs = &agg;
-    d.n_aggs = 1;
-    shapes[5].name = "tpch_q6";
-    CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[5].q));
-  }
+  /* TPC-H Q6's shape: the quantity's range before the discount's */
+  ranges_product(ctx, &shapes[5], "tpch_q6", date, disc, qty, price, (int64_t[5]){2000, 2365, 5, 7, 24}, 1,
+                 &e[ne++], &v[nv++]);
   for (int i = 0; i < 6; i++) check_shape(ctx, &shapes[i], dump);
 
 done:

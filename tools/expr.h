@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "packscan.h"
+#include "sql_lex.h"
 #include "table.h"
 #include "util.h"
 
@@ -82,10 +83,7 @@ typedef struct ast_node {
   int escape; /* LIKE: escape byte or -1 */
 } ast_node;
 
-typedef struct expr_error {
-  size_t pos; /* byte offset in the source */
-  char msg[512];
-} expr_error;
+typedef sql_error expr_error; /* pos: a byte offset in the source */
 
 typedef struct expr_arena {
   struct arena_block *head;

@@ -1,23 +1,12 @@
 /* Binds a parsed WHERE-expression to library expressions over a table. The
  * tool checks names and types itself first, so that its messages point at the
  * offending part of the expression; the library validates again. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "expr.h"
 
 typedef enum colkind { K_INT, K_FLOAT, K_DATE, K_STRING, K_TIMESTAMP, K_TIME, K_BOOL } colkind;
-
-static int berr(expr_error *e, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
-static int berr(expr_error *e, size_t pos, const char *fmt, ...) {
-  e->pos = pos;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static colkind kind_of(const tbl_column *c) {
   if (c->encoding == TBL_ENC_DICT) return K_STRING;
@@ -48,8 +37,8 @@ int expr_find_column(const tbl_table *t, const char *name, size_t len, int quote
                      size_t pos) {
   int k = tbl_find_column(t, name, len, quoted);
   if (k == -2)
-    return berr(err, pos, "column name '%.*s' is ambiguous (columns differ only in case); quote it",
-                (int)(len > 200 ? 200 : len), name);
+    return sql_fail(err, NULL, pos, "column name '%.*s' is ambiguous (columns differ only in case); quote it",
+                    (int)(len > 200 ? 200 : len), name);
   if (k < 0) {
     tbuf names = {0};
     for (uint32_t i = 0; i < t->ncols && i < 12; i++)
@@ -58,11 +47,11 @@ int expr_find_column(const tbl_table *t, const char *name, size_t len, int quote
     /* "Cash" in double quotes is a column name in SQL; people often mean the string. */
     int l = (int)(len > 200 ? 200 : len);
     if (quoted)
-      berr(err, pos, "unknown column '%.*s' (columns: %.*s); a string literal takes single quotes: '%.*s'", l,
-           name, (int)(names.len > 300 ? 300 : names.len), names.p ? (const char *)names.p : "", l, name);
+      sql_fail(err, NULL, pos, "unknown column '%.*s' (columns: %.*s); a string literal takes single quotes: '%.*s'", l,
+               name, (int)(names.len > 300 ? 300 : names.len), names.p ? (const char *)names.p : "", l, name);
     else
-      berr(err, pos, "unknown column '%.*s' (columns: %.*s)", l, name, (int)(names.len > 300 ? 300 : names.len),
-           names.p ? (const char *)names.p : "");
+      sql_fail(err, NULL, pos, "unknown column '%.*s' (columns: %.*s)", l, name,
+               (int)(names.len > 300 ? 300 : names.len), names.p ? (const char *)names.p : "");
     tbuf_free(&names);
     return -1;
   }
@@ -77,7 +66,7 @@ static int get_column(bind_env *env, const ast_operand *o, ps_column **col, cons
   if (!env->cols[k]) {
     char msg[TOOL_ERR_SIZE];
     ps_status st = tbl_column_create(env->ctx, env->tbl, (uint32_t)k, &env->cols[k], msg, sizeof msg);
-    if (st != PS_OK) return berr(err, o->pos, "%s", msg);
+    if (st != PS_OK) return sql_fail(err, NULL, o->pos, "%s", msg);
   }
   *col = env->cols[k];
   *meta = &env->tbl->cols[k];
@@ -98,8 +87,9 @@ static int time_literal(const tbl_column *c, colkind k, const ast_operand *o, in
   } else {
     r = time_to_units(sec, ns, (int)c->unit, &v);
     if (r < 0)
-      return berr(err, o->pos, "the literal is outside the range of column '%s' (64-bit count of 10^-%u seconds)",
-                  c->name, c->unit);
+      return sql_fail(err, NULL, o->pos,
+                      "the literal is outside the range of column '%s' (64-bit count of 10^-%u seconds)", c->name,
+                      c->unit);
   }
   *out = ps_lit_int(v);
   *inexact = r;
@@ -122,7 +112,9 @@ static int literal_column(bind_env *env, const ast_operand *x, const ast_operand
     ps_for_desc d = (*meta)->desc;
     d.type = PS_TYPE_DECIMAL;
     ps_status st = ps_column_create_for(env->ctx, &d, &env->dec_cols[k]);
-    if (st != PS_OK) return berr(err, x->pos, "column '%s': %s", (*meta)->name, lib_error(st, ps_context_last_error(env->ctx)));
+    if (st != PS_OK)
+      return sql_fail(err, NULL, x->pos, "column '%s': %s", (*meta)->name,
+                      lib_error(st, ps_context_last_error(env->ctx)));
   }
   *col = env->dec_cols[k];
   return 0;
@@ -141,7 +133,7 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
   switch (o->kind) {
   case OPD_BOOL:
     if (k != K_BOOL)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a boolean", c->name, ty);
+      return sql_fail(err, NULL, o->pos, "type mismatch: column '%s' is %s, the literal is a boolean", c->name, ty);
     *out = ps_lit_int(o->i);
     return 0;
   case OPD_INT:
@@ -149,13 +141,13 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
   case OPD_FLOAT:
   case OPD_DECIMAL:
     if (k == K_STRING || timelike || k == K_BOOL)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is %s%s", c->name, ty,
-                  opd_desc(o->kind),
-                  k == K_DATE        ? " (write DATE 'yyyy-mm-dd')"
-                  : k == K_TIMESTAMP ? " (write TIMESTAMP 'yyyy-mm-dd hh:mm:ss')"
-                  : k == K_TIME      ? " (write TIME 'hh:mm:ss')"
-                  : k == K_BOOL      ? " (write TRUE or FALSE)"
-                                     : "");
+      return sql_fail(err, NULL, o->pos, "type mismatch: column '%s' is %s, the literal is %s%s", c->name, ty,
+                      opd_desc(o->kind),
+                      k == K_DATE        ? " (write DATE 'yyyy-mm-dd')"
+                      : k == K_TIMESTAMP ? " (write TIMESTAMP 'yyyy-mm-dd hh:mm:ss')"
+                      : k == K_TIME      ? " (write TIME 'hh:mm:ss')"
+                      : k == K_BOOL      ? " (write TRUE or FALSE)"
+                                         : "");
     *out = o->kind == OPD_INT    ? ps_lit_int(o->i)
            : o->kind == OPD_UINT ? ps_lit_uint(o->u)
            : o->kind == OPD_DECIMAL ? o->dec
@@ -164,12 +156,13 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
   case OPD_DATE:
   case OPD_TIMESTAMP:
     if (k != K_DATE && k != K_TIMESTAMP)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is %s", c->name, ty, opd_desc(o->kind));
+      return sql_fail(err, NULL, o->pos, "type mismatch: column '%s' is %s, the literal is %s", c->name, ty,
+                      opd_desc(o->kind));
     if (o->kind == OPD_DATE) return time_literal(c, k, o, o->i * 86400, 0, out, inexact, err);
     return time_literal(c, k, o, o->i, o->ns, out, inexact, err);
   case OPD_TIME:
     if (k != K_TIME)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a time", c->name, ty);
+      return sql_fail(err, NULL, o->pos, "type mismatch: column '%s' is %s, the literal is a time", c->name, ty);
     return time_literal(c, k, o, o->i, o->ns, out, inexact, err);
   case OPD_STRING:
     if (timelike) { /* a date, timestamp or time column takes its text in quotes as well */
@@ -182,24 +175,25 @@ static int convert_literal(const tbl_column *c, const ast_operand *o, ps_literal
         return 0;
       }
       if (k == K_TIME ? parse_time(o->s, o->len, &sec, &ns, &dg) : parse_timestamp(o->s, o->len, &sec, &ns, &dg, NULL))
-        return berr(err, o->pos, "type mismatch: column '%s' is %s and '%.*s' is not %s", c->name, ty, l, o->s,
-                    k == K_DATE        ? "'yyyy-mm-dd'"
-                    : k == K_TIMESTAMP ? "'yyyy-mm-dd hh:mm:ss[.fff]'"
-                                       : "'hh:mm:ss[.fff]'");
+        return sql_fail(err, NULL, o->pos, "type mismatch: column '%s' is %s and '%.*s' is not %s", c->name, ty, l,
+                        o->s,
+                        k == K_DATE        ? "'yyyy-mm-dd'"
+                        : k == K_TIMESTAMP ? "'yyyy-mm-dd hh:mm:ss[.fff]'"
+                                           : "'hh:mm:ss[.fff]'");
       return time_literal(c, k, o, sec, ns, out, inexact, err);
     }
     if (k != K_STRING)
-      return berr(err, o->pos, "type mismatch: column '%s' is %s, the literal is a string%s", c->name, ty,
-                  k == K_BOOL ? " (write TRUE or FALSE)" : "");
+      return sql_fail(err, NULL, o->pos, "type mismatch: column '%s' is %s, the literal is a string%s", c->name, ty,
+                      k == K_BOOL ? " (write TRUE or FALSE)" : "");
     *out = ps_lit_str(o->s, o->len);
     return 0;
   default:
-    return berr(err, o->pos, "internal error: not a literal");
+    return sql_fail(err, NULL, o->pos, "internal error: not a literal");
   }
 }
 
 static int lib_fail(bind_env *env, ps_status st, size_t pos, expr_error *err) {
-  return berr(err, pos, "%s", lib_error(st, ps_context_last_error(env->ctx)));
+  return sql_fail(err, NULL, pos, "%s", lib_error(st, ps_context_last_error(env->ctx)));
 }
 
 static int combine(bind_env *env, ast_kind k, ps_expr *l, ps_expr *r, size_t pos, ps_expr **out,
@@ -245,7 +239,7 @@ static int make_cmp(bind_env *env, const ast_operand *x, ps_cmp op, const ast_op
     y = t;
     op = flipped[op];
   }
-  if (x->kind != OPD_COLUMN) return berr(err, pos, "comparison of two literals: one side must be a column");
+  if (x->kind != OPD_COLUMN) return sql_fail(err, NULL, pos, "comparison of two literals: one side must be a column");
   ps_column *a;
   const tbl_column *ma;
   if (y->kind == OPD_COLUMN ? get_column(env, x, &a, &ma, err) : literal_column(env, x, y, 1, &a, &ma, err))
@@ -262,8 +256,8 @@ static int make_cmp(bind_env *env, const ast_operand *x, ps_cmp op, const ast_op
       char ta[32], tb[32];
       tbl_column_typename(ma, ta);
       tbl_column_typename(mb, tb);
-      return berr(err, pos, "type mismatch: cannot compare column '%s' (%s) with column '%s' (%s)", ma->name, ta,
-                  mb->name, tb);
+      return sql_fail(err, NULL, pos, "type mismatch: cannot compare column '%s' (%s) with column '%s' (%s)", ma->name,
+                      ta, mb->name, tb);
     }
     st = ps_expr_compare_columns(env->ctx, a, op, b, out);
   } else {
@@ -420,7 +414,7 @@ static int bind_or(bind_env *env, const ast_node *n, ps_expr **out, expr_error *
   rc = 0;
   goto done;
 oom:
-  berr(err, n->pos, "out of memory");
+  sql_fail(err, NULL, n->pos, "out of memory");
 done:
   for (size_t i = 0; parts && i < nl; i++) ps_expr_destroy(parts[i]);
   free(parts);
@@ -480,7 +474,7 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
   case AST_IN: {
     if (literal_column(env, &n->a, n->list, n->nlist, &col, &meta, err)) return -1;
     ps_literal *lits = calloc(n->nlist ? n->nlist : 1, sizeof *lits);
-    if (!lits) return berr(err, n->pos, "out of memory");
+    if (!lits) return sql_fail(err, NULL, n->pos, "out of memory");
     size_t nl = 0;
     int64_t dropped = 0;
     for (size_t i = 0; i < n->nlist; i++) {
@@ -514,7 +508,7 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
     if (kind_of(meta) != K_STRING) {
       char ty[32];
       tbl_column_typename(meta, ty);
-      return berr(err, n->a.pos, "type mismatch: LIKE needs a string column; '%s' is %s", meta->name, ty);
+      return sql_fail(err, NULL, n->a.pos, "type mismatch: LIKE needs a string column; '%s' is %s", meta->name, ty);
     }
     st = ps_expr_like(env->ctx, col, n->b.s, n->b.len, n->escape, n->negate, out);
     return st == PS_OK ? 0 : lib_fail(env, st, n->b.pos, err);
@@ -523,5 +517,5 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
     st = ps_expr_is_null(env->ctx, col, n->negate, out);
     return st == PS_OK ? 0 : lib_fail(env, st, n->pos, err);
   }
-  return berr(err, n->pos, "internal error: unknown node");
+  return sql_fail(err, NULL, n->pos, "internal error: unknown node");
 }

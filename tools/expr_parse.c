@@ -1,6 +1,5 @@
 /* Recursive-descent parser for WHERE-expressions (see expr.h), over sql_lex.c's tokens. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,24 +57,12 @@ typedef struct parser {
   int depth;
 } parser;
 
-static int fail(parser *p, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
-static int fail(parser *p, size_t pos, const char *fmt, ...) {
-  if (!p->failed) {
-    p->failed = 1;
-    p->err->pos = pos;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
-
 static void describe(const parser *p, const token *t, char *out, size_t n) { sql_describe(p->src, t, out, n); }
 
 static int lex(parser *p) {
-  sql_lex_error e;
-  if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_EXPR, &e)) return fail(p, e.pos, "%s", e.msg);
+  sql_error e;
+  if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_EXPR, &e))
+    return sql_fail(p->err, &p->failed, e.pos, "%s", e.msg);
   return 0;
 }
 
@@ -95,7 +82,7 @@ static int tok_is_any_kw(const parser *p) {
 static const char *unquote(parser *p, const token *t, size_t *len) {
   char *out = arena_alloc(p->arena, t->len + 1);
   if (!out) {
-    fail(p, t->pos, "out of memory");
+    sql_fail(p->err, &p->failed, t->pos, "out of memory");
     return NULL;
   }
   *len = sql_unquote(p->src, t, out);
@@ -118,7 +105,7 @@ static int parse_number(parser *p, const token *t, int neg, size_t start, ast_op
       mag = mag * 10 + d;
     }
     if (overflow || (neg && mag > (uint64_t)INT64_MAX + 1))
-      return fail(p, start, "integer literal out of range");
+      return sql_fail(p->err, &p->failed, start, "integer literal out of range");
     if (neg) {
       o->kind = OPD_INT;
       o->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
@@ -132,7 +119,7 @@ static int parse_number(parser *p, const token *t, int neg, size_t start, ast_op
     return 0;
   }
   char *tmp = arena_alloc(p->arena, t->len + 2);
-  if (!tmp) return fail(p, t->pos, "out of memory");
+  if (!tmp) return sql_fail(p->err, &p->failed, t->pos, "out of memory");
   if (!memchr(s, 'e', t->len) && !memchr(s, 'E', t->len)) {
     /* A decimal point without an exponent: an exact decimal, as SQL reads it
      * (the library's own parser, so that every front end agrees). */
@@ -140,7 +127,7 @@ static int parse_number(parser *p, const token *t, int neg, size_t start, ast_op
     memcpy(tmp + 1, s, t->len);
     char msg[256];
     ps_status st = ps_literal_parse(neg ? tmp : tmp + 1, t->len + (neg ? 1 : 0), &o->dec, msg, sizeof msg);
-    if (st != PS_OK) return fail(p, start, "numeric literal: %s", msg);
+    if (st != PS_OK) return sql_fail(p->err, &p->failed, start, "numeric literal: %s", msg);
     o->kind = o->dec.kind == PS_LIT_DECIMAL ? OPD_DECIMAL : OPD_FLOAT;
     if (o->kind == OPD_FLOAT) o->f = o->dec.v.f;
     return 0;
@@ -148,7 +135,7 @@ static int parse_number(parser *p, const token *t, int neg, size_t start, ast_op
   memcpy(tmp, s, t->len);
   tmp[t->len] = 0;
   double v = strtod(tmp, NULL);
-  if (!isfinite(v)) return fail(p, start, "numeric literal out of range");
+  if (!isfinite(v)) return sql_fail(p->err, &p->failed, start, "numeric literal out of range");
   o->kind = OPD_FLOAT;
   o->f = neg ? -v : v;
   return 0;
@@ -182,23 +169,27 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
       int is_date = t.len == 4 && (p->src[t.pos] == 'd' || p->src[t.pos] == 'D');
       if (is_date) {
         int32_t days;
-        if (parse_date(str, len, &days)) return fail(p, p->tok.pos, "invalid date (expected 'yyyy-mm-dd')");
+        if (parse_date(str, len, &days))
+          return sql_fail(p->err, &p->failed, p->tok.pos, "invalid date (expected 'yyyy-mm-dd')");
         o->kind = OPD_DATE;
         o->i = days;
       } else if (t.len == 9) { /* TIMESTAMP (TIME has 4 letters) */
         if (parse_timestamp(str, len, &o->i, &o->ns, &o->digits, NULL))
-          return fail(p, p->tok.pos, "invalid timestamp (expected 'yyyy-mm-dd hh:mm:ss[.fff]', optionally 'Z' or '+hh:mm')");
+          return sql_fail(p->err, &p->failed, p->tok.pos,
+                          "invalid timestamp (expected 'yyyy-mm-dd hh:mm:ss[.fff]', optionally 'Z' or '+hh:mm')");
         o->kind = OPD_TIMESTAMP;
       } else { /* TIME */
         if (parse_time(str, len, &o->i, &o->ns, &o->digits))
-          return fail(p, p->tok.pos, "invalid time (expected 'hh:mm:ss[.fff]', 00:00:00 to 23:59:59)");
+          return sql_fail(p->err, &p->failed, p->tok.pos,
+                          "invalid time (expected 'hh:mm:ss[.fff]', 00:00:00 to 23:59:59)");
         o->kind = OPD_TIME;
       }
       o->end = p->tok.pos + p->tok.len;
       return lex(p);
     }
     if (tok_is_kw(p, "NULL"))
-      return fail(p, t.pos, "NULL is not a value here: comparisons with NULL are never true (use IS NULL)");
+      return sql_fail(p->err, &p->failed, t.pos,
+                      "NULL is not a value here: comparisons with NULL are never true (use IS NULL)");
     if (tok_is_kw(p, "TRUE") || tok_is_kw(p, "FALSE")) {
       o->kind = OPD_BOOL;
       o->i = tok_is_kw(p, "TRUE");
@@ -206,7 +197,7 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     }
     if (tok_is_any_kw(p)) {
       describe(p, &t, d, sizeof d);
-      return fail(p, t.pos, "expected %s, found keyword %s", what, d);
+      return sql_fail(p->err, &p->failed, t.pos, "expected %s, found keyword %s", what, d);
     }
     o->kind = OPD_COLUMN;
     o->s = p->src + t.pos;
@@ -218,7 +209,7 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     o->quoted = 1;
     o->s = unquote(p, &t, &o->len);
     if (!o->s) return -1;
-    if (o->len == 0) return fail(p, t.pos, "empty quoted identifier");
+    if (o->len == 0) return sql_fail(p->err, &p->failed, t.pos, "empty quoted identifier");
     return lex(p);
   }
   if (t.kind == TK_STRING) {
@@ -232,7 +223,7 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     if (lex(p)) return -1;
     if (p->tok.kind != TK_NUMBER) {
       describe(p, &p->tok, d, sizeof d);
-      return fail(p, p->tok.pos, "expected a number after '%c', found %s", neg ? '-' : '+', d);
+      return sql_fail(p->err, &p->failed, p->tok.pos, "expected a number after '%c', found %s", neg ? '-' : '+', d);
     }
     token num = p->tok;
     if (parse_number(p, &num, neg, t.pos, o)) return -1;
@@ -243,13 +234,13 @@ static int parse_operand(parser *p, ast_operand *o, const char *what) {
     return lex(p);
   }
   describe(p, &t, d, sizeof d);
-  return fail(p, t.pos, "expected %s, found %s", what, d);
+  return sql_fail(p->err, &p->failed, t.pos, "expected %s, found %s", what, d);
 }
 
 static ast_node *new_node(parser *p, ast_kind k, size_t pos) {
   ast_node *n = arena_alloc(p->arena, sizeof *n);
   if (!n) {
-    fail(p, pos, "out of memory");
+    sql_fail(p->err, &p->failed, pos, "out of memory");
     return NULL;
   }
   n->kind = k;
@@ -275,7 +266,7 @@ static ast_node *parse_predicate(parser *p) {
   if (p->tok.kind == TK_LPAREN) {
     size_t open = p->tok.pos;
     if (++p->depth > EXPR_MAX_DEPTH) {
-      fail(p, open, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
+      sql_fail(p->err, &p->failed, open, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
       return NULL;
     }
     if (lex(p)) return NULL;
@@ -283,7 +274,7 @@ static ast_node *parse_predicate(parser *p) {
     if (!e) return NULL;
     if (p->tok.kind != TK_RPAREN) {
       describe(p, &p->tok, d, sizeof d);
-      fail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
       return NULL;
     }
     p->depth--;
@@ -302,7 +293,7 @@ static ast_node *parse_predicate(parser *p) {
     if (parse_operand(p, &n->b, "a column or literal")) return NULL;
     n->a = a;
     if (a.kind != OPD_COLUMN && n->b.kind != OPD_COLUMN) {
-      fail(p, oppos, "comparison of two literals: one side must be a column");
+      sql_fail(p->err, &p->failed, oppos, "comparison of two literals: one side must be a column");
       return NULL;
     }
     if (a.kind != OPD_COLUMN) { /* 5 < x  ->  x > 5 */
@@ -319,7 +310,7 @@ static ast_node *parse_predicate(parser *p) {
     if (lex(p)) return NULL;
     if (!tok_is_kw(p, "BETWEEN") && !tok_is_kw(p, "IN") && !tok_is_kw(p, "LIKE")) {
       describe(p, &p->tok, d, sizeof d);
-      fail(p, p->tok.pos, "expected BETWEEN, IN or LIKE after NOT, found %s", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected BETWEEN, IN or LIKE after NOT, found %s", d);
       return NULL;
     }
   }
@@ -332,19 +323,19 @@ static ast_node *parse_predicate(parser *p) {
     if (lex(p) || parse_operand(p, &n->b, "a lower bound")) return NULL;
     if (!tok_is_kw(p, "AND")) {
       describe(p, &p->tok, d, sizeof d);
-      fail(p, p->tok.pos, "expected AND in BETWEEN, found %s", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected AND in BETWEEN, found %s", d);
       return NULL;
     }
     if (lex(p) || parse_operand(p, &n->c, "an upper bound")) return NULL;
     if (a.kind != OPD_COLUMN && (n->b.kind != OPD_COLUMN || n->c.kind != OPD_COLUMN)) {
-      fail(p, pos, "BETWEEN on a literal needs columns as both bounds");
+      sql_fail(p->err, &p->failed, pos, "BETWEEN on a literal needs columns as both bounds");
       return NULL;
     }
     return n;
   }
   if (tok_is_kw(p, "IN")) {
     if (a.kind != OPD_COLUMN) {
-      fail(p, pos, "IN needs a column on its left");
+      sql_fail(p->err, &p->failed, pos, "IN needs a column on its left");
       return NULL;
     }
     ast_node *n = new_node(p, AST_IN, pos);
@@ -354,7 +345,7 @@ static ast_node *parse_predicate(parser *p) {
     if (lex(p)) return NULL;
     if (p->tok.kind != TK_LPAREN) {
       describe(p, &p->tok, d, sizeof d);
-      fail(p, p->tok.pos, "expected '(' after IN, found %s", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected '(' after IN, found %s", d);
       return NULL;
     }
     if (lex(p)) return NULL;
@@ -367,12 +358,12 @@ static ast_node *parse_predicate(parser *p) {
       }
       if (lit.kind == OPD_COLUMN) {
         tbuf_free(&items);
-        fail(p, lit.pos, "IN lists hold literals only, not columns");
+        sql_fail(p->err, &p->failed, lit.pos, "IN lists hold literals only, not columns");
         return NULL;
       }
       if (tbuf_append(&items, &lit, sizeof lit)) {
         tbuf_free(&items);
-        fail(p, lit.pos, "out of memory");
+        sql_fail(p->err, &p->failed, lit.pos, "out of memory");
         return NULL;
       }
       if (p->tok.kind == TK_COMMA) {
@@ -385,14 +376,14 @@ static ast_node *parse_predicate(parser *p) {
       if (p->tok.kind == TK_RPAREN) break;
       describe(p, &p->tok, d, sizeof d);
       tbuf_free(&items);
-      fail(p, p->tok.pos, "expected ',' or ')' in the IN list, found %s", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected ',' or ')' in the IN list, found %s", d);
       return NULL;
     }
     n->nlist = items.len / sizeof(ast_operand);
     n->list = arena_alloc(p->arena, items.len);
     if (!n->list) {
       tbuf_free(&items);
-      fail(p, pos, "out of memory");
+      sql_fail(p->err, &p->failed, pos, "out of memory");
       return NULL;
     }
     memcpy(n->list, items.p, items.len);
@@ -402,7 +393,7 @@ static ast_node *parse_predicate(parser *p) {
   }
   if (tok_is_kw(p, "LIKE")) {
     if (a.kind != OPD_COLUMN) {
-      fail(p, pos, "LIKE needs a column on its left");
+      sql_fail(p->err, &p->failed, pos, "LIKE needs a column on its left");
       return NULL;
     }
     ast_node *n = new_node(p, AST_LIKE, pos);
@@ -412,7 +403,7 @@ static ast_node *parse_predicate(parser *p) {
     if (lex(p)) return NULL;
     if (p->tok.kind != TK_STRING) {
       describe(p, &p->tok, d, sizeof d);
-      fail(p, p->tok.pos, "expected a 'pattern' string after LIKE, found %s", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected a 'pattern' string after LIKE, found %s", d);
       return NULL;
     }
     if (parse_operand(p, &n->b, "a pattern")) return NULL;
@@ -420,14 +411,14 @@ static ast_node *parse_predicate(parser *p) {
       if (lex(p)) return NULL;
       if (p->tok.kind != TK_STRING) {
         describe(p, &p->tok, d, sizeof d);
-        fail(p, p->tok.pos, "expected a one-character string after ESCAPE, found %s", d);
+        sql_fail(p->err, &p->failed, p->tok.pos, "expected a one-character string after ESCAPE, found %s", d);
         return NULL;
       }
       size_t epos = p->tok.pos, elen;
       const char *e = unquote(p, &p->tok, &elen);
       if (!e) return NULL;
       if (elen != 1 || (unsigned char)e[0] > 127) {
-        fail(p, epos, "the ESCAPE character must be exactly one ASCII character");
+        sql_fail(p->err, &p->failed, epos, "the ESCAPE character must be exactly one ASCII character");
         return NULL;
       }
       n->escape = (unsigned char)e[0];
@@ -437,7 +428,7 @@ static ast_node *parse_predicate(parser *p) {
   }
   if (tok_is_kw(p, "IS")) {
     if (a.kind != OPD_COLUMN) {
-      fail(p, pos, "IS NULL needs a column on its left");
+      sql_fail(p->err, &p->failed, pos, "IS NULL needs a column on its left");
       return NULL;
     }
     ast_node *n = new_node(p, AST_ISNULL, pos);
@@ -450,15 +441,16 @@ static ast_node *parse_predicate(parser *p) {
     }
     if (!tok_is_kw(p, "NULL")) {
       describe(p, &p->tok, d, sizeof d);
-      fail(p, p->tok.pos, "expected NULL after IS%s, found %s", n->negate ? " NOT" : "", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected NULL after IS%s, found %s", n->negate ? " NOT" : "", d);
       return NULL;
     }
     if (lex(p)) return NULL;
     return n;
   }
   describe(p, &p->tok, d, sizeof d);
-  fail(p, p->tok.pos, "expected a comparison operator, BETWEEN, IN, LIKE or IS after '%.*s', found %s",
-       (int)(a.end - a.pos > 40 ? 40 : a.end - a.pos), p->src + a.pos, d);
+  sql_fail(p->err, &p->failed, p->tok.pos,
+           "expected a comparison operator, BETWEEN, IN, LIKE or IS after '%.*s', found %s",
+           (int)(a.end - a.pos > 40 ? 40 : a.end - a.pos), p->src + a.pos, d);
   return NULL;
 }
 
@@ -466,7 +458,7 @@ static ast_node *parse_not(parser *p) {
   if (tok_is_kw(p, "NOT")) {
     size_t pos = p->tok.pos;
     if (++p->depth > EXPR_MAX_DEPTH) {
-      fail(p, pos, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
+      sql_fail(p->err, &p->failed, pos, "expression nested too deeply (more than %d levels)", EXPR_MAX_DEPTH);
       return NULL;
     }
     if (lex(p)) return NULL;
@@ -501,7 +493,7 @@ static ast_node *parse_chain(parser *p, ast_kind k) {
   for (;;) {
     ast_node *t = k == AST_OR ? parse_chain(p, AST_AND) : parse_not(p);
     if (!t || tbuf_append(&terms, &t, sizeof t)) {
-      if (t) fail(p, t->pos, "out of memory");
+      if (t) sql_fail(p->err, &p->failed, t->pos, "out of memory");
       tbuf_free(&terms);
       return NULL;
     }
@@ -540,14 +532,14 @@ int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, e
         tok_is_kw(&p, "IN") || tok_is_kw(&p, "LIKE"))
       p = save;
   }
-  if (p.tok.kind == TK_EOF) return fail(&p, 0, "empty expression");
+  if (p.tok.kind == TK_EOF) return sql_fail(p.err, &p.failed, 0, "empty expression");
   ast_node *n = parse_or(&p);
   if (!n) return -1;
   if (p.tok.kind != TK_EOF) {
     char d[64];
     describe(&p, &p.tok, d, sizeof d);
-    if (p.tok.kind == TK_RPAREN) return fail(&p, p.tok.pos, "unbalanced ')'");
-    return fail(&p, p.tok.pos, "expected AND, OR or the end of the expression, found %s", d);
+    if (p.tok.kind == TK_RPAREN) return sql_fail(p.err, &p.failed, p.tok.pos, "unbalanced ')'");
+    return sql_fail(p.err, &p.failed, p.tok.pos, "expected AND, OR or the end of the expression, found %s", d);
   }
   *out = n;
   return 0;

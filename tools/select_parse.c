@@ -1,7 +1,6 @@
 /* Recursive-descent parser for SELECT statements (see select.h), over sql_lex.c's tokens.
  * WHERE clauses and CASE conditions are cut out of the statement here and
  * handed to expr_parse, whose positions are then moved to the statement's. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,24 +20,12 @@ typedef struct sparser {
   size_t nodes; /* value nodes so far, at most SELECT_MAX_NODES */
 } sparser;
 
-static int sfail(sparser *p, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
-static int sfail(sparser *p, size_t pos, const char *fmt, ...) {
-  if (!p->failed) {
-    p->failed = 1;
-    p->err->pos = pos;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
-
 static void sdescribe(const sparser *p, const stok *t, char *out, size_t n) { sql_describe(p->src, t, out, n); }
 
 static int slex(sparser *p) {
-  sql_lex_error e;
-  if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_STATEMENT, &e)) return sfail(p, e.pos, "%s", e.msg);
+  sql_error e;
+  if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_STATEMENT, &e))
+    return sql_fail(p->err, &p->failed, e.pos, "%s", e.msg);
   return 0;
 }
 
@@ -76,7 +63,7 @@ static int tok_aggregate(const sparser *p) {
 
 static void *salloc(sparser *p, size_t size) {
   void *m = expr_arena_alloc(p->arena, size);
-  if (!m) sfail(p, p->tok.pos, "out of memory");
+  if (!m) sql_fail(p->err, &p->failed, p->tok.pos, "out of memory");
   return m;
 }
 
@@ -94,7 +81,7 @@ static int parse_name(sparser *p, const char *what, const char **name, size_t *l
   if (p->tok.kind == TK_QIDENT) {
     *name = sunquote(p, &p->tok, len);
     if (!*name) return -1;
-    if (*len == 0) return sfail(p, p->tok.pos, "empty quoted identifier");
+    if (*len == 0) return sql_fail(p->err, &p->failed, p->tok.pos, "empty quoted identifier");
     *quoted = 1;
     return slex(p);
   }
@@ -105,7 +92,8 @@ static int parse_name(sparser *p, const char *what, const char **name, size_t *l
     return slex(p);
   }
   sdescribe(p, &p->tok, d, sizeof d);
-  return sfail(p, p->tok.pos, "expected %s, found %s%s", what, tok_reserved(p) ? "keyword " : "", d);
+  return sql_fail(p->err, &p->failed, p->tok.pos, "expected %s, found %s%s", what, tok_reserved(p) ? "keyword " : "",
+                  d);
 }
 
 /* ---- WHERE-expressions inside the statement ---- */
@@ -152,7 +140,7 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
   int depth = 0;
   if (stop(p) || p->tok.kind == TK_EOF) {
     sdescribe(p, &p->tok, d, sizeof d);
-    sfail(p, p->tok.pos, "expected a condition after %s, found %s", what, d);
+    sql_fail(p->err, &p->failed, p->tok.pos, "expected a condition after %s, found %s", what, d);
     return NULL;
   }
   while (p->tok.kind != TK_EOF && !(depth == 0 && stop(p))) {
@@ -170,9 +158,10 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
     if (e.pos >= end - start && eoi && p->tok.kind != TK_EOF) {
       /* The slice ended where the clause does: name what ends it. */
       sdescribe(p, &p->tok, d, sizeof d);
-      sfail(p, p->tok.pos, "%.*sfound %s%s", (int)(eoi - e.msg), e.msg, tok_reserved(p) ? "keyword " : "", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "%.*sfound %s%s", (int)(eoi - e.msg), e.msg,
+               tok_reserved(p) ? "keyword " : "", d);
     } else {
-      sfail(p, start + e.pos, "%s", e.msg);
+      sql_fail(p->err, &p->failed, start + e.pos, "%s", e.msg);
     }
     return NULL;
   }
@@ -195,7 +184,8 @@ static int stop_when(const sparser *p) {
 
 static vx_node *new_vx(sparser *p, vx_kind k, size_t pos) {
   if (++p->nodes > SELECT_MAX_NODES) {
-    sfail(p, p->tok.pos, "the statement's value expressions have more than %d parts", SELECT_MAX_NODES);
+    sql_fail(p->err, &p->failed, p->tok.pos, "the statement's value expressions have more than %d parts",
+             SELECT_MAX_NODES);
     return NULL;
   }
   vx_node *v = salloc(p, sizeof *v);
@@ -210,7 +200,8 @@ static vx_node *parse_value(sparser *p);
 
 static int enter(sparser *p, size_t pos) {
   if (++p->depth > SELECT_MAX_DEPTH)
-    return sfail(p, pos, "value expression nested too deeply (more than %d levels)", SELECT_MAX_DEPTH);
+    return sql_fail(p->err, &p->failed, pos, "value expression nested too deeply (more than %d levels)",
+                    SELECT_MAX_DEPTH);
   return 0;
 }
 
@@ -218,13 +209,15 @@ static vx_node *parse_number_vx(sparser *p, int neg, size_t pos) {
   const char *s = p->src + p->tok.pos;
   for (size_t i = 0; i < p->tok.len; i++)
     if (s[i] == 'e' || s[i] == 'E') {
-      sfail(p, p->tok.pos, "a number with an exponent is not exact here: write it as a decimal (0.001, 2500)");
+      sql_fail(p->err, &p->failed, p->tok.pos,
+               "a number with an exponent is not exact here: write it as a decimal (0.001, 2500)");
       return NULL;
     }
   int64_t m;
   int scale;
   if (parse_decimal(s, p->tok.len, &m, &scale)) {
-    sfail(p, p->tok.pos, "numeric literal out of range (at most 18 digits after the point, and it must fit 64 bits)");
+    sql_fail(p->err, &p->failed, p->tok.pos,
+             "numeric literal out of range (at most 18 digits after the point, and it must fit 64 bits)");
     return NULL;
   }
   vx_node *v = new_vx(p, VX_NUMBER, pos);
@@ -242,8 +235,8 @@ static vx_node *parse_case(sparser *p) {
   if (enter(p, pos) || slex(p)) return NULL;
   if (!is_kw(p, "WHEN")) {
     sdescribe(p, &p->tok, d, sizeof d);
-    sfail(p, p->tok.pos,
-          "expected WHEN after CASE, found %s (the CASE x WHEN v form is not supported: write CASE WHEN x = v)", d);
+    sql_fail(p->err, &p->failed, p->tok.pos,
+             "expected WHEN after CASE, found %s (the CASE x WHEN v form is not supported: write CASE WHEN x = v)", d);
     return NULL;
   }
   vx_node *v = new_vx(p, VX_CASE, pos);
@@ -255,18 +248,18 @@ static vx_node *parse_case(sparser *p) {
     if (!w.cond) break;
     if (!is_kw(p, "THEN")) {
       sdescribe(p, &p->tok, d, sizeof d);
-      sfail(p, p->tok.pos, "expected THEN after the WHEN condition, found %s", d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected THEN after the WHEN condition, found %s", d);
       break;
     }
     if (slex(p)) break;
     w.then = parse_value(p);
     if (!w.then) break;
     if (whens.len / sizeof w >= SELECT_MAX_ITEMS) {
-      sfail(p, w.then->pos, "CASE with more than %d WHEN branches", SELECT_MAX_ITEMS);
+      sql_fail(p->err, &p->failed, w.then->pos, "CASE with more than %d WHEN branches", SELECT_MAX_ITEMS);
       break;
     }
     if (tbuf_append(&whens, &w, sizeof w)) {
-      sfail(p, pos, "out of memory");
+      sql_fail(p->err, &p->failed, pos, "out of memory");
       break;
     }
   }
@@ -286,7 +279,8 @@ static vx_node *parse_case(sparser *p) {
   }
   if (!is_kw(p, "END")) {
     sdescribe(p, &p->tok, d, sizeof d);
-    sfail(p, p->tok.pos, "expected WHEN, ELSE or END in the CASE at column %zu, found %s", pos + 1, d);
+    sql_fail(p->err, &p->failed, p->tok.pos, "expected WHEN, ELSE or END in the CASE at column %zu, found %s", pos + 1,
+             d);
     return NULL;
   }
   v->end = p->tok.pos + p->tok.len;
@@ -326,7 +320,7 @@ static vx_node *parse_factor(sparser *p) {
     if (!v) return NULL;
     if (p->tok.kind != TK_RPAREN) {
       sdescribe(p, &p->tok, d, sizeof d);
-      sfail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", t.pos + 1, d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", t.pos + 1, d);
       return NULL;
     }
     p->depth--;
@@ -341,22 +335,23 @@ static vx_node *parse_factor(sparser *p) {
     if (parse_name(p, "a column", &v->name, &v->len, &v->quoted)) return NULL;
     if (p->tok.kind == TK_LPAREN && !v->quoted) {
       if (word_aggregate(p->src + t.pos, t.len) >= 0)
-        sfail(p, t.pos, "aggregates cannot be nested");
+        sql_fail(p->err, &p->failed, t.pos, "aggregates cannot be nested");
       else
-        sfail(p, t.pos, "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
-              (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
+        sql_fail(p->err, &p->failed, t.pos, "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
+                 (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
       return NULL;
     }
     return v;
   }
   if (t.kind == TK_STRING) {
-    sfail(p, t.pos,
-          "a string is not a value: value expressions are numbers and numeric columns "
-          "(compare strings in WHERE or WHEN)");
+    sql_fail(p->err, &p->failed, t.pos,
+             "a string is not a value: value expressions are numbers and numeric columns "
+             "(compare strings in WHERE or WHEN)");
     return NULL;
   }
   sdescribe(p, &t, d, sizeof d);
-  sfail(p, t.pos, "expected a column, a number, CASE or '(', found %s%s", tok_reserved(p) ? "keyword " : "", d);
+  sql_fail(p->err, &p->failed, t.pos, "expected a column, a number, CASE or '(', found %s%s",
+           tok_reserved(p) ? "keyword " : "", d);
   return NULL;
 }
 
@@ -374,9 +369,9 @@ static vx_node *parse_term(sparser *p) {
     l = n;
   }
   if (l && p->tok.kind == TK_SLASH) {
-    sfail(p, p->tok.pos,
-          "division is not supported: value expressions take + - * (exact arithmetic); "
-          "AVG divides once at the end");
+    sql_fail(p->err, &p->failed, p->tok.pos,
+             "division is not supported: value expressions take + - * (exact arithmetic); "
+             "AVG divides once at the end");
     return NULL;
   }
   return l;
@@ -425,20 +420,22 @@ static int parse_item(sparser *p, sel_item *it) {
     size_t open = p->tok.pos;
     it->agg = aggregate_kinds[a];
     if (slex(p)) return -1;
-    if (is_kw(p, "DISTINCT")) return sfail(p, p->tok.pos, "DISTINCT aggregates are not supported");
+    if (is_kw(p, "DISTINCT")) return sql_fail(p->err, &p->failed, p->tok.pos, "DISTINCT aggregates are not supported");
     if (p->tok.kind == TK_STAR) {
-      if (it->agg != SEL_COUNT) return sfail(p, p->tok.pos, "only COUNT takes '*'");
+      if (it->agg != SEL_COUNT) return sql_fail(p->err, &p->failed, p->tok.pos, "only COUNT takes '*'");
       it->agg = SEL_COUNT_STAR;
       if (slex(p)) return -1;
     } else if (p->tok.kind == TK_RPAREN) {
-      return sfail(p, p->tok.pos, "%s needs an argument%s", aggregates[a], a == 0 ? " (COUNT(*) counts rows)" : "");
+      return sql_fail(p->err, &p->failed, p->tok.pos, "%s needs an argument%s", aggregates[a],
+                      a == 0 ? " (COUNT(*) counts rows)" : "");
     } else {
       it->arg = parse_value(p);
       if (!it->arg) return -1;
     }
     if (p->tok.kind != TK_RPAREN) {
       sdescribe(p, &p->tok, d, sizeof d);
-      return sfail(p, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
+      return sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1,
+                      d);
     }
     it->end = p->tok.pos + p->tok.len;
     if (slex(p)) return -1;
@@ -449,22 +446,25 @@ static int parse_item(sparser *p, sel_item *it) {
     it->arg->end = it->end = t.pos + t.len;
     if (parse_name(p, "a column", &it->arg->name, &it->arg->len, &it->arg->quoted)) return -1;
     if (p->tok.kind == TK_LPAREN && t.kind == TK_IDENT)
-      return sfail(p, t.pos, "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
-                   (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
+      return sql_fail(p->err, &p->failed, t.pos,
+                      "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
+                      (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
   } else if (t.kind == TK_STAR) {
-    return sfail(p, t.pos,
-                 "SELECT * lists rows, which this SELECT does not: use a WHERE-expression with "
-                 "--select '*' to print rows");
+    return sql_fail(p->err, &p->failed, t.pos,
+                    "SELECT * lists rows, which this SELECT does not: use a WHERE-expression with "
+                    "--select '*' to print rows");
   } else {
     sdescribe(p, &t, d, sizeof d);
-    return sfail(p, t.pos, "expected an aggregate (COUNT, SUM, MIN, MAX, AVG) or a GROUP BY column, found %s%s",
-                 tok_reserved(p) ? "keyword " : "", d);
+    return sql_fail(p->err, &p->failed, t.pos,
+                    "expected an aggregate (COUNT, SUM, MIN, MAX, AVG) or a GROUP BY column, found %s%s",
+                    tok_reserved(p) ? "keyword " : "", d);
   }
   sql_tok_kind k = p->tok.kind;
   if (k == TK_PLUS || k == TK_MINUS || k == TK_STAR || k == TK_SLASH || k == TK_LPAREN)
-    return sfail(p, p->tok.pos,
-                 it->agg == SEL_KEY ? "a SELECT item outside an aggregate must be a plain GROUP BY column"
-                                    : "arithmetic on aggregate results is not supported: put it inside the aggregate");
+    return sql_fail(p->err, &p->failed, p->tok.pos,
+                    it->agg == SEL_KEY
+                        ? "a SELECT item outside an aggregate must be a plain GROUP BY column"
+                        : "arithmetic on aggregate results is not supported: put it inside the aggregate");
   if (is_kw(p, "AS")) {
     int q;
     if (slex(p)) return -1;
@@ -532,12 +532,12 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
   if (slex(&p)) return -1;
   if (!is_kw(&p, "SELECT")) {
     sdescribe(&p, &p.tok, d, sizeof d);
-    return sfail(&p, p.tok.pos, "expected SELECT, found %s", d);
+    return sql_fail(p.err, &p.failed, p.tok.pos, "expected SELECT, found %s", d);
   }
   if (slex(&p)) return -1;
   for (;;) {
     if (out->nitems == SELECT_MAX_ITEMS)
-      return sfail(&p, p.tok.pos, "more than %d items in the SELECT list", SELECT_MAX_ITEMS);
+      return sql_fail(p.err, &p.failed, p.tok.pos, "more than %d items in the SELECT list", SELECT_MAX_ITEMS);
     if (parse_item(&p, &out->items[out->nitems])) return -1;
     out->nitems++;
     if (p.tok.kind != TK_COMMA) break;
@@ -557,38 +557,41 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
     if (slex(&p)) return -1;
     if (!is_kw(&p, "BY")) {
       sdescribe(&p, &p.tok, d, sizeof d);
-      return sfail(&p, p.tok.pos, "expected BY after GROUP, found %s", d);
+      return sql_fail(p.err, &p.failed, p.tok.pos, "expected BY after GROUP, found %s", d);
     }
     if (slex(&p)) return -1;
     for (;;) {
       if (out->nkeys == SELECT_MAX_KEYS)
-        return sfail(&p, p.tok.pos, "GROUP BY takes at most %d columns", SELECT_MAX_KEYS);
+        return sql_fail(p.err, &p.failed, p.tok.pos, "GROUP BY takes at most %d columns", SELECT_MAX_KEYS);
       sel_key *k = &out->keys[out->nkeys];
       k->pos = p.tok.pos;
       k->end = p.tok.pos + p.tok.len;
       if (parse_name(&p, "a column after GROUP BY", &k->name, &k->len, &k->quoted)) return -1;
       if (p.tok.kind == TK_LPAREN || p.tok.kind == TK_PLUS || p.tok.kind == TK_MINUS || p.tok.kind == TK_STAR)
-        return sfail(&p, p.tok.pos, "GROUP BY takes columns, not expressions");
+        return sql_fail(p.err, &p.failed, p.tok.pos, "GROUP BY takes columns, not expressions");
       out->nkeys++;
       if (p.tok.kind != TK_COMMA) break;
       if (slex(&p)) return -1;
     }
   }
-  if (is_kw(&p, "ORDER")) return sfail(&p, p.tok.pos, "ORDER BY is not supported (groups come in ascending key order)");
-  if (is_kw(&p, "HAVING")) return sfail(&p, p.tok.pos, "HAVING is not supported");
-  if (is_kw(&p, "LIMIT")) return sfail(&p, p.tok.pos, "LIMIT is not supported");
+  if (is_kw(&p, "ORDER"))
+    return sql_fail(p.err, &p.failed, p.tok.pos, "ORDER BY is not supported (groups come in ascending key order)");
+  if (is_kw(&p, "HAVING")) return sql_fail(p.err, &p.failed, p.tok.pos, "HAVING is not supported");
+  if (is_kw(&p, "LIMIT")) return sql_fail(p.err, &p.failed, p.tok.pos, "LIMIT is not supported");
   if (p.tok.kind == TK_SEMI && slex(&p)) return -1;
   if (p.tok.kind != TK_EOF) {
     sdescribe(&p, &p.tok, d, sizeof d);
     if (out->nkeys == 0 && !out->where && !out->from && p.tok.kind == TK_IDENT)
-      return sfail(&p, p.tok.pos, "expected ',', FROM, WHERE, GROUP BY or the end of the statement, found %s", d);
-    return sfail(&p, p.tok.pos, "expected the end of the statement, found %s", d);
+      return sql_fail(p.err, &p.failed, p.tok.pos,
+                      "expected ',', FROM, WHERE, GROUP BY or the end of the statement, found %s", d);
+    return sql_fail(p.err, &p.failed, p.tok.pos, "expected the end of the statement, found %s", d);
   }
   if (out->nkeys == 0)
     for (size_t i = 0; i < out->nitems; i++)
       if (out->items[i].agg == SEL_KEY)
-        return sfail(&p, out->items[i].pos, "column '%.*s' is neither inside an aggregate nor in GROUP BY",
-                     (int)(out->items[i].arg->len > 60 ? 60 : out->items[i].arg->len), out->items[i].arg->name);
+        return sql_fail(p.err, &p.failed, out->items[i].pos,
+                        "column '%.*s' is neither inside an aggregate nor in GROUP BY",
+                        (int)(out->items[i].arg->len > 60 ? 60 : out->items[i].arg->len), out->items[i].arg->name);
   return 0;
 }
 

@@ -4,21 +4,10 @@
  * validates again. */
 #include "select_run.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
-
-static int perr(expr_error *e, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
-static int perr(expr_error *e, size_t pos, const char *fmt, ...) {
-  e->pos = pos;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* The library's message (it starts with the status name), else the name. */
 static const char *lib_text(ps_context *ctx, ps_status st) {
@@ -27,7 +16,7 @@ static const char *lib_text(ps_context *ctx, ps_status st) {
 }
 
 static int lib_err(select_plan *p, ps_status st, size_t pos, expr_error *e) {
-  return perr(e, pos, "%s", lib_text(p->ctx, st));
+  return sql_fail(e, NULL, pos, "%s", lib_text(p->ctx, st));
 }
 
 static int column_of(select_plan *p, const char *name, size_t len, int quoted, size_t pos, ps_column **col,
@@ -37,7 +26,7 @@ static int column_of(select_plan *p, const char *name, size_t len, int quoted, s
   if (!p->cols[k]) {
     char msg[TOOL_ERR_SIZE];
     if (tbl_column_create(p->ctx, p->tbl, (uint32_t)k, &p->cols[k], msg, sizeof msg) != PS_OK)
-      return perr(e, pos, "%s", msg);
+      return sql_fail(e, NULL, pos, "%s", msg);
   }
   if (col) *col = p->cols[k];
   return k;
@@ -103,10 +92,10 @@ static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_err
       int k = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
       if (k < 0) return -1;
       if (is_string(&p->tbl->cols[k]))
-        return perr(e, v->pos,
-                    "column '%s' is a string: arithmetic takes numeric and date columns (COUNT, MIN "
-                    "and MAX take a string column as it is)",
-                    p->tbl->cols[k].name);
+        return sql_fail(e, NULL, v->pos,
+                        "column '%s' is a string: arithmetic takes numeric and date columns (COUNT, MIN "
+                        "and MAX take a string column as it is)",
+                        p->tbl->cols[k].name);
       st = ps_value_column(p->ctx, col, out);
       return st == PS_OK ? 0 : lib_err(p, st, v->pos, e);
     }
@@ -142,7 +131,7 @@ static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_err
     case VX_CASE:
       return bind_case(p, v, out, e);
   }
-  return perr(e, v->pos, "internal error: unknown value node");
+  return sql_fail(e, NULL, v->pos, "internal error: unknown value node");
 }
 
 /* ---- the statement ---- */
@@ -155,7 +144,8 @@ static int bind_statement(select_plan *p, expr_error *e) {
     int c = column_of(p, key->name, key->len, key->quoted, key->pos, NULL, e);
     if (c < 0) return -1;
     for (size_t j = 0; j < k; j++)
-      if (p->key_col[j] == c) return perr(e, key->pos, "column '%s' is twice in GROUP BY", p->tbl->cols[c].name);
+      if (p->key_col[j] == c)
+        return sql_fail(e, NULL, key->pos, "column '%s' is twice in GROUP BY", p->tbl->cols[c].name);
     p->key_col[k] = c;
   }
   for (size_t i = 0; i < s->nitems; i++) {
@@ -170,7 +160,8 @@ static int bind_statement(select_plan *p, expr_error *e) {
       size_t k = 0;
       while (k < s->nkeys && p->key_col[k] != c) k++;
       if (k == s->nkeys)
-        return perr(e, it->pos, "column '%s' is neither inside an aggregate nor in GROUP BY", p->tbl->cols[c].name);
+        return sql_fail(e, NULL, it->pos, "column '%s' is neither inside an aggregate nor in GROUP BY",
+                        p->tbl->cols[c].name);
       p->item_key[i] = (int)k;
       const tbl_column *tc = &p->tbl->cols[c];
       p->item_show[i] = show_of(tc);
@@ -178,7 +169,7 @@ static int bind_statement(select_plan *p, expr_error *e) {
       continue;
     }
     if (p->n_aggs == PS_QUERY_MAX_AGGS)
-      return perr(e, it->pos, "more than %d aggregates in one SELECT", PS_QUERY_MAX_AGGS);
+      return sql_fail(e, NULL, it->pos, "more than %d aggregates in one SELECT", PS_QUERY_MAX_AGGS);
     uint32_t a = p->n_aggs;
     ps_agg *agg = &p->aggs[a];
     static const ps_agg_kind kinds[] = {PS_AGG_COUNT_STAR, PS_AGG_COUNT_STAR, PS_AGG_COUNT, PS_AGG_SUM,
@@ -198,7 +189,7 @@ static int bind_statement(select_plan *p, expr_error *e) {
         const tbl_column *tc = &p->tbl->cols[c];
         if (is_string(tc) && it->agg != SEL_COUNT) {
           if (!tc->dict.sorted)
-            return perr(e, v->pos, "MIN and MAX of string column '%s' need a sorted dictionary", tc->name);
+            return sql_fail(e, NULL, v->pos, "MIN and MAX of string column '%s' need a sorted dictionary", tc->name);
           p->item_show[i] = SHOW_STRING;
           p->item_dict_col[i] = c;
         } else if (it->agg != SEL_COUNT) {

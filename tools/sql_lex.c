@@ -7,8 +7,9 @@
 
 #include "util.h"
 
-static int lex_fail(sql_lex_error *err, size_t pos, const char *fmt, ...) TOOL_PRINTF(3, 4);
-static int lex_fail(sql_lex_error *err, size_t pos, const char *fmt, ...) {
+int sql_fail(sql_error *err, int *failed, size_t pos, const char *fmt, ...) {
+  if (failed && *failed) return -1;
+  if (failed) *failed = 1;
   err->pos = pos;
   va_list ap;
   va_start(ap, fmt);
@@ -25,7 +26,7 @@ int sql_is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' ||
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 /* Comparison operators of a WHERE-expression; sets tok's kind and op, or fails. */
-static int lex_cmp(const char *s, size_t len, size_t start, size_t *i, sql_token *t, sql_lex_error *err) {
+static int lex_cmp(const char *s, size_t len, size_t start, size_t *i, sql_token *t, sql_error *err) {
   unsigned char c = (unsigned char)s[start];
   t->kind = TK_CMP;
   switch (c) {
@@ -39,7 +40,7 @@ static int lex_cmp(const char *s, size_t len, size_t start, size_t *i, sql_token
         t->op = PS_NE;
         return 0;
       }
-      return lex_fail(err, start, "unexpected character '!' (did you mean '!='?)");
+      return sql_fail(err, NULL, start, "unexpected character '!' (did you mean '!='?)");
     case '<':
       t->op = PS_LT;
       if (*i < len && s[*i] == '=') {
@@ -58,12 +59,12 @@ static int lex_cmp(const char *s, size_t len, size_t start, size_t *i, sql_token
       }
       return 0;
     default:
-      if (c >= 32 && c < 127) return lex_fail(err, start, "unexpected character '%c'", c);
-      return lex_fail(err, start, "unexpected byte 0x%02x", c);
+      if (c >= 32 && c < 127) return sql_fail(err, NULL, start, "unexpected character '%c'", c);
+      return sql_fail(err, NULL, start, "unexpected byte 0x%02x", c);
   }
 }
 
-int sql_lex(const char *s, size_t len, size_t *pos, sql_token *t, sql_lex_mode mode, sql_lex_error *err) {
+int sql_lex(const char *s, size_t len, size_t *pos, sql_token *t, sql_lex_mode mode, sql_error *err) {
   while (*pos < len && sql_is_space((unsigned char)s[*pos])) ++*pos;
   size_t start = *pos;
   t->pos = start;
@@ -85,7 +86,7 @@ int sql_lex(const char *s, size_t len, size_t *pos, sql_token *t, sql_lex_mode m
     }
     /* In a statement "1.2.3" is one malformed number; a WHERE-expression
      * reads it as 1.2 and .3 and its parser says what it expected instead. */
-    if (mode == SQL_LEX_STATEMENT && i < len && s[i] == '.') return lex_fail(err, start, "malformed number");
+    if (mode == SQL_LEX_STATEMENT && i < len && s[i] == '.') return sql_fail(err, NULL, start, "malformed number");
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
       size_t j = i + 1;
       if (j < len && (s[j] == '+' || s[j] == '-')) j++;
@@ -94,13 +95,13 @@ int sql_lex(const char *s, size_t len, size_t *pos, sql_token *t, sql_lex_mode m
         i = j;
       }
     }
-    if (i < len && sql_is_ident_char((unsigned char)s[i])) return lex_fail(err, start, "malformed number");
+    if (i < len && sql_is_ident_char((unsigned char)s[i])) return sql_fail(err, NULL, start, "malformed number");
     t->kind = TK_NUMBER;
   } else if (c == '\'' || c == '"') {
     i++;
     for (;;) {
       if (i >= len)
-        return lex_fail(err, start, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
+        return sql_fail(err, NULL, start, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
       if ((unsigned char)s[i] == c) {
         if (i + 1 < len && (unsigned char)s[i + 1] == c) {
           i += 2;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "packscan.h"
+#include "util.h"
 
 typedef enum sql_tok_kind {
   TK_EOF,
@@ -40,16 +41,23 @@ typedef struct sql_token {
   ps_cmp op;       /* TK_CMP */
 } sql_token;
 
-typedef struct sql_lex_error {
+/* Where a text went wrong (a byte offset in it) and what: the lexer's errors
+ * and both parsers' (expr_error of expr.h is this type). */
+typedef struct sql_error {
   size_t pos;
-  char msg[96];
-} sql_lex_error;
+  char msg[512];
+} sql_error;
+
+/* Records an error of a parse in *err (pos, the printf-style message) and
+ * returns -1. With `failed`, only the parse's first error is kept: nothing is
+ * written once *failed is set, and *failed is set. */
+int sql_fail(sql_error *err, int *failed, size_t pos, const char *fmt, ...) TOOL_PRINTF(4, 5);
 
 /* Reads the token that starts at or after *pos (white space skipped) into
  * *tok and moves *pos past it; at the end, a TK_EOF token at len. Returns 0,
  * or -1 with *err set (the token's position and what is wrong) and *pos left
  * at that position. */
-int sql_lex(const char *src, size_t len, size_t *pos, sql_token *tok, sql_lex_mode mode, sql_lex_error *err);
+int sql_lex(const char *src, size_t len, size_t *pos, sql_token *tok, sql_lex_mode mode, sql_error *err);
 
 /* Whether src[0..len) is the upper-case word kw in any case. */
 int sql_word_eq(const char *src, size_t len, const char *kw);

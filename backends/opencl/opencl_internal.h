@@ -30,6 +30,8 @@
  * the fast path besides the specialized filters, so that a sweep over widths
  * does not evict them. */
 #define PS_CL_CACHE_SLOTS 96
+/* Query specialization texts remembered as failing to build (opencl_query.c). */
+#define PS_CL_QUERY_UNBUILT 16
 
 /* The kinds of build (opencl_program.c's build_kind). */
 #define PS_CL_BUILD_KINDS 6
@@ -118,6 +120,11 @@ struct ps_backend {
    * its first use. */
   unsigned char source_digest[PS_CL_BUILD_KINDS][32];
   int have_source_digest[PS_CL_BUILD_KINDS];
+  /* Specialized query texts whose build failed (opencl_query.c), by hash and
+   * length, the latest PS_CL_QUERY_UNBUILT: their queries take the generic
+   * kernel without compiling again on every chunk. */
+  uint64_t query_unbuilt[PS_CL_QUERY_UNBUILT][2];
+  uint32_t query_unbuilt_count;
 };
 
 /* The context's internal options (core/internal_options.h: the paths tests

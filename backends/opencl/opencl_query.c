@@ -21,8 +21,11 @@ _Static_assert(PS_CL_WORK_GROUP <= PS_Q_LOCAL_ACCS, "query work-groups reduce in
 static cl_mem or_dummy(const ps_backend *be, ps_devmem m) { return m.handle ? (cl_mem)m.handle : be->dummy; }
 
 /* The query's specialization text (core/query_spec.h) into *out (host
- * memory the caller frees). */
+ * memory the caller frees). Under opencl_query = PS_OPT_QUERY_UNBUILDABLE a
+ * line the compiler rejects ends it, so that its build fails as a compiler
+ * error would. */
 static ps_status spec_text(ps_backend *be, const ps_query_args *a, const ps_qlaunch *L, uint64_t fields, char **out) {
+  static const char reject[] = "\n#error opencl_query=unbuildable: this build fails on purpose\n";
   *out = NULL;
   char *text = ps_host_alloc(be->ctx, PS_QUERY_SPEC_MAX_TEXT);
   if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: query specialization text");
@@ -35,12 +38,184 @@ static ps_status spec_text(ps_backend *be, const ps_query_args *a, const ps_qlau
   f.and_right = L->and_right;
   f.or_right = L->or_right;
   f.fields = fields;
-  if (ps_query_spec_write(a->prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0) {
+  const size_t len = ps_query_spec_write(a->prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT);
+  const int unbuildable = ps_cl_options(be)->opencl_query == PS_OPT_QUERY_UNBUILDABLE;
+  if (len == 0 || (unbuildable && len + sizeof reject > PS_QUERY_SPEC_MAX_TEXT)) {
     ps_host_free(be->ctx, text);
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query specialization text over %u bytes",
                             PS_QUERY_SPEC_MAX_TEXT);
   }
+  if (unbuildable) memcpy(text + len, reject, sizeof reject);
   *out = text;
+  return PS_OK;
+}
+
+/* A specialization text's key among the failed builds: FNV-1a and length (two
+ * texts that collide would only send a buildable query to the generic
+ * kernel, which gives the same answer). */
+static void unbuilt_key(const char *text, uint64_t key[2]) {
+  uint64_t h = UINT64_C(14695981039346656037), n = 0;
+  for (; text[n]; n++) h = (h ^ (unsigned char)text[n]) * UINT64_C(1099511628211);
+  key[0] = h;
+  key[1] = n;
+}
+
+static int unbuilt(const ps_backend *be, const uint64_t key[2]) {
+  const uint32_t n = be->query_unbuilt_count < PS_CL_QUERY_UNBUILT ? be->query_unbuilt_count : PS_CL_QUERY_UNBUILT;
+  for (uint32_t i = 0; i < n; i++)
+    if (be->query_unbuilt[i][0] == key[0] && be->query_unbuilt[i][1] == key[1]) return 1;
+  return 0;
+}
+
+/* The build of the query's specialized kernels in *out, or NULL where the
+ * generic kernel runs instead: the text failed to build (now or on an earlier
+ * chunk), or the device refused a launch of this build before. A failed build
+ * is the call's error under query_specialize = PS_OPT_ON (so that tests see a
+ * source that does not compile, as on CUDA) and when host memory ran out. */
+static ps_status specialized_program(ps_backend *be, const ps_query_args *a, const ps_qlaunch *L, uint64_t fields,
+                                     const ps_cl_cached **out) {
+  *out = NULL;
+  char *spec = NULL;
+  PS_CL_TRY(spec_text(be, a, L, fields, &spec));
+  const int strict = ps_cl_options(be)->query_specialize == PS_OPT_ON;
+  uint64_t key[2];
+  unbuilt_key(spec, key);
+  if (!strict && unbuilt(be, key)) {
+    ps_host_free(be->ctx, spec);
+    return PS_OK;
+  }
+  int atomics = 0;
+  const ps_cl_cached *prog = NULL;
+  const ps_status st = ps_cl_query_program(be, spec, &atomics, &prog);
+  ps_host_free(be->ctx, spec);
+  if (st == PS_OK) {
+    if (prog->work_group[PS_CL_QUERY_PARTIALS] != 0) *out = prog;
+    return PS_OK;
+  }
+  if (strict || st == PS_ERR_OUT_OF_MEMORY) return st;
+  const uint32_t slot = be->query_unbuilt_count++ % PS_CL_QUERY_UNBUILT;
+  be->query_unbuilt[slot][0] = key[0];
+  be->query_unbuilt[slot][1] = key[1];
+  return PS_OK;
+}
+
+/* Launches kernel `id` of prog over `global` work-items. With `refused` (a
+ * specialized build), a launch the device turns down for its resources
+ * (CL_OUT_OF_RESOURCES, CL_INVALID_WORK_GROUP_SIZE: NVIDIA's driver returns
+ * them at the enqueue for kernels that need more registers or local memory
+ * than the group size allows; PoCL never does) sets *refused and launches
+ * nothing; so does every launch under opencl_query = PS_OPT_QUERY_REFUSED. */
+static ps_status launch(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global, int *refused) {
+  if (!refused) return ps_cl_launch(be, prog, id, global);
+  const int refuse = ps_cl_options(be)->opencl_query == PS_OPT_QUERY_REFUSED;
+  const cl_int err = refuse ? CL_OUT_OF_RESOURCES : ps_cl_enqueue(be, prog, id, global);
+  if (err == CL_OUT_OF_RESOURCES || err == CL_INVALID_WORK_GROUP_SIZE) {
+    *refused = 1;
+    return PS_OK;
+  }
+  if (err != CL_SUCCESS)
+    return ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel",
+                      id == PS_CL_QUERY_MERGE ? "ps_query_merge (specialized)" : "ps_query_partials (specialized)");
+  return PS_OK;
+}
+
+/* Both passes of the chunk's query through prog's kernels, in L's mode, and
+ * the status words read back. `refused`: see launch (then nothing is read
+ * back, and the accumulators are untouched: pass 2 alone writes them). */
+static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_cached *prog, ps_qlaunch *L,
+                            const ps_program *where_prog, double bound, int *refused) {
+  const ps_vprog *p = a->prog;
+  const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
+  const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
+  uint64_t items, parts, global;
+  if (L->mode == PS_QMODE_ITEMS) {
+    items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
+    const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
+    if (items > cap) items = cap;
+    if (items > words) items = words;
+    if (items == 0) items = 1;
+    parts = items;
+    global = items;
+  } else {
+    cl_uint units = 1;
+    if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
+        units == 0)
+      units = 1;
+    uint64_t groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
+    if (groups > (words + wg - 1) / wg) groups = (words + wg - 1) / wg;
+    if (L->mode == PS_QMODE_REGS) { /* few enough words per work-item for exact 64-bit sums */
+      const uint64_t per_group = ps_q_regs_max_words(bound) * wg;
+      if (groups < (words + per_group - 1) / per_group) groups = (words + per_group - 1) / per_group;
+    }
+    if (groups == 0) groups = 1;
+    items = groups * wg;
+    parts = groups;
+    global = items;
+  }
+  L->items = items;
+
+  cl_mem prog_buf = NULL, where_buf = NULL, launch_buf = NULL, part = NULL;
+  ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
+  if (st == PS_OK) st = ps_cl_upload(be, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
+  if (st == PS_OK) st = ps_cl_upload(be, L, sizeof *L, "query launch", &launch_buf);
+  if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(parts * n_acc * sizeof(ps_qacc)), &part);
+  if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
+  cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
+  cl_uint arg = 0;
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &where_buf);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &launch_buf);
+  if (st == PS_OK) {
+    if (a->where_aux.handle && a->where_aux.offset)
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: aux words at offset %llu",
+                            (unsigned long long)a->where_aux.offset);
+    cl_mem m = or_dummy(be, a->where_aux);
+    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
+    cl_mem m = or_dummy(be, a->data[i]);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
+    cl_mem m = or_dummy(be, a->validity[i]);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  for (uint32_t i = 0; st == PS_OK && i < PS_QMAX_PREDS; i++) {
+    cl_mem m = or_dummy(be, a->preds[i]);
+    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
+  if (st == PS_OK) st = launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global, refused);
+  if (st == PS_OK && !(refused && *refused)) { /* pass 2 */
+    cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
+    const cl_ulong n_acc_arg = n_acc, parts_arg = parts;
+    cl_mem acc = (cl_mem)a->acc.handle;
+    if (a->acc.offset != 0)
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: accumulators at offset %llu",
+                            (unsigned long long)a->acc.offset);
+    if (st == PS_OK) st = ps_cl_set_arg(be, m, 0, sizeof n_acc_arg, &n_acc_arg);
+    if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof parts_arg, &parts_arg);
+    if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
+    if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
+    if (st == PS_OK)
+      st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(n_acc * prog->work_group[PS_CL_QUERY_MERGE]), refused);
+  }
+  cl_uint status[2] = {0, 0};
+  if (st == PS_OK && !(refused && *refused)) {
+    cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
+  }
+  if (prog_buf) clReleaseMemObject(prog_buf);
+  if (where_buf) clReleaseMemObject(where_buf);
+  if (launch_buf) clReleaseMemObject(launch_buf);
+  if (st != PS_OK || (refused && *refused)) return st;
+  if (status[0] != 0xFFFFFFFFu)
+    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %llu of a column the query reads holds a code outside its range",
+                            (unsigned long long)(a->row_begin + status[0]));
+  if (status[1] != 0xFFFFFFFFu)
+    return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %llu: an aggregate's value does not fit %d digits",
+                            (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
   return PS_OK;
 }
 
@@ -49,7 +224,6 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: chunk rows (%llu)", (unsigned long long)a->rows);
   const int local_atomics = ps_cl_has_int64_atomics(be);
-  const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
   const int fits64 = ps_q_values_fit64(p);
   uint32_t mode = ps_q_choose_mode(p, fits64, local_atomics);
   /* specialized: small GROUP BY domains keep their accumulators in
@@ -86,102 +260,21 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   }
   for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
 
-  /* the generic kernels, or the same ones compiled for this query's constants */
-  const ps_cl_cached *prog;
-  char *spec = NULL;
-  if (specialize) PS_CL_TRY(spec_text(be, a, &L, fields, &spec));
-  int built_atomics = 0;
-  ps_status built = ps_cl_query_program(be, spec, &built_atomics, &prog);
-  ps_host_free(be->ctx, spec);
-  if (built != PS_OK) return built;
-
-  const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
-  uint64_t items, parts, global;
-  if (mode == PS_QMODE_ITEMS) {
-    items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
-    const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
-    if (items > cap) items = cap;
-    if (items > words) items = words;
-    if (items == 0) items = 1;
-    parts = items;
-    global = items;
-  } else {
-    cl_uint units = 1;
-    if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
-        units == 0)
-      units = 1;
-    uint64_t groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
-    if (groups > (words + wg - 1) / wg) groups = (words + wg - 1) / wg;
-    if (mode == PS_QMODE_REGS) { /* few enough words per work-item for exact 64-bit sums */
-      const uint64_t per_group = ps_q_regs_max_words(bound) * wg;
-      if (groups < (words + per_group - 1) / per_group) groups = (words + per_group - 1) / per_group;
+  /* the kernels compiled for this query's constants, else the generic ones */
+  if (specialize) {
+    const ps_cl_cached *spec = NULL;
+    PS_CL_TRY(specialized_program(be, a, &L, fields, &spec));
+    if (spec) {
+      int refused = 0;
+      PS_CL_TRY(run_passes(be, a, spec, &L, &where_prog, bound, &refused));
+      if (!refused) return PS_OK;
+      /* The build stays cached, marked as one this device will not run. */
+      ((ps_cl_cached *)spec)->work_group[PS_CL_QUERY_PARTIALS] = 0;
     }
-    if (groups == 0) groups = 1;
-    items = groups * wg;
-    parts = groups;
-    global = items;
+    if (L.mode == PS_QMODE_REGS) L.mode = ps_q_choose_mode(p, fits64, local_atomics); /* specialized builds only */
   }
-  L.items = items;
-
-  cl_mem prog_buf = NULL, where_buf = NULL, launch = NULL, part = NULL;
-  ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
-  if (st == PS_OK) st = ps_cl_upload(be, &where_prog, sizeof where_prog, "query WHERE program", &where_buf);
-  if (st == PS_OK) st = ps_cl_upload(be, &L, sizeof L, "query launch", &launch);
-  if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(parts * n_acc * sizeof(ps_qacc)), &part);
-  if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
-  cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
-  cl_uint arg = 0;
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &where_buf);
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &launch);
-  if (st == PS_OK) {
-    if (a->where_aux.handle && a->where_aux.offset)
-      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: aux words at offset %llu",
-                            (unsigned long long)a->where_aux.offset);
-    cl_mem m = or_dummy(be, a->where_aux);
-    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
-    cl_mem m = or_dummy(be, a->data[i]);
-    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
-    cl_mem m = or_dummy(be, a->validity[i]);
-    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  for (uint32_t i = 0; st == PS_OK && i < PS_QMAX_PREDS; i++) {
-    cl_mem m = or_dummy(be, a->preds[i]);
-    st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
-  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global);
-  /* pass 2 */
-  cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
-  const cl_ulong n_acc_arg = n_acc, parts_arg = parts;
-  cl_mem acc = (cl_mem)a->acc.handle;
-  if (a->acc.offset != 0 && st == PS_OK)
-    st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: accumulators at offset %llu",
-                          (unsigned long long)a->acc.offset);
-  if (st == PS_OK) st = ps_cl_set_arg(be, m, 0, sizeof n_acc_arg, &n_acc_arg);
-  if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof parts_arg, &parts_arg);
-  if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
-  if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
-  if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(n_acc * prog->work_group[PS_CL_QUERY_MERGE]));
-  cl_uint status[2] = {0, 0};
-  if (st == PS_OK) {
-    cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
-    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
-  }
-  if (prog_buf) clReleaseMemObject(prog_buf);
-  if (where_buf) clReleaseMemObject(where_buf);
-  if (launch) clReleaseMemObject(launch);
-  if (st != PS_OK) return st;
-  if (status[0] != 0xFFFFFFFFu)
-    return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %llu of a column the query reads holds a code outside its range",
-                            (unsigned long long)(a->row_begin + status[0]));
-  if (status[1] != 0xFFFFFFFFu)
-    return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %llu: an aggregate's value does not fit %d digits",
-                            (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
-  return PS_OK;
+  const ps_cl_cached *prog = NULL;
+  int built_atomics = 0;
+  PS_CL_TRY(ps_cl_query_program(be, NULL, &built_atomics, &prog));
+  return run_passes(be, a, prog, &L, &where_prog, bound, NULL);
 }

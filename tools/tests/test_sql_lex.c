@@ -16,7 +16,7 @@ static void tokens(const char *src, sql_lex_mode mode, char *out, size_t n) {
   out[0] = 0;
   for (;;) {
     sql_token t;
-    sql_lex_error e;
+    sql_error e;
     if (sql_lex(src, len, &pos, &t, mode, &e)) {
       snprintf(out + k, n - k, "%serror %zu: %s", k ? " " : "", e.pos, e.msg);
       return;
@@ -83,7 +83,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
     size_t pos = 0;
     sql_token t;
-    sql_lex_error e;
+    sql_error e;
     if (sql_lex(ops[i].src, strlen(ops[i].src), &pos, &t, SQL_LEX_EXPR, &e) || t.kind != TK_CMP || t.op != ops[i].op) {
       printf("FAIL: '%s' is not comparison %d\n", ops[i].src, (int)ops[i].op);
       failures++;
@@ -94,7 +94,7 @@ int main(void) {
   const char *src = "select SeLeCt selects \"SELECT\"";
   size_t pos = 0, len = strlen(src);
   sql_token t[4];
-  sql_lex_error e;
+  sql_error e;
   for (int i = 0; i < 4; i++) sql_lex(src, len, &pos, &t[i], SQL_LEX_STATEMENT, &e);
   if (!sql_tok_is_kw(src, &t[0], "SELECT") || !sql_tok_is_kw(src, &t[1], "SELECT") ||
       sql_tok_is_kw(src, &t[2], "SELECT") || sql_tok_is_kw(src, &t[3], "SELECT")) {
