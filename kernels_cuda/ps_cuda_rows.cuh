@@ -16,6 +16,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The filter kernels read codes through the read-only cache (PS_CODES_LDG,
+ * kernels_shared/ps_codes.h), which must be chosen before ps_codes.h is
+ * first included. */
+#if defined(PS_CODES_H) && !defined(PS_CODES_LDG)
+#error "include ps_cuda_rows.cuh before kernels_shared/ps_codes.h"
+#endif
+#define PS_CODES_LDG 1
 #include "../kernels_shared/ps_cmpcol.h" /* relative: includers need no -I for them */
 #include "../kernels_shared/ps_codes.h"
 #include "ps_cuda_kernels.h"

@@ -1,8 +1,9 @@
 /*
  * kernels_shared: the headers every kernel of both dialects is built on,
  * compiled here as C11, against plain oracles:
- *  - ps_codes.h: ps_stream_word, ps_code_at (aligned and misaligned streams),
- *    ps_code_in_words and ps_code_of_word at every width 0..64, against a
+ *  - ps_codes.h: ps_stream_word, ps_code_at (aligned and misaligned streams;
+ *    both orders of its loads, the second, PS_CODES_LDG, compiled in
+ *    kernels_shared_ldg.c), ps_code_in_words and ps_code_of_word at every width 0..64, against a
  *    bit-by-bit reader, on streams whose last word is partial, for rows up to
  *    and past the stream's end (bytes past it read as 0);
  *  - ps_cmpcol.h: ps_ref_diff against the exact 128-bit difference, clamped
@@ -30,6 +31,9 @@
 #include "ps_codes.h"
 #include "ps_kleene.h"
 #include "ps_range.h"
+
+/* kernels_shared_ldg.c: ps_code_at under PS_CODES_LDG */
+uint64_t ps_test_code_at_ldg(const uint8_t *d, uint64_t size, uint32_t aligned, uint32_t w, uint64_t r);
 
 /* Bit b of a stream of `size` bytes; 0 past it. */
 static unsigned bit_of(const uint8_t *d, uint64_t size, uint64_t b) {
@@ -64,6 +68,9 @@ static void test_codes(void) {
     for (uint64_t r = 0; r < 96 + 5; ++r) {
       const uint64_t want = oracle_code(d, size, w, r);
       if (!CHECKF(ps_code_at(d, size, !misaligned, w, r) == want, "ps_code_at w=%u r=%llu", w, (unsigned long long)r))
+        return;
+      if (!CHECKF(ps_test_code_at_ldg(d, size, !misaligned, w, r) == want, "ps_code_at (PS_CODES_LDG) w=%u r=%llu", w,
+                  (unsigned long long)r))
         return;
       /* the unchecked variant, wherever the code's words are whole */
       if (!misaligned && ((r * w + w + 31) / 32) * 4 <= size && ((r * w) / 32 + 3) * 4 <= MAX_BYTES)
