@@ -17,6 +17,7 @@
  *   ps_code_of_word   code j of a 32-row word from its w words held in a
  *                     private array (registers once w is a constant and j
  *                     an unrolled index)
+ *   ps_code_corrupt   whether a valid row's code is corrupt data
  *
  * Only the words a code overlaps are read. The reference backend
  * (core/reference.c) keeps its own bytewise reader on purpose: it is the
@@ -109,6 +110,13 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
   const ps_u32 sh = (ps_u32)(bit & 31u);
   return ps_code_join(w, sh, words[k], sh + w > 32 ? words[k + 1] : 0u, sh + w > 64 ? words[k + 2] : 0u);
 }
+
+/* Whether a valid row's code is corrupt (core/ps_program.h): its column has
+ * no codes (PS_COLF_NO_CODES) or the code is past the column's code_limit.
+ * A macro: the expression each caller had written, so the kernels compile
+ * as before (as an inline function it moved instructions in three CUDA
+ * kernels). */
+#define ps_code_corrupt(col_flags, code, code_limit) (((col_flags) & PS_COLF_NO_CODES) || (code) > (code_limit))
 
 /* x[0..w) are the 32-row word's stream words; x needs w + 2 entries (the
  * last two may hold anything: a code never takes bits from them). */

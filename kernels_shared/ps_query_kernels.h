@@ -319,7 +319,7 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
       } else {
         ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
         if (ok) code = ps_code_at(B->data[arg], B->data_bytes[arg], (aligned >> arg) & 1u, c->width, r);
-        if (ok && ((c->flags & PS_COLF_NO_CODES) || code > c->code_limit)) {
+        if (ok && ps_code_corrupt(c->flags, code, c->code_limit)) {
           ps_atomic_min_u32(&status[0], (ps_u32)r);
           *corrupt = 1;
         }
@@ -370,7 +370,7 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
     if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     v |= 1u << s;
     codes[s] = ps_code_at(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
-    if ((PS_QP(p)->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > PS_QP(p)->cols[s].code_limit) {
+    if (ps_code_corrupt(PS_QP(p)->cols[s].flags, codes[s], PS_QP(p)->cols[s].code_limit)) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
     }
@@ -422,7 +422,7 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     ps_u64 code = (ps_u64)(PS_QP(p)->key_domain[k] - 1);
     if (!(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
       code = ps_code_at(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
-      if ((PS_QP(p)->cols[s].flags & PS_COLF_NO_CODES) || code > PS_QP(p)->cols[s].code_limit) {
+      if (ps_code_corrupt(PS_QP(p)->cols[s].flags, code, PS_QP(p)->cols[s].code_limit)) {
         ps_atomic_min_u32(&status[0], (ps_u32)r);
         return PS_QP(p)->n_groups;
       }
