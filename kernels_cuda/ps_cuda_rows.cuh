@@ -16,6 +16,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The filter kernels read codes through the read-only cache (PS_CODES_LDG,
+ * kernels_shared/ps_codes.h), which must be chosen before ps_codes.h is
+ * first included. */
+#if defined(PS_CODES_H) && !defined(PS_CODES_LDG)
+#error "include ps_cuda_rows.cuh before kernels_shared/ps_codes.h"
+#endif
+#define PS_CODES_LDG 1
 #include "../kernels_shared/ps_cmpcol.h" /* relative: includers need no -I for them */
 #include "../kernels_shared/ps_codes.h"
 #include "ps_cuda_kernels.h"
@@ -39,14 +46,6 @@ PS_HD uint8_t ps_ld8(const uint8_t *p) {
   return __ldg(reinterpret_cast<const unsigned char *>(p));
 #else
   return *p;
-#endif
-}
-
-PS_HD uint32_t ps_aux32(const uint32_t *aux, uint64_t index) {
-#ifdef __CUDA_ARCH__
-  return __ldg(aux + index);
-#else
-  return aux[index];
 #endif
 }
 
@@ -74,7 +73,7 @@ PS_HD ps_col_read ps_read_col(const ps_cuda_eval_params &p, uint32_t c, uint32_t
   ps_col_read r;
   r.valid = ps_read_valid(p, c, row);
   r.code = ps_code_at(p.data[c], col.data_bytes, (p.data_aligned >> c) & 1u, col.width, row);
-  const bool corrupt = r.valid && ((col.flags & PS_COLF_NO_CODES) || r.code > col.code_limit);
+  const bool corrupt = r.valid && ps_code_corrupt(col.flags, r.code, col.code_limit);
   if (corrupt) *status |= 1u << c;
   r.usable = r.valid && !corrupt;
   return r;
@@ -91,42 +90,14 @@ PS_HD double ps_decode_double(const ps_cuda_eval_params &p, uint32_t c, uint64_t
 
 /* ---- instructions -------------------------------------------------------- */
 
-/* Bit k of the aux bitmap (bit k%32 of word k/32). */
-PS_HD bool ps_aux_bit(const ps_cuda_eval_params &p, uint64_t k, uint32_t *status) {
-  if ((k >> 5) >= p.prog.aux_words) {
-    *status |= PS_CUDA_FLAG_AUX;
-    return false;
-  }
-  return (ps_aux32(p.aux, k >> 5) >> (k & 31)) & 1u;
-}
-
-PS_HD uint32_t ps_aux_rank(const ps_cuda_eval_params &p, uint64_t index, uint32_t *status) {
-  if (index >= p.prog.aux_words) {
-    *status |= PS_CUDA_FLAG_AUX;
-    return 0;
-  }
-  return ps_aux32(p.aux, index);
-}
-
-/* Binary search of `count` sorted uint64 codes stored as (low, high) word
- * pairs from word `base`. The host checked base + 2*count <= aux_words. */
-/* Binary search of `count` sorted disjoint code intervals [first, last],
- * 4 words each (first low, first high, last low, last high). */
-PS_HD bool ps_in_list(const ps_cuda_eval_params &p, uint64_t base, uint64_t count, uint64_t code) {
-  uint64_t lo = 0, hi = count; /* the first interval whose first > code */
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    const uint64_t at = base + 4 * mid;
-    const uint64_t first = (uint64_t)ps_aux32(p.aux, at) | ((uint64_t)ps_aux32(p.aux, at + 1) << 32);
-    if (first <= code)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == 0) return false;
-  const uint64_t at = base + 4 * (lo - 1);
-  const uint64_t last = (uint64_t)ps_aux32(p.aux, at + 2) | ((uint64_t)ps_aux32(p.aux, at + 3) << 32);
-  return code <= last;
+/* The program's aux words (SET bits, INLIST intervals, RANK ranks), read by
+ * kernels_shared/ps_cmpcol.h's ps_aux_word, ps_aux_bit and ps_in_list; an
+ * index past them raises PS_CUDA_FLAG_AUX. */
+PS_HD ps_aux_words ps_cuda_aux(const ps_cuda_eval_params &p) {
+  ps_aux_words a;
+  a.words = p.aux;
+  a.count = p.prog.aux_words;
+  return a;
 }
 
 PS_HD bool ps_cmpcol(const ps_cuda_eval_params &p, const ps_insn &in, ps_col_read a, ps_col_read b,
@@ -138,8 +109,8 @@ PS_HD bool ps_cmpcol(const ps_cuda_eval_params &p, const ps_insn &in, ps_col_rea
       return ps_cmp_outcome(cmp, x < y, x == y, x > y);
     }
     case PS_MODE_RANK: {
-      const uint32_t ra = ps_aux_rank(p, (uint64_t)in.aux_a + a.code, status);
-      const uint32_t rb = ps_aux_rank(p, (uint64_t)in.aux_b + b.code, status);
+      const uint32_t ra = ps_aux_word(ps_cuda_aux(p), (uint64_t)in.aux_a + a.code, status, PS_CUDA_FLAG_AUX);
+      const uint32_t rb = ps_aux_word(ps_cuda_aux(p), (uint64_t)in.aux_b + b.code, status, PS_CUDA_FLAG_AUX);
       return ps_cmp_outcome(cmp, ra < rb, ra == rb, ra > rb);
     }
     default: { /* PS_MODE_INT; the host rejects other modes */
@@ -172,13 +143,13 @@ PS_HD bool ps_eval_row(const ps_cuda_eval_params &p, uint32_t row, uint32_t *sta
       case PS_OP_SET: {
         const ps_col_read a = ps_read_col(p, in.col_a, row, status);
         known = a.usable;
-        if (known) x = ps_aux_bit(p, (uint64_t)in.aux_a + a.code, status) != negate;
+        if (known) x = ps_aux_bit(ps_cuda_aux(p), (uint64_t)in.aux_a + a.code, status, PS_CUDA_FLAG_AUX) != negate;
         break;
       }
       case PS_OP_INLIST: {
         const ps_col_read a = ps_read_col(p, in.col_a, row, status);
         known = a.usable;
-        if (known) x = ps_in_list(p, in.aux_a, in.lo, a.code) != negate;
+        if (known) x = ps_in_list(ps_cuda_aux(p), in.aux_a, in.lo, a.code) != negate;
         break;
       }
       case PS_OP_ISNULL: /* reads no code, so it cannot see a corrupt one */

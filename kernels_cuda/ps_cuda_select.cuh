@@ -63,9 +63,10 @@ PS_HD uint64_t ps_sel_code_at(const uint8_t *data, uint64_t nbytes, uint32_t wid
   return v;
 }
 
-/* corrupt(code) of ps_program.h, for a valid row. */
+/* corrupt(code) of ps_program.h, for a valid row (kernels_shared/ps_codes.h;
+ * a function here, as the select kernels were measured with). */
 PS_HD bool ps_sel_corrupt(const ps_prog_col &col, uint64_t code) {
-  return (col.flags & PS_COLF_NO_CODES) || code > col.code_limit;
+  return ps_code_corrupt(col.flags, code, col.code_limit);
 }
 
 /* valid(id): bit id of the validity bitmap (bounded by validity_bytes), 1

@@ -604,7 +604,8 @@ PS_HD ps_leaf_bits ps_lookup_codes(const ps_cuda_eval_params &p, const ps_insn &
     r.bad |= (uint32_t)bad << j;
     if (bad || !((valid >> j) & 1u)) continue;
     const bool hit =
-        in.op == PS_OP_SET ? ps_aux_bit(p, (uint64_t)in.aux_a + code, status) : ps_in_list(p, in.aux_a, in.lo, code);
+        in.op == PS_OP_SET ? ps_aux_bit(ps_cuda_aux(p), (uint64_t)in.aux_a + code, status, PS_CUDA_FLAG_AUX)
+                           : ps_in_list(ps_cuda_aux(p), in.aux_a, in.lo, code);
     r.hits |= (uint32_t)hit << j;
   }
   return r;
@@ -644,8 +645,8 @@ PS_HD ps_cmp_bits ps_cmp_codes(const ps_cuda_eval_params &p, const ps_insn &in, 
       const bool ok = ((valid_a & valid_b) >> j) & 1u;
       uint32_t ra = 0, rb = 0;
       if (ok && !bad_a && !bad_b) {
-        ra = ps_aux_rank(p, (uint64_t)in.aux_a + a, status);
-        rb = ps_aux_rank(p, (uint64_t)in.aux_b + b, status);
+        ra = ps_aux_word(ps_cuda_aux(p), (uint64_t)in.aux_a + a, status, PS_CUDA_FLAG_AUX);
+        rb = ps_aux_word(ps_cuda_aux(p), (uint64_t)in.aux_b + b, status, PS_CUDA_FLAG_AUX);
       }
       lt = ra < rb;
       eq = ra == rb;

@@ -21,12 +21,8 @@
 
 typedef __global const uchar *ps_bytes;
 
-/* The readable bytes [offset, offset + size) of a buffer. */
-typedef struct ps_region {
-  ps_bytes buf;
-  ulong offset;
-  ulong size;
-} ps_region;
+/* ps_region (the readable bytes [offset, offset + size) of a buffer):
+ * kernels_shared/ps_dialect.h. */
 
 /* ---- memory ----------------------------------------------------------- */
 
@@ -90,12 +86,8 @@ static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k
 
 /* ---- codes and values ------------------------------------------------- */
 
-/* Codes: kernels_shared/ps_codes.h (ps_code_at, ps_code_in_words, ps_code_of_word). */
-
-/* Whether a valid row's code is corrupt (ps_program.h). */
-static int ps_code_corrupt(__constant ps_prog_col *m, ulong code) {
-  return (m->flags & PS_COLF_NO_CODES) || code > m->code_limit;
-}
+/* Codes: kernels_shared/ps_codes.h (ps_code_at, ps_code_in_words, ps_code_of_word,
+ * ps_code_corrupt). */
 
 #ifdef PS_HAVE_FP64
 __constant double ps_pow10[19] = PS_POW10_TABLE;

@@ -92,7 +92,7 @@ static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) 
   const ulong row = c->first_row + j;
   *code = c->words ? ps_code_in_words(c->words, c->width, row)
                    : ps_code_at(c->data.buf + c->data.offset, c->data.size, (c->data.offset & 3) == 0, c->width, row);
-  if ((c->flags & PS_COLF_NO_CODES) || *code > c->meta->code_limit) {
+  if (ps_code_corrupt(c->flags, *code, c->meta->code_limit)) {
     *corrupt |= 1u << c->slot;
     return 0;
   }
@@ -101,37 +101,10 @@ static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) 
 
 /* ---- per-row predicates ----------------------------------------------- */
 
-/* Word k of aux; past the aux words (only a malformed program reads there)
- * 0, with PS_FILTER_CORRUPT_AUX raised, as words.cl and CUDA do. */
-static uint ps_aux_word(ps_region aux, ulong k, uint *corrupt) {
-  if (k >= aux.size / 4) {
-    *corrupt |= PS_FILTER_CORRUPT_AUX;
-    return 0;
-  }
-  return ps_load_word(aux, k);
-}
-
-/* bit k of aux */
-static uint ps_aux_bit(ps_region aux, ulong k, uint *corrupt) { return (ps_aux_word(aux, k >> 5, corrupt) >> (k & 31)) & 1u; }
-
-/* Binary search of `count` sorted disjoint code intervals [first, last],
- * 4 words each (first low, first high, last low, last high). */
-static uint ps_in_list(ps_region aux, ulong first_word, ulong count, ulong code) {
-  ulong lo = 0, hi = count; /* find the first interval whose first > code */
-  while (lo < hi) {
-    ulong mid = lo + (hi - lo) / 2;
-    ulong k = first_word + 4 * mid;
-    ulong first = (ulong)ps_load_word(aux, k) | ((ulong)ps_load_word(aux, k + 1) << 32);
-    if (first <= code)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == 0) return 0;
-  ulong k = first_word + 4 * (lo - 1);
-  ulong last = (ulong)ps_load_word(aux, k + 2) | ((ulong)ps_load_word(aux, k + 3) << 32);
-  return code <= last;
-}
+/* Aux words (SET bits, INLIST intervals, RANK ranks): kernels_shared/ps_cmpcol.h
+ * (ps_aux_word, ps_aux_bit, ps_in_list); an index past the aux words (only a
+ * malformed program reads there) raises PS_FILTER_CORRUPT_AUX, as words.cl
+ * and CUDA do. */
 
 /* Outcomes, PS_MODE_INT keys and PS_MODE_DOUBLE values: kernels_shared/ps_cmpcol.h. */
 
@@ -151,8 +124,8 @@ static uint ps_compare_codes(__constant ps_insn *in, uint flags, const ps_column
     }
 #endif
     case PS_MODE_RANK: {
-      uint ra = ps_aux_word(aux, (ulong)in->aux_a + code_a, corrupt);
-      uint rb = ps_aux_word(aux, (ulong)in->aux_b + code_b, corrupt);
+      uint ra = ps_aux_word(aux, (ulong)in->aux_a + code_a, corrupt, PS_FILTER_CORRUPT_AUX);
+      uint rb = ps_aux_word(aux, (ulong)in->aux_b + code_b, corrupt, PS_FILTER_CORRUPT_AUX);
       return ps_cmp_outcome(cmp, ra < rb, ra == rb, ra > rb);
     }
     default: return 0;
@@ -184,7 +157,7 @@ static ps_truth ps_eval_unary(__constant ps_insn *in, uint op, uint flags, const
     if (op == PS_OP_RANGE)
       hit = in->lo <= code && code <= in->hi;
     else if (op == PS_OP_SET)
-      hit = ps_aux_bit(aux, (ulong)in->aux_a + code, corrupt);
+      hit = ps_aux_bit(aux, (ulong)in->aux_a + code, corrupt, PS_FILTER_CORRUPT_AUX);
     else
       hit = ps_in_list(aux, in->aux_a, in->lo, code);
     x |= hit << j;

@@ -206,7 +206,7 @@ static void ps_reduce_word(__constant ps_select_launch *launch, ps_bytes data, p
   for (uint j = 0; j < 32; ++j) {
     if (!((rows >> j) & 1u)) continue;
     ulong code = ps_code_at(d.buf + d.offset, d.size, (d.offset & 3) == 0, m->width, 32 * g + j);
-    if (ps_code_corrupt(m, code)) {
+    if (ps_code_corrupt(m->flags, code, m->code_limit)) {
       *corrupt = 1;
       continue;
     }
@@ -286,7 +286,7 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
     ulong value = 0;
     if (valid) {
       ulong code = ps_code_at(d.buf + d.offset, d.size, (d.offset & 3) == 0, m->width, id);
-      if (ps_code_corrupt(m, code)) {
+      if (ps_code_corrupt(m->flags, code, m->code_limit)) {
         atomic_min(&status[PS_SELECT_STATUS_BAD_CODE], in_launch);
         continue;
       }

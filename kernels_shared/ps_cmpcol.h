@@ -3,7 +3,9 @@
  * ps_cuda_words.cuh and ps_cuda_rows.cuh, OpenCL's words.cl and filter.cl)
  * and the host tests: the reference difference of the 32-bit column
  * compare, a comparison's outcome from the order of its operands, the
- * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code.
+ * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code; and the lookups of
+ * a code in the program's aux words (a SET bit, a PS_MODE_RANK rank, the
+ * INLIST intervals), read through ps_dialect.h's ps_aux_words.
  */
 #ifndef PS_CMPCOL_H
 #define PS_CMPCOL_H
@@ -79,6 +81,46 @@ PS_HFN int ps_int_key_sign(ps_int_key a, ps_int_key b) {
   if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
   if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
   return 0;
+}
+
+/* Word k of the aux words; past them (only a malformed program reads there)
+ * 0, with `fault` raised in *status. */
+PS_HFN ps_u32 ps_aux_word(ps_aux_words aux, ps_u64 k, ps_u32 *status, ps_u32 fault) {
+  if (k >= ps_aux_count(aux)) {
+    *status |= fault;
+    return 0;
+  }
+  return ps_aux_load(aux, k);
+}
+
+/* Bit k of the aux bitmap (bit k % 32 of word k / 32), bounded as ps_aux_word. */
+PS_HFN ps_bool ps_aux_bit(ps_aux_words aux, ps_u64 k, ps_u32 *status, ps_u32 fault) {
+  if ((k >> 5) >= ps_aux_count(aux)) {
+    *status |= fault;
+    return 0;
+  }
+  return (ps_aux_load(aux, k >> 5) >> (k & 31)) & 1u;
+}
+
+/* Whether code lies in one of `count` sorted disjoint intervals [first,
+ * last] stored from word `base`, 4 words each (first low, first high, last
+ * low, last high): a binary search for the first interval whose first >
+ * code. The host checked base + 4 * count <= the aux words. */
+PS_HFN ps_bool ps_in_list(ps_aux_words aux, ps_u64 base, ps_u64 count, ps_u64 code) {
+  ps_u64 lo = 0, hi = count;
+  while (lo < hi) {
+    const ps_u64 mid = lo + (hi - lo) / 2;
+    const ps_u64 at = base + 4 * mid;
+    const ps_u64 first = (ps_u64)ps_aux_load(aux, at) | ((ps_u64)ps_aux_load(aux, at + 1) << 32);
+    if (first <= code)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0) return 0;
+  const ps_u64 at = base + 4 * (lo - 1);
+  const ps_u64 last = (ps_u64)ps_aux_load(aux, at + 2) | ((ps_u64)ps_aux_load(aux, at + 3) << 32);
+  return code <= last;
 }
 
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)

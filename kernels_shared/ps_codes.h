@@ -17,6 +17,7 @@
  *   ps_code_of_word   code j of a 32-row word from its w words held in a
  *                     private array (registers once w is a constant and j
  *                     an unrolled index)
+ *   ps_code_corrupt   whether a valid row's code is corrupt data
  *
  * Only the words a code overlaps are read. The reference backend
  * (core/reference.c) keeps its own bytewise reader on purpose: it is the
@@ -30,15 +31,23 @@
 #include "ps_dialect.h"
 #endif
 
-/* An aligned 32-bit load and a byte load of read-only device data: through
- * the non-coherent cache on CUDA devices; memcpy on hosts (no alignment or
- * aliasing assumption). */
+/* An aligned 32-bit load and a byte load of read-only device data. CUDA
+ * devices: plain loads, or, in a translation unit that defines PS_CODES_LDG
+ * before it first includes this file (the filter kernels, through
+ * kernels_cuda/ps_cuda_rows.cuh), loads through the non-coherent cache.
+ * __ldg is volatile inline PTX, which ptxas neither moves nor merges nor
+ * folds a constant offset into: each side keeps the loads its kernels were
+ * measured with (identical SASS, docs/architecture.md). Hosts: memcpy (no
+ * alignment or aliasing assumption). */
 #if defined(__OPENCL_VERSION__)
 #define ps_code_ld32(p) (*(PS_GLOBAL const ps_u32 *)(p))
 #define ps_code_ld8(p) (*(p))
-#elif defined(__CUDA_ARCH__)
+#elif defined(__CUDA_ARCH__) && defined(PS_CODES_LDG)
 #define ps_code_ld32(p) ((ps_u32)__ldg((const unsigned int *)(p)))
 #define ps_code_ld8(p) ((ps_u8)__ldg((const unsigned char *)(p)))
+#elif defined(__CUDA_ARCH__)
+#define ps_code_ld32(p) (*(const ps_u32 *)(p))
+#define ps_code_ld8(p) (*(p))
 #else
 PS_HFN ps_u32 ps_code_ld32(const ps_u8 *p) {
   ps_u32 v;
@@ -73,14 +82,26 @@ PS_HFN ps_u64 ps_code_join(ps_u32 w, ps_u32 sh, ps_u32 x0, ps_u32 x1, ps_u32 x2)
   return w >= 64 ? v : v & (((ps_u64)1 << w) - 1);
 }
 
+/* With volatile loads (PS_CODES_LDG) the words are loaded first and joined;
+ * otherwise each word is read where it is needed. The same reads and the
+ * same code either way: the two orders are what the two families of
+ * kernels compile best from (their SASS before this reader was shared). */
 PS_HFN ps_u64 ps_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u32 w, ps_u64 r) {
   if (w == 0) return 0;
   const ps_u64 bit = r * w, k = bit >> 5;
   const ps_u32 sh = (ps_u32)(bit & 31u);
+#if defined(PS_CODES_LDG)
   const ps_u32 x0 = ps_stream_word(d, size, k, aligned);
   const ps_u32 x1 = sh + w > 32 ? ps_stream_word(d, size, k + 1, aligned) : 0u;
   const ps_u32 x2 = sh + w > 64 ? ps_stream_word(d, size, k + 2, aligned) : 0u;
   return ps_code_join(w, sh, x0, x1, x2);
+#else
+  ps_u64 v = ps_stream_word(d, size, k, aligned);
+  if (sh + w > 32) v |= (ps_u64)ps_stream_word(d, size, k + 1, aligned) << 32;
+  v >>= sh;
+  if (sh + w > 64) v |= (ps_u64)ps_stream_word(d, size, k + 2, aligned) << (64 - sh);
+  return w == 64 ? v : v & (((ps_u64)1 << w) - 1);
+#endif
 }
 
 PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r) {
@@ -89,6 +110,13 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
   const ps_u32 sh = (ps_u32)(bit & 31u);
   return ps_code_join(w, sh, words[k], sh + w > 32 ? words[k + 1] : 0u, sh + w > 64 ? words[k + 2] : 0u);
 }
+
+/* Whether a valid row's code is corrupt (core/ps_program.h): its column has
+ * no codes (PS_COLF_NO_CODES) or the code is past the column's code_limit.
+ * A macro: the expression each caller had written, so the kernels compile
+ * as before (as an inline function it moved instructions in three CUDA
+ * kernels). */
+#define ps_code_corrupt(col_flags, code, code_limit) (((col_flags) & PS_COLF_NO_CODES) || (code) > (code_limit))
 
 /* x[0..w) are the 32-row word's stream words; x needs w + 2 entries (the
  * last two may hold anything: a code never takes bits from them). */

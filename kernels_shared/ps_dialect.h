@@ -24,7 +24,15 @@
  *                  cl_khr_int64_extended_atomics)
  *   PS_UNROLL      unroll the next loop fully (on devices; nothing on hosts,
  *                  whose compilers would warn)
- * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8.
+ *   ps_aux_words   a program's aux words as the interpreters read them:
+ *                  OpenCL a byte region of a buffer (ps_region: any offset,
+ *                  bytes past its size read as 0, loaded by ps_codes.h's
+ *                  ps_stream_word), CUDA and hosts the words and their count
+ *                  (CUDA devices load through the read-only cache);
+ *                  ps_aux_count(a) the number of words, ps_aux_load(a, k)
+ *                  word k < ps_aux_count(a)
+ * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8, ps_bool
+ * (bool, C11's _Bool on hosts).
  */
 #ifndef PS_DIALECT_H
 #define PS_DIALECT_H
@@ -35,6 +43,7 @@
 
 #if defined(__OPENCL_VERSION__)
 typedef uchar ps_u8;
+typedef bool ps_bool;
 #define PS_GLOBAL __global
 #define PS_CONST_MEM __constant
 #define PS_Q_SPEC_DATA __constant
@@ -52,8 +61,20 @@ typedef uchar ps_u8;
 #define ps_local_min_i64(p, v) atom_min((volatile __local long *)(p), (long)(v))
 #define ps_local_max_i64(p, v) atom_max((volatile __local long *)(p), (long)(v))
 #endif
+/* The readable bytes [offset, offset + size) of a buffer (cl_mem base
+ * addresses are at least 4-byte aligned, so the offset alone decides whether
+ * a word load is aligned). */
+typedef struct ps_region {
+  __global const uchar *buf;
+  ulong offset;
+  ulong size;
+} ps_region;
+typedef ps_region ps_aux_words;
+#define ps_aux_count(a) ((a).size / 4)
+#define ps_aux_load(a, k) ps_stream_word((a).buf + (a).offset, (a).size, (k), ((a).offset & 3) == 0)
 #elif defined(__CUDACC__)
 typedef unsigned char ps_u8;
+typedef bool ps_bool;
 #define PS_GLOBAL
 #define PS_CONST_MEM
 #define PS_Q_SPEC_DATA static __device__ const
@@ -69,6 +90,7 @@ typedef unsigned char ps_u8;
 #define ps_local_max_i64(p, v) atomicMax((long long *)(p), (long long)(v))
 #else
 typedef uint8_t ps_u8;
+typedef _Bool ps_bool;
 #define PS_GLOBAL
 #define PS_CONST_MEM
 #define PS_Q_SPEC_DATA static const
@@ -102,6 +124,19 @@ static inline void ps_local_max_i64(ps_u64 *p, ps_i64 v) {
 #define PS_HFN static __host__ __device__ __forceinline__
 #else
 #define PS_HFN PS_FN
+#endif
+
+#if !defined(__OPENCL_VERSION__)
+typedef struct ps_aux_words {
+  const ps_u32 *words;
+  ps_u32 count; /* ps_program's aux_words */
+} ps_aux_words;
+#define ps_aux_count(a) ((a).count)
+#if defined(__CUDA_ARCH__)
+#define ps_aux_load(a, k) ((ps_u32)__ldg((a).words + (k)))
+#else
+#define ps_aux_load(a, k) ((a).words[k])
+#endif
 #endif
 
 #if defined(__OPENCL_VERSION__) || defined(__CUDA_ARCH__)

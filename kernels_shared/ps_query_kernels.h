@@ -45,6 +45,9 @@
 #ifndef PS_QUERY_PROGRAM_H
 #include "ps_query_program.h"
 #endif
+#ifndef PS_CODES_H
+#include "ps_codes.h"
+#endif
 
 /* Specialization. A generic kernel reads the query's programs and launch
  * flags from its arguments, interpreting them row by row. A specialized one
@@ -233,31 +236,8 @@ PS_FN void ps_q_acc_merge(ps_qacc *x, ps_qacc y) {
 
 /* ---- reading the columns ------------------------------------------------------ */
 
-/* 32-bit word k of a stream of `size` bytes, little-endian; bytes at or past
- * size read as zero. aligned: the stream starts on a 4-byte boundary. */
-PS_FN ps_u32 ps_q_word32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
-  ps_u64 b = k * 4;
-#if !defined(PS_BIG_ENDIAN_DEVICE)
-  if (aligned && b + 4 <= size) return *(PS_GLOBAL const ps_u32 *)(d + b);
-#endif
-  ps_u32 v = 0;
-  for (ps_u32 i = 0; i < 4; ++i)
-    if (b + i < size) v |= (ps_u32)d[b + i] << (8 * i);
-  return v;
-}
-
-/* Code of row r: stream bits [r*w, r*w + w), LSB first, from at most three
- * 32-bit words. */
-PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 w, ps_u64 r, ps_u32 aligned) {
-  if (w == 0) return 0;
-  const ps_u64 bit = r * w, k = bit >> 5;
-  const ps_u32 sh = (ps_u32)(bit & 31);
-  ps_u64 v = ps_q_word32(d, size, k, aligned);
-  if (sh + w > 32) v |= (ps_u64)ps_q_word32(d, size, k + 1, aligned) << 32;
-  v >>= sh;
-  if (sh + w > 64) v |= (ps_u64)ps_q_word32(d, size, k + 2, aligned) << (64 - sh);
-  return w == 64 ? v : v & (((ps_u64)1 << w) - 1);
-}
+/* Codes are read by kernels_shared/ps_codes.h: ps_code_at (the code of row r
+ * at width 0..64) and ps_stream_word (a stream word, bounded). */
 
 PS_FN ps_u32 ps_q_bit(PS_GLOBAL const ps_u8 *bits, ps_u64 r) { return (bits[r >> 3] >> (r & 7)) & 1u; }
 
@@ -338,8 +318,8 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
         code = codes[arg];
       } else {
         ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
-        if (ok) code = ps_q_code(B->data[arg], B->data_bytes[arg], c->width, r, (aligned >> arg) & 1u);
-        if (ok && ((c->flags & PS_COLF_NO_CODES) || code > c->code_limit)) {
+        if (ok) code = ps_code_at(B->data[arg], B->data_bytes[arg], (aligned >> arg) & 1u, c->width, r);
+        if (ok && ps_code_corrupt(c->flags, code, c->code_limit)) {
           ps_atomic_min_u32(&status[0], (ps_u32)r);
           *corrupt = 1;
         }
@@ -389,8 +369,8 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
     if (!((PS_QP(p)->read_slots >> s) & 1u)) continue;
     if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     v |= 1u << s;
-    codes[s] = ps_q_code(B->data[s], B->data_bytes[s], PS_QP(p)->cols[s].width, r, (aligned >> s) & 1u);
-    if ((PS_QP(p)->cols[s].flags & PS_COLF_NO_CODES) || codes[s] > PS_QP(p)->cols[s].code_limit) {
+    codes[s] = ps_code_at(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
+    if (ps_code_corrupt(PS_QP(p)->cols[s].flags, codes[s], PS_QP(p)->cols[s].code_limit)) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
     }
@@ -441,8 +421,8 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     const ps_u32 s = PS_QP(p)->key_slot[k];
     ps_u64 code = (ps_u64)(PS_QP(p)->key_domain[k] - 1);
     if (!(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
-      code = ps_q_code(B->data[s], B->data_bytes[s], PS_QP(p)->cols[s].width, r, (aligned >> s) & 1u);
-      if ((PS_QP(p)->cols[s].flags & PS_COLF_NO_CODES) || code > PS_QP(p)->cols[s].code_limit) {
+      code = ps_code_at(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
+      if (ps_code_corrupt(PS_QP(p)->cols[s].flags, code, PS_QP(p)->cols[s].code_limit)) {
         ps_atomic_min_u32(&status[0], (ps_u32)r);
         return PS_QP(p)->n_groups;
       }
@@ -493,7 +473,7 @@ PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
 /* The codes of the 32 rows of a result word of one slot, in row order,
  * from registers only (no per-word array): at widths 0..32 a bit buffer
  * refilled from the word's `width` consecutive 32-bit stream words, each
- * loaded once; wider codes row by row (ps_q_code). Rows past the chunk get
+ * loaded once; wider codes row by row (ps_code_at). Rows past the chunk get
  * whatever the stream holds there, or zero past its end; they are never
  * used. */
 typedef struct ps_q_reader {
@@ -522,9 +502,9 @@ PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL co
 }
 
 PS_FN ps_u64 ps_q_next(ps_q_reader *r) {
-  if (r->width > 32) return ps_q_code(r->d, r->size, r->width, r->k++, r->aligned);
+  if (r->width > 32) return ps_code_at(r->d, r->size, r->aligned, r->width, r->k++);
   if (r->have < r->width) { /* have < width <= 32: one word fills it */
-    r->buf |= (ps_u64)ps_q_word32(r->d, r->size, r->k++, r->aligned) << r->have;
+    r->buf |= (ps_u64)ps_stream_word(r->d, r->size, r->k++, r->aligned) << r->have;
     r->have += 32;
   }
   const ps_u64 v = r->buf & r->mask;
@@ -636,8 +616,8 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
       const ps_u32 j = ps_ctz32(rows);
       rows &= rows - 1;
       const ps_u64 r = w * 32 + j;
-      const ps_u64 code = ps_q_code(B->data[a], B->data_bytes[a], ca->width, r, (aligned >> a) & 1u);
-      const ps_u64 code_b = cmpcol ? ps_q_code(B->data[bc], B->data_bytes[bc], cb->width, r, (aligned >> bc) & 1u) : 0;
+      const ps_u64 code = ps_code_at(B->data[a], B->data_bytes[a], (aligned >> a) & 1u, ca->width, r);
+      const ps_u64 code_b = cmpcol ? ps_code_at(B->data[bc], B->data_bytes[bc], (aligned >> bc) & 1u, cb->width, r) : 0;
       const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
       bad |= b << j;
       if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
@@ -654,7 +634,7 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
     ps_u32 have = 0;
     for (ps_u32 j = 0; j < 32; ++j) {
       if (have < width) { /* have < width <= 32: one word fills it */
-        buf |= (ps_u64)ps_q_word32(d, B->data_bytes[a], k++, al) << have;
+        buf |= (ps_u64)ps_stream_word(d, B->data_bytes[a], k++, al) << have;
         have += 32;
       }
       const ps_u64 code = buf & mask;

@@ -1,8 +1,9 @@
 /*
  * kernels_shared: the headers every kernel of both dialects is built on,
  * compiled here as C11, against plain oracles:
- *  - ps_codes.h: ps_stream_word, ps_code_at (aligned and misaligned streams),
- *    ps_code_in_words and ps_code_of_word at every width 0..64, against a
+ *  - ps_codes.h: ps_stream_word, ps_code_at (aligned and misaligned streams;
+ *    both orders of its loads, the second, PS_CODES_LDG, compiled in
+ *    kernels_shared_ldg.c), ps_code_in_words and ps_code_of_word at every width 0..64, against a
  *    bit-by-bit reader, on streams whose last word is partial, for rows up to
  *    and past the stream's end (bytes past it read as 0);
  *  - ps_cmpcol.h: ps_ref_diff against the exact 128-bit difference, clamped
@@ -10,6 +11,10 @@
  *  - ps_kleene.h: ps_leaf_truth per row, and random programs (postfix
  *    AND / OR / NOT over random leaf masks, stack up to PS_MAX_STACK) on
  *    ps_kstack against a per-row three-valued evaluation;
+ *  - ps_cmpcol.h's aux lookups: ps_in_list's binary search against a linear
+ *    scan of random sorted disjoint intervals (empty lists, codes on, inside,
+ *    between and around the bounds, 64-bit ones), ps_aux_bit and ps_aux_word
+ *    against the words, and past the aux words (0, the fault flag raised);
  *  - ps_cmpcol.h besides: ps_cmp_outcome for every cmp (and an unknown one)
  *    against the comparison itself, NaN included; ps_int_key_sign of
  *    ps_int_key_of against the exact 128-bit values M + code of both
@@ -30,6 +35,9 @@
 #include "ps_codes.h"
 #include "ps_kleene.h"
 #include "ps_range.h"
+
+/* kernels_shared_ldg.c: ps_code_at under PS_CODES_LDG */
+uint64_t ps_test_code_at_ldg(const uint8_t *d, uint64_t size, uint32_t aligned, uint32_t w, uint64_t r);
 
 /* Bit b of a stream of `size` bytes; 0 past it. */
 static unsigned bit_of(const uint8_t *d, uint64_t size, uint64_t b) {
@@ -64,6 +72,9 @@ static void test_codes(void) {
     for (uint64_t r = 0; r < 96 + 5; ++r) {
       const uint64_t want = oracle_code(d, size, w, r);
       if (!CHECKF(ps_code_at(d, size, !misaligned, w, r) == want, "ps_code_at w=%u r=%llu", w, (unsigned long long)r))
+        return;
+      if (!CHECKF(ps_test_code_at_ldg(d, size, !misaligned, w, r) == want, "ps_code_at (PS_CODES_LDG) w=%u r=%llu", w,
+                  (unsigned long long)r))
         return;
       /* the unchecked variant, wherever the code's words are whole */
       if (!misaligned && ((r * w + w + 31) / 32) * 4 <= size && ((r * w) / 32 + 3) * 4 <= MAX_BYTES)
@@ -351,6 +362,67 @@ static void test_range(void) {
   }
 }
 
+/* ---- ps_cmpcol.h: the aux lookups ---------------------------------------- */
+
+static void test_aux(void) {
+  enum { MAX_IV = 40, BASE_MAX = 7 };
+  static uint32_t words[BASE_MAX + 4 * MAX_IV];
+  for (int iter = 0; iter < 2000; ++iter) {
+    const uint32_t base = (uint32_t)th_below(&th.rng, BASE_MAX + 1);
+    const uint32_t n = iter < 2 ? (uint32_t)iter : (uint32_t)th_below(&th.rng, MAX_IV + 1);
+    /* sorted disjoint intervals: gaps and lengths from 0 (touching, single
+     * codes) up, 64-bit codes where the step allows */
+    const int wide = th_chance(&th.rng, 30);
+    uint64_t first[MAX_IV], last[MAX_IV], at = th_below(&th.rng, 4);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint64_t step = wide ? th_u64(&th.rng) >> 8 : th_below(&th.rng, 4);
+      first[i] = at + (i ? 1 + step : step);
+      last[i] = first[i] + (wide ? th_u64(&th.rng) >> 9 : th_below(&th.rng, 3));
+      at = last[i];
+    }
+    for (uint32_t i = 0; i < base; ++i) words[i] = (uint32_t)th_u64(&th.rng);
+    for (uint32_t i = 0; i < n; ++i) {
+      words[base + 4 * i] = (uint32_t)first[i];
+      words[base + 4 * i + 1] = (uint32_t)(first[i] >> 32);
+      words[base + 4 * i + 2] = (uint32_t)last[i];
+      words[base + 4 * i + 3] = (uint32_t)(last[i] >> 32);
+    }
+    ps_aux_words aux;
+    aux.words = words;
+    aux.count = base + 4 * n;
+    th_case("aux base=%u intervals=%u wide=%d", base, n, wide);
+    for (int q = 0; q < 64; ++q) {
+      uint64_t code = th_u64(&th.rng) >> th_below(&th.rng, 64);
+      if (n && th_chance(&th.rng, 70)) { /* near a bound */
+        const uint32_t i = (uint32_t)th_below(&th.rng, n);
+        code = (th_chance(&th.rng, 50) ? first[i] : last[i]) + (uint64_t)th_below(&th.rng, 3) - 1;
+      }
+      int want = 0;
+      for (uint32_t i = 0; i < n; ++i) want |= first[i] <= code && code <= last[i];
+      if (!CHECKF((int)ps_in_list(aux, base, n, code) == want, "ps_in_list code=%llu: want %d",
+                  (unsigned long long)code, want))
+        return;
+    }
+    /* bits and words, inside and past the aux words */
+    for (int q = 0; q < 64; ++q) {
+      const uint64_t k = th_below(&th.rng, 32ull * (aux.count + 2));
+      uint32_t status = 0x10u;
+      const int inside = (k >> 5) < aux.count;
+      const uint32_t bit = ps_aux_bit(aux, k, &status, 0x80000000u);
+      if (!CHECKF(bit == (inside ? (words[k >> 5] >> (k & 31)) & 1u : 0u) &&
+                      status == (inside ? 0x10u : 0x80000010u),
+                  "ps_aux_bit k=%llu: %u, status %08x", (unsigned long long)k, bit, status))
+        return;
+      status = 0;
+      const uint64_t j = k >> 5;
+      const uint32_t word = ps_aux_word(aux, j, &status, 0x4u);
+      if (!CHECKF(word == (inside ? words[j] : 0u) && status == (inside ? 0u : 0x4u), "ps_aux_word k=%llu",
+                  (unsigned long long)j))
+        return;
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "kernels_shared");
   test_codes();
@@ -358,5 +430,6 @@ int main(int argc, char **argv) {
   test_kleene();
   test_cmp();
   test_range();
+  test_aux();
   return th_finish();
 }
