@@ -93,14 +93,12 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = o.allocator;
   if (o.kernel_cache_dir) {
-    const size_t len = strlen(o.kernel_cache_dir);
-    ctx->kernel_cache_dir = ps_alloc_with(&o.allocator, len + 1);
+    ctx->kernel_cache_dir = ps_kcache_dir_copy(&o.allocator, o.kernel_cache_dir);
     if (!ctx->kernel_cache_dir) {
       ps_free_with(&o.allocator, ctx);
       return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY, "copying options.kernel_cache_dir (%zu bytes)",
-                              len + 1);
+                              strlen(o.kernel_cache_dir) + 1);
     }
-    memcpy(ctx->kernel_cache_dir, o.kernel_cache_dir, len + 1);
   }
   ps_internal_options_init(&ctx->options);
 

@@ -138,6 +138,10 @@ void ps_kcache_store(ps_kcache *c, ps_kcache_key *key, const void *payload, size
 /* 1 when path names something that exists and is not a directory (what
  * ps_context_create refuses as kernel_cache_dir), else 0. */
 int ps_kcache_path_is_not_dir(const char *path);
+/* A copy of kernel_cache_dir in memory from a: an absolute path as given, a
+ * relative one joined to the working directory now (so a later chdir in any
+ * thread cannot move the cache); NULL when out of memory. */
+char *ps_kcache_dir_copy(const ps_allocator *a, const char *path);
 
 /* What ps_kcache_file_check finds in a file's bytes. */
 typedef enum ps_kcache_file_result {

@@ -105,6 +105,22 @@ void ps_kcache_file_name(const uint8_t hash[PS_KCACHE_HASH_BYTES], char name[PS_
 
 int ps_kcache_has_disk(const ps_kcache *c) { return ps_kcache_context(c)->kernel_cache_dir != NULL; }
 
+char *ps_kcache_dir_copy(const ps_allocator *a, const char *path) {
+  char cwd[4096];
+  const int relative = path[0] != '/' && getcwd(cwd, sizeof cwd) != NULL;
+  const size_t c = relative ? strlen(cwd) : 0, n = strlen(path);
+  char *p = ps_alloc_with(a, c + 1 + n + 1);
+  if (!p) return NULL;
+  if (relative) {
+    memcpy(p, cwd, c);
+    p[c] = '/';
+    memcpy(p + c + 1, path, n + 1);
+  } else {
+    memcpy(p, path, n + 1);
+  }
+  return p;
+}
+
 int ps_kcache_path_is_not_dir(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
@@ -130,12 +146,21 @@ void *ps_kcache_load(ps_kcache *c, ps_kcache_key *key, size_t *size) {
   char name[PS_KCACHE_NAME_BYTES];
   ps_kcache_file_name(key->hash, name);
   char *path = path_of(ctx, ctx->kernel_cache_dir, name, "");
-  int fd = path ? open(path, O_RDONLY) : -1;
+  /* Not through a link, never blocking on a FIFO planted under the name. */
+  int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
   ps_host_free(ctx, path);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fd < 0 || fstat(fd, &st) != 0) {
     if (fd >= 0) close(fd);
     ctx->kcache_stats.disk_misses++;
+    return NULL;
+  }
+  /* A binary becomes code in this process: only a plain file of this user
+   * that nobody else may write (another user's file in a shared directory is
+   * rebuilt over, never run). */
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    close(fd);
+    ctx->kcache_stats.disk_rejects++;
     return NULL;
   }
   uint8_t *file = NULL;
@@ -195,7 +220,8 @@ void ps_kcache_store(ps_kcache *c, ps_kcache_key *key, const void *payload, size
   char *temp_path = path_of(ctx, ctx->kernel_cache_dir, name, suffix);
   int ok = 0;
   if (file && final_path && temp_path) {
-    int fd = open(temp_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    /* 0600: a file's key holds the query's literals. */
+    int fd = open(temp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ok = write_all(fd, file, file_size);
       ok = close(fd) == 0 && ok;

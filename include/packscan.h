@@ -150,9 +150,14 @@ typedef struct ps_context_options {
    * format or for another build is ignored and rebuilt; a directory that is
    * missing or not writable only means kernels are compiled again. A path
    * that exists and is not a directory, or an empty path, is
-   * PS_ERR_INVALID_ARGUMENT at ps_context_create. The path is copied;
-   * contexts may share a directory. Files of older versions or other
-   * devices stay until the user deletes them. */
+   * PS_ERR_INVALID_ARGUMENT at ps_context_create. The path is copied (a
+   * relative one joined to the working directory at ps_context_create);
+   * contexts may share a directory. Files are created readable by their
+   * owner only (a key holds the query's literals), and only a regular file
+   * owned by the process's user that no one else may write is loaded (a
+   * binary becomes code in the process); anything else there is ignored.
+   * Files of older versions or other devices stay until the user deletes
+   * them. */
   const char *kernel_cache_dir;
 } ps_context_options;
 
@@ -160,7 +165,9 @@ typedef struct ps_context_options {
  *  A macro over ps_context_options_init_sized, so that the size written is the
  *  size of the caller's struct: a program built against an older header never
  *  has bytes written past its struct. The function of this name (what
- *  programs built against 0.1's header call) fills 0.1's fields only. */
+ *  programs built against 0.1's header call) fills 0.1's fields only, so a
+ *  binding that looks the symbol up by name must call the sized form
+ *  instead, or the fields past 0.1's (kernel_cache_dir) are not read. */
 #define ps_context_options_init(opts) ps_context_options_init_sized((opts), sizeof *(opts))
 /** Fills the first `size` bytes of *opts (at most sizeof(ps_context_options))
  *  with defaults and sets struct_size to that size; writes nothing when size

@@ -502,6 +502,73 @@ static void test_directory(void) {
     }
     ps_context_destroy(ctx);
   }
+  th_case("what is under the name but not this user's plain file is not loaded");
+  {
+    /* the path of key 1's file (one stored above, valid) */
+    ps_context *ctx = make_context(dir);
+    ps_kcache *c = NULL;
+    char path[4200] = "", moved[4200];
+    if (CHECK_OK(ctx, ps_kcache_create(ctx, 1, NULL, NULL, &c))) {
+      ps_kcache_key k = key_of(c, 1);
+      char name[PS_KCACHE_NAME_BYTES];
+      ps_kcache_key_digest(c, &k);
+      ps_kcache_file_name(k.hash, name);
+      snprintf(path, sizeof path, "%s/%s", dir, name);
+      ps_kcache_key_free(c, &k);
+      ps_kcache_destroy(c);
+    }
+    ps_context_destroy(ctx);
+    struct stat fst;
+    CHECKF(stat(path, &fst) == 0 && (fst.st_mode & 0777) == 0600, "a stored file's mode is %o, want 600",
+           (unsigned)(fst.st_mode & 0777));
+    /* a valid file others may write is refused */
+    CHECK(chmod(path, 0620) == 0);
+    s = load_one(dir, 1, buf, sizeof buf, 0);
+    CHECKF(buf[0] == '\0' && s.disk_rejects == 1 && s.disk_loads == 0, "group-writable file: loaded '%s'", buf);
+    CHECK(chmod(path, 0600) == 0);
+    /* a link under the name, to the valid file elsewhere, is not followed */
+    snprintf(moved, sizeof moved, "%s/moved.bin", dir);
+    CHECK(rename(path, moved) == 0);
+    CHECK(symlink(moved, path) == 0);
+    s = load_one(dir, 1, buf, sizeof buf, 0);
+    CHECKF(buf[0] == '\0' && s.disk_loads == 0, "through a symbolic link: loaded '%s'", buf);
+    CHECK(unlink(path) == 0);
+    /* a FIFO under the name: no open blocks waiting for a writer (this test
+     * would hang until CTest's timeout) */
+    CHECK(mkfifo(path, 0600) == 0);
+    s = load_one(dir, 1, buf, sizeof buf, 0);
+    CHECKF(buf[0] == '\0' && s.disk_loads == 0 && s.disk_rejects == 1, "a FIFO: loaded '%s'", buf);
+    CHECK(unlink(path) == 0);
+    CHECK(rename(moved, path) == 0);
+    s = load_one(dir, 1, buf, sizeof buf, 0);
+    CHECKF(s.disk_loads == 1, "the file back in place is not loaded ('%s')", buf);
+  }
+
+  th_case("a relative directory stays the one named at creation");
+  {
+    char cwd[4096];
+    if (CHECK(getcwd(cwd, sizeof cwd) != NULL) && CHECK(chdir(dir) == 0)) {
+      CHECK(mkdir("rel", 0700) == 0);
+      ps_context *ctx = make_context("rel");
+      CHECK(chdir(cwd) == 0); /* the working directory moves after creation */
+      ps_kcache *c = NULL;
+      if (CHECK_OK(ctx, ps_kcache_create(ctx, 1, NULL, NULL, &c))) {
+        ps_kcache_key k = key_of(c, 7);
+        ps_kcache_store(c, &k, "rel", 3);
+        ps_kcache_key_free(c, &k);
+        ps_kcache_destroy(c);
+      }
+      ps_context_destroy(ctx);
+      char rel[4200];
+      snprintf(rel, sizeof rel, "%s/rel", dir);
+      count_files(rel, &all, &ours, &temps);
+      CHECKF(all == 1 && ours == 1, "%d files in %s after a chdir, want the one stored", all, rel);
+      struct stat rst;
+      CHECK(stat("rel", &rst) != 0); /* nothing was created under the new working directory */
+      remove_dir(rel);
+    }
+  }
+
   th_case("other files are left alone");
   CHECK(read_file(other, (uint8_t *)buf, sizeof buf) == 7 && memcmp(buf, "keep me", 7) == 0);
   CHECK(read_file(foreign, (uint8_t *)buf, sizeof buf) == 11 && memcmp(buf, "keep me too", 11) == 0);

@@ -48,7 +48,7 @@ static void list_files(const char *dir, file_list *out) {
     const size_t len = strlen(e->d_name);
     if (len == PS_KCACHE_NAME_BYTES - 1 && strncmp(e->d_name, PS_KCACHE_FILE_PREFIX, 12) == 0 &&
         strcmp(e->d_name + len - 4, ".bin") == 0 && out->n < MAX_FILES)
-      snprintf(out->names[out->n++], sizeof out->names[0], "%s", e->d_name);
+      memcpy(out->names[out->n++], e->d_name, len + 1); /* len is checked above */
     else
       out->others++;
   }
