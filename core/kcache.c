@@ -176,6 +176,8 @@ void ps_kcache_count_build(ps_kcache *c) { c->ctx->kcache_stats.builds++; }
 
 void ps_kcache_count_refused(ps_kcache *c) { c->ctx->kcache_stats.disk_refused++; }
 
+void ps_context_count_spec_fallback(ps_context *ctx) { ctx->kcache_stats.spec_fallbacks++; }
+
 ps_kcache_stats ps_context_kcache_stats(const ps_context *ctx) {
   ps_kcache_stats zero;
   memset(&zero, 0, sizeof zero);

@@ -60,6 +60,7 @@ typedef struct ps_kcache_stats {
   uint64_t disk_refused;        /* payloads read that the driver would not load (then built) */
   uint64_t disk_writes;         /* files written */
   uint64_t disk_write_failures; /* stores that did not happen (directory missing, unwritable, full) */
+  uint64_t spec_fallbacks;      /* calls that asked for a specialized build and ran the generic one */
 } ps_kcache_stats;
 
 typedef struct ps_kcache ps_kcache;
@@ -170,5 +171,7 @@ void ps_kcache_file_name(const uint8_t hash[PS_KCACHE_HASH_BYTES], char name[PS_
 
 /* ctx's counters (zero for NULL). */
 ps_kcache_stats ps_context_kcache_stats(const ps_context *ctx);
+/* A call asked for a specialized build and ran the generic kernel (counted). */
+void ps_context_count_spec_fallback(ps_context *ctx);
 
 #endif /* PS_KCACHE_H */

@@ -29,6 +29,7 @@
 
 #include "gen.h"
 #include "internal_options.h"
+#include "kcache.h"
 
 typedef struct field {
   const char *name;
@@ -325,7 +326,14 @@ static void same_query(ps_context *ctx, ps_context *ref) {
                 again ? ", again" : "");
         if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) continue;
         char *got = NULL;
+        const uint64_t fallbacks = ps_context_kcache_stats(ctx).spec_fallbacks;
         const ps_status st = query_text(ctx, h, &got);
+        if (is_opencl) { /* the path under test was taken (one chunk: the default chunk holds every row) */
+          const int falls = cl[c] == PS_OPT_QUERY_REFUSED || (cl[c] == PS_OPT_QUERY_UNBUILDABLE && spec[s] == PS_OPT_AUTO);
+          const uint64_t fell = ps_context_kcache_stats(ctx).spec_fallbacks - fallbacks;
+          CHECKF(falls ? fell > 0 : fell == 0, "%llu fallbacks to the generic kernel, want %s",
+                 (unsigned long long)fell, falls ? "some" : "none");
+        }
         if (is_opencl && cl[c] == PS_OPT_QUERY_UNBUILDABLE && spec[s] == PS_OPT_ON) {
           /* the build's error, with its log */
           CHECKF(st != PS_OK && strstr(ps_context_last_error(ctx), "clBuildProgram") &&

@@ -20,6 +20,7 @@
 #include "ps_cuda_kernels.h"
 #include "ps_cuda_query.h"
 #include "cuda_query_spec.h"
+#include "kcache.h"
 #include "query_spec.h"
 
 _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT == PS_GATHER_INT &&
@@ -531,6 +532,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
     if (st == PS_OK) st = ps_cuda_spec_kernel(be, text, strict, &spec);
     ps_host_free(be->ctx, text);
+    if (st == PS_OK && !spec) ps_context_count_spec_fallback(be->ctx);
     if (!spec && mode == PS_QMODE_REGS) /* the precompiled kernel has no register mode */
       p->launch.mode = mode = ps_q_choose_mode(prog, fits64, 1);
   }

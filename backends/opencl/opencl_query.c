@@ -4,6 +4,7 @@
  * accumulator), and one synchronization per chunk (for the status words). */
 #include <string.h>
 
+#include "kcache.h"
 #include "opencl_internal.h"
 #include "ps_query_kernels.h"
 #include "query_spec.h"
@@ -271,6 +272,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
       /* The build stays cached, marked as one this device will not run. */
       ((ps_cl_cached *)spec)->work_group[PS_CL_QUERY_PARTIALS] = 0;
     }
+    ps_context_count_spec_fallback(be->ctx);
     if (L.mode == PS_QMODE_REGS) L.mode = ps_q_choose_mode(p, fits64, local_atomics); /* specialized builds only */
   }
   const ps_cl_cached *prog = NULL;
