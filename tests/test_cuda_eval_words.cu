@@ -560,6 +560,5 @@ int main(int argc, char **argv) {
          "%ld 32-bit CMPCOL leaves; %ld misaligned vector accesses)\n",
          t.bad || !t.cmp32_leaves || ps_words_misaligned ? "FAIL" : "ok", t.bad, t.runs, t.corrupt_runs, t.aux_runs,
          t.all_runs, t.cmp32_leaves, ps_words_misaligned);
-  if (t.bad || !t.cmp32_leaves || ps_words_misaligned) printf("rerun: PACKSCAN_SEED=%llu test_cuda_eval_words %ld\n", seed, iters);
   return t.bad != 0 || t.cmp32_leaves == 0 || ps_words_misaligned != 0;
 }

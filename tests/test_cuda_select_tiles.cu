@@ -241,6 +241,5 @@ int main() {
   }
 
   std::printf("%s (%d bad)\n", bad ? "FAIL" : "ok", bad);
-  if (bad) std::printf("rerun: PACKSCAN_SEED=%llu test_cuda_select_tiles\n", seed);
   return bad != 0;
 }
