@@ -105,11 +105,18 @@ void th_init(int argc, char **argv, const char *test) {
   th_rng_seed(&th.rng, th.seed);
   refuse_retired_knobs();
   th_options_reset();
-  const char *to = getenv("PACKSCAN_TEST_OPTIONS");
-  printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s%s%s%s %s %s)\n", test,
-         th.backend, (unsigned long long)th.seed, th.scale, th.quick == 2 ? " quick=2" : th.quick ? " quick" : "", (unsigned long long)th.seed,
-         th.quick == 2 ? " PACKSCAN_TEST_QUICK=2" : th.quick ? " PACKSCAN_TEST_QUICK=1" : "", to && *to ? " PACKSCAN_TEST_OPTIONS='" : "", to && *to ? to : "",
-         to && *to ? "'" : "", argc > 0 ? argv[0] : "test", th.backend);
+  printf("test=%s backend=%s seed=%llu scale=%u%s (rerun: PACKSCAN_SEED=%llu%s", test, th.backend,
+         (unsigned long long)th.seed, th.scale, th.quick == 2 ? " quick=2" : th.quick ? " quick" : "",
+         (unsigned long long)th.seed, th.quick == 2 ? " PACKSCAN_TEST_QUICK=2" : th.quick ? " PACKSCAN_TEST_QUICK=1" : "");
+  /* Every other variable that changes what a test runs (CTest sets some per
+   * test), so that the line alone reproduces the run. */
+  static const char *const inputs[] = {"PACKSCAN_TEST_SCALE",   "PACKSCAN_TEST_OPTIONS", "PACKSCAN_BIG_ROWS",
+                                       "PACKSCAN_TEST_THREADS", "PACKSCAN_TEST_WIDTHS",  "PACKSCAN_OPENCL_PLATFORM"};
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+    const char *v = getenv(inputs[i]);
+    if (v && *v) printf(" %s='%s'", inputs[i], v);
+  }
+  printf(" %s %s)\n", argc > 0 ? argv[0] : "test", th.backend);
   fflush(stdout);
 }
 

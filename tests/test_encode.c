@@ -976,10 +976,13 @@ static void test_allocator(void) {
   CHECK_ST(ps_encode_for(&in, 0, -1, 1, &half, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const char *env = getenv("PACKSCAN_SEED");
   g_seed = env && *env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
   g_rng = g_seed;
+  /* first, so that a crash still leaves the seed */
+  printf("test_encode: seed %" PRIu64 " (rerun: PACKSCAN_SEED=%" PRIu64 " %s)\n", g_seed, g_seed, argc > 0 ? argv[0] : "test_encode");
+  fflush(stdout);
   test_int_edges();
   test_byte_aligned();
   test_all_widths();

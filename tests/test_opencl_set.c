@@ -8,7 +8,7 @@
  * more comparison with the oracle.
  *
  * Every dictionary code width 1..32, 40 and 64 (at the CI size, a sample:
- * width_in_quick_sample); dictionaries that fill the
+ * sweep); dictionaries that fill the
  * width (no code-limit check) and that do not (every valid code checked);
  * column references M > 0 (bit M + code of the bitmap); nulls holding codes
  * past the dictionary (not corrupt, never an index); row counts around 32,
@@ -62,9 +62,13 @@ static uint64_t pick_rows(void) {
   return TH_PICK(&th.rng, rows);
 }
 
+/* The checks of one width after its SET leaves and string <; each is a shape
+ * of its own (a kernel build on the device, the bulk of this test's time). */
+enum { MIX_AND = 1, MIX_OR = 2, MIX_NOT = 4, MIX_TREES = 8, MIX_ALL = 15 };
+
 /* One width: a dictionary column (sometimes filling the width), a FOR column
- * and a second dictionary column for trees. */
-static void sweep_width(uint32_t w, int trees) {
+ * and a second dictionary column for trees; the mixed checks in `mix`. */
+static void sweep_width(uint32_t w, unsigned mix) {
   const uint64_t n = pick_rows();
   /* 2^w entries (from M = 0) fill the width: no code can be corrupt. */
   const int fill = w <= 12 && th_chance(&th.rng, 50);
@@ -83,10 +87,10 @@ static void sweep_width(uint32_t w, int trees) {
   char lit[64];
   const ps_literal entry = gen_str_literal(&th.rng, tr.cols[s], lit);
   check_free(on_cmp(s, PS_LT, entry), "string < on an unsorted dictionary");
-  check_free(on_and(random_set(s), gen_leaf(&th.rng, &tr, num, -1)), "SET AND a numeric leaf");
-  check_free(on_or(random_set(s), on_isnull(num, 0)), "SET OR IS NULL");
-  check_free(on_not(on_or(random_set(s), random_set(s2))), "NOT (SET OR SET of another width)");
-  if (!trees) return;
+  if (mix & MIX_AND) check_free(on_and(random_set(s), gen_leaf(&th.rng, &tr, num, -1)), "SET AND a numeric leaf");
+  if (mix & MIX_OR) check_free(on_or(random_set(s), on_isnull(num, 0)), "SET OR IS NULL");
+  if (mix & MIX_NOT) check_free(on_not(on_or(random_set(s), random_set(s2))), "NOT (SET OR SET of another width)");
+  if (!(mix & MIX_TREES)) return;
   check_free(on_and(on_not(random_set(s2)), on_or(random_set(s), gen_leaf(&th.rng, &tr, num, -1))),
              "NOT SET AND (SET OR numeric)");
   const int cols[] = {s, num, s2};
@@ -117,7 +121,10 @@ static void corrupt(void) {
   for (int i = 0; i < 3; i++) tstrs_push(&l, abc[i], strlen(abc[i]));
   const uint64_t n = 20001;
   uint64_t *codes = th_malloc(n * sizeof *codes);
+  /* CI size: one width a run, in turn (each a build of its own per shape) */
+  const size_t only = th.quick ? (size_t)th_below(&th.rng, sizeof widths / sizeof widths[0]) : SIZE_MAX;
   for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+    if (only != SIZE_MAX && wi != only) continue;
     for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
       th_case("corrupt code at row %llu, w=%u", (unsigned long long)where[k], widths[wi]);
       for (uint64_t i = 0; i < n; i++) codes[i] = i % 3;
@@ -158,23 +165,39 @@ static int width_wanted(uint32_t w) {
 }
 
 /* CI size (PACKSCAN_TEST_QUICK): the widths at word and byte edges every run,
- * a seeded eighth of the others (each run a different eighth); each width's
- * shapes are kernel builds of their own, the bulk of this test's time. */
-static int width_in_quick_sample(uint32_t w) {
-  static const uint32_t always[] = {1, 7, 8, 31, 32, 40, 64};
-  for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
-    if (always[i] == w) return 1;
-  return th_chance(&th.rng, 12);
-}
+ * each with its SET leaves and one of the mixed checks in turn (seven widths,
+ * so every mixed check runs at two widths or more), the trees at one of
+ * them; one of the other widths whole (each run another); on the chunked
+ * context two widths, each with one mixed check. Each width's
+ * shapes are kernel builds of their own, the bulk of this test's time; the
+ * full size runs every width whole. */
+static const uint32_t quick_always[] = {1, 7, 8, 31, 32, 40, 64};
 
 static void sweep(int chunked) {
   static const uint32_t some[] = {3, 17, 32, 40};
   const size_t count = chunked ? sizeof some / sizeof some[0] : 34;
+  const size_t n_always = sizeof quick_always / sizeof quick_always[0];
+  const unsigned turn = (unsigned)th_below(&th.rng, 3);
+  const size_t tree_at = 3 + (size_t)th_below(&th.rng, n_always - 3); /* 31, 32, 40 or 64 */
+  uint32_t other = 0;
+  if (th.quick && !chunked)
+    do other = 2 + (uint32_t)th_below(&th.rng, 30); /* 2..31 but 7, 8 and 31 */
+    while (other == 7 || other == 8 || other == 31);
   for (size_t i = 0; i < count; i++) {
     const uint32_t w = chunked ? some[i] : i < 32 ? (uint32_t)i + 1 : i == 32 ? 40 : 64;
     if (!width_wanted(w)) continue;
-    if (th.quick && (chunked ? w != 17 && w != 40 : !width_in_quick_sample(w))) continue;
-    sweep_width(w, !chunked && (w % 3 == 0 || w >= 31));
+    const unsigned trees = !chunked && (w % 3 == 0 || w >= 31) ? MIX_TREES : 0;
+    unsigned mix = MIX_AND | MIX_OR | MIX_NOT | trees;
+    if (th.quick && chunked) {
+      if (w != 17 && w != 40) continue;
+      mix = 1u << ((i + turn) % 3); /* the leaves across chunk edges, one mixed check each */
+    } else if (th.quick && w != other) {
+      size_t a = 0;
+      while (a < n_always && quick_always[a] != w) a++;
+      if (a == n_always) continue;
+      mix = (1u << ((a + turn) % 3)) | (a == tree_at ? trees : 0);
+    }
+    sweep_width(w, mix);
     tr_clear(&tr);
   }
 }

@@ -2,7 +2,7 @@
  * backend named in argv[1], compared bit for bit with the reference backend;
  * plus hand-checked answers on a small table. A backend that cannot create a
  * context (PS_ERR_NO_DEVICE included) fails the test.
- *   usage: tool_test_e2e BACKEND [SEED] */
+ *   usage: tool_test_e2e BACKEND [SEED]   (or PACKSCAN_SEED=<n>; default: a fresh seed) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include "query.h"
 
 int failures;
-unsigned long long seed = 12345;
+unsigned long long seed;
 
 static char *select_text(query_plan *q, const uint64_t *ids, uint64_t n, const int *cols, size_t nc, int host) {
   FILE *f = tmpfile();
@@ -389,8 +389,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *backend = argv[1];
-  if (argc > 2) seed = strtoull(argv[2], NULL, 10);
-  test_rnd_seed(seed);
+  test_seed_init(argc, argv);
   char err[TOOL_ERR_SIZE] = "";
   ps_context *ctx = NULL, *ref = NULL;
   ps_context_options o;
@@ -434,6 +433,7 @@ int main(int argc, char **argv) {
   ps_context_destroy(ref);
   if (failures) {
     printf("%d end-to-end check(s) failed on %s\n", failures, backend);
+    test_print_rerun();
     return 1;
   }
   printf("e2e on %s: all tests passed\n", backend);

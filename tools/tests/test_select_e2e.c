@@ -6,7 +6,7 @@
  * here on the generated values (exact 128-bit decimals), never from the
  * library or the tool's parser. Also hand-checked output, and binding errors
  * with their positions. A backend whose context cannot be created fails.
- *   usage: tool_test_select_e2e BACKEND [SEED] */
+ *   usage: tool_test_select_e2e BACKEND [SEED]   (or PACKSCAN_SEED=<n>; default: a fresh seed) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 typedef __int128 i128;
 
 int failures;
-unsigned long long seed = 4242;
+unsigned long long seed;
 
 static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rnd() % (uint64_t)(hi - lo + 1)); }
 
@@ -616,8 +616,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *backend = argv[1];
-  if (argc > 2) seed = strtoull(argv[2], NULL, 10);
-  test_rnd_seed(seed);
+  test_seed_init(argc, argv);
   char err[TOOL_ERR_SIZE] = "";
   ps_context *ctx = NULL;
   ps_context_options o;
@@ -651,6 +650,7 @@ int main(int argc, char **argv) {
   ps_context_destroy(ctx);
   if (failures) {
     printf("%d SELECT check(s) failed on %s\n", failures, backend);
+    test_print_rerun();
     return 1;
   }
   printf("SELECT end to end on %s: all tests passed\n", backend);

@@ -1,13 +1,37 @@
 /* See tool_test.h. */
 #include "tool_test.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "encode.h"
 
 static uint64_t rng_state;
 
 void test_rnd_seed(uint64_t s) { rng_state = s; }
+
+static char rerun_line[512];
+
+void test_seed_init(int argc, char **argv) {
+  const char *env = getenv("PACKSCAN_SEED");
+  if (argc > 2) {
+    seed = strtoull(argv[2], NULL, 0);
+  } else if (env && *env) {
+    seed = strtoull(env, NULL, 0);
+  } else {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    seed = (((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec) & 0xffffffffull; /* short enough to retype */
+  }
+  test_rnd_seed(seed);
+  snprintf(rerun_line, sizeof rerun_line, "seed %llu (rerun: PACKSCAN_SEED=%llu %s %s)", seed, seed,
+           argc > 0 ? argv[0] : "test", argc > 1 ? argv[1] : "");
+  printf("%s\n", rerun_line);
+  fflush(stdout);
+}
+
+void test_print_rerun(void) { printf("%s\n", rerun_line); }
 
 uint64_t test_rnd(void) {
   uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);

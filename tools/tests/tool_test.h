@@ -27,6 +27,14 @@ extern unsigned long long seed;
 void test_rnd_seed(uint64_t s);
 uint64_t test_rnd(void);
 
+/* Sets seed, as the library's tests do (tests/harness.c): argv[2] where given,
+ * else PACKSCAN_SEED (decimal or 0x hex), else a fresh one per run; seeds
+ * test_rnd and prints the line that reruns this run (argv[0], the backend
+ * argv[1], the seed). */
+void test_seed_init(int argc, char **argv);
+/* Prints that line again (after the failures, where it is easy to find). */
+void test_print_rerun(void);
+
 /* CSV text (with a header row; types as `encode --types`, NULL to infer) ->
  * encoded -> table file bytes in *file (the caller frees *file after
  * closing the table, and on failure) -> an open table. NULL, with the
