@@ -387,6 +387,9 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
     ps_query_result_destroy(res);
     return st;
   }
+  /* A backend that recovered (a specialized build that failed, then the
+   * generic kernel) may have left its message: the call succeeded. */
+  ps_clear_error(ctx);
   *out = res;
   return PS_OK;
 }

@@ -341,6 +341,8 @@ static void same_query(ps_context *ctx, ps_context *ref) {
                  "%s: %s", ps_status_name(st), ps_context_last_error(ctx));
         } else if (CHECK_OK(ctx, st)) {
           CHECKF(strcmp(got, want) == 0, "result\n%s\nreference\n%s", got, want);
+          CHECKF(ps_context_last_error(ctx)[0] == '\0', "a successful query left the message '%s'",
+                 ps_context_last_error(ctx));
         }
         free(got);
       }
