@@ -332,14 +332,16 @@ static out_cell reader_cell(const colreader *r, uint64_t i, char buf[64]) {
     break;
   case V_STRING:
     c.kind = OUT_TEXT;
+    /* A dictionary of empty strings only may have no bytes at all (NULL):
+     * no pointer arithmetic on it. */
     if (r->soff) {
-      c.s = (const char *)r->sbytes + r->soff[i];
       c.len = (size_t)(r->soff[i + 1] - r->soff[i]);
+      c.s = r->sbytes ? (const char *)r->sbytes + r->soff[i] : "";
     } else {
       const int32_t *o = r->meta->dict.offsets32;
       uint64_t k = r->vals[i];
-      c.s = (const char *)r->meta->dict.bytes + o[k];
       c.len = (size_t)(o[k + 1] - o[k]);
+      c.s = r->meta->dict.bytes ? (const char *)r->meta->dict.bytes + o[k] : "";
     }
     return c;
   }
