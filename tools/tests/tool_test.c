@@ -13,6 +13,11 @@ void test_rnd_seed(uint64_t s) { rng_state = s; }
 
 static char rerun_line[512];
 
+int test_quick(void) {
+  const char *q = getenv("PACKSCAN_TEST_QUICK");
+  return q && (!strcmp(q, "1") || !strcmp(q, "2")) ? q[0] - '0' : 0;
+}
+
 void test_seed_init(int argc, char **argv) {
   const char *env = getenv("PACKSCAN_SEED");
   if (argc > 2) {
@@ -25,8 +30,10 @@ void test_seed_init(int argc, char **argv) {
     seed = (((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec) & 0xffffffffull; /* short enough to retype */
   }
   test_rnd_seed(seed);
-  snprintf(rerun_line, sizeof rerun_line, "seed %llu (rerun: PACKSCAN_SEED=%llu %s %s)", seed, seed,
-           argc > 0 ? argv[0] : "test", argc > 1 ? argv[1] : "");
+  const int quick = test_quick();
+  snprintf(rerun_line, sizeof rerun_line, "seed %llu (rerun: PACKSCAN_SEED=%llu%s %s %s)", seed, seed,
+           quick == 2 ? " PACKSCAN_TEST_QUICK=2" : quick ? " PACKSCAN_TEST_QUICK=1" : "", argc > 0 ? argv[0] : "test",
+           argc > 1 ? argv[1] : "");
   printf("%s\n", rerun_line);
   fflush(stdout);
 }

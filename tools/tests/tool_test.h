@@ -32,6 +32,9 @@ uint64_t test_rnd(void);
  * test_rnd and prints the line that reruns this run (argv[0], the backend
  * argv[1], the seed). */
 void test_seed_init(int argc, char **argv);
+/* PACKSCAN_TEST_QUICK: 0 (full size), 1 (CI) or 2 (the sanitizer size, as in
+ * tests/README.md); any other value is 0. */
+int test_quick(void);
 /* Prints that line again (after the failures, where it is easy to find). */
 void test_print_rerun(void);
 
