@@ -1,15 +1,9 @@
 /* Table writer: computes the layout first (every size is known up front),
  * then emits header, directory, names and sections in file order, so a table
  * can be streamed to a pipe without seeking. */
-/* realpath */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "crc32c.h"
 #include "table.h"
@@ -246,82 +240,28 @@ int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols
   return 0;
 }
 
-/* Makes a finished rename durable: the directory entry, not only the data. */
-static void sync_parent_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  tbuf dir = {0};
-  if (slash ? tbuf_append(&dir, path, slash == path ? 1 : (size_t)(slash - path)) : tbuf_putc(&dir, '.')) return;
-  if (tbuf_putc(&dir, 0) == 0) {
-    int fd = open((const char *)dir.p, O_RDONLY);
-    if (fd >= 0) {
-      (void)fsync(fd);
-      close(fd);
-    }
-  }
-  tbuf_free(&dir);
+/* Reads back what reached the disk, every checksum. */
+static int check_readback(const char *tmp_path, void *arg, char *err, size_t errsz) {
+  (void)arg;
+  tbl_table *t = NULL;
+  char why[TOOL_ERR_SIZE];
+  if (tbl_open_file(tmp_path, 1, &t, why, sizeof why) != 0)
+    return set_err(err, errsz, "the table written to %s does not read back: %s", tmp_path, why);
+  tbl_close(t);
+  return 0;
 }
 
-int tbl_write_file(const char *path, uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint64_t *file_size,
-                   char *err, size_t errsz) {
-  /* A symlink is followed, so that the table replaces the file it points to
-   * (in that file's folder) rather than the link. */
-  char *resolved = NULL;
-  struct stat lst;
-  if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) resolved = realpath(path, NULL);
-  const char *target = resolved ? resolved : path;
-  /* Write next to the destination, check, flush to disk and only then
-   * rename: an interrupted or failed write never leaves a half-written table
-   * under the final name, and never harms a file already there. */
-  tbuf tmp = {0};
-  if (tbuf_printf(&tmp, "%s.tmpXXXXXX", target) || tbuf_putc(&tmp, 0)) {
-    tbuf_free(&tmp);
-    free(resolved);
-    return set_err(err, errsz, "out of memory");
-  }
-  char *tmpname = (char *)tmp.p;
-  int fd = mkstemp(tmpname);
-  if (fd < 0) {
-    set_err(err, errsz, "cannot create a temporary file next to %s: %s", target, strerror(errno));
-    tbuf_free(&tmp);
-    free(resolved);
-    return -1;
-  }
-  /* mkstemp creates the file 0600; give the table the usual umask-based mode. */
-  mode_t um = umask(0);
-  umask(um);
-  (void)fchmod(fd, 0666 & ~um);
-  FILE *f = fdopen(fd, "wb");
-  if (!f) {
-    set_err(err, errsz, "%s: %s", tmpname, strerror(errno));
-    close(fd);
-    unlink(tmpname);
-    tbuf_free(&tmp);
-    free(resolved);
-    return -1;
-  }
+int tbl_write_file(const char *path, const out_input *input, uint64_t rows, const tbl_write_column *cols,
+                   uint32_t ncols, uint64_t *file_size, char *err, size_t errsz) {
+  out_file o;
+  if (out_file_open(&o, path, input, err, errsz)) return -1;
   char sub[TOOL_ERR_SIZE];
   uint64_t size = 0;
-  int rc = tbl_write_stream(f, rows, cols, ncols, &size, sub, sizeof sub);
-  if (rc == 0 && fflush(f) != 0) rc = set_err(sub, sizeof sub, "write failed: %s", strerror(errno));
-  if (rc == 0 && fsync(fd) != 0) rc = set_err(sub, sizeof sub, "write failed (fsync): %s", strerror(errno));
-  if (fclose(f) != 0 && rc == 0) rc = set_err(sub, sizeof sub, "write failed: %s", strerror(errno));
-  if (rc == 0) { /* read back what reached the disk, every checksum */
-    tbl_table *t = NULL;
-    char why[TOOL_ERR_SIZE];
-    if (tbl_open_file(tmpname, 1, &t, why, sizeof why) != 0)
-      rc = set_err(sub, sizeof sub, "the table written to %s does not read back: %s", tmpname, why);
-    tbl_close(t);
+  if (tbl_write_stream(o.f, rows, cols, ncols, &size, sub, sizeof sub)) {
+    out_file_abort(&o);
+    return set_err(err, errsz, "%s: %s", path, sub);
   }
-  if (rc == 0 && rename(tmpname, target) != 0)
-    rc = set_err(sub, sizeof sub, "cannot rename %s to %s: %s", tmpname, target, strerror(errno));
-  if (rc != 0) {
-    unlink(tmpname);
-    set_err(err, errsz, "%s: %s", path, sub);
-  } else {
-    sync_parent_dir(target);
-    if (file_size) *file_size = size;
-  }
-  tbuf_free(&tmp);
-  free(resolved);
-  return rc;
+  if (out_file_commit(&o, check_readback, NULL, err, errsz)) return -1;
+  if (file_size) *file_size = size;
+  return 0;
 }
