@@ -96,8 +96,8 @@ PS_PY_API int ps_py_output_is_stdout(const char *path) { return out_is_stdout(pa
  * (NULL: no input). 0, or -1 with a message in err. */
 PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, const char *path, const char *input_path,
                                 char *err, size_t err_size) {
-  out_input in;
-  if (input_path && out_input_stat(&in, input_path, input_path, err, err_size) != 0) return -1;
+  out_input in; /* an input that is gone has nothing left to protect */
+  int have_in = input_path && out_input_stat(&in, input_path, input_path, err, err_size) == 0;
   size_t ncols = ps_arrow_table_columns(table);
   uint64_t rows = ps_arrow_table_rows(table);
   tbl_write_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
@@ -144,7 +144,7 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
       w->dict.offsets32 = offs32[i];
     }
   }
-  rc = tbl_write_file(path, input_path ? &in : NULL, rows, cols, (uint32_t)ncols, NULL, err, err_size) == 0 ? 0 : -1;
+  rc = tbl_write_file(path, have_in ? &in : NULL, rows, cols, (uint32_t)ncols, NULL, err, err_size) == 0 ? 0 : -1;
 done:
   for (size_t i = 0; cols && i < ncols; i++) {
     ps_free(ctx, (void *)cols[i].desc.data);
