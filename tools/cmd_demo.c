@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,10 +20,10 @@ static uint64_t rnd(void) { /* splitmix64 */
 static int64_t uniform(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
 
 static const char *const shipmodes[] = {"AIR", "FOB", "MAIL", "RAIL", "REG AIR", "SHIP", "TRUCK"};
-static const char *const words[] = {"furiously", "carefully", "quickly", "slyly",    "blithely", "special",
-                                    "requests",  "deposits",  "accounts", "packages", "pending",  "regular",
-                                    "final",     "express",   "ironic",  "bold",     "even",     "silent",
-                                    "theodolites", "pinto beans", "foxes", "ideas",  "asymptotes", "dolphins"};
+static const char *const words[] = {"furiously",   "carefully",   "quickly",  "slyly",    "blithely",   "special",
+                                    "requests",    "deposits",    "accounts", "packages", "pending",    "regular",
+                                    "final",       "express",     "ironic",   "bold",     "even",       "silent",
+                                    "theodolites", "pinto beans", "foxes",    "ideas",    "asymptotes", "dolphins"};
 
 static const struct {
   const char *name, *where;
@@ -42,9 +43,9 @@ static const struct {
 };
 
 enum { C_ORDERKEY, C_QUANTITY, C_PRICE, C_DISCOUNT, C_SHIP, C_COMMIT, C_RECEIPT, C_FLAG, C_MODE, C_COMMENT, NCOLS };
-static const char *const colnames[NCOLS] = {"l_orderkey",    "l_quantity",   "l_extendedprice", "l_discount",
-                                            "l_shipdate",    "l_commitdate", "l_receiptdate",   "l_returnflag",
-                                            "l_shipmode",    "l_comment"};
+static const char *const colnames[NCOLS] = {"l_orderkey", "l_quantity",   "l_extendedprice", "l_discount",
+                                            "l_shipdate", "l_commitdate", "l_receiptdate",   "l_returnflag",
+                                            "l_shipmode", "l_comment"};
 
 static int encode_for(const void *vals, ps_type type, uint64_t n, ps_encoded *out, const char *name) {
   ps_plain p = {type, vals, n, NULL};
@@ -252,6 +253,12 @@ int cmd_demo(int argc, char **argv) {
     fprintf(stderr, "packscan demo: option '%s' needs a value\n", argv[a.i]);
     return 2;
   }
+  /* The demo reads its table back from --out: a device or a FIFO cannot be. */
+  struct stat out_st;
+  if (out && stat(out, &out_st) == 0 && !S_ISREG(out_st.st_mode)) {
+    fprintf(stderr, "packscan demo: --out %s is not a regular file; the demo reads its table back from it\n", out);
+    return 2;
+  }
   char err[TOOL_ERR_SIZE];
   ps_context *ctx = NULL, *ref = NULL;
   if (query_context(backend, &ctx, err, sizeof err)) {
@@ -294,7 +301,7 @@ int cmd_demo(int argc, char **argv) {
   const char *path = out ? out : tmpl;
   uint64_t fsize = 0;
   t0 = now_seconds();
-  if (tbl_write_file(path, rows, cols, NCOLS, &fsize, err, sizeof err)) {
+  if (tbl_write_file(path, NULL, rows, cols, NCOLS, &fsize, err, sizeof err)) {
     fprintf(stderr, "packscan demo: %s\n", err);
     goto done;
   }
@@ -314,9 +321,10 @@ int cmd_demo(int argc, char **argv) {
   char s1[32], s2[32];
   format_bytes(plain, s1);
   format_bytes(fsize, s2);
-  printf("generated + encoded in %.2f s; table %s: %s plain -> %s (%.1fx), written in %.2f s, "
-         "opened + verified in %.3f s\n\n",
-         t_gen, out ? out : "(temporary)", s1, s2, fsize ? (double)plain / (double)fsize : 0.0, t_write, t_open);
+  printf(
+      "generated + encoded in %.2f s; table %s: %s plain -> %s (%.1fx), written in %.2f s, "
+      "opened + verified in %.3f s\n\n",
+      t_gen, out ? out : "(temporary)", s1, s2, fsize ? (double)plain / (double)fsize : 0.0, t_write, t_open);
   printf("%-24s %10s %8s %10s %10s %12s%s\n", "query", "selected", "%", "first ms", "best ms", "rows/s",
          ref ? "  reference" : "");
   int mismatches = 0;
@@ -373,7 +381,8 @@ int cmd_demo(int argc, char **argv) {
     fflush(stdout);
   }
   printf("\nall %zu queries: %.2f ms best total, %.3g rows/s on average (%s)\n", sizeof queries / sizeof *queries,
-         total_best * 1e3, total_best > 0 ? (double)rows * (double)(sizeof queries / sizeof *queries) / total_best : 0.0,
+         total_best * 1e3,
+         total_best > 0 ? (double)rows * (double)(sizeof queries / sizeof *queries) / total_best : 0.0,
          ps_context_backend(ctx));
   printf("try: packscan query TABLE \"l_discount BETWEEN 0.05 AND 0.07\" --timing%s\n",
          out ? "" : " (keep the table with --out FILE)");

@@ -104,29 +104,36 @@ int cmd_encode(int argc, char **argv) {
     encode_usage(stderr);
     return 2;
   }
-  if (arrow_input(in_path)) return encode_through_python(in_path, out_path);
+  char err[TOOL_ERR_SIZE];
+  /* The output must not be the input, under any name (a symlink or a hard
+   * link to it, or stdin redirected from it): the table would replace the
+   * file it is made from. Checked before the work, and again by the writer. */
+  out_input input;
+  if (arrow_input(in_path)) {
+    if (out_input_stat(&input, in_path, in_path, err, sizeof err) == 0 &&
+        out_check_not_input(out_path, &input, err, sizeof err)) {
+      fprintf(stderr, "packscan encode: %s\n", err);
+      return 1;
+    }
+    return encode_through_python(in_path, out_path);
+  }
   FILE *in = strcmp(in_path, "-") ? fopen(in_path, "rb") : stdin;
   if (!in) {
     fprintf(stderr, "packscan encode: %s: %s\n", in_path, strerror(errno));
     return 1;
   }
-  struct stat st, out_st;
-  int have_in = fstat(fileno(in), &st) == 0;
-  /* The output must not be the input, under any name (a symlink or a hard
-   * link to it, or stdin redirected from it): the table would replace the
-   * CSV it is made from. */
-  if (have_in && stat(out_path, &out_st) == 0 && out_st.st_dev == st.st_dev && out_st.st_ino == st.st_ino) {
-    fprintf(stderr, "packscan encode: the output %s is the input %s (the same file); nothing was written\n",
-            out_path, strcmp(in_path, "-") ? in_path : "(stdin)");
+  input.name = strcmp(in_path, "-") ? in_path : "(stdin)";
+  int have_in = fstat(fileno(in), &input.st) == 0;
+  if (have_in && out_check_not_input(out_path, &input, err, sizeof err)) {
+    fprintf(stderr, "packscan encode: %s\n", err);
     if (in != stdin) fclose(in);
     return 1;
   }
-  if (have_in && S_ISREG(st.st_mode)) o.input_size = (uint64_t)st.st_size;
+  if (have_in && S_ISREG(input.st.st_mode)) o.input_size = (uint64_t)input.st.st_size;
   o.progress = progress >= 0 ? progress : (isatty(2) && o.input_size > (16u << 20));
 
   encoded_table t;
   tbuf diag = {0};
-  char err[TOOL_ERR_SIZE];
   double t0 = now_seconds();
   int rc = encode_csv(csv_read_file, in, &o, &t, &diag, err, sizeof err);
   if (in != stdin) fclose(in);
@@ -140,7 +147,10 @@ int cmd_encode(int argc, char **argv) {
   if (t.warnings.len) fprintf(stderr, "%.*s", (int)t.warnings.len, (const char *)t.warnings.p);
   uint64_t size = 0;
   if (o.progress) fprintf(stderr, "writing %s\n", out_path);
-  if (tbl_write_file(out_path, t.rows, t.cols, t.ncols, &size, err, sizeof err)) {
+  /* A table written to the standard output (/dev/stdout into a pipe) must not
+   * get the summary mixed into it. */
+  FILE *summary = out_is_stdout(out_path) ? stderr : stdout;
+  if (tbl_write_file(out_path, have_in ? &input : NULL, t.rows, t.cols, t.ncols, &size, err, sizeof err)) {
     fprintf(stderr, "packscan encode: %s\n", err);
     encoded_table_free(&t);
     return 1;
@@ -151,11 +161,15 @@ int cmd_encode(int argc, char **argv) {
     format_bytes(t.input_bytes, a1);
     format_bytes(size, a2);
     format_ratio(t.input_bytes, size, ratio);
-    printf("%s: %llu rows, %u columns; CSV %s -> table %s (%s%s) in %.2f s\n", out_path, (unsigned long long)t.rows,
-           t.ncols, a1, a2, ratio, size > t.input_bytes ? ": the table is larger than the CSV" : "", secs);
+    fprintf(summary, "%s: %llu rows, %u columns; CSV %s -> table %s (%s%s) in %.2f s\n", out_path,
+            (unsigned long long)t.rows, t.ncols, a1, a2, ratio,
+            size > t.input_bytes ? ": the table is larger than the CSV" : "", secs);
     if (!o.delimiter && t.delimiter != ',')
-      printf("delimiter: %s (detected from the header line; -d sets it)\n", t.delimiter == '\t' ? "tab" : t.delimiter == ';' ? "';'" : "'|'");
-    encode_print_summary(stdout, &t);
+      fprintf(summary, "delimiter: %s (detected from the header line; -d sets it)\n",
+              t.delimiter == '\t'  ? "tab"
+              : t.delimiter == ';' ? "';'"
+                                   : "'|'");
+    encode_print_summary(summary, &t);
   }
   encoded_table_free(&t);
   return 0;

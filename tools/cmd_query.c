@@ -175,9 +175,20 @@ int cmd_query(int argc, char **argv) {
     if (el < best) best = el;
   }
   if (bitmap_path) {
-    FILE *f = fopen(bitmap_path, "wb");
-    if (!f || fwrite(bm, 1, (size_t)((n + 7) / 8), f) != (n + 7) / 8 || fclose(f) != 0) {
+    out_input table_file;
+    out_file f;
+    if (out_input_stat(&table_file, path, path, err, sizeof err) ||
+        out_file_open(&f, bitmap_path, &table_file, err, sizeof err)) {
+      fprintf(stderr, "packscan query: %s\n", err);
+      goto done;
+    }
+    if (fwrite(bm, 1, (size_t)((n + 7) / 8), f.f) != (n + 7) / 8) {
       fprintf(stderr, "packscan query: %s: %s\n", bitmap_path, strerror(errno));
+      out_file_abort(&f);
+      goto done;
+    }
+    if (out_file_commit(&f, NULL, NULL, err, sizeof err)) {
+      fprintf(stderr, "packscan query: %s\n", err);
       goto done;
     }
   }

@@ -9,16 +9,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "outfile.h"
 #include "packscan.h"
 
 #define TBL_MAGIC "PSCANTBL"
 #define TBL_VERSION_MAJOR 1
 #define TBL_VERSION_MINOR 1
 #define TBL_HEADER_SIZE 64
-#define TBL_ENTRY_SIZE 160  /* directory entry size written by this version */
-#define TBL_ALIGN 64        /* writer: every section starts on a 64-byte boundary */
-#define TBL_MIN_ALIGN 8     /* reader: sections must be at least 8-byte aligned */
-#define TBL_MAX_NAME 4096   /* column names are 1..4096 bytes */
+#define TBL_ENTRY_SIZE 160 /* directory entry size written by this version */
+#define TBL_ALIGN 64       /* writer: every section starts on a 64-byte boundary */
+#define TBL_MIN_ALIGN 8    /* reader: sections must be at least 8-byte aligned */
+#define TBL_MAX_NAME 4096  /* column names are 1..4096 bytes */
 /* A table may have more rows than its file has bits only up to this many rows
  * (only a table whose every column is constant and non-null can). */
 #define TBL_SMALL_ROWS 65536
@@ -26,21 +27,27 @@
 /* Physical encodings. */
 enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };
 /* Logical annotations: how the tool parses literals and prints values. */
-enum { TBL_LOGICAL_NONE = 0, TBL_LOGICAL_DATE = 1, TBL_LOGICAL_DECIMAL = 2, TBL_LOGICAL_TIMESTAMP = 3, TBL_LOGICAL_TIME = 4,
-       TBL_LOGICAL_BOOLEAN = 5 };
+enum {
+  TBL_LOGICAL_NONE = 0,
+  TBL_LOGICAL_DATE = 1,
+  TBL_LOGICAL_DECIMAL = 2,
+  TBL_LOGICAL_TIMESTAMP = 3,
+  TBL_LOGICAL_TIME = 4,
+  TBL_LOGICAL_BOOLEAN = 5
+};
 /* Entry flags. */
 enum { TBL_FLAG_VALIDITY = 1u, TBL_FLAG_SORTED = 2u };
 
 typedef struct tbl_column {
-  char *name;          /* NUL-terminated copy; names contain no NUL byte */
-  uint32_t encoding;   /* TBL_ENC_* */
-  uint32_t logical;    /* TBL_LOGICAL_* */
-  uint32_t unit;       /* TIMESTAMP, TIME: values count 10^-unit seconds (0, 3, 6, 9) */
-  ps_for_desc desc;    /* FOR: the column; DICT: the codes (unsigned type). Pointers
-                          into the table's buffer. */
-  ps_dict_desc dict;   /* DICT only (offsets32 / bytes point into the buffer) */
+  char *name;        /* NUL-terminated copy; names contain no NUL byte */
+  uint32_t encoding; /* TBL_ENC_* */
+  uint32_t logical;  /* TBL_LOGICAL_* */
+  uint32_t unit;     /* TIMESTAMP, TIME: values count 10^-unit seconds (0, 3, 6, 9) */
+  ps_for_desc desc;  /* FOR: the column; DICT: the codes (unsigned type). Pointers
+                        into the table's buffer. */
+  ps_dict_desc dict; /* DICT only (offsets32 / bytes point into the buffer) */
   uint64_t null_count;
-  uint64_t raw_bytes;  /* size as plain Arrow arrays (informational) */
+  uint64_t raw_bytes; /* size as plain Arrow arrays (informational) */
   uint64_t data_offset, validity_offset, dict_offsets_offset, dict_bytes_offset;
 } tbl_column;
 
@@ -52,9 +59,9 @@ typedef struct tbl_table {
   const uint8_t *base; /* the whole file */
   size_t size;
   /* ownership of base */
-  void *map;           /* mmap'ed region, or NULL */
+  void *map; /* mmap'ed region, or NULL */
   size_t map_size;
-  void *heap;          /* malloc'ed copy, or NULL */
+  void *heap; /* malloc'ed copy, or NULL */
 } tbl_table;
 
 /* Opens a table over size bytes at buf (not copied; must outlive the table
@@ -62,8 +69,7 @@ typedef struct tbl_table {
  * checksum (header and directory checksums are always checked). If buf is
  * not 8-byte aligned it is copied. On error returns -1 with a message in err
  * naming the problem; *out is untouched. */
-int tbl_open_memory(const void *buf, size_t size, int verify, tbl_table **out, char *err,
-                    size_t errsz);
+int tbl_open_memory(const void *buf, size_t size, int verify, tbl_table **out, char *err, size_t errsz);
 /* Opens a file with mmap (falling back to read()). */
 int tbl_open_file(const char *path, int verify, tbl_table **out, char *err, size_t errsz);
 void tbl_close(tbl_table *t);
@@ -80,29 +86,31 @@ uint64_t tbl_column_stored_bytes(const tbl_column *c);
 typedef struct tbl_write_column {
   const char *name;
   uint32_t encoding, logical;
-  uint32_t unit;       /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
-  ps_for_desc desc;    /* data/validity in host memory */
-  ps_dict_desc dict;   /* DICT: 32-bit offsets only */
+  uint32_t unit;     /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
+  ps_for_desc desc;  /* data/validity in host memory */
+  ps_dict_desc dict; /* DICT: 32-bit offsets only */
   uint64_t null_count;
   uint64_t raw_bytes;
 } tbl_write_column;
 
 /* Writes a table into a FILE (sequentially, sections padded to 64 bytes) or
  * into a memory buffer (*out malloc'ed). Validates what it writes. */
-int tbl_write_stream(FILE *f, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
-                     uint64_t *file_size, char *err, size_t errsz);
-int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint8_t **out,
-                     size_t *size, char *err, size_t errsz);
-/* Writes to path via a temporary file in the same directory and rename(). */
-int tbl_write_file(const char *path, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
-                   uint64_t *file_size, char *err, size_t errsz);
+int tbl_write_stream(FILE *f, uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint64_t *file_size,
+                     char *err, size_t errsz);
+int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint8_t **out, size_t *size,
+                     char *err, size_t errsz);
+/* Writes to path by the rules of outfile.h (a regular file through a
+ * temporary file that is read back, every checksum, before it is renamed over
+ * path; a device or FIFO in place); refuses a path that is input (may be NULL). */
+int tbl_write_file(const char *path, const out_input *input, uint64_t rows, const tbl_write_column *cols,
+                   uint32_t ncols, uint64_t *file_size, char *err, size_t errsz);
 
 /* ---- using columns with the library ---- */
 
 /* Creates a library column for column idx (FOR or dictionary). On failure
  * returns the status and writes the library's message into err. */
-ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, ps_column **out,
-                            char *err, size_t errsz);
+ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, ps_column **out, char *err,
+                            size_t errsz);
 
 /* The library's message for a failed call: it already starts with the status
  * name ("PS_ERR_NO_DEVICE: ..."), so it is printed as it is; the bare status

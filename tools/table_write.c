@@ -1,15 +1,9 @@
 /* Table writer: computes the layout first (every size is known up front),
  * then emits header, directory, names and sections in file order, so a table
  * can be streamed to a pipe without seeking. */
-/* realpath */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "crc32c.h"
 #include "table.h"
@@ -37,8 +31,7 @@ static int sink_write(sink *s, const void *p, uint64_t n, char *err, size_t errs
   if (s->mem) {
     if (n > SIZE_MAX || tbuf_append(s->mem, p, (size_t)n)) return set_err(err, errsz, "out of memory");
   } else if (fwrite(p, 1, (size_t)n, s->f) != n) {
-    return set_err(err, errsz, "write failed at byte %llu: %s", (unsigned long long)s->pos,
-                   strerror(errno));
+    return set_err(err, errsz, "write failed at byte %llu: %s", (unsigned long long)s->pos, strerror(errno));
   }
   s->pos += n;
   return 0;
@@ -65,18 +58,15 @@ typedef struct sec {
 
 enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_COUNT };
 
-static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, char *err,
-                        size_t errsz) {
+static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, char *err, size_t errsz) {
   size_t nl = c->name ? strlen(c->name) : 0;
-  if (nl == 0 || nl > TBL_MAX_NAME)
-    return set_err(err, errsz, "column %u: name must be 1..%d bytes", i, TBL_MAX_NAME);
+  if (nl == 0 || nl > TBL_MAX_NAME) return set_err(err, errsz, "column %u: name must be 1..%d bytes", i, TBL_MAX_NAME);
   const ps_for_desc *d = &c->desc;
   if (d->n != rows)
-    return set_err(err, errsz, "column %u '%s': %llu rows, table has %llu", i, c->name,
-                   (unsigned long long)d->n, (unsigned long long)rows);
+    return set_err(err, errsz, "column %u '%s': %llu rows, table has %llu", i, c->name, (unsigned long long)d->n,
+                   (unsigned long long)rows);
   uint64_t want;
-  if (d->width > 64 || packed_bytes(d->n, d->width, &want) || d->data_size != want ||
-      (want && !d->data))
+  if (d->width > 64 || packed_bytes(d->n, d->width, &want) || d->data_size != want || (want && !d->data))
     return set_err(err, errsz, "column %u '%s': data size does not match n and width", i, c->name);
   if (d->validity && d->validity_size != (rows + 7) / 8)
     return set_err(err, errsz, "column %u '%s': validity size is not ceil(n/8)", i, c->name);
@@ -84,22 +74,34 @@ static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, ch
     if (!c->dict.offsets32 || c->dict.count >= INT32_MAX)
       return set_err(err, errsz, "column %u '%s': dictionary needs 32-bit offsets", i, c->name);
     if ((uint64_t)c->dict.offsets32[c->dict.count] != c->dict.bytes_size)
-      return set_err(err, errsz, "column %u '%s': dictionary offsets do not end at its size", i,
-                     c->name);
+      return set_err(err, errsz, "column %u '%s': dictionary offsets do not end at its size", i, c->name);
   } else if (c->encoding != TBL_ENC_FOR) {
     return set_err(err, errsz, "column %u '%s': unknown encoding", i, c->name);
   }
   return 0;
 }
 
-static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
-                       char *err, size_t errsz) {
-  for (uint32_t i = 0; i < ncols; i++) {
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Names must be unique, as the reader requires. Sorted rather than compared
+ * pairwise: a header may have up to a million columns. */
+static int check_unique_names(const tbl_write_column *cols, uint32_t ncols, char *err, size_t errsz) {
+  if (ncols < 2) return 0;
+  const char **names = malloc((size_t)ncols * sizeof *names);
+  if (!names) return set_err(err, errsz, "out of memory");
+  for (uint32_t i = 0; i < ncols; i++) names[i] = cols[i].name;
+  qsort(names, ncols, sizeof *names, cmp_name);
+  int rc = 0;
+  for (uint32_t i = 1; i < ncols && rc == 0; i++)
+    if (strcmp(names[i - 1], names[i]) == 0) rc = set_err(err, errsz, "duplicate column name '%s'", names[i]);
+  free(names);
+  return rc;
+}
+
+static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uint32_t ncols, char *err, size_t errsz) {
+  for (uint32_t i = 0; i < ncols; i++)
     if (check_column(rows, &cols[i], i, err, errsz)) return -1;
-    for (uint32_t j = 0; j < i; j++)
-      if (strcmp(cols[i].name, cols[j].name) == 0)
-        return set_err(err, errsz, "duplicate column name '%s'", cols[i].name);
-  }
+  if (check_unique_names(cols, ncols, err, errsz)) return -1;
   uint64_t dir_size = (uint64_t)ncols * TBL_ENTRY_SIZE;
   uint64_t off = TBL_HEADER_SIZE + dir_size;
   uint64_t *name_off = calloc(ncols ? ncols : 1, sizeof *name_off);
@@ -200,15 +202,13 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
   put_u32(hdr + 52, crc32c(0, dir, (size_t)dir_size));
   put_u32(hdr + 60, crc32c(0, hdr, 60));
 
-  if (sink_write(s, hdr, sizeof hdr, err, errsz) || sink_write(s, dir, dir_size, err, errsz))
-    goto done;
+  if (sink_write(s, hdr, sizeof hdr, err, errsz) || sink_write(s, dir, dir_size, err, errsz)) goto done;
   for (uint32_t i = 0; i < ncols; i++)
     if (sink_write(s, cols[i].name, strlen(cols[i].name), err, errsz)) goto done;
   for (uint32_t i = 0; i < ncols; i++)
     for (int k = 0; k < S_COUNT; k++) {
       if (secs[i][k].size == 0) continue;
-      if (sink_pad_to(s, secs[i][k].offset, err, errsz) ||
-          sink_write(s, secs[i][k].p, secs[i][k].size, err, errsz))
+      if (sink_pad_to(s, secs[i][k].offset, err, errsz) || sink_write(s, secs[i][k].p, secs[i][k].size, err, errsz))
         goto done;
     }
   rc = 0;
@@ -219,16 +219,16 @@ done:
   return rc;
 }
 
-int tbl_write_stream(FILE *f, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
-                     uint64_t *file_size, char *err, size_t errsz) {
+int tbl_write_stream(FILE *f, uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint64_t *file_size,
+                     char *err, size_t errsz) {
   sink s = {f, NULL, 0};
   if (write_table(&s, rows, cols, ncols, err, errsz)) return -1;
   if (file_size) *file_size = s.pos;
   return 0;
 }
 
-int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint8_t **out,
-                     size_t *size, char *err, size_t errsz) {
+int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint8_t **out, size_t *size,
+                     char *err, size_t errsz) {
   tbuf b = {0};
   sink s = {NULL, &b, 0};
   if (write_table(&s, rows, cols, ncols, err, errsz)) {
@@ -240,82 +240,28 @@ int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols
   return 0;
 }
 
-/* Makes a finished rename durable: the directory entry, not only the data. */
-static void sync_parent_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  tbuf dir = {0};
-  if (slash ? tbuf_append(&dir, path, slash == path ? 1 : (size_t)(slash - path)) : tbuf_putc(&dir, '.')) return;
-  if (tbuf_putc(&dir, 0) == 0) {
-    int fd = open((const char *)dir.p, O_RDONLY);
-    if (fd >= 0) {
-      (void)fsync(fd);
-      close(fd);
-    }
-  }
-  tbuf_free(&dir);
+/* Reads back what reached the disk, every checksum. */
+static int check_readback(const char *tmp_path, void *arg, char *err, size_t errsz) {
+  (void)arg;
+  tbl_table *t = NULL;
+  char why[TOOL_ERR_SIZE];
+  if (tbl_open_file(tmp_path, 1, &t, why, sizeof why) != 0)
+    return set_err(err, errsz, "the table written to %s does not read back: %s", tmp_path, why);
+  tbl_close(t);
+  return 0;
 }
 
-int tbl_write_file(const char *path, uint64_t rows, const tbl_write_column *cols, uint32_t ncols,
-                   uint64_t *file_size, char *err, size_t errsz) {
-  /* A symlink is followed, so that the table replaces the file it points to
-   * (in that file's folder) rather than the link. */
-  char *resolved = NULL;
-  struct stat lst;
-  if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) resolved = realpath(path, NULL);
-  const char *target = resolved ? resolved : path;
-  /* Write next to the destination, check, flush to disk and only then
-   * rename: an interrupted or failed write never leaves a half-written table
-   * under the final name, and never harms a file already there. */
-  tbuf tmp = {0};
-  if (tbuf_printf(&tmp, "%s.tmpXXXXXX", target) || tbuf_putc(&tmp, 0)) {
-    tbuf_free(&tmp);
-    free(resolved);
-    return set_err(err, errsz, "out of memory");
-  }
-  char *tmpname = (char *)tmp.p;
-  int fd = mkstemp(tmpname);
-  if (fd < 0) {
-    set_err(err, errsz, "cannot create a temporary file next to %s: %s", target, strerror(errno));
-    tbuf_free(&tmp);
-    free(resolved);
-    return -1;
-  }
-  /* mkstemp creates the file 0600; give the table the usual umask-based mode. */
-  mode_t um = umask(0);
-  umask(um);
-  (void)fchmod(fd, 0666 & ~um);
-  FILE *f = fdopen(fd, "wb");
-  if (!f) {
-    set_err(err, errsz, "%s: %s", tmpname, strerror(errno));
-    close(fd);
-    unlink(tmpname);
-    tbuf_free(&tmp);
-    free(resolved);
-    return -1;
-  }
+int tbl_write_file(const char *path, const out_input *input, uint64_t rows, const tbl_write_column *cols,
+                   uint32_t ncols, uint64_t *file_size, char *err, size_t errsz) {
+  out_file o;
+  if (out_file_open(&o, path, input, err, errsz)) return -1;
   char sub[TOOL_ERR_SIZE];
   uint64_t size = 0;
-  int rc = tbl_write_stream(f, rows, cols, ncols, &size, sub, sizeof sub);
-  if (rc == 0 && fflush(f) != 0) rc = set_err(sub, sizeof sub, "write failed: %s", strerror(errno));
-  if (rc == 0 && fsync(fd) != 0) rc = set_err(sub, sizeof sub, "write failed (fsync): %s", strerror(errno));
-  if (fclose(f) != 0 && rc == 0) rc = set_err(sub, sizeof sub, "write failed: %s", strerror(errno));
-  if (rc == 0) { /* read back what reached the disk, every checksum */
-    tbl_table *t = NULL;
-    char why[TOOL_ERR_SIZE];
-    if (tbl_open_file(tmpname, 1, &t, why, sizeof why) != 0)
-      rc = set_err(sub, sizeof sub, "the table written to %s does not read back: %s", tmpname, why);
-    tbl_close(t);
+  if (tbl_write_stream(o.f, rows, cols, ncols, &size, sub, sizeof sub)) {
+    out_file_abort(&o);
+    return set_err(err, errsz, "%s: %s", path, sub);
   }
-  if (rc == 0 && rename(tmpname, target) != 0)
-    rc = set_err(sub, sizeof sub, "cannot rename %s to %s: %s", tmpname, target, strerror(errno));
-  if (rc != 0) {
-    unlink(tmpname);
-    set_err(err, errsz, "%s: %s", path, sub);
-  } else {
-    sync_parent_dir(target);
-    if (file_size) *file_size = size;
-  }
-  tbuf_free(&tmp);
-  free(resolved);
-  return rc;
+  if (out_file_commit(&o, check_readback, NULL, err, errsz)) return -1;
+  if (file_size) *file_size = size;
+  return 0;
 }

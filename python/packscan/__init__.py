@@ -613,9 +613,18 @@ class Table:
         """Writes the table as the command line's table file (docs/table-format.md),
         from its compressed columns as they are: ``packscan query PATH "..."``
         reads it. Date32 columns are dates and decimal128 columns decimals there;
-        date64 and timestamps are plain integers."""
+        date64 and timestamps are plain integers.
+
+        An existing regular file (or the file a symlink points to) is replaced
+        atomically and keeps its mode; a device or FIFO (``/dev/stdout``) is
+        written in place; a symlink to nothing is refused."""
+        self._save(path, None)
+
+    def _save(self, path: str, not_input: Optional[str]) -> None:
+        """save(), refusing a path that is the file ``not_input`` (encode's input)."""
         err = ctypes.create_string_buffer(1024)
-        if _lib.ps_py_write_table(self.context.handle, self._handle(), os.fsencode(path), err, len(err)) != 0:
+        if _lib.ps_py_write_table(self.context.handle, self._handle(), os.fsencode(path),
+                                  None if not_input is None else os.fsencode(not_input), err, len(err)) != 0:
             raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
 
     def to_arrow(self, *, dictionary: bool = False) -> ArrowData:

@@ -193,7 +193,9 @@ ps_filter_count = _fn("ps_filter_count", c_int, _ctx_p, _expr_p, POINTER(c_uint6
 
 ps_py_where = _fn("ps_py_where", c_int, _ctx_p, _tab_p, c_char_p, c_size_t, POINTER(c_void_p), c_char_p, c_size_t,
                   POINTER(c_size_t))
-ps_py_write_table = _fn("ps_py_write_table", c_int, _ctx_p, _tab_p, c_char_p, c_char_p, c_size_t)
+ps_py_write_table = _fn("ps_py_write_table", c_int, _ctx_p, _tab_p, c_char_p, c_char_p, c_char_p, c_size_t)
+ps_py_check_output = _fn("ps_py_check_output", c_int, c_char_p, c_char_p, c_char_p, c_size_t)
+ps_py_output_is_stdout = _fn("ps_py_output_is_stdout", c_int, c_char_p)
 ps_py_read_table = _fn("ps_py_read_table", c_int, _ctx_p, c_char_p, POINTER(c_void_p), c_char_p, c_size_t)
 ps_py_stream_from_batch = _fn("ps_py_stream_from_batch", c_int, POINTER(ArrowSchema), POINTER(ArrowArray),
                               POINTER(ArrowArrayStream))

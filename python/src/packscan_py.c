@@ -40,7 +40,7 @@ PS_PY_API int ps_py_where(ps_context *ctx, const ps_arrow_table *table, const ch
     c->name = (char *)f->name;
     c->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
     /* DATE 'yyyy-mm-dd' is a day count: only date32 columns hold days. */
-    c->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
+    c->logical = f->kind == PS_ARROW_DATE32       ? TBL_LOGICAL_DATE
                  : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
                                                   : TBL_LOGICAL_NONE;
     c->desc.type = f->type == PS_TYPE_STRING ? PS_TYPE_UINT32 : f->type;
@@ -78,10 +78,26 @@ static uint64_t popcount_bytes(const uint8_t *b, uint64_t n_bits) {
   return c;
 }
 
-/* Writes the table to path (through a temporary file and rename); 0, or -1
- * with a message in err. */
-PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, const char *path, char *err,
-                                size_t err_size) {
+/* 0 when the output path is not the file at input_path (links followed; a
+ * missing output or input is not), else -1 with the message of the command
+ * line's encode. */
+PS_PY_API int ps_py_check_output(const char *path, const char *input_path, char *err, size_t err_size) {
+  out_input in;
+  if (out_input_stat(&in, input_path, input_path, err, err_size) != 0) return 0;
+  return out_check_not_input(path, &in, err, err_size);
+}
+
+/* Nonzero when path (links followed) is the file open as the standard output. */
+PS_PY_API int ps_py_output_is_stdout(const char *path) { return out_is_stdout(path); }
+
+/* Writes the table to path by the command line's rules for outputs
+ * (tools/outfile.h): a regular file through a temporary file and rename,
+ * keeping its mode; a device or FIFO in place; never the file at input_path
+ * (NULL: no input). 0, or -1 with a message in err. */
+PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, const char *path, const char *input_path,
+                                char *err, size_t err_size) {
+  out_input in; /* an input that is gone has nothing left to protect */
+  int have_in = input_path && out_input_stat(&in, input_path, input_path, err, err_size) == 0;
   size_t ncols = ps_arrow_table_columns(table);
   uint64_t rows = ps_arrow_table_rows(table);
   tbl_write_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
@@ -105,7 +121,7 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
      * same packed stream), annotated as a decimal. */
     if (w->desc.type == PS_TYPE_DECIMAL) w->desc.type = PS_TYPE_FLOAT64;
     w->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
-    w->logical = f->kind == PS_ARROW_DATE32 ? TBL_LOGICAL_DATE
+    w->logical = f->kind == PS_ARROW_DATE32       ? TBL_LOGICAL_DATE
                  : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
                                                   : TBL_LOGICAL_NONE;
     w->null_count = w->desc.validity ? rows - popcount_bytes(w->desc.validity, rows) : 0;
@@ -128,7 +144,7 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
       w->dict.offsets32 = offs32[i];
     }
   }
-  rc = tbl_write_file(path, rows, cols, (uint32_t)ncols, NULL, err, err_size) == 0 ? 0 : -1;
+  rc = tbl_write_file(path, have_in ? &in : NULL, rows, cols, (uint32_t)ncols, NULL, err, err_size) == 0 ? 0 : -1;
 done:
   for (size_t i = 0; cols && i < ncols; i++) {
     ps_free(ctx, (void *)cols[i].desc.data);
@@ -151,7 +167,7 @@ PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table
   ps_arrow_field *fields = calloc(n ? n : 1, sizeof *fields);
   ps_for_desc *descs = calloc(n ? n : 1, sizeof *descs);
   ps_dict_desc *dicts = calloc(n ? n : 1, sizeof *dicts);
-  char (*fmt)[32] = calloc(n ? n : 1, sizeof *fmt);
+  char(*fmt)[32] = calloc(n ? n : 1, sizeof *fmt);
   int rc = -1;
   if (!fields || !descs || !dicts || !fmt) {
     snprintf(err, err_size, "out of memory");

@@ -6,6 +6,7 @@ command hands Parquet to the Python package); the files are read back by
 import datetime
 import decimal
 import os
+import stat
 import subprocess
 import sys
 
@@ -114,3 +115,106 @@ def test_save_errors(tmp_path):
     unnamed = packscan.Table(pa.array([1, 2]), backend="reference")
     with pytest.raises(packscan.PackscanError, match="name"):
         unnamed.save(str(tmp_path / "u.pst"))
+
+
+# The command line's rule for outputs (tools/outfile.h), which Table.save and
+# `python -m packscan encode` share.
+
+def write_input(path, ext):
+    if ext == "parquet":
+        pq.write_table(table(), path)
+    else:
+        feather.write_feather(table(), path)
+
+
+def encode(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "packscan", "encode", *args], capture_output=True, **kw)
+
+
+@pytest.mark.parametrize("ext", ["parquet", "feather", "arrow"])
+def test_encode_refuses_its_input(tmp_path, ext):
+    src = str(tmp_path / f"d.{ext}")
+    write_input(src, ext)
+    before = open(src, "rb").read()
+    link = str(tmp_path / f"link.{ext}")
+    os.symlink(src, link)
+    hard = str(tmp_path / f"hard.{ext}")
+    os.link(src, hard)
+    for inp, out in [(src, src), (src, link), (link, src), (hard, src)]:
+        r = encode(inp, out)
+        assert r.returncode == 1, (inp, out, r.stderr)
+        assert f"the output {out} is the input {inp} (the same file); nothing was written" in r.stderr.decode()
+        assert open(src, "rb").read() == before, (inp, out)
+    assert os.path.islink(link)
+    # The command line refuses it before Python runs.
+    r = subprocess.run([CLI, "encode", src, link], capture_output=True, env={**os.environ, "PYTHON": sys.executable})
+    assert r.returncode == 1 and b"is the input" in r.stderr
+    assert open(src, "rb").read() == before
+
+
+def reference_bytes(tmp_path):
+    path = str(tmp_path / "reference.pst")
+    packscan.Table(table(), backend="reference").save(path)
+    return open(path, "rb").read()
+
+
+def test_encode_to_standard_output(tmp_path):
+    src = str(tmp_path / "d.parquet")
+    write_input(src, "parquet")
+    want = reference_bytes(tmp_path)
+    # A private link to the standard output first: a build that renames over
+    # the output replaces this link, not /dev/stdout.
+    link = str(tmp_path / "stdout.lnk")
+    os.symlink("/proc/self/fd/1", link)
+    r = encode(src, link)
+    assert os.path.islink(link), "the link to the standard output was replaced"
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == want, "the pipe did not get exactly the table"
+    assert b"8 rows" in r.stderr, "the summary belongs on stderr"
+    r = encode(src, "/dev/stdout")
+    assert r.returncode == 0 and r.stdout == want
+    assert os.path.islink("/dev/stdout")
+
+
+def test_save_to_fifo(tmp_path):
+    want = reference_bytes(tmp_path)
+    fifo = str(tmp_path / "out.fifo")
+    os.mkfifo(fifo)
+    got = tmp_path / "got.pst"
+    with open(got, "wb") as sink:
+        reader = subprocess.Popen(["cat", fifo], stdout=sink)
+        try:
+            packscan.Table(table(), backend="reference").save(fifo)
+            kept = stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        finally:
+            if reader.poll() is None and not stat.S_ISFIFO(os.lstat(fifo).st_mode):
+                reader.kill()  # its FIFO was replaced: nothing will ever be written to it
+            reader.wait(timeout=30)
+    assert kept, "the FIFO was replaced"
+    assert got.read_bytes() == want
+
+
+def test_save_refuses_dangling_symlink(tmp_path):
+    link = tmp_path / "t.pst"
+    os.symlink("missing.pst", link)
+    with pytest.raises(packscan.PackscanError, match="symbolic link to a file that does not exist"):
+        packscan.Table(table(), backend="reference").save(str(link))
+    assert os.path.islink(link)
+    assert not (tmp_path / "missing.pst").exists()
+
+
+def test_save_keeps_mode(tmp_path):
+    t = packscan.Table(table(), backend="reference")
+    path = str(tmp_path / "t.pst")
+    t.save(path)
+    old = os.umask(0o077)
+    try:
+        for mode in (0o600, 0o640, 0o604):
+            os.chmod(path, mode)
+            t.save(path)
+            assert stat.S_IMODE(os.stat(path).st_mode) == mode
+        os.umask(0o027)
+        t.save(str(tmp_path / "new.pst"))
+        assert stat.S_IMODE(os.stat(tmp_path / "new.pst").st_mode) == 0o640
+    finally:
+        os.umask(old)

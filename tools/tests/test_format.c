@@ -289,8 +289,8 @@ int main(void) {
   {
     uint8_t *b = malloc(size);
     memcpy(b, file, size);
-    memcpy(b + 64 + TBL_ENTRY_SIZE, b + 64, 8);             /* name offset of column 0 */
-    memcpy(b + 64 + TBL_ENTRY_SIZE + 12, b + 64 + 12, 4);   /* and its checksum */
+    memcpy(b + 64 + TBL_ENTRY_SIZE, b + 64, 8);           /* name offset of column 0 */
+    memcpy(b + 64 + TBL_ENTRY_SIZE + 12, b + 64 + 12, 4); /* and its checksum */
     fix_checksums(b);
     CHECK(try_open(b, size, 1, err, sizeof err) != 0 && strstr(err, "overlaps"), "overlap: %s", err);
     free(b);
@@ -349,7 +349,7 @@ int main(void) {
       char path[256];
       snprintf(path, sizeof path, "%s/t.pst", dir);
       uint64_t fsz;
-      CHECK(tbl_write_file(path, N, cols, NC, &fsz, err, sizeof err) == 0 && fsz == size, "write file: %s", err);
+      CHECK(tbl_write_file(path, NULL, N, cols, NC, &fsz, err, sizeof err) == 0 && fsz == size, "write file: %s", err);
       tbl_table *ft = NULL;
       CHECK(tbl_open_file(path, 1, &ft, err, sizeof err) == 0 && ft->map != NULL, "open file: %s", err);
       tbl_close(ft);
@@ -367,7 +367,8 @@ int main(void) {
       CHECK(tbl_open_file(dir, 1, &ft, err, sizeof err) != 0 && strstr(err, "not a regular file"), "dir: %s", err);
       /* writing with a duplicate name is refused */
       tbl_write_column dup[2] = {cols[0], cols[0]};
-      CHECK(tbl_write_file(path, N, dup, 2, &fsz, err, sizeof err) != 0 && strstr(err, "duplicate"), "dup: %s", err);
+      CHECK(tbl_write_file(path, NULL, N, dup, 2, &fsz, err, sizeof err) != 0 && strstr(err, "duplicate"), "dup: %s",
+            err);
       CHECK(access(path, F_OK) != 0, "a failed write left a file behind");
       rmdir(dir);
     }
