@@ -277,3 +277,17 @@ def test_integer_literals_past_64_bits(context):
         for pred in [t["x"] == v, t["x"].isin([1, v]), t["x"].between(0, v)]:
             with pytest.raises(packscan.PackscanError, match=str(v)):
                 t.count(pred)
+
+
+def test_struct_array_with_null_rows(context):
+    """A struct array's own null rows are null in every column (as
+    pa.RecordBatch.from_struct_array reads them), sliced too."""
+    arr = pa.StructArray.from_arrays([pa.array([1, 2, 3, 4]), pa.array(["a", "b", None, "d"])], names=["x", "s"],
+                                     mask=pa.array([False, True, False, False]))
+    for a in [arr, arr.slice(1)]:
+        t = packscan.Table(a, context=context)
+        want = pa.table(pa.RecordBatch.from_struct_array(a))
+        every = t.filter(t["x"].is_not_null() | t["x"].is_null())
+        assert pa.table(every).to_pylist() == want.to_pylist()
+        assert t.count(t["x"].is_null()) == want["x"].null_count == 1
+        assert t.count(t["s"].is_null()) == want["s"].null_count == 2
