@@ -232,11 +232,21 @@ ps_status ps_arrow_export_row_ids(ps_context *ctx, const ps_expr *expr, ps_index
 /* Bytes of one exported value of a fixed-width kind. */
 static uint32_t kind_size(ps_arrow_kind k) {
   switch (k) {
-    case PS_ARROW_INT8: case PS_ARROW_UINT8: return 1;
-    case PS_ARROW_INT16: case PS_ARROW_UINT16: return 2;
-    case PS_ARROW_INT32: case PS_ARROW_UINT32: case PS_ARROW_FLOAT32: case PS_ARROW_DATE32: return 4;
-    case PS_ARROW_DECIMAL128: return 16;
-    default: return 8;
+    case PS_ARROW_INT8:
+    case PS_ARROW_UINT8:
+      return 1;
+    case PS_ARROW_INT16:
+    case PS_ARROW_UINT16:
+      return 2;
+    case PS_ARROW_INT32:
+    case PS_ARROW_UINT32:
+    case PS_ARROW_FLOAT32:
+    case PS_ARROW_DATE32:
+      return 4;
+    case PS_ARROW_DECIMAL128:
+      return 16;
+    default:
+      return 8;
   }
 }
 
@@ -253,7 +263,8 @@ static bool export_string_array(struct ArrowArray *a, uint64_t count, const int6
   void *o = xa_buffer(a, 1, (count + 1) * (large ? 8 : 4));
   uint8_t *b = xa_buffer(a, 2, total);
   if (!o || !b) return false;
-  if (large) memcpy(o, offs, (size_t)(count + 1) * 8);
+  if (large)
+    memcpy(o, offs, (size_t)(count + 1) * 8);
   else
     for (uint64_t i = 0; i <= count; i++) ((int32_t *)o)[i] = (int32_t)offs[i];
   if (total) memcpy(b, bytes, (size_t)total);
@@ -271,9 +282,8 @@ static bool attach_validity(struct ArrowArray *a, const uint8_t *valid, uint64_t
   return true;
 }
 
-static ps_status export_column(ps_context *ctx, const ps_arrow_table *t, size_t ci, const void *ids,
-                               ps_index_type type, uint64_t count, int as_dictionary, struct ArrowSchema *s,
-                               struct ArrowArray *a) {
+static ps_status export_column(ps_context *ctx, const ps_arrow_table *t, size_t ci, const void *ids, ps_index_type type,
+                               uint64_t count, int as_dictionary, struct ArrowSchema *s, struct ArrowArray *a) {
   const ps_arrow_field *f = &t->fields[ci];
   const ps_column *col = t->cols[ci];
   uint8_t *valid = ps_calloc_ctx(ctx, (size_t)bitmap_bytes(count) + 1, 1);
@@ -357,6 +367,10 @@ ps_status ps_arrow_export_gather(ps_context *ctx, const ps_arrow_table *table, s
   ps_clear_error(ctx);
   if (!schema || !array) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", schema ? "array" : "schema");
   PS_TRY(check_table_column(ctx, table, column));
+  /* An Arrow length is an int64 and the widest slot 16 bytes: count * 16
+   * must not wrap (no ids array holds that many anyway). */
+  if (count > (uint64_t)INT64_MAX / 16)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is %" PRIu64 "; no ids array holds that many", count);
   struct ArrowSchema s;
   struct ArrowArray a;
   PS_TRY(export_column(ctx, table, column, ids, type, count, as_dictionary, &s, &a));
@@ -396,8 +410,10 @@ ps_status ps_arrow_export_filter(ps_context *ctx, const ps_arrow_table *table, c
   for (size_t i = 0; st == PS_OK && i < table->ncols; i++) {
     struct ArrowSchema *cs = xs_add_child(&s);
     struct ArrowArray *ca = xa_add_child(&a);
-    if (!cs || !ca) st = oom(ctx, "a record batch");
-    else st = export_column(ctx, table, i, ids, PS_INDEX_UINT64, count, as_dictionary, cs, ca);
+    if (!cs || !ca)
+      st = oom(ctx, "a record batch");
+    else
+      st = export_column(ctx, table, i, ids, PS_INDEX_UINT64, count, as_dictionary, cs, ca);
   }
   ps_free(ctx, ids);
   if (st != PS_OK) {
@@ -422,7 +438,8 @@ ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, si
   if (is_dict && !dict)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column %zu is a dictionary column and dict is NULL", i);
   uint8_t *data = ps_host_alloc(ctx, (size_t)(col->data_size ? col->data_size : 1));
-  uint8_t *valid = col->validity.handle ? ps_host_alloc(ctx, (size_t)(col->validity_size ? col->validity_size : 1)) : NULL;
+  uint8_t *valid =
+      col->validity.handle ? ps_host_alloc(ctx, (size_t)(col->validity_size ? col->validity_size : 1)) : NULL;
   if (!data || (col->validity.handle && !valid)) {
     ps_host_free(ctx, data);
     ps_host_free(ctx, valid);
@@ -485,17 +502,54 @@ static void agg_value(const ps_arrow_field *f, const ps_aggregates *g, bool max,
   uint64_t u = max ? g->max.u : g->min.u;
   double d = max ? g->max.f : g->min.f;
   switch (f->kind) {
-    case PS_ARROW_INT8: { int8_t v = (int8_t)i; memcpy(out, &v, 1); break; }
-    case PS_ARROW_INT16: { int16_t v = (int16_t)i; memcpy(out, &v, 2); break; }
-    case PS_ARROW_INT32: case PS_ARROW_DATE32: { int32_t v = (int32_t)i; memcpy(out, &v, 4); break; }
-    case PS_ARROW_UINT8: { uint8_t v = (uint8_t)u; memcpy(out, &v, 1); break; }
-    case PS_ARROW_UINT16: { uint16_t v = (uint16_t)u; memcpy(out, &v, 2); break; }
-    case PS_ARROW_UINT32: { uint32_t v = (uint32_t)u; memcpy(out, &v, 4); break; }
-    case PS_ARROW_UINT64: memcpy(out, &u, 8); break;
-    case PS_ARROW_FLOAT32: { float v = (float)d; memcpy(out, &v, 4); break; }
-    case PS_ARROW_FLOAT64: memcpy(out, &d, 8); break;
-    case PS_ARROW_DECIMAL128: put_decimal(out, i, i < 0 ? -1 : 0); break;
-    default: memcpy(out, &i, 8); break;
+    case PS_ARROW_INT8: {
+      int8_t v = (int8_t)i;
+      memcpy(out, &v, 1);
+      break;
+    }
+    case PS_ARROW_INT16: {
+      int16_t v = (int16_t)i;
+      memcpy(out, &v, 2);
+      break;
+    }
+    case PS_ARROW_INT32:
+    case PS_ARROW_DATE32: {
+      int32_t v = (int32_t)i;
+      memcpy(out, &v, 4);
+      break;
+    }
+    case PS_ARROW_UINT8: {
+      uint8_t v = (uint8_t)u;
+      memcpy(out, &v, 1);
+      break;
+    }
+    case PS_ARROW_UINT16: {
+      uint16_t v = (uint16_t)u;
+      memcpy(out, &v, 2);
+      break;
+    }
+    case PS_ARROW_UINT32: {
+      uint32_t v = (uint32_t)u;
+      memcpy(out, &v, 4);
+      break;
+    }
+    case PS_ARROW_UINT64:
+      memcpy(out, &u, 8);
+      break;
+    case PS_ARROW_FLOAT32: {
+      float v = (float)d;
+      memcpy(out, &v, 4);
+      break;
+    }
+    case PS_ARROW_FLOAT64:
+      memcpy(out, &d, 8);
+      break;
+    case PS_ARROW_DECIMAL128:
+      put_decimal(out, i, i < 0 ? -1 : 0);
+      break;
+    default:
+      memcpy(out, &i, 8);
+      break;
   }
 }
 
@@ -508,8 +562,8 @@ ps_status ps_arrow_export_aggregates(ps_context *ctx, const ps_arrow_table *tabl
   const ps_arrow_field *f = &table->fields[column];
   const ps_column *col = table->cols[column];
   if (f->type == PS_TYPE_STRING)
-    return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH, "column %zu (\"%s\") is a string column; aggregates need a numeric one",
-                        column, f->name);
+    return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
+                        "column %zu (\"%s\") is a string column; aggregates need a numeric one", column, f->name);
   if (expr && ps_expr_rows(expr) != table->rows)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "expr reads %" PRIu64 " rows; the table has %" PRIu64,
                         ps_expr_rows(expr), table->rows);

@@ -22,11 +22,11 @@ void ps_arrow_import_options_init(ps_arrow_import_options *opts) {
 
 typedef struct col_spec {
   ps_arrow_kind kind;
-  ps_type type;       /* packscan logical type (plain values gathered in it) */
+  ps_type type;        /* packscan logical type (plain values gathered in it) */
   uint32_t arrow_size; /* bytes of one Arrow value (fixed-width kinds) */
   uint32_t scale, precision;
   ps_time_unit unit;
-  const char *tz;     /* into the schema's format string */
+  const char *tz; /* into the schema's format string */
   /* dictionary: the index type and the dictionary's string kind */
   uint32_t index_size;
   int index_signed;
@@ -48,10 +48,14 @@ static bool parse_uint(const char **p, uint32_t *out) {
 
 /* The string kinds a dictionary may hold and a plain string column may be. */
 static bool string_kind_of(const char *f, ps_arrow_kind *kind) {
-  if (!strcmp(f, "u")) *kind = PS_ARROW_UTF8;
-  else if (!strcmp(f, "U")) *kind = PS_ARROW_LARGE_UTF8;
-  else if (!strcmp(f, "vu")) *kind = PS_ARROW_STRING_VIEW;
-  else return false;
+  if (!strcmp(f, "u"))
+    *kind = PS_ARROW_UTF8;
+  else if (!strcmp(f, "U"))
+    *kind = PS_ARROW_LARGE_UTF8;
+  else if (!strcmp(f, "vu"))
+    *kind = PS_ARROW_STRING_VIEW;
+  else
+    return false;
   return true;
 }
 
@@ -89,8 +93,7 @@ static ps_status parse_schema(ps_context *ctx, const char *what, const struct Ar
                           "%s: dictionary index format is \"%s\"; Arrow requires an integer type", what, f);
     c->index_signed = c->type <= PS_TYPE_INT64;
     if (!s->dictionary->release || !s->dictionary->format)
-      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: schema.dictionary is released or has no format",
-                          what);
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: schema.dictionary is released or has no format", what);
     if (!string_kind_of(s->dictionary->format, &c->value_kind))
       return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                           "%s: dictionary values of format \"%s\"; packscan takes dictionaries of utf8 (\"u\"), "
@@ -113,8 +116,8 @@ static ps_status parse_schema(ps_context *ctx, const char *what, const struct Ar
     static const char units[] = "smun";
     const char *u = strchr(units, f[2]);
     if (!u)
-      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: timestamp format \"%s\" has unit '%c'; expected s, m, u or n",
-                          what, f, f[2]);
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                          "%s: timestamp format \"%s\" has unit '%c'; expected s, m, u or n", what, f, f[2]);
     c->kind = PS_ARROW_TIMESTAMP, c->type = PS_TYPE_INT64, c->arrow_size = 8;
     c->unit = (ps_time_unit)(PS_TIME_SECOND + (u - units));
     c->tz = f + 4;
@@ -123,10 +126,23 @@ static ps_status parse_schema(ps_context *ctx, const char *what, const struct Ar
     uint32_t bits = 128;
     if (!parse_uint(&p, &c->precision) || *p++ != ',')
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: decimal format \"%s\" is malformed", what, f);
-    if (*p == '-')
-      return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "%s: decimal format \"%s\" has a negative scale", what, f);
+    if (*p == '-') /* valid Arrow (unscaled * 10^-scale), not a scale packscan holds */
+      return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                          "%s: decimal format \"%s\" has a negative scale; packscan holds 0..18", what, f);
     if (!parse_uint(&p, &c->scale) || (*p && (*p != ',' || (++p, !parse_uint(&p, &bits)) || *p)))
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: decimal format \"%s\" is malformed", what, f);
+    /* The precisions Arrow defines for each width (decimal32/64/128/256);
+     * a scale above the precision is valid Arrow (decimal(5, 10) holds
+     * values below 10^-5) and imports as any other scale. */
+    uint32_t max_precision = bits == 32 ? 9 : bits == 64 ? 18 : bits == 128 ? 38 : bits == 256 ? 76 : 0;
+    if (!max_precision)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                          "%s: decimal format \"%s\" has bit width %u; Arrow defines 32, 64, 128 and 256", what, f,
+                          bits);
+    if (c->precision < 1 || c->precision > max_precision)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                          "%s: decimal format \"%s\" has precision %u; decimal%u takes 1..%u", what, f, c->precision,
+                          bits, max_precision);
     if (bits != 128)
       return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "%s: decimal%u (format \"%s\"); packscan takes decimal128", what,
                           bits, f);
@@ -155,6 +171,14 @@ static bool row_valid(const struct ArrowArray *a, uint64_t i) {
   return !v || a->null_count == 0 || bit_at(v, (uint64_t)a->offset + i);
 }
 
+/* Row i of a column read through its record batch: null where the column is
+ * null or where the struct array itself marks the row null (parent, NULL
+ * for a column that is not a struct's child), as Arrow's
+ * StructArray::Flatten and RecordBatch::FromStructArray read it. */
+static bool cell_valid(const struct ArrowArray *a, const struct ArrowArray *parent, uint64_t i) {
+  return row_valid(a, i) && (!parent || row_valid(parent, i));
+}
+
 static int64_t str_offset(const struct ArrowArray *a, bool large, uint64_t i) {
   uint64_t k = (uint64_t)a->offset + i;
   return large ? ((const int64_t *)a->buffers[1])[k] : (int64_t)((const int32_t *)a->buffers[1])[k];
@@ -174,21 +198,32 @@ static const uint8_t *string_at(ps_arrow_kind kind, const struct ArrowArray *a, 
   bool large = kind == PS_ARROW_LARGE_UTF8;
   int64_t s = str_offset(a, large, i), e = str_offset(a, large, i + 1);
   *len = (uint64_t)(e - s);
-  return (const uint8_t *)a->buffers[2] + s;
+  /* The data buffer may be NULL when every string is empty (no NULL + 0). */
+  return *len ? (const uint8_t *)a->buffers[2] + s : (const uint8_t *)"";
 }
 
+/* elem: bytes of one slot of buffers[1], of which the array spans offset +
+ * length + extra (offsets: one more than the rows). */
 static ps_status check_header(ps_context *ctx, const char *what, const struct ArrowArray *a, int64_t n_buffers,
-                              bool variadic) {
+                              bool variadic, uint32_t elem, uint32_t extra) {
   if (!a) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array is NULL", what);
   if (!a->release)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.release is NULL (a released array)", what);
   if (a->length < 0)
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.length is %" PRId64 "; expected >= 0", what, a->length);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.length is %" PRId64 "; expected >= 0", what,
+                        a->length);
   if (a->offset < 0)
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.offset is %" PRId64 "; expected >= 0", what, a->offset);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.offset is %" PRId64 "; expected >= 0", what,
+                        a->offset);
   if (a->offset > INT64_MAX - a->length)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.offset %" PRId64 " + length %" PRId64 " overflows",
                         what, a->offset, a->length);
+  /* No buffer reaches past 2^63 bytes: a larger offset + length could only
+   * wrap the address arithmetic onto other memory. */
+  if ((uint64_t)(a->offset + a->length) + extra > (uint64_t)INT64_MAX / elem)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "%s: array.offset %" PRId64 " + length %" PRId64 " of %u-byte slots is past 2^63 bytes", what,
+                        a->offset, a->length, elem);
   if (a->null_count < -1 || a->null_count > a->length)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.null_count is %" PRId64 "; expected -1..%" PRId64,
                         what, a->null_count, a->length);
@@ -213,13 +248,24 @@ static ps_status check_header(ps_context *ctx, const char *what, const struct Ar
   return PS_OK;
 }
 
+/* *total += n, refused past 2^63 - 1 bytes (the gathered strings' int64
+ * offsets; and no allocation is that large). */
+static ps_status add_bytes(ps_context *ctx, const char *what, uint64_t *total, uint64_t n) {
+  if (n > (uint64_t)INT64_MAX - *total)
+    return ps_set_error(ctx, PS_ERR_LIMIT, "%s: the strings hold more than 2^63 - 1 bytes (%" PRIu64 " + %" PRIu64 ")",
+                        what, *total, n);
+  *total += n;
+  return PS_OK;
+}
+
 /* Validates a utf8 / large_utf8 / string_view array; *bytes receives the
  * string bytes its valid rows hold (what materializing them needs). */
 static ps_status check_strings(ps_context *ctx, const char *what, ps_arrow_kind kind, const struct ArrowArray *a,
-                               uint64_t *bytes) {
+                               const struct ArrowArray *parent, uint64_t *bytes) {
   if (kind == PS_ARROW_STRING_VIEW) {
-    PS_TRY(check_header(ctx, what, a, 3, true));
-    if (a->dictionary) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is set on a string_view", what);
+    PS_TRY(check_header(ctx, what, a, 3, true, 16, 0));
+    if (a->dictionary)
+      return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is set on a string_view", what);
     int64_t nv = a->n_buffers - 3; /* variadic data buffers; the last buffer holds their sizes */
     const int64_t *sizes = a->buffers[a->n_buffers - 1];
     if (nv > 0 && !sizes)
@@ -227,12 +273,12 @@ static ps_status check_strings(ps_context *ctx, const char *what, ps_arrow_kind 
                           what, a->n_buffers - 1);
     for (int64_t b = 0; b < nv; b++)
       if (sizes[b] < 0 || (sizes[b] > 0 && !a->buffers[2 + b]))
-        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: variadic buffer %" PRId64 " has size %" PRId64 "%s", what,
-                            b, sizes[b], sizes[b] < 0 ? "" : " and a NULL pointer");
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: variadic buffer %" PRId64 " has size %" PRId64 "%s",
+                            what, b, sizes[b], sizes[b] < 0 ? "" : " and a NULL pointer");
     const uint8_t *views = a->buffers[1];
     uint64_t total = 0;
     for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
-      if (!row_valid(a, i)) continue;
+      if (!cell_valid(a, parent, i)) continue;
       const uint8_t *v = views + 16 * ((uint64_t)a->offset + i);
       int32_t len, buf, off;
       memcpy(&len, v, 4);
@@ -245,14 +291,15 @@ static ps_status check_strings(ps_context *ctx, const char *what, ps_arrow_kind 
                             "%s: view of row %" PRIu64 " (length %d) points at buffer %d offset %d; there are %" PRId64
                             " data buffers%s",
                             what, i, len, buf, off, nv, buf >= 0 && buf < nv ? " and it runs past its size" : "");
-      total += (uint64_t)len;
+      PS_TRY(add_bytes(ctx, what, &total, (uint64_t)len));
     }
     *bytes = total;
     return PS_OK;
   }
   bool large = kind == PS_ARROW_LARGE_UTF8;
-  PS_TRY(check_header(ctx, what, a, 3, false));
-  if (a->dictionary) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is set on a string array", what);
+  PS_TRY(check_header(ctx, what, a, 3, false, large ? 8 : 4, 1));
+  if (a->dictionary)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is set on a string array", what);
   *bytes = 0;
   if (a->length == 0) return PS_OK;
   int64_t prev = str_offset(a, large, 0);
@@ -270,8 +317,9 @@ static ps_status check_strings(ps_context *ctx, const char *what, ps_arrow_kind 
     prev = o;
   }
   if (prev > first && !a->buffers[2])
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: the data buffer (buffers[2]) is NULL but offsets span %" PRId64
-                        " bytes", what, prev - first);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "%s: the data buffer (buffers[2]) is NULL but offsets span %" PRId64 " bytes", what,
+                        prev - first);
   *bytes = (uint64_t)(prev - first);
   return PS_OK;
 }
@@ -279,9 +327,22 @@ static ps_status check_strings(ps_context *ctx, const char *what, ps_arrow_kind 
 static int64_t index_at(const col_spec *c, const struct ArrowArray *a, uint64_t i) {
   const uint8_t *p = (const uint8_t *)a->buffers[1] + ((uint64_t)a->offset + i) * c->index_size;
   switch (c->index_size) {
-    case 1: return c->index_signed ? (int64_t)*(const int8_t *)p : (int64_t)*p;
-    case 2: { int16_t s; uint16_t u; memcpy(&s, p, 2); memcpy(&u, p, 2); return c->index_signed ? s : u; }
-    case 4: { int32_t s; uint32_t u; memcpy(&s, p, 4); memcpy(&u, p, 4); return c->index_signed ? s : (int64_t)u; }
+    case 1:
+      return c->index_signed ? (int64_t) * (const int8_t *)p : (int64_t)*p;
+    case 2: {
+      int16_t s;
+      uint16_t u;
+      memcpy(&s, p, 2);
+      memcpy(&u, p, 2);
+      return c->index_signed ? s : u;
+    }
+    case 4: {
+      int32_t s;
+      uint32_t u;
+      memcpy(&s, p, 4);
+      memcpy(&u, p, 4);
+      return c->index_signed ? s : (int64_t)u;
+    }
     default: {
       int64_t s;
       uint64_t u;
@@ -307,19 +368,19 @@ static bool decimal_at(const struct ArrowArray *a, uint64_t i, int64_t *out) {
 /* Validates one column's array against its spec; *str_bytes: string bytes
  * the column needs when materialized. */
 static ps_status check_array(ps_context *ctx, const char *what, const col_spec *c, const struct ArrowArray *a,
-                             uint64_t *str_bytes) {
+                             const struct ArrowArray *parent, uint64_t *str_bytes) {
   *str_bytes = 0;
   if (c->kind == PS_ARROW_DICTIONARY) {
-    PS_TRY(check_header(ctx, what, a, 2, false));
+    PS_TRY(check_header(ctx, what, a, 2, false, c->index_size, 0));
     if (!a->dictionary)
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is NULL for a dictionary type", what);
     char dwhat[320];
     snprintf(dwhat, sizeof dwhat, "%.290s (dictionary)", what);
     uint64_t dbytes;
-    PS_TRY(check_strings(ctx, dwhat, c->value_kind, a->dictionary, &dbytes));
+    PS_TRY(check_strings(ctx, dwhat, c->value_kind, a->dictionary, NULL, &dbytes));
     const struct ArrowArray *d = a->dictionary;
     for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
-      if (!row_valid(a, i)) continue;
+      if (!cell_valid(a, parent, i)) continue;
       int64_t k = index_at(c, a, i);
       if (k < 0 || k >= d->length)
         return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
@@ -327,17 +388,19 @@ static ps_status check_array(ps_context *ctx, const char *what, const col_spec *
                             i, k, d->length);
       uint64_t len = 0;
       if (row_valid(d, (uint64_t)k)) string_at(c->value_kind, d, (uint64_t)k, &len);
-      *str_bytes += len;
+      PS_TRY(add_bytes(ctx, what, str_bytes, len));
     }
     return PS_OK;
   }
-  if (c->type == PS_TYPE_STRING) return check_strings(ctx, what, c->kind, a, str_bytes);
-  PS_TRY(check_header(ctx, what, a, 2, false));
-  if (a->dictionary) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is set on a %s array", what, c->kind == PS_ARROW_DECIMAL128 ? "decimal" : "numeric");
+  if (c->type == PS_TYPE_STRING) return check_strings(ctx, what, c->kind, a, parent, str_bytes);
+  PS_TRY(check_header(ctx, what, a, 2, false, c->arrow_size, 0));
+  if (a->dictionary)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s: array.dictionary is set on a %s array", what,
+                        c->kind == PS_ARROW_DECIMAL128 ? "decimal" : "numeric");
   if (c->kind == PS_ARROW_DECIMAL128)
     for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
       int64_t v;
-      if (row_valid(a, i) && !decimal_at(a, i, &v)) {
+      if (cell_valid(a, parent, i) && !decimal_at(a, i, &v)) {
         const uint8_t *p = (const uint8_t *)a->buffers[1] + 16 * ((uint64_t)a->offset + i);
         uint64_t lo;
         int64_t hi;
@@ -355,7 +418,7 @@ static ps_status check_array(ps_context *ctx, const char *what, const col_spec *
 /* ---- gathering into plain values -------------------------------------------- */
 
 typedef struct plain_acc {
-  uint8_t *values; /* rows * ps_type_size(type) */
+  uint8_t *values;  /* rows * ps_type_size(type) */
   int64_t *offsets; /* strings: rows + 1 */
   uint8_t *bytes;
   uint8_t *validity;
@@ -364,8 +427,10 @@ typedef struct plain_acc {
 } plain_acc;
 
 static void set_valid(plain_acc *acc, uint64_t row, bool v) {
-  if (v) acc->validity[row >> 3] |= (uint8_t)(1u << (row & 7));
-  else acc->nulls = true;
+  if (v)
+    acc->validity[row >> 3] |= (uint8_t)(1u << (row & 7));
+  else
+    acc->nulls = true;
 }
 
 static void append_string(plain_acc *acc, const uint8_t *p, uint64_t len) {
@@ -374,9 +439,10 @@ static void append_string(plain_acc *acc, const uint8_t *p, uint64_t len) {
 }
 
 /* Appends the valid strings of a string array (nulls as empty strings). */
-static void append_strings(plain_acc *acc, ps_arrow_kind kind, const struct ArrowArray *a) {
+static void append_strings(plain_acc *acc, ps_arrow_kind kind, const struct ArrowArray *a,
+                           const struct ArrowArray *parent) {
   for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
-    bool v = row_valid(a, i);
+    bool v = cell_valid(a, parent, i);
     set_valid(acc, acc->rows, v);
     if (v) {
       uint64_t len;
@@ -387,11 +453,12 @@ static void append_strings(plain_acc *acc, ps_arrow_kind kind, const struct Arro
   }
 }
 
-static void append_column(plain_acc *acc, const col_spec *c, const struct ArrowArray *a) {
+static void append_column(plain_acc *acc, const col_spec *c, const struct ArrowArray *a,
+                          const struct ArrowArray *parent) {
   if (c->kind == PS_ARROW_DICTIONARY) {
     const struct ArrowArray *d = a->dictionary;
     for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
-      bool v = row_valid(a, i);
+      bool v = cell_valid(a, parent, i);
       int64_t k = v ? index_at(c, a, i) : 0;
       v = v && row_valid(d, (uint64_t)k); /* a null dictionary entry is a null row */
       set_valid(acc, acc->rows, v);
@@ -405,16 +472,16 @@ static void append_column(plain_acc *acc, const col_spec *c, const struct ArrowA
     return;
   }
   if (c->type == PS_TYPE_STRING) {
-    append_strings(acc, c->kind, a);
+    append_strings(acc, c->kind, a, parent);
     return;
   }
   size_t vs = ps_type_size(c->type);
-  for (uint64_t i = 0; i < (uint64_t)a->length; i++) set_valid(acc, acc->rows + i, row_valid(a, i));
+  for (uint64_t i = 0; i < (uint64_t)a->length; i++) set_valid(acc, acc->rows + i, cell_valid(a, parent, i));
   uint8_t *dst = acc->values + acc->rows * vs;
   if (c->kind == PS_ARROW_DECIMAL128) {
     for (uint64_t i = 0; i < (uint64_t)a->length; i++) {
       int64_t v = 0;
-      if (row_valid(a, i)) decimal_at(a, i, &v);
+      if (cell_valid(a, parent, i)) decimal_at(a, i, &v);
       memcpy(dst + i * 8, &v, 8);
     }
   } else if (a->length) {
@@ -432,7 +499,6 @@ static const char *without_status(const char *m) {
   return colon ? colon + 2 : m;
 }
 
-
 typedef struct str_entry {
   const uint8_t *p;
   uint64_t len;
@@ -448,7 +514,7 @@ static int entry_cmp(const void *x, const void *y) {
 /* A dictionary array of one batch: its dictionary sorted and de-duplicated,
  * the codes remapped (identity when it was sorted already). */
 static ps_status build_dictionary(ps_context *ctx, const char *what, const col_spec *c, const struct ArrowArray *a,
-                                  ps_column **out) {
+                                  const struct ArrowArray *parent, ps_column **out) {
   const struct ArrowArray *d = a->dictionary;
   uint64_t dn = (uint64_t)d->length, n = (uint64_t)a->length;
   str_entry *ent = ps_calloc_ctx(ctx, (size_t)(dn ? dn : 1), sizeof *ent);
@@ -496,7 +562,7 @@ static ps_status build_dictionary(ps_context *ctx, const char *what, const col_s
   }
   bool nulls = false;
   for (uint64_t i = 0; i < n; i++) {
-    bool v = row_valid(a, i);
+    bool v = cell_valid(a, parent, i);
     int64_t k = v ? index_at(c, a, i) : 0;
     v = v && row_valid(d, (uint64_t)k);
     if (v) {
@@ -583,9 +649,7 @@ void ps_arrow_table_destroy(ps_arrow_table *t) {
 
 size_t ps_arrow_table_columns(const ps_arrow_table *t) { return t ? t->ncols : 0; }
 uint64_t ps_arrow_table_rows(const ps_arrow_table *t) { return t ? t->rows : 0; }
-ps_column *ps_arrow_table_column(const ps_arrow_table *t, size_t i) {
-  return t && i < t->ncols ? t->cols[i] : NULL;
-}
+ps_column *ps_arrow_table_column(const ps_arrow_table *t, size_t i) { return t && i < t->ncols ? t->cols[i] : NULL; }
 const ps_arrow_field *ps_arrow_table_field(const ps_arrow_table *t, size_t i) {
   return t && i < t->ncols ? &t->fields[i] : NULL;
 }
@@ -606,10 +670,15 @@ static char *dup_str(ps_context *ctx, const char *s) {
   return p;
 }
 
-/* Column i of batch b: a struct's child seen through the struct's slice. */
+/* Column i of batch b: a struct's child seen through the struct's slice
+ * (offsets checked by import_job_run not to overflow). *parent: the struct
+ * when its validity marks rows null (they are null in every column), else
+ * NULL. */
 static const struct ArrowArray *column_array(const struct ArrowArray *batch, bool is_struct, size_t i,
-                                             struct ArrowArray *view) {
+                                             struct ArrowArray *view, const struct ArrowArray **parent) {
+  *parent = NULL;
   if (!is_struct) return batch;
+  if (batch->null_count != 0 && batch->buffers[0]) *parent = batch;
   const struct ArrowArray *ch = batch->children[i];
   if (batch->offset == 0 && batch->length == ch->length) return ch;
   *view = *ch;
@@ -660,8 +729,19 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
       if (a->length < 0 || a->offset < 0)
         return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "batch %zu: array.length %" PRId64 " / offset %" PRId64, b,
                             a->length, a->offset);
-      if (a->null_count > 0)
-        return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "batch %zu: a struct array with %" PRId64 " null rows; a record batch has none",
+      if (a->offset > INT64_MAX - a->length)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                            "batch %zu: array.offset %" PRId64 " + length %" PRId64 " overflows", b, a->offset,
+                            a->length);
+      if (!a->buffers)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "batch %zu: array.buffers is NULL with n_buffers 1", b);
+      if (a->null_count < -1 || a->null_count > a->length)
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                            "batch %zu: array.null_count is %" PRId64 "; expected -1..%" PRId64, b, a->null_count,
+                            a->length);
+      if (a->null_count > 0 && a->length > 0 && !a->buffers[0])
+        return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                            "batch %zu: array.null_count is %" PRId64 " but the validity buffer (buffers[0]) is NULL",
                             b, a->null_count);
       for (size_t i = 0; i < ncols; i++) {
         const struct ArrowArray *ch = a->children[i];
@@ -671,9 +751,21 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
                               "batch %zu: children[%zu].length is %" PRId64 "; the struct needs offset %" PRId64
                               " + length %" PRId64,
                               b, i, ch->length, a->offset, a->length);
+        /* The child is read at its own offset plus the struct's. */
+        if (ch->offset < 0 || ch->offset > INT64_MAX - a->offset - a->length)
+          return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                              "batch %zu: children[%zu].offset is %" PRId64 "; with the struct's offset %" PRId64
+                              " + length %" PRId64 " expected 0..%" PRId64,
+                              b, i, ch->offset, a->offset, a->length, INT64_MAX - a->offset - a->length);
       }
     }
-    rows += (uint64_t)a->length;
+    /* A negative length is named with its column below; no total wraps. */
+    if (a->length > 0 && (uint64_t)a->length > (uint64_t)INT64_MAX - rows)
+      return ps_set_error(ctx, PS_ERR_LIMIT,
+                          "batch %zu: array.length %" PRId64 " brings the rows to more than 2^63 - 1 (%" PRIu64
+                          " before it)",
+                          b, a->length, rows);
+    if (a->length > 0) rows += (uint64_t)a->length;
   }
 
   ps_arrow_table *t = ps_calloc_ctx(ctx, 1, sizeof *t);
@@ -702,13 +794,16 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
     uint64_t str_total = 0;
     for (size_t b = 0; b < job->nbatches && st == PS_OK; b++) {
       struct ArrowArray view;
-      const struct ArrowArray *a = column_array(job->batches[b], is_struct, i, &view);
+      const struct ArrowArray *parent;
+      const struct ArrowArray *a = column_array(job->batches[b], is_struct, i, &view, &parent);
       char bwhat[300];
-      if (job->nbatches > 1) snprintf(bwhat, sizeof bwhat, "%s, batch %zu", what, b);
-      else snprintf(bwhat, sizeof bwhat, "%s", what);
+      if (job->nbatches > 1)
+        snprintf(bwhat, sizeof bwhat, "%s, batch %zu", what, b);
+      else
+        snprintf(bwhat, sizeof bwhat, "%s", what);
       uint64_t sb = 0;
-      st = check_array(ctx, bwhat, &c, a, &sb);
-      str_total += sb;
+      st = check_array(ctx, bwhat, &c, a, parent, &sb);
+      if (st == PS_OK) st = add_bytes(ctx, what, &str_total, sb);
     }
     if (st != PS_OK) break;
     ps_arrow_field *f = &t->fields[i];
@@ -726,7 +821,9 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
     }
     if (c.kind == PS_ARROW_DICTIONARY && job->nbatches == 1) {
       struct ArrowArray view;
-      st = build_dictionary(ctx, what, &c, column_array(job->batches[0], is_struct, i, &view), &t->cols[i]);
+      const struct ArrowArray *parent;
+      const struct ArrowArray *a = column_array(job->batches[0], is_struct, i, &view, &parent);
+      st = build_dictionary(ctx, what, &c, a, parent, &t->cols[i]);
       continue;
     }
     /* Gather, then encode. */
@@ -734,7 +831,8 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
     memset(&acc, 0, sizeof acc);
     size_t vs = c.type == PS_TYPE_STRING ? 0 : ps_type_size(c.type);
     acc.validity = ps_calloc_ctx(ctx, (size_t)(rows / 8 + 1), 1);
-    if (vs) acc.values = ps_calloc_ctx(ctx, (size_t)(rows ? rows : 1), vs);
+    if (vs)
+      acc.values = ps_calloc_ctx(ctx, (size_t)(rows ? rows : 1), vs);
     else {
       acc.offsets = ps_calloc_ctx(ctx, (size_t)rows + 1, sizeof *acc.offsets);
       acc.bytes = ps_host_alloc(ctx, (size_t)(str_total ? str_total : 1));
@@ -744,7 +842,9 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
     } else {
       for (size_t b = 0; b < job->nbatches; b++) {
         struct ArrowArray view;
-        append_column(&acc, &c, column_array(job->batches[b], is_struct, i, &view));
+        const struct ArrowArray *parent;
+        const struct ArrowArray *a = column_array(job->batches[b], is_struct, i, &view, &parent);
+        append_column(&acc, &c, a, parent);
       }
       st = build_column(ctx, what, &c, &acc, opts, &t->cols[i]);
     }
@@ -769,8 +869,9 @@ static ps_status check_opts(ps_context *ctx, const ps_arrow_import_options *opts
   ps_arrow_import_options_init(o);
   if (!opts) return PS_OK;
   if (opts->struct_size < sizeof *opts)
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "opts.struct_size is %u; expected %u (call ps_arrow_import_options_init)",
-                        opts->struct_size, (unsigned)sizeof *opts);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "opts.struct_size is %u; expected %u (call ps_arrow_import_options_init)", opts->struct_size,
+                        (unsigned)sizeof *opts);
   if (opts->float_scale > 18)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "opts.float_scale is %d; expected < 0 (find) or 0..18",
                         opts->float_scale);
@@ -798,7 +899,9 @@ ps_status ps_arrow_import_stream(ps_context *ctx, struct ArrowArrayStream *strea
   if (!stream) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "stream is NULL");
   if (!stream->release || !stream->get_schema || !stream->get_next)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "stream.%s is NULL%s",
-                        !stream->release ? "release" : !stream->get_schema ? "get_schema" : "get_next",
+                        !stream->release      ? "release"
+                        : !stream->get_schema ? "get_schema"
+                                              : "get_next",
                         !stream->release ? " (a released stream)" : "");
   ps_arrow_import_options o;
   PS_TRY(check_opts(ctx, opts, &o));
@@ -860,9 +963,20 @@ ps_status ps_arrow_import_stream(ps_context *ctx, struct ArrowArrayStream *strea
 /* The packscan type a fixed-width kind is held as. */
 static ps_type kind_type(ps_arrow_kind k) {
   static const ps_type types[] = {0,
-                                  PS_TYPE_INT8,    PS_TYPE_INT16,   PS_TYPE_INT32,   PS_TYPE_INT64,  PS_TYPE_UINT8,
-                                  PS_TYPE_UINT16,  PS_TYPE_UINT32,  PS_TYPE_UINT64,  PS_TYPE_FLOAT32, PS_TYPE_FLOAT64,
-                                  PS_TYPE_DECIMAL, PS_TYPE_INT32,   PS_TYPE_INT64,   PS_TYPE_INT64};
+                                  PS_TYPE_INT8,
+                                  PS_TYPE_INT16,
+                                  PS_TYPE_INT32,
+                                  PS_TYPE_INT64,
+                                  PS_TYPE_UINT8,
+                                  PS_TYPE_UINT16,
+                                  PS_TYPE_UINT32,
+                                  PS_TYPE_UINT64,
+                                  PS_TYPE_FLOAT32,
+                                  PS_TYPE_FLOAT64,
+                                  PS_TYPE_DECIMAL,
+                                  PS_TYPE_INT32,
+                                  PS_TYPE_INT64,
+                                  PS_TYPE_INT64};
   return k >= PS_ARROW_INT8 && k <= PS_ARROW_TIMESTAMP ? types[k] : PS_TYPE_STRING;
 }
 
@@ -872,7 +986,8 @@ ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_fi
   ps_clear_error(ctx);
   if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
   if (ncols && (!fields || !descs))
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL with %zu columns", fields ? "descs" : "fields", ncols);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL with %zu columns", fields ? "descs" : "fields",
+                        ncols);
   for (size_t i = 0; i < ncols; i++) {
     const ps_arrow_field *f = &fields[i];
     if (!f->name || !f->format)
@@ -882,8 +997,8 @@ ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_fi
     bool str = f->kind >= PS_ARROW_UTF8;
     if (str != (f->type == PS_TYPE_STRING) || (!str && kind_type(f->kind) != descs[i].type))
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
-                          "fields[%zu] (\"%s\"): kind %d with type %d and descs[%zu].type %d do not agree", i,
-                          f->name, (int)f->kind, (int)f->type, i, (int)descs[i].type);
+                          "fields[%zu] (\"%s\"): kind %d with type %d and descs[%zu].type %d do not agree", i, f->name,
+                          (int)f->kind, (int)f->type, i, (int)descs[i].type);
     if (str && !dicts)
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "dicts is NULL but fields[%zu] is a string column", i);
     if (descs[i].n != descs[0].n)

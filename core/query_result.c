@@ -291,7 +291,7 @@ ps_status ps_datum_format(const ps_datum *d, char *buf, size_t size) {
     }
     len = pos;
   }
-  if (len + 1 > size) return PS_ERR_BUFFER_TOO_SMALL;
+  if (len >= size) return PS_ERR_BUFFER_TOO_SMALL; /* len + 1 wraps at str_len = SIZE_MAX */
   memcpy(buf, src, len);
   buf[len] = '\0';
   return PS_OK;

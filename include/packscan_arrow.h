@@ -172,15 +172,25 @@ typedef struct ps_arrow_table ps_arrow_table;
 
 /** Imports one Arrow array. A struct array (format "+s", a record batch)
  *  becomes one column per child, named by the child fields; any other array
- *  becomes a table of one column. The array and schema are borrowed: every
+ *  becomes a table of one column. A row the struct's own validity marks null
+ *  is null in every column (as Arrow's StructArray::Flatten and
+ *  RecordBatch::FromStructArray read it), whether null_count gives the count
+ *  or -1 (unknown). The array and schema are borrowed: every
  *  value is copied (encoded) before the call returns, and the caller still
  *  releases them. Offsets and slices are honoured; validity becomes nulls.
  *  Everything is validated before use (formats, buffer and child counts,
  *  lengths and offsets, monotonic in-range string offsets, view buffer
  *  indexes and sizes, dictionary indexes, released structs): a violation is
- *  PS_ERR_INVALID_ARGUMENT with a message naming the field and the value; a
- *  type packscan does not hold is PS_ERR_UNSUPPORTED; a float with no exact
- *  decimal scale or a decimal outside int64 is PS_ERR_NOT_REPRESENTABLE.
+ *  PS_ERR_INVALID_ARGUMENT with a message naming the field and the value
+ *  (among them offsets whose sums overflow, or that would place a buffer past
+ *  2^63 bytes, and decimal precisions outside Arrow's 1..9 / 18 / 38 / 76 for
+ *  decimal32 / 64 / 128 / 256); a type packscan does not hold is
+ *  PS_ERR_UNSUPPORTED (decimal32, 64 and 256, a negative scale, a scale over
+ *  18; a scale above the precision is valid Arrow and imports); more than
+ *  2^63 - 1 rows, or string bytes, in one table is PS_ERR_LIMIT; a float with
+ *  no exact decimal scale or a decimal outside int64 is
+ *  PS_ERR_NOT_REPRESENTABLE. utf8 and large_utf8 arrays whose strings are
+ *  all empty may have a NULL data buffer.
  *  (The C Data Interface carries no buffer sizes: buffers shorter than the
  *  lengths declare cannot be detected, except string_view data buffers,
  *  whose sizes are passed.) opts may be NULL (defaults). */

@@ -19,6 +19,10 @@
  *    formats, failing streams): the exact status, a message naming the field,
  *    the out-parameter and the input untouched, nothing released, the
  *    context usable after;
+ *  - hand-made arrays for edges the random producer never makes: empty
+ *    strings with a NULL data buffer, struct validity (null_count known or
+ *    -1) applied to every column, offsets and stream totals that would
+ *    overflow, decimal precisions, a gather export too long for Arrow;
  *  - the packed form read back (ps_arrow_table_packed) rebuilding the table
  *    (ps_arrow_table_create);
  *  - exported arrays released after their table and context are gone.
@@ -58,8 +62,8 @@ static void tp_release(struct ArrowArray *a) {
 }
 
 /* An array over malloc'd buffers (taken); dictionary malloc'd (taken). */
-static void tp_array(struct ArrowArray *a, int64_t length, int64_t offset, int64_t null_count, int nbuf,
-                     void **bufs, struct ArrowArray *dictionary) {
+static void tp_array(struct ArrowArray *a, int64_t length, int64_t offset, int64_t null_count, int nbuf, void **bufs,
+                     struct ArrowArray *dictionary) {
   tp_priv *p = th_calloc(1, sizeof *p);
   for (int i = 0; i < nbuf; i++) p->bufs[i] = bufs[i], p->ptrs[i] = bufs[i];
   memset(a, 0, sizeof *a);
@@ -126,14 +130,32 @@ static void ts_add_child(struct ArrowSchema *parent, const struct ArrowSchema *c
 
 /* ---- the truth: what each row holds ------------------------------------------ */
 
-enum { K_INT8, K_INT16, K_INT32, K_INT64, K_UINT8, K_UINT16, K_UINT32, K_UINT64, K_FLOAT32, K_FLOAT64,
-       K_DECIMAL, K_DATE32, K_DATE64, K_TIMESTAMP, K_UTF8, K_LARGE_UTF8, K_VIEW, K_DICT, K_COUNT };
-static const char *const kind_names[K_COUNT] = {"int8",   "int16",   "int32",  "int64",     "uint8",
-                                                "uint16", "uint32",  "uint64", "float32",   "float64",
-                                                "decimal", "date32", "date64", "timestamp", "utf8",
-                                                "large_utf8", "string_view", "dictionary"};
-static const char *const kind_formats[K_COUNT] = {"c", "s", "i", "l", "C", "S", "I", "L", "f", "g",
-                                                  NULL, "tdD", "tdm", "tsu:UTC", "u", "U", "vu", NULL};
+enum {
+  K_INT8,
+  K_INT16,
+  K_INT32,
+  K_INT64,
+  K_UINT8,
+  K_UINT16,
+  K_UINT32,
+  K_UINT64,
+  K_FLOAT32,
+  K_FLOAT64,
+  K_DECIMAL,
+  K_DATE32,
+  K_DATE64,
+  K_TIMESTAMP,
+  K_UTF8,
+  K_LARGE_UTF8,
+  K_VIEW,
+  K_DICT,
+  K_COUNT
+};
+static const char *const kind_names[K_COUNT] = {
+    "int8",    "int16",   "int32",  "int64",  "uint8",     "uint16", "uint32",     "uint64",      "float32",
+    "float64", "decimal", "date32", "date64", "timestamp", "utf8",   "large_utf8", "string_view", "dictionary"};
+static const char *const kind_formats[K_COUNT] = {"c", "s",  "i",   "l",   "C",       "S", "I", "L",  "f",
+                                                  "g", NULL, "tdD", "tdm", "tsu:UTC", "u", "U", "vu", NULL};
 static const uint32_t kind_sizes[K_COUNT] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 16, 4, 8, 8, 0, 0, 0, 0};
 
 static int is_string_kind(int k) { return k >= K_UTF8; }
@@ -142,13 +164,13 @@ static int is_float_kind(int k) { return k == K_FLOAT32 || k == K_FLOAT64; }
 
 typedef struct truth {
   int kind;
-  uint64_t n;            /* logical rows (after the slice) */
-  uint8_t *valid;        /* n flags */
-  int64_t *i;            /* signed kinds, dates, timestamps, decimal (unscaled) */
-  uint64_t *u;           /* unsigned kinds */
-  double *f;             /* floats */
-  char **s;              /* strings (NUL-free) */
-  uint32_t scale;        /* decimal */
+  uint64_t n;     /* logical rows (after the slice) */
+  uint8_t *valid; /* n flags */
+  int64_t *i;     /* signed kinds, dates, timestamps, decimal (unscaled) */
+  uint64_t *u;    /* unsigned kinds */
+  double *f;      /* floats */
+  char **s;       /* strings (NUL-free) */
+  uint32_t scale; /* decimal */
   char format[32];
 } truth;
 
@@ -205,8 +227,10 @@ static int string_buffers(int k, char **strs, uint64_t count, void **bufs) {
   char *chars = th_malloc(bytes + 1);
   int64_t pos = 0;
   for (uint64_t i = 0; i <= count; i++) {
-    if (large) ((int64_t *)offs)[i] = pos;
-    else ((int32_t *)offs)[i] = (int32_t)pos;
+    if (large)
+      ((int64_t *)offs)[i] = pos;
+    else
+      ((int32_t *)offs)[i] = (int32_t)pos;
     if (i < count) {
       memcpy(chars + pos, strs[i], strlen(strs[i]));
       pos += (int64_t)strlen(strs[i]);
@@ -259,18 +283,67 @@ static void make_column(th_rng *r, int k, uint64_t n, uint64_t off, int nulls, t
       double fv = 0;
       uint64_t bits = th_u64(r) >> th_below(r, 64);
       switch (k) {
-        case K_INT8: { int8_t v = (int8_t)bits; memcpy(p, &v, 1); iv = v; break; }
-        case K_INT16: { int16_t v = (int16_t)bits; memcpy(p, &v, 2); iv = v; break; }
-        case K_INT32: case K_DATE32: { int32_t v = (int32_t)bits; memcpy(p, &v, 4); iv = v; break; }
-        case K_INT64: case K_DATE64: case K_TIMESTAMP: { int64_t v = (int64_t)bits; memcpy(p, &v, 8); iv = v; break; }
-        case K_UINT8: { uint8_t v = (uint8_t)bits; memcpy(p, &v, 1); uv = v; break; }
-        case K_UINT16: { uint16_t v = (uint16_t)bits; memcpy(p, &v, 2); uv = v; break; }
-        case K_UINT32: { uint32_t v = (uint32_t)bits; memcpy(p, &v, 4); uv = v; break; }
-        case K_UINT64: memcpy(p, &bits, 8); uv = bits; break;
-        case K_FLOAT32: { float v = (float)((double)(base + (int64_t)th_below(r, 2000)) / pow(10, fscale));
-          memcpy(p, &v, 4); fv = v; break; }
-        case K_FLOAT64: { double v = (double)(base * 1000 + (int64_t)th_below(r, 2000000)) / pow(10, fscale);
-          memcpy(p, &v, 8); fv = v; break; }
+        case K_INT8: {
+          int8_t v = (int8_t)bits;
+          memcpy(p, &v, 1);
+          iv = v;
+          break;
+        }
+        case K_INT16: {
+          int16_t v = (int16_t)bits;
+          memcpy(p, &v, 2);
+          iv = v;
+          break;
+        }
+        case K_INT32:
+        case K_DATE32: {
+          int32_t v = (int32_t)bits;
+          memcpy(p, &v, 4);
+          iv = v;
+          break;
+        }
+        case K_INT64:
+        case K_DATE64:
+        case K_TIMESTAMP: {
+          int64_t v = (int64_t)bits;
+          memcpy(p, &v, 8);
+          iv = v;
+          break;
+        }
+        case K_UINT8: {
+          uint8_t v = (uint8_t)bits;
+          memcpy(p, &v, 1);
+          uv = v;
+          break;
+        }
+        case K_UINT16: {
+          uint16_t v = (uint16_t)bits;
+          memcpy(p, &v, 2);
+          uv = v;
+          break;
+        }
+        case K_UINT32: {
+          uint32_t v = (uint32_t)bits;
+          memcpy(p, &v, 4);
+          uv = v;
+          break;
+        }
+        case K_UINT64:
+          memcpy(p, &bits, 8);
+          uv = bits;
+          break;
+        case K_FLOAT32: {
+          float v = (float)((double)(base + (int64_t)th_below(r, 2000)) / pow(10, fscale));
+          memcpy(p, &v, 4);
+          fv = v;
+          break;
+        }
+        case K_FLOAT64: {
+          double v = (double)(base * 1000 + (int64_t)th_below(r, 2000000)) / pow(10, fscale);
+          memcpy(p, &v, 8);
+          fv = v;
+          break;
+        }
         case K_DECIMAL: {
           iv = (int64_t)th_below(r, 2000000000000ull) - 1000000000000ll;
           uint64_t lo = (uint64_t)iv;
@@ -327,8 +400,10 @@ static void make_column(th_rng *r, int k, uint64_t n, uint64_t off, int nulls, t
       nbuf = string_buffers(k, all, total, bufs);
     }
     for (uint64_t i = 0; i < total; i++) {
-      if (i >= off) t->s[i - off] = all[i];
-      else free(all[i]);
+      if (i >= off)
+        t->s[i - off] = all[i];
+      else
+        free(all[i]);
     }
     free(all);
   }
@@ -338,7 +413,8 @@ static void make_column(th_rng *r, int k, uint64_t n, uint64_t off, int nulls, t
 
 /* Row r of the truth compared with row `row` of an exported array of the same
  * kind (values only; validity checked by the caller). */
-static int same_value(const truth *t, uint64_t r, const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t row) {
+static int same_value(const truth *t, uint64_t r, const struct ArrowSchema *s, const struct ArrowArray *a,
+                      uint64_t row) {
   uint64_t at = (uint64_t)a->offset + row;
   if (is_string_kind(t->kind)) {
     const char *want = t->s[r];
@@ -363,22 +439,60 @@ static int same_value(const truth *t, uint64_t r, const struct ArrowSchema *s, c
   }
   const uint8_t *p = (const uint8_t *)a->buffers[1] + kind_sizes[t->kind] * at;
   switch (t->kind) {
-    case K_INT8: { int8_t v; memcpy(&v, p, 1); return v == t->i[r]; }
-    case K_INT16: { int16_t v; memcpy(&v, p, 2); return v == t->i[r]; }
-    case K_INT32: case K_DATE32: { int32_t v; memcpy(&v, p, 4); return v == t->i[r]; }
-    case K_UINT8: return *p == t->u[r];
-    case K_UINT16: { uint16_t v; memcpy(&v, p, 2); return v == t->u[r]; }
-    case K_UINT32: { uint32_t v; memcpy(&v, p, 4); return v == t->u[r]; }
-    case K_UINT64: { uint64_t v; memcpy(&v, p, 8); return v == t->u[r]; }
-    case K_FLOAT32: { float v; memcpy(&v, p, 4); return v == (float)t->f[r]; }
-    case K_FLOAT64: { double v; memcpy(&v, p, 8); return v == t->f[r]; }
+    case K_INT8: {
+      int8_t v;
+      memcpy(&v, p, 1);
+      return v == t->i[r];
+    }
+    case K_INT16: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v == t->i[r];
+    }
+    case K_INT32:
+    case K_DATE32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v == t->i[r];
+    }
+    case K_UINT8:
+      return *p == t->u[r];
+    case K_UINT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v == t->u[r];
+    }
+    case K_UINT32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v == t->u[r];
+    }
+    case K_UINT64: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v == t->u[r];
+    }
+    case K_FLOAT32: {
+      float v;
+      memcpy(&v, p, 4);
+      return v == (float)t->f[r];
+    }
+    case K_FLOAT64: {
+      double v;
+      memcpy(&v, p, 8);
+      return v == t->f[r];
+    }
     case K_DECIMAL: {
       uint64_t lo;
       int64_t hi;
       memcpy(&lo, p, 8), memcpy(&hi, p + 8, 8);
       return (int64_t)lo == t->i[r] && hi == (t->i[r] < 0 ? -1 : 0);
     }
-    default: { int64_t v; memcpy(&v, p, 8); return v == t->i[r]; }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v == t->i[r];
+    }
   }
 }
 
@@ -434,8 +548,8 @@ static void packed_round_trip(ps_context *ctx, const ps_arrow_table *tab, uint64
 static void round_trip(ps_context *ctx, th_rng *r, int k, uint64_t n) {
   uint64_t off = th_chance(r, 50) ? th_below(r, 10) : 0;
   int nulls = th_chance(r, 70);
-  th_case("round trip %s n=%llu offset=%llu nulls=%d", kind_names[k], (unsigned long long)n,
-          (unsigned long long)off, nulls);
+  th_case("round trip %s n=%llu offset=%llu nulls=%d", kind_names[k], (unsigned long long)n, (unsigned long long)off,
+          nulls);
   truth t;
   struct ArrowSchema s;
   struct ArrowArray a;
@@ -483,8 +597,8 @@ static void round_trip(ps_context *ctx, th_rng *r, int k, uint64_t n) {
     CHECK(!strcmp(ss.format, "b") && sa.length == (int64_t)n && sa.n_buffers == 2 && sa.null_count == 0);
     CHECK(count == want_count);
     for (uint64_t i = 0; i < n; i++)
-      if (!CHECKF(get_bit(sa.buffers[1], i) == (pivot != UINT64_MAX && selected(&t, i, pivot)),
-                  "selection bit %llu", (unsigned long long)i))
+      if (!CHECKF(get_bit(sa.buffers[1], i) == (pivot != UINT64_MAX && selected(&t, i, pivot)), "selection bit %llu",
+                  (unsigned long long)i))
         break;
     ss.release(&ss);
     sa.release(&sa);
@@ -520,9 +634,12 @@ static void round_trip(ps_context *ctx, th_rng *r, int k, uint64_t n) {
     const struct ArrowSchema *cs = bs.children[0];
     const struct ArrowArray *ca = ba.children[0];
     CHECK(!strcmp(cs->name, kind_names[k]));
-    if (!is_string_kind(k)) CHECK(!strcmp(cs->format, t.format));
-    else if (as_dict) CHECK(!strcmp(cs->format, "i") && cs->dictionary && !strcmp(cs->dictionary->format, "u"));
-    else CHECK(!strcmp(cs->format, k == K_LARGE_UTF8 ? "U" : "u"));
+    if (!is_string_kind(k))
+      CHECK(!strcmp(cs->format, t.format));
+    else if (as_dict)
+      CHECK(!strcmp(cs->format, "i") && cs->dictionary && !strcmp(cs->dictionary->format, "u"));
+    else
+      CHECK(!strcmp(cs->format, k == K_LARGE_UTF8 ? "U" : "u"));
     CHECK(ba.length == (int64_t)(filtered ? want_count : n) && ca->length == ba.length);
     uint64_t j = 0;
     int64_t nulls_seen = 0;
@@ -559,8 +676,12 @@ static void round_trip(ps_context *ctx, th_rng *r, int k, uint64_t n) {
         isum += is_unsigned_kind(k) ? (__int128)t.u[i] : (__int128)t.i[i];
         fsum += t.f[i];
         if (best_min == UINT64_MAX) best_min = best_max = i;
-        int lt = is_unsigned_kind(k) ? t.u[i] < t.u[best_min] : is_float_kind(k) ? t.f[i] < t.f[best_min] : t.i[i] < t.i[best_min];
-        int gt = is_unsigned_kind(k) ? t.u[i] > t.u[best_max] : is_float_kind(k) ? t.f[i] > t.f[best_max] : t.i[i] > t.i[best_max];
+        int lt = is_unsigned_kind(k) ? t.u[i] < t.u[best_min]
+                 : is_float_kind(k)  ? t.f[i] < t.f[best_min]
+                                     : t.i[i] < t.i[best_min];
+        int gt = is_unsigned_kind(k) ? t.u[i] > t.u[best_max]
+                 : is_float_kind(k)  ? t.f[i] > t.f[best_max]
+                                     : t.i[i] > t.i[best_max];
         if (lt) best_min = i;
         if (gt) best_max = i;
       }
@@ -760,7 +881,9 @@ static void c_no_validity(struct ArrowSchema *s, struct ArrowArray *a) {
   a->null_count = 2;
   ((tp_priv *)a->private_data)->ptrs[0] = NULL;
 }
-static void c_no_data(struct ArrowSchema *s, struct ArrowArray *a) { (void)s, ((tp_priv *)a->private_data)->ptrs[1] = NULL; }
+static void c_no_data(struct ArrowSchema *s, struct ArrowArray *a) {
+  (void)s, ((tp_priv *)a->private_data)->ptrs[1] = NULL;
+}
 static void c_offsets_down(struct ArrowSchema *s, struct ArrowArray *a) {
   (void)s;
   ((int32_t *)((tp_priv *)a->private_data)->bufs[1])[5] = -1 + ((int32_t *)((tp_priv *)a->private_data)->bufs[1])[4];
@@ -968,6 +1091,389 @@ static void late_release(th_rng *r) {
   truth_free(&t);
 }
 
+/* ---- hand-made arrays: edges the random producer never makes ------------------ */
+
+static void *dup_bytes(const void *src, size_t n) {
+  void *p = th_malloc(n ? n : 1);
+  if (n) memcpy(p, src, n);
+  return p;
+}
+
+/* Rows of column `col` of `tab` where `op lit` holds, and where it is null. */
+static uint64_t count_where(ps_context *ctx, const ps_arrow_table *tab, size_t col, ps_cmp op, ps_literal lit) {
+  ps_expr *e = NULL;
+  uint64_t n = UINT64_MAX;
+  if (CHECK_OK(ctx, ps_expr_compare(ctx, ps_arrow_table_column(tab, col), op, lit, &e)))
+    CHECK_OK(ctx, ps_filter_count(ctx, e, &n));
+  ps_expr_destroy(e);
+  return n;
+}
+static uint64_t count_null(ps_context *ctx, const ps_arrow_table *tab, size_t col) {
+  ps_expr *e = NULL;
+  uint64_t n = UINT64_MAX;
+  if (CHECK_OK(ctx, ps_expr_is_null(ctx, ps_arrow_table_column(tab, col), 0, &e)))
+    CHECK_OK(ctx, ps_filter_count(ctx, e, &n));
+  ps_expr_destroy(e);
+  return n;
+}
+
+/* Imports schema + array expecting `want`; the message must name `mention`.
+ * The out-parameter stays untouched on failure. */
+static void import_expect(ps_context *ctx, const struct ArrowSchema *s, const struct ArrowArray *a, ps_status want,
+                          const char *mention) {
+  ps_arrow_table *sentinel = (ps_arrow_table *)&sentinel, *out = sentinel;
+  CHECK_STATUS(ctx, ps_arrow_import(ctx, s, a, NULL, &out), want);
+  if (want == PS_OK) {
+    ps_arrow_table_destroy(out);
+    return;
+  }
+  CHECK(out == sentinel);
+  CHECKF(strstr(ps_context_last_error(ctx), mention) != NULL, "message \"%s\" does not name \"%s\"",
+         ps_context_last_error(ctx), mention);
+}
+
+/* utf8 / large_utf8 arrays whose strings are all empty may have a NULL data
+ * buffer (the Arrow specification allows it), also as dictionary values. */
+static void empty_strings_no_data(ps_context *ctx) {
+  for (int large = 0; large < 2; large++)
+    for (int dict = 0; dict < 2; dict++) {
+      th_case("hand-made: empty strings, NULL data buffer, large=%d dictionary=%d", large, dict);
+      int32_t o32[4] = {0, 0, 0, 0};
+      int64_t o64[4] = {0, 0, 0, 0};
+      void *sb[3] = {NULL, large ? dup_bytes(o64, sizeof o64) : dup_bytes(o32, sizeof o32), NULL};
+      struct ArrowArray strs, a;
+      struct ArrowSchema s;
+      tp_array(&strs, 3, 0, 0, 3, sb, NULL);
+      if (dict) {
+        uint8_t idx[5] = {2, 0, 1, 1, 0};
+        void *ib[2] = {NULL, dup_bytes(idx, sizeof idx)};
+        struct ArrowArray *d = th_malloc(sizeof *d);
+        *d = strs;
+        tp_array(&a, 5, 0, 0, 2, ib, d);
+        struct ArrowSchema *ds = th_malloc(sizeof *ds);
+        ts_schema(ds, large ? "U" : "u", "", NULL);
+        ts_schema(&s, "C", "e", ds);
+      } else {
+        a = strs;
+        ts_schema(&s, large ? "U" : "u", "e", NULL);
+      }
+      ps_arrow_table *tab = NULL;
+      if (CHECK_OK(ctx, ps_arrow_import(ctx, &s, &a, NULL, &tab))) {
+        uint64_t n = (uint64_t)a.length;
+        CHECK(ps_arrow_table_rows(tab) == n);
+        CHECK(count_where(ctx, tab, 0, PS_EQ, ps_lit_str("", 0)) == n);
+        CHECK(count_where(ctx, tab, 0, PS_GT, ps_lit_str("", 0)) == 0);
+        struct ArrowSchema bs;
+        struct ArrowArray ba;
+        if (CHECK_OK(ctx, ps_arrow_export_filter(ctx, tab, NULL, 0, &bs, &ba))) {
+          CHECK(ba.children[0]->length == (int64_t)n && ba.children[0]->null_count == 0);
+          bs.release(&bs);
+          ba.release(&ba);
+        }
+      }
+      ps_arrow_table_destroy(tab);
+      s.release(&s);
+      a.release(&a);
+    }
+}
+
+/* A record batch (struct array) whose validity marks rows null: those rows
+ * are null in every column, whether null_count says 2 or -1 (unknown), for
+ * every column kind (the dictionary through its own path in one batch and
+ * through the gathered one in a stream), sliced or not. */
+static void make_null_rows_batch(struct ArrowSchema *s, struct ArrowArray *a, int64_t null_count, int64_t offset) {
+  /* Rows 0..5 of the children; the struct's rows 1 and 4 are null. */
+  int32_t ints[6] = {7, 7, 8, 7, 7, 9};
+  int32_t offs[7] = {0, 1, 2, 3, 4, 5, 6};
+  uint8_t idx[6] = {0, 0, 1, 0, 0, 1};
+  int32_t doffs[3] = {0, 1, 3};
+  uint8_t dec[6 * 16];
+  memset(dec, 0, sizeof dec);
+  for (int i = 0; i < 6; i++) dec[16 * i] = 125;
+  uint8_t valid = 0x3f & (uint8_t) ~((1u << 1) | (1u << 4));
+  ts_schema(s, "+s", "", NULL);
+  void *vb[1] = {dup_bytes(&valid, 1)};
+  tp_array(a, 6 - offset, offset, null_count, 1, vb, NULL);
+  struct ArrowSchema cs;
+  struct ArrowArray ca;
+  void *ib[2] = {NULL, dup_bytes(ints, sizeof ints)};
+  ts_schema(&cs, "i", "int", NULL);
+  tp_array(&ca, 6, 0, 0, 2, ib, NULL);
+  ts_add_child(s, &cs), tp_add_child(a, &ca);
+  void *ub[3] = {NULL, dup_bytes(offs, sizeof offs), dup_bytes("aabaab", 6)};
+  ts_schema(&cs, "u", "str", NULL);
+  tp_array(&ca, 6, 0, 0, 3, ub, NULL);
+  ts_add_child(s, &cs), tp_add_child(a, &ca);
+  void *db[3] = {NULL, dup_bytes(doffs, sizeof doffs), dup_bytes("abb", 3)};
+  struct ArrowArray *d = th_malloc(sizeof *d);
+  tp_array(d, 2, 0, 0, 3, db, NULL);
+  void *xb[2] = {NULL, dup_bytes(idx, sizeof idx)};
+  struct ArrowSchema *ds = th_malloc(sizeof *ds);
+  ts_schema(ds, "u", "", NULL);
+  ts_schema(&cs, "C", "dict", ds);
+  tp_array(&ca, 6, 0, 0, 2, xb, d);
+  ts_add_child(s, &cs), tp_add_child(a, &ca);
+  void *eb[2] = {NULL, dup_bytes(dec, sizeof dec)};
+  ts_schema(&cs, "d:5,2", "dec", NULL);
+  tp_array(&ca, 6, 0, 0, 2, eb, NULL);
+  ts_add_child(s, &cs), tp_add_child(a, &ca);
+}
+
+static void check_null_rows(ps_context *ctx, const ps_arrow_table *tab, int64_t offset, int copies) {
+  /* Of the struct's rows offset..5: rows 1 and 4 null; 7 at rows 0 and 3. */
+  uint64_t nulls = (uint64_t)copies * (offset <= 1 ? 2 : 1), sevens = (uint64_t)copies * (offset == 0 ? 2 : 1);
+  CHECK(ps_arrow_table_rows(tab) == (uint64_t)copies * (uint64_t)(6 - offset));
+  for (size_t c = 0; c < 4; c++) CHECKF(count_null(ctx, tab, c) == nulls, "column %zu", c);
+  CHECK(count_where(ctx, tab, 0, PS_EQ, ps_lit_int(7)) == sevens);
+  CHECK(count_where(ctx, tab, 1, PS_EQ, ps_lit_str("a", 1)) == sevens);
+  CHECK(count_where(ctx, tab, 2, PS_EQ, ps_lit_str("a", 1)) == sevens);
+  CHECK(count_where(ctx, tab, 3, PS_EQ, ps_lit_decimal(125, 2)) == ps_arrow_table_rows(tab) - nulls);
+  struct ArrowSchema bs;
+  struct ArrowArray ba;
+  if (CHECK_OK(ctx, ps_arrow_export_filter(ctx, tab, NULL, 0, &bs, &ba))) {
+    for (int c = 0; c < 4; c++)
+      for (int64_t r = 0; r < ba.length; r++) {
+        int64_t row = r % (6 - offset) + offset;
+        CHECKF(exported_valid(ba.children[c], (uint64_t)r) == (row != 1 && row != 4), "column %d row %lld", c,
+               (long long)r);
+      }
+    bs.release(&bs);
+    ba.release(&ba);
+  }
+}
+
+static void struct_null_rows(ps_context *ctx) {
+  for (int64_t nc = -1; nc <= 2; nc += 3)
+    for (int64_t offset = 0; offset <= 2; offset += 2) {
+      th_case("hand-made: struct with null rows, null_count %lld, offset %lld", (long long)nc, (long long)offset);
+      struct ArrowSchema s;
+      struct ArrowArray a;
+      make_null_rows_batch(&s, &a, offset == 2 && nc > 0 ? 1 : nc, offset);
+      ps_arrow_table *tab = NULL;
+      if (CHECK_OK(ctx, ps_arrow_import(ctx, &s, &a, NULL, &tab))) check_null_rows(ctx, tab, offset, 1);
+      ps_arrow_table_destroy(tab);
+      s.release(&s);
+      a.release(&a);
+    }
+  th_case("hand-made: struct with null rows, a stream of two batches");
+  {
+    tstream p;
+    memset(&p, 0, sizeof p);
+    p.nb = 2;
+    p.fail_at = -1;
+    struct ArrowSchema bs;
+    make_null_rows_batch(&p.schema, &p.batches[0], -1, 0);
+    make_null_rows_batch(&bs, &p.batches[1], 2, 0);
+    bs.release(&bs);
+    struct ArrowArrayStream st = {tstream_schema, tstream_next, tstream_error, tstream_release, &p};
+    ps_arrow_table *tab = NULL;
+    if (CHECK_OK(ctx, ps_arrow_import_stream(ctx, &st, NULL, &tab))) check_null_rows(ctx, tab, 0, 2);
+    ps_arrow_table_destroy(tab);
+    st.release(&st);
+  }
+  th_case("hand-made: struct null_count 2 without a validity buffer");
+  {
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    make_null_rows_batch(&s, &a, 2, 0);
+    tp_priv *pv = a.private_data;
+    const void *keep = pv->ptrs[0];
+    pv->ptrs[0] = NULL;
+    import_expect(ctx, &s, &a, PS_ERR_INVALID_ARGUMENT, "validity");
+    pv->ptrs[0] = keep;
+    s.release(&s);
+    a.release(&a);
+  }
+}
+
+/* Offsets and lengths whose sums would overflow, and buffers no address
+ * space holds: refused before any of it is read. */
+static void offsets_past_range(ps_context *ctx) {
+  th_case("hand-made: struct offset INT64_MAX");
+  {
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    make_null_rows_batch(&s, &a, 0, 0);
+    a.offset = INT64_MAX;
+    import_expect(ctx, &s, &a, PS_ERR_INVALID_ARGUMENT, "offset 9223372036854775807 + length 6 overflows");
+    a.offset = 2;
+    a.length = 4;
+    a.children[1]->offset = INT64_MAX - 1; /* + the struct's offset 2 wraps */
+    import_expect(ctx, &s, &a, PS_ERR_INVALID_ARGUMENT, "children[1].offset is 9223372036854775806");
+    a.children[1]->offset = -1;
+    import_expect(ctx, &s, &a, PS_ERR_INVALID_ARGUMENT, "children[1].offset is -1");
+    a.children[1]->offset = 0;
+    import_expect(ctx, &s, &a, PS_OK, "");
+    s.release(&s);
+    a.release(&a);
+  }
+  th_case("hand-made: offsets past 2^63 bytes");
+  {
+    static const struct {
+      const char *format;
+      int64_t offset;
+      const char *mention;
+    } cases[] = {{"l", INT64_C(1) << 60, "of 8-byte slots"},   {"i", INT64_C(1) << 61, "of 4-byte slots"},
+                 {"u", INT64_C(1) << 61, "of 4-byte slots"},   {"U", (INT64_C(1) << 60) - 1, "of 8-byte slots"},
+                 {"vu", INT64_C(1) << 59, "of 16-byte slots"}, {"d:10,2", INT64_C(1) << 59, "of 16-byte slots"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      uint8_t zeros[64];
+      memset(zeros, 0, sizeof zeros);
+      int64_t sizes[1] = {0};
+      int view = !strcmp(cases[c].format, "vu"), str = cases[c].format[0] == 'u' || cases[c].format[0] == 'U';
+      void *b[4] = {NULL, dup_bytes(zeros, sizeof zeros), str ? dup_bytes(zeros, 8) : NULL,
+                    view ? dup_bytes(sizes, sizeof sizes) : NULL};
+      struct ArrowSchema s;
+      struct ArrowArray a;
+      ts_schema(&s, cases[c].format, "far", NULL);
+      tp_array(&a, 1, cases[c].offset, 0, view ? 4 : str ? 3 : 2, b, NULL);
+      import_expect(ctx, &s, &a, PS_ERR_INVALID_ARGUMENT, cases[c].mention);
+      a.offset = 0;
+      import_expect(ctx, &s, &a, PS_OK, "");
+      s.release(&s);
+      a.release(&a);
+    }
+  }
+}
+
+/* A stream of record batches of one column each, the given lengths and
+ * children made by `child`. */
+typedef void (*child_fn)(struct ArrowArray *ca, int64_t length);
+static ps_status import_hand_stream(ps_context *ctx, const char *format, const char *dict_format,
+                                    const int64_t *lengths, int nb, child_fn child) {
+  tstream p;
+  memset(&p, 0, sizeof p);
+  p.nb = nb;
+  p.fail_at = -1;
+  struct ArrowSchema cs, *ds = NULL;
+  ts_schema(&p.schema, "+s", "", NULL);
+  if (dict_format) {
+    ds = th_malloc(sizeof *ds);
+    ts_schema(ds, dict_format, "", NULL);
+  }
+  ts_schema(&cs, format, "c", ds);
+  ts_add_child(&p.schema, &cs);
+  for (int b = 0; b < nb; b++) {
+    void *vb[1] = {NULL};
+    tp_array(&p.batches[b], lengths[b], 0, 0, 1, vb, NULL);
+    struct ArrowArray ca;
+    child(&ca, lengths[b]);
+    tp_add_child(&p.batches[b], &ca);
+  }
+  struct ArrowArrayStream st = {tstream_schema, tstream_next, tstream_error, tstream_release, &p};
+  ps_arrow_table *sentinel = (ps_arrow_table *)&p, *tab = sentinel;
+  ps_status status = ps_arrow_import_stream(ctx, &st, NULL, &tab);
+  CHECK(status != PS_OK ? tab == sentinel : tab != sentinel);
+  if (status == PS_OK) ps_arrow_table_destroy(tab);
+  st.release(&st);
+  return status;
+}
+
+static void int8_child(struct ArrowArray *ca, int64_t length) {
+  void *b[2] = {NULL, th_calloc(1, 64)};
+  tp_array(ca, length, 0, 0, 2, b, NULL);
+}
+/* One large_utf8 string of 2^62 bytes (its bytes never read: refused first). */
+static void huge_string_child(struct ArrowArray *ca, int64_t length) {
+  int64_t offs[2] = {0, INT64_C(1) << 62};
+  void *b[3] = {NULL, dup_bytes(offs, sizeof offs), th_calloc(1, 64)};
+  tp_array(ca, length, 0, 0, 3, b, NULL);
+}
+/* Four rows of a dictionary whose one entry is that string. */
+static void huge_dict_child(struct ArrowArray *ca, int64_t length) {
+  struct ArrowArray *d = th_malloc(sizeof *d);
+  huge_string_child(d, 1);
+  void *b[2] = {NULL, th_calloc(1, 64)};
+  tp_array(ca, length, 0, 0, 2, b, d);
+}
+
+static void totals_past_range(ps_context *ctx) {
+  th_case("hand-made: stream whose row count wraps");
+  const int64_t wrap[3] = {INT64_MAX, INT64_MAX, 2}; /* 2^64 in all */
+  CHECK_STATUS(ctx, import_hand_stream(ctx, "c", NULL, wrap, 3, int8_child), PS_ERR_LIMIT);
+  CHECK(strstr(ps_context_last_error(ctx), "batch 1: array.length 9223372036854775807"));
+  const int64_t fits[3] = {5, 0, 3};
+  CHECK_OK(ctx, import_hand_stream(ctx, "c", NULL, fits, 3, int8_child));
+  th_case("hand-made: stream whose string bytes wrap");
+  const int64_t ones[4] = {1, 1, 1, 1}; /* 4 * 2^62 = 2^64 bytes */
+  CHECK_STATUS(ctx, import_hand_stream(ctx, "U", NULL, ones, 4, huge_string_child), PS_ERR_LIMIT);
+  CHECK(strstr(ps_context_last_error(ctx), "more than 2^63 - 1 bytes"));
+  th_case("hand-made: dictionary rows whose string bytes wrap");
+  const int64_t four[2] = {4, 0};
+  CHECK_STATUS(ctx, import_hand_stream(ctx, "C", "U", four, 2, huge_dict_child), PS_ERR_LIMIT);
+  CHECK(strstr(ps_context_last_error(ctx), "more than 2^63 - 1 bytes"));
+}
+
+/* Decimal formats: precision 1..9 / 18 / 38 / 76 by bit width (Arrow's);
+ * packscan holds decimal128 with scale 0..18, any precision Arrow allows,
+ * a scale above the precision (valid Arrow) too. */
+static void decimal_formats(ps_context *ctx) {
+  static const struct {
+    const char *format;
+    ps_status want;
+    const char *mention;
+  } cases[] = {{"d:0,0", PS_ERR_INVALID_ARGUMENT, "precision 0; decimal128 takes 1..38"},
+               {"d:39,2", PS_ERR_INVALID_ARGUMENT, "precision 39; decimal128 takes 1..38"},
+               {"d:50,2", PS_ERR_INVALID_ARGUMENT, "precision 50"},
+               {"d:100000,2", PS_ERR_INVALID_ARGUMENT, "precision 100000"},
+               {"d:100001,2", PS_ERR_INVALID_ARGUMENT, "malformed"},
+               {"d:38,2,128", PS_OK, ""},
+               {"d:1,0", PS_OK, ""},
+               {"d:5,10", PS_OK, ""},
+               {"d:38,19", PS_ERR_UNSUPPORTED, "scale 19"},
+               {"d:5,-2", PS_ERR_UNSUPPORTED, "negative scale"},
+               {"d:76,2,256", PS_ERR_UNSUPPORTED, "decimal256"},
+               {"d:77,2,256", PS_ERR_INVALID_ARGUMENT, "precision 77; decimal256 takes 1..76"},
+               {"d:0,0,256", PS_ERR_INVALID_ARGUMENT, "precision 0"},
+               {"d:9,2,32", PS_ERR_UNSUPPORTED, "decimal32"},
+               {"d:10,2,32", PS_ERR_INVALID_ARGUMENT, "precision 10; decimal32 takes 1..9"},
+               {"d:19,2,64", PS_ERR_INVALID_ARGUMENT, "precision 19; decimal64 takes 1..18"},
+               {"d:5,2,100", PS_ERR_INVALID_ARGUMENT, "bit width 100"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    th_case("hand-made: decimal format %s", cases[c].format);
+    uint8_t v[16];
+    memset(v, 0, sizeof v);
+    v[0] = 7;
+    void *b[2] = {NULL, dup_bytes(v, sizeof v)};
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    ts_schema(&s, cases[c].format, "dec", NULL);
+    tp_array(&a, 1, 0, 0, 2, b, NULL);
+    import_expect(ctx, &s, &a, cases[c].want, cases[c].mention);
+    s.release(&s);
+    a.release(&a);
+  }
+}
+
+/* A gather whose count no Arrow array (int64 length) or buffer holds. */
+static void export_count_past_range(ps_context *ctx) {
+  th_case("hand-made: export of a gather of 2^60 + 1 rows");
+  uint8_t v[16] = {3}; /* decimal128: the widest slot exported */
+  void *b[2] = {NULL, dup_bytes(v, sizeof v)};
+  struct ArrowSchema s, xs;
+  struct ArrowArray a, xa;
+  ts_schema(&s, "d:10,2", "dec", NULL);
+  tp_array(&a, 1, 0, 0, 2, b, NULL);
+  ps_arrow_table *tab = NULL;
+  uint64_t ids[1] = {0};
+  if (CHECK_OK(ctx, ps_arrow_import(ctx, &s, &a, NULL, &tab))) {
+    const uint64_t counts[] = {(UINT64_C(1) << 60) + 1, UINT64_MAX};
+    for (int c = 0; c < 2; c++) {
+      memset(&xs, 0x5a, sizeof xs);
+      CHECK_STATUS(ctx, ps_arrow_export_gather(ctx, tab, 0, ids, PS_INDEX_UINT64, counts[c], 0, &xs, &xa),
+                   PS_ERR_INVALID_ARGUMENT);
+      CHECK(strstr(ps_context_last_error(ctx), "no ids array holds that many") && ((uint8_t *)&xs)[0] == 0x5a);
+    }
+    if (CHECK_OK(ctx, ps_arrow_export_gather(ctx, tab, 0, ids, PS_INDEX_UINT64, 1, 0, &xs, &xa))) {
+      xs.release(&xs);
+      xa.release(&xa);
+    }
+  }
+  ps_arrow_table_destroy(tab);
+  s.release(&s);
+  a.release(&a);
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "arrow");
   ps_context *ctx = th_context(0);
@@ -975,10 +1481,17 @@ int main(int argc, char **argv) {
   static const uint64_t sizes[] = {0, 1, 31, 32, 33, 257, 1000};
   for (unsigned rep = 0; rep < th.scale; rep++)
     for (int k = 0; k < K_COUNT; k++)
-      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) round_trip(i % 2 ? chunked : ctx, &th.rng, k, sizes[i]);
+      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        round_trip(i % 2 ? chunked : ctx, &th.rng, k, sizes[i]);
   for (int k = 0; k < K_COUNT; k++) round_trip(ctx, &th.rng, k, 5000 + th_below(&th.rng, 100));
   batches_and_streams(ctx, &th.rng);
   malformed(ctx, &th.rng);
+  empty_strings_no_data(ctx);
+  struct_null_rows(ctx);
+  offsets_past_range(ctx);
+  totals_past_range(ctx);
+  decimal_formats(ctx);
+  export_count_past_range(ctx);
   late_release(&th.rng);
   ps_context_destroy(chunked);
   ps_context_destroy(ctx);

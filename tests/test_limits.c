@@ -4,7 +4,8 @@
  * a buffer range past 2^64) are refused with a clear status and a message
  * that prints the caller's numbers unwrapped, and the context stays usable;
  * a corrupt code is reported with the column's place in the expression and
- * its type, never the program's internal slot number.
+ * its type, never the program's internal slot number. ps_datum_format
+ * (no context, so a status only) refuses a key string of SIZE_MAX bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -147,6 +148,23 @@ static void test_wrapping_sizes(ps_context *ctx) {
     if (CHECK_OK(ctx, ps_buffer_read(ctx, buf, 10, back, 6)))
       for (int i = 0; i < 6; i++) CHECKF(back[i] == 0x3a + i, "byte %d of the read at offset 10: 0x%02x", i, back[i]);
     ps_buffer_destroy(buf);
+  }
+
+  th_case("ps_datum_format of a key string of SIZE_MAX bytes");
+  {
+    ps_datum d;
+    memset(&d, 0, sizeof d);
+    d.str = "abc";
+    char text[8];
+    memset(text, '#', sizeof text);
+    for (size_t len = SIZE_MAX; len >= SIZE_MAX - 1; len--) {
+      d.str_len = len; /* len + 1 wraps to 0 */
+      CHECK_STATUS(NULL, ps_datum_format(&d, text, sizeof text), PS_ERR_BUFFER_TOO_SMALL);
+      CHECK(text[0] == '#' && text[7] == '#');
+    }
+    d.str_len = 3;
+    CHECK_STATUS(NULL, ps_datum_format(&d, text, 3), PS_ERR_BUFFER_TOO_SMALL);
+    CHECK(CHECK_OK(NULL, ps_datum_format(&d, text, 4)) && !strcmp(text, "abc"));
   }
   ps_column_destroy(s);
 }

@@ -305,15 +305,38 @@ def _combine(fn: Any, a: Predicate, b: Predicate, word: str) -> Predicate:
     return Predicate(build, f"({a._text}) {word} ({b._text})")
 
 
+_DECIMAL_MAX_DIGITS = 38  # PS_DECIMAL_MAX_DIGITS
+
+
+def _set_decimal(lit: _lib.Literal, unscaled: int, scale: int) -> None:
+    """An exact DECIMAL literal: the 128-bit unscaled value (two's complement
+    hi:lo) and the scale."""
+    u = unscaled & (2**128 - 1)
+    lit.kind = _lib.LIT_DECIMAL
+    lit.v.d.lo = u & (2**64 - 1)
+    lit.v.d.hi = (u >> 64) - (2**64 if u >> 127 else 0)
+    lit.v.d.scale = scale
+
+
 def _literal(value: _Scalar, keep: list) -> _lib.Literal:
     lit = _lib.Literal()
     if isinstance(value, bool):
         raise TypeError("booleans are not packscan literals")
     if isinstance(value, int):
-        if value < 0 or value <= 2**63 - 1:
+        # As ps_literal_parse reads the same digits: int64, else uint64, else
+        # an exact DECIMAL of scale 0 (x == 2**64 + 1 selects nothing on any
+        # column, x < 2**70 every non-null row), else refused. ctypes would
+        # silently keep only the low 64 bits.
+        if -(2**63) <= value <= 2**63 - 1:
             lit.kind, lit.v.i = _lib.LIT_INT64, value
-        else:
+        elif 0 <= value <= 2**64 - 1:
             lit.kind, lit.v.u = _lib.LIT_UINT64, value
+        elif abs(value) < 10**_DECIMAL_MAX_DIGITS:
+            _set_decimal(lit, value, 0)
+        else:
+            raise PackscanError("PS_ERR_NOT_REPRESENTABLE",
+                                f"integer literal {value} has more than {_DECIMAL_MAX_DIGITS} digits; "
+                                f"packscan literals hold at most {_DECIMAL_MAX_DIGITS}")
     elif isinstance(value, decimal.Decimal):
         # Exact: the unscaled integer and the scale, as SQL's DECIMAL literal.
         if not value.is_finite():
@@ -324,11 +347,7 @@ def _literal(value: _Scalar, keep: list) -> _lib.Literal:
             unscaled = int(value.scaleb(scale))
             if not -(2**127) <= unscaled < 2**127:
                 raise ValueError(f"{value} has more digits than a 128-bit decimal holds")
-            u = unscaled & (2**128 - 1)
-            lit.kind = _lib.LIT_DECIMAL
-            lit.v.d.lo = u & (2**64 - 1)
-            lit.v.d.hi = (u >> 64) - (2**64 if u >> 127 else 0)
-            lit.v.d.scale = scale
+            _set_decimal(lit, unscaled, scale)
     elif isinstance(value, float):
         lit.kind, lit.v.f = _lib.LIT_FLOAT64, value
     elif isinstance(value, datetime.datetime):

@@ -239,3 +239,55 @@ def test_decimal_literals_exact(context):
     assert pa.array(t.filter(t["p"] == decimal.Decimal(big).scaleb(-2)).row_ids()).to_pylist() == [0]
     assert t.count(t["p"] > decimal.Decimal(big - 1).scaleb(-2)) == 1
     assert t.count(t["p"] == decimal.Decimal("1.005")) == 0
+
+
+def test_integer_literals_past_64_bits(context):
+    """Python integers past int64/uint64 compare by value, as SQL and
+    ps_literal_parse read them (an exact DECIMAL of scale 0), never after
+    ctypes keeps their low 64 bits: every operator, both signs, on integer,
+    unsigned, float and decimal columns, against plain Python. Past 38
+    digits they are refused, naming the value."""
+    import operator
+    edges = [2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**64 + 1, 2**64 + 2, 2**70, 10**38 - 1,
+             -(2**63), -(2**63) - 1, -(2**64) + 1, -(2**64) - 1, -(2**70), -(10**38) + 1]
+    columns = [
+        (pa.int64(), [1, 2, None, -5, 2**62, -(2**63), 2**63 - 1]),
+        (pa.uint64(), [0, 1, 2**64 - 1, None, 7, 2**63]),
+        (pa.int8(), [1, -128, None, 127]),
+        (pa.float64(), [1.5, None, -2.25]),
+        (pa.decimal128(10, 2), [decimal.Decimal("1.25"), None, decimal.Decimal("-3.50")]),
+    ]
+    ops = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+    for typ, vals in columns:
+        t = packscan.Table(pa.table({"x": pa.array(vals, typ)}), context=context)
+        x = t["x"]
+
+        def want(pred):
+            return sum(1 for a in vals if a is not None and pred(a))
+
+        for v in edges:
+            for op in ops:
+                assert t.count(op(x, v)) == want(lambda a: op(a, v)), (typ, op.__name__, v)
+            assert t.count(x.isin([v, 1])) == want(lambda a: a in (v, 1)), (typ, "isin", v)
+            assert t.count(x.isin([v])) == want(lambda a: a == v), (typ, "isin", v)
+            for lo, hi in [(v, min(v + 5, 10**38 - 1)), (-abs(v), abs(v)), (min(v, 0), max(v, 0))]:
+                assert t.count(x.between(lo, hi)) == want(lambda a: lo <= a <= hi), (typ, "between", lo, hi)
+    t = packscan.Table(pa.table({"x": [1, 2]}), context=context)
+    for v in [10**38, -(10**38), 2**200]:
+        for pred in [t["x"] == v, t["x"].isin([1, v]), t["x"].between(0, v)]:
+            with pytest.raises(packscan.PackscanError, match=str(v)):
+                t.count(pred)
+
+
+def test_struct_array_with_null_rows(context):
+    """A struct array's own null rows are null in every column (as
+    pa.RecordBatch.from_struct_array reads them), sliced too."""
+    arr = pa.StructArray.from_arrays([pa.array([1, 2, 3, 4]), pa.array(["a", "b", None, "d"])], names=["x", "s"],
+                                     mask=pa.array([False, True, False, False]))
+    for a in [arr, arr.slice(1)]:
+        t = packscan.Table(a, context=context)
+        want = pa.table(pa.RecordBatch.from_struct_array(a))
+        every = t.filter(t["x"].is_not_null() | t["x"].is_null())
+        assert pa.table(every).to_pylist() == want.to_pylist()
+        assert t.count(t["x"].is_null()) == want["x"].null_count == 1
+        assert t.count(t["s"].is_null()) == want["s"].null_count == 2
