@@ -76,8 +76,15 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     /* A size that ends inside a pointer field leaves that field unread. */
     if (opts_in->struct_size < offsetof(ps_context_options, kernel_cache_dir) + sizeof(const char *))
       o.kernel_cache_dir = NULL;
+    if (opts_in->struct_size < offsetof(ps_context_options, query_compile) + sizeof(int32_t))
+      o.query_compile = PS_QUERY_COMPILE_BACKGROUND;
     o.struct_size = sizeof o;
   }
+  if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "options.query_compile is %d; expected PS_QUERY_COMPILE_BACKGROUND (0), _BLOCKING (1) "
+                            "or _NEVER (2)",
+                            (int)o.query_compile);
   const char *name = o.backend ? o.backend : "auto";
   if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
@@ -92,6 +99,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   if (!ctx) return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY, "allocating the context");
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = o.allocator;
+  ctx->query_compile = o.query_compile;
   if (o.kernel_cache_dir) {
     ctx->kernel_cache_dir = ps_kcache_dir_copy(&o.allocator, o.kernel_cache_dir);
     if (!ctx->kernel_cache_dir) {

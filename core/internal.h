@@ -47,6 +47,10 @@ struct ps_context {
   char *kernel_cache_dir;
   ps_kcache_stats kcache_stats;
   uint64_t kcache_serial;
+  /* The caches created on this context (for ps_context_wait_builds). */
+  struct ps_kcache *kcaches;
+  /* options.query_compile (ps_query_compile). */
+  int32_t query_compile;
 };
 
 struct ps_buffer {

@@ -86,4 +86,10 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
 /* ctx's options (never NULL for a context). */
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx);
 
+/* For tests of builds in the background (ps_context_options.query_compile,
+ * core/kcache.h): blocks until every build handed to ctx's worker threads
+ * has started (`started` 1: none is still queued, so one may be in
+ * progress) or has finished (`started` 0: the next calls pick them up). */
+void ps_context_wait_builds(ps_context *ctx, int started);
+
 #endif /* PS_INTERNAL_OPTIONS_H */

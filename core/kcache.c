@@ -1,6 +1,11 @@
-/* The kernel cache in memory (kcache.h): keys, least recently used out. */
+/* The kernel cache in memory (kcache.h): keys, least recently used out;
+ * builds on a worker thread (POSIX threads; pthread_sigmask). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "kcache.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "internal.h"
@@ -21,7 +26,19 @@ struct ps_kcache {
   size_t used; /* entries [0, used) hold values */
   uint64_t uses;
   kcache_entry *entries;
+  ps_kcache *next_in_ctx; /* ctx->kcaches */
+  /* The worker (kcache.h, builds in the background): `lock` guards `jobs`
+   * (submission order), the jobs' state and `stop`; the worker waits on
+   * `wake`, ps_context_wait_builds on `changed`. */
+  int worker_started;
+  pthread_t worker;
+  pthread_mutex_t lock;
+  pthread_cond_t wake, changed;
+  int stop;
+  ps_kcache_job *jobs;
 };
+
+enum { JOB_QUEUED = 0, JOB_BUILDING, JOB_DONE };
 
 /* The in-memory hash: 8 bytes at a time through a multiply and a shift
  * (keys are a few kilobytes: this is a small part of a lookup). */
@@ -64,6 +81,8 @@ ps_status ps_kcache_create(ps_context *ctx, size_t capacity, ps_kcache_destroy_f
   c->user = user;
   c->capacity = capacity;
   c->entries = entries;
+  c->next_in_ctx = ctx->kcaches;
+  ctx->kcaches = c;
   *out = c;
   return PS_OK;
 }
@@ -80,8 +99,16 @@ void ps_kcache_clear(ps_kcache *c) {
   c->used = 0;
 }
 
+static void stop_worker(ps_kcache *c);
+
 void ps_kcache_destroy(ps_kcache *c) {
   if (!c) return;
+  stop_worker(c);
+  for (ps_kcache **p = &c->ctx->kcaches; *p; p = &(*p)->next_in_ctx)
+    if (*p == c) {
+      *p = c->next_in_ctx;
+      break;
+    }
   ps_kcache_clear(c);
   ps_host_free(c->ctx, c->entries);
   ps_host_free(c->ctx, c);
@@ -185,3 +212,148 @@ ps_kcache_stats ps_context_kcache_stats(const ps_context *ctx) {
 }
 
 ps_context *ps_kcache_context(const ps_kcache *c) { return c->ctx; }
+
+/* ---- builds in the background ------------------------------------------ */
+
+static void *worker_main(void *arg) {
+  ps_kcache *c = arg;
+  pthread_mutex_lock(&c->lock);
+  for (;;) {
+    ps_kcache_job *j = c->jobs;
+    while (j && j->state != JOB_QUEUED) j = j->next;
+    if (c->stop) break;
+    if (!j) {
+      pthread_cond_wait(&c->wake, &c->lock);
+      continue;
+    }
+    j->state = JOB_BUILDING;
+    pthread_cond_broadcast(&c->changed);
+    pthread_mutex_unlock(&c->lock);
+    j->build(j); /* the job is the worker's alone while it builds */
+    pthread_mutex_lock(&c->lock);
+    j->state = JOB_DONE;
+    pthread_cond_broadcast(&c->changed);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return NULL;
+}
+
+/* Starts the worker: 0 when it could not be. Every signal is blocked in
+ * it (a process's handlers run on its own threads, not on the library's). */
+static int start_worker(ps_kcache *c) {
+  if (c->worker_started) return 1;
+  if (pthread_mutex_init(&c->lock, NULL) != 0) return 0;
+  if (pthread_cond_init(&c->wake, NULL) != 0) {
+    pthread_mutex_destroy(&c->lock);
+    return 0;
+  }
+  if (pthread_cond_init(&c->changed, NULL) != 0) {
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+    return 0;
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  const int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+  const int started = pthread_create(&c->worker, NULL, worker_main, c) == 0;
+  if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) {
+    pthread_cond_destroy(&c->changed);
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+    return 0;
+  }
+  c->stop = 0;
+  c->jobs = NULL;
+  c->worker_started = 1;
+  return 1;
+}
+
+static void discard_job(ps_kcache *c, ps_kcache_job *j) {
+  ps_kcache_key_free(c, &j->key);
+  j->discard(j);
+}
+
+/* Joins the worker (after the build in progress) and discards every job. */
+static void stop_worker(ps_kcache *c) {
+  if (!c->worker_started) return;
+  pthread_mutex_lock(&c->lock);
+  c->stop = 1;
+  pthread_cond_broadcast(&c->wake);
+  pthread_mutex_unlock(&c->lock);
+  pthread_join(c->worker, NULL);
+  while (c->jobs) {
+    ps_kcache_job *j = c->jobs;
+    c->jobs = j->next;
+    discard_job(c, j);
+  }
+  pthread_cond_destroy(&c->changed);
+  pthread_cond_destroy(&c->wake);
+  pthread_mutex_destroy(&c->lock);
+  c->worker_started = 0;
+}
+
+ps_kcache_submit_result ps_kcache_submit(ps_kcache *c, ps_kcache_key *key, ps_kcache_job *job) {
+  if (!start_worker(c)) return PS_KCACHE_NO_WORKER;
+  ps_kcache_job *dropped = NULL;
+  pthread_mutex_lock(&c->lock);
+  size_t held = 0;
+  ps_kcache_job **tail = &c->jobs, **oldest_done = NULL;
+  for (; *tail; tail = &(*tail)->next) {
+    held++;
+    if (!oldest_done && (*tail)->state == JOB_DONE) oldest_done = tail;
+  }
+  if (held >= PS_KCACHE_MAX_JOBS) {
+    if (!oldest_done) {
+      pthread_mutex_unlock(&c->lock);
+      return PS_KCACHE_BUSY;
+    }
+    dropped = *oldest_done;
+    *oldest_done = dropped->next;
+    if (tail == &dropped->next) tail = oldest_done;
+  }
+  job->key = *key;
+  memset(key, 0, sizeof *key);
+  job->state = JOB_QUEUED;
+  job->next = NULL;
+  *tail = job;
+  pthread_cond_signal(&c->wake);
+  pthread_mutex_unlock(&c->lock);
+  if (dropped) discard_job(c, dropped);
+  c->ctx->kcache_stats.async_builds++;
+  return PS_KCACHE_SUBMITTED;
+}
+
+ps_kcache_job *ps_kcache_job_find(ps_kcache *c, const ps_kcache_key *key, int *done) {
+  *done = 0;
+  if (!c->worker_started) return NULL;
+  pthread_mutex_lock(&c->lock);
+  ps_kcache_job **p = &c->jobs;
+  while (*p && !same_key(&(*p)->key, key)) p = &(*p)->next;
+  ps_kcache_job *j = *p;
+  if (j && j->state == JOB_DONE) {
+    *p = j->next;
+    j->next = NULL;
+    *done = 1;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (*done) ps_kcache_key_free(c, &j->key);
+  return j;
+}
+
+void ps_kcache_count_async_failed(ps_kcache *c) { c->ctx->kcache_stats.async_failed++; }
+
+void ps_context_wait_builds(ps_context *ctx, int started) {
+  for (ps_kcache *c = ctx->kcaches; c; c = c->next_in_ctx) {
+    if (!c->worker_started) continue;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+      int waiting = 0;
+      for (const ps_kcache_job *j = c->jobs; j && !waiting; j = j->next)
+        waiting = j->state == JOB_QUEUED || (!started && j->state == JOB_BUILDING);
+      if (!waiting) break;
+      pthread_cond_wait(&c->changed, &c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+  }
+}

@@ -26,7 +26,8 @@
  * touches no other file.
  *
  * One context is used by one thread at a time (packscan.h), and so is its
- * cache. Contexts of one or several processes may share a directory: each
+ * cache, but for the jobs of its worker thread (below), which have a lock
+ * of their own. Contexts of one or several processes may share a directory: each
  * writes whole files under a name of its own before the rename.
  */
 #ifndef PS_KCACHE_H
@@ -61,6 +62,8 @@ typedef struct ps_kcache_stats {
   uint64_t disk_writes;         /* files written */
   uint64_t disk_write_failures; /* stores that did not happen (directory missing, unwritable, full) */
   uint64_t spec_fallbacks;      /* calls that asked for a specialized build and ran the generic one */
+  uint64_t async_builds;        /* builds handed to the cache's worker thread (ps_kcache_submit) */
+  uint64_t async_failed;        /* of those, builds that failed (picked up; the generic kernel stays) */
 } ps_kcache_stats;
 
 typedef struct ps_kcache ps_kcache;
@@ -168,6 +171,53 @@ uint8_t *ps_kcache_file_bytes(ps_context *ctx, const uint8_t *key, size_t key_si
 #define PS_KCACHE_NAME_BYTES \
   (sizeof PS_KCACHE_FILE_PREFIX - 1 + 2 * PS_KCACHE_HASH_BYTES + sizeof PS_KCACHE_FILE_SUFFIX)
 void ps_kcache_file_name(const uint8_t hash[PS_KCACHE_HASH_BYTES], char name[PS_KCACHE_NAME_BYTES]);
+
+/* Builds in the background (ps_context_options.query_compile): a cache
+ * owns at most one worker thread, started by its first ps_kcache_submit,
+ * which runs the jobs handed to it one at a time, in order. A job is the
+ * backend's struct with a ps_kcache_job first; the backend fills it on the
+ * caller's thread (everything the build needs, allocated there), the
+ * worker runs `build`, which reads and writes only the job (never the
+ * context, its allocator or its message), and the caller's thread picks the
+ * finished job up through ps_kcache_job_find and finishes it (driver
+ * objects that belong to the caller's thread, the cache entry, the disk
+ * file, the counters). The cache's lock orders the handoffs: a job's fields
+ * are the worker's from submit until it is done, the caller's after.
+ * ps_kcache_destroy stops the worker (joins it after the build in
+ * progress, if any) and discards every job it still holds. */
+typedef struct ps_kcache_job ps_kcache_job;
+typedef void (*ps_kcache_job_fn)(ps_kcache_job *job);
+struct ps_kcache_job {
+  ps_kcache_job_fn build;   /* on the worker thread */
+  ps_kcache_job_fn discard; /* on the caller's thread: releases and frees a job no one picked up */
+  /* the cache's */
+  ps_kcache_key key;
+  int state;
+  ps_kcache_job *next;
+};
+
+/* Most jobs a cache holds (queued, building or done and not picked up);
+ * past it the oldest finished job is discarded, and when every job is
+ * still to build, a submit is refused. */
+#define PS_KCACHE_MAX_JOBS 16
+
+typedef enum ps_kcache_submit_result {
+  PS_KCACHE_SUBMITTED = 0, /* the worker will build it; the cache owns the job and the key's bytes */
+  PS_KCACHE_BUSY,          /* PS_KCACHE_MAX_JOBS still to build: not taken (try again later) */
+  PS_KCACHE_NO_WORKER      /* no thread could be started: not taken (build on the caller's thread) */
+} ps_kcache_submit_result;
+
+/* Hands job (its build and discard set) to the worker, under key (whose
+ * bytes the cache takes on PS_KCACHE_SUBMITTED; key->bytes becomes NULL).
+ * Counted (async_builds). The caller must have found no job for the key. */
+ps_kcache_submit_result ps_kcache_submit(ps_kcache *c, ps_kcache_key *key, ps_kcache_job *job);
+/* The job for key: NULL when none; with *done 0 one still queued or
+ * building (the caller must not touch it); with *done 1 a finished one,
+ * which is now the caller's (taken out of the cache, its key's bytes
+ * freed): it finishes the build and then frees the job itself. */
+ps_kcache_job *ps_kcache_job_find(ps_kcache *c, const ps_kcache_key *key, int *done);
+/* The build failed (counted: async_failed). */
+void ps_kcache_count_async_failed(ps_kcache *c);
 
 /* ctx's counters (zero for NULL). */
 ps_kcache_stats ps_context_kcache_stats(const ps_context *ctx);

@@ -5,9 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
-int ps_query_specialize(const ps_internal_options *opts, uint64_t rows) {
-  if (opts->query_specialize == PS_OPT_AUTO) return rows >= PS_QUERY_SPEC_MIN_ROWS;
+#include "internal.h"
+
+int ps_query_specialize(const ps_context *ctx, uint64_t rows) {
+  const ps_internal_options *opts = &ctx->options;
+  if (opts->query_specialize == PS_OPT_AUTO)
+    return rows >= PS_QUERY_SPEC_MIN_ROWS && ctx->query_compile != PS_QUERY_COMPILE_NEVER;
   return opts->query_specialize == PS_OPT_ON;
+}
+
+int ps_query_spec_background(const ps_context *ctx) {
+  return ctx->options.query_specialize != PS_OPT_ON && ctx->query_compile == PS_QUERY_COMPILE_BACKGROUND;
 }
 
 typedef struct text {

@@ -32,8 +32,17 @@ typedef struct ps_query_spec_flags {
   uint64_t fields; /* PS_QMODE_REGS: the PS_QF_* fields kept per aggregate (ps_q_kept_fields) */
 } ps_query_spec_flags;
 
-/* Whether a chunk of `rows` rows runs a specialized kernel under opts. */
-int ps_query_specialize(const ps_internal_options *opts, uint64_t rows);
+/* Whether a chunk of `rows` rows runs a specialized kernel on ctx (its
+ * internal option query_specialize; PS_OPT_AUTO: not under
+ * options.query_compile = PS_QUERY_COMPILE_NEVER). */
+int ps_query_specialize(const ps_context *ctx, uint64_t rows);
+
+/* Whether a specialized kernel that is neither in memory nor on disk is
+ * built in the background (the generic kernel runs meanwhile): under
+ * options.query_compile = PS_QUERY_COMPILE_BACKGROUND, except with the
+ * internal option query_specialize = PS_OPT_ON, whose builds block so that
+ * a failure is the call's error. */
+int ps_query_spec_background(const ps_context *ctx);
 
 /* Writes the specialization text of value program p, WHERE program where
  * (NULL: none) and flags f into buf (size bytes, NUL-terminated): PS_Q_SPEC,

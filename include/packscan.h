@@ -159,7 +159,34 @@ typedef struct ps_context_options {
    * Files of older versions or other devices stay until the user deletes
    * them. */
   const char *kernel_cache_dir;
+  /* How a query's kernel specialized for its constants is compiled on the
+   * CUDA and OpenCL backends (ps_query_run; the reference backend has
+   * none): PS_QUERY_COMPILE_BACKGROUND (the default) or _BLOCKING or
+   * _NEVER. Every way gives the same results. */
+  int32_t query_compile;
 } ps_context_options;
+
+/** Values of ps_context_options.query_compile. A query's first run on a
+ *  chunk of 2^20 rows or more compiles a kernel for its constants (NVRTC on
+ *  CUDA: hundreds of milliseconds; the OpenCL compiler: up to seconds on a
+ *  CPU device). The result is kept per context, and
+ *  with a kernel_cache_dir on disk, and used by every later run of a query
+ *  with the same constants.
+ *  - BACKGROUND: a run whose kernel is neither in memory nor on disk runs the
+ *    generic kernel at once while a thread owned by the context compiles
+ *    the specialized one; a later run picks it up. The thread is started on
+ *    the first such compile, touches neither the caller's data nor the
+ *    context's allocator, has all signals blocked, and is joined by
+ *    ps_context_destroy (which waits for a compile in progress: it cannot
+ *    be interrupted). A compile that fails leaves the generic kernel in use
+ *    for that query, silently.
+ *  - BLOCKING: the run compiles and waits (the behaviour of 0.1).
+ *  - NEVER: queries always run the generic kernel. */
+typedef enum ps_query_compile {
+  PS_QUERY_COMPILE_BACKGROUND = 0,
+  PS_QUERY_COMPILE_BLOCKING = 1,
+  PS_QUERY_COMPILE_NEVER = 2
+} ps_query_compile;
 
 /** Fills *opts with defaults ("auto" backend, first devices, malloc).
  *  A macro over ps_context_options_init_sized, so that the size written is the

@@ -71,9 +71,9 @@ static void spec_headers(const char *headers[5], const char *names[5]) {
   names[4] = "ps_cuda_query.h";
 }
 
-ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int minor, void **cubin, size_t *size) {
-  *cubin = NULL;
-  *size = 0;
+/* The NVRTC program of spec's source (created, not compiled). */
+static ps_status spec_program(ps_context *ctx, const char *spec, nvrtcProgram *out) {
+  *out = NULL;
   const char *headers[5], *names[5];
   spec_headers(headers, names);
   const size_t spec_len = strlen(spec);
@@ -89,39 +89,59 @@ ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int
   at += sizeof mid - 1;
   memcpy(src + at, ps_cuda_source_query_spec_cuh, ps_cuda_source_query_spec_cuh_size);
   src[len] = '\0';
-
-  nvrtcProgram prog = NULL;
-  nvrtcResult r = nvrtcCreateProgram(&prog, src, "query_spec.cu", 5, headers, names);
+  const nvrtcResult r = nvrtcCreateProgram(out, src, "query_spec.cu", 5, headers, names);
   ps_host_free(ctx, src);
-  if (r != NVRTC_SUCCESS)
+  if (r != NVRTC_SUCCESS) {
+    *out = NULL;
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: nvrtcCreateProgram failed: %s", nvrtcGetErrorString(r));
-  char arch[32];
-  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
-  const char *options[2] = {arch, SPEC_STD};
-  r = nvrtcCompileProgram(prog, 2, options);
-  ps_status st = PS_OK;
+  }
+  return PS_OK;
+}
+
+static void arch_option(char *buf, size_t size, int major, int minor) {
+  snprintf(buf, size, "--gpu-architecture=sm_%d%d", major, minor);
+}
+
+/* The CUBIN of prog, whose nvrtcCompileProgram returned r (on failure its
+ * log goes into the error). */
+static ps_status spec_cubin(ps_context *ctx, nvrtcProgram prog, nvrtcResult r, void **cubin, size_t *size) {
+  *cubin = NULL;
+  *size = 0;
   if (r != NVRTC_SUCCESS) {
     size_t log_size = 0;
     char *log = NULL;
     if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 0) log = ps_host_alloc(ctx, log_size);
     if (log && nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = '\0';
-    st = ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC could not compile the specialized query kernel (%s): %s",
-                          nvrtcGetErrorString(r), log ? log : "(no log)");
+    const ps_status st =
+        ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC could not compile the specialized query kernel (%s): %s",
+                         nvrtcGetErrorString(r), log ? log : "(no log)");
     ps_host_free(ctx, log);
-  } else {
-    size_t n = 0;
-    r = nvrtcGetCUBINSize(prog, &n);
-    void *bin = r == NVRTC_SUCCESS && n > 0 ? ps_host_alloc(ctx, n) : NULL;
-    if (bin && nvrtcGetCUBIN(prog, bin) == NVRTC_SUCCESS) {
-      *cubin = bin;
-      *size = n;
-    } else {
-      ps_host_free(ctx, bin);
-      st = ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC: no CUBIN for the specialized query kernel (%s)",
-                            nvrtcGetErrorString(r));
-    }
+    return st;
   }
-  nvrtcDestroyProgram(&prog);
+  size_t n = 0;
+  r = nvrtcGetCUBINSize(prog, &n);
+  void *bin = r == NVRTC_SUCCESS && n > 0 ? ps_host_alloc(ctx, n) : NULL;
+  if (bin && (r = nvrtcGetCUBIN(prog, bin)) == NVRTC_SUCCESS) {
+    *cubin = bin;
+    *size = n;
+    return PS_OK;
+  }
+  ps_host_free(ctx, bin);
+  return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC: no CUBIN for the specialized query kernel (%s)",
+                          nvrtcGetErrorString(r));
+}
+
+ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int minor, void **cubin, size_t *size) {
+  *cubin = NULL;
+  *size = 0;
+  nvrtcProgram prog = NULL;
+  ps_status st = spec_program(ctx, spec, &prog);
+  if (st != PS_OK) return st;
+  char arch[32];
+  arch_option(arch, sizeof arch, major, minor);
+  const char *options[2] = {arch, SPEC_STD};
+  st = spec_cubin(ctx, prog, nvrtcCompileProgram(prog, 2, options), cubin, size);
+  (void)nvrtcDestroyProgram(&prog);
   return st;
 }
 
@@ -142,25 +162,28 @@ static ps_status load_cubin(ps_backend *be, const void *cubin, spec_entry *e) {
   return st;
 }
 
-/* The CUBIN for key from the disk cache, compiled and stored there on a
- * miss, loaded into e (library NULL on failure: the status). */
-static ps_status load_entry(ps_backend *be, ps_kcache_key *key, const char *spec, spec_entry *e) {
+/* The CUBIN the disk cache holds for key loaded into e: 0 when there is
+ * none or the driver refuses it (e stays empty). */
+static int disk_entry(ps_backend *be, ps_kcache_key *key, spec_entry *e) {
   struct ps_cuda_spec_cache *c = be->spec_cache;
   size_t size = 0;
   void *cubin = ps_kcache_load(c->kcache, key, &size);
+  if (!cubin) return 0;
   /* NVRTC's CUBINs are ELF images; anything else (which the driver might
    * read as NUL-terminated PTX, past the payload) is not handed over. */
-  if (cubin && (size < 4 || memcmp(cubin, "\177ELF", 4) != 0)) {
-    ps_host_free(be->ctx, cubin);
-    cubin = NULL;
-    ps_kcache_count_refused(c->kcache);
-  }
-  if (cubin) {
-    const ps_status st = load_cubin(be, cubin, e);
-    ps_host_free(be->ctx, cubin);
-    if (st == PS_OK) return PS_OK;
-    ps_kcache_count_refused(c->kcache);
-  }
+  const ps_status st = size >= 4 && memcmp(cubin, "\177ELF", 4) == 0 ? load_cubin(be, cubin, e) : PS_ERR_CORRUPT_DATA;
+  ps_host_free(be->ctx, cubin);
+  if (st == PS_OK) return 1;
+  ps_kcache_count_refused(c->kcache);
+  return 0;
+}
+
+/* spec compiled, loaded into e and stored in the disk cache under key
+ * (library NULL on failure: the status). */
+static ps_status compile_entry(ps_backend *be, ps_kcache_key *key, const char *spec, spec_entry *e) {
+  struct ps_cuda_spec_cache *c = be->spec_cache;
+  void *cubin = NULL;
+  size_t size = 0;
   ps_status st = ps_cuda_spec_compile(be->ctx, spec, c->major, c->minor, &cubin, &size);
   if (st != PS_OK) return st;
   ps_kcache_count_build(c->kcache);
@@ -168,6 +191,81 @@ static ps_status load_entry(ps_backend *be, ps_kcache_key *key, const char *spec
   if (st == PS_OK) ps_kcache_store(c->kcache, key, cubin, size);
   ps_host_free(be->ctx, cubin);
   return st;
+}
+
+/* A compile on the kernel cache's worker thread (core/kcache.h): the NVRTC
+ * program is created on the caller's thread, compiled on the worker's
+ * (NVRTC is thread-safe for distinct programs), and its CUBIN taken,
+ * loaded (cudaLibraryLoadData) and stored on disk on the caller's thread
+ * when a later call picks it up. */
+typedef struct spec_job {
+  ps_kcache_job base;
+  ps_context *ctx; /* the caller's thread only (discard) */
+  nvrtcProgram prog;
+  char arch[32];
+  nvrtcResult result;
+} spec_job;
+
+static void spec_job_run(ps_kcache_job *job) {
+  spec_job *j = (spec_job *)job;
+  const char *options[2] = {j->arch, SPEC_STD};
+  j->result = nvrtcCompileProgram(j->prog, 2, options);
+}
+
+static void spec_job_discard(ps_kcache_job *job) {
+  spec_job *j = (spec_job *)job;
+  if (j->prog) (void)nvrtcDestroyProgram(&j->prog);
+  ps_host_free(j->ctx, j);
+}
+
+/* Hands spec's compile to the worker under key: 1 when no compile is to
+ * happen now (handed over, the key's bytes then the cache's; or the worker
+ * has too many to do: the caller runs without it), 0 when the caller is to
+ * compile (no worker, no memory for the job). */
+static int submit_compile(ps_backend *be, ps_kcache_key *key, const char *spec) {
+  struct ps_cuda_spec_cache *c = be->spec_cache;
+  spec_job *j = ps_host_alloc(be->ctx, sizeof *j);
+  if (!j) return 0;
+  memset(j, 0, sizeof *j);
+  j->base.build = spec_job_run;
+  j->base.discard = spec_job_discard;
+  j->ctx = be->ctx;
+  arch_option(j->arch, sizeof j->arch, c->major, c->minor);
+  if (spec_program(be->ctx, spec, &j->prog) != PS_OK) { /* the blocking compile reports it */
+    ps_host_free(be->ctx, j);
+    return 0;
+  }
+  const ps_kcache_submit_result r = ps_kcache_submit(c->kcache, key, &j->base);
+  if (r == PS_KCACHE_SUBMITTED) return 1;
+  spec_job_discard(&j->base);
+  return r == PS_KCACHE_BUSY;
+}
+
+/* A finished spec_job's kernel into the cache under key (*kernel); a compile
+ * or load that failed is cached as a failure (library NULL), silently. */
+static ps_status pick_up(ps_backend *be, ps_kcache_key *key, spec_job *j, const void **kernel) {
+  struct ps_cuda_spec_cache *c = be->spec_cache;
+  spec_entry *e = ps_host_alloc(be->ctx, sizeof *e);
+  if (!e) {
+    spec_job_discard(&j->base);
+    ps_kcache_key_free(c->kcache, key);
+    return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel cache entry");
+  }
+  memset(e, 0, sizeof *e);
+  void *cubin = NULL;
+  size_t size = 0;
+  ps_status st = spec_cubin(be->ctx, j->prog, j->result, &cubin, &size);
+  spec_job_discard(&j->base);
+  if (st == PS_OK) {
+    ps_kcache_count_build(c->kcache);
+    st = load_cubin(be, cubin, e);
+    if (st == PS_OK) ps_kcache_store(c->kcache, key, cubin, size);
+    ps_host_free(be->ctx, cubin);
+  }
+  if (st != PS_OK) ps_kcache_count_async_failed(c->kcache);
+  ps_kcache_put(c->kcache, key, e);
+  *kernel = e->library ? (const void *)e->kernel : NULL;
+  return PS_OK;
 }
 
 /* The kernel cache's destroy callback: every launch that used the kernel
@@ -225,7 +323,7 @@ static ps_status spec_cache_create(ps_backend *be) {
   return PS_OK;
 }
 
-ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, const void **kernel) {
+ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, int background, const void **kernel) {
   *kernel = NULL;
   if (!be->spec_cache) {
     const ps_status st = spec_cache_create(be);
@@ -248,13 +346,30 @@ ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, cons
     *kernel = e->library ? (const void *)e->kernel : NULL;
     return PS_OK;
   }
+  if (background) {
+    int done = 0;
+    ps_kcache_job *job = ps_kcache_job_find(c->kcache, &key, &done);
+    if (job && done) return pick_up(be, &key, (spec_job *)job, kernel);
+    if (job) { /* still compiling */
+      ps_kcache_key_free(c->kcache, &key);
+      return PS_OK;
+    }
+  }
   e = ps_host_alloc(be->ctx, sizeof *e);
   if (!e) {
     ps_kcache_key_free(c->kcache, &key);
     return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel cache entry");
   }
   memset(e, 0, sizeof *e);
-  st = load_entry(be, &key, spec, e);
+  if (disk_entry(be, &key, e)) {
+    st = PS_OK;
+  } else if (background && submit_compile(be, &key, spec)) {
+    ps_host_free(be->ctx, e);
+    ps_kcache_key_free(c->kcache, &key); /* (the cache took its bytes when it took the job) */
+    return PS_OK;
+  } else {
+    st = compile_entry(be, &key, spec, e);
+  }
   if (st != PS_OK && (strict || st == PS_ERR_OUT_OF_MEMORY)) {
     destroy_entry(be, e);
     ps_kcache_key_free(c->kcache, &key);

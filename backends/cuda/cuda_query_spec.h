@@ -20,8 +20,13 @@ ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int
  * (PS_CUDA_SPEC_SLOTS, least recently used first out). When the
  * compile or the load fails: with `strict`, that error; else PS_OK with
  * *kernel NULL (the precompiled kernel runs; the failure's text stays in
- * the context's message), and the text is not tried again. */
-ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, const void **kernel);
+ * the context's message), and the text is not tried again. With
+ * `background` (ps_query_spec_background), a kernel that is neither in
+ * memory nor on disk is compiled by the kernel cache's worker thread
+ * (core/kcache.h): PS_OK with *kernel NULL until a later call finds the
+ * compile done and loads it; a compile that failed there is not tried
+ * again either, and leaves no message. */
+ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, int background, const void **kernel);
 
 /* Unloads every cached kernel (be's device current; nothing in flight). */
 void ps_cuda_spec_release(ps_backend *be);

@@ -478,7 +478,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   const int fits64 = ps_q_values_fit64(prog);
   uint32_t mode = ps_q_choose_mode(prog, fits64, 1);
   /* specialized: small GROUP BY domains keep their accumulators in registers */
-  const int specialize = ps_query_specialize(ps_context_internal_options(be->ctx), a->rows);
+  const int specialize = ps_query_specialize(be->ctx, a->rows);
   const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(prog) : -1;
   const uint64_t fields = ps_q_kept_fields(prog, a->agg_fields);
   if (specialize && ps_q_regs_fit(prog, fields, bound, 1)) mode = PS_QMODE_REGS;
@@ -530,7 +530,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     if (st == PS_OK && ps_query_spec_write(prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0)
       st = internal(be, "query: specialization text over this many bytes", PS_QUERY_SPEC_MAX_TEXT);
     const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
-    if (st == PS_OK) st = ps_cuda_spec_kernel(be, text, strict, &spec);
+    if (st == PS_OK) st = ps_cuda_spec_kernel(be, text, strict, ps_query_spec_background(be->ctx), &spec);
     ps_host_free(be->ctx, text);
     if (st == PS_OK && !spec) ps_context_count_spec_fallback(be->ctx);
     if (!spec && mode == PS_QMODE_REGS) /* the precompiled kernel has no register mode */

@@ -176,8 +176,14 @@ ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out);
 /* Queries (query.cl over kernels_shared/ps_query_kernels.h), built on first use;
  * spec: NULL or "" for the generic kernels, else a query's specialization
  * text (core/query_spec.h), one build per text; local_atomics: whether the
- * device has 64-bit local atomics (the build defines PS_Q_INT64_ATOMICS). */
-ps_status ps_cl_query_program(ps_backend *be, const char *spec, int *local_atomics, const ps_cl_cached **out);
+ * device has 64-bit local atomics (the build defines PS_Q_INT64_ATOMICS).
+ * With `background` (ps_query_spec_background), a build that is neither in
+ * memory nor on disk is handed to the kernel cache's worker thread
+ * (core/kcache.h) and *out is NULL until a later call finds it done; a
+ * build that failed there is cached with a 0 work_group for
+ * PS_CL_QUERY_PARTIALS (no kernels), as a refused one. */
+ps_status ps_cl_query_program(ps_backend *be, const char *spec, int background, int *local_atomics,
+                              const ps_cl_cached **out);
 /* Whether the device has 64-bit atomics on local memory (queries' GROUP BY
  * tables in local memory need add, min and max). */
 int ps_cl_has_int64_atomics(const ps_backend *be);

@@ -242,12 +242,9 @@ static ps_status program_from_source(ps_backend *be, const char *shape, build_ki
   return PS_OK;
 }
 
-/* Builds e->program (from source or from a binary) with `options` and
- * creates the kernels of `kind`. */
-static ps_status finish_program(ps_backend *be, const char *options, build_kind kind, size_t fixed_work_group,
-                                ps_cl_cached *e) {
-  cl_int err = clBuildProgram(e->program, 1, &be->device, options, NULL, NULL);
-  if (err != CL_SUCCESS) return build_log_error(be, e->program, err, options);
+/* Creates the kernels of `kind` in e->program, built. */
+static ps_status make_kernels(ps_backend *be, build_kind kind, size_t fixed_work_group, ps_cl_cached *e) {
+  cl_int err;
   for (int k = 0; k < PS_CL_KERNEL_COUNT; ++k) {
     if (!kernel_in_build[kind][k]) continue;
     e->kernels[k] = clCreateKernel(e->program, kernel_names[k], &err);
@@ -274,6 +271,15 @@ static ps_status finish_program(ps_backend *be, const char *options, build_kind 
       if (wg[k] > PS_CL_IDS_RUN_WORK_GROUP) wg[k] = PS_CL_IDS_RUN_WORK_GROUP;
   }
   return PS_OK;
+}
+
+/* Builds e->program (from source or from a binary) with `options` and
+ * creates the kernels of `kind`. */
+static ps_status finish_program(ps_backend *be, const char *options, build_kind kind, size_t fixed_work_group,
+                                ps_cl_cached *e) {
+  cl_int err = clBuildProgram(e->program, 1, &be->device, options, NULL, NULL);
+  if (err != CL_SUCCESS) return build_log_error(be, e->program, err, options);
+  return make_kernels(be, kind, fixed_work_group, e);
 }
 
 /* The device's program binary, stored in the disk cache under key. */
@@ -326,11 +332,94 @@ static const unsigned char *source_digest(ps_backend *be, build_kind kind) {
   return be->source_digest[kind];
 }
 
+/* A build from source on the kernel cache's worker thread (kcache.h): the
+ * program is created on the caller's thread, built on the worker's
+ * (clBuildProgram on a program no other thread uses is thread-safe in
+ * OpenCL 1.2), and its kernels created on the caller's thread when a later
+ * call picks it up. */
+typedef struct build_job {
+  ps_kcache_job base;
+  ps_backend *be; /* the caller's thread only (discard) */
+  cl_program program;
+  cl_device_id device;
+  char options[192];
+  cl_int err;
+} build_job;
+
+static void build_job_run(ps_kcache_job *job) {
+  build_job *j = (build_job *)job;
+  j->err = clBuildProgram(j->program, 1, &j->device, j->options, NULL, NULL);
+}
+
+static void build_job_discard(ps_kcache_job *job) {
+  build_job *j = (build_job *)job;
+  if (j->program) clReleaseProgram(j->program);
+  ps_host_free(j->be->ctx, j);
+}
+
+/* Hands e->program (from source, not built) to the worker under key: 1 when
+ * it took both (e->program is then NULL and key's bytes the cache's),
+ * 0 when the build is to happen now; *busy when no build should happen
+ * (the worker has too many to do: the caller runs without it). */
+static int submit_build(ps_backend *be, ps_kcache_key *key, const char *options, ps_cl_cached *e, int *busy) {
+  *busy = 0;
+  build_job *j = ps_host_alloc(be->ctx, sizeof *j);
+  if (!j || strlen(options) >= sizeof j->options) {
+    ps_host_free(be->ctx, j);
+    return 0;
+  }
+  memset(j, 0, sizeof *j);
+  j->base.build = build_job_run;
+  j->base.discard = build_job_discard;
+  j->be = be;
+  j->program = e->program;
+  j->device = be->device;
+  memcpy(j->options, options, strlen(options) + 1);
+  const ps_kcache_submit_result r = ps_kcache_submit(be->kcache, key, &j->base);
+  if (r == PS_KCACHE_SUBMITTED) {
+    e->program = NULL;
+    return 1;
+  }
+  ps_host_free(be->ctx, j);
+  *busy = r == PS_KCACHE_BUSY;
+  return 0;
+}
+
+/* A finished build_job's program into the cache under key, with its kernels
+ * created (*out); a build that failed there is cached without kernels
+ * (work_group all 0), silently. */
+static ps_status pick_up(ps_backend *be, ps_kcache_key *key, build_job *j, build_kind kind, size_t fixed_work_group,
+                         const ps_cl_cached **out) {
+  ps_cl_cached *e = ps_host_alloc(be->ctx, sizeof *e);
+  if (!e) {
+    build_job_discard(&j->base);
+    ps_kcache_key_free(be->kcache, key);
+    return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: program cache entry");
+  }
+  memset(e, 0, sizeof *e);
+  e->program = j->program;
+  j->program = NULL;
+  const int built = j->err == CL_SUCCESS;
+  build_job_discard(&j->base);
+  if (built && make_kernels(be, kind, fixed_work_group, e) == PS_OK) {
+    ps_kcache_count_build(be->kcache);
+    if (ps_kcache_has_disk(be->kcache)) store_binary(be, key, e->program);
+  } else {
+    release_program(e);
+    ps_kcache_count_async_failed(be->kcache);
+  }
+  ps_kcache_put(be->kcache, key, e);
+  *out = e;
+  return PS_OK;
+}
+
 /* The cached build for (kind, options, shape), built on a miss: from the
  * disk cache's binary when there is one the driver accepts, else from
- * source (then stored on disk). */
+ * source (then stored on disk); with `background`, from source by the
+ * kernel cache's worker, and *out NULL until a call finds it done. */
 static ps_status cached_program(ps_backend *be, const char *options, const char *shape, build_kind kind,
-                                size_t fixed_work_group, const ps_cl_cached **out) {
+                                size_t fixed_work_group, int background, const ps_cl_cached **out) {
+  *out = NULL;
   if (!be->kcache) PS_CL_TRY(ps_kcache_create(be->ctx, PS_CL_CACHE_SLOTS, destroy_cached, be, &be->kcache));
   char build[64];
   snprintf(build, sizeof build, "kind %d, work-group %zu", (int)kind, fixed_work_group);
@@ -347,6 +436,15 @@ static ps_status cached_program(ps_backend *be, const char *options, const char 
     *out = e;
     return PS_OK;
   }
+  if (background) {
+    int done = 0;
+    ps_kcache_job *job = ps_kcache_job_find(be->kcache, &key, &done);
+    if (job && done) return pick_up(be, &key, (build_job *)job, kind, fixed_work_group, out);
+    if (job) { /* still building */
+      ps_kcache_key_free(be->kcache, &key);
+      return PS_OK;
+    }
+  }
   e = ps_host_alloc(be->ctx, sizeof *e);
   if (!e) {
     ps_kcache_key_free(be->kcache, &key);
@@ -355,6 +453,13 @@ static ps_status cached_program(ps_backend *be, const char *options, const char 
   memset(e, 0, sizeof *e);
   if (!ps_kcache_has_disk(be->kcache) || !build_from_disk(be, &key, options, kind, fixed_work_group, e)) {
     ps_status st = program_from_source(be, shape, kind, &e->program);
+    int busy = 0;
+    if (st == PS_OK && background && (submit_build(be, &key, options, e, &busy) || busy)) {
+      release_program(e);
+      ps_host_free(be->ctx, e);
+      ps_kcache_key_free(be->kcache, &key); /* (the cache took its bytes when it took the job) */
+      return PS_OK;
+    }
     if (st == PS_OK) st = finish_program(be, options, kind, fixed_work_group, e);
     if (st != PS_OK) {
       release_program(e);
@@ -374,7 +479,7 @@ ps_status ps_cl_program(ps_backend *be, const char *shape, const ps_cl_cached **
   char options[128];
   program_options(be, options, sizeof options);
   if (!shape) shape = "";
-  return cached_program(be, options, shape, shape[0] ? BUILD_SPECIALIZED : BUILD_GENERIC, 0, out);
+  return cached_program(be, options, shape, shape[0] ? BUILD_SPECIALIZED : BUILD_GENERIC, 0, 0, out);
 }
 
 ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group, uint32_t direct_words, int limit,
@@ -386,13 +491,13 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
   if (direct_words && n < sizeof options)
     n += (size_t)snprintf(options + n, sizeof options - n, " -DPS_RANGE_DIRECT=1 -DPS_RANGE_R=%u", direct_words);
   if (limit && n < sizeof options) snprintf(options + n, sizeof options - n, " -DPS_RANGE_LIMIT=1");
-  return cached_program(be, options, "", BUILD_RANGE, work_group, out);
+  return cached_program(be, options, "", BUILD_RANGE, work_group, 0, out);
 }
 
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out) {
   char options[128];
   program_options(be, options, sizeof options);
-  return cached_program(be, options, shape, BUILD_WORDS, work_group, out);
+  return cached_program(be, options, shape, BUILD_WORDS, work_group, 0, out);
 }
 
 ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out) {
@@ -400,7 +505,7 @@ ps_status ps_cl_like_program(ps_backend *be, const ps_cl_cached **out) {
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
   snprintf(options + n, sizeof options - n, " -DPS_LIKE_BUILD=1"); /* its own cache key */
-  return cached_program(be, options, "", BUILD_LIKE, 0, out);
+  return cached_program(be, options, "", BUILD_LIKE, 0, 0, out);
 }
 
 int ps_cl_has_int64_atomics(const ps_backend *be) {
@@ -411,14 +516,15 @@ int ps_cl_has_int64_atomics(const ps_backend *be) {
   return strstr(ext, "cl_khr_int64_base_atomics") != NULL && strstr(ext, "cl_khr_int64_extended_atomics") != NULL;
 }
 
-ps_status ps_cl_query_program(ps_backend *be, const char *spec, int *local_atomics, const ps_cl_cached **out) {
+ps_status ps_cl_query_program(ps_backend *be, const char *spec, int background, int *local_atomics,
+                              const ps_cl_cached **out) {
   char options[192];
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
   *local_atomics = ps_cl_has_int64_atomics(be);
   snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1%s", /* its own cache key */
            *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "");
-  return cached_program(be, options, spec ? spec : "", BUILD_QUERY, 0, out);
+  return cached_program(be, options, spec ? spec : "", BUILD_QUERY, 0, background && spec && spec[0], out);
 }
 
 void ps_cl_cache_release(ps_backend *be) {

@@ -70,7 +70,8 @@ static int unbuilt(const ps_backend *be, const uint64_t key[2]) {
 
 /* The build of the query's specialized kernels in *out, or NULL where the
  * generic kernel runs instead: the text failed to build (now or on an earlier
- * chunk), or the device refused a launch of this build before. A failed build
+ * chunk), the device refused a launch of this build before, or it is being
+ * built in the background (ps_query_spec_background). A failed build
  * is the call's error under query_specialize = PS_OPT_ON (so that tests see a
  * source that does not compile, as on CUDA) and when host memory ran out. */
 static ps_status specialized_program(ps_backend *be, const ps_query_args *a, const ps_qlaunch *L, uint64_t fields,
@@ -87,10 +88,10 @@ static ps_status specialized_program(ps_backend *be, const ps_query_args *a, con
   }
   int atomics = 0;
   const ps_cl_cached *prog = NULL;
-  const ps_status st = ps_cl_query_program(be, spec, &atomics, &prog);
+  const ps_status st = ps_cl_query_program(be, spec, ps_query_spec_background(be->ctx), &atomics, &prog);
   ps_host_free(be->ctx, spec);
-  if (st == PS_OK) {
-    if (prog->work_group[PS_CL_QUERY_PARTIALS] != 0) *out = prog;
+  if (st == PS_OK) { /* prog NULL: building in the background */
+    if (prog && prog->work_group[PS_CL_QUERY_PARTIALS] != 0) *out = prog;
     return PS_OK;
   }
   if (strict || st == PS_ERR_OUT_OF_MEMORY) return st;
@@ -231,7 +232,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
    * registers, on GPUs (a CPU has no register file to gain, and PoCL 3.1's
    * LLVM 15 crashes in its inliner on the larger unrolled kernels, e.g.
    * TPC-H Q1's); on a CPU device only when the tests force specialization */
-  const int specialize = ps_query_specialize(ps_cl_options(be), a->rows);
+  const int specialize = ps_query_specialize(be->ctx, a->rows);
   const int regs = !be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON;
   const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(p) : -1;
   const uint64_t fields = ps_q_kept_fields(p, a->agg_fields);
@@ -277,6 +278,6 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   }
   const ps_cl_cached *prog = NULL;
   int built_atomics = 0;
-  PS_CL_TRY(ps_cl_query_program(be, NULL, &built_atomics, &prog));
+  PS_CL_TRY(ps_cl_query_program(be, NULL, 0, &built_atomics, &prog));
   return run_passes(be, a, prog, &L, &where_prog, bound, NULL);
 }
