@@ -720,13 +720,21 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
   const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
   ps_u32 bad = 0, x = 0;
   if (ps_popc32(known) <= PS_Q_SPARSE_ROWS) { /* row by row, the known rows only */
+    /* the word's bound test once, not per row */
+    const ps_u32 al_a = (aligned >> a) & 1u, al_b = (aligned >> bc) & 1u;
+    const int in_a = ps_q_inside(al_a, B->data_bytes[a], ca->width, w);
+    const int in_b = ps_q_inside(al_b, B->data_bytes[bc], cb->width, w);
     ps_u32 rows = known;
     while (rows != 0) {
       const ps_u32 j = ps_ctz32(rows);
       rows &= rows - 1;
       const ps_u64 r = w * 32 + j;
-      const ps_u64 code = ps_q_code(B->data[a], B->data_bytes[a], (aligned >> a) & 1u, ca->width, r);
-      const ps_u64 code_b = cmpcol ? ps_q_code(B->data[bc], B->data_bytes[bc], (aligned >> bc) & 1u, cb->width, r) : 0;
+      const ps_u64 code = in_a ? ps_q_code_inside(B->data[a], ca->width, w, j)
+                               : ps_code_at(B->data[a], B->data_bytes[a], al_a, ca->width, r);
+      ps_u64 code_b = 0;
+      if (cmpcol)
+        code_b = in_b ? ps_q_code_inside(B->data[bc], cb->width, w, j)
+                      : ps_code_at(B->data[bc], B->data_bytes[bc], al_b, cb->width, r);
       const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
       bad |= b << j;
       if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
