@@ -98,14 +98,14 @@
 
 /* Launch data of one chunk (host C, CUDA and OpenCL C read it alike). */
 typedef struct ps_qlaunch {
-  ps_u64 rows;           /* rows of the chunk */
-  ps_u64 items;          /* work-items of pass 1 that take words (PS_QMODE_ITEMS: that own a table) */
-  ps_u64 mode;           /* PS_QMODE_* */
-  ps_u64 fits64;         /* 1: every value of every aggregate fits 62 bits (ps_q_values_fit64) */
-  ps_u64 data_aligned;    /* bit s: slot s's data starts on a 4-byte boundary */
-  ps_u64 and_right;       /* bit i: WHERE instruction i starts the right operand of an AND */
-  ps_u64 or_right;        /* bit i: ... of an OR */
-  ps_u64 has_where;      /* 0: every row is selected; 1: the WHERE program selects */
+  ps_u64 rows;         /* rows of the chunk */
+  ps_u64 items;        /* work-items of pass 1 that take words (PS_QMODE_ITEMS: that own a table) */
+  ps_u64 mode;         /* PS_QMODE_* */
+  ps_u64 fits64;       /* 1: every value of every aggregate fits 62 bits (ps_q_values_fit64) */
+  ps_u64 data_aligned; /* bit s: slot s's data starts on a 4-byte boundary */
+  ps_u64 and_right;    /* bit i: WHERE instruction i starts the right operand of an AND */
+  ps_u64 or_right;     /* bit i: ... of an OR */
+  ps_u64 has_where;    /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
   ps_u64 pred_offset[PS_QMAX_PREDS];
@@ -229,9 +229,33 @@ PS_FN void ps_q_acc_add(ps_qacc *a, ps_q128 v) {
 
 PS_FN void ps_q_acc_merge(ps_qacc *x, ps_qacc y) {
   ps_q_sum192(&x->sum0, &x->sum1, &x->sum2, y.sum0, y.sum1, y.sum2);
-  if (ps_q_less(ps_q_make(y.min_lo, y.min_hi), ps_q_make(x->min_lo, x->min_hi))) x->min_lo = y.min_lo, x->min_hi = y.min_hi;
-  if (ps_q_less(ps_q_make(x->max_lo, x->max_hi), ps_q_make(y.max_lo, y.max_hi))) x->max_lo = y.max_lo, x->max_hi = y.max_hi;
+  if (ps_q_less(ps_q_make(y.min_lo, y.min_hi), ps_q_make(x->min_lo, x->min_hi)))
+    x->min_lo = y.min_lo, x->min_hi = y.min_hi;
+  if (ps_q_less(ps_q_make(x->max_lo, x->max_hi), ps_q_make(y.max_lo, y.max_hi)))
+    x->max_lo = y.max_lo, x->max_hi = y.max_hi;
   x->count += y.count;
+}
+
+/* A value's accumulator (aggregate a of the value program). A specialized
+ * kernel updates only the fields the host reads (PS_QS_FIELDS, PS_QF_* at
+ * bits 4a..; the others keep their initial values, which every merge leaves
+ * as they are); the count always. */
+#if defined(PS_Q_SPEC)
+#define PS_QS_FIELD(a, f) ((((ps_u64)PS_QS_FIELDS) >> (4u * (a))) & (f))
+#endif
+PS_FN void ps_q_acc_add_agg(ps_qacc *acc, ps_u32 a, ps_q128 v) {
+#if defined(PS_Q_SPEC)
+  if (PS_QS_FIELD(a, PS_QF_SUM))
+    ps_q_sum192(&acc->sum0, &acc->sum1, &acc->sum2, v.lo, v.hi, ps_q_negative(v) ? ~(ps_u64)0 : 0);
+  if (PS_QS_FIELD(a, PS_QF_MIN) && ps_q_less(v, ps_q_make(acc->min_lo, acc->min_hi)))
+    acc->min_lo = v.lo, acc->min_hi = v.hi;
+  if (PS_QS_FIELD(a, PS_QF_MAX) && ps_q_less(ps_q_make(acc->max_lo, acc->max_hi), v))
+    acc->max_lo = v.lo, acc->max_hi = v.hi;
+  acc->count += 1;
+#else
+  (void)a;
+  ps_q_acc_add(acc, v);
+#endif
 }
 
 /* ---- reading the columns ------------------------------------------------------ */
@@ -240,6 +264,41 @@ PS_FN void ps_q_acc_merge(ps_qacc *x, ps_qacc y) {
  * at width 0..64) and ps_stream_word (a stream word, bounded). */
 
 PS_FN ps_u32 ps_q_bit(PS_GLOBAL const ps_u8 *bits, ps_u64 r) { return (bits[r >> 3] >> (r & 7)) & 1u; }
+
+/* Whether the `width` stream words of 32-row word w of a slot's stream lie
+ * inside it, 4-byte aligned: then every code of the word is read with plain
+ * 32-bit loads, no bound check per load (ps_q_code_inside). Every word but a
+ * stream's last, partial one is inside, so the test is made once per word
+ * and the checked reader (ps_code_at) is left for the rest. */
+PS_FN int ps_q_inside(ps_u32 aligned, ps_u64 size, ps_u32 width, ps_u64 w) {
+  return aligned && (w + 1) * width * 4 <= size;
+}
+
+/* Code j (0..31) of 32-row word w at width 0..64, the word inside its stream
+ * (ps_q_inside). At widths that divide 32 no code crosses a stream word, so
+ * one load reads it; a specialized kernel's width is a constant, so that
+ * test and the shifts fold away. */
+PS_FN ps_u64 ps_q_code_inside(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w, ps_u32 j) {
+  if (width == 0) return 0;
+  PS_GLOBAL const ps_u8 *base = d + w * width * 4;
+  const ps_u32 bit = j * width, k = bit >> 5, sh = bit & 31u;
+  const int one_word = width <= 32 && (width & (width - 1)) == 0;
+  if (one_word) {
+    const ps_u32 x0 = ps_code_ld32(base + k * 4);
+    return width == 32 ? (ps_u64)x0 : (ps_u64)((x0 >> sh) & ((1u << width) - 1u));
+  }
+  const ps_u32 x0 = ps_code_ld32(base + k * 4);
+  const ps_u32 x1 = sh + width > 32 ? ps_code_ld32(base + k * 4 + 4) : 0u;
+  const ps_u32 x2 = sh + width > 64 ? ps_code_ld32(base + k * 4 + 8) : 0u;
+  return ps_code_join(width, sh, x0, x1, x2);
+}
+
+/* The code of chunk row r of a slot (stream d of `size` readable bytes): the
+ * unchecked loads where its word lies inside the stream, else ps_code_at. */
+PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u32 width, ps_u64 r) {
+  if (ps_q_inside(aligned, size, width, r >> 5)) return ps_q_code_inside(d, width, r >> 5, (ps_u32)(r & 31u));
+  return ps_code_at(d, size, aligned, width, r);
+}
 
 /* ---- one selected row ----------------------------------------------------------- */
 
@@ -318,7 +377,7 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
         code = codes[arg];
       } else {
         ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
-        if (ok) code = ps_code_at(B->data[arg], B->data_bytes[arg], (aligned >> arg) & 1u, c->width, r);
+        if (ok) code = ps_q_code(B->data[arg], B->data_bytes[arg], (aligned >> arg) & 1u, c->width, r);
         if (ok && ps_code_corrupt(c->flags, code, c->code_limit)) {
           ps_atomic_min_u32(&status[0], (ps_u32)r);
           *corrupt = 1;
@@ -369,7 +428,7 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
     if (!((PS_QP(p)->read_slots >> s) & 1u)) continue;
     if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     v |= 1u << s;
-    codes[s] = ps_code_at(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
+    codes[s] = ps_q_code(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
     if (ps_code_corrupt(PS_QP(p)->cols[s].flags, codes[s], PS_QP(p)->cols[s].code_limit)) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
@@ -421,7 +480,7 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     const ps_u32 s = PS_QP(p)->key_slot[k];
     ps_u64 code = (ps_u64)(PS_QP(p)->key_domain[k] - 1);
     if (!(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
-      code = ps_code_at(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
+      code = ps_q_code(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
       if (ps_code_corrupt(PS_QP(p)->cols[s].flags, code, PS_QP(p)->cols[s].code_limit)) {
         ps_atomic_min_u32(&status[0], (ps_u32)r);
         return PS_QP(p)->n_groups;
@@ -463,7 +522,7 @@ PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
     if (va.count == 0) continue;
     int corrupt = 0; /* codes already checked */
     const ps_qval x = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
-    if (!x.null_) ps_q_acc_add(&acc[1 + a], x.v);
+    if (!x.null_) ps_q_acc_add_agg(&acc[1 + a], a, x.v);
   }
   return 1;
 }
@@ -487,8 +546,8 @@ typedef struct ps_q_reader {
   ps_u32 aligned;
 } ps_q_reader;
 
-PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
-                                 ps_u64 w) {
+PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u64 size,
+                                 ps_u32 aligned, ps_u64 w) {
   ps_q_reader r;
   r.d = d;
   r.size = size;
@@ -557,12 +616,18 @@ PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_p
     order = x < y ? -1 : (x > y ? 1 : 0);
   }
   switch (PS_INSN_CMP(in->flags)) {
-    case PS_CMP_EQ: return order == 0;
-    case PS_CMP_NE: return order != 0;
-    case PS_CMP_LT: return order == -1;
-    case PS_CMP_LE: return order == -1 || order == 0;
-    case PS_CMP_GT: return order == 1;
-    default: return order == 1 || order == 0;
+    case PS_CMP_EQ:
+      return order == 0;
+    case PS_CMP_NE:
+      return order != 0;
+    case PS_CMP_LT:
+      return order == -1;
+    case PS_CMP_LE:
+      return order == -1 || order == 0;
+    case PS_CMP_GT:
+      return order == 1;
+    default:
+      return order == 1 || order == 0;
   }
 }
 
@@ -585,6 +650,51 @@ PS_FN ps_u32 ps_q_leaf_bit(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps
   return ps_q_cmpcol(in, ca, cb, B, code, code_b);
 }
 
+/* A RANGE leaf on the 32 codes of word w at width 0..32: bit j set where
+ * code j - lo <= span (unsigned 32-bit); *bad: where check is set, the codes
+ * above limit. Codes come through a bit buffer refilled from the word's
+ * `width` stream words, each loaded once: unchecked where the word lies
+ * inside the stream (ps_q_inside), which a specialized kernel unrolls into
+ * straight-line code (its width is a constant, so every refill is known at
+ * compile time), else bounded. */
+PS_FN ps_u32 ps_q_range32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 al, ps_u32 width, ps_u64 w, ps_u32 lo,
+                          ps_u32 span, int check, ps_u32 limit, ps_u32 *bad) {
+  const ps_u32 mask = width == 32 ? 0xFFFFFFFFu : (1u << width) - 1u;
+  ps_u32 x = 0, b = 0, have = 0;
+  ps_u64 buf = 0;
+  if (ps_q_inside(al, size, width, w)) {
+    PS_GLOBAL const ps_u8 *base = d + w * width * 4;
+    ps_u32 k = 0;
+    PS_Q_UNROLL
+    for (ps_u32 j = 0; j < 32; ++j) {
+      if (have < width) { /* have < width <= 32: one word fills it */
+        buf |= (ps_u64)ps_code_ld32(base + 4 * k++) << have;
+        have += 32;
+      }
+      const ps_u32 code = (ps_u32)buf & mask;
+      buf >>= width;
+      have -= width;
+      x |= (ps_u32)(code - lo <= span) << j;
+      if (check) b |= (ps_u32)(code > limit) << j;
+    }
+  } else {
+    ps_u64 k = w * width;
+    for (ps_u32 j = 0; j < 32; ++j) {
+      if (have < width) {
+        buf |= (ps_u64)ps_stream_word(d, size, k++, al) << have;
+        have += 32;
+      }
+      const ps_u32 code = (ps_u32)buf & mask;
+      buf >>= width;
+      have -= width;
+      x |= (ps_u32)(code - lo <= span) << j;
+      if (check) b |= (ps_u32)(code > limit) << j;
+    }
+  }
+  *bad = b;
+  return x;
+}
+
 /* Live rows at most for which a leaf reads codes row by row rather than
  * decoding the whole word (later leaves of a selective AND). */
 #define PS_Q_SPARSE_ROWS 6u
@@ -593,8 +703,7 @@ PS_FN ps_u32 ps_q_leaf_bit(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps
  * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
  * status[0]), as a filter does. */
 PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
-                          ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f,
-                          PS_GLOBAL ps_u32 *status) {
+                          ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f, PS_GLOBAL ps_u32 *status) {
   const ps_u32 neg = in->flags & PS_INSN_NEGATE ? 0xFFFFFFFFu : 0u, a = in->col_a;
   PS_CONST_MEM const ps_prog_col *ca = &PS_QW(wp)->cols[a];
   ps_u32 known = ps_q_valid32(ca, B->validity[a], B->validity_bytes[a], w) & live;
@@ -611,39 +720,35 @@ PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const 
   const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
   ps_u32 bad = 0, x = 0;
   if (ps_popc32(known) <= PS_Q_SPARSE_ROWS) { /* row by row, the known rows only */
+    /* the word's bound test once, not per row */
+    const ps_u32 al_a = (aligned >> a) & 1u, al_b = (aligned >> bc) & 1u;
+    const int in_a = ps_q_inside(al_a, B->data_bytes[a], ca->width, w);
+    const int in_b = ps_q_inside(al_b, B->data_bytes[bc], cb->width, w);
     ps_u32 rows = known;
     while (rows != 0) {
       const ps_u32 j = ps_ctz32(rows);
       rows &= rows - 1;
       const ps_u64 r = w * 32 + j;
-      const ps_u64 code = ps_code_at(B->data[a], B->data_bytes[a], (aligned >> a) & 1u, ca->width, r);
-      const ps_u64 code_b = cmpcol ? ps_code_at(B->data[bc], B->data_bytes[bc], (aligned >> bc) & 1u, cb->width, r) : 0;
+      const ps_u64 code = in_a ? ps_q_code_inside(B->data[a], ca->width, w, j)
+                               : ps_code_at(B->data[a], B->data_bytes[a], al_a, ca->width, r);
+      ps_u64 code_b = 0;
+      if (cmpcol)
+        code_b = in_b ? ps_q_code_inside(B->data[bc], cb->width, w, j)
+                      : ps_code_at(B->data[bc], B->data_bytes[bc], al_b, cb->width, r);
       const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
       bad |= b << j;
       if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
     }
   } else if (range && ca->width <= 32) {
-    /* the commonest leaf, every row at once: one unsigned comparison per row
-     * (code - lo <= hi - lo), the code-limit test only where the width allows
-     * codes above the limit */
-    PS_GLOBAL const ps_u8 *d = B->data[a];
-    const ps_u32 width = ca->width, al = (aligned >> a) & 1u;
-    const ps_u64 mask = ((ps_u64)1 << width) - 1, lo = in->lo, span = in->hi - in->lo, limit = ca->code_limit;
-    const int check = limit < mask;
-    ps_u64 k = w * width, buf = 0;
-    ps_u32 have = 0;
-    for (ps_u32 j = 0; j < 32; ++j) {
-      if (have < width) { /* have < width <= 32: one word fills it */
-        buf |= (ps_u64)ps_stream_word(d, B->data_bytes[a], k++, al) << have;
-        have += 32;
-      }
-      const ps_u64 code = buf & mask;
-      buf >>= width;
-      have -= width;
-      x |= (ps_u32)(code - lo <= span) << j;
-      if (check) bad |= (ps_u32)(code > limit) << j;
-    }
-    if (in->lo > in->hi) x = 0;
+    /* the commonest leaf, every row at once: one unsigned 32-bit comparison
+     * per row (code - lo <= top - lo, top the upper bound clamped to the
+     * width's largest code), the code-limit test only where the width
+     * allows codes above the limit */
+    const ps_u32 width = ca->width;
+    const ps_u64 mask = ((ps_u64)1 << width) - 1, limit = ca->code_limit, top = in->hi < mask ? in->hi : mask;
+    x = ps_q_range32(B->data[a], B->data_bytes[a], (aligned >> a) & 1u, width, w, (ps_u32)in->lo,
+                     (ps_u32)(top - in->lo), limit < mask, (ps_u32)limit, &bad);
+    if (in->lo > top) x = 0;
     if (all_bad) bad = 0xFFFFFFFFu;
   } else {
     ps_q_reader ra = ps_q_reader_at(ca, B->data[a], B->data_bytes[a], (aligned >> a) & 1u, w);
@@ -700,7 +805,7 @@ PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM con
         is_t[sp - 1] |= is_t[sp];
         is_f[sp - 1] &= is_f[sp];
       }
-      live = saved[--lp]; /* the right operand ends here */
+      live = saved[--lp];   /* the right operand ends here */
     } else if (live == 0) { /* no row left: its column is not read */
       is_t[sp] = is_f[sp] = 0;
       ++sp;
@@ -959,11 +1064,9 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
  * words; at the end each work-item merges them into PS_QMODE_LOCAL's
  * table in local memory (ps_q_local_merge: once per accumulator and
  * work-item, not per word), which becomes the work-group's partial. */
-#define PS_QS_FIELD(a, f) ((((ps_u64)PS_QS_FIELDS) >> (4u * (a))) & (f))
 PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
-                              ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
-                              PS_GLOBAL ps_u32 *status) {
+                              ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
   ps_u32 rows[PS_QS_REG_GROUPS];
   ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
   ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
