@@ -11,9 +11,12 @@
 //
 //   racecheck_threads THREADS ROUNDS
 //
-// Run under `compute-sanitizer --tool racecheck` with 1 and 16 threads, and
-// with CUDA_MODULE_LOADING=EAGER and LAZY (ci/gpu.sh racecheck-probe): a
-// hazard or tracking error here is the tool's, since these kernels have none.
+// On the GPU machine:
+//   nvcc -arch=sm_90 -O2 -o /tmp/rc ci/probes/racecheck_threads.cu -lpthread
+//   for m in LAZY EAGER; do for t in 1 16; do CUDA_MODULE_LOADING=$m timeout 280 \
+//     compute-sanitizer --tool racecheck --error-exitcode 86 /tmp/rc $t 2; done; done
+// A hazard or tracking error here is the tool's, since these kernels have
+// none. What it printed on an H200 is in docs/gpu-runs.md.
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
