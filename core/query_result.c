@@ -58,17 +58,35 @@ static bool sum_of(const ps_qacc *a, ps_i128 *out) {
   return true;
 }
 
-/* sum / count at scale + k, rounded half away from zero; false on overflow. */
-static bool average(ps_i128 sum, uint64_t count, uint32_t k, ps_i128 *out) {
-  ps_u128 m = sum < 0 ? (ps_u128)0 - (ps_u128)sum : (ps_u128)sum;
-  ps_u128 q = m / count, r = m % count, p = (ps_u128)ps_pow10_i128(k);
-  if (q > (ps_u128)PS_I128_MAX38 / p) return false;
+/* AVG: the exact 192-bit sum / count at scale + k (k <= PS_QUERY_AVG_MIN_SCALE),
+ * rounded half away from zero; false when the average does not fit 38 digits.
+ * The sum itself need not fit: an average that fits is returned (200 values
+ * of 0.5 at scale 38 average 0.5 though they sum to 100). */
+static bool average(const ps_qacc *a, uint32_t k, ps_i128 *out) {
+  const uint64_t count = a->count;
+  uint64_t m[3] = {a->sum0, a->sum1, a->sum2};
+  const bool negative = (m[2] >> 63) != 0;
+  if (negative) { /* the magnitude: fewer than 2^64 values of 128 bits never reach -2^191 */
+    uint64_t carry = 1;
+    for (int i = 0; i < 3; i++) {
+      m[i] = ~m[i] + carry;
+      carry = carry && m[i] == 0;
+    }
+  }
+  ps_u128 r = 0; /* long division of the three words by count */
+  for (int i = 2; i >= 0; i--) {
+    const ps_u128 cur = (r << 64) | m[i];
+    m[i] = (uint64_t)(cur / count);
+    r = cur % count;
+  }
+  const ps_u128 q = ((ps_u128)m[1] << 64) | m[0], p = (ps_u128)ps_pow10_i128(k);
+  if (m[2] != 0 || q > (ps_u128)PS_I128_MAX38 / p) return false;
   ps_u128 frac = r * p; /* r < 2^64, p <= 10^6 */
   ps_u128 d = frac / count, rem = frac % count;
   if (rem >= count - rem) d++; /* 2 * rem >= count, without overflow */
   ps_u128 res = q * p + d;
   if (res > (ps_u128)PS_I128_MAX38) return false;
-  *out = sum < 0 ? -(ps_i128)res : (ps_i128)res;
+  *out = negative ? -(ps_i128)res : (ps_i128)res;
   return true;
 }
 
@@ -207,17 +225,17 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
             *d = null_datum();
             break;
           }
-          if (!sum_of(x, &v)) {
-            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
-                              ps_agg_name(q->kinds[a]), PS_QUERY_MAX_DIGITS);
-            break;
-          }
           if (q->kinds[a] == PS_AGG_SUM) {
+            if (!sum_of(x, &v)) {
+              st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (SUM) does not fit %d digits",
+                                a, PS_QUERY_MAX_DIGITS);
+              break;
+            }
             *d = datum_of(v, q->scales[a]);
             break;
           }
           uint32_t s = q->scales[a] > PS_QUERY_AVG_MIN_SCALE ? q->scales[a] : PS_QUERY_AVG_MIN_SCALE;
-          if (!average(v, x->count, s - q->scales[a], &v)) {
+          if (!average(x, s - q->scales[a], &v)) {
             st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
                               " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
             break;

@@ -751,8 +751,10 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  *    max(v's scale, PS_QUERY_AVG_MIN_SCALE), rounded half away from zero;
  *  - SUM, MIN, MAX and AVG of no values are NULL; COUNT of none is 0.
  * Sums are accumulated exactly in more than 128 bits, so the order of
- * accumulation never matters: only a final sum (or average) that does not fit
- * 38 digits gives PS_ERR_OVERFLOW, on every backend alike.
+ * accumulation never matters. A SUM that does not fit 38 digits, or an AVG
+ * whose average does not fit 38 digits at its scale, gives PS_ERR_OVERFLOW,
+ * on every backend alike; an AVG's sum need not fit (200 values of 0.5 at
+ * scale 38 average 0.5, though their SUM overflows).
  *
  * GROUP BY one or two key columns with small code domains (dictionary columns,
  * FOR columns of any type): one result row per group that has at least one
@@ -866,9 +868,10 @@ typedef struct ps_query_result ps_query_result;
 /** Runs the query over all rows on the context's backend: the WHERE
  *  predicate, the arithmetic and the aggregation in one fused pass over the
  *  packed codes (CASE predicates are evaluated first, into one bitmap each).
- *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value or a final
- *  sum does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code outside its
- *  column's range where it is read; it outranks an overflow), device errors.
+ *  Synchronous. Errors: PS_ERR_OVERFLOW (a selected row's value, a SUM or
+ *  an AVG's average does not fit 38 digits), PS_ERR_CORRUPT_DATA (a code
+ *  outside its column's range where it is read; it outranks an overflow),
+ *  device errors.
  *  The WHERE short-cuts row by row: the right operand of an AND is evaluated
  *  (its columns read) only on rows where the left one is not FALSE, of an OR
  *  only where the left one is not TRUE; values and keys are read on selected

@@ -1193,7 +1193,9 @@ PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 p
  * aggregates' values on rows whose codes are valid (at most the slots' code
  * limits), or -1 if a value, intermediate ones included, can pass +-2^61
  * (doubles with a wide margin: their rounding cannot hide a factor of
- * two). */
+ * two). Anything the analysis cannot bound is -1, never a bound: a constant
+ * outside int64 (its hi word is more than lo's sign, and the 64-bit
+ * evaluation reads lo only) and a program it cannot follow. */
 static inline double ps_q_values_bound(const ps_vprog *p) {
   const double bound = 2305843009213693952.0; /* 2^61 */
   double largest = 0;
@@ -1209,19 +1211,19 @@ static inline double ps_q_values_bound(const ps_vprog *p) {
         l = c->kind == PS_KIND_UNSIGNED ? (double)c->reference : (double)(ps_i64)c->reference;
         h = l + (double)c->code_limit;
       } else if (in->op == PS_VOP_CONST) {
-        if (in->hi != ((ps_i64)in->lo < 0 ? ~(ps_u64)0 : 0)) return 0;
+        if (in->hi != ((ps_i64)in->lo < 0 ? ~(ps_u64)0 : 0)) return -1;
         l = h = (double)(ps_i64)in->lo;
       } else if (in->op == PS_VOP_NULL) {
         l = h = 0;
       } else if (in->op == PS_VOP_SCALE) {
-        if (sp < 1) return 0;
+        if (sp < 1) return -1;
         --sp;
         double f = 1;
         for (ps_u32 k = 0; k < in->arg; ++k) f *= 10;
         l = lo[sp] * f;
         h = hi[sp] * f;
       } else {
-        if (sp < 2) return 0;
+        if (sp < 2) return -1;
         sp -= 2;
         const double al = lo[sp], ah = hi[sp], bl = lo[sp + 1], bh = hi[sp + 1];
         if (in->op == PS_VOP_ADD) {

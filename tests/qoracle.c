@@ -26,7 +26,11 @@ ti128 pow10i(uint32_t k) {
   return p;
 }
 
-ti128 max38(void) { return pow10i(38) - 1; }
+ti128 max38(void) {
+  static ti128 m; /* computed once: the oracle compares with it on every operation */
+  if (!m) m = pow10i(38) - 1;
+  return m;
+}
 
 uint32_t qn_scale(tcol *const *cols, const qnode *q) {
   switch (q->kind) {
@@ -96,6 +100,8 @@ ps_status qn_build(ps_context *ctx, const qnode *q, ps_column *const *h, ps_valu
     case QN_CONST:
       if (q->scale == 0 && q->c >= INT64_MIN && q->c <= INT64_MAX && (q->c & 1))
         return ps_value_literal(ctx, ps_lit_int((int64_t)q->c), out);
+      if (q->scale == 0 && q->c > INT64_MAX && q->c <= UINT64_MAX && !(q->c & 2))
+        return ps_value_literal(ctx, ps_lit_uint((uint64_t)q->c), out);
       if (q->c & 2) return ps_value_literal(ctx, ps_lit_decimal128((uint64_t)q->c, (int64_t)(q->c >> 64), q->scale), out);
       return ps_value_decimal(ctx, (uint64_t)q->c, (int64_t)(q->c >> 64), q->scale, out);
     case QN_NULL: return ps_value_null(ctx, out);
@@ -118,9 +124,15 @@ ps_status qn_build(ps_context *ctx, const qnode *q, ps_column *const *h, ps_valu
 void qn_print(FILE *f, const qnode *q, tcol *const *cols) {
   switch (q->kind) {
     case QN_COL: fprintf(f, "%s", cols[q->col]->name); break;
-    case QN_CONST:
-      fprintf(f, "%lld/10^%u", (long long)q->c, q->scale); /* tests keep constants within 64 bits */
+    case QN_CONST: {
+      char digits[48], *d = digits + sizeof digits;
+      tu128 m = q->c < 0 ? -(tu128)q->c : (tu128)q->c;
+      *--d = '\0';
+      do *--d = (char)('0' + (int)(m % 10));
+      while (m /= 10);
+      fprintf(f, "%s%s/10^%u", q->c < 0 ? "-" : "", d, q->scale);
       break;
+    }
     case QN_NULL: fprintf(f, "NULL"); break;
     case QN_ARITH:
       fprintf(f, "(");
@@ -193,15 +205,16 @@ ps_datum onull(void) {
   return d;
 }
 
-/* AVG: sum / count at scale + k, half away from zero; 0 when it does not fit. */
-static int oavg(ti128 sum, uint64_t count, uint32_t k, ti128 *out) {
-  int neg = sum < 0;
-  tu128 m = neg ? -(tu128)sum : (tu128)sum, p = (tu128)pow10i(k);
-  tu128 whole = m / count * p, part = (m % count) * p;
-  tu128 q = part / count;
-  if ((part % count) * 2 >= count) q++;
-  if (m / count > (tu128)max38() / p || whole + q > (tu128)max38()) return 0;
-  *out = neg ? -(ti128)(whole + q) : (ti128)(whole + q);
+/* AVG at scale + k, half away from zero, of a sum given as count * whole +
+ * part (whole and part of one sign, |part| < count); 0 when it does not fit. */
+static int oavg(ti128 whole, ti128 part, uint64_t count, uint32_t k, ti128 *out) {
+  int neg = whole < 0 || part < 0;
+  tu128 w = neg ? -(tu128)whole : (tu128)whole, r = neg ? -(tu128)part : (tu128)part, p = (tu128)pow10i(k);
+  if (w > (tu128)max38() / p) return 0;
+  tu128 frac = r * p, q = frac / count;
+  if ((frac % count) * 2 >= count) q++;
+  if (w * p + q > (tu128)max38()) return 0;
+  *out = neg ? -(ti128)(w * p + q) : (ti128)(w * p + q);
   return 1;
 }
 
@@ -232,6 +245,7 @@ void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) 
   qsort(rows, m, sizeof *rows, rows_cmp);
   res->keys = th_calloc(m + 1, sizeof(ps_datum) * 2);
   res->values = th_calloc(m + 1, sizeof(ps_datum) * PS_QUERY_MAX_AGGS);
+  oval *vals = th_calloc(m + 1, sizeof *vals); /* one aggregate's values in a group, evaluated once */
   for (uint64_t i = 0; i < m || (i == 0 && q->n_keys == 0);) {
     uint64_t j = i;
     while (j < m && (j == i || (q->n_keys && !(key_cmp(rows[i], rows[j], 0) || (q->n_keys > 1 && key_cmp(rows[i], rows[j], 1))))))
@@ -258,17 +272,35 @@ void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) 
       ps_datum *d = &res->values[g * PS_QUERY_MAX_AGGS + a];
       uint32_t s = q->vals[a] ? qn_scale(cols, q->vals[a]) : 0;
       uint64_t count = 0;
-      ti128 sum = 0, mn = 0, mx = 0;
-      int sum_ok = 1;
+      ti128 mn = 0, mx = 0;
       for (uint64_t x = i; x < j; x++) {
         oval v = {0, 0, 0};
         if (q->vals[a]) v = qn_eval(cols, q->vals[a], rows[x]);
+        vals[x - i] = v;
         if (v.null || v.ovf) continue;
         if (!count || v.v < mn) mn = v.v;
         if (!count || v.v > mx) mx = v.v;
         count++;
-        sum_ok &= !__builtin_add_overflow(sum, v.v, &sum); /* tests keep sums within 128 bits */
       }
+      /* The sum as count * whole + part, so that no partial sum leaves 128
+       * bits whatever it adds up to: whole sums the values' quotients by
+       * count (at most the largest |value|), part their remainders (below
+       * count^2). */
+      ti128 whole = 0, part = 0;
+      for (uint64_t x = i; count && x < j; x++) {
+        const oval v = vals[x - i];
+        if (v.null || v.ovf) continue;
+        whole += v.v / (ti128)count;
+        part += v.v % (ti128)count;
+      }
+      if (count) {
+        whole += part / (ti128)count;
+        part %= (ti128)count;
+        if (whole > 0 && part < 0) whole--, part += (ti128)count;
+        if (whole < 0 && part > 0) whole++, part -= (ti128)count;
+      }
+      ti128 sum = 0;
+      int sum_ok = !__builtin_mul_overflow(whole, (ti128)count, &sum) && !__builtin_add_overflow(sum, part, &sum);
       switch (q->kinds[a]) {
         case PS_AGG_COUNT_STAR:
         case PS_AGG_COUNT: *d = odatum(count, 0); break;
@@ -279,17 +311,18 @@ void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) 
             *d = onull();
             break;
           }
-          if (!sum_ok || sum > max38() || sum < -max38()) {
-            if (res->status == PS_OK) res->status = PS_ERR_OVERFLOW;
-            break;
-          }
           if (q->kinds[a] == PS_AGG_SUM) {
+            if (!sum_ok || sum > max38() || sum < -max38()) {
+              if (res->status == PS_OK) res->status = PS_ERR_OVERFLOW;
+              break;
+            }
             *d = odatum(sum, s);
             break;
           }
+          /* AVG: only the average must fit 38 digits, not the sum */
           uint32_t sa = s > PS_QUERY_AVG_MIN_SCALE ? s : PS_QUERY_AVG_MIN_SCALE;
           ti128 avg;
-          if (!oavg(sum, count, sa - s, &avg)) {
+          if (!oavg(whole, part, count, sa - s, &avg)) {
             if (res->status == PS_OK) res->status = PS_ERR_OVERFLOW;
             break;
           }
@@ -300,6 +333,7 @@ void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) 
     i = j;
     if (!q->n_keys) break;
   }
+  free(vals);
   free(rows);
 }
 

@@ -14,7 +14,9 @@
  *    zero, NULL groups last, unsorted dictionary keys in string order, too
  *    many groups (PS_ERR_LIMIT), corrupt codes, validation errors,
  *    sums whose 64-bit words wrap (grouped and not, and beyond 64-bit
- *    values), and ps_datum_format;
+ *    values), constants outside int64 and their products (at 1 row, 33
+ *    rows specialized and 2^20 + 33 rows), an AVG whose sum passes 38 digits
+ *    but whose average does not, and ps_datum_format;
  *  - the same through kernels specialized for each query (internal option
  *    query_specialize=1): wide sums and random queries.
  */
@@ -25,6 +27,9 @@
 #include "qoracle.h"
 
 #define NCTX 3
+/* Chunks of this many rows and more take a kernel specialized for the query
+ * by default (core/query_spec.h, PS_QUERY_SPEC_MIN_ROWS). */
+#define SPEC_MIN_ROWS ((uint64_t)1 << 20)
 static const uint64_t chunk_rows[NCTX] = {0, 64, 96};
 
 /* ---- running and comparing ----------------------------------------------------- */
@@ -791,6 +796,213 @@ static void wide_sums(ps_context *ctx, th_rng *r) {
   tr_clear(&tr);
 }
 
+/* Constants outside int64 (2^63 as ps_lit_uint, 2^64 - 1, 10^38 - 1 and
+ * -(2^63) - 1 as decimal128 literals, 2^64 and -(10^38 - 1) through
+ * ps_value_decimal) times a column of ones, and products of them that do or do
+ * not fit 38 digits: a device must evaluate them in 128 bits, never in its
+ * 64-bit arithmetic (which reads a constant's low word only), and give the
+ * oracle's results, or PS_ERR_OVERFLOW. At 1 row (the generic kernel) and on
+ * a context that specializes every query; ungrouped and grouped by a small
+ * key (a device's GROUP BY table in work-group memory is for values proven to
+ * fit 64 bits). wide_constants_spec_size runs them at the size that takes a
+ * specialized kernel by default. */
+static void wide_constants(ps_context *ctx, uint64_t n) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  uint64_t *zeros = calloc(n, sizeof *zeros), *keys = malloc(n * sizeof *keys);
+  CHECK(zeros && keys);
+  if (!zeros || !keys) {
+    free(zeros);
+    free(keys);
+    tr_clear(&tr);
+    return;
+  }
+  for (uint64_t r = 0; r < n; r++) keys[r] = r % 3;
+  const int x = tr_add(&tr, int_col(PS_TYPE_INT64, n, 1, 1, zeros, NULL)); /* every row 1 */
+  const int k = tr_add(&tr, int_col(PS_TYPE_UINT8, n, 2, 0, keys, NULL));
+  free(zeros);
+  free(keys);
+  CHECK(x >= 0 && k >= 0);
+  const ti128 two63 = (ti128)1 << 63, two64 = (ti128)1 << 64;
+  /* qn_build: 2^63 through ps_lit_uint, 2^64 - 1, 10^38 - 1 and -(2^63) - 1
+   * through ps_lit_decimal128, 2^64 and -(10^38 - 1) through ps_value_decimal */
+  static const char *const names[] = {"2^63", "2^64 - 1",     "10^38 - 1",  "-(2^63) - 1",
+                                      "2^64", "-(10^38 - 1)", "2^63 / 10^2"};
+  const ti128 consts[] = {two63, two64 - 1, max38(), -two63 - 1, two64, -max38(), two63};
+  const uint32_t scales[] = {0, 0, 0, 0, 0, 0, 2};
+  for (size_t i = 0; i < sizeof consts / sizeof consts[0]; i++) {
+    for (int grouped = 0; grouped < 2; grouped++) {
+      oquery q;
+      memset(&q, 0, sizeof q);
+      q.n_keys = grouped;
+      q.keys[0] = k;
+      /* x * c; c * x; x * c + x (x rescaled where c has a scale), or - x at
+       * 10^38 - 1; CASE WHEN x > 0 THEN c END: SUM where n values sum to 38
+       * digits, else MIN; MAX; AVG where c fits at AVG's scale, else MAX */
+      const ti128 mag = consts[i] < 0 ? -consts[i] : consts[i];
+      const int sum = mag <= max38() / (ti128)n, avg = mag <= max38() / pow10i(scales[i] < 6 ? 6 - scales[i] : 0);
+      q.n_aggs = 4;
+      q.kinds[0] = sum ? PS_AGG_SUM : PS_AGG_MIN;
+      q.vals[0] = arith_node(PS_MUL, col_node(x), const_node(consts[i], scales[i]));
+      q.kinds[1] = PS_AGG_MAX;
+      q.vals[1] = arith_node(PS_MUL, const_node(consts[i], scales[i]), col_node(x));
+      q.kinds[2] = sum ? PS_AGG_SUM : PS_AGG_MIN;
+      q.vals[2] =
+          consts[i] < max38()
+              ? arith_node(PS_ADD, arith_node(PS_MUL, col_node(x), const_node(consts[i], scales[i])), col_node(x))
+              : arith_node(PS_SUB, arith_node(PS_MUL, col_node(x), const_node(consts[i], scales[i])), col_node(x));
+      q.kinds[3] = avg ? PS_AGG_AVG : PS_AGG_MAX;
+      q.vals[3] = qn_new(QN_CASE);
+      q.vals[3]->when = on_cmp(x, PS_GT, ps_lit_int(0));
+      q.vals[3]->a = const_node(consts[i], scales[i]);
+      th_case("wide constant %s, %llu rows%s", names[i], (unsigned long long)n, grouped ? ", grouped" : "");
+      check_query(&tr, ctx, tr.h, n, &q, names[i]);
+      oq_free(&q);
+    }
+  }
+  /* products: (x * a) * b */
+  static const struct {
+    const char *name;
+    int a, b; /* 0: 2^63, 1: 2^64 - 1, 2: 2^64, 3: 10^38 - 1, 4: -(2^63) - 1 */
+    int add;  /* 1: (x * a) + b instead */
+  } prods[] = {
+      {"2^64 * 2^64 (overflow)", 2, 2, 0},        {"2^63 * 2^63 = 2^126", 0, 0, 0},
+      {"(2^64 - 1)^2 (overflow)", 1, 1, 0},       {"(-(2^63) - 1) * 2^63", 4, 0, 0},
+      {"(10^38 - 1) + 2^63 (overflow)", 3, 0, 1}, {"(10^38 - 1) * (-(2^63) - 1) (overflow)", 3, 4, 0},
+  };
+  const ti128 factors[] = {two63, two64 - 1, two64, max38(), -two63 - 1};
+  for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) {
+    oquery q;
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_MAX;
+    q.vals[0] =
+        arith_node(prods[i].add ? PS_ADD : PS_MUL, arith_node(PS_MUL, col_node(x), const_node(factors[prods[i].a], 0)),
+                   const_node(factors[prods[i].b], 0));
+    q.kinds[1] = PS_AGG_MIN;
+    q.vals[1] = arith_node(PS_MUL, const_node(factors[prods[i].a], 0), const_node(factors[prods[i].b], 0));
+    if (prods[i].add) {
+      qn_free(q.vals[1]);
+      q.vals[1] = arith_node(PS_ADD, const_node(factors[prods[i].a], 0), const_node(factors[prods[i].b], 0));
+    }
+    th_case("wide product %s, %llu rows", prods[i].name, (unsigned long long)n);
+    check_query(&tr, ctx, tr.h, n, &q, prods[i].name);
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
+
+/* wide_constants at SPEC_MIN_ROWS + 33 rows (a kernel specialized for the
+ * query by default, its rows spread over many work-items), in two queries
+ * (the oracle is slow at this size): the constants' values that fit in one,
+ * a product that overflows in the other. */
+static void wide_constants_spec_size(ps_context *ctx) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  const uint64_t n = SPEC_MIN_ROWS + 33;
+  uint64_t *zeros = calloc(n, sizeof *zeros);
+  CHECK(zeros != NULL);
+  if (!zeros) {
+    tr_clear(&tr);
+    return;
+  }
+  const int x = tr_add(&tr, int_col(PS_TYPE_INT64, n, 1, 1, zeros, NULL)); /* every row 1 */
+  free(zeros);
+  CHECK(x >= 0);
+  const ti128 two63 = (ti128)1 << 63, two64 = (ti128)1 << 64;
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.kinds[q.n_aggs] = PS_AGG_MAX;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, col_node(x), const_node(two63, 0));
+  q.kinds[q.n_aggs] = PS_AGG_SUM;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, col_node(x), const_node(two64 - 1, 0));
+  q.kinds[q.n_aggs] = PS_AGG_MAX;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, col_node(x), const_node(max38(), 0));
+  q.kinds[q.n_aggs] = PS_AGG_MIN;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, col_node(x), const_node(-two63 - 1, 0));
+  q.kinds[q.n_aggs] = PS_AGG_SUM;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, col_node(x), const_node(-two64, 0));
+  q.kinds[q.n_aggs] = PS_AGG_AVG;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, col_node(x), const_node(-max38(), 38));
+  q.kinds[q.n_aggs] = PS_AGG_MAX;
+  q.vals[q.n_aggs++] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), const_node(two63, 0)), const_node(two63, 0));
+  th_case("wide constants, %llu rows", (unsigned long long)n);
+  check_query(&tr, ctx, tr.h, n, &q, "wide constants");
+  oq_free(&q);
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 1;
+  q.kinds[0] = PS_AGG_SUM;
+  q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), const_node(two64, 0)), const_node(two64, 0));
+  th_case("wide product 2^64 * 2^64 (overflow), %llu rows", (unsigned long long)n);
+  check_query(&tr, ctx, tr.h, n, &q, "wide product 2^64 * 2^64");
+  oq_free(&q);
+  tr_clear(&tr);
+}
+
+/* AVG needs only the average to fit 38 digits, not the sum (which is exact
+ * in 192 bits): 200 values of 0.5 at scale 38 average 0.5 though they sum to
+ * 100 (SUM of them is PS_ERR_OVERFLOW); 200 values of -(10^38 - 1) average
+ * -(10^38 - 1) at scale 0, but not at AVG's scale 6; grouped too. */
+static void avg_wide_sum(ps_context *ctx) {
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  enum { N = 200 };
+  uint64_t zeros[N] = {0}, keys[N];
+  for (int i = 0; i < N; i++) keys[i] = (uint64_t)i % 2;
+  const int x = tr_add(&tr, int_col(PS_TYPE_INT64, N, 1, 1, zeros, NULL)); /* every row 1 */
+  const int k = tr_add(&tr, int_col(PS_TYPE_UINT8, N, 1, 0, keys, NULL));
+  CHECK(x >= 0 && k >= 0);
+  const ti128 half38 = 5 * pow10i(37); /* 0.5 at scale 38 */
+  for (int grouped = 0; grouped < 2; grouped++) {
+    oquery q;
+    memset(&q, 0, sizeof q);
+    q.n_keys = grouped;
+    q.keys[0] = k;
+    q.n_aggs = 3;
+    q.kinds[0] = PS_AGG_AVG;
+    q.vals[0] = arith_node(PS_MUL, col_node(x), const_node(half38, 38));
+    q.kinds[1] = PS_AGG_AVG;
+    q.vals[1] = arith_node(PS_MUL, col_node(x), const_node(-half38 - 1, 38));
+    q.kinds[2] = PS_AGG_COUNT_STAR;
+    th_case("avg of a sum past 38 digits%s", grouped ? ", grouped" : "");
+    if (check_query(&tr, ctx, tr.h, N, &q, "avg of a sum past 38 digits")) {
+      ps_query_result *res = NULL;
+      if (CHECK_OK(ctx, run_query(ctx, tr.h, N, &q, &res))) {
+        ps_datum d;
+        char text[PS_DATUM_TEXT_SIZE];
+        CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &d));
+        CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text));
+        CHECKF(!strcmp(text, "0.50000000000000000000000000000000000000"), "AVG = %s", text);
+        CHECK_OK(NULL, ps_query_result_value(res, 0, 1, &d));
+        CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text));
+        CHECKF(!strcmp(text, "-0.50000000000000000000000000000000000001"), "AVG = %s", text);
+      }
+      ps_query_result_destroy(res);
+    }
+    /* SUM of the same overflows */
+    q.kinds[0] = PS_AGG_SUM;
+    ps_query_result *none = NULL;
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &none), PS_ERR_OVERFLOW);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "sum of aggregate 0"));
+    check_query(&tr, ctx, tr.h, N, &q, "sum past 38 digits");
+    /* -(10^38 - 1) at scale 0: the average fits, at AVG's scale 6 it does not */
+    q.kinds[0] = PS_AGG_AVG;
+    qn_free(q.vals[0]);
+    q.vals[0] = arith_node(PS_MUL, col_node(x), const_node(-max38(), 0));
+    q.n_aggs = 1;
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &none), PS_ERR_OVERFLOW);
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "average of aggregate 0 at scale 6"));
+    check_query(&tr, ctx, tr.h, N, &q, "avg past 38 digits at scale 6");
+    /* ... and 10^32 - 1 at scale 0 averages 10^32 - 1 at scale 6, exactly */
+    qn_free(q.vals[0]);
+    q.vals[0] = arith_node(PS_MUL, col_node(x), const_node(pow10i(32) - 1, 0));
+    check_query(&tr, ctx, tr.h, N, &q, "avg of 10^32 - 1");
+    ps_query_result_destroy(none);
+    oq_free(&q);
+  }
+  tr_clear(&tr);
+}
+
 static void format_cases(void) {
   struct {
     ti128 v;
@@ -828,6 +1040,9 @@ int main(int argc, char **argv) {
     key_order(ctx, &th.rng);
     empty_dictionary_key(ctx);
     wide_sums(ctx, &th.rng);
+    wide_constants(ctx, 1);
+    if (c == 0) wide_constants_spec_size(ctx);
+    avg_wide_sum(ctx);
     static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
     for (unsigned t = 0; t < th_reps(6 * th.scale); t++)
@@ -841,6 +1056,7 @@ int main(int argc, char **argv) {
   th_test_options("query_specialize=1");
   ps_context *spec = th_context(0);
   wide_sums(spec, &th.rng);
+  wide_constants(spec, 33);
   register_groups(spec, &th.rng);
   static const uint64_t spec_sizes[] = {33, 5000};
   for (size_t i = 0; i < sizeof spec_sizes / sizeof spec_sizes[0]; i++)
