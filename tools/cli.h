@@ -7,6 +7,8 @@
 
 #include "output.h"
 
+/* The whole command: argv[1] names the subcommand. */
+int cli_main(int argc, char **argv);
 int cmd_encode(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -355,9 +355,7 @@ static int get_cell(const select_plan *p, const ps_query_result *r, uint64_t g, 
   return 0;
 }
 
-/* The column's title: its alias, else the item's text with runs of white
- * space made one space. */
-static void title(const select_plan *p, size_t i, tbuf *o) {
+void select_item_title(const select_plan *p, size_t i, tbuf *o) {
   const sel_item *it = &p->stmt.items[i];
   if (it->alias) {
     tbuf_append(o, it->alias, it->alias_len);
@@ -385,7 +383,7 @@ int select_write(const select_plan *p, const ps_query_result *r, out_format fmt,
   memset(titles, 0, sizeof titles);
   int rc = 0;
   for (size_t i = 0; i < nc; i++) {
-    title(p, i, &titles[i]);
+    select_item_title(p, i, &titles[i]);
     if (tbuf_putc(&titles[i], 0)) rc = set_err(err, errsz, "out of memory");
     names[i] = (const char *)titles[i].p;
   }

@@ -51,6 +51,10 @@ void select_plan_free(select_plan *p);
 /* Runs the prepared query. 0 ok (*out to free with ps_query_result_destroy). */
 int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t errsz);
 
+/* Item i's column title: its alias, else the item's text with runs of white
+ * space made one space (appended to o). */
+void select_item_title(const select_plan *p, size_t i, tbuf *o);
+
 /* Writes the result through the output module (output.h): a header (each
  * item's alias, else its text) unless header is 0, then one row per group.
  * Numbers are exact; dates are yyyy-mm-dd; strings are the dictionary's. */

@@ -20,7 +20,7 @@ objects that speak the same interface (``pyarrow.table(r)``,
 
 Evaluation runs inside the C library with the GIL released (ctypes drops it
 around every call), on the backend picked by name ("reference", "opencl",
-"cuda", or "auto").
+"cuda", or "auto": the ``packscan`` command's choice, see auto_backend).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import numpy as np
 from . import _lib
 from ._lib import ArrowArray, ArrowSchema
 
-__all__ = ["PackscanError", "Context", "Table", "Column", "Predicate", "Result", "ArrowData", "backends",
-           "version", "encode", "read_table"]
+__all__ = ["PackscanError", "Context", "Table", "Column", "Predicate", "Result", "ArrowData", "Frame", "backends",
+           "auto_backend", "version", "encode", "read_table"]
 
 
 class PackscanError(Exception):
@@ -64,13 +64,16 @@ def backends() -> List[str]:
 
 class Context:
     """A packscan context on one backend and device. Tables made on it must be
-    used with it; a context is used by one thread at a time."""
+    used with it; a context is used by one thread at a time. ``backend``:
+    "reference", "opencl", "cuda" or "auto" (see auto_backend)."""
 
     def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0,
                  kernel_cache_dir: Optional[str] = None) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
-        opts.backend = backend.encode()
+        # "auto" as the command means it (auto_backend), not the C library's
+        # first backend that starts, which would pick PoCL on a CPU.
+        opts.backend = (auto_backend() if backend == "auto" else backend).encode()
         opts.max_chunk_rows = max_chunk_rows
         if kernel_cache_dir is not None:  # the library copies the path
             opts.kernel_cache_dir = kernel_cache_dir.encode()
@@ -122,10 +125,45 @@ class Context:
 _default_contexts: Dict[str, Context] = {}
 
 
-def _context_for(context: Optional[Context], backend: Optional[str]) -> Context:
+_auto_device: Optional[str] = None  # what "auto" picks for a large table here, probed once
+
+
+def auto_backend(rows: Optional[int] = None) -> str:
+    """The backend "auto" means for a table of ``rows`` rows, as in the
+    ``packscan`` command: "reference" below 2**22 rows (starting a device costs
+    more than the scan), else "cuda", else "opencl" on a device that is not a
+    CPU, else "reference". A CPU OpenCL device (PoCL) is used only when asked
+    for by name. ``rows=None``: the choice for a large table."""
+    global _auto_device
+    if rows is not None and rows < _lib.ps_py_auto_device_rows():
+        return "reference"
+    if _auto_device is None:
+        name, why, err = (ctypes.create_string_buffer(64), ctypes.create_string_buffer(1024),
+                          ctypes.create_string_buffer(1024))
+        if _lib.ps_py_auto_backend(_lib.ps_py_auto_device_rows(), name, len(name), why, len(why), err, len(err)):
+            raise PackscanError("PS_ERR_NO_DEVICE", err.value.decode(errors="replace"))
+        _auto_device = name.value.decode()
+    return _auto_device
+
+
+def _rows_of(data: Any) -> Optional[int]:
+    """The row count of data when it tells it without being read, else None."""
+    for attr in ("num_rows", "height"):
+        n = getattr(data, attr, None)
+        if isinstance(n, int):
+            return n
+    try:
+        return len(data)
+    except Exception:
+        return None
+
+
+def _context_for(context: Optional[Context], backend: Optional[str], rows: Optional[int] = None) -> Context:
     if context is not None:
         return context
     name = backend or "auto"
+    if name == "auto":
+        name = auto_backend(rows)
     if name not in _default_contexts:
         _default_contexts[name] = Context(name)
     return _default_contexts[name]
@@ -144,9 +182,34 @@ def _buffer(ptr: Optional[int], nbytes: int) -> np.ndarray:
     return np.frombuffer((ctypes.c_char * nbytes).from_address(ptr), dtype=np.uint8).copy()
 
 
-def _array_to_numpy(s: ArrowSchema, a: ArrowArray) -> Any:
+_DECIMAL_MODES = ("object", "int", "float")
+
+
+def _decimals_to_numpy(buf: np.ndarray, scale: int, decimals: str) -> Any:
+    """decimal128 values (16 bytes each, little-endian two's complement) as
+    numpy: "object" exact decimal.Decimal values, "int" the unscaled integers
+    (int64 when every value fits, else Python ints in an object array),
+    "float" the nearest float64 of each."""
+    lo = buf[:, 0].astype(np.uint64)
+    hi = buf[:, 1]
+    if decimals == "float" or decimals == "int":
+        # hi is the sign extension of lo exactly where the value fits int64.
+        fits = hi == (lo.view(np.int64) >> 63)
+        if decimals == "float" and bool(fits.all()):
+            return lo.view(np.int64) / (10.0 ** scale)
+        if decimals == "int" and bool(fits.all()):
+            return lo.view(np.int64).copy()
+    ints = [(int(h) << 64) | int(l) for h, l in zip(hi.tolist(), lo.tolist())]
+    if decimals == "int":
+        return np.array(ints, dtype=object)
+    if decimals == "float":
+        return np.array([float(decimal.Decimal(v).scaleb(-scale)) for v in ints], dtype=np.float64)
+    return np.array([decimal.Decimal(v).scaleb(-scale) for v in ints], dtype=object)
+
+
+def _array_to_numpy(s: ArrowSchema, a: ArrowArray, decimals: str = "object") -> Any:
     """A copy of an exported array as numpy (strings: object arrays; decimals:
-    the unscaled int64 values are divided into float64; nulls: a masked array)."""
+    as _decimals_to_numpy; nulls: a masked array)."""
     fmt = s.format.decode()
     n, off = a.length, a.offset
     valid = None
@@ -161,11 +224,11 @@ def _array_to_numpy(s: ArrowSchema, a: ArrowArray) -> Any:
         out = _buffer(a.buffers[1], (off + n) * dt.itemsize).view(dt)[off:]
     elif fmt.startswith("d:"):
         scale = int(fmt[2:].split(",")[1])
-        raw = _buffer(a.buffers[1], (off + n) * 16).view(np.int64).reshape(-1, 2)[off:, 0]
-        out = raw / (10.0 ** scale)
+        raw = _buffer(a.buffers[1], (off + n) * 16).view(np.int64).reshape(-1, 2)[off:]
+        out = _decimals_to_numpy(raw, scale, decimals)
     elif fmt in ("u", "U") or s.dictionary:
         if s.dictionary:
-            d = _array_to_numpy(s.dictionary.contents, a.dictionary.contents)
+            d = _array_to_numpy(s.dictionary.contents, a.dictionary.contents, decimals)
             idx = _buffer(a.buffers[1], (off + n) * 4).view(np.int32)[off:]
             out = np.array([d[k] if valid is None or valid[j] else "" for j, k in enumerate(idx)], dtype=object)
         else:
@@ -224,16 +287,22 @@ class ArrowData:
             raise MemoryError("making an Arrow stream")
         return _lib.capsule(stp, _lib.STREAM_NAME)
 
-    def to_numpy(self) -> Any:
-        """A numpy copy: an array, or for a record batch a dict of column name to array."""
+    def to_numpy(self, *, decimals: str = "object") -> Any:
+        """A numpy copy: an array, or for a record batch a dict of column name to
+        array. Nulls make a masked array. Decimal columns are exact by default:
+        ``decimals="object"`` gives decimal.Decimal values, ``"int"`` the
+        unscaled integers (value * 10**scale; int64, or Python ints where a
+        value does not fit), ``"float"`` the nearest float64 (inexact)."""
+        if decimals not in _DECIMAL_MODES:
+            raise ValueError(f"decimals must be one of {', '.join(map(repr, _DECIMAL_MODES))}, not {decimals!r}")
         sp, ap = self._export()
         try:
             s, a = ArrowSchema.from_address(sp), ArrowArray.from_address(ap)
             if s.format == b"+s":
                 return {s.children[i].contents.name.decode(): _array_to_numpy(s.children[i].contents,
-                                                                              a.children[i].contents)
+                                                                              a.children[i].contents, decimals)
                         for i in range(s.n_children)}
-            return _array_to_numpy(s, a)
+            return _array_to_numpy(s, a, decimals)
         finally:
             _lib.release_schema(sp)
             _lib.release_array(ap)
@@ -242,6 +311,123 @@ class ArrowData:
 
     def __repr__(self) -> str:
         return f"<packscan.ArrowData {self.kind}>"
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise ImportError("this needs pyarrow (pip install pyarrow)") from None
+    return pyarrow
+
+
+class _TableOps:
+    """Table operations of a result that is a record batch (a Frame, a
+    Result): through the Arrow PyCapsule stream, so every consumer reads it as
+    a table (``pyarrow.table(r)``, ``polars.DataFrame(r)``, DuckDB's
+    ``FROM r``); select / head / sort / to_pandas go through pyarrow."""
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        raise NotImplementedError
+
+    def to_pyarrow(self) -> Any:
+        """A pyarrow.Table."""
+        return _pyarrow().table(self)
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame (decimals as decimal.Decimal objects, as pyarrow
+        converts them)."""
+        return self.to_pyarrow().to_pandas()
+
+    def to_polars(self) -> Any:
+        """A polars DataFrame (``polars.from_arrow`` reads any object other than
+        pyarrow's as a Series; ``polars.DataFrame(r)`` is this)."""
+        import polars
+        return polars.DataFrame(self)
+
+    def select(self, *columns: str) -> "Frame":
+        """The named columns, in that order."""
+        cols = list(columns[0]) if len(columns) == 1 and not isinstance(columns[0], str) else list(columns)
+        t = self.to_pyarrow()
+        missing = [c for c in cols if c not in t.column_names]
+        if missing:
+            raise KeyError(f"no column {missing[0]!r} (columns: {', '.join(t.column_names)})")
+        return Frame(t.select(cols))
+
+    def head(self, n: int = 5) -> "Frame":
+        """The first n rows."""
+        return Frame(self.to_pyarrow().slice(0, max(0, n)))
+
+    def sort(self, by: Union[str, Sequence[str]], descending: Union[bool, Sequence[bool]] = False) -> "Frame":
+        """Rows ordered by the columns ``by`` (nulls last), each ascending unless
+        ``descending`` (one flag, or one per column) says otherwise."""
+        keys = [by] if isinstance(by, str) else list(by)
+        desc = [descending] * len(keys) if isinstance(descending, bool) else list(descending)
+        if len(desc) != len(keys):
+            raise ValueError("descending needs one flag per sort column")
+        t = self.to_pyarrow()
+        return Frame(t.sort_by([(k, "descending" if d else "ascending") for k, d in zip(keys, desc)]))
+
+
+class Frame(_TableOps, ArrowData):
+    """A table-shaped result held in memory: what ``Table.sql`` returns and
+    what ``select``, ``head`` and ``sort`` give. Speaks the Arrow PyCapsule
+    interface as a table (``__arrow_c_stream__``: one record batch) and as
+    that batch (``__arrow_c_array__``); ``to_numpy()``, ``to_pandas()``,
+    ``to_pyarrow()``, ``to_polars()``; ``columns``, ``len()``."""
+
+    def __init__(self, data: Any) -> None:
+        if isinstance(data, int):  # a ps_py_hold holder: the batch is kept in C
+            self._holder: Optional[int] = data
+            produce = self._produce_held
+        else:  # a pyarrow.Table
+            self._holder = None
+            batch = data.combine_chunks().to_batches()
+            self._batch = batch[0] if batch else _pyarrow().RecordBatch.from_pylist([], schema=data.schema)
+            produce = self._produce_pyarrow
+        super().__init__(produce, None, "record batch")
+
+    def _produce_held(self, sp: int, ap: int) -> None:
+        if _lib.ps_py_held_export(self._holder, sp, ap) != 0:
+            raise MemoryError("exporting a result")
+
+    def _produce_pyarrow(self, sp: int, ap: int) -> None:
+        self._batch._export_to_c(ap, sp)
+
+    def _schema(self) -> Tuple[List[str], int]:
+        sp, ap = self._export()
+        try:
+            s = ArrowSchema.from_address(sp)
+            names = [s.children[i].contents.name.decode() for i in range(s.n_children)]
+            return names, ArrowArray.from_address(ap).length
+        finally:
+            _lib.release_schema(sp)
+            _lib.release_array(ap)
+            _lib.free_struct(sp)
+            _lib.free_struct(ap)
+
+    @property
+    def columns(self) -> List[str]:
+        """The column names."""
+        return self._schema()[0]
+
+    def __len__(self) -> int:
+        return self._schema()[1]
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return ArrowData.__arrow_c_stream__(self, requested_schema)
+
+    def __del__(self) -> None:
+        if getattr(self, "_holder", None):
+            _lib.ps_py_unhold(self._holder)
+            self._holder = None
+
+    def __repr__(self) -> str:
+        try:
+            names, n = self._schema()
+        except Exception:
+            return "<packscan.Frame>"
+        return f"<packscan.Frame {n} rows: {', '.join(names)}>"
 
 
 # ---- predicates -----------------------------------------------------------------------
@@ -508,7 +694,7 @@ class Table:
 
     def __init__(self, data: Any, *, context: Optional[Context] = None, backend: Optional[str] = None,
                  nan_as_null: bool = False, float_scale: Optional[int] = None) -> None:
-        self.context = _context_for(context, backend)
+        self.context = _context_for(context, backend, _rows_of(data))
         opts = _lib.ImportOptions()
         _lib.ps_arrow_import_options_init(byref(opts))
         opts.nan_as_null = int(nan_as_null)
@@ -628,6 +814,41 @@ class Table:
 
         return ArrowData(produce, self, "aggregates")
 
+    def sql(self, statement: str) -> Frame:
+        """Runs a SELECT statement of ``packscan query`` on this table (the same
+        parser, binder and fused query; tools/README.md): aggregates
+        (COUNT(*), COUNT, SUM, MIN, MAX, AVG) of exact arithmetic (+ - *, CASE)
+        over the rows where WHERE is TRUE, GROUP BY one or two columns (one row
+        per group, in ascending key order, NULL keys last). FROM's name is
+        ignored. The result is a Frame: GROUP BY keys and MIN / MAX of a column
+        keep the column's type; COUNT is int64; SUM, AVG and arithmetic are
+        decimal128(38, scale), exact (float64 where they read a float column).
+        Columns are named by their alias, else their text. A statement that
+        does not parse or bind raises PackscanError with the position
+        ("error at column N: ..." and a caret under it)."""
+        src = statement.encode()
+        err = ctypes.create_string_buffer(4096)
+        sp = _lib.alloc_struct(ArrowSchema)
+        ap = _lib.alloc_struct(ArrowArray)
+        try:
+            if _lib.ps_py_select(self.context.handle, self._handle(), src, len(src), sp, ap, err, len(err)) != 0:
+                msg = err.value.decode(errors="replace")
+                status = msg.split(":", 1)[0] if msg.startswith("PS_ERR_") else "PS_ERR_INVALID_ARGUMENT"
+                raise PackscanError(status, msg)
+            holder = _lib.ps_py_hold(sp, ap)
+            if not holder:
+                _lib.release_schema(sp)
+                _lib.release_array(ap)
+                raise MemoryError("keeping a SELECT result")
+        finally:
+            _lib.free_struct(sp)
+            _lib.free_struct(ap)
+        return Frame(holder)
+
+    def query(self, statement: str) -> Frame:
+        """Same as sql()."""
+        return self.sql(statement)
+
     def save(self, path: str) -> None:
         """Writes the table as the command line's table file (docs/table-format.md),
         from its compressed columns as they are: ``packscan query PATH "..."``
@@ -696,10 +917,12 @@ def encode(data: Any, **kwargs: Any) -> Table:
     return Table(data, **kwargs)
 
 
-class Result:
+class Result(_TableOps):
     """The rows a predicate selects. Speaks the Arrow PyCapsule interface as
-    the record batch of the selected rows (``pyarrow.table(result)``,
-    ``polars.from_arrow(result)``)."""
+    the table of the selected rows (``pyarrow.table(result)``,
+    ``polars.DataFrame(result)``, DuckDB's ``FROM result``; ``polars.from_arrow``
+    reads any non-pyarrow object as a Series, of structs here); ``select``,
+    ``head``, ``sort``, ``to_pandas`` as Frame."""
 
     def __init__(self, table: Table, predicate: Optional[Predicate]) -> None:
         self.table = table
@@ -772,9 +995,10 @@ class Result:
 
         return ArrowData(produce, t, "row ids")
 
-    def to_numpy(self) -> Dict[str, Any]:
-        """The selected rows as numpy arrays, by column name."""
-        return self.to_arrow().to_numpy()
+    def to_numpy(self, *, decimals: str = "object") -> Dict[str, Any]:
+        """The selected rows as numpy arrays, by column name (decimals as in
+        ArrowData.to_numpy)."""
+        return self.to_arrow().to_numpy(decimals=decimals)
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> Tuple[Any, Any]:
         return self.to_arrow().__arrow_c_array__(requested_schema)

@@ -199,6 +199,14 @@ ps_py_output_is_stdout = _fn("ps_py_output_is_stdout", c_int, c_char_p)
 ps_py_read_table = _fn("ps_py_read_table", c_int, _ctx_p, c_char_p, POINTER(c_void_p), c_char_p, c_size_t)
 ps_py_stream_from_batch = _fn("ps_py_stream_from_batch", c_int, POINTER(ArrowSchema), POINTER(ArrowArray),
                               POINTER(ArrowArrayStream))
+ps_py_select = _fn("ps_py_select", c_int, _ctx_p, _tab_p, c_char_p, c_size_t, c_void_p, c_void_p, c_char_p, c_size_t)
+ps_py_hold = _fn("ps_py_hold", c_void_p, c_void_p, c_void_p)
+ps_py_unhold = _fn("ps_py_unhold", None, c_void_p)
+ps_py_held_export = _fn("ps_py_held_export", c_int, c_void_p, c_void_p, c_void_p)
+ps_py_auto_backend = _fn("ps_py_auto_backend", c_int, c_uint64, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p,
+                         c_size_t)
+ps_py_auto_device_rows = _fn("ps_py_auto_device_rows", c_uint64)
+ps_py_cli_main = _fn("ps_py_cli_main", c_int, c_int, POINTER(c_char_p))
 
 # ---- PyCapsules ----------------------------------------------------------------------
 

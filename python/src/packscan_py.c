@@ -13,10 +13,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expr.h"
-#include "packscan_arrow.h"
+#include "cli.h"
+#include "query.h"
+#include "shim.h"
 
-#define PS_PY_API __attribute__((visibility("default")))
+int ps_py_describe(const ps_arrow_table *table, ps_py_shell *out) {
+  size_t ncols = ps_arrow_table_columns(table);
+  memset(out, 0, sizeof *out);
+  out->cols = calloc(ncols ? ncols : 1, sizeof *out->cols);
+  out->pcols = calloc(ncols ? ncols : 1, sizeof *out->pcols);
+  if (!out->cols || !out->pcols) {
+    ps_py_shell_free(out);
+    return -1;
+  }
+  for (size_t i = 0; i < ncols; i++) {
+    const ps_arrow_field *f = ps_arrow_table_field(table, i);
+    tbl_column *c = &out->cols[i];
+    c->name = (char *)f->name;
+    c->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
+    /* DATE 'yyyy-mm-dd' is a day count: only date32 columns hold days. */
+    c->logical = f->kind == PS_ARROW_DATE32       ? TBL_LOGICAL_DATE
+                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
+                                                  : TBL_LOGICAL_NONE;
+    c->desc.type = f->type == PS_TYPE_STRING ? PS_TYPE_UINT32 : f->type;
+    c->desc.scale = f->scale;
+    /* Import sorts every dictionary (ps_arrow_table_packed), so MIN and MAX
+     * of a string column order as its strings do. */
+    c->dict.sorted = f->type == PS_TYPE_STRING;
+    out->pcols[i] = ps_arrow_table_column(table, i);
+  }
+  out->tbl.rows = ps_arrow_table_rows(table);
+  out->tbl.ncols = (uint32_t)ncols;
+  out->tbl.cols = out->cols;
+  return 0;
+}
+
+void ps_py_shell_free(ps_py_shell *s) {
+  free(s->cols);
+  free(s->pcols);
+  s->cols = NULL;
+  s->pcols = NULL;
+}
 
 /* Parses and binds `src`; 0 with *out set, or -1 with a message (and the
  * byte position of the problem) in err. */
@@ -26,37 +63,17 @@ PS_PY_API int ps_py_where(ps_context *ctx, const ps_arrow_table *table, const ch
   expr_error e;
   memset(&e, 0, sizeof e);
   ast_node *tree = NULL;
-  size_t ncols = ps_arrow_table_columns(table);
-  tbl_column *cols = calloc(ncols ? ncols : 1, sizeof *cols);
-  ps_column **pcols = calloc(ncols ? ncols : 1, sizeof *pcols);
+  ps_py_shell shell;
   int rc = -1;
-  if (!cols || !pcols) {
+  if (ps_py_describe(table, &shell) != 0) {
     snprintf(e.msg, sizeof e.msg, "out of memory");
     goto done;
   }
-  for (size_t i = 0; i < ncols; i++) {
-    const ps_arrow_field *f = ps_arrow_table_field(table, i);
-    tbl_column *c = &cols[i];
-    c->name = (char *)f->name;
-    c->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
-    /* DATE 'yyyy-mm-dd' is a day count: only date32 columns hold days. */
-    c->logical = f->kind == PS_ARROW_DATE32       ? TBL_LOGICAL_DATE
-                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
-                                                  : TBL_LOGICAL_NONE;
-    c->desc.type = f->type == PS_TYPE_STRING ? PS_TYPE_UINT32 : f->type;
-    c->desc.scale = f->scale;
-    pcols[i] = ps_arrow_table_column(table, i);
-  }
-  tbl_table shell;
-  memset(&shell, 0, sizeof shell);
-  shell.rows = ps_arrow_table_rows(table);
-  shell.ncols = (uint32_t)ncols;
-  shell.cols = cols;
   if (expr_parse(src, len, &arena, &tree, &e) != 0) goto done;
   /* Every column already exists, so the binder never creates one; decimal
    * columns are PS_TYPE_DECIMAL already, so they are also the binder's exact
    * decimal views (literals compare with them in code space). */
-  bind_env env = {ctx, &shell, pcols, pcols};
+  bind_env env = {ctx, &shell.tbl, shell.pcols, shell.pcols};
   if (expr_bind(&env, tree, out, &e) != 0) goto done;
   rc = 0;
 done:
@@ -65,8 +82,7 @@ done:
     if (err_pos) *err_pos = e.pos;
   }
   expr_arena_free(&arena);
-  free(cols);
-  free(pcols);
+  ps_py_shell_free(&shell);
   return rc;
 }
 
@@ -223,7 +239,7 @@ typedef struct one_batch {
 
 static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out);
 
-static void copied_schema_release(struct ArrowSchema *s) {
+void ps_py_schema_release(struct ArrowSchema *s) {
   for (int64_t i = 0; i < s->n_children; i++) {
     s->children[i]->release(s->children[i]);
     free(s->children[i]);
@@ -238,7 +254,7 @@ static void copied_schema_release(struct ArrowSchema *s) {
   s->release = NULL;
 }
 
-static char *dup(const char *s) {
+char *ps_py_strdup(const char *s) {
   size_t n = s ? strlen(s) : 0;
   char *p = malloc(n + 1);
   if (p) {
@@ -251,10 +267,10 @@ static char *dup(const char *s) {
 /* A deep copy (get_schema may be called any number of times). */
 static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out) {
   memset(out, 0, sizeof *out);
-  out->format = dup(src->format);
-  out->name = dup(src->name);
+  out->format = ps_py_strdup(src->format);
+  out->name = ps_py_strdup(src->name);
   out->flags = src->flags;
-  out->release = copied_schema_release;
+  out->release = ps_py_schema_release;
   if (!out->format || !out->name) goto fail;
   if (src->n_children) {
     out->children = calloc((size_t)src->n_children, sizeof *out->children);
@@ -278,7 +294,7 @@ static int copy_schema(const struct ArrowSchema *src, struct ArrowSchema *out) {
   }
   return 0;
 fail:
-  copied_schema_release(out);
+  ps_py_schema_release(out);
   return 12; /* ENOMEM */
 }
 
@@ -322,4 +338,118 @@ PS_PY_API int ps_py_stream_from_batch(struct ArrowSchema *schema, struct ArrowAr
   out->release = ob_release;
   out->private_data = p;
   return 0;
+}
+
+/* ---- a record batch kept once and exported any number of times ------------- */
+
+/* The batch, released when the holder and every export made from it are. */
+typedef struct held_batch {
+  struct ArrowArray batch;
+  struct ArrowSchema schema;
+  int64_t refs;
+} held_batch;
+
+static void held_unref(held_batch *h) {
+  if (--h->refs > 0) return;
+  if (h->batch.release) h->batch.release(&h->batch);
+  if (h->schema.release) h->schema.release(&h->schema);
+  free(h);
+}
+
+/* Each exported struct (the batch and each child) holds its own reference, so
+ * a consumer may move and release the children on their own. */
+static void held_release(struct ArrowArray *a) {
+  if (a->n_children && a->children) {
+    for (int64_t i = 0; i < a->n_children; i++) {
+      if (a->children[i]->release) a->children[i]->release(a->children[i]);
+      free(a->children[i]);
+    }
+    free(a->children);
+  }
+  held_unref(a->private_data);
+  a->release = NULL;
+}
+
+/* Moves schema and batch (a flat record batch: children without children of
+ * their own or dictionaries) into a holder; NULL (nothing moved) when out of
+ * memory or not flat. */
+PS_PY_API void *ps_py_hold(struct ArrowSchema *schema, struct ArrowArray *batch) {
+  for (int64_t i = 0; i < batch->n_children; i++)
+    if (batch->children[i]->n_children || batch->children[i]->dictionary) return NULL;
+  held_batch *h = calloc(1, sizeof *h);
+  if (!h) return NULL;
+  h->batch = *batch;
+  h->schema = *schema;
+  h->refs = 1;
+  batch->release = NULL;
+  schema->release = NULL;
+  return h;
+}
+
+/* Drops the holder's own reference. NULL ok. */
+PS_PY_API void ps_py_unhold(void *holder) {
+  if (holder) held_unref(holder);
+}
+
+/* Exports the held batch: a copy of its schema and an array sharing its
+ * buffers. 0, or ENOMEM with nothing exported. */
+PS_PY_API int ps_py_held_export(void *holder, struct ArrowSchema *schema, struct ArrowArray *out) {
+  held_batch *h = holder;
+  const struct ArrowArray *b = &h->batch;
+  if (copy_schema(&h->schema, schema) != 0) return 12;
+  *out = *b;
+  out->children = NULL;
+  out->n_children = 0;
+  out->private_data = h;
+  out->release = held_release;
+  h->refs++;
+  if (b->n_children) {
+    out->children = calloc((size_t)b->n_children, sizeof *out->children);
+    if (!out->children) goto fail;
+    for (int64_t i = 0; i < b->n_children; i++) {
+      struct ArrowArray *c = malloc(sizeof *c);
+      if (!c) goto fail;
+      *c = *b->children[i];
+      c->private_data = h;
+      c->release = held_release;
+      h->refs++;
+      out->children[i] = c;
+      out->n_children = i + 1;
+    }
+  }
+  return 0;
+fail:
+  out->release(out);
+  schema->release(schema);
+  return 12;
+}
+
+/* ---- "auto" ---------------------------------------------------------------- */
+
+/* The backend the command's "auto" picks for a table of `rows` rows
+ * (query_context_for: the reference backend below QUERY_AUTO_DEVICE_ROWS
+ * rows, else CUDA, else OpenCL on a device that is not a CPU, else the
+ * reference backend), written to name; why gets the reason. A device backend
+ * is probed by starting a context on it. 0, or -1 with err set. */
+PS_PY_API int ps_py_auto_backend(uint64_t rows, char *name, size_t name_size, char *why, size_t why_size, char *err,
+                                 size_t err_size) {
+  ps_context *ctx;
+  if (query_context_for("auto", rows, &ctx, why, why_size, err, err_size) != 0) return -1;
+  snprintf(name, name_size, "%s", ps_context_backend(ctx));
+  ps_context_destroy(ctx);
+  return 0;
+}
+
+/* QUERY_AUTO_DEVICE_ROWS. */
+PS_PY_API uint64_t ps_py_auto_device_rows(void) { return QUERY_AUTO_DEVICE_ROWS; }
+
+/* ---- the command ------------------------------------------------------------ */
+
+/* The packscan command (tools/cli_main.c) in this process: argv[0] is the
+ * program name. Returns its exit status; stdout is flushed. */
+PS_PY_API int ps_py_cli_main(int argc, char **argv) {
+  int rc = cli_main(argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  return rc;
 }

@@ -1,0 +1,312 @@
+/* Table.sql(): a SELECT statement of `packscan query` run on an imported
+ * Arrow table by the command line's own parser, binder and plan
+ * (tools/select_parse.c, tools/select_run.c, one ps_query), its result
+ * exported as an Arrow record batch instead of text:
+ *  - a GROUP BY key, and MIN / MAX of a bare column: the column's own Arrow
+ *    type (strings as utf8, dates as date32, decimals as their decimal128);
+ *  - COUNT(*) and COUNT(v): int64;
+ *  - SUM, AVG and every other aggregate: decimal128(38, scale), exact (the
+ *    scale the library gives the value, AVG's at least
+ *    PS_QUERY_AVG_MIN_SCALE); float64 where the value reads a float column
+ *    (the nearest double of the exact result), as Table.aggregate does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "select_run.h"
+#include "shim.h"
+
+typedef enum out_type { OT_INT = 0, OT_FLOAT32, OT_FLOAT64, OT_DECIMAL, OT_STRING } out_type;
+
+typedef struct out_col {
+  out_type type;
+  size_t width; /* OT_INT: bytes */
+  char format[64];
+  int dict_col; /* MIN / MAX of a string column: the table column whose dictionary names the index */
+} out_col;
+
+/* Buffers and children of one exported array, freed by its release. */
+typedef struct arr_priv {
+  const void *bufs[3];
+  int nbufs;
+} arr_priv;
+
+static void array_release(struct ArrowArray *a) {
+  arr_priv *p = a->private_data;
+  for (int64_t i = 0; i < a->n_children; i++) {
+    if (a->children[i]->release) a->children[i]->release(a->children[i]);
+    free(a->children[i]);
+  }
+  free(a->children);
+  if (p) {
+    for (int i = 0; i < p->nbufs; i++) free((void *)p->bufs[i]);
+    free(p);
+  }
+  a->release = NULL;
+}
+
+static int reads_float(const ps_py_shell *sh, const vx_node *v) {
+  if (!v) return 0;
+  if (v->kind == VX_COLUMN) {
+    int k = tbl_find_column(&sh->tbl, v->name, v->len, v->quoted);
+    return k >= 0 && (sh->tbl.cols[k].desc.type == PS_TYPE_FLOAT32 || sh->tbl.cols[k].desc.type == PS_TYPE_FLOAT64);
+  }
+  if (reads_float(sh, v->left) || reads_float(sh, v->right)) return 1;
+  for (size_t i = 0; i < v->nwhens; i++)
+    if (reads_float(sh, v->whens[i].then)) return 1;
+  return 0;
+}
+
+/* A column's own values as a result column. */
+static void column_type(const ps_arrow_table *table, int k, out_col *o) {
+  const ps_arrow_field *f = ps_arrow_table_field(table, (size_t)k);
+  snprintf(o->format, sizeof o->format, "%s", f->format);
+  switch (f->type) {
+    case PS_TYPE_STRING:
+      o->type = OT_STRING;
+      snprintf(o->format, sizeof o->format, "u");
+      break;
+    case PS_TYPE_FLOAT32:
+      o->type = OT_FLOAT32;
+      break;
+    case PS_TYPE_FLOAT64:
+      o->type = OT_FLOAT64;
+      break;
+    case PS_TYPE_DECIMAL:
+      o->type = OT_DECIMAL;
+      break;
+    default:
+      o->type = OT_INT;
+      o->width = ps_type_size(f->type);
+      break;
+  }
+}
+
+static int result_types(const select_plan *p, const ps_py_shell *sh, const ps_arrow_table *table, out_col *oc) {
+  for (size_t i = 0; i < p->stmt.nitems; i++) {
+    const sel_item *it = &p->stmt.items[i];
+    out_col *o = &oc[i];
+    memset(o, 0, sizeof *o);
+    o->dict_col = -1;
+    if (it->agg == SEL_KEY) {
+      column_type(table, p->key_col[p->item_key[i]], o);
+    } else if (it->agg == SEL_COUNT_STAR || it->agg == SEL_COUNT) {
+      o->type = OT_INT, o->width = 8;
+      snprintf(o->format, sizeof o->format, "l");
+    } else if ((it->agg == SEL_MIN || it->agg == SEL_MAX) && it->arg->kind == VX_COLUMN) {
+      int k = tbl_find_column(&sh->tbl, it->arg->name, it->arg->len, it->arg->quoted);
+      if (k < 0) return -1;
+      column_type(table, k, o);
+      if (o->type == OT_STRING) o->dict_col = k;
+    } else if (reads_float(sh, it->arg)) {
+      o->type = OT_FLOAT64;
+      snprintf(o->format, sizeof o->format, "g");
+    } else {
+      uint32_t scale = ps_value_scale(p->values[p->item_agg[i]]);
+      if (it->agg == SEL_AVG && scale < PS_QUERY_AVG_MIN_SCALE) scale = PS_QUERY_AVG_MIN_SCALE;
+      o->type = OT_DECIMAL;
+      snprintf(o->format, sizeof o->format, "d:38,%u", scale);
+    }
+  }
+  return 0;
+}
+
+static int append(uint8_t **buf, size_t *len, size_t *cap, const void *src, size_t n) {
+  if (*len + n > *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < *len + n) c *= 2;
+    uint8_t *b = realloc(*buf, c);
+    if (!b) return -1;
+    *buf = b, *cap = c;
+  }
+  if (n) memcpy(*buf + *len, src, n);
+  *len += n;
+  return 0;
+}
+
+/* One result column as an Arrow array (the caller frees it on failure through
+ * its release). */
+static int build_column(const select_plan *p, const ps_query_result *r, size_t i, const out_col *o,
+                        const ps_dict_desc *dict, struct ArrowArray *a, char *err, size_t errsz) {
+  uint64_t ng = ps_query_result_groups(r);
+  arr_priv *pv = calloc(1, sizeof *pv);
+  if (!pv) return set_err(err, errsz, "out of memory");
+  memset(a, 0, sizeof *a);
+  a->private_data = pv;
+  a->release = array_release;
+  a->length = (int64_t)ng;
+  a->buffers = pv->bufs;
+  a->n_buffers = o->type == OT_STRING ? 3 : 2;
+  pv->nbufs = (int)a->n_buffers;
+  size_t elem = o->type == OT_INT       ? o->width
+                : o->type == OT_FLOAT32 ? 4
+                : o->type == OT_FLOAT64 ? 8
+                : o->type == OT_DECIMAL ? 16
+                                        : 4;
+  uint8_t *valid = calloc((size_t)(ng + 7) / 8 + 1, 1);
+  uint8_t *vals = calloc((size_t)(ng + 1) * elem, 1); /* strings: ng + 1 int32 offsets */
+  pv->bufs[0] = valid, pv->bufs[1] = vals;
+  if (!valid || !vals) return set_err(err, errsz, "out of memory");
+  uint8_t *chars = NULL;
+  size_t clen = 0, ccap = 0;
+  int64_t nulls = 0;
+  for (uint64_t g = 0; g < ng; g++) {
+    ps_datum d;
+    ps_status st = p->item_agg[i] < 0 ? ps_query_result_key(r, g, (uint32_t)p->item_key[i], &d)
+                                      : ps_query_result_value(r, g, (uint32_t)p->item_agg[i], &d);
+    if (st != PS_OK) {
+      free(chars);
+      return set_err(err, errsz, "reading the result: %s", ps_status_name(st));
+    }
+    if (d.is_null) {
+      nulls++;
+    } else {
+      valid[g / 8] |= (uint8_t)(1u << (g % 8));
+      uint8_t *cell = vals + (size_t)g * elem;
+      switch (o->type) {
+        case OT_INT: /* the value fits the column's type: its low bytes, little-endian */
+          memcpy(cell, &d.lo, o->width);
+          break;
+        case OT_FLOAT32: {
+          float f = (float)d.as_double;
+          memcpy(cell, &f, 4);
+          break;
+        }
+        case OT_FLOAT64:
+          memcpy(cell, &d.as_double, 8);
+          break;
+        case OT_DECIMAL:
+          memcpy(cell, &d.lo, 8);
+          memcpy(cell + 8, &d.hi, 8);
+          break;
+        case OT_STRING: {
+          const char *s = d.str;
+          size_t n = d.str_len;
+          if (o->dict_col >= 0) { /* MIN / MAX of a sorted dictionary: the index's string */
+            if (d.hi != 0 || d.lo >= dict->count) {
+              free(chars);
+              return set_err(err, errsz, "result index %llu outside the dictionary", (unsigned long long)d.lo);
+            }
+            s = (const char *)dict->bytes + dict->offsets64[d.lo];
+            n = (size_t)(dict->offsets64[d.lo + 1] - dict->offsets64[d.lo]);
+          }
+          if (append(&chars, &clen, &ccap, s, n) != 0 || clen > INT32_MAX) {
+            free(chars);
+            return set_err(err, errsz, "out of memory (string result column)");
+          }
+          break;
+        }
+      }
+    }
+    if (o->type == OT_STRING) {
+      int32_t end = (int32_t)clen;
+      memcpy(vals + (size_t)(g + 1) * 4, &end, 4);
+    }
+  }
+  if (o->type == OT_STRING) pv->bufs[2] = chars ? chars : calloc(1, 1);
+  if (o->type == OT_STRING && !pv->bufs[2]) return set_err(err, errsz, "out of memory");
+  a->null_count = nulls;
+  return 0;
+}
+
+static int export_batch(const select_plan *p, const ps_py_shell *sh, ps_context *ctx, const ps_arrow_table *table,
+                        const ps_query_result *r, struct ArrowSchema *schema, struct ArrowArray *batch, char *err,
+                        size_t errsz) {
+  size_t nc = p->stmt.nitems;
+  out_col oc[SELECT_MAX_ITEMS];
+  if (result_types(p, sh, table, oc) != 0) return set_err(err, errsz, "internal error: a column vanished");
+  memset(schema, 0, sizeof *schema);
+  memset(batch, 0, sizeof *batch);
+  schema->release = ps_py_schema_release;
+  schema->format = ps_py_strdup("+s");
+  schema->name = ps_py_strdup("");
+  schema->children = calloc(nc ? nc : 1, sizeof *schema->children);
+  batch->release = array_release;
+  batch->private_data = calloc(1, sizeof(arr_priv));
+  batch->children = calloc(nc ? nc : 1, sizeof *batch->children);
+  batch->n_buffers = 1;
+  batch->length = (int64_t)ps_query_result_groups(r);
+  if (!schema->format || !schema->name || !schema->children || !batch->private_data || !batch->children)
+    return set_err(err, errsz, "out of memory");
+  batch->buffers = ((arr_priv *)batch->private_data)->bufs; /* no validity: every row is there */
+  for (size_t i = 0; i < nc; i++) {
+    struct ArrowSchema *cs = calloc(1, sizeof *cs);
+    struct ArrowArray *ca = calloc(1, sizeof *ca);
+    if (!cs || !ca) {
+      free(cs);
+      free(ca);
+      return set_err(err, errsz, "out of memory");
+    }
+    cs->release = ps_py_schema_release;
+    ca->release = array_release;
+    schema->children[i] = cs;
+    schema->n_children = (int64_t)i + 1;
+    batch->children[i] = ca;
+    batch->n_children = (int64_t)i + 1;
+    tbuf title = {0};
+    select_item_title(p, i, &title);
+    if (tbuf_putc(&title, 0)) {
+      tbuf_free(&title);
+      return set_err(err, errsz, "out of memory");
+    }
+    cs->format = ps_py_strdup(oc[i].format);
+    cs->name = ps_py_strdup((const char *)title.p);
+    cs->flags = ARROW_FLAG_NULLABLE;
+    tbuf_free(&title);
+    if (!cs->format || !cs->name) return set_err(err, errsz, "out of memory");
+    ps_dict_desc dict;
+    ps_for_desc codes;
+    memset(&dict, 0, sizeof dict);
+    memset(&codes, 0, sizeof codes);
+    if (oc[i].dict_col >= 0) {
+      /* The dictionary is borrowed from the table; the codes copy is not needed. */
+      ps_status st = ps_arrow_table_packed(ctx, table, (size_t)oc[i].dict_col, &codes, &dict);
+      ps_free(ctx, (void *)codes.data);
+      ps_free(ctx, (void *)codes.validity);
+      if (st != PS_OK) return set_err(err, errsz, "%s", ps_context_last_error(ctx));
+    }
+    if (build_column(p, r, i, &oc[i], &dict, ca, err, errsz) != 0) return -1;
+  }
+  return 0;
+}
+
+/* Runs the SELECT statement src[0..len) on the table: 0 with *schema and
+ * *batch set (a struct record batch, one row per group), or -1 with the
+ * message in err: a statement that does not parse or bind gets the command
+ * line's text ("error at column N: ...", the statement and a caret under
+ * the position); a failed run the library's message (it starts with the
+ * status name). */
+PS_PY_API int ps_py_select(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len,
+                           struct ArrowSchema *schema, struct ArrowArray *batch, char *err, size_t err_size) {
+  ps_py_shell sh;
+  if (ps_py_describe(table, &sh) != 0) return set_err(err, err_size, "out of memory");
+  char *msg = NULL;
+  size_t msg_len = 0;
+  FILE *errf = open_memstream(&msg, &msg_len);
+  if (!errf) {
+    ps_py_shell_free(&sh);
+    return set_err(err, err_size, "out of memory");
+  }
+  select_plan p;
+  int built = select_plan_build_cached(ctx, &sh.tbl, src, len, &p, errf, sh.pcols, sh.pcols) == 0;
+  fclose(errf);
+  int rc = -1;
+  if (!built) {
+    while (msg_len && msg[msg_len - 1] == '\n') msg[--msg_len] = 0;
+    set_err(err, err_size, "%s", msg ? msg : "out of memory");
+  } else {
+    ps_query_result *r = NULL;
+    if (select_plan_run(&p, &r, err, err_size) == 0) {
+      rc = export_batch(&p, &sh, ctx, table, r, schema, batch, err, err_size);
+      if (rc != 0) {
+        if (schema->release) schema->release(schema);
+        if (batch->release) batch->release(batch);
+      }
+    }
+    ps_query_result_destroy(r);
+    select_plan_free(&p);
+  }
+  free(msg);
+  ps_py_shell_free(&sh);
+  return rc;
+}

@@ -1,0 +1,156 @@
+"""Table.sql: the command's SELECT statements (aggregates, GROUP BY, exact
+arithmetic) on random tables, compared with DuckDB's answer for the same
+data, exactly (decimals as decimal.Decimal); results taken as tables by
+pyarrow, polars, pandas and DuckDB; select / head / sort; to_numpy's decimal
+modes; "auto"; the installed `packscan` console script."""
+
+import decimal
+import os
+import subprocess
+import sys
+
+import duckdb
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import packscan
+from test_duckdb import random_table
+
+D = decimal.Decimal
+AVG_SCALE = 6  # PS_QUERY_AVG_MIN_SCALE
+
+
+def avg(sum_, count, scale):
+    """The library's AVG: the exact sum divided once, at scale max(scale, 6),
+    rounded half away from zero."""
+    if sum_ is None or not count:
+        return None
+    q = D(1).scaleb(-max(scale, AVG_SCALE))
+    return (D(sum_) / D(count)).quantize(q, rounding=decimal.ROUND_HALF_UP)
+
+
+WHERES = ["", "WHERE i32 > -20 AND s <> 'zz'", "WHERE dec BETWEEN -2000.00 AND 5000 OR s IS NULL",
+          "WHERE d >= DATE '2020-06-01'"]
+
+
+@pytest.mark.parametrize("where", WHERES)
+@pytest.mark.parametrize("key", ["s", "cat", "i32", "s, cat", None])
+def test_group_by_matches_duckdb(context, rng, where, key):
+    n = rng.choice([0, 1, 33, 300, 2000])
+    data = random_table(rng, n)
+    t = packscan.Table(data, context=context)
+    group = f" GROUP BY {key}" if key else ""
+    keys = f"{key}, " if key else ""
+    got = t.sql(f"SELECT {keys}COUNT(*) AS n, COUNT(dec) AS nd, SUM(dec) AS sd, MIN(dec) AS lo, MAX(i32) AS hi, "
+                f"SUM(i32 * 2 + dec) AS mix, AVG(dec) AS av, MIN(d) AS first FROM t {where}{group}")
+    assert isinstance(got, packscan.Frame)
+    out = pa.table(got)
+    assert out.schema.field("n").type == pa.int64()
+    assert out.schema.field("sd").type == pa.decimal128(38, 2)
+    assert out.schema.field("lo").type == pa.decimal128(12, 2)
+    assert out.schema.field("hi").type == pa.int32() and out.schema.field("first").type == pa.date32()
+    order = f" ORDER BY {', '.join(k + ' NULLS LAST' for k in key.split(', '))}" if key else ""
+    want = duckdb.sql(f"SELECT {keys}COUNT(*), COUNT(dec), SUM(dec), MIN(dec), MAX(i32), SUM(i32 * 2 + dec), "
+                      f"SUM(dec), COUNT(dec), MIN(d) FROM data {where}{group}{order}").fetchall()
+    rows = out.to_pylist()
+    nk = len(key.split(", ")) if key else 0
+    assert len(rows) == len(want), f"PACKSCAN_SEED={rng.seed_value}"
+    for g, w in zip(rows, want):
+        vals = list(g.values())
+        exp = list(w[:nk]) + [w[nk], w[nk + 1], w[nk + 2], w[nk + 3], w[nk + 4], w[nk + 5],
+                              avg(w[nk + 6], w[nk + 7], 2), w[nk + 8]]
+        assert vals == exp, f"PACKSCAN_SEED={rng.seed_value}: {g} != {w}"
+        assert all(isinstance(v, D) for v in (g["sd"], g["mix"], g["av"]) if v is not None)
+
+
+def test_order_by_limit_matches_duckdb(context, rng):
+    data = random_table(rng, 1000)
+    t = packscan.Table(data, context=context)
+    r = t.sql("SELECT s AS s, SUM(dec) AS total, COUNT(*) AS n FROM t WHERE i32 IS NOT NULL GROUP BY s")
+    top = r.sort(["total", "s"], descending=[True, False]).head(3)
+    want = duckdb.sql("SELECT s, SUM(dec) AS total, COUNT(*) FROM data WHERE i32 IS NOT NULL GROUP BY s "
+                      "ORDER BY total DESC NULLS LAST, s NULLS LAST LIMIT 3").fetchall()
+    assert [tuple(x.values()) for x in pa.table(top).to_pylist()] == want, f"PACKSCAN_SEED={rng.seed_value}"
+    assert top.select("n", "s").columns == ["n", "s"] and len(top) == 3
+
+
+def test_consumers_take_a_table(context):
+    t = packscan.Table(pa.table({"k": ["a", "b", "a", None], "v": pa.array([D("1.5"), D("2.25"), None, D("4")],
+                                                                         pa.decimal128(9, 2))}), context=context)
+    r = t.sql("SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k")
+    assert pa.table(r).to_pylist() == [{"k": "a", "s": D("1.50"), "n": 2}, {"k": "b", "s": D("2.25"), "n": 1},
+                                       {"k": None, "s": D("4.00"), "n": 1}]
+    df = pl.DataFrame(r)
+    assert df.columns == ["k", "s", "n"] and df["n"].to_list() == [2, 1, 1]
+    assert r.to_polars().shape == (3, 3)
+    assert duckdb.sql("SELECT SUM(n), MAX(s) FROM r").fetchall() == [(4, D("4.00"))]
+    p = r.to_pandas()
+    assert isinstance(p, pd.DataFrame) and p["n"].tolist() == [2, 1, 1] and p["s"][1] == D("2.25")
+    # A filter result is a table to the same consumers, and has the same operations.
+    f = t.filter("v IS NOT NULL")
+    assert pl.DataFrame(f).shape == (3, 2)
+    assert duckdb.sql("SELECT COUNT(*) FROM f").fetchall() == [(3,)]
+    assert f.to_pandas()["v"].tolist() == [D("1.50"), D("2.25"), D("4.00")]
+    assert pa.table(f.sort("v", descending=True).head(2).select("k")).to_pylist() == [{"k": None}, {"k": "b"}]
+    assert pa.table(r).num_rows == 3  # exported again, unchanged
+    with pytest.raises(KeyError):
+        r.select("nope")
+
+
+def test_numpy_decimal_modes(context):
+    big = D("12345678901234567.89")  # past float64's exact integers
+    t = packscan.Table(pa.table({"v": pa.array([D("0.10"), big, None], pa.decimal128(20, 2))}), context=context)
+    col = t.filter(None).to_numpy()["v"]
+    assert col.dtype == object and col[0] == D("0.10") and col[1] == big and col.mask.tolist() == [False, False, True]
+    ints = t.filter(None).to_numpy(decimals="int")["v"]
+    assert ints.dtype == np.int64 and ints[:2].tolist() == [10, 1234567890123456789]
+    floats = t.filter(None).to_numpy(decimals="float")["v"]
+    assert floats.dtype == np.float64 and floats[0] == 0.1
+    s = t.sql("SELECT SUM(v * v) AS sq FROM t").to_numpy(decimals="int")["sq"]
+    exact = (10 ** 2 + 1234567890123456789 ** 2)  # unscaled, scale 4: past int64, so Python ints
+    assert s.tolist() == [exact]
+    with pytest.raises(ValueError):
+        t.filter(None).to_numpy(decimals="double")
+
+
+def test_sql_errors_name_the_position(context):
+    t = packscan.Table(pa.table({"x": [1, 2], "s": ["a", "b"]}), context=context)
+    with pytest.raises(packscan.PackscanError) as e:
+        t.sql("SELECT SUM(y) FROM t")
+    assert e.value.status == "PS_ERR_INVALID_ARGUMENT"
+    assert "error at column 12: unknown column 'y'" in str(e.value)
+    with pytest.raises(packscan.PackscanError, match="neither inside an aggregate nor in GROUP BY"):
+        t.query("SELECT x, COUNT(*) FROM t")
+    with pytest.raises(packscan.PackscanError, match="PS_ERR_OVERFLOW"):
+        packscan.Table(pa.table({"u": pa.array([2**63] * 4, pa.uint64())}), context=t.context).sql(
+            "SELECT SUM(u * u * u) FROM t")
+
+
+def test_auto_is_the_commands():
+    # Below 2^22 rows the command's "auto" is the reference backend whatever
+    # devices exist; a CPU OpenCL device (PoCL) is never picked automatically.
+    assert packscan.auto_backend(1000) == "reference"
+    assert packscan.Table(pa.table({"x": [1, 2, 3]})).context.backend == "reference"
+    assert packscan.auto_backend() in ("reference", "cuda", "opencl")
+    if packscan.auto_backend() == "opencl":
+        assert "CPU" not in packscan.Context("auto").device
+
+
+def test_console_script(tmp_path):
+    exe = os.path.join(os.path.dirname(sys.executable), "packscan")
+    if not os.path.exists(exe):
+        pytest.fail(f"the packscan console script is not at {exe}: pip install ./python")
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
+    assert "query TABLE" in out and "shell TABLE" in out
+    csv = tmp_path / "t.csv"
+    csv.write_text("k,v\na,1.50\nb,2\na,\n")
+    subprocess.run([exe, "encode", "-q", str(csv), str(tmp_path / "t.pst")], check=True)
+    got = subprocess.run([exe, "query", str(tmp_path / "t.pst"), "SELECT k, SUM(v), COUNT(*) FROM t GROUP BY k"],
+                         capture_output=True, text=True, check=True).stdout
+    assert got.splitlines() == ["k,SUM(v),COUNT(*)", "a,1.50,2", "b,2.00,1"]
+    # The Python module's entry is the same command.
+    again = subprocess.run([sys.executable, "-m", "packscan", "version"], capture_output=True, text=True, check=True)
+    assert again.stdout.startswith("packscan ")
