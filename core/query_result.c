@@ -32,7 +32,7 @@ static double to_double(ps_i128 v, uint32_t scale) {
   return strtod(text, NULL);
 }
 
-static ps_datum datum_of(ps_i128 v, uint32_t scale) {
+ps_datum ps_query_datum(ps_i128 v, uint32_t scale) {
   ps_datum d;
   memset(&d, 0, sizeof d);
   d.scale = scale;
@@ -49,11 +49,11 @@ static ps_datum null_datum(void) {
   return d;
 }
 
-/* The 192-bit sum as a value of at most 38 digits. */
-static bool sum_of(const ps_qacc *a, ps_i128 *out) {
-  ps_i128 v = make_i128(a->sum0, a->sum1);
+/* The 256-bit sum as a value of at most 38 digits. */
+static bool sum_of(const ps_qstate *x, ps_i128 *out) {
+  ps_i128 v = make_i128(x->sum[0], x->sum[1]);
   uint64_t ext = v < 0 ? UINT64_MAX : 0;
-  if (a->sum2 != ext || !ps_i128_fits38(v)) return false;
+  if (x->sum[2] != ext || x->sum[3] != ext || !ps_i128_fits38(v)) return false;
   *out = v;
   return true;
 }
@@ -78,7 +78,7 @@ static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;
-  ps_datum d = datum_of(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
+  ps_datum d = ps_query_datum(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
   if (c->type == PS_TYPE_STRING) {
     d.str = (const char *)c->dict.bytes + c->dict.offsets[v];
     d.str_len = (size_t)(c->dict.offsets[v + 1] - c->dict.offsets[v]);
@@ -149,8 +149,18 @@ static void acc_merge(ps_qacc *x, const ps_qacc *y) {
   x->count += y->count;
 }
 
-ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res) {
+ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, bool partial,
+                            ps_query_result *res) {
   const ps_vprog *p = &q->prog;
+  for (uint32_t a = 0; a < p->n_aggs; a++) {
+    res->kinds[a] = q->kinds[a];
+    res->scales[a] = q->scales[a];
+  }
+  for (uint32_t k = 0; k < p->n_keys; k++) {
+    const ps_column *c = q->keys[k];
+    res->key_string[k] = c->type == PS_TYPE_STRING;
+    res->key_scale[k] = ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0;
+  }
   uint32_t *rank[PS_QMAX_KEYS] = {NULL, NULL};
   group_order *order = NULL;
   ps_status st = PS_OK;
@@ -180,8 +190,9 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
     res->n_groups = out_groups;
     res->keys = ps_calloc_ctx(ctx, out_groups * p->n_keys + 1, sizeof(ps_datum));
     res->values = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_datum));
+    res->state = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_qstate));
     merged = ps_calloc_ctx(ctx, p->n_accs, sizeof *merged);
-    if (!res->keys || !res->values || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
+    if (!res->keys || !res->values || !res->state || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
   }
   for (uint64_t i = 0, out_i = 0; st == PS_OK && i < present; out_i++) {
     uint32_t g = order[i].group;
@@ -192,15 +203,40 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
     i = j;
     for (uint32_t k = 0; k < p->n_keys; k++)
       res->keys[out_i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
-    for (uint32_t a = 0; a < p->n_aggs && st == PS_OK; a++) {
+    for (uint32_t a = 0; a < p->n_aggs; a++) {
       const ps_qacc *x = &merged[1 + a];
-      ps_datum *d = &res->values[out_i * p->n_aggs + a];
+      ps_qstate *t = &res->state[out_i * p->n_aggs + a];
+      t->count = x->count;
+      t->sum[0] = x->sum0;
+      t->sum[1] = x->sum1;
+      t->sum[2] = x->sum2;
+      t->sum[3] = (int64_t)x->sum2 < 0 ? UINT64_MAX : 0;
+      t->min = make_i128(x->min_lo, x->min_hi);
+      t->max = make_i128(x->max_lo, x->max_hi);
+    }
+  }
+  if (st == PS_OK) st = ps_query_result_fill(ctx, res, partial);
+  ps_host_free(ctx, merged);
+  for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
+  ps_host_free(ctx, order);
+  return st;
+}
+
+ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool partial) {
+  for (uint64_t g = 0; g < res->n_groups; g++) {
+    for (uint32_t a = 0; a < res->n_aggs; a++) {
+      const ps_qstate *x = &res->state[g * res->n_aggs + a];
+      ps_datum *d = &res->values[g * res->n_aggs + a];
+      ps_agg_kind kind = res->kinds[a];
+      uint32_t scale = res->scales[a];
       ps_i128 v;
-      switch (q->kinds[a]) {
+      const char *what = NULL;
+      uint32_t s = scale;
+      switch (kind) {
         case PS_AGG_COUNT_STAR:
-        case PS_AGG_COUNT: *d = datum_of((ps_i128)x->count, 0); break;
-        case PS_AGG_MIN: *d = x->count ? datum_of(make_i128(x->min_lo, x->min_hi), q->scales[a]) : null_datum(); break;
-        case PS_AGG_MAX: *d = x->count ? datum_of(make_i128(x->max_lo, x->max_hi), q->scales[a]) : null_datum(); break;
+        case PS_AGG_COUNT: *d = ps_query_datum((ps_i128)x->count, 0); break;
+        case PS_AGG_MIN: *d = x->count ? ps_query_datum(x->min, scale) : null_datum(); break;
+        case PS_AGG_MAX: *d = x->count ? ps_query_datum(x->max, scale) : null_datum(); break;
         case PS_AGG_SUM:
         case PS_AGG_AVG:
           if (!x->count) {
@@ -208,35 +244,47 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
             break;
           }
           if (!sum_of(x, &v)) {
-            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
-                              ps_agg_name(q->kinds[a]), PS_QUERY_MAX_DIGITS);
+            what = "sum";
             break;
           }
-          if (q->kinds[a] == PS_AGG_SUM) {
-            *d = datum_of(v, q->scales[a]);
+          if (kind == PS_AGG_SUM) {
+            *d = ps_query_datum(v, scale);
             break;
           }
-          uint32_t s = q->scales[a] > PS_QUERY_AVG_MIN_SCALE ? q->scales[a] : PS_QUERY_AVG_MIN_SCALE;
-          if (!average(v, x->count, s - q->scales[a], &v)) {
-            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
-                              " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
+          s = scale > PS_QUERY_AVG_MIN_SCALE ? scale : PS_QUERY_AVG_MIN_SCALE;
+          if (!average(v, x->count, s - scale, &v)) {
+            what = "average";
             break;
           }
-          *d = datum_of(v, s);
+          *d = ps_query_datum(v, s);
           break;
       }
+      if (!what) continue;
+      if (!partial) {
+        if (what[0] == 's')
+          return ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
+                              ps_agg_name(kind), PS_QUERY_MAX_DIGITS);
+        return ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
+                            " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
+      }
+      if (!res->deferred) {
+        res->deferred = ps_calloc_ctx(ctx, res->n_groups * res->n_aggs, 1);
+        if (!res->deferred) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a partial result");
+      }
+      res->deferred[g * res->n_aggs + a] = 1;
+      *d = null_datum();
     }
   }
-  ps_host_free(ctx, merged);
-  for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
-  ps_host_free(ctx, order);
-  return st;
+  return PS_OK;
 }
 
 void ps_query_result_destroy(ps_query_result *res) {
   if (!res) return;
   ps_host_free(res->ctx, res->keys);
   ps_host_free(res->ctx, res->values);
+  ps_host_free(res->ctx, res->state);
+  ps_host_free(res->ctx, res->deferred);
+  ps_host_free(res->ctx, res->strings);
   ps_host_free(res->ctx, res);
 }
 
@@ -250,6 +298,7 @@ ps_status ps_query_result_key(const ps_query_result *res, uint64_t group, uint32
 
 ps_status ps_query_result_value(const ps_query_result *res, uint64_t group, uint32_t agg, ps_datum *out) {
   if (!res || !out || group >= res->n_groups || agg >= res->n_aggs) return PS_ERR_INVALID_ARGUMENT;
+  if (res->deferred && res->deferred[group * res->n_aggs + agg]) return PS_ERR_OVERFLOW;
   *out = res->values[group * res->n_aggs + agg];
   return PS_OK;
 }
