@@ -75,7 +75,9 @@ static uint32_t layout_cols(const playout *l, pcol *cols) {
         col(&cols[n++], l->kinds[a] == PS_AGG_MIN ? C_MIN : C_MAX, a,
             l->kinds[a] == PS_AGG_MIN ? "agg%" PRIu32 "_min" : "agg%" PRIu32 "_max", f);
         break;
-      default: col(&cols[n++], C_COUNT, a, "agg%" PRIu32 "_count", "L"); break;
+      default:
+        col(&cols[n++], C_COUNT, a, "agg%" PRIu32 "_count", "L");
+        break;
     }
   }
   return n;
@@ -196,9 +198,10 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
     struct ArrowSchema *cs = xs_add_child(&s);
     struct ArrowArray *ca = xa_add_child(&a);
     ok = cs && ca && xs_init(cs, pc->format, pc->name, 0);
-    if (ok) cs->flags = pc->kind == C_KEY_NUMBER || pc->kind == C_KEY_STRING || pc->kind == C_MIN || pc->kind == C_MAX
-                            ? ARROW_FLAG_NULLABLE
-                            : 0;
+    if (ok)
+      cs->flags = pc->kind == C_KEY_NUMBER || pc->kind == C_KEY_STRING || pc->kind == C_MIN || pc->kind == C_MAX
+                      ? ARROW_FLAG_NULLABLE
+                      : 0;
     ok = ok && xa_init(ca, (int64_t)n, pc->kind == C_KEY_STRING ? 3 : 2, 0);
     if (!ok) break;
     uint64_t width = pc->kind == C_SUM ? 32 : pc->kind == C_COUNT || pc->kind == C_KEY_INDEX ? 8 : 16;
@@ -229,9 +232,15 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
           }
           break;
         }
-        case C_KEY_INDEX: memcpy(data + g * 8, &kd->lo, 8); break;
-        case C_COUNT: memcpy(data + g * 8, &t->count, 8); break;
-        case C_SUM: memcpy(data + g * 32, t->sum, 32); break;
+        case C_KEY_INDEX:
+          memcpy(data + g * 8, &kd->lo, 8);
+          break;
+        case C_COUNT:
+          memcpy(data + g * 8, &t->count, 8);
+          break;
+        case C_SUM:
+          memcpy(data + g * 32, t->sum, 32);
+          break;
         case C_MIN:
           if (t->count) memcpy(data + g * 16, &t->min, 16);
           break;
@@ -469,9 +478,7 @@ static bool reserve(ps_query_merge *m, uint64_t rows, uint64_t bytes) {
   return true;
 }
 
-static bool bit(const void *bitmap, uint64_t i) {
-  return !bitmap || (((const uint8_t *)bitmap)[i / 8] >> (i % 8)) & 1;
-}
+static bool bit(const void *bitmap, uint64_t i) { return !bitmap || (((const uint8_t *)bitmap)[i / 8] >> (i % 8)) & 1; }
 
 #define BAD(...) ps_set_error(m->ctx, PS_ERR_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -509,8 +516,8 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
     for (int i = 1; i < 3; i++) {
       const char *first = i == 1 ? m->keys_text : m->aggs_text;
       if (strcmp(md_text[i], first))
-        return BAD("partial %" PRIu64 ": %s is \"%s\", the first partial's is \"%s\" (another query)", pn,
-                   md_names[i], md_text[i], first);
+        return BAD("partial %" PRIu64 ": %s is \"%s\", the first partial's is \"%s\" (another query)", pn, md_names[i],
+                   md_text[i], first);
     }
   }
   pcol cols[MAX_COLS];
@@ -530,7 +537,8 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
     const struct ArrowSchema *cs = schema->children[c];
     const struct ArrowArray *ca = array->children[c];
     const pcol *pc = &cols[c];
-    if (!cs || !ca || !cs->release || !ca->release) return BAD("partial %" PRIu64 ": field %" PRIu32 " is NULL or released", pn, c);
+    if (!cs || !ca || !cs->release || !ca->release)
+      return BAD("partial %" PRIu64 ": field %" PRIu32 " is NULL or released", pn, c);
     if (!cs->name || strcmp(cs->name, pc->name) || !cs->format || strcmp(cs->format, pc->format))
       return BAD("partial %" PRIu64 ": field %" PRIu32 " is \"%s\" of format \"%s\", the layout's is \"%s\" of \"%s\"",
                  pn, c, cs->name ? cs->name : "(null)", cs->format ? cs->format : "(null)", pc->name, pc->format);
@@ -538,7 +546,8 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
     if (ca->n_buffers != want_buffers || !ca->buffers || ca->offset < 0 || ca->length < 0 ||
         ca->offset > INT64_MAX - off - rows || ca->length < off + rows)
       return BAD("partial %" PRIu64 ": field \"%s\": %" PRId64 " buffers, length %" PRId64 ", offset %" PRId64
-                 " for %" PRId64 " rows at %" PRId64, pn, pc->name, ca->n_buffers, ca->length, ca->offset, rows, off);
+                 " for %" PRId64 " rows at %" PRId64,
+                 pn, pc->name, ca->n_buffers, ca->length, ca->offset, rows, off);
     if (ca->null_count != 0 && !ca->buffers[0])
       return BAD("partial %" PRIu64 ": field \"%s\": null_count %" PRId64 " without a validity bitmap", pn, pc->name,
                  ca->null_count);
@@ -609,8 +618,12 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
           k->v = (ps_i128)v;
           break;
         }
-        case C_COUNT: memcpy(&t->count, data + i * 8, 8); break;
-        case C_SUM: memcpy(t->sum, data + i * 32, 32); break;
+        case C_COUNT:
+          memcpy(&t->count, data + i * 8, 8);
+          break;
+        case C_SUM:
+          memcpy(t->sum, data + i * 32, 32);
+          break;
         case C_MIN:
         case C_MAX:
           if (valid) {
