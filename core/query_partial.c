@@ -640,7 +640,7 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
   }
   m->partials++;
   /* Keep memory near the number of distinct groups while partials stream in. */
-  if (m->n > 2 * m->compacted + 4096) return compact(m);
+  if (m->n > 2 * m->compacted + 256) return compact(m);
   return PS_OK;
 }
 
