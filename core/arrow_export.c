@@ -12,7 +12,6 @@
 
 /* ---- owned arrays and schemas ----------------------------------------------- */
 
-#define XA_MAX_BUFFERS 3
 
 typedef struct xa_private {
   void *owned[XA_MAX_BUFFERS];
@@ -42,7 +41,7 @@ static void xa_release(struct ArrowArray *a) {
 
 /* An array of `length` rows with n_buffers buffers (filled by the caller into
  * p->owned / p->ptrs) and n_children children (allocated zeroed here). */
-static bool xa_init(struct ArrowArray *a, int64_t length, int64_t n_buffers, int64_t n_children) {
+bool xa_init(struct ArrowArray *a, int64_t length, int64_t n_buffers, int64_t n_children) {
   memset(a, 0, sizeof *a);
   xa_private *p = calloc(1, sizeof *p);
   if (!p) return false;
@@ -64,7 +63,7 @@ static bool xa_init(struct ArrowArray *a, int64_t length, int64_t n_buffers, int
   return true;
 }
 
-static struct ArrowArray *xa_add_child(struct ArrowArray *a) {
+struct ArrowArray *xa_add_child(struct ArrowArray *a) {
   xa_private *p = a->private_data;
   struct ArrowArray *c = calloc(1, sizeof *c);
   if (!c) return NULL;
@@ -74,7 +73,7 @@ static struct ArrowArray *xa_add_child(struct ArrowArray *a) {
 
 /* Gives buffer i of a to malloc'd memory of `size` bytes (at least 8, zeroed:
  * consumers may read a whole word of an empty buffer). */
-static void *xa_buffer(struct ArrowArray *a, int i, uint64_t size) {
+void *xa_buffer(struct ArrowArray *a, int i, uint64_t size) {
   xa_private *p = a->private_data;
   void *m = size > SIZE_MAX - 8 ? NULL : calloc(1, (size_t)size + 8);
   p->owned[i] = m;
@@ -83,7 +82,7 @@ static void *xa_buffer(struct ArrowArray *a, int i, uint64_t size) {
 }
 
 typedef struct xs_private {
-  char *format, *name;
+  char *format, *name, *metadata;
   struct ArrowSchema **children;
 } xs_private;
 
@@ -103,6 +102,7 @@ static void xs_release(struct ArrowSchema *s) {
     }
     free(p->format);
     free(p->name);
+    free(p->metadata);
     free(p);
   }
   s->release = NULL;
@@ -115,7 +115,7 @@ static char *xs_dup(const char *s) {
   return p;
 }
 
-static bool xs_init(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children) {
+bool xs_init(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children) {
   memset(s, 0, sizeof *s);
   xs_private *p = calloc(1, sizeof *p);
   if (!p) return false;
@@ -138,7 +138,18 @@ static bool xs_init(struct ArrowSchema *s, const char *format, const char *name,
   return true;
 }
 
-static struct ArrowSchema *xs_add_child(struct ArrowSchema *s) {
+bool xs_set_metadata(struct ArrowSchema *s, const char *metadata, size_t size) {
+  xs_private *p = s->private_data;
+  char *m = malloc(size ? size : 1);
+  if (!m) return false;
+  memcpy(m, metadata, size);
+  free(p->metadata);
+  p->metadata = m;
+  s->metadata = m;
+  return true;
+}
+
+struct ArrowSchema *xs_add_child(struct ArrowSchema *s) {
   xs_private *p = s->private_data;
   struct ArrowSchema *c = calloc(1, sizeof *c);
   if (!c) return NULL;
@@ -146,7 +157,7 @@ static struct ArrowSchema *xs_add_child(struct ArrowSchema *s) {
   return c;
 }
 
-static void release_both(struct ArrowSchema *s, struct ArrowArray *a) {
+void release_both(struct ArrowSchema *s, struct ArrowArray *a) {
   if (s && s->release) s->release(s);
   if (a && a->release) a->release(a);
 }

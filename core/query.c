@@ -351,7 +351,7 @@ static void acc_init(ps_qacc *acc, uint64_t n) {
   }
 }
 
-ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
+static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_result **out) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!q) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "query is NULL");
@@ -378,7 +378,7 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
     res->ctx = ctx;
     res->n_keys = q->prog.n_keys;
     res->n_aggs = q->prog.n_aggs;
-    st = ps_query_finalize(ctx, q, acc, res);
+    st = ps_query_finalize(ctx, q, acc, partial, res);
   }
   ps_buffer_destroy(acc_dev);
   ps_buffer_destroy(bits);
@@ -392,4 +392,10 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
   ps_clear_error(ctx);
   *out = res;
   return PS_OK;
+}
+
+ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) { return run_query(ctx, q, false, out); }
+
+ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **out) {
+  return run_query(ctx, q, true, out);
 }

@@ -48,19 +48,47 @@ struct ps_query {
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
 };
 
+/* The exact state of one aggregate of one group, from which its value is
+ * computed (and which a partial result exports): the row or non-null count,
+ * the sum in 256 bits (a run's 192-bit accumulators sign-extended; merging
+ * partials adds them), and min and max, meaningful when count > 0. */
+typedef struct ps_qstate {
+  uint64_t count;
+  uint64_t sum[4]; /* two's complement, sum[0] least significant */
+  ps_i128 min, max;
+} ps_qstate;
+
 struct ps_query_result {
   ps_context *ctx;
   uint64_t n_groups;
   uint32_t n_keys, n_aggs;
+  ps_agg_kind kinds[PS_QMAX_AGGS];
+  uint32_t scales[PS_QMAX_AGGS];     /* the aggregate's value's scale */
+  bool key_string[PS_QMAX_KEYS];     /* a dictionary key (a string and its index) */
+  uint32_t key_scale[PS_QMAX_KEYS];  /* a number key's scale */
   ps_datum *keys;   /* n_groups * n_keys */
   ps_datum *values; /* n_groups * n_aggs */
+  ps_qstate *state; /* n_groups * n_aggs */
+  /* Partial results: nonzero where a sum or average does not fit 38 digits
+   * (the value reads as PS_ERR_OVERFLOW; merging may still bring it back into
+   * range). NULL when no value overflowed. */
+  uint8_t *deferred;
+  uint8_t *strings; /* merged results: the bytes of the key strings */
 };
 
 /* "SUM", "COUNT(*)"... for messages. */
 const char *ps_agg_name(ps_agg_kind k);
 /* Turns the accumulators of a run (n_groups * n_accs, as read back) into
- * res's groups, keys and values. PS_ERR_OVERFLOW for a sum or an average that
- * does not fit 38 digits. */
-ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res);
+ * res's groups, keys, states and values (ps_query_result_fill). */
+ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, bool partial,
+                            ps_query_result *res);
+/* Computes res->values from res->state (n_groups, n_aggs, kinds and scales
+ * set): the one place where a group's values are made from exact states, for
+ * runs and merges alike. PS_ERR_OVERFLOW for the first sum or average (in
+ * group, then aggregate order) that does not fit 38 digits; with partial, it
+ * is marked in res->deferred instead. */
+ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool partial);
+/* A number datum: unscaled v / 10^scale, with its double. */
+ps_datum ps_query_datum(ps_i128 v, uint32_t scale);
 
 #endif /* PS_QUERY_H */

@@ -32,7 +32,7 @@ static double to_double(ps_i128 v, uint32_t scale) {
   return strtod(text, NULL);
 }
 
-static ps_datum datum_of(ps_i128 v, uint32_t scale) {
+ps_datum ps_query_datum(ps_i128 v, uint32_t scale) {
   ps_datum d;
   memset(&d, 0, sizeof d);
   d.scale = scale;
@@ -49,38 +49,38 @@ static ps_datum null_datum(void) {
   return d;
 }
 
-/* The 192-bit sum as a value of at most 38 digits. */
-static bool sum_of(const ps_qacc *a, ps_i128 *out) {
-  ps_i128 v = make_i128(a->sum0, a->sum1);
+/* The 256-bit sum as a value of at most 38 digits. */
+static bool sum_of(const ps_qstate *x, ps_i128 *out) {
+  ps_i128 v = make_i128(x->sum[0], x->sum[1]);
   uint64_t ext = v < 0 ? UINT64_MAX : 0;
-  if (a->sum2 != ext || !ps_i128_fits38(v)) return false;
+  if (x->sum[2] != ext || x->sum[3] != ext || !ps_i128_fits38(v)) return false;
   *out = v;
   return true;
 }
 
-/* AVG: the exact 192-bit sum / count at scale + k (k <= PS_QUERY_AVG_MIN_SCALE),
+/* AVG: the exact 256-bit sum / count at scale + k (k <= PS_QUERY_AVG_MIN_SCALE),
  * rounded half away from zero; false when the average does not fit 38 digits.
  * The sum itself need not fit: an average that fits is returned (200 values
  * of 0.5 at scale 38 average 0.5 though they sum to 100). */
-static bool average(const ps_qacc *a, uint32_t k, ps_i128 *out) {
-  const uint64_t count = a->count;
-  uint64_t m[3] = {a->sum0, a->sum1, a->sum2};
-  const bool negative = (m[2] >> 63) != 0;
-  if (negative) { /* the magnitude: fewer than 2^64 values of 128 bits never reach -2^191 */
+static bool average(const ps_qstate *x, uint32_t k, ps_i128 *out) {
+  const uint64_t count = x->count;
+  uint64_t m[4] = {x->sum[0], x->sum[1], x->sum[2], x->sum[3]};
+  const bool negative = (m[3] >> 63) != 0;
+  if (negative) { /* the magnitude: sums of fewer than 2^64 values of 128 bits never reach -2^255 */
     uint64_t carry = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
       m[i] = ~m[i] + carry;
       carry = carry && m[i] == 0;
     }
   }
-  ps_u128 r = 0; /* long division of the three words by count */
-  for (int i = 2; i >= 0; i--) {
+  ps_u128 r = 0; /* long division of the four words by count */
+  for (int i = 3; i >= 0; i--) {
     const ps_u128 cur = (r << 64) | m[i];
     m[i] = (uint64_t)(cur / count);
     r = cur % count;
   }
   const ps_u128 q = ((ps_u128)m[1] << 64) | m[0], p = (ps_u128)ps_pow10_i128(k);
-  if (m[2] != 0 || q > (ps_u128)PS_I128_MAX38 / p) return false;
+  if (m[2] != 0 || m[3] != 0 || q > (ps_u128)PS_I128_MAX38 / p) return false;
   ps_u128 frac = r * p; /* r < 2^64, p <= 10^6 */
   ps_u128 d = frac / count, rem = frac % count;
   if (rem >= count - rem) d++; /* 2 * rem >= count, without overflow */
@@ -96,7 +96,7 @@ static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;
-  ps_datum d = datum_of(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
+  ps_datum d = ps_query_datum(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
   if (c->type == PS_TYPE_STRING) {
     d.str = (const char *)c->dict.bytes + c->dict.offsets[v];
     d.str_len = (size_t)(c->dict.offsets[v + 1] - c->dict.offsets[v]);
@@ -167,8 +167,18 @@ static void acc_merge(ps_qacc *x, const ps_qacc *y) {
   x->count += y->count;
 }
 
-ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, ps_query_result *res) {
+ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, bool partial,
+                            ps_query_result *res) {
   const ps_vprog *p = &q->prog;
+  for (uint32_t a = 0; a < p->n_aggs; a++) {
+    res->kinds[a] = q->kinds[a];
+    res->scales[a] = q->scales[a];
+  }
+  for (uint32_t k = 0; k < p->n_keys; k++) {
+    const ps_column *c = q->keys[k];
+    res->key_string[k] = c->type == PS_TYPE_STRING;
+    res->key_scale[k] = ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0;
+  }
   uint32_t *rank[PS_QMAX_KEYS] = {NULL, NULL};
   group_order *order = NULL;
   ps_status st = PS_OK;
@@ -198,8 +208,9 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
     res->n_groups = out_groups;
     res->keys = ps_calloc_ctx(ctx, out_groups * p->n_keys + 1, sizeof(ps_datum));
     res->values = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_datum));
+    res->state = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_qstate));
     merged = ps_calloc_ctx(ctx, p->n_accs, sizeof *merged);
-    if (!res->keys || !res->values || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
+    if (!res->keys || !res->values || !res->state || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
   }
   for (uint64_t i = 0, out_i = 0; st == PS_OK && i < present; out_i++) {
     uint32_t g = order[i].group;
@@ -210,51 +221,88 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
     i = j;
     for (uint32_t k = 0; k < p->n_keys; k++)
       res->keys[out_i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
-    for (uint32_t a = 0; a < p->n_aggs && st == PS_OK; a++) {
+    for (uint32_t a = 0; a < p->n_aggs; a++) {
       const ps_qacc *x = &merged[1 + a];
-      ps_datum *d = &res->values[out_i * p->n_aggs + a];
-      ps_i128 v;
-      switch (q->kinds[a]) {
-        case PS_AGG_COUNT_STAR:
-        case PS_AGG_COUNT: *d = datum_of((ps_i128)x->count, 0); break;
-        case PS_AGG_MIN: *d = x->count ? datum_of(make_i128(x->min_lo, x->min_hi), q->scales[a]) : null_datum(); break;
-        case PS_AGG_MAX: *d = x->count ? datum_of(make_i128(x->max_lo, x->max_hi), q->scales[a]) : null_datum(); break;
-        case PS_AGG_SUM:
-        case PS_AGG_AVG:
-          if (!x->count) {
-            *d = null_datum();
-            break;
-          }
-          if (q->kinds[a] == PS_AGG_SUM) {
-            if (!sum_of(x, &v)) {
-              st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (SUM) does not fit %d digits",
-                                a, PS_QUERY_MAX_DIGITS);
-              break;
-            }
-            *d = datum_of(v, q->scales[a]);
-            break;
-          }
-          uint32_t s = q->scales[a] > PS_QUERY_AVG_MIN_SCALE ? q->scales[a] : PS_QUERY_AVG_MIN_SCALE;
-          if (!average(x, s - q->scales[a], &v)) {
-            st = ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
-                              " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
-            break;
-          }
-          *d = datum_of(v, s);
-          break;
-      }
+      ps_qstate *t = &res->state[out_i * p->n_aggs + a];
+      t->count = x->count;
+      t->sum[0] = x->sum0;
+      t->sum[1] = x->sum1;
+      t->sum[2] = x->sum2;
+      t->sum[3] = (int64_t)x->sum2 < 0 ? UINT64_MAX : 0;
+      t->min = make_i128(x->min_lo, x->min_hi);
+      t->max = make_i128(x->max_lo, x->max_hi);
     }
   }
+  if (st == PS_OK) st = ps_query_result_fill(ctx, res, partial);
   ps_host_free(ctx, merged);
   for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
   ps_host_free(ctx, order);
   return st;
 }
 
+ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool partial) {
+  for (uint64_t g = 0; g < res->n_groups; g++) {
+    for (uint32_t a = 0; a < res->n_aggs; a++) {
+      const ps_qstate *x = &res->state[g * res->n_aggs + a];
+      ps_datum *d = &res->values[g * res->n_aggs + a];
+      ps_agg_kind kind = res->kinds[a];
+      uint32_t scale = res->scales[a];
+      ps_i128 v;
+      const char *what = NULL;
+      uint32_t s = scale;
+      switch (kind) {
+        case PS_AGG_COUNT_STAR:
+        case PS_AGG_COUNT: *d = ps_query_datum((ps_i128)x->count, 0); break;
+        case PS_AGG_MIN: *d = x->count ? ps_query_datum(x->min, scale) : null_datum(); break;
+        case PS_AGG_MAX: *d = x->count ? ps_query_datum(x->max, scale) : null_datum(); break;
+        case PS_AGG_SUM:
+        case PS_AGG_AVG:
+          if (!x->count) {
+            *d = null_datum();
+            break;
+          }
+          if (kind == PS_AGG_SUM) {
+            if (!sum_of(x, &v)) {
+              what = "sum";
+              break;
+            }
+            *d = ps_query_datum(v, scale);
+            break;
+          }
+          s = scale > PS_QUERY_AVG_MIN_SCALE ? scale : PS_QUERY_AVG_MIN_SCALE;
+          if (!average(x, s - scale, &v)) {
+            what = "average";
+            break;
+          }
+          *d = ps_query_datum(v, s);
+          break;
+      }
+      if (!what) continue;
+      if (!partial) {
+        if (what[0] == 's')
+          return ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
+                              ps_agg_name(kind), PS_QUERY_MAX_DIGITS);
+        return ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
+                            " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
+      }
+      if (!res->deferred) {
+        res->deferred = ps_calloc_ctx(ctx, res->n_groups * res->n_aggs, 1);
+        if (!res->deferred) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a partial result");
+      }
+      res->deferred[g * res->n_aggs + a] = 1;
+      *d = null_datum();
+    }
+  }
+  return PS_OK;
+}
+
 void ps_query_result_destroy(ps_query_result *res) {
   if (!res) return;
   ps_host_free(res->ctx, res->keys);
   ps_host_free(res->ctx, res->values);
+  ps_host_free(res->ctx, res->state);
+  ps_host_free(res->ctx, res->deferred);
+  ps_host_free(res->ctx, res->strings);
   ps_host_free(res->ctx, res);
 }
 
@@ -268,6 +316,7 @@ ps_status ps_query_result_key(const ps_query_result *res, uint64_t group, uint32
 
 ps_status ps_query_result_value(const ps_query_result *res, uint64_t group, uint32_t agg, ps_datum *out) {
   if (!res || !out || group >= res->n_groups || agg >= res->n_aggs) return PS_ERR_INVALID_ARGUMENT;
+  if (res->deferred && res->deferred[group * res->n_aggs + agg]) return PS_ERR_OVERFLOW;
   *out = res->values[group * res->n_aggs + agg];
   return PS_OK;
 }

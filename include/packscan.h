@@ -878,6 +878,14 @@ typedef struct ps_query_result ps_query_result;
  *  rows only; CASE predicates on every row (docs/design.md). *out is written on success only; free it
  *  with ps_query_result_destroy. */
 PS_API ps_status ps_query_run(ps_context *ctx, ps_query *query, ps_query_result **out);
+/** As ps_query_run, for a result that is one part of a larger one (a
+ *  partition of a table, merged with the others' through
+ *  ps_query_result_export_partial and ps_query_merge_*, packscan_arrow.h): a
+ *  sum or average that does not fit 38 digits is not an error here, since the
+ *  other partitions' sums may bring it back into range; that value alone
+ *  reads as PS_ERR_OVERFLOW from ps_query_result_value, and its exact state
+ *  is kept for the partial. Every other error is ps_query_run's. */
+PS_API ps_status ps_query_run_partial(ps_context *ctx, ps_query *query, ps_query_result **out);
 /** Frees a result. NULL ok. */
 PS_API void ps_query_result_destroy(ps_query_result *result);
 /** Number of result rows (groups); 1 without GROUP BY. */
@@ -901,7 +909,9 @@ typedef struct ps_datum {
  *  PS_ERR_INVALID_ARGUMENT for an index out of range. */
 PS_API ps_status ps_query_result_key(const ps_query_result *result, uint64_t group, uint32_t key, ps_datum *out);
 /** Aggregate `agg` (0..n_aggs-1) of result row `group`. COUNT: scale 0; SUM,
- *  MIN, MAX: the value's scale; AVG: as documented above. */
+ *  MIN, MAX: the value's scale; AVG: as documented above. PS_ERR_OVERFLOW
+ *  (out untouched) for a sum or average of a partial result
+ *  (ps_query_run_partial, ps_query_merge_finish_partial) that does not fit. */
 PS_API ps_status ps_query_result_value(const ps_query_result *result, uint64_t group, uint32_t agg,
                                        ps_datum *out);
 

@@ -281,6 +281,68 @@ PS_API ps_status ps_arrow_export_aggregates(ps_context *ctx, const ps_arrow_tabl
                                             const ps_expr *expr, struct ArrowSchema *schema,
                                             struct ArrowArray *array);
 
+/* ---- Partial query results ------------------------------------------------ */
+/* A query run on each partition of a table (ps_query_run_partial, the same
+ * query shape everywhere), its results exported as partials, shipped anywhere
+ * as Arrow record batches and merged give the result of one run over the
+ * whole table, bit for bit: the same groups in the same order, the same
+ * ps_datum values (a dictionary key's index too, when the partitions share
+ * the dictionary, as slices of one column do; its string in every case), the
+ * same PS_ERR_OVERFLOW for a sum or average that does not fit 38 digits
+ * after merging, whatever the partitioning (empty and all-null partitions,
+ * groups in one partition only). A merged result can itself be exported and
+ * merged again (a tree of merges). Errors of a partition's run (a corrupt
+ * code, a row's value that does not fit) are that run's: a merge never sees
+ * them. */
+
+/** Exports a result's exact per-group state as a record batch (struct
+ *  array) of one row per group, in the result's order:
+ *  - per GROUP BY key k: "key<k>", a number key as decimal128(38, its
+ *    scale), a string key as large_utf8 followed by "key<k>_index" (uint64,
+ *    its dictionary index); a NULL key is null;
+ *  - per aggregate a: COUNT(*) and COUNT "agg<a>_count" (uint64); SUM and AVG
+ *    "agg<a>_sum" (decimal256(76, the value's scale): the exact sum, which
+ *    may be past 38 digits) and "agg<a>_count" (uint64, the values summed);
+ *    MIN "agg<a>_min" and MAX "agg<a>_max" (decimal128(38, the value's
+ *    scale), null where no value was seen).
+ *  The schema's metadata holds "packscan.partial" (the format's version,
+ *  "1"), "packscan.keys" (e.g. "number:2,string:0") and "packscan.aggs"
+ *  (e.g. "SUM:2,COUNT_STAR:0"). Memory as for the exports above (owned by the
+ *  release callbacks, independent of the context). */
+PS_API ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result *result,
+                                                struct ArrowSchema *schema, struct ArrowArray *array);
+
+/** A merge of partial results, taking them one at a time (memory stays near
+ *  the number of distinct groups). Not thread-safe; one merge per thread. */
+typedef struct ps_query_merge ps_query_merge;
+
+/** A new, empty merge whose errors and results belong to ctx. */
+PS_API ps_status ps_query_merge_create(ps_context *ctx, ps_query_merge **out);
+/** Adds one partial (borrowed: read and copied before the call returns; the
+ *  caller still releases it). The first partial fixes the layout; a later
+ *  one of another query (its "packscan.keys" or "packscan.aggs" differs), of
+ *  another format version, or malformed (a field's name, format, buffer
+ *  count, length or offset, nulls where none may be, a value past 38 digits,
+ *  decreasing string offsets) is PS_ERR_INVALID_ARGUMENT naming the partial
+ *  (0 for the first added), the field and the value; the merge is then
+ *  unchanged. PS_ERR_OVERFLOW only for counts past 2^64 - 1 or sums past
+ *  256 bits, which no real partitioning reaches; the merge is then
+ *  unusable. Rows of one partial may repeat a group. */
+PS_API ps_status ps_query_merge_add(ps_query_merge *merge, const struct ArrowSchema *schema,
+                                    const struct ArrowArray *array);
+/** The merged result (free with ps_query_result_destroy; it may outlive the
+ *  merge, not the context): groups in ps_query_run's order (ascending keys,
+ *  numbers by value, strings bytewise, NULL last). PS_ERR_OVERFLOW as
+ *  ps_query_run gives it, with its message, for the first sum or average that
+ *  does not fit; PS_ERR_INVALID_ARGUMENT when no partial was added. The merge
+ *  stays usable: more partials may be added and finished again. */
+PS_API ps_status ps_query_merge_finish(ps_query_merge *merge, ps_query_result **out);
+/** As ps_query_merge_finish, with overflows deferred as ps_query_run_partial
+ *  defers them: for an inner node of a tree of merges. */
+PS_API ps_status ps_query_merge_finish_partial(ps_query_merge *merge, ps_query_result **out);
+/** Frees a merge. NULL ok. */
+PS_API void ps_query_merge_destroy(ps_query_merge *merge);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,707 @@
+/* Partial query results: a result's exact per-group states exported as an
+ * Arrow record batch, and the merge of such batches (from the partitions of a
+ * table, in any order and partitioning) into the result one run over the
+ * whole table gives. The values of a merged result come from
+ * ps_query_result_fill, the code that makes a run's values. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow_internal.h"
+#include "query.h"
+
+#define PARTIAL_VERSION "1"
+#define MD_VERSION "packscan.partial"
+#define MD_KEYS "packscan.keys"
+#define MD_AGGS "packscan.aggs"
+#define LAYOUT_TEXT 512 /* 16 aggregates of "COUNT_STAR:38," and 2 keys fit easily */
+#define MAX_COLS (2 * PS_QMAX_KEYS + 2 * PS_QMAX_AGGS)
+
+/* ---- the layout of a partial ---------------------------------------------------- */
+
+typedef struct playout {
+  uint32_t n_keys, n_aggs;
+  bool key_string[PS_QMAX_KEYS];
+  uint32_t key_scale[PS_QMAX_KEYS];
+  ps_agg_kind kinds[PS_QMAX_AGGS];
+  uint32_t scales[PS_QMAX_AGGS];
+} playout;
+
+typedef enum pcol_kind { C_KEY_NUMBER, C_KEY_STRING, C_KEY_INDEX, C_COUNT, C_SUM, C_MIN, C_MAX } pcol_kind;
+
+typedef struct pcol {
+  pcol_kind kind;
+  uint32_t i; /* the key or aggregate */
+  char name[32];
+  char format[24];
+} pcol;
+
+static const char *const kind_names[] = {"", "COUNT_STAR", "COUNT", "SUM", "MIN", "MAX", "AVG"};
+
+static void col(pcol *c, pcol_kind kind, uint32_t i, const char *name_fmt, const char *format) {
+  c->kind = kind;
+  c->i = i;
+  snprintf(c->name, sizeof c->name, name_fmt, i);
+  snprintf(c->format, sizeof c->format, "%s", format);
+}
+
+/* The columns of a partial, in order: each key (a number as decimal128(38, its
+ * scale); a string as large_utf8 and its dictionary index as uint64), then
+ * each aggregate's state. */
+static uint32_t layout_cols(const playout *l, pcol *cols) {
+  uint32_t n = 0;
+  char f[24];
+  for (uint32_t k = 0; k < l->n_keys; k++) {
+    if (l->key_string[k]) {
+      col(&cols[n++], C_KEY_STRING, k, "key%" PRIu32, "U");
+      col(&cols[n++], C_KEY_INDEX, k, "key%" PRIu32 "_index", "L");
+    } else {
+      snprintf(f, sizeof f, "d:38,%" PRIu32, l->key_scale[k]);
+      col(&cols[n++], C_KEY_NUMBER, k, "key%" PRIu32, f);
+    }
+  }
+  for (uint32_t a = 0; a < l->n_aggs; a++) {
+    switch (l->kinds[a]) {
+      case PS_AGG_SUM:
+      case PS_AGG_AVG:
+        snprintf(f, sizeof f, "d:76,%" PRIu32 ",256", l->scales[a]);
+        col(&cols[n++], C_SUM, a, "agg%" PRIu32 "_sum", f);
+        col(&cols[n++], C_COUNT, a, "agg%" PRIu32 "_count", "L");
+        break;
+      case PS_AGG_MIN:
+      case PS_AGG_MAX:
+        snprintf(f, sizeof f, "d:38,%" PRIu32, l->scales[a]);
+        col(&cols[n++], l->kinds[a] == PS_AGG_MIN ? C_MIN : C_MAX, a,
+            l->kinds[a] == PS_AGG_MIN ? "agg%" PRIu32 "_min" : "agg%" PRIu32 "_max", f);
+        break;
+      default:
+        col(&cols[n++], C_COUNT, a, "agg%" PRIu32 "_count", "L");
+        break;
+    }
+  }
+  return n;
+}
+
+/* "number:2,string:0" and "SUM:2,COUNT_STAR:0". */
+static void layout_text(const playout *l, char *keys, char *aggs) {
+  size_t p = 0;
+  keys[0] = aggs[0] = '\0';
+  for (uint32_t k = 0; k < l->n_keys; k++)
+    p += (size_t)snprintf(keys + p, LAYOUT_TEXT - p, "%s%s:%" PRIu32, k ? "," : "",
+                          l->key_string[k] ? "string" : "number", l->key_scale[k]);
+  p = 0;
+  for (uint32_t a = 0; a < l->n_aggs; a++)
+    p += (size_t)snprintf(aggs + p, LAYOUT_TEXT - p, "%s%s:%" PRIu32, a ? "," : "", kind_names[l->kinds[a]],
+                          l->scales[a]);
+}
+
+/* Reads "NAME:scale[,NAME:scale...]" into names (an index of `names`) and scales. */
+static bool parse_list(const char *text, const char *const *names, uint32_t n_names, uint32_t max, uint32_t *count,
+                       uint32_t *which, uint32_t *scales) {
+  *count = 0;
+  if (!*text) return true;
+  for (const char *p = text;;) {
+    const char *colon = strchr(p, ':');
+    if (!colon || *count == max) return false;
+    uint32_t w = 0;
+    for (; w < n_names; w++)
+      if (names[w][0] && strlen(names[w]) == (size_t)(colon - p) && !memcmp(names[w], p, (size_t)(colon - p))) break;
+    if (w == n_names) return false;
+    uint32_t s = 0;
+    const char *q = colon + 1;
+    if (*q < '0' || *q > '9') return false;
+    for (; *q >= '0' && *q <= '9'; q++) {
+      s = s * 10 + (uint32_t)(*q - '0');
+      if (s > PS_QUERY_MAX_SCALE) return false;
+    }
+    which[*count] = w;
+    scales[(*count)++] = s;
+    if (*q == '\0') return true;
+    if (*q != ',') return false;
+    p = q + 1;
+  }
+}
+
+static bool layout_parse(const char *keys, const char *aggs, playout *l) {
+  static const char *const key_names[] = {"number", "string"};
+  uint32_t which[PS_QMAX_AGGS], scales[PS_QMAX_AGGS];
+  memset(l, 0, sizeof *l);
+  if (!parse_list(keys, key_names, 2, PS_QMAX_KEYS, &l->n_keys, which, scales)) return false;
+  for (uint32_t k = 0; k < l->n_keys; k++) {
+    l->key_string[k] = which[k] == 1;
+    l->key_scale[k] = scales[k];
+    if (l->key_string[k] && scales[k]) return false;
+  }
+  if (!parse_list(aggs, kind_names, 7, PS_QMAX_AGGS, &l->n_aggs, which, scales) || !l->n_aggs) return false;
+  for (uint32_t a = 0; a < l->n_aggs; a++) {
+    l->kinds[a] = (ps_agg_kind)which[a];
+    l->scales[a] = scales[a];
+  }
+  return true;
+}
+
+/* The C Data Interface's metadata: int32 count, then per pair int32 length
+ * and bytes of the key and of the value (native byte order). */
+static size_t md_put(char *buf, size_t p, const char *s) {
+  int32_t n = (int32_t)strlen(s);
+  memcpy(buf + p, &n, 4);
+  memcpy(buf + p + 4, s, (size_t)n);
+  return p + 4 + (size_t)n;
+}
+
+/* ---- export ------------------------------------------------------------------ */
+
+static ps_i128 key_number(const ps_datum *d) { return (ps_i128)(((ps_u128)(uint64_t)d->hi << 64) | d->lo); }
+
+ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result *res, struct ArrowSchema *schema,
+                                         struct ArrowArray *array) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!res || !schema || !array)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", !res ? "result" : !schema ? "schema" : "array");
+  playout l;
+  memset(&l, 0, sizeof l);
+  l.n_keys = res->n_keys;
+  l.n_aggs = res->n_aggs;
+  memcpy(l.key_string, res->key_string, sizeof l.key_string);
+  memcpy(l.key_scale, res->key_scale, sizeof l.key_scale);
+  memcpy(l.kinds, res->kinds, sizeof l.kinds);
+  memcpy(l.scales, res->scales, sizeof l.scales);
+  pcol cols[MAX_COLS];
+  uint32_t nc = layout_cols(&l, cols);
+  char keys_text[LAYOUT_TEXT], aggs_text[LAYOUT_TEXT], md[3 * LAYOUT_TEXT];
+  layout_text(&l, keys_text, aggs_text);
+  size_t mp = 4;
+  int32_t pairs = 3;
+  memcpy(md, &pairs, 4);
+  mp = md_put(md, mp, MD_VERSION);
+  mp = md_put(md, mp, PARTIAL_VERSION);
+  mp = md_put(md, mp, MD_KEYS);
+  mp = md_put(md, mp, keys_text);
+  mp = md_put(md, mp, MD_AGGS);
+  mp = md_put(md, mp, aggs_text);
+
+  const uint64_t n = res->n_groups;
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  bool ok = xs_init(&s, "+s", "", nc);
+  if (!ok) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "exporting a partial result");
+  ok = xs_set_metadata(&s, md, mp);
+  s.flags = 0;
+  if (!ok || !xa_init(&a, (int64_t)n, 1, nc)) {
+    release_both(&s, NULL);
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "exporting a partial result");
+  }
+  for (uint32_t c = 0; ok && c < nc; c++) {
+    const pcol *pc = &cols[c];
+    struct ArrowSchema *cs = xs_add_child(&s);
+    struct ArrowArray *ca = xa_add_child(&a);
+    ok = cs && ca && xs_init(cs, pc->format, pc->name, 0);
+    if (ok)
+      cs->flags = pc->kind == C_KEY_NUMBER || pc->kind == C_KEY_STRING || pc->kind == C_MIN || pc->kind == C_MAX
+                      ? ARROW_FLAG_NULLABLE
+                      : 0;
+    ok = ok && xa_init(ca, (int64_t)n, pc->kind == C_KEY_STRING ? 3 : 2, 0);
+    if (!ok) break;
+    uint64_t width = pc->kind == C_SUM ? 32 : pc->kind == C_COUNT || pc->kind == C_KEY_INDEX ? 8 : 16;
+    uint8_t *valid = NULL, *data = NULL;
+    if (cs->flags & ARROW_FLAG_NULLABLE) ok = (valid = xa_buffer(ca, 0, n / 8 + 1)) != NULL;
+    /* strings: the offsets here, the bytes below */
+    ok = ok && (data = xa_buffer(ca, 1, (n + (pc->kind == C_KEY_STRING)) * width)) != NULL;
+    uint64_t str_bytes = 0, nulls = 0;
+    for (uint64_t g = 0; ok && g < n; g++) {
+      const ps_datum *kd = pc->kind <= C_KEY_INDEX ? &res->keys[g * res->n_keys + pc->i] : NULL;
+      const ps_qstate *t = pc->kind >= C_COUNT ? &res->state[g * res->n_aggs + pc->i] : NULL;
+      bool is_valid = kd ? !kd->is_null : t->count > 0;
+      if (valid && is_valid) valid[g / 8] |= (uint8_t)(1u << (g % 8));
+      nulls += valid && !is_valid;
+      switch (pc->kind) {
+        case C_KEY_NUMBER: {
+          ps_i128 v = key_number(kd);
+          memcpy(data + g * 16, &v, 16);
+          break;
+        }
+        case C_KEY_STRING: {
+          int64_t o = (int64_t)str_bytes;
+          memcpy(data + g * 8, &o, 8);
+          str_bytes += kd->is_null ? 0 : kd->str_len;
+          if (g + 1 == n) {
+            o = (int64_t)str_bytes;
+            memcpy(data + n * 8, &o, 8);
+          }
+          break;
+        }
+        case C_KEY_INDEX:
+          memcpy(data + g * 8, &kd->lo, 8);
+          break;
+        case C_COUNT:
+          memcpy(data + g * 8, &t->count, 8);
+          break;
+        case C_SUM:
+          memcpy(data + g * 32, t->sum, 32);
+          break;
+        case C_MIN:
+          if (t->count) memcpy(data + g * 16, &t->min, 16);
+          break;
+        case C_MAX:
+          if (t->count) memcpy(data + g * 16, &t->max, 16);
+          break;
+      }
+    }
+    if (ok && pc->kind == C_KEY_STRING) {
+      uint8_t *bytes = xa_buffer(ca, 2, str_bytes);
+      ok = bytes != NULL;
+      for (uint64_t g = 0, p = 0; ok && g < n; g++) {
+        const ps_datum *kd = &res->keys[g * res->n_keys + pc->i];
+        if (kd->is_null || !kd->str_len) continue;
+        memcpy(bytes + p, kd->str, kd->str_len);
+        p += kd->str_len;
+      }
+    }
+    ca->null_count = (int64_t)nulls;
+  }
+  if (!ok) {
+    release_both(&s, &a);
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "exporting a partial result of %" PRIu64 " groups", n);
+  }
+  *schema = s;
+  *array = a;
+  return PS_OK;
+}
+
+/* ---- merge ---------------------------------------------------------------------- */
+
+/* A key of a group being merged: a number's value, or a string (bytes in the
+ * merge's arena) and its dictionary index (the smallest seen). */
+typedef struct mkey {
+  ps_i128 v;
+  uint64_t off, len;
+  bool is_null;
+} mkey;
+
+typedef struct mentry {
+  mkey k[PS_QMAX_KEYS];
+  const uint8_t *str[PS_QMAX_KEYS]; /* set before sorting: the arena may move as it grows */
+  uint32_t n_keys;
+  uint64_t state; /* index of the entry's first state */
+} mentry;
+
+struct ps_query_merge {
+  ps_context *ctx;
+  uint64_t partials;
+  char keys_text[LAYOUT_TEXT], aggs_text[LAYOUT_TEXT];
+  playout l;
+  pcol cols[MAX_COLS];
+  uint32_t n_cols;
+  mentry *e;
+  uint64_t n, cap, compacted;
+  ps_qstate *st; /* cap * n_aggs */
+  uint8_t *arena;
+  uint64_t arena_len, arena_cap;
+};
+
+ps_status ps_query_merge_create(ps_context *ctx, ps_query_merge **out) {
+  if (!ctx) return PS_ERR_INVALID_ARGUMENT;
+  ps_clear_error(ctx);
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  ps_query_merge *m = ps_calloc_ctx(ctx, 1, sizeof *m);
+  if (!m) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a merge");
+  m->ctx = ctx;
+  *out = m;
+  return PS_OK;
+}
+
+void ps_query_merge_destroy(ps_query_merge *m) {
+  if (!m) return;
+  ps_host_free(m->ctx, m->e);
+  ps_host_free(m->ctx, m->st);
+  ps_host_free(m->ctx, m->arena);
+  ps_host_free(m->ctx, m);
+}
+
+static int cmp_entry(const void *x, const void *y) {
+  const mentry *a = x, *b = y;
+  for (uint32_t k = 0; k < a->n_keys; k++) {
+    const mkey *p = &a->k[k], *q = &b->k[k];
+    if (p->is_null != q->is_null) return p->is_null ? 1 : -1; /* NULL after every value */
+    if (p->is_null) continue;
+    int c;
+    if (a->str[k])
+      c = ps_bytes_cmp(a->str[k], (size_t)p->len, b->str[k], (size_t)q->len);
+    else
+      c = p->v < q->v ? -1 : p->v > q->v;
+    if (c) return c;
+  }
+  return 0;
+}
+
+/* 256-bit x += y; false when the signed sum does not fit 256 bits. */
+static bool add256(uint64_t *x, const uint64_t *y) {
+  bool xneg = (int64_t)x[3] < 0, yneg = (int64_t)y[3] < 0;
+  uint64_t carry = 0;
+  for (int i = 0; i < 4; i++) {
+    uint64_t s = x[i] + y[i];
+    uint64_t c = s < x[i];
+    s += carry;
+    c += s < carry;
+    x[i] = s;
+    carry = c;
+  }
+  return xneg != yneg || ((int64_t)x[3] < 0) == xneg;
+}
+
+static ps_status state_merge(ps_query_merge *m, ps_qstate *x, const ps_qstate *y, uint32_t a) {
+  if (y->count && (!x->count || y->min < x->min)) x->min = y->min;
+  if (y->count && (!x->count || y->max > x->max)) x->max = y->max;
+  if (x->count > UINT64_MAX - y->count)
+    return ps_set_error(m->ctx, PS_ERR_OVERFLOW, "the count of aggregate %" PRIu32 " (%s) exceeds 2^64 - 1", a,
+                        ps_agg_name(m->l.kinds[a]));
+  x->count += y->count;
+  if (!add256(x->sum, y->sum))
+    return ps_set_error(m->ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) exceeds 256 bits", a,
+                        ps_agg_name(m->l.kinds[a]));
+  return PS_OK;
+}
+
+/* Sorts the entries by key and merges those of one key: one entry per group,
+ * with a fresh arena holding only their strings. */
+static ps_status compact(ps_query_merge *m) {
+  const uint32_t na = m->l.n_aggs;
+  /* str[k] is non-NULL exactly for string keys (cmp_entry reads it so). */
+  for (uint64_t i = 0; i < m->n; i++)
+    for (uint32_t k = 0; k < m->l.n_keys; k++)
+      m->e[i].str[k] = m->l.key_string[k] ? m->arena + (m->e[i].k[k].is_null ? 0 : m->e[i].k[k].off) : NULL;
+  qsort(m->e, m->n, sizeof *m->e, cmp_entry);
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < m->n; i++)
+    if (i == 0 || cmp_entry(&m->e[i - 1], &m->e[i]))
+      for (uint32_t k = 0; k < m->l.n_keys; k++) bytes += m->l.key_string[k] ? m->e[i].k[k].len : 0;
+  ps_qstate *st = ps_calloc_ctx(m->ctx, m->cap * na + 1, sizeof *st);
+  uint8_t *arena = ps_calloc_ctx(m->ctx, bytes + 1, 1);
+  if (!st || !arena) {
+    ps_host_free(m->ctx, st);
+    ps_host_free(m->ctx, arena);
+    return ps_set_error(m->ctx, PS_ERR_OUT_OF_MEMORY, "merging %" PRIu64 " partial groups", m->n);
+  }
+  uint64_t out = 0, p = 0;
+  ps_status s = PS_OK;
+  for (uint64_t i = 0; i < m->n && s == PS_OK;) {
+    mentry g = m->e[i];
+    memcpy(&st[out * na], &m->st[g.state * na], na * sizeof *st);
+    uint64_t j = i + 1;
+    for (; j < m->n && !cmp_entry(&m->e[i], &m->e[j]) && s == PS_OK; j++) {
+      for (uint32_t k = 0; k < m->l.n_keys; k++)
+        if (m->l.key_string[k] && m->e[j].k[k].v < g.k[k].v) g.k[k].v = m->e[j].k[k].v;
+      for (uint32_t a = 0; a < na && s == PS_OK; a++)
+        s = state_merge(m, &st[out * na + a], &m->st[m->e[j].state * na + a], a);
+    }
+    for (uint32_t k = 0; k < m->l.n_keys; k++) {
+      if (!m->l.key_string[k]) continue;
+      memcpy(arena + p, m->arena + g.k[k].off, (size_t)g.k[k].len);
+      g.k[k].off = p;
+      p += g.k[k].len;
+    }
+    g.state = out;
+    m->e[out++] = g;
+    i = j;
+  }
+  if (s != PS_OK) {
+    /* the entries were partly rewritten: the merge cannot go on */
+    ps_host_free(m->ctx, st);
+    ps_host_free(m->ctx, arena);
+    m->n = 0;
+    m->partials = UINT64_MAX;
+    return s;
+  }
+  ps_host_free(m->ctx, m->st);
+  ps_host_free(m->ctx, m->arena);
+  m->st = st;
+  m->arena = arena;
+  m->arena_len = p;
+  m->arena_cap = bytes + 1;
+  m->n = m->compacted = out;
+  return PS_OK;
+}
+
+static const char *md_find(const char *md, const char *key, int32_t *len) {
+  if (!md) return NULL;
+  int32_t n;
+  memcpy(&n, md, 4);
+  const char *p = md + 4;
+  for (int32_t i = 0; i < n && i < 64; i++) {
+    int32_t kl, vl;
+    memcpy(&kl, p, 4);
+    if (kl < 0 || kl > 4096) return NULL;
+    const char *k = p + 4;
+    memcpy(&vl, k + kl, 4);
+    if (vl < 0 || vl >= LAYOUT_TEXT) return NULL;
+    const char *v = k + kl + 4;
+    if ((size_t)kl == strlen(key) && !memcmp(k, key, (size_t)kl)) {
+      *len = vl;
+      return v;
+    }
+    p = v + vl;
+  }
+  return NULL;
+}
+
+static bool reserve(ps_query_merge *m, uint64_t rows, uint64_t bytes) {
+  if (m->n + rows > m->cap) {
+    uint64_t cap = m->cap * 2 > m->n + rows ? m->cap * 2 : m->n + rows + 16;
+    mentry *e = ps_calloc_ctx(m->ctx, cap, sizeof *e);
+    ps_qstate *st = ps_calloc_ctx(m->ctx, cap * m->l.n_aggs, sizeof *st);
+    if (!e || !st) {
+      ps_host_free(m->ctx, e);
+      ps_host_free(m->ctx, st);
+      return false;
+    }
+    if (m->n) {
+      memcpy(e, m->e, m->n * sizeof *e);
+      memcpy(st, m->st, m->n * m->l.n_aggs * sizeof *st);
+    }
+    ps_host_free(m->ctx, m->e);
+    ps_host_free(m->ctx, m->st);
+    m->e = e;
+    m->st = st;
+    m->cap = cap;
+  }
+  if (m->arena_len + bytes + 1 > m->arena_cap) {
+    uint64_t cap = m->arena_cap * 2 > m->arena_len + bytes + 1 ? m->arena_cap * 2 : m->arena_len + bytes + 1;
+    uint8_t *a = ps_calloc_ctx(m->ctx, cap, 1);
+    if (!a) return false;
+    if (m->arena_len) memcpy(a, m->arena, m->arena_len);
+    ps_host_free(m->ctx, m->arena);
+    m->arena = a;
+    m->arena_cap = cap;
+  }
+  return true;
+}
+
+static bool bit(const void *bitmap, uint64_t i) { return !bitmap || (((const uint8_t *)bitmap)[i / 8] >> (i % 8)) & 1; }
+
+#define BAD(...) ps_set_error(m->ctx, PS_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema, const struct ArrowArray *array) {
+  if (!m) return PS_ERR_INVALID_ARGUMENT;
+  ps_context *ctx = m->ctx;
+  ps_clear_error(ctx);
+  if (m->partials == UINT64_MAX)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "the merge failed before (an overflow): create a new one");
+  const uint64_t pn = m->partials;
+  if (!schema || !array) return BAD("partial %" PRIu64 ": %s is NULL", pn, schema ? "array" : "schema");
+  if (!schema->release || !array->release)
+    return BAD("partial %" PRIu64 ": its %s is released", pn, schema->release ? "array" : "schema");
+  if (!schema->format || strcmp(schema->format, "+s"))
+    return BAD("partial %" PRIu64 ": format is \"%s\", a partial is a record batch (\"+s\")", pn,
+               schema->format ? schema->format : "(null)");
+  const char *md_text[3] = {NULL, NULL, NULL};
+  const char *md_names[3] = {MD_VERSION, MD_KEYS, MD_AGGS};
+  char vals[3][LAYOUT_TEXT];
+  for (int i = 0; i < 3; i++) {
+    int32_t len = 0;
+    const char *v = md_find(schema->metadata, md_names[i], &len);
+    if (!v) return BAD("partial %" PRIu64 ": no \"%s\" metadata: not a packscan partial result", pn, md_names[i]);
+    memcpy(vals[i], v, (size_t)len);
+    vals[i][len] = '\0';
+    md_text[i] = vals[i];
+  }
+  if (strcmp(md_text[0], PARTIAL_VERSION))
+    return BAD("partial %" PRIu64 ": %s is \"%s\", this library reads version \"%s\"", pn, MD_VERSION, md_text[0],
+               PARTIAL_VERSION);
+  if (pn == 0) {
+    if (!layout_parse(md_text[1], md_text[2], &m->l))
+      return BAD("partial 0: malformed layout: %s \"%s\", %s \"%s\"", MD_KEYS, md_text[1], MD_AGGS, md_text[2]);
+  } else {
+    for (int i = 1; i < 3; i++) {
+      const char *first = i == 1 ? m->keys_text : m->aggs_text;
+      if (strcmp(md_text[i], first))
+        return BAD("partial %" PRIu64 ": %s is \"%s\", the first partial's is \"%s\" (another query)", pn, md_names[i],
+                   md_text[i], first);
+    }
+  }
+  pcol cols[MAX_COLS];
+  uint32_t nc = layout_cols(&m->l, cols);
+  if (schema->n_children != nc || array->n_children != nc || !schema->children || !array->children)
+    return BAD("partial %" PRIu64 ": %" PRId64 " fields (array: %" PRId64 "), the layout has %" PRIu32, pn,
+               schema->n_children, array->n_children, nc);
+  const int64_t rows = array->length, off = array->offset;
+  if (rows < 0 || off < 0 || rows > INT64_MAX - off)
+    return BAD("partial %" PRIu64 ": length %" PRId64 ", offset %" PRId64, pn, rows, off);
+  if (array->null_count != 0 && array->n_buffers >= 1 && array->buffers && array->buffers[0])
+    return BAD("partial %" PRIu64 ": the record batch has null rows (null_count %" PRId64 ")", pn, array->null_count);
+  if (m->l.n_keys == 0 && rows != 1)
+    return BAD("partial %" PRIu64 ": %" PRId64 " rows; a partial without GROUP BY has one", pn, rows);
+  uint64_t str_bytes = 0;
+  for (uint32_t c = 0; c < nc; c++) {
+    const struct ArrowSchema *cs = schema->children[c];
+    const struct ArrowArray *ca = array->children[c];
+    const pcol *pc = &cols[c];
+    if (!cs || !ca || !cs->release || !ca->release)
+      return BAD("partial %" PRIu64 ": field %" PRIu32 " is NULL or released", pn, c);
+    if (!cs->name || strcmp(cs->name, pc->name) || !cs->format || strcmp(cs->format, pc->format))
+      return BAD("partial %" PRIu64 ": field %" PRIu32 " is \"%s\" of format \"%s\", the layout's is \"%s\" of \"%s\"",
+                 pn, c, cs->name ? cs->name : "(null)", cs->format ? cs->format : "(null)", pc->name, pc->format);
+    int64_t want_buffers = pc->kind == C_KEY_STRING ? 3 : 2;
+    if (ca->n_buffers != want_buffers || !ca->buffers || ca->offset < 0 || ca->length < 0 ||
+        ca->offset > INT64_MAX - off - rows || ca->length < off + rows)
+      return BAD("partial %" PRIu64 ": field \"%s\": %" PRId64 " buffers, length %" PRId64 ", offset %" PRId64
+                 " for %" PRId64 " rows at %" PRId64,
+                 pn, pc->name, ca->n_buffers, ca->length, ca->offset, rows, off);
+    if (ca->null_count != 0 && !ca->buffers[0])
+      return BAD("partial %" PRIu64 ": field \"%s\": null_count %" PRId64 " without a validity bitmap", pn, pc->name,
+                 ca->null_count);
+    if (rows && !ca->buffers[1]) return BAD("partial %" PRIu64 ": field \"%s\": no data buffer", pn, pc->name);
+    bool nullable = pc->kind == C_KEY_NUMBER || pc->kind == C_KEY_STRING || pc->kind == C_MIN || pc->kind == C_MAX;
+    const uint64_t base = (uint64_t)(ca->offset + off);
+    for (int64_t r = 0; r < rows; r++) {
+      uint64_t i = base + (uint64_t)r;
+      if (!bit(ca->buffers[0], i)) {
+        if (!nullable) return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " is null", pn, pc->name, r);
+        continue;
+      }
+      if (pc->kind == C_KEY_NUMBER || pc->kind == C_MIN || pc->kind == C_MAX) {
+        ps_i128 v;
+        memcpy(&v, (const uint8_t *)ca->buffers[1] + i * 16, 16);
+        if (!ps_i128_fits38(v))
+          return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " does not fit %d digits", pn, pc->name, r,
+                     PS_QUERY_MAX_DIGITS);
+      } else if (pc->kind == C_KEY_STRING) {
+        const int64_t *o = (const int64_t *)ca->buffers[1] + i;
+        if (o[0] < 0 || o[1] < o[0] || (o[1] > o[0] && !ca->buffers[2]))
+          return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " has offsets %" PRId64 "..%" PRId64, pn,
+                     pc->name, r, o[0], o[1]);
+        str_bytes += (uint64_t)(o[1] - o[0]);
+      }
+    }
+  }
+  if (pn == 0) {
+    layout_text(&m->l, m->keys_text, m->aggs_text);
+    m->n_cols = nc;
+  }
+  if (!reserve(m, (uint64_t)rows, str_bytes))
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "merging a partial of %" PRId64 " groups", rows);
+  const uint32_t na = m->l.n_aggs;
+  for (int64_t r = 0; r < rows; r++) {
+    mentry *e = &m->e[m->n];
+    ps_qstate *st = &m->st[m->n * na];
+    memset(e, 0, sizeof *e);
+    memset(st, 0, na * sizeof *st);
+    e->n_keys = m->l.n_keys;
+    e->state = m->n;
+    for (uint32_t c = 0; c < nc; c++) {
+      const struct ArrowArray *ca = array->children[c];
+      const pcol *pc = &cols[c];
+      const uint64_t i = (uint64_t)(ca->offset + off + r);
+      const uint8_t *data = ca->buffers[1];
+      bool valid = bit(ca->buffers[0], i);
+      ps_qstate *t = &st[pc->i];
+      mkey *k = &e->k[pc->i];
+      switch (pc->kind) {
+        case C_KEY_NUMBER:
+          k->is_null = !valid;
+          if (valid) memcpy(&k->v, data + i * 16, 16);
+          break;
+        case C_KEY_STRING:
+          k->is_null = !valid;
+          if (valid) {
+            const int64_t *o = (const int64_t *)data + i;
+            k->off = m->arena_len;
+            k->len = (uint64_t)(o[1] - o[0]);
+            if (k->len) memcpy(m->arena + m->arena_len, (const uint8_t *)ca->buffers[2] + o[0], (size_t)k->len);
+            m->arena_len += k->len;
+          }
+          break;
+        case C_KEY_INDEX: {
+          uint64_t v;
+          memcpy(&v, data + i * 8, 8);
+          k->v = (ps_i128)v;
+          break;
+        }
+        case C_COUNT:
+          memcpy(&t->count, data + i * 8, 8);
+          break;
+        case C_SUM:
+          memcpy(t->sum, data + i * 32, 32);
+          break;
+        case C_MIN:
+        case C_MAX:
+          if (valid) {
+            t->count = 1;
+            memcpy(pc->kind == C_MIN ? &t->min : &t->max, data + i * 16, 16);
+          }
+          break;
+      }
+    }
+    /* a NULL string key's index is not part of the group */
+    for (uint32_t k = 0; k < m->l.n_keys; k++)
+      if (m->l.key_string[k] && e->k[k].is_null) e->k[k].v = 0;
+    m->n++;
+  }
+  m->partials++;
+  /* Keep memory near the number of distinct groups while partials stream in. */
+  if (m->n > 2 * m->compacted + 256) return compact(m);
+  return PS_OK;
+}
+
+static ps_status finish(ps_query_merge *m, bool partial, ps_query_result **out) {
+  if (!m) return PS_ERR_INVALID_ARGUMENT;
+  ps_context *ctx = m->ctx;
+  ps_clear_error(ctx);
+  if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (m->partials == UINT64_MAX)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "the merge failed before (an overflow): create a new one");
+  if (m->partials == 0) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "no partial was added to the merge");
+  ps_status st = compact(m);
+  if (st != PS_OK) return st;
+  const uint32_t na = m->l.n_aggs, nk = m->l.n_keys;
+  /* Without GROUP BY there is one row; its partials all merged into one. */
+  const uint64_t n = m->n;
+  ps_query_result *res = ps_calloc_ctx(ctx, 1, sizeof *res);
+  if (res) {
+    res->ctx = ctx;
+    res->n_groups = n;
+    res->n_keys = nk;
+    res->n_aggs = na;
+    memcpy(res->kinds, m->l.kinds, sizeof res->kinds);
+    memcpy(res->scales, m->l.scales, sizeof res->scales);
+    memcpy(res->key_string, m->l.key_string, sizeof res->key_string);
+    memcpy(res->key_scale, m->l.key_scale, sizeof res->key_scale);
+    res->keys = ps_calloc_ctx(ctx, n * nk + 1, sizeof(ps_datum));
+    res->values = ps_calloc_ctx(ctx, n * na + 1, sizeof(ps_datum));
+    res->state = ps_calloc_ctx(ctx, n * na + 1, sizeof(ps_qstate));
+    res->strings = ps_calloc_ctx(ctx, m->arena_len + 1, 1);
+  }
+  if (!res || !res->keys || !res->values || !res->state || !res->strings) {
+    ps_query_result_destroy(res);
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a merged result of %" PRIu64 " groups", n);
+  }
+  if (m->arena_len) memcpy(res->strings, m->arena, m->arena_len);
+  memcpy(res->state, m->st, n * na * sizeof(ps_qstate));
+  for (uint64_t g = 0; g < n; g++) {
+    for (uint32_t k = 0; k < nk; k++) {
+      const mkey *key = &m->e[g].k[k];
+      ps_datum *d = &res->keys[g * nk + k];
+      if (key->is_null) {
+        d->is_null = 1;
+        continue;
+      }
+      *d = ps_query_datum(key->v, m->l.key_scale[k]);
+      if (m->l.key_string[k]) {
+        d->str = (const char *)res->strings + key->off;
+        d->str_len = (size_t)key->len;
+      }
+    }
+  }
+  st = ps_query_result_fill(ctx, res, partial);
+  if (st != PS_OK) {
+    ps_query_result_destroy(res);
+    return st;
+  }
+  *out = res;
+  return PS_OK;
+}
+
+ps_status ps_query_merge_finish(ps_query_merge *m, ps_query_result **out) { return finish(m, false, out); }
+
+ps_status ps_query_merge_finish_partial(ps_query_merge *m, ps_query_result **out) { return finish(m, true, out); }

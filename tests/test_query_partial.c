@@ -1,0 +1,411 @@
+/*
+ * query_partial: partial results (ps_query_run_partial,
+ * ps_query_result_export_partial) merged (ps_query_merge_*) give the result
+ * of one run over the whole table, datum by datum and error by error.
+ * Seeded random tables (a dictionary key with repeated strings, a nullable
+ * integer key, a decimal value, a wide value whose products reach 38 digits)
+ * split into 1..8 partitions, per row or in ranges, with empty partitions, a
+ * partition whose values are all NULL and groups that only one partition
+ * holds; partials merged in a random order, and through a tree of two merges
+ * re-exported. Named: sums that overflow only after merging
+ * (PS_ERR_OVERFLOW, same message), a partition's sum past 38 digits that the
+ * others bring back, partials of another query refused, an empty merge.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tcol.h"
+#include "packscan_arrow.h"
+
+#define MAX_PARTS 8
+#define N_AGGS 10
+
+/* One table's columns as codes: s (dictionary key), k (int32 key), x
+ * (decimal), y (int64). */
+typedef struct ttable {
+  uint64_t n;
+  tstrs dict;
+  int sorted;
+  uint64_t *cs, *ck, *cx, *cy;
+  uint8_t *vs, *vk, *vx; /* validity, 1 bit a row */
+  uint32_t wx, wy, sx;
+  int64_t rx, ry;
+} ttable;
+
+typedef struct tcols {
+  ps_column *s, *k, *x, *y;
+} tcols;
+
+static void set_bit(uint8_t *b, uint64_t i, int v) {
+  if (v)
+    b[i / 8] |= (uint8_t)(1u << (i % 8));
+  else
+    b[i / 8] &= (uint8_t) ~(1u << (i % 8));
+}
+static int get_bit(const uint8_t *b, uint64_t i) { return (b[i / 8] >> (i % 8)) & 1; }
+
+/* The columns of rows rows[0..m) of t (all rows when rows is NULL). */
+static int make_cols(ps_context *ctx, const ttable *t, const uint64_t *rows, uint64_t m, tcols *out) {
+  uint64_t *cs = th_calloc(m + 1, 8), *ck = th_calloc(m + 1, 8), *cx = th_calloc(m + 1, 8), *cy = th_calloc(m + 1, 8);
+  uint8_t *vs = th_calloc(m / 8 + 1, 1), *vk = th_calloc(m / 8 + 1, 1), *vx = th_calloc(m / 8 + 1, 1);
+  for (uint64_t i = 0; i < m; i++) {
+    uint64_t r = rows ? rows[i] : i;
+    cs[i] = t->cs[r], ck[i] = t->ck[r], cx[i] = t->cx[r], cy[i] = t->cy[r];
+    set_bit(vs, i, get_bit(t->vs, r));
+    set_bit(vk, i, get_bit(t->vk, r));
+    set_bit(vx, i, get_bit(t->vx, r));
+  }
+  ps_reference rk = {.i = -1}, rx = {.i = t->rx}, ry = {.i = t->ry};
+  tcol *c[4] = {tcol_dict(&t->dict, t->sorted, 0, PS_TYPE_UINT32, m, 3, 0, cs, vs, NULL),
+                tcol_for(PS_TYPE_INT32, m, 2, 0, rk, ck, vk, NULL),
+                tcol_for(PS_TYPE_DECIMAL, m, t->wx, t->sx, rx, cx, vx, NULL),
+                tcol_for(PS_TYPE_INT64, m, t->wy, 0, ry, cy, NULL, NULL)};
+  memset(out, 0, sizeof *out);
+  int ok = CHECK_OK(ctx, tcol_create(ctx, c[0], &out->s)) && CHECK_OK(ctx, tcol_create(ctx, c[1], &out->k)) &&
+           CHECK_OK(ctx, tcol_create(ctx, c[2], &out->x)) && CHECK_OK(ctx, tcol_create(ctx, c[3], &out->y));
+  for (int i = 0; i < 4; i++) tcol_free(c[i]);
+  free(cs), free(ck), free(cx), free(cy), free(vs), free(vk), free(vx);
+  return ok;
+}
+
+static void free_cols(tcols *c) {
+  ps_column_destroy(c->s);
+  ps_column_destroy(c->k);
+  ps_column_destroy(c->x);
+  ps_column_destroy(c->y);
+}
+
+/* COUNT(*), COUNT(x), SUM(x), MIN(x), MAX(x), AVG(x), SUM(x*y), AVG(x*y),
+ * MIN(s), MAX(k) GROUP BY the keys `keys` names ("", "s", "k", "sk", "ks"). */
+static ps_status run(ps_context *ctx, const tcols *c, uint64_t n, const char *keys, int partial,
+                     ps_query_result **res) {
+  ps_value *x = NULL, *x2 = NULL, *y = NULL, *xy = NULL, *s = NULL, *k = NULL;
+  ps_status st = PS_ERR_INTERNAL;
+  if (CHECK_OK(ctx, ps_value_column(ctx, c->x, &x)) && CHECK_OK(ctx, ps_value_column(ctx, c->x, &x2)) &&
+      CHECK_OK(ctx, ps_value_column(ctx, c->y, &y)) && CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, x2, y, &xy)) &&
+      CHECK_OK(ctx, ps_value_column(ctx, c->s, &s)) && CHECK_OK(ctx, ps_value_column(ctx, c->k, &k))) {
+    x2 = y = NULL;
+    const ps_agg aggs[N_AGGS] = {{PS_AGG_COUNT_STAR, NULL}, {PS_AGG_COUNT, x}, {PS_AGG_SUM, x},  {PS_AGG_MIN, x},
+                                 {PS_AGG_MAX, x},           {PS_AGG_AVG, x},   {PS_AGG_SUM, xy}, {PS_AGG_AVG, xy},
+                                 {PS_AGG_MIN, s},           {PS_AGG_MAX, k}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = n;
+    for (const char *p = keys; *p; p++) d.keys[d.n_keys++] = *p == 's' ? c->s : c->k;
+    d.n_aggs = N_AGGS;
+    d.aggs = aggs;
+    ps_query *q = NULL;
+    if (CHECK_OK(ctx, ps_query_create(ctx, &d, &q)))
+      st = partial ? ps_query_run_partial(ctx, q, res) : ps_query_run(ctx, q, res);
+    ps_query_destroy(q);
+  }
+  ps_value_destroy(x), ps_value_destroy(x2), ps_value_destroy(y), ps_value_destroy(xy), ps_value_destroy(s),
+      ps_value_destroy(k);
+  return st;
+}
+
+static int same_datum(const ps_datum *a, const ps_datum *b) {
+  return a->is_null == b->is_null && a->scale == b->scale && a->lo == b->lo && a->hi == b->hi &&
+         !memcmp(&a->as_double, &b->as_double, sizeof a->as_double) && (a->str != NULL) == (b->str != NULL) &&
+         a->str_len == b->str_len && (!a->str || !memcmp(a->str, b->str, a->str_len));
+}
+
+static void print_datum(const char *what, const ps_datum *d) {
+  char buf[256] = "?";
+  ps_datum_format(d, buf, sizeof buf);
+  fprintf(stderr, "    %s: %s (null %d, scale %u, lo %" PRIu64 ", hi %" PRId64 ")\n", what, buf, d->is_null, d->scale,
+          d->lo, d->hi);
+}
+
+/* The merged result equals the whole table's, datum by datum. */
+static void compare(const ps_query_result *whole, const ps_query_result *merged, uint32_t n_keys, const char *how) {
+  uint64_t g = ps_query_result_groups(whole);
+  if (!CHECKF(g == ps_query_result_groups(merged), "%s: %" PRIu64 " groups merged, %" PRIu64 " in the whole table", how,
+              ps_query_result_groups(merged), g))
+    return;
+  for (uint64_t i = 0; i < g; i++) {
+    ps_datum a, b;
+    for (uint32_t k = 0; k < n_keys; k++)
+      if (CHECK_OK(NULL, ps_query_result_key(whole, i, k, &a)) &&
+          CHECK_OK(NULL, ps_query_result_key(merged, i, k, &b)) &&
+          !CHECKF(same_datum(&a, &b), "%s: group %" PRIu64 " key %u differs", how, i, k)) {
+        print_datum("whole", &a);
+        print_datum("merged", &b);
+      }
+    for (uint32_t v = 0; v < N_AGGS; v++)
+      if (CHECK_OK(NULL, ps_query_result_value(whole, i, v, &a)) &&
+          CHECK_OK(NULL, ps_query_result_value(merged, i, v, &b)) &&
+          !CHECKF(same_datum(&a, &b), "%s: group %" PRIu64 " aggregate %u differs", how, i, v)) {
+        print_datum("whole", &a);
+        print_datum("merged", &b);
+      }
+  }
+}
+
+/* Merges the partials of parts order[0..n) into *res (finish_partial when partial). */
+static ps_status merge(ps_context *ctx, ps_query_result *const *parts, const int *order, int n, int partial,
+                       ps_query_result **res) {
+  ps_query_merge *m = NULL;
+  if (!CHECK_OK(ctx, ps_query_merge_create(ctx, &m))) return PS_ERR_INTERNAL;
+  ps_status st = PS_OK;
+  for (int i = 0; i < n && st == PS_OK; i++) {
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    if (!CHECK_OK(ctx, ps_query_result_export_partial(ctx, parts[order[i]], &s, &a))) {
+      st = PS_ERR_INTERNAL;
+      break;
+    }
+    st = ps_query_merge_add(m, &s, &a);
+    CHECK_OK(ctx, st);
+    s.release(&s);
+    a.release(&a);
+  }
+  if (st == PS_OK) st = partial ? ps_query_merge_finish_partial(m, res) : ps_query_merge_finish(m, res);
+  ps_query_merge_destroy(m);
+  return st;
+}
+
+/* Runs `keys` on the whole table and on its parts; checks every way of merging. */
+static void check_merges(ps_context *ctx, const ttable *t, const uint8_t *part_of, int parts, const char *keys) {
+  tcols whole;
+  ps_query_result *rw = NULL, *pr[MAX_PARTS] = {NULL};
+  char whole_msg[1024] = "";
+  if (!make_cols(ctx, t, NULL, t->n, &whole)) return;
+  ps_status sw = run(ctx, &whole, t->n, keys, 0, &rw);
+  if (sw != PS_OK) snprintf(whole_msg, sizeof whole_msg, "%s", ps_context_last_error(ctx));
+  CHECKF(sw == PS_OK || sw == PS_ERR_OVERFLOW, "the whole table's run: %s", ps_status_name(sw));
+  uint64_t *rows = th_calloc(t->n + 1, 8);
+  int ok = 1;
+  tcols pc[MAX_PARTS]; /* a result's dictionary keys point into its columns */
+  memset(pc, 0, sizeof pc);
+  for (int p = 0; p < parts && ok; p++) {
+    uint64_t m = 0;
+    for (uint64_t r = 0; r < t->n; r++)
+      if (part_of[r] == p) rows[m++] = r;
+    ok = make_cols(ctx, t, rows, m, &pc[p]) && CHECK_OK(ctx, run(ctx, &pc[p], m, keys, 1, &pr[p]));
+  }
+  free(rows);
+  int order[MAX_PARTS];
+  for (int i = 0; i < parts; i++) order[i] = i;
+  for (int i = parts - 1; i > 0; i--) {
+    int j = (int)th_below(&th.rng, (uint64_t)i + 1), x = order[i];
+    order[i] = order[j], order[j] = x;
+  }
+  for (int tree = 0; ok && tree < 2; tree++) {
+    ps_query_result *rm = NULL;
+    ps_status sm;
+    const char *how = tree ? "a tree of merges" : "one merge";
+    if (!tree) {
+      sm = merge(ctx, pr, order, parts, 0, &rm);
+    } else {
+      /* two inner merges (deferring overflows), their results merged */
+      int cut = (int)th_below(&th.rng, (uint64_t)parts + 1);
+      ps_query_result *inner[2] = {NULL, NULL};
+      int both[2] = {0, 1};
+      sm = PS_OK;
+      int n_inner = 0;
+      if (cut > 0 && CHECK_OK(ctx, merge(ctx, pr, order, cut, 1, &inner[n_inner]))) n_inner++;
+      if (cut < parts && CHECK_OK(ctx, merge(ctx, pr, order + cut, parts - cut, 1, &inner[n_inner]))) n_inner++;
+      sm = merge(ctx, inner, both, n_inner, 0, &rm);
+      ps_query_result_destroy(inner[0]);
+      ps_query_result_destroy(inner[1]);
+    }
+    if (CHECKF(sm == sw, "%s: merged status %s, the whole table's %s", how, ps_status_name(sm), ps_status_name(sw))) {
+      if (sw == PS_OK)
+        compare(rw, rm, (uint32_t)strlen(keys), how);
+      else
+        CHECKF(!strcmp(ps_context_last_error(ctx), whole_msg), "%s: merged \"%s\", whole \"%s\"", how,
+               ps_context_last_error(ctx), whole_msg);
+    }
+    ps_query_result_destroy(rm);
+  }
+  for (int p = 0; p < parts; p++) {
+    ps_query_result_destroy(pr[p]);
+    free_cols(&pc[p]);
+  }
+  ps_query_result_destroy(rw);
+  free_cols(&whole);
+}
+
+static void table_alloc(ttable *t, uint64_t n) {
+  memset(t, 0, sizeof *t);
+  t->n = n;
+  t->cs = th_calloc(n + 1, 8), t->ck = th_calloc(n + 1, 8), t->cx = th_calloc(n + 1, 8), t->cy = th_calloc(n + 1, 8);
+  t->vs = th_calloc(n / 8 + 1, 1), t->vk = th_calloc(n / 8 + 1, 1), t->vx = th_calloc(n / 8 + 1, 1);
+  t->sorted = 1;
+  tstrs_push(&t->dict, "a", 1);
+}
+
+static void table_free(ttable *t) {
+  free(t->cs), free(t->ck), free(t->cx), free(t->cy), free(t->vs), free(t->vk), free(t->vx);
+  tstrs_free(&t->dict);
+}
+
+/* A table of rows whose x are all one value (width 0, reference rx) and y
+ * the given values, every key 0, every value valid. */
+static void named_table(ttable *t, int64_t rx, const int64_t *y, uint64_t n) {
+  table_alloc(t, n);
+  t->rx = rx;
+  t->ry = y[0];
+  uint64_t span = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    t->cy[i] = (uint64_t)y[i] - (uint64_t)y[0]; /* y[0] is the smallest */
+    if (t->cy[i] > span) span = t->cy[i];
+    set_bit(t->vs, i, 1), set_bit(t->vk, i, 1), set_bit(t->vx, i, 1);
+  }
+  t->wy = tcol_bits(span);
+}
+
+static void named_cases(ps_context *ctx) {
+  const int64_t big = 9000000000000000000;
+  {
+    th_case("a sum that overflows only after merging (two rows of 8.1e37, one per partition)");
+    const int64_t y[2] = {big, big};
+    ttable t;
+    named_table(&t, big, y, 2);
+    const uint8_t part_of[2] = {0, 1};
+    check_merges(ctx, &t, part_of, 2, "");
+    check_merges(ctx, &t, part_of, 2, "s");
+    table_free(&t);
+  }
+  {
+    th_case("a partition's sum past 38 digits that another partition brings back");
+    const int64_t y[3] = {-big, big, big};
+    ttable t;
+    named_table(&t, big, y, 3);
+    const uint8_t part_of[3] = {1, 0, 0};
+    tcols c;
+    const uint64_t rows[2] = {1, 2};
+    ps_query_result *r = NULL;
+    if (make_cols(ctx, &t, rows, 2, &c) && CHECK_OK(ctx, run(ctx, &c, 2, "", 1, &r))) {
+      ps_datum d;
+      memset(&d, 0x5a, sizeof d);
+      CHECK_STATUS(NULL, ps_query_result_value(r, 0, 6, &d), PS_ERR_OVERFLOW);
+      CHECKF(d.lo == 0x5a5a5a5a5a5a5a5aull, "the datum of a deferred overflow was written");
+      CHECK_STATUS(ctx, run(ctx, &c, 2, "", 0, &r), PS_ERR_OVERFLOW);
+    }
+    ps_query_result_destroy(r);
+    free_cols(&c);
+    check_merges(ctx, &t, part_of, 2, "");
+    check_merges(ctx, &t, part_of, 2, "k");
+    table_free(&t);
+  }
+  {
+    th_case("partials of another query, an empty merge");
+    const int64_t y[1] = {5};
+    ttable t;
+    named_table(&t, 7, y, 1);
+    tcols c;
+    ps_query_result *r1 = NULL, *r2 = NULL;
+    ps_query_merge *m = NULL;
+    if (make_cols(ctx, &t, NULL, 1, &c) && CHECK_OK(ctx, run(ctx, &c, 1, "s", 1, &r1)) &&
+        CHECK_OK(ctx, run(ctx, &c, 1, "k", 1, &r2)) && CHECK_OK(ctx, ps_query_merge_create(ctx, &m))) {
+      ps_query_result *out = NULL;
+      CHECK_STATUS(ctx, ps_query_merge_finish(m, &out), PS_ERR_INVALID_ARGUMENT);
+      CHECKF(th_contains_ci(ps_context_last_error(ctx), "no partial"), "message: %s", ps_context_last_error(ctx));
+      struct ArrowSchema s1, s2;
+      struct ArrowArray a1, a2;
+      if (CHECK_OK(ctx, ps_query_result_export_partial(ctx, r1, &s1, &a1)) &&
+          CHECK_OK(ctx, ps_query_result_export_partial(ctx, r2, &s2, &a2))) {
+        CHECK_OK(ctx, ps_query_merge_add(m, &s1, &a1));
+        CHECK_STATUS(ctx, ps_query_merge_add(m, &s2, &a2), PS_ERR_INVALID_ARGUMENT);
+        const char *msg = ps_context_last_error(ctx);
+        CHECKF(th_contains_ci(msg, "partial 1") && th_contains_ci(msg, "packscan.keys") &&
+                   th_contains_ci(msg, "\"string:0\"") && th_contains_ci(msg, "\"number:0\""),
+               "message: %s", msg);
+        /* the field named when its format is another */
+        const char *saved = s1.children[0]->format;
+        s1.children[0]->format = "u";
+        CHECK_STATUS(ctx, ps_query_merge_add(m, &s1, &a1), PS_ERR_INVALID_ARGUMENT);
+        CHECKF(th_contains_ci(ps_context_last_error(ctx), "\"key0\" of format \"u\""), "message: %s",
+               ps_context_last_error(ctx));
+        s1.children[0]->format = saved;
+        if (CHECK_OK(ctx, ps_query_merge_finish(m, &out))) compare(r1, out, 1, "after refusals");
+        ps_query_result_destroy(out);
+        s1.release(&s1), a1.release(&a1), s2.release(&s2), a2.release(&a2);
+      }
+    }
+    ps_query_merge_destroy(m);
+    ps_query_result_destroy(r1);
+    ps_query_result_destroy(r2);
+    free_cols(&c);
+    table_free(&t);
+  }
+}
+
+static void random_round(ps_context *ctx, int round) {
+  th_rng *r = &th.rng;
+  uint64_t n = th_chance(r, 10) ? th_below(r, 3) : th_below(r, 300);
+  int parts = 1 + (int)th_below(r, MAX_PARTS), ranges = th_chance(r, 50);
+  ttable t;
+  table_alloc(&t, n);
+  tstrs_free(&t.dict);
+  memset(&t.dict, 0, sizeof t.dict);
+  t.sorted = th_chance(r, 50);
+  tcol_random_strings(r, 8, t.sorted, &t.dict);
+  if (t.sorted) { /* tcol_random_strings gives unique strings here: sort them */
+    for (size_t i = 1; i < t.dict.count; i++)
+      for (size_t j = i; j > 0 && tstr_cmp(t.dict.s[j - 1], t.dict.len[j - 1], t.dict.s[j], t.dict.len[j]) > 0; j--) {
+        uint8_t *s = t.dict.s[j];
+        size_t l = t.dict.len[j];
+        t.dict.s[j] = t.dict.s[j - 1], t.dict.len[j] = t.dict.len[j - 1];
+        t.dict.s[j - 1] = s, t.dict.len[j - 1] = l;
+      }
+  }
+  t.wx = (uint32_t)th_below(r, 41);
+  t.sx = (uint32_t)th_below(r, 4);
+  t.rx = (int64_t)(th_u64(r) >> 24) - ((int64_t)1 << 39);
+  int wide = th_chance(r, 30);
+  t.wy = wide ? 63 : (uint32_t)th_below(r, 20);
+  t.ry = wide ? -((int64_t)1 << 62) : (int64_t)th_below(r, 2001) - 1000;
+  int null_part = th_chance(r, 50) ? (int)th_below(r, (uint64_t)parts) : -1;
+  uint8_t *part_of = th_calloc(n + 1, 1);
+  uint64_t cuts[MAX_PARTS + 1];
+  cuts[0] = 0;
+  cuts[parts] = n;
+  for (int p = 1; p < parts; p++) cuts[p] = th_below(r, n + 1);
+  for (int p = 1; p < parts; p++) /* sorted cuts: ranges, some empty */
+    for (int q = p; q > 1 && cuts[q - 1] > cuts[q]; q--) {
+      uint64_t x = cuts[q];
+      cuts[q] = cuts[q - 1], cuts[q - 1] = x;
+    }
+  for (uint64_t i = 0; i < n; i++) {
+    t.cs[i] = th_below(r, 8);
+    t.ck[i] = th_below(r, 4);
+    t.cx[i] = t.wx ? th_u64(r) & tcol_width_max(t.wx) : 0;
+    t.cy[i] = t.wy ? th_u64(r) & tcol_width_max(t.wy) : 0;
+    set_bit(t.vs, i, !th_chance(r, 10));
+    set_bit(t.vk, i, !th_chance(r, 20));
+    set_bit(t.vx, i, !th_chance(r, 15));
+    int p = 0;
+    if (ranges)
+      while (p + 1 < parts && i >= cuts[p + 1]) p++;
+    else
+      p = (int)th_below(r, (uint64_t)parts);
+    if (!ranges && t.cs[i] == 7) p = parts - 1; /* a group only one partition holds */
+    part_of[i] = (uint8_t)p;
+    if (p == null_part) set_bit(t.vx, i, 0);
+  }
+  static const char *const key_sets[] = {"", "s", "k", "sk", "ks"};
+  const char *keys = key_sets[th_below(r, 5)];
+  th_case("round %d: n %" PRIu64
+          ", %d partitions (%s), null partition %d, keys \"%s\", %s dictionary, x w%u s%u, "
+          "y w%u",
+          round, n, parts, ranges ? "ranges" : "per row", null_part, keys, t.sorted ? "sorted" : "unsorted", t.wx, t.sx,
+          t.wy);
+  check_merges(ctx, &t, part_of, parts, keys);
+  free(part_of);
+  table_free(&t);
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "query_partial");
+  ps_context *ctx = th_context(0);
+  named_cases(ctx);
+  const int rounds = (getenv("PACKSCAN_TEST_QUICK") ? 40 : 200) * (int)th.scale;
+  for (int round = 0; round < rounds; round++) random_round(ctx, round);
+  ps_context_destroy(ctx);
+  return th_finish();
+}
