@@ -159,7 +159,7 @@ device_info() {
 HAVE_OPENCL=ON
 configure() {
   local args=(-S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
-    -DPACKSCAN_WITH_CUDA=ON -DPACKSCAN_WERROR=ON)
+    -DPACKSCAN_WITH_CUDA=ON -DPACKSCAN_WERROR=ON -DPACKSCAN_CUDA_LINEINFO=ON)
   if timeout 300 cmake "${args[@]}"; then return 0; fi
   # Without OpenCL development files the CUDA side can still be checked.
   echo "configure with OpenCL failed; retrying with PACKSCAN_WITH_OPENCL=OFF"

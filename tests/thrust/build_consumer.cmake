@@ -1,7 +1,13 @@
-# Installs the packscan build into a fresh prefix and builds tests/thrust
+# Installs the packscan build into a fresh prefix and builds a consumer project
+# (tests/thrust, tests/c_consumer)
 # against it through find_package, as a user's project would.
-# cmake -DBUILD_DIR= -DPREFIX= -DCONSUMER_DIR= -DSOURCE_DIR= -DARGS= -P build_consumer.cmake
+# cmake -DBUILD_DIR= -DPREFIX= -DCONSUMER_DIR= -DSOURCE_DIR= -DARGS= [-DFRESH=ON] -P build_consumer.cmake
+# -DFRESH=ON: the consumer configured from scratch too (pkg-config's answers
+# are cached in its CMake cache, and would outlive a change of packscan.pc).
 file(REMOVE_RECURSE ${PREFIX})
+if(FRESH)
+  file(REMOVE_RECURSE ${CONSUMER_DIR})
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX}
                 OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
 string(REPLACE "|" ";" consumer_args "${ARGS}")
