@@ -184,7 +184,9 @@ static void sync_parent_dir(const char *path) {
  * keep a group they belong to), then its mode: set-id bits only where the
  * owner or group they refer to was kept. */
 static int keep_mode_and_owner(out_file *o, int fd, char *err, size_t errsz) {
-  if (fchown(fd, o->old.st_uid, o->old.st_gid) != 0) (void)fchown(fd, (uid_t)-1, o->old.st_gid);
+  if (fchown(fd, o->old.st_uid, o->old.st_gid) != 0 && fchown(fd, (uid_t)-1, o->old.st_gid) != 0) {
+    /* Neither could be kept: fstat below sees it and drops the set-id bits. */
+  }
   struct stat now;
   if (fstat(fd, &now) != 0) return set_err(err, errsz, "%s: %s", o->tmp, strerror(errno));
   mode_t mode = o->old.st_mode & 07777;
