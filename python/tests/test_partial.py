@@ -24,7 +24,7 @@ STATEMENTS = [
     "SELECT cat, i32, COUNT(u16), SUM(i32 * 2 + dec), MIN(s) AS lo, MAX(s) AS hi FROM t "
     "WHERE dec BETWEEN -2000.00 AND 5000 OR s IS NULL GROUP BY cat, i32",
     "SELECT d, MAX(cat), MIN(cat), SUM(f), AVG(f), MAX(f) FROM t WHERE i32 > -20 GROUP BY d",
-    "SELECT u16, COUNT(*), SUM(f), MIN(f), SUM(u16) FROM t GROUP BY u16",
+    "SELECT i32, COUNT(*), SUM(f), MIN(f), SUM(u16) FROM t GROUP BY i32",
     "SELECT COUNT(*), SUM(dec), AVG(i32), MIN(s), MAX(cat), SUM(f) FROM t WHERE s <> 'zz'",
 ]
 
