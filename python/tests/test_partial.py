@@ -6,7 +6,6 @@ compared with Table.sql on the whole table exactly (schema and values) and
 with DuckDB; sums that overflow only after the merge, or only before it;
 partials that must be refused."""
 
-import decimal
 import io
 import pickle
 
