@@ -38,7 +38,7 @@ from . import _lib
 from ._lib import ArrowArray, ArrowSchema
 
 __all__ = ["PackscanError", "Context", "Table", "Column", "Predicate", "Result", "ArrowData", "Frame", "backends",
-           "auto_backend", "version", "encode", "read_table"]
+           "auto_backend", "version", "encode", "read_table", "merge_partials"]
 
 
 class PackscanError(Exception):
@@ -845,6 +845,54 @@ class Table:
             _lib.free_struct(ap)
         return Frame(holder)
 
+    def sql_partial(self, statement: str) -> Any:
+        """Runs a SELECT statement as sql() does, on this table taken as one
+        partition of a larger one, and returns the exact per-group state of its
+        result: a pyarrow.RecordBatch (needs pyarrow) that pickles, goes
+        through Arrow IPC and speaks the Arrow PyCapsule interface.
+        ``merge_partials`` of the partials of every partition gives the Frame
+        ``sql()`` gives on the whole table, bit for bit.
+
+        Columns: the C library's partial (``ps_query_result_export_partial``:
+        "key<k>", "agg<a>_sum", "_count", "_min", "_max"), then for each MIN /
+        MAX of a string column "item<i>_string" (its string here: partitions
+        have their own dictionaries). Schema metadata: the library's
+        ("packscan.partial", "packscan.keys", "packscan.aggs") and what the
+        merged Frame needs ("packscan.items", "packscan.frame": its columns'
+        names and types). A sum past 38 digits is no error here (another
+        partition may bring it back); the merge raises it. Float columns: give
+        every partition the same ``float_scale`` (Table's argument), since a
+        partial keeps exact sums at the scale its partition was imported
+        with."""
+        pa = _pyarrow()
+        src = statement.encode()
+        err = ctypes.create_string_buffer(4096)
+        items = ctypes.create_string_buffer(1024)
+        structs = [_lib.alloc_struct(t) for t in (ArrowSchema, ArrowArray, ArrowSchema, ArrowArray)]
+        sp, ap, psp, pap = structs
+        try:
+            if _lib.ps_py_select_partial(self.context.handle, self._handle(), src, len(src), sp, ap, psp, pap, items,
+                                         len(items), err, len(err)) != 0:
+                msg = err.value.decode(errors="replace")
+                status = msg.split(":", 1)[0] if msg.startswith("PS_ERR_") else "PS_ERR_INVALID_ARGUMENT"
+                raise PackscanError(status, msg)
+            frame = pa.RecordBatch._import_from_c(ap, sp)
+            part = pa.RecordBatch._import_from_c(pap, psp)
+        finally:
+            for ptr in structs:  # imported (released by pyarrow), or released here
+                _lib.release_schema(ptr) if ptr in (sp, psp) else _lib.release_array(ptr)
+                _lib.free_struct(ptr)
+        sources = items.value.decode()
+        fields, columns = list(part.schema), list(part.columns)
+        for i, source in enumerate(sources.split(",")):
+            if source.endswith("s"):
+                fields.append(pa.field(f"item{i}_string", pa.string()))
+                columns.append(frame.column(i))
+        metadata = dict(part.schema.metadata or {})
+        metadata[_ITEMS_KEY] = sources.encode()
+        metadata[_FRAME_KEY] = frame.schema.serialize().to_pybytes()
+        return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields, metadata=metadata))
+
     def query(self, statement: str) -> Frame:
         """Same as sql()."""
         return self.sql(statement)
@@ -894,6 +942,101 @@ class Table:
 
     def __repr__(self) -> str:
         return f"<packscan.Table {len(self.columns)} columns, {self.num_rows if self._h else 'closed'} rows>"
+
+
+_ITEMS_KEY = b"packscan.items"
+_FRAME_KEY = b"packscan.frame"
+
+
+def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None) -> Frame:
+    """Merges the partials of one statement (``Table.sql_partial`` on each
+    partition of a table, in any order; anything pyarrow reads as a table,
+    e.g. after pickling or Arrow IPC) into the Frame ``Table.sql`` gives on the
+    whole table: the same groups in the same order, the same exact values,
+    the same PackscanError (a sum that overflows 38 digits only once merged
+    is PS_ERR_OVERFLOW, whatever each partition held). Keys merge by value,
+    so partitions imported separately (their own dictionaries) merge
+    correctly; MIN / MAX of a string column too (its strings are renumbered
+    in one sorted order before the library merges them). Partials of another
+    statement, or whose columns had other types, are refused
+    (PS_ERR_INVALID_ARGUMENT). The merge runs on the host, on ``context``
+    (default: the "reference" backend's)."""
+    pa = _pyarrow()
+    import pyarrow.compute as pc
+
+    tables = [p if isinstance(p, pa.Table) else pa.Table.from_batches([p]) if isinstance(p, pa.RecordBatch)
+              else pa.table(p) for p in partials]
+    if not tables:
+        raise ValueError("merge_partials needs at least one partial")
+    metadata = [t.schema.metadata or {} for t in tables]
+    for i, md in enumerate(metadata):
+        if _FRAME_KEY not in md or _ITEMS_KEY not in md:
+            raise PackscanError("PS_ERR_INVALID_ARGUMENT", f"partial {i} is not a result of Table.sql_partial "
+                                "(no packscan.frame / packscan.items in its schema's metadata)")
+    frame_schema = pa.ipc.read_schema(pa.py_buffer(metadata[0][_FRAME_KEY]))
+    for i, md in enumerate(metadata[1:], 1):
+        if md[_ITEMS_KEY] != metadata[0][_ITEMS_KEY] or md[_FRAME_KEY] != metadata[0][_FRAME_KEY]:
+            other = pa.ipc.read_schema(pa.py_buffer(md[_FRAME_KEY]))
+            raise PackscanError("PS_ERR_INVALID_ARGUMENT", f"partial {i} is of another statement or of columns of "
+                                f"other types than partial 0: ({_describe(other)}) vs ({_describe(frame_schema)})")
+        for key in (b"packscan.keys", b"packscan.aggs"):
+            if md.get(key) != metadata[0].get(key):
+                raise PackscanError("PS_ERR_INVALID_ARGUMENT", f"partial {i}: {key.decode()} is "
+                                    f"{md.get(key, b'').decode()!r}, partial 0's {metadata[0].get(key, b'').decode()!r} "
+                                    "(scales differ: were float columns imported with different scales? "
+                                    "give every partition the same float_scale)")
+    sources = metadata[0][_ITEMS_KEY].decode()
+    core = [n for n in tables[0].schema.names if not n.startswith("item")]
+    # MIN / MAX of a string column: each partial's index names its own
+    # dictionary's string; renumbered here in the strings' one sorted order
+    # (bytewise, as the library sorts dictionaries), the library's merge of
+    # the numbers is the merge of the strings.
+    strings: Dict[int, Any] = {}
+    for i, source in enumerate(sources.split(",")):
+        if not source.endswith("s"):
+            continue
+        agg = int(source[1:-1])
+        name = f"agg{agg}_min" if f"agg{agg}_min" in core else f"agg{agg}_max"
+        values = pa.chunked_array([c for t in tables for c in t.column(f"item{i}_string").chunks], type=pa.string())
+        uniq = pc.unique(values).drop_null()
+        strings[i] = uniq = uniq.take(pc.sort_indices(uniq))
+        for j, t in enumerate(tables):
+            rank = pc.index_in(t.column(f"item{i}_string"), value_set=uniq)
+            tables[j] = t.set_column(t.schema.get_field_index(name), t.schema.field(name),
+                                     rank.cast(t.schema.field(name).type))
+    ctx = _context_for(context, "reference")
+    merge, result = c_void_p(), c_void_p()
+    ctx.check(_lib.ps_query_merge_create(ctx.handle, byref(merge)))
+    try:
+        for t in tables:
+            part = t.select(core).replace_schema_metadata(t.schema.metadata)
+            for batch in part.to_batches() or [pa.RecordBatch.from_pylist([], schema=part.schema)]:
+                sc, ac = batch.__arrow_c_array__()
+                ctx.check(_lib.ps_query_merge_add(merge, _lib.capsule_pointer(sc, _lib.SCHEMA_NAME),
+                                                  _lib.capsule_pointer(ac, _lib.ARRAY_NAME)))
+        ctx.check(_lib.ps_query_merge_finish(merge, byref(result)))
+    finally:
+        _lib.ps_query_merge_destroy(merge)
+    err = ctypes.create_string_buffer(1024)
+    structs = [_lib.alloc_struct(t) for t in (ArrowSchema, ArrowSchema, ArrowArray)]
+    lp, sp, ap = structs
+    try:
+        frame_schema._export_to_c(lp)
+        if _lib.ps_py_merged_frame(ctx.handle, result, lp, sources.encode(), sp, ap, err, len(err)) != 0:
+            raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
+        out = pa.Table.from_batches([pa.RecordBatch._import_from_c(ap, sp)])
+    finally:
+        _lib.ps_query_result_destroy(result)
+        for ptr in structs:
+            _lib.release_schema(ptr) if ptr != ap else _lib.release_array(ptr)
+            _lib.free_struct(ptr)
+    for i, uniq in strings.items():
+        out = out.set_column(i, frame_schema.field(i), pc.take(uniq, out.column(i).combine_chunks()))
+    return Frame(out)
+
+
+def _describe(schema: Any) -> str:
+    return ", ".join(f"{f.name}: {f.type}" for f in schema)
 
 
 class _Opened:

@@ -200,6 +200,15 @@ ps_py_read_table = _fn("ps_py_read_table", c_int, _ctx_p, c_char_p, POINTER(c_vo
 ps_py_stream_from_batch = _fn("ps_py_stream_from_batch", c_int, POINTER(ArrowSchema), POINTER(ArrowArray),
                               POINTER(ArrowArrayStream))
 ps_py_select = _fn("ps_py_select", c_int, _ctx_p, _tab_p, c_char_p, c_size_t, c_void_p, c_void_p, c_char_p, c_size_t)
+ps_py_select_partial = _fn("ps_py_select_partial", c_int, _ctx_p, _tab_p, c_char_p, c_size_t, c_void_p, c_void_p,
+                           c_void_p, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t)
+ps_py_merged_frame = _fn("ps_py_merged_frame", c_int, _ctx_p, c_void_p, c_void_p, c_char_p, c_void_p, c_void_p,
+                         c_char_p, c_size_t)
+ps_query_merge_create = _fn("ps_query_merge_create", c_int, _ctx_p, POINTER(c_void_p))
+ps_query_merge_add = _fn("ps_query_merge_add", c_int, c_void_p, c_void_p, c_void_p)
+ps_query_merge_finish = _fn("ps_query_merge_finish", c_int, c_void_p, POINTER(c_void_p))
+ps_query_merge_destroy = _fn("ps_query_merge_destroy", None, c_void_p)
+ps_query_result_destroy = _fn("ps_query_result_destroy", None, c_void_p)
 ps_py_hold = _fn("ps_py_hold", c_void_p, c_void_p, c_void_p)
 ps_py_unhold = _fn("ps_py_unhold", None, c_void_p)
 ps_py_held_export = _fn("ps_py_held_export", c_int, c_void_p, c_void_p, c_void_p)

@@ -8,7 +8,10 @@
  *  - SUM, AVG and every other aggregate: decimal128(38, scale), exact (the
  *    scale the library gives the value, AVG's at least
  *    PS_QUERY_AVG_MIN_SCALE); float64 where the value reads a float column
- *    (the nearest double of the exact result), as Table.aggregate does. */
+ *    (the nearest double of the exact result), as Table.aggregate does.
+ * Table.sql_partial() runs it as ps_query_run_partial and exports the
+ * partial too; packscan.merge_partials() renders a merge of partials as the
+ * same record batch (ps_py_merged_frame). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,8 @@ typedef struct out_col {
   size_t width; /* OT_INT: bytes */
   char format[64];
   int dict_col; /* MIN / MAX of a string column: the table column whose dictionary names the index */
+  int agg;      /* the item's aggregate, or -1: key `key` */
+  int key;
 } out_col;
 
 /* Buffers and children of one exported array, freed by its release. */
@@ -88,6 +93,8 @@ static int result_types(const select_plan *p, const ps_py_shell *sh, const ps_ar
     out_col *o = &oc[i];
     memset(o, 0, sizeof *o);
     o->dict_col = -1;
+    o->agg = p->item_agg[i];
+    o->key = p->item_key[i];
     if (it->agg == SEL_KEY) {
       column_type(table, p->key_col[p->item_key[i]], o);
     } else if (it->agg == SEL_COUNT_STAR || it->agg == SEL_COUNT) {
@@ -125,9 +132,10 @@ static int append(uint8_t **buf, size_t *len, size_t *cap, const void *src, size
 }
 
 /* One result column as an Arrow array (the caller frees it on failure through
- * its release). */
-static int build_column(const select_plan *p, const ps_query_result *r, size_t i, const out_col *o,
-                        const ps_dict_desc *dict, struct ArrowArray *a, char *err, size_t errsz) {
+ * its release). overflow_null: a value that does not fit (a partition's sum,
+ * which the merge may bring back) is null instead of an error. */
+static int build_column(const ps_query_result *r, const out_col *o, const ps_dict_desc *dict, int overflow_null,
+                        struct ArrowArray *a, char *err, size_t errsz) {
   uint64_t ng = ps_query_result_groups(r);
   arr_priv *pv = calloc(1, sizeof *pv);
   if (!pv) return set_err(err, errsz, "out of memory");
@@ -152,8 +160,13 @@ static int build_column(const select_plan *p, const ps_query_result *r, size_t i
   int64_t nulls = 0;
   for (uint64_t g = 0; g < ng; g++) {
     ps_datum d;
-    ps_status st = p->item_agg[i] < 0 ? ps_query_result_key(r, g, (uint32_t)p->item_key[i], &d)
-                                      : ps_query_result_value(r, g, (uint32_t)p->item_agg[i], &d);
+    ps_status st = o->agg < 0 ? ps_query_result_key(r, g, (uint32_t)o->key, &d)
+                              : ps_query_result_value(r, g, (uint32_t)o->agg, &d);
+    if (st == PS_ERR_OVERFLOW && overflow_null) {
+      memset(&d, 0, sizeof d);
+      d.is_null = 1;
+      st = PS_OK;
+    }
     if (st != PS_OK) {
       free(chars);
       return set_err(err, errsz, "reading the result: %s", ps_status_name(st));
@@ -209,12 +222,11 @@ static int build_column(const select_plan *p, const ps_query_result *r, size_t i
   return 0;
 }
 
-static int export_batch(const select_plan *p, const ps_py_shell *sh, ps_context *ctx, const ps_arrow_table *table,
-                        const ps_query_result *r, struct ArrowSchema *schema, struct ArrowArray *batch, char *err,
-                        size_t errsz) {
-  size_t nc = p->stmt.nitems;
-  out_col oc[SELECT_MAX_ITEMS];
-  if (result_types(p, sh, table, oc) != 0) return set_err(err, errsz, "internal error: a column vanished");
+/* The result's columns oc[0..nc) as a record batch, named titles[i]. The
+ * dictionaries of string MIN / MAX items come from table. */
+static int export_columns(ps_context *ctx, const ps_arrow_table *table, const ps_query_result *r, size_t nc,
+                          const out_col *oc, char *const *titles, int overflow_null, struct ArrowSchema *schema,
+                          struct ArrowArray *batch, char *err, size_t errsz) {
   memset(schema, 0, sizeof *schema);
   memset(batch, 0, sizeof *batch);
   schema->release = ps_py_schema_release;
@@ -243,16 +255,9 @@ static int export_batch(const select_plan *p, const ps_py_shell *sh, ps_context 
     schema->n_children = (int64_t)i + 1;
     batch->children[i] = ca;
     batch->n_children = (int64_t)i + 1;
-    tbuf title = {0};
-    select_item_title(p, i, &title);
-    if (tbuf_putc(&title, 0)) {
-      tbuf_free(&title);
-      return set_err(err, errsz, "out of memory");
-    }
     cs->format = ps_py_strdup(oc[i].format);
-    cs->name = ps_py_strdup((const char *)title.p);
+    cs->name = ps_py_strdup(titles[i]);
     cs->flags = ARROW_FLAG_NULLABLE;
-    tbuf_free(&title);
     if (!cs->format || !cs->name) return set_err(err, errsz, "out of memory");
     ps_dict_desc dict;
     ps_for_desc codes;
@@ -265,19 +270,44 @@ static int export_batch(const select_plan *p, const ps_py_shell *sh, ps_context 
       ps_free(ctx, (void *)codes.validity);
       if (st != PS_OK) return set_err(err, errsz, "%s", ps_context_last_error(ctx));
     }
-    if (build_column(p, r, i, &oc[i], &dict, ca, err, errsz) != 0) return -1;
+    if (build_column(r, &oc[i], &dict, overflow_null, ca, err, errsz) != 0) return -1;
   }
   return 0;
 }
 
-/* Runs the SELECT statement src[0..len) on the table: 0 with *schema and
- * *batch set (a struct record batch, one row per group), or -1 with the
- * message in err: a statement that does not parse or bind gets the command
- * line's text ("error at column N: ...", the statement and a caret under
- * the position); a failed run the library's message (it starts with the
- * status name). */
-PS_PY_API int ps_py_select(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len,
-                           struct ArrowSchema *schema, struct ArrowArray *batch, char *err, size_t err_size) {
+static int export_batch(const select_plan *p, const ps_py_shell *sh, ps_context *ctx, const ps_arrow_table *table,
+                        const ps_query_result *r, int overflow_null, struct ArrowSchema *schema,
+                        struct ArrowArray *batch, char *err, size_t errsz) {
+  size_t nc = p->stmt.nitems;
+  out_col oc[SELECT_MAX_ITEMS];
+  char *titles[SELECT_MAX_ITEMS] = {0};
+  memset(schema, 0, sizeof *schema);
+  memset(batch, 0, sizeof *batch);
+  if (result_types(p, sh, table, oc) != 0) return set_err(err, errsz, "internal error: a column vanished");
+  int rc = 0;
+  for (size_t i = 0; i < nc; i++) {
+    tbuf title = {0};
+    select_item_title(p, i, &title);
+    if (tbuf_putc(&title, 0)) {
+      tbuf_free(&title);
+      title.p = NULL;
+    }
+    titles[i] = (char *)title.p;
+    if (!titles[i]) rc = set_err(err, errsz, "out of memory");
+  }
+  if (rc == 0) rc = export_columns(ctx, table, r, nc, oc, titles, overflow_null, schema, batch, err, errsz);
+  for (size_t i = 0; i < nc; i++) free(titles[i]);
+  return rc;
+}
+
+/* Runs the SELECT statement src[0..len) on the table. partial: as
+ * ps_query_run_partial, its result also exported as a partial (*pschema,
+ * *parray) and each item's source written to items ("k0,a1,a2s": key 0,
+ * aggregate 1, aggregate 2 of a string column, whose index names a string
+ * of this table's dictionary). */
+static int select_run(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len, int partial,
+                      struct ArrowSchema *schema, struct ArrowArray *batch, struct ArrowSchema *pschema,
+                      struct ArrowArray *parray, char *items, size_t items_size, char *err, size_t err_size) {
   ps_py_shell sh;
   if (ps_py_describe(table, &sh) != 0) return set_err(err, err_size, "out of memory");
   char *msg = NULL;
@@ -296,8 +326,34 @@ PS_PY_API int ps_py_select(ps_context *ctx, const ps_arrow_table *table, const c
     set_err(err, err_size, "%s", msg ? msg : "out of memory");
   } else {
     ps_query_result *r = NULL;
-    if (select_plan_run(&p, &r, err, err_size) == 0) {
-      rc = export_batch(&p, &sh, ctx, table, r, schema, batch, err, err_size);
+    int ran;
+    if (partial) {
+      ps_status st = ps_query_run_partial(ctx, p.query, &r);
+      const char *m = ps_context_last_error(ctx);
+      ran = st == PS_OK ? 0 : set_err(err, err_size, "%s", m && m[0] ? m : ps_status_name(st));
+    } else {
+      ran = select_plan_run(&p, &r, err, err_size);
+    }
+    if (ran == 0) {
+      rc = export_batch(&p, &sh, ctx, table, r, partial, schema, batch, err, err_size);
+      if (rc == 0 && partial) {
+        ps_status st = ps_query_result_export_partial(ctx, r, pschema, parray);
+        if (st != PS_OK) rc = set_err(err, err_size, "%s", ps_context_last_error(ctx));
+      }
+      if (rc == 0 && partial) {
+        out_col oc[SELECT_MAX_ITEMS];
+        size_t n = 0;
+        result_types(&p, &sh, table, oc);
+        items[0] = 0;
+        for (size_t i = 0; i < p.stmt.nitems && n < items_size; i++)
+          n += (size_t)snprintf(items + n, items_size - n, "%s%c%d%s", i ? "," : "", oc[i].agg < 0 ? 'k' : 'a',
+                                oc[i].agg < 0 ? oc[i].key : oc[i].agg, oc[i].dict_col >= 0 ? "s" : "");
+        if (n >= items_size) {
+          rc = set_err(err, err_size, "internal error: the item list does not fit");
+          if (pschema->release) pschema->release(pschema);
+          if (parray->release) parray->release(parray);
+        }
+      }
       if (rc != 0) {
         if (schema->release) schema->release(schema);
         if (batch->release) batch->release(batch);
@@ -309,4 +365,113 @@ PS_PY_API int ps_py_select(ps_context *ctx, const ps_arrow_table *table, const c
   free(msg);
   ps_py_shell_free(&sh);
   return rc;
+}
+
+/* Runs the SELECT statement src[0..len) on the table: 0 with *schema and
+ * *batch set (a struct record batch, one row per group), or -1 with the
+ * message in err: a statement that does not parse or bind gets the command
+ * line's text ("error at column N: ...", the statement and a caret under
+ * the position); a failed run the library's message (it starts with the
+ * status name). */
+PS_PY_API int ps_py_select(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len,
+                           struct ArrowSchema *schema, struct ArrowArray *batch, char *err, size_t err_size) {
+  return select_run(ctx, table, src, len, 0, schema, batch, NULL, NULL, NULL, 0, err, err_size);
+}
+
+/* Table.sql_partial(): the statement run as ps_query_run_partial. Exports
+ * the partial (*pschema, *parray: ps_query_result_export_partial), this
+ * partition's own result (*schema, *batch, as ps_py_select, a sum that does
+ * not fit here null: what the merged result's columns are named and typed,
+ * and the strings of MIN / MAX of string columns) and the items' sources
+ * (items, as select_run writes them). Errors as ps_py_select. */
+PS_PY_API int ps_py_select_partial(ps_context *ctx, const ps_arrow_table *table, const char *src, size_t len,
+                                   struct ArrowSchema *schema, struct ArrowArray *batch, struct ArrowSchema *pschema,
+                                   struct ArrowArray *parray, char *items, size_t items_size, char *err,
+                                   size_t err_size) {
+  return select_run(ctx, table, src, len, 1, schema, batch, pschema, parray, items, items_size, err, err_size);
+}
+
+/* The bytes of one value of an Arrow format a merged result's column may
+ * have (a key's or MIN / MAX's own type), 0 for another. */
+static size_t format_width(const char *f) {
+  switch (f[0]) {
+    case 'c':
+    case 'C':
+      return 1;
+    case 's':
+    case 'S':
+      return 2;
+    case 'i':
+    case 'I':
+      return 4;
+    case 'l':
+    case 'L':
+      return 8;
+    case 't':
+      if (!strcmp(f, "tdD")) return 4;
+      if (!strcmp(f, "tdm") || !strncmp(f, "ts", 2)) return 8;
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+/* A merged result (ps_query_merge_finish) as the record batch Table.sql
+ * gives: columns named and typed as layout's children (the partitions' own
+ * results' schema), their sources in items (as ps_py_select_partial writes
+ * them). MIN / MAX of a string column ("a<n>s") is exported as its int64
+ * index (into the sorted strings the caller renumbered the partials by). 0,
+ * or -1 with the message in err. */
+PS_PY_API int ps_py_merged_frame(ps_context *ctx, const ps_query_result *r, const struct ArrowSchema *layout,
+                                 const char *items, struct ArrowSchema *schema, struct ArrowArray *batch, char *err,
+                                 size_t err_size) {
+  out_col oc[SELECT_MAX_ITEMS];
+  char *titles[SELECT_MAX_ITEMS] = {0};
+  size_t nc = (size_t)layout->n_children;
+  if (layout->n_children < 1 || nc > SELECT_MAX_ITEMS)
+    return set_err(err, err_size, "the partials' layout has %lld columns", (long long)layout->n_children);
+  const char *p = items;
+  for (size_t i = 0; i < nc; i++) {
+    out_col *o = &oc[i];
+    const struct ArrowSchema *c = layout->children[i];
+    memset(o, 0, sizeof *o);
+    o->dict_col = -1;
+    char which = *p;
+    char *end = NULL;
+    long idx = (which == 'k' || which == 'a') ? strtol(p + 1, &end, 10) : -1;
+    if (idx < 0 || idx >= PS_QUERY_MAX_AGGS || end == p + 1)
+      return set_err(err, err_size, "malformed item list \"%s\"", items);
+    int string_index = *end == 's';
+    p = end + string_index;
+    if (*p != (i + 1 < nc ? ',' : '\0')) return set_err(err, err_size, "malformed item list \"%s\"", items);
+    p++;
+    o->agg = which == 'a' ? (int)idx : -1;
+    o->key = which == 'k' ? (int)idx : 0;
+    titles[i] = (char *)c->name;
+    const char *f = c->format;
+    if (string_index) {
+      o->type = OT_INT, o->width = 8;
+      snprintf(o->format, sizeof o->format, "l");
+      continue;
+    }
+    snprintf(o->format, sizeof o->format, "%s", f);
+    if (!strcmp(f, "u"))
+      o->type = OT_STRING;
+    else if (!strcmp(f, "f"))
+      o->type = OT_FLOAT32;
+    else if (!strcmp(f, "g"))
+      o->type = OT_FLOAT64;
+    else if (!strncmp(f, "d:", 2))
+      o->type = OT_DECIMAL;
+    else if ((o->width = format_width(f)) != 0)
+      o->type = OT_INT;
+    else
+      return set_err(err, err_size, "column '%s' of the partials' layout has format \"%s\"", c->name, f);
+  }
+  if (export_columns(ctx, NULL, r, nc, oc, titles, 0, schema, batch, err, err_size) != 0) {
+    if (schema->release) schema->release(schema);
+    if (batch->release) batch->release(batch);
+    return -1;
+  }
+  return 0;
 }

@@ -1,0 +1,84 @@
+"""packscan.dask.sql on a distributed.LocalCluster of two worker processes,
+over a small Parquet data set (files of their own dictionaries, an empty one,
+one of rows null in every column): the merged Frame equals Table.sql on all
+the rows at once exactly, and DuckDB's answer over the same files. Skipped
+only where dask[distributed] is not installed."""
+
+import decimal
+import os
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import packscan
+from test_duckdb import random_table
+
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+import packscan.dask  # noqa: E402
+
+FLOAT_SCALE = 3
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  worker_dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    import random
+    from conftest import SEED, case_seed
+    r = random.Random(case_seed("test_dask"))
+    root = tmp_path_factory.mktemp("parquet")
+    tables = [random_table(r, n) for n in (700, 0, 300, 1200)]
+    schema = tables[0].schema
+    tables.append(pa.table({f.name: pa.nulls(25, f.type) for f in schema}))
+    for i, t in enumerate(tables):
+        pq.write_table(t.cast(schema), os.path.join(root, f"part-{i}.parquet"))
+    return str(root), pa.concat_tables(tables), SEED
+
+
+STATEMENT = ("SELECT cat, s, COUNT(*) AS n, SUM(dec) AS sd, AVG(i32) AS av, MIN(s) AS lo, MAX(d) AS hi, "
+             "SUM(f) AS sf FROM t WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s")
+
+
+def test_parquet_files(client, dataset):
+    root, whole, seed = dataset
+    got = packscan.dask.sql(root, STATEMENT, float_scale=FLOAT_SCALE)
+    assert isinstance(got, packscan.Frame)
+    want = pa.table(packscan.Table(whole, float_scale=FLOAT_SCALE).sql(STATEMENT))
+    assert pa.table(got).equals(want), f"PACKSCAN_SEED={seed}"
+    # Five files, and each worker process made one context (one thread each) and reused it.
+    pools = client.run(lambda: {k: len(v) for k, v in packscan.dask._idle.items()})
+    assert len(pools) == 2 and all(set(p.values()) <= {1} for p in pools.values()), pools
+    assert sum(sum(p.values()) for p in pools.values()) >= 1, pools
+    ref = duckdb.sql(f"SELECT cat, s, COUNT(*), SUM(dec), AVG(i32), MIN(s), MAX(d), SUM(f) "
+                     f"FROM read_parquet('{root}/*.parquet') WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s "
+                     f"ORDER BY cat NULLS LAST, s NULLS LAST").fetchall()
+    rows = pa.table(got).to_pylist()
+    assert len(rows) == len(ref), f"PACKSCAN_SEED={seed}"
+    q = decimal.Decimal("0.000001")
+    for g, w in zip(rows, ref):
+        av = None if w[4] is None else decimal.Decimal(repr(w[4])).quantize(q)
+        assert (g["cat"], g["s"], g["n"], g["sd"], g["lo"], g["hi"]) == (w[0], w[1], w[2], w[3], w[5], w[6]), \
+            f"PACKSCAN_SEED={seed}"
+        assert (g["av"] is None) == (av is None) and (av is None or abs(g["av"] - av) <= q), f"PACKSCAN_SEED={seed}"
+        assert g["sf"] == w[7] or abs(g["sf"] - w[7]) < 1e-9, f"PACKSCAN_SEED={seed}"
+
+
+def test_dask_dataframe_and_overflow(client, tmp_path):
+    nine = 9 * 10**18  # nine * nine fits 38 digits, twice that does not
+    t = pa.table({"k": [1, 2, 2, 1], "a": pa.array([nine] * 4, pa.int64()), "b": pa.array([1, nine, nine, 2])})
+    pq.write_table(t.slice(0, 2), tmp_path / "a.parquet")
+    pq.write_table(t.slice(2), tmp_path / "b.parquet")
+    ddf = dd.read_parquet(str(tmp_path), dtype_backend="pyarrow")
+    got = packscan.dask.sql(ddf, "SELECT k, SUM(b), COUNT(*) FROM t GROUP BY k")
+    assert pa.table(got).equals(pa.table(packscan.Table(t).sql("SELECT k, SUM(b), COUNT(*) FROM t GROUP BY k")))
+    with pytest.raises(packscan.PackscanError) as e:
+        packscan.dask.sql(str(tmp_path), "SELECT k, SUM(a * b) FROM t GROUP BY k")
+    assert e.value.status == "PS_ERR_OVERFLOW"
