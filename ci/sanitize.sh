@@ -28,7 +28,7 @@
 #         packscan, linked statically into the tests, keeps its thread-local
 #         state) and every heap block, so packscan's own leaks are still
 #         reported.
-#   tsan  ThreadSanitizer, in build-tsan: the threads.* tests (suppressions in
+#   tsan  ThreadSanitizer, in build-tsan: the threads.* and query_compile.* tests (suppressions in
 #         ci/tsan.supp when present); none yet is not a failure.
 # Usage: ci/sanitize.sh [asan] [tsan]   (default: both)
 # Reports go to log files as well as the test's output (a report inside a
@@ -48,6 +48,7 @@ which=("$@")
 # link the instrumented library).
 asan_exclude=${ASAN_EXCLUDE:-'^(filter_edge_jit\.opencl|opencl_set\.opencl\.staged|filter_(edge|random)\.opencl\.like_device|thrust.*|c_consumer.*)$'}
 ((${#which[@]})) || which=(asan tsan)
+tsan_tests='^(threads|query_compile)\.'
 
 # configure DIR FLAGS: a sanitizer build of everything but CUDA and the benchmark.
 configure() {
@@ -110,19 +111,21 @@ for s in "${which[@]}"; do
     tsan)
       echo "== TSan build (build-tsan)"
       configure build-tsan "-fsanitize=thread"
-      # Only the threads.* programs are built: nothing else runs here.
-      tests=$(ctest --test-dir build-tsan -N -R '^threads\.' | sed -n 's/^ *Test *#[0-9]*: //p')
+      # Only the programs with threads of their own are built: threads.* (many
+      # contexts at once) and query_compile.* (each context's background
+      # kernel builds); nothing else runs here.
+      tests=$(ctest --test-dir build-tsan -N -R "$tsan_tests" | sed -n 's/^ *Test *#[0-9]*: //p')
       if [ -z "$tests" ]; then
         echo "no threads.* tests in this tree: nothing to run under ThreadSanitizer"
         continue
       fi
-      cmake --build build-tsan -j "$jobs" --target test_threads
+      cmake --build build-tsan -j "$jobs" --target test_threads test_query_compile
       rep="$root/build-tsan/sanitizer-reports"
       rm -rf "$rep" && mkdir -p "$rep"
       supp=""
       [ -f ci/tsan.supp ] && supp="suppressions=$root/ci/tsan.supp:"
       if ! TSAN_OPTIONS="${supp}halt_on_error=1:second_deadlock_stack=1:log_path=$rep/report.tsan" \
-        PACKSCAN_TEST_QUICK=1 ctest --test-dir build-tsan -R '^threads\.' --output-on-failure -j "$jobs"; then
+        PACKSCAN_TEST_QUICK=1 ctest --test-dir build-tsan -R "$tsan_tests" --output-on-failure -j "$jobs"; then
         status=1
       fi
       reports "$rep" || status=1

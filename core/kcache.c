@@ -252,6 +252,9 @@ static int start_worker(ps_kcache *c) {
     pthread_mutex_destroy(&c->lock);
     return 0;
   }
+  /* Before the thread exists: it reads both at once, under the lock. */
+  c->stop = 0;
+  c->jobs = NULL;
   sigset_t all, old;
   sigfillset(&all);
   const int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
@@ -263,8 +266,6 @@ static int start_worker(ps_kcache *c) {
     pthread_mutex_destroy(&c->lock);
     return 0;
   }
-  c->stop = 0;
-  c->jobs = NULL;
   c->worker_started = 1;
   return 1;
 }
