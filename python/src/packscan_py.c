@@ -17,6 +17,36 @@
 #include "query.h"
 #include "shim.h"
 
+/* The table column's logical annotation and unit (10^-unit seconds) for an
+ * imported field: date32 is a date (a day count); a timestamp is a timestamp
+ * of its unit (its time zone only says how to show it: the values are UTC
+ * instants either way); date64 counts milliseconds, so it is a timestamp of
+ * unit 3 to the parser (DATE 'yyyy-mm-dd' is its midnight) and the file. */
+static void field_logical(const ps_arrow_field *f, uint32_t *logical, uint32_t *unit) {
+  *unit = 0;
+  switch (f->kind) {
+    case PS_ARROW_DATE32:
+      *logical = TBL_LOGICAL_DATE;
+      break;
+    case PS_ARROW_DECIMAL128:
+      *logical = TBL_LOGICAL_DECIMAL;
+      break;
+    case PS_ARROW_DATE64:
+      *logical = TBL_LOGICAL_TIMESTAMP, *unit = 3;
+      break;
+    case PS_ARROW_TIMESTAMP:
+      *logical = TBL_LOGICAL_TIMESTAMP;
+      *unit = f->unit == PS_TIME_MILLISECOND   ? 3
+              : f->unit == PS_TIME_MICROSECOND ? 6
+              : f->unit == PS_TIME_NANOSECOND  ? 9
+                                               : 0;
+      break;
+    default:
+      *logical = TBL_LOGICAL_NONE;
+      break;
+  }
+}
+
 int ps_py_describe(const ps_arrow_table *table, ps_py_shell *out) {
   size_t ncols = ps_arrow_table_columns(table);
   memset(out, 0, sizeof *out);
@@ -31,10 +61,7 @@ int ps_py_describe(const ps_arrow_table *table, ps_py_shell *out) {
     tbl_column *c = &out->cols[i];
     c->name = (char *)f->name;
     c->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
-    /* DATE 'yyyy-mm-dd' is a day count: only date32 columns hold days. */
-    c->logical = f->kind == PS_ARROW_DATE32       ? TBL_LOGICAL_DATE
-                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
-                                                  : TBL_LOGICAL_NONE;
+    field_logical(f, &c->logical, &c->unit);
     c->desc.type = f->type == PS_TYPE_STRING ? PS_TYPE_UINT32 : f->type;
     c->desc.scale = f->scale;
     /* Import sorts every dictionary (ps_arrow_table_packed), so MIN and MAX
@@ -137,9 +164,7 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
      * same packed stream), annotated as a decimal. */
     if (w->desc.type == PS_TYPE_DECIMAL) w->desc.type = PS_TYPE_FLOAT64;
     w->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
-    w->logical = f->kind == PS_ARROW_DATE32       ? TBL_LOGICAL_DATE
-                 : f->kind == PS_ARROW_DECIMAL128 ? TBL_LOGICAL_DECIMAL
-                                                  : TBL_LOGICAL_NONE;
+    field_logical(f, &w->logical, &w->unit);
     w->null_count = w->desc.validity ? rows - popcount_bytes(w->desc.validity, rows) : 0;
     w->raw_bytes = rows * (f->type == PS_TYPE_STRING ? 4 : ps_type_size(f->type));
     if (f->type == PS_TYPE_STRING) {
@@ -173,8 +198,9 @@ done:
 }
 
 /* Opens a table file as an Arrow-imported table (its columns as they are
- * packed, no re-encoding): dates as date32, decimals as decimal128, strings as
- * utf8, the rest as their integer or float types. 0, or -1 with a message. */
+ * packed, no re-encoding): dates as date32, timestamps as timestamps of their
+ * unit (no time zone), decimals as decimal128, strings as utf8, the rest as their integer or float types. 0, or -1 with
+ * a message. */
 PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table **out, char *err, size_t err_size) {
   static const char *const formats[] = {"", "c", "s", "i", "l", "C", "S", "I", "L", "f", "g"};
   tbl_table *t = NULL;
@@ -203,6 +229,16 @@ PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table
     } else if (c->logical == TBL_LOGICAL_DATE && c->desc.type == PS_TYPE_INT32) {
       f->kind = PS_ARROW_DATE32, f->type = PS_TYPE_INT32, f->unit = PS_TIME_DAY;
       snprintf(fmt[i], 32, "tdD");
+    } else if (c->logical == TBL_LOGICAL_TIMESTAMP && c->desc.type == PS_TYPE_INT64) {
+      /* The file keeps no time zone: a zoned timestamp comes back without one
+       * (the same UTC instants). */
+      static const char units[] = "s??m??u??n";
+      f->kind = PS_ARROW_TIMESTAMP, f->type = PS_TYPE_INT64;
+      f->unit = c->unit == 3   ? PS_TIME_MILLISECOND
+                : c->unit == 6 ? PS_TIME_MICROSECOND
+                : c->unit == 9 ? PS_TIME_NANOSECOND
+                               : PS_TIME_SECOND;
+      snprintf(fmt[i], 32, "ts%c:", units[c->unit <= 9 ? c->unit : 0]);
     } else if (c->logical == TBL_LOGICAL_DECIMAL && c->desc.type == PS_TYPE_FLOAT64) {
       f->kind = PS_ARROW_DECIMAL128, f->type = PS_TYPE_DECIMAL, f->scale = c->desc.scale, f->precision = 18;
       descs[i].type = PS_TYPE_DECIMAL; /* the file's float64-of-a-scale is exactly this decimal */
