@@ -537,7 +537,7 @@ def _literal(value: _Scalar, keep: list) -> _lib.Literal:
     elif isinstance(value, float):
         lit.kind, lit.v.f = _lib.LIT_FLOAT64, value
     elif isinstance(value, datetime.datetime):
-        raise TypeError("timestamps compare as integers in the column's unit: pass an int")
+        raise TypeError("a datetime compares with a timestamp or date column only (or pass an int in the column's unit)")
     elif isinstance(value, datetime.date):
         lit.kind, lit.v.i = _lib.LIT_INT64, (value - datetime.date(1970, 1, 1)).days
     elif isinstance(value, (str, bytes)):
@@ -549,6 +549,33 @@ def _literal(value: _Scalar, keep: list) -> _lib.Literal:
     else:
         raise TypeError(f"unsupported literal {value!r}")
     return lit
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+# Nanoseconds in one value of each date / timestamp Arrow format.
+_NS_PER_UNIT = {"tdD": 86400 * 10**9, "tdm": 10**6, "tss": 10**9, "tsm": 10**6, "tsu": 10**3, "tsn": 1}
+
+
+def _time_value(value: Any, fmt: str) -> Any:
+    """A date or datetime as a value of a date / timestamp column of Arrow
+    format fmt (any other value, or column, unchanged). A date is its midnight;
+    a datetime without a zone is taken as UTC (as TIMESTAMP '...' in WHERE
+    text), one with a zone as its UTC instant (the values of a zoned timestamp
+    are UTC instants; a naive column is compared as if its values were UTC);
+    pandas Timestamps keep their nanoseconds. A point between two values of the
+    column's unit becomes the exact decimal halfway between them, so every
+    comparison stays exact (== matches nothing, < holds up to the lower one)."""
+    per = _NS_PER_UNIT.get(fmt[:3] if fmt.startswith("ts") else fmt)
+    if per is None or not isinstance(value, datetime.date):
+        return value
+    if isinstance(value, datetime.datetime):
+        td = value - (_EPOCH if value.tzinfo is None else _EPOCH_UTC)
+        ns = (td.days * 86400 + td.seconds) * 10**9 + td.microseconds * 1000 + int(getattr(value, "nanosecond", 0))
+    else:
+        ns = (value - datetime.date(1970, 1, 1)).days * 86400 * 10**9
+    q, r = divmod(ns, per)
+    return q if r == 0 else decimal.Decimal(q) + decimal.Decimal("0.5")
 
 
 class Column:
@@ -566,6 +593,10 @@ class Column:
             raise ValueError(f"column {self.name!r} belongs to another table")
         return _lib.ps_arrow_table_column(t._handle(), self.index)
 
+    def _value(self, value: Any) -> Any:
+        """value as a literal for this column (dates and datetimes in its unit)."""
+        return _time_value(value, self.table._fields[self.index].format.decode())
+
     def _cmp(self, op: str, other: Any) -> Predicate:
         def build(t: "Table") -> int:
             out = c_void_p()
@@ -574,8 +605,8 @@ class Column:
                                                   other._handle(t), byref(out))
             else:
                 keep: list = []
-                st = _lib.ps_expr_compare(t.context.handle, self._handle(t), _lib.CMP[op], _literal(other, keep),
-                                          byref(out))
+                st = _lib.ps_expr_compare(t.context.handle, self._handle(t), _lib.CMP[op],
+                                          _literal(self._value(other), keep), byref(out))
             t.context.check(st)
             return out.value
 
@@ -607,8 +638,8 @@ class Column:
         def build(t: "Table") -> int:
             keep: list = []
             out = c_void_p()
-            t.context.check(_lib.ps_expr_between(t.context.handle, self._handle(t), _literal(lo, keep),
-                                                 _literal(hi, keep), byref(out)))
+            t.context.check(_lib.ps_expr_between(t.context.handle, self._handle(t), _literal(self._value(lo), keep),
+                                                 _literal(self._value(hi), keep), byref(out)))
             return out.value
 
         return Predicate(build, f"{self.name} BETWEEN {lo!r} AND {hi!r}")
@@ -619,7 +650,7 @@ class Column:
 
         def build(t: "Table") -> int:
             keep: list = []
-            arr = (_lib.Literal * max(len(vals), 1))(*[_literal(v, keep) for v in vals])
+            arr = (_lib.Literal * max(len(vals), 1))(*[_literal(self._value(v), keep) for v in vals])
             out = c_void_p()
             t.context.check(_lib.ps_expr_in(t.context.handle, self._handle(t), arr, len(vals), byref(out)))
             return out.value
@@ -763,7 +794,9 @@ class Table:
     def where(self, text: str) -> Predicate:
         """A predicate from a WHERE clause in the command line's grammar:
         comparisons, BETWEEN, IN, LIKE [ESCAPE], IS [NOT] NULL, AND / OR / NOT,
-        'strings', DATE 'yyyy-mm-dd' (date32 columns), numbers."""
+        'strings', DATE 'yyyy-mm-dd' (date columns, or midnight of a timestamp column),
+        TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff][Z|+hh:mm]' (timestamp and date64 columns; no zone
+        is UTC), numbers."""
         src = text.encode()
 
         def build(t: "Table") -> int:
@@ -900,8 +933,10 @@ class Table:
     def save(self, path: str) -> None:
         """Writes the table as the command line's table file (docs/table-format.md),
         from its compressed columns as they are: ``packscan query PATH "..."``
-        reads it. Date32 columns are dates and decimal128 columns decimals there;
-        date64 and timestamps are plain integers.
+        reads it. Date32 columns are dates, timestamps timestamps of their unit and
+        decimal128 columns decimals there; date64 is a timestamp in milliseconds. The
+        file stores no time zone: ``read_table`` gives a zoned timestamp back without
+        its zone (the same UTC instants) and date64 as ``timestamp[ms]``.
 
         An existing regular file (or the file a symlink points to) is replaced
         atomically and keeps its mode; a device or FIFO (``/dev/stdout``) is
