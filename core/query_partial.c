@@ -372,7 +372,7 @@ static ps_status compact(ps_query_merge *m) {
   for (uint64_t i = 0; i < m->n; i++)
     for (uint32_t k = 0; k < m->l.n_keys; k++)
       m->e[i].str[k] = m->l.key_string[k] ? m->arena + (m->e[i].k[k].is_null ? 0 : m->e[i].k[k].off) : NULL;
-  qsort(m->e, m->n, sizeof *m->e, cmp_entry);
+  if (m->n > 1) qsort(m->e, m->n, sizeof *m->e, cmp_entry); /* m->e is NULL before any row */
   uint64_t bytes = 0;
   for (uint64_t i = 0; i < m->n; i++)
     if (i == 0 || cmp_entry(&m->e[i - 1], &m->e[i]))
@@ -398,7 +398,7 @@ static ps_status compact(ps_query_merge *m) {
     }
     for (uint32_t k = 0; k < m->l.n_keys; k++) {
       if (!m->l.key_string[k]) continue;
-      memcpy(arena + p, m->arena + g.k[k].off, (size_t)g.k[k].len);
+      if (g.k[k].len) memcpy(arena + p, m->arena + g.k[k].off, (size_t)g.k[k].len);
       g.k[k].off = p;
       p += g.k[k].len;
     }
@@ -595,8 +595,11 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
       const uint64_t i = (uint64_t)(ca->offset + off + r);
       const uint8_t *data = ca->buffers[1];
       bool valid = bit(ca->buffers[0], i);
-      ps_qstate *t = &st[pc->i];
-      mkey *k = &e->k[pc->i];
+      /* pc->i indexes the keys of a key column, the aggregates of a state
+       * column: each pointer only for its own kind. */
+      const bool is_key = pc->kind == C_KEY_NUMBER || pc->kind == C_KEY_STRING || pc->kind == C_KEY_INDEX;
+      ps_qstate *t = is_key ? NULL : &st[pc->i];
+      mkey *k = is_key ? &e->k[pc->i] : NULL;
       switch (pc->kind) {
         case C_KEY_NUMBER:
           k->is_null = !valid;

@@ -989,6 +989,8 @@ static void avg_wide_sum(ps_context *ctx) {
     q.kinds[0] = PS_AGG_AVG;
     qn_free(q.vals[0]);
     q.vals[0] = arith_node(PS_MUL, col_node(x), const_node(-max38(), 0));
+    qn_free(q.vals[1]); /* oq_free frees only the first n_aggs */
+    q.vals[1] = NULL;
     q.n_aggs = 1;
     CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &none), PS_ERR_OVERFLOW);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "average of aggregate 0 at scale 6"));
