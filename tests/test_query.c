@@ -1043,7 +1043,10 @@ int main(int argc, char **argv) {
     empty_dictionary_key(ctx);
     wide_sums(ctx, &th.rng);
     wide_constants(ctx, 1);
-    if (c == 0) wide_constants_spec_size(ctx);
+    /* Not at the sanitizer size (PACKSCAN_TEST_QUICK=2): 2^20 rows under
+     * compute-sanitizer's racecheck outlast its stage; the same constants run
+     * specialized at 33 rows below. */
+    if (c == 0 && th.quick != 2) wide_constants_spec_size(ctx);
     avg_wide_sum(ctx);
     static const uint64_t sizes[] = {0, 1, 31, 32, 33, 100};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) random_queries(ctx, ref, &th.rng, sizes[i], 4);
