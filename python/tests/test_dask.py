@@ -4,16 +4,15 @@ one of rows null in every column): the merged Frame equals Table.sql on all
 the rows at once exactly, and DuckDB's answer over the same files. Skipped
 only where dask[distributed] is not installed."""
 
-import decimal
 import os
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import packscan
-from test_duckdb import random_table
+from test_duckdb import MERGE_STATEMENT as STATEMENT
+from test_duckdb import assert_merged_matches_duckdb, random_table
 
 distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
@@ -43,8 +42,6 @@ def dataset(tmp_path_factory):
     return str(root), pa.concat_tables(tables), SEED
 
 
-STATEMENT = ("SELECT cat, s, COUNT(*) AS n, SUM(dec) AS sd, AVG(i32) AS av, MIN(s) AS lo, MAX(d) AS hi, "
-             "SUM(f) AS sf FROM t WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s")
 
 
 def test_parquet_files(client, dataset):
@@ -57,18 +54,7 @@ def test_parquet_files(client, dataset):
     pools = client.run(lambda: {k: len(v) for k, v in packscan.dask._idle.items()})
     assert len(pools) == 2 and all(set(p.values()) <= {1} for p in pools.values()), pools
     assert sum(sum(p.values()) for p in pools.values()) >= 1, pools
-    ref = duckdb.sql(f"SELECT cat, s, COUNT(*), SUM(dec), AVG(i32), MIN(s), MAX(d), SUM(f) "
-                     f"FROM read_parquet('{root}/*.parquet') WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s "
-                     f"ORDER BY cat NULLS LAST, s NULLS LAST").fetchall()
-    rows = pa.table(got).to_pylist()
-    assert len(rows) == len(ref), f"PACKSCAN_SEED={seed}"
-    q = decimal.Decimal("0.000001")
-    for g, w in zip(rows, ref):
-        av = None if w[4] is None else decimal.Decimal(repr(w[4])).quantize(q)
-        assert (g["cat"], g["s"], g["n"], g["sd"], g["lo"], g["hi"]) == (w[0], w[1], w[2], w[3], w[5], w[6]), \
-            f"PACKSCAN_SEED={seed}"
-        assert (g["av"] is None) == (av is None) and (av is None or abs(g["av"] - av) <= q), f"PACKSCAN_SEED={seed}"
-        assert g["sf"] == w[7] or abs(g["sf"] - w[7]) < 1e-9, f"PACKSCAN_SEED={seed}"
+    assert_merged_matches_duckdb(got, f"read_parquet('{root}/*.parquet')", seed)
 
 
 def test_dask_dataframe_and_overflow(client, tmp_path):

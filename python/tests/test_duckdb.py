@@ -36,6 +36,31 @@ def random_table(r, n):
         "cat": pa.array(cat, pa.string()).dictionary_encode(),
     })
 
+# The statement the Dask and Spark tests merge over partitions of
+# random_table's columns, and the check of a merged result against DuckDB's
+# answer over the same rows (`source`: a pyarrow table, or SQL text for a
+# FROM clause such as a read_parquet() of the partitions' files).
+MERGE_STATEMENT = ("SELECT cat, s, COUNT(*) AS n, SUM(dec) AS sd, AVG(i32) AS av, MIN(s) AS lo, MAX(d) AS hi, "
+                   "SUM(f) AS sf FROM t WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s")
+
+
+def assert_merged_matches_duckdb(got, source, seed):
+    con = duckdb.connect()
+    if not isinstance(source, str):
+        con.register("rows", source)
+        source = "rows"
+    ref = con.sql(f"SELECT cat, s, COUNT(*), SUM(dec), AVG(i32), MIN(s), MAX(d), SUM(f) FROM {source} "
+                  "WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s ORDER BY cat NULLS LAST, s NULLS LAST").fetchall()
+    rows = pa.table(got).to_pylist()
+    assert len(rows) == len(ref), f"PACKSCAN_SEED={seed}"
+    q = decimal.Decimal("0.000001")
+    for g, w in zip(rows, ref):
+        av = None if w[4] is None else decimal.Decimal(repr(w[4])).quantize(q)
+        assert (g["cat"], g["s"], g["n"], g["sd"], g["lo"], g["hi"]) == (w[0], w[1], w[2], w[3], w[5], w[6]), \
+            f"PACKSCAN_SEED={seed}"
+        assert (g["av"] is None) == (av is None) and (av is None or abs(g["av"] - av) <= q), f"PACKSCAN_SEED={seed}"
+        assert g["sf"] == w[7] or abs(g["sf"] - w[7]) < 1e-9, f"PACKSCAN_SEED={seed}"
+
 
 def leaf(r):
     k = r.randrange(12)

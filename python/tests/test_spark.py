@@ -5,18 +5,17 @@ once exactly, and DuckDB's answer; an empty DataFrame; a sum that overflows
 only once merged. Skipped where pyspark or a Java runtime is missing (CI does
 not install pyspark; ci/spark.sh does and runs this file)."""
 
-import decimal
 import os
 import shutil
 import sys
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import packscan
-from test_duckdb import random_table
+from test_duckdb import MERGE_STATEMENT as STATEMENT
+from test_duckdb import assert_merged_matches_duckdb, random_table
 
 pyspark = pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -24,8 +23,6 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 import packscan.spark  # noqa: E402
 
 FLOAT_SCALE = 3
-STATEMENT = ("SELECT cat, s, COUNT(*) AS n, SUM(dec) AS sd, AVG(i32) AS av, MIN(s) AS lo, MAX(d) AS hi, "
-             "SUM(f) AS sf FROM t WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s")
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +55,7 @@ def check(got, whole, seed):
     assert isinstance(got, packscan.Frame)
     want = pa.table(packscan.Table(whole, float_scale=FLOAT_SCALE).sql(STATEMENT))
     assert pa.table(got).equals(want), f"PACKSCAN_SEED={seed}"
-    ref = duckdb.sql("SELECT cat, s, COUNT(*), SUM(dec), AVG(i32), MIN(s), MAX(d), SUM(f) FROM whole "
-                     "WHERE i32 > -30 OR i32 IS NULL GROUP BY cat, s ORDER BY cat NULLS LAST, s NULLS LAST").fetchall()
-    rows = pa.table(got).to_pylist()
-    assert len(rows) == len(ref), f"PACKSCAN_SEED={seed}"
-    q = decimal.Decimal("0.000001")
-    for g, w in zip(rows, ref):
-        av = None if w[4] is None else decimal.Decimal(repr(w[4])).quantize(q)
-        assert (g["cat"], g["s"], g["n"], g["sd"], g["lo"], g["hi"]) == (w[0], w[1], w[2], w[3], w[5], w[6]), \
-            f"PACKSCAN_SEED={seed}"
-        assert (g["av"] is None) == (av is None) and (av is None or abs(g["av"] - av) <= q), f"PACKSCAN_SEED={seed}"
-        assert g["sf"] == w[7] or abs(g["sf"] - w[7]) < 1e-9, f"PACKSCAN_SEED={seed}"
+    assert_merged_matches_duckdb(got, whole, seed)
 
 
 @pytest.mark.parametrize("deal", ["hash", "round_robin"])
