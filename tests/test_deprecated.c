@@ -102,8 +102,7 @@ int main(int argc, char **argv) {
       CHECK(c_old == count && c_new == count);
       CHECK(same_buffers(ctx, dids_old, dids_new));
       CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 2, N, type, NULL, 0, 0, &c_old), PS_ERR_INVALID_ARGUMENT);
-      CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 2, N, type, NULL, 0, 0, &c_new),
-                   PS_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 2, N, type, NULL, 0, 0, &c_new), PS_ERR_INVALID_ARGUMENT);
     }
 
     /* values in host memory: ps_gather_host = ps_gather_values */
@@ -149,8 +148,7 @@ int main(int argc, char **argv) {
     }
     CHECK_STATUS(ctx, ps_gather_strings_host(ctx, col, ids_new, type, count, &so_old, &sb_old, NULL),
                  PS_ERR_TYPE_MISMATCH);
-    CHECK_STATUS(ctx, ps_gather_strings(ctx, col, ids_new, type, count, &so_new, &sb_new, NULL),
-                 PS_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(ctx, ps_gather_strings(ctx, col, ids_new, type, count, &so_new, &sb_new, NULL), PS_ERR_TYPE_MISMATCH);
     ps_free(ctx, so_old), ps_free(ctx, sb_old), ps_free(ctx, so_new), ps_free(ctx, sb_new);
 
     ps_buffer_destroy(dids_old), ps_buffer_destroy(dids_new);
