@@ -1,6 +1,6 @@
 /* The after-filter calls on SSB lineorder: ps_aggregate (every row, and over
- * a selection), ps_gather of 1% of the rows, ps_filter_refine,
- * ps_filter_mask_device and ps_row_ids, each checked against the exact
+ * a selection), ps_gather_values_device of 1% of the rows, ps_filter_refine,
+ * ps_filter_mask_device and ps_selection_row_ids_device, each checked against the exact
  * answers computed when the table was generated. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,13 +82,13 @@ static ps_status after_once(void *arg) {
     case A_AGG:
       return ps_aggregate(c->ctx, c->col, c->in, 0, &c->agg);
     case A_GATHER:
-      return ps_gather(c->ctx, c->col, c->ids, 0, PS_INDEX_UINT32, c->count, c->out, 0, NULL, 0);
+      return ps_gather_values_device(c->ctx, c->col, c->ids, 0, PS_INDEX_UINT32, c->count, c->out, 0, NULL, 0);
     case A_REFINE:
       return ps_filter_refine(c->ctx, c->expr, c->in, 0, c->out, 0, &c->count);
     case A_MASK:
       return ps_filter_mask_device(c->ctx, c->expr, c->out, 0, &c->count);
     case A_ROW_IDS:
-      return ps_row_ids(c->ctx, c->in, 0, c->n, PS_INDEX_UINT32, c->ids, 0, c->capacity, &c->count);
+      return ps_selection_row_ids_device(c->ctx, c->in, 0, c->n, PS_INDEX_UINT32, c->ids, 0, c->capacity, &c->count);
   }
   return PS_ERR_INTERNAL;
 }

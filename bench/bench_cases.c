@@ -73,8 +73,8 @@ static ps_status run_once(run_ctx *r) {
 
 static ps_status run_once_expr(run_ctx *r) {
   for (int i = 0; i < r->ncols; i++) {
-    ps_status st = ps_gather(r->ctx, r->cols[i], r->identity, 0, PS_INDEX_UINT32, r->n, r->plain[i], 0,
-                             r->plain_valid[i], 0);
+    ps_status st = ps_gather_values_device(r->ctx, r->cols[i], r->identity, 0, PS_INDEX_UINT32, r->n, r->plain[i], 0,
+                                           r->plain_valid[i], 0);
     if (st != PS_OK) return st;
   }
   switch (r->out) {
@@ -264,7 +264,7 @@ static const char *check_case(bench *b, const case_def *c, const ps_expr *e, con
 
 /* ---- the naive pipeline ---- */
 
-/* Decodes every column to a plain array with ps_gather over the identity row
+/* Decodes every column to a plain array with ps_gather_values_device over the identity row
  * ids (the decompress step an engine does without packscan), wraps each array
  * as the contract's byte-aligned format (FOR, width 8*size, reference 0),
  * and does the same work on those. */

@@ -2,7 +2,7 @@
  * Q1.2, Q1.3 on lineorder, TPC-H Q6 and Q1 on lineitem. Each is prepared once
  * (ps_query_create, untimed), timed as ps_query_run (one fused pass, the
  * result on the host), checked exactly against the answers computed when the
- * table was generated, and compared with the naive pipeline: ps_gather of
+ * table was generated, and compared with the naive pipeline: ps_gather_values_device of
  * every column the query reads into plain 32-bit arrays (the decompress step),
  * then the same query over those arrays as byte-aligned columns. */
 #include <inttypes.h>
@@ -214,7 +214,8 @@ typedef struct qrun {
 static ps_status qrun_once(void *arg) {
   qrun *r = arg;
   for (int i = 0; i < r->ncols; i++) {
-    ps_status st = ps_gather(r->ctx, r->views[i], r->identity, 0, PS_INDEX_UINT32, r->n, r->plain[i], 0, NULL, 0);
+    ps_status st =
+        ps_gather_values_device(r->ctx, r->views[i], r->identity, 0, PS_INDEX_UINT32, r->n, r->plain[i], 0, NULL, 0);
     if (st != PS_OK) return st;
   }
   ps_query_result_destroy(r->last);

@@ -81,7 +81,7 @@ static ps_status upload_for(bench *b, const char *name, ps_type type, const void
   }
   st = ps_buffer_create(b->ctx, c->desc.data_size ? c->desc.data_size : 4, &c->data);
   if (st == PS_OK && c->desc.data_size) st = ps_buffer_write(b->ctx, c->data, 0, enc.data, c->desc.data_size);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   if (st == PS_OK) st = ps_column_create_for_device(b->ctx, &c->desc, c->data, 0, NULL, 0, &c->col);
   if (st != PS_OK) fprintf(stderr, "bench: uploading %s: %s\n", name, ps_context_last_error(b->ctx));
   return st;
@@ -115,7 +115,7 @@ static ps_status upload_dict(bench *b, const char *name, const char *letters, co
 static void tcol_destroy(bench_tcol *c) {
   ps_column_destroy(c->col);
   ps_buffer_destroy(c->data);
-  if (c->is_dict) ps_encoded_dict_free(&c->dict);
+  if (c->is_dict) ps_encoded_dict_destroy(&c->dict);
   memset(c, 0, sizeof *c);
 }
 

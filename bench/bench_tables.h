@@ -79,8 +79,8 @@ int32_t bench_yyyymmdd(int64_t days);
 ps_status bench_tables_create(bench *b, uint64_t n, int lineorder, int lineitem, bench_tables *t);
 void bench_tables_destroy(bench_tables *t);
 
-/* The cases over these tables: bench_after.c (ps_aggregate, ps_gather,
- * ps_filter_refine, ps_filter_mask, ps_row_ids) and bench_query.c (SSB Q1.x,
+/* The cases over these tables: bench_after.c (ps_aggregate, ps_gather_values_device,
+ * ps_filter_refine, ps_filter_mask, ps_selection_row_ids_device) and bench_query.c (SSB Q1.x,
  * TPC-H Q6 and Q1 through the query API). */
 void bench_run_after(bench *b, bench_tables *t);
 void bench_run_queries(bench *b, bench_tables *t);

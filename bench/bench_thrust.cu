@@ -3,8 +3,8 @@
  *   thrust_count   selection of the `tree` case's three-leaf tree, then
  *                  thrust::count over its iterator   vs ps_filter_count
  *   thrust_ids     the same selection as copy_if stencil over a counting
- *                  iterator (uint32 row ids), then ps_gather of column a
- *                  vs ps_filter_row_ids_device + ps_gather
+ *                  iterator (uint32 row ids), then ps_gather_values_device of column a
+ *                  vs ps_filter_row_ids_device + ps_gather_values_device
  * Both sides of a pair are timed per query, as an engine runs one: the tree
  * is built inside the timed region on both sides (the C side's ps_expr_*
  * calls, the C++ side's filterLiteral / AND / OR over the device columns).
@@ -245,14 +245,15 @@ extern "C" void bench_thrust_run(bench *b) {
               thrust::copy_if(policy, thrust::counting_iterator<uint32_t>(0),
                               thrust::counting_iterator<uint32_t>((uint32_t)n), sel.begin(policy), out_ids, is_true());
           got_t = (uint64_t)(last - out_ids);
-          gather_ok = gather_ok &&
-                      ps_gather(b->ctx, cols[0].col, ids_t, 0, PS_INDEX_UINT32, got_t, vals_t, 0, nullptr, 0) == PS_OK;
+          gather_ok = gather_ok && ps_gather_values_device(b->ctx, cols[0].col, ids_t, 0, PS_INDEX_UINT32, got_t,
+                                                           vals_t, 0, nullptr, 0) == PS_OK;
         });
         bench_stats tc = time_it(b, [&] {
           ps_expr *e = nullptr;
           if (c_tree(b->ctx, handles, &e) != PS_OK ||
               ps_filter_row_ids_device(b->ctx, e, PS_INDEX_UINT32, ids_c, 0, n, &got_c) != PS_OK ||
-              ps_gather(b->ctx, cols[0].col, ids_c, 0, PS_INDEX_UINT32, got_c, vals_c, 0, nullptr, 0) != PS_OK)
+              ps_gather_values_device(b->ctx, cols[0].col, ids_c, 0, PS_INDEX_UINT32, got_c, vals_c, 0, nullptr, 0) !=
+                  PS_OK)
             got_c = ~0ull;
           ps_expr_destroy(e);
         });

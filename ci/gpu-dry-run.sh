@@ -72,11 +72,11 @@ exec /usr/bin/cmake "$@"
 EOF
 chmod +x "$DRY_OUT/stub/compute-sanitizer" "$DRY_OUT/stub/cmake"
 
-run() { # run NAME [ENV...]: the stage with memcheck and racecheck
+run() { # run NAME [ENV...]: the stage with memcheck and racecheck, results in $DRY_OUT/NAME
   local name=$1
   shift
-  env PATH="$DRY_OUT/stub:$PATH" BUILD_DIR="$DRY_BUILD" OUT="$DRY_OUT/$name" GPU_CI_BUDGET_S="${GPU_CI_BUDGET_S:-500}" \
-    "$@" bash ci/gpu.sh sanitizers memcheck racecheck >"$DRY_OUT/$name.log" 2>&1
+  env PATH="$DRY_OUT/stub:$PATH" BUILD_DIR="$DRY_BUILD" GPU_CI_BUDGET_S="${GPU_CI_BUDGET_S:-500}" \
+    "$@" bash ci/gpu.sh --out "$DRY_OUT/$name" sanitizers memcheck racecheck >"$DRY_OUT/$name.log" 2>&1
 }
 
 bad=0

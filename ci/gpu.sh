@@ -1,64 +1,90 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # the step functions are called through step()
-# The GPU machine's check, in stages that each fit one 10-minute device call
-# (run as root from the repo root, or from a snapshot of it; every stage
-# builds first, incrementally when $BUILD_DIR is already there):
-#   ci/gpu.sh tests       device info, build with CUDA (sm_90), NVIDIA's OpenCL
-#                         registered as an ICD; every test but the OpenCL ones
-#                         (reference, host, tools, cuda: a missing CUDA device
-#                         fails), the OpenCL tests on NVIDIA's driver and the
-#                         cuda tests on the general kernels, side by side
-#   ci/gpu.sh pocl        the OpenCL tests on PoCL at full size
-#   ci/gpu.sh sanitizers [TOOL...]
-#                         compute-sanitizer memcheck, racecheck, synccheck and
-#                         initcheck (or the TOOLs named), each over every CUDA
-#                         test program to completion, at the sanitizer test
-#                         size (PACKSCAN_TEST_QUICK=2: tests/README.md; big at
-#                         10^7 rows). The tools run side by side, each SAN_JOBS
-#                         (default 3) programs at once, longest first: 12
-#                         processes on the 16 cores. A program that does not
-#                         finish inside the budget, or never starts, is a
-#                         failure; each program's time is logged, and each
-#                         tool's note reads "N of N complete, 0 reports".
-#                         With `pocl` in the same call, the PoCL tests run
-#                         beside them on the CPU with ctest -j4 (POCL_JOBS)
-#                         and PoCL's threads per program capped at 2
-#                         (POCL_CPU_MAX_CU_NUM), so both fit the 16 cores
-#                         and one budget: `ci/gpu.sh sanitizers pocl`.
-#                         Each program's log is sanitizer-<TOOL>/NN-<test>.log
-#                         in the archive; ci/gpu-dry-run.sh checks this stage
-#                         without a GPU (a stub compute-sanitizer).
-#   ci/gpu.sh bench       the benchmarks (CUDA, OpenCL on NVIDIA) and ncu's
-#                         speed-of-light profiles
-#   ci/gpu.sh quick       a short check between full runs: the QUICK_* knobs below
-# Several stages may be named in one call (`ci/gpu.sh tests pocl`).
+# The check of a machine with an NVIDIA GPU and the CUDA toolkit: builds with
+# CUDA for sm_90 and runs the tests on every backend, compute-sanitizer over
+# the CUDA tests, and the benchmarks, in stages:
 #
-# Every step logs to its own file; a failing step is recorded and the stage
-# goes on. $OUT gets at most 8 files back from the device: gpu-<stages>.tar.gz
-# (every log and JSON), summary-<stages>.txt, and the benchmark's bench.json and
-# bench-opencl.json; the summary table is printed last. Exit status 1 if any
-# step failed. GPU_CI_BUDGET_S (default 540 s) bounds the stage: steps that
-# would start after it are skipped (reported, and a failure for the sanitizers).
+#   ci/gpu.sh [--out DIR] STAGE...
 #
+#   tests       device info, build with CUDA (sm_90), NVIDIA's OpenCL
+#               registered as an ICD; every test but the OpenCL ones
+#               (reference, host, tools, cuda: a missing CUDA device
+#               fails), the OpenCL tests on NVIDIA's driver and the cuda
+#               tests on the general kernels, side by side
+#   pocl        the OpenCL tests on PoCL at full size
+#   sanitizers [TOOL...]
+#               compute-sanitizer memcheck, racecheck, synccheck and
+#               initcheck (or the TOOLs named), each over every CUDA test
+#               program to completion, at the sanitizer test size
+#               (PACKSCAN_TEST_QUICK=2: tests/README.md; big at 10^7 rows).
+#               The tools run side by side, each SAN_JOBS (default 3)
+#               programs at once, longest first. A program that does not
+#               finish inside the budget, or never starts, is a failure;
+#               each program's time is logged, and each tool's note reads
+#               "N of N complete, 0 reports". With `pocl` in the same call,
+#               the PoCL tests run beside them on the CPU with ctest -j4
+#               (POCL_JOBS) and PoCL's threads per program capped at 2
+#               (POCL_CPU_MAX_CU_NUM): `ci/gpu.sh sanitizers pocl`. Each
+#               program's log is sanitizer-<TOOL>/NN-<test>.log in the
+#               archive; ci/gpu-dry-run.sh checks this stage without a GPU
+#               (a stub compute-sanitizer).
+#   bench       the benchmarks (CUDA, OpenCL on NVIDIA) and ncu's
+#               speed-of-light profiles
+#   quick       a short check between full runs: the QUICK_* knobs below
+# Several stages may be named in one call (`ci/gpu.sh tests pocl`). Run it
+# from the repository or any copy of it (a `git archive` of a commit, for
+# example); every stage builds first, incrementally when BUILD_DIR is there.
+# Registering NVIDIA's OpenCL driver writes /etc/OpenCL/vendors/nvidia.icd, so
+# the OpenCL-on-NVIDIA tests need root (or that file in place); nvcc,
+# compute-sanitizer and ncu are taken from PATH and /usr/local/cuda/bin.
+#
+# Results. Every step logs to its own file (NN-<step>.log) and a failing step
+# is recorded and the stage goes on. At the end DIR (--out DIR, or the
+# environment's OUT; default gpu-out/ in the repository; a relative path is
+# taken from the directory the script was started in) holds:
+#   gpu-<stages>.tar.gz      every step's log, the sanitizers' per-program
+#                            logs and the benchmark JSONs
+#   summary-<stages>.txt     one line per step: PASS, FAIL or SKIP, seconds,
+#                            a note; also printed last
+#   bench.json, bench-opencl.json
+#                            the benchmarks' results, where the stage ran them
+#                            (bench/README.md describes the format)
+# Exit status 1 if any step failed, 2 for a usage error.
+#
+# Knobs (environment): BUILD_DIR (default build-gpu); JOBS (parallel build
+# jobs, default the number of CPUs); GPU_CI_BUDGET_S (default 540 s) bounds
+# the whole call, so that a stage fits a 10-minute job: steps that would
+# start after it are skipped (reported, and a failure for the sanitizers);
+# SAN_JOBS, POCL_JOBS, POCL_CPU_MAX_CU_NUM (above).
 # quick: QUICK_TESTS (ctest regex), QUICK_MEMCHECK ("test" or "tool:test"
 # entries), QUICK_BENCH (bench cases), QUICK_NCU ("CASES:WIDTHS:KERNEL_REGEX"
 # entries, ';'-separated; WIDTHS may be empty).
 set -uo pipefail
+START_DIR=$PWD
 cd "$(dirname "$0")/.." || exit 1
 
+usage() {
+  echo "usage: ci/gpu.sh [--out DIR] STAGE... (tests, pocl, sanitizers [TOOL...], bench, quick); see the header" >&2
+  exit 2
+}
 stages=() san_tools=()
-for a in "$@"; do
-  case $a in
-    tests | pocl | sanitizers | bench | quick) stages+=("$a") ;;
-    memcheck | racecheck | synccheck | initcheck) san_tools+=("$a") ;;
-    *) echo "usage: ci/gpu.sh STAGE... (tests, pocl, sanitizers [TOOL...], bench, quick); see the header" >&2; exit 2 ;;
+OUT=${OUT:-}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) [ $# -ge 2 ] || usage; OUT=$2; shift ;;
+    --out=*) OUT=${1#--out=} ;;
+    tests | pocl | sanitizers | bench | quick) stages+=("$1") ;;
+    memcheck | racecheck | synccheck | initcheck) san_tools+=("$1") ;;
+    *) usage ;;
   esac
+  shift
 done
-((${#stages[@]})) || { echo "usage: ci/gpu.sh STAGE... (tests, pocl, sanitizers [TOOL...], bench, quick)" >&2; exit 2; }
+((${#stages[@]})) || usage
 ((${#san_tools[@]})) || san_tools=(memcheck racecheck synccheck initcheck)
 has_stage() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 
-OUT=${OUT:-$PWD/gpu-out}
+if [ -z "$OUT" ]; then OUT=$PWD/gpu-out; elif [[ $OUT != /* ]]; then OUT=$START_DIR/$OUT; fi
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 16)}
 BUILD=${BUILD_DIR:-build-gpu}
 BUDGET=${GPU_CI_BUDGET_S:-540}
 LOGS=$(mktemp -d /tmp/packscan-gpu-logs.XXXXXX)
@@ -169,13 +195,13 @@ configure() {
   return 1
 }
 
-build() { timeout 400 cmake --build "$BUILD" -j16; }
+build() { timeout 400 cmake --build "$BUILD" -j"$JOBS"; }
 
 # Only after a failed build: the same without warnings as errors, so that a
 # new host-compiler warning (this machine's gcc is not CI's) does not hide
 # every GPU result. The failed build stays recorded.
 build_no_werror() {
-  timeout 120 cmake "$BUILD" -DPACKSCAN_WERROR=OFF && timeout 400 cmake --build "$BUILD" -j16
+  timeout 120 cmake "$BUILD" -DPACKSCAN_WERROR=OFF && timeout 400 cmake --build "$BUILD" -j"$JOBS"
 }
 
 find_nvidia_opencl() {
@@ -463,7 +489,7 @@ if has_stage tests || has_stage pocl || has_stage quick || has_stage sanitizers;
   step thrust-consumer thrust_consumer
 fi
 if has_stage tests; then
-  # Not timed: the three suites share the GPU and the 16 cores.
+  # Not timed: the three suites share the GPU and the CPUs.
   pstep ctest-all ctest_all
   pstep ctest-opencl-nvidia ctest_opencl NVIDIA
   pstep ctest-cuda-general ctest_cuda_general
@@ -499,8 +525,8 @@ fi
 
 # ---- results --------------------------------------------------------------------
 
-# At most 8 files come back from the device: one archive of every log and
-# JSON, the summary, and the two main benchmark JSONs beside them.
+# DIR: one archive of every log and JSON, the summary, and the two main
+# benchmark JSONs beside them (see the header).
 tag=$(IFS=-; echo "${stages[*]}")
 for f in bench bench-opencl; do [ -f "$LOGS/$f.json" ] && cp "$LOGS/$f.json" "$OUT/$f.json"; done
 {
@@ -523,6 +549,6 @@ if has_stage bench || has_stage quick; then
   done
 fi
 echo
-echo "===== summary (logs: \$OUT/gpu-$tag.tar.gz) ====="
+echo "===== summary (logs: $OUT/gpu-$tag.tar.gz) ====="
 cat "$LOGS/summary.txt"
 exit $failed

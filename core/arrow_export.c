@@ -324,12 +324,12 @@ static ps_status export_column(ps_context *ctx, const ps_arrow_table *t, size_t 
     }
     uint32_t *codes = ok ? xa_buffer(a, 1, count * 4) : NULL;
     if (!codes) st = oom(ctx, "a dictionary array");
-    if (st == PS_OK) st = ps_gather_host(ctx, col, ids, type, count, codes, valid);
+    if (st == PS_OK) st = ps_gather_values(ctx, col, ids, type, count, codes, valid);
     if (st == PS_OK && !attach_validity(a, valid, count)) st = oom(ctx, "a validity bitmap");
   } else if (f->type == PS_TYPE_STRING) {
     int64_t *offs = NULL;
     uint8_t *bytes = NULL;
-    st = ps_gather_strings_host(ctx, col, ids, type, count, &offs, &bytes, valid);
+    st = ps_gather_strings(ctx, col, ids, type, count, &offs, &bytes, valid);
     if (st == PS_OK) {
       bool large = f->kind == PS_ARROW_LARGE_UTF8 || offs[count] > INT32_MAX;
       if (!xs_init(s, large ? "U" : "u", f->name, 0) || !export_string_array(a, count, offs, bytes, large) ||
@@ -347,14 +347,14 @@ static ps_status export_column(ps_context *ctx, const ps_arrow_table *t, size_t 
     if (st == PS_OK && f->kind == PS_ARROW_DECIMAL128) {
       /* int64 unscaled values gathered into the upper half of the buffer,
        * then widened to 16 bytes in place from the front. */
-      st = ps_gather_host(ctx, col, ids, type, count, vals + count * 8, valid);
+      st = ps_gather_values(ctx, col, ids, type, count, vals + count * 8, valid);
       for (uint64_t i = 0; st == PS_OK && i < count; i++) {
         int64_t v;
         memcpy(&v, vals + count * 8 + i * 8, 8);
         put_decimal(vals + i * 16, v, v < 0 ? -1 : 0);
       }
     } else if (st == PS_OK) {
-      st = ps_gather_host(ctx, col, ids, type, count, vals, valid);
+      st = ps_gather_values(ctx, col, ids, type, count, vals, valid);
     }
     if (st == PS_OK && !attach_validity(a, valid, count)) st = oom(ctx, "a validity bitmap");
   }

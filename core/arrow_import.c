@@ -588,7 +588,7 @@ static ps_status build_dictionary(ps_context *ctx, const char *what, const col_s
     dd.sorted = 1;
     st = ps_column_create_dict(ctx, &dd, &enc.desc, out);
   }
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   ps_host_free(ctx, bytes);
 done:
   ps_host_free(ctx, ent);
@@ -609,11 +609,11 @@ static ps_status build_column(ps_context *ctx, const char *what, const col_spec 
     ps_encoded_dict ed;
     st = ps_encode_dict(&s, &ctx->alloc, msg, sizeof msg, &ed);
     if (st != PS_OK) {
-      ps_encoded_dict_free(&ed);
+      ps_encoded_dict_destroy(&ed);
       return ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
     }
     st = ps_column_create_dict(ctx, &ed.dict, &ed.codes.desc, out);
-    ps_encoded_dict_free(&ed);
+    ps_encoded_dict_destroy(&ed);
     return st;
   }
   bool decimal = c->kind == PS_ARROW_DECIMAL128;
@@ -623,11 +623,11 @@ static ps_status build_column(ps_context *ctx, const char *what, const col_spec 
   ps_encoded enc;
   st = ps_encode_for(&plain, 0, scale, opts->nan_as_null, &ctx->alloc, msg, sizeof msg, &enc);
   if (st != PS_OK) {
-    ps_encoded_free(&enc);
+    ps_encoded_destroy(&enc);
     return ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
   }
   st = ps_column_create_for(ctx, &enc.desc, out);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   return st;
 }
 

@@ -258,7 +258,7 @@ PS_API void ps_dict_desc_init(ps_dict_desc *desc) {
   desc->struct_size = (uint32_t)sizeof *desc;
 }
 
-PS_API void ps_encoded_free(ps_encoded *enc) {
+PS_API void ps_encoded_destroy(ps_encoded *enc) {
   if (!enc) return;
   ps_allocator a = enc->allocator;
   ps_free_with(&a, enc->data);
@@ -436,7 +436,7 @@ oom:
   st = ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
                         "allocating the encoded column of %" PRIu64 " rows failed", n);
 fail:
-  ps_encoded_free(&r);
+  ps_encoded_destroy(&r);
   return st;
 }
 
@@ -615,12 +615,12 @@ static void or_code(uint8_t *p, uint64_t pos, uint64_t code, uint32_t w) {
   }
 }
 
-PS_API void ps_encoded_dict_free(ps_encoded_dict *enc) {
+PS_API void ps_encoded_dict_destroy(ps_encoded_dict *enc) {
   if (!enc) return;
   ps_allocator a = enc->allocator;
   ps_free_with(&a, enc->offsets);
   ps_free_with(&a, enc->bytes);
-  ps_encoded_free(&enc->codes);
+  ps_encoded_destroy(&enc->codes);
   memset(enc, 0, sizeof *enc);
 }
 
@@ -834,6 +834,6 @@ fail:
   ps_free_with(&r.allocator, slots);
   ps_free_with(&r.allocator, uhash);
   ps_free_with(&r.allocator, urow);
-  ps_encoded_dict_free(&r);
+  ps_encoded_dict_destroy(&r);
   return st;
 }

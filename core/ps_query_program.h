@@ -120,6 +120,22 @@ typedef struct ps_qacc {
 #define PS_QF_MAX 8u
 #define PS_QF_ALL 15u
 
+/* Where pass 1 keeps its accumulators (kernels_shared/ps_query_kernels.h describes
+ * them; core/query_policy.c chooses one per chunk). */
+#define PS_QMODE_PRIVATE 0u
+#define PS_QMODE_LOCAL 1u
+#define PS_QMODE_ITEMS 2u
+#define PS_QMODE_REGS 3u /* specialized builds only: see ps_q_partials_regs */
+
+/* PS_QMODE_REGS: 64-bit words of accumulators a work-item keeps in
+ * registers, at most. */
+#define PS_Q_REG_WORDS 64u
+
+/* Accumulators in a work-group's local memory (16 KB): the tree reduction's
+ * slots (one per work-item: work-groups hold at most this many work-items)
+ * and PS_QMODE_LOCAL's table (groups x accumulators at most this many). */
+#define PS_Q_LOCAL_ACCS 256u
+
 /* Initial min (the largest 128-bit value) and max (the smallest). */
 #define PS_QACC_MIN_INIT_LO 0xFFFFFFFFFFFFFFFFull
 #define PS_QACC_MIN_INIT_HI 0x7FFFFFFFFFFFFFFFull

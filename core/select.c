@@ -130,8 +130,9 @@ static ps_status check_ids_request(ps_context *ctx, const ps_buffer *sel, uint64
   return check_place(ctx, sel, sel_offset, bitmap_bytes(n), 4, "selection");
 }
 
-ps_status ps_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n,
-                     ps_index_type type, ps_buffer *ids, uint64_t ids_offset, uint64_t capacity, uint64_t *count) {
+ps_status ps_selection_row_ids_device(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset,
+                                      uint64_t n, ps_index_type type, ps_buffer *ids, uint64_t ids_offset,
+                                      uint64_t capacity, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
@@ -158,8 +159,8 @@ ps_status ps_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selec
   return PS_OK;
 }
 
-ps_status ps_row_ids_host(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n,
-                          ps_index_type type, void *ids, uint64_t capacity, uint64_t *count) {
+ps_status ps_selection_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n,
+                               ps_index_type type, void *ids, uint64_t capacity, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
@@ -200,7 +201,7 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
     host = c <= SIZE_MAX / isz ? ps_host_alloc(ctx, (size_t)(c * isz)) : NULL;
     if (!host) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " row ids", c);
     uint64_t got = 0;
-    if (st == PS_OK) st = ps_row_ids_host(ctx, sel, 0, n, type, host, c, &got);
+    if (st == PS_OK) st = ps_selection_row_ids(ctx, sel, 0, n, type, host, c, &got);
     if (st == PS_OK && got != c)
       st = ps_set_error(ctx, PS_ERR_INTERNAL, "row ids: counted %" PRIu64 ", wrote %" PRIu64, c, got);
     if (st != PS_OK) ps_host_free(ctx, host), host = NULL;
@@ -281,9 +282,9 @@ static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids
   return st;
 }
 
-ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset,
-                    ps_index_type type, uint64_t count, ps_buffer *values, uint64_t values_offset, ps_buffer *validity,
-                    uint64_t validity_offset) {
+ps_status ps_gather_values_device(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset,
+                                  ps_index_type type, uint64_t count, ps_buffer *values, uint64_t values_offset,
+                                  ps_buffer *validity, uint64_t validity_offset) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   uint32_t out_type = 0, vb = 0;
@@ -324,22 +325,22 @@ static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *
   return st;
 }
 
-ps_status ps_gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
-                         void *values, uint8_t *validity) {
+ps_status ps_gather_values(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
+                           void *values, uint8_t *validity) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   return gather_host(ctx, col, ids, type, count, values, validity);
 }
 
-ps_status ps_gather_strings_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
-                                 uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity) {
+ps_status ps_gather_strings(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
+                            int64_t **offsets, uint8_t **bytes, uint8_t *validity) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!offsets || !bytes)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", offsets ? "bytes" : "offsets");
   if (!col || col->type != PS_TYPE_STRING)
     return ps_set_error(ctx, col ? PS_ERR_TYPE_MISMATCH : PS_ERR_INVALID_ARGUMENT,
-                        "ps_gather_strings_host needs a dictionary column");
+                        "ps_gather_strings needs a dictionary column");
   /* count + 1 offsets must not wrap (no ids array can hold that many). */
   if (count >= SIZE_MAX / sizeof(int64_t))
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is %" PRIu64 "; no ids array holds that many", count);

@@ -47,7 +47,7 @@ int main(void) {
   CHECK(ps_filter_row_ids(ctx, both, PS_INDEX_UINT64, (void **)&ids, &count));
   int64_t *values = malloc(sizeof *values * (count ? count : 1));
   if (!values) return 1;
-  CHECK(ps_gather_host(ctx, c_price, ids, PS_INDEX_UINT64, count, values, NULL));
+  CHECK(ps_gather_values(ctx, c_price, ids, PS_INDEX_UINT64, count, values, NULL));
   printf("%llu rows selected:", (unsigned long long)count);
   for (uint64_t i = 0; i < count && i < 5; i++) printf(" row %llu price %lld;", (unsigned long long)ids[i], (long long)values[i]);
   printf("%s\n", count > 5 ? " ..." : "");
@@ -57,8 +57,8 @@ int main(void) {
   ps_expr_destroy(both);
   ps_column_destroy(c_price);
   ps_column_destroy(c_qty);
-  ps_encoded_free(&e_price);
-  ps_encoded_free(&e_qty);
+  ps_encoded_destroy(&e_price);
+  ps_encoded_destroy(&e_qty);
   ps_context_destroy(ctx);
   return 0;
 }

@@ -62,9 +62,9 @@ struct table {
       throw std::runtime_error(err);
   }
   ~table() {
-    ps_encoded_free(&e_price);
-    ps_encoded_free(&e_qty);
-    ps_encoded_dict_free(&e_city);
+    ps_encoded_destroy(&e_price);
+    ps_encoded_destroy(&e_qty);
+    ps_encoded_dict_destroy(&e_city);
   }
 };
 
@@ -120,7 +120,7 @@ void with_c(const char *backend, table &t, uint64_t *count, int64_t *sum) {
   uint64_t *ids = nullptr;
   C_TRY(ps_filter_row_ids(ctx, abc, PS_INDEX_UINT64, (void **)&ids, count));
   std::vector<int64_t> values(*count);
-  C_TRY(ps_gather_host(ctx, price, ids, PS_INDEX_UINT64, *count, values.data(), nullptr));
+  C_TRY(ps_gather_values(ctx, price, ids, PS_INDEX_UINT64, *count, values.data(), nullptr));
   *sum = 0;
   for (int64_t v : values) *sum += v;
   ps_free(ctx, ids);

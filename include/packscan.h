@@ -13,7 +13,25 @@
  *    the driver's error, the OpenCL build log) are in
  *    ps_context_last_error(ctx).
  *  - Nothing in the library aborts, exits or prints.
- *  - Objects come in ps_x_create / ps_x_destroy pairs; destroy accepts NULL.
+ *  - Names, constructors and destructors: every handle type ps_x is created
+ *    by ps_x_create (or, where it comes in kinds, by ps_x_<kind>:
+ *    ps_column_create_for, ps_expr_compare, ps_value_arith) and released by
+ *    ps_x_destroy, which accepts NULL. A caller-owned struct the library
+ *    fills with allocations (ps_encoded, ps_encoded_dict) is released by
+ *    ps_<struct>_destroy too; a caller-owned struct of settings is set to
+ *    its defaults by ps_<struct>_init; a plain block of memory the library
+ *    allocated for the caller (row ids, strings) is released by ps_free.
+ *  - Host and device memory: a pointer parameter is host memory, a
+ *    ps_buffer parameter is device memory. A call that exists in both
+ *    forms has the host form unsuffixed and the device form suffixed
+ *    `_device` (ps_filter / ps_filter_device, ps_selection_row_ids /
+ *    ps_selection_row_ids_device, ps_gather_values /
+ *    ps_gather_values_device). Calls that exist in one form only need no
+ *    suffix: their parameter types say where the data is.
+ *  - Names replaced by these rules stay for one release, declared in
+ *    "Deprecated names" at the end of this header (define
+ *    PS_NO_DEPRECATION_WARNINGS before including it to silence their
+ *    warnings); docs/api-changes.md lists them.
  *  - A context and everything created from it (buffers, columns,
  *    expressions) may be used by one thread at a time. Different contexts
  *    are independent and may be used from different threads concurrently,
@@ -41,6 +59,19 @@ extern "C" {
 #define PS_API __attribute__((visibility("default")))
 #else
 #define PS_API
+#endif
+
+/* Marks a name kept for one release: a warning in C and C++ where the
+ * compiler has one (GCC, Clang, MSVC), none with PS_NO_DEPRECATION_WARNINGS
+ * (or -Wno-deprecated-declarations). */
+#if defined(PS_NO_DEPRECATION_WARNINGS)
+#define PS_DEPRECATED(replacement)
+#elif defined(__GNUC__) || defined(__clang__)
+#define PS_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#elif defined(_MSC_VER)
+#define PS_DEPRECATED(replacement) __declspec(deprecated("use " replacement))
+#else
+#define PS_DEPRECATED(replacement)
 #endif
 
 #define PS_VERSION_MAJOR 0
@@ -347,7 +378,7 @@ typedef struct ps_plain {
 } ps_plain;
 
 /** Result of an encoder: metadata plus a packed stream allocated with the
- *  allocator (NULL = malloc); free with ps_encoded_free. */
+ *  allocator (NULL = malloc); free with ps_encoded_destroy. */
 typedef struct ps_encoded {
   ps_for_desc desc;         /* desc.data points at data */
   void *data;
@@ -355,10 +386,10 @@ typedef struct ps_encoded {
   ps_allocator allocator;
 } ps_encoded;
 
-PS_API void ps_encoded_free(ps_encoded *enc);
+PS_API void ps_encoded_destroy(ps_encoded *enc);
 
 /** Encodes integers or floats into a FOR stream. On failure *out is zeroed
- *  (so ps_encoded_free(out) is always safe), an exception to the general
+ *  (so ps_encoded_destroy(out) is always safe), an exception to the general
  *  out-parameter rule.
  *  width: 0 = smallest width that holds every (non-null) value; otherwise that
  *  exact width (1..64; 8/16/32/64 give the contract's byte-aligned format), with
@@ -401,7 +432,7 @@ typedef struct ps_encoded_dict {
 /** Encodes strings into a sorted dictionary plus FOR-packed codes. */
 PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *allocator, char *err_buf,
                                 size_t err_size, ps_encoded_dict *out);
-PS_API void ps_encoded_dict_free(ps_encoded_dict *enc);
+PS_API void ps_encoded_dict_destroy(ps_encoded_dict *enc);
 
 /* ------------------------------------------------------------------------ */
 /* Predicate expressions (the contract's filterLiteral, compareColumns, AND,
@@ -624,19 +655,20 @@ PS_API ps_status ps_filter_mask(ps_context *ctx, const ps_expr *expr, uint8_t *m
 /** Integer type of row ids. */
 typedef enum ps_index_type { PS_INDEX_UINT32 = 4, PS_INDEX_UINT64 = 8 } ps_index_type;
 
-/** Row ids of the rows set in a selection of n rows, ascending, written with
- *  the size-then-retrieve pattern (count per block, exclusive scan, each block
- *  writes at its offset; no per-row atomics).
- *  ids: device buffer for the ids at ids_offset (a multiple of the id size);
- *  NULL asks only for the count. capacity: how many ids fit there; if fewer
- *  than the count, PS_ERR_BUFFER_TOO_SMALL and *count is still set (nothing is
- *  written). PS_INDEX_UINT32 with n > 2^32 rows: PS_ERR_INVALID_ARGUMENT. */
-PS_API ps_status ps_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n,
-                            ps_index_type type, ps_buffer *ids, uint64_t ids_offset, uint64_t capacity,
-                            uint64_t *count);
-/** As ps_row_ids, into host memory (ids NULL = count only). */
-PS_API ps_status ps_row_ids_host(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset,
-                                 uint64_t n, ps_index_type type, void *ids, uint64_t capacity, uint64_t *count);
+/** Row ids of the rows set in a selection (a device bitmap) of n rows,
+ *  ascending, into host memory: ids (NULL asks only for the count) holds
+ *  capacity ids; if fewer than the count, PS_ERR_BUFFER_TOO_SMALL and *count
+ *  is still set (nothing is written). PS_INDEX_UINT32 with n > 2^32 rows:
+ *  PS_ERR_INVALID_ARGUMENT. */
+PS_API ps_status ps_selection_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset,
+                                      uint64_t n, ps_index_type type, void *ids, uint64_t capacity, uint64_t *count);
+/** As ps_selection_row_ids, into a device buffer at ids_offset (a multiple
+ *  of the id size), written with the size-then-retrieve pattern (count per
+ *  block, exclusive scan, each block writes at its offset; no per-row
+ *  atomics). ids NULL asks only for the count. */
+PS_API ps_status ps_selection_row_ids_device(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset,
+                                             uint64_t n, ps_index_type type, ps_buffer *ids, uint64_t ids_offset,
+                                             uint64_t capacity, uint64_t *count);
 /** Evaluates expr and returns its row ids in host memory allocated exactly
  *  with the context's allocator (free with ps_free). *ids is NULL when the
  *  count is 0. */
@@ -658,31 +690,31 @@ PS_API ps_status ps_filter_row_ids_device(ps_context *ctx, const ps_expr *expr, 
 /** Frees memory the library allocated for the caller with the context's allocator. */
 PS_API void ps_free(ps_context *ctx, void *ptr);
 
-/** Late materialization: decodes rows ids[0..count) (a device buffer of row
- *  ids of `type` at ids_offset) of any column into plain values.
+/** Late materialization: decodes rows ids[0..count) (host memory, row ids
+ *  of `type`) of any column into plain values in host memory.
  *  FOR columns: values of the column's logical type (ps_type_size bytes each;
  *  decimal columns: int64 unscaled values, the scale is the column's).
  *  Dictionary columns: dictionary indexes (M + code) as uint32.
- *  values: device buffer at values_offset (aligned to the value size);
- *  validity (optional): a device bitmap of count bits at validity_offset
- *  (multiple of 4), 1 = valid; null rows' values are 0. An id >= n gives
- *  PS_ERR_INVALID_ARGUMENT; a corrupt code PS_ERR_CORRUPT_DATA. The ids are
- *  checked as they are read on the device, so after either error the bytes
- *  of values/validity in the device buffers are unspecified (as for
- *  ps_filter_device); the host variant leaves its outputs untouched. */
-PS_API ps_status ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset,
-                           ps_index_type type, uint64_t count, ps_buffer *values, uint64_t values_offset,
-                           ps_buffer *validity, uint64_t validity_offset);
-/** As ps_gather, with ids, values and validity in host memory. */
-PS_API ps_status ps_gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
-                                uint64_t count, void *values, uint8_t *validity);
+ *  validity (optional): a bitmap of count bits, 1 = valid; null rows' values
+ *  are 0. An id >= n gives PS_ERR_INVALID_ARGUMENT; a corrupt code
+ *  PS_ERR_CORRUPT_DATA; after either the outputs are untouched. */
+PS_API ps_status ps_gather_values(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
+                                  uint64_t count, void *values, uint8_t *validity);
+/** As ps_gather_values, with ids, values and validity in device buffers:
+ *  ids at ids_offset, values at values_offset (aligned to the value size),
+ *  validity (optional) at validity_offset (multiple of 4). The ids are
+ *  checked as they are read on the device, so after an error the bytes of
+ *  values/validity in the device buffers are unspecified (as for
+ *  ps_filter_device). */
+PS_API ps_status ps_gather_values_device(ps_context *ctx, const ps_column *col, const ps_buffer *ids,
+                                         uint64_t ids_offset, ps_index_type type, uint64_t count, ps_buffer *values,
+                                         uint64_t values_offset, ps_buffer *validity, uint64_t validity_offset);
 /** The strings of rows ids[0..count) of a dictionary column, in Arrow utf8
  *  layout allocated with the context's allocator: offsets (count+1 int64) and
  *  bytes; free both with ps_free. Null rows are empty strings with validity 0
  *  (validity optional, ceil(count/8) bytes, host). */
-PS_API ps_status ps_gather_strings_host(ps_context *ctx, const ps_column *col, const void *ids,
-                                        ps_index_type type, uint64_t count, int64_t **offsets, uint8_t **bytes,
-                                        uint8_t *validity);
+PS_API ps_status ps_gather_strings(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
+                                   uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity);
 
 /** Aggregates of a FOR column over a selection, computed in code space.
  *  Nulls are excluded. With no row counted, has_value is 0 and sum/min/max
@@ -921,6 +953,38 @@ PS_API ps_status ps_query_result_value(const ps_query_result *result, uint64_t g
  *  not fit. */
 #define PS_DATUM_TEXT_SIZE 48
 PS_API ps_status ps_datum_format(const ps_datum *datum, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Deprecated names: the 0.1.0 names that the rules above replaced, kept
+ * for one release and removed in the release after it. Each is the
+ * function its message names, with the same parameters, results and
+ * statuses; they stay exported from the library so that programs linked
+ * against them keep running. docs/api-changes.md lists them. */
+
+/** Use ps_selection_row_ids_device (the device form carries `_device`). */
+PS_API PS_DEPRECATED("ps_selection_row_ids_device") ps_status
+    ps_row_ids(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n, ps_index_type type,
+               ps_buffer *ids, uint64_t ids_offset, uint64_t capacity, uint64_t *count);
+/** Use ps_selection_row_ids (the host form is unsuffixed). */
+PS_API PS_DEPRECATED("ps_selection_row_ids") ps_status
+    ps_row_ids_host(ps_context *ctx, const ps_buffer *selection, uint64_t selection_offset, uint64_t n,
+                    ps_index_type type, void *ids, uint64_t capacity, uint64_t *count);
+/** Use ps_gather_values_device. */
+PS_API PS_DEPRECATED("ps_gather_values_device") ps_status
+    ps_gather(ps_context *ctx, const ps_column *col, const ps_buffer *ids, uint64_t ids_offset, ps_index_type type,
+              uint64_t count, ps_buffer *values, uint64_t values_offset, ps_buffer *validity, uint64_t validity_offset);
+/** Use ps_gather_values. */
+PS_API PS_DEPRECATED("ps_gather_values") ps_status
+    ps_gather_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
+                   void *values, uint8_t *validity);
+/** Use ps_gather_strings. */
+PS_API PS_DEPRECATED("ps_gather_strings") ps_status
+    ps_gather_strings_host(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
+                           int64_t **offsets, uint8_t **bytes, uint8_t *validity);
+/** Use ps_encoded_destroy. */
+PS_API PS_DEPRECATED("ps_encoded_destroy") void ps_encoded_free(ps_encoded *enc);
+/** Use ps_encoded_dict_destroy. */
+PS_API PS_DEPRECATED("ps_encoded_dict_destroy") void ps_encoded_dict_free(ps_encoded_dict *enc);
 
 #ifdef __cplusplus
 }

@@ -18,8 +18,8 @@
  *
  * How the per-word kernel came to its shape (CMPCOL of narrow columns in
  * 32-bit arithmetic, RANGE with a code limit on the templated path, vector
- * copies and reads of the staged words) and what each step measured:
- * notes/perf-cudawords.md and docs/benchmarks.md.
+ * copies and reads of the staged words): docs/performance-notes.md; the
+ * measurements: docs/benchmarks.md.
  */
 #include <atomic>
 
@@ -179,7 +179,7 @@ cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cuda
     /* Above the default per-block limit (only a CMPCOL of two columns of
      * about 48 bits or more needs it: per-leaf staging takes up to 66.5 KB)
      * the per-row kernel runs instead. The opt-in through
-     * cudaFuncSetAttribute(MaxDynamicSharedMemorySize) failed on the H200
+     * cudaFuncSetAttribute(MaxDynamicSharedMemorySize) failed on an H200
      * with cudaErrorInvalidValue (docs/gpu-runs.md) for a reason not yet
      * established; the per-row kernel needs no shared memory and is as
      * exact. */

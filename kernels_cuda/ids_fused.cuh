@@ -6,7 +6,7 @@
  * ((lo <= code <= lo + span) != negate); with check_limit a valid row whose
  * code exceeds limit raises status_bit (the ids are then unspecified).
  *
- * Why fused: filter then ps_row_ids writes the bitmap (rows/8 bytes) and
+ * Why fused: filter then ps_selection_row_ids_device writes the bitmap (rows/8 bytes) and
  * reads it back, and costs a second launch chain and a host round trip; the
  * two-call path ran well below the copy bandwidth over the bytes that must
  * move (codes in, ids out; docs/benchmarks.md).

@@ -329,7 +329,7 @@ __device__ __forceinline__ void store_validity(const ps_cuda_gather_params &p, u
  * so all lanes reach the ballots. Every round's id is loaded, then every
  * round's code words, then the values stored: the reads of all rounds are
  * in flight together (one round per thread left a dependent id-then-code
- * chain per output, about 40% of the gather's time at 1% of the rows).
+ * chain per output, a large part of the gather's time: docs/benchmarks.md).
  * Direct: a column of 1..32 bits without validity on 4-byte aligned data
  * (uniform over the launch): a code is two plain loads and a funnel shift
  * unless its words reach the stream's end or its id is past the column,

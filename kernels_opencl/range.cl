@@ -443,8 +443,8 @@ __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_
   (void)ps_range_direct(PS_RANGE_ARGS PS_LIMIT_PASS);
 }
 
-/* One atomic per work-item (PS_RANGE_R * 32 rows) and no barrier: measured
- * 1.3-1.6x faster on PoCL than a group sum with one atomic per work-group. */
+/* One atomic per work-item (PS_RANGE_R * 32 rows) and no barrier: faster on
+ * PoCL than a group sum with one atomic per work-group. */
 __kernel __attribute__((reqd_work_group_size(PS_RANGE_WG, 1, 1))) void ps_range_words_count(PS_RANGE_PARAMS) {
   (void)limit, (void)limit_bit;
   uint total = ps_range_direct(PS_RANGE_ARGS PS_LIMIT_PASS);

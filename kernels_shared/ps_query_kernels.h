@@ -13,7 +13,7 @@
  *     arithmetic where the host proved every value fits, else 128-bit on
  *     pairs of 64-bit words) and accumulates (count, 192-bit sum, 128-bit min
  *     and max). Where the accumulators live is the launch's mode, chosen on
- *     the host (ps_q_choose_mode):
+ *     the host (core/query_policy.c):
  *       PS_QMODE_PRIVATE (no GROUP BY): in the work-item's private memory,
  *         then a tree reduction in local memory: one partial per work-group;
  *       PS_QMODE_LOCAL (a small domain of groups): one table per work-group
@@ -81,27 +81,12 @@
 #define PS_Q_UNROLL
 #endif
 
-/* Where pass 1 keeps its accumulators (see the top of this file). */
-#define PS_QMODE_PRIVATE 0u
-#define PS_QMODE_LOCAL 1u
-#define PS_QMODE_ITEMS 2u
-#define PS_QMODE_REGS 3u /* specialized builds only: see ps_q_partials_regs */
-
-/* PS_QMODE_REGS: 64-bit words of accumulators a work-item keeps in
- * registers, at most. */
-#define PS_Q_REG_WORDS 64u
-
-/* Accumulators in a work-group's local memory (16 KB): the tree reduction's
- * slots (one per work-item: work-groups hold at most this many work-items)
- * and PS_QMODE_LOCAL's table (groups x accumulators at most this many). */
-#define PS_Q_LOCAL_ACCS 256u
-
 /* Launch data of one chunk (host C, CUDA and OpenCL C read it alike). */
 typedef struct ps_qlaunch {
   ps_u64 rows;         /* rows of the chunk */
   ps_u64 items;        /* work-items of pass 1 that take words (PS_QMODE_ITEMS: that own a table) */
   ps_u64 mode;         /* PS_QMODE_* */
-  ps_u64 fits64;       /* 1: every value of every aggregate fits 62 bits (ps_q_values_fit64) */
+  ps_u64 fits64;       /* 1: every value of every aggregate fits 62 bits (ps_query_values_fit64) */
   ps_u64 data_aligned; /* bit s: slot s's data starts on a 4-byte boundary */
   ps_u64 and_right;    /* bit i: WHERE instruction i starts the right operand of an AND */
   ps_u64 or_right;     /* bit i: ... of an OR */
@@ -355,7 +340,7 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return st[0];
 }
 
-/* ps_q_value where the host proved (ps_q_values_fit64) that every value the
+/* ps_q_value where the host proved (ps_query_values_fit64) that every value the
  * program can produce, intermediate ones included, is below 2^61 in
  * magnitude: plain 64-bit arithmetic (unsigned, so that a NULL operand's
  * meaningless value cannot overflow), no overflow to check. codes NULL: each
@@ -1185,139 +1170,5 @@ PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 p
     acc[i] = y;
   }
 }
-
-/* ---- host: choosing the launch ------------------------------------------------- */
-
-#if !defined(__OPENCL_VERSION__) && !defined(__CUDACC__)
-/* Interval arithmetic over a value program: the largest magnitude of the
- * aggregates' values on rows whose codes are valid (at most the slots' code
- * limits), or -1 if a value, intermediate ones included, can pass +-2^61
- * (doubles with a wide margin: their rounding cannot hide a factor of
- * two). Anything the analysis cannot bound is -1, never a bound: a constant
- * outside int64 (its hi word is more than lo's sign, and the 64-bit
- * evaluation reads lo only) and a program it cannot follow. */
-static inline double ps_q_values_bound(const ps_vprog *p) {
-  const double bound = 2305843009213693952.0; /* 2^61 */
-  double largest = 0;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-    const ps_vagg g = p->aggs[a];
-    double lo[PS_QMAX_STACK], hi[PS_QMAX_STACK];
-    int sp = 0;
-    for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
-      const ps_vinsn *in = &p->insns[i];
-      double l = 0, h = 0;
-      if (in->op == PS_VOP_COL) {
-        const ps_prog_col *c = &p->cols[in->arg];
-        l = c->kind == PS_KIND_UNSIGNED ? (double)c->reference : (double)(ps_i64)c->reference;
-        h = l + (double)c->code_limit;
-      } else if (in->op == PS_VOP_CONST) {
-        if (in->hi != ((ps_i64)in->lo < 0 ? ~(ps_u64)0 : 0)) return -1;
-        l = h = (double)(ps_i64)in->lo;
-      } else if (in->op == PS_VOP_NULL) {
-        l = h = 0;
-      } else if (in->op == PS_VOP_SCALE) {
-        if (sp < 1) return -1;
-        --sp;
-        double f = 1;
-        for (ps_u32 k = 0; k < in->arg; ++k) f *= 10;
-        l = lo[sp] * f;
-        h = hi[sp] * f;
-      } else {
-        if (sp < 2) return -1;
-        sp -= 2;
-        const double al = lo[sp], ah = hi[sp], bl = lo[sp + 1], bh = hi[sp + 1];
-        if (in->op == PS_VOP_ADD) {
-          l = al + bl;
-          h = ah + bh;
-        } else if (in->op == PS_VOP_SUB) {
-          l = al - bh;
-          h = ah - bl;
-        } else if (in->op == PS_VOP_MUL) {
-          const double q[4] = {al * bl, al * bh, ah * bl, ah * bh};
-          l = h = q[0];
-          for (int k = 1; k < 4; ++k) {
-            l = q[k] < l ? q[k] : l;
-            h = q[k] > h ? q[k] : h;
-          }
-        } else { /* CASE: either branch */
-          l = al < bl ? al : bl;
-          h = ah > bh ? ah : bh;
-        }
-      }
-      if (sp >= PS_QMAX_STACK || !(l >= -bound && h <= bound)) return -1;
-      lo[sp] = l;
-      hi[sp] = h;
-      ++sp;
-    }
-    if (sp > 0) {
-      largest = -lo[0] > largest ? -lo[0] : largest;
-      largest = hi[0] > largest ? hi[0] : largest;
-    }
-  }
-  return largest;
-}
-
-/* 1 if every value fits 62 bits (ps_q_values_bound). */
-static inline int ps_q_values_fit64(const ps_vprog *p) { return ps_q_values_bound(p) >= 0; }
-
-/* Whether aggregate a's value can be NULL (it reads a column with a
- * validity bitmap, or NULL itself). */
-static inline int ps_q_agg_nullable(const ps_vprog *p, ps_u32 a) {
-  const ps_vagg g = p->aggs[a];
-  for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
-    const ps_vinsn *in = &p->insns[i];
-    if (in->op == PS_VOP_NULL || (in->op == PS_VOP_COL && (p->cols[in->arg].flags & PS_COLF_VALIDITY))) return 1;
-  }
-  return 0;
-}
-
-/* The fields a specialized kernel keeps per aggregate (PS_QF_* at bits
- * 4a..), from the fields the host reads (`wanted`, the same layout; 0 = all):
- * an aggregate's own count only where its value can be NULL (else it is the
- * group's row count), nothing for COUNT(*). */
-static inline ps_u64 ps_q_kept_fields(const ps_vprog *p, ps_u64 wanted) {
-  ps_u64 kept = 0;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a) {
-    ps_u64 f = wanted ? (wanted >> (4 * a)) & PS_QF_ALL : PS_QF_ALL;
-    if (p->aggs[a].count == 0) f = 0;
-    if (!ps_q_agg_nullable(p, a)) f &= ~(ps_u64)PS_QF_COUNT;
-    kept |= f << (4 * a);
-  }
-  return kept;
-}
-
-/* Whether a specialized GROUP BY can keep its accumulators in registers
- * (PS_QMODE_REGS; local_atomics: the device has 64-bit atomics on local
- * memory, for the work-group's table): every value within 2^57 (bound:
- * ps_q_values_bound), so that a work-item's 64-bit sums are exact over its
- * rows whenever it takes at most ps_q_regs_max_words() words, groups x kept
- * fields within PS_Q_REG_WORDS, and the table within PS_Q_LOCAL_ACCS. */
-static inline int ps_q_regs_fit(const ps_vprog *p, ps_u64 kept, double bound, int local_atomics) {
-  if (!local_atomics || p->n_groups <= 1 || bound < 0 || bound > 144115188075855872.0 /* 2^57 */) return 0;
-  if ((ps_u64)p->n_groups * p->n_accs > PS_Q_LOCAL_ACCS) return 0;
-  ps_u64 per_group = 1;
-  for (ps_u32 a = 0; a < p->n_aggs; ++a)
-    for (ps_u32 f = 0; f < 4; ++f) per_group += (kept >> (4 * a + f)) & 1u;
-  return (ps_u64)p->n_groups * per_group <= PS_Q_REG_WORDS;
-}
-
-/* PS_QMODE_REGS: the words one work-item may take so that its sums of at
- * most 32 values of magnitude `bound` per word stay below 2^62 (>= 1 for a
- * bound that ps_q_regs_fit accepts). */
-static inline ps_u64 ps_q_regs_max_words(double bound) {
-  const double limit = 4611686018427387904.0; /* 2^62 */
-  if (bound < 1) return (ps_u64)1 << 40;
-  const double w = limit / (bound * 32);
-  return w >= 1099511627776.0 ? (ps_u64)1 << 40 : (ps_u64)w;
-}
-
-/* The mode of pass 1 (see the top of this file); local_atomics: the device
- * has 64-bit atomics on local memory. */
-static inline ps_u32 ps_q_choose_mode(const ps_vprog *p, int fits64, int local_atomics) {
-  if (p->n_groups <= 1) return PS_QMODE_PRIVATE;
-  if (fits64 && local_atomics && (ps_u64)p->n_groups * p->n_accs <= PS_Q_LOCAL_ACCS) return PS_QMODE_LOCAL;
-  return PS_QMODE_ITEMS;
-}
-#endif
 
 #endif /* PS_QUERY_KERNELS_H */

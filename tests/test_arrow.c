@@ -530,8 +530,8 @@ static void packed_round_trip(ps_context *ctx, const ps_arrow_table *tab, uint64
     size_t vs = ps_column_type(col) == PS_TYPE_STRING ? 4 : ps_type_size(ps_column_type(col));
     uint8_t *v1 = th_calloc((size_t)n + 1, vs), *v2 = th_calloc((size_t)n + 1, vs);
     uint8_t *b1 = th_calloc((size_t)n / 8 + 1, 1), *b2 = th_calloc((size_t)n / 8 + 1, 1);
-    CHECK_OK(ctx, ps_gather_host(ctx, col, ids, PS_INDEX_UINT64, n, v1, b1));
-    CHECK_OK(ctx, ps_gather_host(ctx, ps_arrow_table_column(again, 0), ids, PS_INDEX_UINT64, n, v2, b2));
+    CHECK_OK(ctx, ps_gather_values(ctx, col, ids, PS_INDEX_UINT64, n, v1, b1));
+    CHECK_OK(ctx, ps_gather_values(ctx, ps_arrow_table_column(again, 0), ids, PS_INDEX_UINT64, n, v2, b2));
     CHECK(memcmp(v1, v2, (size_t)n * vs) == 0 && memcmp(b1, b2, (size_t)(n + 7) / 8) == 0);
     free(ids), free(v1), free(v2), free(b1), free(b2);
   }

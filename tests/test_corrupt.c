@@ -78,7 +78,7 @@ static void run(uint64_t chunk_rows) {
     expect_message(ctx, "aggregate", named ? "column 'price'" : "the column", bad, reason);
     uint64_t ids[3] = {5, bad, 7};
     int8_t vals[3];
-    CHECK_STATUS(ctx, ps_gather_host(ctx, c, ids, PS_INDEX_UINT64, 3, vals, NULL), PS_ERR_CORRUPT_DATA);
+    CHECK_STATUS(ctx, ps_gather_values(ctx, c, ids, PS_INDEX_UINT64, 3, vals, NULL), PS_ERR_CORRUPT_DATA);
     expect_message(ctx, "gather", named ? "column 'price'" : "the column", bad, reason);
     CHECKF(strstr(ps_context_last_error(ctx), "(ids[1])") != NULL, "gather: '%s' does not name ids[1]",
            ps_context_last_error(ctx));

@@ -684,7 +684,7 @@ static void decimal_columns_named(ps_context *ctx) {
   th_case("decimal gather and aggregate");
   uint64_t ids[3] = {2, 0, 1};
   int64_t vals[3] = {0, 0, 0};
-  CHECK_OK(ctx, ps_gather_host(ctx, tr.h[d2], ids, PS_INDEX_UINT64, 3, vals, NULL));
+  CHECK_OK(ctx, ps_gather_values(ctx, tr.h[d2], ids, PS_INDEX_UINT64, 3, vals, NULL));
   CHECKF(vals[0] == 110 && vals[1] == 100 && vals[2] == 105, "gathered %lld %lld %lld", (long long)vals[0],
          (long long)vals[1], (long long)vals[2]);
   ps_aggregates a;
@@ -722,7 +722,7 @@ static void decimal_encode(ps_context *ctx) {
       ps_expr_destroy(e);
       ps_column_destroy(col);
     }
-    ps_encoded_free(&enc);
+    ps_encoded_destroy(&enc);
   }
   CHECK_STATUS(NULL, ps_encode_for(&in, 0, -1, 0, NULL, err, sizeof err, &enc), PS_ERR_INVALID_ARGUMENT);
   CHECKF(strstr(err, "scale -1 for decimal"), "'%s'", err);

@@ -225,7 +225,7 @@ static int check_int_roundtrip(ps_type t, const void *vals, uint64_t n, const ui
   }
   CHECK(((uint8_t *)dec)[n * tsize(t)] == 0xa5); /* nothing written past n values */
   free(dec);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   CHECK(enc.data == NULL && enc.validity == NULL);
   return (int)w;
 }
@@ -294,7 +294,7 @@ static void test_byte_aligned(void) {
   ps_encoded enc;
   CHECK_ST(ps_encode_for(&in, 8, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.data_size == 40 && memcmp(enc.data, u8, 40) == 0);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
 
   static const unsigned widths[] = {16, 32, 64};
   for (int wi = 0; wi < 3; wi++) {
@@ -313,7 +313,7 @@ static void test_byte_aligned(void) {
       for (unsigned b = 0; b < w / 8; b++) got |= (uint64_t)p[i * (w / 8) + b] << (8 * b);
       CHECK(got == code);
     }
-    ps_encoded_free(&enc);
+    ps_encoded_destroy(&enc);
   }
 }
 
@@ -326,7 +326,7 @@ static void test_int_edges(void) {
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.reference.i == INT64_MIN);
   CHECK(oracle_code(&enc.desc, 2) == UINT64_MAX);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   CHECK_ST(ps_encode_for(&in, 63, 0, 0, NULL, g_err, sizeof g_err, &enc),
            PS_ERR_NOT_REPRESENTABLE);
   CHECK(strstr(g_err, "row 2") != NULL); /* INT64_MAX is the first that does not fit */
@@ -338,7 +338,7 @@ static void test_int_edges(void) {
   in = (ps_plain){PS_TYPE_UINT64, u64b, 2, NULL};
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.reference.u == UINT64_MAX - 1);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* Narrow types at their extremes. */
   int8_t s8[] = {-128, 127, 0};
   CHECK(check_int_roundtrip(PS_TYPE_INT8, s8, 3, NULL, 0) == 8);
@@ -351,7 +351,7 @@ static void test_int_edges(void) {
   in = (ps_plain){PS_TYPE_INT16, eq, 50, NULL};
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.width == 0 && enc.desc.reference.i == -7 && enc.desc.data_size == 0);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* Equal except for nulls, which may hold anything. */
   eq[10] = 32000;
   uint8_t v[7] = {0xff, 0xfb, 0xff, 0xff, 0xff, 0xff, 0x03};
@@ -362,11 +362,11 @@ static void test_int_edges(void) {
   CHECK(enc.desc.n == 0 && enc.desc.width == 0 && enc.desc.data_size == 0 &&
         enc.desc.reference.u == 0);
   CHECK_ST(ps_decode_for(&enc.desc, NULL, g_err, sizeof g_err), PS_OK);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   in.n = 0;
   CHECK_ST(ps_encode_for(&in, 17, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.width == 17 && enc.desc.data_size == 0);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* All null: width 0, M = 0. */
   int32_t any[9] = {5, -9, 1 << 30, 4, 4, 4, 4, 4, 4};
   uint8_t none[2] = {0, 0};
@@ -376,7 +376,7 @@ static void test_int_edges(void) {
   int32_t dec[9];
   CHECK_ST(ps_decode_for(&enc.desc, dec, g_err, sizeof g_err), PS_OK);
   for (int i = 0; i < 9; i++) CHECK(dec[i] == 0);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
 }
 
 /* ---- floats -------------------------------------------------------------- */
@@ -427,13 +427,13 @@ static int check_float(ps_type t, const void *vals, uint64_t n, const uint8_t *v
     }
   }
   free(dec);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* Minimal: no smaller scale represents every value. */
   if (scale < 0) {
     for (int s2 = 0; s2 < s; s2++) {
       ps_status st2 = ps_encode_for(&in, 0, s2, 0, NULL, g_err, sizeof g_err, &enc);
       CHECK_ST(st2, PS_ERR_NOT_REPRESENTABLE);
-      if (st2 == PS_OK) ps_encoded_free(&enc);
+      if (st2 == PS_OK) ps_encoded_destroy(&enc);
     }
   }
   return s;
@@ -493,7 +493,7 @@ static void test_float_named(void) {
   in.validity = &v1;
   CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.scale == 1);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* Each value has a scale but no scale suits both: 1/3 needs >= 16, 1e10
    * allows at most 8 (k < 2^63). */
   double mixed[] = {1.0 / 3, 1e10};
@@ -519,7 +519,7 @@ static void test_float_named(void) {
   CHECK(strstr(g_err, "row 2") != NULL);
   CHECK_ST(ps_encode_for(&in, 9, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.width == 9 && enc.desc.scale == 2 && enc.desc.reference.i == 0);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* float32 values. */
   float f32[] = {0.1f, 3.14159f, -2.5f, 100.0f, 0.001f};
   check_float(PS_TYPE_FLOAT32, f32, 5, NULL, -1, 5);
@@ -544,26 +544,26 @@ static void test_float_nonfinite(void) {
   CHECK_ST(ps_decode_for(&enc.desc, dec, g_err, sizeof g_err), PS_OK);
   CHECK(dec[0] == 1.5 && dec[1] == 0 && dec[2] == 2.0 && dec[3] == 0 && dec[4] == 0 &&
         dec[5] == 0.25);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* With an input bitmap: it is copied, not written. */
   uint8_t valid = 0x3b; /* rows 0,1,3,4,5 */
   in.validity = &valid;
   CHECK_ST(ps_encode_for(&in, 0, -1, 1, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(valid == 0x3b && enc.validity && enc.validity[0] == 0x21);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* NaN in a null slot is ignored even without nan_as_null. */
   double w[] = {NAN, 1.0};
   uint8_t v2 = 0x2;
   in = (ps_plain){PS_TYPE_FLOAT64, w, 2, &v2};
   CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   /* float32 NaN too. */
   float f[] = {1.0f, NAN};
   in = (ps_plain){PS_TYPE_FLOAT32, f, 2, NULL};
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
   CHECK_ST(ps_encode_for(&in, 0, 0, 1, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.validity && enc.validity[0] == 0x1 && enc.desc.width == 0);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
 }
 
 static void test_float_random(void) {
@@ -589,7 +589,7 @@ static void test_float_random(void) {
     ps_encoded enc;
     ps_status st = ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc);
     if (st == PS_OK) {
-      ps_encoded_free(&enc);
+      ps_encoded_destroy(&enc);
       check_float(PS_TYPE_FLOAT32, f, n, validity, -1, -1);
     } else {
       CHECK_ST(st, PS_ERR_NOT_REPRESENTABLE);
@@ -665,7 +665,7 @@ static void check_dict(const char *const *strs, const int *is_null, uint64_t n, 
     CHECK(len == strlen(strs[i]) && memcmp(d->bytes + d->offsets32[codes[i]], strs[i], len) == 0);
   }
   free(codes);
-  ps_encoded_dict_free(&enc);
+  ps_encoded_dict_destroy(&enc);
   CHECK(enc.offsets == NULL && enc.codes.data == NULL);
   free(validity);
   free(bytes);
@@ -693,7 +693,7 @@ static void test_dict_named(void) {
   CHECK_ST(ps_decode_for(&enc.codes.desc, codes, g_err, sizeof g_err), PS_OK);
   CHECK(codes[0] == 2 && codes[1] == 1 && codes[2] == 3 && codes[3] == 0 && codes[4] == 4);
   CHECK(enc.codes.desc.width == 3);
-  ps_encoded_dict_free(&enc);
+  ps_encoded_dict_destroy(&enc);
   check_dict(s2, NULL, 5, 1);
   /* Multibyte UTF-8 sorts by bytes: "z" (0x7a) before "é" (0xc3 0xa9) before "日本". */
   const char *s3[] = {"\xe6\x97\xa5\xe6\x9c\xac", "\xc3\xa9t\xc3\xa9", "z", "\xc3\xa9",
@@ -711,13 +711,13 @@ static void test_dict_named(void) {
   in = (ps_strings){0, NULL, NULL, NULL, NULL};
   CHECK_ST(ps_encode_dict(&in, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.dict.count == 0 && enc.codes.desc.n == 0 && enc.dict.offsets32[0] == 0);
-  ps_encoded_dict_free(&enc);
+  ps_encoded_dict_destroy(&enc);
   /* Offsets that do not start at 0 (a slice). */
   int32_t off2[] = {3, 4, 6};
   in = (ps_strings){2, off2, NULL, (const uint8_t *)"xxxbcd", NULL};
   CHECK_ST(ps_encode_dict(&in, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.dict.count == 2 && memcmp(enc.bytes, "bcd", 3) == 0);
-  ps_encoded_dict_free(&enc);
+  ps_encoded_dict_destroy(&enc);
 }
 
 static void test_dict_random(void) {
@@ -763,8 +763,8 @@ static void test_dict_invalid(void) {
   in = (ps_strings){1, o32, NULL, (const uint8_t *)"a", NULL};
   CHECK_ST(ps_encode_dict(&in, NULL, g_err, sizeof g_err, NULL), PS_ERR_INVALID_ARGUMENT);
   CHECK_ST(ps_encode_dict(&in, NULL, NULL, 0, &enc), PS_OK); /* err_buf may be NULL */
-  ps_encoded_dict_free(&enc);
-  ps_encoded_dict_free(NULL);
+  ps_encoded_dict_destroy(&enc);
+  ps_encoded_dict_destroy(NULL);
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -903,13 +903,13 @@ static void test_encode_invalid(void) {
   CHECK_ST(ps_encode_for(&in, 0, 2, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
   CHECK(strstr(g_err, "scale") != NULL);
   CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_OK); /* = 0 */
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   double f[] = {1.0};
   ps_plain fin = {PS_TYPE_FLOAT64, f, 1, NULL};
   CHECK_ST(ps_encode_for(&fin, 0, 19, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
   CHECK_ST(ps_encode_for(&fin, 0, 18, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.desc.scale == 18 && enc.desc.reference.i == 1000000000000000000);
-  ps_encoded_free(&enc);
+  ps_encoded_destroy(&enc);
   in.type = PS_TYPE_STRING;
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
   in.type = (ps_type)42;
@@ -920,8 +920,8 @@ static void test_encode_invalid(void) {
   in = (ps_plain){PS_TYPE_INT32, v, 3, NULL};
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, g_err, sizeof g_err, NULL), PS_ERR_INVALID_ARGUMENT);
   CHECK_ST(ps_encode_for(&in, 0, 0, 0, NULL, NULL, 0, &enc), PS_OK);
-  ps_encoded_free(&enc);
-  ps_encoded_free(NULL);
+  ps_encoded_destroy(&enc);
+  ps_encoded_destroy(NULL);
 }
 
 /* ---- allocators ---------------------------------------------------------- */
@@ -959,7 +959,7 @@ static void test_allocator(void) {
     CHECK(st == PS_OK || (fail && st == PS_ERR_OUT_OF_MEMORY));
     if (st == PS_OK) {
       CHECK(c.live > 0);
-      ps_encoded_free(&enc);
+      ps_encoded_destroy(&enc);
     } else {
       CHECK(enc.data == NULL && enc.validity == NULL);
     }
@@ -968,7 +968,7 @@ static void test_allocator(void) {
     ps_encoded_dict de;
     st = ps_encode_dict(&sin, &a, g_err, sizeof g_err, &de);
     CHECK(st == PS_OK || (fail && st == PS_ERR_OUT_OF_MEMORY));
-    if (st == PS_OK) ps_encoded_dict_free(&de);
+    if (st == PS_OK) ps_encoded_dict_destroy(&de);
     CHECK(c.live == 0);
   }
   ps_allocator half = {count_alloc, NULL, NULL};

@@ -114,7 +114,7 @@ static void test_wrapping_sizes(ps_context *ctx) {
   uint32_t ids[1] = {0};
   int64_t *offsets = (int64_t *)1;
   uint8_t *bytes = (uint8_t *)1;
-  CHECK_STATUS(ctx, ps_gather_strings_host(ctx, s, ids, PS_INDEX_UINT32, UINT64_MAX, &offsets, &bytes, NULL),
+  CHECK_STATUS(ctx, ps_gather_strings(ctx, s, ids, PS_INDEX_UINT32, UINT64_MAX, &offsets, &bytes, NULL),
                PS_ERR_INVALID_ARGUMENT);
   check_message(ctx, PS_ERR_INVALID_ARGUMENT, "count is 18446744073709551615; no ids array holds that many",
                 "gather strings");

@@ -62,7 +62,8 @@ static void check(ps_context *ctx, uint64_t n, int p) {
     memset(got, 0xAB, (size_t)size);
     CHECK_OK(ctx, ps_buffer_write(ctx, ids, 0, got, size));
     uint64_t c = 777;
-    if (CHECK_OK(ctx, ps_row_ids(ctx, sel, off, n, t ? PS_INDEX_UINT64 : PS_INDEX_UINT32, ids, ioff, count, &c)) &&
+    if (CHECK_OK(ctx, ps_selection_row_ids_device(ctx, sel, off, n, t ? PS_INDEX_UINT64 : PS_INDEX_UINT32, ids, ioff,
+                                                  count, &c)) &&
         CHECKF(c == count, "uint%u: count %llu, expected %llu", isz * 8, ull(c), ull(count)) &&
         CHECK_OK(ctx, ps_buffer_read(ctx, ids, 0, got, size))) {
       for (uint64_t i = 0; i < count; i++) {

@@ -18,8 +18,8 @@
 #include "tcol.h"
 
 #include "internal.h"
-#include "ps_query_kernels.h"
 #include "query.h"
+#include "query_policy.h"
 #include "query_spec.h"
 #if defined(PACKSCAN_HAVE_CUDA)
 #include "cuda_query_spec.h"
@@ -97,23 +97,27 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* The text a device backend writes for q's first chunk (its mode chosen as
- * the backends choose it: registers for small GROUP BY domains). */
-static size_t spec_text(const ps_query *q, char *buf, size_t size) {
-  ps_query_spec_flags f;
-  memset(&f, 0, sizeof f);
-  const int fits64 = ps_q_values_fit64(&q->prog);
-  f.mode = ps_q_choose_mode(&q->prog, fits64, 1);
+/* The fields the host reads of q's aggregates (ps_query_args.agg_fields). */
+static uint64_t wanted_fields(const ps_query *q) {
   uint64_t wanted = 0;
   for (uint32_t a = 0; a < q->prog.n_aggs; a++)
     wanted |= (uint64_t)(q->kinds[a] == PS_AGG_MIN   ? PS_QF_COUNT | PS_QF_MIN
                          : q->kinds[a] == PS_AGG_MAX ? PS_QF_COUNT | PS_QF_MAX
                                                      : PS_QF_COUNT | PS_QF_SUM)
               << (4 * a);
-  f.fields = ps_q_kept_fields(&q->prog, wanted);
-  if (f.mode != PS_QMODE_PRIVATE && ps_q_regs_fit(&q->prog, f.fields, ps_q_values_bound(&q->prog), 1))
-    f.mode = PS_QMODE_REGS;
-  f.fits64 = (uint32_t)fits64;
+  return wanted;
+}
+
+/* The text a device backend writes for q's first chunk (its mode chosen as
+ * the backends choose it: registers for small GROUP BY domains). */
+static size_t spec_text(const ps_query *q, char *buf, size_t size) {
+  ps_query_spec_flags f;
+  memset(&f, 0, sizeof f);
+  ps_query_plan plan;
+  ps_query_plan_chunk(&q->prog, wanted_fields(q), 1, 1, &plan);
+  f.mode = plan.mode;
+  f.fields = plan.fields;
+  f.fits64 = (uint32_t)plan.fits64;
   f.has_where = q->where != NULL;
   f.data_aligned = (UINT64_C(1) << PS_MAX_COLS) - 1;
   f.and_right = q->where_and_right;
@@ -166,6 +170,59 @@ static void check_shape(ps_context *ctx, const shape *s, const char *dump) {
   free(again);
 }
 
+/* The launch policy both device backends take from the core
+ * (core/query_policy.h): the modes of the shapes below, and the launch shape
+ * arithmetic at its limits. */
+static void check_policy(const shape *shapes) {
+  th_case("policy");
+  ps_query_plan plan;
+  /* SSB Q1.1: no GROUP BY, 64-bit values */
+  ps_query_plan_chunk(&shapes[0].q->prog, 0, 1, 1, &plan);
+  CHECK(plan.mode == PS_QMODE_PRIVATE && plan.fits64 && plan.bound < 0);
+  /* TPC-H Q1: its groups in registers where allowed, else the local table */
+  const uint64_t q1 = wanted_fields(shapes[1].q);
+  ps_query_plan_chunk(&shapes[1].q->prog, q1, 1, 1, &plan);
+  CHECK(plan.mode == PS_QMODE_REGS && plan.fits64 && plan.bound > 0);
+  CHECK(ps_query_generic_mode(&shapes[1].q->prog, plan.fits64, 1) == PS_QMODE_LOCAL);
+  ps_query_plan_chunk(&shapes[1].q->prog, q1, 1, 0, &plan);
+  CHECK(plan.mode == PS_QMODE_LOCAL && plan.bound < 0);
+  ps_query_plan_chunk(&shapes[1].q->prog, 0, 1, 1, &plan); /* every field: too many registers */
+  CHECK(plan.mode == PS_QMODE_LOCAL);
+  ps_query_plan_chunk(&shapes[1].q->prog, q1, 0, 1, &plan); /* no 64-bit local atomics */
+  CHECK(plan.mode == PS_QMODE_ITEMS);
+  /* 128-bit values: not 64-bit, not in registers */
+  ps_query_plan_chunk(&shapes[3].q->prog, 0, 1, 1, &plan);
+  CHECK(!plan.fits64 && plan.mode == PS_QMODE_ITEMS);
+  /* 2^16 groups: tables per work-item */
+  ps_query_plan_chunk(&shapes[4].q->prog, 0, 1, 1, &plan);
+  CHECK(plan.fits64 && plan.mode == PS_QMODE_ITEMS);
+
+  uint64_t items = 0, parts = 0;
+  /* ITEMS: as many tables as the partial bytes hold, at most max_items and words, at least 1 */
+  ps_query_launch_shape(PS_QMODE_ITEMS, -1, 8, 1000000, 256, 0, 16384, 64 << 20, &items, &parts);
+  CHECK(items == 16384 && parts == 16384);
+  ps_query_launch_shape(PS_QMODE_ITEMS, -1, 65536 * 3, 1000000, 256, 0, 16384, 64 << 20, &items, &parts);
+  CHECK(items == (64 << 20) / (65536 * 3 * sizeof(ps_qacc)) && parts == items);
+  ps_query_launch_shape(PS_QMODE_ITEMS, -1, 8, 5, 256, 0, 16384, 64 << 20, &items, &parts);
+  CHECK(items == 5 && parts == 5);
+  ps_query_launch_shape(PS_QMODE_ITEMS, -1, UINT64_C(1) << 40, 5, 256, 0, 16384, 64 << 20, &items, &parts);
+  CHECK(items == 1 && parts == 1);
+  /* work-groups: the device's groups, fewer for few words, at least 1 */
+  ps_query_launch_shape(PS_QMODE_LOCAL, -1, 8, 1000000, 256, 132 * 8, 0, 0, &items, &parts);
+  CHECK(parts == 132 * 8 && items == 132 * 8 * 256);
+  ps_query_launch_shape(PS_QMODE_PRIVATE, -1, 1, 257, 256, 132 * 8, 0, 0, &items, &parts);
+  CHECK(parts == 2 && items == 512);
+  ps_query_launch_shape(PS_QMODE_PRIVATE, -1, 1, 0, 256, 132 * 8, 0, 0, &items, &parts);
+  CHECK(parts == 1 && items == 256);
+  /* REGS: enough groups that no work-item sums more than regs_max_words words of values of 2^56 */
+  const double bound = 72057594037927936.0; /* 2^56 */
+  const uint64_t max_words = ps_query_regs_max_words(bound);
+  CHECK(max_words == 2); /* 2^62 / (2^56 * 32) */
+  ps_query_launch_shape(PS_QMODE_REGS, bound, 8, 1000000, 256, 4, 0, 0, &items, &parts);
+  CHECK(parts == (1000000 + 511) / 512 && items == parts * 256);
+  CHECK(ps_query_regs_max_words(0) == UINT64_C(1) << 40 && ps_query_regs_max_words(1) == UINT64_C(1) << 40);
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "query_spec");
   ps_context *ctx = th_reference_context(0);
@@ -188,18 +245,18 @@ int main(int argc, char **argv) {
   ps_expr *e[8] = {0};
   ps_value *v[16] = {0};
   int ne = 0, nv = 0;
-  if (!date || !qty || !disc || !price || !tax || !flag || !status || !wide_a || !wide_b || !key_a || !key_b)
-    goto done;
+  if (!date || !qty || !disc || !price || !tax || !flag || !status || !wide_a || !wide_b || !key_a || !key_b) goto done;
 
   /* SSB Q1.1: SUM(price * discount) WHERE date in a year AND discount 1..3 AND quantity < 25 */
-  ranges_product(ctx, &shapes[0], "ssb_q1_1", date, disc, qty, price, (int64_t[5]){1000, 1365, 1, 3, 25}, 0,
-                 &e[ne++], &v[nv++]);
+  ranges_product(ctx, &shapes[0], "ssb_q1_1", date, disc, qty, price, (int64_t[5]){1000, 1365, 1, 3, 25}, 0, &e[ne++],
+                 &v[nv++]);
   { /* TPC-H Q1: 8 aggregates GROUP BY two tiny keys */
     CHECK_OK(ctx, ps_expr_compare(ctx, date, PS_LE, ps_lit_int(60000), &e[ne]));
     ps_agg aggs[8];
     aggs[0] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, qty)};
     aggs[1] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, price)};
-    aggs[2] = (ps_agg){PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, price), arith(ctx, PS_SUB, one(ctx), col(ctx, disc)))};
+    aggs[2] = (ps_agg){PS_AGG_SUM,
+                       v[nv++] = arith(ctx, PS_MUL, col(ctx, price), arith(ctx, PS_SUB, one(ctx), col(ctx, disc)))};
     ps_value *dp = arith(ctx, PS_MUL, col(ctx, price), arith(ctx, PS_SUB, one(ctx), col(ctx, disc)));
     aggs[3] = (ps_agg){PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, dp, arith(ctx, PS_ADD, one(ctx), col(ctx, tax)))};
     aggs[4] = (ps_agg){PS_AGG_AVG, v[nv++] = col(ctx, qty)};
@@ -267,9 +324,10 @@ int main(int argc, char **argv) {
     if (shapes[4].q) CHECK(shapes[4].q->prog.n_groups == 65536);
   }
   /* TPC-H Q6's shape: the quantity's range before the discount's */
-  ranges_product(ctx, &shapes[5], "tpch_q6", date, disc, qty, price, (int64_t[5]){2000, 2365, 5, 7, 24}, 1,
-                 &e[ne++], &v[nv++]);
+  ranges_product(ctx, &shapes[5], "tpch_q6", date, disc, qty, price, (int64_t[5]){2000, 2365, 5, 7, 24}, 1, &e[ne++],
+                 &v[nv++]);
   for (int i = 0; i < 6; i++) check_shape(ctx, &shapes[i], dump);
+  if (shapes[0].q && shapes[1].q && shapes[3].q && shapes[4].q) check_policy(shapes);
 
 done:
   for (int i = 0; i < 6; i++) ps_query_destroy(shapes[i].q);

@@ -129,8 +129,8 @@ static void check_row_ids(ps_context *ctx, const ps_buffer *sel, uint64_t sel_of
     uint32_t isz = (uint32_t)type;
     uint64_t c = 12345;
     /* size only */
-    if (CHECK_OK(ctx, ps_row_ids(ctx, sel, sel_off, n, type, NULL, 0, 0, &c)))
-      CHECKF(c == ec, "ps_row_ids size only: count %llu, expected %llu", ull(c), ull(ec));
+    if (CHECK_OK(ctx, ps_selection_row_ids_device(ctx, sel, sel_off, n, type, NULL, 0, 0, &c)))
+      CHECKF(c == ec, "ps_selection_row_ids_device size only: count %llu, expected %llu", ull(c), ull(ec));
     /* exact, larger (ec + 7 and >= n: the no-sizing path) and too small capacities */
     uint64_t caps[4] = {ec, ec + 7, n + 3, ec ? ec - 1 : 0};
     for (int k = 0; k < 4; k++) {
@@ -141,25 +141,28 @@ static void check_row_ids(ps_context *ctx, const ps_buffer *sel, uint64_t sel_of
       ps_buffer *ids = buf_new(ctx, size, GUARD);
       if (!ids) continue;
       c = 12345;
-      ps_status st = ps_row_ids(ctx, sel, sel_off, n, type, ids, off, cap, &c);
+      ps_status st = ps_selection_row_ids_device(ctx, sel, sel_off, n, type, ids, off, cap, &c);
       uint8_t *got = buf_all(ctx, ids);
       if (small) {
         CHECK_STATUS(ctx, st, PS_ERR_BUFFER_TOO_SMALL);
-        CHECKF(c == ec, "ps_row_ids capacity %llu: *count %llu, expected %llu", ull(cap), ull(c), ull(ec));
-        CHECKF(guarded(got, 0, size), "ps_row_ids capacity %llu too small: the ids buffer was written", ull(cap));
+        CHECKF(c == ec, "ps_selection_row_ids_device capacity %llu: *count %llu, expected %llu", ull(cap), ull(c),
+               ull(ec));
+        CHECKF(guarded(got, 0, size), "ps_selection_row_ids_device capacity %llu too small: the ids buffer was written",
+               ull(cap));
       } else if (CHECK_OK(ctx, st)) {
-        CHECKF(c == ec, "ps_row_ids capacity %llu: count %llu, expected %llu", ull(cap), ull(c), ull(ec));
-        same_ids(got + off, isz, want, ec, "ps_row_ids");
+        CHECKF(c == ec, "ps_selection_row_ids_device capacity %llu: count %llu, expected %llu", ull(cap), ull(c),
+               ull(ec));
+        same_ids(got + off, isz, want, ec, "ps_selection_row_ids_device");
         CHECKF(guarded(got, 0, off) && guarded(got, off + ec * isz, size),
-               "ps_row_ids capacity %llu: bytes outside the %llu ids were written", ull(cap), ull(ec));
+               "ps_selection_row_ids_device capacity %llu: bytes outside the %llu ids were written", ull(cap), ull(ec));
       }
       free(got);
       ps_buffer_destroy(ids);
     }
     /* host memory */
     c = 12345;
-    if (CHECK_OK(ctx, ps_row_ids_host(ctx, sel, sel_off, n, type, NULL, 0, &c)))
-      CHECKF(c == ec, "ps_row_ids_host size only: count %llu, expected %llu", ull(c), ull(ec));
+    if (CHECK_OK(ctx, ps_selection_row_ids(ctx, sel, sel_off, n, type, NULL, 0, &c)))
+      CHECKF(c == ec, "ps_selection_row_ids size only: count %llu, expected %llu", ull(c), ull(ec));
     size_t hsize = (size_t)((ec + 8) * isz);
     uint8_t *h = th_malloc(hsize);
     for (int k = 0; k < 3; k++) {
@@ -167,15 +170,15 @@ static void check_row_ids(ps_context *ctx, const ps_buffer *sel, uint64_t sel_of
       if (k == 2 && ec == 0) continue;
       memset(h, GUARD, hsize);
       c = 12345;
-      ps_status st = ps_row_ids_host(ctx, sel, sel_off, n, type, h, cap, &c);
+      ps_status st = ps_selection_row_ids(ctx, sel, sel_off, n, type, h, cap, &c);
       if (k == 2) {
         CHECK_STATUS(ctx, st, PS_ERR_BUFFER_TOO_SMALL);
-        CHECKF(c == ec, "ps_row_ids_host capacity %llu: *count %llu, expected %llu", ull(cap), ull(c), ull(ec));
-        CHECKF(guarded(h, 0, hsize), "ps_row_ids_host capacity %llu too small: ids were written", ull(cap));
+        CHECKF(c == ec, "ps_selection_row_ids capacity %llu: *count %llu, expected %llu", ull(cap), ull(c), ull(ec));
+        CHECKF(guarded(h, 0, hsize), "ps_selection_row_ids capacity %llu too small: ids were written", ull(cap));
       } else if (CHECK_OK(ctx, st)) {
-        CHECKF(c == ec, "ps_row_ids_host capacity %llu: count %llu, expected %llu", ull(cap), ull(c), ull(ec));
-        same_ids(h, isz, want, ec, "ps_row_ids_host");
-        CHECKF(guarded(h, ec * isz, hsize), "ps_row_ids_host: bytes past the %llu ids were written", ull(ec));
+        CHECKF(c == ec, "ps_selection_row_ids capacity %llu: count %llu, expected %llu", ull(cap), ull(c), ull(ec));
+        same_ids(h, isz, want, ec, "ps_selection_row_ids");
+        CHECKF(guarded(h, ec * isz, hsize), "ps_selection_row_ids: bytes past the %llu ids were written", ull(ec));
       }
     }
     free(h);
@@ -263,10 +266,12 @@ static void row_ids_many_tiles(void) {
     uint8_t *got = th_malloc((size_t)(ec * isz));
     for (int exact = 0; exact < 2 - t; exact++) { /* uint64: the one-pass write only */
       uint64_t c = 12345;
-      if (CHECK_OK(ctx, ps_row_ids(ctx, sel, 0, n, types[t], ids, 0, exact ? ec : n, &c)) &&
-          CHECKF(c == ec, "ps_row_ids: count %llu, expected %llu", ull(c), ull(ec)) &&
+      if (CHECK_OK(ctx, ps_selection_row_ids_device(ctx, sel, 0, n, types[t], ids, 0, exact ? ec : n, &c)) &&
+          CHECKF(c == ec, "ps_selection_row_ids_device: count %llu, expected %llu", ull(c), ull(ec)) &&
           CHECK_OK(ctx, ps_buffer_read(ctx, ids, 0, got, ec * isz)))
-        same_ids(got, isz, want, ec, exact ? "ps_row_ids (sized first)" : "ps_row_ids (room for every row)");
+        same_ids(
+            got, isz, want, ec,
+            exact ? "ps_selection_row_ids_device (sized first)" : "ps_selection_row_ids_device (room for every row)");
     }
     free(got);
     ps_buffer_destroy(ids);
@@ -288,25 +293,33 @@ static void row_ids_uint32_limit(void) {
   if (!sel) return;
   uint64_t big = ((uint64_t)1 << 32) + 1, c = 777;
   uint32_t h[4];
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, big, PS_INDEX_UINT32, NULL, 0, 0, &c), PS_ERR_INVALID_ARGUMENT);
-  CHECKF(c == 777, "a refused ps_row_ids wrote *count (%llu)", ull(c));
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, big, PS_INDEX_UINT32, NULL, 0, 0, &c),
+               PS_ERR_INVALID_ARGUMENT);
+  CHECKF(c == 777, "a refused ps_selection_row_ids_device wrote *count (%llu)", ull(c));
   CHECK(th_contains_ci(ps_context_last_error(ctx), "2^32"));
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, big, PS_INDEX_UINT32, sel, 0, 4, &c), PS_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(ctx, ps_row_ids_host(ctx, sel, 0, big, PS_INDEX_UINT32, h, 4, &c), PS_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(ctx, ps_row_ids_host(ctx, sel, 0, UINT64_MAX, PS_INDEX_UINT32, NULL, 0, &c), PS_ERR_INVALID_ARGUMENT);
-  CHECKF(c == 777, "a refused ps_row_ids_host wrote *count (%llu)", ull(c));
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, big, PS_INDEX_UINT32, sel, 0, 4, &c),
+               PS_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(ctx, ps_selection_row_ids(ctx, sel, 0, big, PS_INDEX_UINT32, h, 4, &c), PS_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(ctx, ps_selection_row_ids(ctx, sel, 0, UINT64_MAX, PS_INDEX_UINT32, NULL, 0, &c),
+               PS_ERR_INVALID_ARGUMENT);
+  CHECKF(c == 777, "a refused ps_selection_row_ids wrote *count (%llu)", ull(c));
   /* 2^32 rows fit uint32 ids (0..2^32-1): the 64-byte selection is then too small */
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, (uint64_t)1 << 32, PS_INDEX_UINT32, NULL, 0, 0, &c),
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, (uint64_t)1 << 32, PS_INDEX_UINT32, NULL, 0, 0, &c),
                PS_ERR_BUFFER_TOO_SMALL);
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, big, PS_INDEX_UINT64, NULL, 0, 0, &c), PS_ERR_BUFFER_TOO_SMALL);
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, big, PS_INDEX_UINT64, NULL, 0, 0, &c),
+               PS_ERR_BUFFER_TOO_SMALL);
   /* the context still works */
-  CHECK_OK(ctx, ps_row_ids(ctx, sel, 0, 100, PS_INDEX_UINT32, NULL, 0, 0, &c));
+  CHECK_OK(ctx, ps_selection_row_ids_device(ctx, sel, 0, 100, PS_INDEX_UINT32, NULL, 0, 0, &c));
   CHECK(c == 0);
   /* other bad requests */
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, 100, (ps_index_type)2, NULL, 0, 0, &c), PS_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, 100, PS_INDEX_UINT32, NULL, 0, 0, NULL), PS_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 2, 100, PS_INDEX_UINT32, NULL, 0, 0, &c), PS_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(ctx, ps_row_ids(ctx, sel, 0, 100, PS_INDEX_UINT64, sel, 4, 1, &c), PS_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, 100, (ps_index_type)2, NULL, 0, 0, &c),
+               PS_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, 100, PS_INDEX_UINT32, NULL, 0, 0, NULL),
+               PS_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 2, 100, PS_INDEX_UINT32, NULL, 0, 0, &c),
+               PS_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(ctx, ps_selection_row_ids_device(ctx, sel, 0, 100, PS_INDEX_UINT64, sel, 4, 1, &c),
+               PS_ERR_INVALID_ARGUMENT);
   ps_buffer_destroy(sel);
   th_case("%s", "");
 }
@@ -395,10 +408,10 @@ static void gather_all_ways(ps_context *ctx, tcol *c, ps_column *h, const uint64
       uint8_t *values = th_malloc(hv), *valid = th_malloc(hn);
       memset(values, GUARD, hv);
       memset(valid, GUARD, hn);
-      if (CHECK_OK(ctx, ps_gather_host(ctx, h, hid, type, count, values, with_valid ? valid : NULL))) {
-        check_gathered(c, ids, count, values, with_valid ? valid : NULL, "ps_gather_host");
-        CHECKF(guarded(values, count * vb, hv), "ps_gather_host wrote past %llu values", ull(count));
-        CHECKF(guarded(valid, with_valid ? vn : 0, hn), "ps_gather_host wrote past the validity bitmap");
+      if (CHECK_OK(ctx, ps_gather_values(ctx, h, hid, type, count, values, with_valid ? valid : NULL))) {
+        check_gathered(c, ids, count, values, with_valid ? valid : NULL, "ps_gather_values");
+        CHECKF(guarded(values, count * vb, hv), "ps_gather_values wrote past %llu values", ull(count));
+        CHECKF(guarded(valid, with_valid ? vn : 0, hn), "ps_gather_values wrote past the validity bitmap");
       }
       free(values);
       free(valid);
@@ -409,13 +422,14 @@ static void gather_all_ways(ps_context *ctx, tcol *c, ps_column *h, const uint64
       ps_buffer *bb = buf_new(ctx, boff + vn + 8, GUARD);
       if (bi && bv && bb) {
         if (count) CHECK_OK(ctx, ps_buffer_write(ctx, bi, ioff, hid, count * isz));
-        if (CHECK_OK(ctx, ps_gather(ctx, h, bi, ioff, type, count, bv, voff, with_valid ? bb : NULL, boff))) {
+        if (CHECK_OK(ctx,
+                     ps_gather_values_device(ctx, h, bi, ioff, type, count, bv, voff, with_valid ? bb : NULL, boff))) {
           uint8_t *gv = buf_all(ctx, bv), *gb = buf_all(ctx, bb);
-          check_gathered(c, ids, count, gv + voff, with_valid ? gb + boff : NULL, "ps_gather");
+          check_gathered(c, ids, count, gv + voff, with_valid ? gb + boff : NULL, "ps_gather_values_device");
           CHECKF(guarded(gv, 0, voff) && guarded(gv, voff + count * vb, ps_buffer_size(bv)),
-                 "ps_gather wrote outside its %llu values", ull(count));
+                 "ps_gather_values_device wrote outside its %llu values", ull(count));
           CHECKF(guarded(gb, 0, boff) && guarded(gb, boff + (with_valid ? vn : 0), ps_buffer_size(bb)),
-                 "ps_gather wrote outside its validity bitmap");
+                 "ps_gather_values_device wrote outside its validity bitmap");
           free(gv);
           free(gb);
         }
@@ -428,7 +442,7 @@ static void gather_all_ways(ps_context *ctx, tcol *c, ps_column *h, const uint64
   }
 }
 
-/* The strings of a dictionary column's rows: ps_gather_strings_host against
+/* The strings of a dictionary column's rows: ps_gather_strings against
  * the test's own dictionary (nulls: empty strings, validity 0). */
 static void gather_strings(ps_context *ctx, tcol *c, ps_column *h, const uint64_t *ids, uint64_t count) {
   char desc[256];
@@ -442,8 +456,8 @@ static void gather_strings(ps_context *ctx, tcol *c, ps_column *h, const uint64_
     memset(valid, GUARD, (size_t)vn + 4);
     int64_t *offs = NULL;
     uint8_t *bytes = NULL;
-    if (CHECK_OK(ctx, ps_gather_strings_host(ctx, h, hid, type, count, &offs, &bytes, t ? valid : NULL))) {
-      int ok = CHECKF(offs && offs[0] == 0, "ps_gather_strings_host: offsets[0] is not 0");
+    if (CHECK_OK(ctx, ps_gather_strings(ctx, h, hid, type, count, &offs, &bytes, t ? valid : NULL))) {
+      int ok = CHECKF(offs && offs[0] == 0, "ps_gather_strings: offsets[0] is not 0");
       for (uint64_t i = 0; ok && i < count; i++) {
         const uint8_t *s = (const uint8_t *)"";
         size_t len = 0;
@@ -451,16 +465,17 @@ static void gather_strings(ps_context *ctx, tcol *c, ps_column *h, const uint64_
         if (v) oracle_str(c, ids[i], &s, &len);
         int64_t glen = offs[i + 1] - offs[i];
         ok = CHECKF(glen == (int64_t)len && (len == 0 || memcmp(bytes + offs[i], s, len) == 0),
-                    "ps_gather_strings_host: %s: string %llu (row %llu%s): got %lld bytes '%.*s', expected %zu bytes "
+                    "ps_gather_strings: %s: string %llu (row %llu%s): got %lld bytes '%.*s', expected %zu bytes "
                     "'%.*s'",
                     tcol_describe(c, desc, sizeof desc), ull(i), ull(ids[i]), v ? "" : ", null", (long long)glen,
                     glen > 0 && glen < 64 ? (int)glen : 0, glen > 0 && glen < 64 ? (const char *)bytes + offs[i] : "",
                     len, (int)len, (const char *)s);
-        if (ok && t) ok = CHECKF(bit(valid, i) == v, "ps_gather_strings_host: validity bit %llu is %d", ull(i), bit(valid, i));
+        if (ok && t)
+          ok = CHECKF(bit(valid, i) == v, "ps_gather_strings: validity bit %llu is %d", ull(i), bit(valid, i));
       }
       if (t) {
-        if (count % 8) CHECKF((valid[count / 8] >> (count % 8)) == 0, "ps_gather_strings_host: validity bits past count");
-        CHECKF(guarded(valid, vn, vn + 4), "ps_gather_strings_host wrote past the validity bitmap");
+        if (count % 8) CHECKF((valid[count / 8] >> (count % 8)) == 0, "ps_gather_strings: validity bits past count");
+        CHECKF(guarded(valid, vn, vn + 4), "ps_gather_strings wrote past the validity bitmap");
       }
       ps_free(ctx, offs);
       ps_free(ctx, bytes);
@@ -584,16 +599,19 @@ static void gather_errors(void) {
       ids64[2] = k ? UINT64_MAX : N;
       memset(vals, GUARD, sizeof vals);
       memset(vv, GUARD, sizeof vv);
-      CHECK_STATUS(ctx, ps_gather_host(ctx, h, ids32, PS_INDEX_UINT32, 4, vals, vv), PS_ERR_INVALID_ARGUMENT);
-      CHECK_STATUS(ctx, ps_gather_host(ctx, h, ids64, PS_INDEX_UINT64, 4, vals, vv), PS_ERR_INVALID_ARGUMENT);
-      CHECKF(guarded(vals, 0, sizeof vals) && guarded(vv, 0, sizeof vv), "a failed ps_gather_host wrote its outputs");
+      CHECK_STATUS(ctx, ps_gather_values(ctx, h, ids32, PS_INDEX_UINT32, 4, vals, vv), PS_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(ctx, ps_gather_values(ctx, h, ids64, PS_INDEX_UINT64, 4, vals, vv), PS_ERR_INVALID_ARGUMENT);
+      CHECKF(guarded(vals, 0, sizeof vals) && guarded(vv, 0, sizeof vv), "a failed ps_gather_values wrote its outputs");
       ps_buffer *bi = buf_new(ctx, 32, 0), *bv = buf_new(ctx, 64, GUARD);
       if (bi && bv) {
         CHECK_OK(ctx, ps_buffer_write(ctx, bi, 0, ids64, sizeof ids64));
-        CHECK_STATUS(ctx, ps_gather(ctx, h, bi, 0, PS_INDEX_UINT64, 4, bv, 0, NULL, 0), PS_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(ctx, ps_gather_values_device(ctx, h, bi, 0, PS_INDEX_UINT64, 4, bv, 0, NULL, 0),
+                     PS_ERR_INVALID_ARGUMENT);
         /* too small / misplaced outputs */
-        CHECK_STATUS(ctx, ps_gather(ctx, h, bi, 0, PS_INDEX_UINT64, 5, bv, 0, NULL, 0), PS_ERR_BUFFER_TOO_SMALL);
-        CHECK_STATUS(ctx, ps_gather(ctx, h, bi, 4, PS_INDEX_UINT64, 1, bv, 0, NULL, 0), PS_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(ctx, ps_gather_values_device(ctx, h, bi, 0, PS_INDEX_UINT64, 5, bv, 0, NULL, 0),
+                     PS_ERR_BUFFER_TOO_SMALL);
+        CHECK_STATUS(ctx, ps_gather_values_device(ctx, h, bi, 4, PS_INDEX_UINT64, 1, bv, 0, NULL, 0),
+                     PS_ERR_INVALID_ARGUMENT);
       }
       ps_buffer_destroy(bi);
       ps_buffer_destroy(bv);
@@ -601,11 +619,12 @@ static void gather_errors(void) {
       ids64[2] = 0;
       /* a corrupt code under a valid row */
       uint32_t bad32[3] = {1, k ? 7u : 5u, 2};
-      CHECK_STATUS(ctx, ps_gather_host(ctx, h, bad32, PS_INDEX_UINT32, 3, vals, NULL), PS_ERR_CORRUPT_DATA);
+      CHECK_STATUS(ctx, ps_gather_values(ctx, h, bad32, PS_INDEX_UINT32, 3, vals, NULL), PS_ERR_CORRUPT_DATA);
       ps_buffer *b2 = buf_new(ctx, 16, 0), *b3 = buf_new(ctx, 32, 0);
       if (b2 && b3) {
         CHECK_OK(ctx, ps_buffer_write(ctx, b2, 0, bad32, sizeof bad32));
-        CHECK_STATUS(ctx, ps_gather(ctx, h, b2, 0, PS_INDEX_UINT32, 3, b3, 0, NULL, 0), PS_ERR_CORRUPT_DATA);
+        CHECK_STATUS(ctx, ps_gather_values_device(ctx, h, b2, 0, PS_INDEX_UINT32, 3, b3, 0, NULL, 0),
+                     PS_ERR_CORRUPT_DATA);
       }
       ps_buffer_destroy(b2);
       ps_buffer_destroy(b3);
@@ -613,14 +632,12 @@ static void gather_errors(void) {
     uint32_t bad32[2] = {5, 0};
     int64_t *offs = NULL;
     uint8_t *bytes = NULL;
-    CHECK_STATUS(ctx, ps_gather_strings_host(ctx, hd, bad32, PS_INDEX_UINT32, 2, &offs, &bytes, NULL),
-                 PS_ERR_CORRUPT_DATA);
+    CHECK_STATUS(ctx, ps_gather_strings(ctx, hd, bad32, PS_INDEX_UINT32, 2, &offs, &bytes, NULL), PS_ERR_CORRUPT_DATA);
     CHECK(offs == NULL && bytes == NULL);
     bad32[0] = N;
-    CHECK_STATUS(ctx, ps_gather_strings_host(ctx, hd, bad32, PS_INDEX_UINT32, 2, &offs, &bytes, NULL),
+    CHECK_STATUS(ctx, ps_gather_strings(ctx, hd, bad32, PS_INDEX_UINT32, 2, &offs, &bytes, NULL),
                  PS_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(ctx, ps_gather_strings_host(ctx, hx, bad32, PS_INDEX_UINT32, 1, &offs, &bytes, NULL),
-                 PS_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(ctx, ps_gather_strings(ctx, hx, bad32, PS_INDEX_UINT32, 1, &offs, &bytes, NULL), PS_ERR_TYPE_MISMATCH);
     /* every row except the corrupt ones gathers; the code under the null is no error */
     uint64_t all[N - 2], k = 0;
     for (uint64_t i = 0; i < N; i++)
@@ -735,16 +752,17 @@ static void filter_path(void) {
             /* row_ids_patterns checks every way of getting ids at every size;
              * the sanitizer size leaves that out here. */
             if (th.quick < 2) check_row_ids(ctx, sel, off, n, want);
-            /* the ids the library wrote into a device buffer feed ps_gather */
+            /* the ids the library wrote into a device buffer feed ps_gather_values_device */
             for (int t = 0; t < 2; t++) {
               ps_index_type type = t ? PS_INDEX_UINT64 : PS_INDEX_UINT32;
               uint32_t isz = (uint32_t)type, vb = (uint32_t)ps_type_size(y->type);
               ps_buffer *ids = buf_new(ctx, (wc + 1) * isz, 0), *vals = buf_new(ctx, (wc + 1) * vb, GUARD);
               ps_buffer *vv = buf_new(ctx, nbytes(wc) + 4, GUARD);
-              if (ids && vals && vv && CHECK_OK(ctx, ps_row_ids(ctx, sel, off, n, type, ids, 0, wc, &c)) &&
-                  CHECK_OK(ctx, ps_gather(ctx, hy, ids, 0, type, c, vals, 0, vv, 0))) {
+              if (ids && vals && vv &&
+                  CHECK_OK(ctx, ps_selection_row_ids_device(ctx, sel, off, n, type, ids, 0, wc, &c)) &&
+                  CHECK_OK(ctx, ps_gather_values_device(ctx, hy, ids, 0, type, c, vals, 0, vv, 0))) {
                 uint8_t *gv = buf_all(ctx, vals), *gb = buf_all(ctx, vv);
-                check_gathered(y, wid, wc, gv, gb, "filter -> ps_row_ids -> ps_gather");
+                check_gathered(y, wid, wc, gv, gb, "filter -> ps_selection_row_ids_device -> ps_gather_values_device");
                 free(gv);
                 free(gb);
               }

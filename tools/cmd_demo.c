@@ -307,7 +307,7 @@ int cmd_demo(int argc, char **argv) {
   }
   double t_write = now_seconds() - t0;
   for (int c = 0; c < NCOLS; c++) { /* the file holds everything now */
-    ps_encoded_free(&fors[c]);
+    ps_encoded_destroy(&fors[c]);
     tool_dict_free(&dicts[c]);
   }
   t0 = now_seconds();
@@ -393,7 +393,7 @@ int cmd_demo(int argc, char **argv) {
   rc = 0;
 done:
   for (int c = 0; c < NCOLS; c++) {
-    ps_encoded_free(&fors[c]);
+    ps_encoded_destroy(&fors[c]);
     tool_dict_free(&dicts[c]);
   }
   tbl_close(t);

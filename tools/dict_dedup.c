@@ -9,8 +9,8 @@
 
 
 void tool_dict_free(tool_dict *d) {
-  ps_encoded_dict_free(&d->uniq);
-  ps_encoded_free(&d->codes);
+  ps_encoded_dict_destroy(&d->uniq);
+  ps_encoded_destroy(&d->codes);
   memset(d, 0, sizeof *d);
 }
 

@@ -500,7 +500,7 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
 void encoded_table_free(encoded_table *t) {
   if (!t) return;
   for (uint32_t i = 0; i < t->ncols; i++) {
-    if (t->fors) ps_encoded_free(&t->fors[i]);
+    if (t->fors) ps_encoded_destroy(&t->fors[i]);
     if (t->dicts) tool_dict_free(&t->dicts[i]);
     if (t->names) free(t->names[i]);
   }

@@ -280,9 +280,9 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
   if (!force_host) {
     ps_status st;
     if (r->kind == V_STRING)
-      st = ps_gather_strings_host(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, &r->soff, &r->sbytes, r->valid);
+      st = ps_gather_strings(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, &r->soff, &r->sbytes, r->valid);
     else
-      st = ps_gather_host(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, r->vals, r->valid);
+      st = ps_gather_values(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, r->vals, r->valid);
     if (st == PS_OK) return 0;
     if (st != PS_ERR_UNSUPPORTED)
       return set_err(err, errsz, "column '%s': gather: %s", r->meta->name, lib_error(st, ps_context_last_error(q->ctx)));

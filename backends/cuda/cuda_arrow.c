@@ -1,7 +1,7 @@
 /* packscan_cuda.h's Arrow C Device Data Interface exports: results left in
  * device memory as ArrowDeviceArray (ARROW_DEVICE_CUDA), with a CUDA event in
  * sync_event, so a CUDA consumer takes them without a copy. Built on the
- * public API (ps_filter_device, ps_filter_row_ids_device, ps_gather over
+ * public API (ps_filter_device, ps_filter_row_ids_device, ps_gather_values_device over
  * wrapped cudaMalloc memory); only the allocation, the event and the release
  * are CUDA's. */
 #include <inttypes.h>
@@ -245,7 +245,7 @@ PS_API ps_status ps_cuda_arrow_export_column(ps_context *ctx, const ps_arrow_tab
     if (st == PS_OK) st = ps_buffer_write(ctx, ids, 0, h, n * 8);
     free(h);
   }
-  if (st == PS_OK) st = ps_gather(ctx, col, ids, 0, PS_INDEX_UINT64, got, values, 0, validity, 0);
+  if (st == PS_OK) st = ps_gather_values_device(ctx, col, ids, 0, PS_INDEX_UINT64, got, values, 0, validity, 0);
   ps_buffer_destroy(ids);
   ps_buffer_destroy(values);
   ps_buffer_destroy(validity);

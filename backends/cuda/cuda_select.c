@@ -21,6 +21,7 @@
 #include "ps_cuda_query.h"
 #include "cuda_query_spec.h"
 #include "kcache.h"
+#include "query_policy.h"
 #include "query_spec.h"
 
 _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT == PS_GATHER_INT &&
@@ -444,30 +445,17 @@ ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a) {
 #define PS_CUDA_QUERY_MAX_ITEMS 65536u
 
 /* Pass 1's work-items and pass 2's partials per accumulator, for a chunk of
- * `words` result words in `mode` (called with the backend's device current). */
+ * `words` result words in `mode` (called with the backend's device current):
+ * the core's shape (ps_query_launch_shape) over this device's resident blocks. */
 static ps_status query_geometry(ps_backend *be, const void *spec, uint32_t mode, double bound, uint64_t n_acc,
                                 uint64_t words, uint64_t *items, uint64_t *parts) {
-  if (mode == PS_QMODE_ITEMS) {
-    uint64_t n = PS_CUDA_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
-    if (n > PS_CUDA_QUERY_MAX_ITEMS) n = PS_CUDA_QUERY_MAX_ITEMS;
-    if (n > words) n = words;
-    if (n == 0) n = 1;
-    *items = *parts = n;
-    return PS_OK;
-  }
   unsigned grid = 1;
-  ps_status st = ps_cuda_status(be->ctx, ps_cuda_query_grid(spec, &grid), "sizing the query grid", false);
-  if (st != PS_OK) return st;
-  uint64_t blocks = grid;
-  if (blocks > (words + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK)
-    blocks = (words + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK;
-  if (mode == PS_QMODE_REGS) { /* few enough words per thread for exact 64-bit sums */
-    const uint64_t per_block = ps_q_regs_max_words(bound) * PS_CUDA_QUERY_BLOCK;
-    if (blocks < (words + per_block - 1) / per_block) blocks = (words + per_block - 1) / per_block;
+  if (mode != PS_QMODE_ITEMS) {
+    ps_status st = ps_cuda_status(be->ctx, ps_cuda_query_grid(spec, &grid), "sizing the query grid", false);
+    if (st != PS_OK) return st;
   }
-  if (blocks == 0) blocks = 1;
-  *items = blocks * PS_CUDA_QUERY_BLOCK;
-  *parts = blocks;
+  ps_query_launch_shape(mode, bound, n_acc, words, PS_CUDA_QUERY_BLOCK, grid, PS_CUDA_QUERY_MAX_ITEMS,
+                        PS_CUDA_QUERY_PARTIAL_BYTES, items, parts);
   return PS_OK;
 }
 
@@ -475,13 +463,14 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   if (a->rows == 0 || a->rows > PS_CUDA_SELECT_MAX_ROWS) return internal(be, "query: chunk rows", a->rows);
   const ps_vprog *prog = a->prog;
   const uint64_t n_acc = (uint64_t)prog->n_groups * prog->n_accs, words = (a->rows + 31) / 32;
-  const int fits64 = ps_q_values_fit64(prog);
-  uint32_t mode = ps_q_choose_mode(prog, fits64, 1);
   /* specialized: small GROUP BY domains keep their accumulators in registers */
   const int specialize = ps_query_specialize(be->ctx, a->rows);
-  const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(prog) : -1;
-  const uint64_t fields = ps_q_kept_fields(prog, a->agg_fields);
-  if (specialize && ps_q_regs_fit(prog, fields, bound, 1)) mode = PS_QMODE_REGS;
+  ps_query_plan plan;
+  ps_query_plan_chunk(prog, a->agg_fields, 1, specialize, &plan);
+  const int fits64 = plan.fits64;
+  const double bound = plan.bound;
+  const uint64_t fields = plan.fields;
+  uint32_t mode = plan.mode;
 
   /* about 4.7 KB: on the heap, not the stack */
   ps_cuda_query_params *p = ps_host_alloc(be->ctx, sizeof *p);
@@ -534,7 +523,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     ps_host_free(be->ctx, text);
     if (st == PS_OK && !spec) ps_context_count_spec_fallback(be->ctx);
     if (!spec && mode == PS_QMODE_REGS) /* the precompiled kernel has no register mode */
-      p->launch.mode = mode = ps_q_choose_mode(prog, fits64, 1);
+      p->launch.mode = mode = ps_query_generic_mode(prog, fits64, 1);
   }
   uint64_t parts = 0;
   if (st == PS_OK) st = query_geometry(be, spec, mode, bound, n_acc, words, &p->launch.items, &parts);

@@ -288,9 +288,9 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
   if (col->flags & PS_COLF_NO_CODES) return 0;
   const int refine = a->selection_in.handle != NULL;
   if (refine && ((col->flags & PS_COLF_VALIDITY) || a->selection_in.handle == a->bitmap.handle)) return 0;
-  /* On a CPU device a refinement takes words.cl: on PoCL (2 cores, the
-   * bench's refine case at 2^22 rows, 6 bits) it ran in 0.44-0.49 ms against
-   * 1.8-3.7 ms for range.cl's direct variant. */
+  /* On a CPU device a refinement takes words.cl: on PoCL it ran the bench's
+   * refine case several times faster than range.cl's direct variant
+   * (docs/benchmarks.md). */
   if (refine && be->cpu) return 0;
   /* On a CPU device a column with a code limit takes words.cl instead: on
    * PoCL it ran like_prefix several times faster than range.cl's direct

@@ -41,8 +41,9 @@
 #define PS_CL_RANGE_WORK_GROUP 128u
 
 /* On a CPU device (range.cl's PS_RANGE_DIRECT variant): work-group size and
- * result words per work-item, chosen by measurement on PoCL 3.1 (2 cores,
- * 2^26 rows; 4 x 64 measured about the same, 1 x 64 far slower). */
+ * result words per work-item, chosen by measurement on PoCL (fewer, larger
+ * work-items ran about the same, one word per work-item far slower:
+ * docs/performance-notes.md). */
 #define PS_CL_RANGE_CPU_WORK_GROUP 16u
 #define PS_CL_RANGE_CPU_WORDS 32u
 

@@ -1,12 +1,13 @@
 /* Queries (core/backend.h ps_query_args): the two passes of
  * kernels_shared/ps_query_kernels.h through query.cl's entry points (pass 1
- * in the mode ps_q_choose_mode picks, pass 2 one work-group per
+ * in the mode core/query_policy.c picks, pass 2 one work-group per
  * accumulator), and one synchronization per chunk (for the status words). */
 #include <string.h>
 
 #include "kcache.h"
 #include "opencl_internal.h"
 #include "ps_query_kernels.h"
+#include "query_policy.h"
 #include "query_spec.h"
 
 /* PS_QMODE_ITEMS: partial accumulators of pass 1 in device memory, at most
@@ -129,31 +130,18 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   const ps_vprog *p = a->prog;
   const uint64_t n_acc = (uint64_t)p->n_groups * p->n_accs, words = (a->rows + 31) / 32;
   const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
-  uint64_t items, parts, global;
-  if (L->mode == PS_QMODE_ITEMS) {
-    items = PS_CL_QUERY_PARTIAL_BYTES / (n_acc * sizeof(ps_qacc));
-    const uint64_t cap = be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU;
-    if (items > cap) items = cap;
-    if (items > words) items = words;
-    if (items == 0) items = 1;
-    parts = items;
-    global = items;
-  } else {
+  uint64_t items, parts, max_groups = 0;
+  if (L->mode != PS_QMODE_ITEMS) {
     cl_uint units = 1;
     if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
         units == 0)
       units = 1;
-    uint64_t groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
-    if (groups > (words + wg - 1) / wg) groups = (words + wg - 1) / wg;
-    if (L->mode == PS_QMODE_REGS) { /* few enough words per work-item for exact 64-bit sums */
-      const uint64_t per_group = ps_q_regs_max_words(bound) * wg;
-      if (groups < (words + per_group - 1) / per_group) groups = (words + per_group - 1) / per_group;
-    }
-    if (groups == 0) groups = 1;
-    items = groups * wg;
-    parts = groups;
-    global = items;
+    max_groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
   }
+  ps_query_launch_shape((uint32_t)L->mode, bound, n_acc, words, wg, max_groups,
+                        be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU, PS_CL_QUERY_PARTIAL_BYTES, &items,
+                        &parts);
+  const uint64_t global = items;
   L->items = items;
 
   cl_mem prog_buf = NULL, where_buf = NULL, launch_buf = NULL, part = NULL;
@@ -226,17 +214,18 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: chunk rows (%llu)", (unsigned long long)a->rows);
   const int local_atomics = ps_cl_has_int64_atomics(be);
-  const int fits64 = ps_q_values_fit64(p);
-  uint32_t mode = ps_q_choose_mode(p, fits64, local_atomics);
   /* specialized: small GROUP BY domains keep their accumulators in
    * registers, on GPUs (a CPU has no register file to gain, and PoCL 3.1's
    * LLVM 15 crashes in its inliner on the larger unrolled kernels, e.g.
    * TPC-H Q1's); on a CPU device only when the tests force specialization */
   const int specialize = ps_query_specialize(be->ctx, a->rows);
-  const int regs = !be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON;
-  const double bound = specialize && mode != PS_QMODE_PRIVATE ? ps_q_values_bound(p) : -1;
-  const uint64_t fields = ps_q_kept_fields(p, a->agg_fields);
-  if (specialize && regs && ps_q_regs_fit(p, fields, bound, local_atomics)) mode = PS_QMODE_REGS;
+  const int regs = specialize && (!be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON);
+  ps_query_plan plan;
+  ps_query_plan_chunk(p, a->agg_fields, local_atomics, regs, &plan);
+  const int fits64 = plan.fits64;
+  const double bound = plan.bound;
+  const uint64_t fields = plan.fields;
+  const uint32_t mode = plan.mode;
   ps_qlaunch L;
   memset(&L, 0, sizeof L);
   L.rows = a->rows;
@@ -274,7 +263,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
       ((ps_cl_cached *)spec)->work_group[PS_CL_QUERY_PARTIALS] = 0;
     }
     ps_context_count_spec_fallback(be->ctx);
-    if (L.mode == PS_QMODE_REGS) L.mode = ps_q_choose_mode(p, fits64, local_atomics); /* specialized builds only */
+    if (L.mode == PS_QMODE_REGS) L.mode = ps_query_generic_mode(p, fits64, local_atomics); /* specialized builds only */
   }
   const ps_cl_cached *prog = NULL;
   int built_atomics = 0;

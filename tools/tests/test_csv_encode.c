@@ -360,7 +360,7 @@ int main(void) {
     free(c1);
     free(c2);
     tool_dict_free(&td);
-    ps_encoded_dict_free(&ref);
+    ps_encoded_dict_destroy(&ref);
     free(offs);
     tbuf_free(&bytes);
   }

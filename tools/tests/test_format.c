@@ -401,15 +401,15 @@ int main(void) {
     CHECK(tbl_write_memory(BIG, &wc, 1, &b, &bs, err, sizeof err) != 0 && strstr(err, "every column is constant"),
           "constant table: %s", err);
     free(b);
-    ps_encoded_free(&e);
+    ps_encoded_destroy(&e);
     free(v);
   }
   free(file);
-  ps_encoded_free(&enc_id);
-  ps_encoded_free(&enc_price);
-  ps_encoded_free(&enc_const);
-  ps_encoded_dict_free(&enc_name);
-  ps_encoded_dict_free(&enc_empty);
+  ps_encoded_destroy(&enc_id);
+  ps_encoded_destroy(&enc_price);
+  ps_encoded_destroy(&enc_const);
+  ps_encoded_dict_destroy(&enc_name);
+  ps_encoded_dict_destroy(&enc_empty);
   if (failures) {
     printf("%d format test(s) failed\n", failures);
     return 1;
