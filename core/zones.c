@@ -208,7 +208,7 @@ PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col) {
   for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += piece) {
     uint64_t rows = n - r0 < piece ? n - r0 : piece;
     uint64_t off = r0 / 8 * col->width; /* r0 is a multiple of 8 */
-    uint64_t bytes = col->data_size - off < piece / 8 * col->width ? col->data_size - off : piece / 8 * col->width;
+    uint64_t bytes = (rows / 8) * col->width + ((rows % 8) * col->width + 7) / 8;
     const uint8_t *d, *v = NULL;
     if (in_place) {
       d = (const uint8_t *)col->data.handle + col->data.offset + off;
