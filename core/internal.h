@@ -58,6 +58,10 @@ struct ps_context {
   bool zone_pruning;
   ps_scan_stats scan_stats;
   uint64_t zone_epoch;
+  /* While a query runs on pieces that zone maps left (query.c): the rows
+   * those pieces hold in all, which decide whether its kernel is worth
+   * specializing (ps_query_specialize); 0 otherwise. */
+  uint64_t query_run_rows;
 };
 
 struct ps_buffer {
@@ -111,6 +115,7 @@ typedef struct ps_zones {
   uint64_t *min, *max;
   uint8_t *flags;
   bool clean;
+  ps_zone_map view; /* the public description of the arrays above */
 } ps_zones;
 
 typedef enum ps_expr_kind {

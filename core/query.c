@@ -291,6 +291,9 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
    * sum over the calls exactly as over chunks. */
   const ps_prune_plan *plan = NULL;
   if (q->where) PS_TRY(ps_prune_plan_of(ctx, q->where, q->cols, q->prog.n_cols, &plan));
+  ctx->query_run_rows = 0;
+  for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
+    if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
   for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
     const uint64_t end = q->rows - r0 < ctx->chunk_rows ? q->rows : (r0 / ctx->chunk_rows + 1) * ctx->chunk_rows;
     int state = plan ? ps_prune_state(plan, r0, end, &e) : (e = end, PS_PRUNE_MAYBE);
@@ -352,9 +355,11 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       overflow = st;
       memcpy(overflow_msg, ctx->last_error, sizeof overflow_msg);
     } else if (st != PS_OK && st != PS_ERR_OVERFLOW) {
+      ctx->query_run_rows = 0;
       return st;
     }
   }
+  ctx->query_run_rows = 0;
   if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
   return overflow;
 }

@@ -101,6 +101,7 @@ static ps_zones *zones_alloc(ps_context *ctx, uint32_t block_rows, uint64_t bloc
 }
 
 static void zones_install(ps_context *ctx, ps_column *col, ps_zones *z) {
+  z->view = (ps_zone_map){sizeof z->view, z->block_rows, z->blocks, z->min, z->max, z->flags};
   z->clean = true;
   for (uint64_t b = 0; b < z->blocks; b++)
     if (!(z->flags[b] & PS_ZONE_ALL_NULL) && (col->no_codes || z->max[b] > col->code_limit)) z->clean = false;
@@ -172,15 +173,7 @@ PS_API ps_status ps_column_set_zones(ps_context *ctx, ps_column *col, const ps_z
 
 PS_API int ps_column_zones(const ps_column *col, ps_zone_map *out) {
   if (!col || !col->zones) return 0;
-  if (out) {
-    memset(out, 0, sizeof *out);
-    out->struct_size = sizeof *out;
-    out->block_rows = col->zones->block_rows;
-    out->blocks = col->zones->blocks;
-    out->min = col->zones->min;
-    out->max = col->zones->max;
-    out->flags = col->zones->flags;
-  }
+  if (out) *out = col->zones->view;
   return 1;
 }
 
