@@ -305,7 +305,9 @@ typedef struct ps_for_desc {
   const uint8_t *validity;   /* optional Arrow validity bitmap, ceil(n/8) bytes; NULL = no nulls */
   uint64_t validity_size;    /* must equal ceil(n/8) when validity is given */
   /* Optional zone maps of the codes (NULL = none; copied and checked at
-   * column creation). Absent from descriptions of version 0.1 (a
+   * column creation). The encoders set them: a copy of their description
+   * whose codes, width or reference is changed must set them to NULL (or
+   * to maps of the new codes). Absent from descriptions of version 0.1 (a
    * struct_size that ends before it). */
   const ps_zone_map *zones;
 } ps_for_desc;
