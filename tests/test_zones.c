@@ -352,6 +352,32 @@ static void check_pruning_happens(ps_context *ctx) {
              "pruning off: %llu rows skipped, %llu scanned, %llu bytes", (unsigned long long)s.rows_skipped,
              (unsigned long long)s.rows_scanned, (unsigned long long)s.bytes_read);
     }
+    /* a query under the same WHERE: COUNT(*) and SUM over the blocks left */
+    ps_value *v = NULL;
+    ps_query *q = NULL;
+    ps_query_result *res = NULL;
+    if (CHECK_OK(ctx, ps_value_column(ctx, col, &v))) {
+      ps_agg aggs[2] = {{PS_AGG_COUNT_STAR, NULL}, {PS_AGG_SUM, v}};
+      ps_query_desc d;
+      ps_query_desc_init(&d);
+      d.rows = n;
+      d.where = narrow;
+      d.n_aggs = 2;
+      d.aggs = aggs;
+      ps_context_scan_stats_reset(ctx);
+      if (CHECK_OK(ctx, ps_query_create(ctx, &d, &q)) && CHECK_OK(ctx, ps_query_run(ctx, q, &res))) {
+        ps_datum c0, s0;
+        CHECK(ps_query_result_value(res, 0, 0, &c0) == PS_OK && c0.lo == 100);
+        CHECK(ps_query_result_value(res, 0, 1, &s0) == PS_OK && s0.lo == (5000 + 5099) * 50);
+        CHECK_OK(ctx, ps_context_scan_stats(ctx, &s));
+        CHECKF(on ? s.rows_skipped >= n - 2 * PS_ZONE_BLOCK_ROWS : s.rows_skipped == 0 && s.rows_scanned == n,
+               "query, pruning %s: %llu rows skipped, %llu scanned", on ? "on" : "off",
+               (unsigned long long)s.rows_skipped, (unsigned long long)s.rows_scanned);
+      }
+      ps_query_result_destroy(res);
+      ps_query_destroy(q);
+      ps_value_destroy(v);
+    }
     ps_context_scan_stats_reset(ctx);
     uint8_t *bm = th_calloc((n + 7) / 8, 1);
     CHECK_OK(ctx, ps_filter(ctx, all, bm, (n + 7) / 8, &c));
