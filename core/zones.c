@@ -5,6 +5,7 @@
  * to ALL FALSE, ALL TRUE or MAYBE (docs/design.md "Zone maps"). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -429,6 +430,47 @@ void ps_prune_plan_free(ps_context *ctx, ps_expr *e) {
   e->prune = NULL;
 }
 
+static int cmp_u64_desc(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x > y ? -1 : x < y;
+}
+
+/* Every decided run splits the backend's work into one more call (and a
+ * fill where a bitmap is written): on a GPU a launch costs as much as
+ * scanning millions of rows, so where zone maps decide many short runs
+ * (data clustered at a block's scale) only the PS_PRUNE_MAX_RUNS longest
+ * stay decided, the rest are evaluated with their MAYBE neighbours. Data
+ * sorted by the predicate's columns decides a handful of long runs and
+ * keeps them all. */
+#define PS_PRUNE_MAX_RUNS 64
+static void limit_runs(ps_context *ctx, ps_prune_plan *p) {
+  uint64_t decided = 0;
+  for (uint64_t i = 0; i < p->n_runs; i++) decided += p->run_state[i] != PS_PRUNE_MAYBE;
+  if (decided <= PS_PRUNE_MAX_RUNS) return;
+  uint64_t *len = ps_host_alloc(ctx, (size_t)decided * sizeof *len), k = 0;
+  if (!len) return; /* no memory for the choice: keep every run, which is as correct */
+  for (uint64_t i = 0, b0 = 0; i < p->n_runs; b0 = p->run_end[i++])
+    if (p->run_state[i] != PS_PRUNE_MAYBE) len[k++] = p->run_end[i] - b0;
+  qsort(len, (size_t)decided, sizeof *len, cmp_u64_desc);
+  const uint64_t keep = len[PS_PRUNE_MAX_RUNS - 1]; /* the shortest run kept */
+  ps_host_free(ctx, len);
+  uint64_t out = 0, kept = 0;
+  for (uint64_t i = 0, b0 = 0; i < p->n_runs; b0 = p->run_end[i++]) {
+    uint8_t st = p->run_state[i];
+    if (st != PS_PRUNE_MAYBE && (p->run_end[i] - b0 < keep || kept == PS_PRUNE_MAX_RUNS))
+      st = PS_PRUNE_MAYBE;
+    else if (st != PS_PRUNE_MAYBE)
+      kept++;
+    if (out && p->run_state[out - 1] == st) {
+      p->run_end[out - 1] = p->run_end[i];
+    } else {
+      p->run_end[out] = p->run_end[i];
+      p->run_state[out++] = st;
+    }
+  }
+  p->n_runs = out;
+}
+
 static ps_status make_plan(ps_context *ctx, ps_expr *e, ps_prune_plan *p) {
   const ps_lowered *low = e->lowered;
   p->usable = false;
@@ -467,6 +509,7 @@ static ps_status make_plan(ps_context *ctx, ps_expr *e, ps_prune_plan *p) {
     p->run_state[p->n_runs] = (uint8_t)s;
     p->n_runs++;
   }
+  limit_runs(ctx, p);
   /* A plan that decides nothing costs run lookups for nothing. */
   p->usable = !(p->n_runs == 1 && p->run_state[0] == PS_PRUNE_MAYBE);
   return PS_OK;

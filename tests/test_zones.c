@@ -396,6 +396,43 @@ static void check_pruning_happens(ps_context *ctx) {
   ps_column_destroy(col);
 }
 
+/* Zone maps that decide many short runs: 300 blocks of 32 rows whose codes
+ * alternate 0 and 1 by block; x = 0 decides every block, and only the 64
+ * longest decided runs stay decided (the rest run on the device with their
+ * neighbours), with the same answers. */
+static void check_many_runs(ps_context *ctx) {
+  th_case("many short decided runs");
+  const uint64_t n = 300 * 32;
+  uint64_t *codes = th_malloc(n * 8), mn[300], mx[300];
+  uint8_t fl[300] = {0};
+  for (uint64_t i = 0; i < n; i++) codes[i] = (i / 32) % 2;
+  for (int b = 0; b < 300; b++) mn[b] = mx[b] = (uint64_t)b % 2;
+  tcol *c = tcol_for(PS_TYPE_INT32, n, 1, 0, (ps_reference){.i = 0}, codes, NULL, NULL);
+  ps_column *col = NULL;
+  ps_expr *e = NULL;
+  if (CHECK_OK(ctx, tcol_create(ctx, c, &col)) && CHECK_OK(ctx, ps_expr_compare(ctx, col, PS_EQ, ps_lit_int(0), &e))) {
+    ps_zone_map z = {sizeof z, 32, 300, mn, mx, fl};
+    CHECK_OK(ctx, ps_column_set_zones(ctx, col, &z));
+    uint8_t on[300 * 4], off[300 * 4];
+    uint64_t con = 0, coff = 0;
+    ps_scan_stats s = {sizeof s, 0, 0, 0, 0};
+    ps_context_set_zone_pruning(ctx, 0);
+    CHECK_OK(ctx, ps_filter(ctx, e, off, sizeof off, &coff));
+    ps_context_set_zone_pruning(ctx, 1);
+    ps_context_scan_stats_reset(ctx);
+    CHECK_OK(ctx, ps_filter(ctx, e, on, sizeof on, &con));
+    CHECK_OK(ctx, ps_context_scan_stats(ctx, &s));
+    CHECK(con == n / 2 && coff == n / 2 && memcmp(on, off, sizeof on) == 0);
+    CHECKF(s.rows_skipped + s.rows_all_true == 64 * 32 && s.rows_scanned == n - 64 * 32,
+           "%llu rows skipped, %llu all true, %llu scanned: expected the 64 longest decided runs of 32 rows",
+           (unsigned long long)s.rows_skipped, (unsigned long long)s.rows_all_true, (unsigned long long)s.rows_scanned);
+  }
+  ps_expr_destroy(e);
+  ps_column_destroy(col);
+  tcol_free(c);
+  free(codes);
+}
+
 /* Zone maps a caller gives are checked. */
 static void check_set_zones(ps_context *ctx) {
   th_case("ps_column_set_zones validation");
@@ -439,6 +476,8 @@ int main(int argc, char **argv) {
   check_pruning_happens(ctxs[0]);
   check_pruning_happens(ctxs[2]);
   check_set_zones(ctxs[0]);
+  check_many_runs(ctxs[0]);
+  check_many_runs(ctxs[1]);
   for (int k = 0; k < 4; k++) ps_context_destroy(ctxs[k]);
   ps_context_destroy(ref);
   return th_finish();
