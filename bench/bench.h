@@ -30,6 +30,8 @@ typedef struct bench_result {
   double selectivity;  /* selected rows / rows, from the checked count */
   uint64_t count;
   const char *check;   /* "ok", "FAIL", "skip" */
+  int have_bytes_read;
+  double bytes_read; /* bytes of codes the library read in one call (ps_context_scan_stats) */
   char note[200];
 } bench_result;
 
@@ -128,5 +130,7 @@ void bench_run_all(bench *b);
 void bench_thrust_run(bench *b);
 /* ---- bench_tables.c: the SSB / TPC-H cases (bench_tables.h) ---- */
 void bench_run_tables(bench *b);
+/* The zone-map cases (bench_query.c), run only when --cases names them. */
+void bench_run_zones(bench *b);
 
 #endif

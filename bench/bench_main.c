@@ -42,13 +42,16 @@ static void usage(FILE *f) {
           "                  never (the generic kernel), always (the library's internal option)\n");
 }
 
-static const char *const known_cases[] = {"lt",    "lt_count", "between",  "tree",      "colcol", "like_contains",
-                                          "like_prefix", "nulls", "ids_1pct", "ids_50pct", "small",
+static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
+                                          "nulls", "ids_1pct", "ids_50pct", "small",
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
-                                          "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1",
-                                          "aggregate", "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
+                                          "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1", "aggregate",
+                                          "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
                                           /* the C++ Thrust layer against the C API (bench_thrust.cu, CUDA builds) */
-                                          "thrust_count", "thrust_ids"};
+                                          "thrust_count", "thrust_ids",
+                                          /* zone maps: unsorted and date-sorted tables, pruning off and on */
+                                          "zones_ssb_q1_1", "zones_ssb_q1_2", "zones_ssb_q1_3", "zones_tpch_q6",
+                                          "zones_range_1pct"};
 
 /* Names for sets of cases in --cases: the same list on every backend (the
  * OpenCL-vs-CUDA comparison of bench/compare.py). */
@@ -58,6 +61,7 @@ static const struct {
     {"queries", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1"},
     {"after", "aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
+    {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
 };
 
 /* Every name in a --cases list must be a case or a group (a typo would
@@ -174,6 +178,8 @@ static int write_json(const bench *b, const char *path, const char *date) {
     json_num(f, r->naive.max, r->have_naive);
     fprintf(f, ", \"ratio\": ");
     json_num(f, t && r->have_naive ? r->naive.med / r->t.med : 0, t && r->have_naive);
+    fprintf(f, ", \"bytes_read\": ");
+    json_num(f, r->bytes_read, r->have_bytes_read);
     fprintf(f, ", \"check\": ");
     json_string(f, r->check);
     fprintf(f, ", \"note\": ");
@@ -348,6 +354,7 @@ int main(int argc, char **argv) {
   bench_thrust_run(&b);
 #endif
   bench_run_tables(&b);
+  bench_run_zones(&b);
 
   int failed = 0;
   for (int i = 0; i < b.n_results; i++)

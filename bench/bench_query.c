@@ -265,6 +265,7 @@ static void run_naive(bench *b, const bench_tables *t, int which, const qcase *c
     p.width = 32;
     p.reference.u = 0;
     p.data_size = n * 4;
+    p.zones = NULL; /* other codes than the packed column's */
     st = ps_column_create_for_device(b->ctx, &v, tc->data, 0, NULL, 0, &views[i]);
     if (st == PS_OK) st = ps_buffer_create(b->ctx, n * 4 + 4, &r.plain[i]);
     if (st == PS_OK)
@@ -393,5 +394,129 @@ void bench_run_queries(bench *b, bench_tables *t) {
     ps_query_result_destroy(r.last);
     qbuilt_free(&q);
     bench_print_result(b, res);
+  }
+}
+
+/* ---- zone maps ------------------------------------------------------------------ */
+
+static void fmt_mb(double bytes, char *out, size_t n) { snprintf(out, n, "%.2f MB", bytes / 1e6); }
+
+typedef struct zrange {
+  ps_context *ctx;
+  ps_expr *where;
+  ps_buffer *bitmap;
+  uint64_t count;
+} zrange;
+
+static ps_status zrange_once(void *arg) {
+  zrange *r = arg;
+  return ps_filter_device(r->ctx, r->where, r->bitmap, 0, &r->count);
+}
+
+/* The bytes one call reads, from the library's count. */
+static double bytes_of_one(bench *b, ps_status (*fn)(void *), void *arg) {
+  ps_scan_stats s0 = {sizeof s0, 0, 0, 0, 0}, s1 = s0;
+  ps_context_scan_stats(b->ctx, &s0);
+  if (fn(arg) != PS_OK) return -1;
+  ps_context_scan_stats(b->ctx, &s1);
+  return (double)(s1.bytes_read - s0.bytes_read);
+}
+
+static void zone_cases(bench *b, bench_tables *t, int prune) {
+  bench_tcol *lo = t->lo, *li = t->li;
+  static const char *const names[] = {"zones_ssb_q1_1", "zones_ssb_q1_2", "zones_ssb_q1_3", "zones_tpch_q6",
+                                      "zones_range_1pct"};
+  ps_context_set_zone_pruning(b->ctx, prune);
+  for (int which = 0; which < 5; which++) {
+    if (!wanted_case(b, names[which]) || b->n_results >= BENCH_MAX_CASES) continue;
+    bench_result *res = &b->results[b->n_results++];
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s.%s.%s", names[which], t->sorted ? "sorted" : "unsorted",
+             prune ? "on" : "off");
+    res->rows = t->n;
+    res->width = -1;
+    res->check = "FAIL";
+    bench_tcol *cols[4] = {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]};
+    if (which == SSB_QUERIES)
+      cols[0] = &li[LI_SHIPDATE], cols[1] = &li[LI_DISCOUNT], cols[2] = &li[LI_QUANTITY],
+      cols[3] = &li[LI_EXTENDEDPRICE];
+    int ncols = which == 4 ? 1 : 4;
+    ps_column *c[4];
+    for (int i = 0; i < ncols; i++) {
+      c[i] = cols[i]->col;
+      res->bytes += (double)cols[i]->desc.data_size;
+    }
+    ps_status st;
+    char why[200] = "";
+    if (which < 4) {
+      res->count = which < SSB_QUERIES ? t->ssb.count[which] : t->tpch.q6_count;
+      qbuilt q;
+      memset(&q, 0, sizeof q);
+      qrun r;
+      memset(&r, 0, sizeof r);
+      r.ctx = b->ctx;
+      st = build_query(b->ctx, which, c, t->n, &q);
+      r.query = q.query;
+      if (st == PS_OK) {
+        st = ps_query_run(b->ctx, q.query, &r.last);
+        ps_context_wait_builds(b->ctx, 0);
+      }
+      if (st == PS_OK) st = bench_time(b, qrun_once, &r, &res->t);
+      if (st == PS_OK) {
+        res->bytes_read = bytes_of_one(b, qrun_once, &r);
+        res->have_bytes_read = res->bytes_read >= 0;
+        res->check = r.last && check_result(t, which, r.last, why, sizeof why) ? "ok" : "FAIL";
+      }
+      ps_query_result_destroy(r.last);
+      qbuilt_free(&q);
+    } else {
+      zrange r = {b->ctx, NULL, NULL, 0};
+      res->count = t->ssb.range_1pct;
+      st = ps_expr_between(b->ctx, c[0], ps_lit_int(19950101), ps_lit_int(19950124), &r.where);
+      if (st == PS_OK) st = ps_buffer_create(b->ctx, (t->n + 31) / 32 * 4, &r.bitmap);
+      if (st == PS_OK) st = bench_time(b, zrange_once, &r, &res->t);
+      if (st == PS_OK) {
+        res->bytes_read = bytes_of_one(b, zrange_once, &r);
+        res->have_bytes_read = res->bytes_read >= 0;
+        res->check = r.count == t->ssb.range_1pct ? "ok" : "FAIL";
+        if (r.count != t->ssb.range_1pct)
+          snprintf(why, sizeof why, "count %" PRIu64 ", the host's %" PRIu64, r.count, t->ssb.range_1pct);
+      }
+      ps_expr_destroy(r.where);
+      ps_buffer_destroy(r.bitmap);
+    }
+    res->selectivity = (double)res->count / (double)t->n;
+    if (st != PS_OK) {
+      snprintf(res->note, sizeof res->note, "%s", ps_context_last_error(b->ctx));
+      memset(&res->t, 0, sizeof res->t);
+    } else if (res->check[0] != 'o') {
+      snprintf(res->note, sizeof res->note, "%s", why);
+    } else {
+      char rd[32], all[32];
+      fmt_mb(res->bytes_read, rd, sizeof rd);
+      fmt_mb(res->bytes, all, sizeof all);
+      snprintf(res->note, sizeof res->note, "read %s of %s%s", rd, all,
+               which == 4 ? ", lo_orderdate BETWEEN 1995-01-01 AND 1995-01-24 to a bitmap" : "");
+    }
+    bench_print_result(b, res);
+  }
+  ps_context_set_zone_pruning(b->ctx, 1);
+}
+
+void bench_run_zones(bench *b) {
+  /* only when named: two more pairs of tables */
+  if (!b->cases || !b->cases[0] || !strstr(b->cases, "zones_")) return;
+  for (int sorted = 0; sorted <= 1; sorted++) {
+    bench_tables t;
+    printf("\n");
+    ps_status st = bench_tables_create_sorted(b, b->table_rows, sorted, &t);
+    if (st != PS_OK) {
+      fprintf(stderr, "bench: generating the %s tables: %s\n", sorted ? "sorted" : "unsorted", ps_status_name(st));
+      return;
+    }
+    bench_print_header(b);
+    zone_cases(b, &t, 0);
+    zone_cases(b, &t, 1);
+    bench_tables_destroy(&t);
   }
 }

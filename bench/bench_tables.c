@@ -75,6 +75,21 @@ static ps_status upload_for(bench *b, const char *name, ps_type type, const void
   c->desc = enc.desc;
   c->desc.data = NULL;
   c->desc.validity = NULL;
+  c->desc.zones = NULL;
+  if (enc.desc.zones) { /* kept beyond ps_encoded_destroy: the column is made from desc below */
+    const ps_zone_map *z = enc.desc.zones;
+    ps_zone_map *copy = malloc(sizeof *copy + z->blocks * 17 + 1);
+    if (copy) {
+      uint64_t *mn = (uint64_t *)(void *)(copy + 1), *mx = mn + z->blocks;
+      uint8_t *fl = (uint8_t *)(mx + z->blocks);
+      memcpy(mn, z->min, z->blocks * 8);
+      memcpy(mx, z->max, z->blocks * 8);
+      memcpy(fl, z->flags, z->blocks);
+      *copy = (ps_zone_map){sizeof *copy, z->block_rows, z->blocks, mn, mx, fl};
+      c->zones_mem = copy;
+      c->desc.zones = copy;
+    }
+  }
   if (relabel_scale > 0) {
     c->desc.type = PS_TYPE_FLOAT64;
     c->desc.scale = (uint32_t)relabel_scale;
@@ -113,10 +128,32 @@ static ps_status upload_dict(bench *b, const char *name, const char *letters, co
 }
 
 static void tcol_destroy(bench_tcol *c) {
+  free(c->zones_mem);
   ps_column_destroy(c->col);
   ps_buffer_destroy(c->data);
   if (c->is_dict) ps_encoded_dict_destroy(&c->dict);
   memset(c, 0, sizeof *c);
+}
+
+/* The stable order of rows by key (0 <= key < nkeys): a counting sort. */
+static uint64_t *order_by(const uint32_t *key, uint64_t n, uint32_t nkeys) {
+  uint64_t *start = calloc((size_t)nkeys + 1, 8), *perm = malloc(n * 8 + 8);
+  if (!start || !perm) {
+    free(start);
+    free(perm);
+    return NULL;
+  }
+  for (uint64_t i = 0; i < n; i++) start[key[i] + 1]++;
+  for (uint32_t k = 0; k < nkeys; k++) start[k + 1] += start[k];
+  for (uint64_t i = 0; i < n; i++) perm[start[key[i]]++] = i;
+  free(start);
+  return perm;
+}
+
+/* v[i] = v[perm[i]] for 32-bit arrays, through scratch. */
+static void permute(int32_t *v, const uint64_t *perm, uint64_t n, int32_t *scratch) {
+  for (uint64_t i = 0; i < n; i++) scratch[i] = v[perm[i]];
+  memcpy(v, scratch, n * 4);
 }
 
 static double sf_of(uint64_t n) { return n < 6000000 ? 1.0 : (double)n / 6e6; }
@@ -150,7 +187,8 @@ static ps_status make_lineorder(bench *b, uint64_t n, bench_tables *t) {
   double sf = sf_of(n);
   uint64_t parts = 200000 * (uint64_t)floor(1 + log2(sf));
   int32_t *ymd = malloc((size_t)nd * 4);
-  if (!ymd) st = PS_ERR_OUT_OF_MEMORY;
+  uint32_t *day = t->sorted ? malloc(n * 4 + 4) : NULL;
+  if (!ymd || (t->sorted && !day)) st = PS_ERR_OUT_OF_MEMORY;
   for (int64_t k = 0; st == PS_OK && k < nd; k++) ymd[k] = bench_yyyymmdd(d0 + k);
   uint64_t rng = b->seed ^ UINT64_C(0x55b1e0), pick = b->seed ^ UINT64_C(0x6a7e4);
   a->price_min = INT64_MAX;
@@ -159,13 +197,16 @@ static ps_status make_lineorder(bench *b, uint64_t n, bench_tables *t) {
   for (uint64_t i = 0; st == PS_OK && i < n;) {
     uint64_t r = bench_rand(&rng);
     uint32_t lines = 1 + below(r & 0xffffffffu, 7);
-    int32_t od = ymd[below(r >> 32, (uint32_t)nd)];
+    uint32_t dk = below(r >> 32, (uint32_t)nd);
+    int32_t od = ymd[dk];
     for (uint32_t l = 0; l < lines && i < n; l++, i++) {
       uint64_t r1 = bench_rand(&rng), r2 = bench_rand(&rng);
       int32_t q = 1 + (int32_t)below(r1 & 0xffffffffu, 50);
       int32_t ds = (int32_t)below(r1 >> 32, 11);
       uint64_t part = 1 + ((r2 & 0xffffffffu) * parts >> 32);
       int32_t p = (int32_t)((uint64_t)q * retail_cents(part));
+      if (day) day[i] = dk;
+      a->range_1pct += od >= 19950101 && od <= 19950124;
       date[i] = od;
       qty[i] = q;
       price[i] = p;
@@ -204,6 +245,16 @@ static ps_status make_lineorder(bench *b, uint64_t n, bench_tables *t) {
     memcpy(a->q11_last, tmp, sizeof tmp);
   }
   free(ymd);
+  if (st == PS_OK && day) {
+    uint64_t *perm = order_by(day, n, (uint32_t)nd);
+    int32_t *scratch = malloc(n * 4 + 4);
+    if (!perm || !scratch) st = PS_ERR_OUT_OF_MEMORY;
+    int32_t *cols[] = {date, qty, price, disc, rev};
+    for (int k = 0; st == PS_OK && k < 5; k++) permute(cols[k], perm, n, scratch);
+    free(perm);
+    free(scratch);
+  }
+  free(day);
   if (st == PS_OK) st = upload_for(b, "lo_orderdate", PS_TYPE_INT32, date, n, 0, &t->lo[LO_ORDERDATE]);
   if (st == PS_OK) st = upload_for(b, "lo_quantity", PS_TYPE_INT32, qty, n, 0, &t->lo[LO_QUANTITY]);
   if (st == PS_OK) st = upload_for(b, "lo_extendedprice", PS_TYPE_INT32, price, n, 0, &t->lo[LO_EXTENDEDPRICE]);
@@ -268,6 +319,21 @@ static ps_status make_lineitem(bench *b, uint64_t n, bench_tables *t) {
       }
     }
   }
+  if (st == PS_OK && t->sorted) {
+    uint32_t *key = malloc(n * 4 + 4);
+    int32_t *scratch = malloc(n * 4 + 4);
+    uint64_t *perm = NULL;
+    if (key && scratch) {
+      for (uint64_t i = 0; i < n; i++) key[i] = (uint32_t)(ship[i] - d0);
+      perm = order_by(key, n, (uint32_t)nd + 128);
+    }
+    if (!perm) st = PS_ERR_OUT_OF_MEMORY;
+    int32_t *cols[] = {ship, disc, qty, price, tax, (int32_t *)flag, (int32_t *)status};
+    for (int k = 0; st == PS_OK && k < 7; k++) permute(cols[k], perm, n, scratch);
+    free(key);
+    free(scratch);
+    free(perm);
+  }
   if (st == PS_OK) st = upload_for(b, "l_shipdate", PS_TYPE_INT32, ship, n, 0, &t->li[LI_SHIPDATE]);
   if (st == PS_OK) st = upload_for(b, "l_discount", PS_TYPE_INT32, disc, n, 2, &t->li[LI_DISCOUNT]);
   if (st == PS_OK) st = upload_for(b, "l_quantity", PS_TYPE_INT32, qty, n, 0, &t->li[LI_QUANTITY]);
@@ -285,16 +351,18 @@ static ps_status make_lineitem(bench *b, uint64_t n, bench_tables *t) {
   return st;
 }
 
-ps_status bench_tables_create(bench *b, uint64_t n, int lineorder, int lineitem, bench_tables *t) {
+static ps_status tables_create(bench *b, uint64_t n, int lineorder, int lineitem, int sorted, bench_tables *t) {
   memset(t, 0, sizeof *t);
   t->n = n;
+  t->sorted = sorted;
   ps_status st = PS_OK;
   if (lineorder) {
     double t0 = bench_now_ms();
     st = make_lineorder(b, n, t);
     if (st == PS_OK) {
       t->have_lineorder = 1;
-      print_table("lineorder", t->lo, LO_NCOLS, n, (bench_now_ms() - t0) / 1e3);
+      print_table(sorted ? "lineorder (by lo_orderdate)" : "lineorder", t->lo, LO_NCOLS, n,
+                  (bench_now_ms() - t0) / 1e3);
     }
   }
   if (st == PS_OK && lineitem) {
@@ -302,11 +370,19 @@ ps_status bench_tables_create(bench *b, uint64_t n, int lineorder, int lineitem,
     st = make_lineitem(b, n, t);
     if (st == PS_OK) {
       t->have_lineitem = 1;
-      print_table("lineitem", t->li, LI_NCOLS, n, (bench_now_ms() - t0) / 1e3);
+      print_table(sorted ? "lineitem (by l_shipdate)" : "lineitem", t->li, LI_NCOLS, n, (bench_now_ms() - t0) / 1e3);
     }
   }
   if (st != PS_OK) bench_tables_destroy(t);
   return st;
+}
+
+ps_status bench_tables_create(bench *b, uint64_t n, int lineorder, int lineitem, bench_tables *t) {
+  return tables_create(b, n, lineorder, lineitem, 0, t);
+}
+
+ps_status bench_tables_create_sorted(bench *b, uint64_t n, int sorted, bench_tables *t) {
+  return tables_create(b, n, 1, 1, sorted, t);
 }
 
 void bench_tables_destroy(bench_tables *t) {

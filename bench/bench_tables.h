@@ -19,6 +19,7 @@ typedef struct bench_tcol {
   ps_column *col;
   int is_dict;
   ps_encoded_dict dict; /* is_dict: the sorted dictionary (dict.dict) */
+  void *zones_mem;      /* the encoder's zone maps, kept for desc.zones (one allocation) */
 } bench_tcol;
 
 typedef __int128 bench_i128;
@@ -41,6 +42,7 @@ typedef struct ssb_answers {
   uint64_t *gather_ids;                                         /* 1% of the rows, ascending */
   int32_t *gather_price;                                        /* their lo_extendedprice */
   uint64_t n_gather;
+  uint64_t range_1pct; /* lo_orderdate BETWEEN 19950101 AND 19950124: 24 of the 2,406 order days */
 } ssb_answers;
 
 /* TPC-H Q1's groups: l_returnflag A N R x l_linestatus F O (dictionary order). */
@@ -61,6 +63,7 @@ typedef struct tpch_answers {
 
 typedef struct bench_tables {
   uint64_t n;
+  int sorted; /* rows in date order (lo_orderdate, l_shipdate), stably: the zone-map cases */
   int have_lineorder, have_lineitem;
   bench_tcol lo[LO_NCOLS];
   bench_tcol li[LI_NCOLS];
@@ -77,6 +80,10 @@ int32_t bench_yyyymmdd(int64_t days);
  * exact answers on the way. Prints one line per table (rows, widths, bytes,
  * seconds). */
 ps_status bench_tables_create(bench *b, uint64_t n, int lineorder, int lineitem, bench_tables *t);
+/* The same with the rows sorted by date (stable), as a fact table that
+ * arrives in time order: the row-id answers of the after-filter cases do
+ * not hold for it, the query answers do. */
+ps_status bench_tables_create_sorted(bench *b, uint64_t n, int sorted, bench_tables *t);
 void bench_tables_destroy(bench_tables *t);
 
 /* The cases over these tables: bench_after.c (ps_aggregate, ps_gather_values_device,
@@ -84,6 +91,10 @@ void bench_tables_destroy(bench_tables *t);
  * TPC-H Q6 and Q1 through the query API). */
 void bench_run_after(bench *b, bench_tables *t);
 void bench_run_queries(bench *b, bench_tables *t);
+/* The zone-map cases (bench_query.c): SSB Q1.1-Q1.3, TPC-H Q6 and a filter
+ * over 1 % of the order dates, each with pruning off and on, on the tables
+ * as generated and sorted by date; the bytes the library read per call. */
+void bench_run_zones(bench *b);
 
 /* SSB Q1.k's WHERE clause (k = 0, 1, 2 for Q1.1, Q1.2, Q1.3) over lineorder's
  * orderdate, quantity and discount columns; k = 3: lo_orderdate in 1993 only. */

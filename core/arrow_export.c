@@ -474,6 +474,7 @@ ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, si
   d.data_size = col->data_size;
   d.validity = valid;
   d.validity_size = valid ? col->validity_size : 0;
+  if (col->zones) d.zones = &col->zones->view;
   *desc = d;
   if (dict) {
     ps_dict_desc_init(dict);

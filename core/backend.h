@@ -217,6 +217,13 @@ typedef struct ps_backend_ops {
   /* Optional (ABI 1 addition): one chunk of a query (ps_query_args). NULL =
    * ps_query_run returns PS_ERR_UNSUPPORTED. */
   ps_status (*query)(ps_backend *be, const ps_query_args *args);
+
+  /* Optional (ABI 1 addition): sets `bytes` bytes at dst to `value`,
+   * enqueued on the context's stream/queue like an evaluation (no
+   * synchronization). Zone-map pruning writes the result bitmaps and masks
+   * of the row ranges it decides without reading codes through it. NULL =
+   * the core evaluates those ranges instead. */
+  ps_status (*fill)(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t bytes);
 } ps_backend_ops;
 
 /* Records a message as the context's last error (printf-style); returns status.

@@ -1,6 +1,7 @@
 /* Columns: metadata validation (every field, with a message naming it) and
  * placement of the packed streams on the device. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,10 +26,10 @@ static uint64_t width_mask(uint32_t w) { return w >= 64 ? UINT64_MAX : (((uint64
 static ps_status validate_for(ps_context *ctx, const ps_for_desc *d, bool dict_codes, bool device) {
   const char *what = dict_codes ? "codes" : "desc";
   if (!d) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", what);
-  if (d->struct_size < sizeof(ps_for_desc))
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
-                        "%s.struct_size is %u; expected %u (call ps_for_desc_init)", what, d->struct_size,
-                        (unsigned)sizeof(ps_for_desc));
+  /* The description of version 0.1 ends before `zones`. */
+  if (d->struct_size < offsetof(ps_for_desc, zones) || d->struct_size > sizeof(ps_for_desc))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.struct_size is %u; expected %u (call ps_for_desc_init)", what,
+                        d->struct_size, (unsigned)sizeof(ps_for_desc));
   if (dict_codes) {
     if (!ps_type_is_unsigned(d->type))
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
@@ -245,6 +246,10 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
       c->validity_size = d->validity_size;
     }
   }
+  if (d->struct_size >= offsetof(ps_for_desc, zones) + sizeof d->zones && d->zones) {
+    st = ps_zones_set(ctx, c, d->zones, is_dict ? "codes.zones" : "desc.zones");
+    if (st != PS_OK) goto fail;
+  }
   *out = c;
   return PS_OK;
 fail:
@@ -317,6 +322,7 @@ void ps_column_destroy(ps_column *col) {
   ps_host_free(ctx, col->dict.offsets);
   ps_host_free(ctx, col->dict.bytes);
   ps_host_free(ctx, col->name);
+  ps_zones_free(ctx, col);
   ps_host_free(ctx, col);
 }
 

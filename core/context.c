@@ -78,6 +78,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
       o.kernel_cache_dir = NULL;
     if (opts_in->struct_size < offsetof(ps_context_options, query_compile) + sizeof(int32_t))
       o.query_compile = PS_QUERY_COMPILE_BACKGROUND;
+    if (opts_in->struct_size < offsetof(ps_context_options, zone_pruning) + sizeof(int32_t))
+      o.zone_pruning = PS_ZONE_PRUNING_ON;
     o.struct_size = sizeof o;
   }
   if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
@@ -85,6 +87,10 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
                             "options.query_compile is %d; expected PS_QUERY_COMPILE_BACKGROUND (0), _BLOCKING (1) "
                             "or _NEVER (2)",
                             (int)o.query_compile);
+  if (o.zone_pruning != PS_ZONE_PRUNING_ON && o.zone_pruning != PS_ZONE_PRUNING_OFF)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "options.zone_pruning is %d; expected PS_ZONE_PRUNING_ON (0) or PS_ZONE_PRUNING_OFF (1)",
+                            (int)o.zone_pruning);
   const char *name = o.backend ? o.backend : "auto";
   if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
@@ -100,6 +106,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = o.allocator;
   ctx->query_compile = o.query_compile;
+  ctx->zone_pruning = o.zone_pruning == PS_ZONE_PRUNING_ON;
+  ctx->scan_stats.struct_size = sizeof ctx->scan_stats;
   if (o.kernel_cache_dir) {
     ctx->kernel_cache_dir = ps_kcache_dir_copy(&o.allocator, o.kernel_cache_dir);
     if (!ctx->kernel_cache_dir) {

@@ -263,6 +263,7 @@ PS_API void ps_encoded_destroy(ps_encoded *enc) {
   ps_allocator a = enc->allocator;
   ps_free_with(&a, enc->data);
   ps_free_with(&a, enc->validity);
+  ps_free_with(&a, (void *)enc->desc.zones); /* ps_zones_for_encoded: one allocation */
   memset(enc, 0, sizeof *enc);
 }
 
@@ -429,6 +430,8 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
   r.desc.data_size = data_size;
   r.desc.validity = r.validity;
   r.desc.validity_size = r.validity ? validity_bytes(n) : 0;
+  r.desc.zones = ps_zones_for_encoded(&r.allocator, r.data, w, r.validity, n);
+  if (!r.desc.zones) goto oom;
   *out = r;
   return PS_OK;
 
@@ -815,6 +818,9 @@ PS_API ps_status ps_encode_dict(const ps_strings *in, const ps_allocator *alloca
   r.codes.desc.data_size = data_size;
   r.codes.desc.validity = r.codes.validity;
   r.codes.desc.validity_size = r.codes.validity ? validity_bytes(n) : 0;
+  /* sorted dictionary: a block's code range is its string range */
+  r.codes.desc.zones = ps_zones_for_encoded(&r.allocator, r.codes.data, w, r.codes.validity, n);
+  if (!r.codes.desc.zones) goto oom;
   ps_free_with(&r.allocator, refs);
   ps_free_with(&r.allocator, rank);
   ps_free_with(&r.allocator, rowd);

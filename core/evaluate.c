@@ -97,16 +97,19 @@ static ps_status ensure_lowered(ps_context *ctx, const ps_expr *expr) {
 
 ps_status ps_expr_prepare(ps_context *ctx, const ps_expr *expr) { return ensure_lowered(ctx, expr); }
 
-/* The inputs of the chunk of rows from r0 (a multiple of 32): every column
- * at its chunk start; *prog is the copy of the program a->prog points at
+/* The inputs of the `rows` rows from r0 (a multiple of 32; at most a
+ * chunk): every column at its chunk start; *prog is the copy of the program a->prog points at
  * (its byte counts are the chunk's). Outputs are left empty. */
-static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, ps_program *prog, ps_eval_args *a) {
+static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, uint64_t rows, ps_program *prog,
+                       ps_eval_args *a) {
   const ps_lowered *low = expr->lowered;
   memset(a, 0, sizeof *a);
   *prog = low->prog;
   a->prog = prog;
-  a->rows = expr->rows - r0 < ctx->chunk_rows ? expr->rows - r0 : ctx->chunk_rows;
+  a->rows = rows;
   a->row_begin = r0;
+  ctx->scan_stats.rows_scanned += rows;
+  for (uint32_t i = 0; i < prog->n_cols; i++) ctx->scan_stats.bytes_read += ps_scan_bytes(low->cols[i], rows);
   ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
   ctx->corrupt_expr = expr;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
@@ -147,33 +150,101 @@ unsigned ps_expr_column_position(const ps_expr *expr, const ps_column *col) {
   return column_position_in(expr, col, seen, &nseen);
 }
 
+/* The rows [r0, r1) of a run the zone maps decided (r0 a multiple of 32, r1
+ * too or the last row), written without reading codes: the bitmap's bytes
+ * and the mask's as all selected or none. */
+static ps_status write_decided(ps_context *ctx, ps_devmem bitmap, ps_devmem mask, uint64_t r0, uint64_t r1,
+                               bool selected) {
+  const uint64_t rows = r1 - r0;
+  if (bitmap.handle) {
+    ps_devmem at = bitmap;
+    at.offset += r0 / 8;
+    PS_TRY(ctx->ops->fill(ctx->be, at, selected ? 0xff : 0, rows / 8));
+    if (rows % 8) {
+      at.offset += rows / 8;
+      PS_TRY(ctx->ops->fill(ctx->be, at, selected ? (uint8_t)((1u << (rows % 8)) - 1) : 0, 1));
+    }
+  }
+  if (mask.handle) {
+    ps_devmem at = mask;
+    at.offset += r0;
+    PS_TRY(ctx->ops->fill(ctx->be, at, selected ? 1 : 0, rows));
+  }
+  return PS_OK;
+}
+
+/* The state of the run from r (at most to `end`) that a call may use:
+ * MAYBE without a plan, or where the call cannot produce the decided rows
+ * without the backend's evaluation (false_ok, true_ok: whether it can for
+ * ALL FALSE and ALL TRUE runs); such a run goes to the backend with the
+ * MAYBE runs after it. */
+static int usable_state(const ps_prune_plan *plan, uint64_t r, uint64_t end, bool false_ok, bool true_ok,
+                        uint64_t *run_end) {
+  *run_end = end;
+  if (!plan) return PS_PRUNE_MAYBE;
+  int s = ps_prune_state(plan, r, end, run_end);
+  if ((s == PS_PRUNE_FALSE && false_ok) || (s == PS_PRUNE_TRUE && true_ok)) return s;
+  uint64_t e = *run_end;
+  while (e < end) {
+    uint64_t next;
+    int t = ps_prune_state(plan, e, end, &next);
+    if ((t == PS_PRUNE_FALSE && false_ok) || (t == PS_PRUNE_TRUE && true_ok)) break;
+    e = next;
+  }
+  *run_end = e;
+  return PS_PRUNE_MAYBE;
+}
+
+static void count_decided(ps_context *ctx, int state, uint64_t rows) {
+  if (state == PS_PRUNE_FALSE)
+    ctx->scan_stats.rows_skipped += rows;
+  else
+    ctx->scan_stats.rows_all_true += rows;
+}
+
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
- * byte mask; input: a selection to AND in. */
+ * byte mask; input: a selection to AND in. Runs of blocks the zone maps
+ * decide are written without the backend's evaluation; the rest go to it
+ * chunk by chunk, in the sub-ranges between those runs. */
 ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap, ps_devmem mask, ps_devmem selection_in,
                          uint64_t *count) {
   PS_TRY(ensure_lowered(ctx, expr));
+  const ps_prune_plan *plan = NULL;
+  PS_TRY(ps_prune_plan_of(ctx, expr, NULL, 0, &plan));
+  const bool writes = ctx->ops->fill || (!bitmap.handle && !mask.handle);
+  const bool false_ok = writes, true_ok = writes && !selection_in.handle;
   ps_status st = PS_OK;
   uint64_t n = expr->rows, total = 0;
   for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
-    ps_eval_args a;
-    ps_program prog;
-    chunk_args(ctx, expr, r0, &prog, &a);
-    if (bitmap.handle) {
-      a.bitmap = bitmap;
-      a.bitmap.offset += r0 / 8;
+    const uint64_t end = n - r0 < ctx->chunk_rows ? n : r0 + ctx->chunk_rows;
+    for (uint64_t r = r0, e; st == PS_OK && r < end; r = e) {
+      int state = usable_state(plan, r, end, false_ok, true_ok, &e);
+      if (state != PS_PRUNE_MAYBE) {
+        st = write_decided(ctx, bitmap, mask, r, e, state == PS_PRUNE_TRUE);
+        if (state == PS_PRUNE_TRUE) total += e - r;
+        count_decided(ctx, state, e - r);
+        continue;
+      }
+      ps_eval_args a;
+      ps_program prog;
+      chunk_args(ctx, expr, r, e - r, &prog, &a);
+      if (bitmap.handle) {
+        a.bitmap = bitmap;
+        a.bitmap.offset += r / 8;
+      }
+      if (mask.handle) {
+        a.mask = mask;
+        a.mask.offset += r;
+      }
+      if (selection_in.handle) {
+        a.selection_in = selection_in;
+        a.selection_in.offset += r / 8;
+      }
+      uint64_t chunk_count = 0;
+      a.count = count ? &chunk_count : NULL;
+      st = ctx->ops->eval(ctx->be, &a);
+      total += chunk_count;
     }
-    if (mask.handle) {
-      a.mask = mask;
-      a.mask.offset += r0;
-    }
-    if (selection_in.handle) {
-      a.selection_in = selection_in;
-      a.selection_in.offset += r0 / 8;
-    }
-    uint64_t chunk_count = 0;
-    a.count = count ? &chunk_count : NULL;
-    st = ctx->ops->eval(ctx->be, &a);
-    total += chunk_count;
   }
   if (st == PS_OK && count) *count = total;
   return st;
@@ -217,35 +288,75 @@ static ps_status chunk_ids_unfused(ps_context *ctx, ps_eval_args *a, ps_devmem o
  * receives the number selected, also when it exceeds capacity (the caller
  * reports that). Per chunk the backend's eval_ids does it in one pass where
  * it can; elsewhere the chunk's bitmap goes to scratch and row_ids reads it. */
+/* The row ids of rows [r, e), every one selected: a bitmap of ones in the
+ * scratch bitmap, then the backend's row ids of it (no codes read). */
+static ps_status all_ids(ps_context *ctx, uint64_t r, uint64_t e, ps_devmem out, uint32_t isz) {
+  const uint64_t bytes = (e - r + 7) / 8;
+  if (ctx->ids_scratch && ctx->ids_scratch->size < bytes) {
+    ps_buffer_destroy(ctx->ids_scratch);
+    ctx->ids_scratch = NULL;
+  }
+  if (!ctx->ids_scratch) PS_TRY(ps_buffer_create(ctx, bytes, &ctx->ids_scratch));
+  PS_TRY(write_decided(ctx, ctx->ids_scratch->mem, PS_NO_MEM, 0, e - r, true));
+  ps_row_ids_args ra;
+  memset(&ra, 0, sizeof ra);
+  ra.bitmap = ctx->ids_scratch->mem;
+  ra.rows = e - r;
+  ra.id_base = r;
+  ra.index_bytes = isz;
+  ra.out = out;
+  uint64_t got = 0;
+  ra.count = &got;
+  PS_TRY(ctx->ops->row_ids(ctx->be, &ra));
+  if (got != e - r)
+    return ps_set_error(ctx, PS_ERR_INTERNAL, "row ids of rows %" PRIu64 "..: %" PRIu64 " selected, wrote %" PRIu64, r,
+                        e - r, got);
+  return PS_OK;
+}
+
 ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids, uint32_t isz, uint64_t capacity,
                              uint64_t *count) {
   PS_TRY(ensure_lowered(ctx, expr));
+  const ps_prune_plan *plan = NULL;
+  if (ctx->ops->row_ids) PS_TRY(ps_prune_plan_of(ctx, expr, NULL, 0, &plan));
   ps_status st = PS_OK;
   uint64_t n = expr->rows, total = 0;
   for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
-    ps_eval_args a;
-    ps_program prog;
-    chunk_args(ctx, expr, r0, &prog, &a);
-    const uint64_t room = total < capacity ? capacity - total : 0;
-    ps_devmem out = ids;
-    out.offset += (total < capacity ? total : capacity) * isz;
-    uint64_t c = 0;
-    st = PS_ERR_UNSUPPORTED;
-    if (ctx->ops->eval_ids && room) {
-      a.ids = out;
-      a.index_bytes = isz;
-      a.ids_capacity = room;
-      a.count = &c;
-      st = ctx->ops->eval_ids(ctx->be, &a);
-      a.ids = PS_NO_MEM;
-      a.index_bytes = 0;
-      a.ids_capacity = 0;
+    const uint64_t end = n - r0 < ctx->chunk_rows ? n : r0 + ctx->chunk_rows;
+    for (uint64_t r = r0, e; st == PS_OK && r < end; r = e) {
+      const uint64_t room = total < capacity ? capacity - total : 0;
+      ps_devmem out = ids;
+      out.offset += (total < capacity ? total : capacity) * isz;
+      int state = usable_state(plan, r, end, true, ctx->ops->fill != NULL, &e);
+      if (state != PS_PRUNE_MAYBE) {
+        count_decided(ctx, state, e - r);
+        if (state == PS_PRUNE_TRUE) {
+          if (e - r <= room) st = all_ids(ctx, r, e, out, isz);
+          total += e - r;
+        }
+        continue;
+      }
+      ps_eval_args a;
+      ps_program prog;
+      chunk_args(ctx, expr, r, e - r, &prog, &a);
+      uint64_t c = 0;
+      st = PS_ERR_UNSUPPORTED;
+      if (ctx->ops->eval_ids && room) {
+        a.ids = out;
+        a.index_bytes = isz;
+        a.ids_capacity = room;
+        a.count = &c;
+        st = ctx->ops->eval_ids(ctx->be, &a);
+        a.ids = PS_NO_MEM;
+        a.index_bytes = 0;
+        a.ids_capacity = 0;
+      }
+      if (st == PS_ERR_UNSUPPORTED) { /* the backend did not take this chunk: nothing was enqueued */
+        ps_clear_error(ctx);
+        st = chunk_ids_unfused(ctx, &a, out, isz, room, &c);
+      }
+      total += c;
     }
-    if (st == PS_ERR_UNSUPPORTED) { /* the backend did not take this chunk: nothing was enqueued */
-      ps_clear_error(ctx);
-      st = chunk_ids_unfused(ctx, &a, out, isz, room, &c);
-    }
-    total += c;
   }
   if (st == PS_OK) *count = total;
   return st;

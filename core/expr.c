@@ -128,6 +128,7 @@ void ps_expr_destroy(ps_expr *e) {
     ps_host_free(ctx, e->lowered);
   }
   ps_aux_release(ctx, e->aux_dev);
+  ps_prune_plan_free(ctx, e);
   ps_host_free(ctx, e);
 }
 

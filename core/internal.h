@@ -51,6 +51,17 @@ struct ps_context {
   struct ps_kcache *kcaches;
   /* options.query_compile (ps_query_compile). */
   int32_t query_compile;
+  /* Zone-map pruning (options.zone_pruning): on unless turned off; what the
+   * calls read and skipped (ps_context_scan_stats); and a counter bumped
+   * whenever a column's zone maps change, so that an expression's cached
+   * pruning plan (zones.c) knows when to be made again. */
+  bool zone_pruning;
+  ps_scan_stats scan_stats;
+  uint64_t zone_epoch;
+  /* While a query runs on pieces that zone maps left (query.c): the rows
+   * those pieces hold in all, which decide whether its kernel is worth
+   * specializing (ps_query_specialize); 0 otherwise. */
+  uint64_t query_run_rows;
 };
 
 struct ps_buffer {
@@ -92,7 +103,20 @@ struct ps_column {
    * made) is used by one thread at a time, so this needs no lock. */
   ps_buffer *dict_dev_offsets;
   ps_buffer *dict_dev_bytes;
+  struct ps_zones *zones; /* zone maps (zones.c), NULL = none */
 };
+
+/* A column's zone maps (ps_zone_map), owned. clean: no block holds a valid
+ * code above the column's code_limit (or, without valid codes, a valid
+ * row), so skipping any block of it never hides a corrupt code. */
+typedef struct ps_zones {
+  uint32_t block_rows;
+  uint64_t blocks;
+  uint64_t *min, *max;
+  uint8_t *flags;
+  bool clean;
+  ps_zone_map view; /* the public description of the arrays above */
+} ps_zones;
 
 typedef enum ps_expr_kind {
   PS_EXPR_COMPARE = 1,
@@ -132,6 +156,9 @@ struct ps_expr {
    * an engine that evaluates one predicate on many calls lowers it once. */
   struct ps_lowered *lowered;
   ps_buffer *aux_dev;
+  /* What the zone maps of its columns decide per block (zones.c), made on
+   * the first evaluation that may prune and remade when zone maps change. */
+  struct ps_prune_plan *prune;
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -246,6 +273,39 @@ ps_status ps_expr_prepare(ps_context *ctx, const ps_expr *expr);
 unsigned ps_expr_column_position(const ps_expr *expr, const ps_column *col);
 ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids, uint32_t isz, uint64_t capacity,
                              uint64_t *count);
+
+/* ---- zone maps (zones.c) -------------------------------------------------- */
+/* Scans `rows` packed codes of width w (data at the stream's first byte of
+ * those rows, validity at their first bit, NULL = none; the first row is a
+ * multiple of block_rows) into ceil(rows / block_rows) zone entries. */
+void ps_zones_scan(const uint8_t *data, uint32_t w, const uint8_t *validity, uint64_t rows, uint32_t block_rows,
+                   uint64_t *min, uint64_t *max, uint8_t *flags);
+/* The zone maps of n codes of an encoder's output, in one allocation made
+ * with `a` that ps_encoded_destroy frees; NULL when out of memory. */
+ps_zone_map *ps_zones_for_encoded(const ps_allocator *a, const uint8_t *data, uint32_t w, const uint8_t *validity,
+                                  uint64_t n);
+/* Copies and checks zone maps onto a column (NULL removes); the message
+ * names `what` (the field the caller gave them in). */
+ps_status ps_zones_set(ps_context *ctx, ps_column *col, const ps_zone_map *z, const char *what);
+void ps_zones_free(ps_context *ctx, ps_column *col);
+
+/* Pruning states of a run of rows. */
+#define PS_PRUNE_MAYBE 0
+#define PS_PRUNE_FALSE 1 /* no row can be TRUE: nothing read, nothing selected */
+#define PS_PRUNE_TRUE 2  /* every row is TRUE: the predicate's columns not read */
+typedef struct ps_prune_plan ps_prune_plan;
+/* The pruning plan of a lowered expression, or NULL (*out) when the context
+ * does not prune, a column of the predicate or one of `extra` (columns the
+ * call reads besides, e.g. a query's values) has no zone maps or zone maps
+ * that may hide a corrupt code, or they do not share one block size. */
+ps_status ps_prune_plan_of(ps_context *ctx, const ps_expr *expr, ps_column *const *extra, uint32_t n_extra,
+                           const ps_prune_plan **out);
+/* The state of the rows from r (a multiple of 32) and the end of their run,
+ * at most `end`. */
+int ps_prune_state(const ps_prune_plan *p, uint64_t r, uint64_t end, uint64_t *run_end);
+void ps_prune_plan_free(ps_context *ctx, ps_expr *expr);
+/* Bytes of packed codes and validity of `rows` rows of col. */
+uint64_t ps_scan_bytes(const ps_column *col, uint64_t rows);
 
 /* Value of code c of a FOR column as double (floats' decode rule). */
 double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);

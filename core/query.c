@@ -284,13 +284,34 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
   }
   ps_status overflow = PS_OK;
   char overflow_msg[PS_ERRMSG_SIZE];
-  for (uint64_t r0 = 0; r0 < q->rows; r0 += ctx->chunk_rows) {
+  /* Blocks the WHERE's zone maps decide: ALL FALSE ones are not run, ALL
+   * TRUE ones run without the WHERE (so without reading its columns). Every
+   * column the query reads must have clean zone maps, so that no block
+   * skipped hides a corrupt code the run would report. The accumulators
+   * sum over the calls exactly as over chunks. */
+  const ps_prune_plan *plan = NULL;
+  if (q->where) PS_TRY(ps_prune_plan_of(ctx, q->where, q->cols, q->prog.n_cols, &plan));
+  ctx->query_run_rows = 0;
+  for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
+    if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
+  for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
+    const uint64_t end = q->rows - r0 < ctx->chunk_rows ? q->rows : (r0 / ctx->chunk_rows + 1) * ctx->chunk_rows;
+    int state = plan ? ps_prune_state(plan, r0, end, &e) : (e = end, PS_PRUNE_MAYBE);
+    if (state == PS_PRUNE_FALSE) {
+      ctx->scan_stats.rows_skipped += e - r0;
+      continue;
+    }
     ps_vprog prog = q->prog;
     ps_query_args a;
     memset(&a, 0, sizeof a);
     a.prog = &prog;
-    a.rows = q->rows - r0 < ctx->chunk_rows ? q->rows - r0 : ctx->chunk_rows;
+    a.rows = e - r0;
     a.row_begin = r0;
+    ctx->scan_stats.rows_scanned += state == PS_PRUNE_MAYBE ? a.rows : 0;
+    ctx->scan_stats.rows_all_true += state == PS_PRUNE_TRUE ? a.rows : 0;
+    for (uint32_t i = 0; i < prog.n_cols; i++)
+      if ((prog.read_slots >> i & 1) || (state == PS_PRUNE_MAYBE && q->where && i < q->where->lowered->prog.n_cols))
+        ctx->scan_stats.bytes_read += ps_scan_bytes(q->cols[i], a.rows);
     for (uint32_t i = 0; i < prog.n_cols; i++) {
       const ps_column *c = q->cols[i];
       uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
@@ -304,7 +325,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       }
     }
     ps_program where_prog;
-    if (q->where) {
+    if (q->where && state == PS_PRUNE_MAYBE) {
       const ps_lowered *low = q->where->lowered;
       where_prog = low->prog;
       for (uint32_t i = 0; i < where_prog.n_cols; i++) where_prog.cols[i] = prog.cols[i];
@@ -334,9 +355,11 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       overflow = st;
       memcpy(overflow_msg, ctx->last_error, sizeof overflow_msg);
     } else if (st != PS_OK && st != PS_ERR_OVERFLOW) {
+      ctx->query_run_rows = 0;
       return st;
     }
   }
+  ctx->query_run_rows = 0;
   if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
   return overflow;
 }

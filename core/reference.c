@@ -41,6 +41,12 @@ static ps_status ref_write(ps_backend *be, ps_devmem dst, const void *src, uint6
   return PS_OK;
 }
 
+static ps_status ref_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t bytes) {
+  (void)be;
+  memset((uint8_t *)dst.handle + dst.offset, value, (size_t)bytes);
+  return PS_OK;
+}
+
 static ps_status ref_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
   memcpy(dst, (const uint8_t *)src.handle + src.offset, (size_t)bytes);
   return PS_OK;
@@ -585,4 +591,5 @@ const ps_backend_ops ps_backend_reference = {
     .reduce = ref_reduce,
     .gather = ref_gather,
     .query = ref_query,
+    .fill = ref_fill,
 };

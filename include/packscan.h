@@ -195,7 +195,17 @@ typedef struct ps_context_options {
    * none): PS_QUERY_COMPILE_BACKGROUND (the default) or _BLOCKING or
    * _NEVER. Every way gives the same results. */
   int32_t query_compile;
+  /* Whether filters, counts, masks, row ids and queries skip the blocks of
+   * rows that the zone maps of their columns decide (see "Zone maps"
+   * below): PS_ZONE_PRUNING_ON (0, the default) or PS_ZONE_PRUNING_OFF.
+   * Either way gives the same results; only the bytes read and the time
+   * differ. ps_context_set_zone_pruning changes it later. */
+  int32_t zone_pruning;
 } ps_context_options;
+
+/** Values of ps_context_options.zone_pruning. */
+#define PS_ZONE_PRUNING_ON 0
+#define PS_ZONE_PRUNING_OFF 1
 
 /** Values of ps_context_options.query_compile. A query's first run on a
  *  chunk of 2^20 rows or more compiles a kernel for its constants (NVRTC on
@@ -287,6 +297,28 @@ typedef union ps_reference {
   uint64_t u;
 } ps_reference;
 
+/** Zone maps (docs/design.md "Zone maps"): per block of `block_rows`
+ *  consecutive rows (the last block may be shorter), the smallest and the
+ *  largest code of the block's valid rows and two flags. A predicate whose
+ *  columns all have zone maps skips the blocks it can decide from them:
+ *  blocks where no row can be TRUE read no codes, blocks where every row is
+ *  TRUE skip the predicate's columns. Results never change. The encoders
+ *  (ps_encode_for, ps_encode_dict) and the Arrow import make them; columns
+ *  made from other codes get them from ps_column_compute_zones. Zone maps
+ *  a caller gives must describe the column's codes: wrong ones give wrong
+ *  results (as wrong Parquet statistics do). */
+#define PS_ZONE_BLOCK_ROWS 4096u /* the block size the library's encoders and ps_column_compute_zones use */
+#define PS_ZONE_HAS_NULLS 1u     /* flag: the block has at least one null row */
+#define PS_ZONE_ALL_NULL 2u      /* flag: every row of the block is null (min and max are then 0) */
+typedef struct ps_zone_map {
+  uint32_t struct_size; /* sizeof(ps_zone_map) */
+  uint32_t block_rows;  /* rows per block: a positive multiple of 32 */
+  uint64_t blocks;      /* ceil(n / block_rows) */
+  const uint64_t *min;  /* blocks entries: smallest code of the block's valid rows */
+  const uint64_t *max;  /* blocks entries: largest code of the block's valid rows */
+  const uint8_t *flags; /* blocks entries: PS_ZONE_HAS_NULLS | PS_ZONE_ALL_NULL */
+} ps_zone_map;
+
 /** A frame-of-reference (FOR) bit-packed column (docs/design.md).
  *  Value of row i: M + code[i] for integer types; (double)(M + code[i]) / 10^scale
  *  for floats; exactly (M + code[i]) / 10^scale for PS_TYPE_DECIMAL (M int64,
@@ -303,6 +335,12 @@ typedef struct ps_for_desc {
   uint64_t data_size;        /* must equal ceil(n*width/8) */
   const uint8_t *validity;   /* optional Arrow validity bitmap, ceil(n/8) bytes; NULL = no nulls */
   uint64_t validity_size;    /* must equal ceil(n/8) when validity is given */
+  /* Optional zone maps of the codes (NULL = none; copied and checked at
+   * column creation). The encoders set them: a copy of their description
+   * whose codes, width or reference is changed must set them to NULL (or
+   * to maps of the new codes). Absent from descriptions of version 0.1 (a
+   * struct_size that ends before it). */
+  const ps_zone_map *zones;
 } ps_for_desc;
 
 /** Fills *desc with zeros and struct_size. */
@@ -356,6 +394,24 @@ PS_API ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_des
 PS_API ps_status ps_column_set_name(ps_column *col, const char *name);
 /** The column's name, or "" when it has none. */
 PS_API const char *ps_column_name(const ps_column *col);
+
+/** Computes the column's zone maps in blocks of PS_ZONE_BLOCK_ROWS rows
+ *  (replacing any it has), for columns made from codes the caller packed or
+ *  placed in device buffers. A host pass: the packed codes and validity are
+ *  copied back from the device a few megabytes at a time (on the reference
+ *  backend they are read in place) and scanned on the host, once per column;
+ *  synchronous. PS_ERR_OUT_OF_MEMORY, or a device error, leave the column
+ *  as it was. */
+PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col);
+/** Gives the column the zone maps *zones (copied; NULL removes them).
+ *  PS_ERR_INVALID_ARGUMENT naming the field and block when they do not fit
+ *  the column (block count, block_rows, a min above its max or above the
+ *  codes' width, null flags on a column without a validity bitmap). */
+PS_API ps_status ps_column_set_zones(ps_context *ctx, ps_column *col, const ps_zone_map *zones);
+/** Whether the column has zone maps (1) or not (0); with out non-NULL and
+ *  zone maps present, *out describes them (the arrays belong to the column
+ *  and stay valid until its zone maps change or it is destroyed). */
+PS_API int ps_column_zones(const ps_column *col, ps_zone_map *out);
 
 /** Destroys a column. Expressions that reference it must be destroyed first. */
 PS_API void ps_column_destroy(ps_column *col);
@@ -651,6 +707,27 @@ PS_API ps_status ps_filter_mask_device(ps_context *ctx, const ps_expr *expr, ps_
 /** As ps_filter_mask_device, into host memory (mask_size >= n). */
 PS_API ps_status ps_filter_mask(ps_context *ctx, const ps_expr *expr, uint8_t *mask, uint64_t mask_size,
                                 uint64_t *count);
+
+/** What the calls on a context read and skipped, summed since it was created
+ *  or ps_context_scan_stats_reset: the bytes of packed codes and validity
+ *  bitmaps that the calls with a predicate (filters, counts, masks, row ids,
+ *  refinement, queries) asked the device to read, the rows they evaluated
+ *  row by row, and the rows zone maps decided without reading them. Fields
+ *  may be appended (struct_size). */
+typedef struct ps_scan_stats {
+  uint32_t struct_size;   /* sizeof(ps_scan_stats), set by the caller */
+  uint64_t bytes_read;    /* packed codes and validity bytes of the evaluated rows */
+  uint64_t rows_scanned;  /* rows evaluated by the device */
+  uint64_t rows_skipped;  /* rows of blocks where no row can be TRUE: no codes read */
+  uint64_t rows_all_true; /* rows of blocks where every row is TRUE: the predicate's columns not read */
+} ps_scan_stats;
+/** Fills the first out->struct_size bytes of *out. PS_ERR_INVALID_ARGUMENT
+ *  for a NULL argument or a struct_size smaller than the first two fields. */
+PS_API ps_status ps_context_scan_stats(const ps_context *ctx, ps_scan_stats *out);
+PS_API void ps_context_scan_stats_reset(ps_context *ctx);
+/** Turns zone-map pruning on (nonzero) or off for the calls made after it
+ *  (ps_context_options.zone_pruning). */
+PS_API void ps_context_set_zone_pruning(ps_context *ctx, int on);
 
 /** Integer type of row ids. */
 typedef enum ps_index_type { PS_INDEX_UINT32 = 4, PS_INDEX_UINT64 = 8 } ps_index_type;

@@ -1,10 +1,50 @@
 /* packscan info: what a table file holds. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "table.h"
 #include "util.h"
+
+/* How well a column's zone maps prune: the fraction of blocks that a range
+ * over 1 % of the column's codes (between its smallest and largest) skips,
+ * averaged over 100 such ranges across the codes; an all-null block is
+ * skipped by every range. */
+static double zone_skip_fraction(const ps_zone_map *z) {
+  uint64_t lo = UINT64_MAX, hi = 0, counted = 0;
+  for (uint64_t b = 0; b < z->blocks; b++) {
+    if (z->flags[b] & PS_ZONE_ALL_NULL) continue;
+    if (z->min[b] < lo) lo = z->min[b];
+    if (z->max[b] > hi) hi = z->max[b];
+  }
+  if (z->blocks == 0) return 0;
+  if (lo > hi) return 1;
+  double span = (double)(hi - lo) + 1, skipped = 0;
+  for (int k = 0; k < 100; k++) {
+    double a = (double)lo + span * k / 100, e = a + span / 100; /* [a, e) */
+    for (uint64_t b = 0; b < z->blocks; b++) {
+      counted++;
+      if ((z->flags[b] & PS_ZONE_ALL_NULL) || (double)z->max[b] < a || (double)z->min[b] >= e) skipped++;
+    }
+  }
+  return skipped / (double)counted;
+}
+
+static void print_zones(const tbl_table *t, size_t w) {
+  printf("\nzone maps (skips: the share of blocks a range over 1%% of a column's values skips, on average)\n");
+  printf("%-*s  %10s %10s %7s\n", (int)w, "column", "block rows", "blocks", "skips");
+  for (uint32_t i = 0; i < t->ncols; i++) {
+    const tbl_column *c = &t->cols[i];
+    const ps_zone_map *z = c->desc.zones;
+    if (!z) {
+      printf("%-*.*s  %10s %10s %7s\n", (int)w, (int)w, c->name, "none", "", "");
+      continue;
+    }
+    printf("%-*.*s  %10" PRIu32 " %10" PRIu64 " %6.1f%%\n", (int)w, (int)w, c->name, z->block_rows, z->blocks,
+           100 * zone_skip_fraction(z));
+  }
+}
 
 int cmd_info(int argc, char **argv) {
   const char *path = NULL;
@@ -13,7 +53,9 @@ int cmd_info(int argc, char **argv) {
     if (!strcmp(argv[i], "--no-verify")) {
       verify = 0;
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: packscan info [--no-verify] TABLE\n  Lists the columns of a table: types, encodings, widths, sizes.\n");
+      printf(
+          "usage: packscan info [--no-verify] TABLE\n  Lists the columns of a table: types, encodings, widths, sizes,\n"
+          "  and how well their zone maps prune.\n");
       return 0;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "packscan info: unknown option '%s'\n", argv[i]);
@@ -91,6 +133,7 @@ int cmd_info(int argc, char **argv) {
   char ratio[32];
   format_ratio(tr, ts, ratio);
   printf("%-*s  %-12s %-9s %-*s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", encw, "", "", "", a, b, ratio);
+  print_zones(t, w);
   /* Strings are always dictionary-encoded: the library evaluates string
    * predicates on dictionaries only (once per distinct string). Say what that
    * costs where most strings are distinct. */

@@ -905,3 +905,127 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
   format_ratio(tot_raw, tot_enc, ratio);
   fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %7s\n", (int)w, "total", "", "", "", "", a, b, ratio);
 }
+
+/* ---- --sort-by: rows reordered after encoding, in code space ---------------- */
+
+static uint64_t sort_get(const uint8_t *p, uint64_t i, uint32_t w) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < w;) {
+    uint64_t k = i * w + b;
+    uint32_t take = 8 - (uint32_t)(k & 7);
+    if (take > w - b) take = w - b;
+    v |= (uint64_t)((p[k >> 3] >> (k & 7)) & ((1u << take) - 1)) << b;
+    b += take;
+  }
+  return v;
+}
+
+static void sort_put(uint8_t *p, uint64_t i, uint32_t w, uint64_t v) {
+  for (uint32_t b = 0; b < w;) {
+    uint64_t k = i * w + b;
+    uint32_t take = 8 - (uint32_t)(k & 7);
+    if (take > w - b) take = w - b;
+    p[k >> 3] |= (uint8_t)(((v >> b) & ((1u << take) - 1)) << (k & 7));
+    b += take;
+  }
+}
+
+static int bit_at(const uint8_t *v, uint64_t i) { return !v || ((v[i >> 3] >> (i & 7)) & 1); }
+
+/* The sort keys: per key column, (null, code) per row; qsort's comparator
+ * reads them through this (the tool is single-threaded). */
+static struct {
+  uint32_t nkeys;
+  uint64_t *keys[16];
+  const uint8_t *validity[16];
+} sort_ctx;
+
+static int sort_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  for (uint32_t k = 0; k < sort_ctx.nkeys; k++) {
+    int vx = bit_at(sort_ctx.validity[k], x), vy = bit_at(sort_ctx.validity[k], y);
+    if (vx != vy) return vx ? -1 : 1;
+    uint64_t kx = sort_ctx.keys[k][x], ky = sort_ctx.keys[k][y];
+    if (vx && kx != ky) return kx < ky ? -1 : 1;
+  }
+  return x < y ? -1 : x > y; /* stable: equal keys keep their input order */
+}
+
+int encode_sort_rows(encoded_table *t, const char *spec, char *err, size_t errsz) {
+  uint32_t key_col[16], nkeys = 0;
+  for (const char *s = spec; *s;) {
+    const char *e = strchr(s, ',');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    uint32_t found = UINT32_MAX;
+    for (uint32_t c = 0; c < t->ncols; c++)
+      if (strlen(t->names[c]) == len && !memcmp(t->names[c], s, len)) found = c;
+    if (found == UINT32_MAX) return set_err(err, errsz, "--sort-by: no column '%.*s'", (int)len, s);
+    if (nkeys == 16) return set_err(err, errsz, "--sort-by: at most 16 columns");
+    key_col[nkeys++] = found;
+    s = e ? e + 1 : s + len;
+  }
+  if (nkeys == 0) return set_err(err, errsz, "--sort-by: no column given");
+  const uint64_t n = t->rows;
+  uint64_t *perm = malloc((n ? n : 1) * sizeof *perm);
+  int rc = -1;
+  memset(&sort_ctx, 0, sizeof sort_ctx);
+  if (!perm) goto oom;
+  for (uint32_t k = 0; k < nkeys; k++) {
+    /* A value's order is its code's (FOR: M + code; a sorted dictionary:
+     * the strings' order); nulls sort after every value. */
+    const ps_for_desc *d = &t->cols[key_col[k]].desc;
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!key) goto oom;
+    sort_ctx.validity[sort_ctx.nkeys] = d->validity;
+    sort_ctx.keys[sort_ctx.nkeys++] = key;
+    for (uint64_t i = 0; i < n; i++) key[i] = d->width ? sort_get(d->data, i, d->width) : 0;
+  }
+  for (uint64_t i = 0; i < n; i++) perm[i] = i;
+  qsort(perm, n, sizeof *perm, sort_cmp);
+  for (uint32_t c = 0; c < t->ncols; c++) {
+    ps_for_desc *d = &t->cols[c].desc;
+    uint8_t *data = (uint8_t *)(uintptr_t)d->data, *valid = (uint8_t *)(uintptr_t)d->validity;
+    uint8_t *nd = calloc(d->data_size ? d->data_size : 1, 1), *nv = valid ? calloc(d->validity_size, 1) : NULL;
+    if (!nd || (valid && !nv)) {
+      free(nd);
+      free(nv);
+      goto oom;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+      if (d->width) sort_put(nd, i, d->width, sort_get(data, perm[i], d->width));
+      if (valid && bit_at(valid, perm[i])) nv[i >> 3] |= (uint8_t)(1u << (i & 7));
+    }
+    if (d->data_size) memcpy(data, nd, d->data_size);
+    if (valid) memcpy(valid, nv, d->validity_size);
+    free(nd);
+    free(nv);
+    /* the encoder's zone maps, recomputed in place for the new order */
+    ps_zone_map *z = (ps_zone_map *)(uintptr_t)d->zones;
+    if (z) {
+      uint64_t *mn = (uint64_t *)(uintptr_t)z->min, *mx = (uint64_t *)(uintptr_t)z->max;
+      uint8_t *fl = (uint8_t *)(uintptr_t)z->flags;
+      for (uint64_t b = 0; b < z->blocks; b++) {
+        uint64_t lo = UINT64_MAX, hi = 0, nvalid = 0, r0 = b * z->block_rows;
+        uint64_t r1 = n - r0 < z->block_rows ? n : r0 + z->block_rows;
+        for (uint64_t i = r0; i < r1; i++) {
+          if (!bit_at(valid, i)) continue;
+          uint64_t v = d->width ? sort_get(data, i, d->width) : 0;
+          nvalid++;
+          lo = v < lo ? v : lo;
+          hi = v > hi ? v : hi;
+        }
+        fl[b] = (uint8_t)((nvalid < r1 - r0 ? PS_ZONE_HAS_NULLS : 0) | (nvalid ? 0 : PS_ZONE_ALL_NULL));
+        mn[b] = nvalid ? lo : 0;
+        mx[b] = nvalid ? hi : 0;
+      }
+    }
+  }
+  rc = 0;
+  goto done;
+oom:
+  set_err(err, errsz, "--sort-by: out of memory sorting %llu rows", (unsigned long long)n);
+done:
+  for (uint32_t k = 0; k < sort_ctx.nkeys; k++) free(sort_ctx.keys[k]);
+  free(perm);
+  return rc;
+}

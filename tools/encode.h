@@ -60,6 +60,13 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
                tbuf *diag, char *err, size_t errsz);
 void encoded_table_free(encoded_table *t);
 
+/* Reorders the rows of an encoded table by the columns named in spec
+ * ("a,b": by a, then b), ascending, nulls last, stably (rows with equal keys
+ * keep their input order); the order is the values' order (a string column's
+ * dictionary is sorted). Every column's codes, validity and zone maps are
+ * rewritten in place. 0 ok, -1 with err set (an unknown column). */
+int encode_sort_rows(encoded_table *t, const char *spec, char *err, size_t errsz);
+
 /* Prints the per-column summary (type, encoding, width, nulls, sizes, ratio). */
 void encode_print_summary(FILE *f, const encoded_table *t);
 

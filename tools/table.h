@@ -14,9 +14,10 @@
 
 #define TBL_MAGIC "PSCANTBL"
 #define TBL_VERSION_MAJOR 1
-#define TBL_VERSION_MINOR 1
+#define TBL_VERSION_MINOR 2
 #define TBL_HEADER_SIZE 64
-#define TBL_ENTRY_SIZE 160 /* directory entry size written by this version */
+#define TBL_ENTRY_SIZE 192     /* directory entry size written by this version */
+#define TBL_ENTRY_SIZE_V10 160 /* the smallest a reader accepts (1.0, 1.1: no zone maps) */
 #define TBL_ALIGN 64       /* writer: every section starts on a 64-byte boundary */
 #define TBL_MIN_ALIGN 8    /* reader: sections must be at least 8-byte aligned */
 #define TBL_MAX_NAME 4096  /* column names are 1..4096 bytes */
@@ -49,6 +50,9 @@ typedef struct tbl_column {
   uint64_t null_count;
   uint64_t raw_bytes; /* size as plain Arrow arrays (informational) */
   uint64_t data_offset, validity_offset, dict_offsets_offset, dict_bytes_offset;
+  /* Zone maps (1.2): desc.zones points here when the file has them. */
+  ps_zone_map zones;
+  uint64_t zones_offset;
 } tbl_column;
 
 typedef struct tbl_table {
@@ -87,7 +91,7 @@ typedef struct tbl_write_column {
   const char *name;
   uint32_t encoding, logical;
   uint32_t unit;     /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
-  ps_for_desc desc;  /* data/validity in host memory */
+  ps_for_desc desc;  /* data/validity in host memory; desc.zones (may be NULL) are written too */
   ps_dict_desc dict; /* DICT: 32-bit offsets only */
   uint64_t null_count;
   uint64_t raw_bytes;

@@ -98,7 +98,45 @@ static uint64_t popcount_bits(const uint8_t *p, uint64_t nbits) {
   return c;
 }
 
-static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, int verify, range *rs,
+/* Zone maps (entry bytes 160..191, 1.2): the section's size fits the
+ * block size; their values are checked by the library when a column is made
+ * from them (ps_column_create_for). */
+static int parse_zones(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entry_size, int verify, range *rs,
+                       size_t *nr, const char *lab, char *err, size_t errsz) {
+  tbl_column *c = &t->cols[i];
+  /* Before 1.2 these bytes had no meaning: a reader ignored them. */
+  if (entry_size < TBL_ENTRY_SIZE || t->version_minor < 2) return 0;
+  uint64_t off = get_u64(e + 160), size = get_u64(e + 168);
+  uint32_t block_rows = get_u32(e + 176);
+  if (get_u64(e + 184) != 0) return set_err(err, errsz, "%s: reserved entry bytes 184..191 are not zero", lab);
+  if (size == 0) {
+    if (off || block_rows || get_u32(e + 180))
+      return set_err(err, errsz, "%s: zone map fields set without a zone map section", lab);
+    return 0;
+  }
+  uint64_t n = c->desc.n;
+  if (block_rows == 0 || block_rows % 32)
+    return set_err(err, errsz, "%s: zone map block of %u rows; expected a positive multiple of 32", lab, block_rows);
+  uint64_t blocks = n / block_rows + (n % block_rows != 0);
+  if (blocks > UINT64_MAX / 17 || size != blocks * 17)
+    return set_err(err, errsz, "%s: zone map section is %llu bytes; %llu blocks of %u rows need %llu", lab,
+                   (unsigned long long)size, (unsigned long long)blocks, block_rows, (unsigned long long)(blocks * 17));
+  if (check_range(t, lab, "zone map section", off, size, TBL_MIN_ALIGN, err, errsz)) return -1;
+  if (verify && check_crc(t, lab, "zone map section", off, size, get_u32(e + 180), err, errsz)) return -1;
+  const uint8_t *p = t->base + off;
+  c->zones.struct_size = sizeof c->zones;
+  c->zones.block_rows = block_rows;
+  c->zones.blocks = blocks;
+  c->zones.min = (const uint64_t *)(const void *)p;
+  c->zones.max = c->zones.min + blocks;
+  c->zones.flags = p + 16 * blocks;
+  c->desc.zones = &c->zones;
+  c->zones_offset = off;
+  rs[(*nr)++] = (range){off, size, i, "zone map section"};
+  return 0;
+}
+
+static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entry_size, int verify, range *rs,
                        size_t *nr, char *err, size_t errsz) {
   tbl_column *c = &t->cols[i];
   char lab[TBL_MAX_NAME + 64];
@@ -217,6 +255,8 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, int verify, r
                      (unsigned long long)c->null_count);
   }
 
+  if (parse_zones(t, i, e, entry_size, verify, rs, nr, lab, err, errsz)) return -1;
+
   /* dictionary */
   uint64_t dcount = get_u64(e + 112);
   uint64_t doff = get_u64(e + 120), dsize = get_u64(e + 128);
@@ -308,9 +348,9 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
   uint64_t dir_off = get_u64(b + 32), file_size = get_u64(b + 40);
   if (header_size != TBL_HEADER_SIZE)
     return set_err(err, errsz, "header size %u, expected %d", header_size, TBL_HEADER_SIZE);
-  if (entry_size < TBL_ENTRY_SIZE || entry_size % 8 != 0 || entry_size > 65536)
-    return set_err(err, errsz, "directory entry size %u is not a multiple of 8 in %d..65536",
-                   entry_size, TBL_ENTRY_SIZE);
+  if (entry_size < TBL_ENTRY_SIZE_V10 || entry_size % 8 != 0 || entry_size > 65536)
+    return set_err(err, errsz, "directory entry size %u is not a multiple of 8 in %d..65536", entry_size,
+                   TBL_ENTRY_SIZE_V10);
   if (get_u32(b + 48) != 0) return set_err(err, errsz, "unknown header flags 0x%x", get_u32(b + 48));
   if (get_u32(b + 56) != 0) return set_err(err, errsz, "reserved header field is not zero");
   if (file_size != t->size) {
@@ -345,7 +385,7 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
 
   /* ncols is now bounded by the file size (each entry is >= 160 bytes). */
   t->cols = calloc(t->ncols ? t->ncols : 1, sizeof *t->cols);
-  size_t max_ranges = 2 + (size_t)t->ncols * 5;
+  size_t max_ranges = 2 + (size_t)t->ncols * 6;
   range *rs = calloc(max_ranges, sizeof *rs);
   if (!t->cols || !rs) {
     free(rs);
@@ -355,7 +395,7 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
   rs[nr++] = (range){0, TBL_HEADER_SIZE, UINT32_MAX, "header"};
   if (dir_size) rs[nr++] = (range){dir_off, dir_size, UINT32_MAX, "directory"};
   for (uint32_t i = 0; i < t->ncols; i++) {
-    if (parse_entry(t, i, b + dir_off + (uint64_t)i * entry_size, verify, rs, &nr, err, errsz)) {
+    if (parse_entry(t, i, b + dir_off + (uint64_t)i * entry_size, entry_size, verify, rs, &nr, err, errsz)) {
       free(rs);
       return -1;
     }

@@ -56,7 +56,7 @@ typedef struct sec {
   uint32_t crc;
 } sec;
 
-enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_COUNT };
+enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_ZONES, S_COUNT };
 
 static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, char *err, size_t errsz) {
   size_t nl = c->name ? strlen(c->name) : 0;
@@ -78,7 +78,24 @@ static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, ch
   } else if (c->encoding != TBL_ENC_FOR) {
     return set_err(err, errsz, "column %u '%s': unknown encoding", i, c->name);
   }
+  const ps_zone_map *z = d->zones;
+  if (z && (z->block_rows == 0 || z->block_rows % 32 || z->blocks != (rows + z->block_rows - 1) / z->block_rows ||
+            (z->blocks && (!z->min || !z->max || !z->flags))))
+    return set_err(err, errsz, "column %u '%s': zone maps do not fit %llu rows", i, c->name, (unsigned long long)rows);
   return 0;
+}
+
+/* A column's zone section: min codes, max codes (u64 each), flags (u8). */
+static uint8_t *zone_section(const ps_zone_map *z, uint64_t *size) {
+  *size = z->blocks * 17;
+  uint8_t *p = malloc(*size ? (size_t)*size : 1);
+  if (!p) return NULL;
+  for (uint64_t b = 0; b < z->blocks; b++) {
+    put_u64(p + 8 * b, z->min[b]);
+    put_u64(p + 8 * (z->blocks + b), z->max[b]);
+    p[16 * z->blocks + b] = z->flags[b];
+  }
+  return p;
 }
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -107,8 +124,9 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
   uint64_t *name_off = calloc(ncols ? ncols : 1, sizeof *name_off);
   sec(*secs)[S_COUNT] = calloc(ncols ? ncols : 1, sizeof *secs);
   uint8_t *dir = calloc(dir_size ? dir_size : 1, 1);
+  uint8_t **zsec = calloc(ncols ? ncols : 1, sizeof *zsec);
   int rc = -1;
-  if (!name_off || !secs || !dir) {
+  if (!name_off || !secs || !dir || !zsec) {
     set_err(err, errsz, "out of memory");
     goto done;
   }
@@ -130,6 +148,14 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
       cs[S_DOFF].size = (c->dict.count + 1) * 4;
       cs[S_DBYTES].p = c->dict.bytes;
       cs[S_DBYTES].size = c->dict.bytes_size;
+    }
+    if (c->desc.zones && c->desc.zones->blocks) {
+      zsec[i] = zone_section(c->desc.zones, &cs[S_ZONES].size);
+      if (!zsec[i]) {
+        set_err(err, errsz, "out of memory");
+        goto done;
+      }
+      cs[S_ZONES].p = zsec[i];
     }
     for (int k = 0; k < S_COUNT; k++) {
       if (cs[k].size == 0) continue; /* absent or empty: offset 0 */
@@ -187,6 +213,12 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
       put_u32(e + 152, cs[S_DOFF].crc);
       put_u32(e + 156, cs[S_DBYTES].crc);
     }
+    if (cs[S_ZONES].size) {
+      put_u64(e + 160, cs[S_ZONES].offset);
+      put_u64(e + 168, cs[S_ZONES].size);
+      put_u32(e + 176, c->desc.zones->block_rows);
+      put_u32(e + 180, cs[S_ZONES].crc);
+    }
   }
   uint8_t hdr[TBL_HEADER_SIZE] = {0};
   memcpy(hdr, TBL_MAGIC, 8);
@@ -213,6 +245,8 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
     }
   rc = 0;
 done:
+  for (uint32_t i = 0; zsec && i < ncols; i++) free(zsec[i]);
+  free(zsec);
   free(name_off);
   free(secs);
   free(dir);

@@ -270,6 +270,18 @@ static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, 
   return st;
 }
 
+/* On the context's stream, without waiting: nothing of the host's is borrowed. */
+static ps_status cuda_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t bytes) {
+  if (bytes == 0) return PS_OK;
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  st =
+      ps_cuda_status(be->ctx, cudaMemsetAsync(devptr(dst), value, (size_t)bytes, be->stream), "cudaMemsetAsync", false);
+  ps_cuda_leave(be, prev);
+  return st;
+}
+
 static ps_status cuda_mem_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
@@ -660,4 +672,5 @@ const ps_backend_ops ps_backend_cuda = {
     .release_wrapped = NULL,
     .like_dict = ps_cuda_like_dict,
     .query = ps_cuda_query,
+    .fill = cuda_fill,
 };

@@ -316,6 +316,15 @@ static ps_status opencl_mem_read(ps_backend *be, void *dst, ps_devmem src, uint6
   return PS_OK;
 }
 
+/* Enqueued without waiting: nothing of the host's is borrowed. */
+static ps_status opencl_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t bytes) {
+  if (bytes == 0) return PS_OK;
+  cl_int err =
+      clEnqueueFillBuffer(be->queue, (cl_mem)dst.handle, &value, 1, (size_t)dst.offset, (size_t)bytes, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", NULL);
+  return PS_OK;
+}
+
 static ps_status opencl_retain_wrapped(ps_backend *be, ps_devmem mem) {
   cl_int err = clRetainMemObject((cl_mem)mem.handle);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clRetainMemObject", "wrapped cl_mem");
@@ -345,4 +354,5 @@ const ps_backend_ops ps_backend_opencl = {
     .release_wrapped = opencl_release_wrapped,
     .like_dict = ps_cl_like_dict,
     .query = ps_cl_query,
+    .fill = opencl_fill,
 };

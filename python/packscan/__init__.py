@@ -767,6 +767,22 @@ class Table:
         return self.num_rows
 
     @property
+    def zone_maps(self) -> Dict[str, bool]:
+        """Whether each column has zone maps (per block of 4,096 rows, its
+        smallest and largest code and whether it holds nulls): import and
+        table files give every column them, and a query then skips the blocks
+        its WHERE rules out, which pays on data sorted or clustered by the
+        columns it filters on."""
+        h = self._handle()
+        return {name: bool(_lib.ps_column_zones(_lib.ps_arrow_table_column(h, i), None))
+                for i, name in enumerate(self.columns)}
+
+    @property
+    def has_zone_maps(self) -> bool:
+        """Whether every column has zone maps (see zone_maps)."""
+        return all(self.zone_maps.values())
+
+    @property
     def schema(self) -> List[Tuple[str, str]]:
         """(name, Arrow format string) of each column, as imported."""
         return [(f.name.decode(), f.format.decode()) for f in self._fields]

@@ -168,6 +168,7 @@ ps_arrow_table_destroy = _fn("ps_arrow_table_destroy", None, _tab_p)
 ps_arrow_table_columns = _fn("ps_arrow_table_columns", c_size_t, _tab_p)
 ps_arrow_table_rows = _fn("ps_arrow_table_rows", c_uint64, _tab_p)
 ps_arrow_table_column = _fn("ps_arrow_table_column", _col_p, _tab_p, c_size_t)
+ps_column_zones = _fn("ps_column_zones", c_int, _col_p, c_void_p)
 ps_arrow_table_field = _fn("ps_arrow_table_field", POINTER(ArrowField), _tab_p, c_size_t)
 
 ps_arrow_export_selection = _fn("ps_arrow_export_selection", c_int, _ctx_p, _expr_p, POINTER(ArrowSchema),

@@ -43,6 +43,18 @@ expect 0 "info" "$P" info t.pst
 has out.txt "checksums ok" "info"
 has out.txt "date" "info date"
 has out.txt "FOR ref -25 scale 2" "info decimal"
+has out.txt "zone maps" "info zone maps"
+has out.txt "^id  *4096  *1 " "info zone map of a column"
+
+# --sort-by: by day, then name; nulls last; stable
+expect 0 "encode --sort-by" "$P" encode -q --sort-by day,name t.csv sorted.pst
+expect 0 "sorted rows" "$P" query sorted.pst "id > 0" --select id --no-header
+[ "$(tr '\n' ' ' <out.txt)" = "1 2 3 5 4 " ] || fail "sort-by day,name: $(tr '\n' ' ' <out.txt)"
+expect 0 "sorted by name" "$P" encode -q --sort-by name t.csv byname.pst
+expect 0 "sorted rows by name" "$P" query byname.pst "id > 0" --select id --no-header
+[ "$(tr '\n' ' ' <out.txt)" = "1 4 2 3 5 " ] || fail "sort-by name (stable, nulls last): $(tr '\n' ' ' <out.txt)"
+expect 2 "sort-by unknown column" "$P" encode -q --sort-by nope t.csv bad.pst
+has err.txt "no column 'nope'" "sort-by unknown column message"
 
 expect 0 "count" "$P" query t.pst "price > 3"
 [ "$(cat out.txt)" = "3" ] || fail "count: $(cat out.txt)"
@@ -80,7 +92,7 @@ has out.txt "ts .*timestamp " "timestamp inferred"
 has out.txt "ms .*timestamp(3)" "millisecond unit inferred"
 has out.txt "t .*time " "time inferred"
 expect 0 "info timestamps" "$P" info ts.pst
-has out.txt "v1.1" "table format version 1.1"
+has out.txt "v1.2" "table format version 1.2"
 has out.txt "FOR ref 2024-09-04 00:00:00 " "timestamp reference shown as text"
 has out.txt "FOR ref 1969-12-31 23:59:59.999 " "millisecond reference shown as text"
 expect 0 "timestamp literal" "$P" query ts.pst "ts = '2024-09-05 07:53:23'" --rows

@@ -193,7 +193,44 @@ int main(void) {
     for (int i = 0; i < N; i++)
       if (i % 5) CHECK(out[i] == prices[i], "price %d", i);
   }
+  /* zone maps (1.2): the encoders' zone maps come back as they were written */
+  for (int c = 0; c < NC; c++) {
+    const ps_zone_map *w = cols[c].desc.zones, *r = t->cols[c].desc.zones;
+    CHECK(w && r, "zone maps of column %d: written %p, read %p", c, (const void *)w, (const void *)r);
+    if (w && r)
+      CHECK(r->block_rows == w->block_rows && r->blocks == w->blocks && !memcmp(r->min, w->min, w->blocks * 8) &&
+                !memcmp(r->max, w->max, w->blocks * 8) && !memcmp(r->flags, w->flags, w->blocks),
+            "zone maps of column %d differ", c);
+  }
   tbl_close(t);
+
+  /* ---- a 1.1 file (160-byte entries, no zone maps) still reads: the
+   * directory rewritten in place, the gap it leaves zero padding ---- */
+  {
+    uint8_t *b = malloc(size);
+    memcpy(b, file, size);
+    for (int c = 0; c < NC; c++) {
+      uint8_t *e = b + 64 + (size_t)c * TBL_ENTRY_SIZE;
+      uint64_t zoff = get64(e + 160), zsize = get64(e + 168);
+      if (zsize) memset(b + zoff, 0, (size_t)zsize); /* the zone section becomes padding */
+    }
+    for (int c = 0; c < NC; c++)
+      memmove(b + 64 + (size_t)c * TBL_ENTRY_SIZE_V10, b + 64 + (size_t)c * TBL_ENTRY_SIZE, TBL_ENTRY_SIZE_V10);
+    memset(b + 64 + (size_t)NC * TBL_ENTRY_SIZE_V10, 0, (size_t)NC * (TBL_ENTRY_SIZE - TBL_ENTRY_SIZE_V10));
+    put(b + 10, 2, 1);
+    put(b + 28, 4, TBL_ENTRY_SIZE_V10);
+    fix_checksums(b);
+    tbl_table *old = NULL;
+    CHECK(tbl_open_memory(b, size, 1, &old, err, sizeof err) == 0, "a 1.1 file: %s", err);
+    if (old) {
+      CHECK(old->version_minor == 1 && old->cols[0].desc.zones == NULL, "a 1.1 file has no zone maps");
+      int64_t out[N];
+      ps_for_desc d = old->cols[0].desc;
+      CHECK(ps_decode_for(&d, out, err, sizeof err) == PS_OK && !memcmp(out, ids, sizeof ids), "1.1: decode ids");
+      tbl_close(old);
+    }
+    free(b);
+  }
 
   /* ---- every byte corrupted: always a clean error (checksums and zero padding cover every byte) ---- */
   {
@@ -235,7 +272,11 @@ int main(void) {
   }
 
   /* ---- hostile fields with valid checksums ---- */
-  hostile(file, size, -1, 8, 2, 2, "version 2.1 is not supported");
+  hostile(file, size, -1, 8, 2, 2, "version 2.2 is not supported");
+  hostile(file, size, 0, 176, 4, 64, "2 blocks of 64 rows need 34");
+  hostile(file, size, 0, 176, 4, 48, "zone map block of 48 rows");
+  hostile(file, size, 0, 176, 4, 0, "zone map block of 0 rows");
+  hostile(file, size, 0, 184, 8, 1, "reserved entry bytes 184..191");
   hostile(file, size, -1, 12, 4, 128, "header size");
   hostile(file, size, -1, 24, 4, 0x7FFFFFFF, "truncated at byte");
   hostile(file, size, -1, 24, 4, 6, "column 5: name length");
