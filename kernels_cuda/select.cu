@@ -341,7 +341,7 @@ __device__ __forceinline__ void store_validity(const ps_cuda_gather_params &p, u
 constexpr uint32_t kGatherPer = 4;
 
 /* 48 registers, 5 blocks per SM, as before the last block's hand-off (which
- * took nvcc to 64: 4 blocks, fewer loads in flight; 16 bytes of spills now). */
+ * took nvcc to 64: 4 blocks, fewer loads in flight). */
 __global__ void __launch_bounds__(kBlock, 5) gather_rows(const __grid_constant__ ps_cuda_gather_params p) {
   const uint32_t lane = threadIdx.x & 31u;
   constexpr uint64_t kSpan = 32u * kGatherPer;
