@@ -4,15 +4,17 @@
  *
  * eval_words_kernel, the default: one thread per 32-row result word, the
  * program interpreted word-at-a-time (each instruction yields 32-bit
- * is_true / is_false masks; the stack holds such pairs), the structure of
- * kernels_opencl/filter.cl. A warp handles 32 consecutive words (a task) and
- * stages each leaf's packed words through shared memory with coalesced loads;
+ * is_true / is_false masks; the stack holds such pairs). A warp handles 32
+ * consecutive words (a task) and stages each leaf's packed words through
+ * shared memory with coalesced loads;
  * the per-word logic is in ps_cuda_words.cuh (host-checked by
  * tests/test_cuda_eval_words.cu against the per-row logic).
  *
- * eval_rows_kernel: one thread per row, __ballot_sync per word
- * (ps_cuda_rows.cuh). The fallback for programs whose staging would exceed
- * the 48 KB of shared memory a block gets without the opt-in (launch_words),
+ * eval_rows_kernel: one thread per row, __ballot_sync per word, the row
+ * evaluated by the per-row interpreter kernels_shared/ps_rows.h (which
+ * OpenCL's filter.cl runs too; glue in ps_cuda_rows.cuh). The fallback for
+ * programs whose staging would exceed the 48 KB of shared memory a block
+ * gets without the opt-in (launch_words),
  * and the kernel whose occupancy defines ps_cuda_eval_max_blocks, which the
  * backend also uses to cap the range, reduce and gather grids.
  *

@@ -1,9 +1,11 @@
 /*
  * Per-element logic of what comes after the filter (core/backend.h: row_ids,
- * reduce, gather): bounded loads, bitmap words, code extraction at 64-bit row
- * ids, the 128-bit reduction partial and the gathered value. Everything here
- * is __host__ __device__ so it can be checked against the reference backend
- * on a machine without a GPU; select.cu holds the kernels around it.
+ * reduce, gather) that is CUDA's own: the row-id tiles and their copy-out,
+ * the reduction by 1024-row tiles, the gather's loads and stores, around the
+ * math both dialects share (kernels_shared/ps_select.h: the row mask, the
+ * 128-bit partial, the gathered value; codes through ps_codes.h). Everything
+ * here is __host__ __device__ so it can be checked against the reference
+ * backend on a machine without a GPU; select.cu holds the kernels around it.
  */
 #ifndef PS_CUDA_SELECT_CUH
 #define PS_CUDA_SELECT_CUH
@@ -12,69 +14,25 @@
 #include <string.h>
 
 #include "ps_cuda_kernels.h"
-#include "ps_cuda_rows.cuh" /* PS_HD, ps_ld8, ps_ld32 */
+#include "ps_cuda_rows.cuh" /* PS_HD, ps_ld8, ps_ld32, PS_CODES_LDG */
 #include "ps_program.h"
+#include "../kernels_shared/ps_select.h"
 
-/* Little-endian 32-bit word at byte `at` of `nbytes` readable bytes; bytes
- * past the end read as 0 and are never touched. Written so that no sum can
- * wrap, whatever `at` is (gather computes it from caller ids). */
+/* Codes, validity and stream words: kernels_shared/ps_codes.h (through the
+ * read-only cache: ps_cuda_rows.cuh defines PS_CODES_LDG); the row mask,
+ * the reduction's partial and rows, the gathered value:
+ * kernels_shared/ps_select.h. */
+
+/* The little-endian word at byte `at` (a multiple of 4) of `nbytes` readable
+ * bytes: ps_codes.h's ps_stream_word, for the fused row ids' staging. */
 PS_HD uint32_t ps_sel_load_word(const uint8_t *base, uint64_t at, uint64_t nbytes, bool aligned) {
-  if (at >= nbytes) return 0;
-  const uint64_t avail = nbytes - at;
-  if (aligned && avail >= 4) return ps_ld32(base + at);
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < 4; ++i)
-    if (i < avail) w |= (uint32_t)ps_ld8(base + at + i) << (8 * i);
-  return w;
-}
-
-/* Bits of rows [32g, 32g+32) that lie below `rows`. */
-PS_HD uint32_t ps_sel_row_mask(uint64_t rows, uint64_t g) {
-  if (g >= rows / 32 + 1) return 0;
-  if (g < rows / 32) return 0xffffffffu;
-  const uint32_t tail = (uint32_t)(rows % 32);
-  return tail ? (1u << tail) - 1u : 0u;
+  return ps_stream_word(base, nbytes, at / 4, aligned);
 }
 
 /* Word g of a bitmap of `rows` bits (ceil(rows/8) readable bytes), bits of
  * rows >= rows cleared: the final partial word is read bytewise. */
 PS_HD uint32_t ps_sel_bitmap_word(const uint8_t *bits, uint64_t rows, uint64_t g, bool aligned) {
-  return ps_sel_load_word(bits, g * 4, (rows + 7) / 8, aligned) & ps_sel_row_mask(rows, g);
-}
-
-/* code(id): stream bits [id*w, id*w+w), LSB first, for any 64-bit id. The bit
- * offset is split as id = 32q + j, so the word index q*w + (j*w)/32 is exact
- * whenever the byte offset fits 64 bits (always, for ids inside a stream of
- * data_bytes bytes). A code starting at bit s of a word spans s+w <= 95 bits:
- * at most three words, only those it overlaps. */
-PS_HD uint64_t ps_sel_code_at(const uint8_t *data, uint64_t nbytes, uint32_t width, uint64_t id, bool aligned) {
-  if (width == 0) return 0;
-  const uint64_t q = id >> 5;
-  const uint32_t jw = (uint32_t)(id & 31) * width; /* < 2048 */
-  const uint64_t word = q * width + (jw >> 5);
-  const uint32_t s = jw & 31;
-  const uint64_t at = word * 4;
-  uint64_t lo = ps_sel_load_word(data, at, nbytes, aligned);
-  if (s + width > 32 && at + 4 > at) lo |= (uint64_t)ps_sel_load_word(data, at + 4, nbytes, aligned) << 32;
-  uint64_t v = lo >> s;
-  /* s + width > 64 implies s >= 1, so the shift is in 1..63. */
-  if (s + width > 64 && at + 8 > at) v |= (uint64_t)ps_sel_load_word(data, at + 8, nbytes, aligned) << (64 - s);
-  if (width < 64) v &= ((uint64_t)1 << width) - 1;
-  return v;
-}
-
-/* corrupt(code) of ps_program.h, for a valid row (kernels_shared/ps_codes.h;
- * a function here, as the select kernels were measured with). */
-PS_HD bool ps_sel_corrupt(const ps_prog_col &col, uint64_t code) {
-  return ps_code_corrupt(col.flags, code, col.code_limit);
-}
-
-/* valid(id): bit id of the validity bitmap (bounded by validity_bytes), 1
- * when the column has none. */
-PS_HD bool ps_sel_valid(const ps_prog_col &col, const uint8_t *validity, uint64_t id) {
-  if (!(col.flags & PS_COLF_VALIDITY)) return true;
-  const uint64_t at = id >> 3;
-  return at < col.validity_bytes && ((ps_ld8(validity + at) >> (id & 7)) & 1u);
+  return ps_stream_word(bits, (rows + 7) / 8, g, aligned) & ps_sel_row_mask(rows, g);
 }
 
 /* ---- row ids ----------------------------------------------------------------- */
@@ -144,52 +102,10 @@ PS_HD void ps_sel_ids_extract(uint32_t word, uint32_t lane, uint16_t *stage, uin
 
 /* ---- reduce ------------------------------------------------------------------ */
 
-/* A partial reduction: count, min, max, the exact 128-bit sum (hi:lo) of the
- * codes, and the least row holding a corrupt code (UINT64_MAX: none). The
- * empty partial is the identity of ps_sel_partial_add and is exactly what the
- * reference returns for an empty selection. */
-struct ps_sel_partial {
-  uint64_t count, min, max, sum_lo, sum_hi, bad_row;
-};
-
-PS_HD ps_sel_partial ps_sel_partial_empty() {
-  ps_sel_partial p;
-  p.count = 0, p.min = UINT64_MAX, p.max = 0, p.sum_lo = 0, p.sum_hi = 0, p.bad_row = UINT64_MAX;
-  return p;
-}
-
-PS_HD ps_sel_partial ps_sel_partial_add(const ps_sel_partial &a, const ps_sel_partial &b) {
-  ps_sel_partial r;
-  r.count = a.count + b.count;
-  r.min = a.min < b.min ? a.min : b.min;
-  r.max = a.max > b.max ? a.max : b.max;
-  r.sum_lo = a.sum_lo + b.sum_lo;
-  r.sum_hi = a.sum_hi + b.sum_hi + (r.sum_lo < a.sum_lo ? 1u : 0u); /* carry */
-  r.bad_row = a.bad_row < b.bad_row ? a.bad_row : b.bad_row;
-  return r;
-}
-
-/* Adds one valid, selected row's code (or records the row as corrupt). */
-PS_HD void ps_sel_partial_code(ps_sel_partial &p, const ps_prog_col &col, uint64_t row, uint64_t code) {
-  if (ps_sel_corrupt(col, code)) {
-    if (row < p.bad_row) p.bad_row = row;
-    return;
-  }
-  p.count++;
-  if (code < p.min) p.min = code;
-  if (code > p.max) p.max = code;
-  p.sum_lo += code;
-  p.sum_hi += p.sum_lo < code ? 1u : 0u;
-}
-
-/* Rows of word g that count: below rows, selected (if a selection is given)
- * and valid (if the column has a validity bitmap). */
+/* Rows of word g that count (ps_select.h's ps_sel_reduce_rows over the
+ * launch's selection and validity). */
 PS_HD uint32_t ps_sel_reduce_rows(const ps_cuda_reduce_params &p, uint64_t g) {
-  uint32_t m = ps_sel_row_mask(p.rows, g);
-  if (p.selection) m &= ps_sel_load_word(p.selection, g * 4, (p.rows + 7) / 8, p.selection_aligned);
-  if (p.col.flags & PS_COLF_VALIDITY)
-    m &= ps_sel_load_word(p.validity, g * 4, p.col.validity_bytes, p.validity_aligned);
-  return m;
+  return ps_sel_reduce_rows(p.rows, g, p.selection, p.selection_aligned, p.validity, p.validity_aligned, &p.col);
 }
 
 /* ---- reduce by tiles (widths 1..32; select.cu's reduce_tiles) ---------------- */
@@ -370,70 +286,10 @@ PS_HD void ps_sel_store(uint8_t *p, uint32_t bytes, uint64_t v, bool aligned) {
   for (uint32_t i = 0; i < bytes; ++i) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-PS_HD uint64_t ps_sel_double_bits(double d) {
-#ifdef __CUDA_ARCH__
-  return (uint64_t)__double_as_longlong(d);
-#else
-  uint64_t u;
-  memcpy(&u, &d, sizeof u);
-  return u;
-#endif
-}
-
-PS_HD uint32_t ps_sel_float_bits(float f) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(f);
-#else
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
-
-/* The decode rule of ps_program.h. Casts round to nearest even (cvt.rn) and
- * the division is IEEE (div.rn.f64), as in the reference's C. */
-PS_HD double ps_sel_decode_double(const ps_cuda_gather_params &p, uint64_t code) {
-  const uint64_t v = p.col.reference + code; /* wraps by design */
-  switch (p.col.kind) {
-    case PS_KIND_SIGNED:
-      return (double)(int64_t)v;
-    case PS_KIND_UNSIGNED:
-      return (double)v;
-    case PS_KIND_FLOAT64:
-      return (double)(int64_t)v / p.pow10;
-    default:
-      return (double)(float)((double)(int64_t)v / p.pow10);
-  }
-}
-
-/* The bits stored (low value_bytes bytes) for a valid row's code. */
-PS_HD uint64_t ps_sel_gather_bits(const ps_cuda_gather_params &p, uint64_t code) {
-  const uint64_t v = p.col.reference + code;
-  switch (p.out_type) {
-    case PS_CUDA_GATHER_CODE32:
-      return (uint32_t)v;
-    case PS_CUDA_GATHER_F64:
-      return ps_sel_double_bits(ps_sel_decode_double(p, code));
-    case PS_CUDA_GATHER_F32:
-      return ps_sel_float_bits((float)ps_sel_decode_double(p, code));
-    default:
-      return v; /* PS_CUDA_GATHER_INT: the store truncates to value_bytes */
-  }
-}
-
-/* What output i becomes. Returns 0 when the row is fine, 1 for an id past the
- * column, 2 for a corrupt code; *valid and *bits are the output otherwise. */
+/* What output i becomes (ps_select.h's ps_sel_gather_row of its id). */
 PS_HD uint32_t ps_sel_gather_one(const ps_cuda_gather_params &p, uint64_t i, bool *valid, uint64_t *bits) {
-  *valid = false;
-  *bits = 0;
   const uint64_t id = ps_sel_load_index(p.ids + i * p.index_bytes, p.index_bytes, p.ids_aligned != 0);
-  if (id >= p.rows) return 1;
-  if (!ps_sel_valid(p.col, p.validity, id)) return 0;
-  const uint64_t code = ps_sel_code_at(p.data, p.col.data_bytes, p.col.width, id, p.data_aligned != 0);
-  if (ps_sel_corrupt(p.col, code)) return 2;
-  *valid = true;
-  *bits = ps_sel_gather_bits(p, code);
-  return 0;
+  return ps_sel_gather_row(&p.col, p.data, p.data_aligned, p.validity, p.rows, p.out_type, &p.pow10, id, valid, bits);
 }
 
 /* ---- row ids: copy-out (after ps_sel_store) ---------------------------------- */
@@ -469,7 +325,8 @@ PS_HD void ps_sel_ids_put_group(uint8_t *out, uint32_t bytes, uint64_t id_base, 
     if (bytes == 4) {
       const uint2 s = *reinterpret_cast<const uint2 *>(stage + first);
       const uint32_t b = (uint32_t)id_base + row0; /* uint32 ids: the low half (ids < 2^32, core) */
-      *reinterpret_cast<uint4 *>(dst) = make_uint4(b + (s.x & 0xffffu), b + (s.x >> 16), b + (s.y & 0xffffu), b + (s.y >> 16));
+      *reinterpret_cast<uint4 *>(dst) =
+          make_uint4(b + (s.x & 0xffffu), b + (s.x >> 16), b + (s.y & 0xffffu), b + (s.y >> 16));
     } else {
       const uint32_t s = *reinterpret_cast<const uint32_t *>(stage + first);
       const unsigned long long b = id_base + row0;

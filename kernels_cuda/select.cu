@@ -139,8 +139,7 @@ __global__ void __launch_bounds__(kBlock)
     const uint32_t rows = ps_sel_reduce_rows(p, base >> 5);
     if (!((rows >> lane) & 1u)) continue;
     const uint64_t row = base + lane;
-    ps_sel_partial_code(acc, p.col, row,
-                        ps_sel_code_at(p.data, p.col.data_bytes, p.col.width, row, p.data_aligned != 0));
+    ps_sel_partial_code(&acc, &p.col, row, ps_col_code_at(p.data, &p.col, p.data_aligned, row));
   }
   const ps_sel_partial total = block_partial(acc);
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
@@ -193,7 +192,7 @@ __device__ __forceinline__ void stage_tile(const ps_cuda_reduce_params &p, uint6
     __pipeline_wait_prior(0);
   } else {
     for (uint32_t k = lane; k < n; k += 32)
-      stage[k] = ps_sel_load_word(p.data, (base + k) * 4, p.col.data_bytes, p.data_aligned != 0);
+      stage[k] = ps_stream_word(p.data, p.col.data_bytes, base + k, p.data_aligned);
   }
   if (lane == 0) stage[n] = 0;
 }
@@ -283,7 +282,8 @@ uint32_t reduce_tiles_resident(uint32_t fallback) {
   uint32_t v = cached.load(std::memory_order_relaxed);
   if (v) return v;
   int dev = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_tiles, kBlock, 0) != cudaSuccess || per_sm <= 0 ||
       sms <= 0) {
     (void)cudaGetLastError();
@@ -294,7 +294,9 @@ uint32_t reduce_tiles_resident(uint32_t fallback) {
   return v;
 }
 
-bool reduce_by_tiles(const ps_prog_col &col) { return col.width >= 1 && col.width <= 32 && !(col.flags & PS_COLF_NO_CODES); }
+bool reduce_by_tiles(const ps_prog_col &col) {
+  return col.width >= 1 && col.width <= 32 && !(col.flags & PS_COLF_NO_CODES);
+}
 
 uint32_t reduce_blocks(uint64_t rows, const ps_prog_col &col, uint32_t max_blocks) {
   if (reduce_by_tiles(col)) {
@@ -339,7 +341,7 @@ __device__ __forceinline__ void store_validity(const ps_cuda_gather_params &p, u
 constexpr uint32_t kGatherPer = 4;
 
 /* 48 registers, 5 blocks per SM, as before the last block's hand-off (which
- * took nvcc to 64: 4 blocks, fewer loads in flight; 16 bytes of spills now). */
+ * took nvcc to 64: 4 blocks, fewer loads in flight). */
 __global__ void __launch_bounds__(kBlock, 5) gather_rows(const __grid_constant__ ps_cuda_gather_params p) {
   const uint32_t lane = threadIdx.x & 31u;
   constexpr uint64_t kSpan = 32u * kGatherPer;
@@ -379,11 +381,11 @@ __global__ void __launch_bounds__(kBlock, 5) gather_rows(const __grid_constant__
           continue;
         }
         const uint32_t code = ps_sel_funnel(lo[u], hi[u], shift[u]) & cmask;
-        if (ps_sel_corrupt(p.col, code)) {
+        if (ps_code_corrupt(p.col.flags, code, p.col.code_limit)) {
           err[u] = 2;
         } else {
           valid[u] = true;
-          bits[u] = ps_sel_gather_bits(p, code);
+          bits[u] = ps_sel_gather_bits(&p.col, p.out_type, &p.pow10, code);
         }
       }
     } else {

@@ -90,15 +90,10 @@ static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k
  * ps_code_corrupt). */
 
 #ifdef PS_HAVE_FP64
+/* 10^scale, exact: the PS_MODE_DOUBLE values and float gathers
+ * (kernels_shared/ps_cmpcol.h's ps_code_double, whose explicit casts round
+ * to nearest even on OpenCL). */
 __constant double ps_pow10[19] = PS_POW10_TABLE;
-
-/* The double of a code (ps_program.h, PS_MODE_DOUBLE): kernels_shared/ps_cmpcol.h's
- * ps_code_double (OpenCL's explicit casts round to nearest even). */
-static double ps_double_of_kind(uint kind, __constant ps_prog_col *m, ulong code) {
-  return ps_code_double(kind, m->reference, code, ps_pow10 + min(m->scale, 18u));
-}
-
-static double ps_double_of(__constant ps_prog_col *m, ulong code) { return ps_double_of_kind(m->kind, m, code); }
 #endif
 
 /* ---- work-group collectives --------------------------------------------

@@ -175,59 +175,39 @@ __kernel void ps_write_runs(__constant ps_select_launch *launch, ps_bytes bitmap
   }
 }
 
-/* ---- reduce ----------------------------------------------------------- */
+/* ---- reduce -----------------------------------------------------------
+ * The row mask, the partial and its combination: kernels_shared/ps_select.h
+ * (as CUDA's reduce). The device reports whether a corrupt code was read;
+ * the host finds the row. */
 
-typedef struct ps_partial {
-  ulong count, min, max, sum_lo, sum_hi;
-} ps_partial;
-
-static void ps_partial_add(ps_partial *p, const ps_partial *q) {
-  p->count += q->count;
-  p->min = min(p->min, q->min);
-  p->max = max(p->max, q->max);
-  p->sum_lo += q->sum_lo;
-  p->sum_hi += q->sum_hi + (p->sum_lo < q->sum_lo); /* carry */
-}
-
-/* Count, min, max and 128-bit sum of the valid, selected codes of word g. */
+/* Counted codes of word g into *acc. */
 static void ps_reduce_word(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity, ps_bytes selection,
-                           ulong g, ps_partial *acc, uint *corrupt) {
+                           ulong g, ps_sel_partial *acc) {
   __constant ps_prog_col *m = &launch->col;
-  uint rows = ps_row_mask(launch->rows, g);
-  if (launch->flags & PS_SELECT_HAS_SELECTION) {
-    ps_region sel = {selection, launch->selection_offset, (launch->rows + 7) / 8};
-    rows &= ps_load_word(sel, g);
-  }
-  if (m->flags & PS_COLF_VALIDITY) {
-    ps_region v = {validity, launch->validity_offset, m->validity_bytes};
-    rows &= ps_load_word(v, g);
-  }
-  ps_region d = {data, launch->data_offset, m->data_bytes};
+  const int has_sel = (launch->flags & PS_SELECT_HAS_SELECTION) != 0;
+  const uint rows = ps_sel_reduce_rows(launch->rows, g, has_sel ? selection + launch->selection_offset : 0,
+                                       (launch->selection_offset & 3) == 0, validity + launch->validity_offset,
+                                       (launch->validity_offset & 3) == 0, m);
   for (uint j = 0; j < 32; ++j) {
     if (!((rows >> j) & 1u)) continue;
-    ulong code = ps_code_at(d.buf + d.offset, d.size, (d.offset & 3) == 0, m->width, 32 * g + j);
-    if (ps_code_corrupt(m->flags, code, m->code_limit)) {
-      *corrupt = 1;
-      continue;
-    }
-    ps_partial one = {1, code, code, code, 0};
-    ps_partial_add(acc, &one);
+    const ulong row = 32 * g + j;
+    ps_sel_partial_code(acc, m, row,
+                        ps_col_code_at(data + launch->data_offset, m, (launch->data_offset & 3) == 0, row));
   }
 }
 
 /* Grid-stride over the chunk's words, so the number of partials the host
  * reads back is bounded by the launch size; then a work-group tree
  * reduction into partials[group]. scratch holds PS_REDUCE_PARTIAL_WORDS
- * ulongs per work-item. */
+ * ulongs per work-item (the partial without its corrupt row). */
 __kernel void ps_reduce_words(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity,
                               ps_bytes selection, __global ulong *partials, volatile __global uint *status,
                               __local ulong *scratch) {
-  ps_partial acc = {0, ULONG_MAX, 0, 0, 0};
-  uint corrupt = 0;
+  ps_sel_partial acc = ps_sel_partial_empty();
   ulong words = (launch->rows + 31) / 32;
   for (ulong g = get_global_id(0); g < words; g += get_global_size(0))
-    ps_reduce_word(launch, data, validity, selection, g, &acc, &corrupt);
-  if (corrupt) atomic_or(&status[PS_SELECT_STATUS_CORRUPT], 1u);
+    ps_reduce_word(launch, data, validity, selection, g, &acc);
+  if (acc.bad_row != PS_SEL_NONE) atomic_or(&status[PS_SELECT_STATUS_CORRUPT], 1u);
 
   uint lid = get_local_id(0), n = get_local_size(0);
   __local ulong *s = scratch + PS_REDUCE_PARTIAL_WORDS * lid;
@@ -236,8 +216,8 @@ __kernel void ps_reduce_words(__constant ps_select_launch *launch, ps_bytes data
   for (uint step = n / 2; step > 0; step /= 2) {
     if (lid < step) {
       __local ulong *o = scratch + PS_REDUCE_PARTIAL_WORDS * (lid + step);
-      ps_partial p = {s[0], s[1], s[2], s[3], s[4]}, q = {o[0], o[1], o[2], o[3], o[4]};
-      ps_partial_add(&p, &q);
+      ps_sel_partial p = {s[0], s[1], s[2], s[3], s[4], PS_SEL_NONE}, q = {o[0], o[1], o[2], o[3], o[4], PS_SEL_NONE};
+      p = ps_sel_partial_add(p, q);
       s[0] = p.count, s[1] = p.min, s[2] = p.max, s[3] = p.sum_lo, s[4] = p.sum_hi;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -247,20 +227,9 @@ __kernel void ps_reduce_words(__constant ps_select_launch *launch, ps_bytes data
       partials[PS_REDUCE_PARTIAL_WORDS * get_group_id(0) + i] = scratch[i];
 }
 
-/* ---- gather ----------------------------------------------------------- */
-
-/* The value written for a valid row (core/backend.h, ps_gather_args). */
-static ulong ps_gather_value(__constant ps_select_launch *launch, ulong code) {
-  ulong raw = launch->col.reference + code;
-  switch (launch->out_type) {
-#ifdef PS_HAVE_FP64
-    case PS_SELECT_GATHER_F64: return as_ulong(ps_double_of(&launch->col, code));
-    case PS_SELECT_GATHER_F32: return as_uint((float)ps_double_of(&launch->col, code));
-#endif
-    case PS_SELECT_GATHER_CODE32: return (uint)raw;
-    default: return raw; /* PS_SELECT_GATHER_INT: truncated by the store */
-  }
-}
+/* ---- gather -----------------------------------------------------------
+ * What an id becomes: kernels_shared/ps_select.h's ps_sel_gather_row (as
+ * CUDA's gather). */
 
 /* Work-item q handles ids [first + 32q, first + 32q + 32) and writes their
  * validity as one word. Errors record the least offending index of the
@@ -271,29 +240,27 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
   ulong i0 = launch->first + 32 * (ulong)get_global_id(0);
   if (i0 >= launch->count) return;
   uint n = (uint)min((ulong)32, launch->count - i0);
-  ps_region d = {data, launch->data_offset, m->data_bytes};
-  ps_region v = {validity, launch->validity_offset, m->validity_bytes};
+#ifdef PS_HAVE_FP64
+  __constant double *pow10 = ps_pow10 + min(m->scale, 18u);
+#else
+  __constant uchar *pow10 = 0;
+#endif
   uint valid_bits = 0;
   for (uint j = 0; j < n; ++j) {
     ulong i = i0 + j;
     ulong id = ps_load_value(ids, launch->ids_offset + i * launch->index_bytes, launch->index_bytes);
     uint in_launch = (uint)(i - launch->first);
-    if (id >= launch->rows) {
-      atomic_min(&status[PS_SELECT_STATUS_BAD_ID], in_launch);
+    ps_bool valid;
+    ulong value;
+    const uint err = ps_sel_gather_row(m, data + launch->data_offset, (launch->data_offset & 3) == 0,
+                                       validity + launch->validity_offset, launch->rows, launch->out_type, pow10, id,
+                                       &valid, &value);
+    if (err) {
+      atomic_min(&status[err == 1 ? PS_SELECT_STATUS_BAD_ID : PS_SELECT_STATUS_BAD_CODE], in_launch);
       continue;
     }
-    uint valid = (m->flags & PS_COLF_VALIDITY) ? (ps_load_word(v, id >> 5) >> (id & 31)) & 1u : 1u;
-    ulong value = 0;
-    if (valid) {
-      ulong code = ps_code_at(d.buf + d.offset, d.size, (d.offset & 3) == 0, m->width, id);
-      if (ps_code_corrupt(m->flags, code, m->code_limit)) {
-        atomic_min(&status[PS_SELECT_STATUS_BAD_CODE], in_launch);
-        continue;
-      }
-      value = ps_gather_value(launch, code);
-    }
     ps_store_value(values, launch->out_offset + i * launch->value_bytes, launch->value_bytes, value);
-    valid_bits |= valid << j;
+    valid_bits |= (uint)valid << j;
   }
   if (launch->flags & PS_SELECT_WANT_VALIDITY)
     ps_store_word(validity_out, launch->validity_out_offset, (launch->count + 7) / 8, i0 / 32, valid_bits);

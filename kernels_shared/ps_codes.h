@@ -12,6 +12,9 @@
  *                     or past size read as 0 and are never touched
  *   ps_code_join      a code from the (up to) three words it lies in
  *   ps_code_at        the code of row r at width 0..64, bounded
+ *   ps_col_code_at    the same for a column (ps_prog_col): the one reader of
+ *                     a row's code that the per-row kernels call
+ *   ps_col_valid_at   whether row r of a column is valid
  *   ps_code_in_words  the same from words known to lie inside the stream
  *                     (4-byte aligned, unchecked loads)
  *   ps_code_of_word   code j of a 32-row word from its w words held in a
@@ -62,12 +65,14 @@ PS_HFN ps_u32 ps_code_ld32(const ps_u8 *p) {
  * stream, are assembled from bytes. */
 PS_HFN ps_u32 ps_stream_word(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u64 k, ps_u32 aligned) {
   const ps_u64 b = k * 4;
+  if (b >= size) return 0;
+  const ps_u64 avail = size - b; /* no sum that could wrap */
 #if !defined(PS_BIG_ENDIAN_DEVICE)
-  if (aligned && b + 4 <= size) return ps_code_ld32(d + b);
+  if (aligned && avail >= 4) return ps_code_ld32(d + b);
 #endif
   ps_u32 v = 0;
   for (ps_u32 i = 0; i < 4; ++i)
-    if (b + i < size) v |= (ps_u32)ps_code_ld8(d + b + i) << (8 * i);
+    if (i < avail) v |= (ps_u32)ps_code_ld8(d + b + i) << (8 * i);
   return v;
 }
 
@@ -88,8 +93,14 @@ PS_HFN ps_u64 ps_code_join(ps_u32 w, ps_u32 sh, ps_u32 x0, ps_u32 x1, ps_u32 x2)
  * kernels compile best from (their SASS before this reader was shared). */
 PS_HFN ps_u64 ps_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u32 w, ps_u64 r) {
   if (w == 0) return 0;
-  const ps_u64 bit = r * w, k = bit >> 5;
-  const ps_u32 sh = (ps_u32)(bit & 31u);
+  /* r = 2^32 h + l: bit r*w is 2^32 hw + lw, so the code starts in word
+   * 2^27 hw + lw/32 at bit lw % 32, exact for every row whose byte offset
+   * fits 64 bits (r * w itself wraps from r = 2^58 at 64 bits; gathers read
+   * rows by a caller's ids). Where r is known to fit 32 bits (a chunk's
+   * rows) h is 0 and this is the 32x32-bit product alone. */
+  const ps_u64 lw = (ps_u64)(ps_u32)r * w;
+  const ps_u64 k = (((r >> 32) * w) << 27) + (lw >> 5);
+  const ps_u32 sh = (ps_u32)lw & 31u;
 #if defined(PS_CODES_LDG)
   const ps_u32 x0 = ps_stream_word(d, size, k, aligned);
   const ps_u32 x1 = sh + w > 32 ? ps_stream_word(d, size, k + 1, aligned) : 0u;
@@ -104,6 +115,24 @@ PS_HFN ps_u64 ps_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, 
 #endif
 }
 
+/* The code of row r of a column (core/ps_program.h's ps_prog_col: its
+ * width, its readable bytes) whose stream starts at d: every per-row read
+ * of the filters and the after-filter calls goes through here, so that a
+ * column's encoding is read in one place. aligned: d is 4-byte aligned. */
+PS_HFN ps_u64 ps_col_code_at(PS_GLOBAL const ps_u8 *d, PS_CONST_MEM const ps_prog_col *col, ps_u32 aligned, ps_u64 r) {
+  return ps_code_at(d, col->data_bytes, aligned, col->width, r);
+}
+
+/* Whether row r of a column is valid: bit r of its validity bitmap v
+ * (bounded by validity_bytes, bits past it read as 0), 1 without one. One
+ * byte per row: per-row readers touch no word they do not need, and need no
+ * alignment test or assembly of a last partial word. */
+PS_HFN ps_bool ps_col_valid_at(PS_GLOBAL const ps_u8 *v, PS_CONST_MEM const ps_prog_col *col, ps_u64 r) {
+  if (!(col->flags & PS_COLF_VALIDITY)) return 1;
+  const ps_u64 at = r >> 3;
+  return at < col->validity_bytes && ((ps_code_ld8(v + at) >> (r & 7)) & 1u);
+}
+
 PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r) {
   if (w == 0) return 0;
   const ps_u64 bit = r * w, k = bit >> 5;
@@ -116,7 +145,7 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
  * A macro: the expression each caller had written, so the kernels compile
  * as before (as an inline function it moved instructions in three CUDA
  * kernels). */
-#define ps_code_corrupt(col_flags, code, code_limit) (((col_flags) & PS_COLF_NO_CODES) || (code) > (code_limit))
+#define ps_code_corrupt(col_flags, code, code_limit) (((col_flags)&PS_COLF_NO_CODES) || (code) > (code_limit))
 
 /* x[0..w) are the 32-row word's stream words; x needs w + 2 entries (the
  * last two may hold anything: a code never takes bits from them). */

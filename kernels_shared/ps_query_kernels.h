@@ -48,6 +48,9 @@
 #ifndef PS_CODES_H
 #include "ps_codes.h"
 #endif
+#ifndef PS_CMPCOL_H
+#include "ps_cmpcol.h"
+#endif
 
 /* Specialization. A generic kernel reads the query's programs and launch
  * flags from its arguments, interpreting them row by row. A specialized one
@@ -566,6 +569,23 @@ PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_
   return bits;
 }
 
+/* The WHERE program's aux words as kernels_shared/ps_cmpcol.h reads them
+ * (the SET bit, the RANK word, the INLIST binary search the filters use).
+ * Unbounded: the host checked every table against the aux words
+ * (core/program_check.c), and corrupt codes never index them. */
+PS_FN ps_aux_words ps_q_aux(const ps_q_bufs *B) {
+  ps_aux_words a;
+#if defined(__OPENCL_VERSION__)
+  a.buf = (PS_GLOBAL const ps_u8 *)B->where_aux;
+  a.offset = 0;
+  a.size = ~(ps_u64)0;
+#else
+  a.words = B->where_aux;
+  a.count = ~(ps_u32)0;
+#endif
+  return a;
+}
+
 /* The comparison of a CMPCOL leaf on two valid, checked codes. */
 PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
                          PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
@@ -597,7 +617,9 @@ PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_p
     order = 2; /* the host refuses these programs on devices without doubles */
 #endif
   } else {
-    ps_u32 x = B->where_aux[in->aux_a + code], y = B->where_aux[in->aux_b + code_b];
+    ps_u32 fault = 0; /* the host checked the rank tables (ps_q_aux) */
+    const ps_u32 x = ps_aux_word(ps_q_aux(B), (ps_u64)in->aux_a + code, &fault, 1u);
+    const ps_u32 y = ps_aux_word(ps_q_aux(B), (ps_u64)in->aux_b + code_b, &fault, 1u);
     order = x < y ? -1 : (x > y ? 1 : 0);
   }
   switch (PS_INSN_CMP(in->flags)) {
@@ -621,17 +643,10 @@ PS_FN ps_u32 ps_q_leaf_bit(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps
                            PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
   if (in->op == PS_OP_RANGE) return in->lo <= code && code <= in->hi;
   if (in->op == PS_OP_SET) {
-    ps_u64 k = in->aux_a + code;
-    return (B->where_aux[k >> 5] >> (k & 31)) & 1u;
+    ps_u32 fault = 0;
+    return ps_aux_bit(ps_q_aux(B), (ps_u64)in->aux_a + code, &fault, 1u);
   }
-  if (in->op == PS_OP_INLIST) {
-    for (ps_u64 i = 0; i < in->lo; ++i) {
-      PS_GLOBAL const ps_u32 *iv = B->where_aux + in->aux_a + 4 * i;
-      ps_u64 first = iv[0] | ((ps_u64)iv[1] << 32), last = iv[2] | ((ps_u64)iv[3] << 32);
-      if (first <= code && code <= last) return 1;
-    }
-    return 0;
-  }
+  if (in->op == PS_OP_INLIST) return ps_in_list(ps_q_aux(B), in->aux_a, in->lo, code);
   return ps_q_cmpcol(in, ca, cb, B, code, code_b);
 }
 

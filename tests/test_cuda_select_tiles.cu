@@ -114,7 +114,7 @@ static void check_reduce_as(uint64_t rows, uint32_t w, double sel_density, doubl
   for (uint64_t t : order) {
     uint32_t word_rows[32];
     for (uint32_t j = 0; j < 32; j++) word_rows[j] = ps_sel_reduce_rows(p, t * 32 + j);
-    for (uint32_t k = 0; k < n; k++) stage[k] = ps_sel_load_word(p.data, (t * n + k) * 4, bytes, p.data_aligned != 0);
+    for (uint32_t k = 0; k < n; k++) stage[k] = ps_stream_word(p.data, bytes, t * n + k, p.data_aligned);
     stage[n] = 0;
     /* the kernel's choice: a whole tile without selection or validity has
      * no row masks */
@@ -185,7 +185,7 @@ static void check_gather_words(uint32_t w, uint64_t rows) {
     uint32_t shift = 99;
     const uint64_t word = ps_sel_code_word(id, w, &shift);
     const uint64_t want = plain_code(stream, w, id);
-    TH_EXPECT(ps_sel_code_at(stream.data(), bytes, w, id, false) == want, "w %u id %llu: ps_sel_code_at", w,
+    TH_EXPECT(ps_code_at(stream.data(), bytes, 0, w, id) == want, "w %u id %llu: ps_code_at", w,
               (unsigned long long)id);
     if ((word + 2) * 4 > bytes) continue; /* the kernel's bounded path */
     direct++;

@@ -24,7 +24,16 @@
  *    ps_rb_vector_bits at the word-local widths, against a bit-by-bit loop
  *    over random words and ranges (never empty: the backends turn an empty
  *    range into a negated full one); the widths are run-time values here,
- *    so every branch on w is the one the kernels fold.
+ *    so every branch on w is the one the kernels fold;
+ *  - ps_codes.h at rows far past 2^32: a row whose bit offset r * w wraps
+ *    64 bits reads past the stream (0), never the stream's first words;
+ *  - ps_rows.h: the per-row interpreter on a program of RANGE, SET, ISNULL,
+ *    OR, AND and NOT over a column with nulls and corrupt codes, against a
+ *    three-valued evaluation written out here, with the corrupt slot's
+ *    status bit;
+ *  - ps_select.h: ps_sel_partial_code / ps_sel_partial_add against sums
+ *    written out here, ps_sel_gather_row's outcomes (an id past the column,
+ *    a null, a corrupt code, a value).
  * Label host: no backend is involved.
  */
 #include <stdint.h>
@@ -35,6 +44,25 @@
 #include "ps_codes.h"
 #include "ps_kleene.h"
 #include "ps_range.h"
+
+/* ps_rows.h over host arrays: what a launch passes, as the dialects define it */
+typedef struct host_src {
+  const ps_program *prog;
+  const uint8_t *data[PS_MAX_COLS];
+  const uint8_t *validity[PS_MAX_COLS];
+  ps_aux_words aux;
+  double pow10[PS_MAX_COLS];
+} host_src;
+typedef host_src ps_rows_src;
+#define PS_ROWS_PROG(s) ((s)->prog)
+#define PS_ROWS_DATA(s, c) ((s)->data[c])
+#define PS_ROWS_ALIGNED(s, c) 0u
+#define PS_ROWS_VALIDITY(s, c) ((s)->validity[c])
+#define PS_ROWS_AUX(s) ((s)->aux)
+#define PS_ROWS_POW10(s, c) (&(s)->pow10[c])
+#define PS_ROWS_AUX_FAULT 0x80000000u
+#include "ps_rows.h"
+#include "ps_select.h"
 
 /* kernels_shared_ldg.c: ps_code_at under PS_CODES_LDG */
 uint64_t ps_test_code_at_ldg(const uint8_t *d, uint64_t size, uint32_t aligned, uint32_t w, uint64_t r);
@@ -139,13 +167,20 @@ static void test_ref_diff(void) {
 
 static int exact_cmp(uint32_t cmp, double a, double b) {
   switch (cmp) {
-    case PS_CMP_EQ: return a == b;
-    case PS_CMP_NE: return a != b;
-    case PS_CMP_LT: return a < b;
-    case PS_CMP_LE: return a <= b;
-    case PS_CMP_GT: return a > b;
-    case PS_CMP_GE: return a >= b;
-    default: return 0;
+    case PS_CMP_EQ:
+      return a == b;
+    case PS_CMP_NE:
+      return a != b;
+    case PS_CMP_LT:
+      return a < b;
+    case PS_CMP_LE:
+      return a <= b;
+    case PS_CMP_GT:
+      return a > b;
+    case PS_CMP_GE:
+      return a >= b;
+    default:
+      return 0;
   }
 }
 
@@ -156,7 +191,7 @@ static void test_cmp(void) {
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) {
         const double a = vals[i], b = vals[j];
-        CHECKF(ps_cmp_outcome(cmp, a < b, a == b, a > b) == exact_cmp(cmp, a, b), "cmp %u of %g, %g", cmp, a, b);
+        CHECKF(ps_cmp_outcome(cmp, a<b, a == b, a> b) == exact_cmp(cmp, a, b), "cmp %u of %g, %g", cmp, a, b);
       }
   th_case("ps_int_key");
   __extension__ typedef __int128 i128;
@@ -171,7 +206,7 @@ static void test_cmp(void) {
       /* a code that keeps M + code inside the logical type (the core's promise) */
       const i128 mm = sg[k] ? (i128)(int64_t)m[k] : (i128)m[k];
       const uint64_t room = (uint64_t)((sg[k] ? (i128)INT64_MAX : (i128)UINT64_MAX) - mm); /* fits: mm >= -2^63 */
-      c[k] = th_chance(&th.rng, 10) ? room : th_below(&th.rng, room + 1); /* room + 1 = 0: any code */
+      c[k] = th_chance(&th.rng, 10) ? room : th_below(&th.rng, room + 1);                  /* room + 1 = 0: any code */
       v[k] = mm + (i128)c[k];
     }
     if (th_chance(&th.rng, 10)) { /* the same value on both sides */
@@ -409,8 +444,7 @@ static void test_aux(void) {
       uint32_t status = 0x10u;
       const int inside = (k >> 5) < aux.count;
       const uint32_t bit = ps_aux_bit(aux, k, &status, 0x80000000u);
-      if (!CHECKF(bit == (inside ? (words[k >> 5] >> (k & 31)) & 1u : 0u) &&
-                      status == (inside ? 0x10u : 0x80000010u),
+      if (!CHECKF(bit == (inside ? (words[k >> 5] >> (k & 31)) & 1u : 0u) && status == (inside ? 0x10u : 0x80000010u),
                   "ps_aux_bit k=%llu: %u, status %08x", (unsigned long long)k, bit, status))
         return;
       status = 0;
@@ -423,6 +457,120 @@ static void test_aux(void) {
   }
 }
 
+/* A row whose bit offset r * w wraps 64 bits: its code lies far past any
+ * stream (0 here), not in the stream's first word, where r * w mod 2^64
+ * points. */
+static void test_far_rows(void) {
+  static const uint32_t stream[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  const uint8_t *d = (const uint8_t *)stream;
+  for (uint32_t w = 2; w <= 64; w *= 2) {
+    const uint64_t r = ((uint64_t)1 << 58) * (64 / w); /* r * w = 2^64 */
+    const uint64_t rs[3] = {r, r + 1, r + 32};
+    for (int i = 0; i < 3; ++i) {
+      if (!CHECKF(ps_code_at(d, sizeof stream, 1, w, rs[i]) == 0, "ps_code_at w=%u r=%llu", w,
+                  (unsigned long long)rs[i]))
+        return;
+      if (!CHECKF(ps_test_code_at_ldg(d, sizeof stream, 1, w, rs[i]) == 0, "ps_code_at (PS_CODES_LDG) w=%u r=%llu", w,
+                  (unsigned long long)rs[i]))
+        return;
+    }
+  }
+}
+
+/* Three-valued: 0 FALSE, 1 UNKNOWN, 2 TRUE. */
+static int k_not(int a) { return 2 - a; }
+static int k_and(int a, int b) { return a < b ? a : b; }
+static int k_or(int a, int b) { return a > b ? a : b; }
+
+static void test_rows_select(void) {
+  enum { ROWS = 200 };
+  /* slot 0: 5 bits, codes r % 32, code limit 20, every third row null;
+   * slot 1: 3 bits, codes r % 8, no validity */
+  static uint8_t d0[(ROWS * 5 + 7) / 8], d1[(ROWS * 3 + 7) / 8], v0[(ROWS + 7) / 8];
+  memset(d0, 0, sizeof d0);
+  memset(d1, 0, sizeof d1);
+  memset(v0, 0, sizeof v0);
+  for (uint32_t r = 0; r < ROWS; ++r) {
+    for (uint32_t i = 0; i < 5; ++i) d0[(r * 5 + i) / 8] |= (uint8_t)((((r % 32) >> i) & 1u) << ((r * 5 + i) % 8));
+    for (uint32_t i = 0; i < 3; ++i) d1[(r * 3 + i) / 8] |= (uint8_t)((((r % 8) >> i) & 1u) << ((r * 3 + i) % 8));
+    if (r % 3) v0[r / 8] |= (uint8_t)(1u << (r % 8));
+  }
+  static ps_program prog; /* NOT ((RANGE0 [3, 10] OR SET1 {1, 5}) AND NOT ISNULL0), postfix */
+  memset(&prog, 0, sizeof prog);
+  prog.n_cols = 2;
+  prog.cols[0].width = 5, prog.cols[0].kind = PS_KIND_UNSIGNED, prog.cols[0].flags = PS_COLF_VALIDITY;
+  prog.cols[0].code_limit = 20, prog.cols[0].data_bytes = sizeof d0, prog.cols[0].validity_bytes = sizeof v0;
+  prog.cols[0].reference = 1000;
+  prog.cols[1].width = 3, prog.cols[1].kind = PS_KIND_UNSIGNED, prog.cols[1].code_limit = 7;
+  prog.cols[1].data_bytes = sizeof d1;
+  prog.n_insns = 6;
+  prog.insns[0].op = PS_OP_RANGE, prog.insns[0].col_a = 0, prog.insns[0].lo = 3, prog.insns[0].hi = 10;
+  prog.insns[1].op = PS_OP_SET, prog.insns[1].col_a = 1, prog.insns[1].aux_a = 0;
+  prog.insns[2].op = PS_OP_OR;
+  prog.insns[3].op = PS_OP_ISNULL, prog.insns[3].col_a = 0, prog.insns[3].flags = PS_INSN_NEGATE;
+  prog.insns[4].op = PS_OP_AND;
+  prog.insns[5].op = PS_OP_NOT;
+  static const uint32_t aux[1] = {(1u << 1) | (1u << 5)};
+  prog.aux_words = 1;
+  host_src src;
+  memset(&src, 0, sizeof src);
+  src.prog = &prog;
+  src.data[0] = d0, src.data[1] = d1, src.validity[0] = v0;
+  src.aux.words = aux, src.aux.count = 1;
+  for (uint32_t r = 0; r < ROWS; ++r) {
+    const int valid = r % 3 != 0, code = (int)(r % 32), bad = valid && code > 20;
+    const int range = !valid || bad ? 1 : code >= 3 && code <= 10 ? 2 : 0;
+    const int set = (r % 8 == 1 || r % 8 == 5) ? 2 : 0;
+    const int want = k_not(k_and(k_or(range, set), valid ? 2 : 0)) == 2;
+    uint32_t status = 0;
+    const int got = ps_rows_eval(&src, r, &status);
+    if (!CHECKF(got == want && status == (bad ? 1u : 0u), "ps_rows_eval row %u: %d status %u, want %d", r, got, status,
+                want))
+      return;
+  }
+
+  /* reduce: the rows below 64 that count (valid), with the corrupt rows */
+  ps_sel_partial p = ps_sel_partial_empty(), q = ps_sel_partial_empty();
+  uint64_t count = 0, sum = 0, mn = ~(uint64_t)0, mx = 0, bad_row = ~(uint64_t)0;
+  for (uint64_t g = 0; g < 2; ++g) {
+    const uint32_t rows = ps_sel_reduce_rows(ROWS, g, NULL, 0, v0, 0, &prog.cols[0]);
+    for (uint32_t j = 0; j < 32; ++j) {
+      const uint64_t r = 32 * g + j;
+      if (!CHECKF(((rows >> j) & 1u) == (r % 3 != 0), "ps_sel_reduce_rows row %llu", (unsigned long long)r)) return;
+      if (!((rows >> j) & 1u)) continue;
+      ps_sel_partial_code(g ? &q : &p, &prog.cols[0], r, ps_col_code_at(d0, &prog.cols[0], 0, r));
+      const uint64_t c = r % 32;
+      if (c > 20) {
+        if (r < bad_row) bad_row = r;
+        continue;
+      }
+      count++, sum += c;
+      if (c < mn) mn = c;
+      if (c > mx) mx = c;
+    }
+  }
+  p = ps_sel_partial_add(p, q);
+  CHECKF(p.count == count && p.sum_lo == sum && p.sum_hi == 0 && p.min == mn && p.max == mx && p.bad_row == bad_row,
+         "ps_sel_partial: count %llu sum %llu min %llu max %llu bad %llu", (unsigned long long)p.count,
+         (unsigned long long)p.sum_lo, (unsigned long long)p.min, (unsigned long long)p.max,
+         (unsigned long long)p.bad_row);
+
+  /* gather */
+  const double pow10 = 1;
+  for (uint64_t id = 0; id < ROWS + 2; ++id) {
+    ps_bool valid = 1;
+    uint64_t bits = 99;
+    const uint32_t err =
+        ps_sel_gather_row(&prog.cols[0], d0, 0, v0, ROWS, PS_SEL_GATHER_INT, &pow10, id, &valid, &bits);
+    const uint32_t want = id >= ROWS ? 1u : id % 3 == 0 ? 0u : id % 32 > 20 ? 2u : 0u;
+    const int want_valid = want == 0 && id % 3 != 0;
+    if (!CHECKF(err == want && valid == want_valid && bits == (want_valid ? 1000 + id % 32 : 0),
+                "ps_sel_gather_row id %llu: %u valid %d bits %llu", (unsigned long long)id, err, (int)valid,
+                (unsigned long long)bits))
+      return;
+  }
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "kernels_shared");
   test_codes();
@@ -431,5 +579,7 @@ int main(int argc, char **argv) {
   test_cmp();
   test_range();
   test_aux();
+  test_far_rows();
+  test_rows_select();
   return th_finish();
 }

@@ -23,6 +23,8 @@ extern const unsigned char ps_cuda_source_dialect_h[];
 extern const size_t ps_cuda_source_dialect_h_size;
 extern const unsigned char ps_cuda_source_query_kernels_h[];
 extern const size_t ps_cuda_source_query_kernels_h_size;
+extern const unsigned char ps_cuda_source_cmpcol_h[];
+extern const size_t ps_cuda_source_cmpcol_h_size;
 extern const unsigned char ps_cuda_source_cuda_query_h[];
 extern const size_t ps_cuda_source_cuda_query_h_size;
 extern const unsigned char ps_cuda_source_query_spec_cuh[];
@@ -57,24 +59,28 @@ struct ps_cuda_spec_cache {
 static const char head[] = "#include \"ps_dialect.h\"\n#include \"ps_query_program.h\"\n#line 1 \"spec\"\n";
 static const char mid[] = "\n#include \"ps_cuda_query.h\"\n#line 1 \"query_spec.cuh\"\n";
 
-static void spec_headers(const char *headers[5], const char *names[5]) {
+#define SPEC_HEADERS 6
+
+static void spec_headers(const char *headers[SPEC_HEADERS], const char *names[SPEC_HEADERS]) {
   /* The embedded files are arrays of the file's bytes plus a NUL. */
   headers[0] = (const char *)ps_cuda_source_program_h;
   headers[1] = (const char *)ps_cuda_source_query_program_h;
   headers[2] = (const char *)ps_cuda_source_dialect_h;
   headers[3] = (const char *)ps_cuda_source_query_kernels_h;
   headers[4] = (const char *)ps_cuda_source_cuda_query_h;
+  headers[5] = (const char *)ps_cuda_source_cmpcol_h;
   names[0] = "ps_program.h";
   names[1] = "ps_query_program.h";
   names[2] = "ps_dialect.h";
   names[3] = "ps_query_kernels.h";
   names[4] = "ps_cuda_query.h";
+  names[5] = "ps_cmpcol.h";
 }
 
 /* The NVRTC program of spec's source (created, not compiled). */
 static ps_status spec_program(ps_context *ctx, const char *spec, nvrtcProgram *out) {
   *out = NULL;
-  const char *headers[5], *names[5];
+  const char *headers[SPEC_HEADERS], *names[SPEC_HEADERS];
   spec_headers(headers, names);
   const size_t spec_len = strlen(spec);
   const size_t len = sizeof head - 1 + spec_len + sizeof mid - 1 + ps_cuda_source_query_spec_cuh_size;
@@ -89,7 +95,7 @@ static ps_status spec_program(ps_context *ctx, const char *spec, nvrtcProgram *o
   at += sizeof mid - 1;
   memcpy(src + at, ps_cuda_source_query_spec_cuh, ps_cuda_source_query_spec_cuh_size);
   src[len] = '\0';
-  const nvrtcResult r = nvrtcCreateProgram(out, src, "query_spec.cu", 5, headers, names);
+  const nvrtcResult r = nvrtcCreateProgram(out, src, "query_spec.cu", SPEC_HEADERS, headers, names);
   ps_host_free(ctx, src);
   if (r != NVRTC_SUCCESS) {
     *out = NULL;
@@ -301,7 +307,7 @@ static ps_status spec_cache_create(ps_backend *be) {
   (void)cudaRuntimeGetVersion(&runtime);
   snprintf(c->identity, sizeof c->identity, "%s; NVRTC %d.%d; driver API %d; runtime %d", be->name, nvrtc_major,
            nvrtc_minor, driver, runtime);
-  const char *headers[5], *names[5];
+  const char *headers[SPEC_HEADERS], *names[SPEC_HEADERS];
   spec_headers(headers, names);
   ps_sha256_ctx h;
   ps_sha256_init(&h);
@@ -312,7 +318,7 @@ static ps_status spec_cache_create(ps_backend *be) {
     ps_sha256_update(&h, &n, sizeof n);
     ps_sha256_update(&h, pieces[i], piece_sizes[i]);
   }
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < SPEC_HEADERS; i++) {
     const uint64_t n = strlen(headers[i]);
     ps_sha256_update(&h, names[i], strlen(names[i]) + 1);
     ps_sha256_update(&h, &n, sizeof n);

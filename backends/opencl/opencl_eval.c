@@ -193,8 +193,10 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
     /* opencl_words = PS_OPT_WORDS_REFUSED: as if the device had refused it */
     const int refuse = ps_cl_options(be)->opencl_words == PS_OPT_WORDS_REFUSED;
     cl_int err = refuse ? CL_OUT_OF_RESOURCES : ps_cl_enqueue(be, prog, PS_CL_FILTER, global);
-    if (err == CL_OUT_OF_RESOURCES) *refused = 1;
-    else if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
+    if (err == CL_OUT_OF_RESOURCES)
+      *refused = 1;
+    else if (err != CL_SUCCESS)
+      st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
   } else if (st == PS_OK) {
     st = ps_cl_launch(be, prog, PS_CL_FILTER, global);
   }
@@ -204,12 +206,21 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
   return st;
 }
 
-/* The shape table that specializes filter.cl for this program: everything
- * but literals, bounds, offsets and sizes, normalized so that equal shapes
- * give equal text (and share one build). At most ~2 KB for PS_MAX_INSNS. */
+/* The shape table that specializes filter.cl for this program: the opcodes,
+ * flags and slots that kernels_shared/ps_rows.h reads through PS_ROWS_OP and
+ * friends, as constants (the program unrolled), normalized so that equal
+ * shapes give equal text (and share one build); literals, bounds, offsets,
+ * sizes and the columns stay run-time values. At most ~2 KB for
+ * PS_MAX_INSNS. */
 static void shape_of(const ps_program *p, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size,
-                              "#define PS_SPECIALIZED 1\n#define PS_SPEC_INSNS %u\n"
+                              "#define PS_SPECIALIZED 1\n"
+                              "#define PS_ROWS_N_INSNS(prog) %uu\n"
+                              "#define PS_ROWS_OP(prog, i) ps_spec_insns[i][0]\n"
+                              "#define PS_ROWS_FLAGS(prog, i) ps_spec_insns[i][1]\n"
+                              "#define PS_ROWS_COL_A(prog, i) ps_spec_insns[i][2]\n"
+                              "#define PS_ROWS_COL_B(prog, i) ps_spec_insns[i][3]\n"
+                              "#define PS_ROWS_UNROLL _Pragma(\"unroll\")\n"
                               "__constant uint ps_spec_insns[%u][4] = {",
                               p->n_insns, p->n_insns);
   for (uint32_t i = 0; i < p->n_insns && n < size; ++i) {
@@ -218,14 +229,6 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
     uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & 0xff0u : leaf ? in->flags & PS_INSN_NEGATE : 0;
     n += (size_t)snprintf(buf + n, size - n, "{%u,%u,%u,%u},", in->op, flags, leaf ? in->col_a : 0,
                           in->op == PS_OP_CMPCOL ? in->col_b : 0);
-  }
-  if (n < size) n += (size_t)snprintf(buf + n, size - n, "};\n__constant uint ps_spec_cols[%d][3] = {", PS_MAX_COLS);
-  for (uint32_t c = 0; c < PS_MAX_COLS && n < size; ++c) {
-    const ps_prog_col *col = &p->cols[c];
-    if (c < p->n_cols)
-      n += (size_t)snprintf(buf + n, size - n, "{%u,%u,%u},", col->width, col->kind, col->flags);
-    else
-      n += (size_t)snprintf(buf + n, size - n, "{0,0,0},");
   }
   if (n < size) snprintf(buf + n, size - n, "};\n");
 }
@@ -261,8 +264,8 @@ typedef struct range_params {
   cl_mem data, validity, bitmap;
   cl_ulong data_offset, data_bytes, validity_offset, validity_bytes, bitmap_offset, rows, lo, span;
   cl_uint negate_mask, flags;
-  cl_ulong limit;     /* check_limit: the column's largest valid code (< 2^width - 1) */
-  cl_uint limit_bit;  /* raised in the corrupt status word (1 << column slot) */
+  cl_ulong limit;    /* check_limit: the column's largest valid code (< 2^width - 1) */
+  cl_uint limit_bit; /* raised in the corrupt status word (1 << column slot) */
   int check_limit;
 } range_params;
 

@@ -16,6 +16,12 @@ extern const unsigned char ps_cl_source_launch_h[];
 extern const size_t ps_cl_source_launch_h_size;
 extern const unsigned char ps_cl_source_common_cl[];
 extern const size_t ps_cl_source_common_cl_size;
+extern const unsigned char ps_cl_source_filter_cols_cl[];
+extern const size_t ps_cl_source_filter_cols_cl_size;
+extern const unsigned char ps_cl_source_rows_h[];
+extern const size_t ps_cl_source_rows_h_size;
+extern const unsigned char ps_cl_source_select_h[];
+extern const size_t ps_cl_source_select_h_size;
 extern const unsigned char ps_cl_source_filter_cl[];
 extern const size_t ps_cl_source_filter_cl_size;
 extern const unsigned char ps_cl_source_select_cl[];
@@ -65,26 +71,22 @@ _Static_assert(BUILD_KINDS == PS_CL_BUILD_KINDS, "opencl_internal.h counts the k
 
 /* Where each kernel lives, per kind of build. */
 static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
-    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0},
-    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
 };
 
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
-    "ps_filter_words",  "ps_count_words", "ps_write_ids",         "ps_reduce_words",
-    "ps_gather_values", "ps_range_words", "ps_range_words_count", "ps_like_dict_words",
-    "ps_count_runs",    "ps_write_runs",  "ps_scan_counts",       "ps_query_partials",
-    "ps_query_merge",
+    "ps_filter_words", "ps_count_words",       "ps_write_ids",       "ps_reduce_words", "ps_gather_values",
+    "ps_range_words",  "ps_range_words_count", "ps_like_dict_words", "ps_count_runs",   "ps_write_runs",
+    "ps_scan_counts",  "ps_query_partials",    "ps_query_merge",
 };
 
 /* Local memory per work-item of each kernel (bytes), for the group size
  * (range.cl's group size is fixed at build time; see ps_cl_range_program). */
 /* ps_write_ids: a scan word and 32 staged ushort row offsets per work-item. */
-static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0,
-                                                              0, 0, 4, 0, 0};
+static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {
+    4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0, 0, 0, 4, 0, 0};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
@@ -152,8 +154,10 @@ static ps_status check_range_work_group(ps_backend *be, ps_cl_cached *e, int k, 
   return PS_OK;
 }
 
+#define SOURCE_PARTS 27
+
 /* The source of a build of `kind` (with `shape`) as parts for
- * clCreateProgramWithSource: their count, pointers and lengths (25 at most). */
+ * clCreateProgramWithSource: their count, pointers and lengths (SOURCE_PARTS at most). */
 static cl_uint source_parts(const char *shape, build_kind kind, const char **out_parts, size_t *lengths) {
   /* ps_program.h and launch.h come first, so the device reads the very
    * structs the host fills; then the shared kernel headers every kernel uses
@@ -161,7 +165,7 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
    * the RANGE leaf);
    * #line keeps build-log line numbers per file. Parts at odd indexes are
    * glue; the kernel files follow common.cl. */
-  const char *parts[25] = {
+  const char *parts[SOURCE_PARTS] = {
       (const char *)ps_cl_source_program_h, "\n",
       (const char *)ps_cl_source_launch_h,  "\n#line 1 \"ps_dialect.h\"\n",
       (const char *)ps_cl_source_dialect_h, "\n#line 1 \"ps_codes.h\"\n",
@@ -171,9 +175,10 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
       (const char *)ps_cl_source_range_h,   "\n#line 1 \"common.cl\"\n",
       (const char *)ps_cl_source_common_cl,
   };
-  size_t sizes[25] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0, ps_cl_source_dialect_h_size, 0,
-                      ps_cl_source_codes_h_size,   0, ps_cl_source_cmpcol_h_size, 0, ps_cl_source_kleene_h_size,  0,
-                      ps_cl_source_range_h_size,   0, ps_cl_source_common_cl_size};
+  size_t sizes[SOURCE_PARTS] = {ps_cl_source_program_h_size, 0, ps_cl_source_launch_h_size, 0,
+                                ps_cl_source_dialect_h_size, 0, ps_cl_source_codes_h_size,  0,
+                                ps_cl_source_cmpcol_h_size,  0, ps_cl_source_kleene_h_size, 0,
+                                ps_cl_source_range_h_size,   0, ps_cl_source_common_cl_size};
   cl_uint n_parts = 15;
   if (kind == BUILD_RANGE) {
     parts[n_parts++] = "\n#line 1 \"range.cl\"\n";
@@ -191,12 +196,17 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
     /* ps_program.h and launch.h stay in front (common.cl is unused here);
      * a specialized build's constants (the shape, core/query_spec.h) go
      * between the types they use and the kernels that read them. */
-    const char *rest[8] = {"\n#line 1 \"ps_query_program.h\"\n", (const char *)ps_cl_source_query_program_h,
-                           "\n#line 1 \"ps_dialect.h\"\n",       (const char *)ps_cl_source_dialect_h,
-                           "\n#line 1 \"spec\"\n",               shape,
-                           "\n#line 1 \"ps_query_kernels.h\"\n", (const char *)ps_cl_source_query_kernels_h};
-    const size_t rest_sizes[8] = {0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size, 0,
-                                  strlen(shape), 0, ps_cl_source_query_kernels_h_size};
+    const char *rest[8] = {"\n#line 1 \"ps_query_program.h\"\n",
+                           (const char *)ps_cl_source_query_program_h,
+                           "\n#line 1 \"ps_dialect.h\"\n",
+                           (const char *)ps_cl_source_dialect_h,
+                           "\n#line 1 \"spec\"\n",
+                           shape,
+                           "\n#line 1 \"ps_query_kernels.h\"\n",
+                           (const char *)ps_cl_source_query_kernels_h};
+    const size_t rest_sizes[8] = {
+        0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size, 0, strlen(shape),
+        0, ps_cl_source_query_kernels_h_size};
     for (int i = 0; i < 8; ++i) {
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
@@ -212,11 +222,22 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
     sizes[n_parts] = ps_cl_source_like_cl_size;
     parts[n_parts++] = (const char *)ps_cl_source_like_cl;
   } else {
-    const char *rest[6] = {"\n#line 1 \"shape\"\n",     shape,
-                           "\n#line 1 \"filter.cl\"\n", (const char *)ps_cl_source_filter_cl,
-                           "\n#line 1 \"select.cl\"\n", (const char *)ps_cl_source_select_cl};
-    const size_t rest_sizes[6] = {0, strlen(shape), 0, ps_cl_source_filter_cl_size, 0, ps_cl_source_select_cl_size};
-    for (int i = 0; i < 6; ++i) {
+    /* the shape's constants, then the columns as ps_rows.h reads them, the
+     * per-row interpreter, its entry point, the after-filter math and
+     * kernels */
+    const char *rest[12] = {"\n#line 1 \"shape\"\n",          shape,
+                            "\n#line 1 \"filter_cols.cl\"\n", (const char *)ps_cl_source_filter_cols_cl,
+                            "\n#line 1 \"ps_rows.h\"\n",      (const char *)ps_cl_source_rows_h,
+                            "\n#line 1 \"filter.cl\"\n",      (const char *)ps_cl_source_filter_cl,
+                            "\n#line 1 \"ps_select.h\"\n",    (const char *)ps_cl_source_select_h,
+                            "\n#line 1 \"select.cl\"\n",      (const char *)ps_cl_source_select_cl};
+    const size_t rest_sizes[12] = {0, strlen(shape),
+                                   0, ps_cl_source_filter_cols_cl_size,
+                                   0, ps_cl_source_rows_h_size,
+                                   0, ps_cl_source_filter_cl_size,
+                                   0, ps_cl_source_select_h_size,
+                                   0, ps_cl_source_select_cl_size};
+    for (int i = 0; i < 12; ++i) {
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
     }
@@ -230,8 +251,8 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
 
 /* A program of the embedded sources for `kind` (with `shape`), not built. */
 static ps_status program_from_source(ps_backend *be, const char *shape, build_kind kind, cl_program *out) {
-  const char *parts[25];
-  size_t lengths[25];
+  const char *parts[SOURCE_PARTS];
+  size_t lengths[SOURCE_PARTS];
   const cl_uint n_parts = source_parts(shape, kind, parts, lengths);
   cl_int err;
   *out = clCreateProgramWithSource(be->context, n_parts, parts, lengths, &err);
@@ -316,8 +337,8 @@ static int build_from_disk(ps_backend *be, ps_kcache_key *key, const char *optio
  * way this file puts them together does. */
 static const unsigned char *source_digest(ps_backend *be, build_kind kind) {
   if (!be->have_source_digest[kind]) {
-    const char *parts[25];
-    size_t lengths[25];
+    const char *parts[SOURCE_PARTS];
+    size_t lengths[SOURCE_PARTS];
     const cl_uint n_parts = source_parts("", kind, parts, lengths);
     ps_sha256_ctx h;
     ps_sha256_init(&h);
