@@ -290,6 +290,7 @@ static int bind_statement(select_plan *p, expr_error *e) {
     p->aggs[0].kind = PS_AGG_COUNT_STAR;
     p->aggs[0].value = NULL;
     p->n_aggs = 1;
+    p->agg_dict_col[0] = -1;
   }
   if (s->where) {
     bind_env env = {p->ctx, p->tbl, p->cols, p->dec_cols};
