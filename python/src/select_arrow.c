@@ -142,8 +142,8 @@ static int append(uint8_t **buf, size_t *len, size_t *cap, const void *src, size
 }
 
 /* The rows of a result to export: rows[0..n) of its groups in this order
- * (the plan's item `item`, through select_item_datum), or with no plan every
- * group in order (key o->key or aggregate o->agg). */
+ * (a computed item through select_item_datum), or with no plan every group
+ * in order. */
 typedef struct row_set {
   const select_plan *plan;
   const uint64_t *rows;
@@ -180,15 +180,16 @@ static int build_column(const ps_query_result *r, const row_set *rs, size_t item
   for (uint64_t g = 0; g < ng; g++) {
     ps_datum d;
     ps_status st;
-    if (rs->plan) {
-      if (select_item_datum(rs->plan, r, rs->rows[g], item, &d, err, errsz)) {
+    uint64_t grp = rs->plan ? rs->rows[g] : g;
+    if (rs->plan && rs->plan->stmt.items[item].agg == SEL_EXPR) {
+      if (select_item_datum(rs->plan, r, grp, item, &d, err, errsz)) {
         free(chars);
         return -1;
       }
       st = PS_OK;
     } else {
-      st = o->agg < 0 ? ps_query_result_key(r, g, (uint32_t)o->key, &d)
-                      : ps_query_result_value(r, g, (uint32_t)o->agg, &d);
+      st = o->agg < 0 ? ps_query_result_key(r, grp, (uint32_t)o->key, &d)
+                      : ps_query_result_value(r, grp, (uint32_t)o->agg, &d);
     }
     if (st == PS_ERR_OVERFLOW && overflow_null) {
       memset(&d, 0, sizeof d);
