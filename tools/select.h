@@ -157,6 +157,9 @@ typedef struct select_stmt {
   uint64_t limit, offset;
 } select_stmt;
 
+/* Whether s[0..len) is a reserved word (it must be quoted as a name). */
+int select_word_reserved(const char *s, size_t len);
+
 /* Whether the text's first word is SELECT (so that `query` knows which
  * language it was given). */
 int select_is_statement(const char *src, size_t len);
