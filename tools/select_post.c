@@ -199,7 +199,7 @@ static int bind_compared(select_plan *p, vx_node **ops, size_t n, expr_error *e)
 }
 
 static int bind_having(select_plan *p, hv_node *h, expr_error *e) {
-  vx_node *ops[SELECT_MAX_NODES > 64 ? 64 : SELECT_MAX_NODES];
+  vx_node *ops[64]; /* a comparison's operands; IN lists in slices of 63 */
   switch (h->kind) {
     case HV_AND:
     case HV_OR:
