@@ -165,8 +165,9 @@ int select_word_reserved(const char *s, size_t len);
 int select_is_statement(const char *src, size_t len);
 
 /* Whether a SELECT is one of aggregates (for the shell, whose own SELECT
- * lists rows): GROUP BY, or an aggregate call in its list other than a lone
- * COUNT(*). Looks at the tokens only, so a statement with errors in it still
+ * lists rows): GROUP BY or HAVING, or an aggregate call in its list other
+ * than a lone COUNT(*) (with arithmetic on it, an alias, ORDER BY, LIMIT or
+ * OFFSET, COUNT(*) is one too). Looks at the tokens only, so a statement with errors in it still
  * goes to the parser whose messages fit it. */
 int select_is_aggregate(const char *src, size_t len);
 

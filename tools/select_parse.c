@@ -627,7 +627,7 @@ int select_is_aggregate(const char *src, size_t len) {
   p.len = len;
   p.arena = &arena;
   p.err = &err;
-  int depth = 0, items = 1, aggs = 0, lone_count_star = 0, in_list = 1, grouped = 0;
+  int depth = 0, items = 1, aggs = 0, lone_count_star = 0, in_list = 1, grouped = 0, other = 0;
   if (sel_lex(&p) || sel_lex(&p)) return 0; /* SELECT */
   while (!p.failed && p.tok.kind != TK_EOF) {
     if (p.tok.kind == TK_LPAREN) depth++;
@@ -637,6 +637,11 @@ int select_is_aggregate(const char *src, size_t len) {
       in_list = 0;
     if (depth == 0 && (sel_is_kw(&p, "GROUP") || sel_is_kw(&p, "HAVING"))) grouped = 1;
     if (in_list && depth == 0 && p.tok.kind == TK_COMMA) items++;
+    /* COUNT(*) / 2, COUNT(*) AS n, ... LIMIT 1: more than the shell's bare row count */
+    if (in_list && depth == 0 && p.tok.kind != TK_COMMA && p.tok.kind != TK_LPAREN && p.tok.kind != TK_RPAREN &&
+        tok_aggregate(&p) < 0)
+      other = 1;
+    if (depth == 0 && (sel_is_kw(&p, "ORDER") || sel_is_kw(&p, "LIMIT") || sel_is_kw(&p, "OFFSET"))) other = 1;
     if (in_list && tok_aggregate(&p) >= 0) {
       int count = sql_word_eq(src + p.tok.pos, p.tok.len, "COUNT");
       if (sel_lex(&p)) break;
@@ -650,7 +655,7 @@ int select_is_aggregate(const char *src, size_t len) {
     if (sel_lex(&p)) break;
   }
   expr_arena_free(&arena);
-  return grouped || (aggs > 0 && !(items == 1 && aggs == 1 && lone_count_star == 1));
+  return grouped || (aggs > 0 && !(items == 1 && aggs == 1 && lone_count_star == 1 && !other));
 }
 
 int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *out, expr_error *err) {

@@ -310,7 +310,12 @@ int main(void) {
              {"SELECT counter, total FROM t", 0},
              {"count(x) > 1", 0},
              {"SELECT sum(x", 1},
-             {"SELECT a WHERE s = 'GROUP'", 0}};
+             {"SELECT a WHERE s = 'GROUP'", 0},
+             {"SELECT count(*) / 2", 1},
+             {"SELECT count(*) AS n HAVING count(*) > 1", 1},
+             {"SELECT count(*) AS n WHERE a > 1", 1},
+             {"SELECT count(*) WHERE a > 1 LIMIT 1", 1},
+             {"SELECT (count(*)) WHERE a > 1;", 0}};
   for (size_t i = 0; i < sizeof agg / sizeof *agg; i++)
     if (select_is_aggregate(agg[i].src, strlen(agg[i].src)) != agg[i].want) {
       printf("FAIL: select_is_aggregate('%s') != %d\n", agg[i].src, agg[i].want);
