@@ -597,10 +597,11 @@ static int parse_item(sparser *p, sel_item *it) {
   if (!v) return -1;
   it->end = p->prev_end;
   it->expr = v;
-  if (v->kind == VX_AGG && v->pos == it->pos && v->end == it->end) {
+  /* By the tree, not the text: (SUM(x)) and +k print as SUM(x) and k */
+  if (v->kind == VX_AGG) {
     it->agg = (sel_agg)v->agg;
     it->arg = v->left;
-  } else if (v->kind == VX_COLUMN && v->pos == it->pos && v->end == it->end) {
+  } else if (v->kind == VX_COLUMN) {
     it->agg = SEL_KEY;
     it->arg = v;
   } else {

@@ -233,7 +233,7 @@ int select_bind_post(select_plan *p, expr_error *e) {
   if (s->having && bind_having(p, s->having, e)) return -1;
   for (size_t i = 0; i < s->norder; i++) {
     vx_node *v = s->order[i].expr;
-    if (v->kind == VX_NUMBER && v->scale == 0 && v->pos == s->order[i].pos) { /* a position in the SELECT list */
+    if (v->kind == VX_NUMBER && v->scale == 0) { /* a position in the SELECT list ((2) too: it prints as 2) */
       if (v->mantissa < 1 || (uint64_t)v->mantissa > s->nitems)
         return sql_fail(e, NULL, v->pos, "ORDER BY position %lld is not in the SELECT list (1 to %zu)",
                         (long long)v->mantissa, s->nitems);

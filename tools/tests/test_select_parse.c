@@ -207,6 +207,9 @@ int main(void) {
   ok("select count(*) offset 3", "SELECT COUNT(*) OFFSET 3");
   ok("select count(*) having count(*) = 0 order by count(*)", "SELECT COUNT(*) HAVING COUNT(*) = 0 ORDER BY COUNT(*)");
   ok("select count(*) where a > 1 order by 1", "SELECT COUNT(*) WHERE a > 1 ORDER BY 1");
+  /* items classified by their tree, as their canonical text reads back */
+  ok("select +a, (sum(x)) group by a order by (2)", "SELECT a, SUM(x) GROUP BY a ORDER BY 2");
+  bad("SELECT +x, count(*)", 7, "column 'x' is neither inside an aggregate nor in GROUP BY");
 
   /* errors: where, and what */
   bad("", 0, "expected SELECT, found end of input");
