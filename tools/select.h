@@ -14,7 +14,7 @@
  *   rterm     := rfactor { ('*' | '/') rfactor }
  *   rfactor   := '-' rfactor | aggregate | column | number | '(' result ')'
  *              | ABS '(' result ')' | COALESCE '(' result { ',' result } ')'
- *              | string | DATE string | TIMESTAMP string | TIME string | NULL   (HAVING only)
+ *              | string | DATE string | TIMESTAMP string | TIME string | TRUE | FALSE | NULL
  *   having    := hterm { OR hterm };  hterm := hfactor { AND hfactor }
  *   hfactor   := NOT hfactor | '(' having ')' | result cmp result
  *              | result [NOT] BETWEEN result AND result | result [NOT] IN '(' result { ',' result } ')'
@@ -86,7 +86,7 @@ typedef struct vx_node {
   vx_when *whens;               /* VX_CASE */
   size_t nwhens;
   int agg; /* VX_AGG: a sel_agg (SEL_COUNT_STAR .. SEL_AVG) */
-  int lit; /* VX_STRING: the literal's type */
+  int lit; /* VX_STRING: the literal's type; VX_NUMBER: 'B' for TRUE (1) and FALSE (0) */
   /* Set when binding (select_post.c), outside aggregates: */
   int slot;                  /* VX_AGG: its aggregate; VX_COLUMN: its GROUP BY key */
   const struct vx_node *ref; /* VX_COLUMN naming a SELECT item by its alias: the item */

@@ -176,6 +176,23 @@ static hv_node *parse_predicate(sparser *p) {
     h->end = p->tok.pos + p->tok.len;
     return sel_lex(p) ? NULL : h;
   }
+  if (p->tok.kind == TK_EOF || p->tok.kind == TK_SEMI || p->tok.kind == TK_RPAREN || sel_is_kw(p, "AND") ||
+      sel_is_kw(p, "OR") || sel_is_kw(p, "ORDER") || sel_is_kw(p, "LIMIT") || sel_is_kw(p, "OFFSET")) {
+    /* a boolean value alone (HAVING ok, NOT ok) is value = TRUE; the binder says where it is not a boolean */
+    hv_node *h = new_hv(p, HV_CMP, pos);
+    vx_node *t = sel_alloc(p, sizeof *t);
+    if (!h || !t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->kind = VX_NUMBER;
+    t->lit = 'B';
+    t->mantissa = 1;
+    t->pos = t->end = a->end;
+    h->op = PS_EQ;
+    h->a = a;
+    h->b = t;
+    h->end = a->end;
+    return h;
+  }
   if (sel_is_kw(p, "LIKE"))
     sql_fail(p->err, &p->failed, p->tok.pos, "LIKE is not supported in HAVING (filter strings in WHERE)");
   else {

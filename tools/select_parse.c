@@ -481,6 +481,15 @@ static vx_node *parse_result_factor(sparser *p) {
       if (v) v->end = t.pos + t.len;
       return v && !sel_lex(p) ? v : NULL;
     }
+    if (sql_word_eq(w, t.len, "TRUE") || sql_word_eq(w, t.len, "FALSE")) { /* booleans are 1 and 0 */
+      vx_node *v = new_vx(p, VX_NUMBER, t.pos);
+      if (v) {
+        v->mantissa = sql_word_eq(w, t.len, "TRUE");
+        v->lit = 'B';
+        v->end = t.pos + t.len;
+      }
+      return v && !sel_lex(p) ? v : NULL;
+    }
     if (sql_word_eq(w, t.len, "CASE")) {
       sql_fail(p->err, &p->failed, t.pos,
                "CASE over aggregate results is not supported: put the CASE inside the aggregate "

@@ -126,7 +126,7 @@ static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases
       return 0;
     }
     case VX_NUMBER:
-      v->rtype = RT_NUM;
+      v->rtype = v->lit == 'B' ? RT_BOOL : RT_NUM;
       v->rscale = v->scale;
       return 0;
     case VX_STRING:
@@ -208,6 +208,11 @@ static int bind_having(select_plan *p, hv_node *h, expr_error *e) {
       return bind_having(p, h->left, e);
     case HV_CMP:
       ops[0] = h->a, ops[1] = h->b;
+      if (h->b->kind == VX_NUMBER && h->b->lit == 'B' && h->b->pos == h->a->end) { /* a value alone: a = TRUE */
+        if (bind_value_of_group(p, h->a, RT_BOOL, 1, e)) return -1;
+        if (h->a->rtype != RT_BOOL && h->a->rtype != RT_NULL)
+          return sql_fail(e, NULL, h->a->pos, "HAVING needs a condition, and this is a %s", type_name(h->a->rtype));
+      }
       return bind_compared(p, ops, 2, e);
     case HV_BETWEEN:
       ops[0] = h->a, ops[1] = h->b, ops[2] = h->c;

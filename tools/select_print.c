@@ -45,6 +45,10 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
       r |= put_name(o, v->name, v->len, v->quoted);
       break;
     case VX_NUMBER:
+      if (v->lit == 'B') {
+        r |= tbuf_printf(o, v->mantissa ? "TRUE" : "FALSE");
+        break;
+      }
       format_decimal(v->mantissa, v->scale, num);
       r |= tbuf_printf(o, "%s", num);
       break;

@@ -350,6 +350,13 @@ printf 'ok,count(*),min(at),max(t),max(ok),sum(id)\nfalse,1,2024-09-06 08:00:00,
 cmp -s out.txt want.txt || { fail "select types output"; cat out.txt; }
 expect 0 "select types json" "$P" query $R --format json ts.pst "SELECT ok, min(at) WHERE at < '2024-09-06 00:00:00' GROUP BY ok"
 [ "$(cat out.txt)" = '{"ok":true,"min(at)":"2024-09-05 07:53:23"}' ] || fail "select types json: $(cat out.txt)"
+# booleans, timestamps (a literal finer than the seconds column) and times in HAVING and ORDER BY
+expect 0 "select types having" "$P" query $R --format csv ts.pst \
+  "SELECT ok, min(at) AS first, max(t) GROUP BY ok HAVING ok = TRUE OR min(at) > TIMESTAMP '2024-09-06 07:59:59.5' ORDER BY first DESC"
+printf 'ok,first,max(t)\nfalse,2024-09-06 08:00:00,08:30:00\ntrue,2024-09-05 07:53:23,07:00:00\n' >want.txt
+cmp -s out.txt want.txt || { fail "select types having output"; cat out.txt; }
+expect 0 "select time having" "$P" query $R --format csv ts.pst "SELECT ok GROUP BY ok HAVING max(t) >= '08:30:00' AND NOT ok"
+[ "$(cat out.txt)" = "$(printf 'ok\nfalse')" ] || fail "select time having: $(cat out.txt)"
 expect 2 "select --rows" "$P" query $R t.pst "SELECT count(*)" --rows
 has err.txt "a SELECT prints its own result" "select --rows message"
 

@@ -207,6 +207,10 @@ int main(void) {
   ok("select count(*) offset 3", "SELECT COUNT(*) OFFSET 3");
   ok("select count(*) having count(*) = 0 order by count(*)", "SELECT COUNT(*) HAVING COUNT(*) = 0 ORDER BY COUNT(*)");
   ok("select count(*) where a > 1 order by 1", "SELECT COUNT(*) WHERE a > 1 ORDER BY 1");
+  ok("select b, count(*) group by b having b = true or b <> false",
+     "SELECT b, COUNT(*) GROUP BY b HAVING b = TRUE OR b <> FALSE");
+  ok("select b group by b having not b and (b) or b order by 1",
+     "SELECT b GROUP BY b HAVING NOT b = TRUE AND b = TRUE OR b = TRUE ORDER BY 1");
   /* items classified by their tree, as their canonical text reads back */
   ok("select +a, (sum(x)) group by a order by (2)", "SELECT a, SUM(x) GROUP BY a ORDER BY 2");
   bad("SELECT +x, count(*)", 7, "column 'x' is neither inside an aggregate nor in GROUP BY");
@@ -263,9 +267,8 @@ int main(void) {
   bad("SELECT count(*) GROUP BY a ORDER BY a NULLS", 43, "expected FIRST or LAST after NULLS, found end of input");
   bad("SELECT count(*) GROUP BY a ORDER BY a DESC ASC", 43, "expected the end of the statement, found 'ASC'");
   bad("SELECT count(*) GROUP BY a HAVING", 33, "expected an aggregate, a GROUP BY column, a number or '('");
-  bad("SELECT count(*) GROUP BY a HAVING count(*)", 42,
-      "expected a comparison (= <> < <= > >=), BETWEEN, IN or "
-      "IS NULL in HAVING, found end of input");
+  bad("SELECT count(*) GROUP BY a HAVING count(*) 1", 43,
+      "expected a comparison (= <> < <= > >=), BETWEEN, IN or IS NULL in HAVING, found '1'");
   bad("SELECT count(*) GROUP BY a HAVING a LIKE 'x%'", 36, "LIKE is not supported in HAVING");
   bad("SELECT count(*) GROUP BY a HAVING count(*) > 1 AND (a = 1", 57, "expected ')' to close the '(' at column 52");
   bad("SELECT count(*) GROUP BY a HAVING count(*) BETWEEN 1 OR 2", 53, "expected AND in BETWEEN, found 'OR'");

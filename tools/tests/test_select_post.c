@@ -145,6 +145,7 @@ static void known_answers(ps_context *ctx) {
        "error at column 8: the product's scale 40 is past 38"},
       {"SELECT sum(x * 100000000000000000) * sum(x * 100000000000000000) * sum(x * 100000000000000000)",
        "PS_ERR_OVERFLOW: the value of 'sum(x * 100000000000000000) * sum(x * 100000000000000000) * sum(x * "},
+      {"SELECT g GROUP BY g HAVING sum(x)", "error at column 28: HAVING needs a condition, and this is a number"},
       {"SELECT g GROUP BY g HAVING min(dt) > TIMESTAMP '2024-01-01 00:00:00'",
        "error at column 38: a TIMESTAMP is compared with a date"},
   };
