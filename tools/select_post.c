@@ -12,7 +12,7 @@
 
 /* ---- binding ---- */
 
-static const char *type_name(int t) {
+const char *select_rtype_name(int t) {
   static const char *const names[] = {"NULL", "number", "string", "date", "timestamp", "time", "boolean"};
   return names[t];
 }
@@ -22,7 +22,7 @@ static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases
 static int bind_operand_num(select_plan *p, vx_node *v, int aliases, expr_error *e) {
   if (bind_value_of_group(p, v, RT_NUM, aliases, e)) return -1;
   if (v->rtype != RT_NUM && v->rtype != RT_NULL)
-    return sql_fail(e, NULL, v->pos, "arithmetic takes numbers, and this is a %s", type_name(v->rtype));
+    return sql_fail(e, NULL, v->pos, "arithmetic takes numbers, and this is a %s", select_rtype_name(v->rtype));
   return 0;
 }
 
@@ -88,7 +88,7 @@ static int bind_literal(vx_node *v, int t, expr_error *e) {
       v->scale = 9;
       return 0;
     default:
-      return sql_fail(e, NULL, v->pos, "a string is compared with a %s", type_name(t));
+      return sql_fail(e, NULL, v->pos, "a string is compared with a %s", select_rtype_name(t));
   }
 }
 
@@ -165,7 +165,8 @@ static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases
       if (bind_value_of_group(p, v->right, t, aliases, e)) return -1;
       int l = v->left->rtype, r = v->right->rtype;
       if (l != r && l != RT_NULL && r != RT_NULL)
-        return sql_fail(e, NULL, v->right->pos, "coalesce of a %s and a %s", type_name(l), type_name(r));
+        return sql_fail(e, NULL, v->right->pos, "coalesce of a %s and a %s", select_rtype_name(l),
+                        select_rtype_name(r));
       v->rtype = l != RT_NULL ? l : r;
       v->rscale = v->left->rscale > v->right->rscale ? v->left->rscale : v->right->rscale;
       return 0;
@@ -193,7 +194,7 @@ static int bind_compared(select_plan *p, vx_node **ops, size_t n, expr_error *e)
     int u = ops[i]->rtype;
     if (t == RT_NULL) t = u;
     if (u != t && u != RT_NULL)
-      return sql_fail(e, NULL, ops[i]->pos, "a %s is compared with a %s", type_name(u), type_name(t));
+      return sql_fail(e, NULL, ops[i]->pos, "a %s is compared with a %s", select_rtype_name(u), select_rtype_name(t));
   }
   return 0;
 }
@@ -211,7 +212,8 @@ static int bind_having(select_plan *p, hv_node *h, expr_error *e) {
       if (h->b->kind == VX_NUMBER && h->b->lit == 'B' && h->b->pos == h->a->end) { /* a value alone: a = TRUE */
         if (bind_value_of_group(p, h->a, RT_BOOL, 1, e)) return -1;
         if (h->a->rtype != RT_BOOL && h->a->rtype != RT_NULL)
-          return sql_fail(e, NULL, h->a->pos, "HAVING needs a condition, and this is a %s", type_name(h->a->rtype));
+          return sql_fail(e, NULL, h->a->pos, "HAVING needs a condition, and this is a %s",
+                          select_rtype_name(h->a->rtype));
       }
       return bind_compared(p, ops, 2, e);
     case HV_BETWEEN:

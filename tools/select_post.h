@@ -21,6 +21,8 @@ int select_key_of(select_plan *p, const vx_node *v, expr_error *e);
 int select_bind_result(select_plan *p, vx_node *v, expr_error *e);
 /* Binds HAVING and ORDER BY (after the items, whose aliases they may name). */
 int select_bind_post(select_plan *p, expr_error *e);
+/* "number", "string", "date"... for messages. */
+const char *select_rtype_name(int t);
 /* The type of a column's own values. */
 int select_rtype_of_show(select_show s);
 

@@ -273,7 +273,7 @@ static int bind_statement(select_plan *p, expr_error *e) {
       if (select_bind_result(p, it->expr, e)) return -1;
       if (it->expr->rtype != RT_NUM && it->expr->rtype != RT_NULL)
         return sql_fail(e, NULL, it->pos, "a computed SELECT item must be a number (here: a %s)",
-                        it->expr->rtype == RT_STR ? "string" : "date or time");
+                        select_rtype_name(it->expr->rtype));
       continue;
     }
     if (select_bind_agg(p, it->expr, 0, e)) return -1;
