@@ -594,8 +594,12 @@ static int parse_item(sparser *p, sel_item *it) {
   if (sel_is_kw(p, "DISTINCT"))
     return sql_fail(p->err, &p->failed, t.pos,
                     "SELECT DISTINCT is not supported: GROUP BY the columns instead (SELECT a, b ... GROUP BY a, b)");
+  /* whatever a value of the group may start with, so that +'x' and its canonical 'x' read alike (the binder
+   * then says that a computed item is a number) */
   int starts = t.kind == TK_QIDENT || t.kind == TK_NUMBER || t.kind == TK_LPAREN || t.kind == TK_MINUS ||
-               t.kind == TK_PLUS || (t.kind == TK_IDENT && (!sel_tok_reserved(p) || sel_is_kw(p, "CASE")));
+               t.kind == TK_PLUS || t.kind == TK_STRING ||
+               (t.kind == TK_IDENT && (!sel_tok_reserved(p) || sel_is_kw(p, "CASE") || sel_is_kw(p, "NULL") ||
+                                       sel_is_kw(p, "TRUE") || sel_is_kw(p, "FALSE")));
   if (!starts) {
     sel_describe(p, &t, d, sizeof d);
     return sql_fail(p->err, &p->failed, t.pos,

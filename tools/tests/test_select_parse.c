@@ -214,6 +214,7 @@ int main(void) {
   /* items classified by their tree, as their canonical text reads back */
   ok("select +a, (sum(x)) group by a order by (2)", "SELECT a, SUM(x) GROUP BY a ORDER BY 2");
   bad("SELECT +x, count(*)", 7, "column 'x' is neither inside an aggregate nor in GROUP BY");
+  ok("select +'a', -null, +true, 'b' c", "SELECT 'a', -NULL, TRUE, 'b' AS c");
 
   /* errors: where, and what */
   bad("", 0, "expected SELECT, found end of input");
