@@ -30,8 +30,10 @@ static void shell_help(void) {
       "  SELECT COUNT(*) [WHERE expr]          the same\n"
       "  SELECT cols|* [FROM t] [WHERE expr] [ORDER BY col [ASC|DESC], ...] [LIMIT n]\n"
       "                                        the rows (no WHERE: every row)\n"
-      "  SELECT aggregates [FROM t] [WHERE expr] [GROUP BY col [, col]]\n"
-      "                                        COUNT, SUM, MIN, MAX, AVG of + - * CASE values\n"
+      "  SELECT aggregates [FROM t] [WHERE expr] [GROUP BY col [, col]] [HAVING cond]\n"
+      "         [ORDER BY term [ASC|DESC] [NULLS FIRST|LAST], ...] [LIMIT n] [OFFSET m]\n"
+      "                                        COUNT, SUM, MIN, MAX, AVG of + - * CASE values;\n"
+      "                                        + - * / abs coalesce of their results\n"
       "Dot commands:\n"
       "  .help                 this text\n"
       "  .quit, .exit          leave (end of input does too)\n"
@@ -92,8 +94,8 @@ static int run_statement(shell *sh, const char *line, size_t len) {
   uint64_t *ids = NULL, count = 0;
 
   if (select_is_aggregate(line, len)) /* aggregates, GROUP BY: cmd_select.c */
-    return select_shell_statement(sh->ctx, sh->t, sh->cols, sh->dec_cols, line, len, sh->format, sh->header,
-                                  sh->timer, sh->explain);
+    return select_shell_statement(sh->ctx, sh->t, sh->cols, sh->dec_cols, line, len, sh->format, sh->header, sh->timer,
+                                  sh->explain);
   size_t p_sel = find_kw(line, len, 0, "SELECT");
   int is_select = p_sel < len && p_sel == strspn(line, " \t");
   size_t p_where = find_kw(line, len, 0, "WHERE"), p_order = find_kw(line, len, 0, "ORDER"),

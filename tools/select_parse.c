@@ -4,48 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "select.h"
-#include "sql_lex.h"
+#include "select_parser.h"
 
-typedef sql_token stok;
+void sel_describe(const sparser *p, const stok *t, char *out, size_t n) { sql_describe(p->src, t, out, n); }
 
-typedef struct sparser {
-  const char *src;
-  size_t len, pos;
-  stok tok;
-  expr_arena *arena;
-  expr_error *err;
-  int failed;
-  int depth;
-  size_t nodes; /* value nodes so far, at most SELECT_MAX_NODES */
-} sparser;
-
-static void sdescribe(const sparser *p, const stok *t, char *out, size_t n) { sql_describe(p->src, t, out, n); }
-
-static int slex(sparser *p) {
+int sel_lex(sparser *p) {
   sql_error e;
+  p->prev_end = p->tok.pos + p->tok.len;
   if (sql_lex(p->src, p->len, &p->pos, &p->tok, SQL_LEX_STATEMENT, &e))
     return sql_fail(p->err, &p->failed, e.pos, "%s", e.msg);
   return 0;
 }
 
-static int is_kw(const sparser *p, const char *kw) { return sql_tok_is_kw(p->src, &p->tok, kw); }
+int sel_is_kw(const sparser *p, const char *kw) { return sql_tok_is_kw(p->src, &p->tok, kw); }
 
 /* Words that cannot be unquoted column names or aliases: this grammar's and
  * the WHERE-expression's. */
-static const char *const reserved[] = {"SELECT",   "FROM", "WHERE", "GROUP", "BY",      "AS",     "CASE",
-                                       "WHEN",     "THEN", "ELSE",  "END",   "ORDER",   "HAVING", "LIMIT",
-                                       "DISTINCT", "AND",  "OR",    "NOT",   "BETWEEN", "IN",     "LIKE",
-                                       "ESCAPE",   "IS",   "NULL",  "TRUE",  "FALSE"};
+static const char *const reserved[] = {"SELECT", "FROM",  "WHERE",   "GROUP", "BY",     "AS",     "CASE",     "WHEN",
+                                       "THEN",   "ELSE",  "END",     "ORDER", "HAVING", "LIMIT",  "DISTINCT", "AND",
+                                       "OR",     "NOT",   "BETWEEN", "IN",    "LIKE",   "ESCAPE", "IS",       "NULL",
+                                       "TRUE",   "FALSE", "OFFSET",  "ASC",   "DESC",   "NULLS"};
 
-static int word_reserved(const char *s, size_t len) {
+int select_word_reserved(const char *s, size_t len) {
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
     if (sql_word_eq(s, len, reserved[i])) return 1;
   return 0;
 }
 
-static int tok_reserved(const sparser *p) {
-  return p->tok.kind == TK_IDENT && word_reserved(p->src + p->tok.pos, p->tok.len);
+int sel_tok_reserved(const sparser *p) {
+  return p->tok.kind == TK_IDENT && select_word_reserved(p->src + p->tok.pos, p->tok.len);
 }
 
 static const char *const aggregates[] = {"COUNT", "SUM", "MIN", "MAX", "AVG"};
@@ -61,7 +48,20 @@ static int tok_aggregate(const sparser *p) {
   return p->tok.kind == TK_IDENT ? word_aggregate(p->src + p->tok.pos, p->tok.len) : -1;
 }
 
-static void *salloc(sparser *p, size_t size) {
+/* The token after the current one, not consumed (TK_EOF where it does not lex). */
+static stok speek(const sparser *p) {
+  stok t;
+  size_t pos = p->pos;
+  sql_error e;
+  if (sql_lex(p->src, p->len, &pos, &t, SQL_LEX_STATEMENT, &e)) {
+    t.kind = TK_EOF;
+    t.pos = p->len;
+    t.len = 0;
+  }
+  return t;
+}
+
+void *sel_alloc(sparser *p, size_t size) {
   void *m = expr_arena_alloc(p->arena, size);
   if (!m) sql_fail(p->err, &p->failed, p->tok.pos, "out of memory");
   return m;
@@ -69,7 +69,7 @@ static void *salloc(sparser *p, size_t size) {
 
 /* A quoted token's contents with doubled quotes undone, in the arena. */
 static const char *sunquote(sparser *p, const stok *t, size_t *len) {
-  char *out = salloc(p, t->len + 1);
+  char *out = sel_alloc(p, t->len + 1);
   if (!out) return NULL;
   *len = sql_unquote(p->src, t, out);
   return out;
@@ -83,17 +83,17 @@ static int parse_name(sparser *p, const char *what, const char **name, size_t *l
     if (!*name) return -1;
     if (*len == 0) return sql_fail(p->err, &p->failed, p->tok.pos, "empty quoted identifier");
     *quoted = 1;
-    return slex(p);
+    return sel_lex(p);
   }
-  if (p->tok.kind == TK_IDENT && !tok_reserved(p)) {
+  if (p->tok.kind == TK_IDENT && !sel_tok_reserved(p)) {
     *name = p->src + p->tok.pos;
     *len = p->tok.len;
     *quoted = 0;
-    return slex(p);
+    return sel_lex(p);
   }
-  sdescribe(p, &p->tok, d, sizeof d);
-  return sql_fail(p->err, &p->failed, p->tok.pos, "expected %s, found %s%s", what, tok_reserved(p) ? "keyword " : "",
-                  d);
+  sel_describe(p, &p->tok, d, sizeof d);
+  return sql_fail(p->err, &p->failed, p->tok.pos, "expected %s, found %s%s", what,
+                  sel_tok_reserved(p) ? "keyword " : "", d);
 }
 
 /* ---- WHERE-expressions inside the statement ---- */
@@ -139,14 +139,14 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
   size_t start = p->tok.pos;
   int depth = 0;
   if (stop(p) || p->tok.kind == TK_EOF) {
-    sdescribe(p, &p->tok, d, sizeof d);
+    sel_describe(p, &p->tok, d, sizeof d);
     sql_fail(p->err, &p->failed, p->tok.pos, "expected a condition after %s, found %s", what, d);
     return NULL;
   }
   while (p->tok.kind != TK_EOF && !(depth == 0 && stop(p))) {
     if (p->tok.kind == TK_LPAREN) depth++;
     if (p->tok.kind == TK_RPAREN) depth--;
-    if (slex(p)) return NULL;
+    if (sel_lex(p)) return NULL;
   }
   size_t end = p->tok.pos;
   while (end > start && sql_is_space((unsigned char)p->src[end - 1])) end--;
@@ -157,9 +157,9 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
     const char *eoi = strstr(e.msg, "found end of input");
     if (e.pos >= end - start && eoi && p->tok.kind != TK_EOF) {
       /* The slice ended where the clause does: name what ends it. */
-      sdescribe(p, &p->tok, d, sizeof d);
+      sel_describe(p, &p->tok, d, sizeof d);
       sql_fail(p->err, &p->failed, p->tok.pos, "%.*sfound %s%s", (int)(eoi - e.msg), e.msg,
-               tok_reserved(p) ? "keyword " : "", d);
+               sel_tok_reserved(p) ? "keyword " : "", d);
     } else {
       sql_fail(p->err, &p->failed, start + e.pos, "%s", e.msg);
     }
@@ -170,14 +170,15 @@ static ast_node *parse_condition(sparser *p, int (*stop)(const sparser *), const
 }
 
 static int stop_where(const sparser *p) {
-  return p->tok.kind == TK_SEMI || is_kw(p, "GROUP") || is_kw(p, "ORDER") || is_kw(p, "HAVING") || is_kw(p, "LIMIT");
+  return p->tok.kind == TK_SEMI || sel_is_kw(p, "GROUP") || sel_is_kw(p, "ORDER") || sel_is_kw(p, "HAVING") ||
+         sel_is_kw(p, "LIMIT") || sel_is_kw(p, "OFFSET");
 }
 
 /* A WHEN condition ends at THEN; END, ELSE, WHEN, a closing parenthesis or
  * ';' first mean THEN is missing (reported by the caller). */
 static int stop_when(const sparser *p) {
-  return p->tok.kind == TK_SEMI || p->tok.kind == TK_RPAREN || is_kw(p, "THEN") || is_kw(p, "END") ||
-         is_kw(p, "ELSE") || is_kw(p, "WHEN");
+  return p->tok.kind == TK_SEMI || p->tok.kind == TK_RPAREN || sel_is_kw(p, "THEN") || sel_is_kw(p, "END") ||
+         sel_is_kw(p, "ELSE") || sel_is_kw(p, "WHEN");
 }
 
 /* ---- value expressions ---- */
@@ -188,7 +189,7 @@ static vx_node *new_vx(sparser *p, vx_kind k, size_t pos) {
              SELECT_MAX_NODES);
     return NULL;
   }
-  vx_node *v = salloc(p, sizeof *v);
+  vx_node *v = sel_alloc(p, sizeof *v);
   if (v) {
     v->kind = k;
     v->pos = pos;
@@ -196,9 +197,7 @@ static vx_node *new_vx(sparser *p, vx_kind k, size_t pos) {
   return v;
 }
 
-static vx_node *parse_value(sparser *p);
-
-static int enter(sparser *p, size_t pos) {
+int sel_enter(sparser *p, size_t pos) {
   if (++p->depth > SELECT_MAX_DEPTH)
     return sql_fail(p->err, &p->failed, pos, "value expression nested too deeply (more than %d levels)",
                     SELECT_MAX_DEPTH);
@@ -225,34 +224,34 @@ static vx_node *parse_number_vx(sparser *p, int neg, size_t pos) {
   v->mantissa = neg ? -m : m;
   v->scale = scale;
   v->end = p->tok.pos + p->tok.len;
-  if (slex(p)) return NULL;
+  if (sel_lex(p)) return NULL;
   return v;
 }
 
 static vx_node *parse_case(sparser *p) {
   char d[64];
   size_t pos = p->tok.pos;
-  if (enter(p, pos) || slex(p)) return NULL;
-  if (!is_kw(p, "WHEN")) {
-    sdescribe(p, &p->tok, d, sizeof d);
+  if (sel_enter(p, pos) || sel_lex(p)) return NULL;
+  if (!sel_is_kw(p, "WHEN")) {
+    sel_describe(p, &p->tok, d, sizeof d);
     sql_fail(p->err, &p->failed, p->tok.pos,
              "expected WHEN after CASE, found %s (the CASE x WHEN v form is not supported: write CASE WHEN x = v)", d);
     return NULL;
   }
   vx_node *v = new_vx(p, VX_CASE, pos);
   tbuf whens = {0};
-  while (v && is_kw(p, "WHEN")) {
+  while (v && sel_is_kw(p, "WHEN")) {
     vx_when w;
-    if (slex(p)) break;
+    if (sel_lex(p)) break;
     w.cond = parse_condition(p, stop_when, "WHEN");
     if (!w.cond) break;
-    if (!is_kw(p, "THEN")) {
-      sdescribe(p, &p->tok, d, sizeof d);
+    if (!sel_is_kw(p, "THEN")) {
+      sel_describe(p, &p->tok, d, sizeof d);
       sql_fail(p->err, &p->failed, p->tok.pos, "expected THEN after the WHEN condition, found %s", d);
       break;
     }
-    if (slex(p)) break;
-    w.then = parse_value(p);
+    if (sel_lex(p)) break;
+    w.then = sel_parse_value(p);
     if (!w.then) break;
     if (whens.len / sizeof w >= SELECT_MAX_ITEMS) {
       sql_fail(p->err, &p->failed, w.then->pos, "CASE with more than %d WHEN branches", SELECT_MAX_ITEMS);
@@ -268,24 +267,120 @@ static vx_node *parse_case(sparser *p) {
     return NULL;
   }
   v->nwhens = whens.len / sizeof(vx_when);
-  v->whens = salloc(p, whens.len);
+  v->whens = sel_alloc(p, whens.len);
   if (v->whens) memcpy(v->whens, whens.p, whens.len);
   tbuf_free(&whens);
   if (!v->whens) return NULL;
-  if (is_kw(p, "ELSE")) {
-    if (slex(p)) return NULL;
-    v->right = parse_value(p);
+  if (sel_is_kw(p, "ELSE")) {
+    if (sel_lex(p)) return NULL;
+    v->right = sel_parse_value(p);
     if (!v->right) return NULL;
   }
-  if (!is_kw(p, "END")) {
-    sdescribe(p, &p->tok, d, sizeof d);
+  if (!sel_is_kw(p, "END")) {
+    sel_describe(p, &p->tok, d, sizeof d);
     sql_fail(p->err, &p->failed, p->tok.pos, "expected WHEN, ELSE or END in the CASE at column %zu, found %s", pos + 1,
              d);
     return NULL;
   }
   v->end = p->tok.pos + p->tok.len;
   p->depth--;
-  if (slex(p)) return NULL;
+  if (sel_lex(p)) return NULL;
+  return v;
+}
+
+static vx_node *parse_result_factor(sparser *p);
+
+/* COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v): the current token is
+ * the name, and '(' follows. */
+static vx_node *parse_aggregate(sparser *p) {
+  char d[64];
+  stok t = p->tok;
+  int a = tok_aggregate(p);
+  vx_node *v = new_vx(p, VX_AGG, t.pos);
+  if (!v || sel_lex(p)) return NULL;
+  size_t open = p->tok.pos;
+  v->agg = aggregate_kinds[a];
+  if (sel_lex(p)) return NULL;
+  if (sel_is_kw(p, "DISTINCT")) {
+    sql_fail(p->err, &p->failed, p->tok.pos, "%s(DISTINCT ...) is not supported", aggregates[a]);
+    return NULL;
+  }
+  if (p->tok.kind == TK_STAR) {
+    if (v->agg != SEL_COUNT) {
+      sql_fail(p->err, &p->failed, p->tok.pos, "only COUNT takes '*'");
+      return NULL;
+    }
+    v->agg = SEL_COUNT_STAR;
+    if (sel_lex(p)) return NULL;
+  } else if (p->tok.kind == TK_RPAREN) {
+    sql_fail(p->err, &p->failed, p->tok.pos, "%s needs an argument%s", aggregates[a],
+             a == 0 ? " (COUNT(*) counts rows)" : "");
+    return NULL;
+  } else {
+    p->in_agg = 1;
+    v->left = sel_parse_value(p);
+    p->in_agg = 0;
+    if (!v->left) return NULL;
+  }
+  if (p->tok.kind != TK_RPAREN) {
+    sel_describe(p, &p->tok, d, sizeof d);
+    sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
+    return NULL;
+  }
+  v->end = p->tok.pos + p->tok.len;
+  if (sel_lex(p)) return NULL;
+  if (sel_is_kw(p, "OVER") || sel_is_kw(p, "FILTER")) {
+    sql_fail(p->err, &p->failed, p->tok.pos, "%s is not supported (window functions and aggregate filters)",
+             sel_is_kw(p, "OVER") ? "OVER" : "FILTER");
+    return NULL;
+  }
+  return v;
+}
+
+/* abs(result), coalesce(result, ...): the current token is the name, and
+ * '(' follows. coalesce(a, b, c) is coalesce(a, coalesce(b, c)). */
+static vx_node *parse_function(sparser *p, int coalesce) {
+  char d[64];
+  stok t = p->tok;
+  vx_node *args[SELECT_MAX_ITEMS];
+  size_t n = 0;
+  if (sel_enter(p, t.pos) || sel_lex(p)) return NULL;
+  size_t open = p->tok.pos;
+  if (sel_lex(p)) return NULL;
+  for (;;) {
+    if (n == SELECT_MAX_ITEMS) {
+      sql_fail(p->err, &p->failed, p->tok.pos, "coalesce with more than %d arguments", SELECT_MAX_ITEMS);
+      return NULL;
+    }
+    args[n] = sel_parse_value(p);
+    if (!args[n++]) return NULL;
+    if (!coalesce || p->tok.kind != TK_COMMA) break;
+    if (sel_lex(p)) return NULL;
+  }
+  if (p->tok.kind != TK_RPAREN) {
+    sel_describe(p, &p->tok, d, sizeof d);
+    sql_fail(p->err, &p->failed, p->tok.pos, "expected %s')' to close the '(' at column %zu, found %s",
+             coalesce ? "',' or " : "", open + 1, d);
+    return NULL;
+  }
+  size_t end = p->tok.pos + p->tok.len;
+  vx_node *v = args[n - 1];
+  if (!coalesce) {
+    v = new_vx(p, VX_ABS, t.pos);
+    if (!v) return NULL;
+    v->left = args[0];
+    v->end = end;
+  }
+  for (size_t i = n - 1; coalesce && i-- > 0;) {
+    vx_node *c = new_vx(p, VX_COALESCE, t.pos);
+    if (!c) return NULL;
+    c->left = args[i];
+    c->right = v;
+    c->end = end;
+    v = c;
+  }
+  p->depth--;
+  if (sel_lex(p)) return NULL;
   return v;
 }
 
@@ -293,7 +388,7 @@ static vx_node *parse_factor(sparser *p) {
   char d[64];
   stok t = p->tok;
   if (t.kind == TK_MINUS || t.kind == TK_PLUS) {
-    if (enter(p, t.pos) || slex(p)) return NULL;
+    if (sel_enter(p, t.pos) || sel_lex(p)) return NULL;
     vx_node *v;
     if (p->tok.kind == TK_NUMBER) {
       v = parse_number_vx(p, t.kind == TK_MINUS, t.pos);
@@ -315,20 +410,21 @@ static vx_node *parse_factor(sparser *p) {
   }
   if (t.kind == TK_NUMBER) return parse_number_vx(p, 0, t.pos);
   if (t.kind == TK_LPAREN) {
-    if (enter(p, t.pos) || slex(p)) return NULL;
-    vx_node *v = parse_value(p);
+    if (sel_enter(p, t.pos) || sel_lex(p)) return NULL;
+    vx_node *v = sel_parse_value(p);
     if (!v) return NULL;
     if (p->tok.kind != TK_RPAREN) {
-      sdescribe(p, &p->tok, d, sizeof d);
+      sel_describe(p, &p->tok, d, sizeof d);
       sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", t.pos + 1, d);
       return NULL;
     }
     p->depth--;
-    if (slex(p)) return NULL;
+    if (sel_lex(p)) return NULL;
     return v;
   }
+  if (!p->in_agg) return parse_result_factor(p);
   if (t.kind == TK_IDENT && sql_word_eq(p->src + t.pos, t.len, "CASE")) return parse_case(p);
-  if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !tok_reserved(p))) {
+  if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !sel_tok_reserved(p))) {
     vx_node *v = new_vx(p, VX_COLUMN, t.pos);
     if (!v) return NULL;
     v->end = t.pos + t.len;
@@ -336,6 +432,10 @@ static vx_node *parse_factor(sparser *p) {
     if (p->tok.kind == TK_LPAREN && !v->quoted) {
       if (word_aggregate(p->src + t.pos, t.len) >= 0)
         sql_fail(p->err, &p->failed, t.pos, "aggregates cannot be nested");
+      else if (sql_word_eq(p->src + t.pos, t.len, "ABS") || sql_word_eq(p->src + t.pos, t.len, "COALESCE"))
+        sql_fail(p->err, &p->failed, t.pos,
+                 "%.*s inside an aggregate is not supported: apply it to the aggregate's result (%.*s(SUM(x)))",
+                 (int)t.len, p->src + t.pos, (int)t.len, p->src + t.pos);
       else
         sql_fail(p->err, &p->failed, t.pos, "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
                  (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
@@ -349,30 +449,100 @@ static vx_node *parse_factor(sparser *p) {
              "(compare strings in WHERE or WHEN)");
     return NULL;
   }
-  sdescribe(p, &t, d, sizeof d);
+  sel_describe(p, &t, d, sizeof d);
   sql_fail(p->err, &p->failed, t.pos, "expected a column, a number, CASE or '(', found %s%s",
-           tok_reserved(p) ? "keyword " : "", d);
+           sel_tok_reserved(p) ? "keyword " : "", d);
+  return NULL;
+}
+
+/* A factor of a value of the group (outside aggregates): an aggregate, a
+ * GROUP BY column, abs, coalesce, and the literals HAVING compares with. */
+static vx_node *parse_result_factor(sparser *p) {
+  char d[64];
+  stok t = p->tok;
+  if (t.kind == TK_IDENT) {
+    stok next = speek(p);
+    const char *w = p->src + t.pos;
+    if (tok_aggregate(p) >= 0 && next.kind == TK_LPAREN) return parse_aggregate(p);
+    if (next.kind == TK_LPAREN && (sql_word_eq(w, t.len, "ABS") || sql_word_eq(w, t.len, "COALESCE")))
+      return parse_function(p, sql_word_eq(w, t.len, "COALESCE"));
+    if (next.kind == TK_STRING &&
+        (sql_word_eq(w, t.len, "DATE") || sql_word_eq(w, t.len, "TIMESTAMP") || sql_word_eq(w, t.len, "TIME"))) {
+      if (sel_lex(p)) return NULL;
+      vx_node *v = new_vx(p, VX_STRING, t.pos);
+      if (!v) return NULL;
+      v->lit = sql_word_eq(w, t.len, "DATE") ? 'D' : sql_word_eq(w, t.len, "TIME") ? 't' : 'T';
+      v->name = sunquote(p, &p->tok, &v->len);
+      v->end = p->tok.pos + p->tok.len;
+      return v->name && !sel_lex(p) ? v : NULL;
+    }
+    if (sql_word_eq(w, t.len, "NULL")) {
+      vx_node *v = new_vx(p, VX_NULL, t.pos);
+      if (v) v->end = t.pos + t.len;
+      return v && !sel_lex(p) ? v : NULL;
+    }
+    if (sql_word_eq(w, t.len, "TRUE") || sql_word_eq(w, t.len, "FALSE")) { /* booleans are 1 and 0 */
+      vx_node *v = new_vx(p, VX_NUMBER, t.pos);
+      if (v) {
+        v->mantissa = sql_word_eq(w, t.len, "TRUE");
+        v->lit = 'B';
+        v->end = t.pos + t.len;
+      }
+      return v && !sel_lex(p) ? v : NULL;
+    }
+    if (sql_word_eq(w, t.len, "CASE")) {
+      sql_fail(p->err, &p->failed, t.pos,
+               "CASE over aggregate results is not supported: put the CASE inside the aggregate "
+               "(SUM(CASE WHEN ... END))");
+      return NULL;
+    }
+  }
+  if (t.kind == TK_STRING) {
+    vx_node *v = new_vx(p, VX_STRING, t.pos);
+    if (!v) return NULL;
+    v->name = sunquote(p, &p->tok, &v->len);
+    v->end = t.pos + t.len;
+    return v->name && !sel_lex(p) ? v : NULL;
+  }
+  if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !sel_tok_reserved(p))) {
+    vx_node *v = new_vx(p, VX_COLUMN, t.pos);
+    if (!v) return NULL;
+    v->end = t.pos + t.len;
+    if (parse_name(p, "a column", &v->name, &v->len, &v->quoted)) return NULL;
+    if (p->tok.kind == TK_LPAREN && !v->quoted) {
+      sql_fail(p->err, &p->failed, t.pos,
+               "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG; abs and coalesce "
+               "apply to their results)",
+               (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
+      return NULL;
+    }
+    return v;
+  }
+  sel_describe(p, &t, d, sizeof d);
+  sql_fail(p->err, &p->failed, t.pos, "expected an aggregate, a GROUP BY column, a number or '(', found %s%s",
+           sel_tok_reserved(p) ? "keyword " : "", d);
   return NULL;
 }
 
 static vx_node *parse_term(sparser *p) {
   vx_node *l = parse_factor(p);
-  while (l && p->tok.kind == TK_STAR) {
-    if (slex(p)) return NULL;
+  while (l && (p->tok.kind == TK_STAR || p->tok.kind == TK_SLASH)) {
+    vx_kind k = p->tok.kind == TK_STAR ? VX_MUL : VX_DIV;
+    if (k == VX_DIV && p->in_agg) {
+      sql_fail(p->err, &p->failed, p->tok.pos,
+               "division inside an aggregate is not supported: value expressions take + - * (exact arithmetic); "
+               "divide aggregate results instead (SUM(a) / SUM(b))");
+      return NULL;
+    }
+    if (sel_lex(p)) return NULL;
     vx_node *r = parse_factor(p);
     if (!r) return NULL;
-    vx_node *n = new_vx(p, VX_MUL, l->pos);
+    vx_node *n = new_vx(p, k, l->pos);
     if (!n) return NULL;
     n->left = l;
     n->right = r;
     n->end = r->end;
     l = n;
-  }
-  if (l && p->tok.kind == TK_SLASH) {
-    sql_fail(p->err, &p->failed, p->tok.pos,
-             "division is not supported: value expressions take + - * (exact arithmetic); "
-             "AVG divides once at the end");
-    return NULL;
   }
   return l;
 }
@@ -381,11 +551,11 @@ static vx_node *parse_term(sparser *p) {
  * unary signs and CASE nest and count against SELECT_MAX_DEPTH. A left-deep
  * chain is as deep as it is long, so the node count is bounded too
  * (SELECT_MAX_NODES), and so is every recursion over the tree. */
-static vx_node *parse_value(sparser *p) {
+vx_node *sel_parse_value(sparser *p) {
   vx_node *l = parse_term(p);
   while (l && (p->tok.kind == TK_PLUS || p->tok.kind == TK_MINUS)) {
     vx_kind k = p->tok.kind == TK_PLUS ? VX_ADD : VX_SUB;
-    if (slex(p)) return NULL;
+    if (sel_lex(p)) return NULL;
     vx_node *r = parse_term(p);
     if (!r) return NULL;
     vx_node *n = new_vx(p, k, l->pos);
@@ -400,80 +570,57 @@ static vx_node *parse_value(sparser *p) {
 
 /* ---- the statement ---- */
 
+/* Parses an optional alias ([AS] name). */
+static int parse_alias(sparser *p, const char **alias, size_t *len) {
+  int q;
+  if (sel_is_kw(p, "AS")) {
+    if (sel_lex(p)) return -1;
+    return parse_name(p, "an alias after AS", alias, len, &q);
+  }
+  if (p->tok.kind == TK_QIDENT || (p->tok.kind == TK_IDENT && !sel_tok_reserved(p)))
+    return parse_name(p, "an alias", alias, len, &q);
+  return 0;
+}
+
 static int parse_item(sparser *p, sel_item *it) {
   char d[64];
   memset(it, 0, sizeof *it);
   stok t = p->tok;
   it->pos = t.pos;
-  int a = tok_aggregate(p);
-  if (a >= 0) {
-    size_t save_pos = p->pos;
-    stok save = p->tok;
-    if (slex(p)) return -1;
-    if (p->tok.kind != TK_LPAREN) { /* a column that happens to be called count, sum, ... */
-      p->pos = save_pos;
-      p->tok = save;
-      a = -1;
-    }
-  }
-  if (a >= 0) {
-    size_t open = p->tok.pos;
-    it->agg = aggregate_kinds[a];
-    if (slex(p)) return -1;
-    if (is_kw(p, "DISTINCT")) return sql_fail(p->err, &p->failed, p->tok.pos, "DISTINCT aggregates are not supported");
-    if (p->tok.kind == TK_STAR) {
-      if (it->agg != SEL_COUNT) return sql_fail(p->err, &p->failed, p->tok.pos, "only COUNT takes '*'");
-      it->agg = SEL_COUNT_STAR;
-      if (slex(p)) return -1;
-    } else if (p->tok.kind == TK_RPAREN) {
-      return sql_fail(p->err, &p->failed, p->tok.pos, "%s needs an argument%s", aggregates[a],
-                      a == 0 ? " (COUNT(*) counts rows)" : "");
-    } else {
-      it->arg = parse_value(p);
-      if (!it->arg) return -1;
-    }
-    if (p->tok.kind != TK_RPAREN) {
-      sdescribe(p, &p->tok, d, sizeof d);
-      return sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1,
-                      d);
-    }
-    it->end = p->tok.pos + p->tok.len;
-    if (slex(p)) return -1;
-  } else if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !tok_reserved(p))) {
-    it->agg = SEL_KEY;
-    it->arg = new_vx(p, VX_COLUMN, t.pos);
-    if (!it->arg) return -1;
-    it->arg->end = it->end = t.pos + t.len;
-    if (parse_name(p, "a column", &it->arg->name, &it->arg->len, &it->arg->quoted)) return -1;
-    if (p->tok.kind == TK_LPAREN && t.kind == TK_IDENT)
-      return sql_fail(p->err, &p->failed, t.pos,
-                      "unknown function '%.*s' (the aggregates are COUNT, SUM, MIN, MAX and AVG)",
-                      (int)(t.len > 40 ? 40 : t.len), p->src + t.pos);
-  } else if (t.kind == TK_STAR) {
+  if (t.kind == TK_STAR)
     return sql_fail(p->err, &p->failed, t.pos,
                     "SELECT * lists rows, which this SELECT does not: use a WHERE-expression with "
                     "--select '*' to print rows");
-  } else {
-    sdescribe(p, &t, d, sizeof d);
+  if (sel_is_kw(p, "DISTINCT"))
+    return sql_fail(p->err, &p->failed, t.pos,
+                    "SELECT DISTINCT is not supported: GROUP BY the columns instead (SELECT a, b ... GROUP BY a, b)");
+  /* whatever a value of the group may start with, so that +'x' and its canonical 'x' read alike (the binder
+   * then says that a computed item is a number) */
+  int starts = t.kind == TK_QIDENT || t.kind == TK_NUMBER || t.kind == TK_LPAREN || t.kind == TK_MINUS ||
+               t.kind == TK_PLUS || t.kind == TK_STRING ||
+               (t.kind == TK_IDENT && (!sel_tok_reserved(p) || sel_is_kw(p, "CASE") || sel_is_kw(p, "NULL") ||
+                                       sel_is_kw(p, "TRUE") || sel_is_kw(p, "FALSE")));
+  if (!starts) {
+    sel_describe(p, &t, d, sizeof d);
     return sql_fail(p->err, &p->failed, t.pos,
                     "expected an aggregate (COUNT, SUM, MIN, MAX, AVG) or a GROUP BY column, found %s%s",
-                    tok_reserved(p) ? "keyword " : "", d);
+                    sel_tok_reserved(p) ? "keyword " : "", d);
   }
-  sql_tok_kind k = p->tok.kind;
-  if (k == TK_PLUS || k == TK_MINUS || k == TK_STAR || k == TK_SLASH || k == TK_LPAREN)
-    return sql_fail(p->err, &p->failed, p->tok.pos,
-                    it->agg == SEL_KEY
-                        ? "a SELECT item outside an aggregate must be a plain GROUP BY column"
-                        : "arithmetic on aggregate results is not supported: put it inside the aggregate");
-  if (is_kw(p, "AS")) {
-    int q;
-    if (slex(p)) return -1;
-    if (parse_name(p, "an alias after AS", &it->alias, &it->alias_len, &q)) return -1;
-  } else if (p->tok.kind == TK_QIDENT || (p->tok.kind == TK_IDENT && !tok_reserved(p))) {
-    int q;
-    if (parse_name(p, "an alias", &it->alias, &it->alias_len, &q)) return -1;
+  vx_node *v = sel_parse_value(p);
+  if (!v) return -1;
+  it->end = p->prev_end;
+  it->expr = v;
+  /* By the tree, not the text: (SUM(x)) and +k print as SUM(x) and k */
+  if (v->kind == VX_AGG) {
+    it->agg = (sel_agg)v->agg;
+    it->arg = v->left;
+  } else if (v->kind == VX_COLUMN) {
+    it->agg = SEL_KEY;
+    it->arg = v;
+  } else {
+    it->agg = SEL_EXPR;
   }
-  return 0;
+  return parse_alias(p, &it->alias, &it->alias_len);
 }
 
 int select_is_statement(const char *src, size_t len) {
@@ -494,29 +641,35 @@ int select_is_aggregate(const char *src, size_t len) {
   p.len = len;
   p.arena = &arena;
   p.err = &err;
-  int depth = 0, items = 1, aggs = 0, lone_count_star = 0, in_list = 1, grouped = 0;
-  if (slex(&p) || slex(&p)) return 0; /* SELECT */
+  int depth = 0, items = 1, aggs = 0, lone_count_star = 0, in_list = 1, grouped = 0, other = 0;
+  if (sel_lex(&p) || sel_lex(&p)) return 0; /* SELECT */
   while (!p.failed && p.tok.kind != TK_EOF) {
     if (p.tok.kind == TK_LPAREN) depth++;
     if (p.tok.kind == TK_RPAREN) depth--;
-    if (depth == 0 && (is_kw(&p, "FROM") || is_kw(&p, "WHERE") || is_kw(&p, "ORDER") || is_kw(&p, "LIMIT")))
+    if (depth == 0 && (sel_is_kw(&p, "FROM") || sel_is_kw(&p, "WHERE") || sel_is_kw(&p, "ORDER") ||
+                       sel_is_kw(&p, "LIMIT") || sel_is_kw(&p, "OFFSET") || sel_is_kw(&p, "HAVING")))
       in_list = 0;
-    if (depth == 0 && is_kw(&p, "GROUP")) grouped = 1;
+    if (depth == 0 && (sel_is_kw(&p, "GROUP") || sel_is_kw(&p, "HAVING"))) grouped = 1;
     if (in_list && depth == 0 && p.tok.kind == TK_COMMA) items++;
+    /* COUNT(*) / 2, COUNT(*) AS n, ... LIMIT 1: more than the shell's bare row count */
+    if (in_list && depth == 0 && p.tok.kind != TK_COMMA && p.tok.kind != TK_LPAREN && p.tok.kind != TK_RPAREN &&
+        tok_aggregate(&p) < 0)
+      other = 1;
+    if (depth == 0 && (sel_is_kw(&p, "ORDER") || sel_is_kw(&p, "LIMIT") || sel_is_kw(&p, "OFFSET"))) other = 1;
     if (in_list && tok_aggregate(&p) >= 0) {
       int count = sql_word_eq(src + p.tok.pos, p.tok.len, "COUNT");
-      if (slex(&p)) break;
+      if (sel_lex(&p)) break;
       if (p.tok.kind != TK_LPAREN) continue;
       aggs++;
       depth++;
-      if (slex(&p)) break;
+      if (sel_lex(&p)) break;
       if (count && p.tok.kind == TK_STAR) lone_count_star++;
       continue;
     }
-    if (slex(&p)) break;
+    if (sel_lex(&p)) break;
   }
   expr_arena_free(&arena);
-  return grouped || (aggs > 0 && !(items == 1 && aggs == 1 && lone_count_star == 1));
+  return grouped || (aggs > 0 && !(items == 1 && aggs == 1 && lone_count_star == 1 && !other));
 }
 
 int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *out, expr_error *err) {
@@ -529,37 +682,37 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
   p.err = err;
   memset(err, 0, sizeof *err);
   memset(out, 0, sizeof *out);
-  if (slex(&p)) return -1;
-  if (!is_kw(&p, "SELECT")) {
-    sdescribe(&p, &p.tok, d, sizeof d);
+  if (sel_lex(&p)) return -1;
+  if (!sel_is_kw(&p, "SELECT")) {
+    sel_describe(&p, &p.tok, d, sizeof d);
     return sql_fail(p.err, &p.failed, p.tok.pos, "expected SELECT, found %s", d);
   }
-  if (slex(&p)) return -1;
+  if (sel_lex(&p)) return -1;
   for (;;) {
     if (out->nitems == SELECT_MAX_ITEMS)
       return sql_fail(p.err, &p.failed, p.tok.pos, "more than %d items in the SELECT list", SELECT_MAX_ITEMS);
     if (parse_item(&p, &out->items[out->nitems])) return -1;
     out->nitems++;
     if (p.tok.kind != TK_COMMA) break;
-    if (slex(&p)) return -1;
+    if (sel_lex(&p)) return -1;
   }
-  if (is_kw(&p, "FROM")) {
+  if (sel_is_kw(&p, "FROM")) {
     int q;
-    if (slex(&p) || parse_name(&p, "a table name after FROM", &out->from, &out->from_len, &q)) return -1;
+    if (sel_lex(&p) || parse_name(&p, "a table name after FROM", &out->from, &out->from_len, &q)) return -1;
   }
-  if (is_kw(&p, "WHERE")) {
-    if (slex(&p)) return -1;
+  if (sel_is_kw(&p, "WHERE")) {
+    if (sel_lex(&p)) return -1;
     out->where_pos = p.tok.pos;
     out->where = parse_condition(&p, stop_where, "WHERE");
     if (!out->where) return -1;
   }
-  if (is_kw(&p, "GROUP")) {
-    if (slex(&p)) return -1;
-    if (!is_kw(&p, "BY")) {
-      sdescribe(&p, &p.tok, d, sizeof d);
+  if (sel_is_kw(&p, "GROUP")) {
+    if (sel_lex(&p)) return -1;
+    if (!sel_is_kw(&p, "BY")) {
+      sel_describe(&p, &p.tok, d, sizeof d);
       return sql_fail(p.err, &p.failed, p.tok.pos, "expected BY after GROUP, found %s", d);
     }
-    if (slex(&p)) return -1;
+    if (sel_lex(&p)) return -1;
     for (;;) {
       if (out->nkeys == SELECT_MAX_KEYS)
         return sql_fail(p.err, &p.failed, p.tok.pos, "GROUP BY takes at most %d columns", SELECT_MAX_KEYS);
@@ -571,19 +724,37 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
         return sql_fail(p.err, &p.failed, p.tok.pos, "GROUP BY takes columns, not expressions");
       out->nkeys++;
       if (p.tok.kind != TK_COMMA) break;
-      if (slex(&p)) return -1;
+      if (sel_lex(&p)) return -1;
     }
   }
-  if (is_kw(&p, "ORDER"))
-    return sql_fail(p.err, &p.failed, p.tok.pos, "ORDER BY is not supported (groups come in ascending key order)");
-  if (is_kw(&p, "HAVING")) return sql_fail(p.err, &p.failed, p.tok.pos, "HAVING is not supported");
-  if (is_kw(&p, "LIMIT")) return sql_fail(p.err, &p.failed, p.tok.pos, "LIMIT is not supported");
-  if (p.tok.kind == TK_SEMI && slex(&p)) return -1;
+  if (sel_is_kw(&p, "HAVING")) {
+    if (sel_lex(&p) || !(out->having = sel_parse_having(&p))) return -1;
+  }
+  if (sel_is_kw(&p, "ORDER")) {
+    if (sel_lex(&p)) return -1;
+    if (!sel_is_kw(&p, "BY")) {
+      sel_describe(&p, &p.tok, d, sizeof d);
+      return sql_fail(p.err, &p.failed, p.tok.pos, "expected BY after ORDER, found %s", d);
+    }
+    if (sel_lex(&p) || sel_parse_order(&p, out)) return -1;
+  }
+  if (sel_is_kw(&p, "LIMIT")) {
+    out->has_limit = 1;
+    if (sel_lex(&p) || sel_parse_count(&p, "LIMIT", &out->limit)) return -1;
+  }
+  if (sel_is_kw(&p, "OFFSET")) {
+    out->has_offset = 1;
+    if (sel_lex(&p) || sel_parse_count(&p, "OFFSET", &out->offset)) return -1;
+  }
+  if (p.tok.kind == TK_SEMI && sel_lex(&p)) return -1;
   if (p.tok.kind != TK_EOF) {
-    sdescribe(&p, &p.tok, d, sizeof d);
-    if (out->nkeys == 0 && !out->where && !out->from && p.tok.kind == TK_IDENT)
+    sel_describe(&p, &p.tok, d, sizeof d);
+    if (out->nkeys == 0 && !out->where && !out->from && !out->having && !out->norder && !out->has_limit &&
+        !out->has_offset && p.tok.kind == TK_IDENT)
       return sql_fail(p.err, &p.failed, p.tok.pos,
-                      "expected ',', FROM, WHERE, GROUP BY or the end of the statement, found %s", d);
+                      "expected ',', FROM, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT or the end of the statement, "
+                      "found %s",
+                      d);
     return sql_fail(p.err, &p.failed, p.tok.pos, "expected the end of the statement, found %s", d);
   }
   if (out->nkeys == 0)
@@ -593,110 +764,4 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
                         "column '%.*s' is neither inside an aggregate nor in GROUP BY",
                         (int)(out->items[i].arg->len > 60 ? 60 : out->items[i].arg->len), out->items[i].arg->name);
   return 0;
-}
-
-/* ---- printing ---- */
-
-static int put_name(tbuf *o, const char *s, size_t len, int quoted) {
-  int plain = !quoted && len > 0 && sql_is_ident_start((unsigned char)s[0]) && !word_reserved(s, len);
-  for (size_t i = 1; plain && i < len; i++) plain = sql_is_ident_char((unsigned char)s[i]);
-  if (plain) return tbuf_append(o, s, len);
-  int r = tbuf_putc(o, '"');
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] == '"') r |= tbuf_putc(o, '"');
-    r |= tbuf_putc(o, s[i]);
-  }
-  return r | tbuf_putc(o, '"');
-}
-
-/* Binding strength: + - 1, * 2, everything else 3. */
-static int vx_prec(const vx_node *v) { return v->kind == VX_ADD || v->kind == VX_SUB ? 1 : v->kind == VX_MUL ? 2 : 3; }
-
-/* Prints v with the parentheses its tree needs and no more, so that the text
- * nests no deeper than any text that parses to the same tree: a chain
- * a + b + c stays flat (left-deep), a right operand of the same strength is
- * parenthesized. min_prec: the strength the context requires. */
-static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
-  char num[48];
-  int r = 0, p = vx_prec(v), wrap = p < min_prec;
-  if (wrap) r |= tbuf_putc(o, '(');
-  switch (v->kind) {
-    case VX_COLUMN:
-      r |= put_name(o, v->name, v->len, v->quoted);
-      break;
-    case VX_NUMBER:
-      format_decimal(v->mantissa, v->scale, num);
-      r |= tbuf_printf(o, "%s", num);
-      break;
-    case VX_ADD:
-    case VX_SUB:
-    case VX_MUL:
-      r |= vx_print(v->left, p, o);
-      r |= tbuf_printf(o, " %c ", v->kind == VX_ADD ? '+' : v->kind == VX_SUB ? '-' : '*');
-      r |= vx_print(v->right, p + 1, o);
-      break;
-    case VX_NEG:
-      /* -x; -(5) and - -5, since -5 alone is a literal */
-      if (v->left->kind == VX_NUMBER) {
-        format_decimal(v->left->mantissa, v->left->scale, num);
-        r |= tbuf_printf(o, v->left->mantissa < 0 ? "- %s" : "-(%s)", num);
-      } else {
-        r |= tbuf_putc(o, '-');
-        r |= vx_print(v->left, 3, o);
-      }
-      break;
-    case VX_CASE:
-      r |= tbuf_printf(o, "CASE");
-      for (size_t i = 0; i < v->nwhens; i++) {
-        r |= tbuf_printf(o, " WHEN ");
-        r |= expr_to_string(v->whens[i].cond, o);
-        r |= tbuf_printf(o, " THEN ");
-        r |= vx_print(v->whens[i].then, 0, o);
-      }
-      if (v->right) {
-        r |= tbuf_printf(o, " ELSE ");
-        r |= vx_print(v->right, 0, o);
-      }
-      r |= tbuf_printf(o, " END");
-      break;
-  }
-  if (wrap) r |= tbuf_putc(o, ')');
-  return r ? -1 : 0;
-}
-
-int vx_to_string(const vx_node *v, tbuf *o) { return vx_print(v, 0, o); }
-
-int select_to_string(const select_stmt *s, tbuf *o) {
-  static const char *const names[] = {"", "COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
-  int r = tbuf_printf(o, "SELECT ");
-  for (size_t i = 0; i < s->nitems; i++) {
-    const sel_item *it = &s->items[i];
-    if (i) r |= tbuf_printf(o, ", ");
-    if (it->agg == SEL_KEY) {
-      r |= vx_to_string(it->arg, o);
-    } else if (it->agg == SEL_COUNT_STAR) {
-      r |= tbuf_printf(o, "COUNT(*)");
-    } else {
-      r |= tbuf_printf(o, "%s(", names[it->agg]);
-      r |= vx_to_string(it->arg, o);
-      r |= tbuf_putc(o, ')');
-    }
-    if (it->alias) {
-      r |= tbuf_printf(o, " AS ");
-      r |= put_name(o, it->alias, it->alias_len, 0);
-    }
-  }
-  if (s->from) {
-    r |= tbuf_printf(o, " FROM ");
-    r |= put_name(o, s->from, s->from_len, 0);
-  }
-  if (s->where) {
-    r |= tbuf_printf(o, " WHERE ");
-    r |= expr_to_string(s->where, o);
-  }
-  for (size_t i = 0; i < s->nkeys; i++) {
-    r |= tbuf_printf(o, i ? ", " : " GROUP BY ");
-    r |= put_name(o, s->keys[i].name, s->keys[i].len, s->keys[i].quoted);
-  }
-  return r ? -1 : 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "select_post.h"
 
 /* The library's message (it starts with the status name), else the name. */
 static const char *lib_text(ps_context *ctx, ps_status st) {
@@ -130,88 +131,166 @@ static int bind_value(select_plan *p, const vx_node *v, ps_value **out, expr_err
     }
     case VX_CASE:
       return bind_case(p, v, out, e);
+    default: /* the parser keeps the values of groups out of aggregates */
+      break;
   }
   return sql_fail(e, NULL, v->pos, "internal error: unknown value node");
 }
 
 /* ---- the statement ---- */
 
+int select_rtype_of_show(select_show s) {
+  static const int t[] = {RT_NUM, RT_STR, RT_DATE, RT_TS, RT_TIME, RT_BOOL};
+  return t[s];
+}
+
+/* The scale of a column's values in value expressions. */
+static int column_scale(select_plan *p, ps_column *col) {
+  ps_value *v = NULL;
+  if (ps_value_column(p->ctx, col, &v) != PS_OK) return 0;
+  int s = (int)ps_value_scale(v);
+  ps_value_destroy(v);
+  return s;
+}
+
+int select_key_of(select_plan *p, const vx_node *v, expr_error *e) {
+  int c = column_of(p, v->name, v->len, v->quoted, v->pos, NULL, e);
+  if (c < 0) return -2;
+  for (size_t k = 0; k < p->stmt.nkeys; k++)
+    if (p->key_col[k] == c) return (int)k;
+  return -1;
+}
+
+int select_bind_agg(select_plan *p, vx_node *v, int share, expr_error *e) {
+  tbuf mine = {0}, other = {0};
+  int found = -1;
+  if (share && vx_to_string(v, &mine)) return sql_fail(e, NULL, v->pos, "out of memory");
+  for (uint32_t a = 0; share && a < p->n_aggs && found < 0; a++) {
+    other.len = 0;
+    if (vx_to_string(p->agg_node[a], &other)) break;
+    if (other.len == mine.len && !memcmp(other.p, mine.p, mine.len)) found = (int)a;
+  }
+  tbuf_free(&mine);
+  tbuf_free(&other);
+  if (found >= 0) {
+    const vx_node *f = p->agg_node[found];
+    v->slot = found;
+    v->rtype = f->rtype;
+    v->rscale = f->rscale;
+    return 0;
+  }
+  if (p->n_aggs == PS_QUERY_MAX_AGGS)
+    return sql_fail(e, NULL, v->pos, "more than %d aggregates in one SELECT (HAVING and ORDER BY included)",
+                    PS_QUERY_MAX_AGGS);
+  uint32_t a = p->n_aggs;
+  ps_agg *agg = &p->aggs[a];
+  static const ps_agg_kind kinds[] = {PS_AGG_COUNT_STAR, PS_AGG_COUNT_STAR, PS_AGG_COUNT, PS_AGG_SUM,
+                                      PS_AGG_MIN,        PS_AGG_MAX,        PS_AGG_AVG};
+  agg->kind = kinds[v->agg];
+  agg->value = NULL;
+  p->agg_show[a] = SHOW_NUMBER;
+  p->agg_dict_col[a] = -1;
+  p->agg_unit[a] = 0;
+  ps_status st;
+  if (v->agg != SEL_COUNT_STAR) {
+    const vx_node *x = v->left;
+    /* A bare column: COUNT of any column; MIN and MAX shown as the column's
+     * values (a date as a date, a timestamp as a timestamp...), of a string
+     * column too where its dictionary is sorted (the index orders as the
+     * strings do, and is shown as its string). */
+    if (x->kind == VX_COLUMN && (v->agg == SEL_COUNT || v->agg == SEL_MIN || v->agg == SEL_MAX)) {
+      ps_column *col = NULL;
+      int c = column_of(p, x->name, x->len, x->quoted, x->pos, &col, e);
+      if (c < 0) return -1;
+      const tbl_column *tc = &p->tbl->cols[c];
+      if (is_string(tc) && v->agg != SEL_COUNT) {
+        if (!tc->dict.sorted)
+          return sql_fail(e, NULL, x->pos, "MIN and MAX of string column '%s' need a sorted dictionary", tc->name);
+        p->agg_show[a] = SHOW_STRING;
+        p->agg_dict_col[a] = c;
+      } else if (v->agg != SEL_COUNT) {
+        p->agg_show[a] = show_of(tc);
+        p->agg_unit[a] = (int)tc->unit;
+      }
+      st = ps_value_column(p->ctx, col, &p->values[a]);
+      if (st != PS_OK) return lib_err(p, st, x->pos, e);
+    } else if (bind_value(p, x, &p->values[a], e)) {
+      return -1;
+    }
+    agg->value = p->values[a];
+  }
+  int scale = agg->value && v->agg != SEL_COUNT ? (int)ps_value_scale(agg->value) : 0;
+  if (v->agg == SEL_AVG && scale < PS_QUERY_AVG_MIN_SCALE) scale = PS_QUERY_AVG_MIN_SCALE;
+  p->agg_scale[a] = scale;
+  p->agg_node[a] = v;
+  v->slot = (int)a;
+  v->rtype = select_rtype_of_show(p->agg_show[a]);
+  /* Timestamps and times compare as seconds: their count at the unit's scale. */
+  v->rscale = v->rtype == RT_TS || v->rtype == RT_TIME ? p->agg_unit[a] : v->rtype == RT_NUM ? scale : 0;
+  p->n_aggs++;
+  return 0;
+}
+
 static int bind_statement(select_plan *p, expr_error *e) {
   select_stmt *s = &p->stmt;
   ps_status st;
   for (size_t k = 0; k < s->nkeys; k++) {
     const sel_key *key = &s->keys[k];
-    int c = column_of(p, key->name, key->len, key->quoted, key->pos, NULL, e);
+    ps_column *col = NULL;
+    int c = column_of(p, key->name, key->len, key->quoted, key->pos, &col, e);
     if (c < 0) return -1;
     for (size_t j = 0; j < k; j++)
       if (p->key_col[j] == c)
         return sql_fail(e, NULL, key->pos, "column '%s' is twice in GROUP BY", p->tbl->cols[c].name);
     p->key_col[k] = c;
+    p->key_scale[k] = column_scale(p, col);
   }
   for (size_t i = 0; i < s->nitems; i++) {
-    const sel_item *it = &s->items[i];
+    sel_item *it = &s->items[i];
     p->item_agg[i] = -1;
+    p->item_key[i] = -1;
     p->item_dict_col[i] = -1;
     p->item_show[i] = SHOW_NUMBER;
     if (it->agg == SEL_KEY) {
-      const vx_node *v = it->arg;
-      int c = column_of(p, v->name, v->len, v->quoted, v->pos, NULL, e);
-      if (c < 0) return -1;
-      size_t k = 0;
-      while (k < s->nkeys && p->key_col[k] != c) k++;
-      if (k == s->nkeys)
+      vx_node *v = it->arg;
+      int k = select_key_of(p, v, e);
+      if (k == -2) return -1;
+      if (k < 0) {
+        int c = column_of(p, v->name, v->len, v->quoted, v->pos, NULL, e);
         return sql_fail(e, NULL, it->pos, "column '%s' is neither inside an aggregate nor in GROUP BY",
                         p->tbl->cols[c].name);
-      p->item_key[i] = (int)k;
-      const tbl_column *tc = &p->tbl->cols[c];
+      }
+      p->item_key[i] = k;
+      const tbl_column *tc = &p->tbl->cols[p->key_col[k]];
       p->item_show[i] = show_of(tc);
       p->item_unit[i] = (int)tc->unit;
+      v->slot = k;
+      v->rtype = select_rtype_of_show(p->item_show[i]);
+      v->rscale = v->rtype == RT_TS || v->rtype == RT_TIME ? (int)tc->unit : v->rtype == RT_NUM ? p->key_scale[k] : 0;
       continue;
     }
-    if (p->n_aggs == PS_QUERY_MAX_AGGS)
-      return sql_fail(e, NULL, it->pos, "more than %d aggregates in one SELECT", PS_QUERY_MAX_AGGS);
-    uint32_t a = p->n_aggs;
-    ps_agg *agg = &p->aggs[a];
-    static const ps_agg_kind kinds[] = {PS_AGG_COUNT_STAR, PS_AGG_COUNT_STAR, PS_AGG_COUNT, PS_AGG_SUM,
-                                        PS_AGG_MIN,        PS_AGG_MAX,        PS_AGG_AVG};
-    agg->kind = kinds[it->agg];
-    agg->value = NULL;
-    if (it->agg != SEL_COUNT_STAR) {
-      const vx_node *v = it->arg;
-      /* A bare column: COUNT of any column; MIN and MAX shown as the column's
-       * values (a date as a date, a timestamp as a timestamp...), of a string
-       * column too where its dictionary is sorted (the index orders as the
-       * strings do, and is shown as its string). */
-      if (v->kind == VX_COLUMN && (it->agg == SEL_COUNT || it->agg == SEL_MIN || it->agg == SEL_MAX)) {
-        ps_column *col = NULL;
-        int c = column_of(p, v->name, v->len, v->quoted, v->pos, &col, e);
-        if (c < 0) return -1;
-        const tbl_column *tc = &p->tbl->cols[c];
-        if (is_string(tc) && it->agg != SEL_COUNT) {
-          if (!tc->dict.sorted)
-            return sql_fail(e, NULL, v->pos, "MIN and MAX of string column '%s' need a sorted dictionary", tc->name);
-          p->item_show[i] = SHOW_STRING;
-          p->item_dict_col[i] = c;
-        } else if (it->agg != SEL_COUNT) {
-          p->item_show[i] = show_of(tc);
-          p->item_unit[i] = (int)tc->unit;
-        }
-        st = ps_value_column(p->ctx, col, &p->values[a]);
-        if (st != PS_OK) return lib_err(p, st, v->pos, e);
-      } else if (bind_value(p, v, &p->values[a], e)) {
-        return -1;
-      }
-      agg->value = p->values[a];
+    if (it->agg == SEL_EXPR) {
+      if (select_bind_result(p, it->expr, e)) return -1;
+      if (it->expr->rtype != RT_NUM && it->expr->rtype != RT_NULL)
+        return sql_fail(e, NULL, it->pos, "a computed SELECT item must be a number (here: a %s)",
+                        select_rtype_name(it->expr->rtype));
+      continue;
     }
-    p->item_agg[i] = (int)a;
-    p->n_aggs++;
+    if (select_bind_agg(p, it->expr, 0, e)) return -1;
+    int a = it->expr->slot;
+    p->item_agg[i] = a;
+    p->item_show[i] = p->agg_show[a];
+    p->item_unit[i] = p->agg_unit[a];
+    p->item_dict_col[i] = p->agg_dict_col[a];
   }
+  if (select_bind_post(p, e)) return -1;
   if (p->n_aggs == 0) {
     /* Only group keys (SELECT DISTINCT by another name): the groups are the
      * rows of a COUNT(*) that is not shown. */
     p->aggs[0].kind = PS_AGG_COUNT_STAR;
     p->aggs[0].value = NULL;
     p->n_aggs = 1;
+    p->agg_dict_col[0] = -1;
   }
   if (s->where) {
     bind_env env = {p->ctx, p->tbl, p->cols, p->dec_cols};
@@ -302,9 +381,8 @@ typedef struct cell {
 static int get_cell(const select_plan *p, const ps_query_result *r, uint64_t g, size_t i, cell *c, char *err,
                     size_t errsz) {
   ps_datum d;
-  ps_status st = p->item_agg[i] < 0 ? ps_query_result_key(r, g, (uint32_t)p->item_key[i], &d)
-                                    : ps_query_result_value(r, g, (uint32_t)p->item_agg[i], &d);
-  if (st != PS_OK) return set_err(err, errsz, "reading the result: %s", ps_status_name(st));
+  ps_status st;
+  if (select_item_datum(p, r, g, i, &d, err, errsz)) return -1;
   c->is_null = d.is_null != 0;
   c->s = c->buf;
   c->len = 0;
@@ -377,7 +455,8 @@ void select_item_title(const select_plan *p, size_t i, tbuf *o) {
 int select_write(const select_plan *p, const ps_query_result *r, out_format fmt, int header, FILE *out, char *err,
                  size_t errsz) {
   size_t nc = p->stmt.nitems;
-  uint64_t ng = ps_query_result_groups(r);
+  uint64_t ng = 0, *rows = NULL;
+  if (select_result_rows(p, r, &rows, &ng, err, errsz)) return -1;
   tbuf titles[SELECT_MAX_ITEMS];
   const char *names[SELECT_MAX_ITEMS];
   memset(titles, 0, sizeof titles);
@@ -391,9 +470,9 @@ int select_write(const select_plan *p, const ps_query_result *r, out_format fmt,
   if (rc == 0 && out_begin(out, fmt, header, nc, names, &w)) rc = set_err(err, errsz, "out of memory");
   cell cells[SELECT_MAX_ITEMS];
   out_cell oc[SELECT_MAX_ITEMS];
-  for (uint64_t g = 0; g < ng && rc == 0; g++) {
+  for (uint64_t row = 0; row < ng && rc == 0; row++) {
     for (size_t i = 0; i < nc && rc == 0; i++) {
-      rc = get_cell(p, r, g, i, &cells[i], err, errsz);
+      rc = get_cell(p, r, rows[row], i, &cells[i], err, errsz);
       oc[i].kind = cells[i].is_null                 ? OUT_NULL
                    : p->item_show[i] == SHOW_NUMBER ? OUT_NUMBER
                    : p->item_show[i] == SHOW_BOOL   ? OUT_BOOL
@@ -409,5 +488,6 @@ int select_write(const select_plan *p, const ps_query_result *r, out_format fmt,
     out_discard(w);
   }
   for (size_t i = 0; i < nc; i++) tbuf_free(&titles[i]);
+  free(rows);
   return rc;
 }

@@ -35,6 +35,14 @@ typedef struct select_plan {
   int item_unit[SELECT_MAX_ITEMS];     /* SHOW_TIMESTAMP, SHOW_TIME: the column's 10^-unit seconds */
   int item_dict_col[SELECT_MAX_ITEMS]; /* MIN/MAX of a string column: its table column (the
                                           result is a dictionary index), else -1 */
+  /* Per aggregate, whether in the SELECT list or only in HAVING / ORDER BY: */
+  select_show agg_show[PS_QUERY_MAX_AGGS];
+  int agg_unit[PS_QUERY_MAX_AGGS];
+  int agg_dict_col[PS_QUERY_MAX_AGGS];
+  int agg_scale[PS_QUERY_MAX_AGGS];
+  const vx_node *agg_node[PS_QUERY_MAX_AGGS]; /* the first VX_AGG of each (duplicates share it) */
+  int key_scale[PS_QUERY_MAX_KEYS];
+  const vx_node *order_node[SELECT_MAX_ORDER]; /* each ORDER BY term's value (an item's, by alias or position) */
   ps_query *query;
 } select_plan;
 
@@ -50,6 +58,23 @@ void select_plan_free(select_plan *p);
 
 /* Runs the prepared query. 0 ok (*out to free with ps_query_result_destroy). */
 int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t errsz);
+
+/* The result rows in output order: the groups that pass HAVING, ordered by
+ * ORDER BY (ties in group order, so ascending keys), OFFSET and LIMIT
+ * applied. *rows (group indexes, malloc'ed, to free) and *n; 0, or -1 with a
+ * message (a value that does not fit 38 digits). */
+int select_result_rows(const select_plan *p, const ps_query_result *r, uint64_t **rows, uint64_t *n, char *err,
+                       size_t errsz);
+
+/* Item i of group g as an exact datum: a key or an aggregate as the library
+ * gives it, or the value of an item computed from them (SEL_EXPR). */
+int select_item_datum(const select_plan *p, const ps_query_result *r, uint64_t g, size_t i, ps_datum *d, char *err,
+                      size_t errsz);
+
+/* Whether the statement needs more than the library's result (HAVING, ORDER
+ * BY, LIMIT, OFFSET or a computed item): such a statement cannot be run in
+ * partitions and merged. */
+int select_has_post(const select_plan *p);
 
 /* Item i's column title: its alias, else the item's text with runs of white
  * space made one space (appended to o). */

@@ -868,7 +868,12 @@ class Table:
         parser, binder and fused query; tools/README.md): aggregates
         (COUNT(*), COUNT, SUM, MIN, MAX, AVG) of exact arithmetic (+ - *, CASE)
         over the rows where WHERE is TRUE, GROUP BY one or two columns (one row
-        per group, in ascending key order, NULL keys last). FROM's name is
+        per group, in ascending key order, NULL keys last), then HAVING (exact
+        comparisons, three-valued logic), ORDER BY (aliases, positions or
+        aggregates, ASC / DESC, NULLs last unless NULLS FIRST, ties in key
+        order), LIMIT and OFFSET; items may compute on aggregates and keys
+        (+ - * /, abs, coalesce; a quotient at scale max(6, the operands'),
+        rounded half away from zero, NULL for a zero divisor). FROM's name is
         ignored. The result is a Frame: GROUP BY keys and MIN / MAX of a column
         keep the column's type; COUNT is int64; SUM, AVG and arithmetic are
         decimal128(38, scale), exact (float64 where they read a float column).

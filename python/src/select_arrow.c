@@ -8,7 +8,11 @@
  *  - SUM, AVG and every other aggregate: decimal128(38, scale), exact (the
  *    scale the library gives the value, AVG's at least
  *    PS_QUERY_AVG_MIN_SCALE); float64 where the value reads a float column
- *    (the nearest double of the exact result), as Table.aggregate does.
+ *    (the nearest double of the exact result), as Table.aggregate does;
+ *  - items computed from aggregates (SUM(a) / SUM(b), abs, coalesce):
+ *    decimal128(38, their scale), float64 where they read a float column.
+ * HAVING, ORDER BY, LIMIT and OFFSET pick and order the rows as on the
+ * command line (select_result_rows).
  * Table.sql_partial() runs it as ps_query_run_partial and exports the
  * partial too; packscan.merge_partials() renders a merge of partials as the
  * same record batch (ps_py_merged_frame). */
@@ -105,6 +109,12 @@ static int result_types(const select_plan *p, const ps_py_shell *sh, const ps_ar
       if (k < 0) return -1;
       column_type(table, k, o);
       if (o->type == OT_STRING) o->dict_col = k;
+    } else if (it->agg == SEL_EXPR) {
+      o->type = reads_float(sh, it->expr) ? OT_FLOAT64 : OT_DECIMAL;
+      if (o->type == OT_FLOAT64)
+        snprintf(o->format, sizeof o->format, "g");
+      else
+        snprintf(o->format, sizeof o->format, "d:38,%d", it->expr->rscale);
     } else if (reads_float(sh, it->arg)) {
       o->type = OT_FLOAT64;
       snprintf(o->format, sizeof o->format, "g");
@@ -131,12 +141,21 @@ static int append(uint8_t **buf, size_t *len, size_t *cap, const void *src, size
   return 0;
 }
 
+/* The rows of a result to export: rows[0..n) of its groups in this order
+ * (a computed item through select_item_datum), or with no plan every group
+ * in order. */
+typedef struct row_set {
+  const select_plan *plan;
+  const uint64_t *rows;
+  uint64_t n;
+} row_set;
+
 /* One result column as an Arrow array (the caller frees it on failure through
  * its release). overflow_null: a value that does not fit (a partition's sum,
  * which the merge may bring back) is null instead of an error. */
-static int build_column(const ps_query_result *r, const out_col *o, const ps_dict_desc *dict, int overflow_null,
-                        struct ArrowArray *a, char *err, size_t errsz) {
-  uint64_t ng = ps_query_result_groups(r);
+static int build_column(const ps_query_result *r, const row_set *rs, size_t item, const out_col *o,
+                        const ps_dict_desc *dict, int overflow_null, struct ArrowArray *a, char *err, size_t errsz) {
+  uint64_t ng = rs->plan ? rs->n : ps_query_result_groups(r);
   arr_priv *pv = calloc(1, sizeof *pv);
   if (!pv) return set_err(err, errsz, "out of memory");
   memset(a, 0, sizeof *a);
@@ -160,8 +179,18 @@ static int build_column(const ps_query_result *r, const out_col *o, const ps_dic
   int64_t nulls = 0;
   for (uint64_t g = 0; g < ng; g++) {
     ps_datum d;
-    ps_status st = o->agg < 0 ? ps_query_result_key(r, g, (uint32_t)o->key, &d)
-                              : ps_query_result_value(r, g, (uint32_t)o->agg, &d);
+    ps_status st;
+    uint64_t grp = rs->plan ? rs->rows[g] : g;
+    if (rs->plan && rs->plan->stmt.items[item].agg == SEL_EXPR) {
+      if (select_item_datum(rs->plan, r, grp, item, &d, err, errsz)) {
+        free(chars);
+        return -1;
+      }
+      st = PS_OK;
+    } else {
+      st = o->agg < 0 ? ps_query_result_key(r, grp, (uint32_t)o->key, &d)
+                      : ps_query_result_value(r, grp, (uint32_t)o->agg, &d);
+    }
     if (st == PS_ERR_OVERFLOW && overflow_null) {
       memset(&d, 0, sizeof d);
       d.is_null = 1;
@@ -224,9 +253,9 @@ static int build_column(const ps_query_result *r, const out_col *o, const ps_dic
 
 /* The result's columns oc[0..nc) as a record batch, named titles[i]. The
  * dictionaries of string MIN / MAX items come from table. */
-static int export_columns(ps_context *ctx, const ps_arrow_table *table, const ps_query_result *r, size_t nc,
-                          const out_col *oc, char *const *titles, int overflow_null, struct ArrowSchema *schema,
-                          struct ArrowArray *batch, char *err, size_t errsz) {
+static int export_columns(ps_context *ctx, const ps_arrow_table *table, const ps_query_result *r, const row_set *rs,
+                          size_t nc, const out_col *oc, char *const *titles, int overflow_null,
+                          struct ArrowSchema *schema, struct ArrowArray *batch, char *err, size_t errsz) {
   memset(schema, 0, sizeof *schema);
   memset(batch, 0, sizeof *batch);
   schema->release = ps_py_schema_release;
@@ -237,7 +266,7 @@ static int export_columns(ps_context *ctx, const ps_arrow_table *table, const ps
   batch->private_data = calloc(1, sizeof(arr_priv));
   batch->children = calloc(nc ? nc : 1, sizeof *batch->children);
   batch->n_buffers = 1;
-  batch->length = (int64_t)ps_query_result_groups(r);
+  batch->length = (int64_t)(rs->plan ? rs->n : ps_query_result_groups(r));
   if (!schema->format || !schema->name || !schema->children || !batch->private_data || !batch->children)
     return set_err(err, errsz, "out of memory");
   batch->buffers = ((arr_priv *)batch->private_data)->bufs; /* no validity: every row is there */
@@ -270,7 +299,7 @@ static int export_columns(ps_context *ctx, const ps_arrow_table *table, const ps
       ps_free(ctx, (void *)codes.validity);
       if (st != PS_OK) return set_err(err, errsz, "%s", ps_context_last_error(ctx));
     }
-    if (build_column(r, &oc[i], &dict, overflow_null, ca, err, errsz) != 0) return -1;
+    if (build_column(r, rs, i, &oc[i], &dict, overflow_null, ca, err, errsz) != 0) return -1;
   }
   return 0;
 }
@@ -295,9 +324,34 @@ static int export_batch(const select_plan *p, const ps_py_shell *sh, ps_context 
     titles[i] = (char *)title.p;
     if (!titles[i]) rc = set_err(err, errsz, "out of memory");
   }
-  if (rc == 0) rc = export_columns(ctx, table, r, nc, oc, titles, overflow_null, schema, batch, err, errsz);
+  row_set rs = {p, NULL, 0};
+  uint64_t *rows = NULL;
+  if (rc == 0) rc = select_result_rows(p, r, &rows, &rs.n, err, errsz);
+  rs.rows = rows;
+  if (rc == 0) rc = export_columns(ctx, table, r, &rs, nc, oc, titles, overflow_null, schema, batch, err, errsz);
   for (size_t i = 0; i < nc; i++) free(titles[i]);
+  free(rows);
   return rc;
+}
+
+/* HAVING and ORDER BY compare MIN / MAX of a string column as strings: the
+ * shell's column gets the table's (sorted) dictionary, borrowed. */
+static int dictionaries_for_post(ps_context *ctx, const ps_arrow_table *table, const select_plan *p, ps_py_shell *sh,
+                                 char *err, size_t errsz) {
+  for (uint32_t a = 0; a < p->n_aggs; a++) {
+    int k = p->agg_dict_col[a];
+    if (k < 0 || sh->cols[k].dict.count) continue;
+    ps_dict_desc dict;
+    ps_for_desc codes;
+    memset(&dict, 0, sizeof dict);
+    memset(&codes, 0, sizeof codes);
+    ps_status st = ps_arrow_table_packed(ctx, table, (size_t)k, &codes, &dict);
+    ps_free(ctx, (void *)codes.data);
+    ps_free(ctx, (void *)codes.validity);
+    if (st != PS_OK) return set_err(err, errsz, "%s", ps_context_last_error(ctx));
+    sh->cols[k].dict = dict;
+  }
+  return 0;
 }
 
 /* Runs the SELECT statement src[0..len) on the table. partial: as
@@ -324,6 +378,14 @@ static int select_run(ps_context *ctx, const ps_arrow_table *table, const char *
   if (!built) {
     while (msg_len && msg[msg_len - 1] == '\n') msg[--msg_len] = 0;
     set_err(err, err_size, "%s", msg ? msg : "out of memory");
+  } else if (partial && select_has_post(&p)) {
+    set_err(err, err_size,
+            "HAVING, ORDER BY, LIMIT, OFFSET and items computed from aggregates (SUM(a) / SUM(b)) apply to a whole "
+            "result, not to one partition's: run the aggregates in partitions, then sort, head or divide the "
+            "merged Frame");
+    select_plan_free(&p);
+  } else if (dictionaries_for_post(ctx, table, &p, &sh, err, err_size) != 0) {
+    select_plan_free(&p);
   } else {
     ps_query_result *r = NULL;
     int ran;
@@ -468,7 +530,8 @@ PS_PY_API int ps_py_merged_frame(ps_context *ctx, const ps_query_result *r, cons
     else
       return set_err(err, err_size, "column '%s' of the partials' layout has format \"%s\"", c->name, f);
   }
-  if (export_columns(ctx, NULL, r, nc, oc, titles, 0, schema, batch, err, err_size) != 0) {
+  row_set every = {NULL, NULL, 0};
+  if (export_columns(ctx, NULL, r, &every, nc, oc, titles, 0, schema, batch, err, err_size) != 0) {
     if (schema->release) schema->release(schema);
     if (batch->release) batch->release(batch);
     return -1;

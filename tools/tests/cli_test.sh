@@ -232,10 +232,10 @@ grep -q "^5$" out.txt && fail "shell: a statement after .quit ran"
 printf 'id > 2\n' | "$P" shell t.pst >out.txt 2>err.txt || fail "shell: a clean script exits 0"
 [ "$(cat out.txt)" = "3" ] || fail "shell clean: $(cat out.txt)"
 # aggregates in the shell (select_is_aggregate routes them to cmd_select.c), on its open context
-printf '.format csv\nSELECT name, count(*), sum(price) GROUP BY name;\nSELECT count(*) WHERE id > 2\nSELECT sum(nosuch)\nSELECT max(price * 2) AS m\n' |
+printf '.format csv\nSELECT name, count(*), sum(price) GROUP BY name;\nSELECT count(*) WHERE id > 2\nSELECT sum(nosuch)\nSELECT max(price * 2) AS m\nSELECT name, sum(price) / count(*) AS r GROUP BY name HAVING sum(price) > 3 ORDER BY r DESC LIMIT 2\n' |
   "$P" shell --backend reference t.pst >out.txt 2>err.txt
 [ $? = 1 ] || fail "shell aggregates: the failed statement makes the exit status 1"
-printf 'name,count(*),sum(price)\napple,2,12.25\nbanana,1,3.10\n"che""rry",1,\n,1,100.00\n3\nm\n200.00\n' >want.txt
+printf 'name,count(*),sum(price)\napple,2,12.25\nbanana,1,3.10\n"che""rry",1,\n,1,100.00\n3\nm\n200.00\nname,r\n,100.000000\napple,6.125000\n' >want.txt
 cmp -s out.txt want.txt || { fail "shell aggregates output"; cat out.txt; }
 has err.txt "error at column 12: unknown column 'nosuch'" "shell aggregate error"
 expect 1 "shell not a table" "$P" shell t.csv </dev/null
@@ -347,7 +347,14 @@ expect 1 "select caret" "$P" query $R t.pst "SELECT sum(price) GROUP BY nmae"
 has err.txt "error at column 28: unknown column 'nmae'" "select caret message"
 has err.txt "                           ^" "select caret"
 expect 1 "select syntax" "$P" query $R t.pst "SELECT sum(price / 2)"
-has err.txt "error at column 18: division is not supported" "select syntax message"
+has err.txt "error at column 18: division inside an aggregate is not supported" "select syntax message"
+# HAVING, ORDER BY (DESC puts NULL last, as DuckDB), LIMIT / OFFSET, division of aggregates
+expect 0 "select order" "$P" query $R --format csv t.pst \
+  "SELECT name, sum(price) AS total, count(*) GROUP BY name HAVING count(*) >= 1 ORDER BY total DESC, name LIMIT 2 OFFSET 1"
+printf 'name,total,count(*)\napple,12.25,2\nbanana,3.10,1\n' >want.txt
+cmp -s out.txt want.txt || { fail "select order output"; cat out.txt; }
+expect 1 "select distinct" "$P" query $R t.pst "SELECT count(DISTINCT name)"
+has err.txt "error at column 14: COUNT(DISTINCT ...) is not supported" "select distinct message"
 printf 'id,at,ok,t\n1,2024-09-05 07:53:23,true,07:00:00\n2,2024-09-06 08:00:00,false,08:30:00\n3,2024-09-05 09:00:00,true,\n' >ts.csv
 expect 0 "select types encode" "$P" encode -q ts.csv ts.pst
 expect 0 "select types" "$P" query $R --format csv ts.pst "SELECT ok, count(*), min(at), max(t), max(ok), sum(id) GROUP BY ok"
@@ -355,6 +362,13 @@ printf 'ok,count(*),min(at),max(t),max(ok),sum(id)\nfalse,1,2024-09-06 08:00:00,
 cmp -s out.txt want.txt || { fail "select types output"; cat out.txt; }
 expect 0 "select types json" "$P" query $R --format json ts.pst "SELECT ok, min(at) WHERE at < '2024-09-06 00:00:00' GROUP BY ok"
 [ "$(cat out.txt)" = '{"ok":true,"min(at)":"2024-09-05 07:53:23"}' ] || fail "select types json: $(cat out.txt)"
+# booleans, timestamps (a literal finer than the seconds column) and times in HAVING and ORDER BY
+expect 0 "select types having" "$P" query $R --format csv ts.pst \
+  "SELECT ok, min(at) AS first, max(t) GROUP BY ok HAVING ok = TRUE OR min(at) > TIMESTAMP '2024-09-06 07:59:59.5' ORDER BY first DESC"
+printf 'ok,first,max(t)\nfalse,2024-09-06 08:00:00,08:30:00\ntrue,2024-09-05 07:53:23,07:00:00\n' >want.txt
+cmp -s out.txt want.txt || { fail "select types having output"; cat out.txt; }
+expect 0 "select time having" "$P" query $R --format csv ts.pst "SELECT ok GROUP BY ok HAVING max(t) >= '08:30:00' AND NOT ok"
+[ "$(cat out.txt)" = "$(printf 'ok\nfalse')" ] || fail "select time having: $(cat out.txt)"
 expect 2 "select --rows" "$P" query $R t.pst "SELECT count(*)" --rows
 has err.txt "a SELECT prints its own result" "select --rows message"
 
