@@ -72,7 +72,7 @@ PS_HD ps_col_read ps_read_col(const ps_cuda_eval_params &p, uint32_t c, uint32_t
   const ps_prog_col &col = p.prog.cols[c];
   ps_col_read r;
   r.valid = ps_read_valid(p, c, row);
-  r.code = ps_code_at(p.data[c], col.data_bytes, (p.data_aligned >> c) & 1u, col.width, row);
+  r.code = ps_col_code_at(col, p.data[c], (p.data_aligned >> c) & 1u, row);
   const bool corrupt = r.valid && ps_code_corrupt(col.flags, r.code, col.code_limit);
   if (corrupt) *status |= 1u << c;
   r.usable = r.valid && !corrupt;

@@ -59,7 +59,7 @@ PS_HD uint64_t ps_sel_code_at(const uint8_t *data, uint64_t nbytes, uint32_t wid
   uint64_t v = lo >> s;
   /* s + width > 64 implies s >= 1, so the shift is in 1..63. */
   if (s + width > 64 && at + 8 > at) v |= (uint64_t)ps_sel_load_word(data, at + 8, nbytes, aligned) << (64 - s);
-  if (width < 64) v &= ((uint64_t)1 << width) - 1;
+  v &= ps_width_mask(width);
   return v;
 }
 

@@ -95,7 +95,7 @@ __constant double ps_pow10[19] = PS_POW10_TABLE;
 /* The double of a code (ps_program.h, PS_MODE_DOUBLE): kernels_shared/ps_cmpcol.h's
  * ps_code_double (OpenCL's explicit casts round to nearest even). */
 static double ps_double_of_kind(uint kind, __constant ps_prog_col *m, ulong code) {
-  return ps_code_double(kind, m->reference, code, ps_pow10 + min(m->scale, 18u));
+  return ps_code_double(kind, m->reference, code, ps_pow10 + min((uint)m->scale, 18u));
 }
 
 static double ps_double_of(__constant ps_prog_col *m, ulong code) { return ps_double_of_kind(m->kind, m, code); }

@@ -72,7 +72,7 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, co
   c.data.size = c.meta->data_bytes;
   c.first_row = 32 * g;
   /* 32 rows span exactly w words, so a code never reaches outside them. */
-  int whole = (g + 1) * c.width * 4 <= c.data.size && (c.data.offset & 3) == 0;
+  int whole = c.meta->encoding == PS_ENC_FOR && (g + 1) * c.width * 4 <= c.data.size && (c.data.offset & 3) == 0;
 #ifdef PS_BIG_ENDIAN_DEVICE
   whole = 0;
 #endif
@@ -91,7 +91,7 @@ static ps_column ps_column_at(__constant ps_filter_launch *launch, uint slot, co
 static int ps_read_code(const ps_column *c, uint j, ulong *code, uint *corrupt) {
   const ulong row = c->first_row + j;
   *code = c->words ? ps_code_in_words(c->words, c->width, row)
-                   : ps_code_at(c->data.buf + c->data.offset, c->data.size, (c->data.offset & 3) == 0, c->width, row);
+                   : ps_col_code_at(*c->meta, c->data.buf + c->data.offset, (c->data.offset & 3) == 0, row);
   if (ps_code_corrupt(c->flags, *code, c->meta->code_limit)) {
     *corrupt |= 1u << c->slot;
     return 0;

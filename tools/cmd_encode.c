@@ -23,6 +23,8 @@ static void encode_usage(FILE *f) {
           "      --null STR      an unquoted field equal to STR is a null (empty fields always are)\n"
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"
+          "  -e, --encoding E    numeric columns: for (default), delta (delta of FOR, for sorted\n"
+          "                      columns: dates, timestamps, keys) or auto (the smaller of the two)\n"
           "  -q, --quiet         no per-column summary\n");
 }
 
@@ -73,6 +75,19 @@ int cmd_encode(int argc, char **argv) {
     } else if (arg_value(&a, "--types", "-t", &missing)) {
       if (missing) break;
       o.types = a.value;
+    } else if (arg_value(&a, "--encoding", "-e", &missing)) {
+      if (missing) break;
+      const char *v = a.value;
+      if (!strcmp(v, "for"))
+        o.encoding = PS_ENCODING_FOR;
+      else if (!strcmp(v, "delta"))
+        o.encoding = PS_ENCODING_DELTA;
+      else if (!strcmp(v, "auto"))
+        o.encoding = PS_ENCODING_AUTO;
+      else {
+        fprintf(stderr, "packscan encode: --encoding '%s': expected for, delta or auto\n", v);
+        return 2;
+      }
     } else if (arg_value(&a, "--null", NULL, &missing)) {
       if (missing) break;
       o.null_value = a.value;

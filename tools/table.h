@@ -14,7 +14,8 @@
 
 #define TBL_MAGIC "PSCANTBL"
 #define TBL_VERSION_MAJOR 1
-#define TBL_VERSION_MINOR 1
+#define TBL_VERSION_MINOR 1       /* written when every column is FOR or DICT */
+#define TBL_VERSION_MINOR_DELTA 2 /* written when a column is DELTA (added in 1.2) */
 #define TBL_HEADER_SIZE 64
 #define TBL_ENTRY_SIZE 160 /* directory entry size written by this version */
 #define TBL_ALIGN 64       /* writer: every section starts on a 64-byte boundary */
@@ -25,7 +26,8 @@
 #define TBL_SMALL_ROWS 65536
 
 /* Physical encodings. */
-enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };
+/* DELTA: a numeric column as FOR, its data section a DELTA buffer (docs/design.md). */
+enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2, TBL_ENC_DELTA = 3 };
 /* Logical annotations: how the tool parses literals and prints values. */
 enum {
   TBL_LOGICAL_NONE = 0,
