@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ps_codes.h" /* the shared readers, run here on the host */
 
 enum { SORTED, CLUSTERED, CONSTANT, RANDOM, PATTERNS };
 static const char *const PATTERN_NAMES[] = {"sorted", "clustered", "constant", "random"};
@@ -187,6 +188,44 @@ static void sweep(ps_context *ctx, ps_context *ref, th_rng *r, int all, unsigned
   }
 }
 
+/* ps_codes.h's readers on the host: ps_col_code_at and the word pair
+ * (ps_word_load, ps_word_code) give every valid row's value - M, for FOR and
+ * DELTA, at every width. */
+static void shared_readers(th_rng *r) {
+  for (uint32_t w = 0; w <= 64; w++) {
+    const uint64_t n = 1 + th_below(r, 2500);
+    const int pattern = (int)th_below(r, PATTERNS);
+    th_case("shared readers: width %u, %s, n %llu", w, PATTERN_NAMES[pattern], (unsigned long long)n);
+    uint64_t *v = th_malloc(n * 8);
+    make_values(r, pattern, w, n, v);
+    ps_plain p = {PS_TYPE_UINT64, v, n, NULL};
+    for (int enc = PS_ENCODING_FOR; enc <= PS_ENCODING_DELTA; enc++) {
+      ps_encoded e;
+      char err[256];
+      if (!CHECKF(ps_encode(&p, enc, 0, 0, 0, NULL, err, sizeof err, &e) == PS_OK, "encode: %s", err)) continue;
+      ps_prog_col c;
+      memset(&c, 0, sizeof c);
+      c.width = e.desc.width;
+      c.encoding = (ps_u16)enc;
+      c.data_bytes = e.desc.data_size;
+      uint32_t x[PS_WORD_X];
+      int bad = 0;
+      for (uint64_t g = 0; g < (n + 31) / 32 && !bad; g++) {
+        ps_word_load((ps_u32)enc, c.width, e.data, c.data_bytes, 1, g, x);
+        for (uint32_t j = 0; j < 32 && 32 * g + j < n; j++) {
+          const uint64_t want = v[32 * g + j] - e.desc.reference.u;
+          const uint64_t a = ps_col_code_at(c, e.data, 1, 32 * g + j), b = ps_word_code((ps_u32)enc, c.width, x, j);
+          bad |= !CHECKF(
+              a == want && b == want, "encoding %d row %llu: ps_col_code_at %llu, ps_word_code %llu, want %llu", enc,
+              (unsigned long long)(32 * g + j), (unsigned long long)a, (unsigned long long)b, (unsigned long long)want);
+        }
+      }
+      ps_encoded_free(&e);
+    }
+    free(v);
+  }
+}
+
 /* ps_encode's choice, decoding back, and the size on sorted data. */
 static void encoder(th_rng *r) {
   th_case("encoder");
@@ -280,6 +319,7 @@ int main(int argc, char **argv) {
   th_init(argc, argv, "delta");
   ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
   encoder(&th.rng);
+  shared_readers(&th.rng);
   /* Every width through the generic kernels (a seeded sample of them at the
    * CI size: the FOR twins build a kernel per width); chunked contexts and
    * the shape-specialized kernels (an OpenCL build per predicate) on a few. */
