@@ -178,9 +178,28 @@ PS_HFN ps_u64 ps_delta_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 ali
   const ps_delta_block k = ps_delta_block_of(d, size, aligned, r);
   const ps_u32 g = (ps_u32)(r >> 5) & (PS_DELTA_BLOCK_WORDS - 1), j = (ps_u32)r & 31u;
   ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, g) + (ps_u64)j * k.step;
-  const ps_u64 dstart = 4 * ((ps_u64)k.aw + (ps_u64)g * k.dw);
-  if (k.dw != 0 && dstart < k.psize)
-    for (ps_u32 i = 1; i <= j; ++i) v += ps_code_at(k.p + dstart, k.psize - dstart, k.aligned, k.dw, i);
+  if (k.dw == 0 || j == 0) return v;
+  const ps_u64 first = (ps_u64)k.aw + (ps_u64)g * k.dw; /* the row word's first delta word */
+  if (k.dw > 32) {
+    const ps_u64 dstart = 4 * first;
+    if (dstart < k.psize)
+      for (ps_u32 i = 1; i <= j; ++i) v += ps_code_at(k.p + dstart, k.psize - dstart, k.aligned, k.dw, i);
+    return v;
+  }
+  /* Deltas 1..j are bits [dw, (j+1)*dw) of the word's dw words: read once
+   * each through a bit buffer (at most 63 bits held, dw <= 32). */
+  const ps_u64 mask = ps_width_mask(k.dw);
+  ps_u64 buf = (ps_u64)ps_stream_word(k.p, k.psize, first, k.aligned) >> k.dw;
+  ps_u32 have = 32 - k.dw, next = 1;
+  for (ps_u32 i = 1; i <= j; ++i) {
+    if (have < k.dw) {
+      buf |= (ps_u64)ps_stream_word(k.p, k.psize, first + next++, k.aligned) << have;
+      have += 32;
+    }
+    v += buf & mask;
+    buf >>= k.dw;
+    have -= k.dw;
+  }
   return v;
 }
 

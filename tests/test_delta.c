@@ -192,9 +192,12 @@ static void sweep(ps_context *ctx, ps_context *ref, th_rng *r, int all, unsigned
  * (ps_word_load, ps_word_code) give every valid row's value - M, for FOR and
  * DELTA, at every width. */
 static void shared_readers(th_rng *r) {
-  for (uint32_t w = 0; w <= 64; w++) {
+  for (uint32_t k = 0; k <= 2 * 64 + 1; k++) {
+    /* every width twice: random values (deltas of every width up to 64)
+     * and a random pattern */
+    const uint32_t w = k / 2;
     const uint64_t n = 1 + th_below(r, 2500);
-    const int pattern = (int)th_below(r, PATTERNS);
+    const int pattern = k % 2 ? RANDOM : (int)th_below(r, PATTERNS);
     th_case("shared readers: width %u, %s, n %llu", w, PATTERN_NAMES[pattern], (unsigned long long)n);
     uint64_t *v = th_malloc(n * 8);
     make_values(r, pattern, w, n, v);
