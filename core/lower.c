@@ -76,9 +76,12 @@ ps_prog_col ps_prog_col_of(const ps_column *c) {
 
 ps_status ps_need_for(ps_context *ctx, const ps_column *c, const char *what) {
   if (c->encoding == PS_ENC_FOR) return PS_OK;
+  if (c->name)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                        "%s reads column '%s', which is DELTA-encoded; only filters read DELTA columns so far", what,
+                        c->name);
   return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                      "%s of column '%s': its encoding is DELTA (%u); only filters read DELTA columns so far", what,
-                      c->name ? c->name : "", c->encoding);
+                      "%s reads a DELTA-encoded column; only filters read DELTA columns so far", what);
 }
 
 uint64_t ps_chunk_step(const ps_context *ctx, ps_column *const *cols, uint32_t n) {

@@ -50,7 +50,7 @@ PS_HD uint8_t ps_ld8(const uint8_t *p) {
 }
 
 /* Stream words and codes: kernels_shared/ps_codes.h (ps_stream_word,
- * ps_code_at). */
+ * ps_code_at; ps_col_code_at reads a slot in any encoding). */
 
 typedef struct ps_col_read {
   uint64_t code;
