@@ -306,6 +306,28 @@ static void malformed(ps_context *ctx) {
   CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &c), PS_ERR_INVALID_ARGUMENT);
   CHECK(strstr(ps_context_last_error(ctx), "encoding") != NULL);
 
+  th_case("corrupt: a block's base past the codes' width");
+  {
+    /* Any base is a valid header; codes it puts at 2^width or above are
+     * corrupt data when a filter reads them, on every backend. */
+    memcpy(copy, e.data, e.desc.data_size);
+    uint64_t base = 0;
+    for (int k = 0; k < 8; k++) base |= (uint64_t)copy[32 + k] << (8 * k);
+    base += (uint64_t)1 << e.desc.width;
+    for (int k = 0; k < 8; k++) copy[32 + k] = (uint8_t)(base >> (8 * k));
+    d = e.desc;
+    d.data = copy;
+    ps_column *bad = NULL;
+    ps_expr *x = NULL;
+    uint64_t count = 0;
+    if (CHECK_OK(ctx, ps_column_create_for(ctx, &d, &bad)) &&
+        CHECK_OK(ctx, ps_expr_compare(ctx, bad, PS_GE, ps_lit_uint(0), &x))) {
+      CHECK_STATUS(ctx, ps_filter_count(ctx, x, &count), PS_ERR_CORRUPT_DATA);
+      ps_expr_destroy(x);
+    }
+    ps_column_destroy(bad);
+  }
+
   th_case("refused: aggregates of a DELTA column");
   d = e.desc;
   if (CHECK_OK(ctx, ps_column_create_for(ctx, &d, &c))) {
