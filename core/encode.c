@@ -584,9 +584,9 @@ static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t e
     if (desc->n > ((uint64_t)1 << 58))
       return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
                               "desc->n %" PRIu64 ": a DELTA column has at most 2^58 rows", desc->n);
-    if (!desc->data)
+    if (!desc->data && desc->data_size)
       return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
-                              "desc->data is NULL; a DELTA column has block headers");
+                              "desc->data is NULL but data_size is %" PRIu64, desc->data_size);
     PS_TRY(ps_delta_check(desc->data, desc->n, desc->data_size, "desc", err_buf, err_size));
     expect = desc->data_size;
   }

@@ -257,6 +257,15 @@ static void encoder(th_rng *r) {
     ps_encoded_free(&a);
   }
   CHECK(ps_encode(&p, 7, 0, 0, 0, NULL, err, sizeof err, &a) == PS_ERR_INVALID_ARGUMENT);
+  /* no rows: no blocks, no bytes */
+  p.n = 0;
+  if (CHECK(ps_encode(&p, PS_ENCODING_DELTA, 0, 0, 0, NULL, err, sizeof err, &a) == PS_OK)) {
+    CHECK(a.desc.data_size == 0 && a.desc.encoding == PS_ENCODING_DELTA);
+    ps_for_desc d = a.desc;
+    d.data = NULL;
+    CHECKF(ps_for_desc_check(&d, err, sizeof err) == PS_OK, "no rows: %s", err);
+    ps_encoded_free(&a);
+  }
   free(v), free(back);
 }
 
