@@ -108,6 +108,10 @@ ps_status bench_col_create(bench *b, ps_type type, uint32_t width, ps_reference 
                            uint64_t code_limit, int validity_percent, const ps_dict_desc *dict,
                            bench_col *out);
 void bench_col_destroy(bench_col *c);
+/* A DELTA column (docs/design.md) of n dates as SSB's lo_orderdate holds
+ * them (yyyymmdd, orders of 1..7 lines, uniform over dbgen's date range),
+ * sorted: a date-sorted lineorder. */
+ps_status bench_col_sorted_dates(bench *b, uint64_t n, bench_col *out);
 /* Rows [r0, r0+rows) of c (r0 a multiple of 32) as a column on ctx, built
  * from the device bytes read back. */
 ps_status bench_col_slice(bench *b, const bench_col *c, ps_context *ctx, uint64_t r0, uint64_t rows,

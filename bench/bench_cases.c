@@ -391,7 +391,12 @@ static void run_case(bench *b, const case_def *c) {
     res->bytes = in_bytes;
     if (c->out == OUT_BITMAP) res->bytes += (double)ceil_div(n, 8);
     if (c->out == OUT_IDS) res->bytes += 4.0 * (double)res->count;
-    if (dev_bitmap) run_naive(b, c, &r, dev_bitmap, res);
+    int delta = 0;
+    for (int i = 0; i < c->ncols; i++) delta |= c->cols[i]->desc.encoding == PS_ENCODING_DELTA;
+    if (dev_bitmap && !delta) run_naive(b, c, &r, dev_bitmap, res);
+    if (delta) /* the naive run decodes through a gather, which reads FOR columns only */
+      snprintf(res->note + strlen(res->note), sizeof res->note - strlen(res->note), "%sover the DELTA bytes",
+               res->note[0] ? "; " : "");
     free(dev_bitmap);
   }
   ps_expr_destroy(e);
@@ -641,6 +646,21 @@ void bench_run_all(bench *b) {
         col_failed(b, "like", st);
       }
       bench_dict_free(&dict);
+    }
+  }
+
+  /* lo_orderdate of a date-sorted lineorder as a DELTA column (0.75 bits a
+   * row against FOR's 16): 1993's rows, reported over its own bytes. */
+  if (wanted(b, "delta_date")) {
+    static cmp_arg a;
+    if ((st = bench_col_sorted_dates(b, n, &c0)) == PS_OK) {
+      a.lit = ps_lit_int(19930101);
+      a.lit2 = ps_lit_int(19931231);
+      case_def c = {"delta_date", OUT_BITMAP, 1, {&c0}, build_between, &a};
+      run_case(b, &c);
+      bench_col_destroy(&c0);
+    } else {
+      col_failed(b, "delta_date", st);
     }
   }
 

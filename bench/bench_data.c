@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_tables.h" /* bench_days, bench_yyyymmdd */
 
 /* splitmix64: fast, and every output bit is well mixed. */
 uint64_t bench_rand(uint64_t *state) {
@@ -106,6 +107,44 @@ ps_status bench_col_create(bench *b, ps_type type, uint32_t width, ps_reference 
   return st;
 }
 
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+ps_status bench_col_sorted_dates(bench *b, uint64_t n, bench_col *out) {
+  memset(out, 0, sizeof *out);
+  const int64_t d0 = bench_days(1992, 1, 1), nd = bench_days(1998, 12, 31) - 151 - d0 + 1;
+  int32_t *v = malloc((size_t)n * 4 + 4);
+  if (!v) return PS_ERR_OUT_OF_MEMORY;
+  uint64_t rng = b->seed ^ UINT64_C(0xde17a);
+  for (uint64_t i = 0; i < n;) {
+    const uint64_t r = bench_rand(&rng);
+    const uint32_t lines = 1 + (uint32_t)(((r & 0xffffffffu) * 7) >> 32);
+    const int32_t od = bench_yyyymmdd(d0 + (int64_t)(((r >> 32) * (uint64_t)nd) >> 32));
+    for (uint32_t l = 0; l < lines && i < n; l++) v[i++] = od;
+  }
+  qsort(v, (size_t)n, 4, cmp_i32);
+  ps_plain p = {PS_TYPE_INT32, v, n, NULL};
+  ps_encoded e;
+  char err[256];
+  ps_status st = ps_encode(&p, PS_ENCODING_DELTA, 0, 0, 0, NULL, err, sizeof err, &e);
+  free(v);
+  if (st != PS_OK) {
+    fprintf(stderr, "bench: sorted dates: %s\n", err);
+    return st;
+  }
+  out->desc = e.desc;
+  out->desc.data = NULL;
+  st = ps_buffer_create(b->ctx, e.desc.data_size, &out->data);
+  if (st == PS_OK) st = ps_buffer_write(b->ctx, out->data, 0, e.data, e.desc.data_size);
+  if (st == PS_OK) st = ps_column_create_for_device(b->ctx, &out->desc, out->data, 0, NULL, 0, &out->col);
+  if (st != PS_OK) fprintf(stderr, "bench: sorted dates: %s\n", ps_context_last_error(b->ctx));
+  ps_encoded_destroy(&e);
+  if (st != PS_OK) bench_col_destroy(out);
+  return st;
+}
+
 void bench_col_destroy(bench_col *c) {
   ps_column_destroy(c->col);
   ps_buffer_destroy(c->data);
@@ -114,8 +153,31 @@ void bench_col_destroy(bench_col *c) {
   c->data = c->validity = NULL;
 }
 
+/* A DELTA column's rows [r0, r0 + rows), decoded on the host and encoded as
+ * FOR, so that the check's reference filters the same values another way. */
+static ps_status delta_slice(bench *b, const bench_col *c, ps_context *ctx, uint64_t r0, uint64_t rows,
+                             ps_column **out) {
+  ps_for_desc d = c->desc;
+  const size_t vs = ps_type_size(d.type);
+  uint8_t *data = malloc((size_t)d.data_size + 1), *values = malloc((size_t)(d.n * vs) + 8);
+  ps_status st = data && values ? ps_buffer_read(b->ctx, c->data, 0, data, d.data_size) : PS_ERR_OUT_OF_MEMORY;
+  d.data = data;
+  char err[256];
+  if (st == PS_OK) st = ps_decode_for(&d, values, err, sizeof err);
+  ps_encoded e;
+  memset(&e, 0, sizeof e);
+  ps_plain p = {d.type, values + r0 * vs, rows, NULL};
+  if (st == PS_OK) st = ps_encode_for(&p, 0, 0, 0, NULL, err, sizeof err, &e);
+  if (st == PS_OK) st = ps_column_create_for(ctx, &e.desc, out);
+  ps_encoded_destroy(&e);
+  free(data);
+  free(values);
+  return st;
+}
+
 ps_status bench_col_slice(bench *b, const bench_col *c, ps_context *ctx, uint64_t r0, uint64_t rows,
                           ps_column **out) {
+  if (c->desc.encoding == PS_ENCODING_DELTA) return delta_slice(b, c, ctx, r0, rows, out);
   ps_for_desc d = c->desc;
   uint64_t off = r0 / 32 * d.width * 4; /* 32 rows are exactly w words */
   d.n = rows;

@@ -26,7 +26,7 @@ static void usage(FILE *f) {
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
-          "                  like_prefix,nulls,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
+          "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
           "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, the after-filter calls aggregate,\n"
           "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
           "                  thrust_count,thrust_ids (default all); groups: queries (the five\n"
@@ -43,7 +43,7 @@ static void usage(FILE *f) {
 }
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
-                                          "nulls", "ids_1pct", "ids_50pct", "small",
+                                          "nulls", "delta_date", "ids_1pct", "ids_50pct", "small",
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
                                           "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1", "aggregate",
                                           "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",

@@ -5,9 +5,10 @@
 # Writes `const unsigned char <name>[]` (the file's bytes plus a terminating
 # NUL, so the array is also a C string) and `const size_t <name>_size` (the
 # file's length without the NUL). Used to ship kernel sources inside the
-# library so that nothing is read from disk at run time. PREPEND: a file
-# whose bytes come first, then `#line 1 "<INPUT's name>"` and INPUT's (one
-# header made of two, for a compiler that is given headers by name).
+# library so that nothing is read from disk at run time. PREPEND: files
+# (separated by commas) whose bytes come first, each after a `#line 1`, then
+# `#line 1 "<INPUT's name>"` and INPUT's (one header made of several, for a
+# compiler that is given headers by name or a source made of parts).
 foreach(var INPUT OUTPUT SYMBOL)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "embed_file.cmake: -D${var}=... is required")
@@ -21,12 +22,20 @@ file(READ "${INPUT}" hex HEX)
 get_filename_component(input_name "${INPUT}" NAME)
 set(source_names "${input_name}")
 if(DEFINED PREPEND)
-  file(READ "${PREPEND}" first HEX)
-  get_filename_component(prepend_name "${PREPEND}" NAME)
-  string(HEX "#line 1 \"${prepend_name}\"\n" line0)
-  string(HEX "\n#line 1 \"${input_name}\"\n" line1)
-  set(hex "${line0}${first}${line1}${hex}")
-  set(source_names "${prepend_name} and ${input_name}")
+  string(REPLACE "," ";" prepend_files "${PREPEND}")
+  set(front "")
+  set(front_names "")
+  foreach(prepend_file IN LISTS prepend_files)
+    file(READ "${prepend_file}" first HEX)
+    get_filename_component(prepend_name "${prepend_file}" NAME)
+    string(HEX "#line 1 \"${prepend_name}\"\n" line0)
+    string(HEX "\n" nl)
+    set(front "${front}${line0}${first}${nl}")
+    set(front_names "${front_names}${prepend_name}, ")
+  endforeach()
+  string(HEX "#line 1 \"${input_name}\"\n" line1)
+  set(hex "${front}${line1}${hex}")
+  set(source_names "${front_names}then ${input_name}")
 endif()
 string(LENGTH "${hex}" hex_len)
 math(EXPR size "${hex_len} / 2")

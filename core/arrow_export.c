@@ -472,6 +472,7 @@ ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, si
   d.reference = col->reference;
   d.data = data;
   d.data_size = col->data_size;
+  d.encoding = col->encoding;
   d.validity = valid;
   d.validity_size = valid ? col->validity_size : 0;
   if (col->zones) d.zones = &col->zones->view;

@@ -621,7 +621,7 @@ static ps_status build_column(ps_context *ctx, const char *what, const col_spec 
   /* Decimals: the unscaled int64 values at the type's scale; floats: the option's. */
   int scale = decimal ? (int)c->scale : ps_type_is_float(c->type) ? opts->float_scale : 0;
   ps_encoded enc;
-  st = ps_encode_for(&plain, 0, scale, opts->nan_as_null, &ctx->alloc, msg, sizeof msg, &enc);
+  st = ps_encode(&plain, opts->encoding, 0, scale, opts->nan_as_null, &ctx->alloc, msg, sizeof msg, &enc);
   if (st != PS_OK) {
     ps_encoded_destroy(&enc);
     return ps_set_error(ctx, st, "%s: %s", what, without_status(msg));
@@ -868,14 +868,21 @@ static ps_status import_job_run(ps_context *ctx, const import_job *job, const ps
 static ps_status check_opts(ps_context *ctx, const ps_arrow_import_options *opts, ps_arrow_import_options *o) {
   ps_arrow_import_options_init(o);
   if (!opts) return PS_OK;
-  if (opts->struct_size < sizeof *opts)
+  const size_t v0 = offsetof(ps_arrow_import_options, nan_as_null) + sizeof(int); /* before `encoding` */
+  if (opts->struct_size < v0 || opts->struct_size > sizeof *opts)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
                         "opts.struct_size is %u; expected %u (call ps_arrow_import_options_init)", opts->struct_size,
                         (unsigned)sizeof *opts);
   if (opts->float_scale > 18)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "opts.float_scale is %d; expected < 0 (find) or 0..18",
                         opts->float_scale);
-  *o = *opts;
+  memcpy(o, opts, opts->struct_size);
+  o->struct_size = sizeof *o;
+  if (o->encoding != PS_ENCODING_FOR && o->encoding != PS_ENCODING_DELTA && o->encoding != PS_ENCODING_AUTO)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "opts.encoding is %d; expected PS_ENCODING_FOR (0), PS_ENCODING_DELTA (1) or "
+                        "PS_ENCODING_AUTO (-1)",
+                        o->encoding);
   return PS_OK;
 }
 

@@ -27,6 +27,7 @@
 #include "internal_options.h" /* ps_context_internal_options: the paths tests ask for */
 #include "packscan.h"
 #include "ps_like_nfa.h"
+#include "ps_layout.h" /* kernels_shared/: where a column's codes lie */
 #include "ps_program.h"
 #include "ps_query_program.h"
 
@@ -65,6 +66,12 @@ typedef struct ps_eval_args {
   ps_devmem ids;
   uint32_t index_bytes;
   uint64_t ids_capacity;
+  /* The core's kernel choice: 1 when a slot's codes can be read only
+   * through ps_codes.h's dispatching readers (an encoding other than FOR):
+   * the backend runs its per-row interpreter (OpenCL filter.cl, CUDA
+   * eval_rows_kernel), never a kernel that reads bit-packed words itself,
+   * and eval_ids is not called. */
+  uint32_t rows_only;
 } ps_eval_args;
 
 /* Row ids of one chunk of a selection bitmap: ids of set bits, ascending,

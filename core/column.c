@@ -9,17 +9,11 @@
 
 /* ps_for_desc_init and ps_dict_desc_init live in encode.c. */
 
-/* ceil(n*w/8) without overflow; false if it does not fit 64 bits. */
-static bool packed_size(uint64_t n, uint32_t w, uint64_t *out) {
-  if (w && n / 8 > UINT64_MAX / w) return false;
-  uint64_t whole = (n / 8) * w;
-  uint64_t rest = ((n % 8) * w + 7) / 8;
-  if (whole > UINT64_MAX - rest) return false;
-  *out = whole + rest;
-  return true;
-}
+/* The descriptions of before `encoding` was added are FOR. */
 
-static uint64_t width_mask(uint32_t w) { return w >= 64 ? UINT64_MAX : (((uint64_t)1 << w) - 1); }
+uint32_t ps_for_desc_encoding(const ps_for_desc *d) {
+  return d->struct_size >= offsetof(ps_for_desc, encoding) + sizeof d->encoding ? d->encoding : PS_ENCODING_FOR;
+}
 
 /* Validates a FOR description. `codes_of_dict` relaxes nothing but changes
  * the wording; device = true means data/validity pointers are not used. */
@@ -30,6 +24,10 @@ static ps_status validate_for(ps_context *ctx, const ps_for_desc *d, bool dict_c
   if (d->struct_size < offsetof(ps_for_desc, zones) || d->struct_size > sizeof(ps_for_desc))
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.struct_size is %u; expected %u (call ps_for_desc_init)", what,
                         d->struct_size, (unsigned)sizeof(ps_for_desc));
+  const uint32_t enc = ps_for_desc_encoding(d);
+  if (enc != PS_ENCODING_FOR && enc != PS_ENCODING_DELTA)
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.encoding is %u; expected %d (FOR) or %d (DELTA)", what, enc,
+                        PS_ENCODING_FOR, PS_ENCODING_DELTA);
   if (dict_codes) {
     if (!ps_type_is_unsigned(d->type))
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
@@ -61,9 +59,14 @@ static ps_status validate_for(ps_context *ctx, const ps_for_desc *d, bool dict_c
                           d->reference.u, ps_type_name(d->type));
   }
   uint64_t need;
-  if (!packed_size(d->n, d->width, &need))
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.n = %" PRIu64 " at width %u overflows 64-bit sizes",
-                        what, d->n, d->width);
+  if (!ps_for_packed_bytes(d->n, d->width, &need))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.n = %" PRIu64 " at width %u overflows 64-bit sizes", what,
+                        d->n, d->width);
+  if (enc == PS_ENCODING_DELTA) {
+    need = d->data_size; /* the headers say how large it is (create_column checks them) */
+    if (d->n > ((uint64_t)1 << 58))
+      return ps_set_error(ctx, PS_ERR_LIMIT, "%s.n is %" PRIu64 "; a DELTA column has at most 2^58 rows", what, d->n);
+  }
   if (d->data_size != need)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
                         "%s.data_size is %" PRIu64 "; n = %" PRIu64 " codes of %u bits need exactly %" PRIu64
@@ -92,7 +95,7 @@ static uint64_t type_code_limit(const ps_for_desc *d) {
     lim = ps_type_max(d->type) - d->reference.u;
   else /* signed and float: M + code must stay <= the type max (int64 for floats) */
     lim = ps_type_max(d->type) - (uint64_t)d->reference.i;
-  uint64_t wm = width_mask(d->width);
+  uint64_t wm = ps_width_mask(d->width);
   return lim < wm ? lim : wm;
 }
 
@@ -190,6 +193,33 @@ static ps_status check_wrap(ps_context *ctx, ps_buffer *buf, uint64_t off, uint6
   return PS_OK;
 }
 
+/* A DELTA column's block headers, read from the caller's host memory or
+ * (a device column) copied back from its buffer. */
+static ps_status check_delta(ps_context *ctx, const ps_for_desc *d, bool device, ps_buffer *data, uint64_t data_off,
+                             bool dict_codes) {
+  const char *what = dict_codes ? "codes" : "desc";
+  const uint64_t hb = ps_delta_blocks(d->n) * PS_DELTA_HEADER_BYTES;
+  const uint8_t *headers = d->data;
+  uint8_t *copy = NULL;
+  if (device && hb <= d->data_size) {
+    copy = ps_host_alloc(ctx, (size_t)hb + 1);
+    if (!copy) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "reading %" PRIu64 " bytes of DELTA headers", hb);
+    ps_devmem m = data->mem;
+    m.offset += data_off;
+    ps_status st = hb ? ctx->ops->mem_read(ctx->be, copy, m, hb) : PS_OK;
+    if (st != PS_OK) {
+      ps_host_free(ctx, copy);
+      return st;
+    }
+    headers = copy;
+  }
+  char msg[PS_ERRMSG_SIZE];
+  ps_status st = ps_delta_check(headers, d->n, d->data_size, what, msg, sizeof msg);
+  ps_host_free(ctx, copy);
+  if (st != PS_OK) snprintf(ctx->last_error, sizeof ctx->last_error, "%s", msg); /* msg names its status */
+  return st;
+}
+
 /* Shared body of the four column constructors. */
 static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps_for_desc *d, bool device,
                                ps_buffer *data, uint64_t data_off, ps_buffer *validity, uint64_t validity_off,
@@ -204,6 +234,7 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
     PS_TRY(check_wrap(ctx, data, data_off, d->data_size, "data"));
     if (d->validity_size) PS_TRY(check_wrap(ctx, validity, validity_off, d->validity_size, "validity"));
   }
+  if (ps_for_desc_encoding(d) == PS_ENCODING_DELTA) PS_TRY(check_delta(ctx, d, device, data, data_off, is_dict));
 
   ps_column *c = ps_calloc_ctx(ctx, 1, sizeof *c);
   if (!c) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a column");
@@ -212,6 +243,7 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
   c->n = d->n;
   c->width = d->width;
   c->scale = d->scale;
+  c->encoding = ps_for_desc_encoding(d);
   c->reference = d->reference;
   c->data_size = d->data_size;
   c->code_limit = type_code_limit(d);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ps_codes.h" /* DELTA codes are decoded as the kernels read them */
 
 #define SIGN_BIT ((uint64_t)1 << 63)
 #define MAX_SCALE 18
@@ -33,7 +34,7 @@ static bool row_valid(const uint8_t *validity, uint64_t i) {
   return !validity || ((validity[i >> 3] >> (i & 7)) & 1u);
 }
 
-static uint64_t width_mask(uint32_t w) { return w >= 64 ? UINT64_MAX : (((uint64_t)1 << w) - 1); }
+#define width_mask ps_width_mask
 
 /* Bits needed to hold v (0 for v == 0). */
 static uint32_t bit_length(uint64_t v) {
@@ -51,16 +52,7 @@ static int64_t u64_to_i64(uint64_t u) {
   return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
 }
 
-/* ceil(n*w/8) without overflowing; false if it does not fit in 64 bits. */
-static bool packed_bytes(uint64_t n, uint32_t w, uint64_t *out) {
-  uint64_t full = n >> 3, rem = n & 7;
-  if (w && full > UINT64_MAX / w) return false;
-  uint64_t head = full * w;
-  uint64_t tail = (rem * w + 7) >> 3;
-  if (head > UINT64_MAX - tail) return false;
-  *out = head + tail;
-  return true;
-}
+#define packed_bytes ps_for_packed_bytes
 
 static uint64_t validity_bytes(uint64_t n) { return (n >> 3) + ((n & 7) != 0); }
 
@@ -443,16 +435,135 @@ fail:
   return st;
 }
 
+/* ---- DELTA encoding (kernels_shared/ps_layout.h) -------------------------- */
+
+static void store_le32(uint8_t *p, uint32_t v) { store_le(p, v, 4); }
+
+/* Appends 32 codes of width w (0..64) as exactly w 32-bit words. */
+static uint8_t *put32(uint8_t *p, const uint64_t *v, uint32_t w) {
+  if (w == 0) return p;
+  bit_writer bw = {p, 0, 0};
+  for (uint32_t j = 0; j < 32; j++) bw_put(&bw, v[j], w);
+  bw_flush(&bw);
+  return bw.p;
+}
+
+/* The DELTA blocks of the n codes of width w of a FOR stream: the size, and
+ * the bytes at out unless out is NULL. A null row takes the code of the row
+ * before it (the first valid code for leading nulls), so nulls cost no delta
+ * bits; rows past n in the last block repeat the last code. */
+static uint64_t delta_build(const uint8_t *for_data, uint32_t w, uint64_t n, const uint8_t *valid, uint8_t *out) {
+  const uint64_t blocks = ps_delta_blocks(n);
+  uint64_t end = blocks * PS_DELTA_HEADER_BYTES;
+  uint64_t carry = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (row_valid(valid, i)) {
+      carry = w ? read_code(for_data, i * w, w) : 0;
+      break;
+    }
+  static const uint32_t rows = PS_DELTA_BLOCK_ROWS;
+  uint64_t c[PS_DELTA_BLOCK_ROWS], v[32];
+  for (uint64_t b = 0; b < blocks; b++) {
+    const uint64_t r0 = b * rows;
+    for (uint32_t i = 0; i < rows; i++) {
+      const uint64_t r = r0 + i;
+      if (r < n && row_valid(valid, r)) carry = w ? read_code(for_data, r * w, w) : 0;
+      c[i] = carry;
+    }
+    uint64_t base = UINT64_MAX, amax = 0, dmax = 0;
+    int64_t step = INT64_MAX;
+    for (uint32_t g = 0; g < 32; g++) {
+      if (c[32 * g] < base) base = c[32 * g];
+      for (uint32_t j = 1; j < 32; j++) {
+        const int64_t d = u64_to_i64(c[32 * g + j] - c[32 * g + j - 1]);
+        if (d < step) step = d;
+      }
+    }
+    for (uint32_t g = 0; g < 32; g++) {
+      if (c[32 * g] - base > amax) amax = c[32 * g] - base;
+      for (uint32_t j = 1; j < 32; j++) {
+        const uint64_t d = c[32 * g + j] - c[32 * g + j - 1] - (uint64_t)step;
+        if (d > dmax) dmax = d;
+      }
+    }
+    const uint32_t aw = bit_length(amax), dw = bit_length(dmax);
+    if (out) {
+      uint8_t *h = out + b * PS_DELTA_HEADER_BYTES;
+      store_le(h, base, 8);
+      store_le(h + 8, (uint64_t)step, 8);
+      store_le(h + 16, end - b * PS_DELTA_HEADER_BYTES, 8);
+      store_le32(h + 24, aw | dw << 8);
+      store_le32(h + 28, 0);
+      uint8_t *p = out + end;
+      for (uint32_t g = 0; g < 32; g++) v[g] = c[32 * g] - base;
+      p = put32(p, v, aw);
+      for (uint32_t g = 0; g < 32; g++) {
+        v[0] = 0;
+        for (uint32_t j = 1; j < 32; j++) v[j] = c[32 * g + j] - c[32 * g + j - 1] - (uint64_t)step;
+        p = put32(p, v, dw);
+      }
+    }
+    end += ps_delta_payload_bytes(aw, dw);
+  }
+  return end;
+}
+
+PS_API ps_status ps_encode(const ps_plain *in, int encoding, uint32_t width, int scale, int nan_as_null,
+                           const ps_allocator *allocator, char *err_buf, size_t err_size, ps_encoded *out) {
+  if (encoding != PS_ENCODING_AUTO && encoding != PS_ENCODING_FOR && encoding != PS_ENCODING_DELTA) {
+    if (out) memset(out, 0, sizeof *out);
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "encoding %d: expected PS_ENCODING_FOR (0), PS_ENCODING_DELTA (1) or "
+                            "PS_ENCODING_AUTO (-1)",
+                            encoding);
+  }
+  PS_TRY(ps_encode_for(in, width, scale, nan_as_null, allocator, err_buf, err_size, out));
+  if (encoding == PS_ENCODING_FOR) return PS_OK;
+  const ps_for_desc *d = &out->desc;
+  if (d->n > ((uint64_t)1 << 58)) {
+    if (encoding == PS_ENCODING_AUTO) return PS_OK;
+    ps_encoded_destroy(out);
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT, "%" PRIu64 " rows: DELTA holds at most 2^58", d->n);
+  }
+  const uint64_t size = delta_build(out->data, d->width, d->n, d->validity, NULL);
+  if (encoding == PS_ENCODING_AUTO && size >= d->data_size) return PS_OK;
+  uint8_t *data = size <= SIZE_MAX ? ps_alloc_with(&out->allocator, (size_t)size) : NULL;
+  if (!data) {
+    ps_encoded_destroy(out);
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                            "allocating %" PRIu64 " bytes of DELTA blocks failed", size);
+  }
+  delta_build(out->data, d->width, d->n, d->validity, data);
+  ps_free_with(&out->allocator, out->data);
+  out->data = data;
+  out->desc.data = data;
+  out->desc.data_size = size;
+  out->desc.encoding = PS_ENCODING_DELTA;
+  return PS_OK;
+}
+
+static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t err_size);
+
+PS_API ps_status ps_for_desc_check(const ps_for_desc *desc, char *err_buf, size_t err_size) {
+  if (err_buf && err_size) err_buf[0] = '\0';
+  return check_for_desc(desc, err_buf, err_size);
+}
+
 /* ---- FOR decoding -------------------------------------------------------- */
 
 /* Checks every field of a FOR description; the messages name the field, the
  * value and what was expected. */
 static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t err_size) {
   if (!desc) return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT, "desc is NULL");
-  if (desc->struct_size < sizeof *desc)
+  if (desc->struct_size < offsetof(ps_for_desc, encoding) || desc->struct_size > sizeof *desc)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
-                            "desc->struct_size %u: expected at least %zu (call ps_for_desc_init)",
-                            desc->struct_size, sizeof *desc);
+                            "desc->struct_size %u: expected %zu (call ps_for_desc_init)", desc->struct_size,
+                            sizeof *desc);
+  const uint32_t enc = ps_for_desc_encoding(desc);
+  if (enc != PS_ENCODING_FOR && enc != PS_ENCODING_DELTA)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "desc->encoding %u: expected %d (FOR) or %d (DELTA)", enc, PS_ENCODING_FOR,
+                            PS_ENCODING_DELTA);
   ps_type t = desc->type;
   if (!ps_type_is_integer(t) && !ps_type_is_float(t))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
@@ -471,8 +582,17 @@ static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t e
   uint64_t expect;
   if (!packed_bytes(desc->n, desc->width, &expect))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
-                            "desc->n %" PRIu64 " rows of width %u: stream size overflows",
-                            desc->n, desc->width);
+                            "desc->n %" PRIu64 " rows of width %u: stream size overflows", desc->n, desc->width);
+  if (enc == PS_ENCODING_DELTA) {
+    if (desc->n > ((uint64_t)1 << 58))
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
+                              "desc->n %" PRIu64 ": a DELTA column has at most 2^58 rows", desc->n);
+    if (!desc->data && desc->data_size)
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                              "desc->data is NULL but data_size is %" PRIu64, desc->data_size);
+    PS_TRY(ps_delta_check(desc->data, desc->n, desc->data_size, "desc", err_buf, err_size));
+    expect = desc->data_size;
+  }
   if (desc->data_size != expect)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "desc->data_size %" PRIu64 ": expected ceil(n*width/8) = %" PRIu64
@@ -525,8 +645,14 @@ static void store_value(ps_type t, void *out, uint64_t i, uint64_t reference, ui
   }
 }
 
-PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf,
-                               size_t err_size) {
+/* The code of row i of a checked description, in its encoding (DELTA
+ * through kernels_shared/ps_codes.h, as the kernels read it). */
+static uint64_t desc_code(const ps_for_desc *d, uint64_t i) {
+  if (ps_for_desc_encoding(d) == PS_ENCODING_DELTA) return ps_delta_code_at(d->data, d->data_size, 1, i);
+  return d->width ? read_code(d->data, i * d->width, d->width) : 0;
+}
+
+PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf, size_t err_size) {
   PS_TRY(check_for_desc(desc, err_buf, err_size));
   const ps_type t = desc->type;
   const uint64_t n = desc->n;
@@ -543,15 +669,18 @@ PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf
   uint64_t ref_key = is_unsigned ? desc->reference.u : (uint64_t)desc->reference.i ^ SIGN_BIT;
   uint64_t max_key = is_unsigned ? ps_type_max(t) : ps_type_max(t) ^ SIGN_BIT;
   uint64_t hi = max_key - ref_key;
-  const uint8_t *data = desc->data;
   const uint8_t *valid = desc->validity;
 
   /* Check before writing, so a corrupt stream leaves out untouched. Skipped
    * when every code the width allows is in range. */
-  if (hi < width_mask(w)) {
+  if (hi < width_mask(w) || ps_for_desc_encoding(desc) != PS_ENCODING_FOR) {
     for (uint64_t i = 0; i < n; i++) {
       if (!row_valid(valid, i)) continue;
-      uint64_t code = w ? read_code(data, i * w, w) : 0;
+      uint64_t code = desc_code(desc, i);
+      if (code > width_mask(w))
+        return ps_set_error_buf(err_buf, err_size, PS_ERR_CORRUPT_DATA,
+                                "row %" PRIu64 ": DELTA code %" PRIu64 " is wider than the column's width %u", i, code,
+                                w);
       if (code <= hi) continue;
       char ref[32];
       if (is_unsigned)
@@ -575,7 +704,7 @@ PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf
       store_value(t, out, i, 0, 0, 0);
       continue;
     }
-    store_value(t, out, i, ref_bits, w ? read_code(data, i * w, w) : 0, desc->scale);
+    store_value(t, out, i, ref_bits, desc_code(desc, i), desc->scale);
   }
   return PS_OK;
 }

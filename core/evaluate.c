@@ -1,6 +1,8 @@
 /* Evaluation: lower once, then run the program chunk by chunk. Chunks start
- * on multiples of 32 rows, so every chunk starts on a 32-bit word of every
- * packed stream, of every validity bitmap and of the result bitmap. */
+ * on multiples of 32 rows (of a DELTA column's block: ps_chunk_step), so
+ * every chunk starts on a 32-bit word of every validity bitmap and of the
+ * result bitmap, and where its columns' codes can be found
+ * (ps_chunk_data_offset). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -113,16 +115,8 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, uint64
   ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
   ctx->corrupt_expr = expr;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
-    const ps_column *c = low->cols[i];
-    uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
-    prog->cols[i].data_bytes = c->data_size - skip;
-    a->data[i] = c->data;
-    a->data[i].offset += skip;
-    if (c->validity.handle) {
-      prog->cols[i].validity_bytes = c->validity_size - r0 / 8;
-      a->validity[i] = c->validity;
-      a->validity[i].offset += r0 / 8;
-    }
+    ps_column_chunk(low->cols[i], r0, &prog->cols[i], &a->data[i], &a->validity[i]);
+    if (prog->cols[i].encoding != PS_ENC_FOR) a->rows_only = 1;
   }
   if (expr->aux_dev) a->aux = expr->aux_dev->mem;
   a->aux_host = low->aux;
@@ -215,8 +209,9 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
   const bool false_ok = writes, true_ok = writes && !selection_in.handle;
   ps_status st = PS_OK;
   uint64_t n = expr->rows, total = 0;
-  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
-    const uint64_t end = n - r0 < ctx->chunk_rows ? n : r0 + ctx->chunk_rows;
+  const uint64_t step = ps_chunk_step(ctx, expr->lowered->cols, expr->lowered->prog.n_cols);
+  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += step) {
+    const uint64_t end = n - r0 < step ? n : r0 + step;
     for (uint64_t r = r0, e; st == PS_OK && r < end; r = e) {
       int state = usable_state(plan, r, end, false_ok, true_ok, &e);
       if (state != PS_PRUNE_MAYBE) {
@@ -321,8 +316,9 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
   if (ctx->ops->row_ids) PS_TRY(ps_prune_plan_of(ctx, expr, NULL, 0, &plan));
   ps_status st = PS_OK;
   uint64_t n = expr->rows, total = 0;
-  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += ctx->chunk_rows) {
-    const uint64_t end = n - r0 < ctx->chunk_rows ? n : r0 + ctx->chunk_rows;
+  const uint64_t step = ps_chunk_step(ctx, expr->lowered->cols, expr->lowered->prog.n_cols);
+  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += step) {
+    const uint64_t end = n - r0 < step ? n : r0 + step;
     for (uint64_t r = r0, e; st == PS_OK && r < end; r = e) {
       const uint64_t room = total < capacity ? capacity - total : 0;
       ps_devmem out = ids;
@@ -341,7 +337,7 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
       chunk_args(ctx, expr, r, e - r, &prog, &a);
       uint64_t c = 0;
       st = PS_ERR_UNSUPPORTED;
-      if (ctx->ops->eval_ids && room) {
+      if (ctx->ops->eval_ids && room && !a.rows_only) {
         a.ids = out;
         a.index_bytes = isz;
         a.ids_capacity = room;

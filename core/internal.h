@@ -14,6 +14,7 @@
 #include "ps_like_nfa.h"
 #include "packscan.h"
 #include "ps_program.h"
+#include "ps_layout.h"
 
 #define PS_ERRMSG_SIZE 4096
 
@@ -85,6 +86,7 @@ struct ps_column {
   uint64_t n;
   uint32_t width;
   uint32_t scale;
+  uint32_t encoding;   /* PS_ENC_* (ps_layout.h) */
   ps_reference reference;
   uint64_t code_limit; /* largest code whose value is valid */
   bool no_codes;       /* no code is valid (empty dictionary) */
@@ -243,6 +245,29 @@ ps_status ps_lower(ps_context *ctx, const ps_expr *expr, ps_lowered *out);
 ps_status ps_program_check(ps_context *ctx, const ps_program *p, const uint32_t *aux);
 /* A column's slot description, with byte counts for the whole column. */
 ps_prog_col ps_prog_col_of(const ps_column *c);
+/* The row multiple every column's encoding can start a chunk on (32, or a
+ * DELTA column's block: ps_chunk_row_multiple), and the rows per chunk for a
+ * call over these columns: the context's chunk rows rounded down to it. */
+uint64_t ps_chunk_step_multiple(ps_column *const *cols, uint32_t n);
+uint64_t ps_chunk_step(const ps_context *ctx, ps_column *const *cols, uint32_t n);
+/* PS_ERR_UNSUPPORTED naming the column and its encoding where `what` (a
+ * query, an aggregate, a gather) reads a column that is not FOR: those
+ * kernels read bit-packed codes themselves. */
+ps_status ps_need_for(ps_context *ctx, const ps_column *c, const char *what);
+/* A description's encoding (FOR for descriptions from before the field). */
+uint32_t ps_for_desc_encoding(const ps_for_desc *d);
+/* The block headers of a DELTA column of n rows and data_size bytes (host
+ * memory, at least the headers' bytes when data_size allows them): every
+ * field checked, and that the payloads follow the headers in block order
+ * and end at data_size. PS_ERR_INVALID_ARGUMENT naming `what`, the block,
+ * the field and its value in buf (delta.c). */
+ps_status ps_delta_check(const uint8_t *headers, uint64_t n, uint64_t data_size, const char *what, char *buf,
+                         size_t size);
+/* The chunk of column c from row r0 (a multiple of its ps_chunk_step): its
+ * data and validity at the chunk start and the readable bytes from there,
+ * written into *pc, *data and *validity (validity left alone without a
+ * bitmap). The one place the core applies ps_chunk_data_offset. */
+void ps_column_chunk(const ps_column *c, uint64_t r0, ps_prog_col *pc, ps_devmem *data, ps_devmem *validity);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);
 
 /* Makes col's device dictionary (dict_dev_offsets / dict_dev_bytes) if it

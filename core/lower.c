@@ -68,9 +68,45 @@ ps_prog_col ps_prog_col_of(const ps_column *c) {
             : ps_type_is_signed(c->type) ? PS_KIND_SIGNED
                                          : PS_KIND_UNSIGNED;
   pc.flags = (c->validity.handle ? PS_COLF_VALIDITY : 0) | (c->no_codes ? PS_COLF_NO_CODES : 0);
+  pc.encoding = (ps_u16)c->encoding; /* the one place a program learns how a column stores its codes */
   pc.data_bytes = c->data_size;
   pc.validity_bytes = c->validity_size;
   return pc;
+}
+
+ps_status ps_need_for(ps_context *ctx, const ps_column *c, const char *what) {
+  if (c->encoding == PS_ENC_FOR) return PS_OK;
+  if (c->name)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                        "%s reads column '%s', which is DELTA-encoded; only filters read DELTA columns so far", what,
+                        c->name);
+  return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                      "%s reads a DELTA-encoded column; only filters read DELTA columns so far", what);
+}
+
+uint64_t ps_chunk_step_multiple(ps_column *const *cols, uint32_t n) {
+  uint64_t m = 32;
+  for (uint32_t i = 0; i < n; i++)
+    if (ps_chunk_row_multiple(cols[i]->encoding) > m) m = ps_chunk_row_multiple(cols[i]->encoding);
+  return m;
+}
+
+uint64_t ps_chunk_step(const ps_context *ctx, ps_column *const *cols, uint32_t n) {
+  const uint64_t m = ps_chunk_step_multiple(cols, n);
+  const uint64_t step = ctx->chunk_rows - ctx->chunk_rows % m;
+  return step ? step : m;
+}
+
+void ps_column_chunk(const ps_column *c, uint64_t r0, ps_prog_col *pc, ps_devmem *data, ps_devmem *validity) {
+  const uint64_t skip = ps_chunk_data_offset(c->encoding, c->width, r0);
+  pc->data_bytes = c->data_size - skip;
+  *data = c->data;
+  data->offset += skip;
+  if (c->validity.handle) {
+    pc->validity_bytes = c->validity_size - r0 / 8;
+    *validity = c->validity;
+    validity->offset += r0 / 8;
+  }
 }
 
 static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {

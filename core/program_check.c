@@ -11,8 +11,6 @@
 
 #include "internal.h"
 
-static uint64_t width_max(uint32_t w) { return w >= 64 ? UINT64_MAX : (((uint64_t)1 << w) - 1); }
-
 #define BAD(...) ps_set_error(ctx, PS_ERR_INTERNAL, "invalid lowered program: " __VA_ARGS__)
 
 static ps_status check_cols(ps_context *ctx, const ps_program *p) {
@@ -20,9 +18,10 @@ static ps_status check_cols(ps_context *ctx, const ps_program *p) {
     const ps_prog_col *col = &p->cols[c];
     if (col->width > 64) return BAD("slot %u has width %u", c, col->width);
     if (col->kind > PS_KIND_FLOAT32) return BAD("slot %u has kind %u", c, col->kind);
-    if (col->scale > 18) return BAD("slot %u has scale %u", c, col->scale);
+    if (col->scale > 18) return BAD("slot %u has scale %u", c, (unsigned)col->scale);
+    if (col->encoding > PS_ENC_DELTA) return BAD("slot %u has encoding %u", c, (unsigned)col->encoding);
     if (col->flags & ~(PS_COLF_VALIDITY | PS_COLF_NO_CODES)) return BAD("slot %u has flags 0x%x", c, col->flags);
-    if (col->code_limit > width_max(col->width))
+    if (col->code_limit > ps_width_mask(col->width))
       return BAD("slot %u has code limit %" PRIu64 " above its width %u", c, col->code_limit, col->width);
   }
   return PS_OK;

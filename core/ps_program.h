@@ -14,7 +14,9 @@
  * postfix sequence of instructions over a stack of Kleene truth values; each
  * value is a pair of bits (is_true, is_false); (0,0) is UNKNOWN.
  *
- *   code(c, r)  = bits [r*w, r*w+w) of column c's packed stream, LSB first
+ *   code(c, r)  = the code of row r of column c in its encoding
+ *                 (cols[c].encoding, kernels_shared/ps_layout.h): for FOR,
+ *                 bits [r*w, r*w+w) of its packed stream, LSB first
  *                 (w = cols[c].width; w == 0 gives 0).
  *   valid(c, r) = bit r of column c's validity bitmap if PS_COLF_VALIDITY is
  *                 set, else 1.
@@ -69,17 +71,20 @@
 #define PS_PROGRAM_H
 
 #if defined(__OPENCL_VERSION__)
+typedef ushort ps_u16;
 typedef uint ps_u32;
 typedef ulong ps_u64;
 typedef long ps_i64;
 #define PS_PROG_CONST __constant
 #elif defined(__CUDACC_RTC__) /* NVRTC (specialized query kernels): no system headers */
+typedef unsigned short ps_u16;
 typedef unsigned int ps_u32;
 typedef unsigned long long ps_u64;
 typedef long long ps_i64;
 #define PS_PROG_CONST
 #else
 #include <stdint.h>
+typedef uint16_t ps_u16;
 typedef uint32_t ps_u32;
 typedef uint64_t ps_u64;
 typedef int64_t ps_i64;
@@ -132,9 +137,11 @@ typedef int64_t ps_i64;
 
 /* One column slot. Byte sizes are relative to the chunk's start: the data
  * pointer a backend passes for a chunk starting at row r0 points at byte
- * r0*w/8 of the stream (r0 is a multiple of 32, so this is 4-byte aligned
- * relative to the stream start), and data_bytes is what remains readable from
- * there. Nothing past data_bytes / validity_bytes may be read. */
+ * ps_chunk_data_offset(encoding, w, r0) of the buffer (kernels_shared/
+ * ps_layout.h: r0*w/8 for FOR; a multiple of 4 relative to the buffer start),
+ * and data_bytes is what remains readable from there. Nothing past
+ * data_bytes / validity_bytes may be read. A column whose encoding is not
+ * FOR is read only through ps_codes.h's dispatching readers. */
 typedef struct ps_prog_col {
   ps_u64 reference;      /* M, two's complement bits for signed/float kinds */
   ps_u64 code_limit;     /* largest valid code */
@@ -142,7 +149,8 @@ typedef struct ps_prog_col {
   ps_u64 validity_bytes; /* readable bytes of the validity bitmap from the chunk start */
   ps_u32 width;          /* 0..64 */
   ps_u32 kind;           /* PS_KIND_* */
-  ps_u32 scale;          /* floats: 0..18 */
+  ps_u16 scale;          /* floats: 0..18 */
+  ps_u16 encoding;       /* PS_ENC_* of kernels_shared/ps_layout.h; width: every code is < 2^width */
   ps_u32 flags;          /* PS_COLF_* */
 } ps_prog_col;           /* 48 bytes */
 

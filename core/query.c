@@ -40,6 +40,7 @@ static ps_status slot_of(qlower *L, ps_column *c, uint32_t *slot) {
   uint32_t i = p->n_cols++;
   p->read_slots |= 1u << i;
   L->q->cols[i] = c;
+  PS_TRY(ps_need_for(L->ctx, c, "a query"));
   p->cols[i] = ps_prog_col_of(c);
   p->cols[i].data_bytes = p->cols[i].validity_bytes = 0; /* per chunk */
   *slot = i;
@@ -132,7 +133,7 @@ static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uin
   uint64_t codes;
   if (c->no_codes)
     codes = 0;
-  else if (c->width >= 64 || c->code_limit < ((uint64_t)1 << c->width) - 1)
+  else if (c->code_limit < ps_width_mask(c->width))
     codes = c->code_limit < UINT64_MAX ? c->code_limit + 1 : UINT64_MAX;
   else
     codes = (uint64_t)1 << c->width;
@@ -160,6 +161,7 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
     PS_TRY(ps_expr_prepare(ctx, d->where));
     const ps_lowered *low = d->where->lowered;
     for (uint32_t i = 0; i < low->prog.n_cols; i++) {
+      PS_TRY(ps_need_for(ctx, low->cols[i], "a query"));
       q->cols[i] = low->cols[i];
       q->prog.cols[i] = low->prog.cols[i];
       q->prog.cols[i].data_bytes = q->prog.cols[i].validity_bytes = 0; /* per chunk */
@@ -313,16 +315,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       if ((prog.read_slots >> i & 1) || (state == PS_PRUNE_MAYBE && q->where && i < q->where->lowered->prog.n_cols))
         ctx->scan_stats.bytes_read += ps_scan_bytes(q->cols[i], a.rows);
     for (uint32_t i = 0; i < prog.n_cols; i++) {
-      const ps_column *c = q->cols[i];
-      uint64_t skip = (r0 / 32) * c->width * 4; /* 32 rows are exactly w words */
-      prog.cols[i].data_bytes = c->data_size - skip;
-      a.data[i] = c->data;
-      a.data[i].offset += skip;
-      if (c->validity.handle) {
-        prog.cols[i].validity_bytes = c->validity_size - r0 / 8;
-        a.validity[i] = c->validity;
-        a.validity[i].offset += r0 / 8;
-      }
+      ps_column_chunk(q->cols[i], r0, &prog.cols[i], &a.data[i], &a.validity[i]);
     }
     ps_program where_prog;
     if (q->where && state == PS_PRUNE_MAYBE) {

@@ -42,12 +42,12 @@ static void put(text *t, const char *fmt, ...) {
 
 /* A column slot, its stream sizes left out (see query_spec.h). */
 static void put_col(text *t, const ps_prog_col *c) {
-  put(t, "{0x%llxull,0x%llxull,0ull,0ull,%uu,%uu,%uu,%uu}", (unsigned long long)c->reference,
-      (unsigned long long)c->code_limit, c->width, c->kind, c->scale, c->flags);
+  put(t, "{0x%llxull,0x%llxull,0ull,0ull,%uu,%uu,%uu,%uu,%uu}", (unsigned long long)c->reference,
+      (unsigned long long)c->code_limit, c->width, c->kind, (unsigned)c->scale, (unsigned)c->encoding, c->flags);
 }
 
 static void put_cols(text *t, const ps_prog_col *cols, uint32_t n) {
-  const ps_prog_col zero = {0, 0, 0, 0, 0, 0, 0, 0};
+  const ps_prog_col zero = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   put(t, "{");
   for (uint32_t i = 0; i < (n ? n : 1); i++) {
     put(t, i ? ",\n" : "");

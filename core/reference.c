@@ -71,20 +71,45 @@ typedef struct row_reader {
   uint64_t corrupt_row;
 } row_reader;
 
-/* Bits [r*w, r*w + w) of the stream, LSB first, one byte at a time. */
-static uint64_t read_code(const row_reader *R, uint32_t slot, uint64_t r) {
-  uint32_t w = R->prog->cols[slot].width;
+/* Bits [first, first + w) of the bytes at p, LSB first, one byte at a time. */
+static uint64_t bits_at(const uint8_t *p, uint64_t first, uint32_t w) {
   uint64_t code = 0;
   for (uint32_t got = 0; got < w;) {
-    uint64_t bit = r * w + got;
+    uint64_t bit = first + got;
     uint32_t take = 8 - (uint32_t)(bit % 8);
     if (take > w - got) take = w - got;
-    uint64_t byte = R->data[slot][bit / 8];
+    uint64_t byte = p[bit / 8];
     uint64_t part = (byte >> (bit % 8)) & ((1u << take) - 1);
     code |= part << got;
     got += take;
   }
   return code;
+}
+
+/* A little-endian integer of `bytes` bytes. */
+static uint64_t le_at(const uint8_t *p, unsigned bytes) {
+  uint64_t v = 0;
+  for (unsigned k = 0; k < bytes; k++) v |= (uint64_t)p[k] << (8 * k);
+  return v;
+}
+
+/* The code of chunk row r. FOR: bits [r*w, r*w + w) of the stream. DELTA
+ * (docs/design.md): from r's block header (the chunk starts on a block),
+ * the anchor of r's row word, then the row word's deltas one by one, each
+ * with the block's step. */
+static uint64_t read_code(const row_reader *R, uint32_t slot, uint64_t r) {
+  const ps_prog_col *c = &R->prog->cols[slot];
+  if (c->encoding == PS_ENC_DELTA) {
+    const uint8_t *h = R->data[slot] + (r / 1024) * 32;
+    const uint64_t step = le_at(h + 8, 8);
+    const uint32_t aw = h[24], dw = h[25];
+    const uint8_t *payload = h + le_at(h + 16, 8);
+    const uint64_t word = (r % 1024) / 32;
+    uint64_t code = le_at(h, 8) + bits_at(payload, word * aw, aw);
+    for (uint64_t i = 1; i <= r % 32; i++) code += step + bits_at(payload, 32 * aw + (word * 32 + i) * dw, dw);
+    return code;
+  }
+  return bits_at(R->data[slot], r * c->width, c->width);
 }
 
 static bool is_valid(const row_reader *R, uint32_t slot, uint64_t r) {

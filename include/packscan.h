@@ -324,15 +324,24 @@ typedef struct ps_zone_map {
  *  for floats; exactly (M + code[i]) / 10^scale for PS_TYPE_DECIMAL (M int64,
  *  M + code[i] an int64 "unscaled" value). Code i occupies stream bits
  *  [i*w, (i+1)*w), LSB first. */
+/** How a numeric column stores its codes (docs/design.md, column formats).
+ *  PS_ENCODING_FOR: bit-packed, code i at bits [i*width, i*width + width).
+ *  PS_ENCODING_DELTA: delta of FOR in blocks of 1024 rows, a header per
+ *  block at the buffer's start (for sorted and slowly changing columns:
+ *  timestamps, dates, sorted keys); every code is still < 2^width. */
+typedef enum ps_encoding { PS_ENCODING_FOR = 0, PS_ENCODING_DELTA = 1 } ps_encoding;
+/** ps_encode's choice: the smaller of FOR and DELTA (FOR on a tie). */
+#define PS_ENCODING_AUTO (-1)
+
 typedef struct ps_for_desc {
-  uint32_t struct_size;      /* sizeof(ps_for_desc) */
+  uint32_t struct_size;      /* sizeof(ps_for_desc); sizes up to validity_size (before `encoding`) are read as FOR */
   ps_type type;              /* any integer or float type */
   uint64_t n;                /* rows */
   uint32_t width;            /* bits per code, 0..64 (the contract's bpr*8) */
   uint32_t scale;            /* floats and decimals: decimal scale 0..18; integers: must be 0 */
   ps_reference reference;    /* M */
-  const void *data;          /* packed stream, exactly ceil(n*width/8) bytes */
-  uint64_t data_size;        /* must equal ceil(n*width/8) */
+  const void *data;          /* FOR: packed stream, exactly ceil(n*width/8) bytes; DELTA: the blocks */
+  uint64_t data_size;        /* FOR: must equal ceil(n*width/8); DELTA: what its headers lay out */
   const uint8_t *validity;   /* optional Arrow validity bitmap, ceil(n/8) bytes; NULL = no nulls */
   uint64_t validity_size;    /* must equal ceil(n/8) when validity is given */
   /* Optional zone maps of the codes (NULL = none; copied and checked at
@@ -341,6 +350,7 @@ typedef struct ps_for_desc {
    * to maps of the new codes). Absent from descriptions of version 0.1 (a
    * struct_size that ends before it). */
   const ps_zone_map *zones;
+  uint32_t encoding;         /* ps_encoding (0 = FOR); absent (FOR) from descriptions that end before it */
 } ps_for_desc;
 
 /** Fills *desc with zeros and struct_size. */
@@ -460,6 +470,19 @@ PS_API void ps_encoded_destroy(ps_encoded *enc);
 PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
                                const ps_allocator *allocator, char *err_buf, size_t err_size,
                                ps_encoded *out);
+
+/** As ps_encode_for, in the encoding asked for: PS_ENCODING_FOR,
+ *  PS_ENCODING_DELTA, or PS_ENCODING_AUTO for the one with the smaller data
+ *  (FOR on a tie). out->desc.encoding says which; width is the codes' width
+ *  either way. Same statuses as ps_encode_for, and PS_ERR_INVALID_ARGUMENT
+ *  for an unknown encoding. */
+PS_API ps_status ps_encode(const ps_plain *in, int encoding, uint32_t width, int scale, int nan_as_null,
+                           const ps_allocator *allocator, char *err_buf, size_t err_size, ps_encoded *out);
+
+/** Checks a description as ps_column_create_for does (every field; a DELTA
+ *  column's every block header, read from desc->data), without a context:
+ *  PS_OK or PS_ERR_INVALID_ARGUMENT with the field and value in err_buf. */
+PS_API ps_status ps_for_desc_check(const ps_for_desc *desc, char *err_buf, size_t err_size);
 
 /** Decodes a FOR stream (host memory) back to plain values of desc->type
  *  (out holds desc->n values). Null slots decode to 0. Values outside the

@@ -163,6 +163,8 @@ typedef struct ps_arrow_import_options {
   int float_scale;         /* float columns: < 0 finds the smallest exact scale (as
                               ps_encode_for), >= 0 demands that scale */
   int nan_as_null;         /* float NaN/inf become nulls instead of an error */
+  int encoding;            /* numeric columns: PS_ENCODING_FOR (the default), PS_ENCODING_DELTA or
+                              PS_ENCODING_AUTO, as ps_encode (options of a smaller struct_size: FOR) */
 } ps_arrow_import_options;
 
 PS_API void ps_arrow_import_options_init(ps_arrow_import_options *opts);

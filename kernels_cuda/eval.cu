@@ -199,6 +199,7 @@ cudaError_t launch_words(const ps_cuda_eval_params *p, uint32_t max_blocks, cuda
 }  // namespace
 
 extern "C" cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
+  if (p->rows_only) return launch_rows(p, max_blocks, stream);
   return launch_words(p, max_blocks, stream);
 }
 

@@ -79,7 +79,7 @@ PS_HD uint32_t ps_umulhi(uint32_t a, uint32_t b) {
 }
 
 /* Largest w-bit code. */
-PS_HD uint64_t ps_code_max(uint32_t w) { return w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1); }
+PS_HD uint64_t ps_code_max(uint32_t w) { return ps_width_mask(w); }
 
 /* Staged words per lane of a column of width w (0: nothing to stage), and
  * the vector, in words, its words are copied (cp.async) and read (shared
@@ -137,7 +137,7 @@ typedef struct ps_words_layout {
  * INT64_MAX passes; only 31-bit codes are asked about). */
 PS_HD bool ps_no_wrap(const ps_prog_col &c) {
   if (c.flags & PS_COLF_NO_CODES) return true; /* no code is ever sound */
-  const uint64_t cmax = c.width >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c.width) - 1);
+  const uint64_t cmax = ps_width_mask(c.width);
   const uint64_t lim = c.code_limit < cmax ? c.code_limit : cmax;
   if (c.kind == PS_KIND_SIGNED) {
     const int64_t m = (int64_t)c.reference;

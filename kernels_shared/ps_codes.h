@@ -12,8 +12,6 @@
  *                     or past size read as 0 and are never touched
  *   ps_code_join      a code from the (up to) three words it lies in
  *   ps_code_at        the code of row r at width 0..64, bounded
- *   ps_col_code_at    the same for a column (ps_prog_col): the one reader of
- *                     a row's code that the per-row kernels call
  *   ps_col_valid_at   whether row r of a column is valid
  *   ps_code_in_words  the same from words known to lie inside the stream
  *                     (4-byte aligned, unchecked loads)
@@ -21,6 +19,15 @@
  *                     private array (registers once w is a constant and j
  *                     an unrolled index)
  *   ps_code_corrupt   whether a valid row's code is corrupt data
+ *
+ * and, for every encoding of kernels_shared/ps_layout.h (the only place
+ * that knows how an encoding stores its codes):
+ *
+ *   ps_col_code_at    the code of row r of a column slot (ps_prog_col), in
+ *                     its encoding: what per-row readers call
+ *   ps_word_load      the 32-row word g of a column into a private array
+ *                     of PS_WORD_X words
+ *   ps_word_code      code j (0..31) of a word ps_word_load loaded
  *
  * Only the words a code overlaps are read. The reference backend
  * (core/reference.c) keeps its own bytewise reader on purpose: it is the
@@ -32,6 +39,9 @@
 
 #ifndef PS_DIALECT_H /* concatenated in front on OpenCL, where nothing can be included */
 #include "ps_dialect.h"
+#endif
+#ifndef PS_LAYOUT_H
+#include "ps_layout.h"
 #endif
 
 /* An aligned 32-bit load and a byte load of read-only device data. CUDA
@@ -84,7 +94,7 @@ PS_HFN ps_u64 ps_code_join(ps_u32 w, ps_u32 sh, ps_u32 x0, ps_u32 x1, ps_u32 x2)
   if (sh + w > 32) v |= (ps_u64)x1 << 32;
   v >>= sh;
   if (sh + w > 64) v |= (ps_u64)x2 << (64 - sh);
-  return w >= 64 ? v : v & (((ps_u64)1 << w) - 1);
+  return v & ps_width_mask(w);
 }
 
 /* With volatile loads (PS_CODES_LDG) the words are loaded first and joined;
@@ -111,16 +121,8 @@ PS_HFN ps_u64 ps_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, 
   if (sh + w > 32) v |= (ps_u64)ps_stream_word(d, size, k + 1, aligned) << 32;
   v >>= sh;
   if (sh + w > 64) v |= (ps_u64)ps_stream_word(d, size, k + 2, aligned) << (64 - sh);
-  return w == 64 ? v : v & (((ps_u64)1 << w) - 1);
+  return v & ps_width_mask(w);
 #endif
-}
-
-/* The code of row r of a column (core/ps_program.h's ps_prog_col: its
- * width, its readable bytes) whose stream starts at d: every per-row read
- * of the filters and the after-filter calls goes through here, so that a
- * column's encoding is read in one place. aligned: d is 4-byte aligned. */
-PS_HFN ps_u64 ps_col_code_at(PS_GLOBAL const ps_u8 *d, PS_CONST_MEM const ps_prog_col *col, ps_u32 aligned, ps_u64 r) {
-  return ps_code_at(d, col->data_bytes, aligned, col->width, r);
 }
 
 /* Whether row r of a column is valid: bit r of its validity bitmap v
@@ -152,6 +154,122 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
 PS_HFN ps_u64 ps_code_of_word(const ps_u32 *x, ps_u32 w, ps_u32 j) {
   const ps_u32 bit = j * w, k = bit >> 5, sh = bit & 31u;
   return ps_code_join(w, sh, x[k], sh + w > 32 ? x[k + 1] : 0u, sh + w > 64 ? x[k + 2] : 0u);
+}
+
+/* ---- every encoding (kernels_shared/ps_layout.h) ---------------------------- */
+
+/* A 64-bit field of a DELTA header from its two words (low first). */
+PS_HFN ps_u64 ps_delta_field(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 k) {
+  return (ps_u64)ps_stream_word(d, size, k, aligned) | ((ps_u64)ps_stream_word(d, size, k + 1, aligned) << 32);
+}
+
+/* Where the block of DELTA row r is: its header's fields, and its payload
+ * as a stream (start, readable bytes, alignment). A payload offset past the
+ * buffer leaves an empty stream (reads 0): a validated column never has
+ * one, and nothing is read outside the buffer either way. */
+typedef struct ps_delta_block {
+  ps_u64 base, step;
+  PS_GLOBAL const ps_u8 *p;
+  ps_u64 psize;
+  ps_u32 aligned, aw, dw;
+} ps_delta_block;
+
+PS_HFN ps_delta_block ps_delta_block_of(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 r) {
+  ps_delta_block k;
+  const ps_u64 h = (r / PS_DELTA_BLOCK_ROWS) * PS_DELTA_HEADER_WORDS;
+  k.base = ps_delta_field(d, size, aligned, h);
+  k.step = ps_delta_field(d, size, aligned, h + 2);
+  const ps_u64 off = ps_delta_field(d, size, aligned, h + 4);
+  const ps_u32 widths = ps_stream_word(d, size, h + 6, aligned);
+  k.aw = widths & 0xFFu;
+  k.dw = (widths >> 8) & 0xFFu;
+  if (k.aw > 64) k.aw = 64;
+  if (k.dw > 64) k.dw = 64;
+  const ps_u64 start = h * 4 <= size && off <= size - h * 4 ? h * 4 + off : size;
+  k.p = d + start;
+  k.psize = size - start;
+  k.aligned = aligned && (start & 3u) == 0;
+  return k;
+}
+
+/* The code of DELTA row r: base + anchor + j*step + delta_1 + ... + delta_j. */
+PS_HFN ps_u64 ps_delta_code_at(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 r) {
+  const ps_delta_block k = ps_delta_block_of(d, size, aligned, r);
+  const ps_u32 g = (ps_u32)(r >> 5) & (PS_DELTA_BLOCK_WORDS - 1), j = (ps_u32)r & 31u;
+  ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, g) + (ps_u64)j * k.step;
+  if (k.dw == 0 || j == 0) return v;
+  const ps_u64 first = (ps_u64)k.aw + (ps_u64)g * k.dw; /* the row word's first delta word */
+  if (k.dw > 32) {
+    const ps_u64 dstart = 4 * first;
+    if (dstart < k.psize)
+      for (ps_u32 i = 1; i <= j; ++i) v += ps_code_at(k.p + dstart, k.psize - dstart, k.aligned, k.dw, i);
+    return v;
+  }
+  /* Deltas 1..j are bits [dw, (j+1)*dw) of the word's dw words: read once
+   * each through a bit buffer (at most 63 bits held, dw <= 32). */
+  const ps_u64 mask = ps_width_mask(k.dw);
+  ps_u64 buf = (ps_u64)ps_stream_word(k.p, k.psize, first, k.aligned) >> k.dw;
+  ps_u32 have = 32 - k.dw, next = 1;
+  for (ps_u32 i = 1; i <= j; ++i) {
+    if (have < k.dw) {
+      buf |= (ps_u64)ps_stream_word(k.p, k.psize, first + next++, k.aligned) << have;
+      have += 32;
+    }
+    v += buf & mask;
+    buf >>= k.dw;
+    have -= k.dw;
+  }
+  return v;
+}
+
+/* The code of row r of a column (core/ps_program.h's ps_prog_col: its
+ * encoding, width, readable bytes) whose data starts at d, whatever its
+ * encoding: every per-row read of the filters and the after-filter calls
+ * goes through here. aligned: d is 4-byte aligned. */
+PS_HFN ps_u64 ps_col_code_at(PS_GLOBAL const ps_u8 *d, PS_CONST_MEM const ps_prog_col *col, ps_u32 aligned, ps_u64 r) {
+  if (col->encoding == PS_ENC_DELTA) return ps_delta_code_at(d, col->data_bytes, aligned, r);
+  return ps_code_at(d, col->data_bytes, aligned, col->width, r);
+}
+
+/* Private words a loaded 32-row word needs: FOR w + 2 (ps_code_of_word),
+ * DELTA 32 codes of 64 bits. */
+#define PS_WORD_X 66
+
+/* Loads 32-row word g of a column of encoding enc and code width w (data d
+ * of `size` readable bytes) into x[0..PS_WORD_X): FOR, its w stream words
+ * and two zero words; DELTA, its 32 codes (code j in x[2j], x[2j+1], low
+ * first), decoded from the highest row down so that each code overwrites
+ * only deltas already read. */
+PS_HFN void ps_word_load(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
+                         ps_u32 *x) {
+  if (enc == PS_ENC_DELTA) {
+    const ps_delta_block k = ps_delta_block_of(d, size, aligned, g * 32);
+    const ps_u32 gb = (ps_u32)g & (PS_DELTA_BLOCK_WORDS - 1);
+    const ps_u64 first = (ps_u64)k.aw + (ps_u64)gb * k.dw;
+    for (ps_u32 i = 0; i < k.dw; ++i) x[i] = ps_stream_word(k.p, k.psize, first + i, k.aligned);
+    x[k.dw] = 0u;
+    x[k.dw + 1] = 0u;
+    ps_u64 sum = 0;
+    if (k.dw != 0)
+      for (ps_u32 j = 1; j < 32; ++j) sum += ps_code_of_word(x, k.dw, j);
+    ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, gb) + 31 * k.step + sum;
+    for (ps_u32 j = 32; j-- > 0;) {
+      const ps_u64 dj = j != 0 && k.dw != 0 ? ps_code_of_word(x, k.dw, j) : 0u;
+      x[2 * j] = (ps_u32)v;
+      x[2 * j + 1] = (ps_u32)(v >> 32);
+      v -= k.step + dj;
+    }
+    return;
+  }
+  for (ps_u32 i = 0; i < w; ++i) x[i] = ps_stream_word(d, size, g * w + i, aligned);
+  x[w] = 0u;
+  x[w + 1] = 0u;
+}
+
+/* Code j (0..31) of a word ps_word_load loaded with the same enc and w. */
+PS_HFN ps_u64 ps_word_code(ps_u32 enc, ps_u32 w, const ps_u32 *x, ps_u32 j) {
+  if (enc == PS_ENC_DELTA) return (ps_u64)x[2 * j] | ((ps_u64)x[2 * j + 1] << 32);
+  return ps_code_of_word(x, w, j);
 }
 
 #endif /* PS_CODES_H */

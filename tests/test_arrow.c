@@ -1474,6 +1474,65 @@ static void export_count_past_range(ps_context *ctx) {
   a.release(&a);
 }
 
+/* opts.encoding: a sorted int64 column imported as DELTA (and as the smaller
+ * of FOR and DELTA) filters as the FOR import does, and its packed form says
+ * DELTA; an unknown encoding is refused. */
+static void import_delta(ps_context *ctx, th_rng *r) {
+  th_case("import with opts.encoding");
+  const uint64_t n = 3000;
+  static const int encs[] = {PS_ENCODING_FOR, PS_ENCODING_DELTA, PS_ENCODING_AUTO};
+  uint64_t counts[3] = {0, 0, 0};
+  int64_t lit = 0;
+  for (int e = 0; e < 3; e++) {
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    int64_t *v = th_malloc(n * 8);
+    th_rng local = *r;
+    int64_t t = 1700000000;
+    for (uint64_t i = 0; i < n; i++) v[i] = (t += (int64_t)th_below(&local, 3));
+    lit = v[n / 3];
+    void *bufs[2] = {NULL, v};
+    ts_schema(&s, "l", "t", NULL);
+    tp_array(&a, (int64_t)n, 0, 0, 2, bufs, NULL);
+    ps_arrow_import_options o;
+    ps_arrow_import_options_init(&o);
+    o.encoding = encs[e];
+    ps_arrow_table *tab = NULL;
+    if (CHECK_OK(ctx, ps_arrow_import(ctx, &s, &a, &o, &tab))) {
+      ps_for_desc d;
+      ps_dict_desc dd;
+      if (CHECK_OK(ctx, ps_arrow_table_packed(ctx, tab, 0, &d, &dd))) {
+        CHECKF((int)d.encoding == (encs[e] == PS_ENCODING_FOR ? PS_ENCODING_FOR : PS_ENCODING_DELTA),
+               "encoding %u for option %d", d.encoding, encs[e]);
+        ps_free(ctx, (void *)d.data);
+        ps_free(ctx, (void *)d.validity);
+      }
+      ps_expr *x = NULL;
+      if (CHECK_OK(ctx, ps_expr_compare(ctx, ps_arrow_table_column(tab, 0), PS_LT, ps_lit_int(lit), &x)))
+        CHECK_OK(ctx, ps_filter_count(ctx, x, &counts[e]));
+      ps_expr_destroy(x);
+    }
+    ps_arrow_table_destroy(tab);
+    s.release(&s);
+    a.release(&a);
+  }
+  CHECKF(counts[0] == counts[1] && counts[0] == counts[2], "counts %llu %llu %llu", (unsigned long long)counts[0],
+         (unsigned long long)counts[1], (unsigned long long)counts[2]);
+  ps_arrow_import_options o;
+  ps_arrow_import_options_init(&o);
+  o.encoding = 5;
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  ps_arrow_table *tab = NULL;
+  void *bufs[2] = {NULL, th_calloc(8, 1)};
+  ts_schema(&s, "l", "t", NULL);
+  tp_array(&a, 1, 0, 0, 2, bufs, NULL);
+  CHECK_STATUS(ctx, ps_arrow_import(ctx, &s, &a, &o, &tab), PS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(ps_context_last_error(ctx), "opts.encoding") != NULL);
+  s.release(&s);
+  a.release(&a);
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "arrow");
   ps_context *ctx = th_context(0);
@@ -1493,6 +1552,7 @@ int main(int argc, char **argv) {
   decimal_formats(ctx);
   export_count_past_range(ctx);
   late_release(&th.rng);
+  import_delta(ctx, &th.rng);
   ps_context_destroy(chunked);
   ps_context_destroy(ctx);
   return th_finish();

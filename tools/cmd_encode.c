@@ -26,6 +26,8 @@ static void encode_usage(FILE *f) {
           "                      the zone maps let queries skip blocks of rows\n"
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"
+          "  -e, --encoding E    numeric columns: for (default), delta (delta of FOR, for sorted\n"
+          "                      columns: dates, timestamps, keys) or auto (the smaller of the two)\n"
           "  -q, --quiet         no per-column summary\n");
 }
 
@@ -78,6 +80,19 @@ int cmd_encode(int argc, char **argv) {
       o.types = a.value;
     } else if (arg_value(&a, "--sort-by", NULL, &missing)) {
       sort_by = a.value;
+    } else if (arg_value(&a, "--encoding", "-e", &missing)) {
+      if (missing) break;
+      const char *v = a.value;
+      if (!strcmp(v, "for"))
+        o.encoding = PS_ENCODING_FOR;
+      else if (!strcmp(v, "delta"))
+        o.encoding = PS_ENCODING_DELTA;
+      else if (!strcmp(v, "auto"))
+        o.encoding = PS_ENCODING_AUTO;
+      else {
+        fprintf(stderr, "packscan encode: --encoding '%s': expected for, delta or auto\n", v);
+        return 2;
+      }
     } else if (arg_value(&a, "--null", NULL, &missing)) {
       if (missing) break;
       o.null_value = a.value;

@@ -85,7 +85,7 @@ int cmd_info(int argc, char **argv) {
   for (uint32_t i = 0; i < t->ncols; i++)
     if (strlen(t->cols[i].name) > w) w = strlen(t->cols[i].name);
   if (w > 40) w = 40;
-  /* "FOR ref yyyy-mm-dd hh:mm:ss.fffffffff" is the widest encoding text */
+  /* "DELTA ref yyyy-mm-dd hh:mm:ss.fffffffff" is the widest encoding text */
   int encw = 22;
   for (uint32_t i = 0; i < t->ncols; i++)
     if (t->cols[i].logical == TBL_LOGICAL_TIMESTAMP && encw < 27 + (t->cols[i].unit ? 1 + (int)t->cols[i].unit : 0))
@@ -100,12 +100,13 @@ int cmd_info(int argc, char **argv) {
     const char *phys;
     static const char *names[] = {"?", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"};
     phys = (unsigned)c->desc.type <= 10 ? names[c->desc.type] : "?";
+    const char *fam = c->encoding == TBL_ENC_DELTA ? "DELTA" : "FOR";
     if (c->encoding == TBL_ENC_DICT)
       snprintf(enc, sizeof enc, "dict %llu%s", (unsigned long long)c->dict.count, c->dict.sorted ? " sorted" : "");
     else if (c->desc.type == PS_TYPE_FLOAT32 || c->desc.type == PS_TYPE_FLOAT64)
-      snprintf(enc, sizeof enc, "FOR ref %lld scale %u", (long long)c->desc.reference.i, c->desc.scale);
+      snprintf(enc, sizeof enc, "%s ref %lld scale %u", fam, (long long)c->desc.reference.i, c->desc.scale);
     else if (c->desc.type >= PS_TYPE_UINT8 && c->desc.type <= PS_TYPE_UINT64)
-      snprintf(enc, sizeof enc, "FOR ref %llu", (unsigned long long)c->desc.reference.u);
+      snprintf(enc, sizeof enc, "%s ref %llu", fam, (unsigned long long)c->desc.reference.u);
     else if (c->logical == TBL_LOGICAL_TIMESTAMP || c->logical == TBL_LOGICAL_DATE) {
       /* the reference as the first value it stands for, as a query would write it */
       char when[48];
@@ -113,9 +114,9 @@ int cmd_info(int argc, char **argv) {
         format_date(c->desc.reference.i, when);
       else
         format_timestamp(c->desc.reference.i, (int)c->unit, when);
-      snprintf(enc, sizeof enc, "FOR ref %s", when);
+      snprintf(enc, sizeof enc, "%s ref %s", fam, when);
     } else {
-      snprintf(enc, sizeof enc, "FOR ref %lld", (long long)c->desc.reference.i);
+      snprintf(enc, sizeof enc, "%s ref %lld", fam, (long long)c->desc.reference.i);
     }
     uint64_t stored = tbl_column_stored_bytes(c);
     tr += c->raw_bytes;

@@ -21,6 +21,7 @@ void encode_options_init(encode_options *o) {
   memset(o, 0, sizeof *o);
   o->delimiter = 0; /* detected from the header line */
   o->max_reported = 20;
+  o->encoding = PS_ENCODING_FOR;
 }
 
 static int64_t raw_off(const rawcol *c, uint64_t i) {
@@ -433,7 +434,7 @@ static const char *coltype_name(coltype ct) {
 }
 
 /* Encodes column k of the raw table into out. */
-static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, int scale,
+static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, int scale, int encoding,
                          const uint64_t *lines, reporter *rep, char *err, size_t errsz) {
   uint64_t n = out->rows;
   const char *name = out->names[k];
@@ -470,14 +471,14 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
   p.values = values;
   p.n = n;
   p.validity = validity;
-  ps_status st = ps_encode_for(&p, 0, ct == CT_FLOAT ? -1 : 0, 0, NULL, lerr, sizeof lerr, &out->fors[k]);
+  ps_status st = ps_encode(&p, encoding, 0, ct == CT_FLOAT ? -1 : 0, 0, NULL, lerr, sizeof lerr, &out->fors[k]);
   free(values);
   free(validity);
   if (st != PS_OK)
     return set_err(err, errsz, "column %u '%s' (%s): %s", k + 1, name, coltype_name(ct),
                    lib_error(st, lerr));
   out->types[k] = ct;
-  w->encoding = TBL_ENC_FOR;
+  w->encoding = out->fors[k].desc.encoding == PS_ENCODING_DELTA ? TBL_ENC_DELTA : TBL_ENC_FOR;
   w->desc = out->fors[k].desc;
   w->logical = TBL_LOGICAL_NONE;
   if (ct == CT_DATE) w->logical = TBL_LOGICAL_DATE;
@@ -791,13 +792,13 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
         if (a != b && !parse_decimal_exp(v, vl, &m, &sc) && sc > scale) scale = sc;
       }
     }
-    int er = encode_column(out, i, &cols[i], ct, scale, ln, &rep, err, errsz);
+    int er = encode_column(out, i, &cols[i], ct, scale, o->encoding, ln, &rep, err, errsz);
     if (er < 0 && !found && ct == CT_FLOAT) {
       /* The library could not hold these doubles at one exact scale either
        * (9223372036854775807 beside 0.5): keep the text, and say so. */
       fallback = "its values fit neither one 64-bit decimal nor one FOR float column";
       ct = CT_STRING;
-      er = encode_column(out, i, &cols[i], ct, scale, ln, &rep, err, errsz);
+      er = encode_column(out, i, &cols[i], ct, scale, o->encoding, ln, &rep, err, errsz);
     }
     if (er < 0) goto done;
     if (!found) {

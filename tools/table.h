@@ -26,7 +26,8 @@
 #define TBL_SMALL_ROWS 65536
 
 /* Physical encodings. */
-enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2 };
+/* DELTA: a numeric column as FOR, its data section a DELTA buffer (docs/design.md). */
+enum { TBL_ENC_FOR = 1, TBL_ENC_DICT = 2, TBL_ENC_DELTA = 3 };
 /* Logical annotations: how the tool parses literals and prints values. */
 enum {
   TBL_LOGICAL_NONE = 0,

@@ -169,7 +169,7 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
     return set_err(err, errsz, "%s: time unit 10^-%u seconds is not seconds, ms, us or ns", lab, c->unit);
   if (flags & ~(uint32_t)(TBL_FLAG_VALIDITY | TBL_FLAG_SORTED))
     return set_err(err, errsz, "%s: unknown flags 0x%x", lab, flags);
-  if (c->encoding == TBL_ENC_FOR) {
+  if (c->encoding == TBL_ENC_FOR || c->encoding == TBL_ENC_DELTA) {
     if (!is_int_type(type) && !is_float_type(type))
       return set_err(err, errsz, "%s: type %u is not a numeric type", lab, type);
     if (is_int_type(type) && scale != 0)
@@ -217,11 +217,23 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
 
   /* data */
   uint64_t off = get_u64(e + 72), size = get_u64(e + 80), want;
-  if (packed_bytes(n, width, &want) || size != want)
-    return set_err(err, errsz, "%s: data section is %llu bytes, %llu rows of width %u need %llu",
-                   lab, (unsigned long long)size, (unsigned long long)n, width,
-                   (unsigned long long)want);
+  if (c->encoding == TBL_ENC_DELTA) {
+    /* The blocks' headers say the size: checked once the section is known
+     * to lie in the file (below). */
+    d->encoding = PS_ENCODING_DELTA;
+  } else if (packed_bytes(n, width, &want) || size != want) {
+    return set_err(err, errsz, "%s: data section is %llu bytes, %llu rows of width %u need %llu", lab,
+                   (unsigned long long)size, (unsigned long long)n, width, (unsigned long long)want);
+  }
   if (check_range(t, lab, "data section", off, size, TBL_MIN_ALIGN, err, errsz)) return -1;
+  if (c->encoding == TBL_ENC_DELTA) {
+    ps_for_desc probe = *d;
+    probe.data = t->base + off;
+    probe.data_size = size;
+    char lerr[256];
+    if (ps_for_desc_check(&probe, lerr, sizeof lerr) != PS_OK)
+      return set_err(err, errsz, "%s: DELTA data section: %s", lab, lerr);
+  }
   if (verify && check_crc(t, lab, "data section", off, size, get_u32(e + 88), err, errsz)) return -1;
   d->data = size ? t->base + off : NULL;
   d->data_size = size;

@@ -66,8 +66,15 @@ static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, ch
     return set_err(err, errsz, "column %u '%s': %llu rows, table has %llu", i, c->name, (unsigned long long)d->n,
                    (unsigned long long)rows);
   uint64_t want;
-  if (d->width > 64 || packed_bytes(d->n, d->width, &want) || d->data_size != want || (want && !d->data))
+  if (c->encoding == TBL_ENC_DELTA) {
+    char lerr[256];
+    if (d->encoding != PS_ENCODING_DELTA || ps_for_desc_check(d, lerr, sizeof lerr) != PS_OK)
+      return set_err(err, errsz, "column %u '%s': not a valid DELTA column (%s)", i, c->name,
+                     d->encoding != PS_ENCODING_DELTA ? "its description is not DELTA" : lerr);
+  } else if (d->width > 64 || packed_bytes(d->n, d->width, &want) || d->data_size != want || (want && !d->data) ||
+             d->encoding != PS_ENCODING_FOR) {
     return set_err(err, errsz, "column %u '%s': data size does not match n and width", i, c->name);
+  }
   if (d->validity && d->validity_size != (rows + 7) / 8)
     return set_err(err, errsz, "column %u '%s': validity size is not ceil(n/8)", i, c->name);
   if (c->encoding == TBL_ENC_DICT) {
@@ -75,7 +82,7 @@ static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, ch
       return set_err(err, errsz, "column %u '%s': dictionary needs 32-bit offsets", i, c->name);
     if ((uint64_t)c->dict.offsets32[c->dict.count] != c->dict.bytes_size)
       return set_err(err, errsz, "column %u '%s': dictionary offsets do not end at its size", i, c->name);
-  } else if (c->encoding != TBL_ENC_FOR) {
+  } else if (c->encoding != TBL_ENC_FOR && c->encoding != TBL_ENC_DELTA) {
     return set_err(err, errsz, "column %u '%s': unknown encoding", i, c->name);
   }
   const ps_zone_map *z = d->zones;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ps_layout.h"
+
 int set_err(char *err, size_t size, const char *fmt, ...) {
   if (err && size > 0) {
     va_list ap;
@@ -79,14 +81,7 @@ int mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
   return 0;
 }
 
-int packed_bytes(uint64_t n, uint32_t w, uint64_t *out) {
-  if (w > 64) return -1;
-  /* n*w/8 = (n/8)*w + (n%8)*w/8; the second term is < 64 bytes. */
-  uint64_t whole;
-  if (mul_u64(n / 8, w, &whole)) return -1;
-  uint64_t rest_bits = (n % 8) * w;
-  return add_u64(whole, (rest_bits + 7) / 8, out);
-}
+int packed_bytes(uint64_t n, uint32_t w, uint64_t *out) { return ps_for_packed_bytes(n, w, out) ? 0 : -1; }
 
 /* Howard Hinnant's days_from_civil / civil_from_days. */
 int64_t days_from_civil(int64_t y, int m, int d) {

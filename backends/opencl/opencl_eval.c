@@ -17,8 +17,6 @@ static int reads_codes(uint32_t op) {
   return op == PS_OP_RANGE || op == PS_OP_SET || op == PS_OP_INLIST || op == PS_OP_CMPCOL;
 }
 
-static uint64_t max_code(uint32_t width) { return width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1; }
-
 static ps_status malformed(ps_backend *be, const char *what, unsigned index, unsigned long long v) {
   return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: malformed program: %s (index %u, value %llu)", what, index,
                           v);
@@ -61,7 +59,7 @@ static int corruption_possible(const ps_program *p) {
     if (!reads_codes(in->op)) continue;
     for (int k = 0; k < (in->op == PS_OP_CMPCOL ? 2 : 1); ++k) {
       const ps_prog_col *c = &p->cols[k ? in->col_b : in->col_a];
-      if ((c->flags & PS_COLF_NO_CODES) || c->code_limit < max_code(c->width)) return 1;
+      if ((c->flags & PS_COLF_NO_CODES) || c->code_limit < ps_width_mask(c->width)) return 1;
     }
   }
   return 0;
@@ -75,7 +73,7 @@ static int set_aux_unsafe(const ps_program *p, uint32_t i) {
   const ps_insn *in = &p->insns[i];
   const ps_prog_col *c = &p->cols[in->col_a];
   if (in->op != PS_OP_SET || (c->flags & PS_COLF_NO_CODES)) return 0;
-  const uint64_t sound = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+  const uint64_t sound = c->code_limit < ps_width_mask(c->width) ? c->code_limit : ps_width_mask(c->width);
   const uint64_t bits = (uint64_t)p->aux_words * 32;
   return in->aux_a >= bits || sound >= bits - in->aux_a;
 }
@@ -89,7 +87,7 @@ static int rank_aux_unsafe(const ps_program *p, uint32_t i) {
     const ps_prog_col *c = &p->cols[k ? in->col_b : in->col_a];
     const uint64_t base = k ? in->aux_b : in->aux_a;
     if (c->flags & PS_COLF_NO_CODES) continue;
-    const uint64_t sound = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+    const uint64_t sound = c->code_limit < ps_width_mask(c->width) ? c->code_limit : ps_width_mask(c->width);
     if (base >= p->aux_words || sound >= p->aux_words - base) return 1;
   }
   return 0;
@@ -287,7 +285,7 @@ static int range_fast_path(const ps_backend *be, const ps_eval_args *a, range_pa
   if (prog->n_insns != 1 || prog->insns[0].op != PS_OP_RANGE || a->mask.handle) return 0;
   const ps_insn *in = &prog->insns[0];
   const ps_prog_col *col = &prog->cols[in->col_a];
-  const uint64_t wmask = max_code(col->width);
+  const uint64_t wmask = ps_width_mask(col->width);
   if (col->flags & PS_COLF_NO_CODES) return 0;
   const int refine = a->selection_in.handle != NULL;
   if (refine && ((col->flags & PS_COLF_VALIDITY) || a->selection_in.handle == a->bitmap.handle)) return 0;
@@ -456,7 +454,7 @@ static int words_direct(const ps_backend *be) {
 }
 
 /* Whether a column's codes must be compared with its code limit. */
-static int needs_check(const ps_prog_col *c) { return c->code_limit < max_code(c->width); }
+static int needs_check(const ps_prog_col *c) { return c->code_limit < ps_width_mask(c->width); }
 
 /* Whether M + code stays inside the 64-bit key type (int64 for signed kinds,
  * uint64 else) for every code up to the column's code limit: then integer
@@ -464,7 +462,7 @@ static int needs_check(const ps_prog_col *c) { return c->code_limit < max_code(c
  * its logical type, so this holds for every column the core builds). */
 static int no_wrap(const ps_prog_col *c) {
   if (c->flags & PS_COLF_NO_CODES) return 1; /* no code is ever sound */
-  const uint64_t lim = c->code_limit < max_code(c->width) ? c->code_limit : max_code(c->width);
+  const uint64_t lim = c->code_limit < ps_width_mask(c->width) ? c->code_limit : ps_width_mask(c->width);
   if (c->kind == PS_KIND_SIGNED) {
     const int64_t m = (int64_t)c->reference;
     return m < 0 ? lim <= (uint64_t)INT64_MAX : lim <= (uint64_t)(INT64_MAX - m);
@@ -707,12 +705,12 @@ ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   const int jit = ps_cl_options(be)->opencl_jit;
   int specialize = jit == PS_OPT_AUTO ? args->rows >= PS_CL_JIT_MIN_ROWS : jit == PS_OPT_ON;
   range_params rp;
-  if (!cpu_prefers_words(be, args, specialize) && range_fast_path(be, args, &rp)) {
+  if (!args->rows_only && !cpu_prefers_words(be, args, specialize) && range_fast_path(be, args, &rp)) {
     int done;
     PS_CL_TRY(eval_range(be, args, &rp, &done));
     if (done) return PS_OK;
   }
-  if (specialize) {
+  if (specialize && !args->rows_only) {
     int done;
     PS_CL_TRY(eval_words(be, args, &done));
     if (done) return PS_OK;

@@ -721,13 +721,20 @@ class Table:
     one column), or a pandas DataFrame (through pyarrow). Values are copied
     and compressed: integers, floats (the smallest exact decimal scale is
     found; ``nan_as_null`` maps NaN/inf to nulls), decimal128, dates,
-    timestamps, strings of every Arrow layout and dictionaries."""
+    timestamps, strings of every Arrow layout and dictionaries. ``encoding``
+    (numeric columns): ``"for"`` (default), ``"delta"`` (sorted columns:
+    dates, timestamps, keys) or ``"auto"`` (the smaller); queries read FOR
+    columns only so far, filters both."""
 
     def __init__(self, data: Any, *, context: Optional[Context] = None, backend: Optional[str] = None,
-                 nan_as_null: bool = False, float_scale: Optional[int] = None) -> None:
+                 nan_as_null: bool = False, float_scale: Optional[int] = None, encoding: str = "for") -> None:
+        encodings = {"for": 0, "delta": 1, "auto": -1}
+        if encoding not in encodings:
+            raise ValueError(f"encoding {encoding!r}: expected 'for', 'delta' or 'auto'")
         self.context = _context_for(context, backend, _rows_of(data))
         opts = _lib.ImportOptions()
         _lib.ps_arrow_import_options_init(byref(opts))
+        opts.encoding = encodings[encoding]
         opts.nan_as_null = int(nan_as_null)
         if float_scale is not None:
             opts.float_scale = float_scale

@@ -70,7 +70,7 @@ _RELEASE_STREAM = CFUNCTYPE(None, POINTER(ArrowArrayStream))
 
 
 class ImportOptions(Structure):
-    _fields_ = [("struct_size", c_uint32), ("float_scale", c_int), ("nan_as_null", c_int)]
+    _fields_ = [("struct_size", c_uint32), ("float_scale", c_int), ("nan_as_null", c_int), ("encoding", c_int)]
 
 
 class ArrowField(Structure):

@@ -163,7 +163,9 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
     /* The table file holds a decimal as a float64 column of its scale (the
      * same packed stream), annotated as a decimal. */
     if (w->desc.type == PS_TYPE_DECIMAL) w->desc.type = PS_TYPE_FLOAT64;
-    w->encoding = f->type == PS_TYPE_STRING ? TBL_ENC_DICT : TBL_ENC_FOR;
+    w->encoding = f->type == PS_TYPE_STRING                ? TBL_ENC_DICT
+                  : w->desc.encoding == PS_ENCODING_DELTA ? TBL_ENC_DELTA
+                                                          : TBL_ENC_FOR;
     field_logical(f, &w->logical, &w->unit);
     w->null_count = w->desc.validity ? rows - popcount_bytes(w->desc.validity, rows) : 0;
     w->raw_bytes = rows * (f->type == PS_TYPE_STRING ? 4 : ps_type_size(f->type));
