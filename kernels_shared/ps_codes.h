@@ -14,9 +14,10 @@
  *   ps_code_at        the code of row r at width 0..64, bounded
  *   ps_code_in_words  the same from words known to lie inside the stream
  *                     (4-byte aligned, unchecked loads)
- *   ps_code_of_word   code j of a 32-row word from its w words held in a
- *                     private array (registers once w is a constant and j
- *                     an unrolled index)
+ *   ps_word_load      the per-encoding word reader: what 32-row word g of a
+ *                     column needs, into a private array (registers once w
+ *                     is a constant) ...
+ *   ps_code_of_word   ... and code j of that word from it
  *   ps_code_corrupt   whether a valid row's code is corrupt data
  *
  * Only the words a code overlaps are read. The reference backend
@@ -118,8 +119,39 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
  * kernels). */
 #define ps_code_corrupt(col_flags, code, code_limit) (((col_flags) & PS_COLF_NO_CODES) || (code) > (code_limit))
 
-/* x[0..w) are the 32-row word's stream words; x needs w + 2 entries (the
- * last two may hold anything: a code never takes bits from them). */
+/* ---- the per-encoding word reader ------------------------------------------
+ * The per-word evaluator (ps_where.h) reads a column's codes only through
+ * these two functions: ps_word_load brings what 32-row word g of the column
+ * needs into a private array, ps_code_of_word returns code j (0..31) of it.
+ * An encoding other than bit-packed FOR adds a case to both (a switch on its
+ * ps_prog_col field); nothing else in the evaluator knows the layout.
+ *
+ * Bit-packed FOR: x[0..w) are the stream words [g*w, g*w + w) (32 rows take
+ * exactly w words), x[w] and x[w + 1] are 0 (a code never takes bits from
+ * them; they keep the constant indexes of an unrolled reader in range).
+ * With w a compile-time constant (a specialized kernel) and j an unrolled
+ * index, x lives in registers and every code is a constant shift. */
+#define PS_WORD_MAX 66u /* entries of x: 64 words and the two zeros */
+
+/* d, size, aligned: the column's stream from the chunk start (readable
+ * bytes; whether d is 4-byte aligned). Words wholly inside an aligned
+ * stream are loaded unchecked, the others bounded (ps_stream_word). */
+PS_HFN void ps_word_load(PS_CONST_MEM const ps_prog_col *col, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
+                         ps_u64 g, ps_u32 *x) {
+  const ps_u32 w = col->width;
+  const ps_u64 first = g * w;
+  const int inside = aligned && (first + w) * 4 <= size;
+  /* one loop for both cases: once unrolled, x is indexed by constants only
+   * (two loops let nvcc keep the bounded one rolled, x then in local memory) */
+  PS_UNROLL
+  for (ps_u32 k = 0; k < w; ++k)
+    x[k] = inside ? ps_code_ld32(d + (first + k) * 4) : ps_stream_word(d, size, first + k, aligned);
+  x[w] = 0u;
+  x[w + 1] = 0u;
+}
+
+/* Code j of the word whose words ps_word_load put in x (x needs w + 2
+ * entries; the last two may hold anything). */
 PS_HFN ps_u64 ps_code_of_word(const ps_u32 *x, ps_u32 w, ps_u32 j) {
   const ps_u32 bit = j * w, k = bit >> 5, sh = bit & 31u;
   return ps_code_join(w, sh, x[k], sh + w > 32 ? x[k + 1] : 0u, sh + w > 64 ? x[k + 2] : 0u);
