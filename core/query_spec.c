@@ -137,7 +137,7 @@ size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size) {
     put(&t, "%s{%uu,%uu,%uu,%uu,0u,0u,0ull,0ull}", i ? ",\n" : "", in->op, flags, leaf ? in->col_a : 0u,
         in->op == PS_OP_CMPCOL ? in->col_b : 0u);
   }
-  put(&t, "}};\n#define PS_W_SPEC_PROG ps_w_spec_prog\n");
+  put(&t, "}};\n#define PS_W_SPEC_PROG ps_w_spec_prog\n#define PS_W_N_INSNS %uu\n", p->n_insns);
   if (t.full) {
     if (size) buf[0] = '\0';
     return 0;

@@ -60,7 +60,8 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
 #define PS_WHERE_SPEC_MAX_TEXT 8192u
 
 /* Writes the shape of filter program p as the constant ps_w_spec_prog
- * (PS_Q_SPEC_DATA) and `#define PS_W_SPEC_PROG ps_w_spec_prog`, the text
+ * (PS_Q_SPEC_DATA), `#define PS_W_SPEC_PROG ps_w_spec_prog` and the
+ * instruction count as PS_W_N_INSNS, the text
  * that specializes kernels_shared/ps_where.h: the instruction count, each
  * instruction's op, flags and slots, each slot's width, kind, scale and
  * flags. Literals, aux offsets, references and code limits are written as 0

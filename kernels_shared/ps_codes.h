@@ -142,10 +142,16 @@ PS_HFN void ps_word_load(PS_CONST_MEM const ps_prog_col *col, PS_GLOBAL const ps
   const ps_u64 first = g * w;
   const int inside = aligned && (first + w) * 4 <= size;
   /* one loop for both cases: once unrolled, x is indexed by constants only
-   * (two loops let nvcc keep the bounded one rolled, x then in local memory) */
-  PS_UNROLL
-  for (ps_u32 k = 0; k < w; ++k)
-    x[k] = inside ? ps_code_ld32(d + (first + k) * 4) : ps_stream_word(d, size, first + k, aligned);
+   * (two loops let nvcc keep the bounded one rolled, x then in local memory);
+   * unrolled up to 32 words, as the evaluator's loops over rows */
+  if (w <= 32) {
+    PS_UNROLL
+    for (ps_u32 k = 0; k < w; ++k)
+      x[k] = inside ? ps_code_ld32(d + (first + k) * 4) : ps_stream_word(d, size, first + k, aligned);
+  } else {
+    for (ps_u32 k = 0; k < w; ++k)
+      x[k] = inside ? ps_code_ld32(d + (first + k) * 4) : ps_stream_word(d, size, first + k, aligned);
+  }
   x[w] = 0u;
   x[w + 1] = 0u;
 }

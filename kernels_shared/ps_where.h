@@ -49,6 +49,12 @@
  * PS_FILTER_CORRUPT_AUX and PS_CUDA_FLAG_AUX). */
 #define PS_W_FAULT_AUX 0x80000000u
 
+/* PS_W_WIDE: specialized or not, the loops over a word's 32 rows are
+ * unrolled only where codes are at most 32 bits wide (RANGE, a narrow SET,
+ * the 32-bit CMPCOL, the corrupt-code test): above that, and for INLIST and
+ * the double, rank and 64-bit compares, an unrolled body is large enough to
+ * make a build slow (a PoCL build of two 64-bit columns took minutes), for
+ * little gain. */
 #if defined(PS_W_SPEC_PROG)
 #define PS_WS(p) (&PS_W_SPEC_PROG)
 #define PS_W_UNROLL _Pragma("unroll")
@@ -114,6 +120,20 @@ PS_HFN int ps_w_no_wrap(PS_CONST_MEM const ps_prog_col *c) {
   return lim <= ~(ps_u64)0 - c->reference;
 }
 
+/* Row j of a SET or INLIST leaf: its corrupt bit, and its lookup where the
+ * row is valid and its code sound. */
+PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_w_bufs *B, const ps_u32 *x, ps_u32 w,
+                            ps_u32 j, int check, ps_u64 limit, ps_u32 valid, ps_u32 *hits, ps_u32 *bad,
+                            ps_w_status *s) {
+  const ps_u64 code = ps_code_of_word(x, w, j);
+  const ps_u32 corrupt = check && code > limit;
+  *bad |= corrupt << j;
+  if (corrupt || !((valid >> j) & 1u)) return;
+  const ps_bool hit = op == PS_OP_SET ? ps_aux_bit(B->aux, (ps_u64)in->aux_a + code, &s->slots, PS_W_FAULT_AUX)
+                                      : ps_in_list(B->aux, in->aux_a, in->lo, code);
+  *hits |= (ps_u32)hit << j;
+}
+
 /* RANGE, SET, INLIST on the valid rows of word g of slot c: bit j of the
  * result is the leaf's predicate on code j before negation (meaningful where
  * the row is valid and sound), *bad the corrupt codes (meaningful where
@@ -146,8 +166,7 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
         if (check) b |= (ps_u32)(code > lim32) << j;
       }
       if (lo > top) hits = 0;
-    } else {
-      PS_W_UNROLL
+    } else { /* rolled (PS_W_WIDE) */
       for (ps_u32 j = 0; j < 32; ++j) {
         const ps_u64 code = ps_code_of_word(x, w, j);
         hits |= (ps_u32)(code - lo <= top - lo) << j;
@@ -158,18 +177,15 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
     *bad = b;
     return hits;
   }
-  /* SET, INLIST: a lookup per valid row with a sound code */
+  /* SET, INLIST: a lookup per valid row with a sound code (unrolled for a
+   * narrow SET only: an INLIST's search is a loop of its own) */
   ps_u32 x[PS_WORD_MAX];
   ps_w_load(col, B, c, g, x);
-  PS_W_UNROLL
-  for (ps_u32 j = 0; j < 32; ++j) {
-    const ps_u64 code = ps_code_of_word(x, w, j);
-    const ps_u32 corrupt = check && code > limit;
-    b |= corrupt << j;
-    if (corrupt || !((valid >> j) & 1u)) continue;
-    const ps_bool hit = op == PS_OP_SET ? ps_aux_bit(B->aux, (ps_u64)in->aux_a + code, &s->slots, PS_W_FAULT_AUX)
-                                        : ps_in_list(B->aux, in->aux_a, in->lo, code);
-    hits |= (ps_u32)hit << j;
+  if (op == PS_OP_SET && w <= 32) {
+    PS_W_UNROLL
+    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, w, j, check, limit, valid, &hits, &b, s);
+  } else {
+    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, w, j, check, limit, valid, &hits, &b, s);
   }
   *bad = b;
   return hits;
@@ -223,8 +239,13 @@ PS_HFN void ps_w_cmpcol(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_b
     ps_w_load(cb, B, bc, g, xb);
     const ps_u64 la = ra->code_limit, lb = rb->code_limit;
     const int check_a = la < ps_w_code_max(ca->width), check_b = !none_b && lb < ps_w_code_max(cb->width);
-    if (check_a || check_b) {
+    if ((check_a || check_b) && ca->width <= 32 && cb->width <= 32) {
       PS_W_UNROLL
+      for (ps_u32 j = 0; j < 32; ++j) {
+        if (check_a) bad_a |= (ps_u32)(ps_code_of_word(xa, ca->width, j) > la) << j;
+        if (check_b) bad_b |= (ps_u32)(ps_code_of_word(xb, cb->width, j) > lb) << j;
+      }
+    } else if (check_a || check_b) { /* rolled (PS_W_WIDE) */
       for (ps_u32 j = 0; j < 32; ++j) {
         if (check_a) bad_a |= (ps_u32)(ps_code_of_word(xa, ca->width, j) > la) << j;
         if (check_b) bad_b |= (ps_u32)(ps_code_of_word(xb, cb->width, j) > lb) << j;
@@ -250,8 +271,7 @@ PS_HFN void ps_w_cmpcol(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_b
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
       const double pa = ps_pow10_of(ca->scale), pb = ps_pow10_of(cb->scale);
 #endif
-      PS_W_UNROLL
-      for (ps_u32 j = 0; j < 32; ++j) {
+      for (ps_u32 j = 0; j < 32; ++j) { /* rolled: the rarer compares (PS_W_WIDE) */
         if (!((known >> j) & 1u)) continue;
         const ps_u64 x = ps_code_of_word(xa, ca->width, j), y = ps_code_of_word(xb, cb->width, j);
         int lt = 0, eq = 0, gt = 0;
@@ -359,7 +379,8 @@ PS_HFN void ps_w_step(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_buf
  * rather than an unrolled loop: the loops inside a leaf (the word reader's,
  * over the 32 rows) then see constant widths when they are unrolled, whereas
  * under an outer loop nvcc unrolls them first, at an unknown width, and keeps
- * the word in local memory. */
+ * the word in local memory. The text also defines PS_W_N_INSNS, the count as
+ * a literal, so that no step past it reaches the compiler's optimizer. */
 PS_HFN ps_u32 ps_where_word(PS_CONST_MEM const ps_program *p, const ps_w_bufs *B, ps_u64 g, ps_u32 rows,
                             ps_u64 and_right, ps_u64 or_right, ps_w_status *s) {
   ps_w_state e;
@@ -369,8 +390,13 @@ PS_HFN ps_u32 ps_where_word(PS_CONST_MEM const ps_program *p, const ps_w_bufs *B
   e.live = rows;
   e.lp = 0;
 #if defined(PS_W_SPEC_PROG)
+#if defined(PS_W_N_INSNS) /* a literal: the front end emits no code for the steps past it */
+#define PS_W_STEP(i) \
+  if ((i) < PS_W_N_INSNS) ps_w_step(p, (i), B, g, and_right, or_right, &e, &below, &saved, s);
+#else
 #define PS_W_STEP(i) \
   if ((i) < PS_WS(p)->n_insns) ps_w_step(p, (i), B, g, and_right, or_right, &e, &below, &saved, s);
+#endif
 #define PS_W_STEPS8(i)                                                                                  \
   PS_W_STEP(i)                                                                                          \
   PS_W_STEP(i + 1) PS_W_STEP(i + 2) PS_W_STEP(i + 3) PS_W_STEP(i + 4) PS_W_STEP(i + 5) PS_W_STEP(i + 6) \
