@@ -1,8 +1,9 @@
 /*
- * Comparison arithmetic shared by the evaluators of both dialects (CUDA's
- * ps_cuda_words.cuh and ps_cuda_rows.cuh, OpenCL's words.cl and filter.cl)
- * and the host tests: the reference difference of the 32-bit column
- * compare, a comparison's outcome from the order of its operands, the
+ * Comparison arithmetic shared by the evaluators of both dialects
+ * (ps_where.h: OpenCL's words.cl and CUDA's general kernel; the per-row
+ * interpreters ps_cuda_rows.cuh and filter.cl) and the host tests: the
+ * reference difference of the 32-bit column compare, a comparison's outcome
+ * from the order of its operands, the
  * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code; and the lookups of
  * a code in the program's aux words (a SET bit, a PS_MODE_RANK rank, the
  * INLIST intervals), read through ps_dialect.h's ps_aux_words.
