@@ -22,10 +22,11 @@
 #define PS_OPT_OFF 0
 #define PS_OPT_ON 1
 
-/* opencl_words: which words.cl runs (the filter written out per program
- * shape). */
-#define PS_OPT_WORDS_AUTO 0    /* the variant of the device's kind */
-#define PS_OPT_WORDS_STAGED 1  /* the GPU (staged) variant on every device, so a CPU device tests it */
+/* opencl_words: which programs words.cl (the filter specialized per
+ * program shape) runs. The name "staged" is kept for the tests' option
+ * strings. */
+#define PS_OPT_WORDS_AUTO 0    /* those the device's kind runs best there (GPUs: no SET) */
+#define PS_OPT_WORDS_STAGED 1  /* every program, on every device */
 #define PS_OPT_WORDS_REFUSED 2 /* every launch treated as refused for its resources: filter.cl takes over */
 
 /* opencl_query: a query's specialized kernel on OpenCL (the query_specialize

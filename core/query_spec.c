@@ -119,3 +119,32 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   }
   return t.len;
 }
+
+size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size) {
+  text t = {buf, size, 0, size == 0};
+  put(&t, "PS_Q_SPEC_DATA ps_program ps_w_spec_prog = {%uu,%uu,%uu,0u,\n{", p->n_insns, p->n_cols, p->stack_depth);
+  const uint32_t n_cols = p->n_cols ? p->n_cols : 1;
+  for (uint32_t c = 0; c < n_cols; c++) {
+    const ps_prog_col *col = &p->cols[c];
+    if (c < p->n_cols)
+      put(&t, "%s{0ull,0ull,0ull,0ull,%uu,%uu,%uu,%uu,%uu}", c ? ",\n" : "", col->width, col->kind, (unsigned)col->scale,
+          (unsigned)col->encoding, col->flags);
+    else
+      put(&t, "{0ull,0ull,0ull,0ull,0u,0u,0u,0u,0u}");
+  }
+  put(&t, "},\n{");
+  const uint32_t n_insns = p->n_insns ? p->n_insns : 1;
+  for (uint32_t i = 0; i < n_insns; i++) {
+    const ps_insn *in = &p->insns[i];
+    const int leaf = in->op != PS_OP_AND && in->op != PS_OP_OR && in->op != PS_OP_NOT;
+    const uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & 0xff0u : leaf ? in->flags & PS_INSN_NEGATE : 0u;
+    put(&t, "%s{%uu,%uu,%uu,%uu,0u,0u,0ull,0ull}", i ? ",\n" : "", in->op, flags, leaf ? in->col_a : 0u,
+        in->op == PS_OP_CMPCOL ? in->col_b : 0u);
+  }
+  put(&t, "}};\n#define PS_W_SPEC_PROG ps_w_spec_prog\n#define PS_W_N_INSNS %uu\n", p->n_insns);
+  if (t.full) {
+    if (size) buf[0] = '\0';
+    return 0;
+  }
+  return t.len;
+}

@@ -56,4 +56,19 @@ int ps_query_spec_background(const ps_context *ctx);
 size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_query_spec_flags *f, char *buf,
                            size_t size);
 
+/* Room for the longest shape text of a filter's WHERE program. */
+#define PS_WHERE_SPEC_MAX_TEXT 8192u
+
+/* Writes the shape of filter program p as the constant ps_w_spec_prog
+ * (PS_Q_SPEC_DATA), `#define PS_W_SPEC_PROG ps_w_spec_prog` and the
+ * instruction count as PS_W_N_INSNS, the text
+ * that specializes kernels_shared/ps_where.h: the instruction count, each
+ * instruction's op, flags and slots, each slot's width, kind, scale and
+ * flags. Literals, aux offsets, references and code limits are written as 0
+ * (the evaluator reads them from the program in memory), and the fields that
+ * mean nothing for an instruction are normalized, so that every program of
+ * one shape gives the same text, which is also the kernel caches' key.
+ * Returns the length, or 0 if it does not fit in size bytes. */
+size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size);
+
 #endif /* PS_QUERY_SPEC_H */

@@ -46,11 +46,13 @@ typedef struct ps_cuda_eval_params {
 } ps_cuda_eval_params;
 
 /* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
- * on at most max_blocks blocks (grid-stride): writes the bitmap (if any), adds
- * the selected rows to *p->count and raises bits in *p->status. The caller
+ * on at most max_blocks blocks (grid-stride): the general per-word kernel,
+ * `spec` (a cudaKernel_t of where_spec.cuh compiled for p->prog's shape) or,
+ * when NULL, the precompiled one; writes the bitmap (if any), adds the
+ * selected rows to *p->count and raises bits in *p->status. The caller
  * zeroes count and status first. Returns the launch error (cudaGetLastError),
  * cudaSuccess if the launch was queued. */
-cudaError_t ps_cuda_launch_eval(const ps_cuda_eval_params *p, uint32_t max_blocks,
+cudaError_t ps_cuda_launch_eval(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks,
                                 cudaStream_t stream);
 
 /* Grid size that fills the current device (resident blocks per SM times

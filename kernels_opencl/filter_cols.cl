@@ -17,5 +17,5 @@ typedef ps_filter_src ps_rows_src;
 #define PS_ROWS_ALIGNED(s, c) (((s)->launch->data_offset[c] & 3) == 0)
 #define PS_ROWS_VALIDITY(s, c) ((s)->validity[c] + (s)->launch->validity_offset[c])
 #define PS_ROWS_AUX(s) ((s)->aux)
-#define PS_ROWS_POW10(s, c) (ps_pow10 + min((s)->launch->prog.cols[c].scale, 18u))
+#define PS_ROWS_POW10(s, c) (ps_pow10 + min((uint)(s)->launch->prog.cols[c].scale, 18u))
 #define PS_ROWS_AUX_FAULT PS_FILTER_CORRUPT_AUX

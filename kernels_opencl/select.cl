@@ -241,7 +241,7 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
   if (i0 >= launch->count) return;
   uint n = (uint)min((ulong)32, launch->count - i0);
 #ifdef PS_HAVE_FP64
-  __constant double *pow10 = ps_pow10 + min(m->scale, 18u);
+  __constant double *pow10 = ps_pow10 + min((uint)m->scale, 18u);
 #else
   __constant uchar *pow10 = 0;
 #endif

@@ -1,8 +1,9 @@
 /*
- * Comparison arithmetic shared by the evaluators of both dialects (CUDA's
- * ps_cuda_words.cuh and ps_cuda_rows.cuh, OpenCL's words.cl and filter.cl)
- * and the host tests: the reference difference of the 32-bit column
- * compare, a comparison's outcome from the order of its operands, the
+ * Comparison arithmetic shared by the evaluators of both dialects
+ * (ps_where.h: OpenCL's words.cl and CUDA's general kernel; the per-row
+ * interpreters ps_cuda_rows.cuh and filter.cl) and the host tests: the
+ * reference difference of the 32-bit column compare, a comparison's outcome
+ * from the order of its operands, the
  * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code; and the lookups of
  * a code in the program's aux words (a SET bit, a PS_MODE_RANK rank, the
  * INLIST intervals), read through ps_dialect.h's ps_aux_words.
@@ -128,17 +129,29 @@ PS_HFN ps_bool ps_in_list(ps_aux_words aux, ps_u64 base, ps_u64 count, ps_u64 co
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 /* The PS_MODE_DOUBLE value of a code of a column of `kind` with reference M
- * (core/ps_program.h); *pow10 is 10^scale, read for the float kinds only.
+ * (core/ps_program.h); pow10 (*pow10) is 10^scale, read for the float kinds only.
  * Conversions round to nearest even and the division is correctly rounded
  * (never built with fast-math options). */
-PS_HFN double ps_code_double(ps_u32 kind, ps_u64 reference, ps_u64 code, PS_CONST_MEM const double *pow10) {
+PS_HFN double ps_code_double_at(ps_u32 kind, ps_u64 reference, ps_u64 code, double pow10) {
   const ps_u64 v = reference + code;
   switch (kind) {
     case PS_KIND_UNSIGNED: return (double)v;
-    case PS_KIND_FLOAT64: return (double)(ps_i64)v / *pow10;
-    case PS_KIND_FLOAT32: return (double)(float)((double)(ps_i64)v / *pow10);
+    case PS_KIND_FLOAT64: return (double)(ps_i64)v / pow10;
+    case PS_KIND_FLOAT32: return (double)(float)((double)(ps_i64)v / pow10);
     default: return (double)(ps_i64)v;
   }
+}
+
+PS_HFN double ps_code_double(ps_u32 kind, ps_u64 reference, ps_u64 code, PS_CONST_MEM const double *pow10) {
+  return ps_code_double_at(kind, reference, code, *pow10);
+}
+
+/* 10^scale (scale 0..18) as a double, exact: every power up to 10^22 is a
+ * double, so each product below is exact. */
+PS_HFN double ps_pow10_of(ps_u32 scale) {
+  double v = 1.0;
+  for (ps_u32 i = 0; i < scale && i < 18u; ++i) v *= 10.0;
+  return v;
 }
 #endif
 

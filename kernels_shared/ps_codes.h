@@ -15,9 +15,10 @@
  *   ps_col_valid_at   whether row r of a column is valid
  *   ps_code_in_words  the same from words known to lie inside the stream
  *                     (4-byte aligned, unchecked loads)
- *   ps_code_of_word   code j of a 32-row word from its w words held in a
- *                     private array (registers once w is a constant and j
- *                     an unrolled index)
+ *   ps_word_load      the FOR word reader of the per-word evaluator: what 32-row word g of a
+ *                     column needs, into a private array (registers once w
+ *                     is a constant) ...
+ *   ps_code_of_word   ... and code j of that word from it
  *   ps_code_corrupt   whether a valid row's code is corrupt data
  *
  * and, for every encoding of kernels_shared/ps_layout.h (the only place
@@ -25,9 +26,9 @@
  *
  *   ps_col_code_at    the code of row r of a column slot (ps_prog_col), in
  *                     its encoding: what per-row readers call
- *   ps_word_load      the 32-row word g of a column into a private array
+ *   ps_word_load_enc  the 32-row word g of a column into a private array
  *                     of PS_WORD_X words
- *   ps_word_code      code j (0..31) of a word ps_word_load loaded
+ *   ps_word_code      code j (0..31) of a word ps_word_load_enc loaded
  *
  * Only the words a code overlaps are read. The reference backend
  * (core/reference.c) keeps its own bytewise reader on purpose: it is the
@@ -149,8 +150,45 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
  * kernels). */
 #define ps_code_corrupt(col_flags, code, code_limit) (((col_flags)&PS_COLF_NO_CODES) || (code) > (code_limit))
 
-/* x[0..w) are the 32-row word's stream words; x needs w + 2 entries (the
- * last two may hold anything: a code never takes bits from them). */
+/* ---- the per-encoding word reader ------------------------------------------
+ * The per-word evaluator (ps_where.h) reads a column's codes only through
+ * these two functions: ps_word_load brings what 32-row word g of the column
+ * needs into a private array, ps_code_of_word returns code j (0..31) of it.
+ * An encoding other than bit-packed FOR adds a case to both (a switch on its
+ * ps_prog_col field); nothing else in the evaluator knows the layout.
+ *
+ * Bit-packed FOR: x[0..w) are the stream words [g*w, g*w + w) (32 rows take
+ * exactly w words), x[w] and x[w + 1] are 0 (a code never takes bits from
+ * them; they keep the constant indexes of an unrolled reader in range).
+ * With w a compile-time constant (a specialized kernel) and j an unrolled
+ * index, x lives in registers and every code is a constant shift. */
+#define PS_WORD_MAX 66u /* entries of x: 64 words and the two zeros */
+
+/* d, size, aligned: the column's stream from the chunk start (readable
+ * bytes; whether d is 4-byte aligned). Words wholly inside an aligned
+ * stream are loaded unchecked, the others bounded (ps_stream_word). */
+PS_HFN void ps_word_load(PS_CONST_MEM const ps_prog_col *col, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
+                         ps_u64 g, ps_u32 *x) {
+  const ps_u32 w = col->width;
+  const ps_u64 first = g * w;
+  const int inside = aligned && (first + w) * 4 <= size;
+  /* one loop for both cases: once unrolled, x is indexed by constants only
+   * (two loops let nvcc keep the bounded one rolled, x then in local memory);
+   * unrolled up to 32 words, as the evaluator's loops over rows */
+  if (w <= 32) {
+    PS_UNROLL
+    for (ps_u32 k = 0; k < w; ++k)
+      x[k] = inside ? ps_code_ld32(d + (first + k) * 4) : ps_stream_word(d, size, first + k, aligned);
+  } else {
+    for (ps_u32 k = 0; k < w; ++k)
+      x[k] = inside ? ps_code_ld32(d + (first + k) * 4) : ps_stream_word(d, size, first + k, aligned);
+  }
+  x[w] = 0u;
+  x[w + 1] = 0u;
+}
+
+/* Code j of the word whose words ps_word_load put in x (x needs w + 2
+ * entries; the last two may hold anything). */
 PS_HFN ps_u64 ps_code_of_word(const ps_u32 *x, ps_u32 w, ps_u32 j) {
   const ps_u32 bit = j * w, k = bit >> 5, sh = bit & 31u;
   return ps_code_join(w, sh, x[k], sh + w > 32 ? x[k + 1] : 0u, sh + w > 64 ? x[k + 2] : 0u);
@@ -231,16 +269,20 @@ PS_HFN ps_u64 ps_col_code_at(PS_GLOBAL const ps_u8 *d, PS_CONST_MEM const ps_pro
   return ps_code_at(d, col->data_bytes, aligned, col->width, r);
 }
 
-/* Private words a loaded 32-row word needs: FOR w + 2 (ps_code_of_word),
- * DELTA 32 codes of 64 bits. */
-#define PS_WORD_X 66
+/* Private words a loaded 32-row word of any encoding needs: FOR w + 2
+ * (ps_code_of_word), DELTA 32 codes of 64 bits. */
+#define PS_WORD_X PS_WORD_MAX
 
-/* Loads 32-row word g of a column of encoding enc and code width w (data d
- * of `size` readable bytes) into x[0..PS_WORD_X): FOR, its w stream words
- * and two zero words; DELTA, its 32 codes (code j in x[2j], x[2j+1], low
- * first), decoded from the highest row down so that each code overwrites
- * only deltas already read. */
-PS_HFN void ps_word_load(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
+/* The word pair of every encoding: loads 32-row word g of a column of
+ * encoding enc and code width w (data d of `size` readable bytes) into
+ * x[0..PS_WORD_X): FOR, its w stream words and two zero words; DELTA, its
+ * 32 codes (code j in x[2j], x[2j+1], low first), decoded from the highest
+ * row down so that each code overwrites only deltas already read. The
+ * per-word evaluator (ps_where.h) still reads FOR through ps_word_load /
+ * ps_code_of_word above; core sends programs with a DELTA column to the
+ * per-row kernels (ps_eval_args.rows_only) until the evaluator reads this
+ * pair and is measured on it. */
+PS_HFN void ps_word_load_enc(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
                          ps_u32 *x) {
   if (enc == PS_ENC_DELTA) {
     const ps_delta_block k = ps_delta_block_of(d, size, aligned, g * 32);
@@ -266,7 +308,7 @@ PS_HFN void ps_word_load(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 
   x[w + 1] = 0u;
 }
 
-/* Code j (0..31) of a word ps_word_load loaded with the same enc and w. */
+/* Code j (0..31) of a word ps_word_load_enc loaded with the same enc and w. */
 PS_HFN ps_u64 ps_word_code(ps_u32 enc, ps_u32 w, const ps_u32 *x, ps_u32 j) {
   if (enc == PS_ENC_DELTA) return (ps_u64)x[2 * j] | ((ps_u64)x[2 * j + 1] << 32);
   return ps_code_of_word(x, w, j);

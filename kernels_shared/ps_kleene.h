@@ -1,7 +1,7 @@
 /*
  * Kleene logic over 32-row words, written once for every per-word evaluator
- * of the flat program (core/ps_program.h): the CUDA general kernel
- * (kernels_cuda/ps_cuda_words.cuh), OpenCL's interpreting filter
+ * of the flat program (core/ps_program.h): ps_where.h (OpenCL's words.cl,
+ * CUDA's general kernel), OpenCL's interpreting filter
  * (kernels_opencl/filter.cl) and the host tests. OpenCL C, CUDA C++, C11.
  *
  * The truth values of 32 rows travel as two masks: t (TRUE) and f (FALSE); a

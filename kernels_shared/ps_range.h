@@ -25,12 +25,10 @@
  *                       words: ps_rb_quad4, a transpose by delta swaps)
  *   ps_rb_max_code_top  the largest of 32 codes in the top bits: the cheap
  *                       corrupt-code (code-limit) test
- *   ps_range_leaf       the general kernels' RANGE leaf up to 32 bits: the
- *                       range test and the corrupt-code test in one pass
  *
  * The lane arithmetic is also given as macros (PS_RB_LANE_SUB,
- * PS_RB_LANE_LT, PS_RB_COMPRESS_STEP), so that OpenCL's CPU variant runs it
- * on 16-lane vectors.
+ * PS_RB_LANE_LT, PS_RB_COMPRESS_STEP), so that range.cl's CPU variant runs
+ * it on 16-lane vectors.
  */
 #ifndef PS_RANGE_H
 #define PS_RANGE_H
@@ -253,40 +251,6 @@ PS_HFN ps_u32 ps_range_bits(const ps_u32 *x, int w, ps_u64 lo, ps_u64 span) {
     }
   }
   return bits;
-}
-
-/* The RANGE leaf of the general kernels (CUDA's per-word kernel, OpenCL's
- * words.cl) at a width 0..32: bit j of the result set iff code j of x[0..w)
- * is in [lo, lo + span]; with check (the column's code limit is below
- * 2^w - 1; limit < 2^w), bit j of *bad set iff code j is above limit. At 0,
- * 1, 2, 4 and 8 bits through ps_range_bits (the corrupt codes as the range
- * [0, limit] missed); elsewhere the codes are compared in their top bits,
- * both tests in the same pass over the codes (a second pass keeps all w
- * words live: at 31 bits CUDA's kernel spilled). */
-PS_HFN ps_u32 ps_range_leaf(const ps_u32 *x, int w, ps_u64 lo, ps_u64 span, int check, ps_u64 limit, ps_u32 *bad) {
-  ps_u32 hits = 0, b = 0;
-  if (w == 0 || w == 1 || w == 2 || w == 4 || w == 8) {
-    hits = ps_range_bits(x, w, lo, span);
-    if (check) b = ~ps_range_bits(x, w, 0, limit);
-  } else {
-    const int g = 32 - w; /* bits below a top-aligned code */
-    const ps_u32 low = (ps_u32)(((ps_u64)1 << g) - 1u);
-    const ps_u32 lo_top = (ps_u32)lo << g, span_top = ((ps_u32)span << g) | low;
-    const ps_u32 limit_top = ((ps_u32)limit << g) | low;
-    if (check) {
-      PS_UNROLL
-      for (int j = 0; j < 32; ++j) {
-        const ps_u32 t = ps_rb_code_top(x, w, j);
-        hits |= (ps_u32)(t - lo_top <= span_top) << j;
-        b |= (ps_u32)(t > limit_top) << j;
-      }
-    } else {
-      PS_UNROLL
-      for (int j = 0; j < 32; ++j) hits |= (ps_u32)(ps_rb_code_top(x, w, j) - lo_top <= span_top) << j;
-    }
-  }
-  *bad = b;
-  return hits;
 }
 
 #endif /* PS_RANGE_H */

@@ -1,23 +1,20 @@
-/* Host check of the CUDA per-word kernel's logic (kernels_cuda/
- * ps_cuda_words.cuh: staging layout, code cursor, leaves, Kleene stack,
- * bitmap and byte-mask stores) against the per-row evaluation of
+/* Host check of the CUDA per-word kernel's logic (the shared evaluator
+ * kernels_shared/ps_where.h, generic, with kernels_cuda/ps_cuda_words.cuh's
+ * buffers, rows, bitmap and byte-mask stores) against the per-row evaluation of
  * ps_cuda_rows.cuh, on random programs over random columns: widths 0..64,
  * every value kind, nulls, negation, corrupt codes (code_limit below the
  * largest code, PS_COLF_NO_CODES), aux faults, partial last words and tasks,
  * input selections (also in place, selection == bitmap), misaligned streams
  * and outputs. The kernel's warp is emulated: for each task, every lane's
- * evaluated rows are read first, the __any_sync skip is applied, the lanes
- * are evaluated one after another (a leaf's staging does all 32 lanes'
- * shares on the host), then bitmap words, mask shares (the shuffle source
- * lane) and the count. Status words must match bit for bit too. Staging
- * areas start out filled with garbage, and every vector copy or shared load
- * is checked for alignment (PS_WORDS_HOST_CHECKS).
+ * evaluated rows are read first, the lanes are evaluated one after another,
+ * then bitmap words, mask shares (the shuffle source lane) and the count.
+ * Status words must match bit for bit too.
  *
  * Besides the random programs, sweeps cover every width with the
  * width-templated paths: RANGE at widths 0..64 with and without a code
  * limit, and CMPCOL in PS_MODE_INT for every pair of widths 0..33 and every
  * operator, on columns whose references put Mb - Ma at and around the
- * 32-bit variant's edges (PS_LEAF_CMP32: widths <= 31, no wrap), signed
+ * 32-bit variant's edges (widths <= 31, no wrap), signed
  * and unsigned kinds, negative references; the run fails if the 32-bit
  * variant was never taken.
  *
@@ -34,12 +31,9 @@
 #include <random>
 #include <vector>
 
-#define PS_WORDS_HOST_CHECKS 1
 #include "host_check.h"
 #include "ps_cuda_rows.cuh"
 #include "ps_cuda_words.cuh"
-
-long ps_words_misaligned = 0;
 
 static std::mt19937_64 rng;
 static const double kPow10[19] = PS_POW10_TABLE;
@@ -78,7 +72,6 @@ struct scenario {
   bool in_place = false;
   bool want_bitmap = true, want_mask = true;
   size_t bitmap_shift = 0, mask_shift = 0;
-  uint32_t budget = 2048; /* ps_words_layout_of: 0 forces per-leaf staging */
 };
 
 /* References that put Mb - Ma at and around the edges of the 32-bit CMPCOL
@@ -107,7 +100,7 @@ static uint64_t edge_reference() {
 /* A column the core could have built: the code limit keeps M + code inside
  * the key type (ps_no_wrap), sometimes lower (a dictionary's). */
 static void make_sound_limits(ps_prog_col &col) {
-  const uint64_t cmax = ps_code_max(col.width);
+  const uint64_t cmax = ps_w_code_max(col.width);
   uint64_t lim = cmax;
   if (col.kind == PS_KIND_SIGNED) {
     const int64_t m = (int64_t)col.reference;
@@ -128,7 +121,7 @@ static void make_column(scenario &s, uint32_t c, uint32_t rows) {
   col.kind = (uint32_t)rnd(4);
   col.scale = col.kind >= PS_KIND_FLOAT64 ? (uint32_t)rnd(19) : 0;
   col.reference = coin(50) ? rnd(1000) - 500 : rng();
-  const uint64_t cmax = ps_code_max(col.width);
+  const uint64_t cmax = ps_w_code_max(col.width);
   col.code_limit = cmax;
   if (coin(35)) col.code_limit = coin(50) ? rnd(cmax < 64 ? cmax + 1 : 64) : cmax - rnd(4) * (cmax > 4);
   if (coin(40)) { /* as the core builds them: the 32-bit CMPCOL applies up to 31 bits */
@@ -142,7 +135,7 @@ static void make_column(scenario &s, uint32_t c, uint32_t rows) {
 /* The packed codes, validity and pointers of column c from its metadata. */
 static void fill_column(scenario &s, uint32_t c, uint32_t rows) {
   ps_prog_col &col = s.p.prog.cols[c];
-  const uint64_t cmax = ps_code_max(col.width);
+  const uint64_t cmax = ps_w_code_max(col.width);
   col.flags &= ~(PS_COLF_VALIDITY | PS_COLF_NO_CODES); /* may be called again for a column */
   col.validity_bytes = 0;
   s.p.validity[c] = nullptr;
@@ -200,7 +193,7 @@ static void make_leaf(scenario &s, ps_insn &in) {
   memset(&in, 0, sizeof in);
   in.col_a = (uint32_t)rnd(prog.n_cols);
   const ps_prog_col &col = prog.cols[in.col_a];
-  const uint64_t cmax = ps_code_max(col.width);
+  const uint64_t cmax = ps_w_code_max(col.width);
   if (coin(50)) in.flags |= PS_INSN_NEGATE;
   switch (rnd(5)) {
     case 0: { /* RANGE */
@@ -317,7 +310,6 @@ struct outputs {
   bytes_buf bitmap, mask;
   uint64_t count = 0;
   uint32_t status = 0;
-  uint64_t all_tasks = 0;
   long cmp32 = 0;
 };
 
@@ -357,54 +349,45 @@ static void run_rows(scenario &s, outputs &o) {
   }
 }
 
-/* The evaluated rows of every lane of a task; returns whether any. */
-static bool task_rows(const scenario &s, uint32_t task, uint32_t *rows) {
-  const uint32_t words = (s.p.rows + 31) / 32;
-  uint32_t any = 0;
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    const uint32_t g = task * 32 + lane;
-    rows[lane] = g < words ? ps_word_rows(s.p, g) : 0u;
-    any |= rows[lane];
-  }
-  return any != 0;
+/* Whether CMPCOL leaf `in` takes ps_where.h's 32-bit compare. */
+static bool takes_cmp32(const ps_program &prog, const ps_insn &in) {
+  if (in.op != PS_OP_CMPCOL || PS_INSN_MODE(in.flags) != PS_MODE_INT) return false;
+  const ps_prog_col &a = prog.cols[in.col_a], &b = prog.cols[in.col_b];
+  return a.width <= 31 && b.width <= 31 && ps_w_no_wrap(&a) && ps_w_no_wrap(&b);
 }
 
-/* The per-word kernel's result, one emulated warp after another, in the
- * kernel's order of staging and evaluation. */
+/* The per-word kernel's result, one emulated warp after another: every
+ * lane's word through kernels_shared/ps_where.h with the kernel's
+ * parameters (ps_cuda_where_params_of), then bitmap words, mask shares (the
+ * shuffle source lane) and the count, as ps_cuda_where.cuh's body. */
 static void run_words(scenario &s, outputs &o) {
   prepare_outputs(s, o, s.in_place);
-  const ps_words_layout L = ps_words_layout_of(s.p.prog, s.budget);
-  /* exact: a sanitizer sees overreads; garbage: unstaged words are not 0 */
-  std::vector<uint32_t> area((size_t)L.words);
-  for (auto &x : area) x = (uint32_t)rng();
-  if (((uintptr_t)area.data() & 15u) || (L.words & 3u)) ++ps_words_misaligned;
-  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
-    if (L.off[c] & 3u) ++ps_words_misaligned;
-  for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) o.cmp32 += (L.leaf[i] & PS_LEAF_CMP32) != 0;
+  const ps_cuda_where_params w = ps_cuda_where_params_of(s.p);
+  for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) o.cmp32 += takes_cmp32(s.p.prog, s.p.prog.insns[i]);
   const uint32_t words = (s.p.rows + 31) / 32, tasks = (words + 31) / 32;
-  uint32_t rows[32];
+  ps_w_status st = {0u, 0u};
   for (uint32_t task = 0; task < tasks; ++task) {
     uint32_t word[32];
-    const bool any = task_rows(s, task, rows);
-    if (any && L.all) ps_stage_all(s.p, L, task, area.data(), 0);
-    for (uint32_t lane = 0; lane < 32; ++lane) {
-      word[lane] = any ? ps_eval_word(s.p, L, area.data(), task, lane, rows[lane], &o.status) : 0u;
-    }
-    if (L.all) ++o.all_tasks;
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t g = task * 32 + lane;
-      if (s.p.bitmap && g < words) ps_store_bitmap_word(s.p, g, word[lane]);
+      const uint32_t rows = g < words ? ps_cw_word_rows(w, g) : 0u;
+      word[lane] = rows ? ps_where_word(&w.prog, &w.bufs, g, rows, 0, 0, &st) : 0u;
+    }
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t g = task * 32 + lane;
+      if (w.bitmap && g < words) ps_cw_store_bitmap_word(w, g, word[lane]);
       o.count += (uint64_t)__builtin_popcount(word[lane]);
     }
-    if (s.p.mask)
+    if (w.mask)
       for (uint32_t m = 0; m < 8; ++m)
         for (uint32_t lane = 0; lane < 32; ++lane)
-          ps_store_mask_share(s.p, task, m, lane, word[ps_mask_src_lane(m, lane)]);
+          ps_cw_store_mask_share(w, task, m, lane, word[ps_cw_mask_src_lane(m, lane)]);
   }
+  o.status |= st.slots;
 }
 
 struct tally {
-  long bad = 0, runs = 0, corrupt_runs = 0, aux_runs = 0, all_runs = 0, cmp32_leaves = 0;
+  long bad = 0, runs = 0, corrupt_runs = 0, aux_runs = 0, cmp32_leaves = 0;
 };
 
 /* Runs both evaluations of s and compares everything; prints the first few
@@ -424,7 +407,6 @@ static bool check_scenario(scenario &s, tally &t, const char *what, long it) {
   ++t.runs;
   if (a.status & ~PS_CUDA_FLAG_AUX) ++t.corrupt_runs;
   if (a.status & PS_CUDA_FLAG_AUX) ++t.aux_runs;
-  if (b.all_tasks) ++t.all_runs;
   t.cmp32_leaves += b.cmp32;
   if (!ok && t.bad++ < 5) {
     printf("MISMATCH %s it=%ld rows=%u insns=%u cols=%u count %llu/%llu status %08x/%08x sel=%d in_place=%d\n", what, it,
@@ -466,7 +448,7 @@ static void sweep_one(tally &t, const char *what, long it, uint32_t rows, const 
     col.kind = coin(50) ? PS_KIND_SIGNED : PS_KIND_UNSIGNED;
     col.reference = coin(70) ? edge_reference() : (uint64_t)(rnd(2000) - 1000);
     make_sound_limits(col);
-    if (coin(10)) col.code_limit = ps_code_max(col.width); /* may wrap: the 64-bit path */
+    if (coin(10)) col.code_limit = ps_w_code_max(col.width); /* may wrap: the 64-bit path */
     fill_column(s, c, rows);
   }
   s.p.prog.n_insns = 1;
@@ -477,7 +459,6 @@ static void sweep_one(tally &t, const char *what, long it, uint32_t rows, const 
   s.p.aux = s.aux.data();
   s.want_bitmap = true;
   s.want_mask = coin(20);
-  s.budget = coin(80) ? 2048 : 0;
   check_scenario(s, t, what, it);
   delete sp;
 }
@@ -514,7 +495,6 @@ int main(int argc, char **argv) {
     s.want_mask = coin(60);
     s.bitmap_shift = coin(80) ? 0 : 1 + rnd(3);
     s.mask_shift = coin(70) ? 0 : 1 + rnd(3);
-    s.budget = coin(50) ? 2048 : (coin(50) ? 0 : (uint32_t)rnd(5000));
     check_scenario(s, t, "random", it);
     delete sp;
   }
@@ -530,7 +510,7 @@ int main(int argc, char **argv) {
         memset(&in, 0, sizeof in);
         in.op = PS_OP_RANGE;
         if (coin(30)) in.flags |= PS_INSN_NEGATE;
-        const uint64_t cmax = ps_code_max(w);
+        const uint64_t cmax = ps_w_code_max(w);
         if (coin(50)) s.p.prog.cols[0].code_limit = cmax - (cmax ? rnd(cmax < 8 ? cmax : 8) : 0);
         in.lo = coin(30) ? 0 : rng() & cmax;
         in.hi = coin(30) ? cmax : rng() & cmax;
@@ -557,10 +537,9 @@ int main(int argc, char **argv) {
         });
       }
 
-  printf("%ld runs: %ld with corrupt codes, %ld with aux faults, %ld staged per task, %ld 32-bit CMPCOL leaves\n",
-         t.runs, t.corrupt_runs, t.aux_runs, t.all_runs, t.cmp32_leaves);
+  printf("%ld runs: %ld with corrupt codes, %ld with aux faults, %ld 32-bit CMPCOL leaves\n", t.runs, t.corrupt_runs,
+         t.aux_runs, t.cmp32_leaves);
   TH_EXPECT(t.bad == 0, "%ld of %ld runs mismatched", t.bad, t.runs);
-  TH_EXPECT(t.cmp32_leaves > 0, "the 32-bit CMPCOL variant (PS_LEAF_CMP32) was never taken");
-  TH_EXPECT(ps_words_misaligned == 0, "%ld misaligned vector accesses", ps_words_misaligned);
+  TH_EXPECT(t.cmp32_leaves > 0, "the 32-bit CMPCOL variant was never taken");
   return th_host_finish();
 }

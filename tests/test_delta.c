@@ -189,7 +189,7 @@ static void sweep(ps_context *ctx, ps_context *ref, th_rng *r, int all, unsigned
 }
 
 /* ps_codes.h's readers on the host: ps_col_code_at and the word pair
- * (ps_word_load, ps_word_code) give every valid row's value - M, for FOR and
+ * (ps_word_load_enc, ps_word_code) give every valid row's value - M, for FOR and
  * DELTA, at every width. */
 static void shared_readers(th_rng *r) {
   for (uint32_t k = 0; k <= 2 * 64 + 1; k++) {
@@ -214,7 +214,7 @@ static void shared_readers(th_rng *r) {
       uint32_t x[PS_WORD_X];
       int bad = 0;
       for (uint64_t g = 0; g < (n + 31) / 32 && !bad; g++) {
-        ps_word_load((ps_u32)enc, c.width, e.data, c.data_bytes, 1, g, x);
+        ps_word_load_enc((ps_u32)enc, c.width, e.data, c.data_bytes, 1, g, x);
         for (uint32_t j = 0; j < 32 && 32 * g + j < n; j++) {
           const uint64_t want = v[32 * g + j] - e.desc.reference.u;
           const uint64_t a = ps_col_code_at(e.data, &c, 1, 32 * g + j), b = ps_word_code((ps_u32)enc, c.width, x, j);
@@ -326,6 +326,7 @@ static void malformed(ps_context *ctx) {
     for (int k = 0; k < 8; k++) copy[32 + k] = (uint8_t)(base >> (8 * k));
     d = e.desc;
     d.data = copy;
+    d.zones = NULL; /* the encoder's zone maps describe the codes before the change */
     ps_column *bad = NULL;
     ps_expr *x = NULL;
     uint64_t count = 0;

@@ -7,6 +7,8 @@
  * backends write them and, where CUDA is compiled, compiled by NVRTC for
  * sm_90 to a CUBIN (no GPU needed: CI compiles CUDA on machines without
  * one). PACKSCAN_SPEC_DUMP=<dir> also writes each text to <dir>/<name>.spec.
+ * The same for a filter program's shape text (ps_where_spec_write), compiled
+ * into the general per-word kernel (kernels_cuda/where_spec.cuh).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
@@ -155,7 +157,7 @@ static void check_shape(ps_context *ctx, const shape *s, const char *dump) {
   void *cubin = NULL;
   size_t size = 0;
   const double t0 = now_ms();
-  const ps_status st = ps_cuda_spec_compile(ctx, text, 9, 0, &cubin, &size);
+  const ps_status st = ps_cuda_spec_compile(ctx, PS_CUDA_SPEC_QUERY, text, 9, 0, &cubin, &size);
   const double ms = now_ms() - t0;
   CHECKF(st == PS_OK && cubin && size > 0, "%s: NVRTC: %s: %s", s->name, ps_status_name(st),
          ps_context_last_error(ctx));
@@ -221,6 +223,70 @@ static void check_policy(const shape *shapes) {
   ps_query_launch_shape(PS_QMODE_REGS, bound, 8, 1000000, 256, 4, 0, 0, &items, &parts);
   CHECK(parts == (1000000 + 511) / 512 && items == parts * 256);
   CHECK(ps_query_regs_max_words(0) == UINT64_C(1) << 40 && ps_query_regs_max_words(1) == UINT64_C(1) << 40);
+}
+
+/* A filter program of every leaf kind under AND / OR / NOT, with literals
+ * that depend on `seed` (the shape does not). */
+static void where_program(ps_program *p, uint64_t seed) {
+  memset(p, 0, sizeof *p);
+  p->n_cols = 4;
+  const uint32_t widths[4] = {13, 17, 40, 0};
+  for (uint32_t c = 0; c < 4; c++) {
+    p->cols[c].width = widths[c];
+    p->cols[c].kind = c == 2 ? PS_KIND_FLOAT64 : PS_KIND_SIGNED;
+    p->cols[c].scale = c == 2 ? 2 : 0;
+    p->cols[c].flags = c == 1 ? PS_COLF_VALIDITY : 0;
+    p->cols[c].reference = seed + c;
+    p->cols[c].code_limit = ((uint64_t)1 << widths[c]) - 1 - (seed & 1);
+    p->cols[c].data_bytes = 4096 + seed;
+  }
+  const ps_insn insns[] = {
+      {PS_OP_RANGE, 0, 0, 0, 0, 0, seed, seed + 100},
+      {PS_OP_CMPCOL, PS_INSN_MAKE_CMP(PS_CMP_LT, PS_MODE_INT), 0, 1, 0, 0, 0, 0},
+      {PS_OP_OR, 0, 0, 0, 0, 0, 0, 0},
+      {PS_OP_SET, PS_INSN_NEGATE, 1, 0, (uint32_t)seed, 0, 0, 0},
+      {PS_OP_AND, 0, 0, 0, 0, 0, 0, 0},
+      {PS_OP_CMPCOL, PS_INSN_MAKE_CMP(PS_CMP_GE, PS_MODE_DOUBLE), 2, 0, 0, 0, 0, 0},
+      {PS_OP_INLIST, 0, 2, 0, 64, 0, 2, 0},
+      {PS_OP_ISNULL, PS_INSN_NEGATE, 1, 0, 0, 0, 0, 0},
+      {PS_OP_CMPCOL, PS_INSN_MAKE_CMP(PS_CMP_EQ, PS_MODE_RANK), 3, 3, 80, 81, 0, 0},
+      {PS_OP_AND, 0, 0, 0, 0, 0, 0, 0},
+      {PS_OP_OR, 0, 0, 0, 0, 0, 0, 0},
+      {PS_OP_NOT, 0, 0, 0, 0, 0, 0, 0},
+      {PS_OP_AND, 0, 0, 0, 0, 0, 0, 0},
+      {PS_OP_AND, 0, 0, 0, 0, 0, 0, 0},
+  };
+  p->n_insns = sizeof insns / sizeof insns[0];
+  memcpy(p->insns, insns, sizeof insns);
+  p->stack_depth = 4;
+  p->aux_words = 128;
+}
+
+/* The filter's shape text (ps_where_spec_write): the same for programs that
+ * differ only in literals and data, and compiled by NVRTC where CUDA is. */
+static void check_where_spec(ps_context *ctx) {
+  th_case("where spec");
+  ps_program a, b;
+  where_program(&a, 1);
+  where_program(&b, 1000);
+  char ta[PS_WHERE_SPEC_MAX_TEXT], tb[PS_WHERE_SPEC_MAX_TEXT];
+  const size_t la = ps_where_spec_write(&a, ta, sizeof ta), lb = ps_where_spec_write(&b, tb, sizeof tb);
+  CHECKF(la > 0 && strstr(ta, "#define PS_W_SPEC_PROG ps_w_spec_prog") != NULL, "where text of %zu bytes", la);
+  CHECKF(la == lb && memcmp(ta, tb, la) == 0, "one shape, two texts:\n%s\n%s", ta, tb);
+  CHECK(ps_where_spec_write(&a, tb, 32) == 0 && tb[0] == '\0');
+  b.insns[0].flags = PS_INSN_NEGATE; /* another shape */
+  CHECK(ps_where_spec_write(&b, tb, sizeof tb) == la && memcmp(ta, tb, la) != 0);
+#if defined(PACKSCAN_HAVE_CUDA)
+  void *cubin = NULL;
+  size_t size = 0;
+  const double t0 = now_ms();
+  const ps_status st = ps_cuda_spec_compile(ctx, PS_CUDA_SPEC_WHERE, ta, 9, 0, &cubin, &size);
+  CHECKF(st == PS_OK && cubin && size > 0, "where: NVRTC: %s: %s", ps_status_name(st), ps_context_last_error(ctx));
+  printf("  where: %zu bytes of text, NVRTC sm_90 %.0f ms, CUBIN %zu bytes\n", la, now_ms() - t0, size);
+  ps_free(ctx, cubin);
+#else
+  (void)ctx;
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -328,6 +394,7 @@ int main(int argc, char **argv) {
                  &v[nv++]);
   for (int i = 0; i < 6; i++) check_shape(ctx, &shapes[i], dump);
   if (shapes[0].q && shapes[1].q && shapes[3].q && shapes[4].q) check_policy(shapes);
+  check_where_spec(ctx);
 
 done:
   for (int i = 0; i < 6; i++) ps_query_destroy(shapes[i].q);

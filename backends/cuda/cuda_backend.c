@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cuda_query_spec.h"
+#include "query_spec.h"
 
 #include "cuda_backend.h"
 #include "ps_cuda_kernels.h"
@@ -353,7 +354,6 @@ static ps_status report_status(ps_backend *be, const ps_eval_args *a, uint32_t s
   return PS_OK;
 }
 
-
 /* Whether [a, a + na) and [b, b + nb) share no byte. */
 static int apart(const uint8_t *a, uint64_t na, const uint8_t *b, uint64_t nb) {
   return (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
@@ -583,6 +583,24 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
   return st;
 }
 
+/* The general per-word kernel compiled for prog's shape (NVRTC), under the
+ * queries' policy (core/query_spec.h: the same internal option and
+ * options.query_compile): *spec NULL while it is being built in the
+ * background, or where it could not be built (the precompiled kernel runs:
+ * the same bits). */
+static ps_status where_spec_kernel(ps_backend *be, const ps_program *prog, const void **spec) {
+  *spec = NULL;
+  char *text = ps_host_alloc(be->ctx, PS_WHERE_SPEC_MAX_TEXT);
+  if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: filter specialization text");
+  ps_status st = PS_OK;
+  if (ps_where_spec_write(prog, text, PS_WHERE_SPEC_MAX_TEXT) != 0) {
+    const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
+    st = ps_cuda_spec_kernel(be, PS_CUDA_SPEC_WHERE, text, strict, ps_query_spec_background(be->ctx), spec);
+  }
+  ps_host_free(be->ctx, text);
+  return st;
+}
+
 static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   ps_context *ctx = be->ctx;
   if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS)
@@ -609,9 +627,11 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   int prev;
   st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = scratch_zero(be);
+  const void *spec = NULL;
+  if (ps_query_specialize(ctx, a->rows)) st = where_spec_kernel(be, a->prog, &spec);
+  if (st == PS_OK) st = scratch_zero(be);
   if (st == PS_OK)
-    st = ps_cuda_status(ctx, ps_cuda_launch_eval(&params, be->max_blocks, be->stream),
+    st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, &params, be->max_blocks, be->stream),
                         "launching the eval kernel", false);
   /* The count and the corruption flag are host values: read them back once. */
   if (st == PS_OK) st = scratch_take(be);

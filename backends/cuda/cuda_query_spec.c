@@ -1,9 +1,10 @@
-/* Specialized query kernels on CUDA (cuda_query_spec.h): NVRTC compiles the
- * same sources as query.cu (embedded at build time by
- * kernels_cuda/CMakeLists.txt) with the query's constants in front; the
- * CUBIN is loaded as a library (runtime API, CUDA 12+). Kept in the core's
- * kernel cache (core/kcache.h), and with a kernel_cache_dir the CUBINs on
- * disk too. */
+/* Specialized kernels on CUDA (cuda_query_spec.h): NVRTC compiles the same
+ * sources as the precompiled kernels (embedded at build time by
+ * kernels_cuda/CMakeLists.txt) with constants in front: a query's (pass 1
+ * of query.cu) or a filter program's shape (eval.cu's general per-word
+ * kernel); the CUBIN is loaded as a library (runtime API, CUDA 12+). Kept in
+ * the core's kernel cache (core/kcache.h), and with a kernel_cache_dir the
+ * CUBINs on disk too. */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,18 @@ extern const unsigned char ps_cuda_source_cuda_query_h[];
 extern const size_t ps_cuda_source_cuda_query_h_size;
 extern const unsigned char ps_cuda_source_query_spec_cuh[];
 extern const size_t ps_cuda_source_query_spec_cuh_size;
+extern const unsigned char ps_cuda_source_codes_h[];
+extern const size_t ps_cuda_source_codes_h_size;
+extern const unsigned char ps_cuda_source_cmpcol_h[];
+extern const size_t ps_cuda_source_cmpcol_h_size;
+extern const unsigned char ps_cuda_source_kleene_h[];
+extern const size_t ps_cuda_source_kleene_h_size;
+extern const unsigned char ps_cuda_source_where_h[];
+extern const size_t ps_cuda_source_where_h_size;
+extern const unsigned char ps_cuda_source_cuda_where_cuh[];
+extern const size_t ps_cuda_source_cuda_where_cuh_size;
+extern const unsigned char ps_cuda_source_where_spec_cuh[];
+extern const size_t ps_cuda_source_where_spec_cuh_size;
 
 /* Specialized kernels kept per context. */
 #define PS_CUDA_SPEC_SLOTS 64
@@ -44,58 +57,74 @@ typedef struct spec_entry {
 struct ps_cuda_spec_cache {
   ps_kcache *kcache;
   int major, minor; /* the device's compute capability */
-  /* The key parts every specialization shares: the source around the
-   * specialization text (as a digest), the NVRTC options and the device. */
-  uint8_t source[PS_SHA256_BYTES];
+  /* The key parts every specialization of a kind shares: the source around
+   * the specialization text (as a digest, per kind), the NVRTC options and
+   * the device. */
+  uint8_t source[PS_CUDA_SPEC_KINDS][PS_SHA256_BYTES];
   char options[64];
   char identity[640];
 };
 
-#define SPEC_KERNEL_NAME "ps_query_partials_spec"
 #define SPEC_STD "--std=c++17"
 
-/* The source NVRTC compiles: head, the specialization text, mid, then
- * query_spec.cuh; it includes these headers. */
-static const char head[] = "#include \"ps_dialect.h\"\n#include \"ps_query_program.h\"\n#line 1 \"spec\"\n";
-static const char mid[] = "\n#include \"ps_cuda_query.h\"\n#line 1 \"query_spec.cuh\"\n";
+/* What each kind compiles: head, the specialization text, mid, then the
+ * entry (query_spec.cuh, where_spec.cuh), which include the headers below;
+ * and the entry's kernel name. The filter's head loads streams through the
+ * read-only cache, as eval.cu's kernel does (ps_codes.h's PS_CODES_LDG). */
+typedef struct spec_kind_source {
+  const char *head, *mid, *entry_name, *kernel;
+  const unsigned char *entry;
+  const size_t *entry_size;
+} spec_kind_source;
 
-#define SPEC_HEADERS 6
+static const spec_kind_source kind_sources[PS_CUDA_SPEC_KINDS] = {
+    {"#include \"ps_dialect.h\"\n#include \"ps_query_program.h\"\n#line 1 \"spec\"\n",
+     "\n#include \"ps_cuda_query.h\"\n#line 1 \"query_spec.cuh\"\n", "query_spec.cu", "ps_query_partials_spec",
+     ps_cuda_source_query_spec_cuh, &ps_cuda_source_query_spec_cuh_size},
+    {"#define PS_CODES_LDG 1\n#include \"ps_dialect.h\"\n#line 1 \"spec\"\n",
+     "\n#include \"ps_cuda_where.cuh\"\n#line 1 \"where_spec.cuh\"\n", "where_spec.cu", "ps_where_words_spec",
+     ps_cuda_source_where_spec_cuh, &ps_cuda_source_where_spec_cuh_size},
+};
+
+#define SPEC_HEADERS 10
 
 static void spec_headers(const char *headers[SPEC_HEADERS], const char *names[SPEC_HEADERS]) {
   /* The embedded files are arrays of the file's bytes plus a NUL. */
-  headers[0] = (const char *)ps_cuda_source_program_h;
-  headers[1] = (const char *)ps_cuda_source_query_program_h;
-  headers[2] = (const char *)ps_cuda_source_dialect_h;
-  headers[3] = (const char *)ps_cuda_source_query_kernels_h;
-  headers[4] = (const char *)ps_cuda_source_cuda_query_h;
-  headers[5] = (const char *)ps_cuda_source_cmpcol_h;
-  names[0] = "ps_program.h";
-  names[1] = "ps_query_program.h";
-  names[2] = "ps_dialect.h";
-  names[3] = "ps_query_kernels.h";
-  names[4] = "ps_cuda_query.h";
-  names[5] = "ps_cmpcol.h";
+  const char *const h[SPEC_HEADERS] = {
+      (const char *)ps_cuda_source_program_h,    (const char *)ps_cuda_source_query_program_h,
+      (const char *)ps_cuda_source_dialect_h,    (const char *)ps_cuda_source_query_kernels_h,
+      (const char *)ps_cuda_source_cuda_query_h, (const char *)ps_cuda_source_codes_h,
+      (const char *)ps_cuda_source_cmpcol_h,     (const char *)ps_cuda_source_kleene_h,
+      (const char *)ps_cuda_source_where_h,      (const char *)ps_cuda_source_cuda_where_cuh};
+  const char *const n[SPEC_HEADERS] = {"ps_program.h",    "ps_query_program.h", "ps_dialect.h", "ps_query_kernels.h",
+                                       "ps_cuda_query.h", "ps_codes.h",         "ps_cmpcol.h",  "ps_kleene.h",
+                                       "ps_where.h",      "ps_cuda_where.cuh"};
+  for (int i = 0; i < SPEC_HEADERS; i++) {
+    headers[i] = h[i];
+    names[i] = n[i];
+  }
 }
 
 /* The NVRTC program of spec's source (created, not compiled). */
-static ps_status spec_program(ps_context *ctx, const char *spec, nvrtcProgram *out) {
+static ps_status spec_program(ps_context *ctx, ps_cuda_spec_kind kind, const char *spec, nvrtcProgram *out) {
   *out = NULL;
+  const spec_kind_source *k = &kind_sources[kind];
   const char *headers[SPEC_HEADERS], *names[SPEC_HEADERS];
   spec_headers(headers, names);
-  const size_t spec_len = strlen(spec);
-  const size_t len = sizeof head - 1 + spec_len + sizeof mid - 1 + ps_cuda_source_query_spec_cuh_size;
+  const size_t spec_len = strlen(spec), head_len = strlen(k->head), mid_len = strlen(k->mid);
+  const size_t len = head_len + spec_len + mid_len + *k->entry_size;
   char *src = ps_host_alloc(ctx, len + 1);
-  if (!src) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel source (%zu bytes)", len + 1);
+  if (!src) return ps_backend_error(ctx, PS_ERR_OUT_OF_MEMORY, "cuda: specialized kernel source (%zu bytes)", len + 1);
   size_t at = 0;
-  memcpy(src + at, head, sizeof head - 1);
-  at += sizeof head - 1;
+  memcpy(src + at, k->head, head_len);
+  at += head_len;
   memcpy(src + at, spec, spec_len);
   at += spec_len;
-  memcpy(src + at, mid, sizeof mid - 1);
-  at += sizeof mid - 1;
-  memcpy(src + at, ps_cuda_source_query_spec_cuh, ps_cuda_source_query_spec_cuh_size);
+  memcpy(src + at, k->mid, mid_len);
+  at += mid_len;
+  memcpy(src + at, k->entry, *k->entry_size);
   src[len] = '\0';
-  const nvrtcResult r = nvrtcCreateProgram(out, src, "query_spec.cu", SPEC_HEADERS, headers, names);
+  const nvrtcResult r = nvrtcCreateProgram(out, src, k->entry_name, SPEC_HEADERS, headers, names);
   ps_host_free(ctx, src);
   if (r != NVRTC_SUCCESS) {
     *out = NULL;
@@ -119,7 +148,7 @@ static ps_status spec_cubin(ps_context *ctx, nvrtcProgram prog, nvrtcResult r, v
     if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 0) log = ps_host_alloc(ctx, log_size);
     if (log && nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = '\0';
     const ps_status st =
-        ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC could not compile the specialized query kernel (%s): %s",
+        ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC could not compile the specialized kernel (%s): %s",
                          nvrtcGetErrorString(r), log ? log : "(no log)");
     ps_host_free(ctx, log);
     return st;
@@ -133,15 +162,16 @@ static ps_status spec_cubin(ps_context *ctx, nvrtcProgram prog, nvrtcResult r, v
     return PS_OK;
   }
   ps_host_free(ctx, bin);
-  return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC: no CUBIN for the specialized query kernel (%s)",
+  return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: NVRTC: no CUBIN for the specialized kernel (%s)",
                           nvrtcGetErrorString(r));
 }
 
-ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int minor, void **cubin, size_t *size) {
+ps_status ps_cuda_spec_compile(ps_context *ctx, ps_cuda_spec_kind kind, const char *spec, int major, int minor,
+                               void **cubin, size_t *size) {
   *cubin = NULL;
   *size = 0;
   nvrtcProgram prog = NULL;
-  ps_status st = spec_program(ctx, spec, &prog);
+  ps_status st = spec_program(ctx, kind, spec, &prog);
   if (st != PS_OK) return st;
   char arch[32];
   arch_option(arch, sizeof arch, major, minor);
@@ -152,15 +182,15 @@ ps_status ps_cuda_spec_compile(ps_context *ctx, const char *spec, int major, int
 }
 
 /* Loads a CUBIN into e (library NULL on failure: the status). */
-static ps_status load_cubin(ps_backend *be, const void *cubin, spec_entry *e) {
+static ps_status load_cubin(ps_backend *be, ps_cuda_spec_kind kind, const void *cubin, spec_entry *e) {
   ps_status st = ps_cuda_status(be->ctx, cudaLibraryLoadData(&e->library, cubin, NULL, NULL, 0, NULL, NULL, 0),
-                                "cudaLibraryLoadData (specialized query kernel)", false);
+                                "cudaLibraryLoadData (specialized kernel)", false);
   if (st != PS_OK) {
     e->library = NULL;
     return st;
   }
-  st = ps_cuda_status(be->ctx, cudaLibraryGetKernel(&e->kernel, e->library, SPEC_KERNEL_NAME),
-                      "cudaLibraryGetKernel (specialized query kernel)", false);
+  st = ps_cuda_status(be->ctx, cudaLibraryGetKernel(&e->kernel, e->library, kind_sources[kind].kernel),
+                      "cudaLibraryGetKernel (specialized kernel)", false);
   if (st != PS_OK) {
     (void)cudaLibraryUnload(e->library);
     e->library = NULL;
@@ -170,14 +200,15 @@ static ps_status load_cubin(ps_backend *be, const void *cubin, spec_entry *e) {
 
 /* The CUBIN the disk cache holds for key loaded into e: 0 when there is
  * none or the driver refuses it (e stays empty). */
-static int disk_entry(ps_backend *be, ps_kcache_key *key, spec_entry *e) {
+static int disk_entry(ps_backend *be, ps_cuda_spec_kind kind, ps_kcache_key *key, spec_entry *e) {
   struct ps_cuda_spec_cache *c = be->spec_cache;
   size_t size = 0;
   void *cubin = ps_kcache_load(c->kcache, key, &size);
   if (!cubin) return 0;
   /* NVRTC's CUBINs are ELF images; anything else (which the driver might
    * read as NUL-terminated PTX, past the payload) is not handed over. */
-  const ps_status st = size >= 4 && memcmp(cubin, "\177ELF", 4) == 0 ? load_cubin(be, cubin, e) : PS_ERR_CORRUPT_DATA;
+  const ps_status st =
+      size >= 4 && memcmp(cubin, "\177ELF", 4) == 0 ? load_cubin(be, kind, cubin, e) : PS_ERR_CORRUPT_DATA;
   ps_host_free(be->ctx, cubin);
   if (st == PS_OK) return 1;
   ps_kcache_count_refused(c->kcache);
@@ -186,14 +217,15 @@ static int disk_entry(ps_backend *be, ps_kcache_key *key, spec_entry *e) {
 
 /* spec compiled, loaded into e and stored in the disk cache under key
  * (library NULL on failure: the status). */
-static ps_status compile_entry(ps_backend *be, ps_kcache_key *key, const char *spec, spec_entry *e) {
+static ps_status compile_entry(ps_backend *be, ps_cuda_spec_kind kind, ps_kcache_key *key, const char *spec,
+                               spec_entry *e) {
   struct ps_cuda_spec_cache *c = be->spec_cache;
   void *cubin = NULL;
   size_t size = 0;
-  ps_status st = ps_cuda_spec_compile(be->ctx, spec, c->major, c->minor, &cubin, &size);
+  ps_status st = ps_cuda_spec_compile(be->ctx, kind, spec, c->major, c->minor, &cubin, &size);
   if (st != PS_OK) return st;
   ps_kcache_count_build(c->kcache);
-  st = load_cubin(be, cubin, e);
+  st = load_cubin(be, kind, cubin, e);
   if (st == PS_OK) ps_kcache_store(c->kcache, key, cubin, size);
   ps_host_free(be->ctx, cubin);
   return st;
@@ -207,6 +239,7 @@ static ps_status compile_entry(ps_backend *be, ps_kcache_key *key, const char *s
 typedef struct spec_job {
   ps_kcache_job base;
   ps_context *ctx; /* the caller's thread only (discard) */
+  ps_cuda_spec_kind kind;
   nvrtcProgram prog;
   char arch[32];
   nvrtcResult result;
@@ -228,7 +261,7 @@ static void spec_job_discard(ps_kcache_job *job) {
  * happen now (handed over, the key's bytes then the cache's; or the worker
  * has too many to do: the caller runs without it), 0 when the caller is to
  * compile (no worker, no memory for the job). */
-static int submit_compile(ps_backend *be, ps_kcache_key *key, const char *spec) {
+static int submit_compile(ps_backend *be, ps_cuda_spec_kind kind, ps_kcache_key *key, const char *spec) {
   struct ps_cuda_spec_cache *c = be->spec_cache;
   spec_job *j = ps_host_alloc(be->ctx, sizeof *j);
   if (!j) return 0;
@@ -236,8 +269,9 @@ static int submit_compile(ps_backend *be, ps_kcache_key *key, const char *spec) 
   j->base.build = spec_job_run;
   j->base.discard = spec_job_discard;
   j->ctx = be->ctx;
+  j->kind = kind;
   arch_option(j->arch, sizeof j->arch, c->major, c->minor);
-  if (spec_program(be->ctx, spec, &j->prog) != PS_OK) { /* the blocking compile reports it */
+  if (spec_program(be->ctx, kind, spec, &j->prog) != PS_OK) { /* the blocking compile reports it */
     ps_host_free(be->ctx, j);
     return 0;
   }
@@ -255,16 +289,17 @@ static ps_status pick_up(ps_backend *be, ps_kcache_key *key, spec_job *j, const 
   if (!e) {
     spec_job_discard(&j->base);
     ps_kcache_key_free(c->kcache, key);
-    return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel cache entry");
+    return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: specialized kernel cache entry");
   }
   memset(e, 0, sizeof *e);
+  const ps_cuda_spec_kind kind = j->kind;
   void *cubin = NULL;
   size_t size = 0;
   ps_status st = spec_cubin(be->ctx, j->prog, j->result, &cubin, &size);
   spec_job_discard(&j->base);
   if (st == PS_OK) {
     ps_kcache_count_build(c->kcache);
-    st = load_cubin(be, cubin, e);
+    st = load_cubin(be, kind, cubin, e);
     if (st == PS_OK) ps_kcache_store(c->kcache, key, cubin, size);
     ps_host_free(be->ctx, cubin);
   }
@@ -287,7 +322,7 @@ static void destroy_entry(void *user, void *value) {
 /* be->spec_cache with the key parts every specialization shares. */
 static ps_status spec_cache_create(ps_backend *be) {
   struct ps_cuda_spec_cache *c = ps_host_alloc(be->ctx, sizeof *c);
-  if (!c) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel cache");
+  if (!c) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: specialized kernel cache");
   memset(c, 0, sizeof *c);
   ps_status st =
       ps_cuda_status(be->ctx, cudaDeviceGetAttribute(&c->major, cudaDevAttrComputeCapabilityMajor, be->device),
@@ -309,27 +344,31 @@ static ps_status spec_cache_create(ps_backend *be) {
            nvrtc_minor, driver, runtime);
   const char *headers[SPEC_HEADERS], *names[SPEC_HEADERS];
   spec_headers(headers, names);
-  ps_sha256_ctx h;
-  ps_sha256_init(&h);
-  const char *pieces[3] = {head, mid, (const char *)ps_cuda_source_query_spec_cuh};
-  const size_t piece_sizes[3] = {sizeof head - 1, sizeof mid - 1, ps_cuda_source_query_spec_cuh_size};
-  for (int i = 0; i < 3; i++) {
-    const uint64_t n = piece_sizes[i];
-    ps_sha256_update(&h, &n, sizeof n);
-    ps_sha256_update(&h, pieces[i], piece_sizes[i]);
+  for (int kind = 0; kind < PS_CUDA_SPEC_KINDS; kind++) {
+    const spec_kind_source *k = &kind_sources[kind];
+    ps_sha256_ctx h;
+    ps_sha256_init(&h);
+    const char *pieces[3] = {k->head, k->mid, (const char *)k->entry};
+    const size_t piece_sizes[3] = {strlen(k->head), strlen(k->mid), *k->entry_size};
+    for (int i = 0; i < 3; i++) {
+      const uint64_t n = piece_sizes[i];
+      ps_sha256_update(&h, &n, sizeof n);
+      ps_sha256_update(&h, pieces[i], piece_sizes[i]);
+    }
+    for (int i = 0; i < SPEC_HEADERS; i++) {
+      const uint64_t n = strlen(headers[i]);
+      ps_sha256_update(&h, names[i], strlen(names[i]) + 1);
+      ps_sha256_update(&h, &n, sizeof n);
+      ps_sha256_update(&h, headers[i], strlen(headers[i]));
+    }
+    ps_sha256_final(&h, c->source[kind]);
   }
-  for (int i = 0; i < SPEC_HEADERS; i++) {
-    const uint64_t n = strlen(headers[i]);
-    ps_sha256_update(&h, names[i], strlen(names[i]) + 1);
-    ps_sha256_update(&h, &n, sizeof n);
-    ps_sha256_update(&h, headers[i], strlen(headers[i]));
-  }
-  ps_sha256_final(&h, c->source);
   be->spec_cache = c;
   return PS_OK;
 }
 
-ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, int background, const void **kernel) {
+ps_status ps_cuda_spec_kernel(ps_backend *be, ps_cuda_spec_kind kind, const char *spec, int strict, int background,
+                              const void **kernel) {
   *kernel = NULL;
   if (!be->spec_cache) {
     const ps_status st = spec_cache_create(be);
@@ -338,7 +377,7 @@ ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, int 
   struct ps_cuda_spec_cache *c = be->spec_cache;
   const ps_kcache_part parts[] = {
       {"backend", "cuda", 4},
-      {"source", c->source, sizeof c->source},
+      {"source", c->source[kind], sizeof c->source[kind]},
       {"spec", spec, strlen(spec)},
       {"options", c->options, strlen(c->options)},
       {"device", c->identity, strlen(c->identity)},
@@ -364,17 +403,17 @@ ps_status ps_cuda_spec_kernel(ps_backend *be, const char *spec, int strict, int 
   e = ps_host_alloc(be->ctx, sizeof *e);
   if (!e) {
     ps_kcache_key_free(c->kcache, &key);
-    return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: query kernel cache entry");
+    return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: specialized kernel cache entry");
   }
   memset(e, 0, sizeof *e);
-  if (disk_entry(be, &key, e)) {
+  if (disk_entry(be, kind, &key, e)) {
     st = PS_OK;
-  } else if (background && submit_compile(be, &key, spec)) {
+  } else if (background && submit_compile(be, kind, &key, spec)) {
     ps_host_free(be->ctx, e);
     ps_kcache_key_free(c->kcache, &key); /* (the cache took its bytes when it took the job) */
     return PS_OK;
   } else {
-    st = compile_entry(be, &key, spec, e);
+    st = compile_entry(be, kind, &key, spec, e);
   }
   if (st != PS_OK && (strict || st == PS_ERR_OUT_OF_MEMORY)) {
     destroy_entry(be, e);

@@ -519,7 +519,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     if (st == PS_OK && ps_query_spec_write(prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0)
       st = internal(be, "query: specialization text over this many bytes", PS_QUERY_SPEC_MAX_TEXT);
     const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
-    if (st == PS_OK) st = ps_cuda_spec_kernel(be, text, strict, ps_query_spec_background(be->ctx), &spec);
+    if (st == PS_OK)
+      st = ps_cuda_spec_kernel(be, PS_CUDA_SPEC_QUERY, text, strict, ps_query_spec_background(be->ctx), &spec);
     ps_host_free(be->ctx, text);
     if (st == PS_OK && !spec) ps_context_count_spec_fallback(be->ctx);
     if (!spec && mode == PS_QMODE_REGS) /* the precompiled kernel has no register mode */

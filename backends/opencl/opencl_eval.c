@@ -1,11 +1,11 @@
 /* One evaluation over one chunk: checks the program, uploads its launch
  * block, runs filter.cl in one pass and reads back the count and corrupt
  * flags only when a host value must be returned. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "opencl_internal.h"
+#include "query_spec.h"
 
 _Static_assert(sizeof(ps_filter_launch) == sizeof(ps_program) + 8 * (2 * PS_MAX_COLS + 5) + 4 * 4,
                "ps_filter_launch must have no padding: host and device lay it out alike");
@@ -410,276 +410,48 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
   return read_status(be, args);
 }
 
-/* ---- the general filter written out per shape (words.cl) ------------------- */
+/* ---- the general filter specialized per shape (words.cl) -------------------- */
 
-/* words.cl evaluates RANGE, SET, ISNULL and integer CMPCOL leaves under AND,
- * OR, NOT; INLIST and the double and rank compares run filter.cl. SET reads
- * aux as words, so a program with SET needs aux 4-byte aligned (the core's
- * aux buffers always are); on GPUs SET stays on filter.cl (below). */
+/* words.cl runs every program (kernels_shared/ps_where.h evaluates every
+ * leaf) on little-endian devices. GPUs keep SET programs on filter.cl: on
+ * the H200 (NVIDIA's driver) words.cl's SET was slower than filter.cl for
+ * like_contains (docs/benchmarks.md); the internal option opencl_words =
+ * PS_OPT_WORDS_STAGED runs them on words.cl anyway (the tests). */
 static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
   const ps_program *p = args->prog;
   if (!be->little_endian) return 0;
-  for (uint32_t i = 0; i < p->n_insns; ++i) {
-    const ps_insn *in = &p->insns[i];
-    switch (in->op) {
-      case PS_OP_AND:
-      case PS_OP_OR:
-      case PS_OP_NOT:
-      case PS_OP_RANGE:
-      case PS_OP_ISNULL:
-        break;
-      case PS_OP_SET:
-        /* GPUs keep SET programs on filter.cl: on the H200 (NVIDIA's
-         * driver) words.cl's staged SET was slower than filter.cl for
-         * like_contains (docs/benchmarks.md), and one shape (a SET on a
-         * 64-bit column beside two more columns) was refused at launch. The
-         * internal option opencl_words = PS_OPT_WORDS_STAGED still runs it
-         * (the tests). */
-        if (!be->cpu && ps_cl_options(be)->opencl_words != PS_OPT_WORDS_STAGED) return 0;
-        if (args->aux.handle && (args->aux.offset & 3)) return 0;
-        break;
-      case PS_OP_CMPCOL:
-        if (PS_INSN_MODE(in->flags) != PS_MODE_INT) return 0;
-        break;
-      default:
-        return 0;
-    }
-  }
+  if (be->cpu || ps_cl_options(be)->opencl_words == PS_OPT_WORDS_STAGED) return 1;
+  for (uint32_t i = 0; i < p->n_insns; ++i)
+    if (p->insns[i].op == PS_OP_SET) return 0;
   return 1;
 }
 
-/* Whether words.cl runs as its CPU variant (PS_WORDS_DIRECT). */
-static int words_direct(const ps_backend *be) {
-  return be->cpu && ps_cl_options(be)->opencl_words != PS_OPT_WORDS_STAGED;
+/* words.cl's work-group size: PS_CL_WORDS_WORK_GROUP or the largest power
+ * of two below it that the device allows. */
+static size_t words_work_group(const ps_backend *be) {
+  size_t wg = PS_CL_WORDS_WORK_GROUP;
+  while (wg > 1 && wg > be->max_work_group) wg /= 2;
+  return wg;
 }
 
-/* Whether a column's codes must be compared with its code limit. */
-static int needs_check(const ps_prog_col *c) { return c->code_limit < ps_width_mask(c->width); }
-
-/* Whether M + code stays inside the 64-bit key type (int64 for signed kinds,
- * uint64 else) for every code up to the column's code limit: then integer
- * keys order as the exact values (core/column.c keeps every sound code inside
- * its logical type, so this holds for every column the core builds). */
-static int no_wrap(const ps_prog_col *c) {
-  if (c->flags & PS_COLF_NO_CODES) return 1; /* no code is ever sound */
-  const uint64_t lim = c->code_limit < ps_width_mask(c->width) ? c->code_limit : ps_width_mask(c->width);
-  if (c->kind == PS_KIND_SIGNED) {
-    const int64_t m = (int64_t)c->reference;
-    return m < 0 ? lim <= (uint64_t)INT64_MAX : lim <= (uint64_t)(INT64_MAX - m);
-  }
-  return lim <= UINT64_MAX - c->reference;
-}
-
-/* words.cl's 32-bit CMPCOL applies: codes of at most 31 bits (their
- * difference is exact in 32 bits) that never wrap. */
-static int cmp32(const ps_prog_col *a, const ps_prog_col *b) {
-  return a->width <= 31 && b->width <= 31 && no_wrap(a) && no_wrap(b);
-}
-
-/* The shape text, appended to with put(); `overflow` once it did not fit. */
-typedef struct shape_text {
-  char *buf;
-  size_t size, n;
-  int overflow;
-} shape_text;
-
-static void put(shape_text *t, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void put(shape_text *t, const char *fmt, ...) {
-  if (t->overflow) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(t->buf + t->n, t->size - t->n, fmt, ap);
-  va_end(ap);
-  if (k < 0 || (size_t)k >= t->size - t->n)
-    t->overflow = 1;
-  else
-    t->n += (size_t)k;
-}
-
-/* Room for the longest program: 64 instructions of ~100 characters, the
- * staging of 16 columns and the instantiation lists. */
-#define WORDS_SHAPE_BYTES 16384u
-
-/* Columns the GPU variant stages: those a RANGE, SET or CMPCOL leaf reads
- * codes from (width > 0), as a bit set. */
-static uint32_t staged_columns(const ps_program *p) {
-  uint32_t cols = 0;
-  for (uint32_t i = 0; i < p->n_insns; ++i) {
-    const ps_insn *in = &p->insns[i];
-    if (in->op != PS_OP_RANGE && in->op != PS_OP_SET && in->op != PS_OP_CMPCOL) continue;
-    if (p->cols[in->col_a].width > 0) cols |= 1u << in->col_a;
-    if (in->op == PS_OP_CMPCOL && p->cols[in->col_b].width > 0) cols |= 1u << in->col_b;
-  }
-  return cols;
-}
-
-/* Local words per result word of the staged columns (odd strides). */
-static uint32_t staged_stride_sum(const ps_program *p, uint32_t cols) {
-  uint32_t sum = 0;
-  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
-    if ((cols >> c) & 1u) sum += p->cols[c].width | 1u;
-  return sum;
-}
-
-/* The GPU variant's work-group size: the largest of PS_CL_WORDS_WORK_GROUP
- * .. PS_CL_WORDS_MIN_WORK_GROUP (powers of two) that the device allows and
- * whose tile and group-sum scratch fit local memory; 0 if none (filter.cl). */
-static size_t words_work_group(const ps_backend *be, const ps_program *p) {
-  if (words_direct(be)) {
-    size_t wg = PS_CL_WORDS_CPU_WORK_GROUP;
-    while (wg > be->max_work_group) wg /= 2;
-    return wg;
-  }
-  const uint64_t stride = staged_stride_sum(p, staged_columns(p));
-  for (size_t wg = PS_CL_WORDS_WORK_GROUP; wg >= PS_CL_WORDS_MIN_WORK_GROUP; wg /= 2)
-    if (wg <= be->max_work_group && (wg * stride + wg) * 4 <= be->local_mem) return wg;
-  return 0;
-}
-
-/* 16-byte vectors per work-item that the GPU variant may hold in registers
- * to issue every column's loads before its first local store; a program
- * needing more stages column by column. */
-#define WORDS_STAGE_ALL_VECS 24u
-
-/* Writes words.cl's shape text for p (see words.cl's header) with work-group
- * size wg. The text names only the shape (opcodes, slots, widths, kinds,
- * whether codes are checked, the compare); bounds and offsets stay in the
- * launch block, so equal shapes share one build. */
-static void words_shape(const ps_backend *be, const ps_program *p, size_t wg, shape_text *t) {
-  put(t, "#define PS_WORDS 1\n#define PS_WORDS_WG %zu\n", wg);
-  if (words_direct(be)) put(t, "#define PS_WORDS_DIRECT 1\n#define PS_WORDS_R %u\n", PS_CL_WORDS_CPU_WORDS);
-
-  /* Staging (GPU): local offset of each staged column. */
-  uint32_t off[PS_MAX_COLS] = {0}, at = 0, vecs = 0;
-  const uint32_t cols = words_direct(be) ? 0 : staged_columns(p);
-  for (uint32_t c = 0; c < PS_MAX_COLS; ++c)
-    if ((cols >> c) & 1u) {
-      off[c] = at;
-      at += (uint32_t)wg * (p->cols[c].width | 1u);
-      vecs += (p->cols[c].width + 3) / 4;
-    }
-  put(t, "#define PS_WORDS_TILE %u\n", at ? at : 1u);
-  put(t, "#define PS_WORDS_STAGE \\\n");
-  const int all = vecs <= WORDS_STAGE_ALL_VECS;
-  for (uint32_t c = 0; c < PS_MAX_COLS; ++c) {
-    if (!((cols >> c) & 1u)) continue;
-    const uint32_t w = p->cols[c].width;
-    if (all)
-      put(t, "  uint4 sv%u[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv%u) \\\n", c, w, c, w, c);
-    else
-      put(t, "  { uint4 sv[PS_VECS(%u)]; PS_STAGE_LOAD(%u, %u, sv) PS_STAGE_STORE(%u, %u, sv) } \\\n", w, c, w, w,
-          off[c]);
-  }
-  for (uint32_t c = 0; all && c < PS_MAX_COLS; ++c)
-    if ((cols >> c) & 1u) put(t, "  PS_STAGE_STORE(%u, %u, sv%u) \\\n", p->cols[c].width, off[c], c);
-  put(t, "\n");
-
-  /* Instantiations: one RANGE and one SET function per width, one CMPCOL
-   * per pair. */
-  int width_seen[65] = {0}, set_seen[65] = {0};
-  uint32_t pairs[PS_MAX_INSNS][3], n_pairs = 0;
-  put(t, "#define PS_WORDS_WIDTHS(X)");
-  for (uint32_t i = 0; i < p->n_insns; ++i) {
-    const ps_insn *in = &p->insns[i];
-    if (in->op != PS_OP_RANGE) continue;
-    const uint32_t w = p->cols[in->col_a].width;
-    if (!width_seen[w]) put(t, " X(%u)", w);
-    width_seen[w] = 1;
-  }
-  put(t, "\n#define PS_WORDS_SETS(X)");
-  for (uint32_t i = 0; i < p->n_insns; ++i) {
-    const ps_insn *in = &p->insns[i];
-    if (in->op != PS_OP_SET) continue;
-    const uint32_t w = p->cols[in->col_a].width;
-    if (!set_seen[w]) put(t, " X(%u)", w);
-    set_seen[w] = 1;
-  }
-  for (uint32_t narrow = 0; narrow < 2; ++narrow) {
-    put(t, "\n#define PS_WORDS_PAIRS%s(X)", narrow ? "32" : "");
-    for (uint32_t i = 0; i < p->n_insns; ++i) {
-      const ps_insn *in = &p->insns[i];
-      if (in->op != PS_OP_CMPCOL) continue;
-      const ps_prog_col *a = &p->cols[in->col_a], *b = &p->cols[in->col_b];
-      const uint32_t n32 = (uint32_t)cmp32(a, b);
-      if (n32 != narrow) continue;
-      uint32_t k = 0;
-      while (k < n_pairs && (pairs[k][0] != a->width || pairs[k][1] != b->width || pairs[k][2] != n32)) ++k;
-      if (k < n_pairs) continue;
-      pairs[n_pairs][0] = a->width;
-      pairs[n_pairs][1] = b->width;
-      pairs[n_pairs][2] = n32;
-      ++n_pairs;
-      put(t, " X(%u, %u)", a->width, b->width);
-    }
-  }
-  put(t, "\n");
-
-  /* The program, straight-line: the stack is T[], F[] with constant
-   * indexes (registers). the core's ps_program_check vouched for the stack discipline. */
-  uint32_t depth = 0, max_depth = 1;
-  put(t, "#define PS_WORDS_BODY \\\n");
-  for (uint32_t i = 0; i < p->n_insns; ++i) {
-    const ps_insn *in = &p->insns[i];
-    const ps_prog_col *a = &p->cols[in->col_a];
-    switch (in->op) {
-      case PS_OP_AND:
-      case PS_OP_OR: {
-        const int and_op = in->op == PS_OP_AND;
-        --depth;
-        put(t, "  T[%u] %s= T[%u]; F[%u] %s= F[%u]; \\\n", depth - 1, and_op ? "&" : "|", depth, depth - 1,
-            and_op ? "|" : "&", depth);
-        continue;
-      }
-      case PS_OP_NOT:
-        put(t, "  R.t = T[%u]; T[%u] = F[%u]; F[%u] = R.t; \\\n", depth - 1, depth - 1, depth - 1, depth - 1);
-        continue;
-      case PS_OP_RANGE:
-        put(t, "  R = ps_range_%u(&x, %u, %u, %u, %d); \\\n", a->width, i, in->col_a, off[in->col_a], needs_check(a));
-        break;
-      case PS_OP_ISNULL:
-        put(t, "  R = ps_isnull(&x, %u, %u); \\\n", in->col_a, in->flags & PS_INSN_NEGATE);
-        break;
-      case PS_OP_SET:
-        put(t, "  R = ps_set_%u(&x, %u, %u, %u, %d, %d); \\\n", a->width, i, in->col_a, off[in->col_a], needs_check(a),
-            set_aux_unsafe(p, i));
-        break;
-      default: { /* PS_OP_CMPCOL, PS_MODE_INT */
-        const ps_prog_col *b = &p->cols[in->col_b];
-        put(t, "  R = ps_cmp%s_%u_%u(&x, %u, %u, %u, %u, %u, %d); \\\n", cmp32(a, b) ? "32" : "", a->width, b->width, i,
-            in->col_a, off[in->col_a], in->col_b, off[in->col_b], needs_check(a) || needs_check(b));
-        break;
-      }
-    }
-    put(t, "  T[%u] = R.t; F[%u] = R.f; \\\n", depth, depth);
-    if (++depth > max_depth) max_depth = depth;
-  }
-  put(t, "\n#define PS_WORDS_DEPTH %u\n", max_depth);
-}
-
-/* Runs the program through words.cl. *done = 0 when it does not apply or
- * the device cannot run it (the caller takes filter.cl). */
+/* Runs the program through words.cl, built for its shape (core's
+ * ps_where_spec_write) through the program cache. *done = 0 when it does not
+ * apply or the device cannot run it (the caller takes filter.cl). */
 static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done) {
   *done = 0;
   const ps_program *p = args->prog;
   if (!words_applicable(be, args)) return PS_OK;
-  const size_t wg = words_work_group(be, p);
-  if (wg == 0) return PS_OK;
-  shape_text t = {ps_host_alloc(be->ctx, WORDS_SHAPE_BYTES), WORDS_SHAPE_BYTES, 0, 0};
-  if (!t.buf) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: filter shape text");
-  words_shape(be, p, wg, &t);
+  const size_t wg = words_work_group(be), size = PS_WHERE_SPEC_MAX_TEXT + 64;
+  char *text = ps_host_alloc(be->ctx, size);
+  if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: filter shape text");
+  const int n = snprintf(text, size, "#define PS_WORDS_WG %zu\n", wg);
   const ps_cl_cached *prog = NULL;
-  ps_status st = t.overflow ? PS_OK : ps_cl_words_program(be, t.buf, wg, &prog);
-  ps_host_free(be->ctx, t.buf);
+  ps_status st = PS_OK;
+  if (ps_where_spec_write(p, text + n, size - (size_t)n) != 0) st = ps_cl_words_program(be, text, wg, &prog);
+  ps_host_free(be->ctx, text);
   if (st != PS_OK || !prog || prog->work_group[PS_CL_FILTER] == 0) return st;
-  const uint64_t words = (args->rows + 31) / 32;
-  const uint64_t items = words_direct(be) ? (words + PS_CL_WORDS_CPU_WORDS - 1) / PS_CL_WORDS_CPU_WORDS : words;
   int refused = 0;
-  st = run_filter(be, prog, args, (size_t)items, &refused);
+  st = run_filter(be, prog, args, (size_t)((args->rows + 31) / 32), &refused);
   if (st == PS_OK && refused) {
     /* The shape stays cached, marked as one this device will not run. */
     ((ps_cl_cached *)prog)->work_group[PS_CL_FILTER] = 0;
@@ -689,23 +461,12 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
   return st;
 }
 
-/* On a CPU device, whether a one-leaf RANGE program should run words.cl
- * rather than range.cl's direct variant: at 9-32 bits words.cl was faster or
- * level on PoCL; range.cl stays at 1-8 bits (several times faster at 1-4)
- * and above 32 (docs/benchmarks.md). */
-static int cpu_prefers_words(const ps_backend *be, const ps_eval_args *args, int specialize) {
-  const ps_program *p = args->prog;
-  if (!be->cpu || !specialize || p->n_insns != 1 || p->insns[0].op != PS_OP_RANGE) return 0;
-  const uint32_t w = p->cols[p->insns[0].col_a].width;
-  return w >= 9 && w <= 32 && words_applicable(be, args);
-}
-
 ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   PS_CL_TRY(check_launch(be, args));
   const int jit = ps_cl_options(be)->opencl_jit;
   int specialize = jit == PS_OPT_AUTO ? args->rows >= PS_CL_JIT_MIN_ROWS : jit == PS_OPT_ON;
   range_params rp;
-  if (!args->rows_only && !cpu_prefers_words(be, args, specialize) && range_fast_path(be, args, &rp)) {
+  if (!args->rows_only && range_fast_path(be, args, &rp)) {
     int done;
     PS_CL_TRY(eval_range(be, args, &rp, &done));
     if (done) return PS_OK;

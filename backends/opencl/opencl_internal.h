@@ -47,14 +47,10 @@
 #define PS_CL_RANGE_CPU_WORK_GROUP 16u
 #define PS_CL_RANGE_CPU_WORDS 32u
 
-/* words.cl (the general filter compiled per program shape): work-group
- * sizes tried on a GPU, largest first, until the staging tile fits local
- * memory; on a CPU device (its PS_WORDS_DIRECT variant) the work-group size
- * and result words per work-item, range.cl's CPU figures. */
+/* words.cl (the general filter compiled per program shape): its
+ * work-group size, one result word per work-item (halved where the device
+ * allows less). */
 #define PS_CL_WORDS_WORK_GROUP 128u
-#define PS_CL_WORDS_MIN_WORK_GROUP 32u
-#define PS_CL_WORDS_CPU_WORK_GROUP 16u
-#define PS_CL_WORDS_CPU_WORDS 32u
 
 /* Row ids by runs (select.cl ps_count_runs / ps_write_runs): selection words
  * per work-item (64K rows, 8 KB of bitmap) and work-group size. Enough

@@ -28,6 +28,8 @@ extern const unsigned char ps_cl_source_select_cl[];
 extern const size_t ps_cl_source_select_cl_size;
 extern const unsigned char ps_cl_source_range_cl[];
 extern const size_t ps_cl_source_range_cl_size;
+extern const unsigned char ps_cl_source_where_h[];
+extern const size_t ps_cl_source_where_h_size;
 extern const unsigned char ps_cl_source_words_cl[];
 extern const size_t ps_cl_source_words_cl_size;
 extern const unsigned char ps_cl_source_like_nfa_h[];
@@ -185,10 +187,13 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
     sizes[n_parts] = ps_cl_source_range_cl_size;
     parts[n_parts++] = (const char *)ps_cl_source_range_cl;
   } else if (kind == BUILD_WORDS) {
-    const char *rest[4] = {"\n#line 1 \"shape\"\n", shape, "\n#line 1 \"words.cl\"\n",
-                           (const char *)ps_cl_source_words_cl};
-    const size_t rest_sizes[4] = {0, strlen(shape), 0, ps_cl_source_words_cl_size};
-    for (int i = 0; i < 4; ++i) {
+    /* the shape (core/query_spec.h's ps_where_spec_write) in front of the
+     * evaluator it specializes */
+    const char *rest[6] = {"\n#line 1 \"shape\"\n",      shape,
+                           "\n#line 1 \"ps_where.h\"\n", (const char *)ps_cl_source_where_h,
+                           "\n#line 1 \"words.cl\"\n",   (const char *)ps_cl_source_words_cl};
+    const size_t rest_sizes[6] = {0, strlen(shape), 0, ps_cl_source_where_h_size, 0, ps_cl_source_words_cl_size};
+    for (int i = 0; i < 6; ++i) {
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
     }
