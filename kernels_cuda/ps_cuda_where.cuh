@@ -90,7 +90,7 @@ PS_HFN void ps_cw_store_mask_share(const ps_cuda_where_params &p, ps_u64 task, p
     if (row + i < p.rows) p.mask[row + i] = (ps_u8)(v >> (8 * i));
 }
 
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDACC__)
 /* The kernel body, grid-stride over tasks. The loop condition depends only
  * on the warp's task, so a warp's lanes iterate together and all take part
  * in the mask's shuffles; lanes past the last word evaluate no row. Status
