@@ -70,8 +70,7 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   put(&t, "#define PS_QS_ALIGNED 0x%llxull\n#define PS_QS_AND_RIGHT 0x%llxull\n#define PS_QS_OR_RIGHT 0x%llxull\n",
       (unsigned long long)f->data_aligned, (unsigned long long)f->and_right, (unsigned long long)f->or_right);
   put(&t, "#define PS_QS_REG_GROUPS %uu\n#define PS_QS_N_AGGS %uu\n#define PS_QS_FIELDS 0x%llxull\n",
-      f->mode == 3u /* PS_QMODE_REGS */ ? p->n_groups : 1u, p->n_aggs ? p->n_aggs : 1u,
-      (unsigned long long)f->fields);
+      f->mode == 3u /* PS_QMODE_REGS */ ? p->n_groups : 1u, p->n_aggs ? p->n_aggs : 1u, (unsigned long long)f->fields);
   /* ps_vprog, field by field in declaration order */
   put(&t, "PS_Q_SPEC_DATA ps_vprog ps_q_spec_prog = {%uu,%uu,%uu,%uu,%uu,%uu,%uu,%uu,\n", p->n_cols, p->n_insns,
       p->n_aggs, p->n_accs, p->n_keys, p->n_preds, p->n_groups, p->read_slots);
@@ -109,10 +108,13 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   const uint32_t w_insns = w->n_insns ? w->n_insns : 1;
   for (uint32_t i = 0; i < w_insns; i++) {
     const ps_insn *in = &w->insns[i];
-    put(&t, "%s{%uu,%uu,%uu,%uu,%uu,%uu,0x%llxull,0x%llxull}", i ? ",\n" : "", in->op, in->flags, in->col_a,
-        in->col_b, in->aux_a, in->aux_b, (unsigned long long)in->lo, (unsigned long long)in->hi);
+    put(&t, "%s{%uu,%uu,%uu,%uu,%uu,%uu,0x%llxull,0x%llxull}", i ? ",\n" : "", in->op, in->flags, in->col_a, in->col_b,
+        in->aux_a, in->aux_b, (unsigned long long)in->lo, (unsigned long long)in->hi);
   }
   put(&t, "}};\n");
+  /* kernels_shared/ps_where.h evaluates the WHERE specialized on these very
+   * constants (shape and literals) */
+  if (where) put(&t, "#define PS_W_SPEC_PROG ps_q_spec_where\n#define PS_W_N_INSNS %uu\n", where->n_insns);
   if (t.full) {
     if (size) buf[0] = '\0';
     return 0;
@@ -127,8 +129,8 @@ size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size) {
   for (uint32_t c = 0; c < n_cols; c++) {
     const ps_prog_col *col = &p->cols[c];
     if (c < p->n_cols)
-      put(&t, "%s{0ull,0ull,0ull,0ull,%uu,%uu,%uu,%uu,%uu}", c ? ",\n" : "", col->width, col->kind, (unsigned)col->scale,
-          (unsigned)col->encoding, col->flags);
+      put(&t, "%s{0ull,0ull,0ull,0ull,%uu,%uu,%uu,%uu,%uu}", c ? ",\n" : "", col->width, col->kind,
+          (unsigned)col->scale, (unsigned)col->encoding, col->flags);
     else
       put(&t, "{0ull,0ull,0ull,0ull,0u,0u,0u,0u,0u}");
   }

@@ -51,6 +51,9 @@
 #ifndef PS_CMPCOL_H
 #include "ps_cmpcol.h"
 #endif
+#ifndef PS_WHERE_H /* after the specialization text: PS_W_SPEC_PROG, PS_W_N_INSNS */
+#include "ps_where.h"
+#endif
 
 /* Specialization. A generic kernel reads the query's programs and launch
  * flags from its arguments, interpreting them row by row. A specialized one
@@ -517,60 +520,7 @@ PS_FN int ps_q_row_add64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
 
 /* ---- the WHERE program (core/ps_program.h), 32 rows at a time ------------ */
 
-/* The codes of the 32 rows of a result word of one slot, in row order,
- * from registers only (no per-word array): at widths 0..32 a bit buffer
- * refilled from the word's `width` consecutive 32-bit stream words, each
- * loaded once; wider codes row by row (ps_code_at). Rows past the chunk get
- * whatever the stream holds there, or zero past its end; they are never
- * used. */
-typedef struct ps_q_reader {
-  PS_GLOBAL const ps_u8 *d;
-  ps_u64 size;
-  ps_u64 k;    /* next stream word (widths 0..32), or row (wider) */
-  ps_u64 buf;  /* unread bits, least significant first */
-  ps_u64 mask; /* the low `width` bits */
-  ps_u32 have; /* valid bits in buf */
-  ps_u32 width;
-  ps_u32 aligned;
-} ps_q_reader;
-
-PS_FN ps_q_reader ps_q_reader_at(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u64 size,
-                                 ps_u32 aligned, ps_u64 w) {
-  ps_q_reader r;
-  r.d = d;
-  r.size = size;
-  r.width = c->width;
-  r.aligned = aligned;
-  r.k = r.width <= 32 ? w * r.width : w * 32;
-  r.buf = 0;
-  r.have = 0;
-  r.mask = r.width == 64 ? ~(ps_u64)0 : (((ps_u64)1 << r.width) - 1);
-  return r;
-}
-
-PS_FN ps_u64 ps_q_next(ps_q_reader *r) {
-  if (r->width > 32) return ps_code_at(r->d, r->size, r->aligned, r->width, r->k++);
-  if (r->have < r->width) { /* have < width <= 32: one word fills it */
-    r->buf |= (ps_u64)ps_stream_word(r->d, r->size, r->k++, r->aligned) << r->have;
-    r->have += 32;
-  }
-  const ps_u64 v = r->buf & r->mask;
-  r->buf >>= r->width;
-  r->have -= r->width;
-  return v;
-}
-
-/* Validity bits of the 32 rows of word w of a slot (all ones without a bitmap). */
-PS_FN ps_u32 ps_q_valid32(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *v, ps_u64 bytes, ps_u64 w) {
-  if (!(c->flags & PS_COLF_VALIDITY)) return 0xFFFFFFFFu;
-  ps_u32 bits = 0;
-  for (ps_u32 i = 0; i < 4; ++i)
-    if (w * 4 + i < bytes) bits |= (ps_u32)v[w * 4 + i] << (8 * i);
-  return bits;
-}
-
-/* The WHERE program's aux words as kernels_shared/ps_cmpcol.h reads them
- * (the SET bit, the RANK word, the INLIST binary search the filters use).
+/* The WHERE program's aux words as kernels_shared/ps_cmpcol.h reads them.
  * Unbounded: the host checked every table against the aux words
  * (core/program_check.c), and corrupt codes never index them. */
 PS_FN ps_aux_words ps_q_aux(const ps_q_bufs *B) {
@@ -586,244 +536,41 @@ PS_FN ps_aux_words ps_q_aux(const ps_q_bufs *B) {
   return a;
 }
 
-/* The comparison of a CMPCOL leaf on two valid, checked codes. */
-PS_FN ps_u32 ps_q_cmpcol(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
-                         PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
-  int order;
-  const ps_u32 mode = PS_INSN_MODE(in->flags);
-  if (mode == PS_MODE_INT) {
-    ps_u64 va = ca->reference + code, vb = cb->reference + code_b;
-    ps_u32 ha = ca->kind == PS_KIND_SIGNED ? ((ps_i64)va >= 0) : 1u;
-    ps_u32 hb = cb->kind == PS_KIND_SIGNED ? ((ps_i64)vb >= 0) : 1u;
-    order = ha != hb ? (ha < hb ? -1 : 1) : (va < vb ? -1 : (va > vb ? 1 : 0));
-  } else if (mode == PS_MODE_DOUBLE) {
-#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
-    const double p10[19] = PS_POW10_TABLE;
-    double x[2];
-    for (int i = 0; i < 2; ++i) {
-      PS_CONST_MEM const ps_prog_col *c = i ? cb : ca;
-      ps_u64 v = c->reference + (i ? code_b : code);
-      if (c->kind == PS_KIND_SIGNED)
-        x[i] = (double)(ps_i64)v;
-      else if (c->kind == PS_KIND_UNSIGNED)
-        x[i] = (double)v;
-      else if (c->kind == PS_KIND_FLOAT64)
-        x[i] = (double)(ps_i64)v / p10[c->scale];
-      else
-        x[i] = (double)(float)((double)(ps_i64)v / p10[c->scale]);
-    }
-    order = x[0] < x[1] ? -1 : (x[0] > x[1] ? 1 : 0); /* FOR floats are finite */
-#else
-    order = 2; /* the host refuses these programs on devices without doubles */
-#endif
-  } else {
-    ps_u32 fault = 0; /* the host checked the rank tables (ps_q_aux) */
-    const ps_u32 x = ps_aux_word(ps_q_aux(B), (ps_u64)in->aux_a + code, &fault, 1u);
-    const ps_u32 y = ps_aux_word(ps_q_aux(B), (ps_u64)in->aux_b + code_b, &fault, 1u);
-    order = x < y ? -1 : (x > y ? 1 : 0);
-  }
-  switch (PS_INSN_CMP(in->flags)) {
-    case PS_CMP_EQ:
-      return order == 0;
-    case PS_CMP_NE:
-      return order != 0;
-    case PS_CMP_LT:
-      return order == -1;
-    case PS_CMP_LE:
-      return order == -1 || order == 0;
-    case PS_CMP_GT:
-      return order == 1;
-    default:
-      return order == 1 || order == 0;
-  }
-}
-
-/* A leaf's result on one valid row with checked codes (before negation). */
-PS_FN ps_u32 ps_q_leaf_bit(PS_CONST_MEM const ps_insn *in, PS_CONST_MEM const ps_prog_col *ca,
-                           PS_CONST_MEM const ps_prog_col *cb, const ps_q_bufs *B, ps_u64 code, ps_u64 code_b) {
-  if (in->op == PS_OP_RANGE) return in->lo <= code && code <= in->hi;
-  if (in->op == PS_OP_SET) {
-    ps_u32 fault = 0;
-    return ps_aux_bit(ps_q_aux(B), (ps_u64)in->aux_a + code, &fault, 1u);
-  }
-  if (in->op == PS_OP_INLIST) return ps_in_list(ps_q_aux(B), in->aux_a, in->lo, code);
-  return ps_q_cmpcol(in, ca, cb, B, code, code_b);
-}
-
-/* A RANGE leaf on the 32 codes of word w at width 0..32: bit j set where
- * code j - lo <= span (unsigned 32-bit); *bad: where check is set, the codes
- * above limit. Codes come through a bit buffer refilled from the word's
- * `width` stream words, each loaded once: unchecked where the word lies
- * inside the stream (ps_q_inside), which a specialized kernel unrolls into
- * straight-line code (its width is a constant, so every refill is known at
- * compile time), else bounded. */
-PS_FN ps_u32 ps_q_range32(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 al, ps_u32 width, ps_u64 w, ps_u32 lo,
-                          ps_u32 span, int check, ps_u32 limit, ps_u32 *bad) {
-  const ps_u32 mask = width == 32 ? 0xFFFFFFFFu : (1u << width) - 1u;
-  ps_u32 x = 0, b = 0, have = 0;
-  ps_u64 buf = 0;
-  if (ps_q_inside(al, size, width, w)) {
-    PS_GLOBAL const ps_u8 *base = d + w * width * 4;
-    ps_u32 k = 0;
-    PS_Q_UNROLL
-    for (ps_u32 j = 0; j < 32; ++j) {
-      if (have < width) { /* have < width <= 32: one word fills it */
-        buf |= (ps_u64)ps_code_ld32(base + 4 * k++) << have;
-        have += 32;
-      }
-      const ps_u32 code = (ps_u32)buf & mask;
-      buf >>= width;
-      have -= width;
-      x |= (ps_u32)(code - lo <= span) << j;
-      if (check) b |= (ps_u32)(code > limit) << j;
-    }
-  } else {
-    ps_u64 k = w * width;
-    for (ps_u32 j = 0; j < 32; ++j) {
-      if (have < width) {
-        buf |= (ps_u64)ps_stream_word(d, size, k++, al) << have;
-        have += 32;
-      }
-      const ps_u32 code = (ps_u32)buf & mask;
-      buf >>= width;
-      have -= width;
-      x |= (ps_u32)(code - lo <= span) << j;
-      if (check) b |= (ps_u32)(code > limit) << j;
-    }
-  }
-  *bad = b;
-  return x;
-}
-
-/* Live rows at most for which a leaf reads codes row by row rather than
- * decoding the whole word (later leaves of a selective AND). */
-#define PS_Q_SPARSE_ROWS 6u
-
-/* A leaf on the live rows of word w: its (is_true, is_false) masks. Every
- * live, valid row's code is checked (a corrupt one is UNKNOWN and recorded in
- * status[0]), as a filter does. */
-PS_FN void ps_q_leaf_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_insn *in, const ps_q_bufs *B,
-                          ps_u32 aligned, ps_u64 w, ps_u32 live, ps_u32 *is_t, ps_u32 *is_f, PS_GLOBAL ps_u32 *status) {
-  const ps_u32 neg = in->flags & PS_INSN_NEGATE ? 0xFFFFFFFFu : 0u, a = in->col_a;
-  PS_CONST_MEM const ps_prog_col *ca = &PS_QW(wp)->cols[a];
-  ps_u32 known = ps_q_valid32(ca, B->validity[a], B->validity_bytes[a], w) & live;
-  if (in->op == PS_OP_ISNULL) {
-    *is_t = (~known ^ neg) & live;
-    *is_f = (known ^ neg) & live;
-    return;
-  }
-  const int cmpcol = in->op == PS_OP_CMPCOL, range = in->op == PS_OP_RANGE;
-  const ps_u32 bc = cmpcol ? in->col_b : a; /* only CMPCOL has a second column */
-  PS_CONST_MEM const ps_prog_col *cb = &PS_QW(wp)->cols[bc];
-  if (cmpcol) known &= ps_q_valid32(cb, B->validity[bc], B->validity_bytes[bc], w);
-  /* corrupt codes: reported, then UNKNOWN (never used to index aux words) */
-  const ps_u32 all_bad = (ca->flags & PS_COLF_NO_CODES) || (cmpcol && (cb->flags & PS_COLF_NO_CODES)) ? 1u : 0u;
-  ps_u32 bad = 0, x = 0;
-  if (ps_popc32(known) <= PS_Q_SPARSE_ROWS) { /* row by row, the known rows only */
-    /* the word's bound test once, not per row */
-    const ps_u32 al_a = (aligned >> a) & 1u, al_b = (aligned >> bc) & 1u;
-    const int in_a = ps_q_inside(al_a, B->data_bytes[a], ca->width, w);
-    const int in_b = ps_q_inside(al_b, B->data_bytes[bc], cb->width, w);
-    ps_u32 rows = known;
-    while (rows != 0) {
-      const ps_u32 j = ps_ctz32(rows);
-      rows &= rows - 1;
-      const ps_u64 r = w * 32 + j;
-      const ps_u64 code = in_a ? ps_q_code_inside(B->data[a], ca->width, w, j)
-                               : ps_code_at(B->data[a], B->data_bytes[a], al_a, ca->width, r);
-      ps_u64 code_b = 0;
-      if (cmpcol)
-        code_b = in_b ? ps_q_code_inside(B->data[bc], cb->width, w, j)
-                      : ps_code_at(B->data[bc], B->data_bytes[bc], al_b, cb->width, r);
-      const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
-      bad |= b << j;
-      if (b == 0) x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
-    }
-  } else if (range && ca->width <= 32) {
-    /* the commonest leaf, every row at once: one unsigned 32-bit comparison
-     * per row (code - lo <= top - lo, top the upper bound clamped to the
-     * width's largest code), the code-limit test only where the width
-     * allows codes above the limit */
-    const ps_u32 width = ca->width;
-    const ps_u64 mask = ((ps_u64)1 << width) - 1, limit = ca->code_limit, top = in->hi < mask ? in->hi : mask;
-    x = ps_q_range32(B->data[a], B->data_bytes[a], (aligned >> a) & 1u, width, w, (ps_u32)in->lo,
-                     (ps_u32)(top - in->lo), limit < mask, (ps_u32)limit, &bad);
-    if (in->lo > top) x = 0;
-    if (all_bad) bad = 0xFFFFFFFFu;
-  } else {
-    ps_q_reader ra = ps_q_reader_at(ca, B->data[a], B->data_bytes[a], (aligned >> a) & 1u, w);
-    ps_q_reader rb = ps_q_reader_at(cb, B->data[bc], B->data_bytes[bc], (aligned >> bc) & 1u, w);
-    for (ps_u32 j = 0; j < 32; ++j) {
-      const ps_u64 code = ps_q_next(&ra), code_b = cmpcol ? ps_q_next(&rb) : 0;
-      const ps_u32 b = all_bad | (ps_u32)(code > ca->code_limit) | (ps_u32)(cmpcol && code_b > cb->code_limit);
-      bad |= b << j;
-      if (range) /* every row at once: no branch per row */
-        x |= (ps_u32)(in->lo <= code && code <= in->hi) << j;
-      else if (b == 0 && ((known >> j) & 1u))
-        x |= ps_q_leaf_bit(in, ca, cb, B, code, code_b) << j;
-    }
-  }
-  bad &= known;
-  if (bad != 0) {
-    ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(bad)));
-    known &= ~bad;
-  }
-  if (in->op != PS_OP_CMPCOL) x ^= neg; /* CMPCOL has no negation */
-  *is_t = x & known;
-  *is_f = ~x & known;
-}
-
-/* The WHERE program on the live rows of word w: the rows where it is TRUE.
- * Short cuts, row by row (core/ps_query_program.h): the right operand of an
- * AND is evaluated only on the rows where its left operand is not FALSE, of
- * an OR where it is not TRUE; a leaf with no row left reads nothing. */
-PS_FN ps_u32 ps_q_where_word(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
-                             ps_u64 w, ps_u32 live, PS_GLOBAL ps_u32 *status) {
-  ps_u32 is_t[PS_MAX_STACK], is_f[PS_MAX_STACK], saved[PS_MAX_STACK];
-  int sp = 0, lp = 0;
-  const ps_u32 all = live, aligned = (ps_u32)PS_QL_ALIGNED(L);
+/* The chunk's buffers as ps_where.h reads them. Validity bitmaps are read
+ * byte by byte (their offsets need not be 4-byte aligned). */
+PS_FN ps_w_bufs ps_q_where_bufs(PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B) {
+  ps_w_bufs wb;
   PS_Q_UNROLL
-  for (ps_u32 i = 0; i < PS_QW(wp)->n_insns; ++i) {
-    PS_CONST_MEM const ps_insn *in = &PS_QW(wp)->insns[i];
-    if ((PS_QL_AND_RIGHT(L) >> i) & 1u) { /* a right operand of an AND starts here */
-      saved[lp++] = live;
-      live &= ~is_f[sp - 1];
-    } else if ((PS_QL_OR_RIGHT(L) >> i) & 1u) {
-      saved[lp++] = live;
-      live &= ~is_t[sp - 1];
-    }
-    if (in->op == PS_OP_NOT) {
-      ps_u32 t = is_t[sp - 1];
-      is_t[sp - 1] = is_f[sp - 1];
-      is_f[sp - 1] = t;
-    } else if (in->op == PS_OP_AND || in->op == PS_OP_OR) {
-      --sp;
-      if (in->op == PS_OP_AND) {
-        is_t[sp - 1] &= is_t[sp];
-        is_f[sp - 1] |= is_f[sp];
-      } else {
-        is_t[sp - 1] |= is_t[sp];
-        is_f[sp - 1] &= is_f[sp];
-      }
-      live = saved[--lp];   /* the right operand ends here */
-    } else if (live == 0) { /* no row left: its column is not read */
-      is_t[sp] = is_f[sp] = 0;
-      ++sp;
-    } else {
-      ps_q_leaf_word(wp, in, B, aligned, w, live, &is_t[sp], &is_f[sp], status);
-      ++sp;
-    }
+  for (ps_u32 c = 0; c < PS_MAX_COLS; ++c) {
+    wb.data[c] = B->data[c];
+    wb.validity[c] = B->validity[c];
+    wb.data_bytes[c] = B->data_bytes[c];
+    wb.validity_bytes[c] = B->validity_bytes[c];
   }
-  return is_t[0] & all;
+  wb.data_aligned = (ps_u32)PS_QL_ALIGNED(L);
+  wb.validity_aligned = 0;
+  wb.aux = ps_q_aux(B);
+  return wb;
 }
 
 /* The selected rows of word w: the WHERE program's TRUE rows among the
- * chunk's rows. */
+ * chunk's rows, through the one per-word evaluator (ps_where.h) with the
+ * queries' short cuts: the right operand of an AND is evaluated only on the
+ * rows where its left operand is not FALSE, of an OR where it is not TRUE,
+ * and a leaf with no row left reads nothing. The smallest row holding a
+ * corrupt code goes to status[0]; aux faults cannot happen (ps_q_aux). */
 PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
                            ps_u64 w, PS_GLOBAL ps_u32 *status) {
   ps_u32 sel = 0xFFFFFFFFu;
   if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
-  if (PS_QL_HAS_WHERE(L)) sel = ps_q_where_word(wp, L, B, w, sel, status);
+  if (PS_QL_HAS_WHERE(L)) {
+    const ps_w_bufs wb = ps_q_where_bufs(L, B);
+    ps_w_status st;
+    st.slots = 0;
+    st.rows = 0;
+    sel = ps_where_word(PS_QW(wp), &wb, w, sel, PS_QL_AND_RIGHT(L), PS_QL_OR_RIGHT(L), &st);
+    if (st.rows != 0) ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(st.rows)));
+  }
   return sel;
 }
 

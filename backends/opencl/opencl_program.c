@@ -201,18 +201,20 @@ static cl_uint source_parts(const char *shape, build_kind kind, const char **out
     /* ps_program.h and launch.h stay in front (common.cl is unused here);
      * a specialized build's constants (the shape, core/query_spec.h) go
      * between the types they use and the kernels that read them. */
-    const char *rest[8] = {"\n#line 1 \"ps_query_program.h\"\n",
-                           (const char *)ps_cl_source_query_program_h,
-                           "\n#line 1 \"ps_dialect.h\"\n",
-                           (const char *)ps_cl_source_dialect_h,
-                           "\n#line 1 \"spec\"\n",
-                           shape,
-                           "\n#line 1 \"ps_query_kernels.h\"\n",
-                           (const char *)ps_cl_source_query_kernels_h};
-    const size_t rest_sizes[8] = {
-        0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size, 0, strlen(shape),
-        0, ps_cl_source_query_kernels_h_size};
-    for (int i = 0; i < 8; ++i) {
+    const char *rest[10] = {"\n#line 1 \"ps_query_program.h\"\n",
+                            (const char *)ps_cl_source_query_program_h,
+                            "\n#line 1 \"ps_dialect.h\"\n",
+                            (const char *)ps_cl_source_dialect_h,
+                            "\n#line 1 \"spec\"\n",
+                            shape,
+                            "\n#line 1 \"ps_where.h\"\n",
+                            (const char *)ps_cl_source_where_h,
+                            "\n#line 1 \"ps_query_kernels.h\"\n",
+                            (const char *)ps_cl_source_query_kernels_h};
+    const size_t rest_sizes[10] = {
+        0, ps_cl_source_query_program_h_size, 0, ps_cl_source_dialect_h_size,      0, strlen(shape),
+        0, ps_cl_source_where_h_size,         0, ps_cl_source_query_kernels_h_size};
+    for (int i = 0; i < 10; ++i) {
       sizes[n_parts] = rest_sizes[i];
       parts[n_parts++] = rest[i];
     }
