@@ -536,8 +536,9 @@ PS_FN ps_aux_words ps_q_aux(const ps_q_bufs *B) {
   return a;
 }
 
-/* The chunk's buffers as ps_where.h reads them. Validity bitmaps are read
- * byte by byte (their offsets need not be 4-byte aligned). */
+/* The chunk's buffers as ps_where.h reads them, made once per work-item
+ * (not per word). Validity bitmaps are read byte by byte (their offsets
+ * need not be 4-byte aligned). */
 PS_FN ps_w_bufs ps_q_where_bufs(PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B) {
   ps_w_bufs wb;
   PS_Q_UNROLL
@@ -554,21 +555,21 @@ PS_FN ps_w_bufs ps_q_where_bufs(PS_CONST_MEM const ps_qlaunch *L, const ps_q_buf
 }
 
 /* The selected rows of word w: the WHERE program's TRUE rows among the
- * chunk's rows, through the one per-word evaluator (ps_where.h) with the
- * queries' short cuts: the right operand of an AND is evaluated only on the
- * rows where its left operand is not FALSE, of an OR where it is not TRUE,
- * and a leaf with no row left reads nothing. The smallest row holding a
- * corrupt code goes to status[0]; aux faults cannot happen (ps_q_aux). */
-PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B,
+ * chunk's rows (wb: ps_q_where_bufs), through the one per-word evaluator
+ * (ps_where.h) with the queries' short cuts: the right operand of an AND is
+ * evaluated only on the rows where its left operand is not FALSE, of an OR
+ * where it is not TRUE, and a leaf with no row left reads nothing. The
+ * smallest row holding a corrupt code goes to status[0]; aux faults cannot
+ * happen (ps_q_aux). */
+PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const ps_qlaunch *L, const ps_w_bufs *wb,
                            ps_u64 w, PS_GLOBAL ps_u32 *status) {
   ps_u32 sel = 0xFFFFFFFFu;
   if (L->rows - w * 32 < 32) sel = (1u << (ps_u32)(L->rows - w * 32)) - 1;
   if (PS_QL_HAS_WHERE(L)) {
-    const ps_w_bufs wb = ps_q_where_bufs(L, B);
     ps_w_status st;
     st.slots = 0;
     st.rows = 0;
-    sel = ps_where_word(PS_QW(wp), &wb, w, sel, PS_QL_AND_RIGHT(L), PS_QL_OR_RIGHT(L), &st);
+    sel = ps_where_word(PS_QW(wp), wb, w, sel, PS_QL_AND_RIGHT(L), PS_QL_OR_RIGHT(L), &st);
     if (st.rows != 0) ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(st.rows)));
   }
   return sel;
@@ -596,9 +597,10 @@ PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
   PS_Q_UNROLL
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = item; w < words; w += L->items) {
-    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
       sel &= sel - 1;
@@ -640,9 +642,10 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
   PS_Q_UNROLL
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   const int reads = ps_q_reads(p);
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
-    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     ps_q_add_counts(p, ps_popc32(sel), acc);
     if (!reads) continue;
     while (sel != 0) { /* a word without selected rows reads nothing else */
@@ -756,9 +759,10 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
                                PS_GLOBAL ps_u32 *status) {
   const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QP(p)->n_groups * n_accs;
   ps_q_local_table_init(lacc, n_acc, lid, lsize);
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
-    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
@@ -831,9 +835,10 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
   }
   ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
   const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
   const ps_u64 words = (L->rows + 31) / 32;
   for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
-    ps_u32 sel = ps_q_word_sel(wp, L, B, w, status);
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       const ps_u64 r = w * 32 + ps_ctz32(sel);
       sel &= sel - 1;
