@@ -63,7 +63,9 @@
  * flags PS_QS_* as macros. The accessors below then read those constants,
  * so the compiler unrolls every loop over instructions, aggregates, slots
  * and keys (PS_Q_UNROLL) and folds the interpreter away: the stacks become
- * registers. The functions are the same in both, so are the results. What
+ * registers. The text also names ps_q_spec_where PS_W_SPEC_PROG (with
+ * PS_W_N_INSNS), so that ps_where.h evaluates the WHERE on those constants.
+ * The functions are the same in both, so are the results. What
  * varies per chunk (rows, offsets, stream sizes) stays a launch argument. */
 #if defined(PS_Q_SPEC)
 #define PS_QP(p) (&ps_q_spec_prog)

@@ -2,9 +2,10 @@
  * The WHERE program (core/ps_program.h, binding semantics) on one 32-row
  * word, written once for the per-word evaluators: OpenCL's words.cl and
  * CUDA's general per-word kernel (kernels_cuda/ps_cuda_where.cuh, precompiled
- * and compiled per program shape by NVRTC). The queries' short cuts are here
- * (and_right, or_right, the corrupt rows) for ps_query_kernels.h's WHERE to
- * move onto it. OpenCL C, CUDA C++, C11 (the host tests).
+ * and compiled per program shape by NVRTC) and the queries
+ * (ps_query_kernels.h's ps_q_word_sel, with their short cuts and_right /
+ * or_right and their first corrupt row). OpenCL C, CUDA C++, C11 (the host
+ * tests).
  *
  * Every leaf (RANGE, SET, INLIST, ISNULL, CMPCOL in its three modes) gives
  * the word's (TRUE, FALSE) masks; the program's AND / OR / NOT combine them
