@@ -204,12 +204,13 @@ static hv_node *parse_predicate(sparser *p) {
   return NULL;
 }
 
-/* NOT > AND > OR; chains are left-deep and counted in SELECT_MAX_NODES. */
-static hv_node *parse_having_and(sparser *p) {
-  hv_node *l = parse_predicate(p);
-  while (l && sel_is_kw(p, "AND")) {
+/* NOT > AND > OR; chains are left-deep and counted in SELECT_MAX_NODES.
+ * One chain of operands of `sub` joined by keyword kw into nodes of kind. */
+static hv_node *parse_having_chain(sparser *p, const char *kw, hv_kind kind, hv_node *(*sub)(sparser *)) {
+  hv_node *l = sub(p);
+  while (l && sel_is_kw(p, kw)) {
     if (sel_lex(p)) return NULL;
-    hv_node *r = parse_predicate(p), *n = r ? new_hv(p, HV_AND, l->pos) : NULL;
+    hv_node *r = sub(p), *n = r ? new_hv(p, kind, l->pos) : NULL;
     if (!n) return NULL;
     n->left = l;
     n->right = r;
@@ -219,19 +220,9 @@ static hv_node *parse_having_and(sparser *p) {
   return l;
 }
 
-hv_node *sel_parse_having(sparser *p) {
-  hv_node *l = parse_having_and(p);
-  while (l && sel_is_kw(p, "OR")) {
-    if (sel_lex(p)) return NULL;
-    hv_node *r = parse_having_and(p), *n = r ? new_hv(p, HV_OR, l->pos) : NULL;
-    if (!n) return NULL;
-    n->left = l;
-    n->right = r;
-    n->end = r->end;
-    l = n;
-  }
-  return l;
-}
+static hv_node *parse_having_and(sparser *p) { return parse_having_chain(p, "AND", HV_AND, parse_predicate); }
+
+hv_node *sel_parse_having(sparser *p) { return parse_having_chain(p, "OR", HV_OR, parse_having_and); }
 
 /* ---- ORDER BY, LIMIT, OFFSET ---- */
 
