@@ -456,8 +456,14 @@ ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, si
     ps_host_free(ctx, valid);
     return oom(ctx, "a packed column");
   }
-  ps_status st = col->data_size ? ctx->ops->mem_read(ctx->be, data, col->data, col->data_size) : PS_OK;
-  if (st == PS_OK && valid) st = ctx->ops->mem_read(ctx->be, valid, col->validity, col->validity_size);
+  ps_status st = PS_OK;
+  if (col->host) { /* the caller's host memory */
+    if (col->data_size) memcpy(data, col->data.handle, (size_t)col->data_size);
+    if (valid) memcpy(valid, col->validity.handle, (size_t)col->validity_size);
+  } else {
+    if (col->data_size) st = ctx->ops->mem_read(ctx->be, data, col->data, col->data_size);
+    if (st == PS_OK && valid) st = ctx->ops->mem_read(ctx->be, valid, col->validity, col->validity_size);
+  }
   if (st != PS_OK) {
     ps_host_free(ctx, data);
     ps_host_free(ctx, valid);

@@ -231,7 +231,29 @@ typedef struct ps_backend_ops {
    * of the row ranges it decides without reading codes through it. NULL =
    * the core evaluates those ranges instead. */
   ps_status (*fill)(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t bytes);
+
+  /* Optional (ABI 1 additions): streaming host-resident columns
+   * (core/stream.c). The core stages each chunk's codes and validity in one
+   * of PS_STAGE_SLOTS device buffers, in turn; slot names which.
+   * host_map: device memory naming `host` itself, for a device that reads
+   * host memory in place (the reference backend); nothing is copied. NULL =
+   * the core stages chunks through stage_write.
+   * stage_write: copies `bytes` host bytes at src into dst (inside slot's
+   * buffer), asynchronously on the backend's own copy stream/queue, after
+   * the work enqueued before the slot's last stage_release; every operation
+   * enqueued later on the context's stream/queue waits for the copy. src is
+   * the caller's column memory, alive until the column goes (the backend
+   * may stage it through pinned memory). NULL = the core uses mem_write.
+   * stage_release: the work enqueued so far on the context's stream/queue
+   * is the last to read the slot's buffer until its next stage_write. */
+  ps_status (*host_map)(ps_backend *be, const void *host, ps_devmem *out);
+  ps_status (*stage_write)(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes);
+  ps_status (*stage_release)(ps_backend *be, uint32_t slot);
 } ps_backend_ops;
+
+/* Staging buffers for streamed chunks: at least double buffering, so that
+ * the copy of chunk k + 1 overlaps the kernels of chunk k. */
+#define PS_STAGE_SLOTS 3u
 
 /* Records a message as the context's last error (printf-style); returns status.
  * Backends use this for driver errors and build logs. */

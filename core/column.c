@@ -220,10 +220,10 @@ static ps_status check_delta(ps_context *ctx, const ps_for_desc *d, bool device,
   return st;
 }
 
-/* Shared body of the four column constructors. */
+/* Shared body of the six column constructors. */
 static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps_for_desc *d, bool device,
-                               ps_buffer *data, uint64_t data_off, ps_buffer *validity, uint64_t validity_off,
-                               ps_column **out) {
+                               bool host, ps_buffer *data, uint64_t data_off, ps_buffer *validity,
+                               uint64_t validity_off, ps_column **out) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -234,6 +234,11 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
     PS_TRY(check_wrap(ctx, data, data_off, d->data_size, "data"));
     if (d->validity_size) PS_TRY(check_wrap(ctx, validity, validity_off, d->validity_size, "validity"));
   }
+  if (host && ps_for_desc_encoding(d) != PS_ENCODING_FOR)
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                        "%s.encoding is DELTA; host-resident columns are FOR-encoded so far (ps_column_create_%s "
+                        "copies a DELTA column to the device)",
+                        is_dict ? "codes" : "desc", is_dict ? "dict" : "for");
   if (ps_for_desc_encoding(d) == PS_ENCODING_DELTA) PS_TRY(check_delta(ctx, d, device, data, data_off, is_dict));
 
   ps_column *c = ps_calloc_ctx(ctx, 1, sizeof *c);
@@ -259,7 +264,15 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
       c->code_limit = dd->count - 1 - d->reference.u;
     }
   }
-  if (device) {
+  if (host) {
+    /* {host pointer, 0}: what ps_column_chunk stages or maps (stream.c) */
+    c->host = true;
+    c->data = (ps_devmem){(void *)(uintptr_t)d->data, 0};
+    if (d->validity) {
+      c->validity = (ps_devmem){(void *)(uintptr_t)d->validity, 0};
+      c->validity_size = d->validity_size;
+    }
+  } else if (device) {
     c->data = data->mem;
     c->data.offset += data_off;
     if (d->validity_size) {
@@ -290,13 +303,13 @@ fail:
 }
 
 ps_status ps_column_create_for(ps_context *ctx, const ps_for_desc *desc, ps_column **out) {
-  return create_column(ctx, NULL, desc, false, NULL, 0, NULL, 0, out);
+  return create_column(ctx, NULL, desc, false, false, NULL, 0, NULL, 0, out);
 }
 
 ps_status ps_column_create_for_device(ps_context *ctx, const ps_for_desc *desc, ps_buffer *data,
                                       uint64_t data_offset, ps_buffer *validity, uint64_t validity_offset,
                                       ps_column **out) {
-  return create_column(ctx, NULL, desc, true, data, data_offset, validity, validity_offset, out);
+  return create_column(ctx, NULL, desc, true, false, data, data_offset, validity, validity_offset, out);
 }
 
 ps_status ps_column_create_dict(ps_context *ctx, const ps_dict_desc *dict, const ps_for_desc *codes,
@@ -305,7 +318,7 @@ ps_status ps_column_create_dict(ps_context *ctx, const ps_dict_desc *dict, const
     ps_clear_error(ctx);
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "dict is NULL");
   }
-  return create_column(ctx, dict, codes, false, NULL, 0, NULL, 0, out);
+  return create_column(ctx, dict, codes, false, false, NULL, 0, NULL, 0, out);
 }
 
 ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_desc *dict, const ps_for_desc *codes,
@@ -315,7 +328,20 @@ ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_desc *dict
     ps_clear_error(ctx);
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "dict is NULL");
   }
-  return create_column(ctx, dict, codes, true, data, data_offset, validity, validity_offset, out);
+  return create_column(ctx, dict, codes, true, false, data, data_offset, validity, validity_offset, out);
+}
+
+ps_status ps_column_create_for_host(ps_context *ctx, const ps_for_desc *desc, ps_column **out) {
+  return create_column(ctx, NULL, desc, false, true, NULL, 0, NULL, 0, out);
+}
+
+ps_status ps_column_create_dict_host(ps_context *ctx, const ps_dict_desc *dict, const ps_for_desc *codes,
+                                     ps_column **out) {
+  if (ctx && !dict) {
+    ps_clear_error(ctx);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "dict is NULL");
+  }
+  return create_column(ctx, dict, codes, false, true, NULL, 0, NULL, 0, out);
 }
 
 ps_status ps_column_device_dict(ps_context *ctx, ps_column *col) {
@@ -347,6 +373,7 @@ ps_status ps_column_device_dict(ps_context *ctx, ps_column *col) {
 void ps_column_destroy(ps_column *col) {
   if (!col) return;
   ps_context *ctx = col->ctx;
+  if (col->host) ps_stage_wait(ctx); /* no copy may still read the caller's memory */
   ps_buffer_destroy(col->data_buf);
   ps_buffer_destroy(col->dict_dev_offsets);
   ps_buffer_destroy(col->dict_dev_bytes);

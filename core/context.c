@@ -80,6 +80,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
       o.query_compile = PS_QUERY_COMPILE_BACKGROUND;
     if (opts_in->struct_size < offsetof(ps_context_options, zone_pruning) + sizeof(int32_t))
       o.zone_pruning = PS_ZONE_PRUNING_ON;
+    if (opts_in->struct_size < offsetof(ps_context_options, device_memory_limit) + sizeof(uint64_t))
+      o.device_memory_limit = 0;
     o.struct_size = sizeof o;
   }
   if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
@@ -91,6 +93,10 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "options.zone_pruning is %d; expected PS_ZONE_PRUNING_ON (0) or PS_ZONE_PRUNING_OFF (1)",
                             (int)o.zone_pruning);
+  if (o.device_memory_limit && o.device_memory_limit < PS_DEVICE_MEMORY_LIMIT_MIN)
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            "options.device_memory_limit is %llu; expected 0 (the default) or at least %u bytes",
+                            (unsigned long long)o.device_memory_limit, (unsigned)PS_DEVICE_MEMORY_LIMIT_MIN);
   const char *name = o.backend ? o.backend : "auto";
   if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
@@ -107,6 +113,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   ctx->alloc = o.allocator;
   ctx->query_compile = o.query_compile;
   ctx->zone_pruning = o.zone_pruning == PS_ZONE_PRUNING_ON;
+  ctx->device_memory_limit = o.device_memory_limit;
+  ctx->stage_slot = -1;
   ctx->scan_stats.struct_size = sizeof ctx->scan_stats;
   if (o.kernel_cache_dir) {
     ctx->kernel_cache_dir = ps_kcache_dir_copy(&o.allocator, o.kernel_cache_dir);
@@ -161,6 +169,7 @@ void ps_context_destroy(ps_context *ctx) {
   if (!ctx) return;
   ps_buffer_destroy(ctx->spare_aux);
   ps_buffer_destroy(ctx->ids_scratch);
+  ps_stage_free(ctx);
   if (ctx->ops) ctx->ops->destroy(ctx->be);
   ps_allocator a = ctx->alloc;
   ps_free_with(&a, ctx->kernel_cache_dir);

@@ -102,8 +102,8 @@ ps_status ps_expr_prepare(ps_context *ctx, const ps_expr *expr) { return ensure_
 /* The inputs of the `rows` rows from r0 (a multiple of 32; at most a
  * chunk): every column at its chunk start; *prog is the copy of the program a->prog points at
  * (its byte counts are the chunk's). Outputs are left empty. */
-static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, uint64_t rows, ps_program *prog,
-                       ps_eval_args *a) {
+static ps_status chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, uint64_t rows, ps_program *prog,
+                            ps_eval_args *a) {
   const ps_lowered *low = expr->lowered;
   memset(a, 0, sizeof *a);
   *prog = low->prog;
@@ -115,11 +115,12 @@ static void chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, uint64
   ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
   ctx->corrupt_expr = expr;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
-    ps_column_chunk(low->cols[i], r0, &prog->cols[i], &a->data[i], &a->validity[i]);
+    PS_TRY(ps_column_chunk(ctx, low->cols[i], r0, rows, &prog->cols[i], &a->data[i], &a->validity[i]));
     if (prog->cols[i].encoding != PS_ENC_FOR) a->rows_only = 1;
   }
   if (expr->aux_dev) a->aux = expr->aux_dev->mem;
   a->aux_host = low->aux;
+  return PS_OK;
 }
 
 /* The 1-based position of col among the distinct columns expr reads, in
@@ -222,7 +223,9 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
       }
       ps_eval_args a;
       ps_program prog;
-      chunk_args(ctx, expr, r, e - r, &prog, &a);
+      ps_stage_begin(ctx);
+      st = chunk_args(ctx, expr, r, e - r, &prog, &a);
+      if (st != PS_OK) break;
       if (bitmap.handle) {
         a.bitmap = bitmap;
         a.bitmap.offset += r / 8;
@@ -238,6 +241,8 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
       uint64_t chunk_count = 0;
       a.count = count ? &chunk_count : NULL;
       st = ctx->ops->eval(ctx->be, &a);
+      ps_status released = ps_stage_end(ctx);
+      if (st == PS_OK) st = released;
       total += chunk_count;
     }
   }
@@ -334,7 +339,9 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
       }
       ps_eval_args a;
       ps_program prog;
-      chunk_args(ctx, expr, r, e - r, &prog, &a);
+      ps_stage_begin(ctx);
+      st = chunk_args(ctx, expr, r, e - r, &prog, &a);
+      if (st != PS_OK) break;
       uint64_t c = 0;
       st = PS_ERR_UNSUPPORTED;
       if (ctx->ops->eval_ids && room && !a.rows_only) {
@@ -351,6 +358,8 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
         ps_clear_error(ctx);
         st = chunk_ids_unfused(ctx, &a, out, isz, room, &c);
       }
+      ps_status released = ps_stage_end(ctx);
+      if (st == PS_OK) st = released;
       total += c;
     }
   }

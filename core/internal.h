@@ -33,6 +33,16 @@ struct ps_context {
   /* The bitmap of ps_filter_row_ids_device's unfused path (one chunk's),
    * kept for the next call for the same reason; NULL until first needed. */
   ps_buffer *ids_scratch;
+  /* Streaming host-resident columns (stream.c): options.device_memory_limit
+   * (0 = none), the bytes of each staging slot, the slots (made on first
+   * use), the slot the next chunk takes, and the chunk under way: its slot
+   * (-1 = none staged yet) and the bytes of it filled. */
+  uint64_t device_memory_limit;
+  uint64_t stage_bytes;
+  ps_buffer *stage[PS_STAGE_SLOTS];
+  uint32_t stage_next;
+  int32_t stage_slot;
+  uint64_t stage_fill;
   /* Test hooks (internal_options.h); the defaults unless a test set them. */
   ps_internal_options options;
   /* What ps_corrupt_error needs to name a column and a row: the columns of
@@ -106,6 +116,11 @@ struct ps_column {
   ps_buffer *dict_dev_offsets;
   ps_buffer *dict_dev_bytes;
   struct ps_zones *zones; /* zone maps (zones.c), NULL = none */
+  /* Host-resident (ps_column_create_for_host): data and validity are the
+   * caller's host memory, as {host pointer, 0}; no device buffer holds
+   * them. Every path that hands them to a backend goes through
+   * ps_column_chunk (streamed, core/stream.c) or reads them on the host. */
+  bool host;
 };
 
 /* A column's zone maps (ps_zone_map), owned. clean: no block holds a valid
@@ -267,7 +282,29 @@ ps_status ps_delta_check(const uint8_t *headers, uint64_t n, uint64_t data_size,
  * data and validity at the chunk start and the readable bytes from there,
  * written into *pc, *data and *validity (validity left alone without a
  * bitmap). The one place the core applies ps_chunk_data_offset. */
-void ps_column_chunk(const ps_column *c, uint64_t r0, ps_prog_col *pc, ps_devmem *data, ps_devmem *validity);
+ps_status ps_column_chunk(ps_context *ctx, const ps_column *c, uint64_t r0, uint64_t rows, ps_prog_col *pc,
+                          ps_devmem *data, ps_devmem *validity);
+
+/* ---- streaming host-resident columns (stream.c) -------------------------- */
+/* A call's chunk loop brackets each chunk it hands a backend: ps_stage_begin
+ * before its ps_column_chunk calls, ps_stage_end after the last operation
+ * that reads the chunk is enqueued (whether it succeeded or not). A host
+ * column's chunk is copied into the slot the chunk holds (rows of it:
+ * `rows`, counted from r0). */
+void ps_stage_begin(ps_context *ctx);
+ps_status ps_stage_end(ps_context *ctx);
+ps_status ps_stage_column(ps_context *ctx, const ps_column *c, uint64_t r0, uint64_t rows, ps_prog_col *pc,
+                          ps_devmem *data, ps_devmem *validity);
+/* Rows per chunk such that the host columns among cols fit one staging slot
+ * (a multiple of m, at least m); UINT64_MAX when none is host-resident. */
+uint64_t ps_stage_rows(const ps_context *ctx, ps_column *const *cols, uint32_t n, uint64_t m);
+/* Returns once every copy staged so far has completed (a host column's
+ * memory may go after that), and the slots, freed with the context. */
+void ps_stage_wait(ps_context *ctx);
+void ps_stage_free(ps_context *ctx);
+/* A gather from a host-resident column, on the host: ids, values and
+ * validity_out in a are host memory (reference.c). */
+ps_status ps_gather_in_host_memory(ps_context *ctx, const ps_gather_args *a);
 void ps_lowered_free(ps_context *ctx, ps_lowered *low);
 
 /* Makes col's device dictionary (dict_dev_offsets / dict_dev_bytes) if it

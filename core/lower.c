@@ -93,11 +93,15 @@ uint64_t ps_chunk_step_multiple(ps_column *const *cols, uint32_t n) {
 
 uint64_t ps_chunk_step(const ps_context *ctx, ps_column *const *cols, uint32_t n) {
   const uint64_t m = ps_chunk_step_multiple(cols, n);
-  const uint64_t step = ctx->chunk_rows - ctx->chunk_rows % m;
+  uint64_t step = ctx->chunk_rows - ctx->chunk_rows % m;
+  const uint64_t staged = ps_stage_rows(ctx, cols, n, m); /* host-resident columns fit a staging slot */
+  if (staged < step) step = staged;
   return step ? step : m;
 }
 
-void ps_column_chunk(const ps_column *c, uint64_t r0, ps_prog_col *pc, ps_devmem *data, ps_devmem *validity) {
+ps_status ps_column_chunk(ps_context *ctx, const ps_column *c, uint64_t r0, uint64_t rows, ps_prog_col *pc,
+                          ps_devmem *data, ps_devmem *validity) {
+  if (c->host) return ps_stage_column(ctx, c, r0, rows, pc, data, validity);
   const uint64_t skip = ps_chunk_data_offset(c->encoding, c->width, r0);
   pc->data_bytes = c->data_size - skip;
   *data = c->data;
@@ -107,6 +111,7 @@ void ps_column_chunk(const ps_column *c, uint64_t r0, ps_prog_col *pc, ps_devmem
     *validity = c->validity;
     validity->offset += r0 / 8;
   }
+  return PS_OK;
 }
 
 static ps_status slot_of(lowering *L, ps_column *c, uint32_t *slot) {

@@ -296,8 +296,9 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
   ctx->query_run_rows = 0;
   for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
     if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
+  const uint64_t step = ps_chunk_step(ctx, q->cols, q->prog.n_cols);
   for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
-    const uint64_t end = q->rows - r0 < ctx->chunk_rows ? q->rows : (r0 / ctx->chunk_rows + 1) * ctx->chunk_rows;
+    const uint64_t end = q->rows - r0 < step ? q->rows : (r0 / step + 1) * step;
     int state = plan ? ps_prune_state(plan, r0, end, &e) : (e = end, PS_PRUNE_MAYBE);
     if (state == PS_PRUNE_FALSE) {
       ctx->scan_stats.rows_skipped += e - r0;
@@ -314,8 +315,13 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
     for (uint32_t i = 0; i < prog.n_cols; i++)
       if ((prog.read_slots >> i & 1) || (state == PS_PRUNE_MAYBE && q->where && i < q->where->lowered->prog.n_cols))
         ctx->scan_stats.bytes_read += ps_scan_bytes(q->cols[i], a.rows);
-    for (uint32_t i = 0; i < prog.n_cols; i++) {
-      ps_column_chunk(q->cols[i], r0, &prog.cols[i], &a.data[i], &a.validity[i]);
+    ps_stage_begin(ctx);
+    ps_status staged = PS_OK;
+    for (uint32_t i = 0; staged == PS_OK && i < prog.n_cols; i++)
+      staged = ps_column_chunk(ctx, q->cols[i], r0, a.rows, &prog.cols[i], &a.data[i], &a.validity[i]);
+    if (staged != PS_OK) {
+      ctx->query_run_rows = 0;
+      return staged;
     }
     ps_program where_prog;
     if (q->where && state == PS_PRUNE_MAYBE) {
@@ -343,6 +349,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       a.agg_fields |= fields[q->kinds[i]] << (4 * i);
     }
     ps_status st = ctx->ops->query(ctx->be, &a);
+    ps_status released = ps_stage_end(ctx);
+    if (st == PS_OK) st = released;
     if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
       /* a corrupt code in a later chunk outranks it: keep looking */
       overflow = st;

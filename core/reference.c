@@ -47,6 +47,14 @@ static ps_status ref_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t
   return PS_OK;
 }
 
+/* Its "device" memory is host memory: host-resident columns are read in place. */
+static ps_status ref_host_map(ps_backend *be, const void *host, ps_devmem *out) {
+  (void)be;
+  out->handle = (void *)(uintptr_t)host;
+  out->offset = 0;
+  return PS_OK;
+}
+
 static ps_status ref_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
   memcpy(dst, (const uint8_t *)src.handle + src.offset, (size_t)bytes);
   return PS_OK;
@@ -394,6 +402,11 @@ static ps_status ref_gather(ps_backend *be, const ps_gather_args *a) {
   return PS_OK;
 }
 
+ps_status ps_gather_in_host_memory(ps_context *ctx, const ps_gather_args *a) {
+  struct ps_backend be = {ctx};
+  return ref_gather(&be, a);
+}
+
 /* ---- queries ---------------------------------------------------------------- */
 
 __extension__ typedef __int128 q128;
@@ -617,4 +630,5 @@ const ps_backend_ops ps_backend_reference = {
     .gather = ref_gather,
     .query = ref_query,
     .fill = ref_fill,
+    .host_map = ref_host_map,
 };

@@ -260,8 +260,9 @@ static ps_status gather_common(ps_context *ctx, const ps_column *col, ps_index_t
   return PS_OK;
 }
 
-static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids, uint32_t isz, uint64_t count,
-                            uint32_t out_type, uint32_t vb, ps_devmem values, ps_devmem validity) {
+/* A gather's arguments (the column's whole data and validity). */
+static ps_gather_args gather_args(const ps_column *col, ps_devmem ids, uint32_t isz, uint64_t count, uint32_t out_type,
+                                  uint32_t vb, ps_devmem values, ps_devmem validity) {
   ps_gather_args a;
   memset(&a, 0, sizeof a);
   a.col = ps_prog_col_of(col);
@@ -275,6 +276,57 @@ static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids
   a.value_bytes = vb;
   a.values = values;
   a.validity_out = validity;
+  return a;
+}
+
+/* A gather from a host-resident column: its rows are wherever the ids say,
+ * so the codes are read on the host (the reference backend's decoding),
+ * never copied whole to the device. ids, values and validity host memory;
+ * values and validity written only on success. */
+static ps_status gather_host_column(ps_context *ctx, const ps_column *col, const void *ids, uint32_t isz,
+                                    uint64_t count, uint32_t out_type, uint32_t vb, void *values, uint8_t *validity) {
+  uint8_t *v = ps_host_alloc(ctx, (size_t)(count * vb));
+  uint8_t *valid = validity ? ps_host_alloc(ctx, (size_t)bitmap_bytes(count)) : NULL;
+  ps_status st = PS_OK;
+  if (!v || (validity && !valid))
+    st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "gathering %" PRIu64 " values on the host", count);
+  if (st == PS_OK) {
+    ps_gather_args a = gather_args(col, (ps_devmem){(void *)(uintptr_t)ids, 0}, isz, count, out_type, vb,
+                                   (ps_devmem){v, 0}, (ps_devmem){valid, 0});
+    ps_column *one = (ps_column *)col;
+    ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = 0;
+    ctx->corrupt_expr = NULL;
+    st = ps_gather_in_host_memory(ctx, &a);
+    ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
+  }
+  if (st == PS_OK) {
+    memcpy(values, v, (size_t)(count * vb));
+    if (validity) memcpy(validity, valid, (size_t)bitmap_bytes(count));
+  }
+  ps_host_free(ctx, v);
+  ps_host_free(ctx, valid);
+  return st;
+}
+
+static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids, uint32_t isz, uint64_t count,
+                            uint32_t out_type, uint32_t vb, ps_devmem values, ps_devmem validity) {
+  if (col->host) { /* ids from the device, the values back to it */
+    uint8_t *hids = ps_host_alloc(ctx, (size_t)(count * isz));
+    uint8_t *hv = ps_host_alloc(ctx, (size_t)(count * vb));
+    uint8_t *hvalid = validity.handle ? ps_host_alloc(ctx, (size_t)bitmap_bytes(count)) : NULL;
+    ps_status st = PS_OK;
+    if (!hids || !hv || (validity.handle && !hvalid))
+      st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "gathering %" PRIu64 " values on the host", count);
+    if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, hids, ids, count * isz);
+    if (st == PS_OK) st = gather_host_column(ctx, col, hids, isz, count, out_type, vb, hv, hvalid);
+    if (st == PS_OK) st = ctx->ops->mem_write(ctx->be, values, hv, count * vb);
+    if (st == PS_OK && hvalid) st = ctx->ops->mem_write(ctx->be, validity, hvalid, bitmap_bytes(count));
+    ps_host_free(ctx, hids);
+    ps_host_free(ctx, hv);
+    ps_host_free(ctx, hvalid);
+    return st;
+  }
+  ps_gather_args a = gather_args(col, ids, isz, count, out_type, vb, values, validity);
   ps_column *one = (ps_column *)col;
   ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = 0;
   ctx->corrupt_expr = NULL;
@@ -311,6 +363,7 @@ static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *
   uint32_t isz = (uint32_t)type;
   if (count > UINT64_MAX / 8)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
+  if (col->host) return gather_host_column(ctx, col, ids, isz, count, out_type, vb, values, validity);
   ps_buffer *dids = NULL, *dval = NULL, *dvalid = NULL;
   ps_status st = ps_buffer_create(ctx, count * isz, &dids);
   if (st == PS_OK) st = ps_buffer_create(ctx, count * vb, &dval);
@@ -397,19 +450,24 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;
   u128 sum = 0;
   ps_prog_col base = ps_prog_col_of(col);
-  for (uint64_t r0 = 0; r0 < col->n; r0 += ctx->chunk_rows) {
+  ps_column *const one_col = (ps_column *)col;
+  const uint64_t step = ps_chunk_step(ctx, &one_col, 1);
+  for (uint64_t r0 = 0; r0 < col->n; r0 += step) {
     ps_reduce_args a;
     memset(&a, 0, sizeof a);
     a.col = base;
-    ps_column_chunk(col, r0, &a.col, &a.data, &a.validity);
+    a.rows = col->n - r0 < step ? col->n - r0 : step;
+    ps_stage_begin(ctx);
+    PS_TRY(ps_column_chunk(ctx, col, r0, a.rows, &a.col, &a.data, &a.validity));
     if (selection) a.selection = at(selection, selection_offset + r0 / 8);
-    a.rows = col->n - r0 < ctx->chunk_rows ? col->n - r0 : ctx->chunk_rows;
     uint64_t c = 0, mn = UINT64_MAX, mx = 0, lo = 0, hi = 0;
     a.count = &c, a.min_code = &mn, a.max_code = &mx, a.sum_lo = &lo, a.sum_hi = &hi;
     ps_column *one = (ps_column *)col;
     ctx->corrupt_cols = (ps_column *const *)&one, ctx->corrupt_ncols = 1, ctx->corrupt_base = r0;
     ctx->corrupt_expr = NULL;
     ps_status st = ctx->ops->reduce(ctx->be, &a);
+    ps_status released = ps_stage_end(ctx);
+    if (st == PS_OK) st = released;
     ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
     PS_TRY(st);
     if (c) {

@@ -190,7 +190,8 @@ PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col) {
   const uint64_t n = col->n, blocks = (n + PS_ZONE_BLOCK_ROWS - 1) / PS_ZONE_BLOCK_ROWS;
   ps_zones *z = zones_alloc(ctx, PS_ZONE_BLOCK_ROWS, blocks);
   if (!z) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating zone maps of %" PRIu64 " blocks", blocks);
-  const bool in_place = ctx->ops == &ps_backend_reference; /* its device memory is host memory */
+  /* the reference backend's device memory is host memory; a host-resident column's is the caller's */
+  const bool in_place = ctx->ops == &ps_backend_reference || col->host;
   const uint64_t piece = n < PIECE_ROWS ? n : PIECE_ROWS;
   uint8_t *data = NULL, *valid = NULL;
   ps_status st = PS_OK;

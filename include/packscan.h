@@ -201,7 +201,19 @@ typedef struct ps_context_options {
    * Either way gives the same results; only the bytes read and the time
    * differ. ps_context_set_zone_pruning changes it later. */
   int32_t zone_pruning;
+  /* The device memory, in bytes, that streaming host-resident columns
+   * (ps_column_create_for_host) may hold at once: their chunks are staged
+   * in three device buffers of device_memory_limit / 3 bytes each
+   * (three, so that the copy of one chunk overlaps the kernels of the one
+   * before), and every call that reads such a column runs in chunks that
+   * fit them. 0 (the default): three buffers of 64 MiB. At least 65536
+   * (PS_DEVICE_MEMORY_LIMIT_MIN) when set. Device-resident columns, result
+   * bitmaps and ids are not counted. Any limit gives the same results. */
+  uint64_t device_memory_limit;
 } ps_context_options;
+
+/** The smallest nonzero ps_context_options.device_memory_limit. */
+#define PS_DEVICE_MEMORY_LIMIT_MIN 65536u
 
 /** Values of ps_context_options.zone_pruning. */
 #define PS_ZONE_PRUNING_ON 0
@@ -384,12 +396,30 @@ PS_API ps_status ps_column_create_for_device(ps_context *ctx, const ps_for_desc 
                                              ps_buffer *validity, uint64_t validity_offset,
                                              ps_column **out);
 
+/** Creates a host-resident FOR column: desc->data and desc->validity stay in
+ *  the caller's host memory (pageable or pinned, or a mapped file) and are
+ *  not copied at creation. The caller keeps them alive and unchanged until
+ *  ps_column_destroy. Every call that takes a column takes it, alone or
+ *  with device-resident columns in one expression or query: the rows it
+ *  reads are copied to the device in chunks sized to
+ *  ps_context_options.device_memory_limit, each copy overlapping the kernels
+ *  of the chunk before, and chunks the zone maps decide are not copied.
+ *  Results are bit-identical to the same column made by ps_column_create_for.
+ *  Gathers (ps_gather_values*) read the codes on the host. DELTA
+ *  descriptions give PS_ERR_UNSUPPORTED. Validation and statuses as
+ *  ps_column_create_for. */
+PS_API ps_status ps_column_create_for_host(ps_context *ctx, const ps_for_desc *desc, ps_column **out);
+
 /** Creates a dictionary-encoded string column: dict is copied; codes is an
  *  unsigned FOR description (type PS_TYPE_UINT8..UINT64, scale 0) whose values
  *  index the dictionary. Codes >= count are reported as corrupt data when a
  *  predicate reads them. */
 PS_API ps_status ps_column_create_dict(ps_context *ctx, const ps_dict_desc *dict,
                                        const ps_for_desc *codes, ps_column **out);
+/** As ps_column_create_dict, with the codes (and validity) host-resident as
+ *  in ps_column_create_for_host (the dictionary is copied). */
+PS_API ps_status ps_column_create_dict_host(ps_context *ctx, const ps_dict_desc *dict, const ps_for_desc *codes,
+                                            ps_column **out);
 /** As ps_column_create_dict, with the codes (and validity) in device buffers. */
 PS_API ps_status ps_column_create_dict_device(ps_context *ctx, const ps_dict_desc *dict,
                                               const ps_for_desc *codes, ps_buffer *data,

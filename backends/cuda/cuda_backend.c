@@ -63,6 +63,7 @@ static void version_text(int v, char *buf, size_t size) {
 
 /* Releases whatever init_device got to; be's device is current. */
 static void release_device(ps_backend *be) {
+  ps_cuda_stage_free(be);
   ps_cuda_select_release(be);
   ps_cuda_spec_release(be);
   if (be->scratch) (void)cudaFree(be->scratch);
@@ -695,4 +696,6 @@ const ps_backend_ops ps_backend_cuda = {
     .like_dict = ps_cuda_like_dict,
     .query = ps_cuda_query,
     .fill = cuda_fill,
+    .stage_write = ps_cuda_stage_write,
+    .stage_release = ps_cuda_stage_release,
 };

@@ -39,6 +39,17 @@ struct ps_backend {
   uint32_t ids_ready;
   char name[320];
   struct ps_cuda_spec_cache *spec_cache; /* specialized query kernels (cuda_query_spec.c); NULL until used */
+  /* Streaming host-resident columns (cuda_stream.c): the copies' own
+   * stream, made on the first copy; per staging slot, the event after its
+   * last copy (the context's stream waits for it) and the event after the
+   * last work that read it (its next copies wait for that), whether a chunk
+   * is being copied into it, and the pinned bounce buffer that pageable
+   * sources go through. */
+  cudaStream_t copy_stream;
+  cudaEvent_t stage_copied[PS_STAGE_SLOTS], stage_free[PS_STAGE_SLOTS];
+  bool stage_open[PS_STAGE_SLOTS], stage_free_set[PS_STAGE_SLOTS];
+  uint8_t *bounce[PS_STAGE_SLOTS];
+  size_t bounce_bytes[PS_STAGE_SLOTS], bounce_fill[PS_STAGE_SLOTS];
 };
 
 #define PS_CUDA_SCRATCH_BYTES 16 /* uint64 count, uint32 status, pad */
@@ -73,6 +84,10 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
 ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a);
 ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a);
 void ps_cuda_select_release(ps_backend *be);
+/* Streaming host-resident columns (ps_backend_ops.stage_write, stage_release) and their release. */
+ps_status ps_cuda_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes);
+ps_status ps_cuda_stage_release(ps_backend *be, uint32_t slot);
+void ps_cuda_stage_free(ps_backend *be);
 /* One chunk of a query (kernels_cuda/query.cu), on the same workspace. */
 ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a);
 

@@ -229,6 +229,10 @@ static ps_status create_buffer(ps_backend *be, size_t bytes, const char *what, c
 static void opencl_destroy(ps_backend *be) {
   if (!be) return;
   if (be->queue) clFinish(be->queue); /* nothing may still use what is released below */
+  if (be->copy_queue) clFinish(be->copy_queue);
+  for (uint32_t i = 0; i < PS_STAGE_SLOTS; i++)
+    if (be->stage_free[i]) clReleaseEvent(be->stage_free[i]);
+  if (be->copy_queue) clReleaseCommandQueue(be->copy_queue);
   ps_cl_cache_release(be);
   if (be->status) clReleaseMemObject(be->status);
   if (be->scratch) clReleaseMemObject(be->scratch);
@@ -325,6 +329,44 @@ static ps_status opencl_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint6
   return PS_OK;
 }
 
+/* A chunk of a host-resident column, copied on the copy queue without
+ * blocking (src is the column's memory, alive until the column goes, and
+ * ps_column_destroy waits for the copies): the kernels enqueued later on
+ * `queue` wait for it behind a barrier, and it waits for the work that read
+ * the slot before. */
+static ps_status opencl_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes) {
+  cl_int err;
+  if (!be->copy_queue) {
+    be->copy_queue = clCreateCommandQueue(be->context, be->device, 0, &err);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateCommandQueue", "the copy queue");
+  }
+  cl_event after = be->stage_free[slot], copied;
+  err = clEnqueueWriteBuffer(be->copy_queue, (cl_mem)dst.handle, CL_FALSE, (size_t)dst.offset, (size_t)bytes, src,
+                             after ? 1 : 0, after ? &after : NULL, &copied);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueWriteBuffer", "a staged chunk");
+  if (after) { /* the copy queue is in order: the chunk's later copies come after this one */
+    clReleaseEvent(after);
+    be->stage_free[slot] = NULL;
+  }
+  err = clFlush(be->copy_queue);
+  if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(be->queue, 1, &copied, NULL);
+  clReleaseEvent(copied);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueBarrierWithWaitList", "after a staged chunk");
+  return PS_OK;
+}
+
+static ps_status opencl_stage_release(ps_backend *be, uint32_t slot) {
+  cl_event done;
+  cl_int err = clEnqueueMarkerWithWaitList(be->queue, 0, NULL, &done);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueMarkerWithWaitList", "after a staged chunk");
+  if (be->stage_free[slot]) clReleaseEvent(be->stage_free[slot]);
+  be->stage_free[slot] = done;
+  /* the copy queue waits on it: the kernels must be on their way */
+  err = clFlush(be->queue);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFlush", NULL);
+  return PS_OK;
+}
+
 static ps_status opencl_retain_wrapped(ps_backend *be, ps_devmem mem) {
   cl_int err = clRetainMemObject((cl_mem)mem.handle);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clRetainMemObject", "wrapped cl_mem");
@@ -355,4 +397,6 @@ const ps_backend_ops ps_backend_opencl = {
     .like_dict = ps_cl_like_dict,
     .query = ps_cl_query,
     .fill = opencl_fill,
+    .stage_write = opencl_stage_write,
+    .stage_release = opencl_stage_release,
 };

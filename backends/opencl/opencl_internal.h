@@ -97,6 +97,12 @@ struct ps_backend {
   cl_device_id device;
   cl_context context;
   cl_command_queue queue;
+  /* Streaming host-resident columns (stage_write, stage_release): a second
+   * queue for the copies, so that they run beside the kernels on `queue`
+   * (made on the first copy); per staging slot, the marker on `queue`
+   * after the last work that read it, which the slot's next copy waits for. */
+  cl_command_queue copy_queue;
+  cl_event stage_free[PS_STAGE_SLOTS];
   char device_name[512];
   int has_fp64;
   int little_endian;

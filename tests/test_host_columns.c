@@ -1,0 +1,417 @@
+/*
+ * host_columns: host-resident columns (ps_column_create_for_host,
+ * ps_column_create_dict_host) streamed through the device give exactly what
+ * the same data gives device-resident. A context with a small
+ * device_memory_limit (many chunks of row counts that are rarely multiples
+ * of 1024) holds a random mix of host-resident and device-resident columns;
+ * a default context holds them all device-resident. Seeded random columns
+ * (every numeric type, dictionaries, nulls, shapes the zone maps decide)
+ * and random predicate trees over several columns at once; compared: the
+ * bitmap, counts, mask, row ids, refinement of a selection, aggregates over
+ * the selection, gathers of every column at the selected ids (values,
+ * validity, strings) and a GROUP BY query under the predicate. Then: the
+ * column's memory is read, not copied (a change shows in the next call);
+ * zone-pruned runs are skipped; limits and refusals.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static const ps_type TYPES[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,   PS_TYPE_UINT8,
+                                PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
+static const uint32_t WIDTHS[] = {0, 1, 3, 7, 8, 13, 16, 31, 32, 33, 64};
+
+/* Small limits: a staging slot of 21,824 bytes and up; chunks of a few
+ * hundred to a few thousand rows. */
+static const uint64_t LIMITS[] = {PS_DEVICE_MEMORY_LIMIT_MIN, PS_DEVICE_MEMORY_LIMIT_MIN + 3 * 64 * 37, 200000};
+
+static ps_context *limited_context(uint64_t limit) {
+  ps_context_options o;
+  th_options(&o, th.backend, 0);
+  o.device_memory_limit = limit;
+  char err[512];
+  ps_context *ctx = NULL;
+  ps_status st = ps_context_create(&o, err, sizeof err, &ctx);
+  if (st != PS_OK) {
+    fprintf(stderr, "host_columns: no %s context with device_memory_limit %llu: %s\n", th.backend,
+            (unsigned long long)limit, err);
+    exit(1);
+  }
+  th_apply_options(ctx);
+  return ctx;
+}
+
+/* c in ctx, host-resident or device-resident. */
+static ps_status create(ps_context *ctx, const tcol *c, int host, ps_column **out) {
+  if (!host) return tcol_create(ctx, c, out);
+  ps_for_desc d = tcol_for_desc(c->code_type, c->n, c->width, c->scale, c->ref, c->validity != NULL);
+  d.data = c->data;
+  d.data_size = c->data_size;
+  d.validity = c->validity;
+  if (c->type != PS_TYPE_STRING) return ps_column_create_for_host(ctx, &d, out);
+  ps_dict_desc dd;
+  tcol_dict_desc(c, &dd);
+  return ps_column_create_dict_host(ctx, &dd, &d, out);
+}
+
+typedef struct outputs {
+  uint8_t *bitmap, *mask, *refined;
+  uint64_t count, count_only, mask_count, refined_count, nids;
+  uint64_t *ids;
+  ps_aggregates aggs[TR_MAX_COLS];
+  ps_status agg_st[TR_MAX_COLS];
+  /* gathers at the selected ids: values (8 bytes a row), validity, strings */
+  uint8_t *values[TR_MAX_COLS], *valid[TR_MAX_COLS];
+  int64_t *soff[TR_MAX_COLS];
+  uint8_t *sbytes[TR_MAX_COLS];
+  ps_status gather_st[TR_MAX_COLS];
+  char query[4096];
+} outputs;
+
+static void free_outputs(outputs *o, size_t ncols) {
+  free(o->bitmap);
+  free(o->mask);
+  free(o->refined);
+  free(o->ids);
+  for (size_t i = 0; i < ncols; i++) {
+    free(o->values[i]);
+    free(o->valid[i]);
+    free(o->soff[i]);
+    free(o->sbytes[i]);
+  }
+}
+
+/* GROUP BY key (a dictionary column, else none) of COUNT(*), COUNT, MIN, MAX,
+ * SUM and AVG of a numeric column under e, every group formatted. */
+static void query_text(ps_context *ctx, trun *tr, ps_column *const *h, const ps_expr *e, uint64_t n, char *out,
+                       size_t size) {
+  out[0] = '\0';
+  int v = -1, k = -1;
+  for (size_t i = 0; i < tr->ncols; i++) {
+    if (tr->cols[i]->type != PS_TYPE_STRING && v < 0) v = (int)i;
+    if (tr->cols[i]->type == PS_TYPE_STRING && k < 0) k = (int)i;
+  }
+  if (v < 0) return;
+  ps_value *val = NULL;
+  if (!CHECK_OK(ctx, ps_value_column(ctx, h[v], &val))) return;
+  ps_agg aggs[6] = {{PS_AGG_COUNT_STAR, NULL}, {PS_AGG_COUNT, val}, {PS_AGG_MIN, val},
+                    {PS_AGG_MAX, val},         {PS_AGG_SUM, val},   {PS_AGG_AVG, val}};
+  ps_query_desc d;
+  ps_query_desc_init(&d);
+  d.rows = n;
+  d.where = e;
+  d.n_aggs = 6;
+  d.aggs = aggs;
+  if (k >= 0) d.n_keys = 1, d.keys[0] = h[k];
+  ps_query *q = NULL;
+  ps_query_result *res = NULL;
+  if (CHECK_OK(ctx, ps_query_create(ctx, &d, &q))) {
+    ps_status st = ps_query_run(ctx, q, &res);
+    size_t len = (size_t)snprintf(out, size, "%s", ps_status_name(st));
+    const uint64_t groups = st == PS_OK ? ps_query_result_groups(res) : 0;
+    for (uint64_t g = 0; g < groups && len < size; g++) {
+      ps_datum dt;
+      char buf[96] = "";
+      if (d.n_keys && ps_query_result_key(res, g, 0, &dt) == PS_OK) ps_datum_format(&dt, buf, sizeof buf);
+      len += (size_t)snprintf(out + len, size - len, " [%s]", buf);
+      for (uint32_t a = 0; a < 6 && len < size; a++) {
+        buf[0] = '\0';
+        ps_status s2 = ps_query_result_value(res, g, a, &dt);
+        if (s2 == PS_OK) ps_datum_format(&dt, buf, sizeof buf);
+        len += (size_t)snprintf(out + len, size - len, " %s:%s", ps_status_name(s2), buf);
+      }
+    }
+    ps_query_result_destroy(res);
+    ps_query_destroy(q);
+  }
+  ps_value_destroy(val);
+}
+
+static void outputs_of(ps_context *ctx, trun *tr, ps_column *const *h, const ps_expr *e, uint64_t n, const uint8_t *sel,
+                       outputs *o) {
+  const uint64_t nb = (n + 7) / 8;
+  memset(o, 0, sizeof *o);
+  o->bitmap = th_calloc(nb + 1, 1);
+  o->mask = th_calloc(n + 1, 1);
+  o->refined = th_calloc(nb + 1, 1);
+  CHECK_OK(ctx, ps_filter(ctx, e, o->bitmap, nb, &o->count));
+  CHECK_OK(ctx, ps_filter_count(ctx, e, &o->count_only));
+  CHECK_OK(ctx, ps_filter_mask(ctx, e, o->mask, n, &o->mask_count));
+  void *ids = NULL;
+  if (CHECK_OK(ctx, ps_filter_row_ids(ctx, e, PS_INDEX_UINT64, &ids, &o->nids))) {
+    o->ids = th_calloc(o->nids + 1, 8);
+    if (o->nids) memcpy(o->ids, ids, o->nids * 8);
+    ps_free(ctx, ids);
+  }
+  ps_buffer *in = NULL, *out = NULL, *bits = NULL;
+  if (nb && CHECK_OK(ctx, ps_buffer_create(ctx, nb, &in)) && CHECK_OK(ctx, ps_buffer_create(ctx, nb, &out))) {
+    CHECK_OK(ctx, ps_buffer_write(ctx, in, 0, sel, nb));
+    CHECK_OK(ctx, ps_filter_refine(ctx, e, in, 0, out, 0, &o->refined_count));
+    CHECK_OK(ctx, ps_buffer_read(ctx, out, 0, o->refined, nb));
+  }
+  /* the filter's bitmap on the device (padded to words) for the aggregates */
+  const uint64_t nbw = (n + 31) / 32 * 4;
+  if (nbw && CHECK_OK(ctx, ps_buffer_create(ctx, nbw, &bits))) CHECK_OK(ctx, ps_filter_device(ctx, e, bits, 0, NULL));
+  for (size_t i = 0; i < tr->ncols; i++) {
+    memset(&o->aggs[i], 0, sizeof o->aggs[i]);
+    if (tr->cols[i]->type != PS_TYPE_STRING) o->agg_st[i] = ps_aggregate(ctx, h[i], bits, 0, &o->aggs[i]);
+    o->values[i] = th_calloc(o->nids + 1, 8);
+    o->valid[i] = th_calloc(o->nids / 8 + 1, 1);
+    if (tr->cols[i]->type == PS_TYPE_STRING)
+      o->gather_st[i] =
+          ps_gather_strings(ctx, h[i], o->ids, PS_INDEX_UINT64, o->nids, &o->soff[i], &o->sbytes[i], o->valid[i]);
+    else
+      o->gather_st[i] = ps_gather_values(ctx, h[i], o->ids, PS_INDEX_UINT64, o->nids, o->values[i], o->valid[i]);
+  }
+  ps_buffer_destroy(in);
+  ps_buffer_destroy(out);
+  ps_buffer_destroy(bits);
+  query_text(ctx, tr, h, e, n, o->query, sizeof o->query);
+}
+
+static size_t value_bytes(ps_type t) {
+  switch (t) {
+    case PS_TYPE_INT8:
+    case PS_TYPE_UINT8:
+      return 1;
+    case PS_TYPE_INT16:
+    case PS_TYPE_UINT16:
+      return 2;
+    case PS_TYPE_INT32:
+    case PS_TYPE_UINT32:
+    case PS_TYPE_FLOAT32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+/* Every output of the host-resident mix equals the device-resident one. */
+static int compare(trun *tr, const outputs *h, const outputs *d, uint64_t n, const char *label) {
+  const uint64_t nb = (n + 7) / 8;
+  int ok = CHECKF(h->count == d->count && h->count_only == d->count_only && h->mask_count == d->mask_count &&
+                      h->nids == d->nids && h->refined_count == d->refined_count,
+                  "%s: counts host %llu/%llu/%llu/%llu/%llu, device %llu/%llu/%llu/%llu/%llu", label,
+                  (unsigned long long)h->count, (unsigned long long)h->count_only, (unsigned long long)h->mask_count,
+                  (unsigned long long)h->nids, (unsigned long long)h->refined_count, (unsigned long long)d->count,
+                  (unsigned long long)d->count_only, (unsigned long long)d->mask_count, (unsigned long long)d->nids,
+                  (unsigned long long)d->refined_count);
+  ok &= CHECKF(memcmp(h->bitmap, d->bitmap, nb) == 0, "%s: bitmap differs", label);
+  ok &= CHECKF(memcmp(h->mask, d->mask, n) == 0, "%s: mask differs", label);
+  ok &= CHECKF(memcmp(h->refined, d->refined, nb) == 0, "%s: refined selection differs", label);
+  if (h->nids != d->nids) return 0;
+  ok &= CHECKF(memcmp(h->ids, d->ids, h->nids * 8) == 0, "%s: row ids differ", label);
+  for (size_t i = 0; i < tr->ncols; i++) {
+    const tcol *c = tr->cols[i];
+    ok &= CHECKF(h->agg_st[i] == d->agg_st[i] && memcmp(&h->aggs[i], &d->aggs[i], sizeof h->aggs[i]) == 0,
+                 "%s: aggregate of column %zu differs (host %s count %llu, device %s count %llu)", label, i,
+                 ps_status_name(h->agg_st[i]), (unsigned long long)h->aggs[i].count, ps_status_name(d->agg_st[i]),
+                 (unsigned long long)d->aggs[i].count);
+    if (!CHECKF(h->gather_st[i] == d->gather_st[i], "%s: gather of column %zu: host %s, device %s", label, i,
+                ps_status_name(h->gather_st[i]), ps_status_name(d->gather_st[i])))
+      ok = 0;
+    if (h->gather_st[i] != PS_OK || d->gather_st[i] != PS_OK) continue;
+    ok &= CHECKF(memcmp(h->valid[i], d->valid[i], (h->nids + 7) / 8) == 0, "%s: gathered validity of column %zu", label,
+                 i);
+    if (c->type == PS_TYPE_STRING) {
+      ok &= CHECKF(memcmp(h->soff[i], d->soff[i], (h->nids + 1) * 8) == 0 &&
+                       memcmp(h->sbytes[i], d->sbytes[i], (size_t)h->soff[i][h->nids]) == 0,
+                   "%s: gathered strings of column %zu differ", label, i);
+    } else {
+      ok &= CHECKF(memcmp(h->values[i], d->values[i], h->nids * value_bytes(c->type)) == 0,
+                   "%s: gathered values of column %zu differ", label, i);
+    }
+  }
+  ok &= CHECKF(strcmp(h->query, d->query) == 0, "%s: query host '%.300s', device '%.300s'", label, h->query, d->query);
+  return ok;
+}
+
+/* The test's own bit reader and a sort of the valid rows' codes: a shape the
+ * zone maps decide. */
+static uint64_t get_code(const tcol *c, uint64_t i) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < c->width; b++) {
+    uint64_t k = i * c->width + b;
+    v |= (uint64_t)((c->data[k >> 3] >> (k & 7)) & 1) << b;
+  }
+  return v;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void sort_codes(tcol *c) {
+  const uint64_t n = c->n;
+  uint64_t *codes = th_malloc(n * 8 + 8), *valid = th_malloc(n * 8 + 8), nv = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    codes[i] = get_code(c, i);
+    if (tcol_valid(c, i)) valid[nv++] = codes[i];
+  }
+  qsort(valid, nv, 8, cmp_u64);
+  for (uint64_t i = 0, k = 0; i < n; i++)
+    if (tcol_valid(c, i)) codes[i] = valid[k++];
+  memset(c->data, 0, c->data_size);
+  tcol_pack(c->data, n, c->width, codes);
+  free(codes);
+  free(valid);
+}
+
+static void run_case(ps_context *hctx, ps_context *dctx, uint64_t n, th_rng *r, int zones) {
+  trun tr;
+  tr_init(&tr, dctx, NULL); /* the device-resident twins */
+  int cols[8];
+  size_t nc = 0;
+  static const int nulls[] = {TN_NO_BITMAP, TN_NO_BITMAP, TN_FEW, TN_HALF, TN_ALL};
+  const size_t nfor = 1 + th_below(r, 3);
+  for (size_t k = 0; k < nfor; k++) {
+    tcol *c = tcol_random_for(r, TH_PICK(r, TYPES), n, TH_PICK(r, WIDTHS), TH_PICK(r, nulls));
+    if (zones && k == 0 && n) sort_codes(c);
+    cols[nc] = tr_add(&tr, c);
+    if (cols[nc] >= 0) nc++;
+  }
+  int d = tr_add(&tr, tcol_random_dict(r, n, 2 + (uint32_t)th_below(r, 8), 2 + th_below(r, 40), th_chance(r, 60),
+                                       TH_PICK(r, nulls)));
+  if (d >= 0) cols[nc++] = d;
+  if (nc && th_chance(r, 50)) {
+    int p = tr_add(&tr, tcol_derived(r, tr.cols[cols[0]], TH_PICK(r, TYPES), TN_FEW));
+    if (p >= 0) cols[nc++] = p;
+  }
+  /* the twins in the limited context: most host-resident, one device-resident now and then */
+  ps_column *hh[TR_MAX_COLS] = {0};
+  char kinds[TR_MAX_COLS + 1] = "";
+  int ok = 1;
+  for (size_t i = 0; i < tr.ncols; i++) {
+    const int host = i == 0 || th_chance(r, 75);
+    kinds[i] = host ? 'H' : 'D';
+    kinds[i + 1] = '\0';
+    ok &= CHECK_OK(hctx, create(hctx, tr.cols[i], host, &hh[i]));
+    if (zones && ok) {
+      CHECK_OK(hctx, ps_column_compute_zones(hctx, hh[i]));
+      CHECK_OK(dctx, ps_column_compute_zones(dctx, tr.h[i]));
+    }
+  }
+  th_case("n=%llu columns=%s zones=%d", (unsigned long long)n, kinds, zones);
+  for (unsigned k = 0; ok && nc && k < th_reps(3 * th.scale); k++) {
+    onode *t = k == 0 && zones ? on_cmp(cols[0], PS_LT, gen_num_literal(r, tr.cols[cols[0]]))
+                               : gen_tree(r, &tr, cols, nc, 1 + (int)th_below(r, 3), 12);
+    ps_expr *eh = NULL, *ed = NULL;
+    if (CHECK_OK(hctx, on_build(hctx, t, hh, &eh)) && CHECK_OK(dctx, on_build(dctx, t, tr.h, &ed))) {
+      const uint64_t nb = (n + 7) / 8;
+      uint8_t *sel = th_calloc(nb + 1, 1);
+      for (uint64_t i = 0; i < n; i++)
+        if (th_chance(r, 70)) sel[i / 8] |= (uint8_t)(1u << (i % 8));
+      outputs oh, od;
+      outputs_of(hctx, &tr, hh, eh, n, sel, &oh);
+      outputs_of(dctx, &tr, tr.h, ed, n, sel, &od);
+      char label[64];
+      snprintf(label, sizeof label, "tree %u", k);
+      if (!compare(&tr, &oh, &od, n, label)) tr_print_case(&tr, t);
+      free_outputs(&oh, tr.ncols);
+      free_outputs(&od, tr.ncols);
+      free(sel);
+    }
+    ps_expr_destroy(eh);
+    ps_expr_destroy(ed);
+    on_free(t);
+  }
+  for (size_t i = 0; i < tr.ncols; i++) ps_column_destroy(hh[i]);
+  tr_clear(&tr);
+}
+
+/* The caller's memory is read where it is: a change shows in the next call
+ * (no copy was made at creation); and runs the zone maps decide are not
+ * read at all. */
+static void check_in_place(ps_context *ctx) {
+  th_case("in place");
+  const uint64_t n = 50000 + 17;
+  uint8_t *data = th_calloc(n, 1);
+  for (uint64_t i = 0; i < n; i++) data[i] = (uint8_t)(i * 256 / n); /* sorted: zone maps decide most blocks */
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = PS_TYPE_UINT8;
+  d.n = n;
+  d.width = 8;
+  d.data = data;
+  d.data_size = n;
+  ps_column *col = NULL;
+  if (!CHECK_OK(ctx, ps_column_create_for_host(ctx, &d, &col))) {
+    free(data);
+    return;
+  }
+  ps_expr *e = NULL;
+  CHECK_OK(ctx, ps_expr_compare(ctx, col, PS_EQ, ps_lit_uint(7), &e));
+  uint64_t c0 = 0, c1 = 0;
+  CHECK_OK(ctx, ps_filter_count(ctx, e, &c0));
+  uint64_t sevens = 0;
+  for (uint64_t i = 0; i < n; i++) sevens += data[i] == 7;
+  CHECKF(c0 == sevens, "count %llu, expected %llu", (unsigned long long)c0, (unsigned long long)sevens);
+  data[n - 1] = 7; /* the caller changes its memory: the column reads it */
+  CHECK_OK(ctx, ps_filter_count(ctx, e, &c1));
+  CHECKF(c1 == sevens + 1, "after a change: count %llu, expected %llu", (unsigned long long)c1,
+         (unsigned long long)(sevens + 1));
+  data[n - 1] = (uint8_t)((n - 1) * 256 / n);
+  /* zone maps: only the blocks that may hold a 7 are read */
+  CHECK_OK(ctx, ps_column_compute_zones(ctx, col));
+  ps_scan_stats s0 = {sizeof s0, 0, 0, 0, 0}, s1 = s0;
+  CHECK_OK(ctx, ps_context_scan_stats(ctx, &s0));
+  CHECK_OK(ctx, ps_filter_count(ctx, e, &c1));
+  CHECK_OK(ctx, ps_context_scan_stats(ctx, &s1));
+  CHECK(c1 == sevens);
+  CHECKF(s1.rows_scanned - s0.rows_scanned <= 2 * PS_ZONE_BLOCK_ROWS, "rows read with zone maps: %llu of %llu",
+         (unsigned long long)(s1.rows_scanned - s0.rows_scanned), (unsigned long long)n);
+  ps_expr_destroy(e);
+  ps_column_destroy(col);
+  free(data);
+}
+
+static void check_refusals(ps_context *ctx) {
+  th_case("refusals");
+  ps_context_options o;
+  th_options(&o, th.backend, 0);
+  o.device_memory_limit = PS_DEVICE_MEMORY_LIMIT_MIN - 1;
+  char err[512] = "";
+  ps_context *bad = NULL;
+  CHECK(ps_context_create(&o, err, sizeof err, &bad) == PS_ERR_INVALID_ARGUMENT && bad == NULL);
+  CHECKF(strstr(err, "device_memory_limit") != NULL, "message '%s'", err);
+  uint8_t data[8] = {0};
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = PS_TYPE_UINT8;
+  d.n = 8;
+  d.width = 8;
+  d.data = NULL;
+  d.data_size = 8;
+  ps_column *col = NULL;
+  CHECK_STATUS(ctx, ps_column_create_for_host(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+  CHECK(col == NULL);
+  d.data = data;
+  d.encoding = PS_ENCODING_DELTA;
+  CHECK_STATUS(ctx, ps_column_create_for_host(ctx, &d, &col), PS_ERR_UNSUPPORTED);
+  CHECKF(strstr(ps_context_last_error(ctx), "DELTA") != NULL, "message '%s'", ps_context_last_error(ctx));
+  CHECK(col == NULL);
+  CHECK_STATUS(ctx, ps_column_create_dict_host(ctx, NULL, &d, &col), PS_ERR_INVALID_ARGUMENT);
+}
+
+int main(int argc, char **argv) {
+  th_init(argc, argv, "host_columns");
+  ps_context *dctx = th_context(0);
+  th_rng *r = &th.rng;
+  static const uint64_t NS[] = {0, 1, 31, 33, 1000, 4099, 20011, 65537, 100003};
+  for (size_t li = 0; li < sizeof LIMITS / sizeof LIMITS[0]; li++) {
+    ps_context *hctx = limited_context(LIMITS[li]);
+    for (size_t k = 0; k < sizeof NS / sizeof NS[0]; k++) {
+      if (th.quick && NS[k] > 30000 && th_below(r, 3)) continue; /* the CI size: a seeded sample of the large */
+      run_case(hctx, dctx, NS[k], r, (int)(k % 2));
+    }
+    if (li == 0) {
+      check_in_place(hctx);
+      check_refusals(hctx);
+    }
+    ps_context_destroy(hctx);
+  }
+  ps_context_destroy(dctx);
+  return th_finish();
+}
