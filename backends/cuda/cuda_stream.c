@@ -14,6 +14,13 @@ static void *devptr(ps_devmem m) { return (uint8_t *)m.handle + m.offset; }
 
 #define BOUNCE_ALIGN 64u
 
+/* Forwards a failed status (it carries its message already). */
+#define STAGE_TRY(expr)                               \
+  do {                                                \
+    ps_status stage_try_st_ = (expr);                 \
+    if (stage_try_st_ != PS_OK) return stage_try_st_; \
+  } while (0)
+
 static ps_status make_stream(ps_backend *be) {
   if (be->copy_stream) return PS_OK;
   ps_status st = ps_cuda_status(be->ctx, cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking),
@@ -44,13 +51,13 @@ static bool pinned(const void *src) {
 static ps_status bounce_room(ps_backend *be, uint32_t slot, size_t bytes, uint8_t **at) {
   size_t fill = be->bounce_fill[slot];
   if (fill + bytes > be->bounce_bytes[slot]) {
-    PS_TRY(ps_cuda_status(be->ctx, cudaStreamSynchronize(be->copy_stream), "cudaStreamSynchronize (copies)", false));
+    STAGE_TRY(ps_cuda_status(be->ctx, cudaStreamSynchronize(be->copy_stream), "cudaStreamSynchronize (copies)", false));
     size_t want = be->bounce_bytes[slot] * 2 > bytes ? be->bounce_bytes[slot] * 2 : bytes;
     if (be->bounce[slot]) (void)cudaFreeHost(be->bounce[slot]);
     be->bounce[slot] = NULL;
     be->bounce_bytes[slot] = 0;
-    PS_TRY(ps_cuda_status(be->ctx, cudaHostAlloc((void **)&be->bounce[slot], want, cudaHostAllocDefault),
-                          "cudaHostAlloc (staging)", false));
+    STAGE_TRY(ps_cuda_status(be->ctx, cudaHostAlloc((void **)&be->bounce[slot], want, cudaHostAllocDefault),
+                             "cudaHostAlloc (staging)", false));
     be->bounce_bytes[slot] = want;
     fill = 0;
   }
@@ -60,13 +67,13 @@ static ps_status bounce_room(ps_backend *be, uint32_t slot, size_t bytes, uint8_
 }
 
 static ps_status stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes) {
-  PS_TRY(make_stream(be));
+  STAGE_TRY(make_stream(be));
   if (!be->stage_open[slot]) { /* the slot's first copy of a chunk */
     if (be->stage_free_set[slot])
-      PS_TRY(ps_cuda_status(be->ctx, cudaStreamWaitEvent(be->copy_stream, be->stage_free[slot], 0),
-                            "cudaStreamWaitEvent (copies)", false));
+      STAGE_TRY(ps_cuda_status(be->ctx, cudaStreamWaitEvent(be->copy_stream, be->stage_free[slot], 0),
+                               "cudaStreamWaitEvent (copies)", false));
     /* the slot's bounce buffer is free once its last chunk's copies are done */
-    PS_TRY(ps_cuda_status(be->ctx, cudaEventSynchronize(be->stage_copied[slot]), "cudaEventSynchronize", false));
+    STAGE_TRY(ps_cuda_status(be->ctx, cudaEventSynchronize(be->stage_copied[slot]), "cudaEventSynchronize", false));
     be->stage_free_set[slot] = false;
     be->stage_open[slot] = true;
     be->bounce_fill[slot] = 0;
@@ -74,21 +81,22 @@ static ps_status stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const
   const void *from = src;
   if (!pinned(src)) {
     uint8_t *at;
-    PS_TRY(bounce_room(be, slot, (size_t)bytes, &at));
+    STAGE_TRY(bounce_room(be, slot, (size_t)bytes, &at));
     memcpy(at, src, (size_t)bytes);
     from = at;
   }
-  PS_TRY(ps_cuda_status(be->ctx,
-                        cudaMemcpyAsync(devptr(dst), from, (size_t)bytes, cudaMemcpyHostToDevice, be->copy_stream),
-                        "cudaMemcpyAsync (staged chunk)", false));
-  PS_TRY(ps_cuda_status(be->ctx, cudaEventRecord(be->stage_copied[slot], be->copy_stream), "cudaEventRecord", false));
+  STAGE_TRY(ps_cuda_status(be->ctx,
+                           cudaMemcpyAsync(devptr(dst), from, (size_t)bytes, cudaMemcpyHostToDevice, be->copy_stream),
+                           "cudaMemcpyAsync (staged chunk)", false));
+  STAGE_TRY(
+      ps_cuda_status(be->ctx, cudaEventRecord(be->stage_copied[slot], be->copy_stream), "cudaEventRecord", false));
   return ps_cuda_status(be->ctx, cudaStreamWaitEvent(be->stream, be->stage_copied[slot], 0), "cudaStreamWaitEvent",
                         false);
 }
 
 ps_status ps_cuda_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes) {
   int prev;
-  PS_TRY(ps_cuda_enter(be, &prev));
+  STAGE_TRY(ps_cuda_enter(be, &prev));
   ps_status st = stage_write(be, slot, dst, src, bytes);
   ps_cuda_leave(be, prev);
   return st;
@@ -97,7 +105,7 @@ ps_status ps_cuda_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, cons
 ps_status ps_cuda_stage_release(ps_backend *be, uint32_t slot) {
   if (!be->copy_stream) return PS_OK; /* nothing was copied */
   int prev;
-  PS_TRY(ps_cuda_enter(be, &prev));
+  STAGE_TRY(ps_cuda_enter(be, &prev));
   ps_status st = ps_cuda_status(be->ctx, cudaEventRecord(be->stage_free[slot], be->stream), "cudaEventRecord", false);
   if (st == PS_OK) be->stage_free_set[slot] = true;
   be->stage_open[slot] = false;
