@@ -197,6 +197,33 @@ static void count_decided(ps_context *ctx, int state, uint64_t rows) {
     ctx->scan_stats.rows_all_true += rows;
 }
 
+/* The runs of a call in order: chunk by chunk, each chunk's runs of one
+ * usable state. */
+typedef struct runs {
+  const ps_prune_plan *plan;
+  uint64_t n, step, end, r;
+  bool false_ok, true_ok;
+} runs;
+
+/* The next run, [*r, *e) in state *state; false after the last. */
+static bool next_run(runs *it, uint64_t *r, uint64_t *e, int *state) {
+  if (it->r >= it->end) {
+    if (it->end >= it->n) return false;
+    it->end = it->n - it->r < it->step ? it->n : it->r + it->step;
+  }
+  *r = it->r;
+  *state = usable_state(it->plan, it->r, it->end, it->false_ok, it->true_ok, e);
+  it->r = *e;
+  return true;
+}
+
+/* Starts the copies of the next run's host-resident chunks (if it is read)
+ * before the current chunk's kernels: they overlap them. */
+static ps_status prefetch(ps_context *ctx, const ps_expr *expr, bool next, uint64_t r, uint64_t e, int state) {
+  if (!next || state != PS_PRUNE_MAYBE) return PS_OK;
+  return ps_stage_prefetch(ctx, expr->lowered->cols, expr->lowered->prog.n_cols, r, e - r);
+}
+
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
  * byte mask; input: a selection to AND in. Runs of blocks the zone maps
  * decide are written without the backend's evaluation; the rest go to it
@@ -206,45 +233,48 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
   PS_TRY(ensure_lowered(ctx, expr));
   const ps_prune_plan *plan = NULL;
   PS_TRY(ps_prune_plan_of(ctx, expr, NULL, 0, &plan));
+  ps_stage_forget(ctx);
   const bool writes = ctx->ops->fill || (!bitmap.handle && !mask.handle);
   const bool false_ok = writes, true_ok = writes && !selection_in.handle;
   ps_status st = PS_OK;
-  uint64_t n = expr->rows, total = 0;
-  const uint64_t step = ps_chunk_step(ctx, expr->lowered->cols, expr->lowered->prog.n_cols);
-  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += step) {
-    const uint64_t end = n - r0 < step ? n : r0 + step;
-    for (uint64_t r = r0, e; st == PS_OK && r < end; r = e) {
-      int state = usable_state(plan, r, end, false_ok, true_ok, &e);
-      if (state != PS_PRUNE_MAYBE) {
-        st = write_decided(ctx, bitmap, mask, r, e, state == PS_PRUNE_TRUE);
-        if (state == PS_PRUNE_TRUE) total += e - r;
-        count_decided(ctx, state, e - r);
-        continue;
-      }
-      ps_eval_args a;
-      ps_program prog;
-      ps_stage_begin(ctx);
-      st = chunk_args(ctx, expr, r, e - r, &prog, &a);
-      if (st != PS_OK) break;
-      if (bitmap.handle) {
-        a.bitmap = bitmap;
-        a.bitmap.offset += r / 8;
-      }
-      if (mask.handle) {
-        a.mask = mask;
-        a.mask.offset += r;
-      }
-      if (selection_in.handle) {
-        a.selection_in = selection_in;
-        a.selection_in.offset += r / 8;
-      }
-      uint64_t chunk_count = 0;
-      a.count = count ? &chunk_count : NULL;
-      st = ctx->ops->eval(ctx->be, &a);
-      ps_status released = ps_stage_end(ctx);
-      if (st == PS_OK) st = released;
-      total += chunk_count;
+  uint64_t total = 0;
+  runs it = {plan, expr->rows, ps_chunk_step(ctx, expr->lowered->cols, expr->lowered->prog.n_cols), 0, 0,
+             false_ok, true_ok};
+  uint64_t r = 0, e = 0, nr = 0, ne = 0;
+  int state = PS_PRUNE_MAYBE, nstate = PS_PRUNE_MAYBE;
+  for (bool have = next_run(&it, &r, &e, &state), next; st == PS_OK && have;
+       have = next, r = nr, e = ne, state = nstate) {
+    next = next_run(&it, &nr, &ne, &nstate);
+    if (state != PS_PRUNE_MAYBE) {
+      st = write_decided(ctx, bitmap, mask, r, e, state == PS_PRUNE_TRUE);
+      if (state == PS_PRUNE_TRUE) total += e - r;
+      count_decided(ctx, state, e - r);
+      continue;
     }
+    ps_eval_args a;
+    ps_program prog;
+    ps_stage_begin(ctx);
+    st = chunk_args(ctx, expr, r, e - r, &prog, &a);
+    if (st == PS_OK) st = prefetch(ctx, expr, next, nr, ne, nstate);
+    if (st != PS_OK) break;
+    if (bitmap.handle) {
+      a.bitmap = bitmap;
+      a.bitmap.offset += r / 8;
+    }
+    if (mask.handle) {
+      a.mask = mask;
+      a.mask.offset += r;
+    }
+    if (selection_in.handle) {
+      a.selection_in = selection_in;
+      a.selection_in.offset += r / 8;
+    }
+    uint64_t chunk_count = 0;
+    a.count = count ? &chunk_count : NULL;
+    st = ctx->ops->eval(ctx->be, &a);
+    ps_status released = ps_stage_end(ctx);
+    if (st == PS_OK) st = released;
+    total += chunk_count;
   }
   if (st == PS_OK && count) *count = total;
   return st;
@@ -319,49 +349,52 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
   PS_TRY(ensure_lowered(ctx, expr));
   const ps_prune_plan *plan = NULL;
   if (ctx->ops->row_ids) PS_TRY(ps_prune_plan_of(ctx, expr, NULL, 0, &plan));
+  ps_stage_forget(ctx);
   ps_status st = PS_OK;
-  uint64_t n = expr->rows, total = 0;
-  const uint64_t step = ps_chunk_step(ctx, expr->lowered->cols, expr->lowered->prog.n_cols);
-  for (uint64_t r0 = 0; st == PS_OK && r0 < n; r0 += step) {
-    const uint64_t end = n - r0 < step ? n : r0 + step;
-    for (uint64_t r = r0, e; st == PS_OK && r < end; r = e) {
-      const uint64_t room = total < capacity ? capacity - total : 0;
-      ps_devmem out = ids;
-      out.offset += (total < capacity ? total : capacity) * isz;
-      int state = usable_state(plan, r, end, true, ctx->ops->fill != NULL, &e);
-      if (state != PS_PRUNE_MAYBE) {
-        count_decided(ctx, state, e - r);
-        if (state == PS_PRUNE_TRUE) {
-          if (e - r <= room) st = all_ids(ctx, r, e, out, isz);
-          total += e - r;
-        }
-        continue;
+  uint64_t total = 0;
+  runs it = {plan, expr->rows, ps_chunk_step(ctx, expr->lowered->cols, expr->lowered->prog.n_cols), 0, 0, true,
+             ctx->ops->fill != NULL};
+  uint64_t r = 0, e = 0, nr = 0, ne = 0;
+  int state = PS_PRUNE_MAYBE, nstate = PS_PRUNE_MAYBE;
+  for (bool have = next_run(&it, &r, &e, &state), next; st == PS_OK && have;
+       have = next, r = nr, e = ne, state = nstate) {
+    next = next_run(&it, &nr, &ne, &nstate);
+    const uint64_t room = total < capacity ? capacity - total : 0;
+    ps_devmem out = ids;
+    out.offset += (total < capacity ? total : capacity) * isz;
+    if (state != PS_PRUNE_MAYBE) {
+      count_decided(ctx, state, e - r);
+      if (state == PS_PRUNE_TRUE) {
+        if (e - r <= room) st = all_ids(ctx, r, e, out, isz);
+        total += e - r;
       }
-      ps_eval_args a;
-      ps_program prog;
-      ps_stage_begin(ctx);
-      st = chunk_args(ctx, expr, r, e - r, &prog, &a);
-      if (st != PS_OK) break;
-      uint64_t c = 0;
-      st = PS_ERR_UNSUPPORTED;
-      if (ctx->ops->eval_ids && room && !a.rows_only) {
-        a.ids = out;
-        a.index_bytes = isz;
-        a.ids_capacity = room;
-        a.count = &c;
-        st = ctx->ops->eval_ids(ctx->be, &a);
-        a.ids = PS_NO_MEM;
-        a.index_bytes = 0;
-        a.ids_capacity = 0;
-      }
-      if (st == PS_ERR_UNSUPPORTED) { /* the backend did not take this chunk: nothing was enqueued */
-        ps_clear_error(ctx);
-        st = chunk_ids_unfused(ctx, &a, out, isz, room, &c);
-      }
-      ps_status released = ps_stage_end(ctx);
-      if (st == PS_OK) st = released;
-      total += c;
+      continue;
     }
+    ps_eval_args a;
+    ps_program prog;
+    ps_stage_begin(ctx);
+    st = chunk_args(ctx, expr, r, e - r, &prog, &a);
+    if (st == PS_OK) st = prefetch(ctx, expr, next, nr, ne, nstate);
+    if (st != PS_OK) break;
+    uint64_t c = 0;
+    st = PS_ERR_UNSUPPORTED;
+    if (ctx->ops->eval_ids && room && !a.rows_only) {
+      a.ids = out;
+      a.index_bytes = isz;
+      a.ids_capacity = room;
+      a.count = &c;
+      st = ctx->ops->eval_ids(ctx->be, &a);
+      a.ids = PS_NO_MEM;
+      a.index_bytes = 0;
+      a.ids_capacity = 0;
+    }
+    if (st == PS_ERR_UNSUPPORTED) { /* the backend did not take this chunk: nothing was enqueued */
+      ps_clear_error(ctx);
+      st = chunk_ids_unfused(ctx, &a, out, isz, room, &c);
+    }
+    ps_status released = ps_stage_end(ctx);
+    if (st == PS_OK) st = released;
+    total += c;
   }
   if (st == PS_OK) *count = total;
   return st;

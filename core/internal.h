@@ -35,14 +35,23 @@ struct ps_context {
   ps_buffer *ids_scratch;
   /* Streaming host-resident columns (stream.c): options.device_memory_limit
    * (0 = none), the bytes of each staging slot, the slots (made on first
-   * use), the slot the next chunk takes, and the chunk under way: its slot
-   * (-1 = none staged yet) and the bytes of it filled. */
+   * use) and what each holds, the slot the next chunk takes, and the slot
+   * of the chunk under way (-1 = none staged yet). */
   uint64_t device_memory_limit;
   uint64_t stage_bytes;
   ps_buffer *stage[PS_STAGE_SLOTS];
+  struct ps_stage_slot {
+    uint64_t fill;  /* bytes of the buffer in use */
+    uint32_t count; /* pieces staged */
+    struct ps_staged_piece {
+      const struct ps_column *col;
+      uint64_t r0, rows;
+      ps_devmem data, validity;
+      uint64_t data_bytes, validity_bytes;
+    } pieces[PS_MAX_COLS];
+  } stage_slots[PS_STAGE_SLOTS];
   uint32_t stage_next;
   int32_t stage_slot;
-  uint64_t stage_fill;
   /* Test hooks (internal_options.h); the defaults unless a test set them. */
   ps_internal_options options;
   /* What ps_corrupt_error needs to name a column and a row: the columns of
@@ -289,10 +298,18 @@ ps_status ps_column_chunk(ps_context *ctx, const ps_column *c, uint64_t r0, uint
 /* A call's chunk loop brackets each chunk it hands a backend: ps_stage_begin
  * before its ps_column_chunk calls, ps_stage_end after the last operation
  * that reads the chunk is enqueued (whether it succeeded or not). A host
- * column's chunk is copied into the slot the chunk holds (rows of it:
- * `rows`, counted from r0). */
+ * column's chunk (rows of it: `rows`, counted from r0) is copied into the
+ * slot the chunk holds, unless ps_stage_prefetch copied it already: called
+ * between a chunk's ps_column_chunk calls and its kernels with the next
+ * chunk's rows, it starts that chunk's copies into the next slot, so that
+ * they overlap this chunk's kernels even where the call waits for each
+ * chunk's result (counts, row ids). */
 void ps_stage_begin(ps_context *ctx);
 ps_status ps_stage_end(ps_context *ctx);
+ps_status ps_stage_prefetch(ps_context *ctx, ps_column *const *cols, uint32_t n, uint64_t r0, uint64_t rows);
+/* At the start of a call: nothing staged before is taken for its chunks (a
+ * prefetch of a call that failed may hold rows the caller changed since). */
+void ps_stage_forget(ps_context *ctx);
 ps_status ps_stage_column(ps_context *ctx, const ps_column *c, uint64_t r0, uint64_t rows, ps_prog_col *pc,
                           ps_devmem *data, ps_devmem *validity);
 /* Rows per chunk such that the host columns among cols fit one staging slot

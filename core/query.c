@@ -297,6 +297,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
   for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
     if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
   const uint64_t step = ps_chunk_step(ctx, q->cols, q->prog.n_cols);
+  ps_stage_forget(ctx);
   for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
     const uint64_t end = q->rows - r0 < step ? q->rows : (r0 / step + 1) * step;
     int state = plan ? ps_prune_state(plan, r0, end, &e) : (e = end, PS_PRUNE_MAYBE);

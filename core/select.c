@@ -452,6 +452,7 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   ps_prog_col base = ps_prog_col_of(col);
   ps_column *const one_col = (ps_column *)col;
   const uint64_t step = ps_chunk_step(ctx, &one_col, 1);
+  ps_stage_forget(ctx);
   for (uint64_t r0 = 0; r0 < col->n; r0 += step) {
     ps_reduce_args a;
     memset(&a, 0, sizeof a);
@@ -459,6 +460,10 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     a.rows = col->n - r0 < step ? col->n - r0 : step;
     ps_stage_begin(ctx);
     PS_TRY(ps_column_chunk(ctx, col, r0, a.rows, &a.col, &a.data, &a.validity));
+    if (r0 + a.rows < col->n) { /* the next chunk's copy overlaps this one's reduction */
+      const uint64_t next = col->n - r0 - a.rows < step ? col->n - r0 - a.rows : step;
+      PS_TRY(ps_stage_prefetch(ctx, &one_col, 1, r0 + a.rows, next));
+    }
     if (selection) a.selection = at(selection, selection_offset + r0 / 8);
     uint64_t c = 0, mn = UINT64_MAX, mx = 0, lo = 0, hi = 0;
     a.count = &c, a.min_code = &mn, a.max_code = &mx, a.sum_lo = &lo, a.sum_hi = &hi;

@@ -57,37 +57,74 @@ void ps_stage_begin(ps_context *ctx) {
   if (ctx->stage_slot >= 0) (void)ps_stage_end(ctx); /* a chunk abandoned by a failed call */
 }
 
+void ps_stage_forget(ps_context *ctx) {
+  (void)ps_stage_end(ctx);
+  for (uint32_t i = 0; i < PS_STAGE_SLOTS; i++) ctx->stage_slots[i].count = 0;
+}
+
 ps_status ps_stage_end(ps_context *ctx) {
   if (ctx->stage_slot < 0) return PS_OK;
   const uint32_t slot = (uint32_t)ctx->stage_slot;
   ctx->stage_slot = -1;
-  ctx->stage_next = (slot + 1) % PS_STAGE_SLOTS;
+  ctx->stage_slots[slot].count = 0; /* nothing in it is looked up again */
+  if (ctx->stage_next == slot) ctx->stage_next = (slot + 1) % PS_STAGE_SLOTS;
   return ctx->ops->stage_release ? ctx->ops->stage_release(ctx->be, slot) : PS_OK;
 }
 
-/* Copies `bytes` of host memory into the chunk's slot; *at names them there. */
-static ps_status stage_piece(ps_context *ctx, const uint8_t *src, uint64_t bytes, ps_devmem *at) {
-  if (ctx->stage_slot < 0) {
-    const uint32_t slot = ctx->stage_next;
-    if (!ctx->stage[slot]) {
-      ctx->stage_bytes = slot_bytes(ctx);
-      PS_TRY(ps_buffer_create(ctx, ctx->stage_bytes, &ctx->stage[slot]));
-    }
-    ctx->stage_slot = (int32_t)slot;
-    ctx->stage_fill = 0;
+/* Takes slot for a new chunk: empty, its buffer made on first use. */
+static ps_status open_slot(ps_context *ctx, uint32_t slot) {
+  if (!ctx->stage[slot]) {
+    ctx->stage_bytes = slot_bytes(ctx);
+    PS_TRY(ps_buffer_create(ctx, ctx->stage_bytes, &ctx->stage[slot]));
   }
-  const uint32_t slot = (uint32_t)ctx->stage_slot;
-  if (bytes > ctx->stage_bytes - ctx->stage_fill)
+  ctx->stage_slots[slot].fill = 0;
+  ctx->stage_slots[slot].count = 0;
+  return PS_OK;
+}
+
+/* Copies `bytes` of host memory into slot; *at names them there. */
+static ps_status stage_piece(ps_context *ctx, uint32_t slot, const uint8_t *src, uint64_t bytes, ps_devmem *at) {
+  struct ps_stage_slot *s = &ctx->stage_slots[slot];
+  if (bytes > ctx->stage_bytes - s->fill)
     return ps_set_error(ctx, PS_ERR_LIMIT,
                         "a chunk of host-resident columns needs more than a staging buffer's %" PRIu64
                         " bytes (options.device_memory_limit is %" PRIu64 "; raise it)",
                         ctx->stage_bytes, ctx->device_memory_limit);
   *at = ctx->stage[slot]->mem;
-  at->offset += ctx->stage_fill;
-  ctx->stage_fill += align_up(bytes);
+  at->offset += s->fill;
+  s->fill += align_up(bytes);
   if (!bytes) return PS_OK;
   if (ctx->ops->stage_write) return ctx->ops->stage_write(ctx->be, slot, *at, src, bytes);
   return ctx->ops->mem_write(ctx->be, *at, src, bytes);
+}
+
+/* Stages the rows [r0, r0 + rows) of host column c into slot and records
+ * where they are. */
+static ps_status stage_chunk_of(ps_context *ctx, uint32_t slot, const ps_column *c, uint64_t r0, uint64_t rows,
+                                const struct ps_staged_piece **out) {
+  struct ps_stage_slot *s = &ctx->stage_slots[slot];
+  if (s->count == PS_MAX_COLS)
+    return ps_set_error(ctx, PS_ERR_INTERNAL, "more than %d host-resident columns staged for one chunk", PS_MAX_COLS);
+  struct ps_staged_piece *p = &s->pieces[s->count];
+  memset(p, 0, sizeof *p);
+  p->col = c, p->r0 = r0, p->rows = rows;
+  const uint64_t skip = ps_chunk_data_offset(c->encoding, c->width, r0);
+  const uint8_t *host_data = (const uint8_t *)c->data.handle;
+  const uint8_t *host_valid = (const uint8_t *)c->validity.handle;
+  chunk_bytes(c, r0, rows, &p->data_bytes, &p->validity_bytes);
+  PS_TRY(stage_piece(ctx, slot, host_data ? host_data + skip : NULL, p->data_bytes, &p->data));
+  if (host_valid) PS_TRY(stage_piece(ctx, slot, host_valid + r0 / 8, p->validity_bytes, &p->validity));
+  s->count++;
+  *out = p;
+  return PS_OK;
+}
+
+static const struct ps_staged_piece *find_piece(const ps_context *ctx, uint32_t slot, const ps_column *c, uint64_t r0,
+                                                uint64_t rows) {
+  const struct ps_stage_slot *s = &ctx->stage_slots[slot];
+  for (uint32_t i = 0; i < s->count; i++)
+    if (s->pieces[i].col == c && s->pieces[i].r0 == r0 && s->pieces[i].rows == rows) return &s->pieces[i];
+  return NULL;
 }
 
 ps_status ps_stage_column(ps_context *ctx, const ps_column *c, uint64_t r0, uint64_t rows, ps_prog_col *pc,
@@ -104,13 +141,36 @@ ps_status ps_stage_column(ps_context *ctx, const ps_column *c, uint64_t r0, uint
     }
     return PS_OK;
   }
-  uint64_t dbytes, vbytes;
-  chunk_bytes(c, r0, rows, &dbytes, &vbytes);
-  pc->data_bytes = dbytes;
-  PS_TRY(stage_piece(ctx, host_data ? host_data + skip : NULL, dbytes, data));
+  const struct ps_staged_piece *p = NULL;
+  if (ctx->stage_slot < 0) {
+    /* the chunk's first column: copied already by a prefetch, or now into the next slot */
+    const uint32_t slot = ctx->stage_next;
+    if (!find_piece(ctx, slot, c, r0, rows)) PS_TRY(open_slot(ctx, slot));
+    ctx->stage_slot = (int32_t)slot;
+  }
+  const uint32_t slot = (uint32_t)ctx->stage_slot;
+  p = find_piece(ctx, slot, c, r0, rows);
+  if (!p) PS_TRY(stage_chunk_of(ctx, slot, c, r0, rows, &p));
+  pc->data_bytes = p->data_bytes;
+  *data = p->data;
   if (host_valid) {
-    pc->validity_bytes = vbytes;
-    PS_TRY(stage_piece(ctx, host_valid + r0 / 8, vbytes, validity));
+    pc->validity_bytes = p->validity_bytes;
+    *validity = p->validity;
+  }
+  return PS_OK;
+}
+
+ps_status ps_stage_prefetch(ps_context *ctx, ps_column *const *cols, uint32_t n, uint64_t r0, uint64_t rows) {
+  if (ctx->ops->host_map || ctx->stage_slot < 0) return PS_OK; /* nothing streams, or no chunk under way */
+  bool any = false;
+  for (uint32_t i = 0; i < n && !any; i++) any = cols[i]->host;
+  if (!any) return PS_OK;
+  const uint32_t slot = ((uint32_t)ctx->stage_slot + 1) % PS_STAGE_SLOTS;
+  PS_TRY(open_slot(ctx, slot));
+  ctx->stage_next = slot;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct ps_staged_piece *p;
+    if (cols[i]->host) PS_TRY(stage_chunk_of(ctx, slot, cols[i], r0, rows, &p));
   }
   return PS_OK;
 }

@@ -398,8 +398,9 @@ PS_API ps_status ps_column_create_for_device(ps_context *ctx, const ps_for_desc 
 
 /** Creates a host-resident FOR column: desc->data and desc->validity stay in
  *  the caller's host memory (pageable or pinned, or a mapped file) and are
- *  not copied at creation. The caller keeps them alive and unchanged until
- *  ps_column_destroy. Every call that takes a column takes it, alone or
+ *  not copied at creation. The caller keeps them alive until
+ *  ps_column_destroy (which waits for the copies in flight), and unchanged
+ *  while a call that reads them may still run on the device. Every call that takes a column takes it, alone or
  *  with device-resident columns in one expression or query: the rows it
  *  reads are copied to the device in chunks sized to
  *  ps_context_options.device_memory_limit, each copy overlapping the kernels
