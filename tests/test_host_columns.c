@@ -367,6 +367,71 @@ static void check_in_place(ps_context *ctx) {
   free(data);
 }
 
+/* A device-resident DELTA column (chunks on its 1024-row blocks) in one
+ * expression with a host-resident column, against both device-resident. */
+static void check_delta_mix(ps_context *hctx, ps_context *dctx, th_rng *r) {
+  const uint64_t n = 3 * 4096 + 1000 + th_below(r, 3000);
+  th_case("DELTA with a host-resident column, n=%llu", (unsigned long long)n);
+  int64_t *ts = th_malloc(n * 8);
+  int64_t t = (int64_t)th_below(r, 1000000);
+  for (uint64_t i = 0; i < n; i++) ts[i] = t += (int64_t)th_below(r, 50);
+  uint16_t *v = th_malloc(n * 2);
+  for (uint64_t i = 0; i < n; i++) v[i] = (uint16_t)th_below(r, 5000);
+  ps_plain pt = {PS_TYPE_INT64, ts, n, NULL}, pv = {PS_TYPE_UINT16, v, n, NULL};
+  ps_encoded et, ev;
+  char err[256];
+  ps_column *dh = NULL, *dd = NULL, *vh = NULL, *vd = NULL;
+  if (CHECKF(ps_encode(&pt, PS_ENCODING_DELTA, 0, 0, 0, NULL, err, sizeof err, &et) == PS_OK, "%s", err)) {
+    if (CHECKF(ps_encode(&pv, PS_ENCODING_FOR, 0, 0, 0, NULL, err, sizeof err, &ev) == PS_OK, "%s", err)) {
+      CHECK_OK(hctx, ps_column_create_for(hctx, &et.desc, &dh));
+      CHECK_OK(dctx, ps_column_create_for(dctx, &et.desc, &dd));
+      CHECK_OK(hctx, ps_column_create_for_host(hctx, &ev.desc, &vh));
+      CHECK_OK(dctx, ps_column_create_for(dctx, &ev.desc, &vd));
+      ps_expr *e[2] = {NULL, NULL};
+      ps_context *ctx[2] = {hctx, dctx};
+      ps_column *tcols[2] = {dh, dd}, *vcols[2] = {vh, vd};
+      const int64_t lo = ts[n / 5], hi = ts[n - n / 7];
+      for (int k = 0; k < 2 && tcols[k] && vcols[k]; k++) {
+        ps_expr *a = NULL, *b = NULL;
+        CHECK_OK(ctx[k], ps_expr_between(ctx[k], tcols[k], ps_lit_int(lo), ps_lit_int(hi), &a));
+        CHECK_OK(ctx[k], ps_expr_compare(ctx[k], vcols[k], PS_LT, ps_lit_uint(1700), &b));
+        CHECK_OK(ctx[k], ps_expr_and(ctx[k], a, b, &e[k]));
+      }
+      if (e[0] && e[1]) {
+        const uint64_t nb = (n + 7) / 8;
+        uint8_t *bm[2] = {th_calloc(nb, 1), th_calloc(nb, 1)};
+        uint64_t c[2] = {0, 0}, nids[2] = {0, 0};
+        void *ids[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+          CHECK_OK(ctx[k], ps_filter(ctx[k], e[k], bm[k], nb, &c[k]));
+          CHECK_OK(ctx[k], ps_filter_row_ids(ctx[k], e[k], PS_INDEX_UINT32, &ids[k], &nids[k]));
+        }
+        uint64_t want = 0;
+        for (uint64_t i = 0; i < n; i++) want += ts[i] >= lo && ts[i] <= hi && v[i] < 1700;
+        CHECKF(c[0] == want && c[1] == want && nids[0] == want && nids[1] == want,
+               "counts host mix %llu/%llu, device %llu/%llu, expected %llu", (unsigned long long)c[0],
+               (unsigned long long)nids[0], (unsigned long long)c[1], (unsigned long long)nids[1],
+               (unsigned long long)want);
+        CHECKF(memcmp(bm[0], bm[1], nb) == 0, "bitmap differs");
+        CHECKF(nids[0] != nids[1] || (nids[0] == 0 || memcmp(ids[0], ids[1], nids[0] * 4) == 0), "row ids differ");
+        for (int k = 0; k < 2; k++) {
+          ps_free(ctx[k], ids[k]);
+          free(bm[k]);
+        }
+      }
+      for (int k = 0; k < 2; k++) ps_expr_destroy(e[k]);
+      ps_encoded_destroy(&ev);
+    }
+    ps_encoded_destroy(&et);
+  }
+  ps_column_destroy(dh);
+  ps_column_destroy(dd);
+  ps_column_destroy(vh);
+  ps_column_destroy(vd);
+  free(ts);
+  free(v);
+}
+
 static void check_refusals(ps_context *ctx) {
   th_case("refusals");
   ps_context_options o;
@@ -408,6 +473,7 @@ int main(int argc, char **argv) {
     }
     if (li == 0) {
       check_in_place(hctx);
+      check_delta_mix(hctx, dctx, r);
       check_refusals(hctx);
     }
     ps_context_destroy(hctx);
