@@ -275,6 +275,14 @@ void ps_query_destroy(ps_query *q) {
 
 static uint64_t bitmap_words_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 
+/* The run of a query's rows from r0 (at most to the end of r0's chunk of
+ * `step` rows): its pruning state, and its end in *e. */
+static int query_run(const ps_prune_plan *plan, uint64_t r0, uint64_t rows, uint64_t step, uint64_t *e) {
+  const uint64_t end = rows - r0 < step ? rows : (r0 / step + 1) * step;
+  if (!plan) return *e = end, PS_PRUNE_MAYBE;
+  return ps_prune_state(plan, r0, end, e);
+}
+
 static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_buffer *acc) {
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
@@ -299,8 +307,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
   const uint64_t step = ps_chunk_step(ctx, q->cols, q->prog.n_cols);
   ps_stage_forget(ctx);
   for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
-    const uint64_t end = q->rows - r0 < step ? q->rows : (r0 / step + 1) * step;
-    int state = plan ? ps_prune_state(plan, r0, end, &e) : (e = end, PS_PRUNE_MAYBE);
+    int state = query_run(plan, r0, q->rows, step, &e);
     if (state == PS_PRUNE_FALSE) {
       ctx->scan_stats.rows_skipped += e - r0;
       continue;
@@ -320,6 +327,10 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
     ps_status staged = PS_OK;
     for (uint32_t i = 0; staged == PS_OK && i < prog.n_cols; i++)
       staged = ps_column_chunk(ctx, q->cols[i], r0, a.rows, &prog.cols[i], &a.data[i], &a.validity[i]);
+    /* the next run that is read: its copies overlap this chunk's kernel */
+    uint64_t nr = e, ne = e;
+    while (staged == PS_OK && nr < q->rows && query_run(plan, nr, q->rows, step, &ne) == PS_PRUNE_FALSE) nr = ne;
+    if (staged == PS_OK && nr < q->rows) staged = ps_stage_prefetch(ctx, q->cols, q->prog.n_cols, nr, ne - nr);
     if (staged != PS_OK) {
       ctx->query_run_rows = 0;
       return staged;
