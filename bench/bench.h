@@ -84,6 +84,10 @@ double bench_timer_stop_ms(bench *b);
 ps_status bench_copy_gbps(bench *b, uint64_t bytes, int reps, double *gbps);
 /* The host's memcpy, same definition. */
 double bench_memcpy_gbps(uint64_t bytes, int reps);
+/* Pinned host memory where the backend has it (CUDA: cudaMallocHost), else
+ * NULL; freed by bench_pinned_free. */
+void *bench_pinned_alloc(bench *b, size_t bytes);
+void bench_pinned_free(bench *b, void *p);
 /* Whether the context's device is a GPU (OpenCL device type; CUDA yes). */
 int bench_device_is_gpu(bench *b);
 double bench_now_ms(void);
@@ -136,5 +140,7 @@ void bench_thrust_run(bench *b);
 void bench_run_tables(bench *b);
 /* The zone-map cases (bench_query.c), run only when --cases names them. */
 void bench_run_zones(bench *b);
+/* The host-resident cases (bench_host.c), run only when --cases names them. */
+void bench_run_host(bench *b);
 
 #endif

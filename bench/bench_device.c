@@ -116,6 +116,22 @@ ps_status bench_device_open(bench *b) {
   return PS_OK;
 }
 
+void *bench_pinned_alloc(bench *b, size_t bytes) {
+#ifdef PACKSCAN_HAVE_CUDA
+  void *p = NULL;
+  if (b->dev->kind == KIND_CUDA && cudaMallocHost(&p, bytes) == cudaSuccess) return p;
+#endif
+  (void)b, (void)bytes;
+  return NULL;
+}
+
+void bench_pinned_free(bench *b, void *p) {
+#ifdef PACKSCAN_HAVE_CUDA
+  if (p && b->dev->kind == KIND_CUDA) cudaFreeHost(p);
+#endif
+  (void)b, (void)p;
+}
+
 void bench_device_close(bench *b) {
   bench_device *d = b->dev;
   if (!d) return;

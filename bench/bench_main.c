@@ -51,7 +51,9 @@ static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "
                                           "thrust_count", "thrust_ids",
                                           /* zone maps: unsorted and date-sorted tables, pruning off and on */
                                           "zones_ssb_q1_1", "zones_ssb_q1_2", "zones_ssb_q1_3", "zones_tpch_q6",
-                                          "zones_range_1pct"};
+                                          "zones_range_1pct",
+                                          /* host-resident columns streamed through the device (bench_host.c) */
+                                          "host_lt", "host_lt_pinned"};
 
 /* Names for sets of cases in --cases: the same list on every backend (the
  * OpenCL-vs-CUDA comparison of bench/compare.py). */
@@ -355,6 +357,7 @@ int main(int argc, char **argv) {
 #endif
   bench_run_tables(&b);
   bench_run_zones(&b);
+  bench_run_host(&b);
 
   int failed = 0;
   for (int i = 0; i < b.n_results; i++)
