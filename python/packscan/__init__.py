@@ -65,15 +65,26 @@ def backends() -> List[str]:
 class Context:
     """A packscan context on one backend and device. Tables made on it must be
     used with it; a context is used by one thread at a time. ``backend``:
-    "reference", "opencl", "cuda" or "auto" (see auto_backend)."""
+    "reference", "opencl", "cuda" or "auto" (see auto_backend). ``device``:
+    which device of the backend (None: the backend's first; a number the
+    backend does not have is PackscanError PS_ERR_NO_DEVICE; the reference
+    backend has no devices to choose and ignores it)."""
 
-    def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0,
+    def __init__(self, backend: str = "auto", *, device: Optional[int] = None, max_chunk_rows: int = 0,
                  kernel_cache_dir: Optional[str] = None) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
         # "auto" as the command means it (auto_backend), not the C library's
         # first backend that starts, which would pick PoCL on a CPU.
         opts.backend = (auto_backend() if backend == "auto" else backend).encode()
+        if device is not None:
+            # The device among those the process sees: a CUDA ordinal (after
+            # CUDA_VISIBLE_DEVICES, which engines set per worker) or an
+            # OpenCL device of the first platform that has one. The reference
+            # backend has one device, 0.
+            if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+                raise ValueError(f"device must be an int >= 0 or None, not {device!r}")
+            opts.cuda_device = opts.opencl_device = device
         opts.max_chunk_rows = max_chunk_rows
         if kernel_cache_dir is not None:  # the library copies the path
             opts.kernel_cache_dir = kernel_cache_dir.encode()
@@ -1011,7 +1022,7 @@ _ITEMS_KEY = b"packscan.items"
 _FRAME_KEY = b"packscan.frame"
 
 
-def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None) -> Frame:
+def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None, partial: bool = False) -> Any:
     """Merges the partials of one statement (``Table.sql_partial`` on each
     partition of a table, in any order; anything pyarrow reads as a table,
     e.g. after pickling or Arrow IPC) into the Frame ``Table.sql`` gives on the
@@ -1023,7 +1034,13 @@ def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None
     in one sorted order before the library merges them). Partials of another
     statement, or whose columns had other types, are refused
     (PS_ERR_INVALID_ARGUMENT). The merge runs on the host, on ``context``
-    (default: the "reference" backend's)."""
+    (default: the "reference" backend's).
+
+    ``partial=True`` gives a partial instead of a Frame: the merged state in
+    sql_partial's format (a pyarrow.RecordBatch), for an inner node of a tree
+    of merges. Merging such partials in any grouping gives the same Frame as
+    merging the leaves at once; a sum past 38 digits stays in the state (the
+    final merge raises it if it still does not fit)."""
     pa = _pyarrow()
     import pyarrow.compute as pc
 
@@ -1077,9 +1094,11 @@ def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None
                 sc, ac = batch.__arrow_c_array__()
                 ctx.check(_lib.ps_query_merge_add(merge, _lib.capsule_pointer(sc, _lib.SCHEMA_NAME),
                                                   _lib.capsule_pointer(ac, _lib.ARRAY_NAME)))
-        ctx.check(_lib.ps_query_merge_finish(merge, byref(result)))
+        ctx.check((_lib.ps_query_merge_finish_partial if partial else _lib.ps_query_merge_finish)(merge, byref(result)))
     finally:
         _lib.ps_query_merge_destroy(merge)
+    if partial:
+        return _merged_partial(ctx, result, metadata[0], sources, strings)
     err = ctypes.create_string_buffer(1024)
     structs = [_lib.alloc_struct(t) for t in (ArrowSchema, ArrowSchema, ArrowArray)]
     lp, sp, ap = structs
@@ -1096,6 +1115,37 @@ def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None
     for i, uniq in strings.items():
         out = out.set_column(i, frame_schema.field(i), pc.take(uniq, out.column(i).combine_chunks()))
     return Frame(out)
+
+
+def _merged_partial(ctx: Context, result: c_void_p, metadata: Dict[bytes, bytes], sources: str,
+                    strings: Dict[int, Any]) -> Any:
+    """A merged result (consumed) as a partial of sql_partial's format: the
+    library's export, then the strings of MIN / MAX of string columns (the
+    merged state holds their rank in ``strings[i]``, the sorted strings the
+    merge renumbered them into)."""
+    pa = _pyarrow()
+    structs = [_lib.alloc_struct(t) for t in (ArrowSchema, ArrowArray)]
+    sp, ap = structs
+    try:
+        ctx.check(_lib.ps_query_result_export_partial(ctx.handle, result, sp, ap))
+        part = pa.RecordBatch._import_from_c(ap, sp)
+    finally:
+        _lib.ps_query_result_destroy(result)
+        for ptr in structs:  # imported (released by pyarrow), or released here
+            _lib.release_schema(ptr) if ptr == sp else _lib.release_array(ptr)
+            _lib.free_struct(ptr)
+    fields, columns = list(part.schema), list(part.columns)
+    for i, source in enumerate(sources.split(",")):
+        if i in strings:
+            agg = int(source[1:-1])
+            name = f"agg{agg}_min" if f"agg{agg}_min" in part.schema.names else f"agg{agg}_max"
+            rank = part.column(name).cast(pa.int64())
+            fields.append(pa.field(f"item{i}_string", pa.string()))
+            columns.append(strings[i].take(rank))
+    out_md = dict(part.schema.metadata or {})
+    out_md[_ITEMS_KEY] = metadata[_ITEMS_KEY]
+    out_md[_FRAME_KEY] = metadata[_FRAME_KEY]
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields, metadata=out_md))
 
 
 def _describe(schema: Any) -> str:

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import packscan
+from conftest import BACKENDS
 from packscan import _lib
 
 
@@ -187,6 +188,20 @@ def test_backend_choice():
     assert "no-such-backend" in str(e.value)
     t = packscan.Table(sample(), backend="reference")
     assert t.context.backend == "reference"
+
+
+def test_device_option():
+    """device= reaches the backend: a device the backend does not have is
+    PS_ERR_NO_DEVICE naming the index; a bad value is refused before."""
+    assert packscan.Context("reference", device=0).backend == "reference"
+    if "opencl" in packscan.backends() and "opencl" in BACKENDS:
+        assert packscan.Context("opencl", device=0).backend == "opencl"
+        with pytest.raises(packscan.PackscanError) as e:
+            packscan.Context("opencl", device=99)
+        assert e.value.status == "PS_ERR_NO_DEVICE" and "99" in str(e.value)
+    for bad in (-1, "0", True, 1.0):
+        with pytest.raises(ValueError, match="device"):
+            packscan.Context("reference", device=bad)
 
 
 def test_kernel_cache_dir_reaches_the_library(tmp_path):
