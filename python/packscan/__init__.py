@@ -30,7 +30,7 @@ import datetime
 import decimal
 import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p, sizeof
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -322,6 +322,10 @@ class ArrowData:
 
     def __repr__(self) -> str:
         return f"<packscan.ArrowData {self.kind}>"
+
+
+# Rows per batch of a result streamed through the Arrow stream interface.
+STREAM_BATCH_ROWS = 1 << 20
 
 
 def _pyarrow() -> Any:
@@ -1256,10 +1260,67 @@ class Result(_TableOps):
         ArrowData.to_numpy)."""
         return self.to_arrow().to_numpy(decimals=decimals)
 
+    def _gather(self, column: int, ids: Any, dictionary: bool) -> Any:
+        """Rows ids (a contiguous numpy uint64 array) of one column, as pyarrow."""
+        pa, t = _pyarrow(), self.table
+        sp, ap = _lib.alloc_struct(ArrowSchema), _lib.alloc_struct(ArrowArray)
+        try:
+            t.context.check(_lib.ps_arrow_export_gather(
+                t.context.handle, t._handle(), column, ids.ctypes.data if len(ids) else None, _lib.INDEX_UINT64,
+                len(ids), int(dictionary), ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                ctypes.cast(ap, ctypes.POINTER(ArrowArray))))
+            return pa.Array._import_from_c(ap, sp)
+        finally:
+            _lib.free_struct(sp)
+            _lib.free_struct(ap)
+
+    def to_batches(self, batch_rows: Optional[int] = None, *, dictionary: bool = False) -> Iterator[Any]:
+        """The selected rows as pyarrow record batches of at most batch_rows
+        rows each (default STREAM_BATCH_ROWS), made one at a time as the
+        iterator is advanced: memory holds the selected rows' ids (8 bytes a
+        row) and one batch, never the whole result. No batch when no row is
+        selected."""
+        if batch_rows is None:
+            batch_rows = STREAM_BATCH_ROWS
+        if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+            raise ValueError(f"batch_rows must be an int >= 1, not {batch_rows!r}")
+        pa = _pyarrow()
+        names = self.table.columns
+        if self.predicate is None:
+            ids, n = None, self.table.num_rows
+        else:
+            ids = np.asarray(pa.array(self.row_ids("uint64")))
+            n = len(ids)
+        for start in range(0, n, batch_rows):
+            stop = min(n, start + batch_rows)
+            chunk = np.arange(start, stop, dtype=np.uint64) if ids is None else \
+                np.ascontiguousarray(ids[start:stop], dtype=np.uint64)
+            yield pa.RecordBatch.from_arrays([self._gather(c, chunk, dictionary) for c in range(len(names))],
+                                             names=names)
+
+    def reader(self, batch_rows: Optional[int] = None, *, dictionary: bool = False) -> Any:
+        """The selected rows as a pyarrow.RecordBatchReader over to_batches:
+        a stream that DuckDB, polars and pyarrow consume batch by batch."""
+        pa = _pyarrow()
+        empty = np.zeros(0, dtype=np.uint64)
+        schema = pa.schema([pa.field(name, self._gather(c, empty, dictionary).type)
+                            for c, name in enumerate(self.table.columns)])
+        return pa.RecordBatchReader.from_batches(schema, self.to_batches(batch_rows, dictionary=dictionary))
+
     def __arrow_c_array__(self, requested_schema: Any = None) -> Tuple[Any, Any]:
         return self.to_arrow().__arrow_c_array__(requested_schema)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """One record batch, or past STREAM_BATCH_ROWS selected rows (with
+        pyarrow installed) a stream of batches of that many rows made as the
+        consumer reads them."""
+        if self.count > STREAM_BATCH_ROWS:
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                pass
+            else:
+                return self.reader().__arrow_c_stream__(requested_schema)
         return self.to_arrow().__arrow_c_stream__(requested_schema)
 
     def __repr__(self) -> str:

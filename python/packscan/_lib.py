@@ -175,6 +175,8 @@ ps_arrow_export_selection = _fn("ps_arrow_export_selection", c_int, _ctx_p, _exp
                                 POINTER(ArrowArray), POINTER(c_uint64))
 ps_arrow_export_row_ids = _fn("ps_arrow_export_row_ids", c_int, _ctx_p, _expr_p, c_int, POINTER(ArrowSchema),
                               POINTER(ArrowArray))
+ps_arrow_export_gather = _fn("ps_arrow_export_gather", c_int, _ctx_p, _tab_p, c_size_t, c_void_p, c_int, c_uint64,
+                             c_int, POINTER(ArrowSchema), POINTER(ArrowArray))
 ps_arrow_export_filter = _fn("ps_arrow_export_filter", c_int, _ctx_p, _tab_p, _expr_p, c_int, POINTER(ArrowSchema),
                              POINTER(ArrowArray))
 ps_arrow_export_aggregates = _fn("ps_arrow_export_aggregates", c_int, _ctx_p, _tab_p, c_size_t, _expr_p,
