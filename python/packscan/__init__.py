@@ -30,7 +30,7 @@ import datetime
 import decimal
 import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p, sizeof
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -65,15 +65,26 @@ def backends() -> List[str]:
 class Context:
     """A packscan context on one backend and device. Tables made on it must be
     used with it; a context is used by one thread at a time. ``backend``:
-    "reference", "opencl", "cuda" or "auto" (see auto_backend)."""
+    "reference", "opencl", "cuda" or "auto" (see auto_backend). ``device``:
+    which device of the backend (None: the backend's first; a number the
+    backend does not have is PackscanError PS_ERR_NO_DEVICE; the reference
+    backend has no devices to choose and ignores it)."""
 
-    def __init__(self, backend: str = "auto", *, max_chunk_rows: int = 0,
+    def __init__(self, backend: str = "auto", *, device: Optional[int] = None, max_chunk_rows: int = 0,
                  kernel_cache_dir: Optional[str] = None) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
         # "auto" as the command means it (auto_backend), not the C library's
         # first backend that starts, which would pick PoCL on a CPU.
         opts.backend = (auto_backend() if backend == "auto" else backend).encode()
+        if device is not None:
+            # The device among those the process sees: a CUDA ordinal (after
+            # CUDA_VISIBLE_DEVICES, which engines set per worker) or an
+            # OpenCL device of the first platform that has one. The reference
+            # backend has one device, 0.
+            if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+                raise ValueError(f"device must be an int >= 0 or None, not {device!r}")
+            opts.cuda_device = opts.opencl_device = device
         opts.max_chunk_rows = max_chunk_rows
         if kernel_cache_dir is not None:  # the library copies the path
             opts.kernel_cache_dir = kernel_cache_dir.encode()
@@ -311,6 +322,10 @@ class ArrowData:
 
     def __repr__(self) -> str:
         return f"<packscan.ArrowData {self.kind}>"
+
+
+# Rows per batch of a result streamed through the Arrow stream interface.
+STREAM_BATCH_ROWS = 1 << 20
 
 
 def _pyarrow() -> Any:
@@ -1011,7 +1026,7 @@ _ITEMS_KEY = b"packscan.items"
 _FRAME_KEY = b"packscan.frame"
 
 
-def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None) -> Frame:
+def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None, partial: bool = False) -> Any:
     """Merges the partials of one statement (``Table.sql_partial`` on each
     partition of a table, in any order; anything pyarrow reads as a table,
     e.g. after pickling or Arrow IPC) into the Frame ``Table.sql`` gives on the
@@ -1023,7 +1038,13 @@ def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None
     in one sorted order before the library merges them). Partials of another
     statement, or whose columns had other types, are refused
     (PS_ERR_INVALID_ARGUMENT). The merge runs on the host, on ``context``
-    (default: the "reference" backend's)."""
+    (default: the "reference" backend's).
+
+    ``partial=True`` gives a partial instead of a Frame: the merged state in
+    sql_partial's format (a pyarrow.RecordBatch), for an inner node of a tree
+    of merges. Merging such partials in any grouping gives the same Frame as
+    merging the leaves at once; a sum past 38 digits stays in the state (the
+    final merge raises it if it still does not fit)."""
     pa = _pyarrow()
     import pyarrow.compute as pc
 
@@ -1077,9 +1098,11 @@ def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None
                 sc, ac = batch.__arrow_c_array__()
                 ctx.check(_lib.ps_query_merge_add(merge, _lib.capsule_pointer(sc, _lib.SCHEMA_NAME),
                                                   _lib.capsule_pointer(ac, _lib.ARRAY_NAME)))
-        ctx.check(_lib.ps_query_merge_finish(merge, byref(result)))
+        ctx.check((_lib.ps_query_merge_finish_partial if partial else _lib.ps_query_merge_finish)(merge, byref(result)))
     finally:
         _lib.ps_query_merge_destroy(merge)
+    if partial:
+        return _merged_partial(ctx, result, metadata[0], sources, strings)
     err = ctypes.create_string_buffer(1024)
     structs = [_lib.alloc_struct(t) for t in (ArrowSchema, ArrowSchema, ArrowArray)]
     lp, sp, ap = structs
@@ -1096,6 +1119,37 @@ def merge_partials(partials: Iterable[Any], *, context: Optional[Context] = None
     for i, uniq in strings.items():
         out = out.set_column(i, frame_schema.field(i), pc.take(uniq, out.column(i).combine_chunks()))
     return Frame(out)
+
+
+def _merged_partial(ctx: Context, result: c_void_p, metadata: Dict[bytes, bytes], sources: str,
+                    strings: Dict[int, Any]) -> Any:
+    """A merged result (consumed) as a partial of sql_partial's format: the
+    library's export, then the strings of MIN / MAX of string columns (the
+    merged state holds their rank in ``strings[i]``, the sorted strings the
+    merge renumbered them into)."""
+    pa = _pyarrow()
+    structs = [_lib.alloc_struct(t) for t in (ArrowSchema, ArrowArray)]
+    sp, ap = structs
+    try:
+        ctx.check(_lib.ps_query_result_export_partial(ctx.handle, result, sp, ap))
+        part = pa.RecordBatch._import_from_c(ap, sp)
+    finally:
+        _lib.ps_query_result_destroy(result)
+        for ptr in structs:  # imported (released by pyarrow), or released here
+            _lib.release_schema(ptr) if ptr == sp else _lib.release_array(ptr)
+            _lib.free_struct(ptr)
+    fields, columns = list(part.schema), list(part.columns)
+    for i, source in enumerate(sources.split(",")):
+        if i in strings:
+            agg = int(source[1:-1])
+            name = f"agg{agg}_min" if f"agg{agg}_min" in part.schema.names else f"agg{agg}_max"
+            rank = part.column(name).cast(pa.int64())
+            fields.append(pa.field(f"item{i}_string", pa.string()))
+            columns.append(strings[i].take(rank))
+    out_md = dict(part.schema.metadata or {})
+    out_md[_ITEMS_KEY] = metadata[_ITEMS_KEY]
+    out_md[_FRAME_KEY] = metadata[_FRAME_KEY]
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields, metadata=out_md))
 
 
 def _describe(schema: Any) -> str:
@@ -1206,10 +1260,67 @@ class Result(_TableOps):
         ArrowData.to_numpy)."""
         return self.to_arrow().to_numpy(decimals=decimals)
 
+    def _gather(self, column: int, ids: Any, dictionary: bool) -> Any:
+        """Rows ids (a contiguous numpy uint64 array) of one column, as pyarrow."""
+        pa, t = _pyarrow(), self.table
+        sp, ap = _lib.alloc_struct(ArrowSchema), _lib.alloc_struct(ArrowArray)
+        try:
+            t.context.check(_lib.ps_arrow_export_gather(
+                t.context.handle, t._handle(), column, ids.ctypes.data if len(ids) else None, _lib.INDEX_UINT64,
+                len(ids), int(dictionary), ctypes.cast(sp, ctypes.POINTER(ArrowSchema)),
+                ctypes.cast(ap, ctypes.POINTER(ArrowArray))))
+            return pa.Array._import_from_c(ap, sp)
+        finally:
+            _lib.free_struct(sp)
+            _lib.free_struct(ap)
+
+    def to_batches(self, batch_rows: Optional[int] = None, *, dictionary: bool = False) -> Iterator[Any]:
+        """The selected rows as pyarrow record batches of at most batch_rows
+        rows each (default STREAM_BATCH_ROWS), made one at a time as the
+        iterator is advanced: memory holds the selected rows' ids (8 bytes a
+        row) and one batch, never the whole result. No batch when no row is
+        selected."""
+        if batch_rows is None:
+            batch_rows = STREAM_BATCH_ROWS
+        if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+            raise ValueError(f"batch_rows must be an int >= 1, not {batch_rows!r}")
+        pa = _pyarrow()
+        names = self.table.columns
+        if self.predicate is None:
+            ids, n = None, self.table.num_rows
+        else:
+            ids = np.asarray(pa.array(self.row_ids("uint64")))
+            n = len(ids)
+        for start in range(0, n, batch_rows):
+            stop = min(n, start + batch_rows)
+            chunk = np.arange(start, stop, dtype=np.uint64) if ids is None else \
+                np.ascontiguousarray(ids[start:stop], dtype=np.uint64)
+            yield pa.RecordBatch.from_arrays([self._gather(c, chunk, dictionary) for c in range(len(names))],
+                                             names=names)
+
+    def reader(self, batch_rows: Optional[int] = None, *, dictionary: bool = False) -> Any:
+        """The selected rows as a pyarrow.RecordBatchReader over to_batches:
+        a stream that DuckDB, polars and pyarrow consume batch by batch."""
+        pa = _pyarrow()
+        empty = np.zeros(0, dtype=np.uint64)
+        schema = pa.schema([pa.field(name, self._gather(c, empty, dictionary).type)
+                            for c, name in enumerate(self.table.columns)])
+        return pa.RecordBatchReader.from_batches(schema, self.to_batches(batch_rows, dictionary=dictionary))
+
     def __arrow_c_array__(self, requested_schema: Any = None) -> Tuple[Any, Any]:
         return self.to_arrow().__arrow_c_array__(requested_schema)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """One record batch, or past STREAM_BATCH_ROWS selected rows (with
+        pyarrow installed) a stream of batches of that many rows made as the
+        consumer reads them."""
+        if self.count > STREAM_BATCH_ROWS:
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                pass
+            else:
+                return self.reader().__arrow_c_stream__(requested_schema)
         return self.to_arrow().__arrow_c_stream__(requested_schema)
 
     def __repr__(self) -> str:

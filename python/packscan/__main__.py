@@ -70,6 +70,7 @@ def _encode(argv: List[str]) -> int:
     e.add_argument("output")
     e.add_argument("--backend", default="reference", help="backend that encodes (default: reference)")
     e.add_argument("--nan-as-null", action="store_true", help="store float NaN and infinities as nulls")
+    e.add_argument("-q", "--quiet", action="store_true", help="no summary (as the C command's -q)")
     args = p.parse_args(["encode", *argv])
     # The output must not be the input under any name (a symlink, a hard link):
     # checked before reading, and again when writing.
@@ -86,8 +87,9 @@ def _encode(argv: List[str]) -> int:
     except packscan.PackscanError as err:
         print(f"packscan encode: {args.input}: {err}", file=sys.stderr)
         return 1
-    print(f"{args.output}: {t.num_rows} rows, {len(t.columns)} columns "
-          f"({', '.join(f'{n}:{f}' for n, f in t.schema)})", file=summary)
+    if not args.quiet:
+        print(f"{args.output}: {t.num_rows} rows, {len(t.columns)} columns "
+              f"({', '.join(f'{n}:{f}' for n, f in t.schema)})", file=summary)
     return 0
 
 

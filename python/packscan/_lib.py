@@ -175,6 +175,8 @@ ps_arrow_export_selection = _fn("ps_arrow_export_selection", c_int, _ctx_p, _exp
                                 POINTER(ArrowArray), POINTER(c_uint64))
 ps_arrow_export_row_ids = _fn("ps_arrow_export_row_ids", c_int, _ctx_p, _expr_p, c_int, POINTER(ArrowSchema),
                               POINTER(ArrowArray))
+ps_arrow_export_gather = _fn("ps_arrow_export_gather", c_int, _ctx_p, _tab_p, c_size_t, c_void_p, c_int, c_uint64,
+                             c_int, POINTER(ArrowSchema), POINTER(ArrowArray))
 ps_arrow_export_filter = _fn("ps_arrow_export_filter", c_int, _ctx_p, _tab_p, _expr_p, c_int, POINTER(ArrowSchema),
                              POINTER(ArrowArray))
 ps_arrow_export_aggregates = _fn("ps_arrow_export_aggregates", c_int, _ctx_p, _tab_p, c_size_t, _expr_p,
@@ -208,6 +210,8 @@ ps_py_merged_frame = _fn("ps_py_merged_frame", c_int, _ctx_p, c_void_p, c_void_p
 ps_query_merge_create = _fn("ps_query_merge_create", c_int, _ctx_p, POINTER(c_void_p))
 ps_query_merge_add = _fn("ps_query_merge_add", c_int, c_void_p, c_void_p, c_void_p)
 ps_query_merge_finish = _fn("ps_query_merge_finish", c_int, c_void_p, POINTER(c_void_p))
+ps_query_merge_finish_partial = _fn("ps_query_merge_finish_partial", c_int, c_void_p, POINTER(c_void_p))
+ps_query_result_export_partial = _fn("ps_query_result_export_partial", c_int, _ctx_p, c_void_p, c_void_p, c_void_p)
 ps_query_merge_destroy = _fn("ps_query_merge_destroy", None, c_void_p)
 ps_query_result_destroy = _fn("ps_query_result_destroy", None, c_void_p)
 ps_py_hold = _fn("ps_py_hold", c_void_p, c_void_p, c_void_p)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import packscan
 
@@ -29,48 +29,54 @@ __all__ = ["sql", "partial_of_table", "partial_of_parquet"]
 # makes one) and gives it back: a worker process starts each backend once
 # per thread that runs tasks at the same time, never for every partition, and
 # no context is used by two threads at once (packscan.Context's rule).
-_idle: Dict[str, List[packscan.Context]] = {}
+_idle: Dict[Tuple[str, Optional[int]], List[packscan.Context]] = {}
 _idle_lock = threading.Lock()
 
 
-def _take_context(backend: str) -> packscan.Context:
+def _take_context(backend: str, device: Optional[int] = None) -> packscan.Context:
     with _idle_lock:
-        pool = _idle.get(backend)
+        pool = _idle.get((backend, device))
         if pool:
             return pool.pop()
-    return packscan.Context(backend)
+    return packscan.Context(backend, device=device)
 
 
-def _give_context(backend: str, ctx: packscan.Context) -> None:
+def _give_context(backend: str, ctx: packscan.Context, device: Optional[int] = None) -> None:
     with _idle_lock:
-        _idle.setdefault(backend, []).append(ctx)
+        _idle.setdefault((backend, device), []).append(ctx)
 
 
 def partial_of_table(data: Any, statement: str, backend: str = "auto", float_scale: Optional[int] = None,
-                     nan_as_null: bool = False) -> Any:
+                     nan_as_null: bool = False, device: Optional[int] = None) -> Any:
     """One partition's partial: data (a pyarrow Table, a pandas DataFrame,
     anything packscan.Table takes) imported on this process's context for
-    ``backend`` and run with Table.sql_partial."""
+    ``backend`` and ``device`` (packscan.Context's) and run with
+    Table.sql_partial."""
     if type(data).__module__.startswith("pandas"):
         import pyarrow as pa
         data = pa.Table.from_pandas(data, preserve_index=False)
     rows = packscan._rows_of(data)
     name = packscan.auto_backend(rows) if backend == "auto" else backend
-    ctx = _take_context(name)
+    ctx = _take_context(name, device)
     try:
         with packscan.Table(data, context=ctx, float_scale=float_scale, nan_as_null=nan_as_null) as t:
             return t.sql_partial(statement)
     finally:
-        _give_context(name, ctx)
+        _give_context(name, ctx, device)
 
 
 def partial_of_parquet(path: str, statement: str, columns: Optional[Sequence[str]] = None, backend: str = "auto",
-                       float_scale: Optional[int] = None, nan_as_null: bool = False) -> Any:
+                       float_scale: Optional[int] = None, nan_as_null: bool = False,
+                       device: Optional[int] = None) -> Any:
     """One Parquet file's partial, read with pyarrow (its own Arrow types:
     decimals, dates, dictionaries) where this runs."""
     import pyarrow.parquet as pq
     table = pq.read_table(path, columns=list(columns) if columns is not None else None)
-    return partial_of_table(table, statement, backend, float_scale, nan_as_null)
+    return partial_of_table(table, statement, backend, float_scale, nan_as_null, device)
+
+
+def _merge_to_partial(*partials: Any) -> Any:
+    return packscan.merge_partials(partials, partial=True)
 
 
 def _parquet_files(source: Any) -> List[str]:
@@ -80,8 +86,9 @@ def _parquet_files(source: Any) -> List[str]:
 
 
 def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None, backend: str = "auto",
-        float_scale: Optional[int] = None, nan_as_null: bool = False,
-        merge_context: Optional[packscan.Context] = None, **compute_kwargs: Any) -> packscan.Frame:
+        device: Optional[int] = None, float_scale: Optional[int] = None, nan_as_null: bool = False,
+        split_every: int = 8, merge_context: Optional[packscan.Context] = None,
+        **compute_kwargs: Any) -> packscan.Frame:
     """Runs a SELECT statement of ``Table.sql`` over a partitioned data set
     with Dask and returns the merged Frame (what ``Table.sql`` gives on all
     the rows at once; errors too: a sum that overflows only once merged is
@@ -92,14 +99,21 @@ def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None,
     is read), or a dask DataFrame (one task per partition, converted with
     ``pyarrow.Table.from_pandas``: read it with ``dtype_backend="pyarrow"``
     to keep Arrow's types). ``backend``: each worker's ("auto": by the
-    partition's rows, as Table). ``float_scale``: float columns' decimal
+    partition's rows, as Table). ``device``: each worker's device
+    (packscan.Context's; None: the first the worker sees, which is the GPU a
+    scheduler assigns through ``CUDA_VISIBLE_DEVICES``). ``float_scale``: float columns' decimal
     scale, the same in every partition (required for SUM / AVG / MIN / MAX
     or keys of a float column whose partitions would find different scales).
+    ``split_every``: partials are merged on the workers in a tree, at most
+    this many into one (as Dask's own reductions), so the client merges at
+    most ``split_every`` of them however many partitions there are.
     ``compute_kwargs`` go to ``dask.compute`` (a distributed Client, when one
     is active, is its scheduler)."""
     import dask
 
-    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null)
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an int >= 2, not {split_every!r}")
+    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null, device=device)
     if hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
         tasks = [dask.delayed(partial_of_table)(part, statement, **opts) for part in source.to_delayed()]
     else:
@@ -107,5 +121,7 @@ def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None,
                  for path in _parquet_files(source)]
     if not tasks:
         raise ValueError(f"no partitions in {source!r}")
+    while len(tasks) > split_every:
+        tasks = [dask.delayed(_merge_to_partial)(*tasks[i:i + split_every]) for i in range(0, len(tasks), split_every)]
     partials = dask.compute(*tasks, **compute_kwargs)
     return packscan.merge_partials(partials, context=merge_context)

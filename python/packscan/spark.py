@@ -45,14 +45,14 @@ def partial_of_ipc(data: Any) -> Any:
     return pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_next_batch()
 
 
-def partials(df: Any, statement: str, *, backend: str = "auto", float_scale: Optional[int] = None,
-             nan_as_null: bool = False) -> List[Any]:
+def partials(df: Any, statement: str, *, backend: str = "auto", device: Optional[int] = None,
+             float_scale: Optional[int] = None, nan_as_null: bool = False) -> List[Any]:
     """The partials of df's non-empty partitions, computed on the executors
     and collected to the driver (an empty partition sends none: it would add
     nothing to the merge)."""
     import pyarrow as pa
 
-    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null)
+    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null, device=device)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         batches = [b for b in batches if b.num_rows > 0]
@@ -66,8 +66,9 @@ def partials(df: Any, statement: str, *, backend: str = "auto", float_scale: Opt
     return [partial_of_ipc(row[0]) for row in rows]
 
 
-def sql(df: Any, statement: str, *, backend: str = "auto", float_scale: Optional[int] = None,
-        nan_as_null: bool = False, merge_context: Optional[packscan.Context] = None) -> packscan.Frame:
+def sql(df: Any, statement: str, *, backend: str = "auto", device: Optional[int] = None,
+        float_scale: Optional[int] = None, nan_as_null: bool = False,
+        merge_context: Optional[packscan.Context] = None) -> packscan.Frame:
     """Runs a SELECT statement of ``Table.sql`` over a Spark DataFrame, one
     partition per task, and returns the merged Frame (what ``Table.sql``
     gives on all the rows at once; errors too: a sum that overflows only once
@@ -78,11 +79,14 @@ def sql(df: Any, statement: str, *, backend: str = "auto", float_scale: Optional
     (``df.select(...)``) so that Spark sends no others. ``backend``: each
     executor's ("auto": by the partition's rows, as Table); a Python worker
     makes one context per backend and reuses it for its next partitions.
+    ``device``: each executor's device (packscan.Context's; None: the first
+    it sees — Spark's GPU scheduling hands an executor its GPU through
+    ``CUDA_VISIBLE_DEVICES`` or its resources, pass that address here).
     ``float_scale``: float columns' decimal scale, the same in every
     partition (required for SUM / AVG / MIN / MAX or keys of a float column
     whose partitions would find different scales). A DataFrame without rows
     gives Table.sql's answer on an empty table of its schema."""
-    got = partials(df, statement, backend=backend, float_scale=float_scale, nan_as_null=nan_as_null)
+    got = partials(df, statement, backend=backend, device=device, float_scale=float_scale, nan_as_null=nan_as_null)
     if not got:
         from pyspark.sql.pandas.types import to_arrow_schema
         empty = to_arrow_schema(df.schema).empty_table()

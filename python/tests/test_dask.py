@@ -68,3 +68,16 @@ def test_dask_dataframe_and_overflow(client, tmp_path):
     with pytest.raises(packscan.PackscanError) as e:
         packscan.dask.sql(str(tmp_path), "SELECT k, SUM(a * b) FROM t GROUP BY k")
     assert e.value.status == "PS_ERR_OVERFLOW"
+
+
+def test_tree_of_merges_and_device(client, dataset):
+    """split_every=2: the five files' partials merged on the workers in a tree
+    (five, three, two) before the client's merge; an explicit device."""
+    root, whole, seed = dataset
+    want = pa.table(packscan.Table(whole, float_scale=FLOAT_SCALE).sql(STATEMENT))
+    got = packscan.dask.sql(root, STATEMENT, float_scale=FLOAT_SCALE, split_every=2, backend="reference", device=0)
+    assert pa.table(got).equals(want), f"PACKSCAN_SEED={seed}"
+    pools = client.run(lambda: list(packscan.dask._idle))
+    assert any(("reference", 0) in keys for keys in pools.values()), pools
+    with pytest.raises(ValueError, match="split_every"):
+        packscan.dask.sql(root, STATEMENT, split_every=1)

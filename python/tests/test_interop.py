@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import packscan
+from conftest import BACKENDS
 from packscan import _lib
 
 
@@ -189,6 +190,20 @@ def test_backend_choice():
     assert t.context.backend == "reference"
 
 
+def test_device_option():
+    """device= reaches the backend: a device the backend does not have is
+    PS_ERR_NO_DEVICE naming the index; a bad value is refused before."""
+    assert packscan.Context("reference", device=0).backend == "reference"
+    if "opencl" in packscan.backends() and "opencl" in BACKENDS:
+        assert packscan.Context("opencl", device=0).backend == "opencl"
+        with pytest.raises(packscan.PackscanError) as e:
+            packscan.Context("opencl", device=99)
+        assert e.value.status == "PS_ERR_NO_DEVICE" and "99" in str(e.value)
+    for bad in (-1, "0", True, 1.0):
+        with pytest.raises(ValueError, match="device"):
+            packscan.Context("reference", device=bad)
+
+
 def test_kernel_cache_dir_reaches_the_library(tmp_path):
     """The option travels in the struct the library reads (its size is the
     Python mirror's): a path that is a file is refused, naming the field."""
@@ -291,3 +306,45 @@ def test_struct_array_with_null_rows(context):
         assert pa.table(every).to_pylist() == want.to_pylist()
         assert t.count(t["x"].is_null()) == want["x"].null_count == 1
         assert t.count(t["s"].is_null()) == want["s"].null_count == 2
+
+
+def test_streamed_results(context, rng):
+    """to_batches / reader give the rows to_arrow gives, in batches of the
+    size asked, made one at a time; past STREAM_BATCH_ROWS the Arrow stream
+    interface streams them; DuckDB and polars read the stream."""
+    n = 3000 + rng.randrange(100)
+    data = pa.table({"x": pa.array([rng.randrange(-50, 50) if rng.random() > 0.1 else None for _ in range(n)]),
+                     "s": pa.array([rng.choice(["a", "bb", None, "ccc"]) for _ in range(n)]),
+                     "d": pa.array([decimal.Decimal(rng.randrange(-10**6, 10**6)).scaleb(-2) for _ in range(n)],
+                                   pa.decimal128(12, 2))})
+    t = packscan.Table(data, context=context)
+    seed = f"PACKSCAN_SEED={rng.seed_value}"
+    for result in (t.filter("x > 3 OR s = 'a'"), t.filter(None), t.filter("x > 1000")):
+        whole = pa.table(result.to_arrow())
+        for size in (1, 7, 1000, 10**7):
+            batches = list(result.to_batches(size))
+            assert all(b.num_rows == size for b in batches[:-1]) and all(0 < b.num_rows <= size for b in batches), seed
+            assert len(batches) == -(-whole.num_rows // size), seed
+            got = pa.Table.from_batches(batches, schema=whole.schema) if batches else whole.slice(0, 0)
+            assert got.equals(whole), seed
+        r = result.reader(500)
+        assert r.schema == whole.schema
+        assert r.read_all().equals(whole), seed
+        r = result.reader(333)
+        assert duckdb.sql("SELECT COUNT(*), SUM(d) FROM r").fetchall() == \
+            duckdb.sql("SELECT COUNT(*), SUM(d) FROM whole").fetchall(), seed
+        if whole.num_rows:  # polars's from_arrow refuses a stream of no batches
+            assert pl.from_arrow(result.reader(777)).equals(pl.from_arrow(whole)), seed
+    it = t.filter(None).to_batches(1000)
+    assert next(it).num_rows == 1000  # lazily: one batch made
+    old = packscan.STREAM_BATCH_ROWS
+    try:
+        packscan.STREAM_BATCH_ROWS = 1024
+        stream = pa.RecordBatchReader.from_stream(t.filter("x > -100"))
+        batches = list(stream)
+        assert len(batches) > 1 and all(b.num_rows <= 1024 for b in batches), seed
+        assert pa.Table.from_batches(batches).equals(pa.table(t.filter("x > -100").to_arrow())), seed
+    finally:
+        packscan.STREAM_BATCH_ROWS = old
+    with pytest.raises(ValueError, match="batch_rows"):
+        next(t.filter(None).to_batches(0))

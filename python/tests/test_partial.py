@@ -85,6 +85,52 @@ def test_merge_is_the_whole_tables_result(context, rng, statement):
         assert merged.equals(whole), f"{where}\n{merged.to_pylist()}\n!=\n{whole.to_pylist()}"
 
 
+def tree_merge(rng, partials):
+    """Merges partials in a random tree: random groups merged into partials
+    (partial=True), each through a random round trip, until one group is
+    left for the final merge."""
+    level = list(partials)
+    while len(level) > 1 and rng.random() < 0.8:
+        rng.shuffle(level)
+        cut = sorted(rng.sample(range(1, len(level)), rng.randrange(0, len(level) - 1)))
+        groups = [level[a:b] for a, b in zip([0] + cut, cut + [len(level)])]
+        level = [roundtrip(rng, packscan.merge_partials(g, partial=True)) if len(g) > 1 or rng.random() < 0.5
+                 else g[0] for g in groups]
+    return packscan.merge_partials(level)
+
+
+@pytest.mark.parametrize("statement", STATEMENTS)
+def test_tree_of_merges_is_the_whole_tables_result(context, rng, statement):
+    for case in range(4):
+        table = random_table(rng, rng.choice([0, 40, 300, 1500]))
+        if rng.random() < 0.4:
+            table = pa.concat_tables([table, all_null_rows(table.schema, rng.randrange(1, 40))])
+        how, parts = partitions(rng, table)
+        whole = pa.table(packscan.Table(table, context=context, float_scale=FLOAT_SCALE).sql(statement))
+        partials = [packscan.Table(p, context=context, float_scale=FLOAT_SCALE).sql_partial(statement) for p in parts]
+        merged = pa.table(tree_merge(rng, partials))
+        where = f"PACKSCAN_SEED={rng.seed_value} case {case}: {how}, {[p.num_rows for p in parts]} rows"
+        assert merged.equals(whole), f"{where}\n{merged.to_pylist()}\n!=\n{whole.to_pylist()}"
+
+
+def test_tree_of_merges_overflow_and_strings(context):
+    """A sum past 38 digits in an inner merge stays in its state; string MIN /
+    MAX keep their strings through inner merges of other dictionaries."""
+    big_ = NINE * NINE
+    table = big([big_, big_, -big_, NINE]).append_column("k", pa.array([1, 1, 1, 2]))
+    table = table.append_column("s", pa.array(["m", "b", "z", None]))
+    statement = "SELECT k, SUM(a * b) AS s, MIN(s), MAX(s) FROM t GROUP BY k"
+    whole = pa.table(packscan.Table(table, context=context).sql(statement))
+    parts = [packscan.Table(table.slice(i, 1), context=context).sql_partial(statement) for i in range(4)]
+    inner = packscan.merge_partials(parts[:2], partial=True)  # 1.62e38: past 38 digits, no error yet
+    assert pa.table(packscan.merge_partials([inner] + parts[2:])).equals(whole)
+    assert pa.table(packscan.merge_partials([parts[3], packscan.merge_partials(parts[1:3], partial=True),
+                                             parts[0]])).equals(whole)
+    with pytest.raises(packscan.PackscanError) as e:
+        packscan.merge_partials(parts[:2])
+    assert e.value.status == "PS_ERR_OVERFLOW"
+
+
 def test_merge_matches_duckdb(context, rng):
     data = random_table(rng, 2000)
     _, parts = partitions(rng, data)
