@@ -29,6 +29,7 @@ static int bind_operand_num(select_plan *p, vx_node *v, int aliases, expr_error 
 /* The item whose alias v (an unquoted or quoted name) is, or NULL. */
 static const sel_item *alias_item(const select_plan *p, const vx_node *v) {
   const sel_item *found = NULL;
+  if (v->fn) return NULL;
   for (size_t i = 0; i < p->stmt.nitems; i++) {
     const sel_item *it = &p->stmt.items[i];
     if (!it->alias || it->alias_len != v->len) continue;
@@ -122,6 +123,7 @@ static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases
                  : tc->logical == TBL_LOGICAL_TIME      ? RT_TIME
                  : tc->logical == TBL_LOGICAL_BOOLEAN   ? RT_BOOL
                                                         : RT_NUM;
+      if (p->key_fn[k] > SEL_FN_TRUNC_LAST) v->rtype = RT_NUM; /* extract's fields are integers */
       v->rscale = v->rtype == RT_TS || v->rtype == RT_TIME ? (int)tc->unit : v->rtype == RT_NUM ? p->key_scale[k] : 0;
       return 0;
     }

@@ -157,8 +157,34 @@ int select_key_of(select_plan *p, const vx_node *v, expr_error *e) {
   int c = column_of(p, v->name, v->len, v->quoted, v->pos, NULL, e);
   if (c < 0) return -2;
   for (size_t k = 0; k < p->stmt.nkeys; k++)
-    if (p->key_col[k] == c) return (int)k;
+    if (p->key_col[k] == c && p->key_fn[k] == v->fn) return (int)k;
   return -1;
+}
+
+_Static_assert(SEL_FN_TRUNC_LAST == PS_KEY_TRUNC_YEAR && SEL_FN_LAST == PS_KEY_DOY, "SEL_FN_* are ps_key_fn");
+
+/* A date function of a key: its column must be a date or a timestamp (UTC),
+ * a date only for parts and fields of a day or longer. */
+static int bind_key_fn(select_plan *p, size_t k, const tbl_column *tc, expr_error *e) {
+  const sel_key *key = &p->stmt.keys[k];
+  const int fn = key->fn;
+  const int sub_day = fn <= PS_KEY_TRUNC_HOUR || (fn >= PS_KEY_HOUR && fn <= PS_KEY_SECOND);
+  const char *what = fn <= SEL_FN_TRUNC_LAST ? "date_trunc" : "extract";
+  if (tc->logical == TBL_LOGICAL_DATE && !sub_day) {
+    p->key_day_units[k] = 1;
+  } else if (tc->logical == TBL_LOGICAL_TIMESTAMP && tc->unit <= 9) {
+    int64_t units = 86400;
+    for (unsigned i = 0; i < tc->unit; i++) units *= 10;
+    p->key_day_units[k] = units;
+  } else if (tc->logical == TBL_LOGICAL_DATE) {
+    return sql_fail(e, NULL, key->pos, "%s(%s) of column '%s': a date has no %s (cast it to a timestamp)", what,
+                    select_fn_name(fn), tc->name, select_fn_name(fn));
+  } else {
+    return sql_fail(e, NULL, key->pos, "%s(%s) takes a date or timestamp column; '%s' is not one", what,
+                    select_fn_name(fn), tc->name);
+  }
+  p->key_fn[k] = fn;
+  return 0;
 }
 
 int select_bind_agg(select_plan *p, vx_node *v, int share, expr_error *e) {
@@ -240,8 +266,9 @@ static int bind_statement(select_plan *p, expr_error *e) {
     int c = column_of(p, key->name, key->len, key->quoted, key->pos, &col, e);
     if (c < 0) return -1;
     for (size_t j = 0; j < k; j++)
-      if (p->key_col[j] == c)
+      if (p->key_col[j] == c && s->keys[j].fn == key->fn)
         return sql_fail(e, NULL, key->pos, "column '%s' is twice in GROUP BY", p->tbl->cols[c].name);
+    if (key->fn && bind_key_fn(p, k, &p->tbl->cols[c], e)) return -1;
     p->key_col[k] = c;
     p->key_scale[k] = column_scale(p, col);
   }
@@ -262,11 +289,12 @@ static int bind_statement(select_plan *p, expr_error *e) {
       }
       p->item_key[i] = k;
       const tbl_column *tc = &p->tbl->cols[p->key_col[k]];
-      p->item_show[i] = show_of(tc);
+      p->item_show[i] = p->key_fn[k] > SEL_FN_TRUNC_LAST ? SHOW_NUMBER : show_of(tc);
       p->item_unit[i] = (int)tc->unit;
       v->slot = k;
       v->rtype = select_rtype_of_show(p->item_show[i]);
       v->rscale = v->rtype == RT_TS || v->rtype == RT_TIME ? (int)tc->unit : v->rtype == RT_NUM ? p->key_scale[k] : 0;
+      if (p->key_fn[k] > SEL_FN_TRUNC_LAST) v->rscale = 0;
       continue;
     }
     if (it->agg == SEL_EXPR) {
@@ -301,7 +329,11 @@ static int bind_statement(select_plan *p, expr_error *e) {
   d.rows = p->tbl->rows;
   d.where = p->where;
   d.n_keys = (uint32_t)s->nkeys;
-  for (size_t k = 0; k < s->nkeys; k++) d.keys[k] = p->cols[p->key_col[k]];
+  for (size_t k = 0; k < s->nkeys; k++) {
+    d.keys[k] = p->cols[p->key_col[k]];
+    d.key_fn[k] = (uint32_t)p->key_fn[k];
+    d.key_day_units[k] = p->key_day_units[k];
+  }
   d.n_aggs = p->n_aggs;
   d.aggs = p->aggs;
   st = ps_query_create(p->ctx, &d, &p->query);
