@@ -98,10 +98,10 @@
 typedef struct ps_qkeyfn {
   ps_u32 op;     /* PS_QKEY_* */
   ps_u32 values; /* group indexes of valid rows: 0 .. values - 1 */
-  ps_i64 unit; /* FLOOR, MOD: the length; civil ops: units per day */
-  ps_i64 arg;  /* FLOOR: origin; MOD: modulus */
-  ps_i64 base; /* the ordinal of group index 0 */
-} ps_qkeyfn;   /* 32 bytes */
+  ps_i64 unit;   /* FLOOR, MOD: the length; civil ops: units per day */
+  ps_i64 arg;    /* FLOOR: origin; MOD: modulus */
+  ps_i64 base;   /* the ordinal of group index 0 */
+} ps_qkeyfn;     /* 32 bytes */
 
 #define PS_VOP_COL 1u
 #define PS_VOP_CONST 2u

@@ -582,7 +582,8 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
         if (f->op == PS_QKEY_CODE) {
           index = codes[s];
         } else {
-          const int64_t i = ps_key_ordinal(f->op, f->unit, f->arg, (int64_t)(p->cols[s].reference + codes[s])) - f->base;
+          const int64_t i =
+              ps_key_ordinal(f->op, f->unit, f->arg, (int64_t)(p->cols[s].reference + codes[s])) - f->base;
           index = i < 0 ? 0 : i >= (int64_t)f->values ? f->values - 1 : (uint64_t)i;
         }
       }

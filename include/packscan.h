@@ -1014,7 +1014,7 @@ typedef struct ps_query_desc {
   const ps_agg *aggs;                       /* n_aggs aggregates, in SELECT order */
   /* Appended after 0.1.0: a function of each key (PS_KEY_VALUE: none) and, where
    * there is one, the column's units in a day (see above). */
-  uint32_t key_fn[PS_QUERY_MAX_KEYS];        /* ps_key_fn */
+  uint32_t key_fn[PS_QUERY_MAX_KEYS]; /* ps_key_fn */
   int64_t key_day_units[PS_QUERY_MAX_KEYS];
 } ps_query_desc;
 

@@ -450,7 +450,7 @@ PS_FN ps_i64 ps_q_key_ordinal(ps_u32 op, ps_i64 unit, ps_i64 arg, ps_i64 v) {
   const ps_i64 era = ps_q_fdiv(z, 146097);
   const ps_i64 doe = z - era * 146097;                                      /* 0..146096 */
   const ps_i64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
-  const ps_i64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);              /* 0..365, from March 1 */
+  const ps_i64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365, from March 1 */
   const ps_i64 mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
   const ps_i64 m = mp < 10 ? mp + 3 : mp - 9;
   const ps_i64 y = yoe + era * 400 + (m <= 2);
@@ -470,9 +470,8 @@ PS_FN ps_i64 ps_q_key_ordinal(ps_u32 op, ps_i64 unit, ps_i64 arg, ps_i64 v) {
 PS_FN ps_u64 ps_q_key_index(PS_CONST_MEM const ps_vprog *p, ps_u32 k, ps_u64 code) {
   if (PS_QP(p)->key_fn[k].op == PS_QKEY_CODE) return code;
   const ps_i64 v = (ps_i64)(PS_QP(p)->cols[PS_QP(p)->key_slot[k]].reference + code);
-  const ps_i64 i =
-      ps_q_key_ordinal(PS_QP(p)->key_fn[k].op, PS_QP(p)->key_fn[k].unit, PS_QP(p)->key_fn[k].arg, v) -
-      PS_QP(p)->key_fn[k].base;
+  const ps_i64 i = ps_q_key_ordinal(PS_QP(p)->key_fn[k].op, PS_QP(p)->key_fn[k].unit, PS_QP(p)->key_fn[k].arg, v) -
+                   PS_QP(p)->key_fn[k].base;
   const ps_i64 last = (ps_i64)PS_QP(p)->key_fn[k].values - 1;
   return (ps_u64)(i < 0 ? 0 : i > last ? last : i);
 }

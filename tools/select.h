@@ -93,7 +93,7 @@ typedef struct vx_node {
   const char *name; /* VX_COLUMN (unescaped if quoted) */
   size_t len;
   int quoted;
-  int fn; /* VX_COLUMN outside aggregates: a date function of it (SEL_FN_*), or 0 */
+  int fn;                       /* VX_COLUMN outside aggregates: a date function of it (SEL_FN_*), or 0 */
   int64_t mantissa;             /* VX_NUMBER */
   int scale;                    /* VX_NUMBER: digits after the point, 0..18 */
   struct vx_node *left, *right; /* ADD SUB MUL; NEG: left; CASE: right = ELSE (NULL: ELSE NULL) */

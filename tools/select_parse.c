@@ -386,9 +386,9 @@ static vx_node *parse_function(sparser *p, int coalesce) {
 
 /* ---- date functions ---- */
 
-static const char *const fn_names[SEL_FN_LAST + 1] = {
-    "",     "second",  "minute", "hour", "day",  "week",   "month",  "quarter", "year",
-    "year", "quarter", "month",  "day",  "hour", "minute", "second", "dow",     "doy"};
+static const char *const fn_names[SEL_FN_LAST + 1] = {"",      "second",  "minute", "hour",   "day",     "week",
+                                                      "month", "quarter", "year",   "year",   "quarter", "month",
+                                                      "day",   "hour",    "minute", "second", "dow",     "doy"};
 
 const char *select_fn_name(int fn) { return fn > 0 && fn <= SEL_FN_LAST ? fn_names[fn] : ""; }
 

@@ -42,8 +42,8 @@ typedef struct select_plan {
   int agg_scale[PS_QUERY_MAX_AGGS];
   const vx_node *agg_node[PS_QUERY_MAX_AGGS]; /* the first VX_AGG of each (duplicates share it) */
   int key_scale[PS_QUERY_MAX_KEYS];
-  int key_fn[PS_QUERY_MAX_KEYS];        /* a date function of the key's column (SEL_FN_*), or 0 */
-  int64_t key_day_units[PS_QUERY_MAX_KEYS]; /* with key_fn: the column's units in a day */
+  int key_fn[PS_QUERY_MAX_KEYS];               /* a date function of the key's column (SEL_FN_*), or 0 */
+  int64_t key_day_units[PS_QUERY_MAX_KEYS];    /* with key_fn: the column's units in a day */
   const vx_node *order_node[SELECT_MAX_ORDER]; /* each ORDER BY term's value (an item's, by alias or position) */
   ps_query *query;
 } select_plan;
