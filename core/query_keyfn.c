@@ -112,7 +112,7 @@ ps_status ps_query_key_fn_lower(ps_context *ctx, const ps_column *c, uint32_t k,
   if (c->type != PS_TYPE_INT32 && c->type != PS_TYPE_INT64 && c->type != PS_TYPE_INT16 && c->type != PS_TYPE_INT8)
     return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
                         "GROUP BY key %" PRIu32
-                        " is %s of a %s column; it takes a signed integer (date or "
+                        " is %s of an %s column; it takes a signed integer (date or "
                         "timestamp) column",
                         k, name, ps_type_name(c->type));
   const int64_t day = 86400;
@@ -208,7 +208,7 @@ ps_status ps_query_key_fn_lower(ps_context *ctx, const ps_column *c, uint32_t k,
   *domain += c->validity.handle != NULL;
   if (*domain > PS_QUERY_MAX_GROUPS)
     return ps_set_error(ctx, PS_ERR_LIMIT,
-                        "GROUP BY key %" PRIu32 " (%s of a %s column, values %" PRId64 " .. %" PRId64 ") has %" PRIu64
+                        "GROUP BY key %" PRIu32 " (%s of an %s column, values %" PRId64 " .. %" PRId64 ") has %" PRIu64
                         " possible keys; at most %d groups are supported",
                         k, name, ps_type_name(c->type), lo, hi, *domain, PS_QUERY_MAX_GROUPS);
   return PS_OK;

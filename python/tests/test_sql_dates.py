@@ -34,7 +34,9 @@ def random_table(rng, n, span_s, unit):
     span_s = min(span_s, (40 if center.year < 1800 else 100) * 365 * 86400)
     base = int((center - EPOCH).total_seconds()) * PER_SECOND[unit]
     half = span_s * PER_SECOND[unit] // 2
-    ts = [None if rng.random() < 0.1 else base + rng.randrange(-half, half + 1) for _ in range(n)]
+    # whole microseconds in ns: DuckDB rounds TIMESTAMP_NS to microseconds before date_trunc
+    step = 1000 if unit == "ns" else 1
+    ts = [None if rng.random() < 0.1 else base + rng.randrange(-half, half + 1) // step * step for _ in range(n)]
     days = [None if v is None else v // (86400 * PER_SECOND[unit]) for v in ts]
     x = [rng.randrange(-100, 100) for _ in range(n)]
     return pa.table({"ts": pa.array(ts, pa.int64()).cast(pa.timestamp(unit)),
