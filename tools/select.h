@@ -20,7 +20,7 @@
  *   hfactor   := NOT hfactor | '(' having ')' | result cmp result
  *              | result [NOT] BETWEEN result AND result | result [NOT] IN '(' result { ',' result } ')'
  *              | result IS [NOT] NULL
- *   aggregate := COUNT '(' '*' ')' | COUNT '(' value ')'
+ *   aggregate := COUNT '(' '*' ')' | COUNT '(' value ')' | COUNT '(' DISTINCT column ')'
  *              | SUM '(' value ')' | MIN '(' value ')' | MAX '(' value ')' | AVG '(' value ')'
  *   value     := term { ('+' | '-') term }             (a value of a row: inside aggregates)
  *   term      := factor { '*' factor }
@@ -99,7 +99,8 @@ typedef struct vx_node {
   struct vx_node *left, *right; /* ADD SUB MUL; NEG: left; CASE: right = ELSE (NULL: ELSE NULL) */
   vx_when *whens;               /* VX_CASE */
   size_t nwhens;
-  int agg; /* VX_AGG: a sel_agg (SEL_COUNT_STAR .. SEL_AVG) */
+  int agg;      /* VX_AGG: a sel_agg (SEL_COUNT_STAR .. SEL_AVG) */
+  int distinct; /* VX_AGG: COUNT(DISTINCT column) */
   int lit; /* VX_STRING: the literal's type; VX_NUMBER: 'B' for TRUE (1) and FALSE (0) */
   /* Set when binding (select_post.c), outside aggregates: */
   int slot;                  /* VX_AGG: its aggregate; VX_COLUMN: its GROUP BY key */

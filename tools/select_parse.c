@@ -302,8 +302,13 @@ static vx_node *parse_aggregate(sparser *p) {
   v->agg = aggregate_kinds[a];
   if (sel_lex(p)) return NULL;
   if (sel_is_kw(p, "DISTINCT")) {
-    sql_fail(p->err, &p->failed, p->tok.pos, "%s(DISTINCT ...) is not supported", aggregates[a]);
-    return NULL;
+    if (v->agg != SEL_COUNT) {
+      sql_fail(p->err, &p->failed, p->tok.pos, "%s(DISTINCT ...) is not supported (COUNT(DISTINCT x) is)",
+               aggregates[a]);
+      return NULL;
+    }
+    v->distinct = 1;
+    if (sel_lex(p)) return NULL;
   }
   if (p->tok.kind == TK_STAR) {
     if (v->agg != SEL_COUNT) {
@@ -709,7 +714,9 @@ static int parse_item(sparser *p, sel_item *it) {
   it->end = p->prev_end;
   it->expr = v;
   /* By the tree, not the text: (SUM(x)) and +k print as SUM(x) and k */
-  if (v->kind == VX_AGG) {
+  if (v->kind == VX_AGG && v->distinct) { /* counted on the host from a second query (select_run.c) */
+    it->agg = SEL_EXPR;
+  } else if (v->kind == VX_AGG) {
     it->agg = (sel_agg)v->agg;
     it->arg = v->left;
   } else if (v->kind == VX_COLUMN) {

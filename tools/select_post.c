@@ -322,6 +322,12 @@ static int eval(const select_plan *p, const ps_query_result *r, uint64_t g, cons
   memset(out, 0, sizeof *out);
   switch (v->kind) {
     case VX_AGG:
+      if (v->distinct) {
+        out->type = RT_NUM;
+        out->n.u = p->distinct_count[v->slot] ? (__int128)p->distinct_count[v->slot][g] : 0;
+        out->n.scale = 0;
+        return 0;
+      }
       st = ps_query_result_value(r, g, (uint32_t)v->slot, &d);
       if (st != PS_OK) return set_err(err, errsz, "reading the result: %s", ps_status_name(st));
       return from_datum(p, &d, v->rtype, v->rscale, p->agg_dict_col[v->slot], out, err, errsz);

@@ -97,7 +97,7 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
       if (v->agg == SEL_COUNT_STAR) {
         r |= tbuf_printf(o, "COUNT(*)");
       } else {
-        r |= tbuf_printf(o, "%s(", agg_names[v->agg]);
+        r |= tbuf_printf(o, "%s(%s", agg_names[v->agg], v->distinct ? "DISTINCT " : "");
         r |= vx_print(v->left, 0, o);
         r |= tbuf_putc(o, ')');
       }

@@ -2,8 +2,9 @@
  * GROUP BY keys on one backend: hand-checked answers on dates and timestamps
  * in ms and ns around 1970, leap days (1968, 2000) and a non-leap century
  * (1900), a week and a year that cross a year boundary, NULLs; HAVING,
- * ORDER BY and LIMIT over such keys; two keys; binding errors with their
- * positions and the library's limit on the groups. */
+ * ORDER BY and LIMIT over such keys; two keys; COUNT(DISTINCT x) (NULLs not
+ * counted); binding errors with their positions and the library's limit on
+ * the groups. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,19 +37,19 @@ static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, int 
 }
 
 static const char *const csv =
-    "d,ts,ts9,x,s\n"
-    "1969-12-31,1969-12-31 23:59:59.999,1969-12-31 23:59:59.999999999,1,a\n"
-    "1970-01-01,1970-01-01 00:00:00,1970-01-01 00:00:00,2,b\n"
-    "1968-02-29,1968-02-29 12:30:45,1968-02-29 12:30:45.5,4,c\n"
-    "2000-02-29,2000-02-29 23:00:00,2000-02-29 23:00:00,8,d\n"
-    "2000-03-01,2000-03-01 01:02:03,2000-03-01 01:02:03,16,e\n"
-    "1900-03-01,1900-03-01 00:00:00,1900-03-01 00:00:00,32,f\n"
-    "2023-12-31,2024-01-01 00:00:00,2024-01-01 00:00:00,64,g\n"
-    ",,,128,h\n";
+    "d,ts,ts9,x,s,k\n"
+    "1969-12-31,1969-12-31 23:59:59.999,1969-12-31 23:59:59.999999999,1,a,1\n"
+    "1970-01-01,1970-01-01 00:00:00,1970-01-01 00:00:00,2,b,1\n"
+    "1968-02-29,1968-02-29 12:30:45,1968-02-29 12:30:45.5,4,c,2\n"
+    "2000-02-29,2000-02-29 23:00:00,2000-02-29 23:00:00,8,d,2\n"
+    "2000-03-01,2000-03-01 01:02:03,2000-03-01 01:02:03,16,e,3\n"
+    "1900-03-01,1900-03-01 00:00:00,1900-03-01 00:00:00,32,f,\n"
+    "2023-12-31,2024-01-01 00:00:00,2024-01-01 00:00:00,64,g,3\n"
+    ",,,128,h,\n";
 
 static void known_answers(ps_context *ctx) {
   uint8_t *file = NULL;
-  tbl_table *t = test_make_table(csv, "d:date,ts:timestamp(3),ts9:timestamp(9),x:int,s:string", &file);
+  tbl_table *t = test_make_table(csv, "d:date,ts:timestamp(3),ts9:timestamp(9),x:int,s:string,k:int", &file);
   CHECK(t != NULL, "the table");
   if (!t) return;
   static const struct {
@@ -88,6 +89,13 @@ static void known_answers(ps_context *ctx) {
        "day,sum(x)\n2024-01-01 00:00:00.000,64\n2000-03-01 00:00:00.000,16\n"},
       {"a function and a column, ordered by the column", "SELECT s, year(d) GROUP BY year(d), s ORDER BY s LIMIT 2",
        "s,year(d)\na,1969\nb,1970\n"},
+      {"COUNT(DISTINCT) without GROUP BY", "SELECT count(DISTINCT s), count(DISTINCT d), count(*)",
+       "count(DISTINCT s),count(DISTINCT d),count(*)\n8,7,8\n"},
+      {"COUNT(DISTINCT) with WHERE", "SELECT count(DISTINCT d) WHERE x > 2 AND x < 100", "count(DISTINCT d)\n5\n"},
+      {"COUNT(DISTINCT) per year in HAVING",
+       "SELECT year(d), count(DISTINCT s) AS n GROUP BY year(d) HAVING count(DISTINCT s) > 1", "year(d),n\n2000,2\n"},
+      {"COUNT(DISTINCT) of NULLs is 0", "SELECT year(d), count(DISTINCT k) GROUP BY year(d)",
+       "year(d),count(DISTINCT k)\n1900,0\n1968,1\n1969,1\n1970,1\n2000,2\n2023,1\n,0\n"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int failed;
@@ -110,6 +118,8 @@ static void known_answers(ps_context *ctx) {
       {"SELECT count(*) GROUP BY date_trunc('second', ts9)",
        "GROUP BY key 0 (date_trunc('second') of an int64 column, values -2203891200000000000 .. 1704067200000000000) "
        "has 3907958402 possible keys; at most 131072 groups"},
+      {"SELECT quarter(d), count(DISTINCT d) GROUP BY quarter(d)",
+       "column 20: COUNT(DISTINCT d): PS_ERR_LIMIT: GROUP BY keys of 5 and 65537 possible values make 327685 groups"},
   };
   for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
     int failed;
