@@ -191,8 +191,7 @@ static int bind_key_fn(select_plan *p, size_t k, const tbl_column *tc, expr_erro
  * distinct column). */
 static int bind_distinct(select_plan *p, vx_node *v, expr_error *e) {
   const vx_node *x = v->left;
-  if (x->kind != VX_COLUMN)
-    return sql_fail(e, NULL, x->pos, "COUNT(DISTINCT ...) takes a column");
+  if (x->kind != VX_COLUMN) return sql_fail(e, NULL, x->pos, "COUNT(DISTINCT ...) takes a column");
   int c = column_of(p, x->name, x->len, x->quoted, x->pos, NULL, e);
   if (c < 0) return -1;
   if (p->stmt.nkeys + 1 > PS_QUERY_MAX_KEYS)
@@ -479,7 +478,7 @@ int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t err
     const uint64_t n = ps_query_result_groups(*out);
     free(p->distinct_count[i]);
     p->distinct_count[i] = st == PS_OK ? calloc(n ? n : 1, sizeof(uint64_t)) : NULL;
-    int bad = st != PS_OK ? set_err(err, errsz, "%s", lib_text(p->ctx, st))
+    int bad = st != PS_OK             ? set_err(err, errsz, "%s", lib_text(p->ctx, st))
               : !p->distinct_count[i] ? set_err(err, errsz, "out of memory")
               : count_distinct(*out, dr, (uint32_t)p->stmt.nkeys, p->distinct_count[i])
                   ? set_err(err, errsz, "internal error: COUNT(DISTINCT) groups out of order")
