@@ -15,6 +15,7 @@
  *   rterm     := rfactor { ('*' | '/') rfactor }
  *   rfactor   := '-' rfactor | aggregate | column | number | '(' result ')'
  *              | ABS '(' result ')' | COALESCE '(' result { ',' result } ')' | datefn
+ *              | CASE WHEN having THEN result { WHEN having THEN result } [ELSE result] END
  *              | string | DATE string | TIMESTAMP string | TIME string | TRUE | FALSE | NULL
  *   having    := hterm { OR hterm };  hterm := hfactor { AND hfactor }
  *   hfactor   := NOT hfactor | '(' having ')' | result cmp result
@@ -82,8 +83,10 @@ typedef enum vx_kind {
 } vx_kind;
 
 /* One WHEN cond THEN value of a CASE. */
+struct hv_node;
 typedef struct vx_when {
-  ast_node *cond; /* positions are offsets in the whole statement */
+  ast_node *cond;        /* inside aggregates; positions are offsets in the whole statement */
+  struct hv_node *hcond; /* outside aggregates (a CASE over values of the group): a HAVING condition */
   struct vx_node *then;
 } vx_when;
 

@@ -241,10 +241,13 @@ static vx_node *parse_case(sparser *p) {
   vx_node *v = new_vx(p, VX_CASE, pos);
   tbuf whens = {0};
   while (v && sel_is_kw(p, "WHEN")) {
-    vx_when w;
+    vx_when w = {NULL, NULL, NULL};
     if (sel_lex(p)) break;
-    w.cond = parse_condition(p, stop_when, "WHEN");
-    if (!w.cond) break;
+    if (p->in_agg) /* a condition on the row, as in WHERE */
+      w.cond = parse_condition(p, stop_when, "WHEN");
+    else /* a condition on the group, as in HAVING */
+      w.hcond = sel_parse_having(p);
+    if (!w.cond && !w.hcond) break;
     if (!sel_is_kw(p, "THEN")) {
       sel_describe(p, &p->tok, d, sizeof d);
       sql_fail(p->err, &p->failed, p->tok.pos, "expected THEN after the WHEN condition, found %s", d);
@@ -593,12 +596,7 @@ static vx_node *parse_result_factor(sparser *p) {
       }
       return v && !sel_lex(p) ? v : NULL;
     }
-    if (sql_word_eq(w, t.len, "CASE")) {
-      sql_fail(p->err, &p->failed, t.pos,
-               "CASE over aggregate results is not supported: put the CASE inside the aggregate "
-               "(SUM(CASE WHEN ... END))");
-      return NULL;
-    }
+    if (sql_word_eq(w, t.len, "CASE")) return parse_case(p);
   }
   if (t.kind == TK_STRING) {
     vx_node *v = new_vx(p, VX_STRING, t.pos);

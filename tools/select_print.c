@@ -83,7 +83,7 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
       r |= tbuf_printf(o, "CASE");
       for (size_t i = 0; i < v->nwhens; i++) {
         r |= tbuf_printf(o, " WHEN ");
-        r |= expr_to_string(v->whens[i].cond, o);
+        r |= v->whens[i].hcond ? hv_to_string(v->whens[i].hcond, o) : expr_to_string(v->whens[i].cond, o);
         r |= tbuf_printf(o, " THEN ");
         r |= vx_print(v->whens[i].then, 0, o);
       }

@@ -240,7 +240,9 @@ int main(void) {
   bad("SELECT count(*) FILTER (WHERE a = 1)", 16, "FILTER is not supported");
   bad("SELECT abs(x, y)", 12, "expected ')' to close the '(' at column 11, found ','");
   bad("SELECT coalesce(sum(x), 1", 25, "expected ',' or ')' to close the '(' at column 16");
-  bad("SELECT CASE WHEN a = 1 THEN 1 END", 7, "CASE over aggregate results is not supported");
+  bad("SELECT CASE a WHEN 1 THEN 1 END", 12, "expected WHEN after CASE");
+  ok("select case when sum(x) > 1 then 1 when a is null and not a = 2 then 2 else -0.5 end group by a",
+     "SELECT CASE WHEN SUM(x) > 1 THEN 1 WHEN a IS NULL AND NOT a = 2 THEN 2 ELSE -0.5 END GROUP BY a");
   bad("SELECT floor(sum(x))", 7, "unknown function 'floor'");
   bad("SELECT sum(sum(x))", 11, "aggregates cannot be nested");
   bad("SELECT sum(abs(x))", 11, "abs inside an aggregate is not supported");

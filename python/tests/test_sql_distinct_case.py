@@ -1,6 +1,7 @@
-"""Table.sql's COUNT(DISTINCT x): with and without GROUP BY (a column or a
-date function), with WHERE, in HAVING and ORDER BY, over columns with NULLs
-(not counted), compared with DuckDB's answer for the same seeded random rows."""
+"""Table.sql's COUNT(DISTINCT x) (with and without GROUP BY, a column or a
+date function, with WHERE, in HAVING and ORDER BY, over columns with NULLs,
+which are not counted) and CASE over aggregates and over row values,
+compared with DuckDB's answer for the same seeded random rows."""
 
 import pyarrow as pa
 import pytest
@@ -55,3 +56,19 @@ def test_count_distinct_errors(context):
     wide = packscan.Table(pa.table({"big": pa.array([0, 10**12], pa.int64())}), context=context)
     with pytest.raises(Exception, match="COUNT\\(DISTINCT big\\): PS_ERR_LIMIT"):
         wide.sql("SELECT COUNT(DISTINCT big) FROM t")
+
+
+@pytest.mark.parametrize("key", [None, "cat", "s"])
+def test_case_over_aggregates_matches_duckdb(context, rng, key):
+    data = random_table(rng, rng.choice([0, 1, 33, 500]))
+    t = packscan.Table(data, context=context)
+    keys = f"{key} AS k, " if key else ""
+    group = f" GROUP BY {key}" if key else ""
+    lim = rng.randrange(-500, 500)
+    items = (f"CASE WHEN SUM(i32) > {lim} THEN SUM(dec) WHEN COUNT(dec) = 0 THEN -1 ELSE MIN(dec) END AS a, "
+             f"CASE WHEN MAX(d) >= DATE '2020-06-01' AND NOT (MIN(i32) IS NULL) THEN COUNT(*) END AS b, "
+             f"SUM(CASE WHEN i32 > 0 THEN dec ELSE 0 END) AS c, COUNT(CASE WHEN s = 'a' THEN 1 END) AS e")
+    got = [tuple(r.values()) for r in pa.table(t.sql(f"SELECT {keys}{items} FROM t{group}")).to_pylist()]
+    order = " ORDER BY 1 NULLS LAST" if key else ""
+    want = duckdb.sql(f"SELECT {keys}{items} FROM data{group}{order}").fetchall()
+    assert got == want, f"PACKSCAN_SEED={rng.seed_value}"
