@@ -402,7 +402,8 @@ static int eval(const select_plan *p, const ps_query_result *r, uint64_t g, cons
         if (eval(p, r, g, x, out, err, errsz)) return -1;
         if (out->type != RT_NULL) {
           out->type = RT_NUM;
-          if (out->n.scale != v->rscale && xnum_rescale(&out->n, v->rscale, &out->n)) return too_large(p, v, err, errsz);
+          if (out->n.scale != v->rscale && xnum_rescale(&out->n, v->rscale, &out->n))
+            return too_large(p, v, err, errsz);
         }
         return 0;
       }
