@@ -60,8 +60,8 @@
  * the second, minute, hour, day, week, month, quarter, year; then the fields
  * year, quarter, month, day, hour, minute, second, dow, doy (extract,
  * date_part and the shorthands year(x), month(x)...). 0: the column itself. */
-#define SEL_FN_TRUNC_LAST 8
-#define SEL_FN_LAST 17
+#define SEL_FN_TRUNC_LAST EXPR_FN_TRUNC_LAST
+#define SEL_FN_LAST EXPR_FN_LAST
 /* The canonical text of fn: the part or field name in lower case. */
 const char *select_fn_name(int fn);
 

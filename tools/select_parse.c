@@ -394,36 +394,16 @@ static vx_node *parse_function(sparser *p, int coalesce) {
 
 /* ---- date functions ---- */
 
-static const char *const fn_names[SEL_FN_LAST + 1] = {"",      "second",  "minute", "hour",   "day",     "week",
-                                                      "month", "quarter", "year",   "year",   "quarter", "month",
-                                                      "day",   "hour",    "minute", "second", "dow",     "doy"};
+const char *select_fn_name(int fn) { return expr_date_fn_name(fn); }
 
-const char *select_fn_name(int fn) { return fn > 0 && fn <= SEL_FN_LAST ? fn_names[fn] : ""; }
-
-/* The function a part (date_trunc) or field (extract, date_part, the
- * shorthands) names: 0 if none. */
-static int word_is(const char *w, size_t len, const char *lower) {
-  size_t i = 0;
-  for (; i < len && lower[i]; i++)
-    if ((w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]) != lower[i]) return 0;
-  return i == len && !lower[i];
-}
-
-static int fn_of_word(const char *w, size_t len, int trunc) {
-  for (int fn = trunc ? 1 : SEL_FN_TRUNC_LAST + 1; fn <= (trunc ? SEL_FN_TRUNC_LAST : SEL_FN_LAST); fn++)
-    if (word_is(w, len, fn_names[fn])) return fn;
-  if (!trunc && word_is(w, len, "dayofweek")) return SEL_FN_LAST - 1;
-  if (!trunc && word_is(w, len, "dayofyear")) return SEL_FN_LAST;
-  return 0;
-}
+static int fn_of_word(const char *w, size_t len, int trunc) { return expr_date_fn_of_word(w, len, trunc); }
 
 /* Whether the current token starts a date function (its name, then '('). */
 static int at_datefn(sparser *p) {
   if (p->tok.kind != TK_IDENT || speek(p).kind != TK_LPAREN) return 0;
   const char *w = p->src + p->tok.pos;
   size_t n = p->tok.len;
-  return sql_word_eq(w, n, "DATE_TRUNC") || sql_word_eq(w, n, "DATE_PART") || sql_word_eq(w, n, "DATEPART") ||
-         sql_word_eq(w, n, "EXTRACT") || fn_of_word(w, n, 0);
+  return expr_date_fn_call(w, n);
 }
 
 /* A date function of a column (at_datefn is true): a VX_COLUMN with fn set. */
