@@ -540,12 +540,24 @@ static int date_fn_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_er
     leaf[0].b.i = lo_l, leaf[1].b.i = hi_u;
   } else {
     switch (n->op) {
-      case PS_EQ: leaf[0].b.i = lo_l, leaf[1].b.i = lo_u; break;
-      case PS_NE: leaf[0].b.i = lo_l, leaf[1].b.i = lo_u, negate = 1; break;
-      case PS_GE: leaf[0].b.i = lo_l, root = &leaf[0]; break;
-      case PS_GT: leaf[0].b.i = lo_u, root = &leaf[0]; break;
-      case PS_LT: leaf[1].b.i = lo_l, root = &leaf[1]; break;
-      case PS_LE: leaf[1].b.i = lo_u, root = &leaf[1]; break;
+      case PS_EQ:
+        leaf[0].b.i = lo_l, leaf[1].b.i = lo_u;
+        break;
+      case PS_NE:
+        leaf[0].b.i = lo_l, leaf[1].b.i = lo_u, negate = 1;
+        break;
+      case PS_GE:
+        leaf[0].b.i = lo_l, root = &leaf[0];
+        break;
+      case PS_GT:
+        leaf[0].b.i = lo_u, root = &leaf[0];
+        break;
+      case PS_LT:
+        leaf[1].b.i = lo_l, root = &leaf[1];
+        break;
+      case PS_LE:
+        leaf[1].b.i = lo_u, root = &leaf[1];
+        break;
     }
   }
   if (negate) {
