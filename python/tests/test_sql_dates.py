@@ -134,3 +134,29 @@ def test_date_function_errors(context):
                      ("SELECT year(d), COUNT(*) FROM t GROUP BY month(d)", "neither inside an aggregate nor in GROUP BY")]:
         with pytest.raises(Exception, match=msg):
             t.sql(sql)
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_where_date_functions_match_duckdb(context, rng, unit):
+    """date_trunc and year in WHERE are ranges on the column: compared with
+    DuckDB for every operator, at literals on and off the units' starts."""
+    data = random_table(rng, rng.choice([33, 300]), 3 * 365 * 86400, unit)
+    t = packscan.Table(data, context=context)
+    con = duckdb.connect()
+    con.register("data", data)
+    values = [v for v in data.column("ts").to_pylist() if v is not None]
+    for _ in range(4 if QUICK else 20):
+        col = rng.choice(["ts", "d"])
+        part = rng.choice(["year"] + [p for p in TRUNCS if col == "ts" or p not in SUB_DAY])
+        v = norm(rng.choice(values)).replace(microsecond=0) if values else EPOCH
+        lit = f"TIMESTAMP '{v:%Y-%m-%d %H:%M:%S}'"
+        if rng.random() < 0.5:  # on a unit's start
+            lit = f"TIMESTAMP '{con.sql(f'SELECT date_trunc({part!r}, {lit})').fetchall()[0][0]:%Y-%m-%d %H:%M:%S}'"
+        fn = f"year({col})" if part == "year" and rng.random() < 0.5 else f"date_trunc('{part}', {col})"
+        if fn.startswith("year"):
+            lit = str(v.year + rng.randrange(-1, 2))
+        op = rng.choice(["=", "<>", "<", "<=", ">", ">=", "BETWEEN", "NOT BETWEEN"])
+        pred = f"{fn} {op} {lit}" if "BETWEEN" not in op else f"{fn} {op} {lit} AND {lit.replace('20', '21', 1)}"
+        got = tuple(pa.table(t.sql(f"SELECT COUNT(*) AS n, SUM(x) AS sx FROM t WHERE {pred}")).to_pylist()[0].values())
+        want = con.sql(f"SELECT COUNT(*), SUM(x) FROM data WHERE {pred}").fetchall()[0]
+        assert got == want, f"PACKSCAN_SEED={rng.seed_value}: {pred}"
