@@ -20,7 +20,9 @@
  *     code_limit (or any valid row of a PS_COLF_NO_CODES slot) fails the run
  *     with PS_ERR_CORRUPT_DATA;
  *   - the group g = sum over keys k of slot_index_k * key_stride[k], where
- *     slot_index_k is the key column's code, or key_domain[k] - 1 for a null
+ *     slot_index_k is, for a valid row, the key column's code when
+ *     key_fn[k].op is PS_QKEY_CODE, else the ordinal of v = M + code under
+ *     key_fn[k] minus its base, clamped (below); key_domain[k] - 1 for a null
  *     row of a key column with validity (its NULL group);
  *   - acc[g * n_accs + 0].count += 1 (the group's selected rows);
  *   - for each aggregate a (accumulator g * n_accs + 1 + a): its value program
@@ -63,6 +65,44 @@
 #define PS_QMAX_PREDS 8   /* CASE predicates */
 #define PS_QMAX_KEYS 2    /* GROUP BY columns */
 
+/* Key functions (GROUP BY date_trunc, extract): the ordinal of a valid row's
+ * value v = M + code (int64; signed slots only), with floor division (fdiv)
+ * and modulo (fmod, in 0..d-1), days = fdiv(v, unit) and (y, m, d) the
+ * proleptic Gregorian date of days since 1970-01-01:
+ *   PS_QKEY_FLOOR:    fdiv(v - arg, unit)        (date_trunc to a fixed length: arg is the
+ *                                                 origin, 0 <= arg < unit)
+ *   PS_QKEY_MONTHS:   y * 12 + m - 1             (date_trunc month)
+ *   PS_QKEY_QUARTERS: y * 4 + (m - 1) / 3        (date_trunc quarter)
+ *   PS_QKEY_YEAR:     y                          (date_trunc year, extract year)
+ *   PS_QKEY_MONTH:    m (1..12);  PS_QKEY_QUARTER: (m - 1) / 3 + 1;  PS_QKEY_DAY: d
+ *   PS_QKEY_DOW:      fmod(days + 4, 7) (0 = Sunday);  PS_QKEY_DOY: 1..366
+ *   PS_QKEY_MOD:      fdiv(fmod(v, arg), unit)   (hour, minute, second of a timestamp)
+ * The group index is the ordinal - base, clamped to 0 .. values - 1: the host
+ * computes base and values from the column's reference and its largest code
+ * (from its zone maps where it has them), so only zone maps that understate
+ * a block's codes could put a row outside, and the clamp keeps that from
+ * writing outside the accumulators. |days| < 2^40 (checked on the host), so
+ * the civil arithmetic cannot overflow. */
+#define PS_QKEY_CODE 0u
+#define PS_QKEY_FLOOR 1u
+#define PS_QKEY_MONTHS 2u
+#define PS_QKEY_QUARTERS 3u
+#define PS_QKEY_YEAR 4u
+#define PS_QKEY_MONTH 5u
+#define PS_QKEY_QUARTER 6u
+#define PS_QKEY_DAY 7u
+#define PS_QKEY_DOW 8u
+#define PS_QKEY_DOY 9u
+#define PS_QKEY_MOD 10u
+
+typedef struct ps_qkeyfn {
+  ps_u32 op;     /* PS_QKEY_* */
+  ps_u32 values; /* group indexes of valid rows: 0 .. values - 1 */
+  ps_i64 unit;   /* FLOOR, MOD: the length; civil ops: units per day */
+  ps_i64 arg;    /* FLOOR: origin; MOD: modulus */
+  ps_i64 base;   /* the ordinal of group index 0 */
+} ps_qkeyfn;     /* 32 bytes */
+
 #define PS_VOP_COL 1u
 #define PS_VOP_CONST 2u
 #define PS_VOP_NULL 3u
@@ -100,6 +140,7 @@ typedef struct ps_vprog {
   ps_prog_col cols[PS_MAX_COLS]; /* byte counts relative to the chunk start */
   ps_vagg aggs[PS_QMAX_AGGS];
   ps_vinsn insns[PS_QMAX_INSNS];
+  ps_qkeyfn key_fn[PS_QMAX_KEYS]; /* the keys' functions (PS_QKEY_CODE: none) */
 } ps_vprog;
 
 /* One accumulator: 64 bytes. min/max are 128-bit two's complement. */

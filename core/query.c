@@ -148,9 +148,10 @@ static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uin
 }
 
 static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_query *q) {
-  if (d->struct_size < sizeof *d)
+  if (d->struct_size < offsetof(ps_query_desc, key_fn))
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->struct_size is %" PRIu32 "; expected %zu (call "
                         "ps_query_desc_init)", d->struct_size, sizeof *d);
+  const bool has_key_fns = d->struct_size >= sizeof *d;
   q->rows = d->rows;
   if (d->where) {
     PS_TRY(ps_check_expr(ctx, d->where));
@@ -202,7 +203,11 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->keys[%" PRIu32 "] belongs to another context", k);
     PS_TRY(check_rows(ctx, d->rows, c->n, "key", k));
     uint64_t dom;
-    PS_TRY(key_domain(ctx, c, k, &dom));
+    const uint32_t fn = has_key_fns ? d->key_fn[k] : PS_KEY_VALUE;
+    if (fn == PS_KEY_VALUE)
+      PS_TRY(key_domain(ctx, c, k, &dom));
+    else
+      PS_TRY(ps_query_key_fn_lower(ctx, c, k, fn, d->key_day_units[k], &p->key_fn[k], &dom));
     groups *= dom;
     if (groups > PS_QUERY_MAX_GROUPS)
       return ps_set_error(ctx, PS_ERR_LIMIT,
@@ -212,6 +217,7 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
     PS_TRY(slot_of(&L, (ps_column *)c, &p->key_slot[k]));
     p->key_domain[k] = (uint32_t)dom;
     q->keys[k] = c;
+    q->key_fns[k] = fn;
   }
   p->n_keys = d->n_keys;
   p->n_groups = (uint32_t)groups;

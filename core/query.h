@@ -44,6 +44,7 @@ struct ps_query {
   const ps_expr *where;
   const ps_expr *preds[PS_QMAX_PREDS];
   const ps_column *keys[PS_QMAX_KEYS];
+  uint32_t key_fns[PS_QMAX_KEYS]; /* ps_key_fn of each key */
   ps_agg_kind kinds[PS_QMAX_AGGS];
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
 };
@@ -75,6 +76,15 @@ struct ps_query_result {
   uint8_t *deferred;
   uint8_t *strings; /* merged results: the bytes of the key strings */
 };
+
+/* GROUP BY functions of keys (query_keyfn.c): the kernel's key function of
+ * key k and its domain (ps_key_fn's ordinals, +1 for NULL); the ordinal of v
+ * (ps_query_program.h's PS_QKEY_*, the host's computation); the key value of
+ * an ordinal. */
+ps_status ps_query_key_fn_lower(ps_context *ctx, const ps_column *c, uint32_t k, uint32_t fn, int64_t day_units,
+                                ps_qkeyfn *f, uint64_t *domain);
+int64_t ps_key_ordinal(uint32_t op, int64_t unit, int64_t arg, int64_t v);
+ps_i128 ps_key_fn_value(uint32_t fn, const ps_qkeyfn *f, int64_t ordinal);
 
 /* "SUM", "COUNT(*)"... for messages. */
 const char *ps_agg_name(ps_agg_kind k);

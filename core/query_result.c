@@ -93,6 +93,10 @@ static bool average(const ps_qstate *x, uint32_t k, ps_i128 *out) {
 static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
   const ps_column *c = q->keys[k];
   if (c->validity.handle && index == q->prog.key_domain[k] - 1) return null_datum();
+  if (q->key_fns[k] != PS_KEY_VALUE) {
+    const ps_qkeyfn *f = &q->prog.key_fn[k];
+    return ps_query_datum(ps_key_fn_value(q->key_fns[k], f, f->base + (int64_t)index), 0);
+  }
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;

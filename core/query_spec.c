@@ -93,6 +93,12 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
     put(&t, "%s{%uu,%uu,0x%llxull,0x%llxull}", i ? ",\n" : "", in->op, in->arg, (unsigned long long)in->lo,
         (unsigned long long)in->hi);
   }
+  put(&t, "},\n{");
+  for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) {
+    const ps_qkeyfn *kf = &p->key_fn[k];
+    put(&t, "%s{%uu,%uu,(ps_i64)0x%llxull,(ps_i64)0x%llxull,(ps_i64)0x%llxull}", k ? "," : "", kf->op, kf->values,
+        (unsigned long long)kf->unit, (unsigned long long)kf->arg, (unsigned long long)kf->base);
+  }
   put(&t, "}};\n");
   /* ps_program (all zero without a WHERE: never read) */
   ps_program none;

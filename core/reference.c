@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "query.h"
 
 struct ps_backend {
   ps_context *ctx;
@@ -588,7 +589,18 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
     uint64_t g = 0;
     for (uint32_t k = 0; k < p->n_keys; k++) {
       uint32_t s = p->key_slot[k];
-      g += (is_valid(&R, s, r) ? codes[s] : p->key_domain[k] - 1) * p->key_stride[k];
+      uint64_t index = p->key_domain[k] - 1;
+      if (is_valid(&R, s, r)) {
+        const ps_qkeyfn *f = &p->key_fn[k];
+        if (f->op == PS_QKEY_CODE) {
+          index = codes[s];
+        } else {
+          const int64_t i =
+              ps_key_ordinal(f->op, f->unit, f->arg, (int64_t)(p->cols[s].reference + codes[s])) - f->base;
+          index = i < 0 ? 0 : i >= (int64_t)f->values ? f->values - 1 : (uint64_t)i;
+        }
+      }
+      g += index * p->key_stride[k];
     }
     ps_qacc *ga = acc + g * p->n_accs;
     ga[0].count++;

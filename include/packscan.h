@@ -932,6 +932,16 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  * Without GROUP BY the result has exactly one row, even when no row is
  * selected (SQL).
  *
+ * A key may be a function of a date or timestamp column (key_fn, below):
+ * date_trunc(part, x) or extract(field FROM x), computed on the codes in the
+ * query's pass. The column is a signed integer column counting key_day_units
+ * units a day from 1970-01-01 (a DATE of days: 1; a TIMESTAMP of seconds,
+ * ms, us or ns: 86400 * 10^0, 3, 6 or 9), read in UTC on the proleptic
+ * Gregorian calendar. Its domain is the function's values between the
+ * column's reference M and M + its largest code (plus one for NULL): a
+ * truncation's distinct units there, a field's range (12 months, 31 days, 7
+ * weekdays, 366 days of the year, 24 hours, 60 minutes or seconds).
+ *
  * Every backend returns the same results, bit for bit. */
 
 #define PS_QUERY_MAX_DIGITS 38     /* digits of every value: |u| <= 10^38 - 1 */
@@ -940,6 +950,34 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
 #define PS_QUERY_MAX_GROUPS 131072 /* product of the key domains (2^17) */
 #define PS_QUERY_MAX_KEYS 2        /* GROUP BY columns */
 #define PS_QUERY_MAX_AGGS 16       /* aggregates of one query */
+
+/** Functions of a GROUP BY key (ps_query_desc.key_fn). The key's value is,
+ *  for PS_KEY_TRUNC_*, the first instant of the unit that holds the column's
+ *  value, in the column's units (DuckDB's date_trunc: weeks start on Monday);
+ *  for the fields, extract's integer: year, quarter 1..4, month 1..12, day
+ *  of the month 1..31, hour 0..23, minute 0..59, second 0..59 (whole seconds),
+ *  day of the week 0..6 (Sunday = 0), day of the year 1..366. The parts
+ *  shorter than a day need key_day_units a multiple of 86400. */
+typedef enum ps_key_fn {
+  PS_KEY_VALUE = 0, /* the column's value */
+  PS_KEY_TRUNC_SECOND = 1,
+  PS_KEY_TRUNC_MINUTE = 2,
+  PS_KEY_TRUNC_HOUR = 3,
+  PS_KEY_TRUNC_DAY = 4,
+  PS_KEY_TRUNC_WEEK = 5,
+  PS_KEY_TRUNC_MONTH = 6,
+  PS_KEY_TRUNC_QUARTER = 7,
+  PS_KEY_TRUNC_YEAR = 8,
+  PS_KEY_YEAR = 9,
+  PS_KEY_QUARTER = 10,
+  PS_KEY_MONTH = 11,
+  PS_KEY_DAY = 12,
+  PS_KEY_HOUR = 13,
+  PS_KEY_MINUTE = 14,
+  PS_KEY_SECOND = 15,
+  PS_KEY_DOW = 16,
+  PS_KEY_DOY = 17
+} ps_key_fn;
 
 /** A value expression (the operand of an aggregate). Ownership as for ps_expr:
  *  a value references its columns (they must outlive it); ps_value_arith and
@@ -1005,6 +1043,10 @@ typedef struct ps_query_desc {
   const ps_column *keys[PS_QUERY_MAX_KEYS]; /* FOR or dictionary columns */
   uint32_t n_aggs;                          /* 1..PS_QUERY_MAX_AGGS */
   const ps_agg *aggs;                       /* n_aggs aggregates, in SELECT order */
+  /* Appended after 0.1.0: a function of each key (PS_KEY_VALUE: none) and, where
+   * there is one, the column's units in a day (see above). */
+  uint32_t key_fn[PS_QUERY_MAX_KEYS]; /* ps_key_fn */
+  int64_t key_day_units[PS_QUERY_MAX_KEYS];
 } ps_query_desc;
 
 /** Fills *desc with zeros and struct_size. */

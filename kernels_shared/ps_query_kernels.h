@@ -431,13 +431,59 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   return 1;
 }
 
+/* Key functions (GROUP BY date_trunc(...), extract(...); ps_query_program.h
+ * defines them): integer-only, floor division by a positive divisor. */
+PS_FN ps_i64 ps_q_fdiv(ps_i64 a, ps_i64 d) { return a / d - ((a % d) < 0); }
+PS_FN ps_i64 ps_q_fmod(ps_i64 a, ps_i64 d) { return a % d + ((a % d) < 0 ? d : 0); }
+
+/* The ordinal of value v under key function op; civil dates by Howard
+ * Hinnant's civil_from_days (proleptic Gregorian, days since 1970-01-01). */
+PS_FN ps_i64 ps_q_key_ordinal(ps_u32 op, ps_i64 unit, ps_i64 arg, ps_i64 v) {
+  if (op == PS_QKEY_FLOOR) {
+    const ps_i64 q = ps_q_fdiv(v, unit);
+    return q - (v - q * unit < arg);
+  }
+  if (op == PS_QKEY_MOD) return ps_q_fmod(v, arg) / unit;
+  const ps_i64 days = ps_q_fdiv(v, unit);
+  if (op == PS_QKEY_DOW) return ps_q_fmod(days + 4, 7);
+  const ps_i64 z = days + 719468;
+  const ps_i64 era = ps_q_fdiv(z, 146097);
+  const ps_i64 doe = z - era * 146097;                                      /* 0..146096 */
+  const ps_i64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+  const ps_i64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365, from March 1 */
+  const ps_i64 mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
+  const ps_i64 m = mp < 10 ? mp + 3 : mp - 9;
+  const ps_i64 y = yoe + era * 400 + (m <= 2);
+  if (op == PS_QKEY_MONTHS) return y * 12 + m - 1;
+  if (op == PS_QKEY_QUARTERS) return y * 4 + (m - 1) / 3;
+  if (op == PS_QKEY_YEAR) return y;
+  if (op == PS_QKEY_MONTH) return m;
+  if (op == PS_QKEY_QUARTER) return (m - 1) / 3 + 1;
+  if (op == PS_QKEY_DAY) return doy - (153 * mp + 2) / 5 + 1;
+  /* PS_QKEY_DOY: January and February end the March-based year */
+  const ps_i64 leap = ps_q_fmod(y, 4) == 0 && (ps_q_fmod(y, 100) != 0 || ps_q_fmod(y, 400) == 0);
+  return m <= 2 ? doy - 305 : doy + 60 + leap;
+}
+
+/* The group index of key k's valid code: the code itself, or its value's
+ * ordinal under the key's function, from the function's base. */
+PS_FN ps_u64 ps_q_key_index(PS_CONST_MEM const ps_vprog *p, ps_u32 k, ps_u64 code) {
+  if (PS_QP(p)->key_fn[k].op == PS_QKEY_CODE) return code;
+  const ps_i64 v = (ps_i64)(PS_QP(p)->cols[PS_QP(p)->key_slot[k]].reference + code);
+  const ps_i64 i = ps_q_key_ordinal(PS_QP(p)->key_fn[k].op, PS_QP(p)->key_fn[k].unit, PS_QP(p)->key_fn[k].arg, v) -
+                   PS_QP(p)->key_fn[k].base;
+  const ps_i64 last = (ps_i64)PS_QP(p)->key_fn[k].values - 1;
+  return (ps_u64)(i < 0 ? 0 : i > last ? last : i);
+}
+
 /* The group of a row from its codes (ps_q_row_codes). */
 PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_u64 *codes, ps_u32 valid) {
   ps_u64 g = 0;
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) {
     ps_u32 s = PS_QP(p)->key_slot[k];
-    g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(PS_QP(p)->key_domain[k] - 1)) * PS_QP(p)->key_stride[k];
+    g += (((valid >> s) & 1u) ? ps_q_key_index(p, k, codes[s]) : (ps_u64)(PS_QP(p)->key_domain[k] - 1)) *
+         PS_QP(p)->key_stride[k];
   }
   return g;
 }
@@ -478,6 +524,7 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
         ps_atomic_min_u32(&status[0], (ps_u32)r);
         return PS_QP(p)->n_groups;
       }
+      code = ps_q_key_index(p, k, code);
     }
     g += code * PS_QP(p)->key_stride[k];
   }

@@ -58,7 +58,24 @@ typedef struct ast_operand {
   int32_t ns;       /* OPD_TIMESTAMP, OPD_TIME: nanoseconds past i seconds */
   int digits;       /* OPD_TIMESTAMP, OPD_TIME: fraction digits written */
   ps_literal dec;   /* OPD_DECIMAL (ps_literal_parse: PS_LIT_DECIMAL) */
+  int fn;           /* OPD_COLUMN: a date function of it (EXPR_FN_*), or 0 */
 } ast_operand;
+
+/* Date and time functions of a column, numbered as the library's ps_key_fn:
+ * 1..EXPR_FN_TRUNC_LAST date_trunc to the second, minute, hour, day, week,
+ * month, quarter, year; then the fields year, quarter, month, day, hour,
+ * minute, second, dow, doy (extract, date_part, year(x)...). */
+#define EXPR_FN_TRUNC_LAST 8
+#define EXPR_FN_LAST 17
+#define EXPR_FN_YEAR 9
+/* The part or field a word names (case-insensitive; trunc: date_trunc's
+ * parts, else extract's fields, dayofweek and dayofyear too), 0 if none. */
+int expr_date_fn_of_word(const char *w, size_t len, int trunc);
+/* The canonical name of fn's part or field, in lower case. */
+const char *expr_date_fn_name(int fn);
+/* Whether w names a date function that takes '(' (date_trunc, date_part,
+ * extract, year, month...). */
+int expr_date_fn_call(const char *w, size_t len);
 
 typedef enum ast_kind {
   AST_AND = 1,

@@ -295,7 +295,9 @@ static int negate(bind_env *env, ps_expr *e, size_t pos, ps_expr **out, expr_err
 static int eq_leaf(const bind_env *env, const ast_node *n, const ast_operand **col, const ast_operand **lits,
                    size_t *nlits) {
   const ast_operand *c, *l;
-  if (n->kind == AST_IN && !n->negate && n->a.kind == OPD_COLUMN) {
+  if (n->a.fn || n->b.fn) {
+    return -1; /* a date function: expr_bind rewrites it */
+  } else if (n->kind == AST_IN && !n->negate && n->a.kind == OPD_COLUMN) {
     c = &n->a;
     *lits = n->list;
     *nlits = n->nlist;
@@ -425,8 +427,152 @@ done:
   return rc;
 }
 
+/* ---- date functions in WHERE ----
+ * A monotone function of a date or timestamp column (date_trunc to any part,
+ * year) compared with literals is a range on the column: f(x) >= L is x >=
+ * lower(L), the first instant whose f is at least L, and f(x) > L is x >=
+ * upper(L), the first whose f is past L; =, <, <=, <> and BETWEEN follow.
+ * No kernel change, and zone maps prune as on any range. The other fields
+ * (month(d) = 6) are not monotone: refused. Instants are in UTC. */
+
+static int64_t fdiv64(int64_t a, int64_t d) { return a / d - (a % d < 0); }
+
+/* The first second of the unit (fn's part) after the one holding sec, and
+ * whether sec (with ns) is that unit's first instant. */
+static int64_t unit_next(int fn, int64_t sec, int32_t ns, int *aligned) {
+  static const int64_t len[] = {0, 1, 60, 3600, 86400, 7 * 86400};
+  int64_t start, next;
+  if (fn <= 5) {
+    const int64_t o = fn == 5 ? 4 * 86400 : 0; /* weeks start on Monday, 1970-01-05 */
+    start = fdiv64(sec - o, len[fn]) * len[fn] + o;
+    next = start + len[fn];
+  } else {
+    int64_t y;
+    int m, d;
+    civil_from_days(fdiv64(sec, 86400), &y, &m, &d);
+    int m0 = fn == 6 ? m : fn == 7 ? (m - 1) / 3 * 3 + 1 : 1, step = fn == 6 ? 1 : fn == 7 ? 3 : 12;
+    start = days_from_civil(y, m0, 1) * 86400;
+    int m1 = m0 + step;
+    next = days_from_civil(y + (m1 > 12), m1 > 12 ? m1 - 12 : m1, 1) * 86400;
+  }
+  *aligned = start == sec && ns == 0;
+  return next;
+}
+
+/* lower and upper (above) of literal o under fn, in seconds. */
+static int date_fn_bounds(int fn, const ast_operand *col, const ast_operand *o, int64_t *lower, int64_t *upper,
+                          expr_error *err) {
+  if (fn == EXPR_FN_YEAR) {
+    if (o->kind != OPD_INT || o->i < -100000 || o->i > 100000)
+      return sql_fail(err, NULL, o->pos, "year(%.*s) compares with a year (an integer from -100000 to 100000)",
+                      (int)col->len, col->s);
+    *lower = days_from_civil(o->i, 1, 1) * 86400;
+    *upper = days_from_civil(o->i + 1, 1, 1) * 86400;
+    return 0;
+  }
+  int64_t sec;
+  int32_t ns = 0;
+  int digits, date_only;
+  if (o->kind == OPD_DATE) {
+    sec = o->i * 86400;
+  } else if (o->kind == OPD_TIMESTAMP) {
+    sec = o->i, ns = o->ns;
+  } else if (o->kind != OPD_STRING || parse_timestamp(o->s, o->len, &sec, &ns, &digits, &date_only)) {
+    return sql_fail(err, NULL, o->pos, "date_trunc('%s', %.*s) compares with a date or a timestamp",
+                    expr_date_fn_name(fn), (int)col->len, col->s);
+  }
+  int aligned;
+  *upper = unit_next(fn, sec, ns, &aligned);
+  *lower = aligned ? sec : *upper;
+  return 0;
+}
+
+static int date_fn_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) {
+  const ast_operand *c = &n->a;
+  const int fn = c->fn;
+  const char *what = fn <= EXPR_FN_TRUNC_LAST ? "date_trunc" : "extract";
+  if (!fn || n->b.fn || n->c.fn || (n->kind == AST_CMP && n->b.kind == OPD_COLUMN) ||
+      (n->kind == AST_BETWEEN && (n->b.kind == OPD_COLUMN || n->c.kind == OPD_COLUMN)))
+    return sql_fail(err, NULL, n->pos, "a date function in WHERE compares with literals only");
+  ps_column *col;
+  const tbl_column *meta;
+  if (get_column(env, c, &col, &meta, err)) return -1;
+  const int sub_day = fn <= 3 || (fn >= 13 && fn <= 15);
+  if (meta->logical != TBL_LOGICAL_TIMESTAMP && (meta->logical != TBL_LOGICAL_DATE || sub_day))
+    return sql_fail(err, NULL, c->pos, "%s(%s) takes a %s column; '%s' is not one", what, expr_date_fn_name(fn),
+                    sub_day ? "timestamp" : "date or timestamp", meta->name);
+  ast_node leaf[2], both, not_;
+  memset(leaf, 0, sizeof leaf);
+  memset(&both, 0, sizeof both);
+  memset(&not_, 0, sizeof not_);
+  const ast_node *root = &both;
+  if (n->kind == AST_ISNULL) { /* f(x) is NULL exactly where x is */
+    leaf[0] = *n;
+    leaf[0].a.fn = 0;
+    return expr_bind(env, &leaf[0], out, err);
+  }
+  if (fn > EXPR_FN_TRUNC_LAST && fn != EXPR_FN_YEAR)
+    return sql_fail(err, NULL, n->pos,
+                    "extract(%s) in WHERE is not supported: it is not monotone (only date_trunc and year compare, "
+                    "as ranges of the column); GROUP BY it and use HAVING, or compare %.*s with a range",
+                    expr_date_fn_name(fn), (int)c->len, c->s);
+  if (n->kind != AST_CMP && n->kind != AST_BETWEEN)
+    return sql_fail(err, NULL, n->pos, "a date function in WHERE takes = <> < <= > >= and BETWEEN");
+  int64_t lo_l, lo_u, hi_l, hi_u;
+  if (date_fn_bounds(fn, c, &n->b, &lo_l, &lo_u, err)) return -1;
+  if (n->kind == AST_BETWEEN && date_fn_bounds(fn, c, &n->c, &hi_l, &hi_u, err)) return -1;
+  for (int i = 0; i < 2; i++) {
+    leaf[i].kind = AST_CMP;
+    leaf[i].pos = n->pos;
+    leaf[i].escape = -1;
+    leaf[i].a = *c;
+    leaf[i].a.fn = 0;
+    leaf[i].b.kind = OPD_TIMESTAMP;
+    leaf[i].b.pos = n->b.pos;
+  }
+  both.kind = AST_AND;
+  both.pos = n->pos;
+  both.left = &leaf[0];
+  both.right = &leaf[1];
+  leaf[0].op = PS_GE, leaf[1].op = PS_LT; /* the range [leaf0, leaf1) */
+  int negate = n->negate;
+  if (n->kind == AST_BETWEEN) {
+    leaf[0].b.i = lo_l, leaf[1].b.i = hi_u;
+  } else {
+    switch (n->op) {
+      case PS_EQ:
+        leaf[0].b.i = lo_l, leaf[1].b.i = lo_u;
+        break;
+      case PS_NE:
+        leaf[0].b.i = lo_l, leaf[1].b.i = lo_u, negate = 1;
+        break;
+      case PS_GE:
+        leaf[0].b.i = lo_l, root = &leaf[0];
+        break;
+      case PS_GT:
+        leaf[0].b.i = lo_u, root = &leaf[0];
+        break;
+      case PS_LT:
+        leaf[1].b.i = lo_l, root = &leaf[1];
+        break;
+      case PS_LE:
+        leaf[1].b.i = lo_u, root = &leaf[1];
+        break;
+    }
+  }
+  if (negate) {
+    not_.kind = AST_NOT;
+    not_.pos = n->pos;
+    not_.left = (ast_node *)root;
+    root = &not_;
+  }
+  return expr_bind(env, root, out, err);
+}
+
 int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) {
   ps_expr *l = NULL, *r = NULL, *e = NULL;
+  if (n->kind != AST_AND && n->kind != AST_OR && n->kind != AST_NOT && (n->a.fn || n->b.fn || n->c.fn))
+    return date_fn_bind(env, n, out, err);
   ps_column *col;
   const tbl_column *meta;
   ps_status st;

@@ -68,6 +68,34 @@ static int lex(parser *p) {
 
 static int tok_is_kw(const parser *p, const char *kw) { return sql_tok_is_kw(p->src, &p->tok, kw); }
 
+/* ---- date functions ---- */
+
+static const char *const fn_names[EXPR_FN_LAST + 1] = {
+    "",     "second",  "minute", "hour", "day",  "week",   "month",  "quarter", "year",
+    "year", "quarter", "month",  "day",  "hour", "minute", "second", "dow",     "doy"};
+
+const char *expr_date_fn_name(int fn) { return fn > 0 && fn <= EXPR_FN_LAST ? fn_names[fn] : ""; }
+
+static int word_is(const char *w, size_t len, const char *lower) {
+  size_t i = 0;
+  for (; i < len && lower[i]; i++)
+    if ((w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]) != lower[i]) return 0;
+  return i == len && !lower[i];
+}
+
+int expr_date_fn_of_word(const char *w, size_t len, int trunc) {
+  for (int fn = trunc ? 1 : EXPR_FN_TRUNC_LAST + 1; fn <= (trunc ? EXPR_FN_TRUNC_LAST : EXPR_FN_LAST); fn++)
+    if (word_is(w, len, fn_names[fn])) return fn;
+  if (!trunc && word_is(w, len, "dayofweek")) return EXPR_FN_LAST - 1;
+  if (!trunc && word_is(w, len, "dayofyear")) return EXPR_FN_LAST;
+  return 0;
+}
+
+int expr_date_fn_call(const char *w, size_t len) {
+  return word_is(w, len, "date_trunc") || word_is(w, len, "date_part") || word_is(w, len, "datepart") ||
+         word_is(w, len, "extract") || expr_date_fn_of_word(w, len, 0);
+}
+
 /* Reserved words (DATE is not reserved: it starts a literal only before a string). */
 static const char *const keywords[] = {"AND", "OR",   "NOT",  "BETWEEN", "IN",   "LIKE",
                                        "ESCAPE", "IS", "NULL", "TRUE",    "FALSE"};
@@ -142,12 +170,79 @@ static int parse_number(parser *p, const token *t, int neg, size_t start, ast_op
 }
 
 /* operand := identifier | "quoted" | literal. what names the expected thing. */
+/* A date function of a column (the name is the current token, '(' follows):
+ * o becomes the column with fn set. */
+static int parse_date_fn(parser *p, ast_operand *o) {
+  char d[64];
+  token t = p->tok;
+  const char *w = p->src + t.pos;
+  const int trunc = word_is(w, t.len, "date_trunc"), extract = word_is(w, t.len, "extract");
+  const int part = word_is(w, t.len, "date_part") || word_is(w, t.len, "datepart");
+  int fn = trunc || part || extract ? 0 : expr_date_fn_of_word(w, t.len, 0);
+  if (lex(p)) return -1; /* '(' */
+  size_t open = p->tok.pos;
+  if (lex(p)) return -1;
+  if (!fn) {
+    token f = p->tok;
+    size_t flen = 0;
+    const char *fw = NULL;
+    if (f.kind == TK_STRING) {
+      if (!(fw = unquote(p, &p->tok, &flen))) return -1;
+    } else if (extract && f.kind == TK_IDENT) {
+      fw = p->src + f.pos, flen = f.len;
+    }
+    if (!(fn = fw ? expr_date_fn_of_word(fw, flen, trunc) : 0)) {
+      describe(p, &f, d, sizeof d);
+      return sql_fail(p->err, &p->failed, f.pos,
+                      trunc ? "expected a part of date_trunc ('second', 'minute', 'hour', 'day', 'week', 'month', "
+                              "'quarter' or 'year'), found %s"
+                            : "expected a field (year, quarter, month, day, hour, minute, second, dow or doy), "
+                              "found %s",
+                      d);
+    }
+    if (lex(p)) return -1;
+    if (extract ? !tok_is_kw(p, "FROM") : p->tok.kind != TK_COMMA) {
+      describe(p, &p->tok, d, sizeof d);
+      return sql_fail(p->err, &p->failed, p->tok.pos, "expected %s, found %s", extract ? "FROM" : "','", d);
+    }
+    if (lex(p)) return -1;
+  }
+  o->kind = OPD_COLUMN;
+  o->fn = fn;
+  if (p->tok.kind == TK_QIDENT) {
+    o->quoted = 1;
+    if (!(o->s = unquote(p, &p->tok, &o->len))) return -1;
+  } else if (p->tok.kind == TK_IDENT && !tok_is_any_kw(p)) {
+    o->s = p->src + p->tok.pos, o->len = p->tok.len;
+  } else {
+    describe(p, &p->tok, d, sizeof d);
+    return sql_fail(p->err, &p->failed, p->tok.pos, "expected a date or timestamp column, found %s", d);
+  }
+  if (lex(p)) return -1;
+  if (p->tok.kind != TK_RPAREN) {
+    describe(p, &p->tok, d, sizeof d);
+    return sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1,
+                    d);
+  }
+  o->end = p->tok.pos + p->tok.len;
+  return lex(p);
+}
+
 static int parse_operand(parser *p, ast_operand *o, const char *what) {
   char d[64];
   memset(o, 0, sizeof *o);
   token t = p->tok;
   o->pos = t.pos;
   o->end = t.pos + t.len;
+  if (t.kind == TK_IDENT && expr_date_fn_call(p->src + t.pos, t.len)) {
+    size_t save_pos = p->pos;
+    token save_tok = p->tok;
+    if (lex(p)) return -1;
+    int call = p->tok.kind == TK_LPAREN;
+    p->pos = save_pos;
+    p->tok = save_tok;
+    if (call) return parse_date_fn(p, o);
+  }
   if (t.kind == TK_IDENT) {
     if (tok_is_kw(p, "DATE") || tok_is_kw(p, "TIMESTAMP") || tok_is_kw(p, "TIME")) {
       /* DATE is a literal prefix only when a string follows: a column may be
@@ -568,9 +663,17 @@ static int put_quoted(tbuf *o, const char *s, size_t len, char q) {
 static int put_operand(tbuf *o, const ast_operand *a) {
   char tmp[48];
   switch (a->kind) {
-  case OPD_COLUMN:
-    if (!a->quoted && is_plain_ident(a->s, a->len)) return tbuf_append(o, a->s, a->len);
-    return put_quoted(o, a->s, a->len, '"');
+  case OPD_COLUMN: {
+    int r = 0;
+    if (a->fn)
+      r |= tbuf_printf(o, a->fn <= EXPR_FN_TRUNC_LAST ? "date_trunc('%s', " : "extract(%s FROM ",
+                       expr_date_fn_name(a->fn));
+    if (!a->quoted && is_plain_ident(a->s, a->len))
+      r |= tbuf_append(o, a->s, a->len);
+    else
+      r |= put_quoted(o, a->s, a->len, '"');
+    return a->fn ? r | tbuf_putc(o, ')') : r;
+  }
   case OPD_INT: return tbuf_printf(o, "%lld", (long long)a->i);
   case OPD_UINT: return tbuf_printf(o, "%llu", (unsigned long long)a->u);
   case OPD_FLOAT: {

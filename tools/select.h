@@ -6,26 +6,30 @@
  * language of a plain WHERE-expression.
  *
  *   statement := SELECT item { ',' item } [FROM name] [WHERE expr]
- *                [GROUP BY column [',' column]] [HAVING having]
+ *                [GROUP BY key [',' key]] [HAVING having]
+ *   key       := column | datefn
  *                [ORDER BY order { ',' order }] [LIMIT digits] [OFFSET digits] [';']
  *   item      := result [[AS] alias]
  *   order     := result [ASC | DESC] [NULLS (FIRST | LAST)]   (also an alias or a position)
  *   result    := rterm { ('+' | '-') rterm }          (a value of the group: outside aggregates)
  *   rterm     := rfactor { ('*' | '/') rfactor }
  *   rfactor   := '-' rfactor | aggregate | column | number | '(' result ')'
- *              | ABS '(' result ')' | COALESCE '(' result { ',' result } ')'
+ *              | ABS '(' result ')' | COALESCE '(' result { ',' result } ')' | datefn
+ *              | CASE WHEN having THEN result { WHEN having THEN result } [ELSE result] END
  *              | string | DATE string | TIMESTAMP string | TIME string | TRUE | FALSE | NULL
  *   having    := hterm { OR hterm };  hterm := hfactor { AND hfactor }
  *   hfactor   := NOT hfactor | '(' having ')' | result cmp result
  *              | result [NOT] BETWEEN result AND result | result [NOT] IN '(' result { ',' result } ')'
  *              | result IS [NOT] NULL
- *   aggregate := COUNT '(' '*' ')' | COUNT '(' value ')'
+ *   aggregate := COUNT '(' '*' ')' | COUNT '(' value ')' | COUNT '(' DISTINCT column ')'
  *              | SUM '(' value ')' | MIN '(' value ')' | MAX '(' value ')' | AVG '(' value ')'
  *   value     := term { ('+' | '-') term }             (a value of a row: inside aggregates)
  *   term      := factor { '*' factor }
  *   factor    := '-' factor | column | number | '(' value ')'
  *              | CASE WHEN expr THEN value { WHEN expr THEN value } [ELSE value] END
  *   number    := digits | digits '.' digits         (exact: integers and decimals)
+ *   datefn    := DATE_TRUNC '(' string ',' column ')' | DATE_PART '(' string ',' column ')'
+ *              | EXTRACT '(' field FROM column ')' | field '(' column ')'   (a GROUP BY key)
  *
  * A column outside an aggregate must be a GROUP BY key (checked when binding).
  *
@@ -51,6 +55,16 @@
 #define SELECT_MAX_NODES 4096 /* value-expression and HAVING nodes in one statement */
 #define SELECT_MAX_ORDER 16
 
+/* Date and time functions of a column (vx_node.fn of a VX_COLUMN, sel_key.fn),
+ * numbered as the library's ps_key_fn: 1..SEL_FN_TRUNC_LAST date_trunc to
+ * the second, minute, hour, day, week, month, quarter, year; then the fields
+ * year, quarter, month, day, hour, minute, second, dow, doy (extract,
+ * date_part and the shorthands year(x), month(x)...). 0: the column itself. */
+#define SEL_FN_TRUNC_LAST EXPR_FN_TRUNC_LAST
+#define SEL_FN_LAST EXPR_FN_LAST
+/* The canonical text of fn: the part or field name in lower case. */
+const char *select_fn_name(int fn);
+
 typedef enum vx_kind {
   VX_COLUMN = 1,
   VX_NUMBER, /* mantissa / 10^scale, exact */
@@ -69,8 +83,10 @@ typedef enum vx_kind {
 } vx_kind;
 
 /* One WHEN cond THEN value of a CASE. */
+struct hv_node;
 typedef struct vx_when {
-  ast_node *cond; /* positions are offsets in the whole statement */
+  ast_node *cond;        /* inside aggregates; positions are offsets in the whole statement */
+  struct hv_node *hcond; /* outside aggregates (a CASE over values of the group): a HAVING condition */
   struct vx_node *then;
 } vx_when;
 
@@ -80,12 +96,14 @@ typedef struct vx_node {
   const char *name; /* VX_COLUMN (unescaped if quoted) */
   size_t len;
   int quoted;
+  int fn;                       /* VX_COLUMN outside aggregates: a date function of it (SEL_FN_*), or 0 */
   int64_t mantissa;             /* VX_NUMBER */
   int scale;                    /* VX_NUMBER: digits after the point, 0..18 */
   struct vx_node *left, *right; /* ADD SUB MUL; NEG: left; CASE: right = ELSE (NULL: ELSE NULL) */
   vx_when *whens;               /* VX_CASE */
   size_t nwhens;
-  int agg; /* VX_AGG: a sel_agg (SEL_COUNT_STAR .. SEL_AVG) */
+  int agg;      /* VX_AGG: a sel_agg (SEL_COUNT_STAR .. SEL_AVG) */
+  int distinct; /* VX_AGG: COUNT(DISTINCT column) */
   int lit; /* VX_STRING: the literal's type; VX_NUMBER: 'B' for TRUE (1) and FALSE (0) */
   /* Set when binding (select_post.c), outside aggregates: */
   int slot;                  /* VX_AGG: its aggregate; VX_COLUMN: its GROUP BY key */
@@ -138,6 +156,7 @@ typedef struct sel_key {
   const char *name;
   size_t len;
   int quoted;
+  int fn; /* a date function of the column (SEL_FN_*), or 0 */
   size_t pos, end;
 } sel_key;
 

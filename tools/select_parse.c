@@ -241,10 +241,13 @@ static vx_node *parse_case(sparser *p) {
   vx_node *v = new_vx(p, VX_CASE, pos);
   tbuf whens = {0};
   while (v && sel_is_kw(p, "WHEN")) {
-    vx_when w;
+    vx_when w = {NULL, NULL, NULL};
     if (sel_lex(p)) break;
-    w.cond = parse_condition(p, stop_when, "WHEN");
-    if (!w.cond) break;
+    if (p->in_agg) /* a condition on the row, as in WHERE */
+      w.cond = parse_condition(p, stop_when, "WHEN");
+    else /* a condition on the group, as in HAVING */
+      w.hcond = sel_parse_having(p);
+    if (!w.cond && !w.hcond) break;
     if (!sel_is_kw(p, "THEN")) {
       sel_describe(p, &p->tok, d, sizeof d);
       sql_fail(p->err, &p->failed, p->tok.pos, "expected THEN after the WHEN condition, found %s", d);
@@ -302,8 +305,13 @@ static vx_node *parse_aggregate(sparser *p) {
   v->agg = aggregate_kinds[a];
   if (sel_lex(p)) return NULL;
   if (sel_is_kw(p, "DISTINCT")) {
-    sql_fail(p->err, &p->failed, p->tok.pos, "%s(DISTINCT ...) is not supported", aggregates[a]);
-    return NULL;
+    if (v->agg != SEL_COUNT) {
+      sql_fail(p->err, &p->failed, p->tok.pos, "%s(DISTINCT ...) is not supported (COUNT(DISTINCT x) is)",
+               aggregates[a]);
+      return NULL;
+    }
+    v->distinct = 1;
+    if (sel_lex(p)) return NULL;
   }
   if (p->tok.kind == TK_STAR) {
     if (v->agg != SEL_COUNT) {
@@ -384,6 +392,78 @@ static vx_node *parse_function(sparser *p, int coalesce) {
   return v;
 }
 
+/* ---- date functions ---- */
+
+const char *select_fn_name(int fn) { return expr_date_fn_name(fn); }
+
+static int fn_of_word(const char *w, size_t len, int trunc) { return expr_date_fn_of_word(w, len, trunc); }
+
+/* Whether the current token starts a date function (its name, then '('). */
+static int at_datefn(sparser *p) {
+  if (p->tok.kind != TK_IDENT || speek(p).kind != TK_LPAREN) return 0;
+  const char *w = p->src + p->tok.pos;
+  size_t n = p->tok.len;
+  return expr_date_fn_call(w, n);
+}
+
+/* A date function of a column (at_datefn is true): a VX_COLUMN with fn set. */
+static vx_node *parse_datefn(sparser *p) {
+  char d[64];
+  stok t = p->tok;
+  const char *w = p->src + t.pos;
+  int trunc = sql_word_eq(w, t.len, "DATE_TRUNC");
+  int part = sql_word_eq(w, t.len, "DATE_PART") || sql_word_eq(w, t.len, "DATEPART");
+  int extract = sql_word_eq(w, t.len, "EXTRACT");
+  int fn = trunc || part || extract ? 0 : fn_of_word(w, t.len, 0);
+  if (sel_lex(p)) return NULL;
+  size_t open = p->tok.pos;
+  if (sel_lex(p)) return NULL;
+  if (trunc || part || extract) {
+    stok f = p->tok;
+    size_t flen = 0;
+    const char *fw = NULL;
+    if (f.kind == TK_STRING) {
+      fw = sunquote(p, &p->tok, &flen);
+      if (!fw) return NULL;
+    } else if (extract && f.kind == TK_IDENT) {
+      fw = p->src + f.pos, flen = f.len;
+    }
+    fn = fw ? fn_of_word(fw, flen, trunc) : 0;
+    if (!fn) {
+      sel_describe(p, &f, d, sizeof d);
+      sql_fail(p->err, &p->failed, f.pos,
+               trunc ? "expected a part of date_trunc ('second', 'minute', 'hour', 'day', 'week', 'month', "
+                       "'quarter' or 'year'), found %s"
+                     : "expected a field (year, quarter, month, day, hour, minute, second, dow or doy), found %s",
+               d);
+      return NULL;
+    }
+    if (sel_lex(p)) return NULL;
+    if (extract ? !sel_is_kw(p, "FROM") : p->tok.kind != TK_COMMA) {
+      sel_describe(p, &p->tok, d, sizeof d);
+      sql_fail(p->err, &p->failed, p->tok.pos, "expected %s, found %s", extract ? "FROM" : "','", d);
+      return NULL;
+    }
+    if (sel_lex(p)) return NULL;
+  }
+  vx_node *v = new_vx(p, VX_COLUMN, t.pos);
+  if (!v) return NULL;
+  v->fn = fn;
+  if (p->tok.kind != TK_QIDENT && !(p->tok.kind == TK_IDENT && !sel_tok_reserved(p))) {
+    sel_describe(p, &p->tok, d, sizeof d);
+    sql_fail(p->err, &p->failed, p->tok.pos, "expected a date or timestamp column, found %s", d);
+    return NULL;
+  }
+  if (parse_name(p, "a column", &v->name, &v->len, &v->quoted)) return NULL;
+  if (p->tok.kind != TK_RPAREN) {
+    sel_describe(p, &p->tok, d, sizeof d);
+    sql_fail(p->err, &p->failed, p->tok.pos, "expected ')' to close the '(' at column %zu, found %s", open + 1, d);
+    return NULL;
+  }
+  v->end = p->tok.pos + p->tok.len;
+  return sel_lex(p) ? NULL : v;
+}
+
 static vx_node *parse_factor(sparser *p) {
   char d[64];
   stok t = p->tok;
@@ -423,6 +503,11 @@ static vx_node *parse_factor(sparser *p) {
     return v;
   }
   if (!p->in_agg) return parse_result_factor(p);
+  if (at_datefn(p)) {
+    sql_fail(p->err, &p->failed, t.pos,
+             "date functions inside an aggregate are not supported: GROUP BY the function and aggregate per group");
+    return NULL;
+  }
   if (t.kind == TK_IDENT && sql_word_eq(p->src + t.pos, t.len, "CASE")) return parse_case(p);
   if (t.kind == TK_QIDENT || (t.kind == TK_IDENT && !sel_tok_reserved(p))) {
     vx_node *v = new_vx(p, VX_COLUMN, t.pos);
@@ -464,6 +549,7 @@ static vx_node *parse_result_factor(sparser *p) {
     stok next = speek(p);
     const char *w = p->src + t.pos;
     if (tok_aggregate(p) >= 0 && next.kind == TK_LPAREN) return parse_aggregate(p);
+    if (at_datefn(p)) return parse_datefn(p);
     if (next.kind == TK_LPAREN && (sql_word_eq(w, t.len, "ABS") || sql_word_eq(w, t.len, "COALESCE")))
       return parse_function(p, sql_word_eq(w, t.len, "COALESCE"));
     if (next.kind == TK_STRING &&
@@ -490,12 +576,7 @@ static vx_node *parse_result_factor(sparser *p) {
       }
       return v && !sel_lex(p) ? v : NULL;
     }
-    if (sql_word_eq(w, t.len, "CASE")) {
-      sql_fail(p->err, &p->failed, t.pos,
-               "CASE over aggregate results is not supported: put the CASE inside the aggregate "
-               "(SUM(CASE WHEN ... END))");
-      return NULL;
-    }
+    if (sql_word_eq(w, t.len, "CASE")) return parse_case(p);
   }
   if (t.kind == TK_STRING) {
     vx_node *v = new_vx(p, VX_STRING, t.pos);
@@ -611,7 +692,9 @@ static int parse_item(sparser *p, sel_item *it) {
   it->end = p->prev_end;
   it->expr = v;
   /* By the tree, not the text: (SUM(x)) and +k print as SUM(x) and k */
-  if (v->kind == VX_AGG) {
+  if (v->kind == VX_AGG && v->distinct) { /* counted on the host from a second query (select_run.c) */
+    it->agg = SEL_EXPR;
+  } else if (v->kind == VX_AGG) {
     it->agg = (sel_agg)v->agg;
     it->arg = v->left;
   } else if (v->kind == VX_COLUMN) {
@@ -719,7 +802,13 @@ int select_parse(const char *src, size_t len, expr_arena *arena, select_stmt *ou
       sel_key *k = &out->keys[out->nkeys];
       k->pos = p.tok.pos;
       k->end = p.tok.pos + p.tok.len;
-      if (parse_name(&p, "a column after GROUP BY", &k->name, &k->len, &k->quoted)) return -1;
+      if (at_datefn(&p)) {
+        vx_node *f = parse_datefn(&p);
+        if (!f) return -1;
+        k->name = f->name, k->len = f->len, k->quoted = f->quoted, k->fn = f->fn, k->end = f->end;
+      } else if (parse_name(&p, "a column after GROUP BY", &k->name, &k->len, &k->quoted)) {
+        return -1;
+      }
       if (p.tok.kind == TK_LPAREN || p.tok.kind == TK_PLUS || p.tok.kind == TK_MINUS || p.tok.kind == TK_STAR)
         return sql_fail(p.err, &p.failed, p.tok.pos, "GROUP BY takes columns, not expressions");
       out->nkeys++;

@@ -18,6 +18,7 @@ const char *select_rtype_name(int t) {
 }
 
 static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases, expr_error *e);
+static int bind_having(select_plan *p, hv_node *h, expr_error *e);
 
 static int bind_operand_num(select_plan *p, vx_node *v, int aliases, expr_error *e) {
   if (bind_value_of_group(p, v, RT_NUM, aliases, e)) return -1;
@@ -29,6 +30,7 @@ static int bind_operand_num(select_plan *p, vx_node *v, int aliases, expr_error 
 /* The item whose alias v (an unquoted or quoted name) is, or NULL. */
 static const sel_item *alias_item(const select_plan *p, const vx_node *v) {
   const sel_item *found = NULL;
+  if (v->fn) return NULL;
   for (size_t i = 0; i < p->stmt.nitems; i++) {
     const sel_item *it = &p->stmt.items[i];
     if (!it->alias || it->alias_len != v->len) continue;
@@ -122,6 +124,7 @@ static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases
                  : tc->logical == TBL_LOGICAL_TIME      ? RT_TIME
                  : tc->logical == TBL_LOGICAL_BOOLEAN   ? RT_BOOL
                                                         : RT_NUM;
+      if (p->key_fn[k] > SEL_FN_TRUNC_LAST) v->rtype = RT_NUM; /* extract's fields are integers */
       v->rscale = v->rtype == RT_TS || v->rtype == RT_TIME ? (int)tc->unit : v->rtype == RT_NUM ? p->key_scale[k] : 0;
       return 0;
     }
@@ -171,7 +174,23 @@ static int bind_value_of_group(select_plan *p, vx_node *v, int hint, int aliases
       v->rscale = v->left->rscale > v->right->rscale ? v->left->rscale : v->right->rscale;
       return 0;
     }
-    default: /* CASE: the parser keeps it inside aggregates */
+    case VX_CASE: { /* over values of the group: numbers (or NULL) in every branch */
+      v->rtype = RT_NULL;
+      v->rscale = 0;
+      for (size_t i = 0; i <= v->nwhens; i++) {
+        vx_node *x = i < v->nwhens ? v->whens[i].then : v->right;
+        if (i < v->nwhens && bind_having(p, v->whens[i].hcond, e)) return -1;
+        if (!x) continue;
+        if (bind_value_of_group(p, x, RT_NULL, aliases, e)) return -1;
+        if (x->rtype != RT_NUM && x->rtype != RT_NULL && x->rtype != RT_BOOL)
+          return sql_fail(e, NULL, x->pos, "CASE over aggregates gives numbers; this branch is a %s",
+                          select_rtype_name(x->rtype));
+        if (x->rtype != RT_NULL) v->rtype = RT_NUM;
+        if (x->rscale > v->rscale) v->rscale = x->rscale;
+      }
+      return 0;
+    }
+    default:
       break;
   }
   return sql_fail(e, NULL, v->pos, "internal error: a value of a row outside an aggregate");
@@ -312,6 +331,9 @@ static int from_datum(const select_plan *p, const ps_datum *d, int t, int scale,
   return 0;
 }
 
+static int having(const select_plan *p, const ps_query_result *r, uint64_t g, const hv_node *h, char *err,
+                  size_t errsz);
+
 static int eval(const select_plan *p, const ps_query_result *r, uint64_t g, const vx_node *v, rv *out, char *err,
                 size_t errsz) {
   ps_datum d;
@@ -320,6 +342,12 @@ static int eval(const select_plan *p, const ps_query_result *r, uint64_t g, cons
   memset(out, 0, sizeof *out);
   switch (v->kind) {
     case VX_AGG:
+      if (v->distinct) {
+        out->type = RT_NUM;
+        out->n.u = p->distinct_count[v->slot] ? (__int128)p->distinct_count[v->slot][g] : 0;
+        out->n.scale = 0;
+        return 0;
+      }
       st = ps_query_result_value(r, g, (uint32_t)v->slot, &d);
       if (st != PS_OK) return set_err(err, errsz, "reading the result: %s", ps_status_name(st));
       return from_datum(p, &d, v->rtype, v->rscale, p->agg_dict_col[v->slot], out, err, errsz);
@@ -361,6 +389,24 @@ static int eval(const select_plan *p, const ps_query_result *r, uint64_t g, cons
     case VX_ABS:
       if (eval(p, r, g, v->left, out, err, errsz)) return -1;
       if (out->type != RT_NULL && (v->kind == VX_NEG || out->n.u < 0)) out->n.u = -out->n.u;
+      return 0;
+    case VX_CASE: /* the first WHEN that is TRUE (not FALSE or UNKNOWN), else ELSE */
+      for (size_t i = 0; i <= v->nwhens; i++) {
+        const vx_node *x = i < v->nwhens ? v->whens[i].then : v->right;
+        if (i < v->nwhens) {
+          int k = having(p, r, g, v->whens[i].hcond, err, errsz);
+          if (k < 0) return -1;
+          if (k != 1 /* K_TRUE */) continue;
+        }
+        if (!x) return 0; /* no ELSE: NULL */
+        if (eval(p, r, g, x, out, err, errsz)) return -1;
+        if (out->type != RT_NULL) {
+          out->type = RT_NUM;
+          if (out->n.scale != v->rscale && xnum_rescale(&out->n, v->rscale, &out->n))
+            return too_large(p, v, err, errsz);
+        }
+        return 0;
+      }
       return 0;
     case VX_COALESCE:
       if (eval(p, r, g, v->left, out, err, errsz)) return -1;

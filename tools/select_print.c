@@ -30,6 +30,15 @@ static int put_string(tbuf *o, const char *s, size_t len) {
   return r | tbuf_putc(o, '\'');
 }
 
+/* A column, or a date function of it: date_trunc('month', d), extract(year FROM d). */
+static int put_fn_name(tbuf *o, int fn, const char *name, size_t len, int quoted) {
+  int r = 0;
+  if (fn) r |= tbuf_printf(o, fn <= SEL_FN_TRUNC_LAST ? "date_trunc('%s', " : "extract(%s FROM ", select_fn_name(fn));
+  r |= put_name(o, name, len, quoted);
+  if (fn) r |= tbuf_putc(o, ')');
+  return r;
+}
+
 static const char *const agg_names[] = {"", "COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
 
 /* Prints v with the parentheses its tree needs and no more, so that the text
@@ -42,7 +51,7 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
   if (wrap) r |= tbuf_putc(o, '(');
   switch (v->kind) {
     case VX_COLUMN:
-      r |= put_name(o, v->name, v->len, v->quoted);
+      r |= put_fn_name(o, v->fn, v->name, v->len, v->quoted);
       break;
     case VX_NUMBER:
       if (v->lit == 'B') {
@@ -74,7 +83,7 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
       r |= tbuf_printf(o, "CASE");
       for (size_t i = 0; i < v->nwhens; i++) {
         r |= tbuf_printf(o, " WHEN ");
-        r |= expr_to_string(v->whens[i].cond, o);
+        r |= v->whens[i].hcond ? hv_to_string(v->whens[i].hcond, o) : expr_to_string(v->whens[i].cond, o);
         r |= tbuf_printf(o, " THEN ");
         r |= vx_print(v->whens[i].then, 0, o);
       }
@@ -88,7 +97,7 @@ static int vx_print(const vx_node *v, int min_prec, tbuf *o) {
       if (v->agg == SEL_COUNT_STAR) {
         r |= tbuf_printf(o, "COUNT(*)");
       } else {
-        r |= tbuf_printf(o, "%s(", agg_names[v->agg]);
+        r |= tbuf_printf(o, "%s(%s", agg_names[v->agg], v->distinct ? "DISTINCT " : "");
         r |= vx_print(v->left, 0, o);
         r |= tbuf_putc(o, ')');
       }
@@ -194,7 +203,7 @@ int select_to_string(const select_stmt *s, tbuf *o) {
   }
   for (size_t i = 0; i < s->nkeys; i++) {
     r |= tbuf_printf(o, i ? ", " : " GROUP BY ");
-    r |= put_name(o, s->keys[i].name, s->keys[i].len, s->keys[i].quoted);
+    r |= put_fn_name(o, s->keys[i].fn, s->keys[i].name, s->keys[i].len, s->keys[i].quoted);
   }
   if (s->having) {
     r |= tbuf_printf(o, " HAVING ");

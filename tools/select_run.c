@@ -157,11 +157,65 @@ int select_key_of(select_plan *p, const vx_node *v, expr_error *e) {
   int c = column_of(p, v->name, v->len, v->quoted, v->pos, NULL, e);
   if (c < 0) return -2;
   for (size_t k = 0; k < p->stmt.nkeys; k++)
-    if (p->key_col[k] == c) return (int)k;
+    if (p->key_col[k] == c && p->key_fn[k] == v->fn) return (int)k;
   return -1;
 }
 
+_Static_assert(SEL_FN_TRUNC_LAST == PS_KEY_TRUNC_YEAR && SEL_FN_LAST == PS_KEY_DOY, "SEL_FN_* are ps_key_fn");
+
+/* A date function of a key: its column must be a date or a timestamp (UTC),
+ * a date only for parts and fields of a day or longer. */
+static int bind_key_fn(select_plan *p, size_t k, const tbl_column *tc, expr_error *e) {
+  const sel_key *key = &p->stmt.keys[k];
+  const int fn = key->fn;
+  const int sub_day = fn <= PS_KEY_TRUNC_HOUR || (fn >= PS_KEY_HOUR && fn <= PS_KEY_SECOND);
+  const char *what = fn <= SEL_FN_TRUNC_LAST ? "date_trunc" : "extract";
+  if (tc->logical == TBL_LOGICAL_DATE && !sub_day) {
+    p->key_day_units[k] = 1;
+  } else if (tc->logical == TBL_LOGICAL_TIMESTAMP && tc->unit <= 9) {
+    int64_t units = 86400;
+    for (unsigned i = 0; i < tc->unit; i++) units *= 10;
+    p->key_day_units[k] = units;
+  } else if (tc->logical == TBL_LOGICAL_DATE) {
+    return sql_fail(e, NULL, key->pos, "%s(%s) of column '%s': a date has no %s (cast it to a timestamp)", what,
+                    select_fn_name(fn), tc->name, select_fn_name(fn));
+  } else {
+    return sql_fail(e, NULL, key->pos, "%s(%s) takes a date or timestamp column; '%s' is not one", what,
+                    select_fn_name(fn), tc->name);
+  }
+  p->key_fn[k] = fn;
+  return 0;
+}
+
+/* COUNT(DISTINCT column): the column of a second query's extra key (one per
+ * distinct column). */
+static int bind_distinct(select_plan *p, vx_node *v, expr_error *e) {
+  const vx_node *x = v->left;
+  if (x->kind != VX_COLUMN) return sql_fail(e, NULL, x->pos, "COUNT(DISTINCT ...) takes a column");
+  int c = column_of(p, x->name, x->len, x->quoted, x->pos, NULL, e);
+  if (c < 0) return -1;
+  if (p->stmt.nkeys + 1 > PS_QUERY_MAX_KEYS)
+    return sql_fail(e, NULL, v->pos,
+                    "COUNT(DISTINCT ...) with %zu GROUP BY keys is not supported: it groups by the keys and the "
+                    "column, at most %d in all",
+                    p->stmt.nkeys, PS_QUERY_MAX_KEYS);
+  uint32_t d = 0;
+  while (d < p->n_distinct && p->distinct_col[d] != c) d++;
+  if (d == p->n_distinct) {
+    if (d == SELECT_MAX_DISTINCT)
+      return sql_fail(e, NULL, v->pos, "COUNT(DISTINCT ...) of more than %d columns in one SELECT",
+                      SELECT_MAX_DISTINCT);
+    p->distinct_pos[p->n_distinct] = v->pos;
+    p->distinct_col[p->n_distinct++] = c;
+  }
+  v->slot = (int)d;
+  v->rtype = RT_NUM;
+  v->rscale = 0;
+  return 0;
+}
+
 int select_bind_agg(select_plan *p, vx_node *v, int share, expr_error *e) {
+  if (v->distinct) return bind_distinct(p, v, e);
   tbuf mine = {0}, other = {0};
   int found = -1;
   if (share && vx_to_string(v, &mine)) return sql_fail(e, NULL, v->pos, "out of memory");
@@ -240,8 +294,9 @@ static int bind_statement(select_plan *p, expr_error *e) {
     int c = column_of(p, key->name, key->len, key->quoted, key->pos, &col, e);
     if (c < 0) return -1;
     for (size_t j = 0; j < k; j++)
-      if (p->key_col[j] == c)
+      if (p->key_col[j] == c && s->keys[j].fn == key->fn)
         return sql_fail(e, NULL, key->pos, "column '%s' is twice in GROUP BY", p->tbl->cols[c].name);
+    if (key->fn && bind_key_fn(p, k, &p->tbl->cols[c], e)) return -1;
     p->key_col[k] = c;
     p->key_scale[k] = column_scale(p, col);
   }
@@ -262,11 +317,12 @@ static int bind_statement(select_plan *p, expr_error *e) {
       }
       p->item_key[i] = k;
       const tbl_column *tc = &p->tbl->cols[p->key_col[k]];
-      p->item_show[i] = show_of(tc);
+      p->item_show[i] = p->key_fn[k] > SEL_FN_TRUNC_LAST ? SHOW_NUMBER : show_of(tc);
       p->item_unit[i] = (int)tc->unit;
       v->slot = k;
       v->rtype = select_rtype_of_show(p->item_show[i]);
       v->rscale = v->rtype == RT_TS || v->rtype == RT_TIME ? (int)tc->unit : v->rtype == RT_NUM ? p->key_scale[k] : 0;
+      if (p->key_fn[k] > SEL_FN_TRUNC_LAST) v->rscale = 0;
       continue;
     }
     if (it->agg == SEL_EXPR) {
@@ -301,13 +357,32 @@ static int bind_statement(select_plan *p, expr_error *e) {
   d.rows = p->tbl->rows;
   d.where = p->where;
   d.n_keys = (uint32_t)s->nkeys;
-  for (size_t k = 0; k < s->nkeys; k++) d.keys[k] = p->cols[p->key_col[k]];
+  for (size_t k = 0; k < s->nkeys; k++) {
+    d.keys[k] = p->cols[p->key_col[k]];
+    d.key_fn[k] = (uint32_t)p->key_fn[k];
+    d.key_day_units[k] = p->key_day_units[k];
+  }
   d.n_aggs = p->n_aggs;
   d.aggs = p->aggs;
   st = ps_query_create(p->ctx, &d, &p->query);
   if (st != PS_OK) {
     size_t pos = st == PS_ERR_LIMIT && s->nkeys ? s->keys[0].pos : 0;
     return lib_err(p, st, pos, e);
+  }
+  /* COUNT(DISTINCT x): the groups of the keys and x, counted per group of the
+   * keys after the run (exact; the library's group limit applies to them). */
+  static const ps_agg count_star = {PS_AGG_COUNT_STAR, NULL};
+  for (uint32_t i = 0; i < p->n_distinct; i++) {
+    const tbl_column *tc = &p->tbl->cols[p->distinct_col[i]];
+    ps_query_desc dd = d;
+    dd.keys[dd.n_keys] = p->cols[p->distinct_col[i]];
+    dd.key_fn[dd.n_keys] = PS_KEY_VALUE;
+    dd.n_keys++;
+    dd.n_aggs = 1;
+    dd.aggs = &count_star;
+    st = ps_query_create(p->ctx, &dd, &p->distinct_query[i]);
+    if (st != PS_OK)
+      return sql_fail(e, NULL, p->distinct_pos[i], "COUNT(DISTINCT %s): %s", tc->name, lib_text(p->ctx, st));
   }
   return 0;
 }
@@ -344,6 +419,12 @@ int select_plan_build(ps_context *ctx, const tbl_table *t, const char *src, size
 void select_plan_free(select_plan *p) {
   ps_query_destroy(p->query);
   p->query = NULL;
+  for (uint32_t i = 0; i < p->n_distinct; i++) {
+    ps_query_destroy(p->distinct_query[i]);
+    free(p->distinct_count[i]);
+    p->distinct_query[i] = NULL;
+    p->distinct_count[i] = NULL;
+  }
   for (uint32_t i = 0; i < PS_QUERY_MAX_AGGS; i++) {
     ps_value_destroy(p->values[i]);
     p->values[i] = NULL;
@@ -362,9 +443,53 @@ void select_plan_free(select_plan *p) {
   expr_arena_free(&p->arena);
 }
 
+static int same_datum(const ps_datum *a, const ps_datum *b) {
+  return a->is_null == b->is_null && a->lo == b->lo && a->hi == b->hi;
+}
+
+/* counts[g] = the non-NULL values of x in group g of r, from dr: the
+ * groups of r's keys and x, in the same ascending key order. */
+static int count_distinct(const ps_query_result *r, const ps_query_result *dr, uint32_t n_keys, uint64_t *counts) {
+  const uint64_t n = ps_query_result_groups(r), nd = ps_query_result_groups(dr);
+  uint64_t j = 0;
+  for (uint64_t g = 0; g < n; g++) {
+    counts[g] = 0;
+    for (; j < nd; j++) {
+      int same = 1;
+      ps_datum a, b;
+      for (uint32_t k = 0; same && k < n_keys; k++) {
+        if (ps_query_result_key(r, g, k, &a) != PS_OK || ps_query_result_key(dr, j, k, &b) != PS_OK) return -1;
+        same = same_datum(&a, &b);
+      }
+      if (!same) break;
+      if (ps_query_result_key(dr, j, n_keys, &b) != PS_OK) return -1;
+      counts[g] += !b.is_null;
+    }
+  }
+  return j == nd ? 0 : -1;
+}
+
 int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t errsz) {
   ps_status st = ps_query_run(p->ctx, p->query, out);
   if (st != PS_OK) return set_err(err, errsz, "%s", lib_text(p->ctx, st));
+  for (uint32_t i = 0; i < p->n_distinct; i++) {
+    ps_query_result *dr = NULL;
+    st = ps_query_run(p->ctx, p->distinct_query[i], &dr);
+    const uint64_t n = ps_query_result_groups(*out);
+    free(p->distinct_count[i]);
+    p->distinct_count[i] = st == PS_OK ? calloc(n ? n : 1, sizeof(uint64_t)) : NULL;
+    int bad = st != PS_OK             ? set_err(err, errsz, "%s", lib_text(p->ctx, st))
+              : !p->distinct_count[i] ? set_err(err, errsz, "out of memory")
+              : count_distinct(*out, dr, (uint32_t)p->stmt.nkeys, p->distinct_count[i])
+                  ? set_err(err, errsz, "internal error: COUNT(DISTINCT) groups out of order")
+                  : 0;
+    ps_query_result_destroy(dr);
+    if (bad) {
+      ps_query_result_destroy(*out);
+      *out = NULL;
+      return -1;
+    }
+  }
   return 0;
 }
 

@@ -14,6 +14,8 @@
 /* How a result column is printed. */
 typedef enum select_show { SHOW_NUMBER = 0, SHOW_STRING, SHOW_DATE, SHOW_TIMESTAMP, SHOW_TIME, SHOW_BOOL } select_show;
 
+#define SELECT_MAX_DISTINCT 4 /* COUNT(DISTINCT x) of different columns */
+
 typedef struct select_plan {
   ps_context *ctx;
   const tbl_table *tbl;
@@ -42,6 +44,16 @@ typedef struct select_plan {
   int agg_scale[PS_QUERY_MAX_AGGS];
   const vx_node *agg_node[PS_QUERY_MAX_AGGS]; /* the first VX_AGG of each (duplicates share it) */
   int key_scale[PS_QUERY_MAX_KEYS];
+  int key_fn[PS_QUERY_MAX_KEYS];               /* a date function of the key's column (SEL_FN_*), or 0 */
+  int64_t key_day_units[PS_QUERY_MAX_KEYS];    /* with key_fn: the column's units in a day */
+  /* COUNT(DISTINCT x): per distinct x, a second query grouped by the keys
+   * and x (COUNT(*)), and after a run the count of x's non-NULL groups per
+   * group of the main result. */
+  uint32_t n_distinct;
+  int distinct_col[SELECT_MAX_DISTINCT];
+  size_t distinct_pos[SELECT_MAX_DISTINCT]; /* the first COUNT(DISTINCT) of each, for messages */
+  ps_query *distinct_query[SELECT_MAX_DISTINCT];
+  uint64_t *distinct_count[SELECT_MAX_DISTINCT];
   const vx_node *order_node[SELECT_MAX_ORDER]; /* each ORDER BY term's value (an item's, by alias or position) */
   ps_query *query;
 } select_plan;

@@ -99,7 +99,10 @@ static int result_types(const select_plan *p, const ps_py_shell *sh, const ps_ar
     o->dict_col = -1;
     o->agg = p->item_agg[i];
     o->key = p->item_key[i];
-    if (it->agg == SEL_KEY) {
+    if (it->agg == SEL_KEY && p->key_fn[p->item_key[i]] > SEL_FN_TRUNC_LAST) { /* extract's fields */
+      o->type = OT_INT, o->width = 8;
+      snprintf(o->format, sizeof o->format, "l");
+    } else if (it->agg == SEL_KEY) {
       column_type(table, p->key_col[p->item_key[i]], o);
     } else if (it->agg == SEL_COUNT_STAR || it->agg == SEL_COUNT) {
       o->type = OT_INT, o->width = 8;
@@ -109,6 +112,9 @@ static int result_types(const select_plan *p, const ps_py_shell *sh, const ps_ar
       if (k < 0) return -1;
       column_type(table, k, o);
       if (o->type == OT_STRING) o->dict_col = k;
+    } else if (it->agg == SEL_EXPR && it->expr->kind == VX_AGG && it->expr->distinct) { /* COUNT(DISTINCT x) */
+      o->type = OT_INT, o->width = 8;
+      snprintf(o->format, sizeof o->format, "l");
     } else if (it->agg == SEL_EXPR) {
       o->type = reads_float(sh, it->expr) ? OT_FLOAT64 : OT_DECIMAL;
       if (o->type == OT_FLOAT64)

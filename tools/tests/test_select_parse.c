@@ -206,6 +206,12 @@ int main(void) {
   ok("select count(*) limit 0;", "SELECT COUNT(*) LIMIT 0");
   ok("select count(*) offset 3", "SELECT COUNT(*) OFFSET 3");
   ok("select count(*) having count(*) = 0 order by count(*)", "SELECT COUNT(*) HAVING COUNT(*) = 0 ORDER BY COUNT(*)");
+  /* date functions and COUNT(DISTINCT) */
+  ok("select year(d), Date_Trunc('MONTH', \"t s\"), count(distinct x) group by year(d), date_trunc('month', \"t s\")",
+     "SELECT extract(year FROM d), date_trunc('month', \"t s\"), COUNT(DISTINCT x) GROUP BY extract(year FROM d), "
+     "date_trunc('month', \"t s\")");
+  ok("SELECT date_part('dow', d), dayofyear(d), extract(second from t) GROUP BY dayofweek(d)",
+     "SELECT extract(dow FROM d), extract(doy FROM d), extract(second FROM t) GROUP BY extract(dow FROM d)");
   ok("select count(*) where a > 1 order by 1", "SELECT COUNT(*) WHERE a > 1 ORDER BY 1");
   ok("select b, count(*) group by b having b = true or b <> false",
      "SELECT b, COUNT(*) GROUP BY b HAVING b = TRUE OR b <> FALSE");
@@ -225,7 +231,7 @@ int main(void) {
   bad("SELECT sum(*)", 11, "only COUNT takes '*'");
   bad("SELECT sum()", 11, "SUM needs an argument");
   bad("SELECT count()", 13, "COUNT(*) counts rows");
-  bad("SELECT count(DISTINCT x)", 13, "COUNT(DISTINCT ...) is not supported");
+  bad("SELECT sum(DISTINCT x)", 11, "SUM(DISTINCT ...) is not supported (COUNT(DISTINCT x) is)");
   bad("SELECT DISTINCT a", 7, "SELECT DISTINCT is not supported");
   bad("SELECT sum(x", 12, "expected ')' to close the '(' at column 11, found end of input");
   bad("SELECT sum((x + 1)", 18, "expected ')' to close the '(' at column 11");
@@ -234,7 +240,9 @@ int main(void) {
   bad("SELECT count(*) FILTER (WHERE a = 1)", 16, "FILTER is not supported");
   bad("SELECT abs(x, y)", 12, "expected ')' to close the '(' at column 11, found ','");
   bad("SELECT coalesce(sum(x), 1", 25, "expected ',' or ')' to close the '(' at column 16");
-  bad("SELECT CASE WHEN a = 1 THEN 1 END", 7, "CASE over aggregate results is not supported");
+  bad("SELECT CASE a WHEN 1 THEN 1 END", 12, "expected WHEN after CASE");
+  ok("select case when sum(x) > 1 then 1 when a is null and not a = 2 then 2 else -0.5 end group by a",
+     "SELECT CASE WHEN SUM(x) > 1 THEN 1 WHEN a IS NULL AND NOT a = 2 THEN 2 ELSE -0.5 END GROUP BY a");
   bad("SELECT floor(sum(x))", 7, "unknown function 'floor'");
   bad("SELECT sum(sum(x))", 11, "aggregates cannot be nested");
   bad("SELECT sum(abs(x))", 11, "abs inside an aggregate is not supported");

@@ -115,6 +115,16 @@ static void known_answers(ps_context *ctx) {
       {"an alias before a column", "SELECT g AS x, sum(x) AS g GROUP BY g ORDER BY g", "x,g\n3,0\n4,0\n2,3\n1,5\n,7\n"},
       {"an alias in HAVING", "SELECT g, sum(x) AS total GROUP BY g HAVING total >= 5", "g,total\n1,5\n,7\n"},
       {"ORDER BY an expression", "SELECT g GROUP BY g ORDER BY abs(sum(y) - 1) DESC, g", "g\n2\n\n3\n4\n1\n"},
+      {"CASE over aggregates",
+       "SELECT g, CASE WHEN sum(x) >= 5 THEN sum(y) WHEN sum(x) IS NULL THEN -1 ELSE 0.5 END AS c "
+       "GROUP BY g",
+       "g,c\n1,1.50\n2,0.50\n3,0.50\n4,0.50\n,-0.75\n"},
+      {"CASE over aggregates: UNKNOWN takes ELSE",
+       "SELECT g, CASE WHEN sum(y) / sum(x) > 1 THEN 1 ELSE 0 END AS c GROUP BY g", "g,c\n1,0\n2,1\n3,0\n4,0\n,0\n"},
+      {"CASE over aggregates without ELSE, in ORDER BY",
+       "SELECT g, CASE WHEN count(*) > 1 THEN sum(x) END AS c GROUP BY g "
+       "ORDER BY c DESC NULLS FIRST, g",
+       "g,c\n4,\n,\n1,5\n2,3\n3,0\n"},
       {"dates in HAVING and ORDER BY",
        "SELECT dt, count(*) GROUP BY dt HAVING dt BETWEEN DATE '2024-01-02' AND '2024-02-01' ORDER BY dt DESC",
        "dt,count(*)\n2024-02-01,1\n2024-01-05,1\n2024-01-03,1\n2024-01-02,1\n"},
