@@ -80,6 +80,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
       o.query_compile = PS_QUERY_COMPILE_BACKGROUND;
     if (opts_in->struct_size < offsetof(ps_context_options, zone_pruning) + sizeof(int32_t))
       o.zone_pruning = PS_ZONE_PRUNING_ON;
+    if (opts_in->struct_size < offsetof(ps_context_options, max_groups) + sizeof(uint64_t)) o.max_groups = 0;
     o.struct_size = sizeof o;
   }
   if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
@@ -107,6 +108,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   ctx->alloc = o.allocator;
   ctx->query_compile = o.query_compile;
   ctx->zone_pruning = o.zone_pruning == PS_ZONE_PRUNING_ON;
+  ctx->max_groups = o.max_groups && o.max_groups < PS_QUERY_GROUPS_LIMIT ? o.max_groups : PS_QUERY_GROUPS_LIMIT;
   ctx->scan_stats.struct_size = sizeof ctx->scan_stats;
   if (o.kernel_cache_dir) {
     ctx->kernel_cache_dir = ps_kcache_dir_copy(&o.allocator, o.kernel_cache_dir);

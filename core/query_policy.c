@@ -111,7 +111,8 @@ uint64_t ps_query_regs_max_words(double bound) {
 }
 
 uint32_t ps_query_generic_mode(const ps_vprog *p, int fits64, int local_atomics) {
-  if (p->n_groups <= 1) return PS_QMODE_PRIVATE;
+  if (p->group_slots != 0 && p->group_pass != 0) return PS_QMODE_KEYS;
+  if (p->n_groups <= 1 && p->group_slots == 0) return PS_QMODE_PRIVATE;
   if (fits64 && local_atomics && (uint64_t)p->n_groups * p->n_accs <= PS_Q_LOCAL_ACCS) return PS_QMODE_LOCAL;
   return PS_QMODE_ITEMS;
 }
@@ -121,7 +122,7 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
   plan->mode = ps_query_generic_mode(p, plan->fits64, local_atomics);
   plan->bound = regs && plan->mode != PS_QMODE_PRIVATE ? ps_query_values_bound(p) : -1;
   plan->fields = ps_query_kept_fields(p, wanted);
-  if (regs && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
+  if (regs && p->group_slots == 0 && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
 }
 
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,

@@ -31,7 +31,9 @@ int ps_query_values_fit64(const ps_vprog *p);
 uint64_t ps_query_kept_fields(const ps_vprog *p, uint64_t wanted);
 
 /* The mode of pass 1 for the precompiled (generic) kernel; local_atomics:
- * the device has 64-bit atomics on local memory. Never PS_QMODE_REGS. */
+ * the device has 64-bit atomics on local memory. Never PS_QMODE_REGS;
+ * PS_QMODE_KEYS for a hashed plan's keys pass (which needs 64-bit global
+ * atomics). */
 uint32_t ps_query_generic_mode(const ps_vprog *p, int fits64, int local_atomics);
 
 /* PS_QMODE_REGS: the words one work-item may take so that its 64-bit sums

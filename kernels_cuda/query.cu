@@ -42,6 +42,7 @@ extern "C" cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_quer
   }
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
+  if (n_acc == 0) return cudaSuccess; /* a hashed GROUP BY plan's keys pass: nothing to merge */
   query_merge<<<(unsigned)n_acc, PS_CUDA_QUERY_BLOCK, 0, stream>>>(n_acc, parts, p->part, acc);
   return cudaGetLastError();
 }

@@ -26,6 +26,11 @@
  *       PS_QMODE_REGS (specialized builds, small domains): every group's
  *         accumulators in the work-item's registers, merged into the
  *         PS_QMODE_LOCAL table once per work-item (ps_q_partials_regs).
+ *     A hashed GROUP BY plan (a domain of possible keys too large for a
+ *     table per key) first runs pass 1 alone in PS_QMODE_KEYS: every
+ *     selected row's group key goes into the group table (ps_q_group_insert,
+ *     64-bit compare-and-swap), no accumulator; its accumulating run then
+ *     takes each row's group from the numbered table (ps_q_group_number).
  *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
  *     partials (strided, then a tree in local memory) and merges the result
  *     into acc.
@@ -110,6 +115,7 @@ typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
   PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
+  PS_GLOBAL ps_u64 *groups;          /* a hashed plan's group table (ps_q_group_find) */
   /* The readable bytes of each slot's streams from the chunk start (the
    * slots' data_bytes and validity_bytes, the same in the value and WHERE
    * programs): read from here, so that a specialized kernel's constants do
@@ -249,6 +255,62 @@ PS_FN void ps_q_acc_add_agg(ps_qacc *acc, ps_u32 a, ps_q128 v) {
   (void)a;
   ps_q_acc_add(acc, v);
 #endif
+}
+
+/* ---- hashed GROUP BY plans: the group table ----------------------------------- */
+
+/* The table of a hashed plan (ps_query_program.h): `slots` (a power of two)
+ * group keys, PS_Q_NO_KEY where empty, then in the accumulating run each
+ * key's group number at the same index + slots. Open addressing, linear
+ * probing from ps_q_group_hash; the host writes the numbered table with the
+ * same functions. */
+PS_FN ps_u64 ps_q_group_hash(ps_u64 key, ps_u64 slots) {
+  ps_u64 h = key; /* MurmurHash3's 64-bit finalizer: neighbouring keys spread */
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h & (slots - 1);
+}
+
+/* The group number of key, `absent` if the table does not hold it. */
+PS_FN ps_u64 ps_q_group_find(PS_GLOBAL const ps_u64 *t, ps_u64 slots, ps_u64 key, ps_u64 absent) {
+  ps_u64 i = ps_q_group_hash(key, slots);
+  for (ps_u64 n = 0; n < slots && key != PS_Q_NO_KEY; ++n, i = (i + 1) & (slots - 1)) {
+    const ps_u64 k = t[i];
+    if (k == key) return t[slots + i];
+    if (k == PS_Q_NO_KEY) break;
+  }
+  return absent;
+}
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* Slots a key probes at most: far more than a table at most half full needs
+ * (the host grows it past that), few enough that a table the keys overfill
+ * costs a bounded time per row until the host grows it. */
+#define PS_Q_GROUP_PROBES 512u
+
+/* Inserts key into the keys pass's table (2 * slots + 1 words). Where its
+ * PS_Q_GROUP_PROBES slots are taken, it is dropped and word 2 * slots set
+ * to 1: the host then grows the table and runs the pass again. */
+PS_FN void ps_q_group_insert(PS_GLOBAL ps_u64 *t, ps_u64 slots, ps_u64 key) {
+  ps_u64 i = ps_q_group_hash(key, slots);
+  for (ps_u64 n = 0; n < slots && n < PS_Q_GROUP_PROBES; ++n, i = (i + 1) & (slots - 1)) {
+    ps_u64 k = t[i];
+    if (k == PS_Q_NO_KEY) k = ps_atomic_cas_u64(&t[i], PS_Q_NO_KEY, key);
+    if (k == PS_Q_NO_KEY || k == key) return;
+  }
+  t[2 * slots] = 1;
+}
+#endif
+
+/* The group of group key g: g itself in a dense plan and in a hashed plan's
+ * keys pass, else its number (n_groups where the table lacks it, which
+ * cannot happen: the keys pass saw the same rows). */
+PS_FN ps_u64 ps_q_group_number(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 g) {
+  if (PS_QP(p)->group_slots == 0 || PS_QP(p)->group_pass != 0) return g;
+  return ps_q_group_find(B->groups, PS_QP(p)->group_slots, g, PS_QP(p)->n_groups);
 }
 
 /* ---- reading the columns ------------------------------------------------------ */
@@ -432,14 +494,14 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
 }
 
 /* The group of a row from its codes (ps_q_row_codes). */
-PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_u64 *codes, ps_u32 valid) {
+PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, const ps_u64 *codes, ps_u32 valid) {
   ps_u64 g = 0;
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) {
     ps_u32 s = PS_QP(p)->key_slot[k];
     g += (((valid >> s) & 1u) ? codes[s] : (ps_u64)(PS_QP(p)->key_domain[k] - 1)) * PS_QP(p)->key_stride[k];
   }
-  return g;
+  return ps_q_group_number(p, B, g);
 }
 
 PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
@@ -447,7 +509,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
-  *group = ps_q_group_of(p, codes, valid);
+  *group = ps_q_group_of(p, B, codes, valid);
   PS_Q_UNROLL
   for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
     ps_vagg va = PS_QP(p)->aggs[a];
@@ -463,7 +525,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   return 1;
 }
 
-/* The group of row r from its key columns alone; PS_QP(p)->n_groups when a key's
+/* The group of row r from its key columns alone (ps_q_group_number); PS_QP(p)->n_groups when a key's
  * code is corrupt (recorded in status). */
 PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
                             PS_GLOBAL ps_u32 *status) {
@@ -481,7 +543,7 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     }
     g += code * PS_QP(p)->key_stride[k];
   }
-  return g;
+  return ps_q_group_number(p, B, g);
 }
 
 /* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
@@ -609,6 +671,7 @@ PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
       if (!ps_q_row(p, B, (ps_u32)PS_QL_ALIGNED(L), (ps_u32)PS_QL_FITS64(L), w * 32 + j, &g, vals, status)) continue;
+      if (g >= PS_QP(p)->n_groups) continue; /* a hashed plan's key not in its table: cannot happen */
       PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
       PS_Q_UNROLL
       for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
@@ -807,6 +870,32 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
 }
 #endif
 
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* PS_QMODE_KEYS (a hashed plan's keys pass), for one work-item (`item` <
+ * L->items): every selected row's group key into the group table, a row
+ * whose key repeats the work-item's previous one skipped (sorted or
+ * clustered keys insert once per run). A corrupt key's row inserts some key
+ * too: the run fails with status[0] whatever the table holds. Value columns
+ * are not read (the accumulating run reads and checks them). */
+PS_FN void ps_q_partials_keys(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                              PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
+                              PS_GLOBAL ps_u32 *status) {
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
+  const ps_u64 words = (L->rows + 31) / 32;
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  ps_u64 last = PS_Q_NO_KEY;
+  for (ps_u64 w = item; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
+    while (sel != 0) {
+      const ps_u64 g = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+      sel &= sel - 1;
+      if (g != last) ps_q_group_insert(B->groups, PS_QP(p)->group_slots, g);
+      last = g;
+    }
+  }
+}
+#endif
+
 #if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
 /* PS_QMODE_REGS (a specialized build whose groups and fields fit
  * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
@@ -847,7 +936,7 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
       ps_u64 codes[PS_MAX_COLS];
       ps_u32 valid = 0;
       if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) continue;
-      const ps_u64 g = ps_q_group_of(p, codes, valid);
+      const ps_u64 g = ps_q_group_of(p, B, codes, valid);
       PS_Q_UNROLL
       for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) rows[k] += g == k ? 1u : 0u;
       PS_Q_UNROLL
@@ -916,6 +1005,8 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
 #if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
   } else if (PS_QL_MODE(L) == PS_QMODE_LOCAL) {
     ps_q_partials_local(p, wp, L, B, group, lid, lsize, lacc, part, status);
+  } else if (PS_QL_MODE(L) == PS_QMODE_KEYS) {
+    ps_q_partials_keys(p, wp, L, B, group * lsize + lid, status);
 #endif
   } else {
     ps_q_partials_items(p, wp, L, B, group * lsize + lid, part, status);
