@@ -418,6 +418,7 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
   uint64_t slots = pow2_at_least(2 * q->rows);
   if (slots > PS_QUERY_FIRST_GROUP_SLOTS) slots = PS_QUERY_FIRST_GROUP_SLOTS;
   if (slots < 64) slots = 64;
+  if (ctx->options.query_group_slots) slots = (uint64_t)1 << ctx->options.query_group_slots;
   *keys = NULL;
   *n = 0;
   for (;;) {
