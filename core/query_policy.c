@@ -125,6 +125,8 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
   if (regs && p->group_slots == 0 && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
 }
 
+int ps_query_merge_flat(uint64_t n_acc, uint64_t parts) { return parts <= 32 && n_acc >= 1024; }
+
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
                            uint64_t *parts) {

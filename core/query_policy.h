@@ -70,4 +70,10 @@ void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
                            uint64_t *parts);
 
+/* Whether pass 2 merges each of n_acc accumulators in one work-item (the
+ * `parts` partials one after another) rather than in one work-group (a tree
+ * over them): where the partials are few, as for the many accumulators of a
+ * large GROUP BY (PS_QMODE_ITEMS' tables then fill its partial bytes). */
+int ps_query_merge_flat(uint64_t n_acc, uint64_t parts);
+
 #endif /* PS_QUERY_POLICY_H */

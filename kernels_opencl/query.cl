@@ -38,7 +38,8 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program
              status);
 }
 
-__kernel void ps_query_merge(ulong n_acc, ulong parts, __global const ps_qacc *part, __global ps_qacc *acc) {
+__kernel void ps_query_merge(ulong n_acc, ulong parts, __global const ps_qacc *part, __global ps_qacc *acc,
+                             ulong flat) {
   __local ps_qacc lacc[PS_Q_LOCAL_ACCS];
-  ps_q_merge(get_group_id(0), (uint)get_local_id(0), (uint)get_local_size(0), n_acc, parts, part, acc, lacc);
+  ps_q_merge(get_group_id(0), (uint)get_local_id(0), (uint)get_local_size(0), n_acc, parts, flat, part, acc, lacc);
 }

@@ -1015,9 +1015,20 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
 
 /* Pass 2 for work-item lid of work-group i (lsize work-items, a power of two
  * at most PS_Q_LOCAL_ACCS): accumulator i of the chunk, reduced over the
- * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. */
-PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, PS_GLOBAL const ps_qacc *part,
-                      PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
+ * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. flat (the
+ * same for the whole launch, ps_query_merge_flat): each work-item instead
+ * merges accumulator i * lsize + lid alone, the partials one after another
+ * (many accumulators, few partials: a GROUP BY of many groups). */
+PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, ps_u64 flat,
+                      PS_GLOBAL const ps_qacc *part, PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
+  if (flat) {
+    const ps_u64 j = i * lsize + lid;
+    if (j >= n_acc) return;
+    ps_qacc y = acc[j];
+    for (ps_u64 t = 0; t < parts; ++t) ps_q_acc_merge(&y, part[t * n_acc + j]);
+    acc[j] = y;
+    return;
+  }
   ps_qacc x;
   ps_q_acc_init(&x);
   for (ps_u64 t = lid; t < parts; t += lsize) ps_q_acc_merge(&x, part[t * n_acc + i]);

@@ -538,10 +538,10 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
                         false);
   }
   if (st == PS_OK)
-    st = ps_cuda_status(
-        be->ctx,
-        ps_cuda_launch_query(spec, p, n_acc, parts, a->acc.handle ? (ps_qacc *)devptr(a->acc) : NULL, be->stream),
-        "launching the query kernels", false);
+    st = ps_cuda_status(be->ctx,
+                        ps_cuda_launch_query(spec, p, n_acc, parts, ps_query_merge_flat(n_acc, parts),
+                                             a->acc.handle ? (ps_qacc *)devptr(a->acc) : NULL, be->stream),
+                        "launching the query kernels", false);
   if (st == PS_OK) st = read_results(be, 8);
   ps_cuda_leave(be, prev);
   ps_host_free(be->ctx, p);

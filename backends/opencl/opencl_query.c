@@ -195,8 +195,11 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof parts_arg, &parts_arg);
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
+    const uint64_t mwg = prog->work_group[PS_CL_QUERY_MERGE];
+    const cl_ulong flat = (cl_ulong)ps_query_merge_flat(n_acc, parts);
+    if (st == PS_OK) st = ps_cl_set_arg(be, m, 4, sizeof flat, &flat);
     if (st == PS_OK)
-      st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(n_acc * prog->work_group[PS_CL_QUERY_MERGE]), refused);
+      st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(flat ? (n_acc + mwg - 1) / mwg * mwg : n_acc * mwg), refused);
   }
   cl_uint status[2] = {0, 0};
   if (st == PS_OK && !(refused && *refused)) {
