@@ -138,6 +138,7 @@ typedef struct ps_qacc {
 #define PS_QMODE_ITEMS 2u
 #define PS_QMODE_REGS 3u /* specialized builds only: see ps_q_partials_regs */
 #define PS_QMODE_KEYS 4u /* a hashed plan's keys pass: see ps_q_partials_keys */
+#define PS_QMODE_GLOBAL 5u /* a hashed plan of many groups: see ps_q_partials_global */
 
 /* An empty slot of the group table (no key reaches it: the host keeps the
  * product of the key domains below 2^64 - 1). */

@@ -114,6 +114,7 @@ uint32_t ps_query_generic_mode(const ps_vprog *p, int fits64, int local_atomics)
   if (p->group_slots != 0 && p->group_pass != 0) return PS_QMODE_KEYS;
   if (p->n_groups <= 1 && p->group_slots == 0) return PS_QMODE_PRIVATE;
   if (fits64 && local_atomics && (uint64_t)p->n_groups * p->n_accs <= PS_Q_LOCAL_ACCS) return PS_QMODE_LOCAL;
+  if (fits64 && local_atomics && p->group_slots != 0) return PS_QMODE_GLOBAL;
   return PS_QMODE_ITEMS;
 }
 
@@ -125,7 +126,10 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
   if (regs && p->group_slots == 0 && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
 }
 
-int ps_query_merge_flat(uint64_t n_acc, uint64_t parts) { return parts <= 32 && n_acc >= 1024; }
+int ps_query_merge_flat(uint32_t mode, uint64_t n_acc, uint64_t parts) {
+  if (mode == PS_QMODE_GLOBAL) return 2;
+  return parts <= 32 && n_acc >= 1024;
+}
 
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
@@ -146,5 +150,5 @@ void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t
   }
   if (groups == 0) groups = 1;
   *items = groups * group;
-  *parts = groups;
+  *parts = mode == PS_QMODE_GLOBAL ? 1 : groups;
 }

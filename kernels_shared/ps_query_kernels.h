@@ -26,6 +26,10 @@
  *       PS_QMODE_REGS (specialized builds, small domains): every group's
  *         accumulators in the work-item's registers, merged into the
  *         PS_QMODE_LOCAL table once per work-item (ps_q_partials_regs).
+ *       PS_QMODE_GLOBAL (a hashed GROUP BY plan of many groups, every
+ *         value within 64 bits): one table for the whole launch in global
+ *         memory, zeroed by the host, updated with 64-bit global atomics
+ *         (ps_q_global_merge), the one partial table for pass 2.
  *     A hashed GROUP BY plan (a domain of possible keys too large for a
  *     table per key) first runs pass 1 alone in PS_QMODE_KEYS: every
  *     selected row's group key goes into the group table (ps_q_group_insert,
@@ -33,7 +37,8 @@
  *     takes each row's group from the numbered table (ps_q_group_number).
  *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
  *     partials (strided, then a tree in local memory) and merges the result
- *     into acc.
+ *     into acc; or, with few partials of many accumulators, one work-item
+ *     per accumulator.
  * Every merge is exact (counts and 192-bit sums are order-independent, min
  * and max too), so the result does not depend on the split.
  * Errors: the smallest chunk row holding a corrupt code goes to status[0],
@@ -896,6 +901,113 @@ PS_FN void ps_q_partials_keys(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
 }
 #endif
 
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* PS_QMODE_GLOBAL's table entries: count and the 192-bit sum as usual, min
+ * and max of values that fit 64 bits as unsigned words whose zero means
+ * "none" (the host zeroes the table): max_lo holds v with its sign bit
+ * flipped (order-preserving), min_lo the complement of that, both raised
+ * with an atomic maximum. ps_q_global_out turns an entry back. */
+#define PS_Q_SIGN 0x8000000000000000ull
+
+/* ps_q_local_merge on a PS_QMODE_GLOBAL table entry in global memory (the
+ * same exact carries). */
+PS_FN void ps_q_global_merge(PS_GLOBAL ps_qacc *a, const ps_qacc *x, int values) {
+  if (x->count == 0) return;
+  ps_atomic_add_u64(&a->count, x->count);
+  if (!values) return;
+  ps_u64 old = x->sum0 != 0 ? ps_atomic_add_u64(&a->sum0, x->sum0) : 0;
+  const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
+  ps_u64 c2 = 0;
+  if (x->sum1 != 0) {
+    old = ps_atomic_add_u64(&a->sum1, x->sum1);
+    c2 += old + x->sum1 < old ? 1 : 0;
+  }
+  if (c1 != 0) {
+    old = ps_atomic_add_u64(&a->sum1, c1);
+    c2 += old + c1 < old ? 1 : 0;
+  }
+  if (x->sum2 + c2 != 0) ps_atomic_add_u64(&a->sum2, x->sum2 + c2);
+  const ps_u64 mn = ~(x->min_lo ^ PS_Q_SIGN), mx = x->max_lo ^ PS_Q_SIGN;
+  if (mn > ((PS_GLOBAL volatile ps_qacc *)a)->min_lo) ps_atomic_max_u64(&a->min_lo, mn);
+  if (mx > ((PS_GLOBAL volatile ps_qacc *)a)->max_lo) ps_atomic_max_u64(&a->max_lo, mx);
+}
+
+/* A PS_QMODE_GLOBAL table entry in the usual form. */
+PS_FN ps_qacc ps_q_global_out(ps_qacc x) {
+  if (x.min_lo == 0) {
+    x.min_lo = PS_QACC_MIN_INIT_LO;
+    x.min_hi = PS_QACC_MIN_INIT_HI;
+  } else {
+    x.min_lo = ~x.min_lo ^ PS_Q_SIGN;
+    x.min_hi = (ps_i64)x.min_lo < 0 ? ~(ps_u64)0 : 0;
+  }
+  if (x.max_lo == 0) {
+    x.max_lo = PS_QACC_MAX_INIT_LO;
+    x.max_hi = PS_QACC_MAX_INIT_HI;
+  } else {
+    x.max_lo ^= PS_Q_SIGN;
+    x.max_hi = (ps_i64)x.max_lo < 0 ? ~(ps_u64)0 : 0;
+  }
+  return x;
+}
+
+/* PS_QMODE_GLOBAL for one work-item (`item` < L->items): as
+ * ps_q_partials_local (each word's selected rows one group at a time, one
+ * aggregate at a time, merged once per group and word), into the launch's
+ * one table part[0 .. n_groups * n_accs) in global memory. */
+PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                                PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
+                                PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = PS_QP(p)->n_accs;
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
+  const ps_u64 words = (L->rows + 31) / 32;
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  for (ps_u64 w = item; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
+    while (sel != 0) { /* a word without selected rows reads nothing else */
+      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+      ps_u32 mine = 0, rest = sel;
+      sel = 0;
+      while (rest != 0) {
+        const ps_u32 j = ps_ctz32(rest);
+        rest &= rest - 1;
+        if (ps_q_key_group(p, B, aligned, w * 32 + j, status) == g0)
+          mine |= 1u << j;
+        else
+          sel |= 1u << j; /* a later round's */
+      }
+      if (g0 >= PS_QP(p)->n_groups) continue; /* corrupt keys, recorded */
+      PS_GLOBAL ps_qacc *ga = part + g0 * n_accs;
+      const ps_u32 n = ps_popc32(mine);
+      ps_atomic_add_u64(&ga[0].count, n);
+      PS_Q_UNROLL
+      for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
+        const ps_vagg va = PS_QP(p)->aggs[a];
+        if (va.count == 0) {
+          ps_atomic_add_u64(&ga[1 + a].count, n);
+          continue;
+        }
+        ps_qacc x;
+        ps_q_acc_init(&x);
+        x.min_lo = PS_Q_I64_MAX;
+        x.max_lo = PS_Q_I64_MIN;
+        for (ps_u32 rows = mine; rows != 0; rows &= rows - 1) {
+          int corrupt = 0;
+          const ps_qval v = ps_q_value64(p, B, va, 0, 0u, w * 32 + ps_ctz32(rows), aligned, &corrupt, status);
+          if (!corrupt && !v.null_) {
+            ps_q_sum192(&x.sum0, &x.sum1, &x.sum2, v.v.lo, v.v.hi, v.v.hi);
+            x.min_lo = (ps_i64)v.v.lo < (ps_i64)x.min_lo ? v.v.lo : x.min_lo;
+            x.max_lo = (ps_i64)v.v.lo > (ps_i64)x.max_lo ? v.v.lo : x.max_lo;
+            x.count += 1;
+          }
+        }
+        ps_q_global_merge(&ga[1 + a], &x, 1);
+      }
+    }
+  }
+}
+#endif
+
 #if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
 /* PS_QMODE_REGS (a specialized build whose groups and fields fit
  * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
@@ -1007,6 +1119,8 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
     ps_q_partials_local(p, wp, L, B, group, lid, lsize, lacc, part, status);
   } else if (PS_QL_MODE(L) == PS_QMODE_KEYS) {
     ps_q_partials_keys(p, wp, L, B, group * lsize + lid, status);
+  } else if (PS_QL_MODE(L) == PS_QMODE_GLOBAL) {
+    ps_q_partials_global(p, wp, L, B, group * lsize + lid, part, status);
 #endif
   } else {
     ps_q_partials_items(p, wp, L, B, group * lsize + lid, part, status);
@@ -1018,13 +1132,21 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
  * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. flat (the
  * same for the whole launch, ps_query_merge_flat): each work-item instead
  * merges accumulator i * lsize + lid alone, the partials one after another
- * (many accumulators, few partials: a GROUP BY of many groups). */
+ * (many accumulators, few partials: a GROUP BY of many groups); flat 2: the
+ * one partial is a PS_QMODE_GLOBAL table (ps_q_global_out). */
 PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, ps_u64 flat,
                       PS_GLOBAL const ps_qacc *part, PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
   if (flat) {
     const ps_u64 j = i * lsize + lid;
     if (j >= n_acc) return;
     ps_qacc y = acc[j];
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+    if (flat == 2) {
+      ps_q_acc_merge(&y, ps_q_global_out(part[j]));
+      acc[j] = y;
+      return;
+    }
+#endif
     for (ps_u64 t = 0; t < parts; ++t) ps_q_acc_merge(&y, part[t * n_acc + j]);
     acc[j] = y;
     return;

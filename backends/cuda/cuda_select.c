@@ -536,10 +536,13 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     p->part = (ps_qacc *)kernel_workspace(be);
     st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, 8, be->stream), "cudaMemsetAsync (query status)",
                         false);
+    if (st == PS_OK && mode == PS_QMODE_GLOBAL) /* its table starts at zero (ps_q_global_merge) */
+      st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->part, 0, (size_t)(n_acc * sizeof(ps_qacc)), be->stream),
+                          "cudaMemsetAsync (query table)", false);
   }
   if (st == PS_OK)
     st = ps_cuda_status(be->ctx,
-                        ps_cuda_launch_query(spec, p, n_acc, parts, ps_query_merge_flat(n_acc, parts),
+                        ps_cuda_launch_query(spec, p, n_acc, parts, ps_query_merge_flat(mode, n_acc, parts),
                                              a->acc.handle ? (ps_qacc *)devptr(a->acc) : NULL, be->stream),
                         "launching the query kernels", false);
   if (st == PS_OK) st = read_results(be, 8);

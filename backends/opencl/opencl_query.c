@@ -149,6 +149,12 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   if (st == PS_OK) st = ps_cl_upload(be, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
   if (st == PS_OK) st = ps_cl_upload(be, L, sizeof *L, "query launch", &launch_buf);
   if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(parts * n_acc * sizeof(ps_qacc)), &part);
+  if (st == PS_OK && L->mode == PS_QMODE_GLOBAL) { /* its table starts at zero (ps_q_global_merge) */
+    const cl_uchar zero = 0;
+    const cl_int err =
+        clEnqueueFillBuffer(be->queue, part, &zero, 1, 0, (size_t)(n_acc * sizeof(ps_qacc)), 0, NULL, NULL);
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query table");
+  }
   if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
@@ -196,7 +202,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
     const uint64_t mwg = prog->work_group[PS_CL_QUERY_MERGE];
-    const cl_ulong flat = (cl_ulong)ps_query_merge_flat(n_acc, parts);
+    const cl_ulong flat = (cl_ulong)ps_query_merge_flat((uint32_t)L->mode, n_acc, parts);
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 4, sizeof flat, &flat);
     if (st == PS_OK)
       st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(flat ? (n_acc + mwg - 1) / mwg * mwg : n_acc * mwg), refused);
