@@ -954,7 +954,8 @@ PS_FN ps_qacc ps_q_global_out(ps_qacc x) {
 /* PS_QMODE_GLOBAL for one work-item (`item` < L->items): as
  * ps_q_partials_local (each word's selected rows one group at a time, one
  * aggregate at a time, merged once per group and word), into the launch's
- * one table part[0 .. n_groups * n_accs) in global memory. */
+ * one table part[0 .. n_groups * n_accs) in global memory. Each row's group
+ * is looked up once (a probe of the group table), not once per round. */
 PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                                 PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
                                 PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
@@ -962,16 +963,21 @@ PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM con
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
   const ps_u64 words = (L->rows + 31) / 32;
   const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  ps_u64 gs[32];
   for (ps_u64 w = item; w < words; w += L->items) {
     ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
-    while (sel != 0) { /* a word without selected rows reads nothing else */
-      const ps_u64 g0 = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+    for (ps_u32 rest = sel; rest != 0; rest &= rest - 1) { /* a word without selected rows reads nothing else */
+      const ps_u32 j = ps_ctz32(rest);
+      gs[j] = ps_q_key_group(p, B, aligned, w * 32 + j, status);
+    }
+    while (sel != 0) {
+      const ps_u64 g0 = gs[ps_ctz32(sel)];
       ps_u32 mine = 0, rest = sel;
       sel = 0;
       while (rest != 0) {
         const ps_u32 j = ps_ctz32(rest);
         rest &= rest - 1;
-        if (ps_q_key_group(p, B, aligned, w * 32 + j, status) == g0)
+        if (gs[j] == g0)
           mine |= 1u << j;
         else
           sel |= 1u << j; /* a later round's */

@@ -9,7 +9,8 @@
  * found by sorting the rows' decoded keys) and, on a device backend, with
  * the reference backend datum for datum (bits and double renderings);
  * chunked and not; a keys pass whose first table is too small (internal
- * option query_group_slots: it grows and runs again); no row selected.
+ * option query_group_slots: it grows and runs again); no row selected; a
+ * corrupt key code.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,32 @@ static void named_cases(ps_context *ctx, ps_context *ref) {
   q.where = on_and(q.where, on_isnull(k, 0));
   ps_query_result *res = NULL;
   if (CHECK_OK(ctx, run_query(ctx, tr.h, N, &q, &res))) CHECK(ps_query_result_groups(res) == 0);
+  ps_query_result_destroy(res);
+  oq_free(&q);
+  /* a corrupt key code (a dictionary index past its 1000 strings) found by
+   * the keys pass */
+  th_case("corrupt key");
+  tstrs dict;
+  memset(&dict, 0, sizeof dict);
+  tcol_random_strings(r, 1000, 1, &dict);
+  uint64_t *codes = th_calloc(N, sizeof *codes);
+  for (uint64_t i = 0; i < N; i++) codes[i] = th_below(r, 1000);
+  codes[12345] = 5000;
+  const int s = tr_add(&tr, tcol_dict(&dict, 0, 0, PS_TYPE_UINT32, N, 13, 0, codes, NULL, NULL));
+  free(codes);
+  tstrs_free(&dict);
+  memset(&q, 0, sizeof q);
+  q.n_keys = 2;
+  q.keys[0] = s;
+  q.keys[1] = k;
+  q.n_aggs = 1;
+  q.kinds[0] = PS_AGG_COUNT_STAR;
+  res = NULL;
+  if (s >= 0) {
+    CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECKF(th_contains_ci(ps_context_last_error(ctx), "row 12345"), "message: %s", ps_context_last_error(ctx));
+    CHECK(res == NULL);
+  }
   ps_query_result_destroy(res);
   oq_free(&q);
   tr_clear(&tr);
