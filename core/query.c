@@ -440,11 +440,11 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
       if (t[i] != PS_Q_NO_KEY) t[found++] = t[i];
     const bool dropped = t[2 * slots] != 0;
     if (st == PS_OK && found > limit)
-      st =
-          ps_set_error(ctx, PS_ERR_LIMIT,
-                       "GROUP BY has more than %" PRIu64 " groups (options.max_groups); the keys' columns have %" PRIu64
-                       " and %" PRIu64 " possible keys",
-                       limit, q->prog.key_domain[0], q->prog.n_keys > 1 ? q->prog.key_domain[1] : 1);
+      st = ps_set_error(ctx, PS_ERR_LIMIT,
+                        "GROUP BY has more than %" PRIu64
+                        " groups (options.max_groups; the selected rows hold at "
+                        "least %" PRIu64 " distinct keys of key 0's %" PRIu64 " possible ones%s)",
+                        limit, found, q->prog.key_domain[0], q->prog.n_keys > 1 ? " times key 1's" : "");
     if (st == PS_OK && (dropped || found > slots / 2)) {
       ps_host_free(ctx, t);
       const uint64_t grown = pow2_at_least(4 * found > 4 * slots ? 4 * found : 4 * slots);
