@@ -393,10 +393,10 @@ static int cmp_u64(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-/* Rows of the first keys pass's table: twice the rows, at most this many
- * slots; the table grows (and the pass runs again) where the keys fill more
- * than half of it. */
-#define PS_QUERY_FIRST_GROUP_SLOTS (UINT64_C(1) << 20)
+/* Slots of the first keys pass's table: twice the rows, at most this many
+ * (64 MB of table, room for 2^21 groups in one pass); the table grows (and
+ * the pass runs again) where the keys fill more than half of it. */
+#define PS_QUERY_FIRST_GROUP_SLOTS (UINT64_C(1) << 22)
 
 /* A device buffer of the group table's 2 * slots + 1 words from host words t. */
 static ps_status table_buffer(ps_context *ctx, const uint64_t *t, uint64_t slots, ps_buffer **out) {
