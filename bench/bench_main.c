@@ -27,10 +27,12 @@ static void usage(FILE *f) {
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
           "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
-          "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, the after-filter calls aggregate,\n"
+          "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, GROUP BY of many groups groups_date_qty,\n"
+          "                  groups_price, the after-filter calls aggregate,\n"
           "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
           "                  thrust_count,thrust_ids (default all); groups: queries (the five\n"
-          "                  query cases), after (the six after-filter calls), tables (both)\n"
+          "                  query cases), groups (the two GROUP BY cases), after (the six after-filter\n"
+          "                  calls), tables (queries and after)\n"
           "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
           "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
@@ -47,6 +49,8 @@ static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
                                           "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1", "aggregate",
                                           "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
+                                          /* GROUP BY of many groups over lineitem (bench_query.c) */
+                                          "groups_date_qty", "groups_price",
                                           /* the C++ Thrust layer against the C API (bench_thrust.cu, CUDA builds) */
                                           "thrust_count", "thrust_ids",
                                           /* zone maps: unsorted and date-sorted tables, pruning off and on */
@@ -63,6 +67,7 @@ static const struct {
     {"queries", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1"},
     {"after", "aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
+    {"groups", "groups_date_qty,groups_price"},
     {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
 };
 

@@ -397,6 +397,101 @@ void bench_run_queries(bench *b, bench_tables *t) {
   }
 }
 
+/* ---- GROUP BY of many groups ---------------------------------------------------- */
+
+/* GROUP BY keys of more possible values than a table of every key holds
+ * (PS_QUERY_MAX_GROUPS): the run collects the distinct keys, numbers them,
+ * then aggregates. groups_date_qty: l_shipdate, l_quantity (about 10^5
+ * groups); groups_price: l_extendedprice (10^5..10^6 groups by the rows).
+ * Checked: the groups' COUNT(*) add up to the rows, the keys ascend. */
+static uint32_t d_keys(int which) { return which == 0 ? 2u : 1u; }
+
+/* Whether keys k (numbers, no NULL here) come after keys p in key order. */
+static int keys_after(const ps_datum *k, const ps_datum *p, uint32_t n) {
+  for (uint32_t j = 0; j < n; j++) {
+    const bench_i128 a = (bench_i128)(((unsigned __int128)(uint64_t)k[j].hi << 64) | k[j].lo);
+    const bench_i128 c = (bench_i128)(((unsigned __int128)(uint64_t)p[j].hi << 64) | p[j].lo);
+    if (a != c) return a > c;
+  }
+  return 0;
+}
+
+void bench_run_groups(bench *b, bench_tables *t) {
+  if (!t->have_lineitem) return;
+  bench_tcol *li = t->li;
+  static const char *const names[2] = {"groups_date_qty", "groups_price"};
+  for (int which = 0; which < 2; which++) {
+    if (!wanted_case(b, names[which]) || b->n_results >= BENCH_MAX_CASES) continue;
+    bench_result *res = &b->results[b->n_results++];
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s", names[which]);
+    res->rows = t->n;
+    res->width = -1;
+    res->check = "FAIL";
+    res->count = t->n;
+    res->selectivity = 1;
+    bench_tcol *k0 = which == 0 ? &li[LI_SHIPDATE] : &li[LI_EXTENDEDPRICE], *k1 = &li[LI_QUANTITY];
+    bench_tcol *v = which == 0 ? &li[LI_EXTENDEDPRICE] : &li[LI_DISCOUNT];
+    res->bytes = (double)k0->desc.data_size + (double)v->desc.data_size + (which == 0 ? (double)k1->desc.data_size : 0);
+    ps_value *x = NULL;
+    ps_query *q = NULL;
+    ps_status st = ps_value_column(b->ctx, v->col, &x);
+    if (st == PS_OK) {
+      ps_agg aggs[3] = {{PS_AGG_COUNT_STAR, NULL}, {PS_AGG_SUM, x}, {PS_AGG_MAX, x}};
+      ps_query_desc d;
+      ps_query_desc_init(&d);
+      d.rows = t->n;
+      d.n_keys = which == 0 ? 2 : 1;
+      d.keys[0] = k0->col;
+      d.keys[1] = k1->col;
+      d.n_aggs = 3;
+      d.aggs = aggs;
+      st = ps_query_create(b->ctx, &d, &q);
+    }
+    qrun r;
+    memset(&r, 0, sizeof r);
+    r.ctx = b->ctx;
+    r.query = q;
+    double first_ms = 0;
+    if (st == PS_OK) {
+      double t0 = bench_now_ms();
+      st = ps_query_run(b->ctx, q, &r.last);
+      first_ms = bench_now_ms() - t0;
+      ps_context_wait_builds(b->ctx, 0);
+    }
+    if (st == PS_OK) st = bench_time(b, qrun_once, &r, &res->t);
+    if (st != PS_OK) {
+      const char *m = ps_context_last_error(b->ctx);
+      res->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
+      snprintf(res->note, sizeof res->note, "%s", m && m[0] ? m : ps_status_name(st));
+      memset(&res->t, 0, sizeof res->t);
+    } else {
+      const uint64_t groups = ps_query_result_groups(r.last);
+      uint64_t rows = 0;
+      int ascending = 1;
+      ps_datum prev[2];
+      for (uint64_t g = 0; g < groups; g++) {
+        ps_datum c, k[2];
+        ps_query_result_value(r.last, g, 0, &c);
+        rows += c.lo;
+        for (uint32_t j = 0; j < d_keys(which); j++) ps_query_result_key(r.last, g, j, &k[j]);
+        if (g && !keys_after(k, prev, d_keys(which))) ascending = 0;
+        memcpy(prev, k, sizeof prev);
+      }
+      res->check = rows == t->n && ascending ? "ok" : "FAIL";
+      snprintf(res->note, sizeof res->note, "%" PRIu64 " groups%s; first run %.1f ms", groups,
+               rows != t->n ? ", COUNT(*) do not add up to the rows"
+               : !ascending ? ", keys out of order"
+                            : "",
+               first_ms);
+    }
+    ps_query_result_destroy(r.last);
+    ps_query_destroy(q);
+    ps_value_destroy(x);
+    bench_print_result(b, res);
+  }
+}
+
 /* ---- zone maps ------------------------------------------------------------------ */
 
 static void fmt_mb(double bytes, char *out, size_t n) { snprintf(out, n, "%.2f MB", bytes / 1e6); }

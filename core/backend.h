@@ -171,6 +171,10 @@ typedef struct ps_query_args {
   /* The accumulator fields the core reads of each aggregate (PS_QF_* of
    * ps_query_program.h, 4 bits per aggregate; 0 = every field). */
   uint64_t agg_fields;
+  /* A hashed GROUP BY plan's group table (prog->group_slots != 0): 2 *
+   * group_slots words, see ps_query_program.h; word 2 * group_slots is set
+   * to 1 where the keys pass dropped a key (a full table). */
+  ps_devmem groups;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

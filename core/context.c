@@ -82,6 +82,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
       o.zone_pruning = PS_ZONE_PRUNING_ON;
     if (opts_in->struct_size < offsetof(ps_context_options, device_memory_limit) + sizeof(uint64_t))
       o.device_memory_limit = 0;
+    if (opts_in->struct_size < offsetof(ps_context_options, max_groups) + sizeof(uint64_t)) o.max_groups = 0;
     o.struct_size = sizeof o;
   }
   if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
@@ -115,6 +116,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   ctx->zone_pruning = o.zone_pruning == PS_ZONE_PRUNING_ON;
   ctx->device_memory_limit = o.device_memory_limit;
   ctx->stage_slot = -1;
+  ctx->max_groups = o.max_groups && o.max_groups < PS_QUERY_GROUPS_LIMIT ? o.max_groups : PS_QUERY_GROUPS_LIMIT;
   ctx->scan_stats.struct_size = sizeof ctx->scan_stats;
   if (o.kernel_cache_dir) {
     ctx->kernel_cache_dir = ps_kcache_dir_copy(&o.allocator, o.kernel_cache_dir);
@@ -216,13 +218,14 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_ids_runs", opts->opencl_ids_runs, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "query_specialize", opts->query_specialize, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_query", opts->opencl_query, PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE));
+  if (opts->query_group_slots != 0) PS_TRY(option_in_range(ctx, "query_group_slots", opts->query_group_slots, 6, 30));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
 }
 
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
-  static const ps_internal_options defaults = {1, PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO, PS_OPT_AUTO,
-                                                PS_OPT_AUTO, PS_OPT_QUERY_AUTO};
+  static const ps_internal_options defaults = {1,           PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO,
+                                               PS_OPT_AUTO, PS_OPT_AUTO, PS_OPT_QUERY_AUTO, 0};
   return ctx ? &ctx->options : &defaults;
 }

@@ -76,6 +76,8 @@ struct ps_context {
    * whenever a column's zone maps change, so that an expression's cached
    * pruning plan (zones.c) knows when to be made again. */
   bool zone_pruning;
+  /* options.max_groups (PS_QUERY_GROUPS_LIMIT for 0). */
+  uint64_t max_groups;
   ps_scan_stats scan_stats;
   uint64_t zone_epoch;
   /* While a query runs on pieces that zone maps left (query.c): the rows

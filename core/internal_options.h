@@ -74,6 +74,10 @@ typedef struct ps_internal_options {
    * query kernel with the same answer; a failed build stays an error under
    * query_specialize = PS_OPT_ON, as on CUDA. */
   int opencl_query;
+  /* Queries with hashed GROUP BY plans: 0 (default) sizes the keys pass's
+   * first table from the rows; 6..30: 2^query_group_slots slots, so that
+   * tests reach its growth (and the rerun) with few keys. */
+  int query_group_slots;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

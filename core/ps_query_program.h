@@ -19,11 +19,20 @@
  *     WHERE reads are not) is read: a valid row's code above the slot's
  *     code_limit (or any valid row of a PS_COLF_NO_CODES slot) fails the run
  *     with PS_ERR_CORRUPT_DATA;
- *   - the group g = sum over keys k of slot_index_k * key_stride[k], where
- *     slot_index_k is, for a valid row, the key column's code when
+ *   - the group key g = sum over keys k of slot_index_k * key_stride[k],
+ *     where slot_index_k is, for a valid row, the key column's code when
  *     key_fn[k].op is PS_QKEY_CODE, else the ordinal of v = M + code under
  *     key_fn[k] minus its base, clamped (below); key_domain[k] - 1 for a null
- *     row of a key column with validity (its NULL group);
+ *     row of a key column with validity (its NULL group). A dense
+ *     plan (group_slots == 0) uses g as the group. A hashed plan (the
+ *     product of the domains is too large for a table per possible key)
+ *     runs twice: the keys pass (group_pass == 1) only inserts each selected
+ *     row's g into the group table (ps_query_args.groups: group_slots keys,
+ *     PS_Q_NO_KEY where empty; any placement, the host collects them), and
+ *     accumulates nothing; the host then sorts the keys, numbers them
+ *     0..n_groups-1 in ascending order and writes the table back with each
+ *     key's number (the layout of ps_q_group_find); the accumulating pass
+ *     uses g's number as the group;
  *   - acc[g * n_accs + 0].count += 1 (the group's selected rows);
  *   - for each aggregate a (accumulator g * n_accs + 1 + a): its value program
  *     insns[first, first + count) runs on a stack of values. A value is
@@ -131,12 +140,14 @@ typedef struct ps_vprog {
   ps_u32 n_accs;  /* accumulators per group: 1 + n_aggs */
   ps_u32 n_keys;  /* 0..PS_QMAX_KEYS */
   ps_u32 n_preds; /* CASE predicate bitmaps */
-  ps_u32 n_groups; /* product of the key domains (1 without keys) */
+  ps_u32 n_groups;   /* dense: product of the key domains (1 without keys); hashed: the keys found */
   ps_u32 read_slots; /* bit s: a value or a key reads slot s */
   ps_u32 key_slot[PS_QMAX_KEYS];
-  ps_u32 key_domain[PS_QMAX_KEYS]; /* codes (+1 for NULL where the slot has validity) */
-  ps_u32 key_stride[PS_QMAX_KEYS];
-  ps_u32 key_pad_[PS_QMAX_KEYS];
+  ps_u32 group_pass; /* hashed plans: 1 = the keys pass (PS_QMODE_KEYS), 0 = accumulate */
+  ps_u32 group_pad_;
+  ps_u64 key_domain[PS_QMAX_KEYS]; /* codes (+1 for NULL where the slot has validity) */
+  ps_u64 key_stride[PS_QMAX_KEYS];
+  ps_u64 group_slots;            /* 0: a dense plan; else the group table's slots (a power of two) */
   ps_prog_col cols[PS_MAX_COLS]; /* byte counts relative to the chunk start */
   ps_vagg aggs[PS_QMAX_AGGS];
   ps_vinsn insns[PS_QMAX_INSNS];
@@ -167,6 +178,12 @@ typedef struct ps_qacc {
 #define PS_QMODE_LOCAL 1u
 #define PS_QMODE_ITEMS 2u
 #define PS_QMODE_REGS 3u /* specialized builds only: see ps_q_partials_regs */
+#define PS_QMODE_KEYS 4u /* a hashed plan's keys pass: see ps_q_partials_keys */
+#define PS_QMODE_GLOBAL 5u /* a hashed plan of many groups: see ps_q_partials_global */
+
+/* An empty slot of the group table (no key reaches it: the host keeps the
+ * product of the key domains below 2^64 - 1). */
+#define PS_Q_NO_KEY 0xFFFFFFFFFFFFFFFFull
 
 /* PS_QMODE_REGS: 64-bit words of accumulators a work-item keeps in
  * registers, at most. */

@@ -6,14 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ps_query_kernels.h" /* ps_q_group_hash: the group table's layout */
 #include "query.h"
 
 _Static_assert(sizeof(ps_vinsn) == 24, "ps_vinsn layout");
 _Static_assert(sizeof(ps_vagg) == 8, "ps_vagg layout");
 _Static_assert(sizeof(ps_qacc) == 64, "ps_qacc layout");
-_Static_assert(offsetof(ps_vprog, cols) == 64, "ps_vprog layout");
-_Static_assert(offsetof(ps_vprog, aggs) == 64 + 48 * PS_MAX_COLS, "ps_vprog layout");
-_Static_assert(offsetof(ps_vprog, insns) == 64 + 48 * PS_MAX_COLS + 8 * PS_QMAX_AGGS, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, key_domain) == 48 && offsetof(ps_vprog, cols) == 88, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, aggs) == 88 + 48 * PS_MAX_COLS, "ps_vprog layout");
+_Static_assert(offsetof(ps_vprog, insns) == 88 + 48 * PS_MAX_COLS + 8 * PS_QMAX_AGGS, "ps_vprog layout");
 _Static_assert(PS_QMAX_AGGS == PS_QUERY_MAX_AGGS && PS_QMAX_KEYS == PS_QUERY_MAX_KEYS, "limits agree");
 
 void ps_query_desc_init(ps_query_desc *desc) {
@@ -129,6 +130,7 @@ static ps_status check_rows(ps_context *ctx, uint64_t want, uint64_t got, const 
   return PS_OK;
 }
 
+/* The possible keys of GROUP BY key k: its codes, plus its NULL group. */
 static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uint64_t *domain) {
   uint64_t codes;
   if (c->no_codes)
@@ -136,14 +138,15 @@ static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uin
   else if (c->code_limit < ps_width_mask(c->width))
     codes = c->code_limit < UINT64_MAX ? c->code_limit + 1 : UINT64_MAX;
   else
-    codes = (uint64_t)1 << c->width;
+    codes = c->width < 64 ? (uint64_t)1 << c->width : 0; /* 0: 2^64 */
   *domain = codes + (c->validity.handle != NULL);
-  if (*domain == 0) *domain = 1; /* an empty dictionary: every valid row is corrupt, the slot never used */
-  if (*domain > PS_QUERY_MAX_GROUPS)
+  if (codes == 0 && !c->no_codes && c->width == 64)
     return ps_set_error(ctx, PS_ERR_LIMIT,
-                        "GROUP BY key %" PRIu32 " (%s, %" PRIu32 "-bit codes) has %" PRIu64
-                        " possible keys; at most %d groups are supported",
-                        k, ps_type_name(c->type), c->width, *domain, PS_QUERY_MAX_GROUPS);
+                        "GROUP BY key %" PRIu32
+                        " (%s, 64-bit codes%s) has 2^64 or more possible keys; at most "
+                        "2^64 - 2 are supported",
+                        k, ps_type_name(c->type), c->validity.handle ? ", nullable" : "");
+  if (*domain == 0) *domain = 1; /* an empty dictionary: every valid row is corrupt, the slot never used */
   return PS_OK;
 }
 
@@ -194,7 +197,9 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
                         PS_QUERY_MAX_KEYS);
   qlower L = {ctx, q, 0, 0};
   ps_vprog *p = &q->prog;
-  /* keys first: their slots, domains and strides */
+  /* keys first: their slots, domains and strides. Up to
+   * PS_QUERY_MAX_GROUPS possible keys the group is the key itself (a dense
+   * plan); past it the run numbers the keys it finds (a hashed plan). */
   uint64_t groups = 1;
   for (uint32_t k = 0; k < d->n_keys; k++) {
     const ps_column *c = d->keys[k];
@@ -208,23 +213,27 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       PS_TRY(key_domain(ctx, c, k, &dom));
     else
       PS_TRY(ps_query_key_fn_lower(ctx, c, k, fn, d->key_day_units[k], &p->key_fn[k], &dom));
-    groups *= dom;
-    if (groups > PS_QUERY_MAX_GROUPS)
+    if (__builtin_mul_overflow(groups, dom, &groups) || groups == UINT64_MAX)
       return ps_set_error(ctx, PS_ERR_LIMIT,
-                          "GROUP BY keys of %" PRIu32 " and %" PRIu64 " possible values make %" PRIu64
-                          " groups; at most %d are supported",
-                          p->key_domain[0], dom, groups, PS_QUERY_MAX_GROUPS);
+                          "GROUP BY keys 0 (%s, %" PRIu64 " possible keys) and 1 (%s, %" PRIu64
+                          " possible keys) make 2^64 - 1 or more possible keys; at most 2^64 - 2 are supported",
+                          ps_type_name(d->keys[0]->type), p->key_domain[0], ps_type_name(c->type), dom);
     PS_TRY(slot_of(&L, (ps_column *)c, &p->key_slot[k]));
-    p->key_domain[k] = (uint32_t)dom;
+    p->key_domain[k] = dom;
     q->keys[k] = c;
     q->key_fns[k] = fn;
   }
   p->n_keys = d->n_keys;
-  p->n_groups = (uint32_t)groups;
+  if (groups > PS_QUERY_MAX_GROUPS) {
+    p->group_slots = 1; /* hashed: the run sizes its table and counts its groups */
+    p->n_groups = 0;
+  } else {
+    p->n_groups = (uint32_t)groups;
+  }
   for (uint32_t k = 0; k < d->n_keys; k++) {
     uint64_t stride = 1;
     for (uint32_t j = k + 1; j < d->n_keys; j++) stride *= p->key_domain[j];
-    p->key_stride[k] = (uint32_t)stride;
+    p->key_stride[k] = stride;
   }
   /* aggregates */
   for (uint32_t a = 0; a < d->n_aggs; a++) {
@@ -289,7 +298,10 @@ static int query_run(const ps_prune_plan *plan, uint64_t r0, uint64_t rows, uint
   return ps_prune_state(plan, r0, end, e);
 }
 
-static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_buffer *acc) {
+/* Runs q with value program `base` (q->prog, or a hashed plan's pass of it)
+ * over every chunk; groups: a hashed plan's group table. */
+static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, ps_buffer *bits, ps_buffer *acc,
+                            ps_buffer *groups) {
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
   ps_devmem preds[PS_QMAX_PREDS];
@@ -318,7 +330,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       ctx->scan_stats.rows_skipped += e - r0;
       continue;
     }
-    ps_vprog prog = q->prog;
+    ps_vprog prog = *base;
     ps_query_args a;
     memset(&a, 0, sizeof a);
     a.prog = &prog;
@@ -356,7 +368,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
       a.preds[i] = preds[i];
       a.preds[i].offset += r0 / 8;
     }
-    a.acc = acc->mem;
+    if (acc) a.acc = acc->mem;
+    if (groups) a.groups = groups->mem;
     for (uint32_t i = 0; i < prog.n_aggs; i++) {
       static const uint64_t fields[] = {[PS_AGG_COUNT_STAR] = PS_QF_COUNT,
                                         [PS_AGG_COUNT] = PS_QF_COUNT,
@@ -393,6 +406,113 @@ static void acc_init(ps_qacc *acc, uint64_t n) {
   }
 }
 
+/* ---- hashed GROUP BY plans -------------------------------------------------------- */
+
+static uint64_t pow2_at_least(uint64_t n) {
+  uint64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Slots of the first keys pass's table: twice the rows, at most this many
+ * (64 MB of table, room for 2^21 groups in one pass); the table grows (and
+ * the pass runs again) where the keys fill more than half of it. */
+#define PS_QUERY_FIRST_GROUP_SLOTS (UINT64_C(1) << 22)
+
+/* A device buffer of the group table's 2 * slots + 1 words from host words t. */
+static ps_status table_buffer(ps_context *ctx, const uint64_t *t, uint64_t slots, ps_buffer **out) {
+  const uint64_t bytes = (2 * slots + 1) * sizeof *t;
+  ps_status st = ps_buffer_create(ctx, bytes, out);
+  if (st == PS_ERR_OUT_OF_MEMORY)
+    return ps_set_error(
+        ctx, st, "GROUP BY: a group table of %" PRIu64 " slots (%" PRIu64 " bytes) does not fit in device memory",
+        slots, bytes);
+  if (st == PS_OK) st = ps_buffer_write(ctx, *out, 0, t, bytes);
+  return st;
+}
+
+/* The distinct group keys of q's selected rows, ascending, in *keys (host
+ * memory the caller frees; *n of them), by the keys pass (PS_QMODE_KEYS)
+ * into a table that grows until its keys fill at most half of it. */
+static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uint64_t **keys, uint64_t *n) {
+  const uint64_t limit = ctx->max_groups;
+  uint64_t slots = pow2_at_least(2 * q->rows);
+  if (slots > PS_QUERY_FIRST_GROUP_SLOTS) slots = PS_QUERY_FIRST_GROUP_SLOTS;
+  if (slots < 64) slots = 64;
+  if (ctx->options.query_group_slots) slots = (uint64_t)1 << ctx->options.query_group_slots;
+  *keys = NULL;
+  *n = 0;
+  for (;;) {
+    uint64_t *t = ps_host_alloc(ctx, (size_t)((2 * slots + 1) * sizeof *t));
+    if (!t) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "GROUP BY: a group table of %" PRIu64 " slots", slots);
+    memset(t, 0xFF, (size_t)(2 * slots * sizeof *t));
+    t[2 * slots] = 0;
+    ps_buffer *table = NULL;
+    ps_status st = table_buffer(ctx, t, slots, &table);
+    ps_vprog prog = q->prog;
+    prog.group_pass = 1;
+    prog.group_slots = slots;
+    prog.n_groups = 0;
+    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table);
+    if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, t, table->mem, (2 * slots + 1) * sizeof *t);
+    ps_buffer_destroy(table);
+    uint64_t found = 0;
+    for (uint64_t i = 0; st == PS_OK && i < slots; i++)
+      if (t[i] != PS_Q_NO_KEY) t[found++] = t[i];
+    const bool dropped = t[2 * slots] != 0;
+    if (st == PS_OK && found > limit)
+      st = ps_set_error(ctx, PS_ERR_LIMIT,
+                        "GROUP BY has more than %" PRIu64
+                        " groups (options.max_groups; the selected rows hold at "
+                        "least %" PRIu64 " distinct keys of key 0's %" PRIu64 " possible ones%s)",
+                        limit, found, q->prog.key_domain[0], q->prog.n_keys > 1 ? " times key 1's" : "");
+    if (st == PS_OK && (dropped || found > slots / 2)) {
+      ps_host_free(ctx, t);
+      const uint64_t grown = pow2_at_least(4 * found > 4 * slots ? 4 * found : 4 * slots);
+      if (grown > pow2_at_least(2 * limit) * 2)
+        return ps_set_error(ctx, PS_ERR_LIMIT,
+                            "GROUP BY: the group table of %" PRIu64 " slots overflowed with %" PRIu64
+                            " groups (options.max_groups is %" PRIu64 ")",
+                            slots, found, limit);
+      slots = grown;
+      continue;
+    }
+    if (st != PS_OK) {
+      ps_host_free(ctx, t);
+      return st;
+    }
+    qsort(t, (size_t)found, sizeof *t, cmp_u64);
+    *keys = t;
+    *n = found;
+    return PS_OK;
+  }
+}
+
+/* The accumulating pass's table of the n sorted keys: each key's number is
+ * its rank (*slots_out slots, written to *out). */
+static ps_status number_keys(ps_context *ctx, const uint64_t *keys, uint64_t n, uint64_t *slots_out, ps_buffer **out) {
+  const uint64_t slots = pow2_at_least(2 * n > 2 ? 2 * n : 2);
+  uint64_t *t = ps_host_alloc(ctx, (size_t)((2 * slots + 1) * sizeof *t));
+  if (!t) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "GROUP BY: a group table of %" PRIu64 " slots", slots);
+  memset(t, 0xFF, (size_t)(2 * slots * sizeof *t));
+  t[2 * slots] = 0;
+  for (uint64_t g = 0; g < n; g++) {
+    uint64_t i = ps_q_group_hash(keys[g], slots);
+    while (t[i] != PS_Q_NO_KEY) i = (i + 1) & (slots - 1); /* at most half full: a slot is free */
+    t[i] = keys[g];
+    t[slots + i] = g;
+  }
+  ps_status st = table_buffer(ctx, t, slots, out);
+  ps_host_free(ctx, t);
+  *slots_out = slots;
+  return st;
+}
+
 static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_result **out) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
@@ -401,30 +521,50 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
   if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
   if (!ctx->ops->query)
     return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement queries", ctx->ops->name);
-  const uint64_t n_acc = (uint64_t)q->prog.n_groups * q->prog.n_accs;
-  ps_qacc *acc = ps_calloc_ctx(ctx, n_acc, sizeof *acc);
-  ps_query_result *res = ps_calloc_ctx(ctx, 1, sizeof *res);
-  ps_buffer *acc_dev = NULL, *bits = NULL;
+  ps_vprog prog = q->prog;
+  ps_buffer *acc_dev = NULL, *bits = NULL, *table = NULL;
+  uint64_t *keys = NULL;
+  ps_qacc *acc = NULL;
   ps_status st = PS_OK;
-  if (!acc || !res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " accumulators", n_acc);
+  ps_query_result *res = ps_calloc_ctx(ctx, 1, sizeof *res);
+  if (!res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
+  if (st == PS_OK && q->rows && q->prog.n_preds)
+    st = ps_buffer_create(ctx, q->prog.n_preds * bitmap_words_bytes(q->rows), &bits);
+  if (st == PS_OK && prog.group_slots != 0) { /* hashed: the keys, then their numbers */
+    uint64_t n = 0;
+    if (q->rows) st = collect_keys(ctx, q, bits, &keys, &n);
+    prog.n_groups = (uint32_t)n;
+    if (st == PS_OK && n) st = number_keys(ctx, keys, n, &prog.group_slots, &table);
+  }
+  const uint64_t n_acc = (uint64_t)prog.n_groups * prog.n_accs;
+  if (st == PS_OK) {
+    acc = ps_calloc_ctx(ctx, n_acc ? n_acc : 1, sizeof *acc);
+    if (!acc)
+      st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " accumulators (%" PRIu32 " groups)", n_acc,
+                        prog.n_groups);
+  }
   if (st == PS_OK) acc_init(acc, n_acc);
-  if (st == PS_OK && q->rows) {
-    uint32_t n_bits = q->prog.n_preds;
+  if (st == PS_OK && q->rows && n_acc) {
     st = ps_buffer_create(ctx, n_acc * sizeof *acc, &acc_dev);
+    if (st == PS_ERR_OUT_OF_MEMORY)
+      st = ps_set_error(ctx, st,
+                        "GROUP BY: %" PRIu32 " groups' accumulators (%" PRIu64 " bytes) do not fit in device memory",
+                        prog.n_groups, n_acc * sizeof *acc);
     if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
-    if (st == PS_OK && n_bits) st = ps_buffer_create(ctx, n_bits * bitmap_words_bytes(q->rows), &bits);
-    if (st == PS_OK) st = run_chunks(ctx, q, bits, acc_dev);
+    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, acc_dev, table);
     if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
   }
   if (st == PS_OK) {
     res->ctx = ctx;
     res->n_keys = q->prog.n_keys;
     res->n_aggs = q->prog.n_aggs;
-    st = ps_query_finalize(ctx, q, acc, partial, res);
+    st = ps_query_finalize(ctx, q, &prog, keys, acc, partial, res);
   }
   ps_buffer_destroy(acc_dev);
   ps_buffer_destroy(bits);
+  ps_buffer_destroy(table);
   ps_host_free(ctx, acc);
+  ps_host_free(ctx, keys);
   if (st != PS_OK) {
     ps_query_result_destroy(res);
     return st;

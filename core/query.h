@@ -88,10 +88,13 @@ ps_i128 ps_key_fn_value(uint32_t fn, const ps_qkeyfn *f, int64_t ordinal);
 
 /* "SUM", "COUNT(*)"... for messages. */
 const char *ps_agg_name(ps_agg_kind k);
-/* Turns the accumulators of a run (n_groups * n_accs, as read back) into
- * res's groups, keys, states and values (ps_query_result_fill). */
-ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, bool partial,
-                            ps_query_result *res);
+/* Turns the accumulators of a run of value program p (q's, with a hashed
+ * plan's n_groups; n_groups * n_accs accumulators, as read back) into res's
+ * groups, keys, states and values (ps_query_result_fill). group_keys: a
+ * hashed plan's group keys (group g's is group_keys[g]), NULL in a dense
+ * plan (group g's key is g). */
+ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *p, const uint64_t *group_keys,
+                            const ps_qacc *acc, bool partial, ps_query_result *res);
 /* Computes res->values from res->state (n_groups, n_aggs, kinds and scales
  * set): the one place where a group's values are made from exact states, for
  * runs and merges alike. PS_ERR_OVERFLOW for the first sum or average (in

@@ -111,8 +111,10 @@ uint64_t ps_query_regs_max_words(double bound) {
 }
 
 uint32_t ps_query_generic_mode(const ps_vprog *p, int fits64, int local_atomics) {
-  if (p->n_groups <= 1) return PS_QMODE_PRIVATE;
+  if (p->group_slots != 0 && p->group_pass != 0) return PS_QMODE_KEYS;
+  if (p->n_groups <= 1 && p->group_slots == 0) return PS_QMODE_PRIVATE;
   if (fits64 && local_atomics && (uint64_t)p->n_groups * p->n_accs <= PS_Q_LOCAL_ACCS) return PS_QMODE_LOCAL;
+  if (fits64 && local_atomics && p->group_slots != 0) return PS_QMODE_GLOBAL;
   return PS_QMODE_ITEMS;
 }
 
@@ -121,7 +123,12 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
   plan->mode = ps_query_generic_mode(p, plan->fits64, local_atomics);
   plan->bound = regs && plan->mode != PS_QMODE_PRIVATE ? ps_query_values_bound(p) : -1;
   plan->fields = ps_query_kept_fields(p, wanted);
-  if (regs && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
+  if (regs && p->group_slots == 0 && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
+}
+
+int ps_query_merge_flat(uint32_t mode, uint64_t n_acc, uint64_t parts) {
+  if (mode == PS_QMODE_GLOBAL) return 2;
+  return parts <= 32 && n_acc >= 1024;
 }
 
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
@@ -143,5 +150,5 @@ void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t
   }
   if (groups == 0) groups = 1;
   *items = groups * group;
-  *parts = groups;
+  *parts = mode == PS_QMODE_GLOBAL ? 1 : groups;
 }

@@ -31,7 +31,11 @@ int ps_query_values_fit64(const ps_vprog *p);
 uint64_t ps_query_kept_fields(const ps_vprog *p, uint64_t wanted);
 
 /* The mode of pass 1 for the precompiled (generic) kernel; local_atomics:
- * the device has 64-bit atomics on local memory. Never PS_QMODE_REGS. */
+ * the device has 64-bit atomics on local and global memory. Never
+ * PS_QMODE_REGS; PS_QMODE_KEYS for a hashed plan's keys pass (which needs
+ * the atomics); PS_QMODE_GLOBAL for a hashed plan's groups past
+ * PS_QMODE_LOCAL's table where every value fits 64 bits (its host zeroes
+ * the partial table before pass 1). */
 uint32_t ps_query_generic_mode(const ps_vprog *p, int fits64, int local_atomics);
 
 /* PS_QMODE_REGS: the words one work-item may take so that its 64-bit sums
@@ -60,6 +64,7 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
  * results per accumulator for pass 2.
  *   PS_QMODE_ITEMS: one partial table per work-item, as many as
  *     partial_bytes of tables hold, at most max_items and words (>= 1);
+ *   PS_QMODE_GLOBAL: as the others, one partial (the launch's table);
  *   the others: one partial per work-group of `group` work-items, at most
  *     max_groups (the groups that fill the device) and as many as the words
  *     need; PS_QMODE_REGS at least as many as keep each work-item within
@@ -67,5 +72,13 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
                            uint64_t *parts);
+
+/* Whether pass 2 (after pass 1 in `mode`) merges each of n_acc
+ * accumulators in one work-item (the `parts` partials one after another)
+ * rather than in one work-group (a tree over them): where the partials are
+ * few, as for the many accumulators of a large GROUP BY (PS_QMODE_ITEMS'
+ * tables then fill its partial bytes); 2 after PS_QMODE_GLOBAL, whose one
+ * partial is its table (ps_q_merge's flat). */
+int ps_query_merge_flat(uint32_t mode, uint64_t n_acc, uint64_t parts);
 
 #endif /* PS_QUERY_POLICY_H */

@@ -125,7 +125,6 @@ static int cmp_dict_entry(const void *x, const void *y) {
  * index, last, stays last). */
 static ps_status key_ranks(ps_context *ctx, const ps_column *c, uint32_t dom, uint32_t *rank) {
   for (uint32_t i = 0; i < dom; i++) rank[i] = i;
-  if (c->type != PS_TYPE_STRING || c->dict.sorted) return PS_OK;
   uint32_t values = dom - (c->validity.handle != NULL);
   dict_entry *e = ps_calloc_ctx(ctx, values ? values : 1, sizeof *e);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering %" PRIu32 " dictionary keys", values);
@@ -152,6 +151,15 @@ typedef struct group_order {
   uint32_t group;
 } group_order;
 
+/* Whether key column c's ranks differ from its key indexes (key_ranks). */
+static bool needs_ranks(const ps_column *c) { return c->type == PS_TYPE_STRING && !c->dict.sorted; }
+
+/* Key k's index in group g (a dense plan's group is its key). */
+static uint64_t key_index(const ps_vprog *p, const uint64_t *group_keys, uint64_t g, uint32_t k) {
+  const uint64_t key = group_keys ? group_keys[g] : g;
+  return (key / p->key_stride[k]) % p->key_domain[k];
+}
+
 static int cmp_order(const void *x, const void *y) {
   const group_order *a = x, *b = y;
   if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
@@ -171,9 +179,8 @@ static void acc_merge(ps_qacc *x, const ps_qacc *y) {
   x->count += y->count;
 }
 
-ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *acc, bool partial,
-                            ps_query_result *res) {
-  const ps_vprog *p = &q->prog;
+ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *p, const uint64_t *group_keys,
+                            const ps_qacc *acc, bool partial, ps_query_result *res) {
   for (uint32_t a = 0; a < p->n_aggs; a++) {
     res->kinds[a] = q->kinds[a];
     res->scales[a] = q->scales[a];
@@ -187,7 +194,8 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
   group_order *order = NULL;
   ps_status st = PS_OK;
   for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
-    uint32_t dom = p->key_domain[k];
+    if (!needs_ranks(q->keys[k])) continue;    /* the index is the rank */
+    uint32_t dom = (uint32_t)p->key_domain[k]; /* a dictionary's: below 2^32 */
     rank[k] = ps_calloc_ctx(ctx, dom ? dom : 1, sizeof(uint32_t));
     st = rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
   }
@@ -199,7 +207,10 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
   for (uint32_t g = 0; st == PS_OK && g < p->n_groups; g++) {
     if (p->n_keys && acc[(uint64_t)g * p->n_accs].count == 0) continue;
     uint64_t r = 0;
-    for (uint32_t k = 0; k < p->n_keys; k++) r = r * p->key_domain[k] + rank[k][(g / p->key_stride[k]) % p->key_domain[k]];
+    for (uint32_t k = 0; k < p->n_keys; k++) {
+      const uint64_t i = key_index(p, group_keys, g, k);
+      r = r * p->key_domain[k] + (rank[k] ? rank[k][i] : i);
+    }
     order[present].rank = r;
     order[present].group = g;
     present++;
@@ -224,7 +235,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
       for (uint32_t a = 0; a < p->n_accs; a++) acc_merge(&merged[a], &acc[(uint64_t)order[j].group * p->n_accs + a]);
     i = j;
     for (uint32_t k = 0; k < p->n_keys; k++)
-      res->keys[out_i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
+      res->keys[out_i * p->n_keys + k] = key_datum(q, k, key_index(p, group_keys, g, k));
     for (uint32_t a = 0; a < p->n_aggs; a++) {
       const ps_qacc *x = &merged[1 + a];
       ps_qstate *t = &res->state[out_i * p->n_aggs + a];

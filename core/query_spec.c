@@ -56,6 +56,12 @@ static void put_cols(text *t, const ps_prog_col *cols, uint32_t n) {
   put(t, "}");
 }
 
+static void put_u64s(text *t, const uint64_t *v, uint32_t n) {
+  put(t, "{");
+  for (uint32_t i = 0; i < n; i++) put(t, "%s0x%llxull", i ? "," : "", (unsigned long long)v[i]);
+  put(t, "}");
+}
+
 static void put_u32s(text *t, const uint32_t *v, uint32_t n) {
   put(t, "{");
   for (uint32_t i = 0; i < n; i++) put(t, "%s%uu", i ? "," : "", v[i]);
@@ -75,13 +81,11 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   put(&t, "PS_Q_SPEC_DATA ps_vprog ps_q_spec_prog = {%uu,%uu,%uu,%uu,%uu,%uu,%uu,%uu,\n", p->n_cols, p->n_insns,
       p->n_aggs, p->n_accs, p->n_keys, p->n_preds, p->n_groups, p->read_slots);
   put_u32s(&t, p->key_slot, PS_QMAX_KEYS);
+  put(&t, ",%uu,0u,", p->group_pass);
+  put_u64s(&t, p->key_domain, PS_QMAX_KEYS);
   put(&t, ",");
-  put_u32s(&t, p->key_domain, PS_QMAX_KEYS);
-  put(&t, ",");
-  put_u32s(&t, p->key_stride, PS_QMAX_KEYS);
-  put(&t, ",");
-  put_u32s(&t, p->key_pad_, PS_QMAX_KEYS);
-  put(&t, ",\n");
+  put_u64s(&t, p->key_stride, PS_QMAX_KEYS);
+  put(&t, ",0x%llxull,\n", (unsigned long long)p->group_slots);
   put_cols(&t, p->cols, p->n_cols);
   put(&t, ",\n{");
   const uint32_t n_aggs = p->n_aggs ? p->n_aggs : 1;

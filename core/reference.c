@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "query.h"
+#include "ps_query_kernels.h" /* ps_q_group_find: a hashed plan's group table */
 
 struct ps_backend {
   ps_context *ctx;
@@ -539,6 +540,23 @@ static void acc_add(ps_qacc *acc, q128 v) {
   acc->count++;
 }
 
+/* A hashed plan's keys pass: key into the group table (ps_query_args.groups)
+ * by its own placement (Fibonacci hashing, linear probing; the host reads
+ * the keys wherever they are); a full table sets word 2 * slots. */
+static void insert_key(uint64_t *t, uint64_t slots, uint64_t key) {
+  uint32_t bits = 0;
+  while (((uint64_t)1 << bits) < slots) bits++;
+  uint64_t i = bits ? (key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits) : 0;
+  for (uint64_t n = 0; n < slots; n++, i = (i + 1) & (slots - 1)) {
+    if (t[i] == key) return;
+    if (t[i] == PS_Q_NO_KEY) {
+      t[i] = key;
+      return;
+    }
+  }
+  t[2 * slots] = 1;
+}
+
 static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   const ps_vprog *p = a->prog;
   /* The row reader's program: the WHERE's instructions (if any) over every
@@ -559,7 +577,9 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   const uint8_t *where = NULL; /* NULL: every row */
   const uint8_t *preds[PS_QMAX_PREDS];
   for (uint32_t i = 0; i < p->n_preds; i++) preds[i] = (const uint8_t *)a->preds[i].handle + a->preds[i].offset;
-  ps_qacc *acc = (ps_qacc *)((uint8_t *)a->acc.handle + a->acc.offset);
+  const bool keys_pass = p->group_slots != 0 && p->group_pass != 0;
+  ps_qacc *acc = keys_pass ? NULL : (ps_qacc *)((uint8_t *)a->acc.handle + a->acc.offset);
+  uint64_t *table = p->group_slots ? (uint64_t *)((uint8_t *)a->groups.handle + a->groups.offset) : NULL;
   const q128 limit = max38();
   bool overflow = false;
   uint64_t overflow_row = 0;
@@ -578,10 +598,16 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   ps_status st = R.corrupt ? PS_ERR_CORRUPT_DATA : PS_OK;
   for (uint64_t r = 0; st == PS_OK && r < a->rows; r++) {
     if (where && !bit_at(where, r)) continue;
-    /* every slot a value or key reads is read (and checked) on a selected row */
+    /* every slot a value or key reads is read (and checked) on a selected
+     * row; a hashed plan's keys pass reads its keys only */
     uint64_t codes[PS_MAX_COLS];
+    uint32_t slots = p->read_slots;
+    if (keys_pass) {
+      slots = 0;
+      for (uint32_t k = 0; k < p->n_keys; k++) slots |= 1u << p->key_slot[k];
+    }
     for (uint32_t i = 0; i < p->n_cols; i++)
-      if (((p->read_slots >> i) & 1) && is_valid(&R, i, r)) checked_code(&R, i, r, &codes[i]);
+      if (((slots >> i) & 1) && is_valid(&R, i, r)) checked_code(&R, i, r, &codes[i]);
     if (R.corrupt) {
       st = PS_ERR_CORRUPT_DATA;
       break;
@@ -602,6 +628,16 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
       }
       g += index * p->key_stride[k];
     }
+    if (keys_pass) {
+      insert_key(table, p->group_slots, g);
+      continue;
+    }
+    if (p->group_slots != 0) g = ps_q_group_find(table, p->group_slots, g, p->n_groups);
+    if (g >= p->n_groups && p->n_keys) {
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "reference: row %" PRIu64 "'s group key is not in its table",
+                            a->row_begin + r);
+      break;
+    }
     ps_qacc *ga = acc + g * p->n_accs;
     ga[0].count++;
     for (uint32_t i = 0; i < p->n_aggs; i++) {
@@ -615,6 +651,7 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
     }
   }
   ps_host_free(be->ctx, selected);
+  if (st != PS_OK && st != PS_ERR_CORRUPT_DATA) return st;
   if (st == PS_ERR_CORRUPT_DATA)
     return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %" PRIu64 " of column slot %u holds a code outside its range",
                             a->row_begin + R.corrupt_row, R.corrupt_slot);

@@ -210,6 +210,12 @@ typedef struct ps_context_options {
    * (PS_DEVICE_MEMORY_LIMIT_MIN) when set. Device-resident columns, result
    * bitmaps and ids are not counted. Any limit gives the same results. */
   uint64_t device_memory_limit;
+  /* The most groups a GROUP BY query may have (distinct keys among its
+   * selected rows, see "Queries" below); 0 (the default) =
+   * PS_QUERY_GROUPS_LIMIT. A query with more fails with PS_ERR_LIMIT; one
+   * whose groups do not fit in host or device memory fails with
+   * PS_ERR_OUT_OF_MEMORY. */
+  uint64_t max_groups;
 } ps_context_options;
 
 /** The smallest nonzero ps_context_options.device_memory_limit. */
@@ -919,16 +925,20 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  * on every backend alike; an AVG's sum need not fit (200 values of 0.5 at
  * scale 38 average 0.5, though their SUM overflows).
  *
- * GROUP BY one or two key columns with small code domains (dictionary columns,
- * FOR columns of any type): one result row per group that has at least one
+ * GROUP BY one or two key columns (dictionary columns, FOR columns of any
+ * type), any number of distinct keys: one result row per group that has at least one
  * selected row, in ascending key order (k1, then k2): numbers by value,
  * dictionary strings bytewise (memcmp, a proper prefix first); NULL keys form
  * one group that sorts after every value; an unsorted dictionary that repeats
  * a string gives one group for it (reported with the smallest of its
  * indexes). A key's domain is its column's codes
  * (2^width, or the dictionary's size if smaller), plus one for NULL where the
- * column has a validity bitmap; the product of the domains may be at most
- * PS_QUERY_MAX_GROUPS (PS_ERR_LIMIT otherwise, naming the columns and sizes).
+ * column has a validity bitmap. Up to PS_QUERY_MAX_GROUPS possible keys (the
+ * product of the domains) the groups are a table of every possible key; past
+ * it the run first collects the distinct keys of the selected rows (a hash
+ * table on the device) and numbers them in key order, then aggregates (two
+ * scans). The product must stay below 2^64 - 1, and the distinct keys at most
+ * options.max_groups (PS_ERR_LIMIT otherwise, naming the columns and sizes).
  * Without GROUP BY the result has exactly one row, even when no row is
  * selected (SQL).
  *
@@ -944,12 +954,13 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  *
  * Every backend returns the same results, bit for bit. */
 
-#define PS_QUERY_MAX_DIGITS 38     /* digits of every value: |u| <= 10^38 - 1 */
-#define PS_QUERY_MAX_SCALE 38      /* largest scale of a value */
-#define PS_QUERY_AVG_MIN_SCALE 6   /* AVG's result has at least this scale */
-#define PS_QUERY_MAX_GROUPS 131072 /* product of the key domains (2^17) */
-#define PS_QUERY_MAX_KEYS 2        /* GROUP BY columns */
-#define PS_QUERY_MAX_AGGS 16       /* aggregates of one query */
+#define PS_QUERY_MAX_DIGITS 38            /* digits of every value: |u| <= 10^38 - 1 */
+#define PS_QUERY_MAX_SCALE 38             /* largest scale of a value */
+#define PS_QUERY_AVG_MIN_SCALE 6          /* AVG's result has at least this scale */
+#define PS_QUERY_MAX_GROUPS 131072        /* product of the key domains of a table of every key (2^17) */
+#define PS_QUERY_GROUPS_LIMIT 2147483648u /* distinct keys, default of options.max_groups (2^31) */
+#define PS_QUERY_MAX_KEYS 2               /* GROUP BY columns */
+#define PS_QUERY_MAX_AGGS 16              /* aggregates of one query */
 
 /** Functions of a GROUP BY key (ps_query_desc.key_fn). The key's value is,
  *  for PS_KEY_TRUNC_*, the first instant of the unit that holds the column's

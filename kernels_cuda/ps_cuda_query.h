@@ -44,11 +44,12 @@ cudaError_t ps_cuda_query_grid(const void *spec, unsigned *blocks);
 
 /* Enqueues pass 1 (spec, or the precompiled kernel when NULL) over
  * p->launch.items work-items (in blocks of PS_CUDA_QUERY_BLOCK), then pass 2
- * merging the `parts` partials of each of the n_acc accumulators into acc,
- * on stream. Returns the launch error (cudaGetLastError), cudaSuccess if
- * both launches were queued. */
+ * merging the `parts` partials of each of the n_acc accumulators into acc
+ * (none for a hashed GROUP BY plan's keys pass: n_acc 0; flat: one thread
+ * per accumulator, ps_query_merge_flat), on stream. Returns the launch error (cudaGetLastError),
+ * cudaSuccess if both launches were queued. */
 cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts,
-                                 ps_qacc *acc, cudaStream_t stream);
+                                 int flat, ps_qacc *acc, cudaStream_t stream);
 #endif
 
 #ifdef __cplusplus

@@ -12,9 +12,9 @@ static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
 }
 
 static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
-    query_merge(ps_u64 n_acc, ps_u64 parts, const ps_qacc *part, ps_qacc *acc) {
+    query_merge(ps_u64 n_acc, ps_u64 parts, ps_u64 flat, const ps_qacc *part, ps_qacc *acc) {
   __shared__ ps_qacc lacc[PS_Q_LOCAL_ACCS];
-  ps_q_merge(blockIdx.x, threadIdx.x, blockDim.x, n_acc, parts, part, acc, lacc);
+  ps_q_merge(blockIdx.x, threadIdx.x, blockDim.x, n_acc, parts, flat, part, acc, lacc);
 }
 
 extern "C" cudaError_t ps_cuda_query_grid(const void *spec, unsigned *blocks) {
@@ -30,7 +30,7 @@ extern "C" cudaError_t ps_cuda_query_grid(const void *spec, unsigned *blocks) {
 }
 
 extern "C" cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_query_params *p, uint64_t n_acc,
-                                            uint64_t parts, ps_qacc *acc, cudaStream_t stream) {
+                                            uint64_t parts, int flat, ps_qacc *acc, cudaStream_t stream) {
   const uint64_t items = p->launch.items;
   const unsigned blocks = (unsigned)((items + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK);
   if (spec) { /* a cudaKernel_t launches as a function symbol; its one parameter is *p */
@@ -42,6 +42,8 @@ extern "C" cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_quer
   }
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  query_merge<<<(unsigned)n_acc, PS_CUDA_QUERY_BLOCK, 0, stream>>>(n_acc, parts, p->part, acc);
+  if (n_acc == 0) return cudaSuccess; /* a hashed GROUP BY plan's keys pass: nothing to merge */
+  const uint64_t blocks2 = flat ? (n_acc + PS_CUDA_QUERY_BLOCK - 1) / PS_CUDA_QUERY_BLOCK : n_acc;
+  query_merge<<<(unsigned)blocks2, PS_CUDA_QUERY_BLOCK, 0, stream>>>(n_acc, parts, (ps_u64)flat, p->part, acc);
   return cudaGetLastError();
 }

@@ -22,6 +22,10 @@
  *                  value); on OpenCL only where PS_Q_INT64_ATOMICS is
  *                  defined (the device has cl_khr_int64_base_atomics and
  *                  cl_khr_int64_extended_atomics)
+ *   ps_atomic_cas_u64  64-bit compare-and-swap on device memory, returning
+ *                  the old value (OpenCL: where PS_Q_INT64_ATOMICS is defined)
+ *   ps_atomic_add_u64, ps_atomic_max_u64  64-bit add (returning the old
+ *                  value) and unsigned maximum on device memory (the same)
  *   PS_UNROLL      unroll the next loop fully (on devices; nothing on hosts,
  *                  whose compilers would warn)
  *   ps_aux_words   a program's aux words as the interpreters read them:
@@ -60,6 +64,9 @@ typedef bool ps_bool;
 #define ps_local_add_u64(p, v) atom_add((volatile __local ulong *)(p), (ulong)(v))
 #define ps_local_min_i64(p, v) atom_min((volatile __local long *)(p), (long)(v))
 #define ps_local_max_i64(p, v) atom_max((volatile __local long *)(p), (long)(v))
+#define ps_atomic_cas_u64(p, cmp, v) atom_cmpxchg((volatile __global ulong *)(p), (ulong)(cmp), (ulong)(v))
+#define ps_atomic_add_u64(p, v) atom_add((volatile __global ulong *)(p), (ulong)(v))
+#define ps_atomic_max_u64(p, v) atom_max((volatile __global ulong *)(p), (ulong)(v))
 #endif
 /* The readable bytes [offset, offset + size) of a buffer (cl_mem base
  * addresses are at least 4-byte aligned, so the offset alone decides whether
@@ -88,6 +95,10 @@ typedef bool ps_bool;
 #define ps_local_add_u64(p, v) ((ps_u64)atomicAdd((unsigned long long *)(p), (unsigned long long)(v)))
 #define ps_local_min_i64(p, v) atomicMin((long long *)(p), (long long)(v))
 #define ps_local_max_i64(p, v) atomicMax((long long *)(p), (long long)(v))
+#define ps_atomic_cas_u64(p, cmp, v) \
+  ((ps_u64)atomicCAS((unsigned long long *)(p), (unsigned long long)(cmp), (unsigned long long)(v)))
+#define ps_atomic_add_u64(p, v) ((ps_u64)atomicAdd((unsigned long long *)(p), (unsigned long long)(v)))
+#define ps_atomic_max_u64(p, v) atomicMax((unsigned long long *)(p), (unsigned long long)(v))
 #else
 typedef uint8_t ps_u8;
 typedef _Bool ps_bool;
@@ -117,6 +128,19 @@ static inline void ps_local_min_i64(ps_u64 *p, ps_i64 v) {
 }
 static inline void ps_local_max_i64(ps_u64 *p, ps_i64 v) {
   if (v > (ps_i64)*p) *p = (ps_u64)v;
+}
+static inline ps_u64 ps_atomic_add_u64(ps_u64 *p, ps_u64 v) {
+  const ps_u64 old = *p; /* host: one thread */
+  *p = old + v;
+  return old;
+}
+static inline void ps_atomic_max_u64(ps_u64 *p, ps_u64 v) {
+  if (v > *p) *p = v;
+}
+static inline ps_u64 ps_atomic_cas_u64(ps_u64 *p, ps_u64 cmp, ps_u64 v) {
+  const ps_u64 old = *p; /* host: one thread */
+  if (old == cmp) *p = v;
+  return old;
 }
 #endif
 

@@ -26,9 +26,19 @@
  *       PS_QMODE_REGS (specialized builds, small domains): every group's
  *         accumulators in the work-item's registers, merged into the
  *         PS_QMODE_LOCAL table once per work-item (ps_q_partials_regs).
+ *       PS_QMODE_GLOBAL (a hashed GROUP BY plan of many groups, every
+ *         value within 64 bits): one table for the whole launch in global
+ *         memory, zeroed by the host, updated with 64-bit global atomics
+ *         (ps_q_global_merge), the one partial table for pass 2.
+ *     A hashed GROUP BY plan (a domain of possible keys too large for a
+ *     table per key) first runs pass 1 alone in PS_QMODE_KEYS: every
+ *     selected row's group key goes into the group table (ps_q_group_insert,
+ *     64-bit compare-and-swap), no accumulator; its accumulating run then
+ *     takes each row's group from the numbered table (ps_q_group_number).
  *  2. ps_q_merge: one work-group per accumulator of the chunk reduces the
  *     partials (strided, then a tree in local memory) and merges the result
- *     into acc.
+ *     into acc; or, with few partials of many accumulators, one work-item
+ *     per accumulator.
  * Every merge is exact (counts and 192-bit sums are order-independent, min
  * and max too), so the result does not depend on the split.
  * Errors: the smallest chunk row holding a corrupt code goes to status[0],
@@ -110,6 +120,7 @@ typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
   PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
+  PS_GLOBAL ps_u64 *groups;          /* a hashed plan's group table (ps_q_group_find) */
   /* The readable bytes of each slot's streams from the chunk start (the
    * slots' data_bytes and validity_bytes, the same in the value and WHERE
    * programs): read from here, so that a specialized kernel's constants do
@@ -249,6 +260,62 @@ PS_FN void ps_q_acc_add_agg(ps_qacc *acc, ps_u32 a, ps_q128 v) {
   (void)a;
   ps_q_acc_add(acc, v);
 #endif
+}
+
+/* ---- hashed GROUP BY plans: the group table ----------------------------------- */
+
+/* The table of a hashed plan (ps_query_program.h): `slots` (a power of two)
+ * group keys, PS_Q_NO_KEY where empty, then in the accumulating run each
+ * key's group number at the same index + slots. Open addressing, linear
+ * probing from ps_q_group_hash; the host writes the numbered table with the
+ * same functions. */
+PS_FN ps_u64 ps_q_group_hash(ps_u64 key, ps_u64 slots) {
+  ps_u64 h = key; /* MurmurHash3's 64-bit finalizer: neighbouring keys spread */
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h & (slots - 1);
+}
+
+/* The group number of key, `absent` if the table does not hold it. */
+PS_FN ps_u64 ps_q_group_find(PS_GLOBAL const ps_u64 *t, ps_u64 slots, ps_u64 key, ps_u64 absent) {
+  ps_u64 i = ps_q_group_hash(key, slots);
+  for (ps_u64 n = 0; n < slots && key != PS_Q_NO_KEY; ++n, i = (i + 1) & (slots - 1)) {
+    const ps_u64 k = t[i];
+    if (k == key) return t[slots + i];
+    if (k == PS_Q_NO_KEY) break;
+  }
+  return absent;
+}
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* Slots a key probes at most: far more than a table at most half full needs
+ * (the host grows it past that), few enough that a table the keys overfill
+ * costs a bounded time per row until the host grows it. */
+#define PS_Q_GROUP_PROBES 512u
+
+/* Inserts key into the keys pass's table (2 * slots + 1 words). Where its
+ * PS_Q_GROUP_PROBES slots are taken, it is dropped and word 2 * slots set
+ * to 1: the host then grows the table and runs the pass again. */
+PS_FN void ps_q_group_insert(PS_GLOBAL ps_u64 *t, ps_u64 slots, ps_u64 key) {
+  ps_u64 i = ps_q_group_hash(key, slots);
+  for (ps_u64 n = 0; n < slots && n < PS_Q_GROUP_PROBES; ++n, i = (i + 1) & (slots - 1)) {
+    ps_u64 k = t[i];
+    if (k == PS_Q_NO_KEY) k = ps_atomic_cas_u64(&t[i], PS_Q_NO_KEY, key);
+    if (k == PS_Q_NO_KEY || k == key) return;
+  }
+  t[2 * slots] = 1;
+}
+#endif
+
+/* The group of group key g: g itself in a dense plan and in a hashed plan's
+ * keys pass, else its number (n_groups where the table lacks it, which
+ * cannot happen: the keys pass saw the same rows). */
+PS_FN ps_u64 ps_q_group_number(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 g) {
+  if (PS_QP(p)->group_slots == 0 || PS_QP(p)->group_pass != 0) return g;
+  return ps_q_group_find(B->groups, PS_QP(p)->group_slots, g, PS_QP(p)->n_groups);
 }
 
 /* ---- reading the columns ------------------------------------------------------ */
@@ -477,7 +544,7 @@ PS_FN ps_u64 ps_q_key_index(PS_CONST_MEM const ps_vprog *p, ps_u32 k, ps_u64 cod
 }
 
 /* The group of a row from its codes (ps_q_row_codes). */
-PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_u64 *codes, ps_u32 valid) {
+PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, const ps_u64 *codes, ps_u32 valid) {
   ps_u64 g = 0;
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) {
@@ -485,7 +552,7 @@ PS_FN ps_u64 ps_q_group_of(PS_CONST_MEM const ps_vprog *p, const ps_u64 *codes, 
     g += (((valid >> s) & 1u) ? ps_q_key_index(p, k, codes[s]) : (ps_u64)(PS_QP(p)->key_domain[k] - 1)) *
          PS_QP(p)->key_stride[k];
   }
-  return g;
+  return ps_q_group_number(p, B, g);
 }
 
 PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u32 fits64, ps_u64 r,
@@ -493,7 +560,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
   if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
-  *group = ps_q_group_of(p, codes, valid);
+  *group = ps_q_group_of(p, B, codes, valid);
   PS_Q_UNROLL
   for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
     ps_vagg va = PS_QP(p)->aggs[a];
@@ -509,7 +576,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   return 1;
 }
 
-/* The group of row r from its key columns alone; PS_QP(p)->n_groups when a key's
+/* The group of row r from its key columns alone (ps_q_group_number); PS_QP(p)->n_groups when a key's
  * code is corrupt (recorded in status). */
 PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
                             PS_GLOBAL ps_u32 *status) {
@@ -528,7 +595,7 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     }
     g += code * PS_QP(p)->key_stride[k];
   }
-  return g;
+  return ps_q_group_number(p, B, g);
 }
 
 /* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
@@ -656,6 +723,7 @@ PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       ps_u64 g = 0;
       ps_qval vals[PS_QMAX_AGGS];
       if (!ps_q_row(p, B, (ps_u32)PS_QL_ALIGNED(L), (ps_u32)PS_QL_FITS64(L), w * 32 + j, &g, vals, status)) continue;
+      if (g >= PS_QP(p)->n_groups) continue; /* a hashed plan's key not in its table: cannot happen */
       PS_GLOBAL ps_qacc *ga = mine + g * n_accs;
       PS_Q_UNROLL
       for (ps_u32 i = 0; i < n_accs; ++i) acc[i] = ga[i];
@@ -854,6 +922,145 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
 }
 #endif
 
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* PS_QMODE_KEYS (a hashed plan's keys pass), for one work-item (`item` <
+ * L->items): every selected row's group key into the group table, a row
+ * whose key repeats the work-item's previous one skipped (sorted or
+ * clustered keys insert once per run). A corrupt key's row inserts some key
+ * too: the run fails with status[0] whatever the table holds. Value columns
+ * are not read (the accumulating run reads and checks them). */
+PS_FN void ps_q_partials_keys(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                              PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
+                              PS_GLOBAL ps_u32 *status) {
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
+  const ps_u64 words = (L->rows + 31) / 32;
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  ps_u64 last = PS_Q_NO_KEY;
+  for (ps_u64 w = item; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
+    while (sel != 0) {
+      const ps_u64 g = ps_q_key_group(p, B, aligned, w * 32 + ps_ctz32(sel), status);
+      sel &= sel - 1;
+      if (g != last) ps_q_group_insert(B->groups, PS_QP(p)->group_slots, g);
+      last = g;
+    }
+  }
+}
+#endif
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+/* PS_QMODE_GLOBAL's table entries: count and the 192-bit sum as usual, min
+ * and max of values that fit 64 bits as unsigned words whose zero means
+ * "none" (the host zeroes the table): max_lo holds v with its sign bit
+ * flipped (order-preserving), min_lo the complement of that, both raised
+ * with an atomic maximum. ps_q_global_out turns an entry back. */
+#define PS_Q_SIGN 0x8000000000000000ull
+
+/* ps_q_local_merge on a PS_QMODE_GLOBAL table entry in global memory (the
+ * same exact carries). */
+PS_FN void ps_q_global_merge(PS_GLOBAL ps_qacc *a, const ps_qacc *x, int values) {
+  if (x->count == 0) return;
+  ps_atomic_add_u64(&a->count, x->count);
+  if (!values) return;
+  ps_u64 old = x->sum0 != 0 ? ps_atomic_add_u64(&a->sum0, x->sum0) : 0;
+  const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
+  ps_u64 c2 = 0;
+  if (x->sum1 != 0) {
+    old = ps_atomic_add_u64(&a->sum1, x->sum1);
+    c2 += old + x->sum1 < old ? 1 : 0;
+  }
+  if (c1 != 0) {
+    old = ps_atomic_add_u64(&a->sum1, c1);
+    c2 += old + c1 < old ? 1 : 0;
+  }
+  if (x->sum2 + c2 != 0) ps_atomic_add_u64(&a->sum2, x->sum2 + c2);
+  const ps_u64 mn = ~(x->min_lo ^ PS_Q_SIGN), mx = x->max_lo ^ PS_Q_SIGN;
+  if (mn > ((PS_GLOBAL volatile ps_qacc *)a)->min_lo) ps_atomic_max_u64(&a->min_lo, mn);
+  if (mx > ((PS_GLOBAL volatile ps_qacc *)a)->max_lo) ps_atomic_max_u64(&a->max_lo, mx);
+}
+
+/* A PS_QMODE_GLOBAL table entry in the usual form. */
+PS_FN ps_qacc ps_q_global_out(ps_qacc x) {
+  if (x.min_lo == 0) {
+    x.min_lo = PS_QACC_MIN_INIT_LO;
+    x.min_hi = PS_QACC_MIN_INIT_HI;
+  } else {
+    x.min_lo = ~x.min_lo ^ PS_Q_SIGN;
+    x.min_hi = (ps_i64)x.min_lo < 0 ? ~(ps_u64)0 : 0;
+  }
+  if (x.max_lo == 0) {
+    x.max_lo = PS_QACC_MAX_INIT_LO;
+    x.max_hi = PS_QACC_MAX_INIT_HI;
+  } else {
+    x.max_lo ^= PS_Q_SIGN;
+    x.max_hi = (ps_i64)x.max_lo < 0 ? ~(ps_u64)0 : 0;
+  }
+  return x;
+}
+
+/* PS_QMODE_GLOBAL for one work-item (`item` < L->items): as
+ * ps_q_partials_local (each word's selected rows one group at a time, one
+ * aggregate at a time, merged once per group and word), into the launch's
+ * one table part[0 .. n_groups * n_accs) in global memory. Each row's group
+ * is looked up once (a probe of the group table), not once per round. */
+PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                                PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 item,
+                                PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+  const ps_u32 n_accs = PS_QP(p)->n_accs;
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
+  const ps_u64 words = (L->rows + 31) / 32;
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  ps_u64 gs[32];
+  for (ps_u64 w = item; w < words; w += L->items) {
+    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
+    for (ps_u32 rest = sel; rest != 0; rest &= rest - 1) { /* a word without selected rows reads nothing else */
+      const ps_u32 j = ps_ctz32(rest);
+      gs[j] = ps_q_key_group(p, B, aligned, w * 32 + j, status);
+    }
+    while (sel != 0) {
+      const ps_u64 g0 = gs[ps_ctz32(sel)];
+      ps_u32 mine = 0, rest = sel;
+      sel = 0;
+      while (rest != 0) {
+        const ps_u32 j = ps_ctz32(rest);
+        rest &= rest - 1;
+        if (gs[j] == g0)
+          mine |= 1u << j;
+        else
+          sel |= 1u << j; /* a later round's */
+      }
+      if (g0 >= PS_QP(p)->n_groups) continue; /* corrupt keys, recorded */
+      PS_GLOBAL ps_qacc *ga = part + g0 * n_accs;
+      const ps_u32 n = ps_popc32(mine);
+      ps_atomic_add_u64(&ga[0].count, n);
+      PS_Q_UNROLL
+      for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
+        const ps_vagg va = PS_QP(p)->aggs[a];
+        if (va.count == 0) {
+          ps_atomic_add_u64(&ga[1 + a].count, n);
+          continue;
+        }
+        ps_qacc x;
+        ps_q_acc_init(&x);
+        x.min_lo = PS_Q_I64_MAX;
+        x.max_lo = PS_Q_I64_MIN;
+        for (ps_u32 rows = mine; rows != 0; rows &= rows - 1) {
+          int corrupt = 0;
+          const ps_qval v = ps_q_value64(p, B, va, 0, 0u, w * 32 + ps_ctz32(rows), aligned, &corrupt, status);
+          if (!corrupt && !v.null_) {
+            ps_q_sum192(&x.sum0, &x.sum1, &x.sum2, v.v.lo, v.v.hi, v.v.hi);
+            x.min_lo = (ps_i64)v.v.lo < (ps_i64)x.min_lo ? v.v.lo : x.min_lo;
+            x.max_lo = (ps_i64)v.v.lo > (ps_i64)x.max_lo ? v.v.lo : x.max_lo;
+            x.count += 1;
+          }
+        }
+        ps_q_global_merge(&ga[1 + a], &x, 1);
+      }
+    }
+  }
+}
+#endif
+
 #if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
 /* PS_QMODE_REGS (a specialized build whose groups and fields fit
  * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
@@ -894,7 +1101,7 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
       ps_u64 codes[PS_MAX_COLS];
       ps_u32 valid = 0;
       if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) continue;
-      const ps_u64 g = ps_q_group_of(p, codes, valid);
+      const ps_u64 g = ps_q_group_of(p, B, codes, valid);
       PS_Q_UNROLL
       for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) rows[k] += g == k ? 1u : 0u;
       PS_Q_UNROLL
@@ -963,6 +1170,10 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
 #if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
   } else if (PS_QL_MODE(L) == PS_QMODE_LOCAL) {
     ps_q_partials_local(p, wp, L, B, group, lid, lsize, lacc, part, status);
+  } else if (PS_QL_MODE(L) == PS_QMODE_KEYS) {
+    ps_q_partials_keys(p, wp, L, B, group * lsize + lid, status);
+  } else if (PS_QL_MODE(L) == PS_QMODE_GLOBAL) {
+    ps_q_partials_global(p, wp, L, B, group * lsize + lid, part, status);
 #endif
   } else {
     ps_q_partials_items(p, wp, L, B, group * lsize + lid, part, status);
@@ -971,9 +1182,28 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
 
 /* Pass 2 for work-item lid of work-group i (lsize work-items, a power of two
  * at most PS_Q_LOCAL_ACCS): accumulator i of the chunk, reduced over the
- * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. */
-PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, PS_GLOBAL const ps_qacc *part,
-                      PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
+ * `parts` partials (part[t * n_acc + i]) and merged into acc[i]. flat (the
+ * same for the whole launch, ps_query_merge_flat): each work-item instead
+ * merges accumulator i * lsize + lid alone, the partials one after another
+ * (many accumulators, few partials: a GROUP BY of many groups); flat 2: the
+ * one partial is a PS_QMODE_GLOBAL table (ps_q_global_out). */
+PS_FN void ps_q_merge(ps_u64 i, ps_u32 lid, ps_u32 lsize, ps_u64 n_acc, ps_u64 parts, ps_u64 flat,
+                      PS_GLOBAL const ps_qacc *part, PS_GLOBAL ps_qacc *acc, PS_LOCAL ps_qacc *lacc) {
+  if (flat) {
+    const ps_u64 j = i * lsize + lid;
+    if (j >= n_acc) return;
+    ps_qacc y = acc[j];
+#if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
+    if (flat == 2) {
+      ps_q_acc_merge(&y, ps_q_global_out(part[j]));
+      acc[j] = y;
+      return;
+    }
+#endif
+    for (ps_u64 t = 0; t < parts; ++t) ps_q_acc_merge(&y, part[t * n_acc + j]);
+    acc[j] = y;
+    return;
+  }
   ps_qacc x;
   ps_q_acc_init(&x);
   for (ps_u64 t = lid; t < parts; t += lsize) ps_q_acc_merge(&x, part[t * n_acc + i]);

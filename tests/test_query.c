@@ -530,7 +530,9 @@ static void edge_cases(ps_context *ctx) {
     ps_value_destroy(out);
   }
 
-  /* too many groups: two 9-bit keys with nulls -> 513 * 513 > 2^17 */
+  /* past a table of every possible key (hashed groups): two 9-bit keys
+   * with nulls -> 513 * 513 > 2^17, an 18-bit key; too many groups for
+   * options.max_groups; a nullable 64-bit key (2^64 + 1 possible keys) */
   {
     enum { M = 64 };
     uint64_t c9[M];
@@ -550,12 +552,57 @@ static void edge_cases(ps_context *ctx) {
     d.keys[0] = tr.h[k1];
     d.keys[1] = tr.h[k2];
     ps_query *pq = NULL;
+    th_case("hashed groups");
+    memset(&q, 0, sizeof q);
+    q.n_keys = 2;
+    q.keys[0] = k1;
+    q.keys[1] = k2;
+    q.n_aggs = 3;
+    q.kinds[0] = PS_AGG_COUNT_STAR;
+    q.kinds[1] = PS_AGG_SUM;
+    q.vals[1] = col_node(k3);
+    q.kinds[2] = PS_AGG_MAX;
+    q.vals[2] = col_node(k1);
+    check_query(&tr, ctx, tr.h, M, &q, "513 x 513 possible keys");
+    q.n_keys = 1;
+    q.keys[0] = k3; /* 2^18 codes */
+    check_query(&tr, ctx, tr.h, M, &q, "2^18 possible keys");
+    oq_free(&q);
     th_case("too many groups");
-    CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
-    CHECK(th_contains_ci(ps_context_last_error(ctx), "groups"));
+    {
+      ps_context_options o;
+      th_options(&o, th.backend, 0);
+      o.max_groups = 40; /* the 18-bit key has 64 */
+      ps_context *small = NULL;
+      char err[512];
+      if (CHECK(ps_context_create(&o, err, sizeof err, &small) == PS_OK)) {
+        th_apply_options(small);
+        ps_column *h3 = NULL;
+        if (CHECK_OK(small, tcol_create(small, tr.cols[k3], &h3))) {
+          d.n_keys = 1;
+          d.keys[0] = h3;
+          ps_query_result *res = NULL;
+          if (CHECK_OK(small, ps_query_create(small, &d, &pq))) {
+            CHECK_STATUS(small, ps_query_run(small, pq, &res), PS_ERR_LIMIT);
+            CHECKF(th_contains_ci(ps_context_last_error(small), "more than 40 groups"), "message: %s",
+                   ps_context_last_error(small));
+            CHECK(res == NULL);
+          }
+          ps_query_destroy(pq);
+          pq = NULL;
+        }
+        ps_column_destroy(h3);
+        ps_context_destroy(small);
+      }
+    }
+    uint64_t c64[M];
+    for (int i = 0; i < M; i++) c64[i] = (uint64_t)i << 40;
+    c64[1] = UINT64_MAX; /* every 64-bit code possible */
+    int k5 = tr_add(&tr, int_col(PS_TYPE_UINT64, M, 64, 0, c64, val));
     d.n_keys = 1;
-    d.keys[0] = tr.h[k3]; /* 2^18 codes */
+    d.keys[0] = tr.h[k5];
     CHECK_STATUS(ctx, ps_query_create(ctx, &d, &pq), PS_ERR_LIMIT);
+    CHECKF(th_contains_ci(ps_context_last_error(ctx), "2^64"), "message: %s", ps_context_last_error(ctx));
     /* 2^16 codes plus NULL: within the limit, and right */
     uint64_t c16[M];
     for (int i = 0; i < M; i++) c16[i] = (uint64_t)(i * 1031) % 65536;

@@ -4,6 +4,7 @@
  * of one run over the whole table, datum by datum and error by error.
  * Seeded random tables (a dictionary key with repeated strings, a nullable
  * integer key, a decimal value, a wide value whose products reach 38 digits)
+ * (k also 24 bits wide, past a table of every possible key: hashed groups)
  * split into 1..8 partitions, per row or in ranges, with empty partitions, a
  * partition whose values are all NULL and groups that only one partition
  * holds; partials merged in a random order, and through a tree of two merges
@@ -31,6 +32,7 @@ typedef struct ttable {
   uint64_t *cs, *ck, *cx, *cy;
   uint8_t *vs, *vk, *vx; /* validity, 1 bit a row */
   uint32_t wx, wy, sx;
+  uint32_t wk; /* k's width: 2, or 24 for a hashed GROUP BY plan (2^24 + 1 possible keys) */
   int64_t rx, ry;
 } ttable;
 
@@ -59,7 +61,7 @@ static int make_cols(ps_context *ctx, const ttable *t, const uint64_t *rows, uin
   }
   ps_reference rk = {.i = -1}, rx = {.i = t->rx}, ry = {.i = t->ry};
   tcol *c[4] = {tcol_dict(&t->dict, t->sorted, 0, PS_TYPE_UINT32, m, 3, 0, cs, vs, NULL),
-                tcol_for(PS_TYPE_INT32, m, 2, 0, rk, ck, vk, NULL),
+                tcol_for(PS_TYPE_INT32, m, t->wk, 0, rk, ck, vk, NULL),
                 tcol_for(PS_TYPE_DECIMAL, m, t->wx, t->sx, rx, cx, vx, NULL),
                 tcol_for(PS_TYPE_INT64, m, t->wy, 0, ry, cy, NULL, NULL)};
   memset(out, 0, sizeof *out);
@@ -235,6 +237,7 @@ static void table_alloc(ttable *t, uint64_t n) {
   t->cs = th_calloc(n + 1, 8), t->ck = th_calloc(n + 1, 8), t->cx = th_calloc(n + 1, 8), t->cy = th_calloc(n + 1, 8);
   t->vs = th_calloc(n / 8 + 1, 1), t->vk = th_calloc(n / 8 + 1, 1), t->vx = th_calloc(n / 8 + 1, 1);
   t->sorted = 1;
+  t->wk = 2;
   tstrs_push(&t->dict, "a", 1);
 }
 
@@ -360,6 +363,7 @@ static void random_round(ps_context *ctx, int round) {
   int wide = th_chance(r, 30);
   t.wy = wide ? 63 : (uint32_t)th_below(r, 20);
   t.ry = wide ? -((int64_t)1 << 62) : (int64_t)th_below(r, 2001) - 1000;
+  if (th_chance(r, 30)) t.wk = 24; /* hashed groups, mostly one row each */
   int null_part = th_chance(r, 50) ? (int)th_below(r, (uint64_t)parts) : -1;
   uint8_t *part_of = th_calloc(n + 1, 1);
   uint64_t cuts[MAX_PARTS + 1];
@@ -373,7 +377,7 @@ static void random_round(ps_context *ctx, int round) {
     }
   for (uint64_t i = 0; i < n; i++) {
     t.cs[i] = th_below(r, 8);
-    t.ck[i] = th_below(r, 4);
+    t.ck[i] = t.wk == 2 || th_chance(r, 20) ? th_below(r, 4) : th_below(r, (uint64_t)1 << t.wk);
     t.cx[i] = t.wx ? th_u64(r) & tcol_width_max(t.wx) : 0;
     t.cy[i] = t.wy ? th_u64(r) & tcol_width_max(t.wy) : 0;
     set_bit(t.vs, i, !th_chance(r, 10));
@@ -392,9 +396,9 @@ static void random_round(ps_context *ctx, int round) {
   const char *keys = key_sets[th_below(r, 5)];
   th_case("round %d: n %" PRIu64
           ", %d partitions (%s), null partition %d, keys \"%s\", %s dictionary, x w%u s%u, "
-          "y w%u",
+          "y w%u, k w%u",
           round, n, parts, ranges ? "ranges" : "per row", null_part, keys, t.sorted ? "sorted" : "unsorted", t.wx, t.sx,
-          t.wy);
+          t.wy, t.wk);
   check_merges(ctx, &t, part_of, parts, keys);
   free(part_of);
   table_free(&t);

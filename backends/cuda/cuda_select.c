@@ -464,7 +464,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   const ps_vprog *prog = a->prog;
   const uint64_t n_acc = (uint64_t)prog->n_groups * prog->n_accs, words = (a->rows + 31) / 32;
   /* specialized: small GROUP BY domains keep their accumulators in registers */
-  const int specialize = ps_query_specialize(be->ctx, a->rows);
+  /* not a hashed GROUP BY plan, whose group count varies with the data */
+  const int specialize = ps_query_specialize(be->ctx, a->rows) && !prog->group_slots;
   ps_query_plan plan;
   ps_query_plan_chunk(prog, a->agg_fields, 1, specialize, &plan);
   const int fits64 = plan.fits64;
@@ -495,6 +496,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     p->bufs.validity_bytes[i] = prog->cols[i].validity_bytes;
   }
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
+  if (a->groups.handle) p->bufs.groups = (uint64_t *)devptr(a->groups);
 
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
@@ -534,9 +536,14 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     p->part = (ps_qacc *)kernel_workspace(be);
     st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, 8, be->stream), "cudaMemsetAsync (query status)",
                         false);
+    if (st == PS_OK && mode == PS_QMODE_GLOBAL) /* its table starts at zero (ps_q_global_merge) */
+      st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->part, 0, (size_t)(n_acc * sizeof(ps_qacc)), be->stream),
+                          "cudaMemsetAsync (query table)", false);
   }
   if (st == PS_OK)
-    st = ps_cuda_status(be->ctx, ps_cuda_launch_query(spec, p, n_acc, parts, (ps_qacc *)devptr(a->acc), be->stream),
+    st = ps_cuda_status(be->ctx,
+                        ps_cuda_launch_query(spec, p, n_acc, parts, ps_query_merge_flat(mode, n_acc, parts),
+                                             a->acc.handle ? (ps_qacc *)devptr(a->acc) : NULL, be->stream),
                         "launching the query kernels", false);
   if (st == PS_OK) st = read_results(be, 8);
   ps_cuda_leave(be, prev);

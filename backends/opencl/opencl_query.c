@@ -149,6 +149,12 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   if (st == PS_OK) st = ps_cl_upload(be, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
   if (st == PS_OK) st = ps_cl_upload(be, L, sizeof *L, "query launch", &launch_buf);
   if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(parts * n_acc * sizeof(ps_qacc)), &part);
+  if (st == PS_OK && L->mode == PS_QMODE_GLOBAL) { /* its table starts at zero (ps_q_global_merge) */
+    const cl_uchar zero = 0;
+    const cl_int err =
+        clEnqueueFillBuffer(be->queue, part, &zero, 1, 0, (size_t)(n_acc * sizeof(ps_qacc)), 0, NULL, NULL);
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query table");
+  }
   if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
@@ -176,8 +182,15 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   }
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
+  if (st == PS_OK) {
+    if (a->groups.handle && a->groups.offset)
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: group table at offset %llu",
+                            (unsigned long long)a->groups.offset);
+    cl_mem m = or_dummy(be, a->groups);
+    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
   if (st == PS_OK) st = launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global, refused);
-  if (st == PS_OK && !(refused && *refused)) { /* pass 2 */
+  if (st == PS_OK && !(refused && *refused) && L->mode != PS_QMODE_KEYS) { /* pass 2 (the keys pass has none) */
     cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
     const cl_ulong n_acc_arg = n_acc, parts_arg = parts;
     cl_mem acc = (cl_mem)a->acc.handle;
@@ -188,8 +201,11 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 1, sizeof parts_arg, &parts_arg);
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 2, sizeof part, &part);
     if (st == PS_OK) st = ps_cl_set_arg(be, m, 3, sizeof acc, &acc);
+    const uint64_t mwg = prog->work_group[PS_CL_QUERY_MERGE];
+    const cl_ulong flat = (cl_ulong)ps_query_merge_flat((uint32_t)L->mode, n_acc, parts);
+    if (st == PS_OK) st = ps_cl_set_arg(be, m, 4, sizeof flat, &flat);
     if (st == PS_OK)
-      st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(n_acc * prog->work_group[PS_CL_QUERY_MERGE]), refused);
+      st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(flat ? (n_acc + mwg - 1) / mwg * mwg : n_acc * mwg), refused);
   }
   cl_uint status[2] = {0, 0};
   if (st == PS_OK && !(refused && *refused)) {
@@ -214,11 +230,17 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: chunk rows (%llu)", (unsigned long long)a->rows);
   const int local_atomics = ps_cl_has_int64_atomics(be);
+  if (p->group_slots && p->group_pass && !local_atomics)
+    return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                            "OpenCL: GROUP BY over more than %d possible keys needs 64-bit atomics "
+                            "(cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics), which the device lacks",
+                            PS_QUERY_MAX_GROUPS);
   /* specialized: small GROUP BY domains keep their accumulators in
    * registers, on GPUs (a CPU has no register file to gain, and PoCL 3.1's
    * LLVM 15 crashes in its inliner on the larger unrolled kernels, e.g.
    * TPC-H Q1's); on a CPU device only when the tests force specialization */
-  const int specialize = ps_query_specialize(be->ctx, a->rows);
+  /* not a hashed GROUP BY plan, whose group count varies with the data */
+  const int specialize = ps_query_specialize(be->ctx, a->rows) && !p->group_slots;
   const int regs = specialize && (!be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON);
   ps_query_plan plan;
   ps_query_plan_chunk(p, a->agg_fields, local_atomics, regs, &plan);

@@ -201,6 +201,25 @@ def test_sql_errors_name_the_position(context):
             "SELECT SUM(u * u * u) FROM t")
 
 
+def test_group_by_many_distinct_keys(context, rng):
+    # Keys of 2^31 and more possible values (past a table of every possible
+    # key: the distinct keys are collected, then numbered in key order), one
+    # key and two, with a WHERE, against DuckDB.
+    n = rng.choice([3000, 20000])
+    data = pa.table({"ts": pa.array([rng.randrange(5000) * 1000003 for _ in range(n)], pa.int64()),
+                     "g": pa.array([rng.randrange(3) if rng.random() > 0.1 else None for _ in range(n)], pa.int32()),
+                     "v": pa.array([rng.randrange(-1000, 1000) for _ in range(n)], pa.int64())})
+    t = packscan.Table(data, context=context)
+    for keys in ["ts", "g, ts"]:
+        got = pa.table(t.sql(f"SELECT {keys}, COUNT(*) AS n, SUM(v) AS s, MIN(v) AS lo, MAX(v) AS hi FROM t "
+                             f"WHERE v <> 7 GROUP BY {keys}")).to_pylist()
+        order = ", ".join(k + " NULLS LAST" for k in keys.split(", "))
+        want = duckdb.sql(f"SELECT {keys}, COUNT(*), SUM(v), MIN(v), MAX(v) FROM data WHERE v <> 7 GROUP BY {keys} "
+                          f"ORDER BY {order}").fetchall()
+        assert [tuple(r.values()) for r in got] == [tuple(w) for w in want], f"PACKSCAN_SEED={rng.seed_value}"
+        assert len(got) > 2000
+
+
 def test_auto_is_the_commands():
     # Below 2^22 rows the command's "auto" is the reference backend whatever
     # devices exist; a CPU OpenCL device (PoCL) is never picked automatically.

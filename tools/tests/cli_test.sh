@@ -372,6 +372,16 @@ expect 0 "select time having" "$P" query $R --format csv ts.pst "SELECT ok GROUP
 expect 2 "select --rows" "$P" query $R t.pst "SELECT count(*)" --rows
 has err.txt "a SELECT prints its own result" "select --rows message"
 
+# GROUP BY on a key of 2^31 possible values (2000 distinct): past a table of
+# every possible key, the groups the rows hold
+awk 'BEGIN { print "k,g,v"; for (i = 0; i < 3000; i++) print (i * 7919 % 2000) * 1000003 "," i % 3 "," i }' >wide.csv
+expect 0 "encode wide keys" "$P" encode -q wide.csv wide.pst
+expect 0 "select wide group" "$P" query $R --format csv wide.pst "SELECT k, count(*) AS n, sum(v) AS s GROUP BY k"
+[ "$(wc -l <out.txt)" = 2001 ] || fail "select wide group: $(wc -l <out.txt) lines, expected 2001"
+[ "$(sed -n 2p out.txt)" = "0,2,2000" ] || fail "select wide group: first group $(sed -n 2p out.txt)"
+[ "$(tail -n 1 out.txt)" = "1999005997,2,2642" ] || fail "select wide group: last group $(tail -n 1 out.txt)"
+expect 0 "select wide two keys" "$P" query $R --format csv wide.pst "SELECT g, k, max(v) GROUP BY g, k"
+[ "$(wc -l <out.txt)" = 3001 ] || fail "select wide two keys: $(wc -l <out.txt) lines, expected 3001"
 if [ "$fails" -ne 0 ]; then
   echo "$fails CLI check(s) failed"
   exit 1
