@@ -124,6 +124,12 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
   if (regs && regs_fit(p, plan->fields, plan->bound, local_atomics)) plan->mode = PS_QMODE_REGS;
 }
 
+uint64_t ps_query_span(int cpu, uint64_t words, uint64_t items) {
+  if (!cpu || items == 0) return 0;
+  const uint64_t span = (words + items - 1) / items;
+  return span == 0 ? 1 : span;
+}
+
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
                            uint64_t *parts) {
