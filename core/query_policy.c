@@ -131,6 +131,12 @@ int ps_query_merge_flat(uint32_t mode, uint64_t n_acc, uint64_t parts) {
   return parts <= 32 && n_acc >= 1024;
 }
 
+uint64_t ps_query_span(int cpu, uint64_t words, uint64_t items) {
+  if (!cpu || items == 0) return 0;
+  const uint64_t span = (words + items - 1) / items;
+  return span == 0 ? 1 : span;
+}
+
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
                            uint64_t *parts) {

@@ -59,6 +59,12 @@ typedef struct ps_query_plan {
  * run the generic kernel in ps_query_generic_mode(p, plan.fits64, ...). */
 void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, int regs, ps_query_plan *plan);
 
+/* The words each work-item of pass 1 takes in one run (ps_qlaunch.span),
+ * for `items` work-items over `words` words: on a CPU device as many as
+ * share the words out evenly (each work-item then reads its streams in
+ * order); elsewhere 0, words strided over the work-items. */
+uint64_t ps_query_span(int cpu, uint64_t words, uint64_t items);
+
 /* The launch shape of pass 1 in `mode` for a chunk of `words` 32-row words
  * and n_acc accumulators: *items work-items that take words, *parts partial
  * results per accumulator for pass 2.

@@ -51,7 +51,11 @@ typedef bool ps_bool;
 #define PS_GLOBAL __global
 #define PS_CONST_MEM __constant
 #define PS_Q_SPEC_DATA __constant
+#if defined(PS_FN_INLINE) /* the host's build options: every call inlined */
+#define PS_FN static inline __attribute__((always_inline))
+#else
 #define PS_FN static inline
+#endif
 #define ps_mulhi64(a, b) mul_hi((ulong)(a), (ulong)(b))
 #define ps_atomic_min_u32(p, v) atomic_min((volatile __global uint *)(p), (v))
 #define ps_ctz32(x) (31u - clz((x) & (0u - (x))))

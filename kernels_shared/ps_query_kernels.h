@@ -109,6 +109,7 @@ typedef struct ps_qlaunch {
   ps_u64 and_right;    /* bit i: WHERE instruction i starts the right operand of an AND */
   ps_u64 or_right;     /* bit i: ... of an OR */
   ps_u64 has_where;    /* 0: every row is selected; 1: the WHERE program selects */
+  ps_u64 span;         /* 0: work-item i takes words i, i + items, ...; else words [i * span, (i + 1) * span) */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
   ps_u64 pred_offset[PS_QMAX_PREDS];
@@ -699,6 +700,25 @@ PS_FN int ps_q_reads(PS_CONST_MEM const ps_vprog *p) {
   return reads;
 }
 
+/* The words of work-item `item`: w = *first; w < *end; w += *step. Strided
+ * (L->span 0), neighbouring work-items read neighbouring bytes at once (a
+ * GPU's coalescing); in runs of L->span words (CPU devices), each work-item
+ * reads its own stretch of every stream in order, which a CPU's caches and
+ * prefetchers follow (a work-item of PoCL runs its whole loop before the
+ * next one starts, so strided reads jump by `items` words every time). */
+PS_FN void ps_q_words(PS_CONST_MEM const ps_qlaunch *L, ps_u64 item, ps_u64 *first, ps_u64 *end, ps_u64 *step) {
+  const ps_u64 words = (L->rows + 31) / 32;
+  if (L->span == 0) {
+    *first = item;
+    *end = words;
+    *step = L->items;
+    return;
+  }
+  *first = item * L->span;
+  *end = *first + L->span < words ? *first + L->span : words;
+  *step = 1;
+}
+
 /* PS_QMODE_ITEMS, for one work-item (`item` < L->items owns
  * part[item * n_groups * n_accs ...]): each row's group is loaded, updated
  * and stored in global memory. */
@@ -714,8 +734,9 @@ PS_FN void ps_q_partials_items(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   for (ps_u64 i = 0; i < n_acc; ++i) mine[i] = acc[i % n_accs];
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
-  const ps_u64 words = (L->rows + 31) / 32;
-  for (ps_u64 w = item; w < words; w += L->items) {
+  ps_u64 first, end, step;
+  ps_q_words(L, item, &first, &end, &step);
+  for (ps_u64 w = first; w < end; w += step) {
     ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       ps_u32 j = ps_ctz32(sel);
@@ -760,8 +781,9 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
   for (ps_u32 i = 0; i < n_accs; ++i) ps_q_acc_init(&acc[i]);
   const int reads = ps_q_reads(p);
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
-  const ps_u64 words = (L->rows + 31) / 32;
-  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+  ps_u64 first, end, step;
+  ps_q_words(L, group * lsize + lid, &first, &end, &step);
+  for (ps_u64 w = first; w < end; w += step) {
     ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     ps_q_add_counts(p, ps_popc32(sel), acc);
     if (!reads) continue;
@@ -877,8 +899,9 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
   const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QP(p)->n_groups * n_accs;
   ps_q_local_table_init(lacc, n_acc, lid, lsize);
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
-  const ps_u64 words = (L->rows + 31) / 32;
-  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+  ps_u64 first, end, step;
+  ps_q_words(L, group * lsize + lid, &first, &end, &step);
+  for (ps_u64 w = first; w < end; w += step) {
     ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
     while (sel != 0) { /* a word without selected rows reads nothing else */
@@ -1092,8 +1115,9 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
   ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
   const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
-  const ps_u64 words = (L->rows + 31) / 32;
-  for (ps_u64 w = group * lsize + lid; w < words; w += L->items) {
+  ps_u64 first, end, step;
+  ps_q_words(L, group * lsize + lid, &first, &end, &step);
+  for (ps_u64 w = first; w < end; w += step) {
     ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
     while (sel != 0) { /* a word without selected rows reads nothing else */
       const ps_u64 r = w * 32 + ps_ctz32(sel);

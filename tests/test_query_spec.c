@@ -223,6 +223,11 @@ static void check_policy(const shape *shapes) {
   ps_query_launch_shape(PS_QMODE_REGS, bound, 8, 1000000, 256, 4, 0, 0, &items, &parts);
   CHECK(parts == (1000000 + 511) / 512 && items == parts * 256);
   CHECK(ps_query_regs_max_words(0) == UINT64_C(1) << 40 && ps_query_regs_max_words(1) == UINT64_C(1) << 40);
+  /* runs of words (CPU devices): every word taken, no run longer than needed, and
+   * within REGS' words per work-item; strided elsewhere */
+  CHECK(ps_query_span(1, 1000000, 128) == 7813 && ps_query_span(1, 5, 128) == 1 && ps_query_span(1, 0, 128) == 1);
+  CHECK(ps_query_span(1, 1000000, items) <= max_words);
+  CHECK(ps_query_span(0, 1000000, 128) == 0 && ps_query_span(1, 1000000, 0) == 0);
 }
 
 /* A filter program of every leaf kind under AND / OR / NOT, with literals

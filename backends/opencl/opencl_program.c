@@ -550,8 +550,13 @@ ps_status ps_cl_query_program(ps_backend *be, const char *spec, int background, 
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
   *local_atomics = ps_cl_has_int64_atomics(be);
-  snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1%s", /* its own cache key */
-           *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "");
+  /* A specialized build on a CPU device inlines every call (PS_FN_INLINE):
+   * PoCL's LLVM otherwise keeps the WHERE's leaves (ps_where.h) as calls,
+   * where the instruction index is not a constant, so that the leaf runs
+   * the generic interpreter and its loops stay rolled (nvcc always
+   * inlines, as PS_FN is __forceinline__ there). */
+  snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1%s%s", /* its own cache key */
+           *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "", be->cpu && spec && spec[0] ? " -DPS_FN_INLINE=1" : "");
   return cached_program(be, options, spec ? spec : "", BUILD_QUERY, 0, background && spec && spec[0], out);
 }
 

@@ -143,6 +143,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
                         &parts);
   const uint64_t global = items;
   L->items = items;
+  L->span = ps_query_span(be->cpu, words, items);
 
   cl_mem prog_buf = NULL, where_buf = NULL, launch_buf = NULL, part = NULL;
   ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
