@@ -42,7 +42,6 @@ typedef struct ps_cuda_eval_params {
   uint32_t rows;                        /* rows in this chunk, 1..2^31 */
   uint32_t data_aligned;                /* bit c: data[c] is 4-byte aligned */
   uint32_t bitmap_aligned;              /* bitmap is 4-byte aligned */
-  uint32_t rows_only;                   /* ps_eval_args.rows_only: the per-row kernel only */
 } ps_cuda_eval_params;
 
 /* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
