@@ -40,7 +40,6 @@ static ps_status slot_of(qlower *L, ps_column *c, uint32_t *slot) {
   uint32_t i = p->n_cols++;
   p->read_slots |= 1u << i;
   L->q->cols[i] = c;
-  PS_TRY(ps_need_for(L->ctx, c, "a query"));
   p->cols[i] = ps_prog_col_of(c);
   p->cols[i].data_bytes = p->cols[i].validity_bytes = 0; /* per chunk */
   *slot = i;
@@ -161,7 +160,6 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
     PS_TRY(ps_expr_prepare(ctx, d->where));
     const ps_lowered *low = d->where->lowered;
     for (uint32_t i = 0; i < low->prog.n_cols; i++) {
-      PS_TRY(ps_need_for(ctx, low->cols[i], "a query"));
       q->cols[i] = low->cols[i];
       q->prog.cols[i] = low->prog.cols[i];
       q->prog.cols[i].data_bytes = q->prog.cols[i].validity_bytes = 0; /* per chunk */
@@ -296,8 +294,11 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
   ctx->query_run_rows = 0;
   for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
     if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
+  /* Chunks start where every column's chunk may (ps_chunk_step); so do the
+   * plan's runs (ps_prune_plan_of). */
+  const uint64_t step = ps_chunk_step(ctx, q->cols, q->prog.n_cols);
   for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
-    const uint64_t end = q->rows - r0 < ctx->chunk_rows ? q->rows : (r0 / ctx->chunk_rows + 1) * ctx->chunk_rows;
+    const uint64_t end = q->rows - r0 < step ? q->rows : (r0 / step + 1) * step;
     int state = plan ? ps_prune_state(plan, r0, end, &e) : (e = end, PS_PRUNE_MAYBE);
     if (state == PS_PRUNE_FALSE) {
       ctx->scan_stats.rows_skipped += e - r0;

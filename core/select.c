@@ -241,7 +241,6 @@ static ps_status gather_common(ps_context *ctx, const ps_column *col, ps_index_t
   PS_TRY(need_op(ctx, (const void *)ctx->ops->gather, "gather"));
   if (!col) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column is NULL");
   if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column belongs to another context");
-  PS_TRY(ps_need_for(ctx, col, "a gather"));
   if (type != PS_INDEX_UINT32 && type != PS_INDEX_UINT64)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "index type %d is not PS_INDEX_UINT32 or PS_INDEX_UINT64",
                         (int)type);
@@ -391,19 +390,20 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   if (col->type == PS_TYPE_STRING)
     return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
                         "aggregates need a numeric (FOR) column; the column is a string column");
-  PS_TRY(ps_need_for(ctx, col, "an aggregate"));
   if (selection) PS_TRY(check_place(ctx, selection, selection_offset, bitmap_bytes(col->n), 4, "selection"));
 
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;
   u128 sum = 0;
   ps_prog_col base = ps_prog_col_of(col);
-  for (uint64_t r0 = 0; r0 < col->n; r0 += ctx->chunk_rows) {
+  ps_column *self = (ps_column *)col;
+  const uint64_t step = ps_chunk_step(ctx, &self, 1); /* chunks start where the column's may */
+  for (uint64_t r0 = 0; r0 < col->n; r0 += step) {
     ps_reduce_args a;
     memset(&a, 0, sizeof a);
     a.col = base;
     ps_column_chunk(col, r0, &a.col, &a.data, &a.validity);
     if (selection) a.selection = at(selection, selection_offset + r0 / 8);
-    a.rows = col->n - r0 < ctx->chunk_rows ? col->n - r0 : ctx->chunk_rows;
+    a.rows = col->n - r0 < step ? col->n - r0 : step;
     uint64_t c = 0, mn = UINT64_MAX, mx = 0, lo = 0, hi = 0;
     a.count = &c, a.min_code = &mn, a.max_code = &mx, a.sum_lo = &lo, a.sum_hi = &hi;
     ps_column *one = (ps_column *)col;
