@@ -171,6 +171,9 @@ typedef struct ps_query_args {
   /* The accumulator fields the core reads of each aggregate (PS_QF_* of
    * ps_query_program.h, 4 bits per aggregate; 0 = every field). */
   uint64_t agg_fields;
+  /* 1 when every slot is FOR-encoded (as ps_eval_args.for_only): a backend
+   * may run a kernel built for FOR columns alone. */
+  uint32_t for_only;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

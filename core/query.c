@@ -315,8 +315,10 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, ps_buffer *bits, ps_bu
     for (uint32_t i = 0; i < prog.n_cols; i++)
       if ((prog.read_slots >> i & 1) || (state == PS_PRUNE_MAYBE && q->where && i < q->where->lowered->prog.n_cols))
         ctx->scan_stats.bytes_read += ps_scan_bytes(q->cols[i], a.rows);
+    a.for_only = 1;
     for (uint32_t i = 0; i < prog.n_cols; i++) {
       ps_column_chunk(q->cols[i], r0, &prog.cols[i], &a.data[i], &a.validity[i]);
+      if (prog.cols[i].encoding != PS_ENC_FOR) a.for_only = 0;
     }
     ps_program where_prog;
     if (q->where && state == PS_PRUNE_MAYBE) {

@@ -85,13 +85,14 @@ __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK) eval_rows_kernel(const __g
 }
 
 /* Resident blocks of the per-word kernel (spec, or eval_words_kernel when
- * NULL) on the current device; eval_words_kernel's measured once per
- * process (atomic: contexts may launch from several threads; with GPUs of
+ * NULL) on the current device; eval_words_kernel's and the FOR build's
+ * (eval_for.cu) measured once per process (atomic: contexts may launch from several threads; with GPUs of
  * different SM counts the first one's figure is used, which changes the
  * grid size, never a result). 0 when it cannot be measured. */
 uint32_t words_resident_blocks(const void *spec) {
-  static std::atomic<uint32_t> cached{0};
-  uint32_t v = spec ? 0u : cached.load(std::memory_order_relaxed);
+  static std::atomic<uint32_t> cached{0}, cached_for{0};
+  std::atomic<uint32_t> *cache = !spec ? &cached : spec == ps_cuda_eval_words_for() ? &cached_for : nullptr;
+  uint32_t v = cache ? cache->load(std::memory_order_relaxed) : 0u;
   if (v) return v;
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -104,11 +105,12 @@ uint32_t words_resident_blocks(const void *spec) {
     return 0;
   }
   v = (uint32_t)per_sm * (uint32_t)sms;
-  if (!spec) cached.store(v, std::memory_order_relaxed);
+  if (cache) cache->store(v, std::memory_order_relaxed);
   return v;
 }
 
 cudaError_t launch_words(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
+  if (!spec && p->for_only) spec = ps_cuda_eval_words_for(); /* no other encoding's reader in it */
   const ps_cuda_where_params w = ps_cuda_where_params_of(*p);
   const uint64_t words = ((uint64_t)p->rows + 31) / 32;
   const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);

@@ -267,6 +267,17 @@ PS_HFN ps_u64 ps_col_code_at(PS_GLOBAL const ps_u8 *d, PS_CONST_MEM const ps_pro
  * (ps_code_of_word), DELTA 32 codes of 64 bits. */
 #define PS_WORD_X PS_WORD_MAX
 
+/* The encoding a reader dispatches on for column slot col. A translation
+ * unit that defines PS_FOR_ONLY serves columns that are all FOR (CUDA's
+ * precompiled generic kernels come in two builds, chosen on the host by
+ * ps_eval_args.for_only and ps_query_args.for_only): the encoding is the
+ * constant PS_ENC_FOR there, and no other encoding's reader is compiled in. */
+#if defined(PS_FOR_ONLY)
+#define PS_ENC_OF(col) PS_ENC_FOR
+#else
+#define PS_ENC_OF(col) ((col)->encoding)
+#endif
+
 /* The width ps_word_code reads the codes of a loaded word at: FOR, the
  * column's; DELTA, 64 (its codes are decoded to 64 bits, and a corrupt
  * block can give codes above the column's width, which the evaluator must
@@ -282,28 +293,32 @@ PS_HFN ps_u32 ps_word_width(ps_u32 enc, ps_u32 w) { return enc == PS_ENC_DELTA ?
  * so that each code overwrites only deltas already read. With enc a
  * compile-time constant (a specialized kernel) the other encodings' code is
  * not compiled in. */
-PS_HFN void ps_word_load_enc(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
-                         ps_u32 *x) {
-  if (enc == PS_ENC_DELTA) {
-    const ps_delta_block k = ps_delta_block_of(d, size, aligned, g * 32);
-    const ps_u32 gb = (ps_u32)g & (PS_DELTA_BLOCK_WORDS - 1);
-    const ps_u64 first = (ps_u64)k.aw + (ps_u64)gb * k.dw;
-    for (ps_u32 i = 0; i < k.dw; ++i) x[i] = ps_stream_word(k.p, k.psize, first + i, k.aligned);
-    x[k.dw] = 0u;
-    x[k.dw + 1] = 0u;
-    ps_u64 sum = 0;
-    if (k.dw != 0)
-      for (ps_u32 j = 1; j < 32; ++j) sum += ps_code_of_word(x, k.dw, j);
-    ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, gb) + 31 * k.step + sum;
-    for (ps_u32 j = 32; j-- > 0;) {
-      const ps_u64 dj = j != 0 && k.dw != 0 ? ps_code_of_word(x, k.dw, j) : 0u;
-      x[2 * j] = (ps_u32)v;
-      x[2 * j + 1] = (ps_u32)(v >> 32);
-      v -= k.step + dj;
-    }
-    return;
+/* The DELTA case of ps_word_load_enc. */
+PS_HFN void ps_word_load_delta(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g, ps_u32 *x) {
+  const ps_delta_block k = ps_delta_block_of(d, size, aligned, g * 32);
+  const ps_u32 gb = (ps_u32)g & (PS_DELTA_BLOCK_WORDS - 1);
+  const ps_u64 first = (ps_u64)k.aw + (ps_u64)gb * k.dw;
+  for (ps_u32 i = 0; i < k.dw; ++i) x[i] = ps_stream_word(k.p, k.psize, first + i, k.aligned);
+  x[k.dw] = 0u;
+  x[k.dw + 1] = 0u;
+  ps_u64 sum = 0;
+  if (k.dw != 0)
+    for (ps_u32 j = 1; j < 32; ++j) sum += ps_code_of_word(x, k.dw, j);
+  ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, gb) + 31 * k.step + sum;
+  for (ps_u32 j = 32; j-- > 0;) {
+    const ps_u64 dj = j != 0 && k.dw != 0 ? ps_code_of_word(x, k.dw, j) : 0u;
+    x[2 * j] = (ps_u32)v;
+    x[2 * j + 1] = (ps_u32)(v >> 32);
+    v -= k.step + dj;
   }
-  ps_word_load_for(w, d, size, aligned, g, x);
+}
+
+PS_HFN void ps_word_load_enc(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
+                             ps_u32 *x) {
+  if (enc == PS_ENC_DELTA)
+    ps_word_load_delta(d, size, aligned, g, x);
+  else
+    ps_word_load_for(w, d, size, aligned, g, x);
 }
 
 /* Code j (0..31) of a word ps_word_load_enc loaded with the same enc and w. */

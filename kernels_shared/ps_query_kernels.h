@@ -293,7 +293,7 @@ PS_FN ps_u64 ps_q_code_inside(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w, 
  * encodings are constants: only the readers its columns need remain. */
 PS_FN ps_u64 ps_q_code(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
                        ps_u64 r) {
-  if (c->encoding == PS_ENC_DELTA) return ps_delta_code_at(d, size, aligned, r);
+  if (PS_ENC_OF(c) == PS_ENC_DELTA) return ps_delta_code_at(d, size, aligned, r);
   const ps_u32 width = c->width;
   if (ps_q_inside(aligned, size, width, r >> 5)) return ps_q_code_inside(d, width, r >> 5, (ps_u32)(r & 31u));
   return ps_code_at(d, size, aligned, width, r);

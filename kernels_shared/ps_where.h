@@ -99,11 +99,11 @@ PS_HFN ps_u32 ps_w_valid(PS_CONST_MEM const ps_prog_col *col, const ps_w_bufs *B
 
 /* Word g of slot c through the word reader. */
 PS_HFN void ps_w_load(PS_CONST_MEM const ps_prog_col *col, const ps_w_bufs *B, ps_u32 c, ps_u64 g, ps_u32 *x) {
-  ps_word_load_enc(col->encoding, col->width, B->data[c], B->data_bytes[c], (B->data_aligned >> c) & 1u, g, x);
+  ps_word_load_enc(PS_ENC_OF(col), col->width, B->data[c], B->data_bytes[c], (B->data_aligned >> c) & 1u, g, x);
 }
 
 /* Code j of a word ps_w_load loaded for col. */
-#define ps_w_code(col, x, j) ps_word_code((col)->encoding, (col)->width, (x), (j))
+#define ps_w_code(col, x, j) ps_word_code(PS_ENC_OF(col), (col)->width, (x), (j))
 
 /* Records a leaf's corrupt rows of slot c. */
 PS_HFN void ps_w_corrupt(ps_w_status *s, ps_u32 c, ps_u32 rows) {
@@ -129,10 +129,10 @@ PS_HFN int ps_w_no_wrap(PS_CONST_MEM const ps_prog_col *c) {
 
 /* Row j of a SET or INLIST leaf: its corrupt bit, and its lookup where the
  * row is valid and its code sound. */
-PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_w_bufs *B, const ps_u32 *x,
-                            PS_CONST_MEM const ps_prog_col *col, ps_u32 j, int check, ps_u64 limit, ps_u32 valid,
-                            ps_u32 *hits, ps_u32 *bad, ps_w_status *s) {
-  const ps_u64 code = ps_w_code(col, x, j);
+PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_w_bufs *B, const ps_u32 *x, ps_u32 enc,
+                            ps_u32 cw, ps_u32 j, int check, ps_u64 limit, ps_u32 valid, ps_u32 *hits, ps_u32 *bad,
+                            ps_w_status *s) {
+  const ps_u64 code = ps_word_code(enc, cw, x, j);
   const ps_u32 corrupt = check && code > limit;
   *bad |= corrupt << j;
   if (corrupt || !((valid >> j) & 1u)) return;
@@ -147,7 +147,7 @@ PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_
  * valid). */
 PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 c, PS_CONST_MEM const ps_prog_col *col,
                               ps_u64 limit, const ps_w_bufs *B, ps_u64 g, ps_u32 valid, ps_u32 *bad, ps_w_status *s) {
-  const ps_u32 w = ps_word_width(col->encoding, col->width); /* the codes' width as read */
+  const ps_u32 enc = PS_ENC_OF(col), cw = col->width, w = ps_word_width(enc, cw); /* w: the codes' width as read */
   const ps_u64 cmax = ps_w_code_max(w);
   const int check = limit < cmax;
   ps_u32 hits = 0, b = 0;
@@ -168,14 +168,14 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
       const ps_u32 lo32 = (ps_u32)lo, span32 = lo > top ? 0u : (ps_u32)(top - lo), lim32 = (ps_u32)limit;
       PS_W_UNROLL
       for (ps_u32 j = 0; j < 32; ++j) {
-        const ps_u32 code = (ps_u32)ps_w_code(col, x, j);
+        const ps_u32 code = (ps_u32)ps_word_code(enc, cw, x, j);
         hits |= (ps_u32)(code - lo32 <= span32) << j;
         if (check) b |= (ps_u32)(code > lim32) << j;
       }
       if (lo > top) hits = 0;
     } else { /* rolled (PS_W_WIDE) */
       for (ps_u32 j = 0; j < 32; ++j) {
-        const ps_u64 code = ps_w_code(col, x, j);
+        const ps_u64 code = ps_word_code(enc, cw, x, j);
         hits |= (ps_u32)(code - lo <= top - lo) << j;
         if (check) b |= (ps_u32)(code > limit) << j;
       }
@@ -190,9 +190,9 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
   ps_w_load(col, B, c, g, x);
   if (op == PS_OP_SET && w <= 32) {
     PS_W_UNROLL
-    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, col, j, check, limit, valid, &hits, &b, s);
+    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, enc, cw, j, check, limit, valid, &hits, &b, s);
   } else {
-    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, col, j, check, limit, valid, &hits, &b, s);
+    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, enc, cw, j, check, limit, valid, &hits, &b, s);
   }
   *bad = b;
   return hits;
@@ -239,7 +239,7 @@ PS_HFN void ps_w_cmpcol(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_b
   const ps_u32 valid_a = ps_w_valid(ca, B, a, g, rows), valid_b = ps_w_valid(cb, B, bc, g, rows);
   const ps_u32 cmp = PS_INSN_CMP(si->flags), mode = PS_INSN_MODE(si->flags);
   const int none_a = (ca->flags & PS_COLF_NO_CODES) != 0, none_b = (cb->flags & PS_COLF_NO_CODES) != 0;
-  const ps_u32 wa = ps_word_width(ca->encoding, ca->width), wb = ps_word_width(cb->encoding, cb->width);
+  const ps_u32 wa = ps_word_width(PS_ENC_OF(ca), ca->width), wb = ps_word_width(PS_ENC_OF(cb), cb->width);
   ps_u32 hit = 0, bad_a = none_a ? 0xffffffffu : 0u, bad_b = none_b ? 0xffffffffu : 0u;
   if (valid_a != 0 && !none_a) {
     ps_u32 xa[PS_WORD_MAX], xb[PS_WORD_MAX];

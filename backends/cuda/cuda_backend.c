@@ -337,6 +337,7 @@ static ps_status fill_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval
   p->count = (unsigned long long *)be->scratch;
   p->status = (uint32_t *)((uint8_t *)be->scratch + 8);
   p->rows = (uint32_t)a->rows;
+  p->for_only = a->for_only;
   return PS_OK;
 }
 
