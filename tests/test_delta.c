@@ -187,6 +187,11 @@ static void sweep(ps_context *ctx, ps_context *ref, th_rng *r, int all, unsigned
         result want = run_one(ctx, BUILDS[b], f, of, lit, n);
         result got = run_one(ctx, BUILDS[b], d, od, lit, n);
         compare(label, ctx, &got, &want, n);
+        if (BUILDS[b] == tree) { /* a DELTA column compared with a FOR one in one program */
+          result mixed = run_one(ctx, BUILDS[b], d, of, lit, n);
+          compare("tree, DELTA and FOR columns", ctx, &mixed, &want, n);
+          result_free(&mixed);
+        }
         if (ref) {
           result rw = run_one(ref, BUILDS[b], rf, rof, lit, n);
           result rg = run_one(ref, BUILDS[b], rd, rof, lit, n);
