@@ -66,12 +66,12 @@ typedef struct ps_eval_args {
   ps_devmem ids;
   uint32_t index_bytes;
   uint64_t ids_capacity;
-  /* The core's kernel choice: 1 when a slot's codes can be read only
-   * through ps_codes.h's dispatching readers (an encoding other than FOR):
-   * the backend runs its per-row interpreter (OpenCL filter.cl, CUDA
-   * eval_rows_kernel), never a kernel that reads bit-packed words itself,
-   * and eval_ids is not called. */
-  uint32_t rows_only;
+  /* 1 when every slot is FOR-encoded: only then may a backend run a
+   * hand-tuned kernel that reads bit-packed FOR words itself (the
+   * single-RANGE and SET kernels, the tree kernel), and only then is eval_ids
+   * called. Every other kernel reads codes through ps_codes.h's readers, in
+   * any encoding. */
+  uint32_t for_only;
 } ps_eval_args;
 
 /* Row ids of one chunk of a selection bitmap: ids of set bits, ascending,
@@ -175,6 +175,9 @@ typedef struct ps_query_args {
    * group_slots words, see ps_query_program.h; word 2 * group_slots is set
    * to 1 where the keys pass dropped a key (a full table). */
   ps_devmem groups;
+  /* 1 when every slot is FOR-encoded (as ps_eval_args.for_only): a backend
+   * may run a kernel built for FOR columns alone. */
+  uint32_t for_only;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

@@ -114,9 +114,10 @@ static ps_status chunk_args(ps_context *ctx, const ps_expr *expr, uint64_t r0, u
   for (uint32_t i = 0; i < prog->n_cols; i++) ctx->scan_stats.bytes_read += ps_scan_bytes(low->cols[i], rows);
   ctx->corrupt_cols = low->cols, ctx->corrupt_ncols = prog->n_cols, ctx->corrupt_base = r0;
   ctx->corrupt_expr = expr;
+  a->for_only = 1;
   for (uint32_t i = 0; i < prog->n_cols; i++) {
     PS_TRY(ps_column_chunk(ctx, low->cols[i], r0, rows, &prog->cols[i], &a->data[i], &a->validity[i]));
-    if (prog->cols[i].encoding != PS_ENC_FOR) a->rows_only = 1;
+    if (prog->cols[i].encoding != PS_ENC_FOR) a->for_only = 0;
   }
   if (expr->aux_dev) a->aux = expr->aux_dev->mem;
   a->aux_host = low->aux;
@@ -378,7 +379,7 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
     if (st != PS_OK) break;
     uint64_t c = 0;
     st = PS_ERR_UNSUPPORTED;
-    if (ctx->ops->eval_ids && room && !a.rows_only) {
+    if (ctx->ops->eval_ids && room && a.for_only) {
       a.ids = out;
       a.index_bytes = isz;
       a.ids_capacity = room;

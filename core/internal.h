@@ -276,10 +276,6 @@ ps_prog_col ps_prog_col_of(const ps_column *c);
  * call over these columns: the context's chunk rows rounded down to it. */
 uint64_t ps_chunk_step_multiple(ps_column *const *cols, uint32_t n);
 uint64_t ps_chunk_step(const ps_context *ctx, ps_column *const *cols, uint32_t n);
-/* PS_ERR_UNSUPPORTED naming the column and its encoding where `what` (a
- * query, an aggregate, a gather) reads a column that is not FOR: those
- * kernels read bit-packed codes themselves. */
-ps_status ps_need_for(ps_context *ctx, const ps_column *c, const char *what);
 /* A description's encoding (FOR for descriptions from before the field). */
 uint32_t ps_for_desc_encoding(const ps_for_desc *d);
 /* The block headers of a DELTA column of n rows and data_size bytes (host

@@ -74,16 +74,6 @@ ps_prog_col ps_prog_col_of(const ps_column *c) {
   return pc;
 }
 
-ps_status ps_need_for(ps_context *ctx, const ps_column *c, const char *what) {
-  if (c->encoding == PS_ENC_FOR) return PS_OK;
-  if (c->name)
-    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                        "%s reads column '%s', which is DELTA-encoded; only filters read DELTA columns so far", what,
-                        c->name);
-  return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                      "%s reads a DELTA-encoded column; only filters read DELTA columns so far", what);
-}
-
 uint64_t ps_chunk_step_multiple(ps_column *const *cols, uint32_t n) {
   uint64_t m = 32;
   for (uint32_t i = 0; i < n; i++)

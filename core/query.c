@@ -41,7 +41,6 @@ static ps_status slot_of(qlower *L, ps_column *c, uint32_t *slot) {
   uint32_t i = p->n_cols++;
   p->read_slots |= 1u << i;
   L->q->cols[i] = c;
-  PS_TRY(ps_need_for(L->ctx, c, "a query"));
   p->cols[i] = ps_prog_col_of(c);
   p->cols[i].data_bytes = p->cols[i].validity_bytes = 0; /* per chunk */
   *slot = i;
@@ -165,7 +164,6 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
     PS_TRY(ps_expr_prepare(ctx, d->where));
     const ps_lowered *low = d->where->lowered;
     for (uint32_t i = 0; i < low->prog.n_cols; i++) {
-      PS_TRY(ps_need_for(ctx, low->cols[i], "a query"));
       q->cols[i] = low->cols[i];
       q->prog.cols[i] = low->prog.cols[i];
       q->prog.cols[i].data_bytes = q->prog.cols[i].validity_bytes = 0; /* per chunk */
@@ -322,6 +320,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
   ctx->query_run_rows = 0;
   for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
     if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
+  /* Chunks start where every column's chunk may (ps_chunk_step); so do the
+   * plan's runs (ps_prune_plan_of). */
   const uint64_t step = ps_chunk_step(ctx, q->cols, q->prog.n_cols);
   ps_stage_forget(ctx);
   for (uint64_t r0 = 0, e = 0; r0 < q->rows; r0 = e) {
@@ -343,8 +343,11 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
         ctx->scan_stats.bytes_read += ps_scan_bytes(q->cols[i], a.rows);
     ps_stage_begin(ctx);
     ps_status staged = PS_OK;
-    for (uint32_t i = 0; staged == PS_OK && i < prog.n_cols; i++)
+    a.for_only = 1;
+    for (uint32_t i = 0; staged == PS_OK && i < prog.n_cols; i++) {
       staged = ps_column_chunk(ctx, q->cols[i], r0, a.rows, &prog.cols[i], &a.data[i], &a.validity[i]);
+      if (prog.cols[i].encoding != PS_ENC_FOR) a.for_only = 0;
+    }
     /* the next run that is read: its copies overlap this chunk's kernel */
     uint64_t nr = e, ne = e;
     while (staged == PS_OK && nr < q->rows && query_run(plan, nr, q->rows, step, &ne) == PS_PRUNE_FALSE) nr = ne;

@@ -241,7 +241,6 @@ static ps_status gather_common(ps_context *ctx, const ps_column *col, ps_index_t
   PS_TRY(need_op(ctx, (const void *)ctx->ops->gather, "gather"));
   if (!col) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column is NULL");
   if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column belongs to another context");
-  PS_TRY(ps_need_for(ctx, col, "a gather"));
   if (type != PS_INDEX_UINT32 && type != PS_INDEX_UINT64)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "index type %d is not PS_INDEX_UINT32 or PS_INDEX_UINT64",
                         (int)type);
@@ -444,14 +443,13 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   if (col->type == PS_TYPE_STRING)
     return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
                         "aggregates need a numeric (FOR) column; the column is a string column");
-  PS_TRY(ps_need_for(ctx, col, "an aggregate"));
   if (selection) PS_TRY(check_place(ctx, selection, selection_offset, bitmap_bytes(col->n), 4, "selection"));
 
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;
   u128 sum = 0;
   ps_prog_col base = ps_prog_col_of(col);
   ps_column *const one_col = (ps_column *)col;
-  const uint64_t step = ps_chunk_step(ctx, &one_col, 1);
+  const uint64_t step = ps_chunk_step(ctx, &one_col, 1); /* chunks start where the column's may */
   ps_stage_forget(ctx);
   for (uint64_t r0 = 0; r0 < col->n; r0 += step) {
     ps_reduce_args a;

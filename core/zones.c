@@ -535,8 +535,11 @@ ps_status ps_prune_plan_of(ps_context *ctx, const ps_expr *expr, ps_column *cons
   }
   if (!e->prune->usable) return PS_OK;
   /* A run of blocks starts a backend's range of rows, which must start
-   * where each column's chunk may (a DELTA column: on its blocks). */
+   * where each column's chunk may (a DELTA column: on its blocks), the
+   * columns the WHERE reads and the extra ones (a query's values and keys)
+   * alike. */
   if (e->prune->block_rows % ps_chunk_step_multiple(expr->lowered->cols, expr->lowered->prog.n_cols)) return PS_OK;
+  if (n_extra && e->prune->block_rows % ps_chunk_step_multiple(extra, n_extra)) return PS_OK;
   for (uint32_t i = 0; i < n_extra; i++)
     if (!extra[i]->zones || !extra[i]->zones->clean) return PS_OK;
   *out = e->prune;

@@ -2,7 +2,7 @@
  * The one-pass predicate kernel (general programs: AND/OR/NOT trees, SET,
  * INLIST, ISNULL, CMPCOL, corrupt-code detection, input selection, byte mask).
  *
- * eval_words_kernel, the default: one thread per 32-row result word, the
+ * eval_words_kernel: one thread per 32-row result word, the
  * program evaluated by kernels_shared/ps_where.h (the evaluator OpenCL's
  * words.cl runs too), generic here: the program is read from the launch and
  * interpreted. A warp handles 32 consecutive words (a task), so that its
@@ -10,12 +10,14 @@
  * program shape (NVRTC, kernels_cuda/where_spec.cuh) is what runs once it is
  * built; this kernel is the fallback meanwhile.
  *
+ * Every program runs there, whatever its columns' encodings (ps_where.h reads
+ * codes through ps_codes.h's word reader).
+ *
  * eval_rows_kernel: one thread per row, __ballot_sync per word, the row
  * evaluated by the per-row interpreter kernels_shared/ps_rows.h (which
- * OpenCL's filter.cl runs too; glue in ps_cuda_rows.cuh). It runs programs
- * that read a column the per-word reader does not take yet (rows_only: a
- * DELTA column), and its occupancy defines ps_cuda_eval_max_blocks, which
- * the backend also uses to cap the range, reduce and gather grids.
+ * OpenCL's filter.cl runs too; glue in ps_cuda_rows.cuh). The filters no
+ * longer launch it; its occupancy still defines ps_cuda_eval_max_blocks,
+ * which the backend uses to cap the range, reduce and gather grids.
  */
 #include <atomic>
 
@@ -83,13 +85,14 @@ __global__ void __launch_bounds__(PS_CUDA_EVAL_BLOCK) eval_rows_kernel(const __g
 }
 
 /* Resident blocks of the per-word kernel (spec, or eval_words_kernel when
- * NULL) on the current device; eval_words_kernel's measured once per
- * process (atomic: contexts may launch from several threads; with GPUs of
+ * NULL) on the current device; eval_words_kernel's and the FOR build's
+ * (eval_for.cu) measured once per process (atomic: contexts may launch from several threads; with GPUs of
  * different SM counts the first one's figure is used, which changes the
  * grid size, never a result). 0 when it cannot be measured. */
 uint32_t words_resident_blocks(const void *spec) {
-  static std::atomic<uint32_t> cached{0};
-  uint32_t v = spec ? 0u : cached.load(std::memory_order_relaxed);
+  static std::atomic<uint32_t> cached{0}, cached_for{0};
+  std::atomic<uint32_t> *cache = !spec ? &cached : spec == ps_cuda_eval_words_for() ? &cached_for : nullptr;
+  uint32_t v = cache ? cache->load(std::memory_order_relaxed) : 0u;
   if (v) return v;
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -102,18 +105,12 @@ uint32_t words_resident_blocks(const void *spec) {
     return 0;
   }
   v = (uint32_t)per_sm * (uint32_t)sms;
-  if (!spec) cached.store(v, std::memory_order_relaxed);
+  if (cache) cache->store(v, std::memory_order_relaxed);
   return v;
 }
 
-cudaError_t launch_rows(const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
-  const uint64_t want = ((uint64_t)p->rows + PS_CUDA_EVAL_BLOCK - 1) / PS_CUDA_EVAL_BLOCK;
-  const uint32_t blocks = (uint32_t)(want < max_blocks ? want : (max_blocks ? max_blocks : 1));
-  eval_rows_kernel<<<blocks, PS_CUDA_EVAL_BLOCK, 0, stream>>>(*p);
-  return cudaGetLastError();
-}
-
 cudaError_t launch_words(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
+  if (!spec && p->for_only) spec = ps_cuda_eval_words_for(); /* no other encoding's reader in it */
   const ps_cuda_where_params w = ps_cuda_where_params_of(*p);
   const uint64_t words = ((uint64_t)p->rows + 31) / 32;
   const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);
@@ -134,7 +131,6 @@ cudaError_t launch_words(const void *spec, const ps_cuda_eval_params *p, uint32_
 
 extern "C" cudaError_t ps_cuda_launch_eval(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks,
                                            cudaStream_t stream) {
-  if (p->rows_only) return launch_rows(p, max_blocks, stream);
   return launch_words(spec, p, max_blocks, stream);
 }
 

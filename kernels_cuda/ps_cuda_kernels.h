@@ -42,7 +42,7 @@ typedef struct ps_cuda_eval_params {
   uint32_t rows;                        /* rows in this chunk, 1..2^31 */
   uint32_t data_aligned;                /* bit c: data[c] is 4-byte aligned */
   uint32_t bitmap_aligned;              /* bitmap is 4-byte aligned */
-  uint32_t rows_only;                   /* ps_eval_args.rows_only: the per-row kernel only */
+  uint32_t for_only;                    /* ps_eval_args.for_only: every column is FOR */
 } ps_cuda_eval_params;
 
 /* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
@@ -54,6 +54,11 @@ typedef struct ps_cuda_eval_params {
  * cudaSuccess if the launch was queued. */
 cudaError_t ps_cuda_launch_eval(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks,
                                 cudaStream_t stream);
+
+/* The precompiled per-word kernel built for programs whose columns are all
+ * FOR (eval_for.cu), which ps_cuda_launch_eval takes for them when spec is
+ * NULL. */
+const void *ps_cuda_eval_words_for(void);
 
 /* Grid size that fills the current device (resident blocks per SM times
  * sm_count) into *out. Fails (cudaErrorNoKernelImageForDevice...) when the

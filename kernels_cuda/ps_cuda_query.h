@@ -50,6 +50,10 @@ cudaError_t ps_cuda_query_grid(const void *spec, unsigned *blocks);
  * cudaSuccess if both launches were queued. */
 cudaError_t ps_cuda_launch_query(const void *spec, const ps_cuda_query_params *p, uint64_t n_acc, uint64_t parts,
                                  int flat, ps_qacc *acc, cudaStream_t stream);
+
+/* Pass 1 precompiled for queries whose columns are all FOR (query_for.cu):
+ * a spec for ps_cuda_query_grid and ps_cuda_launch_query. */
+const void *ps_cuda_query_partials_for(void);
 #endif
 
 #ifdef __cplusplus

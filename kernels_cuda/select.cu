@@ -294,8 +294,9 @@ uint32_t reduce_tiles_resident(uint32_t fallback) {
   return v;
 }
 
+/* The tiles stage FOR stream words; other encodings take the per-row reduce. */
 bool reduce_by_tiles(const ps_prog_col &col) {
-  return col.width >= 1 && col.width <= 32 && !(col.flags & PS_COLF_NO_CODES);
+  return col.encoding == PS_ENC_FOR && col.width >= 1 && col.width <= 32 && !(col.flags & PS_COLF_NO_CODES);
 }
 
 uint32_t reduce_blocks(uint64_t rows, const ps_prog_col &col, uint32_t max_blocks) {
@@ -347,7 +348,9 @@ __global__ void __launch_bounds__(kBlock, 5) gather_rows(const __grid_constant__
   constexpr uint64_t kSpan = 32u * kGatherPer;
   const uint64_t stride = (uint64_t)gridDim.x * (kBlock / 32) * kSpan;
   const uint32_t w = p.col.width;
-  const bool direct = w >= 1 && w <= 32 && !(p.col.flags & PS_COLF_VALIDITY) && p.data_aligned;
+  /* the FOR stream read in place; other encodings through ps_sel_gather_one */
+  const bool direct =
+      p.col.encoding == PS_ENC_FOR && w >= 1 && w <= 32 && !(p.col.flags & PS_COLF_VALIDITY) && p.data_aligned;
   const uint32_t cmask = w >= 1 && w <= 32 ? ps_sel_width_mask(w) : 0u;
   const uint32_t *d32 = reinterpret_cast<const uint32_t *>(p.data);
   for (uint64_t base = ((uint64_t)blockIdx.x * (kBlock / 32) + (threadIdx.x >> 5)) * kSpan; base < p.count;

@@ -15,10 +15,8 @@
  *   ps_col_valid_at   whether row r of a column is valid
  *   ps_code_in_words  the same from words known to lie inside the stream
  *                     (4-byte aligned, unchecked loads)
- *   ps_word_load      the FOR word reader of the per-word evaluator: what 32-row word g of a
- *                     column needs, into a private array (registers once w
- *                     is a constant) ...
- *   ps_code_of_word   ... and code j of that word from it
+ *   ps_code_of_word   code j of a 32-row word from the w stream words
+ *                     that hold it (FOR's words, or DELTA's delta words)
  *   ps_code_corrupt   whether a valid row's code is corrupt data
  *
  * and, for every encoding of kernels_shared/ps_layout.h (the only place
@@ -26,9 +24,12 @@
  *
  *   ps_col_code_at    the code of row r of a column slot (ps_prog_col), in
  *                     its encoding: what per-row readers call
- *   ps_word_load_enc  the 32-row word g of a column into a private array
- *                     of PS_WORD_X words
- *   ps_word_code      code j (0..31) of a word ps_word_load_enc loaded
+ *   ps_word_load_enc  the word reader of the per-word evaluator
+ *                     (ps_where.h): the 32-row word g of a column into a
+ *                     private array of PS_WORD_X words (registers once the
+ *                     encoding and width are constants) ...
+ *   ps_word_code      ... and code j (0..31) of that word
+ *   ps_word_width     the width ps_word_code reads codes at
  *
  * Only the words a code overlaps are read. The reference backend
  * (core/reference.c) keeps its own bytewise reader on purpose: it is the
@@ -150,26 +151,19 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
  * kernels). */
 #define ps_code_corrupt(col_flags, code, code_limit) (((col_flags)&PS_COLF_NO_CODES) || (code) > (code_limit))
 
-/* ---- the per-encoding word reader ------------------------------------------
- * The per-word evaluator (ps_where.h) reads a column's codes only through
- * these two functions: ps_word_load brings what 32-row word g of the column
- * needs into a private array, ps_code_of_word returns code j (0..31) of it.
- * An encoding other than bit-packed FOR adds a case to both (a switch on its
- * ps_prog_col field); nothing else in the evaluator knows the layout.
- *
- * Bit-packed FOR: x[0..w) are the stream words [g*w, g*w + w) (32 rows take
- * exactly w words), x[w] and x[w + 1] are 0 (a code never takes bits from
- * them; they keep the constant indexes of an unrolled reader in range).
- * With w a compile-time constant (a specialized kernel) and j an unrolled
- * index, x lives in registers and every code is a constant shift. */
+/* ---- the FOR word --------------------------------------------------------------
+ * Bit-packed FOR: the 32 rows of word g are the stream words [g*w, g*w + w);
+ * ps_word_load_enc puts them in x[0..w) and 0 in x[w] and x[w + 1] (a code
+ * never takes bits from them; they keep the constant indexes of an unrolled
+ * reader in range). With w a compile-time constant (a specialized kernel)
+ * and j an unrolled index, x lives in registers and every code is a
+ * constant shift. */
 #define PS_WORD_MAX 66u /* entries of x: 64 words and the two zeros */
 
 /* d, size, aligned: the column's stream from the chunk start (readable
  * bytes; whether d is 4-byte aligned). Words wholly inside an aligned
  * stream are loaded unchecked, the others bounded (ps_stream_word). */
-PS_HFN void ps_word_load(PS_CONST_MEM const ps_prog_col *col, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
-                         ps_u64 g, ps_u32 *x) {
-  const ps_u32 w = col->width;
+PS_HFN void ps_word_load_for(ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g, ps_u32 *x) {
   const ps_u64 first = g * w;
   const int inside = aligned && (first + w) * 4 <= size;
   /* one loop for both cases: once unrolled, x is indexed by constants only
@@ -187,7 +181,7 @@ PS_HFN void ps_word_load(PS_CONST_MEM const ps_prog_col *col, PS_GLOBAL const ps
   x[w + 1] = 0u;
 }
 
-/* Code j of the word whose words ps_word_load put in x (x needs w + 2
+/* Code j of a word whose w stream words are x[0..w) (x needs w + 2
  * entries; the last two may hold anything). */
 PS_HFN ps_u64 ps_code_of_word(const ps_u32 *x, ps_u32 w, ps_u32 j) {
   const ps_u32 bit = j * w, k = bit >> 5, sh = bit & 31u;
@@ -273,45 +267,63 @@ PS_HFN ps_u64 ps_col_code_at(PS_GLOBAL const ps_u8 *d, PS_CONST_MEM const ps_pro
  * (ps_code_of_word), DELTA 32 codes of 64 bits. */
 #define PS_WORD_X PS_WORD_MAX
 
-/* The word pair of every encoding: loads 32-row word g of a column of
- * encoding enc and code width w (data d of `size` readable bytes) into
- * x[0..PS_WORD_X): FOR, its w stream words and two zero words; DELTA, its
- * 32 codes (code j in x[2j], x[2j+1], low first), decoded from the highest
- * row down so that each code overwrites only deltas already read. The
- * per-word evaluator (ps_where.h) still reads FOR through ps_word_load /
- * ps_code_of_word above; core sends programs with a DELTA column to the
- * per-row kernels (ps_eval_args.rows_only) until the evaluator reads this
- * pair and is measured on it. */
-PS_HFN void ps_word_load_enc(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
-                         ps_u32 *x) {
-  if (enc == PS_ENC_DELTA) {
-    const ps_delta_block k = ps_delta_block_of(d, size, aligned, g * 32);
-    const ps_u32 gb = (ps_u32)g & (PS_DELTA_BLOCK_WORDS - 1);
-    const ps_u64 first = (ps_u64)k.aw + (ps_u64)gb * k.dw;
-    for (ps_u32 i = 0; i < k.dw; ++i) x[i] = ps_stream_word(k.p, k.psize, first + i, k.aligned);
-    x[k.dw] = 0u;
-    x[k.dw + 1] = 0u;
-    ps_u64 sum = 0;
-    if (k.dw != 0)
-      for (ps_u32 j = 1; j < 32; ++j) sum += ps_code_of_word(x, k.dw, j);
-    ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, gb) + 31 * k.step + sum;
-    for (ps_u32 j = 32; j-- > 0;) {
-      const ps_u64 dj = j != 0 && k.dw != 0 ? ps_code_of_word(x, k.dw, j) : 0u;
-      x[2 * j] = (ps_u32)v;
-      x[2 * j + 1] = (ps_u32)(v >> 32);
-      v -= k.step + dj;
-    }
-    return;
+/* The encoding a reader dispatches on for column slot col. A translation
+ * unit that defines PS_FOR_ONLY serves columns that are all FOR (CUDA's
+ * precompiled generic kernels come in two builds, chosen on the host by
+ * ps_eval_args.for_only and ps_query_args.for_only): the encoding is the
+ * constant PS_ENC_FOR there, and no other encoding's reader is compiled in. */
+#if defined(PS_FOR_ONLY)
+#define PS_ENC_OF(col) PS_ENC_FOR
+#else
+#define PS_ENC_OF(col) ((col)->encoding)
+#endif
+
+/* The width ps_word_code reads the codes of a loaded word at: FOR, the
+ * column's; DELTA, 64 (its codes are decoded to 64 bits, and a corrupt
+ * block can give codes above the column's width, which the evaluator must
+ * see to report them). */
+PS_HFN ps_u32 ps_word_width(ps_u32 enc, ps_u32 w) { return enc == PS_ENC_DELTA ? 64u : w; }
+
+/* The word pair of every encoding, the only way the per-word evaluator
+ * (ps_where.h) reads codes: loads 32-row word g of a column of encoding enc
+ * and code width w (data d of `size` readable bytes from the chunk start,
+ * 4-byte aligned or not) into x[0..PS_WORD_X): FOR, its w stream words and
+ * two zero words (ps_word_load_for); DELTA, its 32 codes (code j in x[2j],
+ * x[2j+1], low first: a 64-bit FOR word), decoded from the highest row down
+ * so that each code overwrites only deltas already read. With enc a
+ * compile-time constant (a specialized kernel) the other encodings' code is
+ * not compiled in. */
+/* The DELTA case of ps_word_load_enc. */
+PS_HFN void ps_word_load_delta(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g, ps_u32 *x) {
+  const ps_delta_block k = ps_delta_block_of(d, size, aligned, g * 32);
+  const ps_u32 gb = (ps_u32)g & (PS_DELTA_BLOCK_WORDS - 1);
+  const ps_u64 first = (ps_u64)k.aw + (ps_u64)gb * k.dw;
+  for (ps_u32 i = 0; i < k.dw; ++i) x[i] = ps_stream_word(k.p, k.psize, first + i, k.aligned);
+  x[k.dw] = 0u;
+  x[k.dw + 1] = 0u;
+  ps_u64 sum = 0;
+  if (k.dw != 0)
+    for (ps_u32 j = 1; j < 32; ++j) sum += ps_code_of_word(x, k.dw, j);
+  ps_u64 v = k.base + ps_code_at(k.p, k.psize, k.aligned, k.aw, gb) + 31 * k.step + sum;
+  for (ps_u32 j = 32; j-- > 0;) {
+    const ps_u64 dj = j != 0 && k.dw != 0 ? ps_code_of_word(x, k.dw, j) : 0u;
+    x[2 * j] = (ps_u32)v;
+    x[2 * j + 1] = (ps_u32)(v >> 32);
+    v -= k.step + dj;
   }
-  for (ps_u32 i = 0; i < w; ++i) x[i] = ps_stream_word(d, size, g * w + i, aligned);
-  x[w] = 0u;
-  x[w + 1] = 0u;
+}
+
+PS_HFN void ps_word_load_enc(ps_u32 enc, ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g,
+                             ps_u32 *x) {
+  if (enc == PS_ENC_DELTA)
+    ps_word_load_delta(d, size, aligned, g, x);
+  else
+    ps_word_load_for(w, d, size, aligned, g, x);
 }
 
 /* Code j (0..31) of a word ps_word_load_enc loaded with the same enc and w. */
 PS_HFN ps_u64 ps_word_code(ps_u32 enc, ps_u32 w, const ps_u32 *x, ps_u32 j) {
-  if (enc == PS_ENC_DELTA) return (ps_u64)x[2 * j] | ((ps_u64)x[2 * j + 1] << 32);
-  return ps_code_of_word(x, w, j);
+  return ps_code_of_word(x, ps_word_width(enc, w), j);
 }
 
 #endif /* PS_CODES_H */

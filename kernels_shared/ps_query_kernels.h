@@ -322,7 +322,8 @@ PS_FN ps_u64 ps_q_group_number(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *
 /* ---- reading the columns ------------------------------------------------------ */
 
 /* Codes are read by kernels_shared/ps_codes.h: ps_code_at (the code of row r
- * at width 0..64) and ps_stream_word (a stream word, bounded). */
+ * at width 0..64), ps_delta_code_at (a DELTA column's) and ps_stream_word (a
+ * stream word, bounded); the WHERE's through ps_where.h's word reader. */
 
 PS_FN ps_u32 ps_q_bit(PS_GLOBAL const ps_u8 *bits, ps_u64 r) { return (bits[r >> 3] >> (r & 7)) & 1u; }
 
@@ -354,9 +355,14 @@ PS_FN ps_u64 ps_q_code_inside(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w, 
   return ps_code_join(width, sh, x0, x1, x2);
 }
 
-/* The code of chunk row r of a slot (stream d of `size` readable bytes): the
- * unchecked loads where its word lies inside the stream, else ps_code_at. */
-PS_FN ps_u64 ps_q_code(PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u32 width, ps_u64 r) {
+/* The code of chunk row r of slot c (stream d of `size` readable bytes), in
+ * its encoding: FOR, the unchecked loads where its word lies inside the
+ * stream, else ps_code_at; DELTA, ps_delta_code_at. A specialized kernel's
+ * encodings are constants: only the readers its columns need remain. */
+PS_FN ps_u64 ps_q_code(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned,
+                       ps_u64 r) {
+  if (PS_ENC_OF(c) == PS_ENC_DELTA) return ps_delta_code_at(d, size, aligned, r);
+  const ps_u32 width = c->width;
   if (ps_q_inside(aligned, size, width, r >> 5)) return ps_q_code_inside(d, width, r >> 5, (ps_u32)(r & 31u));
   return ps_code_at(d, size, aligned, width, r);
 }
@@ -438,7 +444,7 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
         code = codes[arg];
       } else {
         ok = !(c->flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[arg], r);
-        if (ok) code = ps_q_code(B->data[arg], B->data_bytes[arg], (aligned >> arg) & 1u, c->width, r);
+        if (ok) code = ps_q_code(c, B->data[arg], B->data_bytes[arg], (aligned >> arg) & 1u, r);
         if (ok && ps_code_corrupt(c->flags, code, c->code_limit)) {
           ps_atomic_min_u32(&status[0], (ps_u32)r);
           *corrupt = 1;
@@ -489,7 +495,7 @@ PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
     if (!((PS_QP(p)->read_slots >> s) & 1u)) continue;
     if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     v |= 1u << s;
-    codes[s] = ps_q_code(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
+    codes[s] = ps_q_code(&PS_QP(p)->cols[s], B->data[s], B->data_bytes[s], (aligned >> s) & 1u, r);
     if (ps_code_corrupt(PS_QP(p)->cols[s].flags, codes[s], PS_QP(p)->cols[s].code_limit)) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
@@ -587,7 +593,7 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     const ps_u32 s = PS_QP(p)->key_slot[k];
     ps_u64 code = (ps_u64)(PS_QP(p)->key_domain[k] - 1);
     if (!(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
-      code = ps_q_code(B->data[s], B->data_bytes[s], (aligned >> s) & 1u, PS_QP(p)->cols[s].width, r);
+      code = ps_q_code(&PS_QP(p)->cols[s], B->data[s], B->data_bytes[s], (aligned >> s) & 1u, r);
       if (ps_code_corrupt(PS_QP(p)->cols[s].flags, code, PS_QP(p)->cols[s].code_limit)) {
         ps_atomic_min_u32(&status[0], (ps_u32)r);
         return PS_QP(p)->n_groups;

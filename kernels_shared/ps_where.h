@@ -10,7 +10,9 @@
  * Every leaf (RANGE, SET, INLIST, ISNULL, CMPCOL in its three modes) gives
  * the word's (TRUE, FALSE) masks; the program's AND / OR / NOT combine them
  * on ps_kleene.h's stack. Codes are read only through ps_codes.h's word
- * reader (ps_word_load, ps_code_of_word), so an encoding is a case there.
+ * reader (ps_word_load_enc, ps_word_code, at ps_word_width), so an encoding
+ * is a case there: a shape's encodings are constants, and a specialized
+ * kernel holds only its columns' encodings' readers.
  *
  * Two builds of the same source:
  *  - generic: the program is read from memory and interpreted (the
@@ -22,7 +24,7 @@
  *    program's shape is constant, so the interpreter, the stack and the
  *    word reader's shifts fold away.
  * The shape is what PS_WS(p) reads: the instruction count, each
- * instruction's op, flags and slots, each slot's width, kind, scale and
+ * instruction's op, flags and slots, each slot's width, encoding, kind, scale and
  * flags. Literals and what depends on the data (lo, hi, aux offsets,
  * references, code limits, the aux size) are always read from the program
  * in memory, and stream sizes from the buffers (ps_w_bufs): one build then
@@ -97,8 +99,11 @@ PS_HFN ps_u32 ps_w_valid(PS_CONST_MEM const ps_prog_col *col, const ps_w_bufs *B
 
 /* Word g of slot c through the word reader. */
 PS_HFN void ps_w_load(PS_CONST_MEM const ps_prog_col *col, const ps_w_bufs *B, ps_u32 c, ps_u64 g, ps_u32 *x) {
-  ps_word_load(col, B->data[c], B->data_bytes[c], (B->data_aligned >> c) & 1u, g, x);
+  ps_word_load_enc(PS_ENC_OF(col), col->width, B->data[c], B->data_bytes[c], (B->data_aligned >> c) & 1u, g, x);
 }
+
+/* Code j of a word ps_w_load loaded for col. */
+#define ps_w_code(col, x, j) ps_word_code(PS_ENC_OF(col), (col)->width, (x), (j))
 
 /* Records a leaf's corrupt rows of slot c. */
 PS_HFN void ps_w_corrupt(ps_w_status *s, ps_u32 c, ps_u32 rows) {
@@ -124,10 +129,10 @@ PS_HFN int ps_w_no_wrap(PS_CONST_MEM const ps_prog_col *c) {
 
 /* Row j of a SET or INLIST leaf: its corrupt bit, and its lookup where the
  * row is valid and its code sound. */
-PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_w_bufs *B, const ps_u32 *x, ps_u32 w,
-                            ps_u32 j, int check, ps_u64 limit, ps_u32 valid, ps_u32 *hits, ps_u32 *bad,
+PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_w_bufs *B, const ps_u32 *x, ps_u32 enc,
+                            ps_u32 cw, ps_u32 j, int check, ps_u64 limit, ps_u32 valid, ps_u32 *hits, ps_u32 *bad,
                             ps_w_status *s) {
-  const ps_u64 code = ps_code_of_word(x, w, j);
+  const ps_u64 code = ps_word_code(enc, cw, x, j);
   const ps_u32 corrupt = check && code > limit;
   *bad |= corrupt << j;
   if (corrupt || !((valid >> j) & 1u)) return;
@@ -142,7 +147,7 @@ PS_HFN void ps_w_lookup_row(ps_u32 op, PS_CONST_MEM const ps_insn *in, const ps_
  * valid). */
 PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 c, PS_CONST_MEM const ps_prog_col *col,
                               ps_u64 limit, const ps_w_bufs *B, ps_u64 g, ps_u32 valid, ps_u32 *bad, ps_w_status *s) {
-  const ps_u32 w = col->width;
+  const ps_u32 enc = PS_ENC_OF(col), cw = col->width, w = ps_word_width(enc, cw); /* w: the codes' width as read */
   const ps_u64 cmax = ps_w_code_max(w);
   const int check = limit < cmax;
   ps_u32 hits = 0, b = 0;
@@ -163,14 +168,14 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
       const ps_u32 lo32 = (ps_u32)lo, span32 = lo > top ? 0u : (ps_u32)(top - lo), lim32 = (ps_u32)limit;
       PS_W_UNROLL
       for (ps_u32 j = 0; j < 32; ++j) {
-        const ps_u32 code = (ps_u32)ps_code_of_word(x, w, j);
+        const ps_u32 code = (ps_u32)ps_word_code(enc, cw, x, j);
         hits |= (ps_u32)(code - lo32 <= span32) << j;
         if (check) b |= (ps_u32)(code > lim32) << j;
       }
       if (lo > top) hits = 0;
     } else { /* rolled (PS_W_WIDE) */
       for (ps_u32 j = 0; j < 32; ++j) {
-        const ps_u64 code = ps_code_of_word(x, w, j);
+        const ps_u64 code = ps_word_code(enc, cw, x, j);
         hits |= (ps_u32)(code - lo <= top - lo) << j;
         if (check) b |= (ps_u32)(code > limit) << j;
       }
@@ -185,9 +190,9 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
   ps_w_load(col, B, c, g, x);
   if (op == PS_OP_SET && w <= 32) {
     PS_W_UNROLL
-    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, w, j, check, limit, valid, &hits, &b, s);
+    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, enc, cw, j, check, limit, valid, &hits, &b, s);
   } else {
-    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, w, j, check, limit, valid, &hits, &b, s);
+    for (ps_u32 j = 0; j < 32; ++j) ps_w_lookup_row(op, in, B, x, enc, cw, j, check, limit, valid, &hits, &b, s);
   }
   *bad = b;
   return hits;
@@ -215,7 +220,7 @@ PS_HFN void ps_w_cmp32(PS_CONST_MEM const ps_prog_col *ca, PS_CONST_MEM const ps
   ps_u32 l = 0, e = 0;
   PS_W_UNROLL
   for (ps_u32 j = 0; j < 32; ++j) {
-    const int diff = (int)((ps_u32)ps_code_of_word(xa, ca->width, j) - (ps_u32)ps_code_of_word(xb, cb->width, j));
+    const int diff = (int)((ps_u32)ps_w_code(ca, xa, j) - (ps_u32)ps_w_code(cb, xb, j));
     l |= (ps_u32)(diff < d32) << j;
     e |= (ps_u32)(diff == d32) << j;
   }
@@ -234,26 +239,27 @@ PS_HFN void ps_w_cmpcol(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_b
   const ps_u32 valid_a = ps_w_valid(ca, B, a, g, rows), valid_b = ps_w_valid(cb, B, bc, g, rows);
   const ps_u32 cmp = PS_INSN_CMP(si->flags), mode = PS_INSN_MODE(si->flags);
   const int none_a = (ca->flags & PS_COLF_NO_CODES) != 0, none_b = (cb->flags & PS_COLF_NO_CODES) != 0;
+  const ps_u32 wa = ps_word_width(PS_ENC_OF(ca), ca->width), wb = ps_word_width(PS_ENC_OF(cb), cb->width);
   ps_u32 hit = 0, bad_a = none_a ? 0xffffffffu : 0u, bad_b = none_b ? 0xffffffffu : 0u;
   if (valid_a != 0 && !none_a) {
     ps_u32 xa[PS_WORD_MAX], xb[PS_WORD_MAX];
     ps_w_load(ca, B, a, g, xa);
     ps_w_load(cb, B, bc, g, xb);
     const ps_u64 la = ra->code_limit, lb = rb->code_limit;
-    const int check_a = la < ps_w_code_max(ca->width), check_b = !none_b && lb < ps_w_code_max(cb->width);
-    if ((check_a || check_b) && ca->width <= 32 && cb->width <= 32) {
+    const int check_a = la < ps_w_code_max(wa), check_b = !none_b && lb < ps_w_code_max(wb);
+    if ((check_a || check_b) && wa <= 32 && wb <= 32) {
       PS_W_UNROLL
       for (ps_u32 j = 0; j < 32; ++j) {
-        if (check_a) bad_a |= (ps_u32)(ps_code_of_word(xa, ca->width, j) > la) << j;
-        if (check_b) bad_b |= (ps_u32)(ps_code_of_word(xb, cb->width, j) > lb) << j;
+        if (check_a) bad_a |= (ps_u32)(ps_w_code(ca, xa, j) > la) << j;
+        if (check_b) bad_b |= (ps_u32)(ps_w_code(cb, xb, j) > lb) << j;
       }
     } else if (check_a || check_b) { /* rolled (PS_W_WIDE) */
       for (ps_u32 j = 0; j < 32; ++j) {
-        if (check_a) bad_a |= (ps_u32)(ps_code_of_word(xa, ca->width, j) > la) << j;
-        if (check_b) bad_b |= (ps_u32)(ps_code_of_word(xb, cb->width, j) > lb) << j;
+        if (check_a) bad_a |= (ps_u32)(ps_w_code(ca, xa, j) > la) << j;
+        if (check_b) bad_b |= (ps_u32)(ps_w_code(cb, xb, j) > lb) << j;
       }
     }
-    if (mode == PS_MODE_INT && ca->width <= 31 && cb->width <= 31 && ps_w_no_wrap(ra) && ps_w_no_wrap(rb)) {
+    if (mode == PS_MODE_INT && wa <= 31 && wb <= 31 && ps_w_no_wrap(ra) && ps_w_no_wrap(rb)) {
       ps_u32 lt, eq;
       const ps_i64 d =
           ps_ref_diff(ra->reference, ca->kind == PS_KIND_SIGNED, rb->reference, cb->kind == PS_KIND_SIGNED);
@@ -275,7 +281,7 @@ PS_HFN void ps_w_cmpcol(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_b
 #endif
       for (ps_u32 j = 0; j < 32; ++j) { /* rolled: the rarer compares (PS_W_WIDE) */
         if (!((known >> j) & 1u)) continue;
-        const ps_u64 x = ps_code_of_word(xa, ca->width, j), y = ps_code_of_word(xb, cb->width, j);
+        const ps_u64 x = ps_w_code(ca, xa, j), y = ps_w_code(cb, xb, j);
         int lt = 0, eq = 0, gt = 0;
         if (mode == PS_MODE_DOUBLE) {
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)

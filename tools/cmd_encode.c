@@ -26,8 +26,8 @@ static void encode_usage(FILE *f) {
           "                      the zone maps let queries skip blocks of rows\n"
           "      --progress      always draw the progress bar (default: when stderr is a terminal\n"
           "                      and the input is over 16 MB); --no-progress never\n"
-          "  -e, --encoding E    numeric columns: for (default), delta (delta of FOR, for sorted\n"
-          "                      columns: dates, timestamps, keys) or auto (the smaller of the two)\n"
+          "  -e, --encoding E    numeric columns: auto (default: the smaller of the two below), for,\n"
+          "                      or delta (delta of FOR, for sorted columns: dates, timestamps, keys)\n"
           "  -q, --quiet         no per-column summary\n");
 }
 

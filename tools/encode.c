@@ -21,7 +21,7 @@ void encode_options_init(encode_options *o) {
   memset(o, 0, sizeof *o);
   o->delimiter = 0; /* detected from the header line */
   o->max_reported = 20;
-  o->encoding = PS_ENCODING_FOR;
+  o->encoding = PS_ENCODING_AUTO;
 }
 
 static int64_t raw_off(const rawcol *c, uint64_t i) {
@@ -886,7 +886,7 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
         snprintf(ty, sizeof ty, "float64/s%u", c->desc.scale);
       else
         snprintf(ty, sizeof ty, "int64");
-      snprintf(enc, sizeof enc, "FOR");
+      snprintf(enc, sizeof enc, c->encoding == TBL_ENC_DELTA ? "DELTA" : "FOR");
     }
     uint64_t stored = c->desc.data_size + c->desc.validity_size;
     if (c->encoding == TBL_ENC_DICT) stored += (c->dict.count + 1) * 4 + c->dict.bytes_size;

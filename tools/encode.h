@@ -31,8 +31,8 @@ typedef struct encode_options {
   int progress;           /* draw a progress bar on stderr */
   uint64_t input_size;    /* bytes of input for the progress bar (0: unknown) */
   unsigned max_reported;  /* bad rows listed in the diagnostics (0: 20) */
-  int encoding;           /* numeric columns: PS_ENCODING_FOR (encode_options_init), PS_ENCODING_DELTA,
-                             or PS_ENCODING_AUTO (the smaller) */
+  int encoding;           /* numeric columns: PS_ENCODING_AUTO (the smaller; encode_options_init),
+                             PS_ENCODING_FOR or PS_ENCODING_DELTA */
 } encode_options;
 
 void encode_options_init(encode_options *o);

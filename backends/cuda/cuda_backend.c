@@ -338,7 +338,7 @@ static ps_status fill_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval
   p->count = (unsigned long long *)be->scratch;
   p->status = (uint32_t *)((uint8_t *)be->scratch + 8);
   p->rows = (uint32_t)a->rows;
-  p->rows_only = a->rows_only;
+  p->for_only = a->for_only;
   return PS_OK;
 }
 
@@ -612,7 +612,7 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   ps_status st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
-  if (ps_context_internal_options(ctx)->fast_paths && !a->rows_only) {
+  if (ps_context_internal_options(ctx)->fast_paths && a->for_only) {
     int done = 0;
     if (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range)) {
       st = cuda_eval_fast(be, a, &range, &done);
@@ -659,7 +659,7 @@ static ps_status cuda_eval_ids(ps_backend *be, const ps_eval_args *a) {
   if (!a || !a->prog || a->rows == 0 || a->rows > PS_CUDA_MAX_CHUNK_ROWS || !a->ids.handle || !a->count ||
       a->bitmap.handle || a->mask.handle || (a->index_bytes != 4 && a->index_bytes != 8) || !a->ids_capacity)
     return ps_backend_error(ctx, PS_ERR_INTERNAL, "cuda: malformed eval_ids arguments");
-  if (!ps_context_internal_options(ctx)->fast_paths || a->selection_in.handle || a->rows_only)
+  if (!ps_context_internal_options(ctx)->fast_paths || a->selection_in.handle || !a->for_only)
     return PS_ERR_UNSUPPORTED;
   ps_cuda_eval_params params;
   ps_status st = fill_params(be, a, &params);

@@ -528,6 +528,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     if (!spec && mode == PS_QMODE_REGS) /* the precompiled kernel has no register mode */
       p->launch.mode = mode = ps_query_generic_mode(prog, fits64, 1);
   }
+  if (!spec && a->for_only) spec = ps_cuda_query_partials_for(); /* no other encoding's reader in it */
   uint64_t parts = 0;
   if (st == PS_OK) st = query_geometry(be, spec, mode, bound, n_acc, words, &p->launch.items, &parts);
   if (st == PS_OK) st = ensure_workspace(be, (size_t)(parts * n_acc * sizeof(ps_qacc)));

@@ -466,12 +466,12 @@ ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   const int jit = ps_cl_options(be)->opencl_jit;
   int specialize = jit == PS_OPT_AUTO ? args->rows >= PS_CL_JIT_MIN_ROWS : jit == PS_OPT_ON;
   range_params rp;
-  if (!args->rows_only && range_fast_path(be, args, &rp)) {
+  if (args->for_only && range_fast_path(be, args, &rp)) {
     int done;
     PS_CL_TRY(eval_range(be, args, &rp, &done));
     if (done) return PS_OK;
   }
-  if (specialize && !args->rows_only) {
+  if (specialize) {
     int done;
     PS_CL_TRY(eval_words(be, args, &done));
     if (done) return PS_OK;

@@ -382,6 +382,22 @@ expect 0 "select wide group" "$P" query $R --format csv wide.pst "SELECT k, coun
 [ "$(tail -n 1 out.txt)" = "1999005997,2,2642" ] || fail "select wide group: last group $(tail -n 1 out.txt)"
 expect 0 "select wide two keys" "$P" query $R --format csv wide.pst "SELECT g, k, max(v) GROUP BY g, k"
 [ "$(wc -l <out.txt)" = 3001 ] || fail "select wide two keys: $(wc -l <out.txt) lines, expected 3001"
+# DELTA: encode's default (auto) keeps a sorted column as DELTA; queries and
+# --select read it exactly as its FOR twin
+awk 'BEGIN { print "ts,k,v"; for (i = 0; i < 5000; i++) printf "%d,%d,%d\n", 1700000000 + 3 * i + (i % 7 == 0), int(i / 700), (i * 7919) % 1000 }' >delta.csv
+expect 0 "encode auto" "$P" encode delta.csv delta.pst
+has out.txt "^ts  *int64  *DELTA" "auto keeps a sorted column as DELTA"
+expect 0 "encode for" "$P" encode -q -e for delta.csv for.pst
+for t in delta for; do
+  expect 0 "query $t" "$P" query $R $t.pst "SELECT k, count(*), sum(ts), min(v), max(ts), avg(v) WHERE ts >= 1700001000 GROUP BY k"
+  mv out.txt sql_$t.txt
+  expect 0 "select $t" "$P" query $R $t.pst "ts > 1700003000 AND v < 500" --select ts,k,v --no-header
+  mv out.txt sel_$t.txt
+done
+[ "$(wc -l <sql_delta.txt)" -eq 9 ] && [ "$(wc -l <sel_delta.txt)" -gt 1000 ] || fail "DELTA table: $(head -3 sql_delta.txt)"
+cmp -s sql_delta.txt sql_for.txt || fail "a query of the DELTA table differs from the FOR table's"
+cmp -s sel_delta.txt sel_for.txt || fail "--select of the DELTA table differs from the FOR table's"
+
 if [ "$fails" -ne 0 ]; then
   echo "$fails CLI check(s) failed"
   exit 1
