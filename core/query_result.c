@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "query.h"
@@ -40,6 +41,36 @@ ps_datum ps_query_datum(ps_i128 v, uint32_t scale) {
   d.hi = (int64_t)(uint64_t)((ps_u128)v >> 64);
   d.as_double = to_double(v, scale);
   return d;
+}
+
+bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
+  const double x = ps_column_code_double(c, code);
+  if (!isfinite(x)) return false;
+  for (int prec = 1; prec <= 17; prec++) {
+    char text[64];
+    snprintf(text, sizeof text, "%.*e", prec - 1, x);
+    if (strtod(text, NULL) != x) continue;
+    /* d.ddde[+-]X: prec digits and a decimal exponent */
+    ps_i128 digits = 0;
+    const char *t = text;
+    bool neg = *t == '-';
+    if (neg) t++;
+    for (; *t && *t != 'e'; t++)
+      if (*t >= '0' && *t <= '9') digits = digits * 10 + (*t - '0');
+    const long ex = strtol(t + 1, NULL, 10);
+    long scale = (long)(prec - 1) - ex;
+    if (scale < 0) {
+      if ((long)prec - scale > PS_QUERY_MAX_DIGITS) return false;
+      digits *= ps_pow10_i128((uint32_t)-scale);
+      scale = 0;
+    }
+    while (scale > 0 && digits % 10 == 0) digits /= 10, scale--;
+    if (scale > PS_QUERY_MAX_SCALE) return false;
+    *out = ps_query_datum(neg ? -digits : digits, (uint32_t)scale);
+    out->as_double = x; /* the column's value itself, -0.0 included */
+    return true;
+  }
+  return false;
 }
 
 static ps_datum null_datum(void) {
@@ -93,6 +124,9 @@ static bool average(const ps_qstate *x, uint32_t k, ps_i128 *out) {
 static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
   const ps_column *c = q->keys[k];
   if (c->validity.handle && index == q->prog.key_domain[k] - 1) return null_datum();
+  ps_datum f;
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) /* the encoder's values always fit (ps_query_run checks) */
+    return ps_query_float_datum(c, index, &f) ? f : null_datum();
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;
@@ -173,6 +207,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
   for (uint32_t a = 0; a < p->n_aggs; a++) {
     res->kinds[a] = q->kinds[a];
     res->scales[a] = q->scales[a];
+    res->agg_fcol[a] = q->agg_fcol[a];
   }
   for (uint32_t k = 0; k < p->n_keys; k++) {
     const ps_column *c = q->keys[k];
@@ -219,8 +254,17 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
     for (; j < present && order[j].rank == order[i].rank; j++)
       for (uint32_t a = 0; a < p->n_accs; a++) acc_merge(&merged[a], &acc[(uint64_t)order[j].group * p->n_accs + a]);
     i = j;
-    for (uint32_t k = 0; k < p->n_keys; k++)
-      res->keys[out_i * p->n_keys + k] = key_datum(q, k, (g / p->key_stride[k]) % p->key_domain[k]);
+    for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
+      const uint64_t index = (g / p->key_stride[k]) % p->key_domain[k];
+      ps_datum *kd = &res->keys[out_i * p->n_keys + k];
+      *kd = key_datum(q, k, index);
+      const ps_column *c = q->keys[k];
+      if (kd->is_null && c->fmap.map != PS_FLOAT_MAP_DECIMAL && !(c->validity.handle && index == p->key_domain[k] - 1))
+        st = ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                          "GROUP BY key %" PRIu32 " (float column '%s') is %.17g, which no decimal of %d digits holds",
+                          k, ps_column_name(c), ps_column_code_double(c, index), PS_QUERY_MAX_DIGITS);
+    }
+    if (st != PS_OK) break;
     for (uint32_t a = 0; a < p->n_aggs; a++) {
       const ps_qacc *x = &merged[1 + a];
       ps_qstate *t = &res->state[out_i * p->n_aggs + a];
@@ -253,8 +297,24 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
       switch (kind) {
         case PS_AGG_COUNT_STAR:
         case PS_AGG_COUNT: *d = ps_query_datum((ps_i128)x->count, 0); break;
-        case PS_AGG_MIN: *d = x->count ? ps_query_datum(x->min, scale) : null_datum(); break;
-        case PS_AGG_MAX: *d = x->count ? ps_query_datum(x->max, scale) : null_datum(); break;
+        case PS_AGG_MIN:
+        case PS_AGG_MAX: {
+          const ps_i128 m = kind == PS_AGG_MIN ? x->min : x->max;
+          if (!x->count) {
+            *d = null_datum();
+          } else if (res->agg_fcol[a]) {
+            if (!ps_query_float_datum(res->agg_fcol[a], (uint64_t)m, d))
+              return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                                  "aggregate %" PRIu32
+                                  " (%s of float column '%s') is %.17g, which no decimal of %d "
+                                  "digits holds",
+                                  a, ps_agg_name(kind), ps_column_name(res->agg_fcol[a]),
+                                  ps_column_code_double(res->agg_fcol[a], (uint64_t)m), PS_QUERY_MAX_DIGITS);
+          } else {
+            *d = ps_query_datum(m, scale);
+          }
+          break;
+        }
         case PS_AGG_SUM:
         case PS_AGG_AVG:
           if (!x->count) {
