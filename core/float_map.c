@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -482,6 +483,14 @@ ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, siz
     out->reference = nvalid ? omin : (f32 ? ord32(0.0f) : ps_fmap_ord(0.0));
   }
   return PS_OK;
+}
+
+const char *ps_column_label(const ps_column *c, char *buf) {
+  if (c->name)
+    snprintf(buf, PS_COLUMN_LABEL_SIZE, "column '%s'", c->name);
+  else
+    snprintf(buf, PS_COLUMN_LABEL_SIZE, "an unnamed column");
+  return buf;
 }
 
 void ps_fmap_result_free(ps_fmap_result *r) {

@@ -252,6 +252,10 @@ ps_status ps_fmap_check(const ps_for_desc *d, char *err, size_t size);
 /* The smaller of the ALP and BITS mappings of the valid, non-NaN values. */
 ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, size_t size, ps_fmap_result *out);
 void ps_fmap_result_free(ps_fmap_result *r);
+/* "column 'name'", or "an unnamed column", for messages (buf of
+ * PS_COLUMN_LABEL_SIZE bytes). */
+#define PS_COLUMN_LABEL_SIZE (PS_COLUMN_NAME_MAX + 16)
+const char *ps_column_label(const ps_column *c, char *buf);
 
 /* ---- lowering ------------------------------------------------------------ */
 /* A LIKE leaf's dictionary pass deferred to the device: the SET bitmap at

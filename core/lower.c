@@ -739,11 +739,12 @@ static ps_status lower_compare_columns(lowering *L, const ps_expr *e) {
   uint32_t mode;
   for (int i = 0; i < 2; i++) {
     const ps_column *c = i ? e->col_b : e->col;
+    char label[PS_COLUMN_LABEL_SIZE];
     if (c->fmap.map != PS_FLOAT_MAP_DECIMAL)
       return ps_set_error(L->ctx, PS_ERR_UNSUPPORTED,
-                          "comparing column '%s' with another column: it is a lossless float column (float "
-                          "mapping %s), which compares with literals only so far",
-                          ps_column_name(c), c->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
+                          "comparing %s with another column: it is a lossless float column (%s mapping), which "
+                          "compares with literals only so far",
+                          ps_column_label(c, label), c->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
   }
   if (e->col->type == PS_TYPE_STRING) {
     mode = PS_MODE_RANK;

@@ -251,12 +251,13 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
          * not proportional to them: MIN, MAX and COUNT of the column work on
          * codes; arithmetic, SUM and AVG need the exact sum of doubles. */
         const bool bare = g->value->kind == PS_VALUE_COLUMN;
+        char label[PS_COLUMN_LABEL_SIZE];
         if (!bare || g->kind == PS_AGG_SUM || g->kind == PS_AGG_AVG)
           return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                               "desc->aggs[%" PRIu32
-                              "] (%s) reads column '%s', a lossless float column (%s mapping): "
+                              "] (%s) reads %s, a lossless float column (%s mapping): "
                               "%s; only COUNT, MIN and MAX of it and GROUP BY it are supported so far",
-                              a, ps_agg_name(g->kind), ps_column_name(fc),
+                              a, ps_agg_name(g->kind), ps_column_label(fc, label),
                               fc->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits",
                               bare ? "its exact SUM and AVG (the sum of doubles rounded once) are not implemented"
                                    : "arithmetic on its values is not implemented");
@@ -439,16 +440,17 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) { re
 
 ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **out) {
   if (ctx && q) {
+    char label[PS_COLUMN_LABEL_SIZE];
     for (uint32_t k = 0; k < q->prog.n_keys; k++)
       if (q->keys[k]->fmap.map != PS_FLOAT_MAP_DECIMAL)
         return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                            "a partial result keyed by column '%s', a lossless float column, is not supported yet",
-                            ps_column_name(q->keys[k]));
+                            "a partial result keyed by %s, a lossless float column, is not supported yet",
+                            ps_column_label(q->keys[k], label));
     for (uint32_t a = 0; a < q->prog.n_aggs; a++)
       if (q->agg_fcol[a])
         return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                            "a partial result of %s of column '%s', a lossless float column, is not supported yet",
-                            ps_agg_name(q->kinds[a]), ps_column_name(q->agg_fcol[a]));
+                            "a partial result of %s of %s, a lossless float column, is not supported yet",
+                            ps_agg_name(q->kinds[a]), ps_column_label(q->agg_fcol[a], label));
   }
   return run_query(ctx, q, true, out);
 }

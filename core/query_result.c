@@ -259,10 +259,11 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_qacc *a
       ps_datum *kd = &res->keys[out_i * p->n_keys + k];
       *kd = key_datum(q, k, index);
       const ps_column *c = q->keys[k];
+      char label[PS_COLUMN_LABEL_SIZE];
       if (kd->is_null && c->fmap.map != PS_FLOAT_MAP_DECIMAL && !(c->validity.handle && index == p->key_domain[k] - 1))
         st = ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
-                          "GROUP BY key %" PRIu32 " (float column '%s') is %.17g, which no decimal of %d digits holds",
-                          k, ps_column_name(c), ps_column_code_double(c, index), PS_QUERY_MAX_DIGITS);
+                          "GROUP BY key %" PRIu32 " (float %s) is %.17g, which no decimal of %d digits holds", k,
+                          ps_column_label(c, label), ps_column_code_double(c, index), PS_QUERY_MAX_DIGITS);
     }
     if (st != PS_OK) break;
     for (uint32_t a = 0; a < p->n_aggs; a++) {
@@ -303,12 +304,12 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
           if (!x->count) {
             *d = null_datum();
           } else if (res->agg_fcol[a]) {
+            char label[PS_COLUMN_LABEL_SIZE];
             if (!ps_query_float_datum(res->agg_fcol[a], (uint64_t)m, d))
               return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
                                   "aggregate %" PRIu32
-                                  " (%s of float column '%s') is %.17g, which no decimal of %d "
-                                  "digits holds",
-                                  a, ps_agg_name(kind), ps_column_name(res->agg_fcol[a]),
+                                  " (%s of float %s) is %.17g, which no decimal of %d digits holds",
+                                  a, ps_agg_name(kind), ps_column_label(res->agg_fcol[a], label),
                                   ps_column_code_double(res->agg_fcol[a], (uint64_t)m), PS_QUERY_MAX_DIGITS);
           } else {
             *d = ps_query_datum(m, scale);

@@ -92,7 +92,7 @@ has out.txt "ts .*timestamp " "timestamp inferred"
 has out.txt "ms .*timestamp(3)" "millisecond unit inferred"
 has out.txt "t .*time " "time inferred"
 expect 0 "info timestamps" "$P" info ts.pst
-has out.txt "v1.2" "table format version 1.2"
+has out.txt "v1.3" "table format version 1.3"
 has out.txt "FOR ref 2024-09-04 00:00:00 " "timestamp reference shown as text"
 has out.txt "FOR ref 1969-12-31 23:59:59.999 " "millisecond reference shown as text"
 expect 0 "timestamp literal" "$P" query ts.pst "ts = '2024-09-05 07:53:23'" --rows
