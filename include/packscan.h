@@ -337,9 +337,12 @@ typedef enum ps_encoding { PS_ENCODING_FOR = 0, PS_ENCODING_DELTA = 1 } ps_encod
  *  monotone: a larger code never has a smaller value, so comparisons,
  *  zone maps, MIN/MAX and GROUP BY work on the codes.
  *  PS_FLOAT_MAP_DECIMAL: (double)(M + code) / 10^scale (FOR-decimal).
- *  PS_FLOAT_MAP_ALP: code = (k - M) * 2^float_rank_bits + rank; rank 0 is
- *    the grid value fl(fl((double)k * 10^f) * 10^-e) (ALP's decode), other
- *    ranks are the exceptions lying between grid values, from the table.
+ *  PS_FLOAT_MAP_ALP: code = (k - M) * 2^float_rank_bits + rank (M in
+ *    reference.i); rank 0 is the grid value fl(fl((double)k * 10^f) * 10^-e)
+ *    (ALP's decode; float32 columns: the same in float arithmetic, e <= 10,
+ *    |k| <= 2^24), other ranks the exceptions between grid values k and k+1
+ *    from the table (code 0 may hold the lowest exception: the gap below the
+ *    grid). NaN never occurs; -0.0 sorts just below +0.0.
  *  PS_FLOAT_MAP_BITS: the IEEE bit pattern through the order-preserving
  *    transform (negative: all bits flipped; else the sign bit set), minus
  *    M (reference.u); float32 columns transform their 32-bit pattern. */
@@ -377,7 +380,7 @@ typedef struct ps_for_desc {
    * absent (PS_FLOAT_MAP_DECIMAL) from descriptions that end before it.
    * Integer columns: must be 0. */
   uint32_t float_map;                   /* PS_FLOAT_MAP_DECIMAL, PS_FLOAT_MAP_ALP or PS_FLOAT_MAP_BITS */
-  uint32_t float_e;                     /* PS_FLOAT_MAP_ALP: exponent e, 0..18 */
+  uint32_t float_e;                     /* PS_FLOAT_MAP_ALP: exponent e, 0..18 (float32: 0..10) */
   uint32_t float_f;                     /* PS_FLOAT_MAP_ALP: factor f, 0..e */
   uint32_t float_rank_bits;             /* PS_FLOAT_MAP_ALP: log2 of the codes per grid step, 0..63 */
   const ps_float_exception *exceptions; /* PS_FLOAT_MAP_ALP: the exception table (host memory, copied) */
@@ -494,10 +497,15 @@ PS_API void ps_encoded_destroy(ps_encoded *enc);
  *  Decimals (int64 unscaled values): scale is their scale, 0..18 (a negative
  *  scale is PS_ERR_INVALID_ARGUMENT); it is recorded, never applied.
  *  Floats: scale < 0 picks the smallest decimal scale 0..18 at which every value
- *  round-trips exactly (PS_ERR_NOT_REPRESENTABLE naming the first value that
- *  never does); scale >= 0 demands that scale. NaN and infinities are rejected
- *  with PS_ERR_INVALID_ARGUMENT unless nan_as_null is nonzero, in which case they
- *  become nulls. */
+ *  round-trips exactly (FOR-decimal, desc.float_map PS_FLOAT_MAP_DECIMAL), and
+ *  where none does (or a value is -0.0 or infinite) a lossless mapping that
+ *  keeps every value bit for bit: the smaller of PS_FLOAT_MAP_ALP and
+ *  PS_FLOAT_MAP_BITS (docs/float-encoding.md; the exception table lies in
+ *  out->data after the codes, freed with it). scale >= 0 demands that decimal
+ *  scale (PS_ERR_NOT_REPRESENTABLE naming the first value that does not fit,
+ *  PS_ERR_INVALID_ARGUMENT for infinities). NaN is rejected with
+ *  PS_ERR_INVALID_ARGUMENT unless nan_as_null is nonzero, in which case it
+ *  becomes a null (and so do infinities at a demanded scale). */
 PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
                                const ps_allocator *allocator, char *err_buf, size_t err_size,
                                ps_encoded *out);
