@@ -151,10 +151,26 @@ static int cmp_dict_entry(const void *x, const void *y) {
 }
 
 /* rank[i] = position of key index i in ascending key order: the identity
- * except for an unsorted dictionary, whose strings are sorted here (the NULL
+ * except for an unsorted dictionary, whose strings are sorted here, and a
+ * lossless float column, whose codes of equal values share a rank (the NULL
  * index, last, stays last). */
 static ps_status key_ranks(ps_context *ctx, const ps_column *c, uint32_t dom, uint32_t *rank) {
   for (uint32_t i = 0; i < dom; i++) rank[i] = i;
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+    /* Codes ascend with the values; those of equal values (-0.0 and +0.0)
+     * are one key, as SQL groups by equality. */
+    const uint32_t values = dom - (c->validity.handle != NULL);
+    uint32_t next = 0;
+    double prev = 0;
+    for (uint32_t i = 0; i < values; i++) {
+      const double v = ps_column_code_double(c, i);
+      if (i && v != prev) next++;
+      rank[i] = next;
+      prev = v;
+    }
+    if (values < dom) rank[values] = next + 1; /* NULL */
+    return PS_OK;
+  }
   if (c->type != PS_TYPE_STRING || c->dict.sorted) return PS_OK;
   uint32_t values = dom - (c->validity.handle != NULL);
   dict_entry *e = ps_calloc_ctx(ctx, values ? values : 1, sizeof *e);

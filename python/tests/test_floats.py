@@ -70,3 +70,17 @@ def test_save_keeps_the_mapping(context, tmp_path):
     t.save(path)
     back = packscan.read_table(path, context=context)
     assert back.count("mph = 0.30000000000000004") == int((cols["mph"] == 0.1 + 0.2).sum())
+
+
+def test_group_by_a_float_key(context):
+    g = np.random.default_rng(case_seed("test_group_by_a_float_key"))
+    k = g.integers(-20, 21, 4000) / 10.0
+    k[::7] = -0.0  # one group with 0.0, as SQL groups by equality
+    k[::11] = 0.1 + 0.2
+    x = g.random(4000)
+    t = packscan.Table(pa.table({"k": k, "x": x}), context=context)
+    f = pa.table(t.sql("SELECT k, COUNT(*) AS n, MAX(x) AS mx FROM t GROUP BY k ORDER BY k DESC"))
+    keys = sorted(set(k.tolist()), reverse=True)
+    assert f.column("k").to_pylist() == keys, f"PACKSCAN_SEED={SEED}"
+    for key, n, mx in zip(keys, f.column("n").to_pylist(), f.column("mx").to_pylist()):
+        assert n == int((k == key).sum()) and mx == x[k == key].max(), f"key {key} PACKSCAN_SEED={SEED}"
