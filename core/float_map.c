@@ -181,7 +181,19 @@ ps_status ps_fmap_check(const ps_for_desc *d, char *err, size_t size) {
     return ps_set_error_buf(err, size, PS_ERR_INVALID_ARGUMENT,
                             "desc.scale is %u with float_map %u; expected 0 (the mapping has no decimal scale)",
                             d->scale, map);
-  if (map == PS_FLOAT_MAP_BITS) return PS_OK;
+  if (map == PS_FLOAT_MAP_BITS) {
+    /* below -inf and above +inf lie the NaN patterns */
+    const bool f32 = d->type == PS_TYPE_FLOAT32;
+    const uint64_t lo = f32 ? ord32(-INFINITY) : ps_fmap_ord(-INFINITY),
+                   hi = f32 ? ord32(INFINITY) : ps_fmap_ord(INFINITY);
+    if (d->reference.u < lo || d->reference.u > hi)
+      return ps_set_error_buf(err, size, PS_ERR_INVALID_ARGUMENT,
+                              "desc.reference is 0x%016" PRIx64
+                              "; an ordered-bits column's first pattern lies in "
+                              "0x%016" PRIx64 "..0x%016" PRIx64 " (-inf..+inf)",
+                              d->reference.u, lo, hi);
+    return PS_OK;
+  }
   const bool f32 = d->type == PS_TYPE_FLOAT32;
   if (d->float_e > (f32 ? MAX_E32 : MAX_E) || d->float_f > d->float_e)
     return ps_set_error_buf(err, size, PS_ERR_INVALID_ARGUMENT,

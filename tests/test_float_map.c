@@ -495,6 +495,53 @@ int main(int argc, char **argv) {
     ps_column_destroy(col);
     ps_encoded_destroy(&enc);
   }
+  /* descriptions the library refuses, naming the field */
+  {
+    th_case("invalid descriptions");
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = i % 3 ? 0.25 * i : 0.1 + 0.2 * i;
+    ps_plain in = {PS_TYPE_FLOAT64, v, 64, NULL};
+    ps_encoded enc;
+    if (CHECK(ps_encode_for(&in, 0, -1, 0, NULL, NULL, 0, &enc) == PS_OK) &&
+        CHECK(enc.desc.float_map == PS_FLOAT_MAP_ALP && enc.desc.exceptions_count >= 2)) {
+      ps_float_exception x[64];
+      const uint64_t nx = enc.desc.exceptions_count < 64 ? enc.desc.exceptions_count : 64;
+      memcpy(x, enc.desc.exceptions, nx * sizeof *x);
+      ps_for_desc d = enc.desc;
+      ps_column *col = NULL;
+      d.exceptions = x, d.exceptions_count = nx;
+      d.float_map = 3;
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      CHECK(th_contains_ci(ps_context_last_error(ctx), "float_map is 3"));
+      d.float_map = PS_FLOAT_MAP_ALP;
+      d.float_f = d.float_e + 1;
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      d.float_f = enc.desc.float_f;
+      const ps_float_exception keep = x[1];
+      x[1].code = x[0].code; /* codes must ascend */
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      CHECK(th_contains_ci(ps_context_last_error(ctx), "exceptions[1].code"));
+      x[1] = keep;
+      x[1].bits = x[0].bits; /* a value out of order */
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      CHECK(th_contains_ci(ps_context_last_error(ctx), "exceptions[1]: value"));
+      x[1] = keep;
+      x[1].bits = bits_of(NAN);
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      x[1] = keep;
+      CHECK_OK(ctx, ps_column_create_for(ctx, &d, &col));
+      ps_column_destroy(col);
+      col = NULL;
+      d.type = PS_TYPE_INT64;
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      d = enc.desc;
+      d.float_map = PS_FLOAT_MAP_BITS, d.exceptions = NULL, d.exceptions_count = 0;
+      d.reference.u = 5; /* a NaN pattern */
+      CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
+      CHECK(th_contains_ci(ps_context_last_error(ctx), "-inf..+inf"));
+    }
+    ps_encoded_destroy(&enc);
+  }
   report_compression(r);
   ps_context_destroy(ctx);
   return th_finish();
