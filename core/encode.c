@@ -277,7 +277,7 @@ static ps_status encode_mapped(const ps_plain *in, const uint8_t *valid, uint32_
                                size_t err_size) {
   ps_fmap_result m;
   const uint64_t n = in->n;
-  PS_TRY(ps_fmap_build(in, valid, err_buf, err_size, &m));
+  PS_TRY(ps_fmap_build(in, valid, &r->allocator, err_buf, err_size, &m));
   ps_status st = PS_OK;
   const uint32_t w = width ? width : bit_length(m.max_code);
   uint64_t data_size;

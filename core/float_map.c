@@ -275,8 +275,9 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* (e, f) that minimizes an estimate of the encoded size on a sample of the
  * valid rows (ALP's search, over one sample of the whole column). */
-static void choose_exponents(const ps_plain *in, const uint8_t *valid, uint64_t nvalid, uint32_t *be, uint32_t *bf) {
-  uint64_t *rows = malloc(sizeof *rows * SAMPLE_ROWS);
+static void choose_exponents(const ps_plain *in, const uint8_t *valid, uint64_t nvalid, const ps_allocator *A,
+                             uint32_t *be, uint32_t *bf) {
+  uint64_t *rows = ps_alloc_with(A, sizeof *rows * SAMPLE_ROWS);
   uint32_t s = 0;
   if (rows) {
     const uint64_t stride = nvalid > SAMPLE_ROWS ? nvalid / SAMPLE_ROWS : 1;
@@ -306,7 +307,7 @@ static void choose_exponents(const ps_plain *in, const uint8_t *valid, uint64_t 
       const double cost = (double)s * bits + (double)exc * 160.0;
       if (cost < best) best = cost, *be = e, *bf = f;
     }
-  free(rows);
+  ps_free_with(A, rows);
 }
 
 /* Largest k in [lo, hi] with ord(grid(k)) <= o; lo - 1 when none. */
@@ -334,7 +335,8 @@ typedef struct alp_build {
 
 /* Builds the ALP mapping at (e, f); false when it cannot hold the column
  * (no grid value, or the code space passes 64 bits). */
-static bool alp_plan(const ps_plain *in, const uint8_t *valid, uint32_t e, uint32_t f, alp_build *b, bool *oom) {
+static bool alp_plan(const ps_plain *in, const uint8_t *valid, uint32_t e, uint32_t f, const ps_allocator *A,
+                     alp_build *b, bool *oom) {
   memset(b, 0, sizeof *b);
   const bool f32 = in->type == PS_TYPE_FLOAT32;
   b->e = e, b->f = f, b->f32 = f32;
@@ -351,7 +353,7 @@ static bool alp_plan(const ps_plain *in, const uint8_t *valid, uint32_t e, uint3
     }
   }
   if (kmin > kmax) return false;
-  uint64_t *o = malloc(sizeof *o * (nx ? nx : 1));
+  uint64_t *o = ps_alloc_with(A, sizeof *o * (nx ? nx : 1));
   if (!o) return *oom = true, false;
   nx = 0;
   for (uint64_t i = 0; i < in->n; i++) {
@@ -365,8 +367,8 @@ static bool alp_plan(const ps_plain *in, const uint8_t *valid, uint32_t e, uint3
   /* Gap of each distinct exception: its grid floor k (kmin - 1: below the
    * grid). A value that is some grid value after all (ALP's rounding missed
    * its k) is dropped here and coded as that grid value. */
-  int64_t *gk = malloc(sizeof *gk * (u ? u : 1));
-  if (!gk) return free(o), *oom = true, false;
+  int64_t *gk = ps_alloc_with(A, sizeof *gk * (u ? u : 1));
+  if (!gk) return ps_free_with(A, o), *oom = true, false;
   uint64_t w = 0, max_inner = 0, bottom = 0, run = 0;
   for (uint64_t i = 0; i < u; i++) {
     const int64_t k = grid_floor(o[i], kmin, kmax, e, f, f32);
@@ -384,17 +386,17 @@ static bool alp_plan(const ps_plain *in, const uint8_t *valid, uint32_t e, uint3
   const int64_t kbase = bottom ? kmin - 1 : kmin;
   const uint64_t steps = (uint64_t)(kmax - kbase);
   if (rb >= 64 || (rb && steps >> (64 - rb))) {
-    free(o), free(gk);
+    ps_free_with(A, o), ps_free_with(A, gk);
     return false;
   }
-  uint64_t *codes = malloc(sizeof *codes * (w ? w : 1));
-  if (!codes) return free(o), free(gk), *oom = true, false;
+  uint64_t *codes = ps_alloc_with(A, sizeof *codes * (w ? w : 1));
+  if (!codes) return ps_free_with(A, o), ps_free_with(A, gk), *oom = true, false;
   for (uint64_t i = 0; i < w; i++) {
     const uint64_t rank =
         i && gk[i - 1] == gk[i] ? (codes[i - 1] & (((uint64_t)1 << rb) - 1)) + 1 : (gk[i] < kmin ? 0 : 1);
     codes[i] = ((uint64_t)(gk[i] < kmin ? 0 : gk[i] - kbase) << rb) | rank;
   }
-  free(gk);
+  ps_free_with(A, gk);
   b->rank_bits = rb;
   b->kbase = kbase;
   b->ords = o;
@@ -428,8 +430,12 @@ static uint64_t packed_size(uint64_t n, uint32_t w) {
   return ps_for_packed_bytes(n, w, &s) ? s : UINT64_MAX;
 }
 
-ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, size_t size, ps_fmap_result *out) {
+ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, const ps_allocator *A, char *err, size_t size,
+                        ps_fmap_result *out) {
   memset(out, 0, sizeof *out);
+  out->allocator = A;
+  if (in->n > SIZE_MAX / sizeof(uint64_t))
+    return ps_set_error_buf(err, size, PS_ERR_LIMIT, "%" PRIu64 " rows do not fit in host memory", in->n);
   const bool f32 = in->type == PS_TYPE_FLOAT32;
   uint64_t nvalid = 0, omin = UINT64_MAX, omax = 0;
   for (uint64_t i = 0; i < in->n; i++) {
@@ -444,8 +450,8 @@ ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, siz
   bool alp = false;
   if (nvalid) {
     uint32_t e, f;
-    choose_exponents(in, valid, nvalid, &e, &f);
-    alp = alp_plan(in, valid, e, f, &b, &oom);
+    choose_exponents(in, valid, nvalid, A, &e, &f);
+    alp = alp_plan(in, valid, e, f, A, &b, &oom);
     if (oom)
       return ps_set_error_buf(err, size, PS_ERR_OUT_OF_MEMORY, "building the float mapping of %" PRIu64 " rows", in->n);
   }
@@ -453,13 +459,13 @@ ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, siz
   if (alp) {
     const uint64_t alp_bytes = packed_size(in->n, bit_length(b.max_code)) + b.n_exc * sizeof(ps_float_exception);
     if (alp_bytes > packed_size(in->n, wbits)) {
-      free(b.ords), free(b.codes);
+      ps_free_with(A, b.ords), ps_free_with(A, b.codes);
       alp = false;
     }
   }
-  uint64_t *codes = malloc(sizeof *codes * (in->n ? in->n : 1));
+  uint64_t *codes = ps_alloc_with(A, sizeof *codes * (size_t)(in->n ? in->n : 1));
   if (!codes) {
-    if (alp) free(b.ords), free(b.codes);
+    if (alp) ps_free_with(A, b.ords), ps_free_with(A, b.codes);
     return ps_set_error_buf(err, size, PS_ERR_OUT_OF_MEMORY, "building the float mapping of %" PRIu64 " rows", in->n);
   }
   uint64_t maxc = 0;
@@ -479,9 +485,9 @@ ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, siz
     out->e = b.e, out->f = b.f, out->rank_bits = b.rank_bits;
     out->reference = (uint64_t)b.kbase;
     out->n_exc = b.n_exc;
-    out->exc = malloc(sizeof *out->exc * (b.n_exc ? b.n_exc : 1));
+    out->exc = ps_alloc_with(A, sizeof *out->exc * (size_t)(b.n_exc ? b.n_exc : 1));
     if (!out->exc) {
-      free(b.ords), free(b.codes), free(codes);
+      ps_free_with(A, b.ords), ps_free_with(A, b.codes), ps_free_with(A, codes);
       memset(out, 0, sizeof *out);
       return ps_set_error_buf(err, size, PS_ERR_OUT_OF_MEMORY, "building the float mapping of %" PRIu64 " rows", in->n);
     }
@@ -489,7 +495,7 @@ ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, siz
       out->exc[i].code = b.codes[i];
       out->exc[i].bits = ord_inverse(b.ords[i]);
     }
-    free(b.ords), free(b.codes);
+    ps_free_with(A, b.ords), ps_free_with(A, b.codes);
   } else {
     out->map = PS_FLOAT_MAP_BITS;
     out->reference = nvalid ? omin : (f32 ? ord32(0.0f) : ps_fmap_ord(0.0));
@@ -506,7 +512,7 @@ const char *ps_column_label(const ps_column *c, char *buf) {
 }
 
 void ps_fmap_result_free(ps_fmap_result *r) {
-  free(r->codes);
-  free(r->exc);
+  ps_free_with(r->allocator, r->codes);
+  ps_free_with(r->allocator, r->exc);
   memset(r, 0, sizeof *r);
 }

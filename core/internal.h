@@ -233,8 +233,9 @@ double ps_decimal_to_double(const ps_literal *lit);
 
 /* ---- float value mappings (float_map.c, docs/float-encoding.md) ---------- */
 /* What ps_fmap_build chose: per-row codes (0 for null rows) and the mapping;
- * codes and exc are malloc'd, freed by ps_fmap_result_free. */
+ * codes and exc come from the allocator, freed by ps_fmap_result_free. */
 typedef struct ps_fmap_result {
+  const ps_allocator *allocator;
   uint32_t map, e, f, rank_bits;
   uint64_t reference;
   uint64_t *codes, max_code;
@@ -250,7 +251,8 @@ uint64_t ps_fmap_code_limit(const ps_fmap *m, uint32_t width);
 /* Checks a description's mapping fields and exception table. */
 ps_status ps_fmap_check(const ps_for_desc *d, char *err, size_t size);
 /* The smaller of the ALP and BITS mappings of the valid, non-NaN values. */
-ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, char *err, size_t size, ps_fmap_result *out);
+ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, const ps_allocator *a, char *err, size_t size,
+                        ps_fmap_result *out);
 void ps_fmap_result_free(ps_fmap_result *r);
 /* "column 'name'", or "an unnamed column", for messages (buf of
  * PS_COLUMN_LABEL_SIZE bytes). */
