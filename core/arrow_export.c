@@ -482,6 +482,15 @@ ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, si
   d.validity = valid;
   d.validity_size = valid ? col->validity_size : 0;
   if (col->zones) d.zones = &col->zones->view;
+  if (col->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+    d.float_map = col->fmap.map;
+    d.float_e = col->fmap.e;
+    d.float_f = col->fmap.f;
+    d.float_rank_bits = col->fmap.rank_bits;
+    d.reference.u = col->fmap.ref;
+    d.exceptions = col->fmap.exc; /* borrowed from the table, as the dictionary is */
+    d.exceptions_count = col->fmap.n_exc;
+  }
   *desc = d;
   if (dict) {
     ps_dict_desc_init(dict);

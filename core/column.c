@@ -41,6 +41,12 @@ static ps_status validate_for(ps_context *ctx, const ps_for_desc *d, bool dict_c
   }
   if (d->width > 64)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.width is %u; expected 0..64", what, d->width);
+  if (ps_for_desc_float_map(d) != PS_FLOAT_MAP_DECIMAL || (d->struct_size >= sizeof *d && d->exceptions)) {
+    char msg[PS_ERRMSG_SIZE];
+    ps_status st = ps_fmap_check(d, msg, sizeof msg);
+    if (st != PS_OK) return ps_set_error(ctx, st, "%s", msg);
+    if (ps_for_desc_float_map(d) != PS_FLOAT_MAP_DECIMAL) goto sizes; /* scale 0 checked; the reference is k or bits */
+  }
   if (ps_type_is_float(d->type) || ps_type_is_decimal(d->type)) {
     if (d->scale > 18)
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.scale is %u; expected 0..18 for a %s column", what,
@@ -58,6 +64,7 @@ static ps_status validate_for(ps_context *ctx, const ps_for_desc *d, bool dict_c
       return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.reference is %" PRIu64 "; outside %s", what,
                           d->reference.u, ps_type_name(d->type));
   }
+sizes:;
   uint64_t need;
   if (!ps_for_packed_bytes(d->n, d->width, &need))
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s.n = %" PRIu64 " at width %u overflows 64-bit sizes", what,
@@ -253,6 +260,20 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
   c->data_size = d->data_size;
   c->code_limit = type_code_limit(d);
   ps_status st = PS_OK;
+  if (!is_dict && ps_for_desc_float_map(d) != PS_FLOAT_MAP_DECIMAL) {
+    c->fmap = ps_fmap_of_desc(d);
+    c->fmap.exc = NULL;
+    if (d->exceptions_count) {
+      ps_float_exception *x = ps_calloc_ctx(ctx, (size_t)d->exceptions_count, sizeof *x);
+      if (!x) {
+        ps_host_free(ctx, c);
+        return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "copying %" PRIu64 " float exceptions", d->exceptions_count);
+      }
+      memcpy(x, d->exceptions, (size_t)d->exceptions_count * sizeof *x);
+      c->fmap.exc = x;
+    }
+    c->code_limit = ps_fmap_code_limit(&c->fmap, d->width);
+  }
   if (is_dict) {
     st = copy_dict(ctx, dd, &c->dict);
     if (st != PS_OK) goto fail;
@@ -382,6 +403,7 @@ void ps_column_destroy(ps_column *col) {
   ps_host_free(ctx, col->dict.bytes);
   ps_host_free(ctx, col->name);
   ps_zones_free(ctx, col);
+  ps_host_free(ctx, (void *)col->fmap.exc);
   ps_host_free(ctx, col);
 }
 

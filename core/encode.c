@@ -270,6 +270,75 @@ static uint64_t row_key(const ps_plain *in, uint32_t scale, uint64_t i) {
   return int_key(in->type, in->values, i);
 }
 
+/* The lossless mapping of a float column's valid values (float_map.c): the
+ * codes packed as any FOR stream, the exception table after them in the
+ * same allocation (8-byte aligned). r holds the allocator and validity. */
+static ps_status encode_mapped(const ps_plain *in, const uint8_t *valid, uint32_t width, ps_encoded *r, char *err_buf,
+                               size_t err_size) {
+  ps_fmap_result m;
+  const uint64_t n = in->n;
+  PS_TRY(ps_fmap_build(in, valid, &r->allocator, err_buf, err_size, &m));
+  ps_status st = PS_OK;
+  const uint32_t w = width ? width : bit_length(m.max_code);
+  uint64_t data_size;
+  if (m.max_code > width_mask(w)) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_NOT_REPRESENTABLE,
+                          "the lossless float mapping (%s) needs width %u but width %u was requested",
+                          m.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits", bit_length(m.max_code), w);
+    goto done;
+  }
+  if (!packed_bytes(n, w, &data_size) || data_size > SIZE_MAX / 2 ||
+      m.n_exc > (SIZE_MAX / 2) / sizeof(ps_float_exception)) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT, "%" PRIu64 " rows of width %u do not fit in host memory", n,
+                          w);
+    goto done;
+  }
+  const size_t table_at = (size_t)(data_size + 7) / 8 * 8;
+  r->data = ps_alloc_with(&r->allocator, table_at + (size_t)m.n_exc * sizeof(ps_float_exception) + 1);
+  if (!r->data) {
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                          "allocating the encoded column of %" PRIu64 " rows failed", n);
+    goto done;
+  }
+  if (w) {
+    bit_writer bw = {(uint8_t *)r->data, 0, 0};
+    for (uint64_t i = 0; i < n; i++) bw_put(&bw, m.codes[i], w);
+    bw_flush(&bw);
+  }
+  ps_float_exception *table = (ps_float_exception *)(void *)((uint8_t *)r->data + table_at);
+  if (m.n_exc) memcpy(table, m.exc, (size_t)m.n_exc * sizeof *table);
+  if (in->validity && !r->validity) {
+    r->validity = copy_validity(&r->allocator, in->validity, n);
+    if (!r->validity) {
+      st = ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                            "allocating the encoded column of %" PRIu64 " rows failed", n);
+      goto done;
+    }
+  }
+  ps_for_desc_init(&r->desc);
+  r->desc.type = in->type;
+  r->desc.n = n;
+  r->desc.width = w;
+  r->desc.reference.u = m.reference;
+  r->desc.data = r->data;
+  r->desc.data_size = data_size;
+  r->desc.validity = r->validity;
+  r->desc.validity_size = r->validity ? validity_bytes(n) : 0;
+  r->desc.float_map = m.map;
+  r->desc.float_e = m.e;
+  r->desc.float_f = m.f;
+  r->desc.float_rank_bits = m.rank_bits;
+  r->desc.exceptions = m.n_exc ? table : NULL;
+  r->desc.exceptions_count = m.n_exc;
+  r->desc.zones = ps_zones_for_encoded(&r->allocator, r->data, w, r->validity, n);
+  if (!r->desc.zones)
+    st = ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                          "allocating the zone maps of %" PRIu64 " rows failed", n);
+done:
+  ps_fmap_result_free(&m);
+  return st;
+}
+
 PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
                                const ps_allocator *allocator, char *err_buf, size_t err_size,
                                ps_encoded *out) {
@@ -315,18 +384,27 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
   ps_status st = PS_OK;
   const uint8_t *valid = in->validity;
 
-  /* Non-finite floats: rejected, or turned into nulls in a private validity
-   * copy (the caller's bitmap is never written). */
+  /* NaN: rejected, or turned into nulls in a private validity copy (the
+   * caller's bitmap is never written). Infinities and -0.0 need a lossless
+   * mapping (a decimal scale cannot hold them); a demanded scale refuses
+   * infinities as before. */
+  bool needs_map = false;
   if (is_float) {
     for (uint64_t i = 0; i < n; i++) {
       if (!row_valid(valid, i)) continue;
       double x = float_value(type, in->values, i);
+      if (x == 0 && signbit(x)) needs_map = true;
       if (isfinite(x)) continue;
+      if (isinf(x) && scale < 0) {
+        needs_map = true;
+        continue;
+      }
       if (!nan_as_null) {
-        st = ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
-                              "row %" PRIu64 ": value %g is not finite; FOR float columns hold "
-                              "finite values only (pass nan_as_null to store it as a null)",
-                              i, x);
+        st = ps_set_error_buf(
+            err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+            "row %" PRIu64 ": value %g is %s (pass nan_as_null to store it as a null%s)", i, x,
+            isnan(x) ? "NaN; float columns hold no NaN" : "infinite; a decimal scale holds finite values only",
+            isnan(x) ? "" : ", or scale -1 for a lossless mapping");
         goto fail;
       }
       if (!r.validity) {
@@ -355,7 +433,16 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
         }
       }
     } else {
-      st = choose_scale(in, valid, err_buf, err_size, &use_scale);
+      /* FOR-decimal when every value is a decimal at one scale (its sums
+       * are exact); else the lossless mapping (float_map.c). */
+      st = needs_map ? PS_ERR_NOT_REPRESENTABLE : choose_scale(in, valid, err_buf, err_size, &use_scale);
+      if (st == PS_ERR_NOT_REPRESENTABLE) {
+        if (err_buf && err_size) err_buf[0] = '\0';
+        st = encode_mapped(in, valid, width, &r, err_buf, err_size);
+        if (st != PS_OK) goto fail;
+        *out = r;
+        return PS_OK;
+      }
       if (st != PS_OK) goto fail;
     }
   }
@@ -534,6 +621,21 @@ PS_API ps_status ps_encode(const ps_plain *in, int encoding, uint32_t width, int
                             "allocating %" PRIu64 " bytes of DELTA blocks failed", size);
   }
   delta_build(out->data, d->width, d->n, d->validity, data);
+  if (d->exceptions_count) { /* a mapped float's table follows the codes (encode_mapped) */
+    uint8_t *grown = ps_alloc_with(
+        &out->allocator, (size_t)((size + 7) / 8 * 8) + (size_t)d->exceptions_count * sizeof(ps_float_exception));
+    if (!grown) {
+      ps_free_with(&out->allocator, data);
+      ps_encoded_destroy(out);
+      return ps_set_error_buf(err_buf, err_size, PS_ERR_OUT_OF_MEMORY,
+                              "allocating %" PRIu64 " bytes of DELTA blocks failed", size);
+    }
+    memcpy(grown, data, (size_t)size);
+    memcpy(grown + (size + 7) / 8 * 8, d->exceptions, (size_t)d->exceptions_count * sizeof(ps_float_exception));
+    ps_free_with(&out->allocator, data);
+    data = grown;
+    out->desc.exceptions = (const ps_float_exception *)(const void *)(grown + (size + 7) / 8 * 8);
+  }
   ps_free_with(&out->allocator, out->data);
   out->data = data;
   out->desc.data = data;
@@ -579,6 +681,7 @@ static ps_status check_for_desc(const ps_for_desc *desc, char *err_buf, size_t e
   if (desc->scale > MAX_SCALE)
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "desc->scale %u: expected 0..18", desc->scale);
+  PS_TRY(ps_fmap_check(desc, err_buf, err_size));
   uint64_t expect;
   if (!packed_bytes(desc->n, desc->width, &expect))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
@@ -662,6 +765,25 @@ PS_API ps_status ps_decode_for(const ps_for_desc *desc, void *out, char *err_buf
     return ps_set_error_buf(err_buf, err_size, PS_ERR_LIMIT,
                             "desc->n %" PRIu64 " values do not fit in host memory", n);
 
+  if (ps_for_desc_float_map(desc) != PS_FLOAT_MAP_DECIMAL) {
+    const ps_fmap m = ps_fmap_of_desc(desc);
+    const uint64_t lim = ps_fmap_code_limit(&m, w);
+    for (uint64_t i = 0; i < n; i++) {
+      const uint64_t code = row_valid(desc->validity, i) ? desc_code(desc, i) : 0;
+      if (code > lim)
+        return ps_set_error_buf(err_buf, err_size, PS_ERR_CORRUPT_DATA,
+                                "row %" PRIu64 ": code %" PRIu64 " is past the float mapping's last code %" PRIu64, i,
+                                code, lim);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+      const double v = row_valid(desc->validity, i) ? ps_fmap_decode(&m, desc_code(desc, i)) : 0.0;
+      if (t == PS_TYPE_FLOAT32)
+        ((float *)out)[i] = (float)v;
+      else
+        ((double *)out)[i] = v;
+    }
+    return PS_OK;
+  }
   /* The largest code whose value stays in the logical type (floats: in
    * int64, where the scaled integer M + code lives). The reference is in the
    * type (checked above), so on order-preserving keys this cannot wrap. */

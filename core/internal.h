@@ -101,6 +101,17 @@ typedef struct ps_dict {
   bool sorted;
 } ps_dict;
 
+/* A float column's PS_FLOAT_MAP_ALP or PS_FLOAT_MAP_BITS mapping. ref: the
+ * first grid step k (ALP, two's complement) or the smallest ordered pattern
+ * (BITS). exc: the exception table (not owned here). */
+typedef struct ps_fmap {
+  uint32_t map, e, f, rank_bits;
+  bool f32;
+  uint64_t ref;
+  const ps_float_exception *exc;
+  uint64_t n_exc;
+} ps_fmap;
+
 struct ps_column {
   ps_context *ctx;
   ps_type type;        /* PS_TYPE_STRING for dictionary columns */
@@ -132,6 +143,10 @@ struct ps_column {
    * them. Every path that hands them to a backend goes through
    * ps_column_chunk (streamed, core/stream.c) or reads them on the host. */
   bool host;
+  /* Float columns mapped by ALP or BITS (fmap.map != PS_FLOAT_MAP_DECIMAL):
+   * the mapping, whose exception table (fmap.exc) the column owns. Programs
+   * see such a column as unsigned codes (ps_prog_col_of). */
+  ps_fmap fmap;
 };
 
 /* A column's zone maps (ps_zone_map), owned. clean: no block holds a valid
@@ -241,6 +256,34 @@ ps_i128 ps_pow10_i128(uint32_t scale); /* scale <= 38 */
 void ps_decimal_floor_ceil(const ps_literal *lit, uint32_t to_scale, ps_i128 *fl, ps_i128 *ce, bool *integral);
 /* The double nearest a valid decimal literal (ties to even). */
 double ps_decimal_to_double(const ps_literal *lit);
+
+/* ---- float value mappings (float_map.c, docs/float-encoding.md) ---------- */
+/* What ps_fmap_build chose: per-row codes (0 for null rows) and the mapping;
+ * codes and exc come from the allocator, freed by ps_fmap_result_free. */
+typedef struct ps_fmap_result {
+  const ps_allocator *allocator;
+  uint32_t map, e, f, rank_bits;
+  uint64_t reference;
+  uint64_t *codes, max_code;
+  ps_float_exception *exc;
+  uint64_t n_exc;
+} ps_fmap_result;
+uint32_t ps_for_desc_float_map(const ps_for_desc *d); /* PS_FLOAT_MAP_DECIMAL for older descriptions */
+ps_fmap ps_fmap_of_desc(const ps_for_desc *d);
+uint64_t ps_fmap_ord(double x); /* the order-preserving transform of the bits */
+double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32);
+double ps_fmap_decode(const ps_fmap *m, uint64_t code);
+uint64_t ps_fmap_code_limit(const ps_fmap *m, uint32_t width);
+/* Checks a description's mapping fields and exception table. */
+ps_status ps_fmap_check(const ps_for_desc *d, char *err, size_t size);
+/* The smaller of the ALP and BITS mappings of the valid, non-NaN values. */
+ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, const ps_allocator *a, char *err, size_t size,
+                        ps_fmap_result *out);
+void ps_fmap_result_free(ps_fmap_result *r);
+/* "column 'name'", or "an unnamed column", for messages (buf of
+ * PS_COLUMN_LABEL_SIZE bytes). */
+#define PS_COLUMN_LABEL_SIZE (PS_COLUMN_NAME_MAX + 16)
+const char *ps_column_label(const ps_column *c, char *buf);
 
 /* ---- lowering ------------------------------------------------------------ */
 /* A LIKE leaf's dictionary pass deferred to the device: the SET bitmap at
@@ -386,6 +429,8 @@ uint64_t ps_scan_bytes(const ps_column *col, uint64_t rows);
 
 /* Value of code c of a FOR column as double (floats' decode rule). */
 double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64_t code);
+/* The value of a FOR column's code as a double, under any float mapping. */
+double ps_column_code_double(const ps_column *c, uint64_t code);
 
 /* LIKE, compiled once per pattern (validated first by ps_like_validate) into
  * tokens (tok: plen ints; returns their count), then matched against each

@@ -67,6 +67,13 @@ ps_prog_col ps_prog_col_of(const ps_column *c) {
             : c->type == PS_TYPE_FLOAT32 ? PS_KIND_FLOAT32
             : ps_type_is_signed(c->type) ? PS_KIND_SIGNED
                                          : PS_KIND_UNSIGNED;
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+    /* Mapped floats are plain monotone codes to every kernel; only the host
+     * turns codes into values (float_map.c). */
+    pc.kind = PS_KIND_UNSIGNED;
+    pc.reference = 0;
+    pc.scale = 0;
+  }
   pc.flags = (c->validity.handle ? PS_COLF_VALIDITY : 0) | (c->no_codes ? PS_COLF_NO_CODES : 0);
   pc.encoding = (ps_u16)c->encoding; /* the one place a program learns how a column stores its codes */
   pc.data_bytes = c->data_size;
@@ -176,6 +183,13 @@ double ps_decode_double(ps_type type, uint64_t reference, uint32_t scale, uint64
   return v;
 }
 
+double ps_column_code_double(const ps_column *c, uint64_t code) {
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) return ps_fmap_decode(&c->fmap, code);
+  const uint64_t ref =
+      ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? c->reference.u : (uint64_t)c->reference.i;
+  return ps_decode_double(c->type, ref, c->scale, code);
+}
+
 static i128 col_ref(const ps_column *c) {
   return ps_type_is_unsigned(c->type) || c->type == PS_TYPE_STRING ? (i128)c->reference.u : (i128)c->reference.i;
 }
@@ -222,10 +236,9 @@ static bool literal_is_nan(const ps_literal *lit) { return lit->kind == PS_LIT_F
 /* First code in [0, limit+1] whose value is >= x (strict: > x). */
 static i128 float_first(const ps_column *c, double x, bool strict) {
   i128 lo = 0, hi = (i128)c->code_limit + 1;
-  uint64_t ref = (uint64_t)c->reference.i;
   while (lo < hi) {
     i128 mid = lo + (hi - lo) / 2;
-    double v = ps_decode_double(c->type, ref, c->scale, (uint64_t)mid);
+    double v = ps_column_code_double(c, (uint64_t)mid);
     bool ok = strict ? v > x : v >= x;
     if (ok) hi = mid;
     else lo = mid + 1;
@@ -719,6 +732,15 @@ static ps_status lower_compare_columns(lowering *L, const ps_expr *e) {
   ps_insn in = {0};
   in.op = PS_OP_CMPCOL;
   uint32_t mode;
+  for (int i = 0; i < 2; i++) {
+    const ps_column *c = i ? e->col_b : e->col;
+    char label[PS_COLUMN_LABEL_SIZE];
+    if (c->fmap.map != PS_FLOAT_MAP_DECIMAL)
+      return ps_set_error(L->ctx, PS_ERR_UNSUPPORTED,
+                          "comparing %s with another column: it is a lossless float column (%s mapping), which "
+                          "compares with literals only so far",
+                          ps_column_label(c, label), c->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
+  }
   if (e->col->type == PS_TYPE_STRING) {
     mode = PS_MODE_RANK;
     PS_TRY(rank_tables(L, e->col, e->col_b, &in.aux_a, &in.aux_b));

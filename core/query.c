@@ -109,6 +109,14 @@ static ps_status lower_value(qlower *L, const ps_value *v, uint32_t scale) {
   return PS_OK;
 }
 
+/* A lossless float column the value reads, or NULL. */
+static const ps_column *mapped_float_in(const ps_value *v) {
+  if (!v) return NULL;
+  if (v->kind == PS_VALUE_COLUMN) return v->col->fmap.map != PS_FLOAT_MAP_DECIMAL ? v->col : NULL;
+  const ps_column *c = mapped_float_in(v->a);
+  return c ? c : mapped_float_in(v->b);
+}
+
 const char *ps_agg_name(ps_agg_kind k) {
   switch (k) {
     case PS_AGG_COUNT_STAR: return "COUNT(*)";
@@ -211,6 +219,15 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       PS_TRY(key_domain(ctx, c, k, &dom));
     else
       PS_TRY(ps_query_key_fn_lower(ctx, c, k, fn, d->key_day_units[k], &p->key_fn[k], &dom));
+    /* A lossless float key's result ranks its possible codes (equal values,
+     * -0.0 and +0.0, are one group): a table per possible code. */
+    if (c->fmap.map != PS_FLOAT_MAP_DECIMAL && dom > PS_QUERY_MAX_GROUPS) {
+      char label[PS_COLUMN_LABEL_SIZE];
+      return ps_set_error(ctx, PS_ERR_LIMIT,
+                          "GROUP BY key %" PRIu32 " (float %s, %" PRIu32 "-bit codes) has %" PRIu64
+                          " possible keys; a float column that is not decimal groups by at most %d",
+                          k, ps_column_label(c, label), c->width, dom, PS_QUERY_MAX_GROUPS);
+    }
     if (__builtin_mul_overflow(groups, dom, &groups) || groups == UINT64_MAX)
       return ps_set_error(ctx, PS_ERR_LIMIT,
                           "GROUP BY keys 0 (%s, %" PRIu64 " possible keys) and 1 (%s, %" PRIu64
@@ -250,6 +267,24 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       if (g->value->ctx != ctx)
         return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs[%" PRIu32 "].value belongs to another context",
                             a);
+      const ps_column *fc = mapped_float_in(g->value);
+      if (fc) {
+        /* The codes of a lossless float column are monotone in its values but
+         * not proportional to them: MIN, MAX and COUNT of the column work on
+         * codes; arithmetic, SUM and AVG need the exact sum of doubles. */
+        const bool bare = g->value->kind == PS_VALUE_COLUMN;
+        char label[PS_COLUMN_LABEL_SIZE];
+        if (!bare || g->kind == PS_AGG_SUM || g->kind == PS_AGG_AVG)
+          return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                              "desc->aggs[%" PRIu32
+                              "] (%s) reads %s, a lossless float column (%s mapping): "
+                              "%s; only COUNT, MIN and MAX of it and GROUP BY it are supported so far",
+                              a, ps_agg_name(g->kind), ps_column_label(fc, label),
+                              fc->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits",
+                              bare ? "its exact SUM and AVG (the sum of doubles rounded once) are not implemented"
+                                   : "arithmetic on its values is not implemented");
+        if (g->kind == PS_AGG_MIN || g->kind == PS_AGG_MAX) q->agg_fcol[a] = fc;
+      }
       if (g->value->has_rows) PS_TRY(check_rows(ctx, d->rows, g->value->rows, "aggregate", a));
       q->scales[a] = g->value->scale;
       L.agg = a;
@@ -582,5 +617,18 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
 ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) { return run_query(ctx, q, false, out); }
 
 ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **out) {
+  if (ctx && q) {
+    char label[PS_COLUMN_LABEL_SIZE];
+    for (uint32_t k = 0; k < q->prog.n_keys; k++)
+      if (q->keys[k]->fmap.map != PS_FLOAT_MAP_DECIMAL)
+        return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                            "a partial result keyed by %s, a lossless float column, is not supported yet",
+                            ps_column_label(q->keys[k], label));
+    for (uint32_t a = 0; a < q->prog.n_aggs; a++)
+      if (q->agg_fcol[a])
+        return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
+                            "a partial result of %s of %s, a lossless float column, is not supported yet",
+                            ps_agg_name(q->kinds[a]), ps_column_label(q->agg_fcol[a], label));
+  }
   return run_query(ctx, q, true, out);
 }

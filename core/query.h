@@ -47,6 +47,7 @@ struct ps_query {
   uint32_t key_fns[PS_QMAX_KEYS]; /* ps_key_fn of each key */
   ps_agg_kind kinds[PS_QMAX_AGGS];
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
+  const ps_column *agg_fcol[PS_QMAX_AGGS]; /* as ps_query_result's */
 };
 
 /* The exact state of one aggregate of one group, from which its value is
@@ -67,6 +68,10 @@ struct ps_query_result {
   uint32_t scales[PS_QMAX_AGGS];     /* the aggregate's value's scale */
   bool key_string[PS_QMAX_KEYS];     /* a dictionary key (a string and its index) */
   uint32_t key_scale[PS_QMAX_KEYS];  /* a number key's scale */
+  /* Lossless float columns (ALP or BITS mapping) whose codes a MIN/MAX
+   * aggregate holds; NULL elsewhere. Their values are decoded from the codes
+   * when the result is made (ps_query_float_datum). */
+  const ps_column *agg_fcol[PS_QMAX_AGGS];
   ps_datum *keys;   /* n_groups * n_keys */
   ps_datum *values; /* n_groups * n_aggs */
   ps_qstate *state; /* n_groups * n_aggs */
@@ -101,6 +106,11 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
  * group, then aggregate order) that does not fit 38 digits; with partial, it
  * is marked in res->deferred instead. */
 ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool partial);
+/* A lossless float column's code as a datum: as_double its value, the
+ * decimal fields the shortest decimal that reads back as that double;
+ * false when no decimal of 38 digits at scale 0..38 does (infinities,
+ * magnitudes past 10^38 or below 10^-38 with digits to keep). */
+bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out);
 /* A number datum: unscaled v / 10^scale, with its double. */
 ps_datum ps_query_datum(ps_i128 v, uint32_t scale);
 

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "query.h"
@@ -40,6 +41,36 @@ ps_datum ps_query_datum(ps_i128 v, uint32_t scale) {
   d.hi = (int64_t)(uint64_t)((ps_u128)v >> 64);
   d.as_double = to_double(v, scale);
   return d;
+}
+
+bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
+  const double x = ps_column_code_double(c, code);
+  if (!isfinite(x)) return false;
+  for (int prec = 1; prec <= 17; prec++) {
+    char text[64];
+    snprintf(text, sizeof text, "%.*e", prec - 1, x);
+    if (strtod(text, NULL) != x) continue;
+    /* d.ddde[+-]X: prec digits and a decimal exponent */
+    ps_i128 digits = 0;
+    const char *t = text;
+    bool neg = *t == '-';
+    if (neg) t++;
+    for (; *t && *t != 'e'; t++)
+      if (*t >= '0' && *t <= '9') digits = digits * 10 + (*t - '0');
+    const long ex = strtol(t + 1, NULL, 10);
+    long scale = (long)(prec - 1) - ex;
+    if (scale < 0) {
+      if ((long)prec - scale > PS_QUERY_MAX_DIGITS) return false;
+      digits *= ps_pow10_i128((uint32_t)-scale);
+      scale = 0;
+    }
+    while (scale > 0 && digits % 10 == 0) digits /= 10, scale--;
+    if (scale > PS_QUERY_MAX_SCALE) return false;
+    *out = ps_query_datum(neg ? -digits : digits, (uint32_t)scale);
+    out->as_double = x; /* the column's value itself, -0.0 included */
+    return true;
+  }
+  return false;
 }
 
 static ps_datum null_datum(void) {
@@ -97,6 +128,9 @@ static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
     const ps_qkeyfn *f = &q->prog.key_fn[k];
     return ps_query_datum(ps_key_fn_value(q->key_fns[k], f, f->base + (int64_t)index), 0);
   }
+  ps_datum f;
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) /* the encoder's values always fit (ps_query_run checks) */
+    return ps_query_float_datum(c, index, &f) ? f : null_datum();
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;
@@ -121,10 +155,26 @@ static int cmp_dict_entry(const void *x, const void *y) {
 }
 
 /* rank[i] = position of key index i in ascending key order: the identity
- * except for an unsorted dictionary, whose strings are sorted here (the NULL
+ * except for an unsorted dictionary, whose strings are sorted here, and a
+ * lossless float column, whose codes of equal values share a rank (the NULL
  * index, last, stays last). */
 static ps_status key_ranks(ps_context *ctx, const ps_column *c, uint32_t dom, uint32_t *rank) {
   for (uint32_t i = 0; i < dom; i++) rank[i] = i;
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+    /* Codes ascend with the values; those of equal values (-0.0 and +0.0)
+     * are one key, as SQL groups by equality. */
+    const uint32_t values = dom - (c->validity.handle != NULL);
+    uint32_t next = 0;
+    double prev = 0;
+    for (uint32_t i = 0; i < values; i++) {
+      const double v = ps_column_code_double(c, i);
+      if (i && v != prev) next++;
+      rank[i] = next;
+      prev = v;
+    }
+    if (values < dom) rank[values] = next + 1; /* NULL */
+    return PS_OK;
+  }
   uint32_t values = dom - (c->validity.handle != NULL);
   dict_entry *e = ps_calloc_ctx(ctx, values ? values : 1, sizeof *e);
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering %" PRIu32 " dictionary keys", values);
@@ -152,7 +202,9 @@ typedef struct group_order {
 } group_order;
 
 /* Whether key column c's ranks differ from its key indexes (key_ranks). */
-static bool needs_ranks(const ps_column *c) { return c->type == PS_TYPE_STRING && !c->dict.sorted; }
+static bool needs_ranks(const ps_column *c) {
+  return (c->type == PS_TYPE_STRING && !c->dict.sorted) || c->fmap.map != PS_FLOAT_MAP_DECIMAL;
+}
 
 /* Key k's index in group g (a dense plan's group is its key). */
 static uint64_t key_index(const ps_vprog *p, const uint64_t *group_keys, uint64_t g, uint32_t k) {
@@ -184,6 +236,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
   for (uint32_t a = 0; a < p->n_aggs; a++) {
     res->kinds[a] = q->kinds[a];
     res->scales[a] = q->scales[a];
+    res->agg_fcol[a] = q->agg_fcol[a];
   }
   for (uint32_t k = 0; k < p->n_keys; k++) {
     const ps_column *c = q->keys[k];
@@ -195,7 +248,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
   ps_status st = PS_OK;
   for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
     if (!needs_ranks(q->keys[k])) continue;    /* the index is the rank */
-    uint32_t dom = (uint32_t)p->key_domain[k]; /* a dictionary's: below 2^32 */
+    uint32_t dom = (uint32_t)p->key_domain[k]; /* a dictionary's, or a lossless float key's (query.c bounds it): below 2^32 */
     rank[k] = ps_calloc_ctx(ctx, dom ? dom : 1, sizeof(uint32_t));
     st = rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
   }
@@ -234,8 +287,18 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     for (; j < present && order[j].rank == order[i].rank; j++)
       for (uint32_t a = 0; a < p->n_accs; a++) acc_merge(&merged[a], &acc[(uint64_t)order[j].group * p->n_accs + a]);
     i = j;
-    for (uint32_t k = 0; k < p->n_keys; k++)
-      res->keys[out_i * p->n_keys + k] = key_datum(q, k, key_index(p, group_keys, g, k));
+    for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
+      const uint64_t index = key_index(p, group_keys, g, k);
+      ps_datum *kd = &res->keys[out_i * p->n_keys + k];
+      *kd = key_datum(q, k, index);
+      const ps_column *c = q->keys[k];
+      char label[PS_COLUMN_LABEL_SIZE];
+      if (kd->is_null && c->fmap.map != PS_FLOAT_MAP_DECIMAL && !(c->validity.handle && index == p->key_domain[k] - 1))
+        st = ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                          "GROUP BY key %" PRIu32 " (float %s) is %.17g, which no decimal of %d digits holds", k,
+                          ps_column_label(c, label), ps_column_code_double(c, index), PS_QUERY_MAX_DIGITS);
+    }
+    if (st != PS_OK) break;
     for (uint32_t a = 0; a < p->n_aggs; a++) {
       const ps_qacc *x = &merged[1 + a];
       ps_qstate *t = &res->state[out_i * p->n_aggs + a];
@@ -268,8 +331,24 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
       switch (kind) {
         case PS_AGG_COUNT_STAR:
         case PS_AGG_COUNT: *d = ps_query_datum((ps_i128)x->count, 0); break;
-        case PS_AGG_MIN: *d = x->count ? ps_query_datum(x->min, scale) : null_datum(); break;
-        case PS_AGG_MAX: *d = x->count ? ps_query_datum(x->max, scale) : null_datum(); break;
+        case PS_AGG_MIN:
+        case PS_AGG_MAX: {
+          const ps_i128 m = kind == PS_AGG_MIN ? x->min : x->max;
+          if (!x->count) {
+            *d = null_datum();
+          } else if (res->agg_fcol[a]) {
+            char label[PS_COLUMN_LABEL_SIZE];
+            if (!ps_query_float_datum(res->agg_fcol[a], (uint64_t)m, d))
+              return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                                  "aggregate %" PRIu32
+                                  " (%s of float %s) is %.17g, which no decimal of %d digits holds",
+                                  a, ps_agg_name(kind), ps_column_label(res->agg_fcol[a], label),
+                                  ps_column_code_double(res->agg_fcol[a], (uint64_t)m), PS_QUERY_MAX_DIGITS);
+          } else {
+            *d = ps_query_datum(m, scale);
+          }
+          break;
+        }
         case PS_AGG_SUM:
         case PS_AGG_AVG:
           if (!x->count) {

@@ -2,6 +2,7 @@
  * ids (size, then retrieve), late materialization and aggregates in code
  * space. Chunked like evaluation: chunks start on multiples of 32 rows. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -308,7 +309,40 @@ static ps_status gather_host_column(ps_context *ctx, const ps_column *col, const
 }
 
 static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids, uint32_t isz, uint64_t count,
+                            uint32_t out_type, uint32_t vb, ps_devmem values, ps_devmem validity);
+
+/* A lossless float column (float_map.c): the kernels gather its codes, the
+ * host decodes them (grid arithmetic or the exception table) and writes the
+ * values where they were asked for. */
+static ps_status gather_mapped(ps_context *ctx, const ps_column *col, ps_devmem ids, uint32_t isz, uint64_t count,
+                               uint32_t vb, ps_devmem values, ps_devmem validity) {
+  ps_buffer *tmp = NULL;
+  uint64_t *codes = ps_calloc_ctx(ctx, (size_t)count, sizeof *codes);
+  uint8_t *out = ps_calloc_ctx(ctx, (size_t)count, vb);
+  ps_status st = codes && out ? ps_buffer_create(ctx, count * 8, &tmp)
+                              : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "decoding %" PRIu64 " gathered floats", count);
+  if (st == PS_OK) st = gather_run(ctx, col, ids, isz, count, PS_GATHER_INT, 8, tmp->mem, validity);
+  if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, codes, tmp->mem, count * 8);
+  for (uint64_t i = 0; st == PS_OK && i < count; i++) {
+    const double v = ps_column_code_double(col, codes[i]);
+    if (vb == 8)
+      memcpy(out + i * 8, &v, 8);
+    else {
+      const float f = (float)v;
+      memcpy(out + i * 4, &f, 4);
+    }
+  }
+  if (st == PS_OK) st = ctx->ops->mem_write(ctx->be, values, out, count * vb);
+  ps_buffer_destroy(tmp);
+  ps_host_free(ctx, codes);
+  ps_host_free(ctx, out);
+  return st;
+}
+
+static ps_status gather_run(ps_context *ctx, const ps_column *col, ps_devmem ids, uint32_t isz, uint64_t count,
                             uint32_t out_type, uint32_t vb, ps_devmem values, ps_devmem validity) {
+  if (col->fmap.map != PS_FLOAT_MAP_DECIMAL && out_type != PS_GATHER_INT)
+    return gather_mapped(ctx, col, ids, isz, count, vb, values, validity);
   if (col->host) { /* ids from the device, the values back to it */
     uint8_t *hids = ps_host_alloc(ctx, (size_t)(count * isz));
     uint8_t *hv = ps_host_alloc(ctx, (size_t)(count * vb));
@@ -362,7 +396,9 @@ static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *
   uint32_t isz = (uint32_t)type;
   if (count > UINT64_MAX / 8)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
-  if (col->host) return gather_host_column(ctx, col, ids, isz, count, out_type, vb, values, validity);
+  /* (a lossless float column is decoded after its codes are gathered: gather_run) */
+  if (col->host && col->fmap.map == PS_FLOAT_MAP_DECIMAL)
+    return gather_host_column(ctx, col, ids, isz, count, out_type, vb, values, validity);
   ps_buffer *dids = NULL, *dval = NULL, *dvalid = NULL;
   ps_status st = ps_buffer_create(ctx, count * isz, &dids);
   if (st == PS_OK) st = ps_buffer_create(ctx, count * vb, &dval);
@@ -495,6 +531,14 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     r.sum_fits_int64 = total >= INT64_MIN && total <= INT64_MAX;
     r.sum_int64 = r.sum_fits_int64 ? (int64_t)total : 0;
     static const double pow10[] = PS_POW10_TABLE;
+    if (col->fmap.map != PS_FLOAT_MAP_DECIMAL) { /* the codes' sum means nothing (see ps_aggregates) */
+      r.sum_lo = 0, r.sum_hi = 0, r.sum_fits_int64 = 0, r.sum_int64 = 0;
+      r.sum_double = NAN;
+      r.min.f = ps_column_code_double(col, min_code);
+      r.max.f = ps_column_code_double(col, max_code);
+      *out = r;
+      return PS_OK;
+    }
     r.sum_double = ps_type_is_float(col->type) || ps_type_is_decimal(col->type) ? (double)total / pow10[col->scale]
                                                                                 : (double)total;
     uint64_t ref = ps_type_is_unsigned(col->type) ? col->reference.u : (uint64_t)col->reference.i;

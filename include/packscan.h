@@ -351,6 +351,31 @@ typedef enum ps_encoding { PS_ENCODING_FOR = 0, PS_ENCODING_DELTA = 1 } ps_encod
 /** ps_encode's choice: the smaller of FOR and DELTA (FOR on a tie). */
 #define PS_ENCODING_AUTO (-1)
 
+/** Value mappings of float columns (docs/float-encoding.md). All three are
+ *  monotone: a larger code never has a smaller value, so comparisons,
+ *  zone maps, MIN/MAX and GROUP BY work on the codes.
+ *  PS_FLOAT_MAP_DECIMAL: (double)(M + code) / 10^scale (FOR-decimal).
+ *  PS_FLOAT_MAP_ALP: code = (k - M) * 2^float_rank_bits + rank (M in
+ *    reference.i); rank 0 is the grid value fl(fl((double)k * 10^f) * 10^-e)
+ *    (ALP's decode; float32 columns: the same in float arithmetic, e <= 10,
+ *    |k| <= 2^24), other ranks the exceptions between grid values k and k+1
+ *    from the table (code 0 may hold the lowest exception: the gap below the
+ *    grid). NaN never occurs; -0.0 sorts just below +0.0.
+ *  PS_FLOAT_MAP_BITS: the IEEE bit pattern through the order-preserving
+ *    transform (negative: all bits flipped; else the sign bit set), minus
+ *    M (reference.u); float32 columns transform their 32-bit pattern. */
+#define PS_FLOAT_MAP_DECIMAL 0u
+#define PS_FLOAT_MAP_ALP 1u
+#define PS_FLOAT_MAP_BITS 2u
+
+/** An entry of a PS_FLOAT_MAP_ALP column's exception table: the code and
+ *  the IEEE-754 double bits of its value (float32 columns: the exact double
+ *  of the float). Entries ascend by code. */
+typedef struct ps_float_exception {
+  uint64_t code;
+  uint64_t bits;
+} ps_float_exception;
+
 typedef struct ps_for_desc {
   uint32_t struct_size;      /* sizeof(ps_for_desc); sizes up to validity_size (before `encoding`) are read as FOR */
   ps_type type;              /* any integer or float type */
@@ -369,6 +394,15 @@ typedef struct ps_for_desc {
    * struct_size that ends before it). */
   const ps_zone_map *zones;
   uint32_t encoding;         /* ps_encoding (0 = FOR); absent (FOR) from descriptions that end before it */
+  /* Float columns: how a code maps to its value (docs/float-encoding.md);
+   * absent (PS_FLOAT_MAP_DECIMAL) from descriptions that end before it.
+   * Integer columns: must be 0. */
+  uint32_t float_map;                   /* PS_FLOAT_MAP_DECIMAL, PS_FLOAT_MAP_ALP or PS_FLOAT_MAP_BITS */
+  uint32_t float_e;                     /* PS_FLOAT_MAP_ALP: exponent e, 0..18 (float32: 0..10) */
+  uint32_t float_f;                     /* PS_FLOAT_MAP_ALP: factor f, 0..e */
+  uint32_t float_rank_bits;             /* PS_FLOAT_MAP_ALP: log2 of the codes per grid step, 0..63 */
+  const ps_float_exception *exceptions; /* PS_FLOAT_MAP_ALP: the exception table (host memory, copied) */
+  uint64_t exceptions_count;            /* its entries */
 } ps_for_desc;
 
 /** Fills *desc with zeros and struct_size. */
@@ -500,10 +534,15 @@ PS_API void ps_encoded_destroy(ps_encoded *enc);
  *  Decimals (int64 unscaled values): scale is their scale, 0..18 (a negative
  *  scale is PS_ERR_INVALID_ARGUMENT); it is recorded, never applied.
  *  Floats: scale < 0 picks the smallest decimal scale 0..18 at which every value
- *  round-trips exactly (PS_ERR_NOT_REPRESENTABLE naming the first value that
- *  never does); scale >= 0 demands that scale. NaN and infinities are rejected
- *  with PS_ERR_INVALID_ARGUMENT unless nan_as_null is nonzero, in which case they
- *  become nulls. */
+ *  round-trips exactly (FOR-decimal, desc.float_map PS_FLOAT_MAP_DECIMAL), and
+ *  where none does (or a value is -0.0 or infinite) a lossless mapping that
+ *  keeps every value bit for bit: the smaller of PS_FLOAT_MAP_ALP and
+ *  PS_FLOAT_MAP_BITS (docs/float-encoding.md; the exception table lies in
+ *  out->data after the codes, freed with it). scale >= 0 demands that decimal
+ *  scale (PS_ERR_NOT_REPRESENTABLE naming the first value that does not fit,
+ *  PS_ERR_INVALID_ARGUMENT for infinities). NaN is rejected with
+ *  PS_ERR_INVALID_ARGUMENT unless nan_as_null is nonzero, in which case it
+ *  becomes a null (and so do infinities at a demanded scale). */
 PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
                                const ps_allocator *allocator, char *err_buf, size_t err_size,
                                ps_encoded *out);
@@ -867,7 +906,9 @@ typedef struct ps_aggregates {
   int sum_fits_int64; /* the exact sum fits int64: sum_int64 holds it */
   int64_t sum_int64;
   /* The sum as a double: integers (double)exact; floats
-   * (double)exact_scaled_sum / 10^scale. Identical on every backend. */
+   * (double)exact_scaled_sum / 10^scale. Identical on every backend.
+   * Lossless float columns (float_map ALP or BITS) have no sum yet: the sum
+   * fields are zero and sum_double is NaN; count, min and max are exact. */
   double sum_double;
   /* Min and max: .i for signed, .u for unsigned, .f for floats. */
   union {

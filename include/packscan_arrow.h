@@ -227,7 +227,9 @@ PS_API int64_t ps_arrow_table_find(const ps_arrow_table *table, const char *name
  *  (free both with ps_free); for a dictionary column *dict (optional for
  *  others) receives its sorted dictionary, offsets64 and bytes borrowed from
  *  the table (valid while it lives). desc->zones: the column's zone maps,
- *  borrowed from the table as the dictionary is, or NULL without. */
+ *  borrowed from the table as the dictionary is, or NULL without. A
+ *  lossless float column's mapping fields are set, its exception table
+ *  borrowed from the table too. */
 PS_API ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *table, size_t i, ps_for_desc *desc,
                                        ps_dict_desc *dict);
 

@@ -920,10 +920,10 @@ static void c_decimal_big(struct ArrowSchema *s, struct ArrowArray *a) {
   int64_t hi = 5;
   memcpy((uint8_t *)((tp_priv *)a->private_data)->bufs[1] + 8, &hi, 8);
 }
-static void c_float_third(struct ArrowSchema *s, struct ArrowArray *a) {
+static void c_float_nan(struct ArrowSchema *s, struct ArrowArray *a) {
   (void)s;
-  double third = 1.0 / 3.0;
-  memcpy(((tp_priv *)a->private_data)->bufs[1], &third, 8);
+  double nan = NAN;
+  memcpy(((tp_priv *)a->private_data)->bufs[1], &nan, 8);
 }
 static void c_format_half(struct ArrowSchema *s, struct ArrowArray *a) {
   (void)a;
@@ -963,7 +963,7 @@ static const bad_case bad_cases[] = {
     {"dictionary index", K_DICT, c_dict_index, PS_ERR_INVALID_ARGUMENT, "index of row 0 is 100;"},
     {"dictionary missing", K_DICT, c_dict_missing, PS_ERR_INVALID_ARGUMENT, "dictionary"},
     {"decimal past int64", K_DECIMAL, c_decimal_big, PS_ERR_NOT_REPRESENTABLE, "row 0"},
-    {"float without a scale", K_FLOAT64, c_float_third, PS_ERR_NOT_REPRESENTABLE, "column 0"},
+    {"float NaN", K_FLOAT64, c_float_nan, PS_ERR_INVALID_ARGUMENT, "column 0"},
     {"float16", K_INT16, c_format_half, PS_ERR_UNSUPPORTED, "\"e\""},
     {"malformed decimal format", K_DECIMAL, c_format_decimal, PS_ERR_INVALID_ARGUMENT, "d:10"},
 };

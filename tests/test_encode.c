@@ -393,6 +393,18 @@ static int check_float(ps_type t, const void *vals, uint64_t n, const uint8_t *v
   ps_status st = ps_encode_for(&in, 0, scale, 0, NULL, g_err, sizeof g_err, &enc);
   CHECK_ST(st, PS_OK);
   if (st != PS_OK) return -1;
+  if (enc.desc.float_map != PS_FLOAT_MAP_DECIMAL) {
+    /* a lossless mapping (docs/float-encoding.md): every value bit for bit */
+    CHECK(scale < 0 && expect_scale < 0);
+    void *dec = malloc(n * tsize(t) + 1);
+    CHECK_ST(ps_decode_for(&enc.desc, dec, g_err, sizeof g_err), PS_OK);
+    for (uint64_t i = 0; i < n; i++)
+      if (valid_at(validity, i))
+        CHECK(memcmp((char *)dec + i * tsize(t), (const char *)vals + i * tsize(t), tsize(t)) == 0);
+    free(dec);
+    ps_encoded_destroy(&enc);
+    return -2;
+  }
   int s = (int)enc.desc.scale;
   if (expect_scale >= 0) {
     if (s != expect_scale) fprintf(stderr, "  scale %d, expected %d\n", s, expect_scale);
@@ -456,9 +468,11 @@ static void test_float_named(void) {
   check_float(PS_TYPE_FLOAT64, g, 4, NULL, -1, 1);
   /* Explicit scales above the minimum. */
   for (int s = 3; s <= 12; s++) check_float(PS_TYPE_FLOAT64, f, 5, NULL, s, s);
-  /* -0.0 is accepted as 0 and decodes to +0.0 (equal as IEEE values). */
+  /* -0.0 at a demanded scale is accepted as 0 and decodes to +0.0 (equal as
+   * IEEE values); a chosen scale keeps it bit for bit through a mapping. */
   double z[] = {-0.0, 1.5};
-  check_float(PS_TYPE_FLOAT64, z, 2, NULL, -1, 1);
+  check_float(PS_TYPE_FLOAT64, z, 2, NULL, 1, 1);
+  CHECK(check_float(PS_TYPE_FLOAT64, z, 2, NULL, -1, -1) == -2);
   /* Values where round(x * 10^s) is off by one (the product itself rounds)
    * and the neighbouring k is the one that decodes exactly. */
   double nb1[] = {4.2596606304875984};
@@ -470,42 +484,35 @@ static void test_float_named(void) {
   /* Large magnitudes at scale 0 and their limit. */
   double big[] = {9.2e18, -9.2e18};
   check_float(PS_TYPE_FLOAT64, big, 2, NULL, -1, 0);
+  /* Values that no decimal scale holds take a lossless mapping: 1e19 (past
+   * int64 at scale 0), 1/3 * 10^-6 (10^-18 steps are far coarser than its
+   * ulp), 1/3 with 1e10 (each has a scale, none suits both), 1e-19. */
   double huge[] = {1e19};
+  CHECK(check_float(PS_TYPE_FLOAT64, huge, 1, NULL, -1, -1) == -2);
   ps_plain in = {PS_TYPE_FLOAT64, huge, 1, NULL};
   ps_encoded enc;
-  CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc),
-           PS_ERR_NOT_REPRESENTABLE);
   /* 1/3 round-trips at a high scale: a double holds ~17 significant digits and
    * k up to 2^63 holds 18, so some k/10^s decodes to exactly that double. */
   double third[] = {1.0 / 3};
   int s3 = check_float(PS_TYPE_FLOAT64, third, 1, NULL, -1, -1);
   CHECK(s3 >= 16);
-  /* 1/3 * 10^-6 has no scale: 10^-18 steps are far coarser than its ulp.
-   * The message names the row. */
   double tiny3[] = {0.5, 1.0 / 3e6};
+  CHECK(check_float(PS_TYPE_FLOAT64, tiny3, 2, NULL, -1, -1) == -2);
+  /* ... a decimal when the odd value is null. */
+  uint8_t v1 = 0x1;
+  in = (ps_plain){PS_TYPE_FLOAT64, tiny3, 2, &v1};
+  CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
+  CHECK(enc.desc.scale == 1 && enc.desc.float_map == PS_FLOAT_MAP_DECIMAL);
+  ps_encoded_destroy(&enc);
+  double mixed[] = {1.0 / 3, 1e10};
+  CHECK(check_float(PS_TYPE_FLOAT64, mixed, 2, NULL, -1, -1) == -2);
+  double tiny[] = {1e-19};
+  CHECK(check_float(PS_TYPE_FLOAT64, tiny, 1, NULL, -1, -1) == -2);
+  /* A demanded scale still names the row that does not fit it. */
   in = (ps_plain){PS_TYPE_FLOAT64, tiny3, 2, NULL};
-  CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc),
-           PS_ERR_NOT_REPRESENTABLE);
+  CHECK_ST(ps_encode_for(&in, 0, 1, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_NOT_REPRESENTABLE);
   CHECK(strstr(g_err, "row 1") != NULL);
   CHECK(enc.data == NULL && enc.desc.n == 0);
-  /* ... unless it is null. */
-  uint8_t v1 = 0x1;
-  in.validity = &v1;
-  CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_OK);
-  CHECK(enc.desc.scale == 1);
-  ps_encoded_destroy(&enc);
-  /* Each value has a scale but no scale suits both: 1/3 needs >= 16, 1e10
-   * allows at most 8 (k < 2^63). */
-  double mixed[] = {1.0 / 3, 1e10};
-  in = (ps_plain){PS_TYPE_FLOAT64, mixed, 2, NULL};
-  CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc),
-           PS_ERR_NOT_REPRESENTABLE);
-  CHECK(strstr(g_err, "row 1") != NULL);
-  /* Too tiny for scale 18. */
-  double tiny[] = {1e-19};
-  in = (ps_plain){PS_TYPE_FLOAT64, tiny, 1, NULL};
-  CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc),
-           PS_ERR_NOT_REPRESENTABLE);
   /* A requested scale that cannot hold a value. */
   in = (ps_plain){PS_TYPE_FLOAT64, b, 1, NULL};
   CHECK_ST(ps_encode_for(&in, 0, 2, 0, NULL, g_err, sizeof g_err, &enc),
@@ -536,20 +543,25 @@ static void test_float_nonfinite(void) {
   CHECK_ST(ps_encode_for(&in, 0, -1, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
   CHECK(strstr(g_err, "row 1") != NULL);
   CHECK(enc.data == NULL && enc.validity == NULL);
+  /* NaN becomes a null; the infinities are values of a lossless mapping
+   * (a demanded scale refuses them, as it always did) */
   CHECK_ST(ps_encode_for(&in, 0, -1, 1, NULL, g_err, sizeof g_err, &enc), PS_OK);
   CHECK(enc.validity != NULL && enc.desc.validity == enc.validity && enc.desc.validity_size == 1);
-  CHECK(enc.validity && enc.validity[0] == 0x25); /* rows 0, 2, 5 valid */
-  CHECK(enc.desc.scale == 2);
+  CHECK(enc.validity && enc.validity[0] == 0x3d); /* rows 0, 2, 3, 4, 5 valid */
+  CHECK(enc.desc.float_map != PS_FLOAT_MAP_DECIMAL);
   double dec[6];
   CHECK_ST(ps_decode_for(&enc.desc, dec, g_err, sizeof g_err), PS_OK);
-  CHECK(dec[0] == 1.5 && dec[1] == 0 && dec[2] == 2.0 && dec[3] == 0 && dec[4] == 0 &&
-        dec[5] == 0.25);
+  CHECK(dec[0] == 1.5 && dec[1] == 0 && dec[2] == 2.0 && dec[3] == INFINITY && dec[4] == -INFINITY && dec[5] == 0.25);
+  ps_encoded_destroy(&enc);
+  CHECK_ST(ps_encode_for(&in, 0, 2, 0, NULL, g_err, sizeof g_err, &enc), PS_ERR_INVALID_ARGUMENT);
+  CHECK_ST(ps_encode_for(&in, 0, 2, 1, NULL, g_err, sizeof g_err, &enc), PS_OK);
+  CHECK(enc.validity && enc.validity[0] == 0x25 && enc.desc.scale == 2); /* rows 0, 2, 5 valid */
   ps_encoded_destroy(&enc);
   /* With an input bitmap: it is copied, not written. */
   uint8_t valid = 0x3b; /* rows 0,1,3,4,5 */
   in.validity = &valid;
   CHECK_ST(ps_encode_for(&in, 0, -1, 1, NULL, g_err, sizeof g_err, &enc), PS_OK);
-  CHECK(valid == 0x3b && enc.validity && enc.validity[0] == 0x21);
+  CHECK(valid == 0x3b && enc.validity && enc.validity[0] == 0x39);
   ps_encoded_destroy(&enc);
   /* NaN in a null slot is ignored even without nan_as_null. */
   double w[] = {NAN, 1.0};

@@ -103,6 +103,11 @@ int cmd_info(int argc, char **argv) {
     const char *fam = c->encoding == TBL_ENC_DELTA ? "DELTA" : "FOR";
     if (c->encoding == TBL_ENC_DICT)
       snprintf(enc, sizeof enc, "dict %llu%s", (unsigned long long)c->dict.count, c->dict.sorted ? " sorted" : "");
+    else if (c->desc.float_map == PS_FLOAT_MAP_ALP) /* docs/float-encoding.md */
+      snprintf(enc, sizeof enc, "%s ALP e%u f%u exc %llu", fam, c->desc.float_e, c->desc.float_f,
+               (unsigned long long)c->desc.exceptions_count);
+    else if (c->desc.float_map == PS_FLOAT_MAP_BITS)
+      snprintf(enc, sizeof enc, "%s float bits", fam);
     else if (c->desc.type == PS_TYPE_FLOAT32 || c->desc.type == PS_TYPE_FLOAT64)
       snprintf(enc, sizeof enc, "%s ref %lld scale %u", fam, (long long)c->desc.reference.i, c->desc.scale);
     else if (c->desc.type >= PS_TYPE_UINT8 && c->desc.type <= PS_TYPE_UINT64)

@@ -882,13 +882,15 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
                  c->unit);
       else if (c->logical == TBL_LOGICAL_DECIMAL)
         snprintf(ty, sizeof ty, "decimal(%u)", c->desc.scale);
+      else if (c->desc.type == PS_TYPE_FLOAT64 && c->desc.float_map != PS_FLOAT_MAP_DECIMAL)
+        snprintf(ty, sizeof ty, "float64/%s", c->desc.float_map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
       else if (c->desc.type == PS_TYPE_FLOAT64)
         snprintf(ty, sizeof ty, "float64/s%u", c->desc.scale);
       else
         snprintf(ty, sizeof ty, "int64");
       snprintf(enc, sizeof enc, c->encoding == TBL_ENC_DELTA ? "DELTA" : "FOR");
     }
-    uint64_t stored = c->desc.data_size + c->desc.validity_size;
+    uint64_t stored = c->desc.data_size + c->desc.validity_size + c->desc.exceptions_count * sizeof(ps_float_exception);
     if (c->encoding == TBL_ENC_DICT) stored += (c->dict.count + 1) * 4 + c->dict.bytes_size;
     tot_raw += c->raw_bytes;
     tot_enc += stored;

@@ -179,7 +179,8 @@ int query_row_ids(query_plan *q, int force_host, uint64_t **ids, uint64_t *count
 
 /* ---- value readers for --select ---- */
 
-enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING, V_TIMESTAMP, V_TIME, V_BOOL };
+/* V_FLOAT: a lossless float column (docs/float-encoding.md); vals hold the doubles' bits */
+enum { V_SIGNED, V_UNSIGNED, V_DECIMAL, V_DATE, V_STRING, V_TIMESTAMP, V_TIME, V_BOOL, V_FLOAT };
 
 #define BATCH 65536u
 #define HOST_BLOCK 4096u /* rows decoded at a time on the host path (multiple of 8) */
@@ -210,6 +211,8 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
   if (m->encoding == TBL_ENC_DICT) {
     r->kind = V_STRING;
     r->view.type = PS_TYPE_UINT64;
+  } else if (m->desc.float_map != PS_FLOAT_MAP_DECIMAL) {
+    r->kind = V_FLOAT; /* the view is the column itself: gathers and decodes give its values */
   } else if (ty >= PS_TYPE_UINT8 && ty <= PS_TYPE_UINT64) {
     r->kind = V_UNSIGNED;
     r->view.type = PS_TYPE_UINT64;
@@ -283,6 +286,13 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
       st = ps_gather_strings(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, &r->soff, &r->sbytes, r->valid);
     else
       st = ps_gather_values(q->ctx, r->lib, ids, PS_INDEX_UINT64, cnt, r->vals, r->valid);
+    if (st == PS_OK && r->kind == V_FLOAT && r->view.type == PS_TYPE_FLOAT32)
+      for (uint64_t i = cnt; i-- > 0;) { /* floats to doubles' bits, from the end: slot i holds float 2i, 2i+1 */
+        float f;
+        memcpy(&f, (const uint8_t *)r->vals + 4 * i, 4);
+        const double d = f;
+        memcpy(&r->vals[i], &d, 8);
+      }
     if (st == PS_OK) return 0;
     if (st != PS_ERR_UNSUPPORTED)
       return set_err(err, errsz, "column '%s': gather: %s", r->meta->name, lib_error(st, ps_context_last_error(q->ctx)));
@@ -294,6 +304,12 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
     if (host_block(r, row / HOST_BLOCK, err, errsz)) return -1;
     int ok = !r->view.validity || ((r->view.validity[row / 8] >> (row % 8)) & 1);
     uint64_t v = r->cache[row % HOST_BLOCK];
+    if (r->kind == V_FLOAT && r->view.type == PS_TYPE_FLOAT32) {
+      float f;
+      memcpy(&f, (const uint8_t *)r->cache + 4 * (row % HOST_BLOCK), 4);
+      const double d = f;
+      memcpy(&v, &d, 8);
+    }
     if (ok && r->kind == V_STRING && v >= r->meta->dict.count)
       return set_err(err, errsz, "column '%s': row %llu: code %llu is outside the %llu-entry dictionary",
                      r->meta->name, (unsigned long long)row, (unsigned long long)v,
@@ -314,6 +330,12 @@ static out_cell reader_cell(const colreader *r, uint64_t i, char buf[64]) {
   case V_SIGNED: snprintf(buf, 64, "%lld", (long long)(int64_t)r->vals[i]); break;
   case V_UNSIGNED: snprintf(buf, 64, "%llu", (unsigned long long)r->vals[i]); break;
   case V_DECIMAL: format_decimal((int64_t)r->vals[i], (int)r->scale, buf); break;
+  case V_FLOAT: {
+    double d;
+    memcpy(&d, &r->vals[i], 8);
+    format_double(d, buf);
+    break;
+  }
   case V_DATE:
     format_date((int64_t)r->vals[i], buf);
     c.kind = OUT_TEXT;

@@ -326,6 +326,10 @@ static int from_datum(const select_plan *p, const ps_datum *d, int t, int scale,
     out->n.scale = scale; /* a count of 10^-unit seconds */
     return 0;
   }
+  /* A lossless float column's value (docs/float-encoding.md) is the shortest
+   * decimal of its double, at its own scale: kept (comparisons and formatting
+   * align scales; arithmetic rescales its result or says it is too large). */
+  if (out->n.scale > scale) return 0;
   if (out->n.scale != scale && xnum_rescale(&out->n, scale, &out->n))
     return set_err(err, errsz, "internal error: a result value at scale %d, not %d", out->n.scale, scale);
   return 0;

@@ -14,9 +14,10 @@
 
 #define TBL_MAGIC "PSCANTBL"
 #define TBL_VERSION_MAJOR 1
-#define TBL_VERSION_MINOR 2
+#define TBL_VERSION_MINOR 3
 #define TBL_HEADER_SIZE 64
-#define TBL_ENTRY_SIZE 192     /* directory entry size written by this version */
+#define TBL_ENTRY_SIZE 224     /* directory entry size written by this version */
+#define TBL_ENTRY_SIZE_V12 192 /* 1.2: zone maps (bytes 160..191) */
 #define TBL_ENTRY_SIZE_V10 160 /* the smallest a reader accepts (1.0, 1.1: no zone maps) */
 #define TBL_ALIGN 64       /* writer: every section starts on a 64-byte boundary */
 #define TBL_MIN_ALIGN 8    /* reader: sections must be at least 8-byte aligned */
@@ -38,7 +39,9 @@ enum {
   TBL_LOGICAL_BOOLEAN = 5
 };
 /* Entry flags. */
-enum { TBL_FLAG_VALIDITY = 1u, TBL_FLAG_SORTED = 2u };
+/* TBL_FLAG_FLOAT_MAP (1.3): a float column's value mapping (entry bytes
+ * 192..223 and an exception section); older readers refuse the flag. */
+enum { TBL_FLAG_VALIDITY = 1u, TBL_FLAG_SORTED = 2u, TBL_FLAG_FLOAT_MAP = 4u };
 
 typedef struct tbl_column {
   char *name;        /* NUL-terminated copy; names contain no NUL byte */
@@ -54,6 +57,7 @@ typedef struct tbl_column {
   /* Zone maps (1.2): desc.zones points here when the file has them. */
   ps_zone_map zones;
   uint64_t zones_offset;
+  uint64_t exceptions_offset; /* 1.3: a float mapping's exception table (desc.exceptions), 0 = none */
 } tbl_column;
 
 typedef struct tbl_table {

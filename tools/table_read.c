@@ -105,7 +105,7 @@ static int parse_zones(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
                        size_t *nr, const char *lab, char *err, size_t errsz) {
   tbl_column *c = &t->cols[i];
   /* Before 1.2 these bytes had no meaning: a reader ignored them. */
-  if (entry_size < TBL_ENTRY_SIZE || t->version_minor < 2) return 0;
+  if (entry_size < TBL_ENTRY_SIZE_V12 || t->version_minor < 2) return 0;
   uint64_t off = get_u64(e + 160), size = get_u64(e + 168);
   uint32_t block_rows = get_u32(e + 176);
   if (get_u64(e + 184) != 0) return set_err(err, errsz, "%s: reserved entry bytes 184..191 are not zero", lab);
@@ -133,6 +133,46 @@ static int parse_zones(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
   c->desc.zones = &c->zones;
   c->zones_offset = off;
   rs[(*nr)++] = (range){off, size, i, "zone map section"};
+  return 0;
+}
+
+/* A float column's value mapping (entry bytes 192..223, 1.3, with flag
+ * TBL_FLAG_FLOAT_MAP): the mapping's fields and its exception section of
+ * 16-byte entries (u64 code, u64 double bits), which the library checks
+ * when a column is made from them (ps_column_create_for). */
+static int parse_float_map(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entry_size, uint32_t flags, int verify,
+                           range *rs, size_t *nr, const char *lab, char *err, size_t errsz) {
+  tbl_column *c = &t->cols[i];
+  if (!(flags & TBL_FLAG_FLOAT_MAP)) return 0;
+  if (entry_size < TBL_ENTRY_SIZE || t->version_minor < 3)
+    return set_err(err, errsz, "%s: float mapping flag in a version 1.%u file or a %u-byte entry (needs 1.3, 224)", lab,
+                   t->version_minor, entry_size);
+  if (!is_float_type(c->desc.type) || (c->encoding != TBL_ENC_FOR && c->encoding != TBL_ENC_DELTA) ||
+      c->logical != TBL_LOGICAL_NONE)
+    return set_err(err, errsz, "%s: float mapping on a column that is not a plain FOR or DELTA float column", lab);
+  ps_for_desc *d = &c->desc;
+  d->float_map = e[192];
+  d->float_e = e[193];
+  d->float_f = e[194];
+  d->float_rank_bits = e[195];
+  uint64_t off = get_u64(e + 200), size = get_u64(e + 208);
+  if (d->float_map != PS_FLOAT_MAP_ALP && d->float_map != PS_FLOAT_MAP_BITS)
+    return set_err(err, errsz, "%s: float mapping %u is not 1 (ALP) or 2 (bits)", lab, d->float_map);
+  if (get_u64(e + 216) != 0) return set_err(err, errsz, "%s: reserved entry bytes 216..223 are not zero", lab);
+  if (size % 16 || (size && d->float_map != PS_FLOAT_MAP_ALP))
+    return set_err(err, errsz, "%s: exception section of %llu bytes (16 per entry, ALP mapping only)", lab,
+                   (unsigned long long)size);
+  if (size == 0) {
+    if (off != 0 || get_u32(e + 196) != 0)
+      return set_err(err, errsz, "%s: exception fields set without an exception section", lab);
+    return 0;
+  }
+  if (check_range(t, lab, "exception section", off, size, TBL_MIN_ALIGN, err, errsz)) return -1;
+  if (verify && check_crc(t, lab, "exception section", off, size, get_u32(e + 196), err, errsz)) return -1;
+  d->exceptions = (const ps_float_exception *)(const void *)(t->base + off);
+  d->exceptions_count = size / 16;
+  c->exceptions_offset = off;
+  rs[(*nr)++] = (range){off, size, i, "exception section"};
   return 0;
 }
 
@@ -167,7 +207,7 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
     return set_err(err, errsz, "%s: reserved entry fields are not zero", lab);
   if (timelike && c->unit != 0 && c->unit != 3 && c->unit != 6 && c->unit != 9)
     return set_err(err, errsz, "%s: time unit 10^-%u seconds is not seconds, ms, us or ns", lab, c->unit);
-  if (flags & ~(uint32_t)(TBL_FLAG_VALIDITY | TBL_FLAG_SORTED))
+  if (flags & ~(uint32_t)(TBL_FLAG_VALIDITY | TBL_FLAG_SORTED | TBL_FLAG_FLOAT_MAP))
     return set_err(err, errsz, "%s: unknown flags 0x%x", lab, flags);
   if (c->encoding == TBL_ENC_FOR || c->encoding == TBL_ENC_DELTA) {
     if (!is_int_type(type) && !is_float_type(type))
@@ -268,6 +308,10 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
   }
 
   if (parse_zones(t, i, e, entry_size, verify, rs, nr, lab, err, errsz)) return -1;
+  if (parse_float_map(t, i, e, entry_size, flags, verify, rs, nr, lab, err, errsz)) return -1;
+  if (!(flags & TBL_FLAG_FLOAT_MAP) && entry_size >= TBL_ENTRY_SIZE && t->version_minor >= 3)
+    for (int k = 192; k < 224; k++)
+      if (e[k]) return set_err(err, errsz, "%s: float mapping bytes 192..223 set without the float mapping flag", lab);
 
   /* dictionary */
   uint64_t dcount = get_u64(e + 112);
@@ -397,7 +441,7 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
 
   /* ncols is now bounded by the file size (each entry is >= 160 bytes). */
   t->cols = calloc(t->ncols ? t->ncols : 1, sizeof *t->cols);
-  size_t max_ranges = 2 + (size_t)t->ncols * 6;
+  size_t max_ranges = 2 + (size_t)t->ncols * 7;
   range *rs = calloc(max_ranges, sizeof *rs);
   if (!t->cols || !rs) {
     free(rs);
@@ -602,7 +646,7 @@ void tbl_column_typename(const tbl_column *c, char out[32]) {
 }
 
 uint64_t tbl_column_stored_bytes(const tbl_column *c) {
-  uint64_t s = c->desc.data_size + c->desc.validity_size;
+  uint64_t s = c->desc.data_size + c->desc.validity_size + c->desc.exceptions_count * sizeof(ps_float_exception);
   if (c->encoding == TBL_ENC_DICT) s += (c->dict.count + 1) * 4 + c->dict.bytes_size;
   return s;
 }

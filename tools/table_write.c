@@ -56,7 +56,7 @@ typedef struct sec {
   uint32_t crc;
 } sec;
 
-enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_ZONES, S_COUNT };
+enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_ZONES, S_EXC, S_COUNT };
 
 static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, char *err, size_t errsz) {
   size_t nl = c->name ? strlen(c->name) : 0;
@@ -75,6 +75,9 @@ static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, ch
              d->encoding != PS_ENCODING_FOR) {
     return set_err(err, errsz, "column %u '%s': data size does not match n and width", i, c->name);
   }
+  char ferr[256];
+  if (d->float_map != PS_FLOAT_MAP_DECIMAL && ps_for_desc_check(d, ferr, sizeof ferr) != PS_OK)
+    return set_err(err, errsz, "column %u '%s': not a valid float mapping (%s)", i, c->name, ferr);
   if (d->validity && d->validity_size != (rows + 7) / 8)
     return set_err(err, errsz, "column %u '%s': validity size is not ceil(n/8)", i, c->name);
   if (c->encoding == TBL_ENC_DICT) {
@@ -164,6 +167,10 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
       }
       cs[S_ZONES].p = zsec[i];
     }
+    if (c->desc.float_map != PS_FLOAT_MAP_DECIMAL && c->desc.exceptions_count) {
+      cs[S_EXC].p = c->desc.exceptions; /* (code, bits) as u64 pairs; hosts are little-endian */
+      cs[S_EXC].size = c->desc.exceptions_count * sizeof(ps_float_exception);
+    }
     for (int k = 0; k < S_COUNT; k++) {
       if (cs[k].size == 0) continue; /* absent or empty: offset 0 */
       off = align_up(off, TBL_ALIGN);
@@ -190,7 +197,8 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
     uint8_t *e = dir + (size_t)i * TBL_ENTRY_SIZE;
     size_t nl = strlen(c->name);
     uint32_t flags = (c->desc.validity ? TBL_FLAG_VALIDITY : 0) |
-                     (c->encoding == TBL_ENC_DICT && c->dict.sorted ? TBL_FLAG_SORTED : 0);
+                     (c->encoding == TBL_ENC_DICT && c->dict.sorted ? TBL_FLAG_SORTED : 0) |
+                     (c->desc.float_map != PS_FLOAT_MAP_DECIMAL ? TBL_FLAG_FLOAT_MAP : 0);
     put_u64(e + 0, name_off[i]);
     put_u32(e + 8, (uint32_t)nl);
     put_u32(e + 12, crc32c(0, c->name, nl));
@@ -225,6 +233,15 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
       put_u64(e + 168, cs[S_ZONES].size);
       put_u32(e + 176, c->desc.zones->block_rows);
       put_u32(e + 180, cs[S_ZONES].crc);
+    }
+    if (c->desc.float_map != PS_FLOAT_MAP_DECIMAL) {
+      e[192] = (uint8_t)c->desc.float_map;
+      e[193] = (uint8_t)c->desc.float_e;
+      e[194] = (uint8_t)c->desc.float_f;
+      e[195] = (uint8_t)c->desc.float_rank_bits;
+      put_u32(e + 196, cs[S_EXC].crc);
+      put_u64(e + 200, cs[S_EXC].offset);
+      put_u64(e + 208, cs[S_EXC].size);
     }
   }
   uint8_t hdr[TBL_HEADER_SIZE] = {0};

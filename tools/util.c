@@ -353,6 +353,13 @@ int rescale_decimal(int64_t m, int from, int to, int64_t *out) {
   return 0;
 }
 
+void format_double(double d, char out[48]) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(out, 48, "%.*g", prec, d);
+    if (strtod(out, NULL) == d || d != d) return;
+  }
+}
+
 void format_decimal(int64_t m, int scale, char out[48]) {
   if (scale <= 0 || scale > 19) {
     snprintf(out, 48, "%lld", (long long)m);

@@ -85,6 +85,8 @@ int parse_decimal_exp(const char *s, size_t len, int64_t *mantissa, int *scale);
 int rescale_decimal(int64_t m, int from, int to, int64_t *out);
 /* Writes m / 10^scale exactly ("-12.50" for m = -1250, scale 2). */
 void format_decimal(int64_t m, int scale, char out[48]);
+/* The shortest text that reads back as d ("0.1", "-0", "1e+300", "inf"). */
+void format_double(double d, char out[48]);
 /* 10^k for k in 0..19 as uint64. */
 uint64_t pow10_u64(int k);
 

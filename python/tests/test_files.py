@@ -247,7 +247,7 @@ def test_zone_maps(tmp_path):
 
 def test_delta_encoding(tmp_path):
     """Table(encoding=...): sorted columns stored as DELTA filter as FOR
-    does, and a saved DELTA table (file version 1.2) reads back the same."""
+    does, and a saved DELTA table (file version 1.2 or later) reads back the same."""
     n = 3000
     tbl = pa.table({"ts": pa.array([1700000000 + 2 * i + i % 3 for i in range(n)], pa.int64()),
                     "v": pa.array([i % 5 for i in range(n)], pa.int64())})
@@ -260,7 +260,7 @@ def test_delta_encoding(tmp_path):
         path = str(tmp_path / f"{enc}.pst")
         t.save(path)
         with open(path, "rb") as f:
-            assert f.read(12)[10] == 2
+            assert f.read(12)[10] >= 2
         back = packscan.read_table(path, backend="reference")
         assert back.filter(where).row_ids().to_numpy().tolist() == want
     with pytest.raises(ValueError):

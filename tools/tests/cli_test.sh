@@ -35,6 +35,16 @@ expect 0 "encode progress" "$P" encode --progress t.csv tp.pst
 has err.txt "column 5 of 5: note" "progress covers the columns"
 has err.txt "encoding \[#*\] 100%" "progress reaches 100%"
 has err.txt "writing tp.pst" "progress covers writing"
+# lossless float columns (docs/float-encoding.md): mph is no decimal at one scale
+printf 'knots,mph\n1,1.15078\n13,14.960139999999999\n9,10.357019999999999\n13,14.960139999999999\n0,0\n' >f.csv
+expect 0 "encode floats" "$P" encode -t mph:float f.csv f.pst
+has out.txt "float64/ALP" "encode summary: the float mapping"
+expect 0 "info floats" "$P" info f.pst
+has out.txt "FOR ALP e" "info: the float mapping"
+expect 0 "query floats" "$P" query f.pst "mph > 1.0357019999999999e1"
+has out.txt "^2$" "float comparison count"
+expect 0 "select floats" "$P" query --select mph --format csv f.pst "knots = 9"
+has out.txt "^10.357019999999999$" "float value printed as it reads back"
 printf 'a,b\n1,2\n' >small.csv
 expect 0 "encode small" "$P" encode small.csv small.pst
 has out.txt "(0\.0[1-9][0-9]*x: the table is larger than the CSV)" "ratio below 1"
@@ -92,7 +102,7 @@ has out.txt "ts .*timestamp " "timestamp inferred"
 has out.txt "ms .*timestamp(3)" "millisecond unit inferred"
 has out.txt "t .*time " "time inferred"
 expect 0 "info timestamps" "$P" info ts.pst
-has out.txt "v1.2" "table format version 1.2"
+has out.txt "v1.3" "table format version 1.3"
 has out.txt "FOR ref 2024-09-04 00:00:00 " "timestamp reference shown as text"
 has out.txt "FOR ref 1969-12-31 23:59:59.999 " "millisecond reference shown as text"
 expect 0 "timestamp literal" "$P" query ts.pst "ts = '2024-09-05 07:53:23'" --rows

@@ -228,8 +228,9 @@ int main(void) {
     CHECK(t.types[1] == CT_STRING && !is_null(&t.cols[1], 0) && str_is(&t.cols[1], 0, "") && str_is(&t.cols[1], 1, ""),
           "empty strings kept as values");
   encoded_table_free(&t);
-  /* an inferred decimal that does not fit 64 bits at its scale stays text */
-  CHECK(encode("a\n123456789012345678.5\n0.25\n", NULL, NULL, &t, err, &diag) == 0 && t.types[0] == CT_STRING,
+  /* an inferred decimal that does not fit 64 bits at its scale is a float64 (a lossless float mapping) */
+  CHECK(encode("a\n123456789012345678.5\n0.25\n", NULL, NULL, &t, err, &diag) == 0 && t.types[0] == CT_FLOAT &&
+            t.cols[0].desc.float_map != PS_FLOAT_MAP_DECIMAL,
         "decimal overflow: %s", err);
   encoded_table_free(&t);
   /* ---- inference of exponents, booleans, money, padded numbers; warnings ---- */
@@ -248,10 +249,13 @@ int main(void) {
           "booleans");
     CHECK(t.types[2] == CT_DECIMAL && value(&t.cols[2], 0) == 1250 && value(&t.cols[2], 1) == -300, "money");
     CHECK(t.types[3] == CT_INT && value(&t.cols[3], 0) == 1 && value(&t.cols[3], 2) == 3, "padded numbers");
-    CHECK(t.types[4] == CT_STRING && t.types[5] == CT_STRING && t.types[6] == CT_STRING, "fallbacks to strings");
+    CHECK(t.types[4] == CT_FLOAT && t.types[5] == CT_STRING && t.types[6] == CT_STRING, "fallbacks to strings");
     const char *wtext = t.warnings.p ? (const char *)t.warnings.p : "";
     CHECK(strstr(wtext, "column 3 'm': '$' signs dropped") != NULL, "money note: %s", wtext);
-    CHECK(strstr(wtext, "column 5 'x' is stored as strings: its values fit neither") != NULL, "overflow warning");
+    CHECK(strstr(wtext,
+                 "column 5 'x' is stored as float64 (its values do not fit one 64-bit decimal): digits past "
+                 "a double's 17 may be lost") != NULL,
+          "overflow warning: %s", wtext);
     CHECK(strstr(wtext, "column 6 'w' is stored as strings: line 4 has 'x', not a number") &&
               strstr(wtext, "--types 'w:decimal'") && strstr(wtext, "'w:string'"),
           "number fallback warning: %s", wtext);

@@ -1,6 +1,7 @@
 /* Table file tests: round trip; every byte corrupted and every length
  * truncated gives a clean error; hostile fields with valid checksums are
  * rejected with a message naming the problem. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,7 +273,7 @@ int main(void) {
   }
 
   /* ---- hostile fields with valid checksums ---- */
-  hostile(file, size, -1, 8, 2, 2, "version 2.2 is not supported");
+  hostile(file, size, -1, 8, 2, 2, "version 2.3 is not supported");
   hostile(file, size, 0, 176, 4, 64, "2 blocks of 64 rows need 34");
   hostile(file, size, 0, 176, 4, 48, "zone map block of 48 rows");
   hostile(file, size, 0, 176, 4, 0, "zone map block of 0 rows");
@@ -458,6 +459,83 @@ int main(void) {
       CHECK(tbl_open_memory(b, bs, 1, &dt, err, sizeof err) != 0 && strstr(err, "payload offset"),
             "bad DELTA header: %s", err);
       tbl_close(dt);
+    }
+    free(b);
+    ps_encoded_destroy(&e);
+    free(v);
+  }
+
+  /* a lossless float column (1.3): its mapping (entry bytes 192..223, flag
+   * 4) and exception section come back as written and decode bit for bit;
+   * the flag in a 1.2 file, or the mapping bytes without the flag, and a
+   * changed exception under valid checksums are refused */
+  {
+    enum { NF = 500 };
+    double *v = malloc(NF * 8);
+    for (int i = 0; i < NF; i++) v[i] = (i % 37) * 0.25;
+    v[3] = -0.0, v[10] = 0.1 + 0.2, v[20] = 1e300, v[30] = -INFINITY;
+    ps_plain p = {PS_TYPE_FLOAT64, v, NF, NULL};
+    ps_encoded e;
+    CHECK(ps_encode_for(&p, 0, -1, 0, NULL, err, sizeof err, &e) == PS_OK && e.desc.float_map == PS_FLOAT_MAP_ALP &&
+              e.desc.exceptions_count == 4,
+          "float encode: %s (map %u, %llu exceptions)", err, e.desc.float_map,
+          (unsigned long long)e.desc.exceptions_count);
+    tbl_write_column wc;
+    memset(&wc, 0, sizeof wc);
+    wc.name = "f";
+    wc.encoding = TBL_ENC_FOR;
+    wc.desc = e.desc;
+    wc.raw_bytes = NF * 8;
+    uint8_t *b = NULL;
+    size_t bs = 0;
+    CHECK(tbl_write_memory(NF, &wc, 1, &b, &bs, err, sizeof err) == 0, "write float: %s", err);
+    tbl_table *ft = NULL;
+    CHECK(b && tbl_open_memory(b, bs, 1, &ft, err, sizeof err) == 0, "open float: %s", err);
+    if (ft) {
+      const ps_for_desc *d = &ft->cols[0].desc;
+      CHECK(d->float_map == e.desc.float_map && d->float_e == e.desc.float_e && d->float_f == e.desc.float_f &&
+                d->float_rank_bits == e.desc.float_rank_bits && d->exceptions_count == e.desc.exceptions_count &&
+                !memcmp(d->exceptions, e.desc.exceptions, 16 * d->exceptions_count),
+            "float mapping round trip");
+      double *back = malloc(NF * 8);
+      CHECK(ps_decode_for(d, back, err, sizeof err) == PS_OK && !memcmp(back, v, NF * 8), "float decode: %s", err);
+      free(back);
+      const uint64_t xo = ft->cols[0].exceptions_offset;
+      tbl_close(ft);
+      const size_t keep = cur_size;
+      cur_size = bs;
+      uint8_t *h = malloc(bs);
+      memcpy(h, b, bs);
+      h[10] = 2; /* a 1.2 file cannot carry the flag */
+      fix_checksums(h);
+      ft = NULL;
+      CHECK(tbl_open_memory(h, bs, 1, &ft, err, sizeof err) != 0 && strstr(err, "float mapping flag"), "1.2: %s", err);
+      memcpy(h, b, bs);
+      put(h + TBL_HEADER_SIZE + 32, 4, 0); /* the flag cleared, the mapping bytes left */
+      fix_checksums(h);
+      CHECK(tbl_open_memory(h, bs, 1, &ft, err, sizeof err) != 0 && strstr(err, "without the float mapping flag"),
+            "no flag: %s", err);
+      memcpy(h, b, bs);
+      h[xo + 8] ^= 1; /* exception 0's value, with the section's checksum redone */
+      put(h + TBL_HEADER_SIZE + 196, 4, crc32c(0, h + xo, 16 * (size_t)e.desc.exceptions_count));
+      fix_checksums(h);
+      CHECK(tbl_open_memory(h, bs, 1, &ft, err, sizeof err) == 0, "open patched exceptions: %s", err);
+      if (ft) {
+        ps_column *col = NULL;
+        ps_context *ctx = NULL;
+        ps_context_options o;
+        ps_context_options_init(&o);
+        o.backend = "reference";
+        CHECK(ps_context_create(&o, NULL, 0, &ctx) == PS_OK, "context");
+        CHECK(tbl_column_create(ctx, ft, 0, &col, err, sizeof err) == PS_ERR_INVALID_ARGUMENT &&
+                  strstr(err, "exceptions[0]"),
+              "patched exception: %s", err);
+        ps_column_destroy(col);
+        ps_context_destroy(ctx);
+        tbl_close(ft);
+      }
+      cur_size = keep;
+      free(h);
     }
     free(b);
     ps_encoded_destroy(&e);
