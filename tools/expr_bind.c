@@ -495,7 +495,7 @@ static int date_fn_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_er
       (n->kind == AST_BETWEEN && (n->b.kind == OPD_COLUMN || n->c.kind == OPD_COLUMN)))
     return sql_fail(err, NULL, n->pos, "a date function in WHERE compares with literals only");
   ps_column *col;
-  const tbl_column *meta;
+  const tbl_column *meta = NULL;
   if (get_column(env, c, &col, &meta, err)) return -1;
   const int sub_day = fn <= 3 || (fn >= 13 && fn <= 15);
   if (meta->logical != TBL_LOGICAL_TIMESTAMP && (meta->logical != TBL_LOGICAL_DATE || sub_day))
@@ -574,7 +574,7 @@ int expr_bind(bind_env *env, const ast_node *n, ps_expr **out, expr_error *err) 
   if (n->kind != AST_AND && n->kind != AST_OR && n->kind != AST_NOT && (n->a.fn || n->b.fn || n->c.fn))
     return date_fn_bind(env, n, out, err);
   ps_column *col;
-  const tbl_column *meta;
+  const tbl_column *meta = NULL;
   ps_status st;
   switch (n->kind) {
   case AST_OR:
