@@ -434,6 +434,28 @@ static const char *coltype_name(coltype ct) {
 }
 
 /* Encodes column k of the raw table into out. */
+/* Whether every non-empty value of a timestamp column names its zone ('Z',
+ * '+02:00'): such values are instants, kept in UTC with the zone "UTC" (as
+ * Arrow's CSV readers type them); values without a zone are taken as they
+ * are, and a column that mixes both keeps no zone. */
+static int all_zoned(const rawcol *c, uint64_t n) {
+  int any = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    if (!raw_valid(c, k)) continue;
+    int64_t a = raw_off(c, k), b = raw_off(c, k + 1);
+    if (a == b) continue;
+    const char *v;
+    size_t vl;
+    char vbuf[64];
+    value_view((const char *)c->bytes.p + a, (size_t)(b - a), 0, vbuf, &v, &vl, NULL);
+    int zoned = vl > 11 && (v[vl - 1] == 'Z' || v[vl - 1] == 'z');
+    for (size_t i = 11; !zoned && i < vl; i++) zoned = v[i] == '+' || v[i] == '-';
+    if (!zoned) return 0;
+    any = 1;
+  }
+  return any;
+}
+
 static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, int scale, int encoding,
                          const uint64_t *lines, reporter *rep, char *err, size_t errsz) {
   uint64_t n = out->rows;
@@ -793,6 +815,7 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
       }
     }
     int er = encode_column(out, i, &cols[i], ct, scale, o->encoding, ln, &rep, err, errsz);
+    if (er == 0 && ct == CT_TIMESTAMP && all_zoned(&cols[i], n)) out->cols[i].time_zone = "UTC";
     if (er < 0 && !found && ct == CT_FLOAT) {
       /* The library could not hold these doubles at one exact scale either
        * (9223372036854775807 beside 0.5): keep the text, and say so. */

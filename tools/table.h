@@ -22,6 +22,7 @@
 #define TBL_ALIGN 64       /* writer: every section starts on a 64-byte boundary */
 #define TBL_MIN_ALIGN 8    /* reader: sections must be at least 8-byte aligned */
 #define TBL_MAX_NAME 4096  /* column names are 1..4096 bytes */
+#define TBL_MAX_TIME_ZONE 64 /* a timestamp column's time zone: 1..64 printable ASCII bytes (1.3) */
 /* A table may have more rows than its file has bits only up to this many rows
  * (only a table whose every column is constant and non-null can). */
 #define TBL_SMALL_ROWS 65536
@@ -57,7 +58,11 @@ typedef struct tbl_column {
   /* Zone maps (1.2): desc.zones points here when the file has them. */
   ps_zone_map zones;
   uint64_t zones_offset;
-  uint64_t exceptions_offset; /* 1.3: a float mapping's exception table (desc.exceptions), 0 = none */
+  uint64_t exceptions_offset;
+  /* TIMESTAMP (1.3): the time zone its values were written in (the Arrow
+   * type's: "UTC", "Europe/Oslo", "+02:00"; the values are UTC instants
+   * either way), NUL-terminated; "" for none. */
+  char time_zone[TBL_MAX_TIME_ZONE + 1]; /* 1.3: a float mapping's exception table (desc.exceptions), 0 = none */
 } tbl_column;
 
 typedef struct tbl_table {
@@ -96,6 +101,7 @@ typedef struct tbl_write_column {
   const char *name;
   uint32_t encoding, logical;
   uint32_t unit;     /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
+  const char *time_zone; /* TIMESTAMP: its time zone (tbl_column.time_zone); NULL or "" for none */
   ps_for_desc desc;  /* data/validity in host memory; desc.zones (may be NULL) are written too */
   ps_dict_desc dict; /* DICT: 32-bit offsets only */
   uint64_t null_count;
@@ -106,6 +112,9 @@ typedef struct tbl_write_column {
  * into a memory buffer (*out malloc'ed). Validates what it writes. */
 int tbl_write_stream(FILE *f, uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint64_t *file_size,
                      char *err, size_t errsz);
+/* Whether tz (len bytes) is a time zone a table file holds (1..TBL_MAX_TIME_ZONE
+ * printable ASCII bytes). */
+int tbl_time_zone_ok(const char *tz, size_t len);
 int tbl_write_memory(uint64_t rows, const tbl_write_column *cols, uint32_t ncols, uint8_t **out, size_t *size,
                      char *err, size_t errsz);
 /* Writes to path by the rules of outfile.h (a regular file through a

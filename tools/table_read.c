@@ -108,7 +108,8 @@ static int parse_zones(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
   if (entry_size < TBL_ENTRY_SIZE_V12 || t->version_minor < 2) return 0;
   uint64_t off = get_u64(e + 160), size = get_u64(e + 168);
   uint32_t block_rows = get_u32(e + 176);
-  if (get_u64(e + 184) != 0) return set_err(err, errsz, "%s: reserved entry bytes 184..191 are not zero", lab);
+  if (t->version_minor < 3 && get_u64(e + 184) != 0)
+    return set_err(err, errsz, "%s: reserved entry bytes 184..191 are not zero", lab);
   if (size == 0) {
     if (off || block_rows || get_u32(e + 180))
       return set_err(err, errsz, "%s: zone map fields set without a zone map section", lab);
@@ -158,7 +159,6 @@ static int parse_float_map(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t 
   uint64_t off = get_u64(e + 200), size = get_u64(e + 208);
   if (d->float_map != PS_FLOAT_MAP_ALP && d->float_map != PS_FLOAT_MAP_BITS)
     return set_err(err, errsz, "%s: float mapping %u is not 1 (ALP) or 2 (bits)", lab, d->float_map);
-  if (get_u64(e + 216) != 0) return set_err(err, errsz, "%s: reserved entry bytes 216..223 are not zero", lab);
   if (size % 16 || (size && d->float_map != PS_FLOAT_MAP_ALP))
     return set_err(err, errsz, "%s: exception section of %llu bytes (16 per entry, ALP mapping only)", lab,
                    (unsigned long long)size);
@@ -173,6 +173,34 @@ static int parse_float_map(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t 
   d->exceptions_count = size / 16;
   c->exceptions_offset = off;
   rs[(*nr)++] = (range){off, size, i, "exception section"};
+  return 0;
+}
+
+/* A timestamp column's time zone (1.3: entry bytes 184..191 its offset,
+ * 216..219 its length, 220..223 its CRC-32C): 1..TBL_MAX_TIME_ZONE
+ * printable ASCII bytes, copied into the column. */
+static int parse_time_zone(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entry_size, int verify, range *rs,
+                           size_t *nr, const char *lab, char *err, size_t errsz) {
+  tbl_column *c = &t->cols[i];
+  c->time_zone[0] = 0;
+  if (entry_size < TBL_ENTRY_SIZE || t->version_minor < 3) return 0;
+  const uint64_t off = get_u64(e + 184);
+  const uint32_t len = get_u32(e + 216), crc = get_u32(e + 220);
+  if (len == 0) {
+    if (off || crc) return set_err(err, errsz, "%s: time zone fields set without a time zone", lab);
+    return 0;
+  }
+  if (c->logical != TBL_LOGICAL_TIMESTAMP)
+    return set_err(err, errsz, "%s: a time zone on a column that is not a timestamp", lab);
+  if (len > TBL_MAX_TIME_ZONE)
+    return set_err(err, errsz, "%s: time zone of %u bytes; at most %d", lab, len, TBL_MAX_TIME_ZONE);
+  if (check_range(t, lab, "time zone", off, len, 1, err, errsz)) return -1;
+  if (verify && check_crc(t, lab, "time zone", off, len, crc, err, errsz)) return -1;
+  if (!tbl_time_zone_ok((const char *)t->base + off, len))
+    return set_err(err, errsz, "%s: time zone is not printable ASCII", lab);
+  memcpy(c->time_zone, t->base + off, len);
+  c->time_zone[len] = 0;
+  rs[(*nr)++] = (range){off, len, i, "time zone"};
   return 0;
 }
 
@@ -309,9 +337,10 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
 
   if (parse_zones(t, i, e, entry_size, verify, rs, nr, lab, err, errsz)) return -1;
   if (parse_float_map(t, i, e, entry_size, flags, verify, rs, nr, lab, err, errsz)) return -1;
+  if (parse_time_zone(t, i, e, entry_size, verify, rs, nr, lab, err, errsz)) return -1;
   if (!(flags & TBL_FLAG_FLOAT_MAP) && entry_size >= TBL_ENTRY_SIZE && t->version_minor >= 3)
-    for (int k = 192; k < 224; k++)
-      if (e[k]) return set_err(err, errsz, "%s: float mapping bytes 192..223 set without the float mapping flag", lab);
+    for (int k = 192; k < 216; k++) /* 216..223: the time zone's */
+      if (e[k]) return set_err(err, errsz, "%s: float mapping bytes 192..215 set without the float mapping flag", lab);
 
   /* dictionary */
   uint64_t dcount = get_u64(e + 112);
@@ -441,7 +470,7 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
 
   /* ncols is now bounded by the file size (each entry is >= 160 bytes). */
   t->cols = calloc(t->ncols ? t->ncols : 1, sizeof *t->cols);
-  size_t max_ranges = 2 + (size_t)t->ncols * 7;
+  size_t max_ranges = 2 + (size_t)t->ncols * 8; /* name and up to seven sections a column */
   range *rs = calloc(max_ranges, sizeof *rs);
   if (!t->cols || !rs) {
     free(rs);

@@ -56,7 +56,15 @@ typedef struct sec {
   uint32_t crc;
 } sec;
 
-enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_ZONES, S_EXC, S_COUNT };
+enum { S_DATA, S_VALIDITY, S_DOFF, S_DBYTES, S_ZONES, S_EXC, S_TZ, S_COUNT };
+
+/* A time zone the file can hold: 1..TBL_MAX_TIME_ZONE printable ASCII bytes. */
+int tbl_time_zone_ok(const char *tz, size_t len) {
+  if (len == 0 || len > TBL_MAX_TIME_ZONE) return 0;
+  for (size_t i = 0; i < len; i++)
+    if (tz[i] < 0x21 || tz[i] > 0x7e) return 0;
+  return 1;
+}
 
 static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, char *err, size_t errsz) {
   size_t nl = c->name ? strlen(c->name) : 0;
@@ -88,6 +96,10 @@ static int check_column(uint64_t rows, const tbl_write_column *c, uint32_t i, ch
   } else if (c->encoding != TBL_ENC_FOR && c->encoding != TBL_ENC_DELTA) {
     return set_err(err, errsz, "column %u '%s': unknown encoding", i, c->name);
   }
+  if (c->time_zone && c->time_zone[0] &&
+      (c->logical != TBL_LOGICAL_TIMESTAMP || !tbl_time_zone_ok(c->time_zone, strlen(c->time_zone))))
+    return set_err(err, errsz, "column %u '%s': time zone '%.80s' (a timestamp column's, 1..%d printable ASCII bytes)",
+                   i, c->name, c->time_zone, TBL_MAX_TIME_ZONE);
   const ps_zone_map *z = d->zones;
   if (z && (z->block_rows == 0 || z->block_rows % 32 || z->blocks != (rows + z->block_rows - 1) / z->block_rows ||
             (z->blocks && (!z->min || !z->max || !z->flags))))
@@ -171,6 +183,10 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
       cs[S_EXC].p = c->desc.exceptions; /* (code, bits) as u64 pairs; hosts are little-endian */
       cs[S_EXC].size = c->desc.exceptions_count * sizeof(ps_float_exception);
     }
+    if (c->time_zone && c->time_zone[0]) {
+      cs[S_TZ].p = c->time_zone;
+      cs[S_TZ].size = strlen(c->time_zone);
+    }
     for (int k = 0; k < S_COUNT; k++) {
       if (cs[k].size == 0) continue; /* absent or empty: offset 0 */
       off = align_up(off, TBL_ALIGN);
@@ -242,6 +258,11 @@ static int write_table(sink *s, uint64_t rows, const tbl_write_column *cols, uin
       put_u32(e + 196, cs[S_EXC].crc);
       put_u64(e + 200, cs[S_EXC].offset);
       put_u64(e + 208, cs[S_EXC].size);
+    }
+    if (cs[S_TZ].size) {
+      put_u64(e + 184, cs[S_TZ].offset);
+      put_u32(e + 216, (uint32_t)cs[S_TZ].size);
+      put_u32(e + 220, cs[S_TZ].crc);
     }
   }
   uint8_t hdr[TBL_HEADER_SIZE] = {0};

@@ -977,9 +977,9 @@ class Table:
         """Writes the table as the command line's table file (docs/table-format.md),
         from its compressed columns as they are: ``packscan query PATH "..."``
         reads it. Date32 columns are dates, timestamps timestamps of their unit and
-        decimal128 columns decimals there; date64 is a timestamp in milliseconds. The
-        file stores no time zone: ``read_table`` gives a zoned timestamp back without
-        its zone (the same UTC instants) and date64 as ``timestamp[ms]``.
+        decimal128 columns decimals there; date64 is a timestamp in milliseconds. A
+        timestamp's time zone is kept (table file 1.3); ``read_table`` gives date64
+        back as ``timestamp[ms]``.
 
         An existing regular file (or the file a symlink points to) is replaced
         atomically and keeps its mode; a device or FIFO (``/dev/stdout``) is

@@ -167,6 +167,14 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
                   : w->desc.encoding == PS_ENCODING_DELTA ? TBL_ENC_DELTA
                                                           : TBL_ENC_FOR;
     field_logical(f, &w->logical, &w->unit);
+    if (f->kind == PS_ARROW_TIMESTAMP && f->timezone && f->timezone[0]) {
+      if (!tbl_time_zone_ok(f->timezone, strlen(f->timezone))) {
+        snprintf(err, err_size, "column '%s': time zone '%.80s' is not one a table file holds (1..%d printable ASCII bytes)",
+                 f->name, f->timezone, TBL_MAX_TIME_ZONE);
+        goto done;
+      }
+      w->time_zone = f->timezone;
+    }
     w->null_count = w->desc.validity ? rows - popcount_bytes(w->desc.validity, rows) : 0;
     w->raw_bytes = rows * (f->type == PS_TYPE_STRING ? 4 : ps_type_size(f->type));
     if (f->type == PS_TYPE_STRING) {
@@ -201,7 +209,7 @@ done:
 
 /* Opens a table file as an Arrow-imported table (its columns as they are
  * packed, no re-encoding): dates as date32, timestamps as timestamps of their
- * unit (no time zone), decimals as decimal128, strings as utf8, the rest as their integer or float types. 0, or -1 with
+ * unit and time zone, decimals as decimal128, strings as utf8, the rest as their integer or float types. 0, or -1 with
  * a message. */
 PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table **out, char *err, size_t err_size) {
   static const char *const formats[] = {"", "c", "s", "i", "l", "C", "S", "I", "L", "f", "g"};
@@ -211,7 +219,7 @@ PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table
   ps_arrow_field *fields = calloc(n ? n : 1, sizeof *fields);
   ps_for_desc *descs = calloc(n ? n : 1, sizeof *descs);
   ps_dict_desc *dicts = calloc(n ? n : 1, sizeof *dicts);
-  char(*fmt)[32] = calloc(n ? n : 1, sizeof *fmt);
+  char(*fmt)[32 + TBL_MAX_TIME_ZONE] = calloc(n ? n : 1, sizeof *fmt);
   int rc = -1;
   if (!fields || !descs || !dicts || !fmt) {
     snprintf(err, err_size, "out of memory");
@@ -232,15 +240,15 @@ PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table
       f->kind = PS_ARROW_DATE32, f->type = PS_TYPE_INT32, f->unit = PS_TIME_DAY;
       snprintf(fmt[i], 32, "tdD");
     } else if (c->logical == TBL_LOGICAL_TIMESTAMP && c->desc.type == PS_TYPE_INT64) {
-      /* The file keeps no time zone: a zoned timestamp comes back without one
-       * (the same UTC instants). */
+      /* The zone the file keeps (1.3), as Arrow's timestamp type has it. */
       static const char units[] = "s??m??u??n";
+      f->timezone = c->time_zone;
       f->kind = PS_ARROW_TIMESTAMP, f->type = PS_TYPE_INT64;
       f->unit = c->unit == 3   ? PS_TIME_MILLISECOND
                 : c->unit == 6 ? PS_TIME_MICROSECOND
                 : c->unit == 9 ? PS_TIME_NANOSECOND
                                : PS_TIME_SECOND;
-      snprintf(fmt[i], 32, "ts%c:", units[c->unit <= 9 ? c->unit : 0]);
+      snprintf(fmt[i], sizeof fmt[i], "ts%c:%s", units[c->unit <= 9 ? c->unit : 0], c->time_zone);
     } else if (c->logical == TBL_LOGICAL_DECIMAL && c->desc.type == PS_TYPE_FLOAT64) {
       f->kind = PS_ARROW_DECIMAL128, f->type = PS_TYPE_DECIMAL, f->scale = c->desc.scale, f->precision = 18;
       descs[i].type = PS_TYPE_DECIMAL; /* the file's float64-of-a-scale is exactly this decimal */

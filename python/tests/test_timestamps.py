@@ -121,9 +121,9 @@ def test_python_literal_between_units(typ):
 
 @pytest.mark.parametrize("typ", TYPES, ids=str)
 def test_table_file_round_trip(tmp_path, rng, typ):
-    """Saved and read back, a timestamp keeps its unit (the file holds no time
-    zone: the same instants come back without it) and date64 comes back as
-    timestamp[ms]; `python -m packscan encode` of Parquet writes the same."""
+    """Saved and read back, a timestamp keeps its unit and time zone (table
+    file 1.3) and date64 comes back as timestamp[ms]; `python -m packscan
+    encode` of Parquet writes the same."""
     tbl, vals = data(rng, typ, n=50)
     t = packscan.Table(tbl, backend="reference")
     path = str(tmp_path / "t.pst")
@@ -137,7 +137,7 @@ def test_table_file_round_trip(tmp_path, rng, typ):
             subprocess.run([sys.executable, "-m", "packscan", "encode", str(tmp_path / "t.parquet"), p], check=True,
                            capture_output=True)
         st = src.schema.field("t").type
-        want_type = st if st == pa.date32() else pa.timestamp("ms") if st == pa.date64() else pa.timestamp(st.unit)
+        want_type = st if st == pa.date32() else pa.timestamp("ms") if st == pa.date64() else pa.timestamp(st.unit, st.tz)
         back = packscan.read_table(p, backend="reference")
         got = pa.table(back.to_arrow())
         assert got.schema.field("t").type == want_type, f"{p}: PACKSCAN_SEED={rng.seed_value}"

@@ -277,7 +277,9 @@ int main(void) {
   hostile(file, size, 0, 176, 4, 64, "2 blocks of 64 rows need 34");
   hostile(file, size, 0, 176, 4, 48, "zone map block of 48 rows");
   hostile(file, size, 0, 176, 4, 0, "zone map block of 0 rows");
-  hostile(file, size, 0, 184, 8, 1, "reserved entry bytes 184..191");
+  hostile(file, size, 0, 184, 8, 1, "time zone fields set without a time zone");
+  hostile(file, size, 0, 216, 4, 3, "a time zone on a column that is not a timestamp");
+  hostile(file, size, 0, 216, 4, 65, "a time zone on a column that is not a timestamp");
   hostile(file, size, -1, 12, 4, 128, "header size");
   hostile(file, size, -1, 24, 4, 0x7FFFFFFF, "truncated at byte");
   hostile(file, size, -1, 24, 4, 6, "column 5: name length");
@@ -538,6 +540,70 @@ int main(void) {
       free(h);
     }
     free(b);
+    ps_encoded_destroy(&e);
+    free(v);
+  }
+
+  /* a timestamp column's time zone (1.3: entry bytes 184..191 and
+   * 216..223) comes back as written; one on another column, an unprintable
+   * one, one in a 1.2 file, or a changed byte under a valid directory are
+   * refused */
+  {
+    enum { NT = 100 };
+    int64_t *v = malloc(NT * 8);
+    for (int i = 0; i < NT; i++) v[i] = 1700000000 + 3600 * i;
+    ps_plain p = {PS_TYPE_INT64, v, NT, NULL};
+    ps_encoded e;
+    CHECK(ps_encode_for(&p, 0, 0, 0, NULL, err, sizeof err, &e) == PS_OK, "timestamp encode: %s", err);
+    tbl_write_column wc[2];
+    memset(wc, 0, sizeof wc);
+    wc[0].name = "t";
+    wc[0].encoding = TBL_ENC_FOR;
+    wc[0].logical = TBL_LOGICAL_TIMESTAMP;
+    wc[0].time_zone = "Europe/Oslo";
+    wc[0].desc = e.desc;
+    wc[1] = wc[0];
+    wc[1].name = "u";
+    wc[1].time_zone = NULL;
+    uint8_t *b = NULL;
+    size_t bs = 0;
+    CHECK(tbl_write_memory(NT, wc, 2, &b, &bs, err, sizeof err) == 0, "write zoned: %s", err);
+    tbl_table *zt = NULL;
+    CHECK(b && tbl_open_memory(b, bs, 1, &zt, err, sizeof err) == 0, "open zoned: %s", err);
+    if (zt) {
+      CHECK(!strcmp(zt->cols[0].time_zone, "Europe/Oslo") && zt->cols[1].time_zone[0] == 0, "zones back: '%s' '%s'",
+            zt->cols[0].time_zone, zt->cols[1].time_zone);
+      tbl_close(zt);
+      const size_t keep = cur_size;
+      cur_size = bs;
+      uint8_t *h = malloc(bs);
+      const uint64_t zo = get64(b + TBL_HEADER_SIZE + 184);
+      memcpy(h, b, bs);
+      h[zo] = 0x7f; /* a byte of the zone: its checksum catches it */
+      zt = NULL;
+      CHECK(tbl_open_memory(h, bs, 1, &zt, err, sizeof err) != 0 && strstr(err, "time zone"), "changed zone: %s", err);
+      put(h + TBL_HEADER_SIZE + 220, 4, crc32c(0, h + zo, 11)); /* and with its checksum redone */
+      fix_checksums(h);
+      CHECK(tbl_open_memory(h, bs, 1, &zt, err, sizeof err) != 0 && strstr(err, "printable"), "unprintable: %s", err);
+      memcpy(h, b, bs);
+      h[10] = 2; /* in a 1.2 file these bytes are reserved */
+      fix_checksums(h);
+      CHECK(tbl_open_memory(h, bs, 1, &zt, err, sizeof err) != 0 && strstr(err, "reserved entry bytes 184..191"),
+            "1.2: %s", err);
+      memcpy(h, b, bs);
+      h[TBL_HEADER_SIZE + 17] = TBL_LOGICAL_NONE; /* a zone on an integer column */
+      fix_checksums(h);
+      CHECK(tbl_open_memory(h, bs, 1, &zt, err, sizeof err) != 0 && strstr(err, "not a timestamp"), "on int: %s", err);
+      cur_size = keep;
+      free(h);
+    }
+    free(b);
+    wc[1].logical = TBL_LOGICAL_NONE;
+    wc[1].time_zone = "UTC";
+    CHECK(tbl_write_memory(NT, wc, 2, &b, &bs, err, sizeof err) != 0 && strstr(err, "time zone"), "writer: %s", err);
+    wc[1].logical = TBL_LOGICAL_TIMESTAMP;
+    wc[1].time_zone = "Europe/\tOslo";
+    CHECK(tbl_write_memory(NT, wc, 2, &b, &bs, err, sizeof err) != 0 && strstr(err, "printable"), "writer: %s", err);
     ps_encoded_destroy(&e);
     free(v);
   }
