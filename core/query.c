@@ -83,8 +83,12 @@ static ps_status lower_value(qlower *L, const ps_value *v, uint32_t scale) {
       PS_TRY(emit(L, PS_VOP_COL, slot, 0, 1));
       break;
     }
-    case PS_VALUE_CONST: PS_TRY(emit(L, PS_VOP_CONST, 0, v->constant, 1)); break;
-    case PS_VALUE_NULL: PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1)); break;
+    case PS_VALUE_CONST:
+      PS_TRY(emit(L, PS_VOP_CONST, 0, v->constant, 1));
+      break;
+    case PS_VALUE_NULL:
+      PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1));
+      break;
     case PS_VALUE_ARITH: {
       uint32_t s = v->op == PS_MUL ? 0 : v->scale; /* + and - align both operands first */
       PS_TRY(lower_value(L, v->a, v->op == PS_MUL ? v->a->scale : s));
@@ -119,12 +123,18 @@ static const ps_column *mapped_float_in(const ps_value *v) {
 
 const char *ps_agg_name(ps_agg_kind k) {
   switch (k) {
-    case PS_AGG_COUNT_STAR: return "COUNT(*)";
-    case PS_AGG_COUNT: return "COUNT";
-    case PS_AGG_SUM: return "SUM";
-    case PS_AGG_MIN: return "MIN";
-    case PS_AGG_MAX: return "MAX";
-    case PS_AGG_AVG: return "AVG";
+    case PS_AGG_COUNT_STAR:
+      return "COUNT(*)";
+    case PS_AGG_COUNT:
+      return "COUNT";
+    case PS_AGG_SUM:
+      return "SUM";
+    case PS_AGG_MIN:
+      return "MIN";
+    case PS_AGG_MAX:
+      return "MAX";
+    case PS_AGG_AVG:
+      return "AVG";
   }
   return "?";
 }
@@ -132,8 +142,8 @@ const char *ps_agg_name(ps_agg_kind k) {
 /* Rows of everything the query reads must be desc->rows. */
 static ps_status check_rows(ps_context *ctx, uint64_t want, uint64_t got, const char *what, uint32_t i) {
   if (got != want)
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
-                        "%s %" PRIu32 " reads %" PRIu64 " rows; desc->rows is %" PRIu64, what, i, got, want);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s %" PRIu32 " reads %" PRIu64 " rows; desc->rows is %" PRIu64,
+                        what, i, got, want);
   return PS_OK;
 }
 
@@ -159,8 +169,11 @@ static ps_status key_domain(ps_context *ctx, const ps_column *c, uint32_t k, uin
 
 static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_query *q) {
   if (d->struct_size < offsetof(ps_query_desc, key_fn))
-    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->struct_size is %" PRIu32 "; expected %zu (call "
-                        "ps_query_desc_init)", d->struct_size, sizeof *d);
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT,
+                        "desc->struct_size is %" PRIu32
+                        "; expected %zu (call "
+                        "ps_query_desc_init)",
+                        d->struct_size, sizeof *d);
   const bool has_key_fns = d->struct_size >= sizeof *d;
   q->rows = d->rows;
   if (d->where) {
@@ -409,12 +422,9 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
     if (acc) a.acc = acc->mem;
     if (groups) a.groups = groups->mem;
     for (uint32_t i = 0; i < prog.n_aggs; i++) {
-      static const uint64_t fields[] = {[PS_AGG_COUNT_STAR] = PS_QF_COUNT,
-                                        [PS_AGG_COUNT] = PS_QF_COUNT,
-                                        [PS_AGG_SUM] = PS_QF_COUNT | PS_QF_SUM,
-                                        [PS_AGG_MIN] = PS_QF_COUNT | PS_QF_MIN,
-                                        [PS_AGG_MAX] = PS_QF_COUNT | PS_QF_MAX,
-                                        [PS_AGG_AVG] = PS_QF_COUNT | PS_QF_SUM};
+      static const uint64_t fields[] = {[PS_AGG_COUNT_STAR] = PS_QF_COUNT,      [PS_AGG_COUNT] = PS_QF_COUNT,
+                                        [PS_AGG_SUM] = PS_QF_COUNT | PS_QF_SUM, [PS_AGG_MIN] = PS_QF_COUNT | PS_QF_MIN,
+                                        [PS_AGG_MAX] = PS_QF_COUNT | PS_QF_MAX, [PS_AGG_AVG] = PS_QF_COUNT | PS_QF_SUM};
       a.agg_fields |= fields[q->kinds[i]] << (4 * i);
     }
     ps_status st = ctx->ops->query(ctx->be, &a);

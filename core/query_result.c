@@ -134,7 +134,8 @@ static ps_datum key_datum(const ps_query *q, uint32_t k, uint64_t index) {
   ps_prog_col pc = ps_prog_col_of(c);
   uint64_t v = pc.reference + index;
   bool sign = pc.kind != PS_KIND_UNSIGNED;
-  ps_datum d = ps_query_datum(sign ? (ps_i128)(int64_t)v : (ps_i128)v, ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
+  ps_datum d = ps_query_datum(sign ? (ps_i128)(int64_t)v : (ps_i128)v,
+                              ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0);
   if (c->type == PS_TYPE_STRING) {
     d.str = (const char *)c->dict.bytes + c->dict.offsets[v];
     d.str_len = (size_t)(c->dict.offsets[v + 1] - c->dict.offsets[v]);
@@ -247,10 +248,12 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
   group_order *order = NULL;
   ps_status st = PS_OK;
   for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
-    if (!needs_ranks(q->keys[k])) continue;    /* the index is the rank */
-    uint32_t dom = (uint32_t)p->key_domain[k]; /* a dictionary's, or a lossless float key's (query.c bounds it): below 2^32 */
+    if (!needs_ranks(q->keys[k])) continue; /* the index is the rank */
+    uint32_t dom =
+        (uint32_t)p->key_domain[k]; /* a dictionary's, or a lossless float key's (query.c bounds it): below 2^32 */
     rank[k] = ps_calloc_ctx(ctx, dom ? dom : 1, sizeof(uint32_t));
-    st = rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
+    st =
+        rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
   }
   uint64_t present = 0;
   if (st == PS_OK) {
@@ -278,7 +281,8 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     res->values = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_datum));
     res->state = ps_calloc_ctx(ctx, out_groups * p->n_aggs + 1, sizeof(ps_qstate));
     merged = ps_calloc_ctx(ctx, p->n_accs, sizeof *merged);
-    if (!res->keys || !res->values || !res->state || !merged) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
+    if (!res->keys || !res->values || !res->state || !merged)
+      st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
   }
   for (uint64_t i = 0, out_i = 0; st == PS_OK && i < present; out_i++) {
     uint32_t g = order[i].group;
@@ -330,7 +334,9 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
       uint32_t s = scale;
       switch (kind) {
         case PS_AGG_COUNT_STAR:
-        case PS_AGG_COUNT: *d = ps_query_datum((ps_i128)x->count, 0); break;
+        case PS_AGG_COUNT:
+          *d = ps_query_datum((ps_i128)x->count, 0);
+          break;
         case PS_AGG_MIN:
         case PS_AGG_MAX: {
           const ps_i128 m = kind == PS_AGG_MIN ? x->min : x->max;
@@ -376,8 +382,9 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
         if (what[0] == 's')
           return ps_set_error(ctx, PS_ERR_OVERFLOW, "the sum of aggregate %" PRIu32 " (%s) does not fit %d digits", a,
                               ps_agg_name(kind), PS_QUERY_MAX_DIGITS);
-        return ps_set_error(ctx, PS_ERR_OVERFLOW, "the average of aggregate %" PRIu32 " at scale %" PRIu32
-                            " does not fit %d digits", a, s, PS_QUERY_MAX_DIGITS);
+        return ps_set_error(ctx, PS_ERR_OVERFLOW,
+                            "the average of aggregate %" PRIu32 " at scale %" PRIu32 " does not fit %d digits", a, s,
+                            PS_QUERY_MAX_DIGITS);
       }
       if (!res->deferred) {
         res->deferred = ps_calloc_ctx(ctx, res->n_groups * res->n_aggs, 1);

@@ -47,8 +47,7 @@ int parse_coltype(const char *s, size_t len, coltype *ct, int *scale) {
   if (k < len && s[k] != '(') return -1;
   if (k < len) { /* "(S)" */
     int64_t v;
-    if (s[len - 1] != ')' || len - k < 3 || parse_int64(s + k + 1, len - k - 2, &v) || v < 0 || v > 18)
-      return -1;
+    if (s[len - 1] != ')' || len - k < 3 || parse_int64(s + k + 1, len - k - 2, &v) || v < 0 || v > 18) return -1;
     *scale = (int)v;
   }
   if (!strcmp(name, "int") || !strcmp(name, "int64") || !strcmp(name, "integer") || !strcmp(name, "bigint"))
@@ -188,11 +187,11 @@ static int parse_double(const char *s, size_t len, double *v) {
  * strings although most of its values were numbers (or times), the first row
  * whose value was not one. */
 typedef struct inferred {
-  int scale;           /* decimal scale or time unit digits */
-  int money;           /* a '$' was dropped from some value */
-  int can_float;       /* every value parses as a finite double */
-  uint64_t example;    /* row of the value that made it a string; UINT64_MAX: no warning */
-  const char *wanted;  /* what the other values were ("a number", "a date or time") */
+  int scale;          /* decimal scale or time unit digits */
+  int money;          /* a '$' was dropped from some value */
+  int can_float;      /* every value parses as a finite double */
+  uint64_t example;   /* row of the value that made it a string; UINT64_MAX: no warning */
+  const char *wanted; /* what the other values were ("a number", "a date or time") */
 } inferred;
 
 static coltype infer(const rawcol *c, uint64_t n, inferred *inf) {
@@ -280,9 +279,9 @@ static coltype infer(const rawcol *c, uint64_t n, inferred *inf) {
 }
 
 /* Builds the numeric value array and a validity bitmap (NULL when no nulls). */
-static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, const char *name,
-                           uint32_t colno, const uint64_t *lines, reporter *rep, void **values,
-                           uint8_t **validity, uint64_t *nulls, int quiet_fail) {
+static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, const char *name, uint32_t colno,
+                           const uint64_t *lines, reporter *rep, void **values, uint8_t **validity, uint64_t *nulls,
+                           int quiet_fail) {
   size_t esz = ct == CT_DATE ? 4 : 8;
   uint8_t *vals = calloc(n ? n : 1, esz);
   uint8_t *valid = calloc((n + 7) / 8 ? (n + 7) / 8 : 1, 1);
@@ -301,8 +300,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
     const char *s;
     size_t len;
     char vbuf[64];
-    value_view((const char *)c->bytes.p + a, (size_t)(b - a), ct == CT_INT || ct == CT_DECIMAL || ct == CT_FLOAT,
-               vbuf, &s, &len, NULL);
+    value_view((const char *)c->bytes.p + a, (size_t)(b - a), ct == CT_INT || ct == CT_DECIMAL || ct == CT_FLOAT, vbuf,
+               &s, &len, NULL);
     int ok = 1;
     char shown[64];
     if (ct == CT_BOOL) {
@@ -311,8 +310,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
-          report(rep, "line %llu, column %u '%s': '%s' is not a boolean (true or false)",
-                 (unsigned long long)lines[i], colno, name, shown);
+          report(rep, "line %llu, column %u '%s': '%s' is not a boolean (true or false)", (unsigned long long)lines[i],
+                 colno, name, shown);
         }
       } else {
         memcpy(vals + i * 8, &v, 8);
@@ -323,8 +322,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
-          report(rep, "line %llu, column %u '%s': '%s' is not a 64-bit integer",
-                 (unsigned long long)lines[i], colno, name, shown);
+          report(rep, "line %llu, column %u '%s': '%s' is not a 64-bit integer", (unsigned long long)lines[i], colno,
+                 name, shown);
         }
       } else {
         memcpy(vals + i * 8, &v, 8);
@@ -336,8 +335,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
-          report(rep, "line %llu, column %u '%s': '%s' is not a decimal number", (unsigned long long)lines[i],
-                 colno, name, shown);
+          report(rep, "line %llu, column %u '%s': '%s' is not a decimal number", (unsigned long long)lines[i], colno,
+                 name, shown);
         }
       } else if (sc > scale || rescale_decimal(m, sc, scale, &v)) {
         ok = 0;
@@ -355,8 +354,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
-          report(rep, "line %llu, column %u '%s': '%s' is not a finite number", (unsigned long long)lines[i],
-                 colno, name, shown);
+          report(rep, "line %llu, column %u '%s': '%s' is not a finite number", (unsigned long long)lines[i], colno,
+                 name, shown);
         }
       } else {
         memcpy(vals + i * 8, &v, 8);
@@ -379,8 +378,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
             report(rep, "line %llu, column %u '%s': '%s' is outside the 64-bit range of %s(%d)",
                    (unsigned long long)lines[i], colno, name, shown, tn, scale);
           else
-            report(rep, "line %llu, column %u '%s': '%s' is not a %s (%s)", (unsigned long long)lines[i], colno,
-                   name, shown, tn, ct == CT_TIME ? "hh:mm[:ss[.fff]]" : "yyyy-mm-dd[ hh:mm[:ss[.fff]]][Z|+hh:mm]");
+            report(rep, "line %llu, column %u '%s': '%s' is not a %s (%s)", (unsigned long long)lines[i], colno, name,
+                   shown, tn, ct == CT_TIME ? "hh:mm[:ss[.fff]]" : "yyyy-mm-dd[ hh:mm[:ss[.fff]]][Z|+hh:mm]");
         }
       } else {
         memcpy(vals + i * 8, &v, 8);
@@ -391,8 +390,8 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
         ok = 0;
         if (!quiet_fail) {
           show(s, len, shown);
-          report(rep, "line %llu, column %u '%s': '%s' is not a date (yyyy-mm-dd)",
-                 (unsigned long long)lines[i], colno, name, shown);
+          report(rep, "line %llu, column %u '%s': '%s' is not a date (yyyy-mm-dd)", (unsigned long long)lines[i], colno,
+                 name, shown);
         }
       } else {
         memcpy(vals + i * 4, &d, 4);
@@ -421,15 +420,24 @@ static int convert_numeric(const rawcol *c, uint64_t n, coltype ct, int scale, c
 
 static const char *coltype_name(coltype ct) {
   switch (ct) {
-  case CT_INT: return "int64";
-  case CT_DECIMAL: return "decimal";
-  case CT_FLOAT: return "float64";
-  case CT_DATE: return "date";
-  case CT_STRING: return "string";
-  case CT_TIMESTAMP: return "timestamp";
-  case CT_TIME: return "time";
-  case CT_BOOL: return "boolean";
-  default: return "auto";
+    case CT_INT:
+      return "int64";
+    case CT_DECIMAL:
+      return "decimal";
+    case CT_FLOAT:
+      return "float64";
+    case CT_DATE:
+      return "date";
+    case CT_STRING:
+      return "string";
+    case CT_TIMESTAMP:
+      return "timestamp";
+    case CT_TIME:
+      return "time";
+    case CT_BOOL:
+      return "boolean";
+    default:
+      return "auto";
   }
 }
 
@@ -497,8 +505,7 @@ static int encode_column(encoded_table *out, uint32_t k, rawcol *c, coltype ct, 
   free(values);
   free(validity);
   if (st != PS_OK)
-    return set_err(err, errsz, "column %u '%s' (%s): %s", k + 1, name, coltype_name(ct),
-                   lib_error(st, lerr));
+    return set_err(err, errsz, "column %u '%s' (%s): %s", k + 1, name, coltype_name(ct), lib_error(st, lerr));
   out->types[k] = ct;
   w->encoding = out->fors[k].desc.encoding == PS_ENCODING_DELTA ? TBL_ENC_DELTA : TBL_ENC_FOR;
   w->desc = out->fors[k].desc;
@@ -583,8 +590,8 @@ static int64_t name_index_add(name_index *x, char **names, uint32_t i) {
  * be a column, every type known; a later entry for a name wins. The type is
  * after the last ':' (names may contain ':'); a decimal(S) type has no comma
  * inside, so ',' always separates entries. */
-static int spec_apply(const char *spec, const name_index *x, char **names, uint32_t ncols, coltype *cts,
-                      int *scales, uint8_t *given, char *err, size_t errsz) {
+static int spec_apply(const char *spec, const name_index *x, char **names, uint32_t ncols, coltype *cts, int *scales,
+                      uint8_t *given, char *err, size_t errsz) {
   if (!spec) return 0;
   const char *p = spec;
   while (*p) {
@@ -597,9 +604,10 @@ static int spec_apply(const char *spec, const name_index *x, char **names, uint3
     coltype ct;
     int sc;
     if (parse_coltype(last + 1, (size_t)(p + len - last - 1), &ct, &sc))
-      return set_err(err, errsz,
-                     "--types: unknown type '%.*s' (int, decimal, decimal(S), float, date, timestamp, time, boolean, string)",
-                     (int)(p + len - last - 1), last + 1);
+      return set_err(
+          err, errsz,
+          "--types: unknown type '%.*s' (int, decimal, decimal(S), float, date, timestamp, time, boolean, string)",
+          (int)(p + len - last - 1), last + 1);
     size_t nl = (size_t)(last - p);
     int64_t i = name_index_find(x, names, p, nl);
     if (i < 0) { /* as query names resolve: else the only column of that name in any case */
@@ -620,8 +628,8 @@ static int spec_apply(const char *spec, const name_index *x, char **names, uint3
   return 0;
 }
 
-int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_table *out,
-               tbuf *diag, char *err, size_t errsz) {
+int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_table *out, tbuf *diag, char *err,
+               size_t errsz) {
   csv_reader r;
   rawcol *cols = NULL;
   tbuf lines = {0};
@@ -655,8 +663,8 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
   spec_types = calloc(ncols, sizeof *spec_types);
   spec_scales = calloc(ncols, sizeof *spec_scales);
   spec_given = calloc(ncols, 1);
-  if (!out->names || !out->cols || !out->types || !out->fors || !out->dicts || !cols || !spec_types ||
-      !spec_scales || !spec_given || name_index_init(&names, ncols)) {
+  if (!out->names || !out->cols || !out->types || !out->fors || !out->dicts || !cols || !spec_types || !spec_scales ||
+      !spec_given || name_index_init(&names, ncols)) {
     set_err(err, errsz, "out of memory");
     goto done;
   }
@@ -707,8 +715,7 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
     }
     if (csv_record_blank(&r) && ncols > 1) continue;
     if (r.nfields != ncols) {
-      report(&rep, "line %llu: expected %u fields, found %zu", (unsigned long long)r.record_line, ncols,
-             r.nfields);
+      report(&rep, "line %llu: expected %u fields, found %zu", (unsigned long long)r.record_line, ncols, r.nfields);
       continue;
     }
     if (tbuf_append(&lines, &r.record_line, 8)) {
@@ -719,8 +726,8 @@ int encode_csv(csv_read_fn fn, void *opaque, const encode_options *o, encoded_ta
       rawcol *c = &cols[i];
       const csv_field *f = &r.fields[i];
       const char *s = csv_field_ptr(&r, i);
-      int isnull = !f->quoted && (f->len == 0 || (o->null_value && f->len == null_len &&
-                                                  memcmp(s, o->null_value, null_len) == 0));
+      int isnull = !f->quoted &&
+                   (f->len == 0 || (o->null_value && f->len == null_len && memcmp(s, o->null_value, null_len) == 0));
       if (n % 8 == 0 && tbuf_putc(&c->valid, 0)) {
         set_err(err, errsz, "out of memory");
         goto done;
@@ -886,8 +893,8 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
   for (uint32_t i = 0; i < t->ncols; i++)
     if (strlen(t->names[i]) > w) w = strlen(t->names[i]);
   if (w > 40) w = 40;
-  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "encoding", "width",
-          "nulls", "plain", "encoded", "ratio");
+  fprintf(f, "%-*s  %-12s %-10s %5s %10s %10s %10s %7s\n", (int)w, "column", "type", "encoding", "width", "nulls",
+          "plain", "encoded", "ratio");
   uint64_t tot_raw = 0, tot_enc = 0;
   for (uint32_t i = 0; i < t->ncols; i++) {
     const tbl_write_column *c = &t->cols[i];
@@ -921,8 +928,8 @@ void encode_print_summary(FILE *f, const encoded_table *t) {
     format_bytes(stored, b);
     char ratio[32];
     format_ratio(c->raw_bytes, stored, ratio);
-    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, enc,
-            c->desc.width, (unsigned long long)c->null_count, a, b, ratio);
+    fprintf(f, "%-*.*s  %-12s %-10s %5u %10llu %10s %10s %7s\n", (int)w, (int)w, c->name, ty, enc, c->desc.width,
+            (unsigned long long)c->null_count, a, b, ratio);
   }
   char a[32], b[32];
   format_bytes(tot_raw, a);

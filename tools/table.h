@@ -19,10 +19,10 @@
 #define TBL_ENTRY_SIZE 224     /* directory entry size written by this version */
 #define TBL_ENTRY_SIZE_V12 192 /* 1.2: zone maps (bytes 160..191) */
 #define TBL_ENTRY_SIZE_V10 160 /* the smallest a reader accepts (1.0, 1.1: no zone maps) */
-#define TBL_ALIGN 64       /* writer: every section starts on a 64-byte boundary */
-#define TBL_MIN_ALIGN 8    /* reader: sections must be at least 8-byte aligned */
-#define TBL_MAX_NAME 4096  /* column names are 1..4096 bytes */
-#define TBL_MAX_TIME_ZONE 64 /* a timestamp column's time zone: 1..64 printable ASCII bytes (1.3) */
+#define TBL_ALIGN 64           /* writer: every section starts on a 64-byte boundary */
+#define TBL_MIN_ALIGN 8        /* reader: sections must be at least 8-byte aligned */
+#define TBL_MAX_NAME 4096      /* column names are 1..4096 bytes */
+#define TBL_MAX_TIME_ZONE 64   /* a timestamp column's time zone: 1..64 printable ASCII bytes (1.3) */
 /* A table may have more rows than its file has bits only up to this many rows
  * (only a table whose every column is constant and non-null can). */
 #define TBL_SMALL_ROWS 65536
@@ -100,10 +100,10 @@ uint64_t tbl_column_stored_bytes(const tbl_column *c);
 typedef struct tbl_write_column {
   const char *name;
   uint32_t encoding, logical;
-  uint32_t unit;     /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
+  uint32_t unit;         /* TIMESTAMP, TIME: 10^-unit seconds (0, 3, 6, 9); else 0 */
   const char *time_zone; /* TIMESTAMP: its time zone (tbl_column.time_zone); NULL or "" for none */
-  ps_for_desc desc;  /* data/validity in host memory; desc.zones (may be NULL) are written too */
-  ps_dict_desc dict; /* DICT: 32-bit offsets only */
+  ps_for_desc desc;      /* data/validity in host memory; desc.zones (may be NULL) are written too */
+  ps_dict_desc dict;     /* DICT: 32-bit offsets only */
   uint64_t null_count;
   uint64_t raw_bytes;
 } tbl_write_column;

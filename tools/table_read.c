@@ -19,9 +19,7 @@ static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8);
 static uint32_t get_u32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static uint64_t get_u64(const uint8_t *p) {
-  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
+static uint64_t get_u64(const uint8_t *p) { return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -32,13 +30,11 @@ static int host_is_little_endian(void) {
 
 typedef struct range {
   uint64_t off, size;
-  uint32_t col;   /* UINT32_MAX: header/directory */
+  uint32_t col; /* UINT32_MAX: header/directory */
   const char *what;
 } range;
 
-static int cmp_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int cmp_range(const void *a, const void *b) {
   const range *x = a, *y = b;
@@ -56,12 +52,11 @@ static void label(char *out, size_t n, uint32_t i, const char *name) {
 
 /* Checks that [off, off+size) lies in the file and is aligned; absent
  * sections (size 0) must have offset 0. */
-static int check_range(const tbl_table *t, const char *lab, const char *what, uint64_t off,
-                       uint64_t size, uint64_t align, char *err, size_t errsz) {
+static int check_range(const tbl_table *t, const char *lab, const char *what, uint64_t off, uint64_t size,
+                       uint64_t align, char *err, size_t errsz) {
   if (size == 0) {
     if (off != 0)
-      return set_err(err, errsz, "%s: empty %s has nonzero offset %llu", lab, what,
-                     (unsigned long long)off);
+      return set_err(err, errsz, "%s: empty %s has nonzero offset %llu", lab, what, (unsigned long long)off);
     return 0;
   }
   uint64_t end;
@@ -69,20 +64,18 @@ static int check_range(const tbl_table *t, const char *lab, const char *what, ui
     return set_err(err, errsz, "%s: %s [%llu, +%llu) lies outside the %zu-byte file", lab, what,
                    (unsigned long long)off, (unsigned long long)size, t->size);
   if (off < TBL_HEADER_SIZE)
-    return set_err(err, errsz, "%s: %s at offset %llu overlaps the header", lab, what,
-                   (unsigned long long)off);
+    return set_err(err, errsz, "%s: %s at offset %llu overlaps the header", lab, what, (unsigned long long)off);
   if (off % align != 0)
-    return set_err(err, errsz, "%s: %s offset %llu is not %llu-byte aligned", lab, what,
-                   (unsigned long long)off, (unsigned long long)align);
+    return set_err(err, errsz, "%s: %s offset %llu is not %llu-byte aligned", lab, what, (unsigned long long)off,
+                   (unsigned long long)align);
   return 0;
 }
 
-static int check_crc(const tbl_table *t, const char *lab, const char *what, uint64_t off,
-                     uint64_t size, uint32_t want, char *err, size_t errsz) {
+static int check_crc(const tbl_table *t, const char *lab, const char *what, uint64_t off, uint64_t size, uint32_t want,
+                     char *err, size_t errsz) {
   uint32_t got = crc32c(0, t->base + off, (size_t)size);
   if (got != want)
-    return set_err(err, errsz, "%s: %s checksum mismatch (stored %08x, computed %08x)", lab, what,
-                   want, got);
+    return set_err(err, errsz, "%s: %s checksum mismatch (stored %08x, computed %08x)", lab, what, want, got);
   return 0;
 }
 
@@ -216,8 +209,7 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
     return set_err(err, errsz, "%s: name length %u is not in 1..%d", lab, name_len, TBL_MAX_NAME);
   if (check_range(t, lab, "name", name_off, name_len, 1, err, errsz)) return -1;
   if (check_crc(t, lab, "name", name_off, name_len, get_u32(e + 12), err, errsz)) return -1;
-  if (memchr(t->base + name_off, 0, name_len))
-    return set_err(err, errsz, "%s: name contains a NUL byte", lab);
+  if (memchr(t->base + name_off, 0, name_len)) return set_err(err, errsz, "%s: name contains a NUL byte", lab);
   c->name = malloc((size_t)name_len + 1);
   if (!c->name) return set_err(err, errsz, "out of memory");
   memcpy(c->name, t->base + name_off, name_len);
@@ -242,8 +234,7 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
       return set_err(err, errsz, "%s: type %u is not a numeric type", lab, type);
     if (is_int_type(type) && scale != 0)
       return set_err(err, errsz, "%s: integer column has scale %u (must be 0)", lab, scale);
-    if (is_float_type(type) && scale > 18)
-      return set_err(err, errsz, "%s: scale %u is not in 0..18", lab, scale);
+    if (is_float_type(type) && scale > 18) return set_err(err, errsz, "%s: scale %u is not in 0..18", lab, scale);
     if (c->logical == TBL_LOGICAL_DATE && (!is_int_type(type) || is_unsigned_type(type)))
       return set_err(err, errsz, "%s: a date column must have a signed integer type", lab);
     if (c->logical == TBL_LOGICAL_DECIMAL && !is_float_type(type))
@@ -253,13 +244,10 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
                      c->logical == TBL_LOGICAL_TIME ? "time" : "timestamp");
     if (c->logical == TBL_LOGICAL_BOOLEAN && (!is_int_type(type) || is_unsigned_type(type)))
       return set_err(err, errsz, "%s: a boolean column must have a signed integer type", lab);
-    if (c->logical > TBL_LOGICAL_BOOLEAN)
-      return set_err(err, errsz, "%s: unknown logical type %u", lab, c->logical);
-    if (flags & TBL_FLAG_SORTED)
-      return set_err(err, errsz, "%s: sorted flag set on a FOR column", lab);
+    if (c->logical > TBL_LOGICAL_BOOLEAN) return set_err(err, errsz, "%s: unknown logical type %u", lab, c->logical);
+    if (flags & TBL_FLAG_SORTED) return set_err(err, errsz, "%s: sorted flag set on a FOR column", lab);
   } else if (c->encoding == TBL_ENC_DICT) {
-    if (!is_unsigned_type(type))
-      return set_err(err, errsz, "%s: dictionary codes type %u is not unsigned", lab, type);
+    if (!is_unsigned_type(type)) return set_err(err, errsz, "%s: dictionary codes type %u is not unsigned", lab, type);
     if (scale != 0 || c->logical != TBL_LOGICAL_NONE)
       return set_err(err, errsz, "%s: dictionary column has a scale or logical type", lab);
   } else {
@@ -316,15 +304,14 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
       return set_err(err, errsz, "%s: validity section is %llu bytes, expected ceil(%llu/8)", lab,
                      (unsigned long long)size, (unsigned long long)n);
     if (check_range(t, lab, "validity section", off, size, TBL_MIN_ALIGN, err, errsz)) return -1;
-    if (verify && check_crc(t, lab, "validity section", off, size, get_u32(e + 92), err, errsz))
-      return -1;
+    if (verify && check_crc(t, lab, "validity section", off, size, get_u32(e + 92), err, errsz)) return -1;
     d->validity = size ? t->base + off : NULL;
     d->validity_size = size;
     /* A present but empty bitmap (n == 0) is passed as "no nulls". */
     uint64_t valid = size ? popcount_bits(d->validity, n) : 0;
     if (c->null_count != n - valid)
-      return set_err(err, errsz, "%s: null count %llu does not match the validity bitmap (%llu)",
-                     lab, (unsigned long long)c->null_count, (unsigned long long)(n - valid));
+      return set_err(err, errsz, "%s: null count %llu does not match the validity bitmap (%llu)", lab,
+                     (unsigned long long)c->null_count, (unsigned long long)(n - valid));
     c->validity_offset = off;
     if (size) rs[(*nr)++] = (range){off, size, i, "validity section"};
   } else {
@@ -356,19 +343,15 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
     return set_err(err, errsz, "%s: dictionary of %llu strings; at most %d are supported", lab,
                    (unsigned long long)dcount, INT32_MAX - 1);
   if ((dcount + 1) * 4 != dsize)
-    return set_err(err, errsz, "%s: dictionary of %llu strings needs %llu offset bytes, found %llu",
-                   lab, (unsigned long long)dcount, (unsigned long long)((dcount + 1) * 4),
-                   (unsigned long long)dsize);
+    return set_err(err, errsz, "%s: dictionary of %llu strings needs %llu offset bytes, found %llu", lab,
+                   (unsigned long long)dcount, (unsigned long long)((dcount + 1) * 4), (unsigned long long)dsize);
   if (bsize > INT32_MAX)
-    return set_err(err, errsz, "%s: dictionary bytes (%llu) exceed 32-bit offsets", lab,
-                   (unsigned long long)bsize);
+    return set_err(err, errsz, "%s: dictionary bytes (%llu) exceed 32-bit offsets", lab, (unsigned long long)bsize);
   if (check_range(t, lab, "dictionary offsets section", doff, dsize, TBL_MIN_ALIGN, err, errsz) ||
       check_range(t, lab, "dictionary bytes section", boff, bsize, 1, err, errsz))
     return -1;
-  if (verify && (check_crc(t, lab, "dictionary offsets section", doff, dsize, get_u32(e + 152), err,
-                           errsz) ||
-                 check_crc(t, lab, "dictionary bytes section", boff, bsize, get_u32(e + 156), err,
-                           errsz)))
+  if (verify && (check_crc(t, lab, "dictionary offsets section", doff, dsize, get_u32(e + 152), err, errsz) ||
+                 check_crc(t, lab, "dictionary bytes section", boff, bsize, get_u32(e + 156), err, errsz)))
     return -1;
   const uint8_t *op = t->base + doff;
   const uint8_t *bytes = bsize ? t->base + boff : NULL;
@@ -378,14 +361,14 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
   for (uint64_t k = 1; k <= dcount; k++) {
     uint32_t o = get_u32(op + 4 * k);
     if (o < prev || o > bsize)
-      return set_err(err, errsz, "%s: dictionary offset %llu (%u) is out of order or past %llu bytes",
-                     lab, (unsigned long long)k, o, (unsigned long long)bsize);
+      return set_err(err, errsz, "%s: dictionary offset %llu (%u) is out of order or past %llu bytes", lab,
+                     (unsigned long long)k, o, (unsigned long long)bsize);
     if ((flags & TBL_FLAG_SORTED) && k > 1) {
       uint32_t len = o - prev, m = plen < len ? plen : len;
       int r = m ? memcmp(bytes + pstart, bytes + prev, m) : 0;
       if (r > 0 || (r == 0 && plen >= len))
-        return set_err(err, errsz, "%s: dictionary marked sorted but entry %llu is not above entry %llu",
-                       lab, (unsigned long long)(k - 1), (unsigned long long)(k - 2));
+        return set_err(err, errsz, "%s: dictionary marked sorted but entry %llu is not above entry %llu", lab,
+                       (unsigned long long)(k - 1), (unsigned long long)(k - 2));
     }
     pstart = prev;
     plen = o - prev;
@@ -410,22 +393,19 @@ static int parse_entry(tbl_table *t, uint32_t i, const uint8_t *e, uint32_t entr
 
 static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
   const uint8_t *b = t->base;
-  if (!host_is_little_endian())
-    return set_err(err, errsz, "this build reads tables only on little-endian hosts");
+  if (!host_is_little_endian()) return set_err(err, errsz, "this build reads tables only on little-endian hosts");
   /* The magic first: a short text file is not a table, rather than a truncated one. */
   if (memcmp(b, TBL_MAGIC, t->size < 8 ? t->size : 8) != 0)
     return set_err(err, errsz, "not a packscan table (no \"%s\" magic)", TBL_MAGIC);
   if (t->size < TBL_HEADER_SIZE)
-    return set_err(err, errsz, "truncated at byte %zu: expected a %d-byte header", t->size,
-                   TBL_HEADER_SIZE);
+    return set_err(err, errsz, "truncated at byte %zu: expected a %d-byte header", t->size, TBL_HEADER_SIZE);
   t->version_major = get_u16(b + 8);
   t->version_minor = get_u16(b + 10);
   if (t->version_major != TBL_VERSION_MAJOR)
-    return set_err(err, errsz, "table format version %u.%u is not supported (this reader: %d.x)",
-                   t->version_major, t->version_minor, TBL_VERSION_MAJOR);
+    return set_err(err, errsz, "table format version %u.%u is not supported (this reader: %d.x)", t->version_major,
+                   t->version_minor, TBL_VERSION_MAJOR);
   uint32_t hcrc = get_u32(b + 60), hgot = crc32c(0, b, 60);
-  if (hcrc != hgot)
-    return set_err(err, errsz, "header checksum mismatch (stored %08x, computed %08x)", hcrc, hgot);
+  if (hcrc != hgot) return set_err(err, errsz, "header checksum mismatch (stored %08x, computed %08x)", hcrc, hgot);
   uint32_t header_size = get_u32(b + 12);
   t->rows = get_u64(b + 16);
   t->ncols = get_u32(b + 24);
@@ -440,8 +420,8 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
   if (get_u32(b + 56) != 0) return set_err(err, errsz, "reserved header field is not zero");
   if (file_size != t->size) {
     if (t->size < file_size)
-      return set_err(err, errsz, "truncated at byte %zu: the header says the file is %llu bytes",
-                     t->size, (unsigned long long)file_size);
+      return set_err(err, errsz, "truncated at byte %zu: the header says the file is %llu bytes", t->size,
+                     (unsigned long long)file_size);
     return set_err(err, errsz, "%zu bytes, but the header says the file is %llu bytes", t->size,
                    (unsigned long long)file_size);
   }
@@ -450,8 +430,7 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
    * this bounds the work and the memory (bitmaps) a query spends on a hostile
    * row count. */
   if (t->rows > TBL_SMALL_ROWS && t->rows / 8 > t->size)
-    return set_err(err, errsz,
-                   "row count %llu is implausible for a %zu-byte file (more rows than bits in the file)",
+    return set_err(err, errsz, "row count %llu is implausible for a %zu-byte file (more rows than bits in the file)",
                    (unsigned long long)t->rows, t->size);
   uint64_t dir_size = (uint64_t)t->ncols * entry_size, dir_end;
   if (dir_off < TBL_HEADER_SIZE || dir_off % 8 != 0)
@@ -459,14 +438,11 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
                    (unsigned long long)dir_off);
   if (add_u64(dir_off, dir_size, &dir_end) || dir_end > t->size) {
     uint64_t have = dir_off < t->size ? (t->size - dir_off) / entry_size : 0;
-    return set_err(err, errsz,
-                   "truncated at byte %llu: expected %u-byte directory entry %llu of %u",
-                   (unsigned long long)(dir_off + have * entry_size), entry_size,
-                   (unsigned long long)have, t->ncols);
+    return set_err(err, errsz, "truncated at byte %llu: expected %u-byte directory entry %llu of %u",
+                   (unsigned long long)(dir_off + have * entry_size), entry_size, (unsigned long long)have, t->ncols);
   }
   uint32_t dcrc = get_u32(b + 52), dgot = crc32c(0, b + dir_off, (size_t)dir_size);
-  if (dcrc != dgot)
-    return set_err(err, errsz, "directory checksum mismatch (stored %08x, computed %08x)", dcrc, dgot);
+  if (dcrc != dgot) return set_err(err, errsz, "directory checksum mismatch (stored %08x, computed %08x)", dcrc, dgot);
 
   /* ncols is now bounded by the file size (each entry is >= 160 bytes). */
   t->cols = calloc(t->ncols ? t->ncols : 1, sizeof *t->cols);
@@ -493,8 +469,14 @@ static int open_validated(tbl_table *t, int verify, char *err, size_t errsz) {
     if (rs[k].off < pos) {
       const range *p = &rs[k - 1];
       char l1[TBL_MAX_NAME + 64], l2[TBL_MAX_NAME + 64];
-      if (p->col == UINT32_MAX) snprintf(l1, sizeof l1, "the"); else label(l1, sizeof l1, p->col, t->cols[p->col].name);
-      if (rs[k].col == UINT32_MAX) snprintf(l2, sizeof l2, "the"); else label(l2, sizeof l2, rs[k].col, t->cols[rs[k].col].name);
+      if (p->col == UINT32_MAX)
+        snprintf(l1, sizeof l1, "the");
+      else
+        label(l1, sizeof l1, p->col, t->cols[p->col].name);
+      if (rs[k].col == UINT32_MAX)
+        snprintf(l2, sizeof l2, "the");
+      else
+        label(l2, sizeof l2, rs[k].col, t->cols[rs[k].col].name);
       set_err(err, errsz, "%s %s overlaps %s %s at byte %llu", l2, rs[k].what, l1, p->what,
               (unsigned long long)rs[k].off);
       free(rs);
@@ -541,8 +523,7 @@ void tbl_close(tbl_table *t) {
   free(t);
 }
 
-int tbl_open_memory(const void *buf, size_t size, int verify, tbl_table **out, char *err,
-                    size_t errsz) {
+int tbl_open_memory(const void *buf, size_t size, int verify, tbl_table **out, char *err, size_t errsz) {
   tbl_table *t = calloc(1, sizeof *t);
   if (!t) return set_err(err, errsz, "out of memory");
   if (((uintptr_t)buf % TBL_MIN_ALIGN) != 0) {
@@ -665,8 +646,7 @@ void tbl_column_typename(const tbl_column *c, char out[32]) {
       snprintf(out, 32, "%s(%u)", base, c->unit);
     else
       snprintf(out, 32, "%s", base);
-  }
-  else {
+  } else {
     static const char *names[] = {"?",      "int8",   "int16",  "int32",   "int64",  "uint8",
                                   "uint16", "uint32", "uint64", "float32", "float64"};
     uint32_t ty = (uint32_t)c->desc.type;

@@ -163,14 +163,15 @@ PS_PY_API int ps_py_write_table(ps_context *ctx, const ps_arrow_table *table, co
     /* The table file holds a decimal as a float64 column of its scale (the
      * same packed stream), annotated as a decimal. */
     if (w->desc.type == PS_TYPE_DECIMAL) w->desc.type = PS_TYPE_FLOAT64;
-    w->encoding = f->type == PS_TYPE_STRING                ? TBL_ENC_DICT
+    w->encoding = f->type == PS_TYPE_STRING               ? TBL_ENC_DICT
                   : w->desc.encoding == PS_ENCODING_DELTA ? TBL_ENC_DELTA
                                                           : TBL_ENC_FOR;
     field_logical(f, &w->logical, &w->unit);
     if (f->kind == PS_ARROW_TIMESTAMP && f->timezone && f->timezone[0]) {
       if (!tbl_time_zone_ok(f->timezone, strlen(f->timezone))) {
-        snprintf(err, err_size, "column '%s': time zone '%.80s' is not one a table file holds (1..%d printable ASCII bytes)",
-                 f->name, f->timezone, TBL_MAX_TIME_ZONE);
+        snprintf(err, err_size,
+                 "column '%s': time zone '%.80s' is not one a table file holds (1..%d printable ASCII bytes)", f->name,
+                 f->timezone, TBL_MAX_TIME_ZONE);
         goto done;
       }
       w->time_zone = f->timezone;

@@ -59,29 +59,92 @@ static void empty_strings(ps_context *ctx) {
 }
 
 static const char *const queries[] = {
-    "k = 5", "k == 5", "k != 5", "k <> 5", "k < 50", "k <= 50", "k > 50", "k >= 50", "50 < k", "50 >= k",
-    "k = -1", "k < 1000000", "k > 18446744073709551615", "k >= -9223372036854775808",
-    "v < w", "v <= w", "v = w", "v != w", "v > w", "v >= w", "k < v",
-    "price > 500", "price >= 500.00", "price < 0.5", "price = 123.45", "price BETWEEN 100 AND 200.5",
-    "price NOT BETWEEN 100 AND 200.5", "price > 99.999", "price < k",
-    "day >= DATE '1995-01-01'", "day < '1993-06-30'", "day BETWEEN DATE '1992-01-01' AND DATE '1992-12-31'",
-    "day < day2", "day = day2", "day IN (DATE '1995-03-04', DATE '1990-01-01', '1999-12-31')",
-    "k BETWEEN v AND w", "k NOT BETWEEN v AND w", "5 BETWEEN v AND w",
-    "k IN (1, 2, 3, 50, 99)", "k NOT IN (1, 2, 3)", "k IN (-5)", "v IN (0, 1000, -1000)",
-    "s = 'apple'", "s != 'apple'", "s < 'banana'", "s >= 'c'", "s = ''", "s = 'say \"hi\"'", "s = 'a,b'",
-    "s = 'it''s'", "s IN ('apple', 'kiwi', '')", "s NOT IN ('apple', 'kiwi')", "s > t", "s = t", "s <= t",
-    "s LIKE 'a%'", "s LIKE '%an%'", "s NOT LIKE '%e'", "s LIKE '_____'", "s LIKE '%!%%' ESCAPE '!'",
-    "s LIKE 'caf_'", "s LIKE '100\\%' ESCAPE '\\'", "t LIKE '%'",
-    "k IS NULL", "k IS NOT NULL", "price IS NULL", "s IS NULL", "s IS NOT NULL", "day IS NULL",
-    "NOT k = 5", "NOT k IS NULL", "NOT (k < 10 OR s = 'apple')", "NOT NOT k < 10",
-    "k < 10 OR s = 'apple'", "k < 10 AND s = 'apple'", "k < 10 OR v > 0 AND w < 0", "(k < 10 OR v > 0) AND w < 0",
+    "k = 5",
+    "k == 5",
+    "k != 5",
+    "k <> 5",
+    "k < 50",
+    "k <= 50",
+    "k > 50",
+    "k >= 50",
+    "50 < k",
+    "50 >= k",
+    "k = -1",
+    "k < 1000000",
+    "k > 18446744073709551615",
+    "k >= -9223372036854775808",
+    "v < w",
+    "v <= w",
+    "v = w",
+    "v != w",
+    "v > w",
+    "v >= w",
+    "k < v",
+    "price > 500",
+    "price >= 500.00",
+    "price < 0.5",
+    "price = 123.45",
+    "price BETWEEN 100 AND 200.5",
+    "price NOT BETWEEN 100 AND 200.5",
+    "price > 99.999",
+    "price < k",
+    "day >= DATE '1995-01-01'",
+    "day < '1993-06-30'",
+    "day BETWEEN DATE '1992-01-01' AND DATE '1992-12-31'",
+    "day < day2",
+    "day = day2",
+    "day IN (DATE '1995-03-04', DATE '1990-01-01', '1999-12-31')",
+    "k BETWEEN v AND w",
+    "k NOT BETWEEN v AND w",
+    "5 BETWEEN v AND w",
+    "k IN (1, 2, 3, 50, 99)",
+    "k NOT IN (1, 2, 3)",
+    "k IN (-5)",
+    "v IN (0, 1000, -1000)",
+    "s = 'apple'",
+    "s != 'apple'",
+    "s < 'banana'",
+    "s >= 'c'",
+    "s = ''",
+    "s = 'say \"hi\"'",
+    "s = 'a,b'",
+    "s = 'it''s'",
+    "s IN ('apple', 'kiwi', '')",
+    "s NOT IN ('apple', 'kiwi')",
+    "s > t",
+    "s = t",
+    "s <= t",
+    "s LIKE 'a%'",
+    "s LIKE '%an%'",
+    "s NOT LIKE '%e'",
+    "s LIKE '_____'",
+    "s LIKE '%!%%' ESCAPE '!'",
+    "s LIKE 'caf_'",
+    "s LIKE '100\\%' ESCAPE '\\'",
+    "t LIKE '%'",
+    "k IS NULL",
+    "k IS NOT NULL",
+    "price IS NULL",
+    "s IS NULL",
+    "s IS NOT NULL",
+    "day IS NULL",
+    "NOT k = 5",
+    "NOT k IS NULL",
+    "NOT (k < 10 OR s = 'apple')",
+    "NOT NOT k < 10",
+    "k < 10 OR s = 'apple'",
+    "k < 10 AND s = 'apple'",
+    "k < 10 OR v > 0 AND w < 0",
+    "(k < 10 OR v > 0) AND w < 0",
     "k < 30 AND (s LIKE 'a%' OR s IS NULL) AND NOT price BETWEEN 10 AND 20 OR day > DATE '1999-01-01'",
     "k = 1 OR k = 2 OR k = 3 OR k = 4 OR k = 5 OR k = 6 OR k = 7 OR k = 8 OR k = 9",
-    "NOT (k > 50) OR NOT (price < 10)", "k > 200 OR price IS NULL",
+    "NOT (k > 50) OR NOT (price < 10)",
+    "k > 200 OR price IS NULL",
 };
 
-static const char *const pool_s[] = {"apple", "banana", "cherry", "kiwi", "", "say \"hi\"", "a,b", "it's",
-                                     "multi\nline", "caf\xc3\xa9", "100%", "100x", "zebra", "an", "Apple"};
+static const char *const pool_s[] = {"apple",      "banana", "cherry", "kiwi",        "",
+                                     "say \"hi\"", "a,b",    "it's",   "multi\nline", "caf\xc3\xa9",
+                                     "100%",       "100x",   "zebra",  "an",          "Apple"};
 static const char *const pool_t[] = {"apple", "banana", "mango", "", "zz"};
 
 static void quote_csv(tbuf *b, const char *s) {
@@ -147,7 +210,8 @@ static void check_order(query_plan *q, const uint64_t *ids, uint64_t n, int col,
       CHECK(!(prev_null && !null), "order by column %d: a value after a null at position %llu", col,
             (unsigned long long)i);
       if (!prev_null && !null) {
-        int c = col == 4 ? strcmp(prev, v) : (strtod(prev, NULL) > strtod(v, NULL)) - (strtod(prev, NULL) < strtod(v, NULL));
+        int c = col == 4 ? strcmp(prev, v)
+                         : (strtod(prev, NULL) > strtod(v, NULL)) - (strtod(prev, NULL) < strtod(v, NULL));
         if (desc) c = -c;
         CHECK(c <= 0, "order by column %d %s: '%s' before '%s'", col, desc ? "DESC" : "ASC", prev, v);
         if (c == 0) CHECK(s[i - 1] < s[i], "order by column %d: equal values out of row order", col);
@@ -192,12 +256,24 @@ static void check_or_merge(ps_context *ctx, const tbl_table *t) {
     for (int i = 0; i < terms; i++) {
       char term[64];
       switch (test_rnd() % 6) {
-      case 0: snprintf(term, sizeof term, "%d = k", (int)(test_rnd() % 100)); break;
-      case 1: snprintf(term, sizeof term, "s = %s", strs[test_rnd() % 5]); break;
-      case 2: snprintf(term, sizeof term, "v = %d", (int)(test_rnd() % 2001) - 1000); break;
-      case 3: snprintf(term, sizeof term, "k IN (%d, %d)", (int)(test_rnd() % 100), (int)(test_rnd() % 100)); break;
-      case 4: snprintf(term, sizeof term, "price = %d.%02d", (int)(test_rnd() % 1000), (int)(test_rnd() % 100)); break;
-      default: snprintf(term, sizeof term, "k < %d", (int)(test_rnd() % 10)); break;
+        case 0:
+          snprintf(term, sizeof term, "%d = k", (int)(test_rnd() % 100));
+          break;
+        case 1:
+          snprintf(term, sizeof term, "s = %s", strs[test_rnd() % 5]);
+          break;
+        case 2:
+          snprintf(term, sizeof term, "v = %d", (int)(test_rnd() % 2001) - 1000);
+          break;
+        case 3:
+          snprintf(term, sizeof term, "k IN (%d, %d)", (int)(test_rnd() % 100), (int)(test_rnd() % 100));
+          break;
+        case 4:
+          snprintf(term, sizeof term, "price = %d.%02d", (int)(test_rnd() % 1000), (int)(test_rnd() % 100));
+          break;
+        default:
+          snprintf(term, sizeof term, "k < %d", (int)(test_rnd() % 10));
+          break;
       }
       tbuf_printf(&q, "%s%s", i ? " OR " : "", term);
       uint8_t *one = bitmap_of(ctx, t, term);
@@ -357,8 +433,9 @@ static void known_answers(ps_context *ctx) {
       char err[TOOL_ERR_SIZE];
       int cols[5] = {0, 1, 2, 3, 4};
       if (query_row_ids(&q, 0, &ids, &n, err, sizeof err) == 0) {
-        const char *want = "id,qty,price,day,name\n2,12,,1995-01-01,\n3,7,0.05,,it's\n4,5,100.00,1993-12-31,100%\n"
-                           "5,-3,0.10,2000-02-29,\"\"\n";
+        const char *want =
+            "id,qty,price,day,name\n2,12,,1995-01-01,\n3,7,0.05,,it's\n4,5,100.00,1993-12-31,100%\n"
+            "5,-3,0.10,2000-02-29,\"\"\n";
         for (int host = 0; host < 2; host++) {
           char *s = select_text(&q, ids, n, cols, 5, host);
           CHECK(s && !strcmp(s, want), "select (%s):\n%s", host ? "host" : "gather", s ? s : "(error)");
@@ -417,23 +494,9 @@ int main(int argc, char **argv) {
   const char *backend = argv[1];
   test_seed_init(argc, argv);
   char err[TOOL_ERR_SIZE] = "";
-  ps_context *ctx = NULL, *ref = NULL;
-  ps_context_options o;
-  ps_context_options_init(&o);
-  o.backend = backend;
-  ps_status st = ps_context_create(&o, err, sizeof err, &ctx);
-  if (st != PS_OK) {
-    /* As the library's tests: CUDA without a device is a skip (exit 77) unless
-     * PACKSCAN_REQUIRE_CUDA=1; every other failure (OpenCL without a device
-     * included) fails. */
-    const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
-    if (!strcmp(backend, "cuda") && st == PS_ERR_NO_DEVICE && !(req && !strcmp(req, "1"))) {
-      printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n", err);
-      return 77;
-    }
-    printf("FAIL: cannot create a '%s' context: %s: %s\n", backend, ps_status_name(st), err);
-    return 1;
-  }
+  ps_context *ctx, *ref = NULL;
+  const int made = test_context(backend, &ctx);
+  if (made) return made;
   if (query_context("reference", &ref, err, sizeof err)) {
     printf("FAIL: %s\n", err);
     ps_context_destroy(ctx);

@@ -436,7 +436,8 @@ int main(void) {
     uint8_t *b = NULL;
     size_t bs = 0;
     CHECK(tbl_write_memory(ND, &wc, 1, &b, &bs, err, sizeof err) == 0, "write delta: %s", err);
-    CHECK(file[10] == TBL_VERSION_MINOR && b && b[10] == TBL_VERSION_MINOR, "versions %u and %u", file[10], b ? b[10] : 0);
+    CHECK(file[10] == TBL_VERSION_MINOR && b && b[10] == TBL_VERSION_MINOR, "versions %u and %u", file[10],
+          b ? b[10] : 0);
     tbl_table *dt = NULL;
     CHECK(b && tbl_open_memory(b, bs, 1, &dt, err, sizeof err) == 0, "open delta: %s", err);
     if (dt) {

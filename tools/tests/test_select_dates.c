@@ -165,21 +165,9 @@ int main(int argc, char **argv) {
   }
   const char *backend = argv[1];
   test_seed_init(argc, argv);
-  char err[TOOL_ERR_SIZE] = "";
-  ps_context *ctx = NULL;
-  ps_context_options o;
-  ps_context_options_init(&o);
-  o.backend = backend;
-  ps_status st = ps_context_create(&o, err, sizeof err, &ctx);
-  if (st != PS_OK) {
-    const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
-    if (!strcmp(backend, "cuda") && st == PS_ERR_NO_DEVICE && !(req && !strcmp(req, "1"))) {
-      printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n", err);
-      return 77;
-    }
-    printf("FAIL: cannot create a '%s' context: %s: %s\n", backend, ps_status_name(st), err);
-    return 1;
-  }
+  ps_context *ctx;
+  const int made = test_context(backend, &ctx);
+  if (made) return made;
   printf("backend %s, device %s\n", ps_context_backend(ctx), ps_context_device(ctx));
   known_answers(ctx);
   ps_context_destroy(ctx);

@@ -170,7 +170,7 @@ static void random_comparisons(ps_context *ctx, int rows) {
       v.sec = is_time ? (int64_t)(test_rnd() % 86400) : 1700000000 + (int64_t)(test_rnd() % 400) * 997 - 100000000;
       v.ns = (int32_t)(test_rnd() % 1000000000);
       v.ns = (int32_t)(v.ns - v.ns % sub);
-      if (r == 0) v.ns = 0;              /* at least one value without a fraction in every column */
+      if (r == 0) v.ns = 0;                   /* at least one value without a fraction in every column */
       int ok = r == 0 || test_rnd() % 8 != 0; /* row 0 set: an all-null column would be inferred as int */
       vals[r * NCOLS + c] = v;
       valid[r * NCOLS + c] = ok;
@@ -242,21 +242,9 @@ int main(int argc, char **argv) {
   }
   const char *backend = argv[1];
   test_seed_init(argc, argv);
-  char err[TOOL_ERR_SIZE] = "";
-  ps_context *ctx = NULL;
-  ps_context_options o;
-  ps_context_options_init(&o);
-  o.backend = backend;
-  ps_status st = ps_context_create(&o, err, sizeof err, &ctx);
-  if (st != PS_OK) {
-    const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
-    if (!strcmp(backend, "cuda") && st == PS_ERR_NO_DEVICE && !(req && !strcmp(req, "1"))) {
-      printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n", err);
-      return 77;
-    }
-    printf("FAIL: cannot create a '%s' context: %s\n", backend, lib_error(st, err));
-    return 1;
-  }
+  ps_context *ctx;
+  const int made = test_context(backend, &ctx);
+  if (made) return made;
   printf("backend %s, seed %llu\n", ps_context_backend(ctx), seed);
   named_text_forms();
   inference(ctx);

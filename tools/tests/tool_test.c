@@ -32,8 +32,10 @@ void test_seed_init(int argc, char **argv) {
   test_rnd_seed(seed);
   const int quick = test_quick();
   snprintf(rerun_line, sizeof rerun_line, "seed %llu (rerun: PACKSCAN_SEED=%llu%s %s %s)", seed, seed,
-           quick == 2 ? " PACKSCAN_TEST_QUICK=2" : quick ? " PACKSCAN_TEST_QUICK=1" : "", argc > 0 ? argv[0] : "test",
-           argc > 1 ? argv[1] : "");
+           quick == 2 ? " PACKSCAN_TEST_QUICK=2"
+           : quick    ? " PACKSCAN_TEST_QUICK=1"
+                      : "",
+           argc > 0 ? argv[0] : "test", argc > 1 ? argv[1] : "");
   printf("%s\n", rerun_line);
   fflush(stdout);
 }
@@ -71,4 +73,21 @@ tbl_table *test_make_table(const char *csv, const char *types, uint8_t **file) {
     return NULL;
   }
   return t;
+}
+
+int test_context(const char *backend, ps_context **out) {
+  char err[TOOL_ERR_SIZE] = "";
+  ps_context_options o;
+  ps_context_options_init(&o);
+  o.backend = backend;
+  *out = NULL;
+  ps_status st = ps_context_create(&o, err, sizeof err, out);
+  if (st == PS_OK) return 0;
+  const char *req = getenv("PACKSCAN_REQUIRE_CUDA");
+  if (!strcmp(backend, "cuda") && st == PS_ERR_NO_DEVICE && !(req && !strcmp(req, "1"))) {
+    printf("SKIP: no CUDA device (%s); set PACKSCAN_REQUIRE_CUDA=1 to make this a failure\n", err);
+    return 77;
+  }
+  printf("FAIL: cannot create a '%s' context: %s\n", backend, lib_error(st, err));
+  return 1;
 }

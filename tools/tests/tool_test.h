@@ -35,6 +35,11 @@ void test_seed_init(int argc, char **argv);
 /* PACKSCAN_TEST_QUICK: 0 (full size), 1 (CI) or 2 (the sanitizer size, as in
  * tests/README.md); any other value is 0. */
 int test_quick(void);
+/* Creates the context of the backend a test program was given (argv[1]):
+ * 0 with *out set; else what main returns, the reason printed: 77 (a skip)
+ * for CUDA without a device unless PACKSCAN_REQUIRE_CUDA=1, as the library's
+ * tests do; 1 for every other failure (OpenCL without a device included). */
+int test_context(const char *backend, ps_context **out);
 /* Prints that line again (after the failures, where it is easy to find). */
 void test_print_rerun(void);
 
