@@ -29,50 +29,53 @@ __all__ = ["sql", "partial_of_table", "partial_of_parquet"]
 # makes one) and gives it back: a worker process starts each backend once
 # per thread that runs tasks at the same time, never for every partition, and
 # no context is used by two threads at once (packscan.Context's rule).
-_idle: Dict[Tuple[str, Optional[int]], List[packscan.Context]] = {}
+_idle: Dict[Tuple[str, Optional[int], Optional[str]], List[packscan.Context]] = {}
 _idle_lock = threading.Lock()
 
 
-def _take_context(backend: str, device: Optional[int] = None) -> packscan.Context:
+def _take_context(backend: str, device: Optional[int] = None,
+                  kernel_cache_dir: Optional[str] = None) -> packscan.Context:
     with _idle_lock:
-        pool = _idle.get((backend, device))
+        pool = _idle.get((backend, device, kernel_cache_dir))
         if pool:
             return pool.pop()
-    return packscan.Context(backend, device=device)
+    return packscan.Context(backend, device=device, kernel_cache_dir=kernel_cache_dir)
 
 
-def _give_context(backend: str, ctx: packscan.Context, device: Optional[int] = None) -> None:
+def _give_context(backend: str, ctx: packscan.Context, device: Optional[int] = None,
+                  kernel_cache_dir: Optional[str] = None) -> None:
     with _idle_lock:
-        _idle.setdefault((backend, device), []).append(ctx)
+        _idle.setdefault((backend, device, kernel_cache_dir), []).append(ctx)
 
 
 def partial_of_table(data: Any, statement: str, backend: str = "auto", float_scale: Optional[int] = None,
-                     nan_as_null: bool = False, device: Optional[int] = None) -> Any:
+                     nan_as_null: bool = False, device: Optional[int] = None,
+                     kernel_cache_dir: Optional[str] = None) -> Any:
     """One partition's partial: data (a pyarrow Table, a pandas DataFrame,
     anything packscan.Table takes) imported on this process's context for
-    ``backend`` and ``device`` (packscan.Context's) and run with
-    Table.sql_partial."""
+    ``backend``, ``device`` and ``kernel_cache_dir`` (packscan.Context's) and
+    run with Table.sql_partial."""
     if type(data).__module__.startswith("pandas"):
         import pyarrow as pa
         data = pa.Table.from_pandas(data, preserve_index=False)
     rows = packscan._rows_of(data)
     name = packscan.auto_backend(rows) if backend == "auto" else backend
-    ctx = _take_context(name, device)
+    ctx = _take_context(name, device, kernel_cache_dir)
     try:
         with packscan.Table(data, context=ctx, float_scale=float_scale, nan_as_null=nan_as_null) as t:
             return t.sql_partial(statement)
     finally:
-        _give_context(name, ctx, device)
+        _give_context(name, ctx, device, kernel_cache_dir)
 
 
 def partial_of_parquet(path: str, statement: str, columns: Optional[Sequence[str]] = None, backend: str = "auto",
                        float_scale: Optional[int] = None, nan_as_null: bool = False,
-                       device: Optional[int] = None) -> Any:
+                       device: Optional[int] = None, kernel_cache_dir: Optional[str] = None) -> Any:
     """One Parquet file's partial, read with pyarrow (its own Arrow types:
     decimals, dates, dictionaries) where this runs."""
     import pyarrow.parquet as pq
     table = pq.read_table(path, columns=list(columns) if columns is not None else None)
-    return partial_of_table(table, statement, backend, float_scale, nan_as_null, device)
+    return partial_of_table(table, statement, backend, float_scale, nan_as_null, device, kernel_cache_dir)
 
 
 def _merge_to_partial(*partials: Any) -> Any:
@@ -86,8 +89,8 @@ def _parquet_files(source: Any) -> List[str]:
 
 
 def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None, backend: str = "auto",
-        device: Optional[int] = None, float_scale: Optional[int] = None, nan_as_null: bool = False,
-        split_every: int = 8, merge_context: Optional[packscan.Context] = None,
+        device: Optional[int] = None, kernel_cache_dir: Optional[str] = None, float_scale: Optional[int] = None,
+        nan_as_null: bool = False, split_every: int = 8, merge_context: Optional[packscan.Context] = None,
         **compute_kwargs: Any) -> packscan.Frame:
     """Runs a SELECT statement of ``Table.sql`` over a partitioned data set
     with Dask and returns the merged Frame (what ``Table.sql`` gives on all
@@ -101,7 +104,10 @@ def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None,
     to keep Arrow's types). ``backend``: each worker's ("auto": by the
     partition's rows, as Table). ``device``: each worker's device
     (packscan.Context's; None: the first the worker sees, which is the GPU a
-    scheduler assigns through ``CUDA_VISIBLE_DEVICES``). ``float_scale``: float columns' decimal
+    scheduler assigns through ``CUDA_VISIBLE_DEVICES``). ``kernel_cache_dir``:
+    the workers' on-disk kernel cache (packscan.Context's): a directory on
+    the node's disk that its worker processes share, so a query shape is
+    compiled once per node, not once per process. ``float_scale``: float columns' decimal
     scale, the same in every partition (required for SUM / AVG / MIN / MAX
     or keys of a float column whose partitions would find different scales).
     ``split_every``: partials are merged on the workers in a tree, at most
@@ -113,7 +119,8 @@ def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None,
 
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2, not {split_every!r}")
-    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null, device=device)
+    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null, device=device,
+                kernel_cache_dir=None if kernel_cache_dir is None else os.fspath(kernel_cache_dir))
     if hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
         tasks = [dask.delayed(partial_of_table)(part, statement, **opts) for part in source.to_delayed()]
     else:

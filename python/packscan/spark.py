@@ -46,13 +46,15 @@ def partial_of_ipc(data: Any) -> Any:
 
 
 def partials(df: Any, statement: str, *, backend: str = "auto", device: Optional[int] = None,
-             float_scale: Optional[int] = None, nan_as_null: bool = False) -> List[Any]:
+             kernel_cache_dir: Optional[str] = None, float_scale: Optional[int] = None,
+             nan_as_null: bool = False) -> List[Any]:
     """The partials of df's non-empty partitions, computed on the executors
     and collected to the driver (an empty partition sends none: it would add
     nothing to the merge)."""
     import pyarrow as pa
 
-    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null, device=device)
+    opts = dict(backend=backend, float_scale=float_scale, nan_as_null=nan_as_null, device=device,
+                kernel_cache_dir=kernel_cache_dir)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         batches = [b for b in batches if b.num_rows > 0]
@@ -67,7 +69,7 @@ def partials(df: Any, statement: str, *, backend: str = "auto", device: Optional
 
 
 def sql(df: Any, statement: str, *, backend: str = "auto", device: Optional[int] = None,
-        float_scale: Optional[int] = None, nan_as_null: bool = False,
+        kernel_cache_dir: Optional[str] = None, float_scale: Optional[int] = None, nan_as_null: bool = False,
         merge_context: Optional[packscan.Context] = None) -> packscan.Frame:
     """Runs a SELECT statement of ``Table.sql`` over a Spark DataFrame, one
     partition per task, and returns the merged Frame (what ``Table.sql``
@@ -82,11 +84,14 @@ def sql(df: Any, statement: str, *, backend: str = "auto", device: Optional[int]
     ``device``: each executor's device (packscan.Context's; None: the first
     it sees — Spark's GPU scheduling hands an executor its GPU through
     ``CUDA_VISIBLE_DEVICES`` or its resources, pass that address here).
+    ``kernel_cache_dir``: the executors' on-disk kernel cache, shared by the
+    Python workers of a node.
     ``float_scale``: float columns' decimal scale, the same in every
     partition (required for SUM / AVG / MIN / MAX or keys of a float column
     whose partitions would find different scales). A DataFrame without rows
     gives Table.sql's answer on an empty table of its schema."""
-    got = partials(df, statement, backend=backend, device=device, float_scale=float_scale, nan_as_null=nan_as_null)
+    got = partials(df, statement, backend=backend, device=device, kernel_cache_dir=kernel_cache_dir,
+                   float_scale=float_scale, nan_as_null=nan_as_null)
     if not got:
         from pyspark.sql.pandas.types import to_arrow_schema
         empty = to_arrow_schema(df.schema).empty_table()

@@ -78,6 +78,24 @@ def test_tree_of_merges_and_device(client, dataset):
     got = packscan.dask.sql(root, STATEMENT, float_scale=FLOAT_SCALE, split_every=2, backend="reference", device=0)
     assert pa.table(got).equals(want), f"PACKSCAN_SEED={seed}"
     pools = client.run(lambda: list(packscan.dask._idle))
-    assert any(("reference", 0) in keys for keys in pools.values()), pools
+    assert any(("reference", 0, None) in keys for keys in pools.values()), pools
     with pytest.raises(ValueError, match="split_every"):
         packscan.dask.sql(root, STATEMENT, split_every=1)
+
+
+def test_kernel_cache_dir_reaches_the_workers(client, dataset, tmp_path):
+    """kernel_cache_dir= reaches each worker's context: a directory is used
+    (contexts pooled by it), a path that is a file is refused there, naming
+    the option, and the error comes back to the caller."""
+    root, whole, seed = dataset
+    got = packscan.dask.sql(root, STATEMENT, float_scale=FLOAT_SCALE, backend="reference",
+                            kernel_cache_dir=str(tmp_path))
+    assert pa.table(got).equals(pa.table(packscan.Table(whole, float_scale=FLOAT_SCALE).sql(STATEMENT))), \
+        f"PACKSCAN_SEED={seed}"
+    pools = client.run(lambda: list(packscan.dask._idle))
+    assert any(("reference", None, str(tmp_path)) in keys for keys in pools.values()), pools
+    f = tmp_path / "a-file"
+    f.write_bytes(b"x")
+    with pytest.raises(packscan.PackscanError) as e:
+        packscan.dask.sql(root, STATEMENT, backend="reference", kernel_cache_dir=str(f))
+    assert "kernel_cache_dir" in str(e.value) and f.read_bytes() == b"x"
