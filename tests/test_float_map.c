@@ -189,7 +189,7 @@ static double literal_for(th_rng *r, const fcase *c) {
     case 3:
       return special(r);
     case 4:
-      return th_chance(r, 50) ? NAN : (double)(int64_t)v;
+      return th_chance(r, 50) ? NAN : trunc(v); /* an integer literal near v (no int64 cast: v may be huge) */
     default:
       return v;
   }
