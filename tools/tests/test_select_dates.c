@@ -16,24 +16,7 @@ int failures;
 unsigned long long seed;
 
 static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, int *failed) {
-  char *out = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&out, &len);
-  select_plan p;
-  ps_query_result *res = NULL;
-  char err[TOOL_ERR_SIZE];
-  *failed = 1;
-  if (select_plan_build(ctx, t, sql, strlen(sql), &p, f) == 0) {
-    if (select_plan_run(&p, &res, err, sizeof err) == 0 &&
-        select_write(&p, res, OUT_FORMAT_CSV, 1, f, err, sizeof err) == 0)
-      *failed = 0;
-    else
-      fprintf(f, "%s", err);
-    ps_query_result_destroy(res);
-    select_plan_free(&p);
-  }
-  fclose(f);
-  return out;
+  return test_select_text(ctx, t, sql, OUT_FORMAT_CSV, failed);
 }
 
 static const char *const csv =

@@ -20,23 +20,7 @@ unsigned long long seed;
 #define TYPES "g:int,s:string,x:int,y:decimal(2),dt:date"
 
 static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed) {
-  char *out = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&out, &len);
-  select_plan p;
-  ps_query_result *res = NULL;
-  char err[TOOL_ERR_SIZE];
-  *failed = 1;
-  if (select_plan_build(ctx, t, sql, strlen(sql), &p, f) == 0) {
-    if (select_plan_run(&p, &res, err, sizeof err) == 0 && select_write(&p, res, fmt, 1, f, err, sizeof err) == 0)
-      *failed = 0;
-    else
-      fprintf(f, "%s", err);
-    ps_query_result_destroy(res);
-    select_plan_free(&p);
-  }
-  fclose(f);
-  return out;
+  return test_select_text(ctx, t, sql, fmt, failed);
 }
 
 /* Groups by g: 1 {x 10, -5; y 1.50, NULL}, 2 {x NULL, 3; y 2.25, 1.00},

@@ -91,3 +91,23 @@ int test_context(const char *backend, ps_context **out) {
   printf("FAIL: cannot create a '%s' context: %s\n", backend, lib_error(st, err));
   return 1;
 }
+
+char *test_select_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed) {
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  select_plan p;
+  ps_query_result *res = NULL;
+  char err[TOOL_ERR_SIZE];
+  *failed = 1;
+  if (select_plan_build(ctx, t, sql, strlen(sql), &p, f) == 0) {
+    if (select_plan_run(&p, &res, err, sizeof err) == 0 && select_write(&p, res, fmt, 1, f, err, sizeof err) == 0)
+      *failed = 0;
+    else
+      fprintf(f, "%s", err);
+    ps_query_result_destroy(res);
+    select_plan_free(&p);
+  }
+  fclose(f);
+  return out;
+}

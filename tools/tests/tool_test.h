@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "select_run.h"
 #include "table.h"
 
 /* Defined by each test: the failure count and the seed printed with each failure. */
@@ -40,6 +41,10 @@ int test_quick(void);
  * for CUDA without a device unless PACKSCAN_REQUIRE_CUDA=1, as the library's
  * tests do; 1 for every other failure (OpenCL without a device included). */
 int test_context(const char *backend, ps_context **out);
+/* Runs a SELECT statement on t the way `packscan query` does and returns
+ * what it prints (malloc'ed): the result in fmt with a header, or the
+ * message of the step that failed, with *failed set. */
+char *test_select_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed);
 /* Prints that line again (after the failures, where it is easy to find). */
 void test_print_rerun(void);
 
