@@ -241,6 +241,7 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
     PS_TRY(check_wrap(ctx, data, data_off, d->data_size, "data"));
     if (d->validity_size) PS_TRY(check_wrap(ctx, validity, validity_off, d->validity_size, "validity"));
   }
+  if (device && ctx->group) return ps_group_unsupported(ctx, is_dict ? "ps_column_create_dict_device" : "ps_column_create_for_device");
   if (host && ps_for_desc_encoding(d) != PS_ENCODING_FOR)
     return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                         "%s.encoding is DELTA; host-resident columns are FOR-encoded so far (ps_column_create_%s "
@@ -285,7 +286,13 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
       c->code_limit = dd->count - 1 - d->reference.u;
     }
   }
-  if (host) {
+  if (ctx->group) {
+    st = ps_group_column_parts(ctx, c, dd, d, host);
+    if (st != PS_OK) goto fail;
+    /* The whole column's data are its parts'; its validity handle only says
+     * whether it has one (the zone maps' checks read that), never read. */
+    if (d->validity) c->validity = (ps_devmem){c->parts, 0}, c->validity_size = d->validity_size;
+  } else if (host) {
     /* {host pointer, 0}: what ps_column_chunk stages or maps (stream.c) */
     c->host = true;
     c->data = (ps_devmem){(void *)(uintptr_t)d->data, 0};
@@ -395,6 +402,7 @@ void ps_column_destroy(ps_column *col) {
   if (!col) return;
   ps_context *ctx = col->ctx;
   if (col->host) ps_stage_wait(ctx); /* no copy may still read the caller's memory */
+  ps_group_column_free(col);
   ps_buffer_destroy(col->data_buf);
   ps_buffer_destroy(col->dict_dev_offsets);
   ps_buffer_destroy(col->dict_dev_bytes);
@@ -422,7 +430,7 @@ ps_status ps_column_set_name(ps_column *col, const char *name) {
   }
   ps_host_free(ctx, col->name);
   col->name = copy;
-  return PS_OK;
+  return col->parts ? ps_group_column_set_name(col) : PS_OK;
 }
 
 const char *ps_column_name(const ps_column *col) { return col && col->name ? col->name : ""; }

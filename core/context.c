@@ -83,6 +83,10 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     if (opts_in->struct_size < offsetof(ps_context_options, device_memory_limit) + sizeof(uint64_t))
       o.device_memory_limit = 0;
     if (opts_in->struct_size < offsetof(ps_context_options, max_groups) + sizeof(uint64_t)) o.max_groups = 0;
+    if (opts_in->struct_size < offsetof(ps_context_options, devices) + sizeof(const int32_t *)) {
+      o.device_count = 0;
+      o.devices = NULL;
+    }
     o.struct_size = sizeof o;
   }
   if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
@@ -98,6 +102,15 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "options.device_memory_limit is %llu; expected 0 (the default) or at least %u bytes",
                             (unsigned long long)o.device_memory_limit, (unsigned)PS_DEVICE_MEMORY_LIMIT_MIN);
+  if (o.device_count > PS_MAX_DEVICE_COUNT || (o.device_count && !o.devices))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            o.devices ? "options.device_count is %u; at most %d" : "options.device_count is %u but devices is NULL",
+                            o.device_count, PS_MAX_DEVICE_COUNT);
+  if (o.device_count == 1) { /* one device: an ordinary context of it */
+    o.cuda_device = o.opencl_device = o.devices[0];
+    o.device_count = 0;
+    o.devices = NULL;
+  }
   const char *name = o.backend ? o.backend : "auto";
   if ((o.allocator.alloc == NULL) != (o.allocator.free == NULL))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
@@ -129,7 +142,9 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   ps_internal_options_init(&ctx->options);
 
   ps_status st;
-  if (strcmp(name, "auto") == 0) {
+  if (o.device_count > 1) {
+    st = ps_group_create(ctx, &o, name);
+  } else if (strcmp(name, "auto") == 0) {
     /* Best first; a backend without a device is skipped, and the context
      * reports which one it got (ps_context_backend). */
     st = PS_ERR_NO_DEVICE;
@@ -158,6 +173,7 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   }
   if (st != PS_OK) {
     if (err_buf && err_size) snprintf(err_buf, err_size, "%s", ctx->last_error);
+    ps_group_destroy(ctx);
     ps_free_with(&o.allocator, ctx->kernel_cache_dir);
     ps_free_with(&o.allocator, ctx);
     return st;
@@ -172,15 +188,20 @@ void ps_context_destroy(ps_context *ctx) {
   ps_buffer_destroy(ctx->spare_aux);
   ps_buffer_destroy(ctx->ids_scratch);
   ps_stage_free(ctx);
+  ps_group_destroy(ctx);
   if (ctx->ops) ctx->ops->destroy(ctx->be);
   ps_allocator a = ctx->alloc;
   ps_free_with(&a, ctx->kernel_cache_dir);
   ps_free_with(&a, ctx);
 }
 
-const char *ps_context_backend(const ps_context *ctx) { return ctx && ctx->ops ? ctx->ops->name : ""; }
+const char *ps_context_backend(const ps_context *ctx) {
+  if (ctx && ctx->group) return ps_context_backend(ctx->group->dev[0]);
+  return ctx && ctx->ops ? ctx->ops->name : "";
+}
 
 const char *ps_context_device(const ps_context *ctx) {
+  if (ctx && ctx->group) return ctx->group->device_names;
   return ctx && ctx->ops ? ctx->ops->device_name(ctx->be) : "";
 }
 

@@ -411,6 +411,7 @@ ps_status ps_filter(ps_context *ctx, const ps_expr *expr, uint8_t *bitmap, uint6
     return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL,
                         "bitmap_size is %" PRIu64 "; %" PRIu64 " rows need %" PRIu64 " bytes", bitmap_size, expr->rows,
                         bytes);
+  if (ctx->group) return ps_group_filter(ctx, expr, bitmap, NULL, count);
   /* The device writes into scratch; the caller's bitmap is written only on success. */
   ps_buffer *dev = NULL;
   PS_TRY(ps_buffer_create(ctx, bytes, &dev));
@@ -426,6 +427,7 @@ ps_status ps_filter_device(ps_context *ctx, const ps_expr *expr, ps_buffer *bitm
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   PS_TRY(ps_check_expr(ctx, expr));
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_filter_device");
   if (!bitmap) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer is NULL");
   if (bitmap->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "bitmap buffer belongs to another context");
   if (offset % 4)
@@ -451,5 +453,6 @@ ps_status ps_filter_count(ps_context *ctx, const ps_expr *expr, uint64_t *count)
   ps_clear_error(ctx);
   PS_TRY(ps_check_expr(ctx, expr));
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
+  if (ctx->group) return ps_group_filter(ctx, expr, NULL, NULL, count);
   return ps_run_program(ctx, expr, PS_NO_MEM, PS_NO_MEM, PS_NO_MEM, count);
 }

@@ -85,6 +85,21 @@ static ps_column *interval_column(ps_column *col) {
   return col->type != PS_TYPE_STRING || col->dict.sorted ? col : NULL;
 }
 
+/* Hands e out; in a context over several devices, once it is built on each
+ * device's part of its rows (multi.c). */
+static ps_status finish(ps_context *ctx, ps_expr *e, ps_expr **out) {
+  if (ctx->group) {
+    ps_status st = ps_group_expr_parts(ctx, e);
+    if (st != PS_OK) {
+      e->a = e->b = NULL; /* the operands stay the caller's */
+      ps_expr_destroy(e);
+      return st;
+    }
+  }
+  *out = e;
+  return PS_OK;
+}
+
 static ps_expr *node(ps_context *ctx, ps_expr_kind kind, uint64_t rows) {
   ps_expr *e = ps_calloc_ctx(ctx, 1, sizeof *e);
   if (!e) return NULL;
@@ -116,6 +131,7 @@ static void free_literal(ps_context *ctx, ps_literal *lit) {
 void ps_expr_destroy(ps_expr *e) {
   if (!e) return;
   ps_context *ctx = e->ctx;
+  ps_group_expr_free(e);
   ps_expr_destroy(e->a);
   ps_expr_destroy(e->b);
   free_literal(ctx, &e->lit);
@@ -151,8 +167,7 @@ ps_status ps_expr_compare(ps_context *ctx, ps_column *col, ps_cmp op, ps_literal
     ps_expr_destroy(e);
     return st;
   }
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 }
 
 ps_status ps_expr_compare_columns(ps_context *ctx, ps_column *a, ps_cmp op, ps_column *b, ps_expr **out) {
@@ -172,8 +187,7 @@ ps_status ps_expr_compare_columns(ps_context *ctx, ps_column *a, ps_cmp op, ps_c
   e->col = a;
   e->col_b = b;
   e->cmp = op;
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 }
 
 ps_status ps_expr_between(ps_context *ctx, ps_column *col, ps_literal lo, ps_literal hi, ps_expr **out) {
@@ -197,8 +211,7 @@ ps_status ps_expr_between(ps_context *ctx, ps_column *col, ps_literal lo, ps_lit
     e->lit_b.kind = PS_LIT_INT64;
     goto fail;
   }
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 fail:
   ps_expr_destroy(e);
   return st;
@@ -235,8 +248,7 @@ ps_status ps_expr_in(ps_context *ctx, ps_column *col, const ps_literal *list, si
     }
   }
   e->list_count = count;
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 }
 
 ps_status ps_expr_like(ps_context *ctx, ps_column *col, const char *pattern, size_t len, int escape, int negate,
@@ -269,8 +281,7 @@ ps_status ps_expr_like(ps_context *ctx, ps_column *col, const char *pattern, siz
   if (len) memcpy(e->pattern, pattern, len);
   e->pattern[len] = '\0';
   e->pattern_len = len;
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 }
 
 ps_status ps_expr_is_null(ps_context *ctx, ps_column *col, int negate, ps_expr **out) {
@@ -280,8 +291,7 @@ ps_status ps_expr_is_null(ps_context *ctx, ps_column *col, int negate, ps_expr *
   if (!e) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating an expression");
   e->col = col;
   e->negate = negate != 0;
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 }
 
 static ps_status combine(ps_context *ctx, ps_expr_kind kind, ps_expr *a, ps_expr *b, ps_expr **out) {
@@ -314,8 +324,7 @@ static ps_status combine(ps_context *ctx, ps_expr_kind kind, ps_expr *a, ps_expr
     e->depth = a->depth;
     e->size = a->size + 1;
   }
-  *out = e;
-  return PS_OK;
+  return finish(ctx, e, out);
 }
 
 ps_status ps_expr_and(ps_context *ctx, ps_expr *a, ps_expr *b, ps_expr **out) {

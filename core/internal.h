@@ -84,7 +84,59 @@ struct ps_context {
    * those pieces hold in all, which decide whether its kernel is worth
    * specializing (ps_query_specialize); 0 otherwise. */
   uint64_t query_run_rows;
+  /* A context over several devices (options.devices, multi.c): one context
+   * per device, which every call of this one splits its rows across; NULL
+   * for a context of one device. */
+  struct ps_group *group;
 };
+
+/* ---- contexts over several devices (multi.c) ------------------------------ */
+#define PS_MAX_DEVICES PS_MAX_DEVICE_COUNT
+/* Rows are split across devices in runs of whole multiples of this (a
+ * multiple of every chunk step, DELTA block and the library's zone block). */
+#define PS_GROUP_ROWS ((uint64_t)1 << 16)
+struct ps_column_parts {
+  struct ps_column *col[PS_MAX_DEVICES];
+  void *owned[PS_MAX_DEVICES];
+};
+struct ps_group {
+  uint32_t n;
+  ps_context *dev[PS_MAX_DEVICES];
+  char device_names[512];
+};
+/* Device d's rows [*r0, *r1) of n rows; every column of n rows is split
+ * alike. Device 0 always has a part (perhaps empty); a later device only
+ * when *r0 < *r1. */
+void ps_group_split(const struct ps_group *g, uint64_t n, uint32_t d, uint64_t *r0, uint64_t *r1);
+bool ps_group_has(const struct ps_group *g, uint64_t n, uint32_t d);
+ps_status ps_group_create(ps_context *ctx, const ps_context_options *o, const char *backend);
+void ps_group_destroy(ps_context *ctx);
+/* What a call that has no form over several devices answers. */
+ps_status ps_group_unsupported(ps_context *ctx, const char *call);
+/* The parts of column c of a context over several devices, from the
+ * description it was validated against (column.c); freed with
+ * ps_group_column_free. */
+ps_status ps_group_column_parts(ps_context *ctx, ps_column *c, const ps_dict_desc *dd, const ps_for_desc *d, bool host);
+void ps_group_column_free(ps_column *c);
+ps_status ps_group_column_set_name(ps_column *c);
+ps_status ps_group_set_zones(ps_context *ctx, ps_column *c, const ps_zone_map *z);
+ps_status ps_group_compute_zones(ps_context *ctx, ps_column *c);
+/* Builds expression e (checked, made on the context over several devices)
+ * on each device's part; on failure e has no parts and its operands keep
+ * theirs. */
+ps_status ps_group_expr_parts(ps_context *ctx, ps_expr *e);
+void ps_group_expr_free(ps_expr *e);
+/* The calls over every device (checked as on one device first): a bitmap or
+ * a mask or only the count; row ids; gathers; aggregates of every row;
+ * statistics summed. */
+ps_status ps_group_filter(ps_context *ctx, const ps_expr *e, uint8_t *bitmap, uint8_t *mask, uint64_t *count);
+ps_status ps_group_row_ids(ps_context *ctx, const ps_expr *e, ps_index_type type, void **ids, uint64_t *count);
+ps_status ps_group_gather(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type, uint64_t count,
+                          void *values, uint8_t *validity);
+ps_status ps_group_gather_strings(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
+                                  uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity);
+ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, ps_aggregates *out);
+ps_status ps_group_scan_stats(const ps_context *ctx, ps_scan_stats *out);
 
 struct ps_buffer {
   ps_context *ctx;
@@ -147,6 +199,12 @@ struct ps_column {
    * the mapping, whose exception table (fmap.exc) the column owns. Programs
    * see such a column as unsigned codes (ps_prog_col_of). */
   ps_fmap fmap;
+  /* In a context over several devices: each device's part of the rows
+   * (ps_group_split), a column of that device's context; NULL where a
+   * device has none, and the host copies the parts own (a DELTA column's
+   * blocks laid out again). The fields above describe the whole column; its
+   * data are the parts'. */
+  struct ps_column_parts *parts;
 };
 
 /* A column's zone maps (ps_zone_map), owned. clean: no block holds a valid
@@ -202,6 +260,9 @@ struct ps_expr {
   /* What the zone maps of its columns decide per block (zones.c), made on
    * the first evaluation that may prune and remade when zone maps change. */
   struct ps_prune_plan *prune;
+  /* In a context over several devices: the expression on each device's
+   * part of the rows (ps_column.shard); the node itself is not lowered. */
+  struct ps_expr **shard;
 };
 
 /* ---- errors -------------------------------------------------------------- */

@@ -319,7 +319,7 @@ ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query *
   ps_query *q = ps_calloc_ctx(ctx, 1, sizeof *q);
   if (!q) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query");
   q->ctx = ctx;
-  ps_status st = create_checked(ctx, desc, q);
+  ps_status st = ctx->group ? ps_group_query_create(ctx, desc, q) : create_checked(ctx, desc, q);
   if (st != PS_OK) {
     ps_host_free(ctx, q);
     return st;
@@ -329,7 +329,9 @@ ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query *
 }
 
 void ps_query_destroy(ps_query *q) {
-  if (q) ps_host_free(q->ctx, q);
+  if (!q) return;
+  ps_group_query_free(q);
+  ps_host_free(q->ctx, q);
 }
 
 /* ---- running ---------------------------------------------------------------- */
@@ -624,9 +626,23 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
   return PS_OK;
 }
 
-ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) { return run_query(ctx, q, false, out); }
+/* A context over several devices runs each device's query (multi.c), after
+ * the checks of run_query. */
+static ps_status run_group(ps_context *ctx, ps_query *q, bool partial, ps_query_result **out) {
+  ps_clear_error(ctx);
+  if (!q || !out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "%s is NULL", q ? "out" : "query");
+  if (q->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "query belongs to another context");
+  *out = NULL;
+  return ps_group_query_run(ctx, q, partial, out);
+}
+
+ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
+  if (ctx && ctx->group) return run_group(ctx, q, false, out);
+  return run_query(ctx, q, false, out);
+}
 
 ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **out) {
+  if (ctx && ctx->group) return run_group(ctx, q, true, out);
   if (ctx && q) {
     char label[PS_COLUMN_LABEL_SIZE];
     for (uint32_t k = 0; k < q->prog.n_keys; k++)

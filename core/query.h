@@ -29,7 +29,16 @@ struct ps_value {
   ps_arith op;       /* ARITH */
   ps_expr *when;     /* CASE */
   ps_value *a, *b;   /* ARITH operands; CASE then (a) and else (b, NULL = NULL) */
+  ps_value **shard;  /* a context over several devices: the value on each device (multi.c) */
 };
+
+/* Builds value v (checked, made on a context over several devices) on each
+ * device (multi.c); on failure v has no parts and its operands keep theirs. */
+ps_status ps_group_value_parts(ps_context *ctx, ps_value *v);
+void ps_group_value_free(ps_value *v);
+ps_status ps_group_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query *q);
+void ps_group_query_free(ps_query *q);
+ps_status ps_group_query_run(ps_context *ctx, ps_query *q, bool partial, ps_query_result **out);
 
 /* |v| <= 10^38 - 1. */
 bool ps_i128_fits38(ps_i128 v);
@@ -48,6 +57,7 @@ struct ps_query {
   ps_agg_kind kinds[PS_QMAX_AGGS];
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
   const ps_column *agg_fcol[PS_QMAX_AGGS]; /* as ps_query_result's */
+  struct ps_query **shard; /* a context over several devices: the query on each device (multi.c) */
 };
 
 /* The exact state of one aggregate of one group, from which its value is

@@ -36,7 +36,8 @@ static ps_devmem at(const ps_buffer *b, uint64_t offset) {
 }
 
 static ps_status need_op(ps_context *ctx, const void *fn, const char *what) {
-  if (!fn) return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement %s", ctx->ops->name, what);
+  if (!fn && !ctx->group) /* (each device of a context over several checks its own) */
+    return ps_set_error(ctx, PS_ERR_UNSUPPORTED, "the %s backend does not implement %s", ctx->ops->name, what);
   return PS_OK;
 }
 
@@ -46,6 +47,7 @@ ps_status ps_filter_refine(ps_context *ctx, const ps_expr *expr, const ps_buffer
                            ps_buffer *out, uint64_t out_offset, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_filter_refine");
   PS_TRY(ps_check_expr(ctx, expr));
   uint64_t bytes = bitmap_bytes(expr->rows);
   PS_TRY(check_place(ctx, in, in_offset, bytes, 4, "input selection"));
@@ -60,6 +62,7 @@ ps_status ps_filter_mask_device(ps_context *ctx, const ps_expr *expr, ps_buffer 
                                 uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_filter_mask_device");
   PS_TRY(ps_check_expr(ctx, expr));
   PS_TRY(check_place(ctx, mask, offset, expr->rows, 4, "mask"));
   uint64_t c = 0;
@@ -76,6 +79,7 @@ ps_status ps_filter_mask(ps_context *ctx, const ps_expr *expr, uint8_t *mask, ui
   if (mask_size < expr->rows)
     return ps_set_error(ctx, PS_ERR_BUFFER_TOO_SMALL, "mask_size is %" PRIu64 "; %" PRIu64 " rows need as many bytes",
                         mask_size, expr->rows);
+  if (ctx->group) return ps_group_filter(ctx, expr, NULL, mask, count);
   ps_buffer *dev = NULL;
   PS_TRY(ps_buffer_create(ctx, expr->rows, &dev));
   uint64_t c = 0;
@@ -136,6 +140,7 @@ ps_status ps_selection_row_ids_device(ps_context *ctx, const ps_buffer *selectio
                                       uint64_t capacity, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_selection_row_ids_device");
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
   PS_TRY(check_ids_request(ctx, selection, selection_offset, n, type));
   uint32_t isz = (uint32_t)type;
@@ -164,6 +169,7 @@ ps_status ps_selection_row_ids(ps_context *ctx, const ps_buffer *selection, uint
                                ps_index_type type, void *ids, uint64_t capacity, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_selection_row_ids");
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
   PS_TRY(check_ids_request(ctx, selection, selection_offset, n, type));
   uint32_t isz = (uint32_t)type;
@@ -192,6 +198,7 @@ ps_status ps_filter_row_ids(ps_context *ctx, const ps_expr *expr, ps_index_type 
   uint64_t n = expr->rows;
   /* Refuse what cannot be answered before evaluating anything. */
   PS_TRY(check_ids_type(ctx, n, type));
+  if (ctx->group) return ps_group_row_ids(ctx, expr, type, ids, count);
   ps_buffer *sel = NULL;
   PS_TRY(ps_buffer_create(ctx, bitmap_bytes(n), &sel));
   uint64_t c = 0;
@@ -218,6 +225,7 @@ ps_status ps_filter_row_ids_device(ps_context *ctx, const ps_expr *expr, ps_inde
                                    uint64_t ids_offset, uint64_t capacity, uint64_t *count) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_filter_row_ids_device");
   PS_TRY(ps_check_expr(ctx, expr));
   if (!count) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is NULL");
   uint64_t n = expr->rows;
@@ -373,6 +381,7 @@ ps_status ps_gather_values_device(ps_context *ctx, const ps_column *col, const p
                                   ps_buffer *validity, uint64_t validity_offset) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_gather_values_device");
   uint32_t out_type = 0, vb = 0;
   PS_TRY(gather_common(ctx, col, type, &out_type, &vb));
   uint32_t isz = (uint32_t)type;
@@ -396,6 +405,7 @@ static ps_status gather_host(ps_context *ctx, const ps_column *col, const void *
   uint32_t isz = (uint32_t)type;
   if (count > UINT64_MAX / 8)
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count %" PRIu64 " is too large", count);
+  if (ctx->group) return ps_group_gather(ctx, col, ids, type, count, values, validity);
   /* (a lossless float column is decoded after its codes are gathered: gather_run) */
   if (col->host && col->fmap.map == PS_FLOAT_MAP_DECIMAL)
     return gather_host_column(ctx, col, ids, isz, count, out_type, vb, values, validity);
@@ -433,6 +443,11 @@ ps_status ps_gather_strings(ps_context *ctx, const ps_column *col, const void *i
   /* count + 1 offsets must not wrap (no ids array can hold that many). */
   if (count >= SIZE_MAX / sizeof(int64_t))
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "count is %" PRIu64 "; no ids array holds that many", count);
+  if (ctx->group) {
+    if (count && !ids) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "ids is NULL");
+    if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "column belongs to another context");
+    return ps_group_gather_strings(ctx, col, ids, type, count, offsets, bytes, validity);
+  }
   /* Indexes are gathered on the device; the strings come from the host copy
    * of the dictionary (it is small next to the column). */
   uint32_t *idx = ps_calloc_ctx(ctx, (size_t)(count ? count : 1), sizeof *idx);
@@ -479,6 +494,8 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   if (col->type == PS_TYPE_STRING)
     return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
                         "aggregates need a numeric (FOR) column; the column is a string column");
+  if (ctx->group)
+    return selection ? ps_group_unsupported(ctx, "ps_aggregate over a selection") : ps_group_aggregate(ctx, col, out);
   if (selection) PS_TRY(check_place(ctx, selection, selection_offset, bitmap_bytes(col->n), 4, "selection"));
 
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;

@@ -22,12 +22,29 @@ static ps_value *node(ps_context *ctx, ps_value_kind kind) {
   return v;
 }
 
+/* Hands v out; in a context over several devices, once it is built on each
+ * device's part of its rows (multi.c). */
+static ps_status finish(ps_context *ctx, ps_value *v, ps_value **out) {
+  if (ctx->group) {
+    ps_status st = ps_group_value_parts(ctx, v);
+    if (st != PS_OK) {
+      v->a = v->b = NULL; /* the operands stay the caller's */
+      v->when = NULL;
+      ps_value_destroy(v);
+      return st;
+    }
+  }
+  *out = v;
+  return PS_OK;
+}
+
 static ps_status no_memory(ps_context *ctx) {
   return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a value expression");
 }
 
 void ps_value_destroy(ps_value *v) {
   if (!v) return;
+  ps_group_value_free(v);
   ps_value_destroy(v->a);
   ps_value_destroy(v->b);
   ps_expr_destroy(v->when);
@@ -46,8 +63,7 @@ ps_status ps_value_column(ps_context *ctx, ps_column *col, ps_value **out) {
   v->scale = ps_type_is_float(col->type) || ps_type_is_decimal(col->type) ? col->scale : 0;
   v->rows = col->n;
   v->has_rows = true;
-  *out = v;
-  return PS_OK;
+  return finish(ctx, v, out);
 }
 
 static ps_status make_const(ps_context *ctx, ps_i128 c, uint32_t scale, ps_value **out) {
@@ -55,8 +71,7 @@ static ps_status make_const(ps_context *ctx, ps_i128 c, uint32_t scale, ps_value
   if (!v) return no_memory(ctx);
   v->constant = c;
   v->scale = scale;
-  *out = v;
-  return PS_OK;
+  return finish(ctx, v, out);
 }
 
 ps_status ps_value_literal(ps_context *ctx, ps_literal lit, ps_value **out) {
@@ -94,8 +109,7 @@ ps_status ps_value_null(ps_context *ctx, ps_value **out) {
   PS_TRY(start(ctx, out));
   ps_value *v = node(ctx, PS_VALUE_NULL);
   if (!v) return no_memory(ctx);
-  *out = v;
-  return PS_OK;
+  return finish(ctx, v, out);
 }
 
 static ps_status check_operand(ps_context *ctx, const ps_value *v, const char *what) {
@@ -141,8 +155,7 @@ ps_status ps_value_arith(ps_context *ctx, ps_arith op, ps_value *a, ps_value *b,
   }
   v->a = a;
   v->b = b;
-  *out = v;
-  return PS_OK;
+  return finish(ctx, v, out);
 }
 
 ps_status ps_value_case(ps_context *ctx, ps_expr *when, ps_value *then_value, ps_value *else_value, ps_value **out) {
@@ -166,6 +179,5 @@ ps_status ps_value_case(ps_context *ctx, ps_expr *when, ps_value *then_value, ps
   v->when = when;
   v->a = then_value;
   v->b = else_value;
-  *out = v;
-  return PS_OK;
+  return finish(ctx, v, out);
 }

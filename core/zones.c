@@ -169,6 +169,7 @@ PS_API ps_status ps_column_set_zones(ps_context *ctx, ps_column *col, const ps_z
   ps_clear_error(ctx);
   if (!col) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "col is NULL");
   if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "col belongs to another context");
+  if (ctx->group) return ps_group_set_zones(ctx, col, zones);
   return ps_zones_set(ctx, col, zones, "zones");
 }
 
@@ -187,6 +188,7 @@ PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col) {
   ps_clear_error(ctx);
   if (!col) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "col is NULL");
   if (col->ctx != ctx) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "col belongs to another context");
+  if (ctx->group) return ps_group_compute_zones(ctx, col);
   const uint64_t n = col->n, blocks = (n + PS_ZONE_BLOCK_ROWS - 1) / PS_ZONE_BLOCK_ROWS;
   ps_zones *z = zones_alloc(ctx, PS_ZONE_BLOCK_ROWS, blocks);
   if (!z) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating zone maps of %" PRIu64 " blocks", blocks);
@@ -564,6 +566,7 @@ int ps_prune_state(const ps_prune_plan *p, uint64_t r, uint64_t end, uint64_t *r
 PS_API ps_status ps_context_scan_stats(const ps_context *ctx, ps_scan_stats *out) {
   if (!ctx || !out || out->struct_size < offsetof(ps_scan_stats, bytes_read) + sizeof(uint64_t))
     return PS_ERR_INVALID_ARGUMENT;
+  if (ctx->group) return ps_group_scan_stats(ctx, out);
   uint32_t size = out->struct_size < sizeof *out ? out->struct_size : (uint32_t)sizeof *out;
   ps_scan_stats s = ctx->scan_stats;
   s.struct_size = size;
@@ -572,9 +575,13 @@ PS_API ps_status ps_context_scan_stats(const ps_context *ctx, ps_scan_stats *out
 }
 
 PS_API void ps_context_scan_stats_reset(ps_context *ctx) {
-  if (ctx) memset(&ctx->scan_stats, 0, sizeof ctx->scan_stats);
+  if (!ctx) return;
+  memset(&ctx->scan_stats, 0, sizeof ctx->scan_stats);
+  for (uint32_t i = 0; ctx->group && i < ctx->group->n; i++) ps_context_scan_stats_reset(ctx->group->dev[i]);
 }
 
 PS_API void ps_context_set_zone_pruning(ps_context *ctx, int on) {
-  if (ctx) ctx->zone_pruning = on != 0;
+  if (!ctx) return;
+  ctx->zone_pruning = on != 0;
+  for (uint32_t i = 0; ctx->group && i < ctx->group->n; i++) ps_context_set_zone_pruning(ctx->group->dev[i], on);
 }

@@ -216,7 +216,28 @@ typedef struct ps_context_options {
    * whose groups do not fit in host or device memory fails with
    * PS_ERR_OUT_OF_MEMORY. */
   uint64_t max_groups;
+  /* Several devices (device_count > 1): a context over devices[0..
+   * device_count) — CUDA device ordinals on the cuda backend, device
+   * indexes of opencl_platform on opencl, any numbers on the reference
+   * backend (each an independent instance) — at most PS_MAX_DEVICE_COUNT,
+   * all on one backend (the first device's, for "auto"). Every column is
+   * split by rows across them (each device holds its part: runs of 65536
+   * rows, the first devices a row run more when they do not divide evenly),
+   * and every call runs on all of them at once, its results put together
+   * exactly as one device's (bit for bit). Such a context has no device
+   * memory of its own: ps_buffer_create and the calls that take or fill a
+   * ps_buffer (the *_device forms, ps_filter_refine, ps_selection_row_ids*,
+   * ps_aggregate over a selection) give PS_ERR_UNSUPPORTED; their host-memory
+   * forms work. Device-resident and host-resident columns both split; with
+   * device_memory_limit each device streams its part in its own buffers.
+   * device_count 1 is a context of devices[0] alone; 0 (the default):
+   * cuda_device / opencl_device choose. */
+  uint32_t device_count;
+  const int32_t *devices;
 } ps_context_options;
+
+/** The most devices of one context (ps_context_options.devices). */
+#define PS_MAX_DEVICE_COUNT 16
 
 /** The smallest nonzero ps_context_options.device_memory_limit. */
 #define PS_DEVICE_MEMORY_LIMIT_MIN 65536u
