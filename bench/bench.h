@@ -56,6 +56,7 @@ typedef struct bench {
   uint64_t copy_bytes;
   const char *cases;  /* comma-separated filter, NULL = all */
   const char *widths; /* comma-separated widths of lt / lt_count, NULL = all */
+  const char *devices; /* --devices: the device list of the multi_* cases, NULL = "0,0" */
 
   /* Shared scratch on the device, grown on demand. */
   ps_buffer *bitmap;       /* ceil(rows/8) rounded up to 4 */

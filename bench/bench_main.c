@@ -16,13 +16,15 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: packscan_bench [--backend NAME] [--opencl-platform P] [--rows N] [--table-rows N] [--reps K]\n"
-          "                      [--json FILE]\n"
+          "                      [--json FILE] [--devices LIST]\n"
           "                      [--cases LIST] [--widths LIST] [--quick] [--strict] [--seed S] [--sample N]\n"
           "  --backend NAME  reference, opencl, cuda or auto (default auto)\n"
           "  --opencl-platform P  OpenCL platform: an index or part of its name, e.g. NVIDIA\n"
           "                  (default: $PACKSCAN_OPENCL_PLATFORM, else the library's choice)\n"
           "  --rows N        rows of the large cases (N, or 2^K); default GPU 2^28, CPU 2^24,\n"
           "                  --quick GPU 2^24, CPU 2^20\n"
+          "  --devices LIST  the devices of the multi_* cases (a context over several devices),\n"
+          "                  e.g. 0,1 (default 0,0: two contexts of one device)\n"
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
@@ -32,7 +34,8 @@ static void usage(FILE *f) {
           "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
           "                  thrust_count,thrust_ids (default all); groups: queries (the five\n"
           "                  query cases), groups (the two GROUP BY cases), after (the six after-filter\n"
-          "                  calls), tables (queries and after)\n"
+          "                  calls), tables (queries and after); multi (multi_ssb_q1_1, multi_tpch_q1 and\n"
+          "                  their multi_host_* forms, named only: over --devices)\n"
           "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
           "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
@@ -57,7 +60,10 @@ static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "
                                           "zones_ssb_q1_1", "zones_ssb_q1_2", "zones_ssb_q1_3", "zones_tpch_q6",
                                           "zones_range_1pct",
                                           /* host-resident columns streamed through the device (bench_host.c) */
-                                          "host_lt", "host_lt_pinned"};
+                                          "host_lt", "host_lt_pinned",
+                                          /* a context over several devices (bench_query.c) */
+                                          "multi_ssb_q1_1", "multi_tpch_q1", "multi_host_ssb_q1_1",
+                                          "multi_host_tpch_q1"};
 
 /* Names for sets of cases in --cases: the same list on every backend (the
  * OpenCL-vs-CUDA comparison of bench/compare.py). */
@@ -69,6 +75,7 @@ static const struct {
     {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"groups", "groups_date_qty,groups_price"},
     {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
+    {"multi", "multi_ssb_q1_1,multi_tpch_q1,multi_host_ssb_q1_1,multi_host_tpch_q1"},
 };
 
 /* Every name in a --cases list must be a case or a group (a typo would
@@ -230,6 +237,8 @@ int main(int argc, char **argv) {
       platform = v;
     } else if (strcmp(a, "--json") == 0) {
       json = v;
+    } else if (strcmp(a, "--devices") == 0) {
+      b.devices = v;
     } else if (strcmp(a, "--widths") == 0) {
       b.widths = v;
     } else if (strcmp(a, "--cases") == 0) {

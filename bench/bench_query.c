@@ -615,3 +615,156 @@ void bench_run_zones(bench *b) {
     bench_tables_destroy(&t);
   }
 }
+
+/* ---- several devices ------------------------------------------------------------ */
+
+/* multi_ssb_q1_1, multi_tpch_q1 (columns in each device's memory) and
+ * multi_host_ssb_q1_1, multi_host_tpch_q1 (host-resident columns in pinned
+ * memory where the backend has it, each device streaming its part through
+ * device_memory_limit / 3 staging buffers of its own): the query on a context
+ * over --devices (default 0,0: two contexts of one device), against the same
+ * query on the one-device context of this run, both by the host clock (the
+ * result is on the host when ps_query_run returns), medians. The columns are
+ * the tables' own, read back and made again on the devices' context. */
+static double host_median_ms(bench *b, ps_context *ctx, ps_query *q, ps_query_result **last, ps_status *st) {
+  double t[BENCH_MAX_REPS];
+  const int reps = b->reps < BENCH_MAX_REPS ? b->reps : BENCH_MAX_REPS;
+  for (int i = 0; *st == PS_OK && i < b->warmup + reps; i++) {
+    ps_query_result_destroy(*last);
+    *last = NULL;
+    const double t0 = bench_now_ms();
+    *st = ps_query_run(ctx, q, last);
+    if (i >= b->warmup) t[i - b->warmup] = bench_now_ms() - t0;
+  }
+  if (*st != PS_OK) return 0;
+  for (int i = 1; i < reps; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      const double x = t[j];
+      t[j] = t[j - 1], t[j - 1] = x;
+    }
+  return reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+}
+
+static int parse_devices(const char *s, int32_t *out) {
+  int n = 0;
+  for (const char *p = s; p && *p && n < PS_MAX_DEVICE_COUNT;) {
+    char *end = NULL;
+    const long v = strtol(p, &end, 10);
+    if (end == p) return 0;
+    out[n++] = (int32_t)v;
+    p = *end == ',' ? end + 1 : NULL;
+  }
+  return n;
+}
+
+void bench_run_multi(bench *b, bench_tables *t) {
+  static const char *const names[4] = {"multi_ssb_q1_1", "multi_tpch_q1", "multi_host_ssb_q1_1", "multi_host_tpch_q1"};
+  int32_t devs[PS_MAX_DEVICE_COUNT];
+  const int ndev = parse_devices(b->devices ? b->devices : "0,0", devs);
+  for (int k = 0; k < 4; k++) {
+    if (!b->cases || !wanted_case(b, names[k])) continue; /* only when named */
+    const int which = k % 2 == 0 ? 0 : SSB_QUERIES + 1, host = k >= 2;
+    if (which == 0 ? !t->have_lineorder : !t->have_lineitem) continue;
+    if (b->n_results >= BENCH_MAX_CASES) return;
+    bench_result *res = &b->results[b->n_results++];
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s", names[k]);
+    res->rows = t->n;
+    res->width = -1;
+    res->check = "FAIL";
+    bench_tcol *tc[Q_MAX_COLS];
+    int nc = 0;
+    if (which == 0) {
+      bench_tcol *lo = t->lo;
+      bench_tcol *c4[4] = {&lo[LO_ORDERDATE], &lo[LO_QUANTITY], &lo[LO_DISCOUNT], &lo[LO_EXTENDEDPRICE]};
+      for (nc = 0; nc < 4; nc++) tc[nc] = c4[nc];
+    } else {
+      bench_tcol *li = t->li;
+      bench_tcol *c7[7] = {&li[LI_SHIPDATE], &li[LI_QUANTITY], &li[LI_EXTENDEDPRICE], &li[LI_DISCOUNT],
+                           &li[LI_TAX],      &li[LI_RETURNFLAG], &li[LI_LINESTATUS]};
+      for (nc = 0; nc < 7; nc++) tc[nc] = c7[nc];
+    }
+    uint64_t bytes = 0;
+    for (int i = 0; i < nc; i++) bytes += tc[i]->desc.data_size;
+    res->bytes = (double)bytes;
+    ps_context_options o;
+    ps_context_options_init(&o);
+    o.backend = ps_context_backend(b->ctx);
+    o.device_count = (uint32_t)ndev;
+    o.devices = devs;
+    if (host) o.device_memory_limit = UINT64_C(3) << 28; /* three 256 MiB staging buffers per device */
+    char err[256] = "";
+    ps_context *g = NULL;
+    ps_column *cols[Q_MAX_COLS] = {0};
+    void *mem[Q_MAX_COLS] = {0};
+    int pin[Q_MAX_COLS] = {0}, pinned = host;
+    ps_status st = ndev ? ps_context_create(&o, err, sizeof err, &g) : PS_ERR_INVALID_ARGUMENT;
+    if (!ndev) snprintf(err, sizeof err, "--devices '%s' is not a list of device numbers", b->devices);
+    for (int i = 0; st == PS_OK && i < nc; i++) {
+      const uint64_t size = tc[i]->desc.data_size;
+      mem[i] = host ? bench_pinned_alloc(b, (size_t)(size ? size : 4)) : NULL;
+      pin[i] = mem[i] != NULL;
+      if (host && !mem[i]) pinned = 0;
+      if (!mem[i]) mem[i] = malloc((size_t)(size ? size : 4));
+      if (!mem[i]) {
+        st = PS_ERR_OUT_OF_MEMORY;
+        break;
+      }
+      if (size) st = ps_buffer_read(b->ctx, tc[i]->data, 0, mem[i], size);
+      ps_for_desc d = tc[i]->desc;
+      d.data = mem[i];
+      if (st != PS_OK) break;
+      if (tc[i]->is_dict)
+        st = host ? ps_column_create_dict_host(g, &tc[i]->dict.dict, &d, &cols[i])
+                  : ps_column_create_dict(g, &tc[i]->dict.dict, &d, &cols[i]);
+      else
+        st = host ? ps_column_create_for_host(g, &d, &cols[i]) : ps_column_create_for(g, &d, &cols[i]);
+      if (st != PS_OK) snprintf(err, sizeof err, "%s", ps_context_last_error(g));
+    }
+    qbuilt q1, qg;
+    memset(&q1, 0, sizeof q1);
+    memset(&qg, 0, sizeof qg);
+    ps_column *one[Q_MAX_COLS];
+    for (int i = 0; i < nc; i++) one[i] = tc[i]->col;
+    if (st == PS_OK) st = build_query(b->ctx, which, one, t->n, &q1);
+    if (st == PS_OK) {
+      st = build_query(g, which, cols, t->n, &qg);
+      if (st != PS_OK) snprintf(err, sizeof err, "%s", ps_context_last_error(g));
+    }
+    ps_query_result *r1 = NULL, *rg = NULL;
+    double one_ms = 0, group_ms = 0;
+    if (st == PS_OK) one_ms = host_median_ms(b, b->ctx, q1.query, &r1, &st);
+    if (st == PS_OK) {
+      group_ms = host_median_ms(b, g, qg.query, &rg, &st);
+      if (st != PS_OK) snprintf(err, sizeof err, "%s", ps_context_last_error(g));
+    }
+    if (st == PS_OK) {
+      char why[160] = "";
+      res->check = check_result(t, which, rg, why, sizeof why) ? "ok" : "FAIL";
+      res->t.reps = b->reps;
+      res->t.med = res->t.min = res->t.max = group_ms;
+      snprintf(res->note, sizeof res->note,
+               "devices %s%s: %.3f ms; one device %.3f ms: %.2fx; %.1f GB/s of packed columns%s%s",
+               b->devices ? b->devices : "0,0", host ? (pinned ? ", host-resident pinned" : ", host-resident pageable") : "",
+               group_ms, one_ms, group_ms > 0 ? one_ms / group_ms : 0.0, (double)bytes / (group_ms * 1e6),
+               why[0] ? "; " : "", why);
+    } else {
+      snprintf(res->note, sizeof res->note, "%s: %.200s", ps_status_name(st), err[0] ? err : "");
+      res->check = st == PS_ERR_UNSUPPORTED || st == PS_ERR_NO_DEVICE ? "skip" : "FAIL";
+    }
+    ps_query_result_destroy(r1);
+    ps_query_result_destroy(rg);
+    qbuilt_free(&q1);
+    qbuilt_free(&qg);
+    for (int i = 0; i < nc; i++) ps_column_destroy(cols[i]);
+    ps_context_destroy(g);
+    for (int i = 0; i < nc; i++) {
+      if (!mem[i]) continue;
+      if (pin[i])
+        bench_pinned_free(b, mem[i]);
+      else
+        free(mem[i]);
+    }
+    bench_print_result(b, res);
+  }
+}

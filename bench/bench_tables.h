@@ -93,6 +93,8 @@ void bench_run_after(bench *b, bench_tables *t);
 void bench_run_queries(bench *b, bench_tables *t);
 /* GROUP BY of 10^5..10^6 groups over lineitem (bench_query.c). */
 void bench_run_groups(bench *b, bench_tables *t);
+/* The queries on a context over several devices (--devices), named only. */
+void bench_run_multi(bench *b, bench_tables *t);
 /* The zone-map cases (bench_query.c): SSB Q1.1-Q1.3, TPC-H Q6 and a filter
  * over 1 % of the order dates, each with pruning off and on, on the tables
  * as generated and sorted by date; the bytes the library read per call. */
