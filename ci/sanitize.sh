@@ -28,7 +28,8 @@
 #         packscan, linked statically into the tests, keeps its thread-local
 #         state) and every heap block, so packscan's own leaks are still
 #         reported.
-#   tsan  ThreadSanitizer, in build-tsan: the threads.* and query_compile.* tests (suppressions in
+#   tsan  ThreadSanitizer, in build-tsan: the threads.*, query_compile.* and multi_device.* tests
+#         (a thread per device of a context over several; suppressions in
 #         ci/tsan.supp when present); none yet is not a failure.
 # Usage: ci/sanitize.sh [asan] [tsan]   (default: both)
 # Reports go to log files as well as the test's output (a report inside a
@@ -48,7 +49,7 @@ which=("$@")
 # link the instrumented library).
 asan_exclude=${ASAN_EXCLUDE:-'^(filter_edge_jit\.opencl|opencl_set\.opencl\.staged|filter_(edge|random)\.opencl\.like_device|thrust.*|c_consumer.*)$'}
 ((${#which[@]})) || which=(asan tsan)
-tsan_tests='^(threads|query_compile)\.'
+tsan_tests='^(threads|query_compile|multi_device)\.'
 
 # configure DIR FLAGS: a sanitizer build of everything but CUDA and the benchmark.
 configure() {
@@ -112,14 +113,15 @@ for s in "${which[@]}"; do
       echo "== TSan build (build-tsan)"
       configure build-tsan "-fsanitize=thread"
       # Only the programs with threads of their own are built: threads.* (many
-      # contexts at once) and query_compile.* (each context's background
-      # kernel builds); nothing else runs here.
+      # contexts at once), query_compile.* (each context's background
+      # kernel builds) and multi_device.* (a thread per device); nothing else
+      # runs here.
       tests=$(ctest --test-dir build-tsan -N -R "$tsan_tests" | sed -n 's/^ *Test *#[0-9]*: //p')
       if [ -z "$tests" ]; then
         echo "no threads.* tests in this tree: nothing to run under ThreadSanitizer"
         continue
       fi
-      cmake --build build-tsan -j "$jobs" --target test_threads test_query_compile
+      cmake --build build-tsan -j "$jobs" --target test_threads test_query_compile test_multi_device
       rep="$root/build-tsan/sanitizer-reports"
       rm -rf "$rep" && mkdir -p "$rep"
       supp=""
