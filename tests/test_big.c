@@ -4,7 +4,10 @@
  * x == 1 is the packed stream itself AND the validity, so every byte (the
  * ones around row 2^32 and the 3 tail bits included) and the count are known
  * without an oracle pass. Registered for cuda (big.cuda); runs by hand on any
- * backend: PACKSCAN_BIG_ROWS=<n> test_big <backend>.
+ * backend: PACKSCAN_BIG_ROWS=<n> test_big <backend>. Then the same column
+ * host-resident, streamed through 256 MB of staging, on a context of one
+ * device and on a context over two (device 0 twice, or PACKSCAN_TEST_DEVICES
+ * "0,1"): the counts and the host bitmap again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,43 @@ int main(int argc, char **argv) {
     ps_expr_destroy(e);
   }
   ps_column_destroy(col);
+
+  /* host-resident: one device, then two */
+  int32_t devs[2] = {0, 0};
+  const char *denv = getenv("PACKSCAN_TEST_DEVICES");
+  if (denv && *denv) sscanf(denv, "%d,%d", &devs[0], &devs[1]);
+  for (int ndev = 1; ndev <= 2; ndev++) {
+    th_case("host-resident, %d device%s", ndev, ndev > 1 ? "s" : "");
+    ps_context_options o;
+    th_options(&o, th.backend, 0);
+    o.device_memory_limit = (uint64_t)3 << 28;
+    o.device_count = (uint32_t)ndev;
+    o.devices = devs;
+    char err[512];
+    ps_context *hctx = NULL;
+    if (!CHECKF(ps_context_create(&o, err, sizeof err, &hctx) == PS_OK, "context: %s", err)) continue;
+    ps_column *hc = NULL;
+    ps_expr *e = NULL;
+    if (CHECK_OK(hctx, ps_column_create_for_host(hctx, &d, &hc)) &&
+        CHECK_OK(hctx, ps_expr_compare(hctx, hc, PS_EQ, ps_lit_int(1), &e))) {
+      expected(want, data, valid, n, 0);
+      const uint64_t want_count = popcount_bytes(want, nb);
+      uint64_t count = 0;
+      memset(got, 0xAB, nb + 8);
+      if (CHECK_OK(hctx, ps_filter(hctx, e, got, nb + 8, &count))) {
+        check_bitmap(got, want, nb, "host-resident bitmap");
+        CHECKF(count == want_count, "host-resident count %llu, expected %llu", (unsigned long long)count,
+               (unsigned long long)want_count);
+      }
+      count = 0;
+      if (CHECK_OK(hctx, ps_filter_count(hctx, e, &count)))
+        CHECKF(count == want_count, "host-resident ps_filter_count %llu, expected %llu", (unsigned long long)count,
+               (unsigned long long)want_count);
+    }
+    ps_expr_destroy(e);
+    ps_column_destroy(hc);
+    ps_context_destroy(hctx);
+  }
   free(data);
   free(valid);
   free(want);
