@@ -438,3 +438,43 @@ ps_context *th_reference_context(uint64_t max_chunk_rows) {
   }
   return ctx;
 }
+
+ps_status th_result_text(const ps_query_result *res, uint32_t n_keys, uint32_t n_aggs, char **out) {
+  *out = NULL;
+  const uint32_t fields = n_keys + n_aggs;
+  const uint64_t groups = ps_query_result_groups(res);
+  const size_t cap = (size_t)(groups + 1) * (fields + 1) * (PS_DATUM_TEXT_SIZE + 2);
+  char *text = th_malloc(cap);
+  size_t n = 0;
+  text[0] = '\0';
+  ps_status st = PS_OK;
+  for (uint64_t g = 0; g < groups && st == PS_OK; g++) {
+    for (uint32_t k = 0; k < fields && st == PS_OK; k++) {
+      ps_datum dt;
+      st = k < n_keys ? ps_query_result_key(res, g, k, &dt) : ps_query_result_value(res, g, k - n_keys, &dt);
+      char one[PS_DATUM_TEXT_SIZE];
+      if (st == PS_OK && dt.is_null)
+        strcpy(one, "NULL");
+      else if (st == PS_OK)
+        st = ps_datum_format(&dt, one, sizeof one);
+      const char *sep = k + 1 == fields ? "\n" : k + 1 == n_keys ? " |" : " ";
+      if (st == PS_OK) n += (size_t)snprintf(text + n, cap - n, "%s%s", one, sep);
+    }
+  }
+  if (st == PS_OK)
+    *out = text;
+  else
+    free(text);
+  return st;
+}
+
+uint64_t th_row_id(const uint8_t *ids, uint32_t isz, uint64_t i) {
+  if (isz == 4) {
+    uint32_t v;
+    memcpy(&v, ids + 4 * i, 4);
+    return v;
+  }
+  uint64_t v;
+  memcpy(&v, ids + 8 * i, 8);
+  return v;
+}

@@ -133,6 +133,14 @@ int th_chunked_skip(const uint64_t *ns, size_t k, uint64_t max_chunk_rows);
 /* 1 when th.backend is "reference". */
 int th_is_reference(void);
 
+/* Row id i of an array of isz-byte (4 or 8) ids. */
+uint64_t th_row_id(const uint8_t *ids, uint32_t isz, uint64_t i);
+
+/* A query's result as text, group by group ("key key |value value ...\n",
+ * n_keys keys and n_aggs values each), into *out (malloc'd); or NULL with
+ * the status of the call that failed. */
+ps_status th_result_text(const ps_query_result *res, uint32_t n_keys, uint32_t n_aggs, char **out);
+
 /* Allocation that never returns NULL (tests stop on host OOM). */
 void *th_malloc(size_t size);
 void *th_calloc(size_t n, size_t size);

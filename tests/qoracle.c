@@ -1,4 +1,4 @@
-/* The query oracle of test_query (qoracle.h). */
+/* The query oracle of test_query and test_query_groups (qoracle.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,6 +335,63 @@ void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res) 
   }
   free(vals);
   free(rows);
+}
+
+void oresult_free(oresult *res) {
+  free(res->keys);
+  free(res->values);
+  res->keys = res->values = NULL;
+}
+
+ps_status oq_run(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q, int again, ps_query_result **res) {
+  ps_value *vals[PS_QUERY_MAX_AGGS] = {0};
+  ps_expr *where = NULL;
+  ps_agg aggs[PS_QUERY_MAX_AGGS];
+  ps_status st = q->where ? on_build(ctx, q->where, h, &where) : PS_OK;
+  for (int a = 0; st == PS_OK && a < q->n_aggs; a++) {
+    if (q->vals[a]) st = qn_build(ctx, q->vals[a], h, &vals[a]);
+    aggs[a].kind = q->kinds[a];
+    aggs[a].value = vals[a];
+  }
+  ps_query *pq = NULL;
+  if (st == PS_OK) {
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = n;
+    d.where = where;
+    d.n_keys = (uint32_t)q->n_keys;
+    for (int k = 0; k < q->n_keys; k++) d.keys[k] = h[q->keys[k]];
+    d.n_aggs = (uint32_t)q->n_aggs;
+    d.aggs = aggs;
+    st = ps_query_create(ctx, &d, &pq);
+  }
+  if (st == PS_OK) {
+    st = ps_query_run(ctx, pq, res);
+    if (st == PS_OK && again) {
+      ps_query_result *second = NULL;
+      if (CHECK_OK(ctx, ps_query_run(ctx, pq, &second)))
+        CHECK(ps_query_result_groups(second) == ps_query_result_groups(*res));
+      ps_query_result_destroy(second);
+    }
+  }
+  ps_query_destroy(pq);
+  for (int a = 0; a < q->n_aggs; a++) ps_value_destroy(vals[a]);
+  ps_expr_destroy(where);
+  return st;
+}
+
+int oq_datum_eq(const ps_datum *x, const ps_datum *y, int doubles) {
+  if (x->is_null || y->is_null) return x->is_null && y->is_null;
+  if (!x->str != !y->str) return 0;
+  if (x->str) return x->str_len == y->str_len && !memcmp(x->str, y->str, x->str_len);
+  return x->lo == y->lo && x->hi == y->hi && x->scale == y->scale &&
+         (!doubles || !memcmp(&x->as_double, &y->as_double, sizeof x->as_double));
+}
+
+void oq_print_datum(const char *what, const ps_datum *d) {
+  char buf[PS_DATUM_TEXT_SIZE + 64];
+  if (ps_datum_format(d, buf, sizeof buf) != PS_OK) strcpy(buf, "(unformattable)");
+  fprintf(stderr, "    %s: %s (scale %u, double %.17g)\n", what, buf, d->scale, d->as_double);
 }
 
 qnode *col_node(int c) {

@@ -1,8 +1,9 @@
 /*
- * The query oracle of test_query: value trees and queries in the test's own
- * structs, built through the public API, and evaluated row by row on decoded
- * values (oracle.c) with 128-bit integers; groups found by sorting the rows'
- * decoded keys. Shares no code with the library's lowering or kernels.
+ * The query oracle of test_query and test_query_groups: value trees and
+ * queries in the test's own structs, built and run through the public API,
+ * and evaluated row by row on decoded values (oracle.c) with 128-bit
+ * integers; groups found by sorting the rows' decoded keys. Shares no code
+ * with the library's lowering or kernels.
  */
 #ifndef PS_TEST_QORACLE_H
 #define PS_TEST_QORACLE_H
@@ -62,5 +63,17 @@ ps_datum onull(void);
 /* The expected result of q over n rows: status, groups in key order, their
  * keys (2 per group) and values (PS_QUERY_MAX_AGGS per group), malloc'd. */
 void oracle_query(tcol *const *cols, uint64_t n, const oquery *q, oresult *res);
+void oresult_free(oresult *res);
+
+/* Runs q through the public API in ctx (the library's columns h, n rows): the
+ * result in *res, or the status. With again, the prepared query runs a second
+ * time and must give as many groups (checked). */
+ps_status oq_run(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q, int again, ps_query_result **res);
+/* Whether x and y are one datum: both NULL, equal strings (dictionary keys:
+ * whichever index holds them), or the same unscaled value at the same scale;
+ * with doubles, also the same double rendering, bit for bit. */
+int oq_datum_eq(const ps_datum *x, const ps_datum *y, int doubles);
+/* "    what: text (scale s, double d)" on stderr. */
+void oq_print_datum(const char *what, const ps_datum *d);
 
 #endif /* PS_TEST_QORACLE_H */

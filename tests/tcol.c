@@ -97,6 +97,15 @@ void tcol_pack(uint8_t *data, uint64_t n, uint32_t w, const uint64_t *codes) {
   }
 }
 
+uint64_t tcol_code(const tcol *c, uint64_t i) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < c->width; b++) {
+    uint64_t k = i * c->width + b;
+    v |= (uint64_t)((c->data[k >> 3] >> (k & 7)) & 1) << b;
+  }
+  return v;
+}
+
 static void fill_common(tcol *c, uint64_t n, uint32_t width, const uint64_t *codes,
                         const uint8_t *validity, th_rng *garbage) {
   c->n = n;
@@ -539,6 +548,47 @@ tcol *tcol_random_dict_partner(th_rng *r, const tcol *src, int same_dict, int nu
   tcol *c = dict_column(r, &dict, flag, src->n, w, null_mode);
   tstrs_free(&dict);
   return c;
+}
+
+/* ---- reshaping ----------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+void tcol_reshape(th_rng *r, tcol *c, int shape) {
+  const uint64_t n = c->n;
+  if (shape == TSHAPE_RANDOM || n == 0) return;
+  free(c->ocodes); /* the oracle decodes the new codes */
+  c->ocodes = NULL;
+  if (shape == TSHAPE_ALL_NULL) {
+    free(c->validity);
+    c->validity = th_calloc((n + 7) / 8, 1);
+    return;
+  }
+  uint64_t *codes = th_malloc(n * 8), *valid = th_malloc(n * 8), nv = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    codes[i] = tcol_code(c, i);
+    if (tcol_valid(c, i)) valid[nv++] = codes[i];
+  }
+  qsort(valid, nv, 8, cmp_u64);
+  if (shape == TSHAPE_CONSTANT)
+    for (uint64_t i = 0; i < nv; i++) valid[i] = valid[nv / 2];
+  if (shape == TSHAPE_CLUSTERED) {
+    uint64_t win = 16 + th_below(r, 300);
+    for (uint64_t i = 0; i < nv; i++) {
+      uint64_t j = i - i % win + th_below(r, (nv - (i - i % win)) < win ? nv - (i - i % win) : win);
+      uint64_t t = valid[i];
+      valid[i] = valid[j], valid[j] = t;
+    }
+  }
+  for (uint64_t i = 0, k = 0; i < n; i++)
+    if (tcol_valid(c, i)) codes[i] = valid[k++];
+  memset(c->data, 0, c->data_size);
+  tcol_pack(c->data, n, c->width, codes);
+  free(codes);
+  free(valid);
 }
 
 const char *tcol_describe(const tcol *c, char *buf, size_t size) {

@@ -79,6 +79,8 @@ uint32_t tcol_bits(uint64_t v);
  * stream bits [i*w, (i+1)*w), LSB first): ORed into data's ceil(n*w/8)
  * bytes, which the caller zeroes. */
 void tcol_pack(uint8_t *data, uint64_t n, uint32_t w, const uint64_t *codes);
+/* Code i of c, read from its data bit by bit (LSB first). */
+uint64_t tcol_code(const tcol *c, uint64_t i);
 /* The description of a FOR column of n codes of `width` bits (data_size;
  * validity_size when with_validity) whose data and validity pointers the
  * caller sets, or leaves NULL for a column over device buffers. */
@@ -121,6 +123,13 @@ tcol *tcol_random_dict(th_rng *r, uint64_t n, uint32_t w, size_t d, int sorted, 
  * src's dictionary; else another dictionary that shares about half of its
  * strings. */
 tcol *tcol_random_dict_partner(th_rng *r, const tcol *src, int same_dict, int null_mode);
+
+/* Shapes of a column's codes, for zone maps to decide. */
+enum { TSHAPE_SORTED, TSHAPE_CLUSTERED, TSHAPE_CONSTANT, TSHAPE_ALL_NULL, TSHAPE_RANDOM, TSHAPE_COUNT };
+/* Reshapes c's codes in place: the valid rows' codes sorted, sorted then
+ * shuffled within windows (drawn from r), all equal, or the rows made null;
+ * TSHAPE_RANDOM leaves them. Null rows keep whatever code they hold. */
+void tcol_reshape(th_rng *r, tcol *c, int shape);
 
 /* Short description "int8 w=7 M=-3 scale=0 n=1000 nulls" into buf. */
 const char *tcol_describe(const tcol *c, char *buf, size_t size);

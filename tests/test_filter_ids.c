@@ -27,17 +27,6 @@ static ps_context *ctxs[NCTX];
 
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
-static uint64_t get_id(const uint8_t *p, uint32_t isz, uint64_t i) {
-  if (isz == 4) {
-    uint32_t v;
-    memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  uint64_t v;
-  memcpy(&v, p + 8 * i, 8);
-  return v;
-}
-
 /* The expected ids: the set bits of the oracle's bitmap. */
 static uint64_t *want_ids(const uint8_t *bits, uint64_t n, uint64_t *count) {
   uint64_t c = 0;
@@ -74,7 +63,7 @@ static void run_one(ps_context *ctx, const ps_expr *e, uint32_t isz, const uint6
                     msg)) {
     CHECKF(c == wc, "%s: count %llu, expected %llu", label, ull(c), ull(wc));
     for (uint64_t i = 0; i < wc && i < c; i++) {
-      uint64_t got = get_id(host + off, isz, i);
+      uint64_t got = th_row_id(host + off, isz, i);
       if (!CHECKF(got == want[i], "%s: uint%u id[%llu] = %llu, expected %llu (of %llu)", label, isz * 8, ull(i),
                   ull(got), ull(want[i]), ull(wc)))
         break;

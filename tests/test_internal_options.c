@@ -244,25 +244,7 @@ static ps_status query_text(ps_context *ctx, ps_column *const *h, char **out) {
     st = ps_query_create(ctx, &d, &q);
   }
   if (st == PS_OK) st = ps_query_run(ctx, q, &res);
-  if (st == PS_OK) {
-    const uint64_t groups = ps_query_result_groups(res);
-    const size_t cap = (size_t)(groups + 1) * 6 * (PS_DATUM_TEXT_SIZE + 2);
-    char *text = th_malloc(cap);
-    size_t n = 0;
-    text[0] = '\0';
-    for (uint64_t g = 0; g < groups && st == PS_OK; g++) {
-      ps_datum dt;
-      for (uint32_t k = 0; k < 5 && st == PS_OK; k++) {
-        st = k == 0 ? ps_query_result_key(res, g, 0, &dt) : ps_query_result_value(res, g, k - 1, &dt);
-        char one[PS_DATUM_TEXT_SIZE];
-        if (st == PS_OK && dt.is_null) strcpy(one, "NULL");
-        else if (st == PS_OK) st = ps_datum_format(&dt, one, sizeof one);
-        if (st == PS_OK) n += (size_t)snprintf(text + n, cap - n, "%s%s", one, k == 0 ? " |" : k == 4 ? "\n" : " ");
-      }
-    }
-    if (st == PS_OK) *out = text;
-    else free(text);
-  }
+  if (st == PS_OK) st = th_result_text(res, 1, 4, out);
   ps_query_result_destroy(res);
   ps_query_destroy(q);
   ps_expr_destroy(where);

@@ -34,20 +34,6 @@ static const uint64_t chunk_rows[NCTX] = {0, 64, 96};
 
 /* ---- running and comparing ----------------------------------------------------- */
 
-static int datum_eq(const ps_datum *x, const ps_datum *y) {
-  if (x->is_null || y->is_null) return x->is_null && y->is_null;
-  if (!x->str != !y->str) return 0;
-  /* dictionary keys: equal strings are one key, whichever index holds them */
-  if (x->str) return x->str_len == y->str_len && !memcmp(x->str, y->str, x->str_len);
-  return x->lo == y->lo && x->hi == y->hi && x->scale == y->scale;
-}
-
-static void print_datum(const char *what, const ps_datum *d) {
-  char buf[PS_DATUM_TEXT_SIZE + 64];
-  if (ps_datum_format(d, buf, sizeof buf) != PS_OK) strcpy(buf, "(unformattable)");
-  fprintf(stderr, "    %s: %s (scale %u, double %.17g)\n", what, buf, d->scale, d->as_double);
-}
-
 static void print_query(trun *tr, const oquery *q) {
   fprintf(stderr, "    WHERE ");
   if (q->where)
@@ -68,44 +54,6 @@ static void print_query(trun *tr, const oquery *q) {
   }
 }
 
-/* Runs q through the public API in ctx (columns h); the result or status. */
-static ps_status run_query(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q, ps_query_result **res) {
-  ps_value *vals[PS_QUERY_MAX_AGGS] = {0};
-  ps_expr *where = NULL;
-  ps_agg aggs[PS_QUERY_MAX_AGGS];
-  ps_status st = q->where ? on_build(ctx, q->where, h, &where) : PS_OK;
-  for (int a = 0; st == PS_OK && a < q->n_aggs; a++) {
-    if (q->vals[a]) st = qn_build(ctx, q->vals[a], h, &vals[a]);
-    aggs[a].kind = q->kinds[a];
-    aggs[a].value = vals[a];
-  }
-  ps_query *pq = NULL;
-  if (st == PS_OK) {
-    ps_query_desc d;
-    ps_query_desc_init(&d);
-    d.rows = n;
-    d.where = where;
-    d.n_keys = (uint32_t)q->n_keys;
-    for (int k = 0; k < q->n_keys; k++) d.keys[k] = h[q->keys[k]];
-    d.n_aggs = (uint32_t)q->n_aggs;
-    d.aggs = aggs;
-    st = ps_query_create(ctx, &d, &pq);
-  }
-  if (st == PS_OK) {
-    st = ps_query_run(ctx, pq, res);
-    if (st == PS_OK) { /* a prepared query runs again to the same result */
-      ps_query_result *again = NULL;
-      if (CHECK_OK(ctx, ps_query_run(ctx, pq, &again)))
-        CHECK(ps_query_result_groups(again) == ps_query_result_groups(*res));
-      ps_query_result_destroy(again);
-    }
-  }
-  ps_query_destroy(pq);
-  for (int a = 0; a < q->n_aggs; a++) ps_value_destroy(vals[a]);
-  ps_expr_destroy(where);
-  return st;
-}
-
 /* Compares the library's result in ctx (and in the reference, when given) with
  * the oracle's. */
 static int check_query(trun *tr, ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q,
@@ -113,7 +61,7 @@ static int check_query(trun *tr, ps_context *ctx, ps_column *const *h, uint64_t 
   oresult o;
   oracle_query(tr->cols, n, q, &o);
   ps_query_result *res = NULL;
-  ps_status st = run_query(ctx, h, n, q, &res);
+  ps_status st = oq_run(ctx, h, n, q, 1, &res);
   int ok = CHECKF(st == o.status, "%s: status %s (%s), oracle %s", label, ps_status_name(st),
                   ps_context_last_error(ctx), ps_status_name(o.status));
   if (ok && st == PS_OK) {
@@ -123,16 +71,16 @@ static int check_query(trun *tr, ps_context *ctx, ps_column *const *h, uint64_t 
       for (int k = 0; ok && k < q->n_keys; k++) {
         ps_datum d;
         CHECK_OK(NULL, ps_query_result_key(res, g, (uint32_t)k, &d));
-        ok = CHECKF(datum_eq(&d, &o.keys[g * 2 + k]), "%s: group %llu key %d differs", label,
+        ok = CHECKF(oq_datum_eq(&d, &o.keys[g * 2 + k], 0), "%s: group %llu key %d differs", label,
                     (unsigned long long)g, k);
-        if (!ok) print_datum("got", &d), print_datum("oracle", &o.keys[g * 2 + k]);
+        if (!ok) oq_print_datum("got", &d), oq_print_datum("oracle", &o.keys[g * 2 + k]);
       }
       for (int a = 0; ok && a < q->n_aggs; a++) {
         ps_datum d;
         CHECK_OK(NULL, ps_query_result_value(res, g, (uint32_t)a, &d));
         const ps_datum *want = &o.values[g * PS_QUERY_MAX_AGGS + a];
-        ok = CHECKF(datum_eq(&d, want), "%s: group %llu aggregate %d differs", label, (unsigned long long)g, a);
-        if (!ok) print_datum("got", &d), print_datum("oracle", want);
+        ok = CHECKF(oq_datum_eq(&d, want, 0), "%s: group %llu aggregate %d differs", label, (unsigned long long)g, a);
+        if (!ok) oq_print_datum("got", &d), oq_print_datum("oracle", want);
         /* the double rendering is the nearest double of the exact text */
         char text[PS_DATUM_TEXT_SIZE];
         if (ok && !d.is_null && CHECK_OK(NULL, ps_datum_format(&d, text, sizeof text)))
@@ -142,8 +90,7 @@ static int check_query(trun *tr, ps_context *ctx, ps_column *const *h, uint64_t 
   }
   if (!ok) print_query(tr, q);
   ps_query_result_destroy(res);
-  free(o.keys);
-  free(o.values);
+  oresult_free(&o);
   return ok;
 }
 
@@ -632,7 +579,7 @@ static void edge_cases(ps_context *ctx) {
     q.vals[0] = col_node(k);
     ps_query_result *res = NULL;
     th_case("corrupt");
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), PS_ERR_CORRUPT_DATA);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
     CHECK(res == NULL);
     /* the same grouped by a small key (a device keeps such a domain in
@@ -640,7 +587,7 @@ static void edge_cases(ps_context *ctx) {
     q.n_keys = 1;
     q.keys[0] = z;
     th_case("corrupt, grouped");
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), PS_ERR_CORRUPT_DATA);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
     CHECK(res == NULL);
     q.n_keys = 0;
@@ -663,14 +610,14 @@ static void edge_cases(ps_context *ctx) {
       g.kinds[1] = PS_AGG_SUM;
       g.vals[1] = col_node(z);
       th_case("corrupt key, grouped");
-      CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &g, &res), PS_ERR_CORRUPT_DATA);
+      CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &g, 1, &res), PS_ERR_CORRUPT_DATA);
       CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
       CHECK(res == NULL);
       oq_free(&g);
     }
     /* not read where the WHERE drops the row */
     q.where = on_cmp(z, PS_LT, ps_lit_int(0));
-    CHECK_OK(ctx, run_query(ctx, tr.h, M, &q, &res));
+    CHECK_OK(ctx, oq_run(ctx, tr.h, M, &q, 1, &res));
     ps_query_result_destroy(res);
     res = NULL;
     /* A WHERE leaf reads its column on the rows that reach it: the right
@@ -694,7 +641,7 @@ static void edge_cases(ps_context *ctx) {
       q.where = shapes[i].and_ ? on_and(l, rt) : on_or(l, rt);
       th_case("corrupt code under a short cut, shape %zu", i);
       res = NULL;
-      CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), shapes[i].corrupt ? PS_ERR_CORRUPT_DATA : PS_OK);
+      CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), shapes[i].corrupt ? PS_ERR_CORRUPT_DATA : PS_OK);
       if (shapes[i].corrupt) {
         CHECK(th_contains_ci(ps_context_last_error(ctx), "row 33"));
         CHECK(res == NULL);
@@ -727,11 +674,11 @@ static void edge_cases(ps_context *ctx) {
     q.vals[1] = col_node(k);
     ps_query_result *res = NULL;
     th_case("corrupt after overflow");
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), PS_ERR_CORRUPT_DATA);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "row 150"));
     qn_free(q.vals[1]);
     q.n_aggs = 1;
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, M, &q, &res), PS_ERR_OVERFLOW);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), PS_ERR_OVERFLOW);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "row 0"));
     q.vals[1] = NULL;
     oq_free(&q);
@@ -1014,7 +961,7 @@ static void avg_wide_sum(ps_context *ctx) {
     th_case("avg of a sum past 38 digits%s", grouped ? ", grouped" : "");
     if (check_query(&tr, ctx, tr.h, N, &q, "avg of a sum past 38 digits")) {
       ps_query_result *res = NULL;
-      if (CHECK_OK(ctx, run_query(ctx, tr.h, N, &q, &res))) {
+      if (CHECK_OK(ctx, oq_run(ctx, tr.h, N, &q, 1, &res))) {
         ps_datum d;
         char text[PS_DATUM_TEXT_SIZE];
         CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &d));
@@ -1029,7 +976,7 @@ static void avg_wide_sum(ps_context *ctx) {
     /* SUM of the same overflows */
     q.kinds[0] = PS_AGG_SUM;
     ps_query_result *none = NULL;
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &none), PS_ERR_OVERFLOW);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, N, &q, 1, &none), PS_ERR_OVERFLOW);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "sum of aggregate 0"));
     check_query(&tr, ctx, tr.h, N, &q, "sum past 38 digits");
     /* -(10^38 - 1) at scale 0: the average fits, at AVG's scale 6 it does not */
@@ -1039,7 +986,7 @@ static void avg_wide_sum(ps_context *ctx) {
     qn_free(q.vals[1]); /* oq_free frees only the first n_aggs */
     q.vals[1] = NULL;
     q.n_aggs = 1;
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &none), PS_ERR_OVERFLOW);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, N, &q, 1, &none), PS_ERR_OVERFLOW);
     CHECK(th_contains_ci(ps_context_last_error(ctx), "average of aggregate 0 at scale 6"));
     check_query(&tr, ctx, tr.h, N, &q, "avg past 38 digits at scale 6");
     /* ... and 10^32 - 1 at scale 0 averages 10^32 - 1 at scale 6, exactly */

@@ -19,49 +19,7 @@
 #include "internal_options.h" /* query_group_slots */
 #include "qoracle.h"
 
-/* ---- running ------------------------------------------------------------------- */
-
-static ps_status run_query(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery *q, ps_query_result **res) {
-  ps_value *vals[PS_QUERY_MAX_AGGS] = {0};
-  ps_expr *where = NULL;
-  ps_agg aggs[PS_QUERY_MAX_AGGS];
-  ps_status st = q->where ? on_build(ctx, q->where, h, &where) : PS_OK;
-  for (int a = 0; st == PS_OK && a < q->n_aggs; a++) {
-    if (q->vals[a]) st = qn_build(ctx, q->vals[a], h, &vals[a]);
-    aggs[a].kind = q->kinds[a];
-    aggs[a].value = vals[a];
-  }
-  ps_query *pq = NULL;
-  if (st == PS_OK) {
-    ps_query_desc d;
-    ps_query_desc_init(&d);
-    d.rows = n;
-    d.where = where;
-    d.n_keys = (uint32_t)q->n_keys;
-    for (int k = 0; k < q->n_keys; k++) d.keys[k] = h[q->keys[k]];
-    d.n_aggs = (uint32_t)q->n_aggs;
-    d.aggs = aggs;
-    st = ps_query_create(ctx, &d, &pq);
-  }
-  if (st == PS_OK) st = ps_query_run(ctx, pq, res);
-  ps_query_destroy(pq);
-  for (int a = 0; a < q->n_aggs; a++) ps_value_destroy(vals[a]);
-  ps_expr_destroy(where);
-  return st;
-}
-
-static int same_datum(const ps_datum *x, const ps_datum *y) {
-  if (x->is_null || y->is_null) return x->is_null && y->is_null;
-  if (!x->str != !y->str) return 0;
-  if (x->str) return x->str_len == y->str_len && !memcmp(x->str, y->str, x->str_len);
-  return x->lo == y->lo && x->hi == y->hi && x->scale == y->scale && !memcmp(&x->as_double, &y->as_double, 8);
-}
-
-static void print_datum(const char *what, const ps_datum *d) {
-  char buf[PS_DATUM_TEXT_SIZE + 64];
-  if (ps_datum_format(d, buf, sizeof buf) != PS_OK) strcpy(buf, "(unformattable)");
-  fprintf(stderr, "    %s: %s (scale %u)\n", what, buf, d->scale);
-}
+/* ---- comparing ----------------------------------------------------------------- */
 
 /* res against the oracle's o (keys and values), or against another result
  * `want` of the same query (o NULL). */
@@ -79,9 +37,9 @@ static int compare(const ps_query_result *res, const oresult *o, const ps_query_
         w = o->keys[g * 2 + k];
       else
         CHECK_OK(NULL, ps_query_result_key(want, g, (uint32_t)k, &w));
-      if (!CHECKF(same_datum(&d, &w) || (o && !d.str && !d.is_null && d.lo == w.lo && d.hi == w.hi),
+      if (!CHECKF(oq_datum_eq(&d, &w, 1) || (o && !d.str && !d.is_null && d.lo == w.lo && d.hi == w.hi),
                   "%s: group %llu key %d differs", label, (unsigned long long)g, k)) {
-        print_datum("got", &d), print_datum("expected", &w);
+        oq_print_datum("got", &d), oq_print_datum("expected", &w);
         return 0;
       }
     }
@@ -96,9 +54,9 @@ static int compare(const ps_query_result *res, const oresult *o, const ps_query_
        * field against the reference */
       const int same =
           o ? (d.is_null == w.is_null && (d.is_null || (d.lo == w.lo && d.hi == w.hi && d.scale == w.scale)))
-            : same_datum(&d, &w);
+            : oq_datum_eq(&d, &w, 1);
       if (!CHECKF(same, "%s: group %llu aggregate %d differs", label, (unsigned long long)g, a)) {
-        print_datum("got", &d), print_datum("expected", &w);
+        oq_print_datum("got", &d), oq_print_datum("expected", &w);
         return 0;
       }
     }
@@ -194,19 +152,18 @@ static void random_round(ps_context *ctx, ps_context *ref, int round) {
   oresult o;
   oracle_query(tr.cols, n, &q, &o);
   ps_query_result *res = NULL, *want = NULL;
-  const ps_status st = run_query(ctx, tr.h, n, &q, &res);
+  const ps_status st = oq_run(ctx, tr.h, n, &q, 0, &res);
   char label[96];
   snprintf(label, sizeof label, "round %d", round);
   if (CHECKF(st == o.status, "%s: status %s (%s), oracle %s", label, ps_status_name(st), ps_context_last_error(ctx),
              ps_status_name(o.status)) &&
       st == PS_OK) {
     compare(res, &o, NULL, &q, label);
-    if (ref && CHECK_OK(ref, run_query(ref, tr.hr, n, &q, &want))) compare(res, NULL, want, &q, "against reference");
+    if (ref && CHECK_OK(ref, oq_run(ref, tr.hr, n, &q, 0, &want))) compare(res, NULL, want, &q, "against reference");
   }
   ps_query_result_destroy(res);
   ps_query_result_destroy(want);
-  free(o.keys);
-  free(o.values);
+  oresult_free(&o);
   oq_free(&q);
   tr_clear(&tr);
 }
@@ -242,19 +199,18 @@ static void named_cases(ps_context *ctx, ps_context *ref) {
     opts.query_group_slots = slots;
     CHECK_OK(ctx, ps_context_set_internal_options(ctx, &opts));
     ps_query_result *res = NULL;
-    if (CHECK_OK(ctx, run_query(ctx, tr.h, N, &q, &res))) compare(res, &o, NULL, &q, "grown table");
+    if (CHECK_OK(ctx, oq_run(ctx, tr.h, N, &q, 0, &res))) compare(res, &o, NULL, &q, "grown table");
     ps_query_result_destroy(res);
   }
   opts.query_group_slots = 0;
   CHECK_OK(ctx, ps_context_set_internal_options(ctx, &opts));
-  free(o.keys);
-  free(o.values);
+  oresult_free(&o);
   /* no row selected: no groups */
   th_case("no row selected");
   q.where = on_isnull(k, 1);
   q.where = on_and(q.where, on_isnull(k, 0));
   ps_query_result *res = NULL;
-  if (CHECK_OK(ctx, run_query(ctx, tr.h, N, &q, &res))) CHECK(ps_query_result_groups(res) == 0);
+  if (CHECK_OK(ctx, oq_run(ctx, tr.h, N, &q, 0, &res))) CHECK(ps_query_result_groups(res) == 0);
   ps_query_result_destroy(res);
   oq_free(&q);
   /* a corrupt key code (a dictionary index past its 1000 strings) found by
@@ -277,7 +233,7 @@ static void named_cases(ps_context *ctx, ps_context *ref) {
   q.kinds[0] = PS_AGG_COUNT_STAR;
   res = NULL;
   if (s >= 0) {
-    CHECK_STATUS(ctx, run_query(ctx, tr.h, N, &q, &res), PS_ERR_CORRUPT_DATA);
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, N, &q, 0, &res), PS_ERR_CORRUPT_DATA);
     CHECKF(th_contains_ci(ps_context_last_error(ctx), "row 12345"), "message: %s", ps_context_last_error(ctx));
     CHECK(res == NULL);
   }

@@ -79,17 +79,6 @@ static ps_expr *cmp_int(ps_context *ctx, ps_column *c, ps_cmp op, int64_t v) {
   return e;
 }
 
-static uint64_t get_id(const uint8_t *p, uint32_t isz, uint64_t i) {
-  if (isz == 4) {
-    uint32_t v;
-    memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  uint64_t v;
-  memcpy(&v, p + 8 * i, 8);
-  return v;
-}
-
 static void put_id(uint8_t *p, uint32_t isz, uint64_t i, uint64_t id) {
   if (isz == 4) {
     uint32_t v = (uint32_t)id;
@@ -102,7 +91,7 @@ static void put_id(uint8_t *p, uint32_t isz, uint64_t i, uint64_t id) {
 /* Compares count ids at p (isz bytes each) with want; reports the first difference. */
 static int same_ids(const uint8_t *p, uint32_t isz, const uint64_t *want, uint64_t count, const char *what) {
   for (uint64_t i = 0; i < count; i++) {
-    uint64_t got = get_id(p, isz, i);
+    uint64_t got = th_row_id(p, isz, i);
     if (got != want[i])
       return CHECKF(0, "%s: uint%u id[%llu] = %llu, expected %llu (of %llu ids)", what, isz * 8, ull(i), ull(got),
                     ull(want[i]), ull(count));

@@ -21,58 +21,8 @@ static const ps_type TYPES[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  
                                 PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
 static const uint32_t WIDTHS[] = {0, 1, 3, 7, 8, 13, 16, 31, 32, 33, 64};
 
-enum { SHAPE_SORTED, SHAPE_CLUSTERED, SHAPE_CONSTANT, SHAPE_ALL_NULL, SHAPE_RANDOM, SHAPE_COUNT };
+/* The names of tcol_reshape's shapes. */
 static const char *const SHAPES[] = {"sorted", "clustered", "constant", "all-null", "random"};
-
-/* The test's own bit reader (LSB first). */
-static uint64_t get_code(const tcol *c, uint64_t i) {
-  uint64_t v = 0;
-  for (uint32_t b = 0; b < c->width; b++) {
-    uint64_t k = i * c->width + b;
-    v |= (uint64_t)((c->data[k >> 3] >> (k & 7)) & 1) << b;
-  }
-  return v;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Reshapes c's codes in place: the valid rows' codes sorted, sorted then
- * shuffled within windows, all equal, or the rows made null. Null rows keep
- * whatever code they hold. */
-static void reshape(th_rng *r, tcol *c, int shape) {
-  const uint64_t n = c->n;
-  if (shape == SHAPE_RANDOM || n == 0) return;
-  if (shape == SHAPE_ALL_NULL) {
-    free(c->validity);
-    c->validity = th_calloc((n + 7) / 8, 1);
-    return;
-  }
-  uint64_t *codes = th_malloc(n * 8), *valid = th_malloc(n * 8), nv = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    codes[i] = get_code(c, i);
-    if (tcol_valid(c, i)) valid[nv++] = codes[i];
-  }
-  qsort(valid, nv, 8, cmp_u64);
-  if (shape == SHAPE_CONSTANT)
-    for (uint64_t i = 0; i < nv; i++) valid[i] = valid[nv / 2];
-  if (shape == SHAPE_CLUSTERED) {
-    uint64_t win = 16 + th_below(r, 300);
-    for (uint64_t i = 0; i < nv; i++) {
-      uint64_t j = i - i % win + th_below(r, (nv - (i - i % win)) < win ? nv - (i - i % win) : win);
-      uint64_t t = valid[i];
-      valid[i] = valid[j], valid[j] = t;
-    }
-  }
-  for (uint64_t i = 0, k = 0; i < n; i++)
-    if (tcol_valid(c, i)) codes[i] = valid[k++];
-  memset(c->data, 0, c->data_size);
-  tcol_pack(c->data, n, c->width, codes);
-  free(codes);
-  free(valid);
-}
 
 /* The test's own zone maps of c in blocks of block_rows. */
 static void own_zones(const tcol *c, uint32_t block_rows, uint64_t **min, uint64_t **max, uint8_t **flags,
@@ -83,7 +33,7 @@ static void own_zones(const tcol *c, uint32_t block_rows, uint64_t **min, uint64
     uint64_t lo = UINT64_MAX, hi = 0, nv = 0, end = (b + 1) * block_rows < c->n ? (b + 1) * block_rows : c->n;
     for (uint64_t i = b * block_rows; i < end; i++) {
       if (!tcol_valid(c, i)) continue;
-      uint64_t v = get_code(c, i);
+      uint64_t v = tcol_code(c, i);
       nv++;
       lo = v < lo ? v : lo;
       hi = v > hi ? v : hi;
@@ -252,7 +202,7 @@ static void check_on_off(trun *tr, const onode *t, uint64_t n, th_rng *r, const 
 static void run_case(ps_context *ctx, ps_context *ref, uint64_t n, th_rng *r, int forced) {
   trun tr;
   tr_init(&tr, ctx, ref);
-  int shape = forced ? SHAPE_SORTED : (int)th_below(r, SHAPE_COUNT);
+  int shape = forced ? TSHAPE_SORTED : (int)th_below(r, TSHAPE_COUNT);
   static const uint32_t BLOCKS[] = {0, 0, 32, 64, 96, 160, 1024, 4096};
   uint32_t block_rows = forced ? 64 : TH_PICK(r, BLOCKS);
   th_case("n=%llu shape=%s block_rows=%u", (unsigned long long)n, SHAPES[shape], block_rows);
@@ -262,12 +212,12 @@ static void run_case(ps_context *ctx, ps_context *ref, uint64_t n, th_rng *r, in
   for (int k = 0; k < 3; k++) {
     tcol *c = tcol_random_for(r, TH_PICK(r, TYPES), n, TH_PICK(r, WIDTHS),
                               forced && k == 0 ? TN_NO_BITMAP : TH_PICK(r, nulls));
-    reshape(r, c, k == 0 ? shape : (int)th_below(r, SHAPE_COUNT));
+    tcol_reshape(r, c, k == 0 ? shape : (int)th_below(r, TSHAPE_COUNT));
     cols[nc] = tr_add(&tr, c);
     if (cols[nc] >= 0) nc++;
   }
   tcol *dc = tcol_random_dict(r, n, 3 + (uint32_t)th_below(r, 8), 2 + th_below(r, 40), th_chance(r, 70), TN_FEW);
-  reshape(r, dc, shape);
+  tcol_reshape(r, dc, shape);
   int d = tr_add(&tr, dc);
   if (d >= 0) {
     cols[nc++] = d;

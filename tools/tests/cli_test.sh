@@ -2,20 +2,7 @@
 # Tests of the packscan command itself: exit codes, messages, output formats.
 # usage: cli_test.sh PATH/TO/packscan WORKDIR
 set -u
-P=$1
-W=$2
-rm -rf "$W" && mkdir -p "$W" || exit 1
-cd "$W" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect STATUS DESCRIPTION -- command...; output in out.txt / err.txt
-expect() {
-  want=$1; shift; what=$1; shift
-  "$@" >out.txt 2>err.txt
-  got=$?
-  [ "$got" = "$want" ] || { fail "$what: exit $got, expected $want"; cat err.txt; }
-}
-has() { grep -q -- "$2" "$1" || { fail "$3: '$2' not in $1:"; cat "$1"; }; }
+. "$(dirname "$0")/check.sh"
 
 cat >t.csv <<'CSV'
 id,price,day,name,note
@@ -408,8 +395,4 @@ done
 cmp -s sql_delta.txt sql_for.txt || fail "a query of the DELTA table differs from the FOR table's"
 cmp -s sel_delta.txt sel_for.txt || fail "--select of the DELTA table differs from the FOR table's"
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails CLI check(s) failed"
-  exit 1
-fi
-echo "cli: all tests passed"
+finish cli "CLI"

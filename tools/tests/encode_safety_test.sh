@@ -4,21 +4,7 @@
 # file already at the output path as it was.
 # usage: encode_safety_test.sh PATH/TO/packscan WORKDIR
 set -u
-P=$1
-W=$2
-rm -rf "$W" && mkdir -p "$W" || exit 1
-cd "$W" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect STATUS DESCRIPTION -- command...; output in out.txt / err.txt
-expect() {
-  want=$1; shift; what=$1; shift
-  "$@" >out.txt 2>err.txt
-  got=$?
-  [ "$got" = "$want" ] || { fail "$what: exit $got, expected $want"; cat err.txt; }
-}
-has() { grep -q -- "$2" "$1" || { fail "$3: '$2' not in $1:"; cat "$1"; }; }
-intact() { cmp -s "$1" "$2" || fail "$3: $1 was changed"; }
+. "$(dirname "$0")/check.sh"
 
 printf 'id,name\n1,apple\n2,banana\n' >x.csv
 cp x.csv x.orig
@@ -95,8 +81,4 @@ for delay in 0.05 0.15 0.3 0.6; do
   rm -f t.pst.tmp*
 done
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails encode safety check(s) failed"
-  exit 1
-fi
-echo "encode_safety: all tests passed"
+finish encode_safety "encode safety"

@@ -7,21 +7,7 @@
 # refused, the link left as it is.
 # usage: output_files_test.sh PATH/TO/packscan WORKDIR
 set -u
-P=$1
-W=$2
-rm -rf "$W" && mkdir -p "$W" || exit 1
-cd "$W" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect STATUS DESCRIPTION -- command...; output in out.txt / err.txt
-expect() {
-  want=$1; shift; what=$1; shift
-  "$@" >out.txt 2>err.txt
-  got=$?
-  [ "$got" = "$want" ] || { fail "$what: exit $got, expected $want"; cat err.txt; }
-}
-has() { grep -q -- "$2" "$1" || { fail "$3: '$2' not in $1:"; cat "$1"; }; }
-intact() { cmp -s "$1" "$2" || fail "$3: $1 was changed"; }
+. "$(dirname "$0")/check.sh"
 mode_of() { stat -c %a "$1"; }
 
 printf 'id,name\n1,apple\n2,banana\n' >x.csv
@@ -148,8 +134,4 @@ expect 2 "demo --out a FIFO" "$P" demo --rows 1000 --out out.fifo
 has err.txt "is not a regular file" "demo --out a FIFO"
 [ -p out.fifo ] || fail "demo --out replaced the FIFO"
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails output file check(s) failed"
-  exit 1
-fi
-echo "output_files: all tests passed"
+finish output_files "output file"

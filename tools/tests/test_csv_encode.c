@@ -4,18 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "encode.h"
 
 static int failures;
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
-      printf("FAIL line %d: ", __LINE__); \
-      printf(__VA_ARGS__);                \
-      printf("\n");                       \
-      failures++;                         \
-    }                                     \
-  } while (0)
 
 /* A source that hands out one byte per read, to cross every buffer boundary. */
 static long read_tiny(void *opaque, void *dst, size_t n) {

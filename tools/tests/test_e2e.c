@@ -487,22 +487,16 @@ static void known_answers(ps_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    printf("usage: %s BACKEND [SEED]\n", argv[0]);
-    return 2;
-  }
-  const char *backend = argv[1];
-  test_seed_init(argc, argv);
-  char err[TOOL_ERR_SIZE] = "";
   ps_context *ctx, *ref = NULL;
-  const int made = test_context(backend, &ctx);
-  if (made) return made;
+  const int started = test_start(argc, argv, &ctx);
+  if (started) return started;
+  const char *backend = argv[1];
+  char err[TOOL_ERR_SIZE] = "";
   if (query_context("reference", &ref, err, sizeof err)) {
     printf("FAIL: %s\n", err);
     ps_context_destroy(ctx);
     return 1;
   }
-  printf("backend %s, device %s, seed %llu\n", ps_context_backend(ctx), ps_context_device(ctx), seed);
   known_answers(ctx);
   static const int sizes[] = {0, 1, 31, 32, 33, 4099};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
@@ -521,11 +515,5 @@ int main(int argc, char **argv) {
   empty_strings(ctx);
   ps_context_destroy(ctx);
   ps_context_destroy(ref);
-  if (failures) {
-    printf("%d end-to-end check(s) failed on %s\n", failures, backend);
-    test_print_rerun();
-    return 1;
-  }
-  printf("e2e on %s: all tests passed\n", backend);
-  return 0;
+  return test_finish("end-to-end", backend);
 }

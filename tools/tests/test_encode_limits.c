@@ -8,19 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "encode.h"
 #include "table.h"
 
 static int failures;
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
-      printf("FAIL line %d: ", __LINE__); \
-      printf(__VA_ARGS__);                \
-      printf("\n");                       \
-      failures++;                         \
-    }                                     \
-  } while (0)
 
 /* Encodes csv; returns encode_csv's result with the error in err. */
 static int encode_text(const char *csv, size_t len, const char *types, encoded_table *t, char *err, size_t errsz) {

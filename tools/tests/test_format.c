@@ -7,19 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "crc32c.h"
 #include "table.h"
 
 static int failures;
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
-      printf("FAIL line %d: ", __LINE__); \
-      printf(__VA_ARGS__);                \
-      printf("\n");                       \
-      failures++;                         \
-    }                                     \
-  } while (0)
 
 enum { N = 100, NC = 5 };
 static ps_encoded enc_id, enc_price, enc_const;

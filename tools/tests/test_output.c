@@ -6,19 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "csv.h"
 #include "output.h"
 
 static int failures;
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
-      printf("FAIL line %d: ", __LINE__); \
-      printf(__VA_ARGS__);                \
-      printf("\n");                       \
-      failures++;                         \
-    }                                     \
-  } while (0)
 
 /* Runs rows of cells (ncol each) through a writer; returns the output text. */
 static char *render(out_format fmt, int header, size_t ncol, const char *const *names, const out_cell *cells,

@@ -15,10 +15,6 @@
 int failures;
 unsigned long long seed;
 
-static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, int *failed) {
-  return test_select_text(ctx, t, sql, OUT_FORMAT_CSV, failed);
-}
-
 static const char *const csv =
     "d,ts,ts9,x,s,k\n"
     "1969-12-31,1969-12-31 23:59:59.999,1969-12-31 23:59:59.999999999,1,a,1\n"
@@ -104,13 +100,8 @@ static void known_answers(ps_context *ctx) {
       {"COUNT(DISTINCT) of NULLs is 0", "SELECT year(d), count(DISTINCT k) GROUP BY year(d)",
        "year(d),count(DISTINCT k)\n1900,0\n1968,1\n1969,1\n1970,1\n2000,2\n2023,1\n,0\n"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    int failed;
-    char *got = run_text(ctx, t, cases[i].sql, &failed);
-    CHECK(!failed && got && !strcmp(got, cases[i].want), "%s: %s\n  got:\n%s  want:\n%s", cases[i].name, cases[i].sql,
-          got ? got : "(null)", cases[i].want);
-    free(got);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    test_select_expect(ctx, t, cases[i].name, cases[i].sql, OUT_FORMAT_CSV, cases[i].want);
   static const struct {
     const char *sql, *want;
   } errors[] = {
@@ -130,34 +121,17 @@ static void known_answers(ps_context *ctx) {
       {"SELECT count(*) WHERE year(d) = 1.5", "column 33: year(d) compares with a year"},
       {"SELECT count(*) WHERE date_trunc('hour', d) = '2000-01-01'", "date_trunc(hour) takes a timestamp column"},
   };
-  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
-    int failed;
-    char *got = run_text(ctx, t, errors[i].sql, &failed);
-    CHECK(failed && got && strstr(got, errors[i].want), "%s\n  got: %s\n  want: %s", errors[i].sql,
-          got ? got : "(null)", errors[i].want);
-    free(got);
-  }
+  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+    test_select_error(ctx, t, errors[i].sql, errors[i].want);
   tbl_close(t);
   free(file);
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    printf("usage: %s BACKEND\n", argv[0]);
-    return 2;
-  }
-  const char *backend = argv[1];
-  test_seed_init(argc, argv);
   ps_context *ctx;
-  const int made = test_context(backend, &ctx);
-  if (made) return made;
-  printf("backend %s, device %s\n", ps_context_backend(ctx), ps_context_device(ctx));
+  const int started = test_start(argc, argv, &ctx);
+  if (started) return started;
   known_answers(ctx);
   ps_context_destroy(ctx);
-  if (failures) {
-    printf("%d check(s) failed on %s\n", failures, backend);
-    return 1;
-  }
-  printf("all date function checks passed on %s\n", backend);
-  return 0;
+  return test_finish("date function", argv[1]);
 }

@@ -520,10 +520,6 @@ static void random_statement(ps_context *ctx, const tbl_table *t) {
 
 /* ---- hand-checked output and binding errors ---- */
 
-static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed) {
-  return test_select_text(ctx, t, sql, fmt, failed);
-}
-
 static void known_answers(ps_context *ctx) {
   const char *csv =
       "g,s,x,y,dt\n"
@@ -563,13 +559,8 @@ static void known_answers(ps_context *ctx) {
        "{\"g\":2,\"max(s)\":\"kiwi\",\"sum(-x + 0.5)\":-2.5}\n"
        "{\"g\":null,\"max(s)\":\"fig\",\"sum(-x + 0.5)\":-6.5}\n"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    int failed;
-    char *got = run_text(ctx, t, cases[i].sql, cases[i].fmt, &failed);
-    CHECK(!failed && got && !strcmp(got, cases[i].want), "%s\n  got:\n%s\n  want:\n%s", cases[i].sql, got,
-          cases[i].want);
-    free(got);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    test_select_expect(ctx, t, NULL, cases[i].sql, cases[i].fmt, cases[i].want);
   /* binding errors: where, and what */
   static const struct {
     const char *sql;
@@ -584,27 +575,15 @@ static void known_answers(ps_context *ctx) {
       {"SELECT sum(CASE WHEN zz > 1 THEN 1 END)", "error at column 22: unknown column 'zz'"},
       {"SELECT sum(CASE WHEN x > 1 THEN 1 ELSE s END)", "error at column 40: column 's' is a string"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    int failed;
-    char *got = run_text(ctx, t, bad[i].sql, OUT_FORMAT_CSV, &failed);
-    CHECK(failed && got && strstr(got, bad[i].want), "%s\n  got: %s\n  want: %s", bad[i].sql, got, bad[i].want);
-    free(got);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) test_select_error(ctx, t, bad[i].sql, bad[i].want);
   tbl_close(t);
   free(file);
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    printf("usage: %s BACKEND [SEED]\n", argv[0]);
-    return 2;
-  }
-  const char *backend = argv[1];
-  test_seed_init(argc, argv);
   ps_context *ctx;
-  const int made = test_context(backend, &ctx);
-  if (made) return made;
-  printf("backend %s, device %s, seed %llu\n", ps_context_backend(ctx), ps_context_device(ctx), seed);
+  const int started = test_start(argc, argv, &ctx);
+  if (started) return started;
   known_answers(ctx);
   static const int sizes[] = {0, 1, 31, 32, 33, 1000, 4099};
   /* Under compute-sanitizer (the sanitizer size) each new statement shape is
@@ -623,11 +602,5 @@ int main(int argc, char **argv) {
   }
   free(rows_);
   ps_context_destroy(ctx);
-  if (failures) {
-    printf("%d SELECT check(s) failed on %s\n", failures, backend);
-    test_print_rerun();
-    return 1;
-  }
-  printf("SELECT end to end on %s: all tests passed\n", backend);
-  return 0;
+  return test_finish("SELECT end to end", argv[1]);
 }

@@ -7,18 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "query.h"
 
 static int failures;
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
-      printf("FAIL line %d: ", __LINE__); \
-      printf(__VA_ARGS__);                \
-      printf("\n");                       \
-      failures++;                         \
-    }                                     \
-  } while (0)
 
 enum { N = 12 };
 

@@ -19,10 +19,6 @@ unsigned long long seed;
 
 #define TYPES "g:int,s:string,x:int,y:decimal(2),dt:date"
 
-static char *run_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed) {
-  return test_select_text(ctx, t, sql, fmt, failed);
-}
-
 /* Groups by g: 1 {x 10, -5; y 1.50, NULL}, 2 {x NULL, 3; y 2.25, 1.00},
  * 3 {x -1, 1; y -0.25, 0.25}, 4 {x 0; y 0.00}, NULL {x 7; y -0.75}. */
 static const char *const small_csv =
@@ -116,13 +112,8 @@ static void known_answers(ps_context *ctx) {
       {"two keys", "SELECT g, s, sum(x) GROUP BY g, s HAVING g IN (1, 2) ORDER BY s NULLS FIRST, g DESC",
        "g,s,sum(x)\n2,,3\n1,apple,-5\n2,kiwi,\n1,kiwi,10\n"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    int failed;
-    char *got = run_text(ctx, t, cases[i].sql, OUT_FORMAT_CSV, &failed);
-    CHECK(!failed && got && !strcmp(got, cases[i].want), "%s: %s\n  got:\n%s\n  want:\n%s", cases[i].name, cases[i].sql,
-          got, cases[i].want);
-    free(got);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    test_select_expect(ctx, t, cases[i].name, cases[i].sql, OUT_FORMAT_CSV, cases[i].want);
   static const struct {
     const char *sql;
     const char *want; /* a substring of the message */
@@ -143,12 +134,7 @@ static void known_answers(ps_context *ctx) {
       {"SELECT g GROUP BY g HAVING min(dt) > TIMESTAMP '2024-01-01 00:00:00'",
        "error at column 38: a TIMESTAMP is compared with a date"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    int failed;
-    char *got = run_text(ctx, t, bad[i].sql, OUT_FORMAT_CSV, &failed);
-    CHECK(failed && got && strstr(got, bad[i].want), "%s\n  got: %s\n  want: %s", bad[i].sql, got, bad[i].want);
-    free(got);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) test_select_error(ctx, t, bad[i].sql, bad[i].want);
   tbl_close(t);
   free(file);
 }
@@ -276,11 +262,7 @@ static void random_statement(ps_context *ctx, const tbl_table *t, const grp *gro
     tbuf_printf(&want, "%s,%s,%s,%s\n", k, a, b, r);
   }
   tbuf_putc(&want, 0);
-  int failed;
-  char *got = run_text(ctx, t, (char *)sql.p, OUT_FORMAT_CSV, &failed);
-  CHECK(!failed && got && !strcmp(got, (char *)want.p), "%s\n  got:\n%s\n  want:\n%s", (char *)sql.p, got,
-        (char *)want.p);
-  free(got);
+  test_select_expect(ctx, t, NULL, (char *)sql.p, OUT_FORMAT_CSV, (char *)want.p);
   tbuf_free(&sql);
   tbuf_free(&want);
 }
@@ -321,24 +303,11 @@ static void random_tables(ps_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    printf("usage: %s BACKEND [SEED]\n", argv[0]);
-    return 2;
-  }
-  const char *backend = argv[1];
-  test_seed_init(argc, argv);
   ps_context *ctx;
-  const int made = test_context(backend, &ctx);
-  if (made) return made;
-  printf("backend %s, device %s, seed %llu\n", ps_context_backend(ctx), ps_context_device(ctx), seed);
+  const int started = test_start(argc, argv, &ctx);
+  if (started) return started;
   known_answers(ctx);
   random_tables(ctx);
   ps_context_destroy(ctx);
-  if (failures) {
-    printf("%d check(s) failed on %s\n", failures, backend);
-    test_print_rerun();
-    return 1;
-  }
-  printf("all HAVING / ORDER BY / LIMIT checks passed on %s\n", backend);
-  return 0;
+  return test_finish("HAVING / ORDER BY / LIMIT", argv[1]);
 }

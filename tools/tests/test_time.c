@@ -236,26 +236,13 @@ static void random_comparisons(ps_context *ctx, int rows) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    printf("usage: %s BACKEND [SEED]\n", argv[0]);
-    return 2;
-  }
-  const char *backend = argv[1];
-  test_seed_init(argc, argv);
   ps_context *ctx;
-  const int made = test_context(backend, &ctx);
-  if (made) return made;
-  printf("backend %s, seed %llu\n", ps_context_backend(ctx), seed);
+  const int started = test_start(argc, argv, &ctx);
+  if (started) return started;
   named_text_forms();
   inference(ctx);
   static const int sizes[] = {1, 31, 33, 500};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) random_comparisons(ctx, sizes[i]);
   ps_context_destroy(ctx);
-  if (failures) {
-    printf("%d time check(s) failed on %s (seed %llu)\n", failures, backend, seed);
-    test_print_rerun();
-    return 1;
-  }
-  printf("time on %s: all tests passed\n", backend);
-  return 0;
+  return test_finish("time", argv[1]);
 }

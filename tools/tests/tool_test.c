@@ -111,3 +111,42 @@ char *test_select_text(ps_context *ctx, const tbl_table *t, const char *sql, out
   fclose(f);
   return out;
 }
+
+void test_select_expect(ps_context *ctx, const tbl_table *t, const char *label, const char *sql, out_format fmt,
+                        const char *want) {
+  int failed;
+  char *got = test_select_text(ctx, t, sql, fmt, &failed);
+  CHECK(!failed && got && !strcmp(got, want), "%s%s%s\n  got:\n%s\n  want:\n%s", label ? label : "", label ? ": " : "",
+        sql, got ? got : "(null)", want);
+  free(got);
+}
+
+void test_select_error(ps_context *ctx, const tbl_table *t, const char *sql, const char *want) {
+  int failed;
+  char *got = test_select_text(ctx, t, sql, OUT_FORMAT_CSV, &failed);
+  CHECK(failed && got && strstr(got, want), "%s\n  got: %s\n  want: %s", sql, got ? got : "(null)", want);
+  free(got);
+}
+
+int test_start(int argc, char **argv, ps_context **ctx) {
+  *ctx = NULL;
+  if (argc < 2) {
+    printf("usage: %s BACKEND [SEED]\n", argc > 0 ? argv[0] : "test");
+    return 2;
+  }
+  test_seed_init(argc, argv);
+  const int made = test_context(argv[1], ctx);
+  if (made) return made;
+  printf("backend %s, device %s, seed %llu\n", ps_context_backend(*ctx), ps_context_device(*ctx), seed);
+  return 0;
+}
+
+int test_finish(const char *what, const char *backend) {
+  if (failures) {
+    printf("%d %s check(s) failed on %s\n", failures, what, backend);
+    test_print_rerun();
+    return 1;
+  }
+  printf("%s on %s: all tests passed\n", what, backend);
+  return 0;
+}

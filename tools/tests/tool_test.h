@@ -47,6 +47,21 @@ int test_context(const char *backend, ps_context **out);
 char *test_select_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed);
 /* Prints that line again (after the failures, where it is easy to find). */
 void test_print_rerun(void);
+/* test_select_text of sql: it must succeed and print exactly want (label,
+ * where not NULL, names the case in a failure). */
+void test_select_expect(ps_context *ctx, const tbl_table *t, const char *label, const char *sql, out_format fmt,
+                        const char *want);
+/* test_select_text of sql: it must fail, with a message that holds want. */
+void test_select_error(ps_context *ctx, const tbl_table *t, const char *sql, const char *want);
+
+/* The start of a test's main: the usage line where argv names no backend
+ * (2), the seed (test_seed_init), the context of the backend argv[1]
+ * (test_context), a line naming backend, device and seed. 0 with *ctx set;
+ * else what main returns. */
+int test_start(int argc, char **argv, ps_context **ctx);
+/* The end of a test's main: the count of failed checks of `what` on backend
+ * and the rerun line (1), or that all passed (0); what main returns. */
+int test_finish(const char *what, const char *backend);
 
 /* CSV text (with a header row; types as `encode --types`, NULL to infer) ->
  * encoded -> table file bytes in *file (the caller frees *file after
