@@ -7,7 +7,9 @@
  * backend: PACKSCAN_BIG_ROWS=<n> test_big <backend>. Then the same column
  * host-resident, streamed through 256 MB of staging, on a context of one
  * device and on a context over two (device 0 twice, or PACKSCAN_TEST_DEVICES
- * "0,1"): the counts and the host bitmap again.
+ * "0,1"): the counts and the host bitmap again. Last, zone maps across row
+ * 2^32: a sorted column (0 before row b = 2^32 + 1000, 1 from there on)
+ * whose blocks are ALL FALSE, ALL TRUE and one MAYBE straddling b.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +153,39 @@ int main(int argc, char **argv) {
     ps_expr_destroy(e);
     ps_column_destroy(hc);
     ps_context_destroy(hctx);
+  }
+  /* zone maps across row 2^32 */
+  {
+    const uint64_t b = n > (1ull << 33) ? (1ull << 32) + 1000 : n / 2 + 7;
+    th_case("zones, x == 1 from row %llu", (unsigned long long)b);
+    memset(data, 0, nb);
+    for (uint64_t i = b; i < n; i++) data[i / 8] |= (uint8_t)(1u << (i % 8));
+    ps_for_desc z = d;
+    z.validity = NULL;
+    z.validity_size = 0;
+    ps_column *zc = NULL;
+    ps_expr *e = NULL;
+    if (CHECK_OK(ctx, ps_column_create_for(ctx, &z, &zc)) && CHECK_OK(ctx, ps_column_compute_zones(ctx, zc)) &&
+        CHECK_OK(ctx, ps_expr_compare(ctx, zc, PS_EQ, ps_lit_int(1), &e))) {
+      ps_context_scan_stats_reset(ctx);
+      uint64_t count = 0;
+      memset(got, 0xAB, nb + 8);
+      if (CHECK_OK(ctx, ps_filter(ctx, e, got, nb + 8, &count))) {
+        memcpy(want, data, nb);
+        check_bitmap(got, want, nb, "zone-pruned bitmap");
+        CHECKF(count == n - b, "zone-pruned count %llu, expected %llu", (unsigned long long)count,
+               (unsigned long long)(n - b));
+      }
+      ps_scan_stats st = {sizeof st, 0, 0, 0, 0};
+      CHECK_OK(ctx, ps_context_scan_stats(ctx, &st));
+      CHECKF(st.rows_skipped > 0 && st.rows_all_true > 0 && st.rows_scanned < n / 100 + 65536,
+             "zone maps decided %llu false and %llu true rows, scanned %llu", (unsigned long long)st.rows_skipped,
+             (unsigned long long)st.rows_all_true, (unsigned long long)st.rows_scanned);
+      count = 0;
+      if (CHECK_OK(ctx, ps_filter_count(ctx, e, &count))) CHECK(count == n - b);
+    }
+    ps_expr_destroy(e);
+    ps_column_destroy(zc);
   }
   free(data);
   free(valid);
