@@ -238,37 +238,6 @@ static int compare(trun *tr, const outputs *g, const outputs *d, uint64_t n, con
   return ok;
 }
 
-/* Sorts the valid rows' codes (the shape zone maps decide). */
-static uint64_t get_code(const tcol *c, uint64_t i) {
-  uint64_t v = 0;
-  for (uint32_t b = 0; b < c->width; b++) {
-    uint64_t k = i * c->width + b;
-    v |= (uint64_t)((c->data[k >> 3] >> (k & 7)) & 1) << b;
-  }
-  return v;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void sort_codes(tcol *c) {
-  const uint64_t n = c->n;
-  uint64_t *codes = th_malloc(n * 8 + 8), *valid = th_malloc(n * 8 + 8), nv = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    codes[i] = get_code(c, i);
-    if (tcol_valid(c, i)) valid[nv++] = codes[i];
-  }
-  qsort(valid, nv, 8, cmp_u64);
-  for (uint64_t i = 0, k = 0; i < n; i++)
-    if (tcol_valid(c, i)) codes[i] = valid[k++];
-  memset(c->data, 0, c->data_size);
-  tcol_pack(c->data, n, c->width, codes);
-  free(codes);
-  free(valid);
-}
-
 static void run_case(ps_context *gctx, ps_context *dctx, uint64_t n, th_rng *r, int host, int zones) {
   trun tr;
   tr_init(&tr, dctx, NULL); /* the one-device twins */
@@ -278,7 +247,7 @@ static void run_case(ps_context *gctx, ps_context *dctx, uint64_t n, th_rng *r, 
   const size_t nfor = 1 + th_below(r, 3);
   for (size_t k = 0; k < nfor; k++) {
     tcol *c = tcol_random_for(r, TH_PICK(r, TYPES), n, TH_PICK(r, WIDTHS), TH_PICK(r, nulls));
-    if (zones && k == 0 && n) sort_codes(c);
+    if (zones && k == 0 && n) tcol_reshape(r, c, TSHAPE_SORTED);
     cols[nc] = tr_add(&tr, c);
     if (cols[nc] >= 0) nc++;
   }
