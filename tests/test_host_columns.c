@@ -312,6 +312,7 @@ static void same_zones(const ps_column *col, const ps_zone_map *want, const char
 /* delta: integer and dictionary columns are DELTA-encoded now and then
  * (host-resident and device-resident alike). */
 static void run_case(ps_context *hctx, ps_context *dctx, uint64_t n, th_rng *r, int zones, int delta) {
+  th_case("n=%llu zones=%d delta=%d, making columns", (unsigned long long)n, zones, delta);
   trun tr;
   tr_init(&tr, dctx, NULL); /* the device-resident twins */
   int cols[8];
