@@ -241,12 +241,8 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
     PS_TRY(check_wrap(ctx, data, data_off, d->data_size, "data"));
     if (d->validity_size) PS_TRY(check_wrap(ctx, validity, validity_off, d->validity_size, "validity"));
   }
-  if (device && ctx->group) return ps_group_unsupported(ctx, is_dict ? "ps_column_create_dict_device" : "ps_column_create_for_device");
-  if (host && ps_for_desc_encoding(d) != PS_ENCODING_FOR)
-    return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                        "%s.encoding is DELTA; host-resident columns are FOR-encoded so far (ps_column_create_%s "
-                        "copies a DELTA column to the device)",
-                        is_dict ? "codes" : "desc", is_dict ? "dict" : "for");
+  if (device && ctx->group)
+    return ps_group_unsupported(ctx, is_dict ? "ps_column_create_dict_device" : "ps_column_create_for_device");
   if (ps_for_desc_encoding(d) == PS_ENCODING_DELTA) PS_TRY(check_delta(ctx, d, device, data, data_off, is_dict));
 
   ps_column *c = ps_calloc_ctx(ctx, 1, sizeof *c);
@@ -296,6 +292,7 @@ static ps_status create_column(ps_context *ctx, const ps_dict_desc *dd, const ps
     /* {host pointer, 0}: what ps_column_chunk stages or maps (stream.c) */
     c->host = true;
     c->data = (ps_devmem){(void *)(uintptr_t)d->data, 0};
+    if (c->encoding == PS_ENCODING_DELTA) c->delta_largest = ps_delta_largest_block(d->data, d->n);
     if (d->validity) {
       c->validity = (ps_devmem){(void *)(uintptr_t)d->validity, 0};
       c->validity_size = d->validity_size;
@@ -407,6 +404,7 @@ void ps_column_destroy(ps_column *col) {
   ps_buffer_destroy(col->dict_dev_offsets);
   ps_buffer_destroy(col->dict_dev_bytes);
   ps_buffer_destroy(col->validity_buf);
+  ps_host_free(ctx, col->delta_staged); /* and delta_staged_at, in one allocation */
   ps_host_free(ctx, col->dict.offsets);
   ps_host_free(ctx, col->dict.bytes);
   ps_host_free(ctx, col->name);

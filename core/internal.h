@@ -52,6 +52,8 @@ struct ps_context {
   } stage_slots[PS_STAGE_SLOTS];
   uint32_t stage_next;
   int32_t stage_slot;
+  /* ps_stage_wait calls so far: a copy staged before the last one is done */
+  uint64_t stage_waits;
   /* Test hooks (internal_options.h); the defaults unless a test set them. */
   ps_internal_options options;
   /* What ps_corrupt_error needs to name a column and a row: the columns of
@@ -195,6 +197,15 @@ struct ps_column {
    * them. Every path that hands them to a backend goes through
    * ps_column_chunk (streamed, core/stream.c) or reads them on the host. */
   bool host;
+  /* Host-resident DELTA columns (stream.c): the bytes of the largest block
+   * with its header (a chunk's staging plan); the headers as last staged,
+   * rebased to their chunks (ps_delta_chunk; 32 bytes a block, made on the
+   * first copy and kept until the column goes, because copies read them),
+   * and per block the context's stage_waits + 1 when it was last staged
+   * (0: never). */
+  uint64_t delta_largest;
+  uint8_t *delta_staged;
+  uint64_t *delta_staged_at;
   /* Float columns mapped by ALP or BITS (fmap.map != PS_FLOAT_MAP_DECIMAL):
    * the mapping, whose exception table (fmap.exc) the column owns. Programs
    * see such a column as unsigned codes (ps_prog_col_of). */
@@ -389,6 +400,20 @@ uint32_t ps_for_desc_encoding(const ps_for_desc *d);
  * the field and its value in buf (delta.c). */
 ps_status ps_delta_check(const uint8_t *headers, uint64_t n, uint64_t data_size, const char *what, char *buf,
                          size_t size);
+/* The bytes of a checked DELTA column's largest block, its header and its
+ * payload (what a chunk stages per block at most). */
+uint64_t ps_delta_largest_block(const uint8_t *headers, uint64_t n);
+/* The blocks [b0, b0 + blocks) of a DELTA column of data_size bytes, whose
+ * headers (host memory) start at `headers` (block b0's), as one stream that
+ * the readers take from its first byte: the headers with their payload
+ * offsets rebased (written to out, 32 bytes a block, unless out is NULL),
+ * then the payloads, which are the column's bytes [*payload_at,
+ * *payload_at + *payload_bytes). False, writing nothing, where the headers
+ * do not lay the payloads out one after another inside data_size, with
+ * widths of at most 64 and no block (with its header) above `largest`
+ * bytes. */
+bool ps_delta_chunk(const uint8_t *headers, uint64_t b0, uint64_t blocks, uint64_t data_size, uint64_t largest,
+                    uint8_t *out, uint64_t *payload_at, uint64_t *payload_bytes);
 /* The chunk of column c from row r0 (a multiple of its ps_chunk_step): its
  * data and validity at the chunk start and the readable bytes from there,
  * written into *pc, *data and *validity (validity left alone without a

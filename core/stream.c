@@ -6,8 +6,11 @@
  * three slots, the copy of chunk k + 1 runs while chunk k computes and
  * chunk k - 1's slot drains. Chunks are the calls' own chunks (sized by
  * ps_chunk_step to fit a slot), so results combine exactly as chunked
- * results already do, and runs the zone maps decide are never copied. */
+ * results already do, and runs the zone maps decide are never copied. A
+ * DELTA column's chunk is whole blocks: their headers, rebased to the
+ * chunk, and their payloads (stage_delta). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -24,33 +27,40 @@ static uint64_t slot_bytes(const ps_context *ctx) {
   return ctx->device_memory_limit / PS_STAGE_SLOTS / STAGE_ALIGN * STAGE_ALIGN;
 }
 
-/* The bytes a chunk of `rows` rows from r0 stages of column c: its codes and
- * its validity, each read by the kernels in 32-bit words, so whole words of
- * the chunk's row words, but never past the column's end. */
-static void chunk_bytes(const ps_column *c, uint64_t r0, uint64_t rows, uint64_t *data, uint64_t *valid) {
-  const uint64_t words = (rows + 31) / 32;
-  const uint64_t skip = ps_chunk_data_offset(c->encoding, c->width, r0);
-  *data = words * c->width * 4;
-  if (*data > c->data_size - skip) *data = c->data_size - skip;
-  *valid = 0;
-  if (c->validity.handle) {
-    *valid = words * 4;
-    if (*valid > c->validity_size - r0 / 8) *valid = c->validity_size - r0 / 8;
-  }
+/* The bytes a chunk of `rows` rows from r0 stages of FOR column c's codes,
+ * and of any column's validity: each read by the kernels in 32-bit words,
+ * so whole words of the chunk's row words, but never past the column's
+ * end. (A DELTA column's codes are its blocks': stage_delta.) */
+static uint64_t chunk_data_bytes(const ps_column *c, uint64_t r0, uint64_t rows) {
+  const uint64_t bytes = (rows + 31) / 32 * c->width * 4,
+                 left = c->data_size - ps_chunk_data_offset(c->encoding, c->width, r0);
+  return bytes < left ? bytes : left;
+}
+
+static uint64_t chunk_validity_bytes(const ps_column *c, uint64_t r0, uint64_t rows) {
+  const uint64_t bytes = (rows + 31) / 32 * 4, left = c->validity_size - r0 / 8;
+  return bytes < left ? bytes : left;
 }
 
 uint64_t ps_stage_rows(const ps_context *ctx, ps_column *const *cols, uint32_t n, uint64_t m) {
-  uint64_t per_word = 0, pieces = 0; /* bytes per 32 rows, pieces per chunk */
+  /* bytes per m rows, pieces per chunk; m is a multiple of a DELTA column's
+   * block when one is among cols (ps_chunk_step_multiple), and every block
+   * of it stages at most its largest block's bytes */
+  uint64_t per_m = 0, pieces = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (!cols[i]->host) continue;
-    per_word += (uint64_t)cols[i]->width * 4 + (cols[i]->validity.handle ? 4 : 0);
-    pieces += 1 + (cols[i]->validity.handle != NULL);
+    const ps_column *c = cols[i];
+    if (!c->host) continue;
+    if (c->encoding == PS_ENC_DELTA)
+      per_m += (m + PS_DELTA_BLOCK_ROWS - 1) / PS_DELTA_BLOCK_ROWS * c->delta_largest;
+    else
+      per_m += m / 32 * c->width * 4;
+    if (c->validity.handle) per_m += m / 32 * 4, pieces++;
+    pieces++;
   }
-  if (!per_word) return UINT64_MAX;
+  if (!per_m) return UINT64_MAX;
   const uint64_t slot = slot_bytes(ctx), overhead = pieces * STAGE_ALIGN;
-  uint64_t rows = slot > overhead ? (slot - overhead) / per_word * 32 : 0;
-  rows -= rows % m;
-  return rows ? rows : m;
+  const uint64_t rows = slot > overhead ? (slot - overhead) / per_m * m : 0;
+  return rows ? rows : m; /* not even m rows fit: staging them refuses (stage_room) */
 }
 
 void ps_stage_begin(ps_context *ctx) {
@@ -82,20 +92,96 @@ static ps_status open_slot(ps_context *ctx, uint32_t slot) {
   return PS_OK;
 }
 
-/* Copies `bytes` of host memory into slot; *at names them there. */
-static ps_status stage_piece(ps_context *ctx, uint32_t slot, const uint8_t *src, uint64_t bytes, ps_devmem *at) {
+/* Takes `bytes` of slot for a piece of column c's chunk of `rows` rows
+ * from r0; *at names them there. */
+static ps_status stage_room(ps_context *ctx, uint32_t slot, const ps_column *c, uint64_t r0, uint64_t rows,
+                            uint64_t bytes, ps_devmem *at) {
   struct ps_stage_slot *s = &ctx->stage_slots[slot];
-  if (bytes > ctx->stage_bytes - s->fill)
+  if (bytes > ctx->stage_bytes - s->fill) {
+    char block[128] = "";
+    if (c->encoding == PS_ENC_DELTA)
+      snprintf(block, sizeof block, "; a DELTA column's chunk is whole blocks of %u rows, up to %" PRIu64 " bytes each",
+               PS_DELTA_BLOCK_ROWS, c->delta_largest);
     return ps_set_error(ctx, PS_ERR_LIMIT,
-                        "a chunk of host-resident columns needs more than a staging buffer's %" PRIu64
-                        " bytes (options.device_memory_limit is %" PRIu64 "; raise it)",
-                        ctx->stage_bytes, ctx->device_memory_limit);
+                        "a chunk of host-resident columns (%" PRIu64 " rows from row %" PRIu64
+                        ") needs more than a staging buffer's %" PRIu64
+                        " bytes (options.device_memory_limit is %" PRIu64 "; raise it)%s",
+                        rows, r0, ctx->stage_bytes, ctx->device_memory_limit, block);
+  }
   *at = ctx->stage[slot]->mem;
   at->offset += s->fill;
   s->fill += align_up(bytes);
+  return PS_OK;
+}
+
+/* Copies `bytes` of host memory at src to `at`, inside slot. */
+static ps_status stage_copy(ps_context *ctx, uint32_t slot, ps_devmem at, const uint8_t *src, uint64_t bytes) {
   if (!bytes) return PS_OK;
-  if (ctx->ops->stage_write) return ctx->ops->stage_write(ctx->be, slot, *at, src, bytes);
-  return ctx->ops->mem_write(ctx->be, *at, src, bytes);
+  if (ctx->ops->stage_write) return ctx->ops->stage_write(ctx->be, slot, at, src, bytes);
+  return ctx->ops->mem_write(ctx->be, at, src, bytes);
+}
+
+/* Where a host-resident DELTA column's chunk no longer has the blocks its
+ * creation checked (the caller changed the headers). */
+static ps_status delta_changed(ps_context *ctx, const ps_column *c, uint64_t b0, uint64_t blocks) {
+  return ps_set_error(ctx, PS_ERR_CORRUPT_DATA,
+                      "a host-resident DELTA column's block headers changed since it was made: blocks %" PRIu64
+                      "..%" PRIu64 " do not lay out their payloads one after another inside its %" PRIu64
+                      " bytes, each at most its largest block then (%" PRIu64 " bytes with the header)",
+                      b0, b0 + blocks - 1, c->data_size, c->delta_largest);
+}
+
+/* Stages the blocks of DELTA column c that the rows [r0, r0 + rows) lie in,
+ * as one piece that the readers take from its first byte (ps_delta_chunk):
+ * their headers, rebased, then their payloads, straight from the caller's
+ * memory. The rebased headers are copied from the column's own copy of
+ * them (c->delta_staged), which must stay as it is while a copy may read
+ * it: an entry changes only where its block's chunk did (another chunking,
+ * or headers the caller changed), and if the block was staged since the
+ * last ps_stage_wait, only after another one. So a call that chunks a
+ * column as the call before it did waits for nothing, and one that chunks
+ * it otherwise waits once. */
+static ps_status stage_delta(ps_context *ctx, uint32_t slot, const ps_column *c, uint64_t r0, uint64_t rows,
+                             struct ps_staged_piece *p) {
+  /* made and kept by calls that hold the column as const: a context (and
+   * all it made) is used by one thread at a time */
+  ps_column *col = (ps_column *)c;
+  const uint64_t b0 = r0 / PS_DELTA_BLOCK_ROWS, blocks = ps_delta_blocks(r0 + rows) - b0;
+  const uint64_t hb = blocks * PS_DELTA_HEADER_BYTES, all = ps_delta_blocks(c->n);
+  const uint8_t *host_data = (const uint8_t *)c->data.handle;
+  if (!col->delta_staged) {
+    col->delta_staged = ps_calloc_ctx(ctx, (size_t)all, PS_DELTA_HEADER_BYTES + sizeof(uint64_t));
+    if (!col->delta_staged)
+      return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY,
+                          "allocating the staged block headers of a DELTA column (%" PRIu64 " blocks)", all);
+    col->delta_staged_at = (uint64_t *)(void *)(col->delta_staged + all * PS_DELTA_HEADER_BYTES);
+  }
+  uint8_t *rebased = ps_host_alloc(ctx, (size_t)hb + 1);
+  if (!rebased) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "rebasing %" PRIu64 " DELTA block headers", blocks);
+  uint64_t at = 0, payload = 0;
+  if (!ps_delta_chunk(host_data + b0 * PS_DELTA_HEADER_BYTES, b0, blocks, c->data_size, c->delta_largest, rebased, &at,
+                      &payload)) {
+    ps_host_free(ctx, rebased);
+    return delta_changed(ctx, c, b0, blocks);
+  }
+  uint8_t *kept = col->delta_staged + b0 * PS_DELTA_HEADER_BYTES;
+  uint64_t *staged_at = col->delta_staged_at + b0;
+  for (uint64_t i = 0; i < blocks; i++) {
+    uint8_t *k = kept + i * PS_DELTA_HEADER_BYTES;
+    const uint8_t *want = rebased + i * PS_DELTA_HEADER_BYTES;
+    if (memcmp(k, want, PS_DELTA_HEADER_BYTES) != 0) {
+      if (staged_at[i] == ctx->stage_waits + 1) ps_stage_wait(ctx); /* a copy in flight may read k */
+      memcpy(k, want, PS_DELTA_HEADER_BYTES);
+    }
+    staged_at[i] = ctx->stage_waits + 1;
+  }
+  ps_host_free(ctx, rebased);
+  p->data_bytes = hb + payload;
+  PS_TRY(stage_room(ctx, slot, c, r0, rows, p->data_bytes, &p->data));
+  PS_TRY(stage_copy(ctx, slot, p->data, kept, hb));
+  ps_devmem payloads = p->data;
+  payloads.offset += hb;
+  return stage_copy(ctx, slot, payloads, host_data + at, payload);
 }
 
 /* Stages the rows [r0, r0 + rows) of host column c into slot and records
@@ -108,12 +194,22 @@ static ps_status stage_chunk_of(ps_context *ctx, uint32_t slot, const ps_column 
   struct ps_staged_piece *p = &s->pieces[s->count];
   memset(p, 0, sizeof *p);
   p->col = c, p->r0 = r0, p->rows = rows;
-  const uint64_t skip = ps_chunk_data_offset(c->encoding, c->width, r0);
   const uint8_t *host_data = (const uint8_t *)c->data.handle;
   const uint8_t *host_valid = (const uint8_t *)c->validity.handle;
-  chunk_bytes(c, r0, rows, &p->data_bytes, &p->validity_bytes);
-  PS_TRY(stage_piece(ctx, slot, host_data ? host_data + skip : NULL, p->data_bytes, &p->data));
-  if (host_valid) PS_TRY(stage_piece(ctx, slot, host_valid + r0 / 8, p->validity_bytes, &p->validity));
+  if (c->encoding == PS_ENC_DELTA) {
+    PS_TRY(stage_delta(ctx, slot, c, r0, rows, p));
+  } else {
+    p->data_bytes = chunk_data_bytes(c, r0, rows);
+    PS_TRY(stage_room(ctx, slot, c, r0, rows, p->data_bytes, &p->data));
+    if (host_data)
+      PS_TRY(
+          stage_copy(ctx, slot, p->data, host_data + ps_chunk_data_offset(c->encoding, c->width, r0), p->data_bytes));
+  }
+  if (host_valid) {
+    p->validity_bytes = chunk_validity_bytes(c, r0, rows);
+    PS_TRY(stage_room(ctx, slot, c, r0, rows, p->validity_bytes, &p->validity));
+    PS_TRY(stage_copy(ctx, slot, p->validity, host_valid + r0 / 8, p->validity_bytes));
+  }
   s->count++;
   *out = p;
   return PS_OK;
@@ -133,6 +229,12 @@ ps_status ps_stage_column(ps_context *ctx, const ps_column *c, uint64_t r0, uint
   const uint8_t *host_data = (const uint8_t *)c->data.handle;
   const uint8_t *host_valid = (const uint8_t *)c->validity.handle;
   if (ctx->ops->host_map) { /* the device reads host memory in place */
+    if (c->encoding == PS_ENC_DELTA) { /* checked as a staged chunk is */
+      const uint64_t b0 = r0 / PS_DELTA_BLOCK_ROWS, blocks = ps_delta_blocks(r0 + rows) - b0;
+      uint64_t at, payload;
+      if (!ps_delta_chunk(host_data + skip, b0, blocks, c->data_size, c->delta_largest, NULL, &at, &payload))
+        return delta_changed(ctx, c, b0, blocks);
+    }
     pc->data_bytes = c->data_size - skip;
     if (host_data) PS_TRY(ctx->ops->host_map(ctx->be, host_data + skip, data));
     if (host_valid) {
@@ -176,6 +278,7 @@ ps_status ps_stage_prefetch(ps_context *ctx, ps_column *const *cols, uint32_t n,
 }
 
 void ps_stage_wait(ps_context *ctx) {
+  ctx->stage_waits++;
   /* A blocking read on the context's stream/queue returns after everything
    * enqueued before it, which waited for every copy. */
   for (uint32_t i = 0; i < PS_STAGE_SLOTS; i++) {

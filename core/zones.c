@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ps_codes.h" /* a DELTA column's codes, read as the kernels read them */
 
 /* ---- scanning packed codes ------------------------------------------------ */
 
@@ -51,6 +52,31 @@ void ps_zones_scan(const uint8_t *data, uint32_t w, const uint8_t *validity, uin
     }
     uint8_t f = 0;
     if (valid < r1 - r0) f |= PS_ZONE_HAS_NULLS;
+    if (valid == 0) f |= PS_ZONE_ALL_NULL, lo = hi = 0;
+    min[b] = lo, max[b] = hi, flags[b] = f;
+  }
+}
+
+/* As ps_zones_scan, over the rows [r0, r0 + rows) of the DELTA stream d of
+ * `size` bytes (rows counted from its first header; r0 a multiple of
+ * block_rows), 32 codes a row word (block_rows is a multiple of 32). */
+static void scan_delta(const uint8_t *d, uint64_t size, uint64_t r0, const uint8_t *validity, uint64_t rows,
+                       uint32_t block_rows, uint64_t *min, uint64_t *max, uint8_t *flags) {
+  const uint32_t aligned = ((uintptr_t)d & 3u) == 0;
+  ps_u32 x[PS_WORD_X];
+  for (uint64_t b = 0, z0 = 0; z0 < rows; b++, z0 += block_rows) {
+    const uint64_t z1 = rows - z0 < block_rows ? rows : z0 + block_rows;
+    uint64_t lo = UINT64_MAX, hi = 0, valid = 0;
+    for (uint64_t r = z0; r < z1; r++) {
+      if ((r & 31) == 0) ps_word_load_delta(d, size, aligned, (r0 + r) >> 5, x);
+      if (validity && !((validity[r >> 3] >> (r & 7)) & 1)) continue;
+      const uint64_t c = ps_word_code(PS_ENC_DELTA, 64, x, (uint32_t)(r & 31));
+      valid++;
+      if (c < lo) lo = c;
+      if (c > hi) hi = c;
+    }
+    uint8_t f = 0;
+    if (valid < z1 - z0) f |= PS_ZONE_HAS_NULLS;
     if (valid == 0) f |= PS_ZONE_ALL_NULL, lo = hi = 0;
     min[b] = lo, max[b] = hi, flags[b] = f;
   }
@@ -183,6 +209,35 @@ PS_API int ps_column_zones(const ps_column *col, ps_zone_map *out) {
  * 8 MB of codes). */
 #define PIECE_ROWS ((uint64_t)PS_ZONE_BLOCK_ROWS * 256)
 
+/* The DELTA stream of the rows [r0, r0 + rows) of col (r0 a multiple of its
+ * blocks), as *d of *bytes: in place, the column's own from the header of
+ * r0's block; else copied back from the device into buf, its blocks as a
+ * chunk stages them (ps_delta_chunk). */
+static ps_status delta_piece(ps_context *ctx, const ps_column *col, bool in_place, uint64_t r0, uint64_t rows,
+                             uint8_t *buf, const uint8_t **d, uint64_t *bytes) {
+  const uint64_t b0 = r0 / PS_DELTA_BLOCK_ROWS, blocks = ps_delta_blocks(r0 + rows) - b0;
+  const uint64_t hb = blocks * PS_DELTA_HEADER_BYTES;
+  if (in_place) {
+    *d = (const uint8_t *)col->data.handle + col->data.offset;
+    *bytes = col->data_size;
+    return PS_OK;
+  }
+  const ps_devmem at = {col->data.handle, col->data.offset + b0 * PS_DELTA_HEADER_BYTES};
+  uint8_t *headers = buf + hb; /* read behind where the rebased ones go */
+  PS_TRY(ctx->ops->mem_read(ctx->be, headers, at, hb));
+  uint64_t from = 0, payload = 0;
+  if (!ps_delta_chunk(headers, b0, blocks, col->data_size, UINT64_MAX, buf, &from, &payload))
+    return ps_set_error(ctx, PS_ERR_CORRUPT_DATA,
+                        "the block headers of a DELTA column's buffer (blocks %" PRIu64 "..%" PRIu64
+                        ") no longer lay out its payloads one after another",
+                        b0, b0 + blocks - 1);
+  if (payload)
+    PS_TRY(ctx->ops->mem_read(ctx->be, buf + hb, (ps_devmem){col->data.handle, col->data.offset + from}, payload));
+  *d = buf;
+  *bytes = hb + payload;
+  return PS_OK;
+}
+
 PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
@@ -195,10 +250,14 @@ PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col) {
   /* the reference backend's device memory is host memory; a host-resident column's is the caller's */
   const bool in_place = ctx->ops == &ps_backend_reference || col->host;
   const uint64_t piece = n < PIECE_ROWS ? n : PIECE_ROWS;
+  const bool delta = col->encoding == PS_ENC_DELTA;
   uint8_t *data = NULL, *valid = NULL;
   ps_status st = PS_OK;
   if (!in_place && n) {
-    data = ps_host_alloc(ctx, (size_t)(piece / 8 * col->width + col->width + 8));
+    /* a DELTA piece: its blocks' headers, rebased, and payloads (ps_delta_chunk) */
+    data = ps_host_alloc(
+        ctx, delta ? (size_t)ps_delta_blocks(piece) * (PS_DELTA_HEADER_BYTES + ps_delta_payload_bytes(64, 64))
+                   : (size_t)(piece / 8 * col->width + col->width + 8));
     valid = ps_host_alloc(ctx, (size_t)(piece / 8 + 8));
     if (!data || !valid) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating %" PRIu64 " rows of codes", piece);
   }
@@ -206,21 +265,28 @@ PS_API ps_status ps_column_compute_zones(ps_context *ctx, ps_column *col) {
     uint64_t rows = n - r0 < piece ? n - r0 : piece;
     uint64_t off = r0 / 8 * col->width; /* r0 is a multiple of 8 */
     uint64_t bytes = (rows / 8) * col->width + ((rows % 8) * col->width + 7) / 8;
-    const uint8_t *d, *v = NULL;
-    if (in_place) {
+    const uint8_t *d = data, *v = NULL;
+    if (delta)
+      st = delta_piece(ctx, col, in_place, r0, rows, data, &d, &bytes);
+    else if (in_place)
       d = (const uint8_t *)col->data.handle + col->data.offset + off;
-      if (col->validity.handle) v = (const uint8_t *)col->validity.handle + col->validity.offset + r0 / 8;
-    } else {
-      if (bytes) st = ctx->ops->mem_read(ctx->be, data, (ps_devmem){col->data.handle, col->data.offset + off}, bytes);
-      if (st == PS_OK && col->validity.handle)
+    else if (bytes)
+      st = ctx->ops->mem_read(ctx->be, data, (ps_devmem){col->data.handle, col->data.offset + off}, bytes);
+    if (st == PS_OK && col->validity.handle) {
+      if (in_place) {
+        v = (const uint8_t *)col->validity.handle + col->validity.offset + r0 / 8;
+      } else {
         st = ctx->ops->mem_read(ctx->be, valid, (ps_devmem){col->validity.handle, col->validity.offset + r0 / 8},
                                 (rows + 7) / 8);
-      d = data;
-      v = col->validity.handle ? valid : NULL;
+        v = valid;
+      }
     }
     if (st == PS_OK) {
       uint64_t b0 = r0 / PS_ZONE_BLOCK_ROWS;
-      ps_zones_scan(d, col->width, v, rows, PS_ZONE_BLOCK_ROWS, z->min + b0, z->max + b0, z->flags + b0);
+      if (delta)
+        scan_delta(d, bytes, in_place ? r0 : 0, v, rows, PS_ZONE_BLOCK_ROWS, z->min + b0, z->max + b0, z->flags + b0);
+      else
+        ps_zones_scan(d, col->width, v, rows, PS_ZONE_BLOCK_ROWS, z->min + b0, z->max + b0, z->flags + b0);
     }
   }
   ps_host_free(ctx, data);

@@ -467,9 +467,17 @@ PS_API ps_status ps_column_create_for_device(ps_context *ctx, const ps_for_desc 
  *  ps_context_options.device_memory_limit, each copy overlapping the kernels
  *  of the chunk before, and chunks the zone maps decide are not copied.
  *  Results are bit-identical to the same column made by ps_column_create_for.
- *  Gathers (ps_gather_values*) read the codes on the host. DELTA
- *  descriptions give PS_ERR_UNSUPPORTED. Validation and statuses as
- *  ps_column_create_for. */
+ *  Gathers (ps_gather_values*) read the codes on the host. A DELTA column
+ *  streams whole blocks of 1024 rows: their headers (rebased to the chunk in
+ *  a host copy the column keeps, 32 bytes a block) and their payloads. Its
+ *  headers are checked at creation; a call whose chunk finds them changed so
+ *  that they no longer lay the blocks out (or lay out a block larger than
+ *  any at creation) fails with PS_ERR_CORRUPT_DATA. Where chunks are
+ *  copied (not on the reference backend, which reads host memory in place),
+ *  a call where one block of each DELTA column, with the other
+ *  host-resident columns of the call, does not fit a staging buffer fails
+ *  with PS_ERR_LIMIT (raise device_memory_limit; the largest block is 8,480
+ *  bytes). Validation and statuses as ps_column_create_for. */
 PS_API ps_status ps_column_create_for_host(ps_context *ctx, const ps_for_desc *desc, ps_column **out);
 
 /** Creates a dictionary-encoded string column: dict is copied; codes is an
