@@ -84,7 +84,18 @@ struct ps_context {
    * those pieces hold in all, which decide whether its kernel is worth
    * specializing (ps_query_specialize); 0 otherwise. */
   uint64_t query_run_rows;
+  /* options.progress and progress_user (ps_progress); progress_mute: while
+   * nonzero, scans inside a larger call (a query's predicate bitmaps, a keys
+   * pass run again) report nothing of their own. */
+  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total);
+  void *progress_user;
+  uint32_t progress_mute;
 };
+
+/* Reports a scan's progress to options.progress, if any (see packscan.h). */
+static inline void ps_progress(ps_context *ctx, uint64_t rows_done, uint64_t rows_total) {
+  if (ctx->progress && !ctx->progress_mute) ctx->progress(ctx->progress_user, rows_done, rows_total);
+}
 
 struct ps_buffer {
   ps_context *ctx;
