@@ -268,8 +268,27 @@ static void reader_free(colreader *r) {
   free(r->cache);
 }
 
+/* A DELTA column's rows cannot be cut out of its stream at any row (its
+ * block headers lay the stream out): it is decoded whole, once, and read at
+ * the row itself (host_at). */
+static int host_whole(colreader *r, char *err, size_t errsz) {
+  if (r->block) return 0;
+  if (!(r->cache = malloc((r->view.n ? r->view.n : 1) * sizeof *r->cache))) return set_err(err, errsz, "out of memory");
+  char msg[TOOL_ERR_SIZE];
+  ps_status st = ps_decode_for(&r->view, r->cache, msg, sizeof msg);
+  if (st != PS_OK) return set_err(err, errsz, "column '%s': %s", r->meta->name, lib_error(st, msg));
+  r->block = 1;
+  return 0;
+}
+
+/* Where row's value lies in the cache that host_block filled. */
+static uint64_t host_at(const colreader *r, uint64_t row) {
+  return r->view.encoding == PS_ENCODING_DELTA ? row : row % HOST_BLOCK;
+}
+
 /* Decodes block b of a column on the host with ps_decode_for. */
 static int host_block(colreader *r, uint64_t b, char *err, size_t errsz) {
+  if (r->view.encoding == PS_ENCODING_DELTA) return host_whole(r, err, errsz);
   if (r->block == b + 1) return 0;
   if (!r->cache && !(r->cache = malloc(HOST_BLOCK * sizeof *r->cache))) return set_err(err, errsz, "out of memory");
   uint64_t start = b * HOST_BLOCK, n = r->view.n - start;
@@ -317,10 +336,10 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
     if (row >= r->view.n) return set_err(err, errsz, "row id %llu out of range", (unsigned long long)row);
     if (host_block(r, row / HOST_BLOCK, err, errsz)) return -1;
     int ok = !r->view.validity || ((r->view.validity[row / 8] >> (row % 8)) & 1);
-    uint64_t v = r->cache[row % HOST_BLOCK];
+    uint64_t v = r->cache[host_at(r, row)];
     if (r->kind == V_FLOAT && r->view.type == PS_TYPE_FLOAT32) {
       float f;
-      memcpy(&f, (const uint8_t *)r->cache + 4 * (row % HOST_BLOCK), 4);
+      memcpy(&f, (const uint8_t *)r->cache + 4 * host_at(r, row), 4);
       const double d = f;
       memcpy(&v, &d, 8);
     }
