@@ -987,8 +987,14 @@ static ps_type kind_type(ps_arrow_kind k) {
   return k >= PS_ARROW_INT8 && k <= PS_ARROW_TIMESTAMP ? types[k] : PS_TYPE_STRING;
 }
 
-ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields, const ps_for_desc *descs,
-                                const ps_dict_desc *dicts, ps_arrow_table **out) {
+/* Whether d says DELTA (a description that ends before `encoding` is FOR). */
+static bool desc_is_delta(const ps_for_desc *d) {
+  return d->struct_size >= offsetof(ps_for_desc, encoding) + sizeof d->encoding && d->encoding == PS_ENCODING_DELTA;
+}
+
+/* ps_arrow_table_create, and with host: ps_arrow_table_create_host. */
+static ps_status table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields, const ps_for_desc *descs,
+                              const ps_dict_desc *dicts, bool host, ps_arrow_table **out) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -1035,8 +1041,13 @@ ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_fi
       st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "copying fields[%zu]", i);
       break;
     }
-    st = f->type == PS_TYPE_STRING ? ps_column_create_dict(ctx, &dicts[i], &descs[i], &t->cols[i])
-                                   : ps_column_create_for(ctx, &descs[i], &t->cols[i]);
+    if (f->type == PS_TYPE_STRING)
+      st = host ? ps_column_create_dict_host(ctx, &dicts[i], &descs[i], &t->cols[i])
+                : ps_column_create_dict(ctx, &dicts[i], &descs[i], &t->cols[i]);
+    else if (host && !desc_is_delta(&descs[i]))
+      st = ps_column_create_for_host(ctx, &descs[i], &t->cols[i]);
+    else
+      st = ps_column_create_for(ctx, &descs[i], &t->cols[i]);
   }
   if (st != PS_OK) {
     char keep[PS_ERRMSG_SIZE];
@@ -1047,4 +1058,14 @@ ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_fi
   }
   *out = t;
   return PS_OK;
+}
+
+ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields, const ps_for_desc *descs,
+                                const ps_dict_desc *dicts, ps_arrow_table **out) {
+  return table_create(ctx, ncols, fields, descs, dicts, false, out);
+}
+
+ps_status ps_arrow_table_create_host(ps_context *ctx, size_t ncols, const ps_arrow_field *fields,
+                                     const ps_for_desc *descs, const ps_dict_desc *dicts, ps_arrow_table **out) {
+  return table_create(ctx, ncols, fields, descs, dicts, true, out);
 }

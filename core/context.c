@@ -82,6 +82,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
       o.zone_pruning = PS_ZONE_PRUNING_ON;
     if (opts_in->struct_size < offsetof(ps_context_options, device_memory_limit) + sizeof(uint64_t))
       o.device_memory_limit = 0;
+    if (opts_in->struct_size < offsetof(ps_context_options, progress) + sizeof o.progress) o.progress = NULL;
+    if (opts_in->struct_size < offsetof(ps_context_options, progress_user) + sizeof(void *)) o.progress_user = NULL;
     if (opts_in->struct_size < offsetof(ps_context_options, max_groups) + sizeof(uint64_t)) o.max_groups = 0;
     if (opts_in->struct_size < offsetof(ps_context_options, devices) + sizeof(const int32_t *)) {
       o.device_count = 0;
@@ -129,6 +131,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
   ctx->zone_pruning = o.zone_pruning == PS_ZONE_PRUNING_ON;
   ctx->device_memory_limit = o.device_memory_limit;
   ctx->stage_slot = -1;
+  ctx->progress = o.progress;
+  ctx->progress_user = o.progress_user;
   ctx->max_groups = o.max_groups && o.max_groups < PS_QUERY_GROUPS_LIMIT ? o.max_groups : PS_QUERY_GROUPS_LIMIT;
   ctx->scan_stats.struct_size = sizeof ctx->scan_stats;
   if (o.kernel_cache_dir) {

@@ -250,6 +250,7 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
       st = write_decided(ctx, bitmap, mask, r, e, state == PS_PRUNE_TRUE);
       if (state == PS_PRUNE_TRUE) total += e - r;
       count_decided(ctx, state, e - r);
+      if (st == PS_OK) ps_progress(ctx, e, expr->rows);
       continue;
     }
     ps_eval_args a;
@@ -276,6 +277,7 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
     ps_status released = ps_stage_end(ctx);
     if (st == PS_OK) st = released;
     total += chunk_count;
+    if (st == PS_OK) ps_progress(ctx, e, expr->rows);
   }
   if (st == PS_OK && count) *count = total;
   return st;
@@ -369,6 +371,7 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
         if (e - r <= room) st = all_ids(ctx, r, e, out, isz);
         total += e - r;
       }
+      if (st == PS_OK) ps_progress(ctx, e, expr->rows);
       continue;
     }
     ps_eval_args a;
@@ -396,6 +399,7 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
     ps_status released = ps_stage_end(ctx);
     if (st == PS_OK) st = released;
     total += c;
+    if (st == PS_OK) ps_progress(ctx, e, expr->rows);
   }
   if (st == PS_OK) *count = total;
   return st;

@@ -90,6 +90,12 @@ struct ps_context {
    * per device, which every call of this one splits its rows across; NULL
    * for a context of one device. */
   struct ps_group *group;
+  /* options.progress and progress_user (ps_progress); progress_mute: while
+   * nonzero, scans inside a larger call (a query's predicate bitmaps, a keys
+   * pass run again) report nothing of their own. */
+  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total);
+  void *progress_user;
+  uint32_t progress_mute;
 };
 
 /* ---- contexts over several devices (multi.c) ------------------------------ */
@@ -139,6 +145,11 @@ ps_status ps_group_gather_strings(ps_context *ctx, const ps_column *col, const v
                                   uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity);
 ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, ps_aggregates *out);
 ps_status ps_group_scan_stats(const ps_context *ctx, ps_scan_stats *out);
+
+/* Reports a scan's progress to options.progress, if any (see packscan.h). */
+static inline void ps_progress(ps_context *ctx, uint64_t rows_done, uint64_t rows_total) {
+  if (ctx->progress && !ctx->progress_mute) ctx->progress(ctx->progress_user, rows_done, rows_total);
+}
 
 struct ps_buffer {
   ps_context *ctx;

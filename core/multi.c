@@ -157,6 +157,8 @@ ps_status ps_group_create(ps_context *ctx, const ps_context_options *o, const ch
     ps_context_options sub = *o;
     sub.device_count = 0;
     sub.devices = NULL;
+    sub.progress = NULL; /* reported by this context, on the caller's thread */
+    sub.progress_user = NULL;
     sub.cuda_device = sub.opencl_device = o->devices[d];
     /* every device on the backend the first one got */
     sub.backend = d ? ps_context_backend(g->dev[0]) : backend;
@@ -562,6 +564,7 @@ ps_status ps_group_query_run(ps_context *ctx, ps_query *q, bool partial, ps_quer
   ps_status st = each(ctx, true, run_part, &j);
   if (st == PS_OK && j.whole) { /* the one device's result is the answer */
     *out = j.res[last];
+    if (q->rows) ps_progress(ctx, q->rows, q->rows);
     return PS_OK;
   }
   ps_query_merge *m = NULL;
@@ -584,6 +587,7 @@ ps_status ps_group_query_run(ps_context *ctx, ps_query *q, bool partial, ps_quer
   for (uint32_t i = 0; i < ctx->group->n; i++) ps_query_result_destroy(j.res[i]);
   if (st == PS_OK) st = partial ? ps_query_merge_finish_partial(m, out) : ps_query_merge_finish(m, out);
   ps_query_merge_destroy(m);
+  if (st == PS_OK && q->rows) ps_progress(ctx, q->rows, q->rows);
   return st;
 }
 
@@ -635,6 +639,7 @@ ps_status ps_group_filter(ps_context *ctx, const ps_expr *e, uint8_t *bitmap, ui
                        .want_count = count != NULL};
   PS_TRY(each(ctx, true, scan_part, &j));
   if (count) *count = total_of(&j, ctx->group->n);
+  if (e->rows) ps_progress(ctx, e->rows, e->rows);
   return PS_OK;
 }
 
@@ -672,6 +677,7 @@ ps_status ps_group_row_ids(ps_context *ctx, const ps_expr *e, ps_index_type type
   }
   *ids = all;
   *count = total;
+  if (e->rows) ps_progress(ctx, e->rows, e->rows);
   return PS_OK;
 }
 
@@ -883,6 +889,7 @@ ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, ps_aggregate
     }
   }
   *out = r;
+  if (col->n) ps_progress(ctx, col->n, col->n);
   return PS_OK;
 }
 

@@ -347,16 +347,21 @@ static int query_run(const ps_prune_plan *plan, uint64_t r0, uint64_t rows, uint
 }
 
 /* Runs q with value program `base` (q->prog, or a hashed plan's pass of it)
- * over every chunk; groups: a hashed plan's group table. */
+ * over every chunk; groups: a hashed plan's group table. Progress: the rows
+ * done are shown_from plus this pass's, of shown_total (a hashed plan's
+ * passes add up). */
 static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, ps_buffer *bits, ps_buffer *acc,
-                            ps_buffer *groups) {
+                            ps_buffer *groups, uint64_t shown_from, uint64_t shown_total) {
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
   ps_devmem preds[PS_QMAX_PREDS];
   for (uint32_t i = 0; i < q->prog.n_preds; i++, nb++) {
     preds[i] = bits->mem;
     preds[i].offset += nb * bm;
-    PS_TRY(ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL));
+    ctx->progress_mute++;
+    ps_status st = ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL);
+    ctx->progress_mute--;
+    PS_TRY(st);
   }
   ps_status overflow = PS_OK;
   char overflow_msg[PS_ERRMSG_SIZE];
@@ -378,6 +383,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
     int state = query_run(plan, r0, q->rows, step, &e);
     if (state == PS_PRUNE_FALSE) {
       ctx->scan_stats.rows_skipped += e - r0;
+      ps_progress(ctx, shown_from + e, shown_total);
       continue;
     }
     ps_vprog prog = *base;
@@ -440,6 +446,7 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
       ctx->query_run_rows = 0;
       return st;
     }
+    ps_progress(ctx, shown_from + e, shown_total);
   }
   ctx->query_run_rows = 0;
   if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
@@ -497,7 +504,9 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
   if (ctx->options.query_group_slots) slots = (uint64_t)1 << ctx->options.query_group_slots;
   *keys = NULL;
   *n = 0;
-  for (;;) {
+  /* the first pass is the first half of the call's progress; a pass run
+   * again over a larger table reports none (progress holds at half) */
+  for (bool again = false;; again = true) {
     uint64_t *t = ps_host_alloc(ctx, (size_t)((2 * slots + 1) * sizeof *t));
     if (!t) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "GROUP BY: a group table of %" PRIu64 " slots", slots);
     memset(t, 0xFF, (size_t)(2 * slots * sizeof *t));
@@ -508,7 +517,9 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
     prog.group_pass = 1;
     prog.group_slots = slots;
     prog.n_groups = 0;
-    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table);
+    ctx->progress_mute += again;
+    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table, 0, 2 * q->rows);
+    ctx->progress_mute -= again;
     if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, t, table->mem, (2 * slots + 1) * sizeof *t);
     ps_buffer_destroy(table);
     uint64_t found = 0;
@@ -580,7 +591,9 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
   if (!res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
   if (st == PS_OK && q->rows && q->prog.n_preds)
     st = ps_buffer_create(ctx, q->prog.n_preds * bitmap_words_bytes(q->rows), &bits);
-  if (st == PS_OK && prog.group_slots != 0) { /* hashed: the keys, then their numbers */
+  const bool hashed = prog.group_slots != 0;
+  const uint64_t shown_total = hashed ? 2 * q->rows : q->rows;
+  if (st == PS_OK && hashed) { /* hashed: the keys, then their numbers */
     uint64_t n = 0;
     if (q->rows) st = collect_keys(ctx, q, bits, &keys, &n);
     prog.n_groups = (uint32_t)n;
@@ -601,9 +614,11 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
                         "GROUP BY: %" PRIu32 " groups' accumulators (%" PRIu64 " bytes) do not fit in device memory",
                         prog.n_groups, n_acc * sizeof *acc);
     if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
-    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, acc_dev, table);
+    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, acc_dev, table, hashed ? q->rows : 0, shown_total);
     if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
   }
+  /* a hashed plan that found no group has no second pass */
+  if (st == PS_OK && q->rows && !n_acc) ps_progress(ctx, shown_total, shown_total);
   if (st == PS_OK) {
     res->ctx = ctx;
     res->n_keys = q->prog.n_keys;

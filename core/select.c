@@ -526,6 +526,7 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     if (st == PS_OK) st = released;
     ctx->corrupt_cols = NULL, ctx->corrupt_ncols = 0;
     PS_TRY(st);
+    ps_progress(ctx, r0 + a.rows, col->n);
     if (c) {
       count += c;
       if (mn < min_code) min_code = mn;

@@ -230,10 +230,26 @@ typedef struct ps_context_options {
    * ps_aggregate over a selection) give PS_ERR_UNSUPPORTED; their host-memory
    * forms work. Device-resident and host-resident columns both split; with
    * device_memory_limit each device streams its part in its own buffers.
+   * progress is reported once per call, when every device is done.
    * device_count 1 is a context of devices[0] alone; 0 (the default):
    * cuda_device / opencl_device choose. */
   uint32_t device_count;
   const int32_t *devices;
+  /* Progress of long scans: when not NULL, called by the calls that scan
+   * rows (filters, counts, masks, refinements, row ids, ps_aggregate,
+   * ps_query_run and ps_query_run_partial) after each chunk of rows they
+   * read or skip, with progress_user, the rows done so far in that call and
+   * the call's total. rows_done increases from call to call within one
+   * library call and its last value is rows_total; a call over no rows
+   * makes none. A query that reads its rows twice (a GROUP BY with hashed
+   * keys: a pass for the keys, then one for the aggregates) counts 2 * rows
+   * in rows_total. It is called on the thread that made the library call,
+   * before that call returns (for a device output without a count, when the
+   * chunk's work is enqueued, not finished). It must not call into the
+   * library with this context or its objects; it may read a clock and
+   * print. NULL (the default): none, at no cost. */
+  void (*progress)(void *progress_user, uint64_t rows_done, uint64_t rows_total);
+  void *progress_user;
 } ps_context_options;
 
 /** The most devices of one context (ps_context_options.devices). */

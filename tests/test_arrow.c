@@ -24,7 +24,8 @@
  *    -1) applied to every column, offsets and stream totals that would
  *    overflow, decimal precisions, a gather export too long for Arrow;
  *  - the packed form read back (ps_arrow_table_packed) rebuilding the table
- *    (ps_arrow_table_create);
+ *    (ps_arrow_table_create, and host-resident over the packed buffers:
+ *    ps_arrow_table_create_host): the same values gathered and counted;
  *  - exported arrays released after their table and context are gone.
  */
 #include <math.h>
@@ -521,7 +522,13 @@ static void packed_round_trip(ps_context *ctx, const ps_arrow_table *tab, uint64
   if (!CHECK_OK(ctx, ps_arrow_table_packed(ctx, tab, 0, &d, &dd))) return;
   CHECK(d.n == n);
   ps_arrow_field f = *ps_arrow_table_field(tab, 0);
-  if (CHECK_OK(ctx, ps_arrow_table_create(ctx, 1, &f, &d, &dd, &again))) {
+  d.zones = NULL; /* every call reads the codes and validity (none decided by zone maps) */
+  /* host: the columns over d's buffers in place (ps_arrow_table_create_host) */
+  for (int host = 0; host < 2; host++) {
+    again = NULL;
+    ps_status made = host ? ps_arrow_table_create_host(ctx, 1, &f, &d, &dd, &again)
+                          : ps_arrow_table_create(ctx, 1, &f, &d, &dd, &again);
+    if (!CHECK_OK(ctx, made)) continue;
     const ps_arrow_field *g = ps_arrow_table_field(again, 0);
     CHECK(!strcmp(g->name, f.name) && !strcmp(g->format, f.format) && g->kind == f.kind && g->scale == f.scale);
     CHECK(ps_arrow_table_rows(again) == n);
@@ -532,10 +539,33 @@ static void packed_round_trip(ps_context *ctx, const ps_arrow_table *tab, uint64
     uint8_t *b1 = th_calloc((size_t)n / 8 + 1, 1), *b2 = th_calloc((size_t)n / 8 + 1, 1);
     CHECK_OK(ctx, ps_gather_values(ctx, col, ids, PS_INDEX_UINT64, n, v1, b1));
     CHECK_OK(ctx, ps_gather_values(ctx, ps_arrow_table_column(again, 0), ids, PS_INDEX_UINT64, n, v2, b2));
-    CHECK(memcmp(v1, v2, (size_t)n * vs) == 0 && memcmp(b1, b2, (size_t)(n + 7) / 8) == 0);
+    CHECKF(memcmp(v1, v2, (size_t)n * vs) == 0 && memcmp(b1, b2, (size_t)(n + 7) / 8) == 0,
+           "host=%d: gathered values differ", host);
     free(ids), free(v1), free(v2), free(b1), free(b2);
+    /* a scan of the rebuilt column (streamed when host-resident) counts as the original's */
+    ps_expr *e1 = NULL, *e2 = NULL;
+    uint64_t c1 = 0, c2 = 0;
+    if (CHECK_OK(ctx, ps_expr_is_null(ctx, col, 1, &e1)) &&
+        CHECK_OK(ctx, ps_expr_is_null(ctx, ps_arrow_table_column(again, 0), 1, &e2)) &&
+        CHECK_OK(ctx, ps_filter_count(ctx, e1, &c1)) && CHECK_OK(ctx, ps_filter_count(ctx, e2, &c2)))
+      CHECKF(c1 == c2, "host=%d: IS NOT NULL counts %llu, the original %llu", host, (unsigned long long)c2,
+             (unsigned long long)c1);
+    /* host-resident columns read the caller's validity in place: cleared,
+     * every row is NULL in the next call; a copied column keeps its own */
+    if (d.validity && n && d.zones == NULL && e2) {
+      uint8_t *v = (uint8_t *)d.validity, *keep = th_malloc((size_t)d.validity_size);
+      memcpy(keep, v, (size_t)d.validity_size);
+      memset(v, 0, (size_t)d.validity_size);
+      if (CHECK_OK(ctx, ps_filter_count(ctx, e2, &c2)))
+        CHECKF(c2 == (host ? 0 : c1), "host=%d: after clearing the validity, %llu rows are not NULL", host,
+               (unsigned long long)c2);
+      memcpy(v, keep, (size_t)d.validity_size);
+      free(keep);
+    }
+    ps_expr_destroy(e1);
+    ps_expr_destroy(e2);
+    ps_arrow_table_destroy(again);
   }
-  ps_arrow_table_destroy(again);
   /* A field that does not agree with its column is refused. */
   f.kind = f.type == PS_TYPE_STRING ? PS_ARROW_INT8 : PS_ARROW_UTF8;
   again = NULL;

@@ -1,3 +1,5 @@
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,23 @@ int parse_u64_arg(const char *s, unsigned long long *out) {
   return 0;
 }
 
+int parse_size_arg(const char *s, unsigned long long *out) {
+  if (!s || *s < '0' || *s > '9') return -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno == ERANGE) return -1;
+  static const char units[] = "KMGT";
+  const char *unit = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+  unsigned shift = unit ? 10u * (unsigned)(unit - units + 1) : 0;
+  if (shift) end++;
+  if (shift && end[0] == 'i' && end[1] == 'B') end++;
+  if (*end == 'B') end++;
+  if (*end || (shift && v > (~0ull >> shift))) return -1;
+  *out = v << shift;
+  return 0;
+}
+
 void query_args_init(query_args *q, int header) {
   q->backend = "auto";
   q->format = out_format_default(stdout);
@@ -50,6 +69,24 @@ void query_args_init(query_args *q, int header) {
   q->timing = q->explain = 0;
   q->verify = 1;
   q->repeat = 1;
+  q->device_memory_limit = 0;
+  q->host_resident = 0;
+  q->progress = 1;
+  q->progress_delay = PROGRESS_DELAY;
+}
+
+int query_args_context(const query_args *q, tbl_table *t, progress_bar *bar, ps_context **out, char *why, size_t whysz,
+                       char *err, size_t errsz) {
+  progress_init(bar, q->progress);
+  bar->delay = q->progress_delay;
+  query_ctx_opts o = {q->device_memory_limit, bar->enabled ? progress_report : NULL, bar};
+  t->host_resident = q->host_resident || (q->device_memory_limit && tbl_packed_bytes(t) > q->device_memory_limit);
+  return query_context_for_opts(q->backend, t->rows, &o, out, why, whysz, err, errsz);
+}
+
+const char *query_args_residence(const tbl_table *t) {
+  return t->host_resident ? "host-resident, streamed from the mapped file (DELTA columns copied to the device)"
+                          : "copied to the device";
 }
 
 int query_arg(argp *a, query_args *q, int *missing) {
@@ -78,6 +115,34 @@ int query_arg(argp *a, query_args *q, int *missing) {
     q->explain = 1;
   } else if (arg_flag(a, "--no-verify", NULL)) {
     q->verify = 0;
+  } else {
+    return stream_arg(a, q, missing, "query");
+  }
+  return 1;
+}
+
+int stream_arg(argp *a, query_args *q, int *missing, const char *command) {
+  if (arg_value(a, "--device-memory-limit", NULL, missing)) {
+    if (*missing) return 1;
+    if (parse_size_arg(a->value, &q->device_memory_limit) || q->device_memory_limit < PS_DEVICE_MEMORY_LIMIT_MIN) {
+      fprintf(stderr,
+              "packscan %s: --device-memory-limit '%s': expected a size of at least 64K (bytes, or with a K, M, "
+              "G or T suffix)\n",
+              command, a->value);
+      return -1;
+    }
+  } else if (arg_flag(a, "--host-resident", NULL)) {
+    q->host_resident = 1;
+  } else if (arg_flag(a, "--no-progress", NULL)) {
+    q->progress = 0;
+  } else if (arg_value(a, "--progress-delay", NULL, missing)) { /* testing: draw the bar sooner */
+    if (*missing) return 1;
+    char *end;
+    q->progress_delay = strtod(a->value, &end);
+    if (end == a->value || *end || !(q->progress_delay >= 0)) {
+      fprintf(stderr, "packscan %s: --progress-delay '%s': expected seconds\n", command, a->value);
+      return -1;
+    }
   } else {
     return 0;
   }

@@ -24,7 +24,7 @@ static void query_usage(FILE *f) {
           "      --timing          print times, rows/s, backend and device on stderr\n"
           "      --repeat N        evaluate N times (with --timing: first and best time)\n"
           "      --explain         print the parsed expression on stderr\n"
-          "      --no-verify       skip the section checksums when opening the table\n"
+          "      --no-verify       skip the section checksums when opening the table\n" QUERY_STREAM_USAGE
           "  Expressions: = == != <> < <= > >=, BETWEEN x AND y, [NOT] IN (...), [NOT] LIKE 'p%%'\n"
           "  [ESCAPE 'c'], IS [NOT] NULL, AND, OR, NOT, parentheses; literals 42, -1.5 (exact),\n"
           "  1e-3 (a double), 'text', DATE 'yyyy-mm-dd', TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]',\n"
@@ -120,7 +120,8 @@ int cmd_query(int argc, char **argv) {
   ps_context *ctx = NULL;
   t0 = now_seconds();
   char why[TOOL_ERR_SIZE] = "";
-  if (query_context_for(opt.backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
+  progress_bar bar;
+  if (query_args_context(&opt, t, &bar, &ctx, why, sizeof why, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     free(sel);
     free(order);
@@ -143,6 +144,7 @@ int cmd_query(int argc, char **argv) {
     fprintf(stderr, "expression: %.*s\n", (int)s.len, s.p ? (const char *)s.p : "");
     tbuf_free(&s);
   }
+  progress_begin(&bar);
   for (unsigned long long r = 0; r < opt.repeat; r++) {
     free(bm);
     bm = NULL;
@@ -152,6 +154,7 @@ int cmd_query(int argc, char **argv) {
     ps_status st = PS_OK;
     if (rows || select) {
       if (query_row_ids(&q, host, &ids, &count, err, sizeof err)) {
+        progress_end(&bar);
         fprintf(stderr, "packscan query: %s\n", err);
         goto done;
       }
@@ -167,6 +170,7 @@ int cmd_query(int argc, char **argv) {
       st = ps_filter_count(ctx, q.expr, &count);
     }
     if (st != PS_OK) {
+      progress_end(&bar);
       fprintf(stderr, "packscan query: %s\n", lib_error(st, ps_context_last_error(ctx)));
       goto done;
     }
@@ -174,6 +178,7 @@ int cmd_query(int argc, char **argv) {
     if (r == 0) first = el;
     if (el < best) best = el;
   }
+  progress_end(&bar);
   if (bitmap_path) {
     out_input table_file;
     out_file f;
@@ -218,6 +223,7 @@ int cmd_query(int argc, char **argv) {
   double t_out = now_seconds() - w0;
   if (opt.timing) {
     fprintf(stderr, "backend: %s (%s); device: %s\n", ps_context_backend(ctx), why, ps_context_device(ctx));
+    fprintf(stderr, "columns: %s\n", query_args_residence(t));
     fprintf(stderr, "rows: %llu, selected: %llu (%.2f%%)\n", (unsigned long long)n, (unsigned long long)count,
             n ? 100.0 * (double)count / (double)n : 0.0);
     fprintf(stderr, "open%s: %.2f ms; context: %.2f ms; columns + bind: %.2f ms; output: %.2f ms\n",

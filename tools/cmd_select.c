@@ -25,13 +25,14 @@ static void select_usage(FILE *f) {
           "      --timing          print times, backend and device on stderr\n"
           "      --repeat N        run N times (with --timing: first and best time)\n"
           "      --explain         print the parsed statement on stderr\n"
-          "      --no-verify       skip the section checksums when opening the table\n");
+          "      --no-verify       skip the section checksums when opening the table\n" QUERY_STREAM_USAGE);
 }
 
 /* Options of `query` that take a value: their values are not the statement. */
 static int takes_value(const char *a) {
-  static const char *const opts[] = {"--select", "--bitmap",   "--backend", "--repeat",
-                                     "--format", "--order-by", "--limit"};
+  static const char *const opts[] = {"--select",        "--bitmap",   "--backend", "--repeat",
+                                     "--format",        "--order-by", "--limit",   "--device-memory-limit",
+                                     "--progress-delay"};
   for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
     if (!strcmp(a, opts[i])) return 1;
   return 0;
@@ -106,7 +107,8 @@ int cmd_select(int argc, char **argv) {
   ps_context *ctx = NULL;
   t0 = now_seconds();
   char why[TOOL_ERR_SIZE] = "";
-  if (query_context_for(opt.backend, t->rows, &ctx, why, sizeof why, err, sizeof err)) {
+  progress_bar bar;
+  if (query_args_context(&opt, t, &bar, &ctx, why, sizeof why, err, sizeof err)) {
     fprintf(stderr, "packscan query: %s\n", err);
     tbl_close(t);
     return 1;
@@ -129,11 +131,14 @@ int cmd_select(int argc, char **argv) {
     fprintf(stderr, "statement: %.*s\n", (int)s.len, s.p ? (const char *)s.p : "");
     tbuf_free(&s);
   }
+  progress_begin(&bar);
   for (unsigned long long r = 0; r < opt.repeat; r++) {
     ps_query_result_destroy(res);
     res = NULL;
     double s0 = now_seconds();
-    if (select_plan_run(&p, &res, err, sizeof err)) {
+    int failed = select_plan_run(&p, &res, err, sizeof err);
+    progress_end(&bar);
+    if (failed) {
       fprintf(stderr, "packscan query: %s\n", err);
       goto done;
     }
@@ -154,6 +159,7 @@ int cmd_select(int argc, char **argv) {
   if (opt.timing) {
     uint64_t n = t->rows;
     fprintf(stderr, "backend: %s (%s); device: %s\n", ps_context_backend(ctx), why, ps_context_device(ctx));
+    fprintf(stderr, "columns: %s\n", query_args_residence(t));
     fprintf(stderr, "rows: %llu, groups: %llu\n", (unsigned long long)n,
             (unsigned long long)ps_query_result_groups(res));
     fprintf(stderr, "open%s: %.2f ms; context: %.2f ms; columns + bind + prepare: %.2f ms; output: %.2f ms\n",
@@ -174,7 +180,7 @@ done:
 }
 
 int select_shell_statement(ps_context *ctx, const tbl_table *t, ps_column **cols, ps_column **dec_cols, const char *src,
-                           size_t len, out_format fmt, int header, int timer, int explain) {
+                           size_t len, out_format fmt, int header, int timer, int explain, progress_bar *bar) {
   select_plan p;
   ps_query_result *res = NULL;
   char err[TOOL_ERR_SIZE];
@@ -187,7 +193,10 @@ int select_shell_statement(ps_context *ctx, const tbl_table *t, ps_column **cols
     tbuf_free(&s);
   }
   double t0 = now_seconds();
-  if (select_plan_run(&p, &res, err, sizeof err)) {
+  if (bar) progress_begin(bar);
+  int failed = select_plan_run(&p, &res, err, sizeof err);
+  if (bar) progress_end(bar);
+  if (failed) {
     fprintf(stderr, "error: %s\n", err);
     goto done;
   }

@@ -21,6 +21,7 @@ typedef struct shell {
   char why[TOOL_ERR_SIZE];
   out_format format;
   int header, timer, explain;
+  progress_bar bar;
 } shell;
 
 static void shell_help(void) {
@@ -95,7 +96,7 @@ static int run_statement(shell *sh, const char *line, size_t len) {
 
   if (select_is_aggregate(line, len)) /* aggregates, GROUP BY: cmd_select.c */
     return select_shell_statement(sh->ctx, sh->t, sh->cols, sh->dec_cols, line, len, sh->format, sh->header, sh->timer,
-                                  sh->explain);
+                                  sh->explain, &sh->bar);
   size_t p_sel = find_kw(line, len, 0, "SELECT");
   int is_select = p_sel < len && p_sel == strspn(line, " \t");
   size_t p_where = find_kw(line, len, 0, "WHERE"), p_order = find_kw(line, len, 0, "ORDER"),
@@ -181,15 +182,21 @@ static int run_statement(shell *sh, const char *line, size_t len) {
     tbuf_free(&s);
   }
   double t0 = now_seconds();
+  progress_begin(&sh->bar);
   if (count_only) {
     ps_status st = ps_filter_count(sh->ctx, q.expr, &count);
+    progress_end(&sh->bar);
     if (st != PS_OK) {
       fprintf(stderr, "error: %s\n", lib_error(st, ps_context_last_error(sh->ctx)));
       goto done;
     }
-  } else if (query_row_ids(&q, 0, &ids, &count, err, sizeof err)) {
-    fprintf(stderr, "error: %s\n", err);
-    goto done;
+  } else {
+    int failed = query_row_ids(&q, 0, &ids, &count, err, sizeof err);
+    progress_end(&sh->bar);
+    if (failed) {
+      fprintf(stderr, "error: %s\n", err);
+      goto done;
+    }
   }
   double t1 = now_seconds();
   if (count_only) {
@@ -289,12 +296,13 @@ static void shell_usage(FILE *f) {
           "  Reads queries from stdin, one per line, on the table kept open (.help lists them).\n"
           "      --backend NAME    reference, opencl, cuda or auto (default)\n"
           "      --format F        table, csv or json (default: table on a terminal, csv otherwise)\n"
-          "      --no-verify       skip the section checksums when opening the table\n");
+          "      --no-verify       skip the section checksums when opening the table\n" QUERY_STREAM_USAGE);
 }
 
 int cmd_shell(int argc, char **argv) {
-  const char *path = NULL, *backend = "auto";
-  int verify = 1;
+  const char *path = NULL;
+  query_args opt;
+  query_args_init(&opt, 1);
   shell sh;
   memset(&sh, 0, sizeof sh);
   sh.format = out_format_default(stdout);
@@ -303,12 +311,16 @@ int cmd_shell(int argc, char **argv) {
   for (; a.i < argc; a.i++) {
     int missing = 0;
     const char *s = argv[a.i];
+    int streaming = stream_arg(&a, &opt, &missing, "shell");
+    if (streaming < 0) return 2;
+    if (missing) break;
+    if (streaming) continue;
     if (arg_flag(&a, "--help", "-h")) {
       shell_usage(stdout);
       return 0;
     } else if (arg_value(&a, "--backend", NULL, &missing)) {
       if (missing) break;
-      backend = a.value;
+      opt.backend = a.value;
     } else if (arg_value(&a, "--format", NULL, &missing)) {
       if (missing) break;
       if (out_format_parse(a.value, &sh.format)) {
@@ -316,7 +328,7 @@ int cmd_shell(int argc, char **argv) {
         return 2;
       }
     } else if (arg_flag(&a, "--no-verify", NULL)) {
-      verify = 0;
+      opt.verify = 0;
     } else if (s[0] == '-' && s[1]) {
       fprintf(stderr, "packscan shell: unknown option '%s'\n", s);
       shell_usage(stderr);
@@ -337,11 +349,11 @@ int cmd_shell(int argc, char **argv) {
     return 2;
   }
   char err[TOOL_ERR_SIZE];
-  if (tbl_open_file(path, verify, &sh.t, err, sizeof err)) {
+  if (tbl_open_file(path, opt.verify, &sh.t, err, sizeof err)) {
     fprintf(stderr, "packscan shell: %s\n", err);
     return 1;
   }
-  if (query_context_for(backend, sh.t->rows, &sh.ctx, sh.why, sizeof sh.why, err, sizeof err)) {
+  if (query_args_context(&opt, sh.t, &sh.bar, &sh.ctx, sh.why, sizeof sh.why, err, sizeof err)) {
     fprintf(stderr, "packscan shell: %s\n", err);
     tbl_close(sh.t);
     return 1;

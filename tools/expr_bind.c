@@ -111,7 +111,7 @@ static int literal_column(bind_env *env, const ast_operand *x, const ast_operand
   if (!env->dec_cols[k]) {
     ps_for_desc d = (*meta)->desc;
     d.type = PS_TYPE_DECIMAL;
-    ps_status st = ps_column_create_for(env->ctx, &d, &env->dec_cols[k]);
+    ps_status st = tbl_for_create(env->ctx, env->tbl, &d, &env->dec_cols[k]);
     if (st != PS_OK)
       return sql_fail(err, NULL, x->pos, "column '%s': %s", (*meta)->name,
                       lib_error(st, ps_context_last_error(env->ctx)));

@@ -5,9 +5,18 @@
 #include <strings.h>
 
 int query_context(const char *backend, ps_context **out, char *err, size_t errsz) {
+  return query_context_opts(backend, NULL, out, err, errsz);
+}
+
+int query_context_opts(const char *backend, const query_ctx_opts *extra, ps_context **out, char *err, size_t errsz) {
   ps_context_options o;
   ps_context_options_init(&o);
   o.backend = backend ? backend : "auto";
+  if (extra) {
+    o.device_memory_limit = extra->device_memory_limit;
+    o.progress = extra->progress;
+    o.progress_user = extra->progress_user;
+  }
   char msg[TOOL_ERR_SIZE] = "";
   ps_status st = ps_context_create(&o, msg, sizeof msg, out);
   if (st != PS_OK) {
@@ -30,16 +39,21 @@ static int backend_compiled(const char *name) {
 
 int query_context_for(const char *backend, uint64_t rows, ps_context **out, char *why, size_t whysz, char *err,
                       size_t errsz) {
+  return query_context_for_opts(backend, rows, NULL, out, why, whysz, err, errsz);
+}
+
+int query_context_for_opts(const char *backend, uint64_t rows, const query_ctx_opts *extra, ps_context **out, char *why,
+                           size_t whysz, char *err, size_t errsz) {
   if (backend && strcmp(backend, "auto") != 0) {
     set_err(why, whysz, "asked for with --backend %s", backend);
-    return query_context(backend, out, err, errsz);
+    return query_context_opts(backend, extra, out, err, errsz);
   }
   /* A one-off query on a small table is over before a device context has
    * started (docs/benchmarks.md, "The command's default backend"). */
   if (rows < QUERY_AUTO_DEVICE_ROWS) {
     set_err(why, whysz, "auto: %llu rows, below %llu, where starting a device costs more than the scan",
             (unsigned long long)rows, (unsigned long long)QUERY_AUTO_DEVICE_ROWS);
-    return query_context("reference", out, err, errsz);
+    return query_context_opts("reference", extra, out, err, errsz);
   }
   char tried[TOOL_ERR_SIZE] = "";
   size_t tl = 0;
@@ -48,7 +62,7 @@ int query_context_for(const char *backend, uint64_t rows, ps_context **out, char
     if (!backend_compiled(devices[i])) continue;
     ps_context *ctx;
     char msg[TOOL_ERR_SIZE];
-    if (query_context(devices[i], &ctx, msg, sizeof msg)) {
+    if (query_context_opts(devices[i], extra, &ctx, msg, sizeof msg)) {
       tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s: no device", tl ? "; " : "",
                              devices[i]);
       if (tl >= sizeof tried) tl = sizeof tried - 1;
@@ -69,7 +83,7 @@ int query_context_for(const char *backend, uint64_t rows, ps_context **out, char
     return 0;
   }
   set_err(why, whysz, "auto: no GPU (%s)", tl ? tried : "no device backend compiled in");
-  return query_context("reference", out, err, errsz);
+  return query_context_opts("reference", extra, out, err, errsz);
 }
 
 int query_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *src, size_t len, query_plan *q,
@@ -239,7 +253,7 @@ static int reader_init(query_plan *q, colreader *r, int idx, int force_host, cha
     }
     r->lib = q->cols[idx];
   } else {
-    st = ps_column_create_for(q->ctx, &r->view, &r->lib);
+    st = tbl_for_create(q->ctx, q->tbl, &r->view, &r->lib);
     if (st != PS_OK)
       return set_err(err, errsz, "column '%s': %s", m->name, lib_error(st, ps_context_last_error(q->ctx)));
     r->own_lib = 1;
@@ -254,8 +268,27 @@ static void reader_free(colreader *r) {
   free(r->cache);
 }
 
+/* A DELTA column's rows cannot be cut out of its stream at any row (its
+ * block headers lay the stream out): it is decoded whole, once, and read at
+ * the row itself (host_at). */
+static int host_whole(colreader *r, char *err, size_t errsz) {
+  if (r->block) return 0;
+  if (!(r->cache = malloc((r->view.n ? r->view.n : 1) * sizeof *r->cache))) return set_err(err, errsz, "out of memory");
+  char msg[TOOL_ERR_SIZE];
+  ps_status st = ps_decode_for(&r->view, r->cache, msg, sizeof msg);
+  if (st != PS_OK) return set_err(err, errsz, "column '%s': %s", r->meta->name, lib_error(st, msg));
+  r->block = 1;
+  return 0;
+}
+
+/* Where row's value lies in the cache that host_block filled. */
+static uint64_t host_at(const colreader *r, uint64_t row) {
+  return r->view.encoding == PS_ENCODING_DELTA ? row : row % HOST_BLOCK;
+}
+
 /* Decodes block b of a column on the host with ps_decode_for. */
 static int host_block(colreader *r, uint64_t b, char *err, size_t errsz) {
+  if (r->view.encoding == PS_ENCODING_DELTA) return host_whole(r, err, errsz);
   if (r->block == b + 1) return 0;
   if (!r->cache && !(r->cache = malloc(HOST_BLOCK * sizeof *r->cache))) return set_err(err, errsz, "out of memory");
   uint64_t start = b * HOST_BLOCK, n = r->view.n - start;
@@ -303,10 +336,10 @@ static int reader_fetch(query_plan *q, colreader *r, const uint64_t *ids, uint64
     if (row >= r->view.n) return set_err(err, errsz, "row id %llu out of range", (unsigned long long)row);
     if (host_block(r, row / HOST_BLOCK, err, errsz)) return -1;
     int ok = !r->view.validity || ((r->view.validity[row / 8] >> (row % 8)) & 1);
-    uint64_t v = r->cache[row % HOST_BLOCK];
+    uint64_t v = r->cache[host_at(r, row)];
     if (r->kind == V_FLOAT && r->view.type == PS_TYPE_FLOAT32) {
       float f;
-      memcpy(&f, (const uint8_t *)r->cache + 4 * (row % HOST_BLOCK), 4);
+      memcpy(&f, (const uint8_t *)r->cache + 4 * host_at(r, row), 4);
       const double d = f;
       memcpy(&v, &d, 8);
     }

@@ -35,6 +35,17 @@ void query_plan_free(query_plan *q);
 /* Creates a context on the named backend (NULL or "auto": best available). */
 int query_context(const char *backend, ps_context **out, char *err, size_t errsz);
 
+/* What a command adds to its context's options: device_memory_limit (0: the
+ * library's default) and a progress callback (NULL: none) with its user
+ * pointer. */
+typedef struct query_ctx_opts {
+  uint64_t device_memory_limit;
+  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total);
+  void *progress_user;
+} query_ctx_opts;
+/* query_context and query_context_for with those options (NULL: none). */
+int query_context_opts(const char *backend, const query_ctx_opts *extra, ps_context **out, char *err, size_t errsz);
+
 /* Tables below this many rows are queried on the reference backend by "auto". */
 #define QUERY_AUTO_DEVICE_ROWS (1ull << 22)
 
@@ -45,6 +56,8 @@ int query_context(const char *backend, ps_context **out, char *err, size_t errsz
  * what was chosen and why. 0 ok, -1 with err set. */
 int query_context_for(const char *backend, uint64_t rows, ps_context **out, char *why, size_t whysz, char *err,
                       size_t errsz);
+int query_context_for_opts(const char *backend, uint64_t rows, const query_ctx_opts *extra, ps_context **out, char *why,
+                           size_t whysz, char *err, size_t errsz);
 
 /* 1 when the context's device is a CPU (the reference backend, an OpenCL CPU
  * device such as PoCL), 0 when it is not, -1 when unknown. */

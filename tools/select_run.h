@@ -8,6 +8,7 @@
 
 #include "output.h"
 #include "packscan.h"
+#include "progress.h"
 #include "select.h"
 #include "table.h"
 
@@ -101,9 +102,10 @@ int select_write(const select_plan *p, const ps_query_result *r, out_format fmt,
 /* One SELECT of aggregates typed in `packscan shell` (select_is_aggregate
  * says which): built on the shell's context and column caches, run, written
  * in its format; with timer, the run and output times after it; with
- * explain, the canonical statement before it. 0 ok, -1 failed (the message,
- * with a caret under its position, on stderr). */
+ * explain, the canonical statement before it; bar (may be NULL): the
+ * context's progress bar, begun before the run and ended after it. 0 ok, -1
+ * failed (the message, with a caret under its position, on stderr). */
 int select_shell_statement(ps_context *ctx, const tbl_table *t, ps_column **cols, ps_column **dec_cols, const char *src,
-                           size_t len, out_format fmt, int header, int timer, int explain);
+                           size_t len, out_format fmt, int header, int timer, int explain, progress_bar *bar);
 
 #endif

@@ -76,6 +76,12 @@ typedef struct tbl_table {
   void *map; /* mmap'ed region, or NULL */
   size_t map_size;
   void *heap; /* malloc'ed copy, or NULL */
+  /* Set by a command before it makes library columns: nonzero makes
+   * tbl_column_create and tbl_for_create read the columns in place from
+   * base, host-resident (streamed through the device in chunks), instead of
+   * copying them to the device. DELTA columns stay on the device (the
+   * library does not stream them yet). */
+  int host_resident;
 } tbl_table;
 
 /* Opens a table over size bytes at buf (not copied; must outlive the table
@@ -129,6 +135,12 @@ int tbl_write_file(const char *path, const out_input *input, uint64_t rows, cons
  * returns the status and writes the library's message into err. */
 ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, ps_column **out, char *err,
                             size_t errsz);
+/* ps_column_create_for of desc, a view of one of t's columns (its data in
+ * t's buffer): host-resident where t->host_resident says so. */
+ps_status tbl_for_create(ps_context *ctx, const tbl_table *t, const ps_for_desc *desc, ps_column **out);
+/* The bytes of t's packed columns (data, validity, dictionaries): what
+ * device-resident columns of every column would take on the device. */
+uint64_t tbl_packed_bytes(const tbl_table *t);
 
 /* The library's message for a failed call: it already starts with the status
  * name ("PS_ERR_NO_DEVICE: ..."), so it is printed as it is; the bare status

@@ -68,10 +68,13 @@ class Context:
     "reference", "opencl", "cuda" or "auto" (see auto_backend). ``device``:
     which device of the backend (None: the backend's first; a number the
     backend does not have is PackscanError PS_ERR_NO_DEVICE; the reference
-    backend has no devices to choose and ignores it)."""
+    backend has no devices to choose and ignores it). ``device_memory_limit``:
+    the device memory, in bytes, that host-resident columns (``read_table(...,
+    host_resident=True)``) are streamed through (0, the default: 3 x 64 MiB;
+    at least 65536 otherwise)."""
 
     def __init__(self, backend: str = "auto", *, device: Optional[int] = None, max_chunk_rows: int = 0,
-                 kernel_cache_dir: Optional[str] = None) -> None:
+                 kernel_cache_dir: Optional[str] = None, device_memory_limit: int = 0) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
         # "auto" as the command means it (auto_backend), not the C library's
@@ -86,6 +89,10 @@ class Context:
                 raise ValueError(f"device must be an int >= 0 or None, not {device!r}")
             opts.cuda_device = opts.opencl_device = device
         opts.max_chunk_rows = max_chunk_rows
+        if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or \
+                not 0 <= device_memory_limit < 2**64:
+            raise ValueError(f"device_memory_limit must be an int of bytes >= 0, not {device_memory_limit!r}")
+        opts.device_memory_limit = device_memory_limit  # the library refuses 1..65535, naming the value
         if kernel_cache_dir is not None:  # the library copies the path
             opts.kernel_cache_dir = kernel_cache_dir.encode()
         err = ctypes.create_string_buffer(1024)
@@ -755,6 +762,7 @@ class Table:
             opts.float_scale = float_scale
         if isinstance(data, _Opened):
             self._adopt(data.handle)
+            self._file = data.file
             return
         how, caps = _arrow_capsules(data)
         out = c_void_p()
@@ -1005,6 +1013,9 @@ class Table:
         if getattr(self, "_h", None):
             _lib.ps_arrow_table_destroy(self._h)
             self._h = None
+        if getattr(self, "_file", None):  # after the columns that read it
+            _lib.ps_py_close_file(self._file)
+            self._file = None
 
     def __del__(self) -> None:
         try:
@@ -1157,19 +1168,30 @@ def _describe(schema: Any) -> str:
 
 
 class _Opened:
-    def __init__(self, handle: int) -> None:
+    def __init__(self, handle: int, file: Optional[int] = None) -> None:
         self.handle = handle
+        self.file = file  # the mapped file host-resident columns read, closed after them
 
 
-def read_table(path: str, *, context: Optional[Context] = None, backend: Optional[str] = None) -> Table:
+def read_table(path: str, *, context: Optional[Context] = None, backend: Optional[str] = None,
+               host_resident: bool = False) -> Table:
     """Opens a table file of the command line (``packscan encode``, Table.save)
-    as a Table, its compressed columns used as they are (checksums verified)."""
+    as a Table, its compressed columns used as they are (checksums verified).
+    ``host_resident=True``: the columns are not copied to the device but read
+    from the file's memory map, streamed through the context's
+    ``device_memory_limit`` by every call, for tables larger than the device
+    (DELTA columns are still copied); the results are the same. The file stays
+    mapped until the table is closed."""
     ctx = _context_for(context, backend)
-    out = c_void_p()
+    out, file = c_void_p(), c_void_p()
     err = ctypes.create_string_buffer(1024)
-    if _lib.ps_py_read_table(ctx.handle, os.fsencode(path), byref(out), err, len(err)) != 0:
+    if host_resident:
+        rc = _lib.ps_py_read_table_host(ctx.handle, os.fsencode(path), byref(out), byref(file), err, len(err))
+    else:
+        rc = _lib.ps_py_read_table(ctx.handle, os.fsencode(path), byref(out), err, len(err))
+    if rc != 0:
         raise PackscanError("PS_ERR_INVALID_ARGUMENT", err.value.decode(errors="replace"))
-    return Table(_Opened(out.value), context=ctx)
+    return Table(_Opened(out.value, file.value), context=ctx)
 
 
 def encode(data: Any, **kwargs: Any) -> Table:

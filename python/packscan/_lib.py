@@ -100,6 +100,9 @@ class ContextOptions(Structure):
         ("allocator", Allocator),
         ("max_chunk_rows", c_uint64),
         ("kernel_cache_dir", c_char_p),
+        ("query_compile", c_int32),
+        ("zone_pruning", c_int32),
+        ("device_memory_limit", c_uint64),
     ]
 
 
@@ -200,6 +203,9 @@ ps_py_write_table = _fn("ps_py_write_table", c_int, _ctx_p, _tab_p, c_char_p, c_
 ps_py_check_output = _fn("ps_py_check_output", c_int, c_char_p, c_char_p, c_char_p, c_size_t)
 ps_py_output_is_stdout = _fn("ps_py_output_is_stdout", c_int, c_char_p)
 ps_py_read_table = _fn("ps_py_read_table", c_int, _ctx_p, c_char_p, POINTER(c_void_p), c_char_p, c_size_t)
+ps_py_read_table_host = _fn("ps_py_read_table_host", c_int, _ctx_p, c_char_p, POINTER(c_void_p), POINTER(c_void_p),
+                            c_char_p, c_size_t)
+ps_py_close_file = _fn("ps_py_close_file", None, c_void_p)
 ps_py_stream_from_batch = _fn("ps_py_stream_from_batch", c_int, POINTER(ArrowSchema), POINTER(ArrowArray),
                               POINTER(ArrowArrayStream))
 ps_py_select = _fn("ps_py_select", c_int, _ctx_p, _tab_p, c_char_p, c_size_t, c_void_p, c_void_p, c_char_p, c_size_t)

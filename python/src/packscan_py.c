@@ -212,7 +212,8 @@ done:
  * packed, no re-encoding): dates as date32, timestamps as timestamps of their
  * unit and time zone, decimals as decimal128, strings as utf8, the rest as their integer or float types. 0, or -1 with
  * a message. */
-PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table **out, char *err, size_t err_size) {
+static int read_table(ps_context *ctx, const char *path, tbl_table **keep, ps_arrow_table **out, char *err,
+                      size_t err_size) {
   static const char *const formats[] = {"", "c", "s", "i", "l", "C", "S", "I", "L", "f", "g"};
   tbl_table *t = NULL;
   if (tbl_open_file(path, 1, &t, err, err_size) != 0) return -1;
@@ -263,7 +264,7 @@ PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table
       goto done;
     }
   }
-  if (ps_arrow_table_create(ctx, n, fields, descs, dicts, out) != PS_OK) {
+  if ((keep ? ps_arrow_table_create_host : ps_arrow_table_create)(ctx, n, fields, descs, dicts, out) != PS_OK) {
     snprintf(err, err_size, "%s", ps_context_last_error(ctx));
     goto done;
   }
@@ -273,9 +274,29 @@ done:
   free(descs);
   free(dicts);
   free(fmt);
-  tbl_close(t);
+  if (rc == 0 && keep)
+    *keep = t;
+  else
+    tbl_close(t);
   return rc;
 }
+
+PS_PY_API int ps_py_read_table(ps_context *ctx, const char *path, ps_arrow_table **out, char *err, size_t err_size) {
+  return read_table(ctx, path, NULL, out, err, err_size);
+}
+
+/* As ps_py_read_table, with the columns host-resident over the file's
+ * mapping (ps_arrow_table_create_host), which *file keeps until
+ * ps_py_close_file, called after the table is destroyed. */
+PS_PY_API int ps_py_read_table_host(ps_context *ctx, const char *path, ps_arrow_table **out, void **file, char *err,
+                                    size_t err_size) {
+  tbl_table *t = NULL;
+  if (read_table(ctx, path, &t, out, err, err_size) != 0) return -1;
+  *file = t;
+  return 0;
+}
+
+PS_PY_API void ps_py_close_file(void *file) { tbl_close(file); }
 
 /* ---- a stream of one record batch ------------------------------------------ */
 
