@@ -50,6 +50,9 @@ typedef struct query_args {
    * read host-resident; --host-resident: always; --no-progress. */
   unsigned long long device_memory_limit;
   int host_resident;
+  /* --devices LIST: a context over these devices (0 of them: one device) */
+  int32_t devices[PS_MAX_DEVICE_COUNT];
+  uint32_t device_count;
   int progress;          /* 1 */
   double progress_delay; /* PROGRESS_DELAY; --progress-delay S (testing) */
 } query_args;
@@ -67,6 +70,7 @@ const char *query_args_residence(const tbl_table *t);
   "      --device-memory-limit SIZE  device memory for a table's columns (bytes, K, M, G):\n" \
   "                        a table whose columns take more streams from the mapped file\n"    \
   "      --host-resident   always stream the table's columns from the mapped file\n"          \
+  "      --devices LIST    split the table across these devices (e.g. 0,1), each scanning its rows\n" \
   "      --no-progress     no progress bar (drawn on a terminal after a second of scanning)\n"
 
 /* Reads a->argv[a->i] when it is one of query_args' options (a->i then past

@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ void query_args_init(query_args *q, int header) {
   q->repeat = 1;
   q->device_memory_limit = 0;
   q->host_resident = 0;
+  q->device_count = 0;
   q->progress = 1;
   q->progress_delay = PROGRESS_DELAY;
 }
@@ -79,14 +81,14 @@ int query_args_context(const query_args *q, tbl_table *t, progress_bar *bar, ps_
                        char *err, size_t errsz) {
   progress_init(bar, q->progress);
   bar->delay = q->progress_delay;
-  query_ctx_opts o = {q->device_memory_limit, bar->enabled ? progress_report : NULL, bar};
+  query_ctx_opts o = {q->device_memory_limit, bar->enabled ? progress_report : NULL, bar, q->device_count,
+                      q->devices};
   t->host_resident = q->host_resident || (q->device_memory_limit && tbl_packed_bytes(t) > q->device_memory_limit);
   return query_context_for_opts(q->backend, t->rows, &o, out, why, whysz, err, errsz);
 }
 
 const char *query_args_residence(const tbl_table *t) {
-  return t->host_resident ? "host-resident, streamed from the mapped file (DELTA columns copied to the device)"
-                          : "copied to the device";
+  return t->host_resident ? "host-resident, streamed from the mapped file" : "copied to the device";
 }
 
 int query_arg(argp *a, query_args *q, int *missing) {
@@ -133,6 +135,21 @@ int stream_arg(argp *a, query_args *q, int *missing, const char *command) {
     }
   } else if (arg_flag(a, "--host-resident", NULL)) {
     q->host_resident = 1;
+  } else if (arg_value(a, "--devices", NULL, missing)) {
+    if (*missing) return 1;
+    q->device_count = 0;
+    for (const char *p = a->value;;) {
+      char *end;
+      const long v = strtol(p, &end, 10);
+      if (end == p || v < 0 || v > INT32_MAX || q->device_count == PS_MAX_DEVICE_COUNT || (*end && *end != ',')) {
+        fprintf(stderr, "packscan %s: --devices '%s': expected device numbers separated by commas (at most %d)\n",
+                command, a->value, PS_MAX_DEVICE_COUNT);
+        return -1;
+      }
+      q->devices[q->device_count++] = (int32_t)v;
+      if (!*end) break;
+      p = end + 1;
+    }
   } else if (arg_flag(a, "--no-progress", NULL)) {
     q->progress = 0;
   } else if (arg_value(a, "--progress-delay", NULL, missing)) { /* testing: draw the bar sooner */

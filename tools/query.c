@@ -16,6 +16,8 @@ int query_context_opts(const char *backend, const query_ctx_opts *extra, ps_cont
     o.device_memory_limit = extra->device_memory_limit;
     o.progress = extra->progress;
     o.progress_user = extra->progress_user;
+    o.device_count = extra->device_count;
+    o.devices = extra->devices;
   }
   char msg[TOOL_ERR_SIZE] = "";
   ps_status st = ps_context_create(&o, msg, sizeof msg, out);

@@ -42,6 +42,8 @@ typedef struct query_ctx_opts {
   uint64_t device_memory_limit;
   void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total);
   void *progress_user;
+  uint32_t device_count; /* a context over devices[0..device_count) when > 0 */
+  const int32_t *devices;
 } query_ctx_opts;
 /* query_context and query_context_for with those options (NULL: none). */
 int query_context_opts(const char *backend, const query_ctx_opts *extra, ps_context **out, char *err, size_t errsz);

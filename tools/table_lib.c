@@ -24,7 +24,7 @@ ps_status tbl_column_create(ps_context *ctx, const tbl_table *t, uint32_t idx, p
 }
 
 ps_status tbl_for_create(ps_context *ctx, const tbl_table *t, const ps_for_desc *desc, ps_column **out) {
-  if (t->host_resident && desc->encoding == PS_ENCODING_FOR) return ps_column_create_for_host(ctx, desc, out);
+  if (t->host_resident) return ps_column_create_for_host(ctx, desc, out);
   return ps_column_create_for(ctx, desc, out);
 }
 

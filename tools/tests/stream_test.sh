@@ -1,6 +1,7 @@
 #!/bin/sh
 # Tables streamed from their mapped file (--device-memory-limit, --host-resident)
-# give byte for byte the output of tables copied to the device, in `query`,
+# and tables split across a context of two devices (--devices) give byte for
+# byte the output of tables copied to one device, in `query`,
 # SELECTs and `shell`; bad sizes are usage errors naming the option and value;
 # the progress bar never reaches pipes and shows on a terminal.
 # usage: stream_test.sh PATH/TO/packscan WORKDIR BACKEND
@@ -14,12 +15,12 @@ fails=0
 fail() { echo "FAIL [$B]: $*"; fails=$((fails + 1)); }
 has() { grep -q -- "$2" "$1" || { fail "$3: '$2' not in $1:"; cat "$1"; }; }
 
-# 40,000 rows: a sorted key (DELTA where the encoder may choose it), a
+# 70,000 rows (more than the 65,536 of a device's first part): a sorted key (DELTA where the encoder may choose it), a
 # scattered int, a decimal with nulls, dates, strings with nulls.
 awk 'BEGIN {
   print "id,k,price,day,name";
   split("apple,banana,cherry,date,elder,fig,grape", names, ",");
-  for (i = 1; i <= 40000; i++) {
+  for (i = 1; i <= 70000; i++) {
     k = (i * 7919) % 1000;
     price = (i % 13 == 0) ? "" : sprintf("%d.%02d", (i * 31) % 500, i % 100);
     d = 1 + (i * 17) % 28;
@@ -65,8 +66,11 @@ run() {
 run plain
 run limit64k --device-memory-limit 64K
 run host --host-resident
+# a context over two devices (device 0 twice: any machine has it)
+run devices --devices 0,0
+run devices_host --devices 0,0 --host-resident --device-memory-limit 64K
 for tbl in t delta; do
-  for m in limit64k host; do
+  for m in limit64k host devices devices_host; do
     for f in rows select bitmap count sql shell; do
       cmp -s out.$tbl.plain.$f out.$tbl.$m.$f || fail "$tbl: $m's $f output differs from the device-resident one"
     done
@@ -122,7 +126,7 @@ if command -v script >/dev/null 2>&1; then
   tr -d '\r' <pty.txt >pty2.txt
   has pty2.txt "scanning \[" "the bar on a terminal"
   has pty2.txt "scanning \[#*\] 100%" "the bar reaches 100%"
-  has pty2.txt "$(printf '\033')\[K20000$" "the bar erased (ESC [K) before the count"
+  has pty2.txt "$(printf '\033')\[K35000$" "the bar erased (ESC [K) before the count"
   script -qec "'$P' query --backend $B --progress-delay 0 --no-progress t.pst 'k < 500'" /dev/null >pty.txt 2>&1
   grep -q "scanning" pty.txt && fail "--no-progress drew a bar: $(cat pty.txt)"
   script -qec "'$P' query --backend $B t.pst 'k < 500'" /dev/null >pty.txt 2>&1
