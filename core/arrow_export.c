@@ -597,13 +597,13 @@ ps_status ps_arrow_export_aggregates(ps_context *ctx, const ps_arrow_table *tabl
                         ps_expr_rows(expr), table->rows);
   ps_buffer *sel = NULL;
   ps_status st = PS_OK;
-  if (expr) {
+  if (expr && !ctx->group) {
     st = ps_buffer_create(ctx, (bitmap_bytes(table->rows) + 3) / 4 * 4 + 4, &sel);
     if (st == PS_OK) st = ps_filter_device(ctx, expr, sel, 0, NULL);
   }
   ps_aggregates g;
   memset(&g, 0, sizeof g);
-  if (st == PS_OK) st = ps_aggregate(ctx, col, sel, 0, &g);
+  if (st == PS_OK) st = ctx->group ? ps_group_aggregate(ctx, col, expr, &g) : ps_aggregate(ctx, col, sel, 0, &g);
   ps_buffer_destroy(sel);
   if (st != PS_OK) return st;
 

@@ -987,11 +987,6 @@ static ps_type kind_type(ps_arrow_kind k) {
   return k >= PS_ARROW_INT8 && k <= PS_ARROW_TIMESTAMP ? types[k] : PS_TYPE_STRING;
 }
 
-/* Whether d says DELTA (a description that ends before `encoding` is FOR). */
-static bool desc_is_delta(const ps_for_desc *d) {
-  return d->struct_size >= offsetof(ps_for_desc, encoding) + sizeof d->encoding && d->encoding == PS_ENCODING_DELTA;
-}
-
 /* ps_arrow_table_create, and with host: ps_arrow_table_create_host. */
 static ps_status table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields, const ps_for_desc *descs,
                               const ps_dict_desc *dicts, bool host, ps_arrow_table **out) {
@@ -1044,7 +1039,7 @@ static ps_status table_create(ps_context *ctx, size_t ncols, const ps_arrow_fiel
     if (f->type == PS_TYPE_STRING)
       st = host ? ps_column_create_dict_host(ctx, &dicts[i], &descs[i], &t->cols[i])
                 : ps_column_create_dict(ctx, &dicts[i], &descs[i], &t->cols[i]);
-    else if (host && !desc_is_delta(&descs[i]))
+    else if (host)
       st = ps_column_create_for_host(ctx, &descs[i], &t->cols[i]);
     else
       st = ps_column_create_for(ctx, &descs[i], &t->cols[i]);

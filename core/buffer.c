@@ -7,6 +7,7 @@ ps_status ps_buffer_create(ps_context *ctx, uint64_t size, ps_buffer **out) {
   if (!ctx) return PS_ERR_INVALID_ARGUMENT;
   ps_clear_error(ctx);
   if (!out) return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "ps_buffer_create: out is NULL");
+  if (ctx->group) return ps_group_unsupported(ctx, "ps_buffer_create");
   ps_buffer *b = ps_calloc_ctx(ctx, 1, sizeof *b);
   if (!b) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a buffer handle");
   ps_status st = ctx->ops->mem_alloc(ctx->be, size ? size : 1, &b->mem);

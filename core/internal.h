@@ -143,7 +143,8 @@ ps_status ps_group_gather(ps_context *ctx, const ps_column *col, const void *ids
                           void *values, uint8_t *validity);
 ps_status ps_group_gather_strings(ps_context *ctx, const ps_column *col, const void *ids, ps_index_type type,
                                   uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity);
-ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, ps_aggregates *out);
+/* ... of the rows where `where` is TRUE (NULL: every row) */
+ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, const ps_expr *where, ps_aggregates *out);
 ps_status ps_group_scan_stats(const ps_context *ctx, ps_scan_stats *out);
 
 /* Reports a scan's progress to options.progress, if any (see packscan.h). */

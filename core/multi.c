@@ -832,13 +832,24 @@ ps_status ps_group_gather_strings(ps_context *ctx, const ps_column *col, const v
 
 struct agg_job {
   const ps_column *col;
+  const ps_expr *where; /* NULL: every row */
   ps_aggregates out[PS_MAX_DEVICES];
 };
 
+/* Device i's aggregates of its part, over the rows where j->where is TRUE
+ * (its bitmap in that device's memory) or over every row. */
 static ps_status agg_part(ps_context *dev, uint32_t i, void *arg) {
   struct agg_job *j = arg;
-  if (!j->col->parts->col[i]) return PS_OK;
-  return ps_aggregate(dev, j->col->parts->col[i], NULL, 0, &j->out[i]);
+  const ps_column *part = j->col->parts->col[i];
+  if (!part) return PS_OK;
+  if (!j->where) return ps_aggregate(dev, part, NULL, 0, &j->out[i]);
+  ps_buffer *sel = NULL;
+  const uint64_t rows = ps_column_rows(part);
+  ps_status st = ps_buffer_create(dev, (rows + 31) / 32 * 4 + 4, &sel);
+  if (st == PS_OK) st = ps_filter_device(dev, j->where->shard[i], sel, 0, NULL);
+  if (st == PS_OK) st = ps_aggregate(dev, part, sel, 0, &j->out[i]);
+  ps_buffer_destroy(sel);
+  return st;
 }
 
 /* a's min (max) below b's, in the column's type's order. */
@@ -851,8 +862,11 @@ static bool less_than(ps_type t, const ps_aggregates *a, const ps_aggregates *b,
   return max ? a->max.u < b->max.u : a->min.u < b->min.u;
 }
 
-ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, ps_aggregates *out) {
-  struct agg_job j = {.col = col};
+ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, const ps_expr *where, ps_aggregates *out) {
+  if (where && (where->ctx != ctx || where->rows != col->n))
+    return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "the predicate of an aggregate %s",
+                        where->ctx != ctx ? "belongs to another context" : "reads another number of rows");
+  struct agg_job j = {.col = col, .where = where};
   PS_TRY(each(ctx, true, agg_part, &j));
   ps_aggregates r;
   memset(&r, 0, sizeof r);

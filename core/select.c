@@ -495,7 +495,7 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
     return ps_set_error(ctx, PS_ERR_TYPE_MISMATCH,
                         "aggregates need a numeric (FOR) column; the column is a string column");
   if (ctx->group)
-    return selection ? ps_group_unsupported(ctx, "ps_aggregate over a selection") : ps_group_aggregate(ctx, col, out);
+    return selection ? ps_group_unsupported(ctx, "ps_aggregate over a selection") : ps_group_aggregate(ctx, col, NULL, out);
   if (selection) PS_TRY(check_place(ctx, selection, selection_offset, bitmap_bytes(col->n), 4, "selection"));
 
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;

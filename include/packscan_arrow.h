@@ -243,13 +243,11 @@ PS_API ps_status ps_arrow_table_packed(ps_context *ctx, const ps_arrow_table *ta
  *  row count. */
 PS_API ps_status ps_arrow_table_create(ps_context *ctx, size_t ncols, const ps_arrow_field *fields,
                                        const ps_for_desc *descs, const ps_dict_desc *dicts, ps_arrow_table **out);
-/** As ps_arrow_table_create, with each FOR column and each dictionary's
- *  codes host-resident (ps_column_create_for_host, ps_column_create_dict_host):
+/** As ps_arrow_table_create, with each column and each dictionary's codes
+ *  host-resident (ps_column_create_for_host, ps_column_create_dict_host):
  *  the descriptions' data and validity are borrowed, not copied, and must
  *  stay alive and unchanged until the table is destroyed (a mapped table
- *  file, say); the dictionaries are copied. DELTA descriptions, which the
- *  library does not stream yet, are copied to the device as
- *  ps_arrow_table_create does. */
+ *  file, say); the dictionaries are copied. */
 PS_API ps_status ps_arrow_table_create_host(ps_context *ctx, size_t ncols, const ps_arrow_field *fields,
                                             const ps_for_desc *descs, const ps_dict_desc *dicts, ps_arrow_table **out);
 

@@ -71,10 +71,14 @@ class Context:
     backend has no devices to choose and ignores it). ``device_memory_limit``:
     the device memory, in bytes, that host-resident columns (``read_table(...,
     host_resident=True)``) are streamed through (0, the default: 3 x 64 MiB;
-    at least 65536 otherwise)."""
+    at least 65536 otherwise). ``devices``: several devices (a list of
+    device numbers, e.g. [0, 1]; ``device`` then None): every table made on
+    the context is split by rows across them and each call runs on all of
+    them at once, with one device's results."""
 
     def __init__(self, backend: str = "auto", *, device: Optional[int] = None, max_chunk_rows: int = 0,
-                 kernel_cache_dir: Optional[str] = None, device_memory_limit: int = 0) -> None:
+                 kernel_cache_dir: Optional[str] = None, device_memory_limit: int = 0,
+                 devices: Optional[Sequence[int]] = None) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
         # "auto" as the command means it (auto_backend), not the C library's
@@ -88,6 +92,15 @@ class Context:
             if isinstance(device, bool) or not isinstance(device, int) or device < 0:
                 raise ValueError(f"device must be an int >= 0 or None, not {device!r}")
             opts.cuda_device = opts.opencl_device = device
+        dev_array = None
+        if devices is not None:
+            devs = list(devices)
+            if device is not None or not devs or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**31 for d in devs):
+                raise ValueError(f"devices must be a non-empty list of device numbers, with device None; not {devices!r}")
+            dev_array = (ctypes.c_int32 * len(devs))(*devs)  # read by ps_context_create only
+            opts.device_count = len(devs)
+            opts.devices = ctypes.cast(dev_array, ctypes.POINTER(ctypes.c_int32))
         opts.max_chunk_rows = max_chunk_rows
         if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or \
                 not 0 <= device_memory_limit < 2**64:

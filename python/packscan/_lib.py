@@ -103,6 +103,9 @@ class ContextOptions(Structure):
         ("query_compile", c_int32),
         ("zone_pruning", c_int32),
         ("device_memory_limit", c_uint64),
+        ("max_groups", c_uint64),
+        ("device_count", c_uint32),
+        ("devices", POINTER(c_int32)),
     ]
 
 
