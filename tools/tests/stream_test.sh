@@ -7,7 +7,7 @@
 # usage: stream_test.sh PATH/TO/packscan WORKDIR BACKEND
 set -u
 P=$1
-W=$2
+W=$2.$$ # its own directory: a GPU check may run the same test twice at once
 B=$3
 rm -rf "$W" && mkdir -p "$W" || exit 1
 cd "$W" || exit 1
@@ -66,11 +66,18 @@ run() {
 run plain
 run limit64k --device-memory-limit 64K
 run host --host-resident
-# a context over two devices (device 0 twice: any machine has it)
-run devices --devices 0,0
-run devices_host --devices 0,0 --host-resident --device-memory-limit 64K
+# a context over two devices (device 0 twice: any machine has it). Where the
+# tests pick an OpenCL platform by PACKSCAN_OPENCL_PLATFORM, the command cannot
+# (it takes the first platform's device 0), so the comparison would not be
+# of one device with itself: skipped there.
+modes="limit64k host"
+if [ "$B" != opencl ] || [ -z "${PACKSCAN_OPENCL_PLATFORM:-}" ]; then
+  run devices --devices 0,0
+  run devices_host --devices 0,0 --host-resident --device-memory-limit 64K
+  modes="$modes devices devices_host"
+fi
 for tbl in t delta; do
-  for m in limit64k host devices devices_host; do
+  for m in $modes; do
     for f in rows select bitmap count sql shell; do
       cmp -s out.$tbl.plain.$f out.$tbl.$m.$f || fail "$tbl: $m's $f output differs from the device-resident one"
     done
@@ -139,5 +146,5 @@ else
   echo "note: script(1) not found: the progress bar on a terminal was not tested"
 fi
 
-[ $fails = 0 ] && echo "stream_test [$B]: all passed"
+[ $fails = 0 ] && echo "stream_test [$B]: all passed" && cd / && rm -rf "$W"
 [ $fails = 0 ]
