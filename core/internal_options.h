@@ -64,8 +64,7 @@ typedef struct ps_internal_options {
    * chunks of PS_QUERY_SPEC_MIN_ROWS rows and more; PS_OPT_OFF never (the
    * generic kernel); PS_OPT_ON always, and on CUDA a failed compile is an
    * error instead of a silent fall back to the generic kernel, so tests
-   * catch a source that does not compile; on an OpenCL CPU device it also
-   * allows the register mode (PS_QMODE_REGS), which is otherwise for GPUs. */
+   * catch a source that does not compile. */
   int query_specialize;
   /* OpenCL queries: PS_OPT_QUERY_* (default PS_OPT_QUERY_AUTO). A launch of
    * a specialized kernel that the device refuses (CL_OUT_OF_RESOURCES or

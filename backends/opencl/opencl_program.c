@@ -459,6 +459,23 @@ static ps_status cached_program(ps_backend *be, const char *options, const char 
   ps_kcache_key key;
   PS_CL_TRY(ps_kcache_key_make(be->kcache, parts, sizeof parts / sizeof *parts, &key));
   ps_cl_cached *e = ps_kcache_get(be->kcache, &key);
+  if (e && !e->program && !background) {
+    /* A background build of this failed (pick_up cached the failure, so that
+     * background callers fall back at once). A caller that waits for its
+     * build gets that build's error and log: built again here. Should it
+     * build after all, the entry takes it. */
+    ps_cl_cached now;
+    memset(&now, 0, sizeof now);
+    ps_status st = program_from_source(be, shape, kind, &now.program);
+    if (st == PS_OK) st = finish_program(be, options, kind, fixed_work_group, &now);
+    if (st != PS_OK) {
+      release_program(&now);
+      ps_kcache_key_free(be->kcache, &key);
+      return st;
+    }
+    *e = now;
+    ps_kcache_count_build(be->kcache);
+  }
   if (e) {
     ps_kcache_key_free(be->kcache, &key);
     *out = e;

@@ -237,12 +237,12 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
                             "(cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics), which the device lacks",
                             PS_QUERY_MAX_GROUPS);
   /* specialized: small GROUP BY domains keep their accumulators in
-   * registers, on GPUs (a CPU has no register file to gain, and PoCL 3.1's
-   * LLVM 15 crashes in its inliner on the larger unrolled kernels, e.g.
-   * TPC-H Q1's); on a CPU device only when the tests force specialization */
-  /* not a hashed GROUP BY plan, whose group count varies with the data */
+   * registers (on a CPU device, in the work-item's private variables, which
+   * the compiler keeps in registers once every call is inlined:
+   * PS_FN_INLINE); not a hashed GROUP BY plan, whose group count varies with
+   * the data */
   const int specialize = ps_query_specialize(be->ctx, a->rows) && !p->group_slots;
-  const int regs = specialize && (!be->cpu || ps_cl_options(be)->query_specialize == PS_OPT_ON);
+  const int regs = specialize;
   ps_query_plan plan;
   ps_query_plan_chunk(p, a->agg_fields, local_atomics, regs, &plan);
   const int fits64 = plan.fits64;
