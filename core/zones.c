@@ -37,6 +37,16 @@ static uint64_t read_bits(const uint8_t *p, uint64_t bytes, uint64_t pos, uint32
   return v & width_mask(w);
 }
 
+/* A block's map from its valid rows' count (of `rows`) and their smallest and
+ * largest codes. */
+static void zone_close(uint64_t valid, uint64_t rows, uint64_t lo, uint64_t hi, uint64_t *min, uint64_t *max,
+                       uint8_t *flags) {
+  uint8_t f = 0;
+  if (valid < rows) f |= PS_ZONE_HAS_NULLS;
+  if (valid == 0) f |= PS_ZONE_ALL_NULL, lo = hi = 0;
+  *min = lo, *max = hi, *flags = f;
+}
+
 void ps_zones_scan(const uint8_t *data, uint32_t w, const uint8_t *validity, uint64_t rows, uint32_t block_rows,
                    uint64_t *min, uint64_t *max, uint8_t *flags) {
   const uint64_t bytes = (rows / 8) * w + ((rows % 8) * w + 7) / 8;
@@ -50,10 +60,7 @@ void ps_zones_scan(const uint8_t *data, uint32_t w, const uint8_t *validity, uin
       if (c < lo) lo = c;
       if (c > hi) hi = c;
     }
-    uint8_t f = 0;
-    if (valid < r1 - r0) f |= PS_ZONE_HAS_NULLS;
-    if (valid == 0) f |= PS_ZONE_ALL_NULL, lo = hi = 0;
-    min[b] = lo, max[b] = hi, flags[b] = f;
+    zone_close(valid, r1 - r0, lo, hi, &min[b], &max[b], &flags[b]);
   }
 }
 
@@ -75,10 +82,7 @@ static void scan_delta(const uint8_t *d, uint64_t size, uint64_t r0, const uint8
       if (c < lo) lo = c;
       if (c > hi) hi = c;
     }
-    uint8_t f = 0;
-    if (valid < z1 - z0) f |= PS_ZONE_HAS_NULLS;
-    if (valid == 0) f |= PS_ZONE_ALL_NULL, lo = hi = 0;
-    min[b] = lo, max[b] = hi, flags[b] = f;
+    zone_close(valid, z1 - z0, lo, hi, &min[b], &max[b], &flags[b]);
   }
 }
 
