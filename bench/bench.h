@@ -89,6 +89,8 @@ double bench_memcpy_gbps(uint64_t bytes, int reps);
  * NULL; freed by bench_pinned_free. */
 void *bench_pinned_alloc(bench *b, size_t bytes);
 void bench_pinned_free(bench *b, void *p);
+/* Median GB/s of ps_buffer_write from src (bytes each; bench_host.c). */
+double bench_h2d_gbps(bench *b, const void *src, uint64_t bytes, int reps);
 /* Whether the context's device is a GPU (OpenCL device type; CUDA yes). */
 int bench_device_is_gpu(bench *b);
 double bench_now_ms(void);

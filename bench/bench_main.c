@@ -35,7 +35,9 @@ static void usage(FILE *f) {
           "                  thrust_count,thrust_ids (default all); groups: queries (the five\n"
           "                  query cases), groups (the two GROUP BY cases), after (the six after-filter\n"
           "                  calls), tables (queries and after); multi (multi_ssb_q1_1, multi_tpch_q1 and\n"
-          "                  their multi_host_* forms, named only: over --devices)\n"
+          "                  their multi_host_* forms, named only: over --devices); host (host_lt,\n"
+          "                  host_lt_pinned, host_lt_mapped over --rows rows, host_ssb_q1_1 and\n"
+          "                  host_tpch_q1 over the tables, named only: host-resident columns streamed)\n"
           "  --table-rows N  rows of SSB lineorder and TPC-H lineitem (default GPU 120000000,\n"
           "                  CPU 2^22, --quick GPU 2^24, CPU 2^20; --rows sets it too)\n"
           "  --widths LIST   comma-separated widths of lt / lt_count (default 1,2,4,8,12,16,20,24,32,48,64)\n"
@@ -63,7 +65,9 @@ static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "
                                           "host_lt", "host_lt_pinned",
                                           /* a context over several devices (bench_query.c) */
                                           "multi_ssb_q1_1", "multi_tpch_q1", "multi_host_ssb_q1_1",
-                                          "multi_host_tpch_q1"};
+                                          "multi_host_tpch_q1",
+                                          /* host-resident tables on one device, a twentieth of them at a time */
+                                          "host_ssb_q1_1", "host_tpch_q1", "host_lt_mapped"};
 
 /* Names for sets of cases in --cases: the same list on every backend (the
  * OpenCL-vs-CUDA comparison of bench/compare.py). */
@@ -76,6 +80,7 @@ static const struct {
     {"groups", "groups_date_qty,groups_price"},
     {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
     {"multi", "multi_ssb_q1_1,multi_tpch_q1,multi_host_ssb_q1_1,multi_host_tpch_q1"},
+    {"host", "host_lt,host_lt_pinned,host_lt_mapped,host_ssb_q1_1,host_tpch_q1"},
 };
 
 /* Every name in a --cases list must be a case or a group (a typo would

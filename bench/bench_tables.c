@@ -414,9 +414,9 @@ static int any_wanted(const bench *b, const char *const *names, size_t k) {
 void bench_run_tables(bench *b) {
   static const char *const ssb[] = {"ssb_q1_1",    "ssb_q1_2", "ssb_q1_3", "aggregate",      "aggregate_sel",
                                     "gather_1pct", "refine",   "mask",     "row_ids",        "multi_ssb_q1_1",
-                                    "multi_host_ssb_q1_1"};
+                                    "multi_host_ssb_q1_1", "host_ssb_q1_1"};
   static const char *const tpch[] = {"tpch_q6", "tpch_q1", "groups_date_qty", "groups_price", "multi_tpch_q1",
-                                     "multi_host_tpch_q1"};
+                                     "multi_host_tpch_q1", "host_tpch_q1"};
   int lineorder = any_wanted(b, ssb, sizeof ssb / sizeof *ssb), lineitem = any_wanted(b, tpch, sizeof tpch / sizeof *tpch);
   if (!lineorder && !lineitem) return;
   bench_tables t;
