@@ -483,19 +483,62 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
 /* Row r of the chunk, selected: its group and its aggregates' values
  * (vals[a]; COUNT(*) needs none). 0 when the row fails (a corrupt code, or a
  * value that overflows: recorded in status). */
-/* The codes of row r in every slot a value or key reads (codes[s], 0 where
- * the row is null; *valid: bit s set where it is not). 0 when one is
- * corrupt (recorded in status). */
-PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *codes,
-                         ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
+/* The codes of row r in the slots of mask `slots` (codes[s], 0 where the
+ * row is null or the slot not in the mask; *valid: bit s set where it is
+ * read and not null). 0 when one is corrupt (recorded in status).
+ * ps_q_row_codes: every slot a value or key reads. */
+PS_FN int ps_q_slot_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u32 slots,
+                          ps_u64 *codes, ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
   ps_u32 v = 0;
   PS_Q_UNROLL
   for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s) {
     codes[s] = 0;
-    if (!((PS_QP(p)->read_slots >> s) & 1u)) continue;
+    if (!((slots >> s) & 1u)) continue;
     if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
     v |= 1u << s;
     codes[s] = ps_q_code(&PS_QP(p)->cols[s], B->data[s], B->data_bytes[s], (aligned >> s) & 1u, r);
+    if (ps_code_corrupt(PS_QP(p)->cols[s].flags, codes[s], PS_QP(p)->cols[s].code_limit)) {
+      ps_atomic_min_u32(&status[0], (ps_u32)r);
+      return 0;
+    }
+  }
+  *valid = v;
+  return 1;
+}
+
+PS_FN int ps_q_row_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 *codes,
+                         ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
+  return ps_q_slot_codes(p, B, aligned, r, PS_QP(p)->read_slots, codes, valid, status);
+}
+
+/* The FOR slots of mask `slots` whose stream words of 32-row word w lie
+ * inside their streams (ps_q_inside): a mask, made once per word, so that
+ * ps_q_word_codes reads those slots' codes without a check per row. */
+PS_FN ps_u32 ps_q_inside_slots(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w,
+                               ps_u32 slots) {
+  ps_u32 m = 0;
+  PS_Q_UNROLL
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s)
+    if (((slots >> s) & 1u) && PS_ENC_OF(&PS_QP(p)->cols[s]) != PS_ENC_DELTA &&
+        ps_q_inside((aligned >> s) & 1u, B->data_bytes[s], PS_QP(p)->cols[s].width, w))
+      m |= 1u << s;
+  return m;
+}
+
+/* ps_q_slot_codes for row j of 32-row word w, the slots of `inside`
+ * (ps_q_inside_slots) read without bound checks. */
+PS_FN int ps_q_word_codes(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
+                          ps_u32 slots, ps_u32 inside, ps_u64 *codes, ps_u32 *valid, PS_GLOBAL ps_u32 *status) {
+  const ps_u64 r = w * 32 + j;
+  ps_u32 v = 0;
+  PS_Q_UNROLL
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s) {
+    codes[s] = 0;
+    if (!((slots >> s) & 1u)) continue;
+    if ((PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) && !ps_q_bit(B->validity[s], r)) continue;
+    v |= 1u << s;
+    codes[s] = ((inside >> s) & 1u) ? ps_q_code_inside(B->data[s], PS_QP(p)->cols[s].width, w, j)
+                                    : ps_q_code(&PS_QP(p)->cols[s], B->data[s], B->data_bytes[s], (aligned >> s) & 1u, r);
     if (ps_code_corrupt(PS_QP(p)->cols[s].flags, codes[s], PS_QP(p)->cols[s].code_limit)) {
       ps_atomic_min_u32(&status[0], (ps_u32)r);
       return 0;
@@ -584,16 +627,19 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
 }
 
 /* The group of row r from its key columns alone (ps_q_group_number); PS_QP(p)->n_groups when a key's
- * code is corrupt (recorded in status). */
-PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
-                            PS_GLOBAL ps_u32 *status) {
+ * code is corrupt (recorded in status). ps_q_key_group_in reads the slots of
+ * `inside` (ps_q_inside_slots of r's word) without bound checks. */
+PS_FN ps_u64 ps_q_key_group_in(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
+                               ps_u32 inside, PS_GLOBAL ps_u32 *status) {
   ps_u64 g = 0;
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) {
     const ps_u32 s = PS_QP(p)->key_slot[k];
     ps_u64 code = (ps_u64)(PS_QP(p)->key_domain[k] - 1);
     if (!(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY) || ps_q_bit(B->validity[s], r)) {
-      code = ps_q_code(&PS_QP(p)->cols[s], B->data[s], B->data_bytes[s], (aligned >> s) & 1u, r);
+      code = ((inside >> s) & 1u)
+                 ? ps_q_code_inside(B->data[s], PS_QP(p)->cols[s].width, r >> 5, (ps_u32)(r & 31u))
+                 : ps_q_code(&PS_QP(p)->cols[s], B->data[s], B->data_bytes[s], (aligned >> s) & 1u, r);
       if (ps_code_corrupt(PS_QP(p)->cols[s].flags, code, PS_QP(p)->cols[s].code_limit)) {
         ps_atomic_min_u32(&status[0], (ps_u32)r);
         return PS_QP(p)->n_groups;
@@ -603,6 +649,19 @@ PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, 
     g += code * PS_QP(p)->key_stride[k];
   }
   return ps_q_group_number(p, B, g);
+}
+
+PS_FN ps_u64 ps_q_key_group(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r,
+                            PS_GLOBAL ps_u32 *status) {
+  return ps_q_key_group_in(p, B, aligned, r, 0u, status);
+}
+
+/* The slots the GROUP BY keys read (a mask). */
+PS_FN ps_u32 ps_q_key_slots(PS_CONST_MEM const ps_vprog *p) {
+  ps_u32 m = 0;
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QP(p)->n_keys; ++k) m |= 1u << PS_QP(p)->key_slot[k];
+  return m;
 }
 
 /* Adds n rows to the counts of accumulators acc[0 .. n_accs) (the group's
@@ -1091,6 +1150,83 @@ PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM con
 #endif
 
 #if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
+/* The slots the value programs read (a mask; constant in a specialized
+ * build: every instruction belongs to an aggregate's program). */
+PS_FN ps_u32 ps_q_value_slots(PS_CONST_MEM const ps_vprog *p) {
+  ps_u32 m = 0;
+  PS_Q_UNROLL
+  for (ps_u32 i = 0; i < PS_QMAX_INSNS; ++i)
+    if (i < PS_QP(p)->n_insns && PS_QP(p)->insns[i].op == PS_VOP_COL) m |= 1u << PS_QP(p)->insns[i].arg;
+  return m;
+}
+
+/* The first aggregate b <= a whose value program and fields are a's (SUM(x)
+ * and AVG(x) of one query, say): a's values are b's, so only b's registers
+ * are updated. Constant in a specialized build. */
+PS_FN ps_u32 ps_q_twin(PS_CONST_MEM const ps_vprog *p, ps_u32 a) {
+  const ps_vagg va = PS_QP(p)->aggs[a];
+  PS_Q_UNROLL
+  for (ps_u32 b = 0; b < PS_QS_N_AGGS; ++b) {
+    if (b >= a) break;
+    const ps_vagg vb = PS_QP(p)->aggs[b];
+    int same = vb.count == va.count && PS_QS_FIELD(a, 0xFu) == PS_QS_FIELD(b, 0xFu);
+    PS_Q_UNROLL
+    for (ps_u32 i = 0; i < PS_QMAX_INSNS; ++i) {
+      if (!same || i >= va.count) break;
+      const ps_vinsn x = PS_QP(p)->insns[va.first + i], y = PS_QP(p)->insns[vb.first + i];
+      same = x.op == y.op && x.arg == y.arg && x.lo == y.lo && x.hi == y.hi;
+    }
+    if (same) return b;
+  }
+  return a;
+}
+
+/* PS_QMODE_REGS' work on the selected rows `sel` of 32-row word w: the rows
+ * by group, from the key columns alone; then each group's rows in turn, a
+ * loop per group, so that a row's values go into its group's registers
+ * with one add each (not one predicated add per group and aggregate). The
+ * slots of key_in and value_in are read without bound checks
+ * (ps_q_inside_slots). A row whose code is corrupt is recorded in status
+ * and left out of the values (the run fails). */
+PS_FN void ps_q_regs_word(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 sel,
+                          ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_u32 *rows,
+                          ps_u32 (*cnt)[PS_QS_N_AGGS], ps_u64 (*sum)[PS_QS_N_AGGS], ps_i64 (*mn)[PS_QS_N_AGGS],
+                          ps_i64 (*mx)[PS_QS_N_AGGS], PS_GLOBAL ps_u32 *status) {
+  ps_u32 gm[PS_QS_REG_GROUPS];
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) gm[k] = 0;
+  for (ps_u32 rest = sel; rest != 0; rest &= rest - 1) {
+    const ps_u32 j = ps_ctz32(rest);
+    const ps_u64 g = ps_q_key_group_in(p, B, aligned, w * 32 + j, key_in, status);
+    PS_Q_UNROLL
+    for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) gm[k] |= g == k ? 1u << j : 0u;
+  }
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
+    if (k >= PS_QP(p)->n_groups) continue;
+    rows[k] += ps_popc32(gm[k]);
+    for (ps_u32 m = gm[k]; m != 0; m &= m - 1) {
+      const ps_u32 j = ps_ctz32(m);
+      ps_u64 codes[PS_MAX_COLS];
+      ps_u32 valid = 0;
+      if (!ps_q_word_codes(p, B, aligned, w, j, value_slots, value_in, codes, &valid, status)) continue;
+      PS_Q_UNROLL
+      for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
+        const ps_vagg va = PS_QP(p)->aggs[a];
+        if (va.count == 0 || ps_q_twin(p, a) != a) continue; /* a twin's registers are its first's */
+        int corrupt = 0;                                      /* codes already checked */
+        const ps_qval x = ps_q_value64(p, B, va, codes, valid, w * 32 + j, aligned, &corrupt, status);
+        if (x.null_) continue;
+        const ps_i64 v = (ps_i64)x.v.lo;
+        if (PS_QS_FIELD(a, PS_QF_COUNT)) cnt[k][a] += 1u;
+        if (PS_QS_FIELD(a, PS_QF_SUM)) sum[k][a] += x.v.lo; /* wraps as two's complement: exact */
+        if (PS_QS_FIELD(a, PS_QF_MIN)) mn[k][a] = v < mn[k][a] ? v : mn[k][a];
+        if (PS_QS_FIELD(a, PS_QF_MAX)) mx[k][a] = v > mx[k][a] ? v : mx[k][a];
+      }
+    }
+  }
+}
+
 /* PS_QMODE_REGS (a specialized build whose groups and fields fit
  * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
  * enough that their sum fits 63 bits: the host checks all three): each
@@ -1123,35 +1259,19 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
   ps_u64 first, end, step;
   ps_q_words(L, group * lsize + lid, &first, &end, &step);
+  /* the slots the values read (the keys are read on their own, first) */
+  const ps_u32 value_slots = ps_q_value_slots(p), key_slots = ps_q_key_slots(p);
   for (ps_u64 w = first; w < end; w += step) {
-    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
-    while (sel != 0) { /* a word without selected rows reads nothing else */
-      const ps_u64 r = w * 32 + ps_ctz32(sel);
-      sel &= sel - 1;
-      ps_u64 codes[PS_MAX_COLS];
-      ps_u32 valid = 0;
-      if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) continue;
-      const ps_u64 g = ps_q_group_of(p, B, codes, valid);
-      PS_Q_UNROLL
-      for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) rows[k] += g == k ? 1u : 0u;
-      PS_Q_UNROLL
-      for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
-        const ps_vagg va = PS_QP(p)->aggs[a];
-        if (va.count == 0) continue;
-        int corrupt = 0; /* codes already checked */
-        const ps_qval x = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
-        if (x.null_) continue;
-        const ps_i64 v = (ps_i64)x.v.lo;
-        PS_Q_UNROLL
-        for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
-          if (g != k) continue;
-          if (PS_QS_FIELD(a, PS_QF_COUNT)) cnt[k][a] += 1u;
-          if (PS_QS_FIELD(a, PS_QF_SUM)) sum[k][a] += x.v.lo; /* wraps as two's complement: exact */
-          if (PS_QS_FIELD(a, PS_QF_MIN)) mn[k][a] = v < mn[k][a] ? v : mn[k][a];
-          if (PS_QS_FIELD(a, PS_QF_MAX)) mx[k][a] = v > mx[k][a] ? v : mx[k][a];
-        }
-      }
-    }
+    const ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
+    if (sel == 0) continue; /* a word without selected rows reads nothing else */
+    const ps_u32 key_in = ps_q_inside_slots(p, B, aligned, w, key_slots),
+                 value_in = ps_q_inside_slots(p, B, aligned, w, value_slots);
+    /* every word but a stream's last reads without checks: then the masks
+     * are constants, and so is every slot's reader */
+    if (key_in == key_slots && value_in == value_slots)
+      ps_q_regs_word(p, B, aligned, w, sel, key_slots, value_slots, value_slots, rows, cnt, sum, mn, mx, status);
+    else
+      ps_q_regs_word(p, B, aligned, w, sel, key_in, value_slots, value_in, rows, cnt, sum, mn, mx, status);
   }
   /* into the work-group's table, straight from the registers (constant
    * indexes only: no array in memory) */
@@ -1170,13 +1290,14 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
       x.min_lo = PS_Q_I64_MAX;
       x.max_lo = PS_Q_I64_MIN;
       const int values = PS_QP(p)->aggs[a].count != 0;
-      if (values && PS_QS_FIELD(a, PS_QF_COUNT)) x.count = cnt[k][a];
+      const ps_u32 t = ps_q_twin(p, a); /* the registers that hold a's fields */
+      if (values && PS_QS_FIELD(a, PS_QF_COUNT)) x.count = cnt[k][t];
       if (values && PS_QS_FIELD(a, PS_QF_SUM)) {
-        x.sum0 = sum[k][a];
-        x.sum1 = x.sum2 = (ps_i64)sum[k][a] < 0 ? ~(ps_u64)0 : 0;
+        x.sum0 = sum[k][t];
+        x.sum1 = x.sum2 = (ps_i64)sum[k][t] < 0 ? ~(ps_u64)0 : 0;
       }
-      if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)mn[k][a];
-      if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)mx[k][a];
+      if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)mn[k][t];
+      if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)mx[k][t];
       ps_q_local_merge(&lacc[k * n_accs + 1 + a], &x, values);
     }
   }
