@@ -1,6 +1,7 @@
 /* Query results: the exact finalization of the accumulators a run read back
  * (sums, averages, group order, the double rendering), on the host so that
  * every backend's results come out of the same code; and their accessors. */
+#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +25,19 @@ static char *u128_digits(ps_u128 v, char *end) {
 }
 
 static double to_double(ps_i128 v, uint32_t scale) {
-  /* The exact decimal in exponent notation ("-12345e-2"), read by strtod:
-   * correctly rounded (ties to even), and independent of the locale's
-   * decimal point. */
+  /* |v| <= 2^53 and scale <= 22: v and 10^scale are doubles exactly, so one
+   * IEEE division rounds the exact quotient once, to nearest, ties to even:
+   * the same double as strtod's (the fast path of Clinger's algorithm),
+   * without text. A GROUP BY of millions of groups makes this per value. */
+  static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const ps_i128 exact = (ps_i128)1 << 53;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0 /* not on x87's extended precision: no double rounding */
+  if (v >= -exact && v <= exact && scale <= 22) return (double)(int64_t)v / pow10[scale];
+#endif
+  /* Else the exact decimal in exponent notation ("-12345e-2"), read by
+   * strtod: correctly rounded (ties to even), and independent of the
+   * locale's decimal point. */
   char tmp[64], text[80];
   ps_u128 m = v < 0 ? (ps_u128)0 - (ps_u128)v : (ps_u128)v;
   snprintf(text, sizeof text, "%s%se-%" PRIu32, v < 0 ? "-" : "", u128_digits(m, tmp + sizeof tmp), scale);
