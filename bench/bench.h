@@ -57,6 +57,7 @@ typedef struct bench {
   const char *cases;  /* comma-separated filter, NULL = all */
   const char *widths; /* comma-separated widths of lt / lt_count, NULL = all */
   const char *devices; /* --devices: the device list of the multi_* cases, NULL = "0,0" */
+  ps_context_options ctx_opts; /* ctx's options (backend, OpenCL platform): other contexts on its device start from them */
 
   /* Shared scratch on the device, grown on demand. */
   ps_buffer *bitmap;       /* ceil(rows/8) rounded up to 4 */
@@ -73,7 +74,6 @@ typedef struct bench {
 /* ---- bench_device.c ---- */
 /* An OpenCL platform given by index or by a case-insensitive substring of its
  * name ("NVIDIA", "Portable"): 0 and *index, or -1 (the platforms printed). */
-int bench_opencl_platform(const char *spec, int32_t *index);
 ps_status bench_device_open(bench *b);
 void bench_device_close(bench *b);
 /* Starts / stops a device-timed region on the context's stream or queue

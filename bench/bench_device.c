@@ -52,44 +52,6 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int bench_opencl_platform(const char *spec, int32_t *index) {
-  int all_digits = spec[0] != '\0';
-  for (const char *p = spec; *p; p++)
-    if (*p < '0' || *p > '9') all_digits = 0;
-  if (all_digits) {
-    *index = (int32_t)strtol(spec, NULL, 10);
-    return 0;
-  }
-#ifdef PACKSCAN_HAVE_OPENCL
-  cl_uint count = 0;
-  if (clGetPlatformIDs(0, NULL, &count) != CL_SUCCESS) count = 0;
-  cl_platform_id ids[64];
-  if (count > 64) count = 64;
-  if (count) clGetPlatformIDs(count, ids, NULL);
-  char names[64][256];
-  for (cl_uint i = 0; i < count; i++) {
-    names[i][0] = '\0';
-    clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof names[i] - 1, names[i], NULL);
-    names[i][sizeof names[i] - 1] = '\0';
-    /* case-insensitive substring */
-    size_t ls = strlen(spec), ln = strlen(names[i]);
-    for (size_t at = 0; ls <= ln && at + ls <= ln; at++) {
-      size_t k = 0;
-      while (k < ls && (names[i][at + k] | 0x20) == (spec[k] | 0x20)) k++;
-      if (k == ls) {
-        *index = (int32_t)i;
-        return 0;
-      }
-    }
-  }
-  fprintf(stderr, "packscan_bench: OpenCL platform '%s' matches none of these:\n", spec);
-  for (cl_uint i = 0; i < count; i++) fprintf(stderr, "  %u: %s\n", i, names[i]);
-#else
-  fprintf(stderr, "packscan_bench: OpenCL platform '%s': OpenCL is not compiled in\n", spec);
-#endif
-  return -1;
-}
-
 ps_status bench_device_open(bench *b) {
   bench_device *d = calloc(1, sizeof *d);
   if (!d) return PS_ERR_OUT_OF_MEMORY;

@@ -52,9 +52,7 @@ static void host_case(bench *b, const char *name, uint8_t *data, uint64_t n, uin
   res->check = "FAIL";
   const uint64_t limit_min = PS_DEVICE_MEMORY_LIMIT_MIN;
   const uint64_t limit = n * 2 / 20 > limit_min ? n * 2 / 20 : limit_min;
-  ps_context_options o;
-  ps_context_options_init(&o);
-  o.backend = ps_context_backend(b->ctx); /* the default device of that backend */
+  ps_context_options o = b->ctx_opts; /* the bench's device */
   o.device_memory_limit = limit;
   char err[256];
   ps_context *ctx = NULL;

@@ -278,9 +278,15 @@ int main(int argc, char **argv) {
   ps_context_options o;
   ps_context_options_init(&o);
   o.backend = backend;
-  if (platform && *platform && (!strcmp(backend, "opencl") || !strcmp(backend, "auto")) &&
-      bench_opencl_platform(platform, &o.opencl_platform) != 0)
-    return 2;
+  if (platform && *platform && (!strcmp(backend, "opencl") || !strcmp(backend, "auto"))) {
+    int digits = 1; /* an index, else a part of the platform's name */
+    for (const char *p = platform; *p; p++) digits &= *p >= '0' && *p <= '9';
+    if (digits)
+      o.opencl_platform = (int32_t)strtol(platform, NULL, 10);
+    else
+      o.opencl_platform_name = platform;
+  }
+  b.ctx_opts = o;
   ps_status cst = ps_context_create(&o, err, sizeof err, &b.ctx);
   if (cst != PS_OK) {
     /* As the tests: CUDA without a device is a skip (77) unless PACKSCAN_REQUIRE_CUDA=1. */

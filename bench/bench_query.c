@@ -627,7 +627,7 @@ void bench_run_zones(bench *b) {
  * result is on the host when ps_query_run returns), medians. The columns are
  * the tables' own, read back and made again on the devices' context.
  * host_ssb_q1_1, host_tpch_q1: the host-resident form on a context of the
- * backend's default device alone whose device_memory_limit is a twentieth of
+ * bench's device alone whose device_memory_limit is a twentieth of
  * the packed columns, against the pinned host-to-device copy of this run. */
 static double host_median_ms(bench *b, ps_context *ctx, ps_query *q, ps_query_result **last, ps_status *st) {
   double t[BENCH_MAX_REPS];
@@ -668,7 +668,7 @@ void bench_run_multi(bench *b, bench_tables *t) {
   for (int k = 0; k < 6; k++) {
     if (!b->cases || !wanted_case(b, names[k])) continue; /* only when named */
     const int which = k % 2 == 0 ? 0 : SSB_QUERIES + 1, host = k >= 2, single = k >= 4;
-    /* host_*: the backend's default device alone, a limit of a twentieth of
+    /* host_*: the bench's device alone, a limit of a twentieth of
      * the packed columns (the target's "20x the limit") */
     const int ndev = single ? 0 : parse_devices(b->devices ? b->devices : "0,0", devs);
     if (which == 0 ? !t->have_lineorder : !t->have_lineitem) continue;
@@ -694,8 +694,7 @@ void bench_run_multi(bench *b, bench_tables *t) {
     uint64_t bytes = 0;
     for (int i = 0; i < nc; i++) bytes += tc[i]->desc.data_size;
     res->bytes = (double)bytes;
-    ps_context_options o;
-    ps_context_options_init(&o);
+    ps_context_options o = b->ctx_opts; /* the bench's backend and OpenCL platform */
     o.backend = ps_context_backend(b->ctx);
     o.device_count = (uint32_t)ndev;
     o.devices = ndev ? devs : NULL;

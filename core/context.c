@@ -89,6 +89,8 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
       o.device_count = 0;
       o.devices = NULL;
     }
+    if (opts_in->struct_size < offsetof(ps_context_options, opencl_platform_name) + sizeof(const char *))
+      o.opencl_platform_name = NULL;
     o.struct_size = sizeof o;
   }
   if (o.query_compile < PS_QUERY_COMPILE_BACKGROUND || o.query_compile > PS_QUERY_COMPILE_NEVER)
@@ -104,6 +106,13 @@ ps_status ps_context_create(const ps_context_options *opts_in, char *err_buf, si
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             "options.device_memory_limit is %llu; expected 0 (the default) or at least %u bytes",
                             (unsigned long long)o.device_memory_limit, (unsigned)PS_DEVICE_MEMORY_LIMIT_MIN);
+  if (o.opencl_platform_name && (!o.opencl_platform_name[0] || o.opencl_platform >= 0))
+    return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
+                            o.opencl_platform_name[0]
+                                ? "options.opencl_platform_name '%s' is set, and so is opencl_platform (%d): set one"
+                                : "options.opencl_platform_name is empty%.0s (%d); expected a part of a platform's "
+                                  "name, or NULL",
+                            o.opencl_platform_name, (int)o.opencl_platform);
   if (o.device_count > PS_MAX_DEVICE_COUNT || (o.device_count && !o.devices))
     return ps_set_error_buf(err_buf, err_size, PS_ERR_INVALID_ARGUMENT,
                             o.devices ? "options.device_count is %u; at most %d" : "options.device_count is %u but devices is NULL",

@@ -250,6 +250,13 @@ typedef struct ps_context_options {
    * print. NULL (the default): none, at no cost. */
   void (*progress)(void *progress_user, uint64_t rows_done, uint64_t rows_total);
   void *progress_user;
+  /* The OpenCL platform by name: the first installed platform whose name
+   * contains this text, compared without regard to ASCII case ("NVIDIA",
+   * "portable" for PoCL); NULL (the default): opencl_platform chooses. Set
+   * only with opencl_platform -1 (else PS_ERR_INVALID_ARGUMENT); no platform
+   * matching is PS_ERR_NO_DEVICE, whose message lists the installed ones.
+   * The text is read by ps_context_create only. */
+  const char *opencl_platform_name;
 } ps_context_options;
 
 /** The most devices of one context (ps_context_options.devices). */

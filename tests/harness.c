@@ -10,10 +10,6 @@
 #include "internal_options.h"
 #endif
 
-#ifdef PACKSCAN_HAVE_OPENCL
-#include <CL/cl.h>
-#endif
-
 th_state th;
 
 /* ---- RNG ------------------------------------------------------------------ */
@@ -239,46 +235,21 @@ static int backend_compiled(const char *name) {
   return 0;
 }
 
-/* Resolves PACKSCAN_OPENCL_PLATFORM to a platform index (-1: not set). Exits
- * with a failure when it names no platform, so CI never silently runs on
- * another platform than the one it asked for. */
-static int32_t opencl_platform_from_env(void) {
+/* PACKSCAN_OPENCL_PLATFORM, a platform index or a part of its name, into
+ * the options: a name the library resolves (ps_context_options.
+ * opencl_platform_name), and a name that matches no platform fails the
+ * context (PS_ERR_NO_DEVICE, the installed platforms listed), so CI never
+ * silently runs on another platform than the one it asked for. */
+static void opencl_platform_from_env(ps_context_options *opts) {
   const char *env = getenv("PACKSCAN_OPENCL_PLATFORM");
-  if (!env || !*env) return -1;
+  if (!env || !*env) return;
   int all_digits = 1;
   for (const char *p = env; *p; p++)
     if (!isdigit((unsigned char)*p)) all_digits = 0;
-  if (all_digits) return (int32_t)strtol(env, NULL, 10);
-#ifdef PACKSCAN_HAVE_OPENCL
-  cl_uint count = 0;
-  if (clGetPlatformIDs(0, NULL, &count) != CL_SUCCESS || count == 0) {
-    printf("FAIL: PACKSCAN_OPENCL_PLATFORM=%s but no OpenCL platform is installed\n", env);
-    exit(1);
-  }
-  cl_platform_id *ids = th_calloc(count, sizeof *ids);
-  clGetPlatformIDs(count, ids, NULL);
-  int32_t found = -1;
-  for (cl_uint i = 0; i < count && found < 0; i++) {
-    char name[512] = {0};
-    clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
-    if (th_contains_ci(name, env)) found = (int32_t)i;
-  }
-  if (found < 0) {
-    printf("FAIL: PACKSCAN_OPENCL_PLATFORM=%s matches none of these platforms:\n", env);
-    for (cl_uint i = 0; i < count; i++) {
-      char name[512] = {0};
-      clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
-      printf("  %u: %s\n", i, name);
-    }
-    free(ids);
-    exit(1);
-  }
-  free(ids);
-  return found;
-#else
-  printf("FAIL: PACKSCAN_OPENCL_PLATFORM=%s is a name, but OpenCL is not compiled in\n", env);
-  exit(1);
-#endif
+  if (all_digits)
+    opts->opencl_platform = (int32_t)strtol(env, NULL, 10);
+  else
+    opts->opencl_platform_name = env;
 }
 
 void th_options(ps_context_options *opts, const char *backend, uint64_t max_chunk_rows) {
@@ -286,7 +257,7 @@ void th_options(ps_context_options *opts, const char *backend, uint64_t max_chun
   opts->backend = backend;
   opts->max_chunk_rows = max_chunk_rows;
   if (strcmp(backend, "opencl") == 0 || strcmp(backend, "auto") == 0)
-    opts->opencl_platform = opencl_platform_from_env();
+    opencl_platform_from_env(opts);
 }
 
 int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }

@@ -439,6 +439,58 @@ static void context_errors(void) {
 #endif
 }
 
+/* ps_context_options.opencl_platform_name: refused when empty or beside an
+ * index; on OpenCL, a part of the platform's name in any case chooses it,
+ * and one that matches none is PS_ERR_NO_DEVICE naming it and the installed
+ * platforms; an options struct of an older size leaves the field unread. */
+static void opencl_platform_name(void) {
+  ps_context_options o;
+  th_options(&o, th.backend, 0);
+  char err[1024];
+  ps_context *c = SENTINEL;
+  o.opencl_platform_name = "";
+  CHECK_STATUS(NULL, ps_context_create(&o, err, sizeof err, &c), PS_ERR_INVALID_ARGUMENT);
+  CHECKF(c == NULL && th_contains_ci(err, "opencl_platform_name"), "empty name: \"%s\"", err);
+  o.opencl_platform_name = "x";
+  o.opencl_platform = 0;
+  CHECK_STATUS(NULL, ps_context_create(&o, err, sizeof err, &c), PS_ERR_INVALID_ARGUMENT);
+  CHECKF(th_contains_ci(err, "opencl_platform (0)"), "name and index: \"%s\"", err);
+  /* an older struct ends before the field: what lies there is not read */
+  th_options(&o, th.backend, 0);
+  o.opencl_platform_name = "";
+  o.struct_size = (uint32_t)offsetof(ps_context_options, opencl_platform_name);
+  c = NULL;
+  CHECK_OK(NULL, ps_context_create(&o, err, sizeof err, &c));
+  ps_context_destroy(c);
+  if (strcmp(th.backend, "opencl") != 0) return;
+  th_options(&o, th.backend, 0);
+  o.opencl_platform = -1;
+  o.opencl_platform_name = "zz-no-such-platform";
+  c = SENTINEL;
+  CHECK_STATUS(NULL, ps_context_create(&o, err, sizeof err, &c), PS_ERR_NO_DEVICE);
+  CHECKF(c == NULL && th_contains_ci(err, "zz-no-such-platform") && th_contains_ci(err, "installed: 0: "),
+         "no such platform: \"%s\"", err);
+  /* the platform of this test's context (its device name starts with it),
+   * by a part of its name in the other case */
+  const char *dev = ps_context_device(ctx);
+  const char *colon = strchr(dev, ':');
+  char part[64] = "";
+  size_t n = colon ? (size_t)(colon - dev) : 0;
+  if (n > 6) n = 6;
+  for (size_t i = 0; i < n; i++) {
+    const char ch = dev[i];
+    part[i] = ch >= 'a' && ch <= 'z' ? (char)(ch - 32) : ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+  }
+  if (!CHECKF(n > 0, "device name \"%s\" has no platform prefix", dev)) return;
+  o.opencl_platform_name = part;
+  o.opencl_device = -1;
+  c = NULL;
+  if (CHECK_OK(NULL, ps_context_create(&o, err, sizeof err, &c)))
+    CHECKF(strncmp(ps_context_device(c), dev, (size_t)(colon - dev)) == 0, "'%s' chose \"%s\", not \"%s\"", part,
+           ps_context_device(c), dev);
+  ps_context_destroy(c);
+}
+
 static void status_names(void) {
 #define X(name, value, text)                                                                                   \
   CHECKF(strcmp(ps_status_name(PS_##name), "PS_" #name) == 0, "ps_status_name(%d) = %s", value,              \
@@ -481,6 +533,7 @@ int main(int argc, char **argv) {
   expression_errors();
   evaluation_errors();
   context_errors();
+  opencl_platform_name();
   usable("everything");
 
   ps_column_destroy(good_dict);

@@ -53,6 +53,9 @@ typedef struct query_args {
   /* --devices LIST: a context over these devices (0 of them: one device) */
   int32_t devices[PS_MAX_DEVICE_COUNT];
   uint32_t device_count;
+  /* --opencl-platform P: the OpenCL platform, an index or a part of its
+   * name (NULL: the library's choice) */
+  const char *opencl_platform;
   int progress;          /* 1 */
   double progress_delay; /* PROGRESS_DELAY; --progress-delay S (testing) */
 } query_args;
@@ -71,6 +74,7 @@ const char *query_args_residence(const tbl_table *t);
   "                        a table whose columns take more streams from the mapped file\n"    \
   "      --host-resident   always stream the table's columns from the mapped file\n"          \
   "      --devices LIST    split the table across these devices (e.g. 0,1), each scanning its rows\n" \
+  "      --opencl-platform P  the OpenCL platform: an index, or a part of its name (e.g. NVIDIA)\n" \
   "      --no-progress     no progress bar (drawn on a terminal after a second of scanning)\n"
 
 /* Reads a->argv[a->i] when it is one of query_args' options (a->i then past

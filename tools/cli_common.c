@@ -73,6 +73,7 @@ void query_args_init(query_args *q, int header) {
   q->device_memory_limit = 0;
   q->host_resident = 0;
   q->device_count = 0;
+  q->opencl_platform = NULL;
   q->progress = 1;
   q->progress_delay = PROGRESS_DELAY;
 }
@@ -82,7 +83,7 @@ int query_args_context(const query_args *q, tbl_table *t, progress_bar *bar, ps_
   progress_init(bar, q->progress);
   bar->delay = q->progress_delay;
   query_ctx_opts o = {q->device_memory_limit, bar->enabled ? progress_report : NULL, bar, q->device_count,
-                      q->devices};
+                      q->devices, q->opencl_platform};
   t->host_resident = q->host_resident || (q->device_memory_limit && tbl_packed_bytes(t) > q->device_memory_limit);
   return query_context_for_opts(q->backend, t->rows, &o, out, why, whysz, err, errsz);
 }
@@ -150,6 +151,13 @@ int stream_arg(argp *a, query_args *q, int *missing, const char *command) {
       if (!*end) break;
       p = end + 1;
     }
+  } else if (arg_value(a, "--opencl-platform", NULL, missing)) {
+    if (*missing) return 1;
+    if (!a->value[0]) {
+      fprintf(stderr, "packscan %s: --opencl-platform: expected a platform index or a part of its name\n", command);
+      return -1;
+    }
+    q->opencl_platform = a->value;
   } else if (arg_flag(a, "--no-progress", NULL)) {
     q->progress = 0;
   } else if (arg_value(a, "--progress-delay", NULL, missing)) { /* testing: draw the bar sooner */

@@ -32,7 +32,7 @@ static void select_usage(FILE *f) {
 static int takes_value(const char *a) {
   static const char *const opts[] = {"--select",        "--bitmap",   "--backend", "--repeat",
                                      "--format",        "--order-by", "--limit",   "--device-memory-limit",
-                                     "--progress-delay"};
+                                     "--progress-delay", "--devices", "--opencl-platform"};
   for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
     if (!strcmp(a, opts[i])) return 1;
   return 0;

@@ -18,6 +18,15 @@ int query_context_opts(const char *backend, const query_ctx_opts *extra, ps_cont
     o.progress_user = extra->progress_user;
     o.device_count = extra->device_count;
     o.devices = extra->devices;
+    const char *pl = extra->opencl_platform;
+    if (pl && *pl) {
+      int digits = 1;
+      for (const char *c = pl; *c; c++) digits &= *c >= '0' && *c <= '9';
+      if (digits)
+        o.opencl_platform = (int32_t)strtol(pl, NULL, 10);
+      else
+        o.opencl_platform_name = pl;
+    }
   }
   char msg[TOOL_ERR_SIZE] = "";
   ps_status st = ps_context_create(&o, msg, sizeof msg, out);

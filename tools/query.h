@@ -44,6 +44,7 @@ typedef struct query_ctx_opts {
   void *progress_user;
   uint32_t device_count; /* a context over devices[0..device_count) when > 0 */
   const int32_t *devices;
+  const char *opencl_platform; /* an index or a part of the platform's name; NULL: the library's choice */
 } query_ctx_opts;
 /* query_context and query_context_for with those options (NULL: none). */
 int query_context_opts(const char *backend, const query_ctx_opts *extra, ps_context **out, char *err, size_t errsz);

@@ -91,9 +91,43 @@ static int pick_in_platform(const cl_discovery *d, cl_uint p, int32_t index, int
   return 1;
 }
 
-/* platform_index / device_index: -1 = any. With both -1, a GPU on any
- * platform is preferred to the first device of the first platform. */
-static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t device_index, device_choice *choice) {
+/* Whether `name` contains `part`, ASCII case aside. */
+static int lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+static int contains_ci(const char *name, const char *part) {
+  const size_t ln = strlen(name), lp = strlen(part);
+  for (size_t at = 0; lp <= ln && at + lp <= ln; at++) {
+    size_t k = 0;
+    while (k < lp && lower_ascii(name[at + k]) == lower_ascii(part[k])) k++;
+    if (k == lp) return 1;
+  }
+  return 0;
+}
+
+/* The index of the first platform whose name contains `part`, or an error
+ * that lists the installed platforms. */
+static ps_status platform_by_name(ps_context *ctx, const cl_discovery *d, const char *part, int32_t *index) {
+  char list[512] = "";
+  size_t used = 0;
+  for (cl_uint p = 0; p < d->nplatforms; ++p) {
+    char name[256] = "";
+    if (clGetPlatformInfo(d->platforms[p], CL_PLATFORM_NAME, sizeof name - 1, name, NULL) != CL_SUCCESS) name[0] = '\0';
+    if (contains_ci(name, part)) {
+      *index = (int32_t)p;
+      return PS_OK;
+    }
+    const int w = snprintf(list + used, sizeof list - used, "%s%u: %s", p ? "; " : "", (unsigned)p, name);
+    if (w > 0 && (size_t)w < sizeof list - used) used += (size_t)w;
+  }
+  return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: no platform's name contains '%s' (opencl_platform_name; installed: %s)",
+                          part, d->nplatforms ? list : "none");
+}
+
+/* platform_index / device_index: -1 = any; platform_name (NULL: none)
+ * chooses the platform instead of platform_index. With both indexes -1 and
+ * no name, a GPU on any platform is preferred to the first device of the
+ * first platform. */
+static ps_status choose_device(ps_context *ctx, int32_t platform_index, const char *platform_name, int32_t device_index,
+                               device_choice *choice) {
   int rc = pthread_once(&discovery_once, discover);
   if (rc != 0)
     return ps_backend_error(ctx, PS_ERR_NO_DEVICE, "OpenCL: platform discovery could not run (pthread_once: %d)", rc);
@@ -104,6 +138,10 @@ static ps_status choose_device(ps_context *ctx, int32_t platform_index, int32_t 
     return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
                             "OpenCL: no OpenCL platform is installed (the ICD loader found none; "
                             "install a driver such as pocl-opencl-icd)");
+  if (platform_name) {
+    ps_status st = platform_by_name(ctx, d, platform_name, &platform_index);
+    if (st != PS_OK) return st;
+  }
   if (platform_index >= 0) {
     if ((cl_uint)platform_index >= n)
       return ps_backend_error(ctx, PS_ERR_NO_DEVICE,
@@ -244,12 +282,15 @@ static void opencl_destroy(ps_backend *be) {
 
 static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
   int32_t platform_index = -1, device_index = -1;
+  const char *platform_name = NULL;
   if (opts && opts->struct_size >= offsetof(ps_context_options, opencl_device) + sizeof(int32_t)) {
     platform_index = opts->opencl_platform < 0 ? -1 : opts->opencl_platform;
     device_index = opts->opencl_device < 0 ? -1 : opts->opencl_device;
   }
+  if (opts && opts->struct_size >= offsetof(ps_context_options, opencl_platform_name) + sizeof(const char *))
+    platform_name = opts->opencl_platform_name;
   device_choice choice = {NULL, NULL};
-  PS_CL_TRY(choose_device(be->ctx, platform_index, device_index, &choice));
+  PS_CL_TRY(choose_device(be->ctx, platform_index, platform_name, device_index, &choice));
   be->platform = choice.platform;
   be->device = choice.device;
   PS_CL_TRY(probe_device(be));

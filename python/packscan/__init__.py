@@ -74,11 +74,14 @@ class Context:
     at least 65536 otherwise). ``devices``: several devices (a list of
     device numbers, e.g. [0, 1]; ``device`` then None): every table made on
     the context is split by rows across them and each call runs on all of
-    them at once, with one device's results."""
+    them at once, with one device's results. ``opencl_platform``: on the
+    OpenCL backend, the platform whose devices ``device`` and ``devices``
+    number: an index, or a part of its name such as "NVIDIA" (None: the
+    library's choice, a GPU first)."""
 
     def __init__(self, backend: str = "auto", *, device: Optional[int] = None, max_chunk_rows: int = 0,
                  kernel_cache_dir: Optional[str] = None, device_memory_limit: int = 0,
-                 devices: Optional[Sequence[int]] = None) -> None:
+                 devices: Optional[Sequence[int]] = None, opencl_platform: Union[int, str, None] = None) -> None:
         opts = _lib.ContextOptions()
         _lib.ps_context_options_init_sized(byref(opts), sizeof(opts))
         # "auto" as the command means it (auto_backend), not the C library's
@@ -101,6 +104,17 @@ class Context:
             dev_array = (ctypes.c_int32 * len(devs))(*devs)  # read by ps_context_create only
             opts.device_count = len(devs)
             opts.devices = ctypes.cast(dev_array, ctypes.POINTER(ctypes.c_int32))
+        if opencl_platform is not None:
+            # An index, or a part of the platform's name ("NVIDIA"), which the
+            # library matches and, when none does, names the installed ones.
+            if isinstance(opencl_platform, bool) or not isinstance(opencl_platform, (int, str)) or \
+                    (isinstance(opencl_platform, int) and not 0 <= opencl_platform < 2**31) or opencl_platform == "":
+                raise ValueError(f"opencl_platform must be a platform index >= 0 or a part of its name, "
+                                 f"not {opencl_platform!r}")
+            if isinstance(opencl_platform, int):
+                opts.opencl_platform = opencl_platform
+            else:
+                opts.opencl_platform_name = opencl_platform.encode()
         opts.max_chunk_rows = max_chunk_rows
         if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or \
                 not 0 <= device_memory_limit < 2**64:

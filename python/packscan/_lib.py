@@ -106,6 +106,9 @@ class ContextOptions(Structure):
         ("max_groups", c_uint64),
         ("device_count", c_uint32),
         ("devices", POINTER(c_int32)),
+        ("progress", c_void_p),
+        ("progress_user", c_void_p),
+        ("opencl_platform_name", c_char_p),
     ]
 
 

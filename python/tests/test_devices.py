@@ -49,3 +49,22 @@ def test_devices_refused(backend):
     one = packscan.Context(backend, devices=[0])  # one device: an ordinary context
     assert " + " not in one.device
     one.close()
+
+
+def test_opencl_platform():
+    """opencl_platform: an index or a part of the platform's name; bad
+    values are refused by name, a name no platform has by the library, which
+    lists the installed ones."""
+    for bad in ("", -1, True, 1.5, b"x"):
+        with pytest.raises(ValueError, match="opencl_platform"):
+            packscan.Context("reference", opencl_platform=bad)
+    if "opencl" not in packscan.backends():
+        pytest.skip("OpenCL not compiled in")
+    with pytest.raises(packscan.PackscanError, match="zz-no-such-platform.*installed: 0: "):
+        packscan.Context("opencl", opencl_platform="zz-no-such-platform")
+    ctx = packscan.Context("opencl")
+    platform = ctx.device.split(":")[0]
+    ctx.close()
+    by_name = packscan.Context("opencl", opencl_platform=platform[:6].swapcase())
+    assert by_name.device.startswith(platform + ":")
+    by_name.close()

@@ -75,19 +75,18 @@ run() {
     [ -s $o.err ] && { fail "$m $tbl: stderr is not empty:"; cat $o.err; }
   done
 }
-run plain
-run limit64k --device-memory-limit 64K
-run host --host-resident
-# a context over two devices (device 0 twice: any machine has it). Where the
-# tests pick an OpenCL platform by PACKSCAN_OPENCL_PLATFORM, the command cannot
-# (it takes the first platform's device 0), so the comparison would not be
-# of one device with itself: skipped there.
-modes="limit64k host"
-if [ "$B" != opencl ] || [ -z "${PACKSCAN_OPENCL_PLATFORM:-}" ]; then
-  run devices --devices 0,0
-  run devices_host --devices 0,0 --host-resident --device-memory-limit 64K
-  modes="$modes devices devices_host"
-fi
+# where the tests pick an OpenCL platform by PACKSCAN_OPENCL_PLATFORM, every
+# run names it (--opencl-platform), so that --devices 0,0 is that platform's
+# device 0 twice: a comparison of one device with itself
+PLAT=
+[ "$B" = opencl ] && PLAT=${PACKSCAN_OPENCL_PLATFORM:-}
+run plain ${PLAT:+--opencl-platform "$PLAT"}
+run limit64k --device-memory-limit 64K ${PLAT:+--opencl-platform "$PLAT"}
+run host --host-resident ${PLAT:+--opencl-platform "$PLAT"}
+# a context over two devices (device 0 twice: any machine has it)
+run devices --devices 0,0 ${PLAT:+--opencl-platform "$PLAT"}
+run devices_host --devices 0,0 --host-resident --device-memory-limit 64K ${PLAT:+--opencl-platform "$PLAT"}
+modes="limit64k host devices devices_host"
 for tbl in t delta; do
   for m in $modes; do
     for f in rows select bitmap count sql shell; do
