@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """DuckDB on the query cases of packscan_bench (ssb_q1_1..3, tpch_q6,
-tpch_q1): the same columns with the same distributions (dask_compare.py's
+tpch_q1, and with --groups the GROUP BY cases of many groups
+groups_date_qty and groups_price): the same columns with the same distributions (dask_compare.py's
 numpy generators, after bench/bench_tables.c: SSB lineorder as int32, TPC-H
 lineitem with decimal(15,2) columns and date32 ship dates), loaded once into
 DuckDB's own in-memory tables, each query timed as a whole (median wall
@@ -8,8 +9,11 @@ time of --reps after one warm-up), on --threads threads.
 
     python3 bench/duckdb_queries.py --rows 16777216 --threads 2 --reps 5
 
-Run it beside `packscan_bench --cases queries` at the same --rows to put
-both side by side (docs/benchmarks.md). Needs numpy, pyarrow and duckdb."""
+Run it beside `packscan_bench --cases queries` (and `--cases groups`) at
+the same --rows to put both side by side (docs/benchmarks.md). Results are
+fetched as Arrow tables (a GROUP BY of a million groups as Python tuples
+would time Python); the GROUP BY cases ORDER BY their keys, as packscan
+returns its groups. Needs numpy, pyarrow and duckdb."""
 
 import argparse
 import os
@@ -22,6 +26,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dask_compare as dc  # noqa: E402  (the generators)
 
+# bench_query.c's GROUP BY cases: COUNT(*), SUM and MAX of a value column.
+GROUPS_DATE_QTY = ("SELECT l_shipdate, l_quantity, COUNT(*), SUM(l_extendedprice), MAX(l_extendedprice) "
+                   "FROM lineitem GROUP BY l_shipdate, l_quantity ORDER BY l_shipdate, l_quantity")
+GROUPS_PRICE = ("SELECT l_extendedprice, COUNT(*), SUM(l_discount), MAX(l_discount) FROM lineitem "
+                "GROUP BY l_extendedprice ORDER BY l_extendedprice")
 TPCH_Q6 = ("SELECT SUM(l_extendedprice * l_discount) FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' "
            "AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24")
 
@@ -33,6 +42,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--groups", action="store_true", help="also the GROUP BY cases of many groups")
+    ap.add_argument("--only-groups", action="store_true", help="the GROUP BY cases alone")
     args = ap.parse_args()
     import duckdb
 
@@ -54,14 +65,19 @@ def main():
         "tpch_q6": TPCH_Q6,
         "tpch_q1": dc.tpch_q1_sql(),
     }
+    if args.only_groups:
+        queries = {}
+    if args.groups or args.only_groups:
+        queries.update({"groups_date_qty": GROUPS_DATE_QTY, "groups_price": GROUPS_PRICE})
     for name, sql in queries.items():
-        con.execute(sql).fetchall()
+        rows = con.sql(sql).to_arrow_table().num_rows
         times = []
         for _ in range(args.reps):
             t = time.perf_counter()
-            con.execute(sql).fetchall()
+            con.sql(sql).to_arrow_table()
             times.append((time.perf_counter() - t) * 1e3)
-        print(f"{name:10s} {statistics.median(times):10.2f} ms  (min {min(times):.2f}, max {max(times):.2f})")
+        print(f"{name:15s} {statistics.median(times):10.2f} ms  (min {min(times):.2f}, max {max(times):.2f}; "
+              f"{rows} rows)")
 
 
 if __name__ == "__main__":
