@@ -144,7 +144,10 @@ typedef struct ps_vprog {
   ps_u32 read_slots; /* bit s: a value or a key reads slot s */
   ps_u32 key_slot[PS_QMAX_KEYS];
   ps_u32 group_pass; /* hashed plans: 1 = the keys pass (PS_QMODE_KEYS), 0 = accumulate */
-  ps_u32 group_pad_;
+  /* bit a: aggregate a's count is its group's row count (COUNT(*), or a
+   * value that is never NULL: ps_q_agg_never_null), which the host writes
+   * into it after the run (core/query.c), so a kernel may leave it */
+  ps_u32 derived_counts;
   ps_u64 key_domain[PS_QMAX_KEYS]; /* codes (+1 for NULL where the slot has validity) */
   ps_u64 key_stride[PS_QMAX_KEYS];
   ps_u64 group_slots;            /* 0: a dense plan; else the group table's slots (a power of two) */

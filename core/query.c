@@ -308,6 +308,9 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
   }
   p->n_aggs = d->n_aggs;
   p->n_accs = 1 + d->n_aggs;
+  p->derived_counts = 0;
+  for (uint32_t a = 0; a < p->n_aggs; a++)
+    if (ps_q_agg_never_null(p, a)) p->derived_counts |= 1u << a;
   return PS_OK;
 }
 
@@ -616,6 +619,10 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
     if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
     if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, acc_dev, table, hashed ? q->rows : 0, shown_total);
     if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+    /* the counts a kernel may leave (ps_vprog.derived_counts): the group's rows */
+    for (uint64_t g = 0; st == PS_OK && prog.derived_counts && g < prog.n_groups; g++)
+      for (uint32_t a = 0; a < prog.n_aggs; a++)
+        if (prog.derived_counts >> a & 1u) acc[g * prog.n_accs + 1 + a].count = acc[g * prog.n_accs].count;
   }
   /* a hashed plan that found no group has no second pass */
   if (st == PS_OK && q->rows && !n_acc) ps_progress(ctx, shown_total, shown_total);

@@ -81,7 +81,7 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   put(&t, "PS_Q_SPEC_DATA ps_vprog ps_q_spec_prog = {%uu,%uu,%uu,%uu,%uu,%uu,%uu,%uu,\n", p->n_cols, p->n_insns,
       p->n_aggs, p->n_accs, p->n_keys, p->n_preds, p->n_groups, p->read_slots);
   put_u32s(&t, p->key_slot, PS_QMAX_KEYS);
-  put(&t, ",%uu,0u,", p->group_pass);
+  put(&t, ",%uu,%uu,", p->group_pass, p->derived_counts);
   put_u64s(&t, p->key_domain, PS_QMAX_KEYS);
   put(&t, ",");
   put_u64s(&t, p->key_stride, PS_QMAX_KEYS);

@@ -319,6 +319,20 @@ PS_FN ps_u64 ps_q_group_number(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *
   return ps_q_group_find(B->groups, PS_QP(p)->group_slots, g, PS_QP(p)->n_groups);
 }
 
+/* Whether aggregate a's value is never NULL: COUNT(*), or a program that
+ * reads no column with a validity bitmap and pushes no NULL (a CASE picks
+ * one of two such values). Its count is then the group's rows
+ * (ps_vprog.derived_counts). */
+PS_FN int ps_q_agg_never_null(PS_CONST_MEM const ps_vprog *p, ps_u32 a) {
+  const ps_vagg va = PS_QP(p)->aggs[a];
+  for (ps_u32 i = va.first; i < va.first + va.count; ++i) {
+    const ps_u32 op = PS_QP(p)->insns[i].op;
+    if (op == PS_VOP_NULL) return 0;
+    if (op == PS_VOP_COL && (PS_QP(p)->cols[PS_QP(p)->insns[i].arg].flags & PS_COLF_VALIDITY)) return 0;
+  }
+  return 1;
+}
+
 /* ---- reading the columns ------------------------------------------------------ */
 
 /* Codes are read by kernels_shared/ps_codes.h: ps_code_at (the code of row r
@@ -1045,10 +1059,11 @@ PS_FN void ps_q_partials_keys(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
 #define PS_Q_SIGN 0x8000000000000000ull
 
 /* ps_q_local_merge on a PS_QMODE_GLOBAL table entry in global memory (the
- * same exact carries). */
-PS_FN void ps_q_global_merge(PS_GLOBAL ps_qacc *a, const ps_qacc *x, int values) {
+ * same exact carries); the count only where `count` (not a derived count:
+ * ps_vprog.derived_counts, one atomic less per row and aggregate). */
+PS_FN void ps_q_global_merge(PS_GLOBAL ps_qacc *a, const ps_qacc *x, int values, int count) {
   if (x->count == 0) return;
-  ps_atomic_add_u64(&a->count, x->count);
+  if (count) ps_atomic_add_u64(&a->count, x->count);
   if (!values) return;
   ps_u64 old = x->sum0 != 0 ? ps_atomic_add_u64(&a->sum0, x->sum0) : 0;
   const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
@@ -1124,8 +1139,9 @@ PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM con
       PS_Q_UNROLL
       for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
         const ps_vagg va = PS_QP(p)->aggs[a];
+        const int count = !((PS_QP(p)->derived_counts >> a) & 1u); /* else the host writes it */
         if (va.count == 0) {
-          ps_atomic_add_u64(&ga[1 + a].count, n);
+          if (count) ps_atomic_add_u64(&ga[1 + a].count, n);
           continue;
         }
         ps_qacc x;
@@ -1142,7 +1158,7 @@ PS_FN void ps_q_partials_global(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM con
             x.count += 1;
           }
         }
-        ps_q_global_merge(&ga[1 + a], &x, 1);
+        ps_q_global_merge(&ga[1 + a], &x, 1, count);
       }
     }
   }
