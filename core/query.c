@@ -334,6 +334,7 @@ ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query *
 void ps_query_destroy(ps_query *q) {
   if (!q) return;
   ps_group_query_free(q);
+  ps_buffer_destroy(q->acc_dev);
   ps_host_free(q->ctx, q);
 }
 
@@ -610,8 +611,16 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
                         prog.n_groups);
   }
   if (st == PS_OK) acc_init(acc, n_acc);
+  if (st == PS_OK && q->rows && n_acc && q->acc_dev && q->acc_dev->size < n_acc * sizeof *acc) {
+    ps_buffer_destroy(q->acc_dev);
+    q->acc_dev = NULL;
+  }
   if (st == PS_OK && q->rows && n_acc) {
-    st = ps_buffer_create(ctx, n_acc * sizeof *acc, &acc_dev);
+    if (q->acc_dev)
+      acc_dev = q->acc_dev;
+    else
+      st = ps_buffer_create(ctx, n_acc * sizeof *acc, &acc_dev);
+    if (st == PS_OK) q->acc_dev = acc_dev;
     if (st == PS_ERR_OUT_OF_MEMORY)
       st = ps_set_error(ctx, st,
                         "GROUP BY: %" PRIu32 " groups' accumulators (%" PRIu64 " bytes) do not fit in device memory",
@@ -632,7 +641,6 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
     res->n_aggs = q->prog.n_aggs;
     st = ps_query_finalize(ctx, q, &prog, keys, acc, partial, res);
   }
-  ps_buffer_destroy(acc_dev);
   ps_buffer_destroy(bits);
   ps_buffer_destroy(table);
   ps_host_free(ctx, acc);

@@ -58,6 +58,10 @@ struct ps_query {
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
   const ps_column *agg_fcol[PS_QMAX_AGGS]; /* as ps_query_result's */
   struct ps_query **shard; /* a context over several devices: the query on each device (multi.c) */
+  /* The device accumulators of the last run, kept for the next: a device
+   * allocation and its free per run cost more than a small query's kernels
+   * (grown when a hashed plan finds more groups). */
+  ps_buffer *acc_dev;
 };
 
 /* The exact state of one aggregate of one group, from which its value is
