@@ -243,6 +243,8 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
              false_ok, true_ok};
   uint64_t r = 0, e = 0, nr = 0, ne = 0;
   int state = PS_PRUNE_MAYBE, nstate = PS_PRUNE_MAYBE;
+  const uint64_t outer_run_rows = ctx->query_run_rows; /* a query's CASE predicates run inside its run */
+  if (!outer_run_rows) ctx->query_run_rows = expr->rows;
   for (bool have = next_run(&it, &r, &e, &state), next; st == PS_OK && have;
        have = next, r = nr, e = ne, state = nstate) {
     next = next_run(&it, &nr, &ne, &nstate);
@@ -279,6 +281,7 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
     total += chunk_count;
     if (st == PS_OK) ps_progress(ctx, e, expr->rows);
   }
+  ctx->query_run_rows = outer_run_rows;
   if (st == PS_OK && count) *count = total;
   return st;
 }
@@ -359,6 +362,8 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
              ctx->ops->fill != NULL};
   uint64_t r = 0, e = 0, nr = 0, ne = 0;
   int state = PS_PRUNE_MAYBE, nstate = PS_PRUNE_MAYBE;
+  const uint64_t outer_run_rows = ctx->query_run_rows; /* a query's CASE predicates run inside its run */
+  if (!outer_run_rows) ctx->query_run_rows = expr->rows;
   for (bool have = next_run(&it, &r, &e, &state), next; st == PS_OK && have;
        have = next, r = nr, e = ne, state = nstate) {
     next = next_run(&it, &nr, &ne, &nstate);

@@ -82,9 +82,10 @@ struct ps_context {
   uint64_t max_groups;
   ps_scan_stats scan_stats;
   uint64_t zone_epoch;
-  /* While a query runs on pieces that zone maps left (query.c): the rows
-   * those pieces hold in all, which decide whether its kernel is worth
-   * specializing (ps_query_specialize); 0 otherwise. */
+  /* While a query or a filter runs chunk by chunk (query.c, evaluate.c):
+   * the rows it evaluates in all (those the zone maps leave), which decide
+   * whether its kernel is worth specializing (ps_query_specialize), not one
+   * chunk's; 0 otherwise. */
   uint64_t query_run_rows;
   /* A context over several devices (options.devices, multi.c): one context
    * per device, which every call of this one splits its rows across; NULL

@@ -376,7 +376,10 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
    * sum over the calls exactly as over chunks. */
   const ps_prune_plan *plan = NULL;
   if (q->where) PS_TRY(ps_prune_plan_of(ctx, q->where, q->cols, q->prog.n_cols, &plan));
-  ctx->query_run_rows = 0;
+  /* The rows the run evaluates in all, by which each chunk's launch is
+   * judged for a specialized kernel (ps_query_specialize): a query split
+   * into runs by its zone maps, or into chunks by streaming, is one run. */
+  ctx->query_run_rows = plan ? 0 : q->rows;
   for (uint64_t r0 = 0, e = 0; plan && r0 < q->rows; r0 = e)
     if (ps_prune_state(plan, r0, q->rows, &e) != PS_PRUNE_FALSE) ctx->query_run_rows += e - r0;
   /* Chunks start where every column's chunk may (ps_chunk_step); so do the

@@ -9,8 +9,8 @@
 
 int ps_query_specialize(const ps_context *ctx, uint64_t rows) {
   const ps_internal_options *opts = &ctx->options;
-  /* A run that zone maps split into pieces is judged by the rows it
-   * evaluates in all, not by one piece's. */
+  /* A run that zone maps or streaming split into pieces is judged by the
+   * rows it evaluates in all, not by one piece's. */
   if (ctx->query_run_rows > rows) rows = ctx->query_run_rows;
   if (opts->query_specialize == PS_OPT_AUTO)
     return rows >= PS_QUERY_SPEC_MIN_ROWS && ctx->query_compile != PS_QUERY_COMPILE_NEVER;

@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 
 #include "gen.h"
+#include "kcache.h"     /* ps_context_kcache_stats */
+#include "query_spec.h" /* PS_QUERY_SPEC_MIN_ROWS */
 
 static const ps_type TYPES[] = {PS_TYPE_INT8,   PS_TYPE_INT16,  PS_TYPE_INT32,  PS_TYPE_INT64,   PS_TYPE_UINT8,
                                 PS_TYPE_UINT16, PS_TYPE_UINT32, PS_TYPE_UINT64, PS_TYPE_FLOAT32, PS_TYPE_FLOAT64};
@@ -843,6 +845,68 @@ static void check_pruned_not_copied(ps_context *ctx) {
   munmap(data, bytes);
 }
 
+/* A streamed query is judged for a specialized kernel by the rows it reads
+ * in all, not by a chunk's: with chunks far below PS_QUERY_SPEC_MIN_ROWS,
+ * the default policy still asks the kernel cache for the query's own kernel
+ * (more lookups than the same run with specialization off), and the answer
+ * is the same. */
+static void check_streamed_query_specialized(ps_context *ctx) {
+  const ps_internal_options base = *ps_context_internal_options(ctx);
+  if (strcmp(th.backend, "reference") == 0 || base.query_specialize != PS_OPT_AUTO) return; /* nothing compiled */
+  th_case("a streamed query specialized by its rows, not a chunk's");
+  const uint64_t n = PS_QUERY_SPEC_MIN_ROWS + 4099;
+  uint8_t *data = th_calloc(n, 1);
+  for (uint64_t i = 0; i < n; i++) data[i] = (uint8_t)(i % 251);
+  ps_for_desc d;
+  ps_for_desc_init(&d);
+  d.type = PS_TYPE_UINT8;
+  d.n = n;
+  d.width = 8;
+  d.data = data;
+  d.data_size = n;
+  ps_column *col = NULL;
+  ps_expr *e = NULL;
+  ps_value *v = NULL;
+  ps_query *q = NULL;
+  char got[2][64] = {"", ""};
+  uint64_t lookups[2] = {0, 0};
+  if (CHECK_OK(ctx, ps_column_create_for_host(ctx, &d, &col)) &&
+      CHECK_OK(ctx, ps_expr_compare(ctx, col, PS_LT, ps_lit_uint(100), &e)) && CHECK_OK(ctx, ps_value_column(ctx, col, &v))) {
+    ps_agg aggs[1] = {{PS_AGG_SUM, v}};
+    ps_query_desc qd;
+    ps_query_desc_init(&qd);
+    qd.rows = n;
+    qd.where = e;
+    qd.n_aggs = 1;
+    qd.aggs = aggs;
+    if (CHECK_OK(ctx, ps_query_create(ctx, &qd, &q)))
+      for (int on = 0; on < 2; on++) {
+        ps_internal_options o = base;
+        o.query_specialize = on ? PS_OPT_AUTO : PS_OPT_OFF;
+        if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) break;
+        const ps_kcache_stats s0 = ps_context_kcache_stats(ctx);
+        ps_query_result *res = NULL;
+        ps_datum dt;
+        if (CHECK_OK(ctx, ps_query_run(ctx, q, &res)) && CHECK_OK(ctx, ps_query_result_value(res, 0, 0, &dt)))
+          ps_datum_format(&dt, got[on], sizeof got[on]);
+        ps_query_result_destroy(res);
+        const ps_kcache_stats s1 = ps_context_kcache_stats(ctx);
+        lookups[on] = (s1.hits + s1.misses) - (s0.hits + s0.misses);
+      }
+    ps_context_wait_builds(ctx, 0);
+    CHECKF(strcmp(got[0], got[1]) == 0 && got[0][0], "SUM: '%s' generic, '%s' by the default policy", got[0], got[1]);
+    CHECKF(lookups[1] > lookups[0],
+           "kernel cache lookups of a streamed query: %llu by the default policy, %llu with specialization off",
+           (unsigned long long)lookups[1], (unsigned long long)lookups[0]);
+  }
+  CHECK_OK(ctx, ps_context_set_internal_options(ctx, &base));
+  ps_query_destroy(q);
+  ps_value_destroy(v);
+  ps_expr_destroy(e);
+  ps_column_destroy(col);
+  free(data);
+}
+
 static void check_refusals(ps_context *ctx) {
   th_case("refusals");
   ps_context_options o;
@@ -895,6 +959,7 @@ int main(int argc, char **argv) {
       check_delta_blocks_fit(hctx, dctx, r);
       check_delta_pruned_not_copied(hctx, r);
       check_pruned_not_copied(hctx);
+      check_streamed_query_specialized(hctx);
       check_refusals(hctx);
     }
     ps_context_destroy(hctx);
