@@ -247,15 +247,21 @@ typedef struct ps_backend_ops {
    * the core stages chunks through stage_write.
    * stage_write: copies `bytes` host bytes at src into dst (inside slot's
    * buffer), asynchronously on the backend's own copy stream/queue, after
-   * the work enqueued before the slot's last stage_release; every operation
-   * enqueued later on the context's stream/queue waits for the copy. src is
-   * the caller's column memory, alive until the column goes (the backend
-   * may stage it through pinned memory). NULL = the core uses mem_write.
+   * the work enqueued before the slot's last stage_release. Nothing on the
+   * context's stream/queue waits for it until stage_ready: the copies of
+   * the next chunk, enqueued before this chunk's kernels, must not hold
+   * those kernels back. src is the caller's column memory, alive until the
+   * column goes (the backend may stage it through pinned memory). NULL =
+   * the core uses mem_write.
+   * stage_ready: every operation enqueued later on the context's
+   * stream/queue waits for the slot's copies enqueued so far. Required
+   * with stage_write.
    * stage_release: the work enqueued so far on the context's stream/queue
    * is the last to read the slot's buffer until its next stage_write. */
   ps_status (*host_map)(ps_backend *be, const void *host, ps_devmem *out);
   ps_status (*stage_write)(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes);
   ps_status (*stage_release)(ps_backend *be, uint32_t slot);
+  ps_status (*stage_ready)(ps_backend *be, uint32_t slot);
 } ps_backend_ops;
 
 /* Staging buffers for streamed chunks: at least double buffering, so that

@@ -1,9 +1,10 @@
 /* Streaming host-resident columns (ps_column_create_for_host) through the
  * device. A chunk's codes and validity are copied into one of
  * PS_STAGE_SLOTS device buffers, taken in turn, by the backend's
- * asynchronous stage_write; the kernels of the chunk read them there, and
- * stage_release marks the slot free once those kernels are enqueued. With
- * three slots, the copy of chunk k + 1 runs while chunk k computes and
+ * asynchronous stage_write; the kernels of the chunk read them there after
+ * stage_ready, and stage_release marks the slot free once those kernels are
+ * enqueued. With three slots, the copy of chunk k + 1 (enqueued before chunk
+ * k's kernels, which do not wait for it) runs while chunk k computes and
  * chunk k - 1's slot drains. Chunks are the calls' own chunks (sized by
  * ps_chunk_step to fit a slot), so results combine exactly as chunked
  * results already do, and runs the zone maps decide are never copied. A
@@ -253,6 +254,10 @@ ps_status ps_stage_column(ps_context *ctx, const ps_column *c, uint64_t r0, uint
   const uint32_t slot = (uint32_t)ctx->stage_slot;
   p = find_piece(ctx, slot, c, r0, rows);
   if (!p) PS_TRY(stage_chunk_of(ctx, slot, c, r0, rows, &p));
+  /* The kernels that read the piece wait for its copies, and only they: a
+   * prefetch's copies (the next chunk's, enqueued before these kernels) do
+   * not hold them back. */
+  if (ctx->ops->stage_ready) PS_TRY(ctx->ops->stage_ready(ctx->be, slot));
   pc->data_bytes = p->data_bytes;
   *data = p->data;
   if (host_valid) {
@@ -280,7 +285,9 @@ ps_status ps_stage_prefetch(ps_context *ctx, ps_column *const *cols, uint32_t n,
 void ps_stage_wait(ps_context *ctx) {
   ctx->stage_waits++;
   /* A blocking read on the context's stream/queue returns after everything
-   * enqueued before it, which waited for every copy. */
+   * enqueued before it, which is made to wait for every copy. */
+  for (uint32_t i = 0; ctx->ops->stage_ready && i < PS_STAGE_SLOTS; i++)
+    if (ctx->stage[i]) (void)ctx->ops->stage_ready(ctx->be, i);
   for (uint32_t i = 0; i < PS_STAGE_SLOTS; i++) {
     if (!ctx->stage[i]) continue;
     uint8_t byte;

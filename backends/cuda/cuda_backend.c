@@ -698,4 +698,5 @@ const ps_backend_ops ps_backend_cuda = {
     .fill = cuda_fill,
     .stage_write = ps_cuda_stage_write,
     .stage_release = ps_cuda_stage_release,
+    .stage_ready = ps_cuda_stage_ready,
 };

@@ -84,9 +84,10 @@ ps_status ps_cuda_range_ids(ps_backend *be, ps_cuda_range_params *rp, const ps_e
 ps_status ps_cuda_reduce(ps_backend *be, const ps_reduce_args *a);
 ps_status ps_cuda_gather(ps_backend *be, const ps_gather_args *a);
 void ps_cuda_select_release(ps_backend *be);
-/* Streaming host-resident columns (ps_backend_ops.stage_write, stage_release) and their release. */
+/* Streaming host-resident columns (ps_backend_ops.stage_write, stage_release, stage_ready) and their release. */
 ps_status ps_cuda_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes);
 ps_status ps_cuda_stage_release(ps_backend *be, uint32_t slot);
+ps_status ps_cuda_stage_ready(ps_backend *be, uint32_t slot);
 void ps_cuda_stage_free(ps_backend *be);
 /* One chunk of a query (kernels_cuda/query.cu), on the same workspace. */
 ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a);

@@ -88,16 +88,25 @@ static ps_status stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const
   STAGE_TRY(ps_cuda_status(be->ctx,
                            cudaMemcpyAsync(devptr(dst), from, (size_t)bytes, cudaMemcpyHostToDevice, be->copy_stream),
                            "cudaMemcpyAsync (staged chunk)", false));
-  STAGE_TRY(
-      ps_cuda_status(be->ctx, cudaEventRecord(be->stage_copied[slot], be->copy_stream), "cudaEventRecord", false));
-  return ps_cuda_status(be->ctx, cudaStreamWaitEvent(be->stream, be->stage_copied[slot], 0), "cudaStreamWaitEvent",
-                        false);
+  /* the compute stream waits for it at ps_cuda_stage_ready, when the chunk is used */
+  return ps_cuda_status(be->ctx, cudaEventRecord(be->stage_copied[slot], be->copy_stream), "cudaEventRecord", false);
 }
 
 ps_status ps_cuda_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes) {
   int prev;
   STAGE_TRY(ps_cuda_enter(be, &prev));
   ps_status st = stage_write(be, slot, dst, src, bytes);
+  ps_cuda_leave(be, prev);
+  return st;
+}
+
+ps_status ps_cuda_stage_ready(ps_backend *be, uint32_t slot) {
+  if (!be->copy_stream) return PS_OK; /* nothing was copied */
+  int prev;
+  STAGE_TRY(ps_cuda_enter(be, &prev));
+  /* the event as last recorded: after every copy into the slot so far */
+  ps_status st = ps_cuda_status(be->ctx, cudaStreamWaitEvent(be->stream, be->stage_copied[slot], 0),
+                                "cudaStreamWaitEvent", false);
   ps_cuda_leave(be, prev);
   return st;
 }

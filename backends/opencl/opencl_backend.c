@@ -270,6 +270,8 @@ static void opencl_destroy(ps_backend *be) {
   if (be->copy_queue) clFinish(be->copy_queue);
   for (uint32_t i = 0; i < PS_STAGE_SLOTS; i++)
     if (be->stage_free[i]) clReleaseEvent(be->stage_free[i]);
+  for (uint32_t i = 0; i < PS_STAGE_SLOTS; i++)
+    if (be->stage_copied[i]) clReleaseEvent(be->stage_copied[i]);
   if (be->copy_queue) clReleaseCommandQueue(be->copy_queue);
   ps_cl_cache_release(be);
   if (be->status) clReleaseMemObject(be->status);
@@ -372,9 +374,9 @@ static ps_status opencl_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint6
 
 /* A chunk of a host-resident column, copied on the copy queue without
  * blocking (src is the column's memory, alive until the column goes, and
- * ps_column_destroy waits for the copies): the kernels enqueued later on
- * `queue` wait for it behind a barrier, and it waits for the work that read
- * the slot before. */
+ * ps_column_destroy waits for the copies): it waits for the work that read
+ * the slot before, and the kernels enqueued on `queue` after the slot's
+ * stage_ready wait for it behind a barrier. */
 static ps_status opencl_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes) {
   cl_int err;
   if (!be->copy_queue) {
@@ -389,10 +391,21 @@ static ps_status opencl_stage_write(ps_backend *be, uint32_t slot, ps_devmem dst
     clReleaseEvent(after);
     be->stage_free[slot] = NULL;
   }
+  /* the copy queue is in order: this copy's event stands for the slot's earlier ones too */
+  if (be->stage_copied[slot]) clReleaseEvent(be->stage_copied[slot]);
+  be->stage_copied[slot] = copied;
   err = clFlush(be->copy_queue);
-  if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(be->queue, 1, &copied, NULL);
-  clReleaseEvent(copied);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFlush", "the copy queue");
+  return PS_OK;
+}
+
+static ps_status opencl_stage_ready(ps_backend *be, uint32_t slot) {
+  cl_event copied = be->stage_copied[slot];
+  if (!copied) return PS_OK; /* nothing copied since the last wait */
+  cl_int err = clEnqueueBarrierWithWaitList(be->queue, 1, &copied, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueBarrierWithWaitList", "after a staged chunk");
+  clReleaseEvent(copied);
+  be->stage_copied[slot] = NULL;
   return PS_OK;
 }
 
@@ -440,4 +453,5 @@ const ps_backend_ops ps_backend_opencl = {
     .fill = opencl_fill,
     .stage_write = opencl_stage_write,
     .stage_release = opencl_stage_release,
+    .stage_ready = opencl_stage_ready,
 };

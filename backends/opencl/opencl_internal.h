@@ -103,6 +103,7 @@ struct ps_backend {
    * after the last work that read it, which the slot's next copy waits for. */
   cl_command_queue copy_queue;
   cl_event stage_free[PS_STAGE_SLOTS];
+  cl_event stage_copied[PS_STAGE_SLOTS]; /* a slot's last copy not yet waited for by `queue` (stage_ready) */
   char device_name[512];
   int has_fp64;
   int little_endian;
