@@ -646,6 +646,10 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
   }
   ps_buffer_destroy(bits);
   ps_buffer_destroy(table);
+  if (q->acc_dev && q->acc_dev->size > PS_QUERY_KEEP_ACC_BYTES) { /* a large GROUP BY's: not held between runs */
+    ps_buffer_destroy(q->acc_dev);
+    q->acc_dev = NULL;
+  }
   ps_host_free(ctx, acc);
   ps_host_free(ctx, keys);
   if (st != PS_OK) {

@@ -44,6 +44,8 @@ ps_status ps_group_query_run(ps_context *ctx, ps_query *q, bool partial, ps_quer
 bool ps_i128_fits38(ps_i128 v);
 
 /* A prepared query (query.c) and a result (query_result.c). */
+#define PS_QUERY_KEEP_ACC_BYTES ((uint64_t)1 << 20)
+
 struct ps_query {
   ps_context *ctx;
   ps_vprog prog;
@@ -58,9 +60,10 @@ struct ps_query {
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
   const ps_column *agg_fcol[PS_QMAX_AGGS]; /* as ps_query_result's */
   struct ps_query **shard; /* a context over several devices: the query on each device (multi.c) */
-  /* The device accumulators of the last run, kept for the next: a device
-   * allocation and its free per run cost more than a small query's kernels
-   * (grown when a hashed plan finds more groups). */
+  /* The device accumulators of the last run, kept for the next when they
+   * take at most PS_QUERY_KEEP_ACC_BYTES: a device allocation and its free
+   * per run cost more than a small query's kernels, while a GROUP BY of
+   * many groups should not hold its memory between runs. */
   ps_buffer *acc_dev;
 };
 
