@@ -61,7 +61,8 @@ typedef struct ps_internal_options {
   int opencl_ids_runs;
   /* Queries: kernels compiled for the query's constants (CUDA through
    * NVRTC, OpenCL per query; core/query_spec.h). PS_OPT_AUTO (default): for
-   * chunks of PS_QUERY_SPEC_MIN_ROWS rows and more; PS_OPT_OFF never (the
+   * calls that read PS_QUERY_SPEC_MIN_ROWS rows and more in all, however
+   * they are chunked; PS_OPT_OFF never (the
    * generic kernel); PS_OPT_ON always, and on CUDA a failed compile is an
    * error instead of a silent fall back to the generic kernel, so tests
    * catch a source that does not compile. */

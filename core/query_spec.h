@@ -13,9 +13,10 @@
 #include "internal_options.h"
 #include "ps_query_program.h"
 
-/* Chunks of at least this many rows take a specialized kernel by default
- * (internal option query_specialize): a compile costs far more than a small
- * chunk's scan, and the per-context cache amortizes it over repeated runs. */
+/* Calls that read at least this many rows in all (their chunks together:
+ * ps_context.query_run_rows) take a specialized kernel by default (internal
+ * option query_specialize): a compile costs far more than a small scan, and
+ * the per-context cache amortizes it over repeated runs. */
 #define PS_QUERY_SPEC_MIN_ROWS (UINT64_C(1) << 20)
 
 /* Room for the longest text (every instruction of both programs, every

@@ -269,8 +269,9 @@ typedef struct ps_context_options {
 #define PS_ZONE_PRUNING_ON 0
 #define PS_ZONE_PRUNING_OFF 1
 
-/** Values of ps_context_options.query_compile. A query's first run on a
- *  chunk of 2^20 rows or more compiles a kernel for its constants (NVRTC on
+/** Values of ps_context_options.query_compile. A query's first run over
+ *  2^20 rows or more (in all, however the call is chunked) compiles a
+ *  kernel for its constants (NVRTC on
  *  CUDA: hundreds of milliseconds; the OpenCL compiler: up to seconds on a
  *  CPU device). The result is kept per context, and
  *  with a kernel_cache_dir on disk, and used by every later run of a query
