@@ -490,6 +490,24 @@ int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t err
       return -1;
     }
   }
+  /* HAVING, ORDER BY and every computed item of every row to be written,
+   * evaluated once here: a value that does not fit 38 digits is the run's
+   * error, before any output (a writer never fails after its first row). */
+  if (select_has_post(p)) {
+    uint64_t *rows = NULL, n = 0;
+    int bad = select_result_rows(p, *out, &rows, &n, err, errsz);
+    for (uint64_t k = 0; !bad && k < n; k++)
+      for (size_t i = 0; !bad && i < p->stmt.nitems; i++) {
+        ps_datum d;
+        if (p->stmt.items[i].agg == SEL_EXPR) bad = select_item_datum(p, *out, rows[k], i, &d, err, errsz);
+      }
+    free(rows);
+    if (bad) {
+      ps_query_result_destroy(*out);
+      *out = NULL;
+      return -1;
+    }
+  }
   return 0;
 }
 

@@ -69,7 +69,10 @@ int select_plan_build_cached(ps_context *ctx, const tbl_table *t, const char *sr
                              FILE *errf, ps_column **cols, ps_column **dec_cols);
 void select_plan_free(select_plan *p);
 
-/* Runs the prepared query. 0 ok (*out to free with ps_query_result_destroy). */
+/* Runs the prepared query, then evaluates HAVING, ORDER BY and every
+ * computed item of the rows to be written, so that a value that does not
+ * fit 38 digits fails the run, not the output. 0 ok (*out to free with
+ * ps_query_result_destroy). */
 int select_plan_run(select_plan *p, ps_query_result **out, char *err, size_t errsz);
 
 /* The result rows in output order: the groups that pass HAVING, ordered by

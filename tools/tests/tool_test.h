@@ -43,7 +43,8 @@ int test_quick(void);
 int test_context(const char *backend, ps_context **out);
 /* Runs a SELECT statement on t the way `packscan query` does and returns
  * what it prints (malloc'ed): the result in fmt with a header, or the
- * message of the step that failed, with *failed set. */
+ * message of the step that failed, with *failed set: 1 where the statement
+ * or its run failed, 2 where writing the result did (after what it wrote). */
 char *test_select_text(ps_context *ctx, const tbl_table *t, const char *sql, out_format fmt, int *failed);
 /* Prints that line again (after the failures, where it is easy to find). */
 void test_print_rerun(void);
@@ -51,7 +52,8 @@ void test_print_rerun(void);
  * where not NULL, names the case in a failure). */
 void test_select_expect(ps_context *ctx, const tbl_table *t, const char *label, const char *sql, out_format fmt,
                         const char *want);
-/* test_select_text of sql: it must fail, with a message that holds want. */
+/* test_select_text of sql: it must fail, in its statement or its run (never
+ * in writing the result), with a message that holds want. */
 void test_select_error(ps_context *ctx, const tbl_table *t, const char *sql, const char *want);
 
 /* The start of a test's main: the usage line where argv names no backend
