@@ -225,6 +225,16 @@ static ps_status prefetch(ps_context *ctx, const ps_expr *expr, bool next, uint6
   return ps_stage_prefetch(ctx, expr->lowered->cols, expr->lowered->prog.n_cols, r, e - r);
 }
 
+/* A call over expr's rows, chunk by chunk, is judged for specialized kernels
+ * by all its rows (ps_context.query_run_rows), unless it runs inside a
+ * query's run (a CASE predicate), whose rows decide. Returns the value to
+ * put back when the call ends. */
+static uint64_t run_rows_enter(ps_context *ctx, const ps_expr *expr) {
+  const uint64_t outer = ctx->query_run_rows;
+  if (!outer) ctx->query_run_rows = expr->rows;
+  return outer;
+}
+
 /* Runs expr over all rows. Outputs (handle NULL: none): the bitmap, the
  * byte mask; input: a selection to AND in. Runs of blocks the zone maps
  * decide are written without the backend's evaluation; the rest go to it
@@ -243,8 +253,7 @@ ps_status ps_run_program(ps_context *ctx, const ps_expr *expr, ps_devmem bitmap,
              false_ok, true_ok};
   uint64_t r = 0, e = 0, nr = 0, ne = 0;
   int state = PS_PRUNE_MAYBE, nstate = PS_PRUNE_MAYBE;
-  const uint64_t outer_run_rows = ctx->query_run_rows; /* a query's CASE predicates run inside its run */
-  if (!outer_run_rows) ctx->query_run_rows = expr->rows;
+  const uint64_t outer_run_rows = run_rows_enter(ctx, expr);
   for (bool have = next_run(&it, &r, &e, &state), next; st == PS_OK && have;
        have = next, r = nr, e = ne, state = nstate) {
     next = next_run(&it, &nr, &ne, &nstate);
@@ -362,8 +371,7 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
              ctx->ops->fill != NULL};
   uint64_t r = 0, e = 0, nr = 0, ne = 0;
   int state = PS_PRUNE_MAYBE, nstate = PS_PRUNE_MAYBE;
-  const uint64_t outer_run_rows = ctx->query_run_rows; /* a query's CASE predicates run inside its run */
-  if (!outer_run_rows) ctx->query_run_rows = expr->rows;
+  const uint64_t outer_run_rows = run_rows_enter(ctx, expr);
   for (bool have = next_run(&it, &r, &e, &state), next; st == PS_OK && have;
        have = next, r = nr, e = ne, state = nstate) {
     next = next_run(&it, &nr, &ne, &nstate);
@@ -406,6 +414,7 @@ ps_status ps_run_program_ids(ps_context *ctx, const ps_expr *expr, ps_devmem ids
     total += c;
     if (st == PS_OK) ps_progress(ctx, e, expr->rows);
   }
+  ctx->query_run_rows = outer_run_rows;
   if (st == PS_OK) *count = total;
   return st;
 }

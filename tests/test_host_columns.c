@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "gen.h"
+#include "internal.h"   /* ps_context.query_run_rows */
 #include "kcache.h"     /* ps_context_kcache_stats */
 #include "query_spec.h" /* PS_QUERY_SPEC_MIN_ROWS */
 
@@ -365,11 +366,8 @@ static void run_case(ps_context *hctx, ps_context *dctx, uint64_t n, th_rng *r, 
 /* The caller's memory is read where it is: a change shows in the next call
  * (no copy was made at creation); and runs the zone maps decide are not
  * read at all. */
-static void check_in_place(ps_context *ctx) {
-  th_case("in place");
-  const uint64_t n = 50000 + 17;
-  uint8_t *data = th_calloc(n, 1);
-  for (uint64_t i = 0; i < n; i++) data[i] = (uint8_t)(i * 256 / n); /* sorted: zone maps decide most blocks */
+/* A uint8 column of n rows of `data`, host-resident in ctx. */
+static ps_status host_u8(ps_context *ctx, const uint8_t *data, uint64_t n, ps_column **out) {
   ps_for_desc d;
   ps_for_desc_init(&d);
   d.type = PS_TYPE_UINT8;
@@ -377,8 +375,16 @@ static void check_in_place(ps_context *ctx) {
   d.width = 8;
   d.data = data;
   d.data_size = n;
+  return ps_column_create_for_host(ctx, &d, out);
+}
+
+static void check_in_place(ps_context *ctx) {
+  th_case("in place");
+  const uint64_t n = 50000 + 17;
+  uint8_t *data = th_calloc(n, 1);
+  for (uint64_t i = 0; i < n; i++) data[i] = (uint8_t)(i * 256 / n); /* sorted: zone maps decide most blocks */
   ps_column *col = NULL;
-  if (!CHECK_OK(ctx, ps_column_create_for_host(ctx, &d, &col))) {
+  if (!CHECK_OK(ctx, host_u8(ctx, data, n, &col))) {
     free(data);
     return;
   }
@@ -857,20 +863,13 @@ static void check_streamed_query_specialized(ps_context *ctx) {
   const uint64_t n = PS_QUERY_SPEC_MIN_ROWS + 4099;
   uint8_t *data = th_calloc(n, 1);
   for (uint64_t i = 0; i < n; i++) data[i] = (uint8_t)(i % 251);
-  ps_for_desc d;
-  ps_for_desc_init(&d);
-  d.type = PS_TYPE_UINT8;
-  d.n = n;
-  d.width = 8;
-  d.data = data;
-  d.data_size = n;
   ps_column *col = NULL;
   ps_expr *e = NULL;
   ps_value *v = NULL;
   ps_query *q = NULL;
   char got[2][64] = {"", ""};
   uint64_t lookups[2] = {0, 0};
-  if (CHECK_OK(ctx, ps_column_create_for_host(ctx, &d, &col)) &&
+  if (CHECK_OK(ctx, host_u8(ctx, data, n, &col)) &&
       CHECK_OK(ctx, ps_expr_compare(ctx, col, PS_LT, ps_lit_uint(100), &e)) && CHECK_OK(ctx, ps_value_column(ctx, col, &v))) {
     ps_agg aggs[1] = {{PS_AGG_SUM, v}};
     ps_query_desc qd;
@@ -902,6 +901,31 @@ static void check_streamed_query_specialized(ps_context *ctx) {
   CHECK_OK(ctx, ps_context_set_internal_options(ctx, &base));
   ps_query_destroy(q);
   ps_value_destroy(v);
+  ps_expr_destroy(e);
+  ps_column_destroy(col);
+  free(data);
+}
+
+/* A call judges its kernels by its rows in all while it runs, and leaves no
+ * such judgment behind for the calls after it (ps_context.query_run_rows). */
+static void check_no_run_left(ps_context *ctx) {
+  th_case("no run's rows left after a call");
+  const uint64_t n = 70001;
+  uint8_t *data = th_calloc(n, 1);
+  for (uint64_t i = 0; i < n; i++) data[i] = (uint8_t)(i % 199);
+  ps_column *col = NULL;
+  ps_expr *e = NULL;
+  if (CHECK_OK(ctx, host_u8(ctx, data, n, &col)) && CHECK_OK(ctx, ps_expr_compare(ctx, col, PS_LT, ps_lit_uint(50), &e))) {
+    uint64_t c = 0, nids = 0;
+    ps_buffer *ids = NULL;
+    if (CHECK_OK(ctx, ps_buffer_create(ctx, n * 4, &ids)))
+      CHECK_OK(ctx, ps_filter_row_ids_device(ctx, e, PS_INDEX_UINT32, ids, 0, n, &nids));
+    ps_buffer_destroy(ids);
+    CHECKF(ctx->query_run_rows == 0, "after row ids: %llu rows of a run left", (unsigned long long)ctx->query_run_rows);
+    CHECK_OK(ctx, ps_filter_count(ctx, e, &c));
+    CHECKF(ctx->query_run_rows == 0, "after a count: %llu rows of a run left", (unsigned long long)ctx->query_run_rows);
+    CHECK(c == nids);
+  }
   ps_expr_destroy(e);
   ps_column_destroy(col);
   free(data);
@@ -960,6 +984,7 @@ int main(int argc, char **argv) {
       check_delta_pruned_not_copied(hctx, r);
       check_pruned_not_copied(hctx);
       check_streamed_query_specialized(hctx);
+      check_no_run_left(hctx);
       check_refusals(hctx);
     }
     ps_context_destroy(hctx);
