@@ -80,8 +80,7 @@ PS_HFN ps_u32 ps_cw_mask_src_lane(ps_u32 m, ps_u32 lane) { return 4 * m + (lane 
 PS_HFN void ps_cw_store_mask_share(const ps_cuda_where_params &p, ps_u64 task, ps_u32 m, ps_u32 lane, ps_u32 src) {
   const ps_u64 row = task * 1024 + 128 * m + 4 * lane;
   if (row >= p.rows) return;
-  const ps_u32 nib = (src >> (4 * (lane & 7u))) & 15u;
-  const ps_u32 v = (nib & 1u) | ((nib & 2u) << 7) | ((nib & 4u) << 14) | ((nib & 8u) << 21);
+  const ps_u32 v = ps_mask_nibble_bytes(src, lane & 7u);
   if (row + 4 <= p.rows && ((unsigned long long)(p.mask + row) & 3u) == 0) {
     *(ps_u32 *)(p.mask + row) = v;
     return;

@@ -27,6 +27,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "ps_cuda_kernels.h"
+#include "../kernels_shared/ps_layout.h" /* ps_mask_nibble_bytes */
 #include "../kernels_shared/ps_range.h"
 
 namespace {
@@ -247,12 +248,9 @@ __device__ __forceinline__ void store_bytes(uint8_t *base, uint64_t out_bytes, u
   for (uint64_t b = at; b < out_bytes && b < at + N; b++) base[b] = (uint8_t)(v >> (8 * (b - at)));
 }
 
-/* Bits 4k..4k+3 of `bits` as four 0/1 bytes, little-endian: the multiply
- * puts bit i at bit 8i (1 + 2^7 + 2^14 + 2^21: no two terms meet, so no
- * carries), the AND keeps those. */
-__device__ __forceinline__ uint32_t mask_nibble(uint32_t bits, int k) {
-  return (((bits >> (4 * k)) & 0xfu) * 0x00204081u) & 0x01010101u;
-}
+/* Bits 4k..4k+3 of `bits` as four 0/1 bytes, little-endian:
+ * kernels_shared/ps_layout.h's ps_mask_nibble_bytes. */
+__device__ __forceinline__ uint32_t mask_nibble(uint32_t bits, int k) { return ps_mask_nibble_bytes(bits, (ps_u32)k); }
 
 /* The byte mask of N (8, 16 or 32) rows from `row` (a multiple of N): bit i
  * of bits is row row + i. whole: every row is below rows and the mask is

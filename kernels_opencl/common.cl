@@ -75,13 +75,24 @@ static ulong ps_load_value(ps_bytes buf, ulong at, uint bytes) {
 }
 
 /* Writes rows [32k, 32k+32) of a byte-per-row mask (1/0), only the bytes
- * below size. */
+ * below size: four rows per word (ps_layout.h's ps_mask_nibble_bytes), as
+ * two 16-byte stores where the 32 bytes are whole and 16-byte aligned (as
+ * CUDA's kernels store it): eight 4-byte stores per work-item, 32 bytes
+ * apart across a GPU's work-items, each touch as many memory sectors as one
+ * 16-byte store, four times the store transactions for the same bytes. */
 static void ps_store_mask(__global uchar *buf, ulong offset, ulong size, ulong k, uint bits) {
-  for (uint q = 0; q < 8; ++q) {
-    uint nibble = bits >> (4 * q);
-    uint v = (nibble & 1u) | ((nibble & 2u) << 7) | ((nibble & 4u) << 14) | ((nibble & 8u) << 21);
-    ps_store_word(buf, offset, size, 8 * k + q, v);
+#ifndef PS_BIG_ENDIAN_DEVICE
+  const ulong at = offset + 32 * k;
+  if (32 * k + 32 <= size && (at & 15) == 0) {
+    __global uint4 *o = (__global uint4 *)(buf + at);
+    o[0] = (uint4)(ps_mask_nibble_bytes(bits, 0), ps_mask_nibble_bytes(bits, 1), ps_mask_nibble_bytes(bits, 2),
+                   ps_mask_nibble_bytes(bits, 3));
+    o[1] = (uint4)(ps_mask_nibble_bytes(bits, 4), ps_mask_nibble_bytes(bits, 5), ps_mask_nibble_bytes(bits, 6),
+                   ps_mask_nibble_bytes(bits, 7));
+    return;
   }
+#endif
+  for (uint q = 0; q < 8; ++q) ps_store_word(buf, offset, size, 8 * k + q, ps_mask_nibble_bytes(bits, q));
 }
 
 /* ---- codes and values ------------------------------------------------- */

@@ -2,7 +2,8 @@
  * Column layouts: where the codes of a column lie in its one data buffer,
  * written once for the host (core, tools) and the devices (OpenCL C, CUDA
  * C++; C11 on the host). docs/design.md defines the formats; this header is
- * their arithmetic. Reading codes is kernels_shared/ps_codes.h's job.
+ * their arithmetic (and that of the byte mask a filter writes, at its end).
+ * Reading codes is kernels_shared/ps_codes.h's job.
  *
  * Encodings (ps_prog_col.encoding, ps_for_desc.encoding):
  *
@@ -91,6 +92,14 @@ PS_LAYOUT_FN ps_u64 ps_chunk_row_multiple(ps_u32 encoding) {
 PS_LAYOUT_FN ps_u64 ps_chunk_data_offset(ps_u32 encoding, ps_u32 w, ps_u64 r0) {
   if (encoding == PS_ENC_DELTA) return (r0 / PS_DELTA_BLOCK_ROWS) * PS_DELTA_HEADER_BYTES;
   return (r0 / 32) * w * 4;
+}
+
+/* The byte mask (a filter's 0/1 byte per row): rows 4k..4k+3 of a 32-row
+ * result word as four bytes of one little-endian word. The multiply puts
+ * bit i of the nibble at bit 8i (1 + 2^7 + 2^14 + 2^21: no two terms meet,
+ * so nothing carries); the AND keeps those bits. */
+PS_LAYOUT_FN ps_u32 ps_mask_nibble_bytes(ps_u32 bits, ps_u32 k) {
+  return (((bits >> (4 * k)) & 0xfu) * 0x00204081u) & 0x01010101u;
 }
 
 #endif /* PS_LAYOUT_H */
