@@ -110,27 +110,9 @@ PS_HD uint32_t ps_sel_reduce_rows(const ps_cuda_reduce_params &p, uint64_t g) {
 
 /* ---- reduce by tiles (widths 1..32; select.cu's reduce_tiles) ---------------- */
 
-/* The low 32 bits of (hi:lo) >> s, s in 0..31. */
-PS_HD uint32_t ps_sel_funnel(uint32_t lo, uint32_t hi, uint32_t s) {
-#ifdef __CUDA_ARCH__
-  return __funnelshift_r(lo, hi, s);
-#else
-  return (uint32_t)((((uint64_t)hi << 32) | lo) >> s);
-#endif
-}
-
-/* The low w bits set, w in 1..32. */
-PS_HD uint32_t ps_sel_width_mask(uint32_t w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1u; }
-
-/* Code of row 32j + lane of a 1024-row tile of a w-bit stream (w in 1..32)
- * whose 32w words are staged at stage[0..32w) (stage[32w] readable: the
- * last code's funnel reads it and masks it away). The code starts at bit
- * lane*w: word j*w + (lane*w)/32 at bit (lane*w) % 32, the same bit for
- * every j; across a warp the words read lie within 33 consecutive ones. */
-PS_HD uint32_t ps_sel_tile_code(const uint32_t *stage, uint32_t w, uint32_t j, uint32_t lane) {
-  const uint32_t i = j * w + ((lane * w) >> 5);
-  return ps_sel_funnel(stage[i], stage[i + 1], (lane * w) & 31u) & ps_sel_width_mask(w);
-}
+/* ps_sel_funnel, ps_sel_width_mask, ps_sel_tile_code, ps_sel_tile_limit and
+ * PS_SEL_TILE_NARROW_MAX: kernels_shared/ps_select.h (the tile's math, which
+ * OpenCL's select.cl runs too). */
 
 /* One lane's accumulators over the tiles it has seen. Codes are at most 32
  * bits, so min and max are 32-bit, and UINT32_MAX is a neutral min among
@@ -148,9 +130,8 @@ PS_HD ps_sel_tile_acc ps_sel_tile_acc_empty() {
   return a;
 }
 
-/* A tile's sum of one lane's 32 codes: 32 (2^w - 1) < 2^32 up to 27 bits, so
- * 32-bit adds there; 64-bit from 28 bits. */
-#define PS_SEL_TILE_NARROW_MAX 27u
+/* A tile's sum of one lane's 32 codes: 32-bit adds up to
+ * PS_SEL_TILE_NARROW_MAX bits, 64-bit above. */
 template <bool kWide>
 struct ps_sel_tile_sum {
   typedef uint32_t type;

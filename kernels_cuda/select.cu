@@ -221,8 +221,7 @@ __device__ __forceinline__ void reduce_warp_tiles(const ps_cuda_reduce_params &p
                                                   uint32_t *stage, ps_sel_tile_acc &acc) {
   const uint32_t w = p.col.width; /* 1..32 */
   const uint32_t n = 32u * w;
-  const uint32_t cmask = ps_sel_width_mask(w);
-  const uint32_t limit = (uint32_t)(p.col.code_limit < cmask ? p.col.code_limit : cmask);
+  const uint32_t limit = ps_sel_tile_limit(&p.col);
   const uint64_t tiles = (p.rows + 1023) / 1024;
   const uint64_t plain_tiles = p.selection || (p.col.flags & PS_COLF_VALIDITY) ? 0 : p.rows / 1024;
   for (uint64_t t = (uint64_t)blockIdx.x * kReduceWarps + warp; t < tiles; t += (uint64_t)gridDim.x * kReduceWarps) {

@@ -4,14 +4,17 @@
  * kernels_cuda/ps_cuda_select.cuh) and the host tests. OpenCL C, CUDA C++,
  * C11. Codes and validity are read through ps_codes.h (ps_col_code_at,
  * ps_col_valid_at, ps_stream_word), at 64-bit row ids; the reductions and
- * launch structure (CUB, work-group trees, CUDA's tile path) stay in the
- * dialect folders.
+ * launch structure (CUB, work-group trees, the loops over tiles) stay in
+ * the dialect folders.
  *
  *   ps_sel_row_mask       the rows of word g below a chunk's row count
  *   ps_sel_reduce_rows    the rows of word g that a reduction counts
  *   ps_sel_partial        count, min, max, 128-bit sum and least corrupt row
  *                         of codes, with its identity and its combination
  *   ps_sel_partial_code   one counted row's code into a partial
+ *   ps_sel_tile_code      a lane's code in a staged tile of row words, for
+ *                         the GPU reductions by tiles (with ps_sel_funnel,
+ *                         ps_sel_width_mask, ps_sel_tile_limit)
  *   ps_sel_gather_bits    the bits a gather stores for a valid row's code
  *   ps_sel_gather_row     what a gather makes of one id
  */
@@ -93,6 +96,48 @@ PS_HFN void ps_sel_partial_code(ps_sel_partial *p, PS_CONST_MEM const ps_prog_co
   if (code > p->max) p->max = code;
   p->sum_lo += code;
   p->sum_hi += p->sum_lo < code ? 1u : 0u;
+}
+
+/* ---- reduce by tiles (FOR, widths 1..32) ---------------------------------------
+ * The GPU reductions of both dialects stage a tile of 32-row words of the
+ * packed stream in local (shared) memory with coalesced loads; then lane l
+ * (of 32) takes row l of each of 32 consecutive words. Its code starts at the
+ * same bit, (l*w) % 32, of every word's w stream words, so a code is two
+ * local loads and a funnel shift, and across the 32 lanes the words read lie
+ * within 33 consecutive ones (no bank conflicts). Min and max are 32-bit;
+ * a lane's sum of one tile's 32 codes fits 32 bits up to
+ * PS_SEL_TILE_NARROW_MAX bits (32 (2^w - 1) < 2^32) and meets the 128-bit sum
+ * once per tile. The loops around this (CUDA's warps, OpenCL's work-groups)
+ * stay in the dialect folders. */
+
+#define PS_SEL_TILE_NARROW_MAX 27u
+
+/* The low 32 bits of (hi:lo) >> s, s in 0..31. */
+PS_HFN ps_u32 ps_sel_funnel(ps_u32 lo, ps_u32 hi, ps_u32 s) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, s);
+#else
+  return (ps_u32)((((ps_u64)hi << 32) | lo) >> s);
+#endif
+}
+
+/* The low w bits set, w in 1..32. */
+PS_HFN ps_u32 ps_sel_width_mask(ps_u32 w) { return w >= 32 ? 0xffffffffu : (1u << w) - 1u; }
+
+/* Code of row 32j + lane of 32 row words of a w-bit stream (w in 1..32)
+ * staged at stage[0..32w) (stage[32w] readable: the last code's funnel
+ * reads it and masks it away): word j*w + (lane*w)/32 from bit
+ * (lane*w) % 32. */
+PS_HFN ps_u32 ps_sel_tile_code(PS_LOCAL const ps_u32 *stage, ps_u32 w, ps_u32 j, ps_u32 lane) {
+  const ps_u32 i = j * w + ((lane * w) >> 5);
+  return ps_sel_funnel(stage[i], stage[i + 1], (lane * w) & 31u) & ps_sel_width_mask(w);
+}
+
+/* The largest code a tile reduction of col may count without reporting
+ * corrupt data (ps_code_corrupt's limit, at most the width's own). */
+PS_HFN ps_u32 ps_sel_tile_limit(PS_CONST_MEM const ps_prog_col *col) {
+  const ps_u32 cmask = ps_sel_width_mask(col->width);
+  return col->code_limit < (ps_u64)cmask ? (ps_u32)col->code_limit : cmask;
 }
 
 /* Gather output kinds: the numbers of core/backend.h's PS_GATHER_*. */
