@@ -59,6 +59,12 @@ typedef struct ps_internal_options {
    * (select.cl ps_count_words / ps_write_ids); PS_OPT_ON by runs
    * (ps_count_runs / ps_write_runs). */
   int opencl_ids_runs;
+  /* OpenCL reductions (ps_aggregate) of FOR columns of 1..32 bits:
+   * PS_OPT_AUTO (default) by tiles staged in local memory
+   * (select.cl ps_reduce_tiles) on devices other than CPUs and by one
+   * work-item per word (ps_reduce_words) on a CPU; PS_OPT_OFF always by
+   * words; PS_OPT_ON always by tiles. */
+  int opencl_reduce_tiles;
   /* Queries: kernels compiled for the query's constants (CUDA through
    * NVRTC, OpenCL per query; core/query_spec.h). PS_OPT_AUTO (default): for
    * calls that read PS_QUERY_SPEC_MIN_ROWS rows and more in all, however

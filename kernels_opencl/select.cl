@@ -196,19 +196,10 @@ static void ps_reduce_word(__constant ps_select_launch *launch, ps_bytes data, p
   }
 }
 
-/* Grid-stride over the chunk's words, so the number of partials the host
- * reads back is bounded by the launch size; then a work-group tree
- * reduction into partials[group]. scratch holds PS_REDUCE_PARTIAL_WORDS
- * ulongs per work-item (the partial without its corrupt row). */
-__kernel void ps_reduce_words(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity,
-                              ps_bytes selection, __global ulong *partials, volatile __global uint *status,
-                              __local ulong *scratch) {
-  ps_sel_partial acc = ps_sel_partial_empty();
-  ulong words = (launch->rows + 31) / 32;
-  for (ulong g = get_global_id(0); g < words; g += get_global_size(0))
-    ps_reduce_word(launch, data, validity, selection, g, &acc);
-  if (acc.bad_row != PS_SEL_NONE) atomic_or(&status[PS_SELECT_STATUS_CORRUPT], 1u);
-
+/* The work-group's partials combined by a tree in scratch
+ * (PS_REDUCE_PARTIAL_WORDS ulongs per work-item; the partial without its
+ * corrupt row) into partials[group]. Every work-item calls it (barriers). */
+static void ps_reduce_group(ps_sel_partial acc, __local ulong *scratch, __global ulong *partials) {
   uint lid = get_local_id(0), n = get_local_size(0);
   __local ulong *s = scratch + PS_REDUCE_PARTIAL_WORDS * lid;
   s[0] = acc.count, s[1] = acc.min, s[2] = acc.max, s[3] = acc.sum_lo, s[4] = acc.sum_hi;
@@ -225,6 +216,147 @@ __kernel void ps_reduce_words(__constant ps_select_launch *launch, ps_bytes data
   if (lid == 0)
     for (uint i = 0; i < PS_REDUCE_PARTIAL_WORDS; ++i)
       partials[PS_REDUCE_PARTIAL_WORDS * get_group_id(0) + i] = scratch[i];
+}
+
+/* Grid-stride over the chunk's words, so the number of partials the host
+ * reads back is bounded by the launch size; then a work-group tree
+ * reduction into partials[group]. scratch holds PS_REDUCE_PARTIAL_WORDS
+ * ulongs per work-item. The CPU path: one work-item per word, each reading
+ * its own word's stream words in order. */
+__kernel void ps_reduce_words(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity,
+                              ps_bytes selection, __global ulong *partials, volatile __global uint *status,
+                              __local ulong *scratch) {
+  ps_sel_partial acc = ps_sel_partial_empty();
+  ulong words = (launch->rows + 31) / 32;
+  for (ulong g = get_global_id(0); g < words; g += get_global_size(0))
+    ps_reduce_word(launch, data, validity, selection, g, &acc);
+  if (acc.bad_row != PS_SEL_NONE) atomic_or(&status[PS_SELECT_STATUS_CORRUPT], 1u);
+  ps_reduce_group(acc, scratch, partials);
+}
+
+/* ---- reduce by tiles (GPU devices) ---------------------------------------
+ * One work-item per word, as above, reads that word's w stream words: across
+ * a GPU's work-items w*4 bytes apart (uncoalesced), then 32 rows each with a
+ * branch and a 64-bit bounded extraction. Here a work-group of n work-items
+ * (a multiple of 32) takes tiles of n consecutive row words: it copies the
+ * tile's n*w stream words into local memory with coalesced 16-byte loads,
+ * and then each team of 32 work-items takes 32 of the words, work-item l
+ * taking row l of each (kernels_shared/ps_select.h's ps_sel_tile_code: the
+ * same bit in every word, conflict-free), pre-reducing in private memory (a
+ * tile's sum in 32 or 64 bits, 32-bit min and max) before the work-group's
+ * tree. The math is CUDA's reduce_tiles'; a work-group barrier stands in
+ * for the warp's, and the words' row masks pass through local memory
+ * instead of shuffles (OpenCL 1.2 has no sub-groups). Widths 1..32 of FOR
+ * columns that hold codes; the host takes ps_reduce_words otherwise. A
+ * code above the column's limit raises the corrupt status, as there (the
+ * host names the column; the sums of such a call are not returned). */
+
+/* A work-item's accumulators over its tiles (codes of at most 32 bits):
+ * count, the rows of its lane's words; the rest, over row `lane` of its
+ * team's words. */
+typedef struct ps_tile_acc {
+  ulong count, sum_lo, sum_hi;
+  uint min, max;
+} ps_tile_acc;
+
+/* Row `lane` of the 32 words staged at stage (32w + 1 words), counted where
+ * bit lane of their row masks (rows[0..32), unread when plain) is set;
+ * wide: w > PS_SEL_TILE_NARROW_MAX (a 64-bit tile sum). Called with
+ * constant plain and wide, so each combination compiles to its own loop. */
+static inline void ps_tile_lane(ps_tile_acc *a, __local const uint *stage, __local const uint *rows, uint w, uint lane,
+                                int plain, int wide) {
+  uint sum32 = 0, mn = 0xffffffffu, mx = 0;
+  ulong sum64 = 0;
+#pragma unroll 8
+  for (uint j = 0; j < 32; ++j) {
+    const uint code = ps_sel_tile_code(stage, w, j, lane);
+    if (plain || ((rows[j] >> lane) & 1u)) {
+      if (wide)
+        sum64 += code;
+      else
+        sum32 += code;
+      mn = min(mn, code);
+      mx = max(mx, code);
+    }
+  }
+  const ulong sum = wide ? sum64 : (ulong)sum32;
+  a->count += plain ? 32u : popcount(rows[lane]);
+  a->sum_lo += sum;
+  a->sum_hi += a->sum_lo < sum ? 1u : 0u;
+  a->min = min(a->min, mn);
+  a->max = max(a->max, mx);
+}
+
+/* scratch: the tile's n*w stream words and one more (0), then its n row
+ * masks, from 16-byte aligned; after the tiles, the tree's partials
+ * (ps_reduce_group). Every work-group runs the same number of rounds
+ * (tiles past the end read nothing and count nothing), so every barrier is
+ * reached by every work-item of the launch alike. */
+__kernel void ps_reduce_tiles(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity,
+                              ps_bytes selection, __global ulong *partials, volatile __global uint *status,
+                              __local uint4 *scratch) {
+  __constant ps_prog_col *m = &launch->col;
+  const uint lid = get_local_id(0), size = get_local_size(0), lane = lid % 32, team = lid / 32;
+  const uint w = m->width, n = size * w; /* stream words per tile: a multiple of 32 */
+  const ulong rows = launch->rows, words = (rows + 31) / 32;
+  const ulong tiles = (words + size - 1) / size, groups = get_num_groups(0), rounds = (tiles + groups - 1) / groups;
+  __local uint *stage = (__local uint *)scratch;
+  __local uint *masks = stage + n + 4;
+  const int has_sel = (launch->flags & PS_SELECT_HAS_SELECTION) != 0;
+  const int all_rows = !has_sel && !(m->flags & PS_COLF_VALIDITY);
+  ps_bytes d = data + launch->data_offset;
+  ps_bytes sel = has_sel ? selection + launch->selection_offset : 0;
+  ps_bytes v = validity + launch->validity_offset;
+  const uint data_aligned = (launch->data_offset & 3) == 0;
+  ps_tile_acc acc = {0, 0, 0, 0xffffffffu, 0};
+  for (ulong k = 0; k < rounds; ++k) {
+    const ulong first = (k * groups + get_group_id(0)) * size; /* the tile's first word; neighbours' tiles adjacent */
+    const int plain = all_rows && (first + size) * 32 <= rows; /* uniform: every row of the tile counts */
+    if (first < words) {
+      const ulong g = first + lid;
+      masks[lid] = g < words ? ps_sel_reduce_rows(rows, g, sel, (launch->selection_offset & 3) == 0, v,
+                                                  (launch->validity_offset & 3) == 0, m)
+                             : 0u;
+      const ulong base = first * w; /* a multiple of 32 */
+      if ((launch->data_offset & 15) == 0 && (base + n) * 4 <= m->data_bytes) {
+        /* four loads in flight per work-item before their local stores */
+        __global const uint4 *src = (__global const uint4 *)d + base / 4;
+        const uint vecs = n / 4;
+        for (uint i0 = lid; i0 < vecs; i0 += 4 * size) {
+          uint4 x[4];
+#pragma unroll
+          for (uint q = 0; q < 4; ++q) x[q] = i0 + q * size < vecs ? src[i0 + q * size] : (uint4)(0);
+#pragma unroll
+          for (uint q = 0; q < 4; ++q)
+            if (i0 + q * size < vecs) scratch[i0 + q * size] = x[q];
+        }
+      } else {
+        for (uint i = lid; i < n; i += size) stage[i] = ps_stream_word(d, m->data_bytes, base + i, data_aligned);
+      }
+      if (lid == 0) stage[n] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (first < words) {
+      __local const uint *ts = stage + 32 * team * w, *tm = masks + 32 * team;
+      const int wide = w > PS_SEL_TILE_NARROW_MAX;
+      if (plain && wide)
+        ps_tile_lane(&acc, ts, tm, w, lane, 1, 1);
+      else if (plain)
+        ps_tile_lane(&acc, ts, tm, w, lane, 1, 0);
+      else if (wide)
+        ps_tile_lane(&acc, ts, tm, w, lane, 0, 1);
+      else
+        ps_tile_lane(&acc, ts, tm, w, lane, 0, 0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the next round rewrites the stage */
+  }
+  if (acc.max > ps_sel_tile_limit(m)) atomic_or(&status[PS_SELECT_STATUS_CORRUPT], 1u);
+  /* A work-item counts its lane's own words' rows but takes row `lane` of
+   * other words, so its count says nothing about its min: 0xffffffff is
+   * neutral among 32-bit codes, and the host makes an empty result's min
+   * the empty partial's. */
+  const ps_sel_partial p = {acc.count, acc.min, acc.max, acc.sum_lo, acc.sum_hi, PS_SEL_NONE};
+  ps_reduce_group(p, (__local ulong *)scratch, partials);
 }
 
 /* ---- gather -----------------------------------------------------------

@@ -903,6 +903,26 @@ static void aggregates_random(void) {
   th_case("%s", "");
 }
 
+/* Columns long enough that a device reduction loops over many tiles per
+ * work-group (OpenCL's ps_reduce_tiles holds 16 groups per compute unit),
+ * at widths around the tiles' 32-bit sum (27 bits) and their 32-bit codes,
+ * with and without nulls. */
+static void aggregates_many_tiles(void) {
+  static const uint32_t widths[] = {1, 7, 24, 27, 28, 32};
+  ps_context *ctx = ctxs[0];
+  for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++) {
+    const uint64_t n = 600000 + th_below(&th.rng, 5000);
+    tcol *c = tcol_random_for(&th.rng, PS_TYPE_UINT32, n, widths[k], k % 2 ? TN_FEW : TN_NO_BITMAP);
+    char desc[256];
+    th_case("aggregates over many tiles: %s", tcol_describe(c, desc, sizeof desc));
+    ps_column *h = mkcol(ctx, c);
+    if (h) aggregate_selections(ctx, c, h);
+    ps_column_destroy(h);
+    tcol_free(c);
+  }
+  th_case("%s", "");
+}
+
 /* Sums at the limits: many values near INT64_MAX / INT64_MIN / UINT64_MAX (the
  * exact sum does not fit 64 bits), negative sums, float sums past 2^63. */
 static void aggregates_limits(void) {
@@ -1214,6 +1234,7 @@ int main(int argc, char **argv) {
   gather_dict();
   gather_errors();
   aggregates_random();
+  aggregates_many_tiles();
   aggregates_limits();
   refine_and_masks();
   refine_masks_fast();

@@ -222,6 +222,7 @@ static ps_status probe_device(ps_backend *be) {
   cl_bool available = CL_FALSE, compiler = CL_FALSE, little = CL_TRUE;
   cl_ulong max_alloc = 0, local_mem = 0;
   size_t max_wg = 0;
+  cl_uint units = 0;
   cl_device_type type = 0;
   struct {
     cl_device_info what;
@@ -236,6 +237,7 @@ static ps_status probe_device(ps_backend *be) {
       {CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE", &max_wg, sizeof max_wg},
       {CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE", &local_mem, sizeof local_mem},
       {CL_DEVICE_TYPE, "CL_DEVICE_TYPE", &type, sizeof type},
+      {CL_DEVICE_MAX_COMPUTE_UNITS, "CL_DEVICE_MAX_COMPUTE_UNITS", &units, sizeof units},
   };
   for (size_t i = 0; i < sizeof queries / sizeof *queries; ++i) {
     err = clGetDeviceInfo(be->device, queries[i].what, queries[i].size, queries[i].value, NULL);
@@ -254,6 +256,7 @@ static ps_status probe_device(ps_backend *be) {
   be->max_alloc = max_alloc;
   be->local_mem = local_mem;
   be->max_work_group = max_wg ? max_wg : 1;
+  be->compute_units = units ? units : 1;
   return PS_OK;
 }
 

@@ -78,6 +78,7 @@ typedef enum ps_cl_kernel_id {
   PS_CL_SCAN_COUNTS, /* select.cl ps_scan_counts */
   PS_CL_QUERY_PARTIALS, /* query.cl ps_query_partials (query builds only) */
   PS_CL_QUERY_MERGE,    /* query.cl ps_query_merge (query builds only) */
+  PS_CL_REDUCE_TILES,   /* select.cl ps_reduce_tiles */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -111,6 +112,7 @@ struct ps_backend {
   uint64_t max_alloc;
   uint64_t local_mem;
   size_t max_work_group;
+  uint32_t compute_units; /* CL_DEVICE_MAX_COMPUTE_UNITS, at least 1 */
   cl_mem dummy;   /* bound to buffer arguments a launch does not use */
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
@@ -151,6 +153,15 @@ static inline int ps_cl_like_on_device(const ps_backend *be) {
 static inline int ps_cl_ids_by_runs(const ps_backend *be) {
   const int v = ps_cl_options(be)->opencl_ids_runs;
   return v == PS_OPT_AUTO ? be->cpu : v == PS_OPT_ON;
+}
+
+/* Whether a reduction of a column that the tiles can read (FOR, widths
+ * 1..32, with codes) takes select.cl's ps_reduce_tiles rather than
+ * ps_reduce_words: by default on devices other than CPUs, where a
+ * work-item's own words in order are what suits the caches. */
+static inline int ps_cl_reduce_by_tiles(const ps_backend *be) {
+  const int v = ps_cl_options(be)->opencl_reduce_tiles;
+  return v == PS_OPT_AUTO ? !be->cpu : v == PS_OPT_ON;
 }
 
 /* opencl_error.c: the one place where cl_int codes become ps_status. Records

@@ -14,6 +14,12 @@ _Static_assert(PS_SELECT_GATHER_CODE32 == PS_GATHER_CODE32 && PS_SELECT_GATHER_I
 /* Reduce launches at most this many work-groups (grid-stride beyond), which
  * bounds the partials read back per chunk. */
 #define PS_CL_REDUCE_MAX_GROUPS 1024u
+/* ps_reduce_tiles: work-groups per compute unit, at most. A GPU's compute
+ * unit holds several groups at once (an H100 or H200 SM: 16 of 128
+ * work-items, by threads and local memory at 24 bits), and one that waits at
+ * a barrier for its tile's loads is covered by the others; more groups than
+ * fit would only add partials. */
+#define PS_CL_REDUCE_TILE_GROUPS_PER_CU 16u
 
 /* Ids per gather launch: 2^26 work-items of 32 ids, indexes fit 32 bits. */
 #define PS_CL_GATHER_MAX_IDS (UINT64_C(1) << 31)
@@ -123,6 +129,25 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
 
 /* ---- reduce ---------------------------------------------------------------- */
 
+/* Local memory of ps_reduce_tiles (select.cl) at width w with a group of
+ * `group` work-items: the tile's group*w stream words, one more and padding
+ * to 16 bytes, the group's row masks; the tree's partials reuse it. */
+static size_t reduce_tiles_local(uint32_t w, size_t group) {
+  const size_t stage = 4 * (group * w + 4 + group), tree = 8 * PS_REDUCE_PARTIAL_WORDS * group;
+  return stage > tree ? stage : tree;
+}
+
+/* The tile kernel for a, or PS_CL_REDUCE: only FOR codes of 1..32 bits are
+ * staged as tiles, by groups of whole 32-lane teams in local memory. */
+static ps_cl_kernel_id reduce_kernel(ps_backend *be, const ps_cl_cached *prog, const ps_reduce_args *a) {
+  const ps_prog_col *c = &a->col;
+  const size_t group = prog->work_group[PS_CL_REDUCE_TILES];
+  if (!ps_cl_reduce_by_tiles(be) || c->encoding != PS_ENC_FOR || c->width < 1 || c->width > 32 ||
+      (c->flags & PS_COLF_NO_CODES) || group < 32 || reduce_tiles_local(c->width, group) > be->local_mem)
+    return PS_CL_REDUCE;
+  return PS_CL_REDUCE_TILES;
+}
+
 ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS) return invalid(be, "reduce: chunk rows", a->rows);
   PS_CL_TRY(check_col(be, &a->col, a->data, a->validity));
@@ -138,9 +163,12 @@ ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
   block.rows = a->rows;
   block.flags = a->selection.handle ? PS_SELECT_HAS_SELECTION : 0;
 
-  size_t words = (size_t)((a->rows + 31) / 32), group = prog->work_group[PS_CL_REDUCE];
-  size_t groups = (words + group - 1) / group;
-  if (groups > PS_CL_REDUCE_MAX_GROUPS) groups = PS_CL_REDUCE_MAX_GROUPS;
+  const ps_cl_kernel_id id = reduce_kernel(be, prog, a);
+  size_t words = (size_t)((a->rows + 31) / 32), group = prog->work_group[id];
+  size_t groups = (words + group - 1) / group; /* a tile is a group's worth of words */
+  const size_t max_groups =
+      id == PS_CL_REDUCE_TILES ? (size_t)be->compute_units * PS_CL_REDUCE_TILE_GROUPS_PER_CU : PS_CL_REDUCE_MAX_GROUPS;
+  if (groups > max_groups) groups = max_groups;
   size_t partial_bytes = groups * PS_REDUCE_PARTIAL_WORDS * sizeof(uint64_t);
   cl_mem partials;
   PS_CL_TRY(ps_cl_scratch(be, partial_bytes, &partials));
@@ -150,9 +178,18 @@ ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
   cl_mem bufs[] = {or_dummy(be, a->data), or_dummy(be, a->validity), or_dummy(be, a->selection), partials, be->status};
   cl_uint corrupt = 0;
   ps_status st = ps_cl_reset_status(be, 0, 1);
-  if (st == PS_OK)
-    st =
-        run_kernel(be, prog, PS_CL_REDUCE, &block, bufs, 5, PS_REDUCE_PARTIAL_WORDS * sizeof(uint64_t), groups * group);
+  if (st == PS_OK && id == PS_CL_REDUCE_TILES) {
+    /* local memory by the column's width: run_kernel's is per work-item */
+    cl_mem launch;
+    st = ps_cl_upload(be, &block, sizeof block, "launch block", &launch);
+    if (st == PS_OK) {
+      st = set_args(be, prog->kernels[id], launch, bufs, 5, reduce_tiles_local(a->col.width, group));
+      if (st == PS_OK) st = ps_cl_launch(be, prog, id, groups * group);
+      clReleaseMemObject(launch);
+    }
+  } else if (st == PS_OK) {
+    st = run_kernel(be, prog, id, &block, bufs, 5, PS_REDUCE_PARTIAL_WORDS * sizeof(uint64_t), groups * group);
+  }
   /* In-order queue: the blocking read of the status waits for both. */
   if (st == PS_OK) st = read_back(be, partials, partial_bytes, host, CL_FALSE);
   if (st == PS_OK) st = read_back(be, be->status, sizeof corrupt, &corrupt, CL_TRUE);
@@ -167,6 +204,7 @@ ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
       lo += p[3];
       hi += p[4] + (lo < p[3]);
     }
+    if (count == 0) mn = UINT64_MAX, mx = 0; /* ps_reduce_tiles' partials hold 32-bit neutral ones */
     *a->count = count, *a->min_code = mn, *a->max_code = mx, *a->sum_lo = lo, *a->sum_hi = hi;
   }
   ps_host_free(be->ctx, host);
