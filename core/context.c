@@ -232,6 +232,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_like = PS_OPT_AUTO;
   opts->opencl_ids_runs = PS_OPT_AUTO;
   opts->opencl_reduce_tiles = PS_OPT_AUTO;
+  opts->opencl_gather_ids = PS_OPT_AUTO;
   opts->query_specialize = PS_OPT_AUTO;
   opts->opencl_query = PS_OPT_QUERY_AUTO;
 }
@@ -252,6 +253,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_like", opts->opencl_like, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_ids_runs", opts->opencl_ids_runs, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_reduce_tiles", opts->opencl_reduce_tiles, PS_OPT_AUTO, PS_OPT_ON));
+  PS_TRY(option_in_range(ctx, "opencl_gather_ids", opts->opencl_gather_ids, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "query_specialize", opts->query_specialize, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_query", opts->opencl_query, PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE));
   if (opts->query_group_slots != 0) PS_TRY(option_in_range(ctx, "query_group_slots", opts->query_group_slots, 6, 30));
@@ -262,6 +264,6 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
 
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
   static const ps_internal_options defaults = {1,           PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO,       PS_OPT_AUTO,
-                                               PS_OPT_AUTO, PS_OPT_AUTO, PS_OPT_QUERY_AUTO, 0};
+                                               PS_OPT_AUTO, PS_OPT_AUTO, PS_OPT_AUTO,       PS_OPT_QUERY_AUTO, 0};
   return ctx ? &ctx->options : &defaults;
 }

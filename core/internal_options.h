@@ -65,6 +65,11 @@ typedef struct ps_internal_options {
    * work-item per word (ps_reduce_words) on a CPU; PS_OPT_OFF always by
    * words; PS_OPT_ON always by tiles. */
   int opencl_reduce_tiles;
+  /* OpenCL gathers: PS_OPT_AUTO (default) by a work-item per id
+   * (select.cl ps_gather_ids) on devices other than CPUs and by 32 ids per
+   * work-item, in order (ps_gather_values), on a CPU; PS_OPT_OFF always by
+   * 32 ids; PS_OPT_ON always by id. */
+  int opencl_gather_ids;
   /* Queries: kernels compiled for the query's constants (CUDA through
    * NVRTC, OpenCL per query; core/query_spec.h). PS_OPT_AUTO (default): for
    * calls that read PS_QUERY_SPEC_MIN_ROWS rows and more in all, however

@@ -365,7 +365,8 @@ __kernel void ps_reduce_tiles(__constant ps_select_launch *launch, ps_bytes data
 
 /* Work-item q handles ids [first + 32q, first + 32q + 32) and writes their
  * validity as one word. Errors record the least offending index of the
- * launch, so the host reports what a serial loop would meet first. */
+ * launch, so the host reports what a serial loop would meet first. The CPU
+ * path: a work-item's ids, codes and values in order. */
 __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity, ps_bytes ids,
                                __global uchar *values, __global uchar *validity_out, volatile __global uint *status) {
   __constant ps_prog_col *m = &launch->col;
@@ -396,6 +397,46 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
   }
   if (launch->flags & PS_SELECT_WANT_VALIDITY)
     ps_store_word(validity_out, launch->validity_out_offset, (launch->count + 7) / 8, i0 / 32, valid_bits);
+}
+
+/* The GPU path: one work-item per id, so that consecutive work-items load
+ * consecutive ids and store consecutive values (coalesced), and every id's
+ * dependent id-then-code loads are in flight at once. With 32 ids per
+ * work-item (ps_gather_values) a work-item's ids were read one after the
+ * other, and a sparse gather left the device with few work-items. The
+ * validity word of 32 ids is assembled in local memory (vbits: a word per
+ * 32 work-items; the group size is a multiple of 32 and `first` a multiple
+ * of 32, so a word's ids are one group's). Errors as ps_gather_values. */
+__kernel void ps_gather_ids(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity, ps_bytes ids,
+                            __global uchar *values, __global uchar *validity_out, volatile __global uint *status,
+                            __local uint *vbits) {
+  __constant ps_prog_col *m = &launch->col;
+  const uint lid = get_local_id(0);
+  const ulong i = launch->first + get_global_id(0);
+#ifdef PS_HAVE_FP64
+  __constant double *pow10 = ps_pow10 + min((uint)m->scale, 18u);
+#else
+  __constant uchar *pow10 = 0;
+#endif
+  if (lid % 32 == 0) vbits[lid / 32] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i < launch->count) {
+    const ulong id = ps_load_value(ids, launch->ids_offset + i * launch->index_bytes, launch->index_bytes);
+    ps_bool valid;
+    ulong value;
+    const uint err = ps_sel_gather_row(m, data + launch->data_offset, (launch->data_offset & 3) == 0,
+                                       validity + launch->validity_offset, launch->rows, launch->out_type, pow10, id,
+                                       &valid, &value);
+    if (err) {
+      atomic_min(&status[err == 1 ? PS_SELECT_STATUS_BAD_ID : PS_SELECT_STATUS_BAD_CODE], (uint)(i - launch->first));
+    } else {
+      ps_store_value(values, launch->out_offset + i * launch->value_bytes, launch->value_bytes, value);
+      if (valid) atomic_or(&vbits[lid / 32], 1u << (lid % 32));
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if ((launch->flags & PS_SELECT_WANT_VALIDITY) && lid % 32 == 0 && i < launch->count)
+    ps_store_word(validity_out, launch->validity_out_offset, (launch->count + 7) / 8, i / 32, vbits[lid / 32]);
 }
 
 #endif /* PS_SPECIALIZED */

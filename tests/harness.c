@@ -284,6 +284,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
   static const char *const like[] = {"auto", "host", "device", NULL};
   static const char *const ids[] = {"auto", "groups", "runs", NULL};
   static const char *const reduce[] = {"auto", "words", "tiles", NULL};
+  static const char *const gather[] = {"auto", "runs", "ids", NULL};
   static const char *const query[] = {"auto", "refused", "unbuildable", NULL};
   static const struct {
     const char *name;
@@ -297,6 +298,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_like", like, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_like)},
       {"opencl_ids", ids, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_ids_runs)},
       {"opencl_reduce", reduce, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_reduce_tiles)},
+      {"opencl_gather", gather, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_gather_ids)},
       {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
       {"opencl_query", query, PS_OPT_QUERY_AUTO, offsetof(ps_internal_options, opencl_query)},
   };
@@ -317,7 +319,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       printf("FAIL [test=%s backend=%s]: %s: cannot read '%.*s' (expected name=value, comma-separated: "
              "fast_paths=0|1, opencl_jit=auto|0|1, opencl_words=auto|staged|refused, "
              "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, opencl_reduce=auto|words|tiles, "
-             "query_specialize=auto|0|1, "
+             "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
              "opencl_query=auto|refused|unbuildable)\n",
              th.test, th.backend, source, (int)(end - p), p);
       exit(1);

@@ -22,7 +22,7 @@
  * "name=value" entries, comma-separated: fast_paths=0|1,
  * opencl_jit=auto|0|1, opencl_words=auto|staged|refused,
  * opencl_like=auto|host|device, opencl_ids=auto|groups|runs,
- * opencl_reduce=auto|words|tiles,
+ * opencl_reduce=auto|words|tiles, opencl_gather=auto|runs|ids,
  * query_specialize=auto|0|1, opencl_query=auto|refused|unbuildable; an entry it
  * cannot read fails the test, and so does a variable the library used to
  * read for these, such as PACKSCAN_CUDA_NO_FAST_PATH).

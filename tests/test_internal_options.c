@@ -44,6 +44,7 @@ static const field FIELDS[] = {
     {"opencl_like", offsetof(ps_internal_options, opencl_like), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_ids_runs", offsetof(ps_internal_options, opencl_ids_runs), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_reduce_tiles", offsetof(ps_internal_options, opencl_reduce_tiles), PS_OPT_AUTO, PS_OPT_ON},
+    {"opencl_gather_ids", offsetof(ps_internal_options, opencl_gather_ids), PS_OPT_AUTO, PS_OPT_ON},
     {"query_specialize", offsetof(ps_internal_options, query_specialize), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_query", offsetof(ps_internal_options, opencl_query), PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE},
 };
@@ -57,7 +58,7 @@ static void defaults_and_values(ps_context *ctx) {
   ps_internal_options_init(&d);
   CHECK(d.fast_paths == 1 && d.opencl_jit == PS_OPT_AUTO && d.opencl_words == PS_OPT_WORDS_AUTO &&
         d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.opencl_reduce_tiles == PS_OPT_AUTO &&
-        d.query_specialize == PS_OPT_AUTO &&
+        d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
         d.opencl_query == PS_OPT_QUERY_AUTO);
   /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */
   ps_context_options co;

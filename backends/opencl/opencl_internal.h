@@ -79,6 +79,7 @@ typedef enum ps_cl_kernel_id {
   PS_CL_QUERY_PARTIALS, /* query.cl ps_query_partials (query builds only) */
   PS_CL_QUERY_MERGE,    /* query.cl ps_query_merge (query builds only) */
   PS_CL_REDUCE_TILES,   /* select.cl ps_reduce_tiles */
+  PS_CL_GATHER_IDS,     /* select.cl ps_gather_ids */
   PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -161,6 +162,14 @@ static inline int ps_cl_ids_by_runs(const ps_backend *be) {
  * work-item's own words in order are what suits the caches. */
 static inline int ps_cl_reduce_by_tiles(const ps_backend *be) {
   const int v = ps_cl_options(be)->opencl_reduce_tiles;
+  return v == PS_OPT_AUTO ? !be->cpu : v == PS_OPT_ON;
+}
+
+/* Whether a gather takes select.cl's ps_gather_ids (a work-item per id)
+ * rather than ps_gather_values (32 ids per work-item, in order): by default
+ * on devices other than CPUs. */
+static inline int ps_cl_gather_by_id(const ps_backend *be) {
+  const int v = ps_cl_options(be)->opencl_gather_ids;
   return v == PS_OPT_AUTO ? !be->cpu : v == PS_OPT_ON;
 }
 

@@ -73,15 +73,15 @@ _Static_assert(BUILD_KINDS == PS_CL_BUILD_KINDS, "opencl_internal.h counts the k
 
 /* Where each kernel lives, per kind of build. */
 static const int kernel_in_build[BUILD_KINDS][PS_CL_KERNEL_COUNT] = {
-    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1}, {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
-    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+    {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1}, {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0},
 };
 
 static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     "ps_filter_words", "ps_count_words",       "ps_write_ids",       "ps_reduce_words", "ps_gather_values",
     "ps_range_words",  "ps_range_words_count", "ps_like_dict_words", "ps_count_runs",   "ps_write_runs",
-    "ps_scan_counts",  "ps_query_partials",    "ps_query_merge",     "ps_reduce_tiles",
+    "ps_scan_counts",  "ps_query_partials",    "ps_query_merge",     "ps_reduce_tiles", "ps_gather_ids",
 };
 
 /* Local memory per work-item of each kernel (bytes), for the group size
@@ -89,9 +89,10 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
 /* ps_write_ids: a scan word and 32 staged ushort row offsets per work-item.
  * ps_reduce_tiles: at 32 bits, a word's 32 stream words and its row mask
  * (more than the tree's partial), and a little for the stage's end, so that
- * every width fits the group (opencl_select.c's reduce_tiles_local). */
+ * every width fits the group (opencl_select.c's reduce_tiles_local).
+ * ps_gather_ids: a validity word per 32 work-items. */
 static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {
-    4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0, 0, 0, 4, 0, 0, 4 * (32 + 1) + 16};
+    4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0, 0, 0, 4, 0, 0, 4 * (32 + 1) + 16, 1};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */

@@ -266,12 +266,17 @@ ps_status ps_cl_gather(ps_backend *be, const ps_gather_args *a) {
 
   cl_mem bufs[] = {or_dummy(be, a->data),    or_dummy(be, a->validity),     (cl_mem)a->ids.handle,
                    (cl_mem)a->values.handle, or_dummy(be, a->validity_out), be->status};
+  /* a work-item per id where the group holds whole 32-id validity words */
+  const int by_id = ps_cl_gather_by_id(be) && prog->work_group[PS_CL_GATHER_IDS] >= 32;
   for (uint64_t first = 0; first < a->count; first += PS_CL_GATHER_MAX_IDS) {
     uint64_t n = a->count - first < PS_CL_GATHER_MAX_IDS ? a->count - first : PS_CL_GATHER_MAX_IDS;
     block.first = first;
     cl_uint status[2] = {0, 0};
     PS_CL_TRY(ps_cl_reset_status(be, 0xffffffffu, 2));
-    PS_CL_TRY(run_kernel(be, prog, PS_CL_GATHER, &block, bufs, 6, 0, (size_t)((n + 31) / 32)));
+    if (by_id) /* local: a validity word per 32 work-items, within the byte per work-item given */
+      PS_CL_TRY(run_kernel(be, prog, PS_CL_GATHER_IDS, &block, bufs, 6, 1, (size_t)n));
+    else
+      PS_CL_TRY(run_kernel(be, prog, PS_CL_GATHER, &block, bufs, 6, 0, (size_t)((n + 31) / 32)));
     PS_CL_TRY(read_back(be, be->status, sizeof status, status, CL_TRUE));
     if (status[0] != 0xffffffffu || status[1] != 0xffffffffu) return gather_error(be, a, first, status);
   }
