@@ -13,6 +13,8 @@
 
 /* Work-group size used when the kernel allows it (a power of two). */
 #define PS_CL_WORK_GROUP 256u
+/* The same for the one work-group of select.cl's ps_scan_counts on a GPU. */
+#define PS_CL_SCAN_WORK_GROUP 1024u
 
 /* Forwards a failed status; its message is already recorded. */
 #define PS_CL_TRY(expr)                               \

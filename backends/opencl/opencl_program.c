@@ -133,13 +133,13 @@ static void destroy_cached(void *user, void *value) {
 }
 
 /* The largest power of two that the kernel, the device and local memory
- * allow, at most PS_CL_WORK_GROUP (the collectives halve the group). */
-static ps_status choose_work_group(ps_backend *be, ps_cl_cached *e, int k) {
+ * allow, at most `cap` (the collectives halve the group). */
+static ps_status choose_work_group_at_most(ps_backend *be, ps_cl_cached *e, int k, size_t cap) {
   size_t kernel_max = 0;
   cl_int err = clGetKernelWorkGroupInfo(e->kernels[k], be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max,
                                         &kernel_max, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clGetKernelWorkGroupInfo", kernel_names[k]);
-  size_t limit = PS_CL_WORK_GROUP;
+  size_t limit = cap;
   if (kernel_max < limit) limit = kernel_max;
   if (be->max_work_group < limit) limit = be->max_work_group;
   while (limit > 1 && kernel_local_bytes[k] * limit > be->local_mem / 2) limit /= 2;
@@ -147,6 +147,11 @@ static ps_status choose_work_group(ps_backend *be, ps_cl_cached *e, int k) {
   while (wg * 2 <= limit) wg *= 2;
   e->work_group[k] = wg;
   return PS_OK;
+}
+
+/* The same, at most PS_CL_WORK_GROUP. */
+static ps_status choose_work_group(ps_backend *be, ps_cl_cached *e, int k) {
+  return choose_work_group_at_most(be, e, k, PS_CL_WORK_GROUP);
 }
 
 /* range.cl and words.cl require their compiled-in group size; 0 marks a kernel the device
@@ -301,6 +306,12 @@ static ps_status make_kernels(ps_backend *be, build_kind kind, size_t fixed_work
      * groups keep the device's threads balanced. */
     for (int k = PS_CL_COUNT_RUNS; k <= PS_CL_WRITE_RUNS; ++k)
       if (wg[k] > PS_CL_IDS_RUN_WORK_GROUP) wg[k] = PS_CL_IDS_RUN_WORK_GROUP;
+    /* The scan of the row-id counts is one work-group, each work-item
+     * summing and then rewriting a slice of counts one after the other: on
+     * a GPU (one count per 256 words, 14,600 at 120M rows), as many
+     * work-items as one group may have, for slices a quarter as long. A CPU's
+     * runs leave few counts, and its work-items are loops of their own. */
+    if (!be->cpu) PS_CL_TRY(choose_work_group_at_most(be, e, PS_CL_SCAN_COUNTS, PS_CL_SCAN_WORK_GROUP));
   }
   return PS_OK;
 }
