@@ -263,7 +263,8 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
 }
 
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
-  static const ps_internal_options defaults = {1,           PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO,       PS_OPT_AUTO,
-                                               PS_OPT_AUTO, PS_OPT_AUTO, PS_OPT_AUTO,       PS_OPT_QUERY_AUTO, 0};
+  static const ps_internal_options defaults = {
+      1,           PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO,       PS_OPT_AUTO,
+      PS_OPT_AUTO, PS_OPT_AUTO, PS_OPT_AUTO,       PS_OPT_QUERY_AUTO, 0};
   return ctx ? &ctx->options : &defaults;
 }

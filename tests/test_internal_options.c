@@ -58,8 +58,7 @@ static void defaults_and_values(ps_context *ctx) {
   ps_internal_options_init(&d);
   CHECK(d.fast_paths == 1 && d.opencl_jit == PS_OPT_AUTO && d.opencl_words == PS_OPT_WORDS_AUTO &&
         d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.opencl_reduce_tiles == PS_OPT_AUTO &&
-        d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
-        d.opencl_query == PS_OPT_QUERY_AUTO);
+        d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO && d.opencl_query == PS_OPT_QUERY_AUTO);
   /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */
   ps_context_options co;
   th_options(&co, th.backend, 0);

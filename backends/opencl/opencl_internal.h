@@ -67,17 +67,17 @@
 
 /* The kernels of the program (kernels_opencl/), by index. */
 typedef enum ps_cl_kernel_id {
-  PS_CL_FILTER = 0,  /* filter.cl ps_filter_words */
-  PS_CL_COUNT_WORDS, /* select.cl ps_count_words */
-  PS_CL_WRITE_IDS,   /* select.cl ps_write_ids */
-  PS_CL_REDUCE,      /* select.cl ps_reduce_words */
-  PS_CL_GATHER,      /* select.cl ps_gather_values */
-  PS_CL_RANGE,       /* range.cl ps_range_words (fast-path builds only) */
-  PS_CL_RANGE_COUNT, /* range.cl ps_range_words_count (fast-path builds only) */
-  PS_CL_LIKE,        /* like.cl ps_like_dict_words (LIKE builds only) */
-  PS_CL_COUNT_RUNS,  /* select.cl ps_count_runs */
-  PS_CL_WRITE_RUNS,  /* select.cl ps_write_runs */
-  PS_CL_SCAN_COUNTS, /* select.cl ps_scan_counts */
+  PS_CL_FILTER = 0,     /* filter.cl ps_filter_words */
+  PS_CL_COUNT_WORDS,    /* select.cl ps_count_words */
+  PS_CL_WRITE_IDS,      /* select.cl ps_write_ids */
+  PS_CL_REDUCE,         /* select.cl ps_reduce_words */
+  PS_CL_GATHER,         /* select.cl ps_gather_values */
+  PS_CL_RANGE,          /* range.cl ps_range_words (fast-path builds only) */
+  PS_CL_RANGE_COUNT,    /* range.cl ps_range_words_count (fast-path builds only) */
+  PS_CL_LIKE,           /* like.cl ps_like_dict_words (LIKE builds only) */
+  PS_CL_COUNT_RUNS,     /* select.cl ps_count_runs */
+  PS_CL_WRITE_RUNS,     /* select.cl ps_write_runs */
+  PS_CL_SCAN_COUNTS,    /* select.cl ps_scan_counts */
   PS_CL_QUERY_PARTIALS, /* query.cl ps_query_partials (query builds only) */
   PS_CL_QUERY_MERGE,    /* query.cl ps_query_merge (query builds only) */
   PS_CL_REDUCE_TILES,   /* select.cl ps_reduce_tiles */
