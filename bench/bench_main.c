@@ -46,7 +46,9 @@ static void usage(FILE *f) {
           "  --seed S        random seed (default 1)\n"
           "  --sample N      rows compared with the reference at the head and at the tail\n"
           "  --query-specialize auto|0|1  query kernels compiled per query: by chunk size (default),\n"
-          "                  never (the generic kernel), always (the library's internal option)\n");
+          "                  never (the generic kernel), always (the library's internal option)\n"
+          "  --query-wait-per-chunk  each query chunk's status read back in its own wait, not one\n"
+          "                  wait per call (the library's internal option; for before/after runs)\n");
 }
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
@@ -214,7 +216,7 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
-  int query_specialize = PS_OPT_AUTO;
+  int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0;
   int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -228,6 +230,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--strict") == 0) {
       strict = 1;
+      continue;
+    }
+    if (strcmp(a, "--query-wait-per-chunk") == 0) {
+      query_wait_per_chunk = 1;
       continue;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -305,10 +311,11 @@ int main(int argc, char **argv) {
     ps_context_destroy(b.ctx);
     return 2;
   }
-  if (query_specialize != PS_OPT_AUTO) { /* before/after runs of the query specialization */
+  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk) { /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
     io.query_specialize = query_specialize;
+    io.query_wait_per_chunk = query_wait_per_chunk;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));
       return 2;

@@ -178,7 +178,18 @@ typedef struct ps_query_args {
   /* 1 when every slot is FOR-encoded (as ps_eval_args.for_only): a backend
    * may run a kernel built for FOR columns alone. */
   uint32_t for_only;
+  /* 1 (only where the backend has query_collect): the chunk's status words
+   * stay on the device, in pair status_slot (< PS_QUERY_STATUS_SLOTS) of the
+   * backend's query status array, and the call returns without waiting;
+   * query_collect reads them. 0: the call reads them and returns the
+   * chunk's error. */
+  uint32_t defer_status, status_slot;
 } ps_query_args;
+
+/* Chunks of one query call whose status words wait on the device together
+ * (ps_query_args.defer_status): a call of more chunks collects them in
+ * batches of this many. */
+#define PS_QUERY_STATUS_SLOTS 64u
 
 typedef struct ps_backend_ops {
   uint32_t abi_version; /* PS_BACKEND_ABI_VERSION */
@@ -262,6 +273,20 @@ typedef struct ps_backend_ops {
   ps_status (*stage_write)(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes);
   ps_status (*stage_release)(ps_backend *be, uint32_t slot);
   ps_status (*stage_ready)(ps_backend *be, uint32_t slot);
+
+  /* Optional (ABI 1 additions): a query call that waits for the device once.
+   * mem_write_async: as mem_write, enqueued on the context's stream/queue
+   * without waiting; src stays valid and unchanged until the backend's next
+   * call that waits (mem_read, query_collect). NULL = mem_write.
+   * query_collect: waits for the work enqueued so far and copies the first
+   * n pairs of the query status array into status (2 * n words: the least
+   * corrupt row and the least overflowing row of each chunk, relative to
+   * its first row; UINT32_MAX = none), and, where acc_bytes > 0, acc_bytes
+   * of acc into acc_host, in one wait. NULL = every query call reads its
+   * chunk's status itself. */
+  ps_status (*mem_write_async)(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes);
+  ps_status (*query_collect)(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
+                             uint64_t acc_bytes);
 } ps_backend_ops;
 
 /* Staging buffers for streamed chunks: at least double buffering, so that

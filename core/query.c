@@ -354,8 +354,51 @@ static int query_run(const ps_prune_plan *plan, uint64_t r0, uint64_t rows, uint
  * over every chunk; groups: a hashed plan's group table. Progress: the rows
  * done are shown_from plus this pass's, of shown_total (a hashed plan's
  * passes add up). */
+/* Whether a call waits for the device once (ps_backend_ops.query_collect). */
+static bool query_waits_once(const ps_context *ctx) {
+  return ctx->ops->query_collect != NULL && !ps_context_internal_options(ctx)->query_wait_per_chunk;
+}
+
+/* The chunks of a call whose status words wait on the device
+ * (ps_query_args.defer_status), and what they reported so far: a corrupt
+ * code in any chunk outranks an overflow in an earlier one, as when each
+ * chunk is read at once. */
+typedef struct qdeferred {
+  uint32_t n;
+  uint64_t row_begin[PS_QUERY_STATUS_SLOTS];
+  ps_status overflow;
+  char overflow_msg[PS_ERRMSG_SIZE];
+} qdeferred;
+
+/* Waits for the device once: the deferred chunks' status words and, where
+ * acc_bytes > 0, the accumulators into acc_host. */
+static ps_status collect_deferred(ps_context *ctx, qdeferred *d, ps_devmem acc, void *acc_host, uint64_t acc_bytes) {
+  uint32_t status[2 * PS_QUERY_STATUS_SLOTS];
+  const uint32_t n = d->n;
+  d->n = 0;
+  PS_TRY(ctx->ops->query_collect(ctx->be, n, status, acc, acc_host, acc_bytes));
+  for (uint32_t k = 0; k < n; k++)
+    if (status[2 * k] != UINT32_MAX)
+      return ps_set_error(ctx, PS_ERR_CORRUPT_DATA,
+                          "row %" PRIu64 " of a column the query reads holds a code outside its range",
+                          d->row_begin[k] + status[2 * k]);
+  for (uint32_t k = 0; d->overflow == PS_OK && k < n; k++)
+    if (status[2 * k + 1] != UINT32_MAX) {
+      d->overflow = ps_set_error_buf(d->overflow_msg, sizeof d->overflow_msg, PS_ERR_OVERFLOW,
+                                     "row %" PRIu64 ": an aggregate's value does not fit %d digits",
+                                     d->row_begin[k] + status[2 * k + 1], PS_QUERY_MAX_DIGITS);
+    }
+  return PS_OK;
+}
+
+/* The chunks of one call. acc_host (acc_bytes of it): where the backend
+ * defers the chunks' status words (query_collect), the accumulators are
+ * read there with them, in the call's one wait for the device; *acc_read
+ * says whether they were. */
 static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, ps_buffer *bits, ps_buffer *acc,
-                            ps_buffer *groups, uint64_t shown_from, uint64_t shown_total) {
+                            ps_buffer *groups, uint64_t shown_from, uint64_t shown_total, void *acc_host,
+                            uint64_t acc_bytes, bool *acc_read) {
+  if (acc_read) *acc_read = false;
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
   ps_devmem preds[PS_QMAX_PREDS];
@@ -369,6 +412,11 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
   }
   ps_status overflow = PS_OK;
   char overflow_msg[PS_ERRMSG_SIZE];
+  /* One wait for the device per call (and per PS_QUERY_STATUS_SLOTS
+   * chunks), not one per chunk, where the backend can. */
+  qdeferred deferred_batch;
+  qdeferred *deferred = query_waits_once(ctx) ? &deferred_batch : NULL;
+  if (deferred) memset(deferred, 0, sizeof *deferred);
   /* Blocks the WHERE's zone maps decide: ALL FALSE ones are not run, ALL
    * TRUE ones run without the WHERE (so without reading its columns). Every
    * column the query reads must have clean zone maps, so that no block
@@ -442,7 +490,14 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
                                         [PS_AGG_MAX] = PS_QF_COUNT | PS_QF_MAX, [PS_AGG_AVG] = PS_QF_COUNT | PS_QF_SUM};
       a.agg_fields |= fields[q->kinds[i]] << (4 * i);
     }
-    ps_status st = ctx->ops->query(ctx->be, &a);
+    ps_status st = PS_OK;
+    if (deferred && deferred->n == PS_QUERY_STATUS_SLOTS) st = collect_deferred(ctx, deferred, PS_NO_MEM, NULL, 0);
+    if (deferred) {
+      a.defer_status = 1;
+      a.status_slot = deferred->n;
+      deferred->row_begin[deferred->n++] = r0;
+    }
+    if (st == PS_OK) st = ctx->ops->query(ctx->be, &a);
     ps_status released = ps_stage_end(ctx);
     if (st == PS_OK) st = released;
     if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
@@ -456,6 +511,17 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
     ps_progress(ctx, shown_from + e, shown_total);
   }
   ctx->query_run_rows = 0;
+  if (deferred) {
+    const bool read = acc && acc_host && acc_bytes;
+    ps_status st = collect_deferred(ctx, deferred, read ? acc->mem : PS_NO_MEM, read ? acc_host : NULL,
+                                    read ? acc_bytes : 0);
+    if (st == PS_OK && acc_read) *acc_read = read;
+    if (st == PS_OK && deferred->overflow != PS_OK && overflow == PS_OK) {
+      overflow = deferred->overflow;
+      memcpy(overflow_msg, deferred->overflow_msg, sizeof overflow_msg);
+    }
+    if (st != PS_OK) return st;
+  }
   if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
   return overflow;
 }
@@ -525,7 +591,7 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
     prog.group_slots = slots;
     prog.n_groups = 0;
     ctx->progress_mute += again;
-    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table, 0, 2 * q->rows);
+    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table, 0, 2 * q->rows, NULL, 0, NULL);
     ctx->progress_mute -= again;
     if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, t, table->mem, (2 * slots + 1) * sizeof *t);
     ps_buffer_destroy(table);
@@ -628,9 +694,20 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
       st = ps_set_error(ctx, st,
                         "GROUP BY: %" PRIu32 " groups' accumulators (%" PRIu64 " bytes) do not fit in device memory",
                         prog.n_groups, n_acc * sizeof *acc);
-    if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
-    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, acc_dev, table, hashed ? q->rows : 0, shown_total);
-    if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+    /* The initial values need no wait of their own: acc stays as it is until
+     * the call's last wait for the device, which reads the results into it. */
+    const bool async = st == PS_OK && query_waits_once(ctx) && ctx->ops->mem_write_async != NULL;
+    if (async)
+      st = ctx->ops->mem_write_async(ctx->be, acc_dev->mem, acc, n_acc * sizeof *acc);
+    else if (st == PS_OK)
+      st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
+    bool acc_read = false;
+    if (st == PS_OK)
+      st = run_chunks(ctx, q, &prog, bits, acc_dev, table, hashed ? q->rows : 0, shown_total, acc,
+                      n_acc * sizeof *acc, &acc_read);
+    if (st == PS_OK && !acc_read) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+    if (async && st != PS_OK) /* nothing may read acc once it is freed */
+      (void)ctx->ops->query_collect(ctx->be, 0, NULL, PS_NO_MEM, NULL, 0);
     /* the counts a kernel may leave (ps_vprog.derived_counts): the group's rows */
     for (uint64_t g = 0; st == PS_OK && prog.derived_counts && g < prog.n_groups; g++)
       for (uint32_t a = 0; a < prog.n_aggs; a++)

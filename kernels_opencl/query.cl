@@ -35,7 +35,7 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program
   B.groups = groups;
   __local ps_qacc lacc[PS_Q_LOCAL_ACCS];
   ps_q_pass1(prog, where_prog, launch, &B, get_group_id(0), (uint)get_local_id(0), (uint)get_local_size(0), lacc, part,
-             status);
+             status + 2 * launch->status_slot);
 }
 
 __kernel void ps_query_merge(ulong n_acc, ulong parts, __global const ps_qacc *part, __global ps_qacc *acc,

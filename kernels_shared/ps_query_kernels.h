@@ -110,6 +110,7 @@ typedef struct ps_qlaunch {
   ps_u64 or_right;     /* bit i: ... of an OR */
   ps_u64 has_where;    /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 span;         /* 0: work-item i takes words i, i + items, ...; else words [i * span, (i + 1) * span) */
+  ps_u64 status_slot;  /* OpenCL: the pair of the status buffer pass 1 reports into (CUDA passes its address) */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
   ps_u64 pred_offset[PS_QMAX_PREDS];

@@ -145,6 +145,8 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   L->items = items;
   L->span = ps_query_span(be->cpu, words, items);
 
+  L->status_slot = a->defer_status ? a->status_slot : 0; /* before L is uploaded */
+
   cl_mem prog_buf = NULL, where_buf = NULL, launch_buf = NULL, part = NULL;
   ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
   if (st == PS_OK) st = ps_cl_upload(be, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
@@ -156,7 +158,18 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
         clEnqueueFillBuffer(be->queue, part, &zero, 1, 0, (size_t)(n_acc * sizeof(ps_qacc)), 0, NULL, NULL);
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query table");
   }
-  if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
+  cl_mem status_buf = be->status;
+  if (st == PS_OK && a->defer_status) { /* the chunk's own pair, read by query_collect */
+    const cl_uint none = 0xFFFFFFFFu;
+    status_buf = be->qstatus;
+    const cl_int err = a->status_slot < PS_QUERY_STATUS_SLOTS
+                           ? clEnqueueFillBuffer(be->queue, be->qstatus, &none, sizeof none,
+                                                 2 * a->status_slot * sizeof none, 2 * sizeof none, 0, NULL, NULL)
+                           : CL_INVALID_VALUE;
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query status");
+  } else if (st == PS_OK) {
+    st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
+  }
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
@@ -182,7 +195,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof status_buf, &status_buf);
   if (st == PS_OK) {
     if (a->groups.handle && a->groups.offset)
       st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: group table at offset %llu",
@@ -208,8 +221,8 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     if (st == PS_OK)
       st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(flat ? (n_acc + mwg - 1) / mwg * mwg : n_acc * mwg), refused);
   }
-  cl_uint status[2] = {0, 0};
-  if (st == PS_OK && !(refused && *refused)) {
+  cl_uint status[2] = {0xFFFFFFFFu, 0xFFFFFFFFu};
+  if (st == PS_OK && !(refused && *refused) && !a->defer_status) {
     cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
   }
