@@ -89,7 +89,10 @@ double bench_memcpy_gbps(uint64_t bytes, int reps);
  * NULL; freed by bench_pinned_free. */
 void *bench_pinned_alloc(bench *b, size_t bytes);
 void bench_pinned_free(bench *b, void *p);
-/* Median GB/s of ps_buffer_write from src (bytes each; bench_host.c). */
+/* Median GB/s of ps_buffer_write from src (bytes each; bench_host.c).
+ * The median of BENCH_H2D_REPS copies after a warm-up: a median of 5 was
+ * seen to land well below the copy a streamed case then sustained. */
+#define BENCH_H2D_REPS 15
 double bench_h2d_gbps(bench *b, const void *src, uint64_t bytes, int reps);
 /* Whether the context's device is a GPU (OpenCL device type; CUDA yes). */
 int bench_device_is_gpu(bench *b);
