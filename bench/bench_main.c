@@ -28,7 +28,10 @@ static void usage(FILE *f) {
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
-          "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
+          "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, float64 columns\n"
+          "                  float_price (FOR-decimal), float_knots (ALP), float_random (ordered bits)\n"
+          "                  (floats: the three),\n"
+          "                  the queries ssb_q1_1,\n"
           "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, GROUP BY of many groups groups_date_qty,\n"
           "                  groups_price, the after-filter calls aggregate,\n"
           "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
@@ -53,6 +56,7 @@ static void usage(FILE *f) {
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
                                           "nulls", "delta_date", "ids_1pct", "ids_50pct", "small",
+                                          "float_price", "float_knots", "float_random",
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
                                           "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1", "aggregate",
                                           "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
@@ -80,6 +84,7 @@ static const struct {
     {"after", "aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"groups", "groups_date_qty,groups_price"},
+    {"floats", "float_price,float_knots,float_random"},
     {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
     {"multi", "multi_ssb_q1_1,multi_tpch_q1,multi_host_ssb_q1_1,multi_host_tpch_q1"},
     {"host", "host_lt,host_lt_pinned,host_lt_mapped,host_ssb_q1_1,host_tpch_q1"},
