@@ -30,7 +30,7 @@ static void usage(FILE *f) {
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
           "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, float64 columns\n"
           "                  float_price (FOR-decimal), float_knots (ALP), float_random (ordered bits)\n"
-          "                  (floats: the three),\n"
+          "                  and SUM(x) WHERE x < median over each (float_*_sum; floats: all six),\n"
           "                  the queries ssb_q1_1,\n"
           "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, GROUP BY of many groups groups_date_qty,\n"
           "                  groups_price, the after-filter calls aggregate,\n"
@@ -56,7 +56,8 @@ static void usage(FILE *f) {
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
                                           "nulls", "delta_date", "ids_1pct", "ids_50pct", "small",
-                                          "float_price", "float_knots", "float_random",
+                                          "float_price", "float_knots", "float_random", "float_price_sum",
+                                          "float_knots_sum", "float_random_sum",
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
                                           "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1", "aggregate",
                                           "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
@@ -84,7 +85,7 @@ static const struct {
     {"after", "aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"groups", "groups_date_qty,groups_price"},
-    {"floats", "float_price,float_knots,float_random"},
+    {"floats", "float_price,float_knots,float_random,float_price_sum,float_knots_sum,float_random_sum"},
     {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
     {"multi", "multi_ssb_q1_1,multi_tpch_q1,multi_host_ssb_q1_1,multi_host_tpch_q1"},
     {"host", "host_lt,host_lt_pinned,host_lt_mapped,host_ssb_q1_1,host_tpch_q1"},
