@@ -143,6 +143,12 @@ typedef struct ps_like_dict_args {
   ps_devmem out;          /* ceil(count / 32) words (4-byte aligned) */
 } ps_like_dict_args;
 
+/* Where a query's value is not representable (ps_query_args.fault). */
+typedef struct ps_query_fault {
+  uint64_t row; /* chunk row */
+  uint32_t agg;
+} ps_query_fault;
+
 /* One chunk of a query (ps_query_run; semantics in ps_query_program.h):
  * accumulates the chunk's selected rows into acc, which holds
  * prog->n_groups * prog->n_accs ps_qacc in device memory, already holding the
@@ -178,6 +184,15 @@ typedef struct ps_query_args {
   /* 1 when every slot is FOR-encoded (as ps_eval_args.for_only): a backend
    * may run a kernel built for FOR columns alone. */
   uint32_t for_only;
+  /* The value program's aux words (PS_VAUX_HEAD, ps_query_program.h) on the
+   * device and on the host; handle NULL (and host NULL) where no PS_VOP_FCOL
+   * reads an ALP column. */
+  ps_devmem value_aux;
+  const uint64_t *value_aux_host;
+  /* Out: where a backend returns PS_ERR_NOT_REPRESENTABLE, the smallest chunk
+   * row on which a value is not representable and the first aggregate whose
+   * value is not, there (the core words the message: it knows the columns). */
+  ps_query_fault *fault;
 } ps_query_args;
 
 typedef struct ps_backend_ops {

@@ -49,6 +49,7 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
 #define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
 /* Smallest workspace allocated: growth is by powers of two from here. */
 #define PS_CUDA_SELECT_MIN_WS ((size_t)1 << 16)
+_Static_assert(PS_Q_STATUS_WORDS * 4 <= PS_CUDA_SELECT_READ_BYTES, "a query's status words are each call's results");
 
 static const double select_pow10[19] = PS_POW10_TABLE;
 
@@ -497,6 +498,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   }
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
   if (a->groups.handle) p->bufs.groups = (uint64_t *)devptr(a->groups);
+  if (a->value_aux.handle) p->bufs.value_aux = (const uint64_t *)devptr(a->value_aux);
 
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
@@ -535,8 +537,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   if (st == PS_OK) {
     p->status = (uint32_t *)be->select_ws;
     p->part = (ps_qacc *)kernel_workspace(be);
-    st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, 8, be->stream), "cudaMemsetAsync (query status)",
-                        false);
+    st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, PS_Q_STATUS_WORDS * sizeof(uint32_t), be->stream),
+                        "cudaMemsetAsync (query status)", false);
     if (st == PS_OK && mode == PS_QMODE_GLOBAL) /* its table starts at zero (ps_q_global_merge) */
       st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->part, 0, (size_t)(n_acc * sizeof(ps_qacc)), be->stream),
                           "cudaMemsetAsync (query table)", false);
@@ -546,11 +548,11 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
                         ps_cuda_launch_query(spec, p, n_acc, parts, ps_query_merge_flat(mode, n_acc, parts),
                                              a->acc.handle ? (ps_qacc *)devptr(a->acc) : NULL, be->stream),
                         "launching the query kernels", false);
-  if (st == PS_OK) st = read_results(be, 8);
+  if (st == PS_OK) st = read_results(be, PS_Q_STATUS_WORDS * sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   ps_host_free(be->ctx, p);
   if (st != PS_OK) return st;
-  uint32_t status[2];
+  uint32_t status[PS_Q_STATUS_WORDS];
   memcpy(status, be->select_host, sizeof status);
   if (status[0] != UINT32_MAX)
     return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
@@ -559,5 +561,11 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   if (status[1] != UINT32_MAX)
     return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "cuda: row %llu: an aggregate's value does not fit %d digits",
                             (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
+  ps_query_fault fault;
+  if (ps_query_status_unrep(prog, status, &fault.row, &fault.agg)) {
+    if (a->fault) *a->fault = fault;
+    return ps_backend_error(be->ctx, PS_ERR_NOT_REPRESENTABLE, "cuda: row %llu: the value of aggregate %u",
+                            (unsigned long long)(a->row_begin + fault.row), fault.agg);
+  }
   return PS_OK;
 }

@@ -22,7 +22,7 @@
   } while (0)
 
 /* Words of the status buffer (enough for every kernel's status). */
-#define PS_CL_STATUS_WORDS 2u
+#define PS_CL_STATUS_WORDS PS_Q_STATUS_WORDS /* the most a kernel uses: a query's */
 
 /* Built programs kept per context (core/kcache.h): the generic one, programs
  * specialized for one filter shape and the single-range fast path's
