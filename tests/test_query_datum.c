@@ -8,10 +8,16 @@
  * float columns rounded once (ps_query_exact_double: sum * 2^unit / count to
  * the nearest double, ties to even, subnormals and overflow as IEEE rounds)
  * against strtod of the exact decimal, for random sums, units and counts
- * and for ties.
+ * and for ties. And the kernels' PS_VOP_FCOL (ps_q_fcol of
+ * kernels_shared/ps_query_kernels.h, compiled here as C) against the host's
+ * decode (core/float_map.c) and exact units written out here: ALP grid
+ * values at every (e, f) of float64 and float32 (the factor tables' bits),
+ * the ordered bits of both, and the window's edges (a bit below the unit,
+ * 2^126 units, infinities).
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include "harness.h"
 
 #include "query.h"
+#include "ps_query_kernels.h"
 
 /* strtod of the exact decimal text of v / 10^scale. */
 static double oracle(ps_i128 v, uint32_t scale) {
@@ -166,6 +173,90 @@ static void check_exact_doubles(void) {
   }
 }
 
+/* x in units of 2^unit, exactly (frexp and integer steps), or false where
+ * it is not an integer below 2^126 in magnitude. */
+static bool units_of(double x, int unit, ps_i128 *out) {
+  if (!isfinite(x)) return false;
+  *out = 0;
+  if (x == 0) return true;
+  int ex;
+  ps_i128 m = (ps_i128)ldexp(frexp(fabs(x), &ex), 53);
+  for (ex -= 53; ex < unit; ex++) {
+    if (m % 2) return false;
+    m /= 2;
+  }
+  for (; ex > unit; ex--)
+    if ((m *= 2) >= (ps_i128)1 << 126) return false;
+  if (m >= (ps_i128)1 << 126) return false;
+  *out = x < 0 ? -m : m;
+  return true;
+}
+
+static void one_fcol(uint64_t lo, uint64_t ref, uint64_t code, double x, const char *what) {
+  uint64_t aux[PS_VAUX_HEAD] = {0}; /* every slot's table empty */
+  aux[0] = PS_VAUX_HEAD;
+  int unrep = 0;
+  const ps_q128 got = ps_q_fcol(lo, ref, aux, 0, code, &unrep);
+  ps_i128 want = 0;
+  const bool ok = units_of(x, (int)PS_VF_UNIT(lo), &want);
+  const ps_i128 g = (ps_i128)(((ps_u128)got.hi << 64) | got.lo);
+  CHECKF(ok ? !unrep && g == want : unrep != 0, "%s: code %" PRIu64 " (%.17g) at unit %d: unrep %d", what, code, x,
+         (int)PS_VF_UNIT(lo), unrep);
+}
+
+static void check_fcol(void) {
+  th_case("ps_q_fcol");
+  ps_fmap m;
+  memset(&m, 0, sizeof m);
+  m.map = PS_FLOAT_MAP_ALP;
+  m.rank_bits = 1; /* codes 2k: grid steps, no table search */
+  for (int f32 = 0; f32 < 2; f32++) {
+    m.f32 = f32;
+    for (uint32_t e = 0; e <= (f32 ? 10u : 18u); e++)
+      for (uint32_t f = 0; f <= e; f++)
+        for (int t = 0; t < 40; t++) {
+          const int64_t lim = f32 ? (int64_t)1 << 24 : (int64_t)1 << 53;
+          const int64_t k = (int64_t)th_below(&th.rng, (uint64_t)(2 * lim + 1)) - lim;
+          m.e = e, m.f = f, m.ref = (uint64_t)(k - 3);
+          const double x = ps_fmap_decode(&m, 6); /* step 3: k */
+          one_fcol(PS_VF_MAKE(PS_VF_ALP, f32, e, f, 1, f32 ? -149 : -1074), m.ref, 6, x, "ALP grid");
+        }
+  }
+  m.map = PS_FLOAT_MAP_BITS;
+  m.rank_bits = 0;
+  for (int f32 = 0; f32 < 2; f32++) {
+    m.f32 = f32;
+    for (int t = 0; t < 20000; t++) {
+      uint64_t o = th_u64(&th.rng);
+      if (f32) o = (uint32_t)o;
+      m.ref = o & ~(uint64_t)0xFF, m.e = m.f = 0;
+      const uint64_t code = o & 0xFF;
+      const double x = ps_fmap_decode(&m, code);
+      if (isnan(x)) continue;
+      const int unit = (int)th_below(&th.rng, 2100) - 1100;
+      one_fcol(PS_VF_MAKE(PS_VF_BITS, f32, 0, 0, 0, unit), m.ref, code, x, "bits");
+    }
+  }
+  /* the window's edges */
+  int unrep = 0;
+  ps_q128 v = ps_q_units(1, -126, 0, -125, &unrep);
+  CHECK(unrep); /* 2^-126 in units of 2^-125 */
+  unrep = 0;
+  v = ps_q_units(((uint64_t)1 << 53) - 1, 73, 1, 0, &unrep); /* -(2^53 - 1) * 2^73 < 2^126 units */
+  CHECK(!unrep && v.hi == (uint64_t)0 - ((((uint64_t)1 << 53) - 1) << 9) && v.lo == 0);
+  v = ps_q_units((uint64_t)1 << 52, 74, 0, 0, &unrep); /* 2^126 */
+  CHECK(unrep);
+  unrep = 0;
+  v = ps_q_f64_units(0x7FF0000000000000ull, 0, &unrep);
+  CHECK(unrep && v.lo == 0 && v.hi == 0);
+  unrep = 0;
+  v = ps_q_f32_units(0xFF800000u, 0, &unrep);
+  CHECK(unrep);
+  unrep = 0;
+  v = ps_q_f64_units(0x8000000000000000ull, 5, &unrep); /* -0.0: +0 units */
+  CHECK(!unrep && v.lo == 0 && v.hi == 0);
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "query_datum");
   const ps_i128 p53 = (ps_i128)1 << 53;
@@ -186,5 +277,6 @@ int main(int argc, char **argv) {
     one(v, (uint32_t)th_below(&th.rng, PS_QUERY_MAX_SCALE + 1));
   }
   check_exact_doubles();
+  check_fcol();
   return th_finish();
 }
