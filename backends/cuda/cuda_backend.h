@@ -37,7 +37,7 @@ struct ps_backend {
   void *ids_state;
   size_t ids_state_bytes;
   uint32_t ids_ready;
-  /* Queries' deferred status words (ps_query_args.defer_status): a pair per
+  /* Queries' deferred status words (ps_query_args.defer_status): a slot per
    * chunk on the device, and a pinned host copy query_collect reads them
    * into; made on the first deferred chunk. */
   uint32_t *qstatus;

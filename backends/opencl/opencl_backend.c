@@ -306,7 +306,7 @@ static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateCommandQueue", be->device_name);
   PS_CL_TRY(create_buffer(be, 16, "placeholder for unused kernel arguments", &be->dummy));
   PS_CL_TRY(create_buffer(be, PS_CL_STATUS_WORDS * sizeof(cl_uint), "status words", &be->status));
-  PS_CL_TRY(create_buffer(be, 2 * PS_QUERY_STATUS_SLOTS * sizeof(cl_uint), "query status words", &be->qstatus));
+  PS_CL_TRY(create_buffer(be, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(cl_uint), "query status words", &be->qstatus));
   return PS_OK;
 }
 
@@ -381,7 +381,7 @@ static ps_status opencl_query_collect(ps_backend *be, uint32_t n, uint32_t *stat
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: %u status pairs to collect", n);
   cl_int err = CL_SUCCESS;
   if (n)
-    err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_FALSE, 0, 2 * n * sizeof(cl_uint), status, 0, NULL, NULL);
+    err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_FALSE, 0, (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint), status, 0, NULL, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
   if (acc_bytes)
     err = clEnqueueReadBuffer(be->queue, (cl_mem)acc.handle, CL_FALSE, (size_t)acc.offset, (size_t)acc_bytes, acc_host,

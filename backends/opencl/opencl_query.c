@@ -164,11 +164,12 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     status_buf = be->qstatus;
     const cl_int err = a->status_slot < PS_QUERY_STATUS_SLOTS
                            ? clEnqueueFillBuffer(be->queue, be->qstatus, &none, sizeof none,
-                                                 2 * a->status_slot * sizeof none, 2 * sizeof none, 0, NULL, NULL)
+                                                 (size_t)PS_Q_STATUS_WORDS * a->status_slot * sizeof none,
+                                                 PS_Q_STATUS_WORDS * sizeof none, 0, NULL, NULL)
                            : CL_INVALID_VALUE;
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query status");
   } else if (st == PS_OK) {
-    st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
+    st = ps_cl_reset_status(be, 0xFFFFFFFFu, PS_Q_STATUS_WORDS);
   }
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
@@ -203,6 +204,13 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     cl_mem m = or_dummy(be, a->groups);
     if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
+  if (st == PS_OK) {
+    if (a->value_aux.handle && a->value_aux.offset)
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: value aux words at offset %llu",
+                            (unsigned long long)a->value_aux.offset);
+    cl_mem m = or_dummy(be, a->value_aux);
+    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
   if (st == PS_OK) st = launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global, refused);
   if (st == PS_OK && !(refused && *refused) && L->mode != PS_QMODE_KEYS) { /* pass 2 (the keys pass has none) */
     cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
@@ -221,7 +229,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     if (st == PS_OK)
       st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(flat ? (n_acc + mwg - 1) / mwg * mwg : n_acc * mwg), refused);
   }
-  cl_uint status[2] = {0xFFFFFFFFu, 0xFFFFFFFFu};
+  cl_uint status[PS_Q_STATUS_WORDS] = {0};
   if (st == PS_OK && !(refused && *refused) && !a->defer_status) {
     cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
@@ -229,13 +237,19 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   if (prog_buf) clReleaseMemObject(prog_buf);
   if (where_buf) clReleaseMemObject(where_buf);
   if (launch_buf) clReleaseMemObject(launch_buf);
-  if (st != PS_OK || (refused && *refused)) return st;
+  if (st != PS_OK || (refused && *refused) || a->defer_status) return st;
   if (status[0] != 0xFFFFFFFFu)
     return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %llu of a column the query reads holds a code outside its range",
                             (unsigned long long)(a->row_begin + status[0]));
   if (status[1] != 0xFFFFFFFFu)
     return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %llu: an aggregate's value does not fit %d digits",
                             (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
+  ps_query_fault fault;
+  if (ps_query_status_unrep(p, status, &fault.row, &fault.agg)) {
+    if (a->fault) *a->fault = fault;
+    return ps_backend_error(be->ctx, PS_ERR_NOT_REPRESENTABLE, "row %llu: the value of aggregate %u",
+                            (unsigned long long)(a->row_begin + fault.row), fault.agg);
+  }
   return PS_OK;
 }
 
@@ -280,6 +294,12 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
         return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                                 "OpenCL: the device has no double precision (cl_khr_fp64) for a float comparison");
   }
+  for (uint32_t i = 0; i < p->n_insns; i++)
+    if (p->insns[i].op == PS_VOP_FCOL && PS_VF_MAP(p->insns[i].lo) == PS_VF_ALP && !PS_VF_F32(p->insns[i].lo) &&
+        !be->has_fp64)
+      return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                              "OpenCL: the device has no double precision (cl_khr_fp64) for the sum of a float64 "
+                              "ALP column (its values are two double products)");
   for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
     if (L.data_offset[i] % 4 == 0) L.data_aligned |= (uint64_t)1 << i; /* cl_mem bases are aligned */
