@@ -8,6 +8,7 @@
 
 #include "ps_query_kernels.h" /* ps_q_group_hash: the group table's layout */
 #include "query.h"
+#include "query_policy.h" /* ps_query_status_unrep */
 
 _Static_assert(sizeof(ps_vinsn) == 24, "ps_vinsn layout");
 _Static_assert(sizeof(ps_vagg) == 8, "ps_vagg layout");
