@@ -89,7 +89,10 @@ double bench_memcpy_gbps(uint64_t bytes, int reps);
  * NULL; freed by bench_pinned_free. */
 void *bench_pinned_alloc(bench *b, size_t bytes);
 void bench_pinned_free(bench *b, void *p);
-/* Median GB/s of ps_buffer_write from src (bytes each; bench_host.c). */
+/* Median GB/s of ps_buffer_write from src (bytes each; bench_host.c).
+ * The median of BENCH_H2D_REPS copies after a warm-up: a median of 5 was
+ * seen to land well below the copy a streamed case then sustained. */
+#define BENCH_H2D_REPS 15
 double bench_h2d_gbps(bench *b, const void *src, uint64_t bytes, int reps);
 /* Whether the context's device is a GPU (OpenCL device type; CUDA yes). */
 int bench_device_is_gpu(bench *b);
@@ -106,6 +109,7 @@ typedef struct bench_col {
   ps_buffer *validity;   /* NULL = no nulls */
   const ps_dict_desc *dict; /* non-NULL: a dictionary column (desc = its codes) */
   ps_column *col;
+  ps_float_exception *exceptions; /* a float column's exception table (desc.exceptions), owned */
 } bench_col;
 
 /* Random packed codes over all 2^w values (code_limit 0) or uniform in
@@ -119,6 +123,15 @@ void bench_col_destroy(bench_col *c);
  * them (yyyymmdd, orders of 1..7 lines, uniform over dbgen's date range),
  * sorted: a date-sorted lineorder. */
 ps_status bench_col_sorted_dates(bench *b, uint64_t n, bench_col *out);
+/* A float64 column of n values drawn as real data looks (docs/float-encoding.md),
+ * encoded as ps_encode_for picks it (a negative scale):
+ *   BENCH_FLOAT_PRICE  k / 100 for k uniform in [100, 10^7): FOR-decimal
+ *   BENCH_FLOAT_KNOTS  wind speeds as a weather table holds them, k * 1.15078
+ *                      (knots to mph) for k in [0, 60): ALP
+ *   BENCH_FLOAT_RANDOM uniform doubles in [0, 1000) with full mantissas: ordered bits
+ * *median: the median value (the `x < median` literal). */
+enum { BENCH_FLOAT_PRICE, BENCH_FLOAT_KNOTS, BENCH_FLOAT_RANDOM };
+ps_status bench_col_floats(bench *b, int kind, uint64_t n, bench_col *out, double *median);
 /* Rows [r0, r0+rows) of c (r0 a multiple of 32) as a column on ctx, built
  * from the device bytes read back. */
 ps_status bench_col_slice(bench *b, const bench_col *c, ps_context *ctx, uint64_t r0, uint64_t rows,

@@ -396,9 +396,13 @@ static void run_case(bench *b, const case_def *c) {
     res->bytes = in_bytes;
     if (c->out == OUT_BITMAP) res->bytes += (double)ceil_div(n, 8);
     if (c->out == OUT_IDS) res->bytes += 4.0 * (double)res->count;
-    int delta = 0;
+    int delta = 0, floats = 0;
     for (int i = 0; i < c->ncols; i++) delta |= c->cols[i]->desc.encoding == PS_ENCODING_DELTA;
-    if (dev_bitmap && !delta) run_naive(b, c, &r, dev_bitmap, res);
+    /* The naive run gathers values into a column of codes of the type's
+     * width; a float column's values are no such codes. */
+    for (int i = 0; i < c->ncols; i++)
+      floats |= c->cols[i]->desc.type == PS_TYPE_FLOAT64 || c->cols[i]->desc.type == PS_TYPE_FLOAT32;
+    if (dev_bitmap && !delta && !floats) run_naive(b, c, &r, dev_bitmap, res);
     if (delta) /* the naive run decodes through a gather, which reads FOR columns only */
       snprintf(res->note + strlen(res->note), sizeof res->note - strlen(res->note), "%sover the DELTA bytes",
                res->note[0] ? "; " : "");
@@ -543,6 +547,103 @@ static void print_result(const bench *b, const bench_result *r) {
   fflush(stdout);
 }
 
+/* ---- SUM of a float column ---- */
+
+typedef struct fsum {
+  ps_context *ctx;
+  ps_query *query;
+  ps_query_result *last;
+} fsum;
+
+static ps_status fsum_prepare(ps_context *ctx, ps_column *col, double below, fsum *f, ps_expr **where,
+                              ps_value **value) {
+  memset(f, 0, sizeof *f);
+  f->ctx = ctx;
+  ps_status st = ps_expr_compare(ctx, col, PS_LT, ps_lit_float(below), where);
+  if (st == PS_OK) st = ps_value_column(ctx, col, value);
+  ps_agg aggs[2];
+  memset(aggs, 0, sizeof aggs);
+  aggs[0].kind = PS_AGG_SUM;
+  aggs[0].value = *value;
+  aggs[1].kind = PS_AGG_COUNT_STAR;
+  ps_query_desc d;
+  ps_query_desc_init(&d);
+  d.rows = ps_column_rows(col);
+  d.where = *where;
+  d.aggs = aggs;
+  d.n_aggs = 2;
+  if (st == PS_OK) st = ps_query_create(ctx, &d, &f->query);
+  return st;
+}
+
+static ps_status fsum_once(void *arg) {
+  fsum *f = arg;
+  ps_query_result_destroy(f->last);
+  f->last = NULL;
+  return ps_query_run(f->ctx, f->query, &f->last);
+}
+
+/* SUM(x) and COUNT(*) WHERE x < median over a float column: timed on the
+ * bench's device, checked against the reference backend's result bit for
+ * bit (the sum, its double and the count). */
+static void float_sum_case(bench *b, const char *name, bench_col *c0, double median) {
+  if (b->n_results >= BENCH_MAX_CASES) return;
+  bench_result *res = &b->results[b->n_results++];
+  memset(res, 0, sizeof *res);
+  snprintf(res->name, sizeof res->name, "%s", name);
+  res->rows = c0->desc.n;
+  res->width = (int)c0->desc.width;
+  res->bytes = (double)c0->desc.data_size;
+  res->check = "FAIL";
+  fsum dev, ref;
+  ps_expr *dw = NULL, *rw = NULL;
+  ps_value *dv = NULL, *rv = NULL;
+  ps_column *rcol = NULL;
+  ps_status st = fsum_prepare(b->ctx, c0->col, median, &dev, &dw, &dv);
+  if (st == PS_OK) {
+    st = fsum_once(&dev); /* the first run may build the query's kernel */
+    ps_context_wait_builds(b->ctx, 0);
+  }
+  if (st == PS_OK) st = bench_time(b, fsum_once, &dev, &res->t);
+  if (st != PS_OK) {
+    const char *m = ps_context_last_error(b->ctx);
+    res->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
+    snprintf(res->note, sizeof res->note, "%s", m && m[0] ? m : ps_status_name(st));
+    memset(&res->t, 0, sizeof res->t);
+  } else {
+    ps_status rs = bench_col_slice(b, c0, b->ref, 0, c0->desc.n, &rcol);
+    if (rs == PS_OK) rs = fsum_prepare(b->ref, rcol, median, &ref, &rw, &rv);
+    if (rs == PS_OK) rs = fsum_once(&ref);
+    ps_datum ds, rsum, dc, rc;
+    if (rs == PS_OK) rs = ps_query_result_value(dev.last, 0, 0, &ds);
+    if (rs == PS_OK) rs = ps_query_result_value(ref.last, 0, 0, &rsum);
+    if (rs == PS_OK) rs = ps_query_result_value(dev.last, 0, 1, &dc);
+    if (rs == PS_OK) rs = ps_query_result_value(ref.last, 0, 1, &rc);
+    if (rs != PS_OK) {
+      snprintf(res->note, sizeof res->note, "reference run failed: %s", ps_context_last_error(b->ref));
+    } else {
+      const int same = ds.is_null == rsum.is_null && ds.scale == rsum.scale && ds.lo == rsum.lo &&
+                       ds.hi == rsum.hi && memcmp(&ds.as_double, &rsum.as_double, sizeof(double)) == 0 &&
+                       dc.lo == rc.lo && dc.hi == rc.hi;
+      res->check = same ? "ok" : "FAIL";
+      res->count = dc.lo;
+      res->selectivity = res->rows ? (double)dc.lo / (double)res->rows : 0;
+      snprintf(res->note, sizeof res->note, "%sSUM %.17g over %" PRIu64 " rows", same ? "" : "differs from the reference: ",
+               ds.as_double, dc.lo);
+    }
+    ps_query_result_destroy(ref.last);
+    ps_query_destroy(ref.query);
+    ps_expr_destroy(rw);
+    ps_value_destroy(rv);
+    ps_column_destroy(rcol);
+  }
+  ps_query_result_destroy(dev.last);
+  ps_query_destroy(dev.query);
+  ps_expr_destroy(dw);
+  ps_value_destroy(dv);
+  print_result(b, res);
+}
+
 void bench_run_all(bench *b) {
   static const uint32_t widths[] = {1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64};
   const uint64_t n = b->rows;
@@ -680,6 +781,42 @@ void bench_run_all(bench *b) {
     } else {
       col_failed(b, "nulls", st);
     }
+  }
+
+  /* float64 columns as real data holds them, x < median: FOR-decimal
+   * prices, ALP wind speeds, random doubles in ordered bits; the note gives
+   * the bits a value takes against a plain double's 64. */
+  static const struct {
+    const char *name;
+    int kind;
+    const char *sum;
+  } floats[] = {{"float_price", BENCH_FLOAT_PRICE, "float_price_sum"},
+                {"float_knots", BENCH_FLOAT_KNOTS, "float_knots_sum"},
+                {"float_random", BENCH_FLOAT_RANDOM, "float_random_sum"}};
+  for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) {
+    if (!wanted(b, floats[i].name) && !wanted(b, floats[i].sum)) continue;
+    static cmp_arg a[3];
+    double median = 0;
+    if ((st = bench_col_floats(b, floats[i].kind, n, &c0, &median)) != PS_OK) {
+      col_failed(b, floats[i].name, st);
+      continue;
+    }
+    a[i].op = PS_LT;
+    a[i].lit = ps_lit_float(median);
+    case_def c = {floats[i].name, OUT_BITMAP, 1, {&c0}, build_cmp, &a[i]};
+    if (wanted(b, floats[i].name)) run_case(b, &c);
+    if (wanted(b, floats[i].name) && b->n_results && !strcmp(b->results[b->n_results - 1].name, floats[i].name)) {
+      bench_result *res = &b->results[b->n_results - 1];
+      static const char *const maps[] = {"FOR-decimal", "ALP", "ordered bits"};
+      const double bits = 8.0 * (double)c0.desc.data_size / (double)(n ? n : 1);
+      const size_t l = strlen(res->note);
+      snprintf(res->note + l, sizeof res->note - l, "%s%s, %.2f bits a value (%.1f%% of a double)%s",
+               l ? "; " : "", c0.desc.float_map < 3 ? maps[c0.desc.float_map] : "?", bits, 100.0 * bits / 64.0,
+               c0.desc.exceptions_count ? ", with exceptions" : "");
+      printf("          %s: %s\n", floats[i].name, res->note);
+    }
+    if (wanted(b, floats[i].sum)) float_sum_case(b, floats[i].sum, &c0, median);
+    bench_col_destroy(&c0);
   }
 
   if (wanted(b, "ids_1pct") || wanted(b, "ids_50pct")) {

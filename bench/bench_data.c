@@ -149,8 +149,66 @@ void bench_col_destroy(bench_col *c) {
   ps_column_destroy(c->col);
   ps_buffer_destroy(c->data);
   ps_buffer_destroy(c->validity);
+  free(c->exceptions);
   c->col = NULL;
   c->data = c->validity = NULL;
+  c->exceptions = NULL;
+  c->desc.exceptions = NULL;
+}
+
+static int cmp_double_asc(const void *x, const void *y) {
+  const double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+ps_status bench_col_floats(bench *b, int kind, uint64_t n, bench_col *out, double *median) {
+  memset(out, 0, sizeof *out);
+  double *v = malloc((size_t)n * 8 + 8), *sorted = malloc((size_t)n * 8 + 8);
+  if (!v || !sorted) {
+    free(v);
+    free(sorted);
+    return PS_ERR_OUT_OF_MEMORY;
+  }
+  uint64_t rng = b->seed ^ UINT64_C(0xf10a7) ^ (uint64_t)kind;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint64_t r = bench_rand(&rng);
+    if (kind == BENCH_FLOAT_PRICE)
+      v[i] = (double)(100 + (r >> 11) % 9999900) / 100.0;
+    else if (kind == BENCH_FLOAT_KNOTS)
+      v[i] = (double)((r >> 11) % 60) * 1.15078;
+    else
+      v[i] = (double)(r >> 11) * 0x1p-53 * 1000.0;
+  }
+  memcpy(sorted, v, (size_t)n * 8);
+  qsort(sorted, (size_t)n, 8, cmp_double_asc);
+  *median = n ? sorted[n / 2] : 0.0;
+  free(sorted);
+  ps_plain p = {PS_TYPE_FLOAT64, v, n, NULL};
+  ps_encoded e;
+  char err[256];
+  ps_status st = ps_encode_for(&p, 0, -1, 0, NULL, err, sizeof err, &e);
+  free(v);
+  if (st != PS_OK) {
+    fprintf(stderr, "bench: float column: %s\n", err);
+    return st;
+  }
+  out->desc = e.desc;
+  out->desc.data = NULL;
+  if (e.desc.exceptions_count) { /* the table lies in e's data, freed below */
+    out->exceptions = malloc((size_t)e.desc.exceptions_count * sizeof *out->exceptions);
+    if (!out->exceptions) st = PS_ERR_OUT_OF_MEMORY;
+    if (st == PS_OK)
+      memcpy(out->exceptions, e.desc.exceptions, (size_t)e.desc.exceptions_count * sizeof *out->exceptions);
+    out->desc.exceptions = out->exceptions;
+  }
+  if (st == PS_OK) st = ps_buffer_create(b->ctx, e.desc.data_size, &out->data);
+  if (st == PS_OK) st = ps_buffer_write(b->ctx, out->data, 0, e.data, e.desc.data_size);
+  if (st == PS_OK) st = ps_column_create_for_device(b->ctx, &out->desc, out->data, 0, NULL, 0, &out->col);
+  memset(&out->desc.zones, 0, sizeof out->desc.zones); /* in e's memory; the column has copied them */
+  if (st != PS_OK) fprintf(stderr, "bench: float column: %s\n", ps_context_last_error(b->ctx));
+  ps_encoded_destroy(&e);
+  if (st != PS_OK) bench_col_destroy(out);
+  return st;
 }
 
 /* A DELTA column's rows [r0, r0 + rows), decoded on the host and encoded as

@@ -132,7 +132,7 @@ static void mapped_case(bench *b, const uint8_t *data, uint64_t n, uint64_t expe
     snprintf(res->note, sizeof res->note, "cannot write and map %.150s (set TMPDIR)", path);
     bench_print_result(b, res);
   } else {
-    const double gbps = bench_h2d_gbps(b, map, copy_bytes, 5);
+    const double gbps = bench_h2d_gbps(b, map, copy_bytes, BENCH_H2D_REPS);
     host_case(b, "host_lt_mapped", (uint8_t *)map, n, expect, gbps, "mapped-file");
     munmap(map, size);
   }
@@ -182,7 +182,7 @@ void bench_run_host(bench *b) {
   printf("\n");
   bench_print_header(b);
   if (named(b, "host_lt")) {
-    const double pageable = bench_h2d_gbps(b, data, copy_bytes, 5);
+    const double pageable = bench_h2d_gbps(b, data, copy_bytes, BENCH_H2D_REPS);
     host_case(b, "host_lt", data, n, device_count, pageable, "pageable");
   }
   if (named(b, "host_lt_mapped")) mapped_case(b, data, n, device_count, copy_bytes);
@@ -197,7 +197,7 @@ void bench_run_host(bench *b) {
       bench_print_result(b, res);
     } else {
       memcpy(pinned, data, (size_t)(n * 2));
-      const double gbps = bench_h2d_gbps(b, pinned, copy_bytes, 5);
+      const double gbps = bench_h2d_gbps(b, pinned, copy_bytes, BENCH_H2D_REPS);
       host_case(b, "host_lt_pinned", pinned, n, device_count, gbps, "pinned");
       bench_pinned_free(b, pinned);
     }

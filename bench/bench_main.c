@@ -28,7 +28,10 @@ static void usage(FILE *f) {
           "  --reps K        timed repetitions per case after warm-up (median, min, max)\n"
           "  --json FILE     also write the results as JSON\n"
           "  --cases LIST    comma-separated: lt,lt_count,between,tree,colcol,like_contains,\n"
-          "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, the queries ssb_q1_1,\n"
+          "                  like_prefix,nulls,delta_date,ids_1pct,ids_50pct,small, float64 columns\n"
+          "                  float_price (FOR-decimal), float_knots (ALP), float_random (ordered bits)\n"
+          "                  and SUM(x) WHERE x < median over each (float_*_sum; floats: all six),\n"
+          "                  the queries ssb_q1_1,\n"
           "                  ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1, GROUP BY of many groups groups_date_qty,\n"
           "                  groups_price, the after-filter calls aggregate,\n"
           "                  aggregate_sel,gather_1pct,refine,mask,row_ids, and on CUDA\n"
@@ -46,11 +49,15 @@ static void usage(FILE *f) {
           "  --seed S        random seed (default 1)\n"
           "  --sample N      rows compared with the reference at the head and at the tail\n"
           "  --query-specialize auto|0|1  query kernels compiled per query: by chunk size (default),\n"
-          "                  never (the generic kernel), always (the library's internal option)\n");
+          "                  never (the generic kernel), always (the library's internal option)\n"
+          "  --query-wait-per-chunk  each query chunk's status read back in its own wait, not one\n"
+          "                  wait per call (the library's internal option; for before/after runs)\n");
 }
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
                                           "nulls", "delta_date", "ids_1pct", "ids_50pct", "small",
+                                          "float_price", "float_knots", "float_random", "float_price_sum",
+                                          "float_knots_sum", "float_random_sum",
                                           /* over lineorder and lineitem (bench_query.c, bench_after.c) */
                                           "ssb_q1_1", "ssb_q1_2", "ssb_q1_3", "tpch_q6", "tpch_q1", "aggregate",
                                           "aggregate_sel", "gather_1pct", "refine", "mask", "row_ids",
@@ -78,6 +85,7 @@ static const struct {
     {"after", "aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"tables", "ssb_q1_1,ssb_q1_2,ssb_q1_3,tpch_q6,tpch_q1,aggregate,aggregate_sel,gather_1pct,refine,mask,row_ids"},
     {"groups", "groups_date_qty,groups_price"},
+    {"floats", "float_price,float_knots,float_random,float_price_sum,float_knots_sum,float_random_sum"},
     {"zones", "zones_ssb_q1_1,zones_ssb_q1_2,zones_ssb_q1_3,zones_tpch_q6,zones_range_1pct"},
     {"multi", "multi_ssb_q1_1,multi_tpch_q1,multi_host_ssb_q1_1,multi_host_tpch_q1"},
     {"host", "host_lt,host_lt_pinned,host_lt_mapped,host_ssb_q1_1,host_tpch_q1"},
@@ -214,7 +222,7 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
-  int query_specialize = PS_OPT_AUTO;
+  int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0;
   int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -228,6 +236,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--strict") == 0) {
       strict = 1;
+      continue;
+    }
+    if (strcmp(a, "--query-wait-per-chunk") == 0) {
+      query_wait_per_chunk = 1;
       continue;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -305,10 +317,11 @@ int main(int argc, char **argv) {
     ps_context_destroy(b.ctx);
     return 2;
   }
-  if (query_specialize != PS_OPT_AUTO) { /* before/after runs of the query specialization */
+  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk) { /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
     io.query_specialize = query_specialize;
+    io.query_wait_per_chunk = query_wait_per_chunk;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));
       return 2;

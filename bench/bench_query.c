@@ -752,7 +752,7 @@ void bench_run_multi(bench *b, bench_tables *t) {
     }
     if (st == PS_OK && single && pinned && pinned_gbps < 0) {
       const uint64_t size = tc[nc - 1]->desc.data_size, cap = UINT64_C(256) << 20;
-      pinned_gbps = bench_h2d_gbps(b, mem[nc - 1], size < cap ? size : cap, 5);
+      pinned_gbps = bench_h2d_gbps(b, mem[nc - 1], size < cap ? size : cap, BENCH_H2D_REPS);
     }
     if (st == PS_OK && single) {
       char why[160] = "";

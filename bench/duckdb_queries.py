@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """DuckDB on the query cases of packscan_bench (ssb_q1_1..3, tpch_q6,
 tpch_q1, and with --groups the GROUP BY cases of many groups
-groups_date_qty and groups_price): the same columns with the same distributions (dask_compare.py's
+groups_date_qty and groups_price; with --floats the float cases
+float_*_sum and the filters float_* as counts): the same columns with the same distributions (dask_compare.py's
 numpy generators, after bench/bench_tables.c: SSB lineorder as int32, TPC-H
 lineitem with decimal(15,2) columns and date32 ship dates), loaded once into
 DuckDB's own in-memory tables, each query timed as a whole (median wall
@@ -44,9 +45,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--groups", action="store_true", help="also the GROUP BY cases of many groups")
     ap.add_argument("--only-groups", action="store_true", help="the GROUP BY cases alone")
+    ap.add_argument("--floats", action="store_true",
+                    help="the float64 cases alone: x < median counted, and SUM(x) WHERE x < median")
     args = ap.parse_args()
     import duckdb
 
+    if args.floats:
+        return floats(args, duckdb)
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
     lineorder, lineitem = dc.lineorder(rng, args.rows), dc.lineitem(rng, args.rows)
@@ -78,6 +83,45 @@ def main():
             times.append((time.perf_counter() - t) * 1e3)
         print(f"{name:15s} {statistics.median(times):10.2f} ms  (min {min(times):.2f}, max {max(times):.2f}; "
               f"{rows} rows)")
+
+
+def float_columns(rng, n):
+    """bench_data.c's bench_col_floats distributions (not its rows): prices
+    k / 100, wind speeds k * 1.15078 (knots to mph, k < 60), uniform doubles
+    in [0, 1000) with full mantissas."""
+    return {
+        "price": rng.integers(100, 10_000_000, n, dtype=np.int64) / 100.0,
+        "knots": rng.integers(0, 60, n, dtype=np.int64) * 1.15078,
+        "random": (rng.integers(0, 1 << 53, n, dtype=np.int64) * 2.0**-53) * 1000.0,
+    }
+
+
+def timed(con, sql, reps):
+    con.sql(sql).fetchall()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        out = con.sql(sql).fetchall()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times), min(times), max(times), out
+
+
+def floats(args, duckdb):
+    import pyarrow as pa
+
+    rng = np.random.default_rng(args.seed)
+    cols = float_columns(rng, args.rows)
+    con = duckdb.connect()
+    con.execute(f"SET threads = {args.threads}")
+    con.register("f_arrow", pa.table(cols))
+    con.execute("CREATE TABLE floats AS SELECT * FROM f_arrow")
+    print(f"duckdb {duckdb.__version__}, {args.threads} threads, {args.rows} rows of DOUBLE")
+    for name, values in cols.items():
+        median = float(np.sort(values)[len(values) // 2])
+        for case, sql in ((f"float_{name}", f"SELECT COUNT(*) FROM floats WHERE {name} < {median!r}"),
+                          (f"float_{name}_sum", f"SELECT SUM({name}), COUNT(*) FROM floats WHERE {name} < {median!r}")):
+            med, lo, hi, out = timed(con, sql, args.reps)
+            print(f"{case:17s} {med:10.2f} ms  (min {lo:.2f}, max {hi:.2f}; {out[0]})")
 
 
 if __name__ == "__main__":

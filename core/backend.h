@@ -143,6 +143,12 @@ typedef struct ps_like_dict_args {
   ps_devmem out;          /* ceil(count / 32) words (4-byte aligned) */
 } ps_like_dict_args;
 
+/* Where a query's value is not representable (ps_query_args.fault). */
+typedef struct ps_query_fault {
+  uint64_t row; /* chunk row */
+  uint32_t agg;
+} ps_query_fault;
+
 /* One chunk of a query (ps_query_run; semantics in ps_query_program.h):
  * accumulates the chunk's selected rows into acc, which holds
  * prog->n_groups * prog->n_accs ps_qacc in device memory, already holding the
@@ -178,7 +184,27 @@ typedef struct ps_query_args {
   /* 1 when every slot is FOR-encoded (as ps_eval_args.for_only): a backend
    * may run a kernel built for FOR columns alone. */
   uint32_t for_only;
+  /* The value program's aux words (PS_VAUX_HEAD, ps_query_program.h) on the
+   * device and on the host; handle NULL (and host NULL) where no PS_VOP_FCOL
+   * reads an ALP column. */
+  ps_devmem value_aux;
+  const uint64_t *value_aux_host;
+  /* Out: where a backend returns PS_ERR_NOT_REPRESENTABLE, the smallest chunk
+   * row on which a value is not representable and the first aggregate whose
+   * value is not, there (the core words the message: it knows the columns). */
+  ps_query_fault *fault;
+  /* 1 (only where the backend has query_collect): the chunk's status words
+   * (PS_Q_STATUS_WORDS of them) stay on the device, in slot status_slot
+   * (< PS_QUERY_STATUS_SLOTS) of the backend's query status array, and the
+   * call returns without waiting; query_collect reads them. 0: the call
+   * reads them and returns the chunk's error. */
+  uint32_t defer_status, status_slot;
 } ps_query_args;
+
+/* Chunks of one query call whose status words wait on the device together
+ * (ps_query_args.defer_status): a call of more chunks collects them in
+ * batches of this many. */
+#define PS_QUERY_STATUS_SLOTS 64u
 
 typedef struct ps_backend_ops {
   uint32_t abi_version; /* PS_BACKEND_ABI_VERSION */
@@ -262,6 +288,21 @@ typedef struct ps_backend_ops {
   ps_status (*stage_write)(ps_backend *be, uint32_t slot, ps_devmem dst, const void *src, uint64_t bytes);
   ps_status (*stage_release)(ps_backend *be, uint32_t slot);
   ps_status (*stage_ready)(ps_backend *be, uint32_t slot);
+
+  /* Optional (ABI 1 additions): a query call that waits for the device once.
+   * mem_write_async: as mem_write, enqueued on the context's stream/queue
+   * without waiting; src stays valid and unchanged until the backend's next
+   * call that waits (mem_read, query_collect). NULL = mem_write.
+   * query_collect: waits for the work enqueued so far and copies the first
+   * n slots of the query status array into status (n * PS_Q_STATUS_WORDS
+   * words, ps_query_program.h: each chunk's least corrupt row, least
+   * overflowing row and per aggregate least row whose value is not
+   * representable, relative to its first row; UINT32_MAX = none), and,
+   * where acc_bytes > 0, acc_bytes of acc into acc_host, in one wait. NULL =
+   * every query call reads its chunk's status itself. */
+  ps_status (*mem_write_async)(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes);
+  ps_status (*query_collect)(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
+                             uint64_t acc_bytes);
 } ps_backend_ops;
 
 /* Staging buffers for streamed chunks: at least double buffering, so that

@@ -257,14 +257,23 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "query_specialize", opts->query_specialize, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_query", opts->opencl_query, PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE));
   if (opts->query_group_slots != 0) PS_TRY(option_in_range(ctx, "query_group_slots", opts->query_group_slots, 6, 30));
+  PS_TRY(option_in_range(ctx, "query_wait_per_chunk", opts->query_wait_per_chunk, 0, 1));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
 }
 
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
-  static const ps_internal_options defaults = {
-      1,           PS_OPT_AUTO, PS_OPT_WORDS_AUTO, PS_OPT_AUTO,       PS_OPT_AUTO,
-      PS_OPT_AUTO, PS_OPT_AUTO, PS_OPT_AUTO,       PS_OPT_QUERY_AUTO, 0};
+  static const ps_internal_options defaults = {1,
+                                               PS_OPT_AUTO,
+                                               PS_OPT_WORDS_AUTO,
+                                               PS_OPT_AUTO,
+                                               PS_OPT_AUTO,
+                                               PS_OPT_AUTO,
+                                               PS_OPT_AUTO,
+                                               PS_OPT_AUTO,
+                                               PS_OPT_QUERY_AUTO,
+                                               0,
+                                               0};
   return ctx ? &ctx->options : &defaults;
 }

@@ -8,6 +8,7 @@
  * MIN/MAX, GROUP BY keys) stays exact; only the host decodes (literal
  * thresholds by binary search, result values, plain output).
  */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -154,6 +155,39 @@ uint64_t ps_fmap_code_limit(const ps_fmap *m, uint32_t width) {
   if (alp_top_step(m, &top) && top < steps) steps = top;
   const uint64_t lim = (steps >> (63 - m->rank_bits)) >> 1 ? UINT64_MAX : ((steps + 1) << m->rank_bits) - 1;
   return lim < wm ? lim : wm;
+}
+
+double ps_fmap_largest_finite(const ps_fmap *m, uint64_t lo, uint64_t hi) {
+  const double a = ps_fmap_decode(m, lo), b = ps_fmap_decode(m, hi);
+  double best = 0;
+  if (isfinite(a)) best = fabs(a);
+  if (isfinite(b) && fabs(b) > best) best = fabs(b);
+  if (isfinite(a) && isfinite(b)) return best; /* monotone: every value lies between them */
+  if (m->map == PS_FLOAT_MAP_BITS) /* next to an infinity lies the largest finite value */
+    return lo < hi ? (m->f32 ? (double)FLT_MAX : DBL_MAX) : best;
+  /* ALP: the grid values of the steps in the range (monotone in k: its ends)
+   * and the finite exceptions there */
+  const uint64_t first = (lo >> m->rank_bits) + ((lo & (((uint64_t)1 << m->rank_bits) - 1)) != 0),
+                 last = hi >> m->rank_bits;
+  if (first <= last && first <= (UINT64_MAX >> m->rank_bits)) {
+    const double g0 = fabs(ps_fmap_grid(u64_to_i64(m->ref + first), m->e, m->f, m->f32)),
+                 g1 = fabs(ps_fmap_grid(u64_to_i64(m->ref + last), m->e, m->f, m->f32));
+    if (g0 > best) best = g0;
+    if (g1 > best) best = g1;
+  }
+  for (uint64_t i = 0; i < m->n_exc; i++) {
+    const double x = bdouble(m->exc[i].bits);
+    if (m->exc[i].code >= lo && m->exc[i].code <= hi && isfinite(x) && fabs(x) > best) best = fabs(x);
+  }
+  return best;
+}
+
+int32_t ps_fmap_sum_unit(const ps_fmap *m, double largest) {
+  const int32_t least = m->f32 ? -149 : -1074; /* every value is a multiple of 2^least */
+  if (!(largest > 0)) return least;
+  int ex;
+  (void)frexp(largest, &ex); /* largest < 2^ex */
+  return ex - 126 > least ? ex - 126 : least;
 }
 
 uint32_t ps_for_desc_float_map(const ps_for_desc *d) {

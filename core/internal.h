@@ -359,6 +359,16 @@ uint64_t ps_fmap_ord(double x); /* the order-preserving transform of the bits */
 double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32);
 double ps_fmap_decode(const ps_fmap *m, uint64_t code);
 uint64_t ps_fmap_code_limit(const ps_fmap *m, uint32_t width);
+/* The largest magnitude of a finite value of codes lo..hi (lo <= hi): the
+ * ends' values where finite; next to an infinite end, the largest finite
+ * value the codes between can hold (BITS: DBL_MAX or FLT_MAX; ALP: the grid
+ * values of the range's ends and its finite exceptions). 0 when none. */
+double ps_fmap_largest_finite(const ps_fmap *m, uint64_t lo, uint64_t hi);
+/* The exponent L of the unit 2^L in which an exact sum holds values up to
+ * `largest` in magnitude below 2^126 units (docs/float-encoding.md): L =
+ * E - 125 for 2^E <= largest < 2^(E+1), at least the exponent of the
+ * smallest subnormal (of float for a float32 mapping). */
+int32_t ps_fmap_sum_unit(const ps_fmap *m, double largest);
 /* Checks a description's mapping fields and exception table. */
 ps_status ps_fmap_check(const ps_for_desc *d, char *err, size_t size);
 /* The smaller of the ALP and BITS mappings of the valid, non-NaN values. */

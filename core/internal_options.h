@@ -89,6 +89,11 @@ typedef struct ps_internal_options {
    * first table from the rows; 6..30: 2^query_group_slots slots, so that
    * tests reach its growth (and the rerun) with few keys. */
   int query_group_slots;
+  /* Queries: 0 (default) a call waits for the device once, where the
+   * backend can (ps_backend_ops.query_collect); 1: each chunk's status is
+   * read back in its own call, as on a backend without it, so that tests
+   * cover both and a benchmark can compare them. */
+  int query_wait_per_chunk;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

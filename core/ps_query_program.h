@@ -42,15 +42,34 @@
  *                          v = M + code (the 64-bit wrapping sum), sign-extended
  *                          for PS_KIND_SIGNED / FLOAT64 / FLOAT32 slots,
  *                          zero-extended for PS_KIND_UNSIGNED slots;
+ *       PS_VOP_FCOL slot:  a lossless float column's value (docs/float-encoding.md)
+ *                          in units of 2^L: null if the row is null in the
+ *                          slot; else x = the value of its code c (lo: the
+ *                          mapping, PS_VF_*; hi: its reference R) and
+ *                          v = x / 2^L, unrep (not representable) where x
+ *                          is infinite, where x / 2^L is not an integer or
+ *                          where |v| >= 2^126. BITS: x has the bit pattern
+ *                          whose order transform is R + c. ALP: the entry of
+ *                          the slot's exception table (the value aux words,
+ *                          below) at the largest code <= c, if that code lies
+ *                          in c's gap (c >> rank_bits); else the grid value
+ *                          of k = R + (c >> rank_bits), exactly the two IEEE
+ *                          products fl(fl(k * 10^f) * 10^-e), in float for a
+ *                          float32 column (the factors' bits are
+ *                          ps_q_pow10_bits and friends);
  *       PS_VOP_CONST:      v = hi:lo;
  *       PS_VOP_NULL:       null;
  *       PS_VOP_SCALE k:    top: v = v * 10^k (arg = k, 1..38);
  *       PS_VOP_ADD/SUB/MUL: pop b, pop a, push a op b;
  *       PS_VOP_CASE p:     pop e, pop t, push (bit r of predicate p) ? t : e.
  *     Arithmetic: overflow = a.overflow | b.overflow; null = a.null | b.null;
- *     if neither is set, v = the exact result, and if |v| > 10^38 - 1 the
- *     result is (overflow, v unspecified). SCALE: the same rule on one operand.
- *     The final value: overflow fails the run with PS_ERR_OVERFLOW; null is
+ *     unrep = a.unrep | b.unrep; if none is set, v = the exact result, and if
+ *     |v| > 10^38 - 1 the result is (overflow, v unspecified). SCALE: the
+ *     same rule on one operand. (The core lowers an FCOL only as a whole
+ *     SUM or AVG value, with no arithmetic on it.)
+ *     The final value: overflow fails the run with PS_ERR_OVERFLOW; unrep
+ *     (where no overflow) with PS_ERR_NOT_REPRESENTABLE, naming the
+ *     smallest such row and the first aggregate unrep on it; null is
  *     skipped; otherwise (COUNT_STAR excepted, which has no program):
  *       count += 1; sum (192-bit two's complement, three words) += v;
  *       min = min(min, v); max = max(max, v) (signed 128-bit order).
@@ -120,12 +139,41 @@ typedef struct ps_qkeyfn {
 #define PS_VOP_SUB 6u
 #define PS_VOP_MUL 7u
 #define PS_VOP_CASE 8u
+#define PS_VOP_FCOL 9u
+
+/* PS_VOP_FCOL's lo: the mapping (PS_VF_ALP, PS_VF_BITS: packscan.h's
+ * PS_FLOAT_MAP_*), float32, ALP's exponents e and f and rank bits, and the
+ * unit's exponent L (-2048 .. 2047, stored plus 2048). */
+#define PS_VF_ALP 1u
+#define PS_VF_BITS 2u
+#define PS_VF_MAP(lo) ((ps_u32)(lo)&3u)
+#define PS_VF_F32(lo) (((ps_u32)(lo) >> 2) & 1u)
+#define PS_VF_E(lo) (((ps_u32)(lo) >> 8) & 31u)
+#define PS_VF_F(lo) (((ps_u32)(lo) >> 16) & 31u)
+#define PS_VF_RANK(lo) (((ps_u32)(lo) >> 24) & 63u)
+#define PS_VF_UNIT(lo) ((ps_i64)(((lo) >> 32) & 0xFFFu) - 2048)
+#define PS_VF_MAKE(map, f32, e, f, rank, unit)                                                            \
+  ((ps_u64)(map) | ((ps_u64)(f32) << 2) | ((ps_u64)(e) << 8) | ((ps_u64)(f) << 16) | ((ps_u64)(rank) << 24) | \
+   ((ps_u64)((unit) + 2048) << 32))
+
+/* The value aux words (ps_query_args.value_aux; present where an FCOL reads
+ * an ALP column): for each slot s, words 2s and 2s + 1 the word offset and
+ * the entries of its exception table, each entry two words (code, the
+ * value's double bits), ascending by code; the tables follow the
+ * PS_VAUX_HEAD words. */
+#define PS_VAUX_HEAD (2u * PS_MAX_COLS)
+
+/* The NOT_REPRESENTABLE status words of a run: the smallest chunk row on
+ * which aggregate a's value is unrep goes to status word PS_Q_STATUS_UNREP +
+ * a (0xFFFFFFFF: none), after the corrupt-code and overflow words. */
+#define PS_Q_STATUS_UNREP 2u
+#define PS_Q_STATUS_WORDS (PS_Q_STATUS_UNREP + PS_QMAX_AGGS)
 
 typedef struct ps_vinsn {
   ps_u32 op;  /* PS_VOP_* */
-  ps_u32 arg; /* COL: slot; SCALE: power of ten; CASE: predicate index */
-  ps_u64 lo;  /* CONST: low 64 bits */
-  ps_u64 hi;  /* CONST: high 64 bits */
+  ps_u32 arg; /* COL, FCOL: slot; SCALE: power of ten; CASE: predicate index */
+  ps_u64 lo;  /* CONST: low 64 bits; FCOL: PS_VF_MAKE */
+  ps_u64 hi;  /* CONST: high 64 bits; FCOL: the mapping's reference */
 } ps_vinsn;   /* 24 bytes */
 
 typedef struct ps_vagg {

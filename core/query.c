@@ -8,6 +8,7 @@
 
 #include "ps_query_kernels.h" /* ps_q_group_hash: the group table's layout */
 #include "query.h"
+#include "query_policy.h" /* ps_query_status_unrep */
 
 _Static_assert(sizeof(ps_vinsn) == 24, "ps_vinsn layout");
 _Static_assert(sizeof(ps_vagg) == 8, "ps_vagg layout");
@@ -111,6 +112,94 @@ static ps_status lower_value(qlower *L, const ps_value *v, uint32_t scale) {
   }
   if (scale > v->scale) PS_TRY(emit(L, PS_VOP_SCALE, scale - v->scale, 0, 0));
   return PS_OK;
+}
+
+/* The codes a lossless float column's rows can hold: 0 .. its code limit
+ * (at its width), narrowed to its zone maps' where it has them (the values
+ * of a column's window: a zone map that understated them would make rows
+ * outside it not representable, never a wrong sum). false when no row can
+ * hold a value. */
+static bool float_code_range(const ps_column *c, uint64_t *lo, uint64_t *hi) {
+  if (c->no_codes) return false;
+  *lo = 0;
+  *hi = c->code_limit < ps_width_mask(c->width) ? c->code_limit : ps_width_mask(c->width);
+  if (!c->zones) return true;
+  uint64_t zmin = UINT64_MAX, zmax = 0;
+  bool any = false;
+  for (uint64_t b = 0; b < c->zones->blocks; b++) {
+    if (c->zones->flags[b] & PS_ZONE_ALL_NULL) continue;
+    any = true;
+    if (c->zones->min[b] < zmin) zmin = c->zones->min[b];
+    if (c->zones->max[b] > zmax) zmax = c->zones->max[b];
+  }
+  if (!any) return false;
+  if (zmin > *lo) *lo = zmin;
+  if (zmax < *hi) *hi = zmax;
+  return *lo <= *hi;
+}
+
+/* SUM or AVG of lossless float column c as aggregate a: one PS_VOP_FCOL
+ * whose unit is chosen from the values c can hold (docs/float-encoding.md,
+ * "SUM and AVG"). */
+static ps_status lower_float_sum(qlower *L, ps_column *c, uint32_t a) {
+  ps_query *q = L->q;
+  uint64_t lo = 0, hi = 0;
+  const double largest = float_code_range(c, &lo, &hi) ? ps_fmap_largest_finite(&c->fmap, lo, hi) : 0;
+  const int32_t unit = ps_fmap_sum_unit(&c->fmap, largest);
+  uint32_t slot;
+  PS_TRY(slot_of(L, c, &slot));
+  const ps_fmap *m = &c->fmap;
+  const uint64_t lo_word = PS_VF_MAKE(m->map, m->f32 ? 1u : 0u, m->e, m->f, m->rank_bits, unit);
+  PS_TRY(emit(L, PS_VOP_FCOL, slot, (ps_i128)(((ps_u128)m->ref << 64) | lo_word), 1));
+  q->agg_fsum[a] = c;
+  q->fsum_unit[a] = unit;
+  q->fsum_largest[a] = largest;
+  return PS_OK;
+}
+
+/* The value aux words of q's FCOLs (PS_VAUX_HEAD): the exception table of
+ * each ALP slot they read, uploaded once with the query. */
+static ps_status value_aux_make(ps_context *ctx, ps_query *q) {
+  uint64_t words = PS_VAUX_HEAD;
+  bool any = false;
+  for (uint32_t s = 0; s < q->prog.n_cols; s++) {
+    const ps_column *c = q->cols[s];
+    bool read = false;
+    for (uint32_t i = 0; i < q->prog.n_insns; i++)
+      read = read || (q->prog.insns[i].op == PS_VOP_FCOL && q->prog.insns[i].arg == s);
+    if (!read || c->fmap.map != PS_FLOAT_MAP_ALP) continue;
+    any = true;
+    if (c->fmap.n_exc > (UINT64_MAX - words) / 2 || c->fmap.n_exc >= (uint64_t)1 << 40) {
+      char label[PS_COLUMN_LABEL_SIZE];
+      return ps_set_error(ctx, PS_ERR_LIMIT, "%s has %" PRIu64 " exceptions; a query's sum reads at most 2^40",
+                          ps_column_label(c, label), c->fmap.n_exc);
+    }
+    words += 2 * c->fmap.n_exc;
+  }
+  if (!any) return PS_OK;
+  if (words > SIZE_MAX / sizeof(uint64_t))
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "the exception tables of a query (%" PRIu64 " words)", words);
+  uint64_t *aux = ps_calloc_ctx(ctx, (size_t)words, sizeof *aux);
+  if (!aux) return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "the exception tables of a query (%" PRIu64 " words)", words);
+  uint64_t at = PS_VAUX_HEAD;
+  for (uint32_t s = 0; s < q->prog.n_cols; s++) {
+    const ps_column *c = q->cols[s];
+    aux[2 * s] = at;
+    bool read = false;
+    for (uint32_t i = 0; i < q->prog.n_insns; i++)
+      read = read || (q->prog.insns[i].op == PS_VOP_FCOL && q->prog.insns[i].arg == s);
+    if (!read || c->fmap.map != PS_FLOAT_MAP_ALP) continue;
+    aux[2 * s + 1] = c->fmap.n_exc;
+    for (uint64_t e = 0; e < c->fmap.n_exc; e++, at += 2) {
+      aux[at] = c->fmap.exc[e].code;
+      aux[at + 1] = c->fmap.exc[e].bits;
+    }
+  }
+  q->value_aux = aux;
+  q->value_aux_words = words;
+  ps_status st = ps_buffer_create(ctx, words * sizeof *aux, &q->value_aux_dev);
+  if (st == PS_OK) st = ps_buffer_write(ctx, q->value_aux_dev, 0, aux, words * sizeof *aux);
+  return st;
 }
 
 /* A lossless float column the value reads, or NULL. */
@@ -281,28 +370,30 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
         return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "desc->aggs[%" PRIu32 "].value belongs to another context",
                             a);
       const ps_column *fc = mapped_float_in(g->value);
+      const bool bare = g->value->kind == PS_VALUE_COLUMN;
       if (fc) {
         /* The codes of a lossless float column are monotone in its values but
          * not proportional to them: MIN, MAX and COUNT of the column work on
-         * codes; arithmetic, SUM and AVG need the exact sum of doubles. */
-        const bool bare = g->value->kind == PS_VALUE_COLUMN;
+         * codes, SUM and AVG on its values (PS_VOP_FCOL); arithmetic on them
+         * is not built. */
         char label[PS_COLUMN_LABEL_SIZE];
-        if (!bare || g->kind == PS_AGG_SUM || g->kind == PS_AGG_AVG)
+        if (!bare)
           return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                               "desc->aggs[%" PRIu32
-                              "] (%s) reads %s, a lossless float column (%s mapping): "
-                              "%s; only COUNT, MIN and MAX of it and GROUP BY it are supported so far",
+                              "] (%s) reads %s, a lossless float column (%s mapping): arithmetic on its values is "
+                              "not implemented; only COUNT, SUM, AVG, MIN and MAX of it and GROUP BY it are supported",
                               a, ps_agg_name(g->kind), ps_column_label(fc, label),
-                              fc->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits",
-                              bare ? "its exact SUM and AVG (the sum of doubles rounded once) are not implemented"
-                                   : "arithmetic on its values is not implemented");
+                              fc->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
         if (g->kind == PS_AGG_MIN || g->kind == PS_AGG_MAX) q->agg_fcol[a] = fc;
       }
       if (g->value->has_rows) PS_TRY(check_rows(ctx, d->rows, g->value->rows, "aggregate", a));
       q->scales[a] = g->value->scale;
       L.agg = a;
       L.depth = 0;
-      PS_TRY(lower_value(&L, g->value, g->value->scale));
+      if (fc && (g->kind == PS_AGG_SUM || g->kind == PS_AGG_AVG))
+        PS_TRY(lower_float_sum(&L, g->value->col, a));
+      else
+        PS_TRY(lower_value(&L, g->value, g->value->scale));
     }
     p->aggs[a].count = p->n_insns - p->aggs[a].first;
   }
@@ -311,7 +402,7 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
   p->derived_counts = 0;
   for (uint32_t a = 0; a < p->n_aggs; a++)
     if (ps_q_agg_never_null(p, a)) p->derived_counts |= 1u << a;
-  return PS_OK;
+  return value_aux_make(ctx, q);
 }
 
 ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query **out) {
@@ -324,6 +415,8 @@ ps_status ps_query_create(ps_context *ctx, const ps_query_desc *desc, ps_query *
   q->ctx = ctx;
   ps_status st = ctx->group ? ps_group_query_create(ctx, desc, q) : create_checked(ctx, desc, q);
   if (st != PS_OK) {
+    ps_buffer_destroy(q->value_aux_dev);
+    ps_host_free(ctx, q->value_aux);
     ps_host_free(ctx, q);
     return st;
   }
@@ -335,6 +428,8 @@ void ps_query_destroy(ps_query *q) {
   if (!q) return;
   ps_group_query_free(q);
   ps_buffer_destroy(q->acc_dev);
+  ps_buffer_destroy(q->value_aux_dev);
+  ps_host_free(q->ctx, q->value_aux);
   ps_host_free(q->ctx, q);
 }
 
@@ -350,12 +445,98 @@ static int query_run(const ps_prune_plan *plan, uint64_t r0, uint64_t rows, uint
   return ps_prune_state(plan, r0, end, e);
 }
 
+/* The message of a value not representable on row `row` in aggregate a
+ * (a lossless float's SUM or AVG). */
+static void unrep_message(const ps_query *q, uint64_t row, uint32_t a, char msg[PS_ERRMSG_SIZE]) {
+  char label[PS_COLUMN_LABEL_SIZE];
+  const ps_column *c = a < PS_QMAX_AGGS ? q->agg_fsum[a] : NULL;
+  if (!c) {
+    snprintf(msg, PS_ERRMSG_SIZE, "aggregate %" PRIu32 ": row %" PRIu64 "'s value is not representable", a, row);
+    return;
+  }
+  snprintf(msg, PS_ERRMSG_SIZE,
+           "aggregate %" PRIu32 " (%s of float %s): row %" PRIu64
+           " holds an infinity or a value with a bit below 2^%" PRId32
+           ", the unit of its exact sum (the unit keeps the column's values up to %.17g in 126 bits: values more "
+           "than 125 binary orders of magnitude apart cannot be summed exactly)",
+           a, ps_agg_name(q->kinds[a]), ps_column_label(c, label), row, q->fsum_unit[a], q->fsum_largest[a]);
+}
+
+/* Whether a call waits for the device once (ps_backend_ops.query_collect). */
+static bool query_waits_once(const ps_context *ctx) {
+  return ctx->ops->query_collect != NULL && !ps_context_internal_options(ctx)->query_wait_per_chunk;
+}
+
+/* The chunks of a call whose status words wait on the device
+ * (ps_query_args.defer_status), and the first error of each kind they
+ * reported so far. The errors rank as when each chunk is read at once: a
+ * corrupt code in any chunk before an overflow in an earlier one, an
+ * overflow before a value not representable. */
+typedef struct qdeferred {
+  uint32_t n;
+  uint64_t row_begin[PS_QUERY_STATUS_SLOTS];
+  uint32_t status[PS_QUERY_STATUS_SLOTS * PS_Q_STATUS_WORDS];
+  ps_status overflow, unrep;
+  char overflow_msg[PS_ERRMSG_SIZE], unrep_msg[PS_ERRMSG_SIZE];
+} qdeferred;
+
+/* Waits for the device once: the deferred chunks' status words and, where
+ * acc_bytes > 0, the accumulators into acc_host. */
+static ps_status collect_deferred(ps_context *ctx, const ps_query *q, const ps_vprog *prog, qdeferred *d,
+                                  ps_devmem acc, void *acc_host, uint64_t acc_bytes) {
+  const uint32_t n = d->n;
+  d->n = 0;
+  PS_TRY(ctx->ops->query_collect(ctx->be, n, d->status, acc, acc_host, acc_bytes));
+  for (uint32_t k = 0; k < n; k++) {
+    const uint32_t *w = d->status + (size_t)k * PS_Q_STATUS_WORDS;
+    if (w[0] != UINT32_MAX)
+      return ps_set_error(ctx, PS_ERR_CORRUPT_DATA,
+                          "row %" PRIu64 " of a column the query reads holds a code outside its range",
+                          d->row_begin[k] + w[0]);
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    const uint32_t *w = d->status + (size_t)k * PS_Q_STATUS_WORDS;
+    if (d->overflow == PS_OK && w[1] != UINT32_MAX)
+      d->overflow = ps_set_error_buf(d->overflow_msg, sizeof d->overflow_msg, PS_ERR_OVERFLOW,
+                                     "row %" PRIu64 ": an aggregate's value does not fit %d digits",
+                                     d->row_begin[k] + w[1], PS_QUERY_MAX_DIGITS);
+    uint64_t row = 0;
+    uint32_t agg = 0;
+    if (d->unrep == PS_OK && ps_query_status_unrep(prog, w, &row, &agg)) {
+      d->unrep = PS_ERR_NOT_REPRESENTABLE;
+      unrep_message(q, d->row_begin[k] + row, agg, d->unrep_msg);
+    }
+  }
+  return PS_OK;
+}
+
+static ps_status run_chunks_with(ps_context *ctx, ps_query *q, const ps_vprog *base, ps_buffer *bits, ps_buffer *acc,
+                                 ps_buffer *groups, uint64_t shown_from, uint64_t shown_total, void *acc_host,
+                                 uint64_t acc_bytes, bool *acc_read, qdeferred *deferred);
+
 /* Runs q with value program `base` (q->prog, or a hashed plan's pass of it)
  * over every chunk; groups: a hashed plan's group table. Progress: the rows
  * done are shown_from plus this pass's, of shown_total (a hashed plan's
- * passes add up). */
+ * passes add up). acc_host (acc_bytes of it): where the backend defers the
+ * chunks' status words (query_collect), the accumulators are read there
+ * with them, in the call's one wait for the device; *acc_read says whether
+ * they were. */
 static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, ps_buffer *bits, ps_buffer *acc,
-                            ps_buffer *groups, uint64_t shown_from, uint64_t shown_total) {
+                            ps_buffer *groups, uint64_t shown_from, uint64_t shown_total, void *acc_host,
+                            uint64_t acc_bytes, bool *acc_read) {
+  if (acc_read) *acc_read = false;
+  qdeferred *deferred = NULL; /* one wait per call (and per PS_QUERY_STATUS_SLOTS chunks), where the backend can */
+  if (query_waits_once(ctx) && !(deferred = ps_calloc_ctx(ctx, 1, sizeof *deferred)))
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query's status words");
+  const ps_status st =
+      run_chunks_with(ctx, q, base, bits, acc, groups, shown_from, shown_total, acc_host, acc_bytes, acc_read, deferred);
+  ps_host_free(ctx, deferred);
+  return st;
+}
+
+static ps_status run_chunks_with(ps_context *ctx, ps_query *q, const ps_vprog *base, ps_buffer *bits, ps_buffer *acc,
+                                 ps_buffer *groups, uint64_t shown_from, uint64_t shown_total, void *acc_host,
+                                 uint64_t acc_bytes, bool *acc_read, qdeferred *deferred) {
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
   ps_devmem preds[PS_QMAX_PREDS];
@@ -367,8 +548,8 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
     ctx->progress_mute--;
     PS_TRY(st);
   }
-  ps_status overflow = PS_OK;
-  char overflow_msg[PS_ERRMSG_SIZE];
+  ps_status overflow = PS_OK, unrep = PS_OK;
+  char overflow_msg[PS_ERRMSG_SIZE], unrep_msg[PS_ERRMSG_SIZE];
   /* Blocks the WHERE's zone maps decide: ALL FALSE ones are not run, ALL
    * TRUE ones run without the WHERE (so without reading its columns). Every
    * column the query reads must have clean zone maps, so that no block
@@ -436,28 +617,63 @@ static ps_status run_chunks(ps_context *ctx, ps_query *q, const ps_vprog *base, 
     }
     if (acc) a.acc = acc->mem;
     if (groups) a.groups = groups->mem;
+    if (q->value_aux_dev) a.value_aux = q->value_aux_dev->mem;
+    a.value_aux_host = q->value_aux;
+    ps_query_fault fault = {0, 0};
+    a.fault = &fault;
     for (uint32_t i = 0; i < prog.n_aggs; i++) {
       static const uint64_t fields[] = {[PS_AGG_COUNT_STAR] = PS_QF_COUNT,      [PS_AGG_COUNT] = PS_QF_COUNT,
                                         [PS_AGG_SUM] = PS_QF_COUNT | PS_QF_SUM, [PS_AGG_MIN] = PS_QF_COUNT | PS_QF_MIN,
                                         [PS_AGG_MAX] = PS_QF_COUNT | PS_QF_MAX, [PS_AGG_AVG] = PS_QF_COUNT | PS_QF_SUM};
       a.agg_fields |= fields[q->kinds[i]] << (4 * i);
     }
-    ps_status st = ctx->ops->query(ctx->be, &a);
+    ps_status st = PS_OK;
+    if (deferred && deferred->n == PS_QUERY_STATUS_SLOTS)
+      st = collect_deferred(ctx, q, base, deferred, PS_NO_MEM, NULL, 0);
+    if (deferred) {
+      a.defer_status = 1;
+      a.status_slot = deferred->n;
+      deferred->row_begin[deferred->n++] = r0;
+    }
+    if (st == PS_OK) st = ctx->ops->query(ctx->be, &a);
     ps_status released = ps_stage_end(ctx);
     if (st == PS_OK) st = released;
     if (st == PS_ERR_OVERFLOW && overflow == PS_OK) {
       /* a corrupt code in a later chunk outranks it: keep looking */
       overflow = st;
       memcpy(overflow_msg, ctx->last_error, sizeof overflow_msg);
-    } else if (st != PS_OK && st != PS_ERR_OVERFLOW) {
+    } else if (st == PS_ERR_NOT_REPRESENTABLE && unrep == PS_OK) {
+      /* so do a corrupt code and an overflow */
+      unrep = st;
+      unrep_message(q, r0 + fault.row, fault.agg, unrep_msg);
+    } else if (st != PS_OK && st != PS_ERR_OVERFLOW && st != PS_ERR_NOT_REPRESENTABLE) {
       ctx->query_run_rows = 0;
       return st;
     }
     ps_progress(ctx, shown_from + e, shown_total);
   }
   ctx->query_run_rows = 0;
-  if (overflow != PS_OK) memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
-  return overflow;
+  if (deferred) {
+    const bool read = acc && acc_host && acc_bytes;
+    ps_status st = collect_deferred(ctx, q, base, deferred, read ? acc->mem : PS_NO_MEM, read ? acc_host : NULL,
+                                    read ? acc_bytes : 0);
+    if (st != PS_OK) return st;
+    if (acc_read) *acc_read = read;
+    if (deferred->overflow != PS_OK && overflow == PS_OK) {
+      overflow = deferred->overflow;
+      memcpy(overflow_msg, deferred->overflow_msg, sizeof overflow_msg);
+    }
+    if (deferred->unrep != PS_OK && unrep == PS_OK) {
+      unrep = deferred->unrep;
+      memcpy(unrep_msg, deferred->unrep_msg, sizeof unrep_msg);
+    }
+  }
+  if (overflow != PS_OK) {
+    memcpy(ctx->last_error, overflow_msg, sizeof overflow_msg);
+    return overflow;
+  }
+  if (unrep != PS_OK) return ps_set_error(ctx, unrep, "%s", unrep_msg);
+  return PS_OK;
 }
 
 static void acc_init(ps_qacc *acc, uint64_t n) {
@@ -525,7 +741,7 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
     prog.group_slots = slots;
     prog.n_groups = 0;
     ctx->progress_mute += again;
-    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table, 0, 2 * q->rows);
+    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, NULL, table, 0, 2 * q->rows, NULL, 0, NULL);
     ctx->progress_mute -= again;
     if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, t, table->mem, (2 * slots + 1) * sizeof *t);
     ps_buffer_destroy(table);
@@ -628,9 +844,20 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
       st = ps_set_error(ctx, st,
                         "GROUP BY: %" PRIu32 " groups' accumulators (%" PRIu64 " bytes) do not fit in device memory",
                         prog.n_groups, n_acc * sizeof *acc);
-    if (st == PS_OK) st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
-    if (st == PS_OK) st = run_chunks(ctx, q, &prog, bits, acc_dev, table, hashed ? q->rows : 0, shown_total);
-    if (st == PS_OK) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+    /* The initial values need no wait of their own: acc stays as it is until
+     * the call's last wait for the device, which reads the results into it. */
+    const bool async = st == PS_OK && query_waits_once(ctx) && ctx->ops->mem_write_async != NULL;
+    if (async)
+      st = ctx->ops->mem_write_async(ctx->be, acc_dev->mem, acc, n_acc * sizeof *acc);
+    else if (st == PS_OK)
+      st = ps_buffer_write(ctx, acc_dev, 0, acc, n_acc * sizeof *acc);
+    bool acc_read = false;
+    if (st == PS_OK)
+      st = run_chunks(ctx, q, &prog, bits, acc_dev, table, hashed ? q->rows : 0, shown_total, acc,
+                      n_acc * sizeof *acc, &acc_read);
+    if (st == PS_OK && !acc_read) st = ctx->ops->mem_read(ctx->be, acc, acc_dev->mem, n_acc * sizeof *acc);
+    if (async && st != PS_OK) /* nothing may read acc once it is freed */
+      (void)ctx->ops->query_collect(ctx->be, 0, NULL, PS_NO_MEM, NULL, 0);
     /* the counts a kernel may leave (ps_vprog.derived_counts): the group's rows */
     for (uint64_t g = 0; st == PS_OK && prog.derived_counts && g < prog.n_groups; g++)
       for (uint32_t a = 0; a < prog.n_aggs; a++)
@@ -687,11 +914,13 @@ ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **o
         return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                             "a partial result keyed by %s, a lossless float column, is not supported yet",
                             ps_column_label(q->keys[k], label));
-    for (uint32_t a = 0; a < q->prog.n_aggs; a++)
-      if (q->agg_fcol[a])
+    for (uint32_t a = 0; a < q->prog.n_aggs; a++) {
+      const ps_column *c = q->agg_fcol[a] ? q->agg_fcol[a] : q->agg_fsum[a];
+      if (c)
         return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                             "a partial result of %s of %s, a lossless float column, is not supported yet",
-                            ps_agg_name(q->kinds[a]), ps_column_label(q->agg_fcol[a], label));
+                            ps_agg_name(q->kinds[a]), ps_column_label(c, label));
+    }
   }
   return run_query(ctx, q, true, out);
 }

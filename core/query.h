@@ -59,6 +59,17 @@ struct ps_query {
   ps_agg_kind kinds[PS_QMAX_AGGS];
   uint32_t scales[PS_QMAX_AGGS]; /* the aggregate's value's scale */
   const ps_column *agg_fcol[PS_QMAX_AGGS]; /* as ps_query_result's */
+  /* SUM and AVG of lossless float columns (PS_VOP_FCOL): the column, the
+   * unit 2^fsum_unit of its exact sum and the largest magnitude the window
+   * was chosen for (ps_fmap_sum_unit); agg_fsum NULL elsewhere. */
+  const ps_column *agg_fsum[PS_QMAX_AGGS];
+  int32_t fsum_unit[PS_QMAX_AGGS];
+  double fsum_largest[PS_QMAX_AGGS];
+  /* The value aux words (PS_VAUX_HEAD: the ALP exception tables the FCOLs
+   * read), on the host and on the device; NULL where none. */
+  uint64_t *value_aux;
+  uint64_t value_aux_words;
+  ps_buffer *value_aux_dev;
   struct ps_query **shard; /* a context over several devices: the query on each device (multi.c) */
   /* The device accumulators of the last run, kept for the next when they
    * take at most PS_QUERY_KEEP_ACC_BYTES: a device allocation and its free
@@ -89,6 +100,11 @@ struct ps_query_result {
    * aggregate holds; NULL elsewhere. Their values are decoded from the codes
    * when the result is made (ps_query_float_datum). */
   const ps_column *agg_fcol[PS_QMAX_AGGS];
+  /* SUM and AVG of lossless float columns: the column (NULL elsewhere) and
+   * the exponent of the unit of the exact sum in state (its value is
+   * sum * 2^unit, rounded once when the result is made). */
+  const ps_column *agg_fsum[PS_QMAX_AGGS];
+  int32_t fsum_unit[PS_QMAX_AGGS];
   ps_datum *keys;   /* n_groups * n_keys */
   ps_datum *values; /* n_groups * n_aggs */
   ps_qstate *state; /* n_groups * n_aggs */
@@ -128,6 +144,12 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
  * false when no decimal of 38 digits at scale 0..38 does (infinities,
  * magnitudes past 10^38 or below 10^-38 with digits to keep). */
 bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out);
+/* The same for a double x (its sign, -0.0, kept in as_double). */
+bool ps_query_double_datum(double x, ps_datum *out);
+/* The exact sum * 2^unit (sum: 256-bit two's complement, sum[0] least
+ * significant) divided by count (1 for the sum itself), rounded once to the
+ * nearest double, ties to even; a zero is +0.0. */
+double ps_query_exact_double(const uint64_t sum[4], int32_t unit, uint64_t count);
 /* A number datum: unscaled v / 10^scale, with its double. */
 ps_datum ps_query_datum(ps_i128 v, uint32_t scale);
 

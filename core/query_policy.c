@@ -23,6 +23,9 @@ double ps_query_values_bound(const ps_vprog *p) {
         l = h = (double)(ps_i64)in->lo;
       } else if (in->op == PS_VOP_NULL) {
         l = h = 0;
+      } else if (in->op == PS_VOP_FCOL) {
+        /* a lossless float's units reach 2^126: the 128-bit path */
+        return -1;
       } else if (in->op == PS_VOP_SCALE) {
         if (sp < 1) return -1;
         --sp;
@@ -30,7 +33,7 @@ double ps_query_values_bound(const ps_vprog *p) {
         for (ps_u32 k = 0; k < in->arg; ++k) f *= 10;
         l = lo[sp] * f;
         h = hi[sp] * f;
-      } else {
+      } else if (in->op == PS_VOP_ADD || in->op == PS_VOP_SUB || in->op == PS_VOP_MUL || in->op == PS_VOP_CASE) {
         if (sp < 2) return -1;
         sp -= 2;
         const double al = lo[sp], ah = hi[sp], bl = lo[sp + 1], bh = hi[sp + 1];
@@ -51,6 +54,8 @@ double ps_query_values_bound(const ps_vprog *p) {
           l = al < bl ? al : bl;
           h = ah > bh ? ah : bh;
         }
+      } else { /* an instruction this analysis does not know: no bound */
+        return -1;
       }
       if (sp >= PS_QMAX_STACK || !(l >= -bound && h <= bound)) return -1;
       lo[sp] = l;
@@ -73,7 +78,9 @@ static int agg_nullable(const ps_vprog *p, ps_u32 a) {
   const ps_vagg g = p->aggs[a];
   for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
     const ps_vinsn *in = &p->insns[i];
-    if (in->op == PS_VOP_NULL || (in->op == PS_VOP_COL && (p->cols[in->arg].flags & PS_COLF_VALIDITY))) return 1;
+    if (in->op == PS_VOP_NULL ||
+        ((in->op == PS_VOP_COL || in->op == PS_VOP_FCOL) && (p->cols[in->arg].flags & PS_COLF_VALIDITY)))
+      return 1;
   }
   return 0;
 }
@@ -157,4 +164,16 @@ void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t
   if (groups == 0) groups = 1;
   *items = groups * group;
   *parts = mode == PS_QMODE_GLOBAL ? 1 : groups;
+}
+
+int ps_query_status_unrep(const ps_vprog *p, const uint32_t *status, uint64_t *row, uint32_t *agg) {
+  int found = 0;
+  for (ps_u32 a = 0; a < p->n_aggs && a < PS_QMAX_AGGS; ++a) {
+    const uint32_t r = status[PS_Q_STATUS_UNREP + a];
+    if (r == 0xFFFFFFFFu || (found && r >= *row)) continue; /* a later aggregate on the same row: not first */
+    *row = r;
+    *agg = a;
+    found = 1;
+  }
+  return found;
 }

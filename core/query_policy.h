@@ -87,4 +87,10 @@ void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t
  * partial is its table (ps_q_merge's flat). */
 int ps_query_merge_flat(uint32_t mode, uint64_t n_acc, uint64_t parts);
 
+/* From a run's status words (PS_Q_STATUS_WORDS, ps_query_kernels.h):
+ * whether a value of p was not representable, and then where, as
+ * ps_query_program.h names it: the smallest chunk row in *row and the first
+ * aggregate whose value is not representable on it in *agg. */
+int ps_query_status_unrep(const ps_vprog *p, const uint32_t *status, uint64_t *row, uint32_t *agg);
+
 #endif /* PS_QUERY_POLICY_H */

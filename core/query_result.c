@@ -55,7 +55,10 @@ ps_datum ps_query_datum(ps_i128 v, uint32_t scale) {
 }
 
 bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
-  const double x = ps_column_code_double(c, code);
+  return ps_query_double_datum(ps_column_code_double(c, code), out);
+}
+
+bool ps_query_double_datum(double x, ps_datum *out) {
   if (!isfinite(x)) return false;
   for (int prec = 1; prec <= 17; prec++) {
     char text[64];
@@ -82,6 +85,62 @@ bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
     return true;
   }
   return false;
+}
+
+/* Bit b of the words m (least significant first), and whether any of the
+ * bits below b is set. */
+static bool word_bit(const uint64_t *m, int64_t b) { return (m[b / 64] >> (b % 64)) & 1; }
+
+static bool any_below(const uint64_t *m, int64_t b) {
+  for (int64_t w = 0; w < b / 64; w++)
+    if (m[w]) return true;
+  return b % 64 != 0 && (m[b / 64] & (((uint64_t)1 << (b % 64)) - 1)) != 0;
+}
+
+/* m (n words, least significant first) * 2^exp, rounded once to the
+ * nearest double, ties to even (subnormals, and infinity past the largest
+ * double, as IEEE rounds). sticky: a nonzero part below m's last bit was
+ * dropped before (m then holds at least two bits below the double's last). */
+static double round_words(const uint64_t *m, int n, int64_t exp, bool sticky) {
+  int top = n - 1;
+  while (top >= 0 && m[top] == 0) top--;
+  if (top < 0) return 0.0;
+  const int64_t bits = 64 * (int64_t)top + 64 - __builtin_clzll(m[top]);
+  /* keep 53 bits, or those down to 2^-1074 where the result is subnormal */
+  int64_t drop = bits - 53;
+  if (exp + drop < -1074) drop = -1074 - exp;
+  if (drop <= 0) return ldexp((double)m[0], (int)exp); /* exact: m < 2^53, exp >= -1074 */
+  uint64_t kept = 0;
+  for (int64_t b = drop; b < bits; b++) kept |= (uint64_t)word_bit(m, b) << (b - drop);
+  const bool half = drop - 1 < bits && word_bit(m, drop - 1);
+  const bool rest = sticky || any_below(m, drop - 1 < bits ? drop - 1 : bits);
+  if (half && (rest || (kept & 1))) kept++;
+  /* kept <= 2^53: exact, or infinity where kept * 2^(exp + drop) passes the largest double */
+  return ldexp((double)kept, (int)(exp + drop));
+}
+
+double ps_query_exact_double(const uint64_t sum[4], int32_t unit, uint64_t count) {
+  uint64_t m[6] = {0, 0, sum[0], sum[1], sum[2], sum[3]}; /* |sum| * 2^128 */
+  const bool negative = (sum[3] >> 63) != 0;
+  if (negative) { /* the magnitude (a sum of fewer than 2^64 values below 2^126 never reaches -2^255) */
+    uint64_t carry = 1;
+    for (int i = 2; i < 6; i++) {
+      m[i] = ~m[i] + carry;
+      carry = carry && m[i] == 0;
+    }
+  }
+  bool sticky = false;
+  if (count > 1) { /* long division by count: the quotient keeps 64 bits more than the sum's */
+    ps_u128 r = 0;
+    for (int i = 5; i >= 0; i--) {
+      const ps_u128 cur = (r << 64) | m[i];
+      m[i] = (uint64_t)(cur / count);
+      r = cur % count;
+    }
+    sticky = r != 0;
+  }
+  const double x = round_words(m, 6, (int64_t)unit - 128, sticky);
+  return negative ? -x : x;
 }
 
 static ps_datum null_datum(void) {
@@ -249,6 +308,8 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     res->kinds[a] = q->kinds[a];
     res->scales[a] = q->scales[a];
     res->agg_fcol[a] = q->agg_fcol[a];
+    res->agg_fsum[a] = q->agg_fsum[a];
+    res->fsum_unit[a] = q->fsum_unit[a];
   }
   for (uint32_t k = 0; k < p->n_keys; k++) {
     const ps_column *c = q->keys[k];
@@ -370,6 +431,16 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
         case PS_AGG_AVG:
           if (!x->count) {
             *d = null_datum();
+            break;
+          }
+          if (res->agg_fsum[a]) { /* a lossless float's exact sum, rounded once */
+            const double f = ps_query_exact_double(x->sum, res->fsum_unit[a], kind == PS_AGG_AVG ? x->count : 1);
+            char label[PS_COLUMN_LABEL_SIZE];
+            if (!ps_query_double_datum(f, d))
+              return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                                  "aggregate %" PRIu32 " (%s of float %s) is %.17g, which no decimal of %d digits holds",
+                                  a, ps_agg_name(kind), ps_column_label(res->agg_fsum[a], label), f,
+                                  PS_QUERY_MAX_DIGITS);
             break;
           }
           if (kind == PS_AGG_SUM) {

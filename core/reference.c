@@ -4,6 +4,7 @@
  * code, compute each node's Kleene value, pack the row's bit.
  * "Device" memory is host memory from the context's allocator. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -423,10 +424,11 @@ static q128 max38(void) {
 typedef struct qvalue {
   bool null, overflow;
   q128 v;
+  bool unrep; /* not representable (PS_VOP_FCOL) */
 } qvalue;
 
 static qvalue checked(bool ok, q128 v, q128 limit) {
-  qvalue r = {false, false, v};
+  qvalue r = {false, false, v, false};
   r.overflow = !ok || v > limit || v < -limit;
   return r;
 }
@@ -473,16 +475,58 @@ static bool eval_where_row(row_reader *R, const ps_query_args *a, uint64_t r) {
   return stack[0].is_true;
 }
 
+/* PS_VOP_FCOL's exception of code c in slot s's table of the value aux
+ * words, if the last entry at or below c lies in c's gap. */
+static bool fcol_exception(const uint64_t *aux, uint32_t s, uint64_t c, uint32_t rank_bits, double *x) {
+  const uint64_t *table = aux + aux[2 * s], n = aux[2 * s + 1];
+  const uint64_t *found = NULL;
+  for (uint64_t i = 0; i < n && table[2 * i] <= c; i++) found = &table[2 * i];
+  if (!found || found[0] >> rank_bits != c >> rank_bits) return false;
+  memcpy(x, &found[1], sizeof *x);
+  return true;
+}
+
+/* PS_VOP_FCOL on a valid row's code c: the column's value by the host's
+ * decode (float_map.c), then in units of 2^L (ps_query_program.h). */
+static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
+  ps_fmap m;
+  memset(&m, 0, sizeof m);
+  m.map = PS_VF_MAP(in->lo);
+  m.f32 = PS_VF_F32(in->lo) != 0;
+  m.e = PS_VF_E(in->lo), m.f = PS_VF_F(in->lo), m.rank_bits = PS_VF_RANK(in->lo);
+  m.ref = in->hi;
+  double x;
+  if (m.map != PS_FLOAT_MAP_ALP || !fcol_exception(aux, in->arg, c, m.rank_bits, &x))
+    x = ps_fmap_decode(&m, c); /* no table: its grid value (ALP), or the bits */
+  qvalue r = {false, false, 0, false};
+  if (!isfinite(x)) return r.unrep = true, r;
+  if (x == 0) return r;
+  /* x = mant * 2^(ex - 53), mant a 53-bit integer */
+  int ex;
+  const double fr = frexp(fabs(x), &ex);
+  int64_t mant = (int64_t)ldexp(fr, 53);
+  int64_t shift = (int64_t)ex - 53 - PS_VF_UNIT(in->lo);
+  for (; shift < 0 && mant % 2 == 0; shift++) mant /= 2;
+  if (shift < 0) return r.unrep = true, r; /* a bit below the unit */
+  q128 v = mant;
+  for (; shift > 0; shift--) {
+    v *= 2; /* v < 2^126 before: no wrap-around */
+    if (v >= (q128)1 << 126) return r.unrep = true, r;
+  }
+  r.v = x < 0 ? -v : v;
+  return r;
+}
+
 /* One value of a selected row (ps_query_program.h). */
-static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, const uint8_t *const *preds, uint64_t r,
-                         q128 limit) {
+static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, const uint8_t *const *preds,
+                         const uint64_t *aux, uint64_t r, q128 limit) {
   qvalue st[PS_QMAX_STACK];
   int sp = 0;
   for (uint32_t i = g->first; i < g->first + g->count; i++) {
     const ps_vinsn *in = &p->insns[i];
     switch (in->op) {
       case PS_VOP_COL: {
-        qvalue x = {true, false, 0};
+        qvalue x = {true, false, 0, false};
         uint64_t code;
         if (is_valid(R, in->arg, r) && checked_code(R, in->arg, r, &code)) {
           const ps_prog_col *c = &p->cols[in->arg];
@@ -493,11 +537,18 @@ static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, con
         st[sp++] = x;
         break;
       }
-      case PS_VOP_CONST: st[sp++] = (qvalue){false, false, (q128)(((unsigned __int128)in->hi << 64) | in->lo)}; break;
-      case PS_VOP_NULL: st[sp++] = (qvalue){true, false, 0}; break;
+      case PS_VOP_FCOL: {
+        qvalue x = {true, false, 0, false};
+        uint64_t code;
+        if (is_valid(R, in->arg, r) && checked_code(R, in->arg, r, &code)) x = fcol_value(in, aux, code);
+        st[sp++] = x;
+        break;
+      }
+      case PS_VOP_CONST: st[sp++] = (qvalue){false, false, (q128)(((unsigned __int128)in->hi << 64) | in->lo), false}; break;
+      case PS_VOP_NULL: st[sp++] = (qvalue){true, false, 0, false}; break;
       case PS_VOP_SCALE: {
         qvalue *x = &st[sp - 1];
-        if (x->null || x->overflow) break;
+        if (x->null || x->overflow || x->unrep) break;
         q128 v = x->v;
         bool ok = true;
         for (uint32_t k = 0; k < in->arg && ok; k++) ok = !__builtin_mul_overflow(v, 10, &v);
@@ -510,8 +561,8 @@ static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, con
         break;
       }
       default: {
-        qvalue b = st[--sp], a = st[sp - 1], x = {a.null || b.null, a.overflow || b.overflow, 0};
-        if (!x.null && !x.overflow) {
+        qvalue b = st[--sp], a = st[sp - 1], x = {a.null || b.null, a.overflow || b.overflow, 0, a.unrep || b.unrep};
+        if (!x.null && !x.overflow && !x.unrep) {
           q128 v;
           bool ok = in->op == PS_VOP_ADD   ? !__builtin_add_overflow(a.v, b.v, &v)
                     : in->op == PS_VOP_SUB ? !__builtin_sub_overflow(a.v, b.v, &v)
@@ -584,6 +635,9 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   bool overflow = false;
   uint64_t overflow_row = 0;
   uint32_t overflow_agg = 0;
+  bool unrep = false; /* the first row and aggregate whose value is not representable */
+  uint64_t unrep_row = 0;
+  uint32_t unrep_agg = 0;
   /* The WHERE is evaluated on every row first: a corrupt code its leaves
    * read fails the chunk whichever rows it selects. */
   uint8_t *selected = NULL;
@@ -645,9 +699,10 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
         ga[1 + i].count++;
         continue;
       }
-      qvalue v = eval_value(&R, p, &p->aggs[i], preds, r, limit);
+      qvalue v = eval_value(&R, p, &p->aggs[i], preds, a->value_aux_host, r, limit);
       if (v.overflow && !overflow) overflow = true, overflow_row = r, overflow_agg = i;
-      if (!v.null && !v.overflow) acc_add(&ga[1 + i], v.v);
+      if (v.unrep && !v.overflow && !unrep) unrep = true, unrep_row = r, unrep_agg = i;
+      if (!v.null && !v.overflow && !v.unrep) acc_add(&ga[1 + i], v.v);
     }
   }
   ps_host_free(be->ctx, selected);
@@ -659,6 +714,11 @@ static ps_status ref_query(ps_backend *be, const ps_query_args *a) {
   if (overflow)
     return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %" PRIu64 ": the value of aggregate %u does not fit %d digits",
                             a->row_begin + overflow_row, overflow_agg, PS_QUERY_MAX_DIGITS);
+  if (unrep) {
+    if (a->fault) a->fault->row = unrep_row, a->fault->agg = unrep_agg;
+    return ps_backend_error(be->ctx, PS_ERR_NOT_REPRESENTABLE, "row %" PRIu64 ": the value of aggregate %u",
+                            a->row_begin + unrep_row, unrep_agg);
+  }
   return PS_OK;
 }
 

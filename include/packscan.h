@@ -1013,6 +1013,14 @@ PS_API ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_bu
  *  - AVG(v): the exact sum divided once by COUNT(v), at scale
  *    max(v's scale, PS_QUERY_AVG_MIN_SCALE), rounded half away from zero;
  *  - SUM, MIN, MAX and AVG of no values are NULL; COUNT of none is 0.
+ *  - A lossless float column (ps_for_desc.float_map ALP or BITS) takes no
+ *    arithmetic; its SUM and AVG are the exact sum of its doubles (AVG: over
+ *    the count) rounded once to the nearest double, ties to even, the datum
+ *    holding that double and its shortest decimal; PS_ERR_NOT_REPRESENTABLE
+ *    naming the aggregate, the column and the row where a selected value is
+ *    infinite or has a bit more than 125 binary orders of magnitude below
+ *    the column's largest (docs/float-encoding.md, "SUM and AVG"), or where
+ *    no decimal of 38 digits at scale 0..38 holds the result.
  * Sums are accumulated exactly in more than 128 bits, so the order of
  * accumulation never matters. A SUM that does not fit 38 digits, or an AVG
  * whose average does not fit 38 digits at its scale, gives PS_ERR_OVERFLOW,

@@ -32,7 +32,7 @@ typedef struct ps_cuda_query_params {
   ps_qlaunch launch;
   ps_q_bufs bufs;   /* at the chunk start */
   ps_qacc *part;    /* parts * n_acc partial accumulators (see ps_cuda_launch_query) */
-  ps_u32 *status;   /* 2 words, 0xFFFFFFFF before the launch */
+  ps_u32 *status;   /* PS_Q_STATUS_WORDS words, 0xFFFFFFFF before the launch */
 } ps_cuda_query_params;
 
 #if !defined(__CUDACC_RTC__)

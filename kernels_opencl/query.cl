@@ -19,7 +19,7 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program
                                 ps_qbytes v13, ps_qbytes v14, ps_qbytes v15, ps_qbytes p0,
                                 ps_qbytes p1, ps_qbytes p2, ps_qbytes p3, ps_qbytes p4, ps_qbytes p5, ps_qbytes p6,
                                 ps_qbytes p7, __global ps_qacc *part, __global uint *status,
-                                __global ulong *groups) {
+                                __global ulong *groups, __global const ulong *value_aux) {
   const ps_qbytes data[PS_MAX_COLS] = {d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15};
   const ps_qbytes validity[PS_MAX_COLS] = {v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15};
   const ps_qbytes preds[PS_QMAX_PREDS] = {p0, p1, p2, p3, p4, p5, p6, p7};
@@ -32,10 +32,11 @@ __kernel void ps_query_partials(__constant ps_vprog *prog, __constant ps_program
   }
   for (uint i = 0; i < PS_QMAX_PREDS; ++i) B.preds[i] = preds[i] + launch->pred_offset[i];
   B.where_aux = where_aux;
+  B.value_aux = value_aux;
   B.groups = groups;
   __local ps_qacc lacc[PS_Q_LOCAL_ACCS];
   ps_q_pass1(prog, where_prog, launch, &B, get_group_id(0), (uint)get_local_id(0), (uint)get_local_size(0), lacc, part,
-             status);
+             status + PS_Q_STATUS_WORDS * launch->status_slot);
 }
 
 __kernel void ps_query_merge(ulong n_acc, ulong parts, __global const ps_qacc *part, __global ps_qacc *acc,

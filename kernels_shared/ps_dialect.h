@@ -35,6 +35,15 @@
  *                  (CUDA devices load through the read-only cache);
  *                  ps_aux_count(a) the number of words, ps_aux_load(a, k)
  *                  word k < ps_aux_count(a)
+ *   ps_bits_f32, ps_f32_bits  a float from its IEEE bit pattern, and back;
+ *                  ps_bits_f64, ps_f64_bits the same for doubles (OpenCL:
+ *                  where PS_HAVE_FP64 is defined)
+ *   ps_fmul_rn, ps_dmul_rn  a product rounded once to nearest even, never
+ *                  fused with a neighbouring operation (CUDA: __fmul_rn,
+ *                  __dmul_rn, which nvcc never contracts into an FMA;
+ *                  OpenCL and hosts: a plain product, which is correctly
+ *                  rounded without fast-math options and has no addition to
+ *                  fuse with where the kernels use it)
  * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8, ps_bool
  * (bool, C11's _Bool on hosts).
  */
@@ -165,6 +174,67 @@ typedef struct ps_aux_words {
 #else
 #define ps_aux_load(a, k) ((a).words[k])
 #endif
+#endif
+
+#if defined(__OPENCL_VERSION__)
+#define ps_bits_f32(b) as_float((uint)(b))
+#define ps_f32_bits(x) as_uint((float)(x))
+#define ps_fmul_rn(a, b) ((a) * (b))
+#if defined(PS_HAVE_FP64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define ps_bits_f64(b) as_double((ulong)(b))
+#define ps_f64_bits(x) as_ulong((double)(x))
+#define ps_dmul_rn(a, b) ((a) * (b))
+#endif
+#elif defined(__CUDACC__)
+#define ps_bits_f32(b) __uint_as_float((unsigned int)(b))
+#define ps_f32_bits(x) ((ps_u32)__float_as_uint(x))
+#define ps_fmul_rn(a, b) __fmul_rn((a), (b))
+#define ps_bits_f64(b) __longlong_as_double((long long)(b))
+#define ps_f64_bits(x) ((ps_u64)__double_as_longlong(x))
+#define ps_dmul_rn(a, b) __dmul_rn((a), (b))
+#else
+static inline float ps_bits_f32(ps_u32 b) {
+  union {
+    ps_u32 u;
+    float f;
+  } x;
+  x.u = b;
+  return x.f;
+}
+static inline ps_u32 ps_f32_bits(float f) {
+  union {
+    ps_u32 u;
+    float f;
+  } x;
+  x.f = f;
+  return x.u;
+}
+static inline double ps_bits_f64(ps_u64 b) {
+  union {
+    ps_u64 u;
+    double f;
+  } x;
+  x.u = b;
+  return x.f;
+}
+static inline ps_u64 ps_f64_bits(double f) {
+  union {
+    ps_u64 u;
+    double f;
+  } x;
+  x.f = f;
+  return x.u;
+}
+/* volatile: each product stored, so rounded once, before the next operation */
+static inline float ps_fmul_rn(float a, float b) {
+  volatile float p = a * b;
+  return p;
+}
+static inline double ps_dmul_rn(double a, double b) {
+  volatile double p = a * b;
+  return p;
+}
 #endif
 
 #if defined(__OPENCL_VERSION__) || defined(__CUDA_ARCH__)

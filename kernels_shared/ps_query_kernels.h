@@ -42,9 +42,11 @@
  * Every merge is exact (counts and 192-bit sums are order-independent, min
  * and max too), so the result does not depend on the split.
  * Errors: the smallest chunk row holding a corrupt code goes to status[0],
- * the smallest whose value overflows to status[1] (atomic minimum; both start
- * at 0xFFFFFFFF); a corrupt code outranks an overflow (a row's codes are
- * checked before its values, and the other rows are still read).
+ * the smallest whose value overflows to status[1], for each aggregate the
+ * smallest whose value is not representable (PS_VOP_FCOL) to
+ * status[PS_Q_STATUS_UNREP + a] (atomic minimum; all start at 0xFFFFFFFF);
+ * a corrupt code outranks an overflow, which outranks the others (a row's
+ * codes are checked before its values, and the other rows are still read).
  */
 #ifndef PS_QUERY_KERNELS_H
 #define PS_QUERY_KERNELS_H
@@ -110,6 +112,7 @@ typedef struct ps_qlaunch {
   ps_u64 or_right;     /* bit i: ... of an OR */
   ps_u64 has_where;    /* 0: every row is selected; 1: the WHERE program selects */
   ps_u64 span;         /* 0: work-item i takes words i, i + items, ...; else words [i * span, (i + 1) * span) */
+  ps_u64 status_slot;  /* OpenCL: the slot of status words pass 1 reports into (CUDA passes its address) */
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
   ps_u64 pred_offset[PS_QMAX_PREDS];
@@ -121,6 +124,7 @@ typedef struct ps_q_bufs {
   PS_GLOBAL const ps_u8 *validity[PS_MAX_COLS];
   PS_GLOBAL const ps_u8 *preds[PS_QMAX_PREDS];
   PS_GLOBAL const ps_u32 *where_aux; /* the WHERE program's aux words */
+  PS_GLOBAL const ps_u64 *value_aux; /* the value program's (PS_VAUX_HEAD, ps_query_program.h) */
   PS_GLOBAL ps_u64 *groups;          /* a hashed plan's group table (ps_q_group_find) */
   /* The readable bytes of each slot's streams from the chunk start (the
    * slots' data_bytes and validity_bytes, the same in the value and WHERE
@@ -197,6 +201,130 @@ PS_FN ps_q128 ps_q_mul(ps_q128 a, ps_q128 b, int *overflow) {
   }
   if (!ps_q_mag_fits(m)) *overflow = 1;
   return negative ? ps_q_neg(m) : m;
+}
+
+/* ---- lossless float columns (PS_VOP_FCOL) ------------------------------------ */
+
+/* ALP's factors (core/float_map.c's tables) as IEEE bit patterns, so that
+ * every compiler reads the same numbers: 10^f (exact) and the double nearest
+ * 10^-e, f, e = 0..18; float32 columns' floats, 0..10. */
+PS_Q_SPEC_DATA ps_u64 ps_q_pow10_bits[19] = {
+    0x3ff0000000000000ull, 0x4024000000000000ull, 0x4059000000000000ull, 0x408f400000000000ull,
+    0x40c3880000000000ull, 0x40f86a0000000000ull, 0x412e848000000000ull, 0x416312d000000000ull,
+    0x4197d78400000000ull, 0x41cdcd6500000000ull, 0x4202a05f20000000ull, 0x42374876e8000000ull,
+    0x426d1a94a2000000ull, 0x42a2309ce5400000ull, 0x42d6bcc41e900000ull, 0x430c6bf526340000ull,
+    0x4341c37937e08000ull, 0x4376345785d8a000ull, 0x43abc16d674ec800ull};
+PS_Q_SPEC_DATA ps_u64 ps_q_pow10_neg_bits[19] = {
+    0x3ff0000000000000ull, 0x3fb999999999999aull, 0x3f847ae147ae147bull, 0x3f50624dd2f1a9fcull,
+    0x3f1a36e2eb1c432dull, 0x3ee4f8b588e368f1ull, 0x3eb0c6f7a0b5ed8dull, 0x3e7ad7f29abcaf48ull,
+    0x3e45798ee2308c3aull, 0x3e112e0be826d695ull, 0x3ddb7cdfd9d7bdbbull, 0x3da5fd7fe1796495ull,
+    0x3d719799812dea11ull, 0x3d3c25c268497682ull, 0x3d06849b86a12b9bull, 0x3cd203af9ee75616ull,
+    0x3c9cd2b297d889bcull, 0x3c670ef54646d497ull, 0x3c32725dd1d243acull};
+PS_Q_SPEC_DATA ps_u32 ps_q_pow10_bits32[11] = {0x3f800000u, 0x41200000u, 0x42c80000u, 0x447a0000u,
+                                               0x461c4000u, 0x47c35000u, 0x49742400u, 0x4b189680u,
+                                               0x4cbebc20u, 0x4e6e6b28u, 0x501502f9u};
+PS_Q_SPEC_DATA ps_u32 ps_q_pow10_neg_bits32[11] = {0x3f800000u, 0x3dcccccdu, 0x3c23d70au, 0x3a83126fu,
+                                                   0x38d1b717u, 0x3727c5acu, 0x358637bdu, 0x33d6bf95u,
+                                                   0x322bcc77u, 0x3089705fu, 0x2edbe6ffu};
+
+/* (-1)^neg * m * 2^q (m < 2^53) in units of 2^unit, by integer operations
+ * alone; *unrep set (and 0 returned) where a set bit of m lies below the
+ * unit or the result reaches 2^126 units. */
+PS_FN ps_q128 ps_q_units(ps_u64 m, ps_i64 q, ps_u64 neg, ps_i64 unit, int *unrep) {
+  ps_q128 r = ps_q_make(0, 0);
+  if (m == 0) return r; /* -0.0 too: +0 units */
+  ps_i64 sh = q - unit;
+  if (sh < 0) {
+    if (sh <= -64 || (m & ((((ps_u64)1) << (ps_u64)(-sh)) - 1u)) != 0) {
+      *unrep = 1;
+      return r;
+    }
+    m >>= (ps_u64)(-sh);
+    sh = 0;
+  }
+  if (sh >= 126 || (sh > 62 && (m >> (ps_u64)(126 - sh)) != 0)) {
+    *unrep = 1;
+    return r;
+  }
+  if (sh >= 64)
+    r = ps_q_make(0, m << (ps_u64)(sh - 64));
+  else if (sh > 0)
+    r = ps_q_make(m << (ps_u64)sh, m >> (ps_u64)(64 - sh));
+  else
+    r = ps_q_make(m, 0);
+  return neg ? ps_q_neg(r) : r;
+}
+
+/* A double's (float's) bit pattern in units of 2^unit; an infinity (or
+ * NaN, which no column holds) is unrep. */
+PS_FN ps_q128 ps_q_f64_units(ps_u64 b, ps_i64 unit, int *unrep) {
+  const ps_u64 ex = (b >> 52) & 0x7FFu, frac = b & 0xFFFFFFFFFFFFFull;
+  if (ex == 0x7FFu) {
+    *unrep = 1;
+    return ps_q_make(0, 0);
+  }
+  return ps_q_units(ex ? frac | ((ps_u64)1 << 52) : frac, ex ? (ps_i64)ex - 1075 : -1074, b >> 63, unit, unrep);
+}
+
+PS_FN ps_q128 ps_q_f32_units(ps_u32 b, ps_i64 unit, int *unrep) {
+  const ps_u32 ex = (b >> 23) & 0xFFu, frac = b & 0x7FFFFFu;
+  if (ex == 0xFFu) {
+    *unrep = 1;
+    return ps_q_make(0, 0);
+  }
+  return ps_q_units(ex ? frac | 0x800000u : frac, ex ? (ps_i64)ex - 150 : -149, b >> 31, unit, unrep);
+}
+
+/* An ALP slot's exception of code c: the last entry of its table (value
+ * aux words) whose code is at most c, if that code lies in c's gap (c >>
+ * rank_bits); its double's bits in *bits, 1. Else 0. */
+PS_FN int ps_q_fexception(PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c, ps_u32 rank_bits, ps_u64 *bits) {
+  const ps_u64 base = aux[2 * slot], n = aux[2 * slot + 1];
+  ps_u64 lo = 0, hi = n;
+  while (lo < hi) {
+    const ps_u64 mid = lo + (hi - lo) / 2;
+    if (aux[base + 2 * mid] <= c)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0) return 0;
+  const ps_u64 at = base + 2 * (lo - 1);
+  if ((aux[at] >> rank_bits) != (c >> rank_bits)) return 0;
+  *bits = aux[at + 1];
+  return 1;
+}
+
+/* PS_VOP_FCOL on a valid row's code (ps_query_program.h): the value of
+ * code c of the slot's mapping (lo, hi: the instruction's) in units of 2^L. */
+PS_FN ps_q128 ps_q_fcol(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c, int *unrep) {
+  const ps_i64 unit = PS_VF_UNIT(lo);
+  if (PS_VF_MAP(lo) == PS_VF_BITS) { /* the inverse of the order transform */
+    const ps_u64 o = ref + c;
+    if (PS_VF_F32(lo)) {
+      const ps_u32 o32 = (ps_u32)o;
+      return ps_q_f32_units((o32 >> 31) ? o32 ^ 0x80000000u : ~o32, unit, unrep);
+    }
+    return ps_q_f64_units((o >> 63) ? o ^ 0x8000000000000000ull : ~o, unit, unrep);
+  }
+  const ps_u32 rb = PS_VF_RANK(lo);
+  ps_u64 bits = 0;
+  /* only code 0 and the ranked codes can be exceptions: a grid step's own
+   * code needs no search */
+  if (((c & ((((ps_u64)1) << rb) - 1u)) != 0 || c == 0) && ps_q_fexception(aux, slot, c, rb, &bits))
+    return ps_q_f64_units(bits, unit, unrep);
+  const ps_i64 k = (ps_i64)(ref + (c >> rb));
+  if (PS_VF_F32(lo)) {
+    const float x = ps_fmul_rn((float)k, ps_bits_f32(ps_q_pow10_bits32[PS_VF_F(lo)]));
+    return ps_q_f32_units(ps_f32_bits(ps_fmul_rn(x, ps_bits_f32(ps_q_pow10_neg_bits32[PS_VF_E(lo)]))), unit, unrep);
+  }
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+  const double x = ps_dmul_rn((double)k, ps_bits_f64(ps_q_pow10_bits[PS_VF_F(lo)]));
+  return ps_q_f64_units(ps_f64_bits(ps_dmul_rn(x, ps_bits_f64(ps_q_pow10_neg_bits[PS_VF_E(lo)]))), unit, unrep);
+#else
+  *unrep = 1; /* never run: the host refuses a float64 ALP column on a device without doubles */
+  return ps_q_make(0, 0);
+#endif
 }
 
 /* ---- accumulators ----------------------------------------------------------- */
@@ -328,7 +456,8 @@ PS_FN int ps_q_agg_never_null(PS_CONST_MEM const ps_vprog *p, ps_u32 a) {
   for (ps_u32 i = va.first; i < va.first + va.count; ++i) {
     const ps_u32 op = PS_QP(p)->insns[i].op;
     if (op == PS_VOP_NULL) return 0;
-    if (op == PS_VOP_COL && (PS_QP(p)->cols[PS_QP(p)->insns[i].arg].flags & PS_COLF_VALIDITY)) return 0;
+    if ((op == PS_VOP_COL || op == PS_VOP_FCOL) && (PS_QP(p)->cols[PS_QP(p)->insns[i].arg].flags & PS_COLF_VALIDITY))
+      return 0;
   }
   return 1;
 }
@@ -385,7 +514,7 @@ PS_FN ps_u64 ps_q_code(PS_CONST_MEM const ps_prog_col *c, PS_GLOBAL const ps_u8 
 
 typedef struct ps_qval {
   ps_q128 v;
-  int null_, overflow;
+  int null_, overflow, unrep;
 } ps_qval;
 
 /* Value program g of row r (codes and valid bits already read). */
@@ -400,19 +529,31 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
       ps_qval x;
       x.null_ = ((valid >> arg) & 1u) == 0;
       x.overflow = 0;
+      x.unrep = 0;
       ps_u64 v = PS_QP(p)->cols[arg].reference + codes[arg];
       x.v = ps_q_make(v, PS_QP(p)->cols[arg].kind != PS_KIND_UNSIGNED && (ps_i64)v < 0 ? ~(ps_u64)0 : 0);
+      st[sp++] = x;
+    } else if (op == PS_VOP_FCOL) {
+      ps_qval x;
+      x.null_ = ((valid >> arg) & 1u) == 0;
+      x.overflow = 0;
+      x.unrep = 0;
+      x.v = ps_q_make(0, 0);
+      if (!x.null_)
+        x.v = ps_q_fcol(PS_QP(p)->insns[i].lo, PS_QP(p)->insns[i].hi, B->value_aux, arg, codes[arg], &x.unrep);
       st[sp++] = x;
     } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
       ps_qval x;
       x.v = ps_q_make(PS_QP(p)->insns[i].lo, PS_QP(p)->insns[i].hi);
       x.null_ = op == PS_VOP_NULL;
       x.overflow = 0;
+      x.unrep = 0;
       st[sp++] = x;
     } else if (op == PS_VOP_SCALE) {
       ps_qval x = st[sp - 1];
       PS_Q_UNROLL
-      for (ps_u32 k = 0; k < arg && !x.null_ && !x.overflow; ++k) x.v = ps_q_mul(x.v, ps_q_make(10, 0), &x.overflow);
+      for (ps_u32 k = 0; k < arg && !x.null_ && !x.overflow && !x.unrep; ++k)
+        x.v = ps_q_mul(x.v, ps_q_make(10, 0), &x.overflow);
       st[sp - 1] = x;
     } else if (op == PS_VOP_CASE) {
       ps_qval e = st[--sp];
@@ -421,8 +562,9 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
       ps_qval b = st[--sp], a = st[sp - 1], x;
       x.null_ = a.null_ || b.null_;
       x.overflow = a.overflow || b.overflow;
+      x.unrep = a.unrep || b.unrep;
       x.v = a.v;
-      if (!x.null_ && !x.overflow) {
+      if (!x.null_ && !x.overflow && !x.unrep) {
         if (op == PS_VOP_ADD)
           x.v = ps_q_add(a.v, b.v, &x.overflow);
         else if (op == PS_VOP_SUB)
@@ -438,7 +580,7 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
 
 /* ps_q_value where the host proved (ps_query_values_fit64) that every value the
  * program can produce, intermediate ones included, is below 2^61 in
- * magnitude: plain 64-bit arithmetic (unsigned, so that a NULL operand's
+ * magnitude (so never a PS_VOP_FCOL, which it does not bound): plain 64-bit arithmetic (unsigned, so that a NULL operand's
  * meaningless value cannot overflow), no overflow to check. codes NULL: each
  * column's code is read where the program names it (validity, then the code,
  * checked: a corrupt one sets *corrupt and is recorded in status). */
@@ -491,6 +633,7 @@ PS_FN ps_qval ps_q_value64(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, p
   x.v = ps_q_make(st[0], (ps_i64)st[0] < 0 ? ~(ps_u64)0 : 0);
   x.null_ = (int)(nul & 1u);
   x.overflow = 0;
+  x.unrep = 0;
   return x;
 }
 
@@ -625,6 +768,7 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
   ps_u32 valid = 0;
   if (!ps_q_row_codes(p, B, aligned, r, codes, &valid, status)) return 0;
   *group = ps_q_group_of(p, B, codes, valid);
+  int ok = 1;
   PS_Q_UNROLL
   for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
     ps_vagg va = PS_QP(p)->aggs[a];
@@ -632,12 +776,17 @@ PS_FN int ps_q_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 al
     int corrupt = 0; /* codes already checked */
     vals[a] = fits64 ? ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status)
                      : ps_q_value(p, B, va, codes, valid, r);
+    /* every aggregate's failure on the row recorded: the host reports the
+     * smallest row and the first aggregate that fails on it */
     if (vals[a].overflow) {
       ps_atomic_min_u32(&status[1], (ps_u32)r);
-      return 0;
+      ok = 0;
+    } else if (vals[a].unrep) {
+      ps_atomic_min_u32(&status[PS_Q_STATUS_UNREP + a], (ps_u32)r);
+      ok = 0;
     }
   }
-  return 1;
+  return ok;
 }
 
 /* The group of row r from its key columns alone (ps_q_group_number); PS_QP(p)->n_groups when a key's
@@ -1172,7 +1321,8 @@ PS_FN ps_u32 ps_q_value_slots(PS_CONST_MEM const ps_vprog *p) {
   ps_u32 m = 0;
   PS_Q_UNROLL
   for (ps_u32 i = 0; i < PS_QMAX_INSNS; ++i)
-    if (i < PS_QP(p)->n_insns && PS_QP(p)->insns[i].op == PS_VOP_COL) m |= 1u << PS_QP(p)->insns[i].arg;
+    if (i < PS_QP(p)->n_insns && (PS_QP(p)->insns[i].op == PS_VOP_COL || PS_QP(p)->insns[i].op == PS_VOP_FCOL))
+      m |= 1u << PS_QP(p)->insns[i].arg;
   return m;
 }
 

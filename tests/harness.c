@@ -301,6 +301,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_gather", gather, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_gather_ids)},
       {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
       {"opencl_query", query, PS_OPT_QUERY_AUTO, offsetof(ps_internal_options, opencl_query)},
+      {"query_wait_per_chunk", zero_one, 0, offsetof(ps_internal_options, query_wait_per_chunk)},
   };
   const char *p = text ? text : "";
   while (*p) {

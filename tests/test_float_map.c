@@ -7,7 +7,8 @@
  * and IN against literals (the column's values, their neighbours, specials,
  * NaN) selects exactly the rows a plain-double loop selects, with zone
  * pruning on and off; gathered values, ps_aggregate's MIN/MAX, and a query's
- * COUNT/MIN/MAX GROUP BY a float key against the plain values; SUM refused.
+ * COUNT/MIN/MAX GROUP BY a float key against the plain values; arithmetic on
+ * them refused (their SUM and AVG: test_float_sum.c).
  * Prints the compression of a unit-conversion column next to plain doubles.
  */
 #include <float.h>
@@ -273,12 +274,16 @@ static void check_gather_and_aggregate(ps_context *ctx, ps_column *col, const fc
 }
 
 /* COUNT(*), MIN(x), MAX(x) GROUP BY k (both lossless float columns) against
- * sorted plain values; SUM(x) refused. */
+ * sorted plain values; SUM(x + x) refused. */
 static void check_query(ps_context *ctx, ps_column *kcol, const fcase *kc, ps_column *xcol, const fcase *xc) {
-  ps_value *vx = NULL, *vs = NULL;
+  ps_value *vx = NULL, *vs = NULL, *va = NULL, *vb = NULL;
   ps_query *q = NULL;
   ps_query_result *res = NULL;
-  if (!CHECK_OK(ctx, ps_value_column(ctx, xcol, &vx)) || !CHECK_OK(ctx, ps_value_column(ctx, xcol, &vs))) goto out;
+  if (!CHECK_OK(ctx, ps_value_column(ctx, xcol, &vx)) || !CHECK_OK(ctx, ps_value_column(ctx, xcol, &va)) ||
+      !CHECK_OK(ctx, ps_value_column(ctx, xcol, &vb)))
+    goto out;
+  if (!CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, va, vb, &vs))) goto out;
+  va = vb = NULL; /* vs owns them */
   {
     ps_agg sum = {PS_AGG_SUM, vs};
     ps_query_desc d;
@@ -287,7 +292,8 @@ static void check_query(ps_context *ctx, ps_column *kcol, const fcase *kc, ps_co
     d.n_aggs = 1;
     d.aggs = &sum;
     CHECK_STATUS(ctx, ps_query_create(ctx, &d, &q), PS_ERR_UNSUPPORTED);
-    CHECK(th_contains_ci(ps_context_last_error(ctx), "lossless float"));
+    CHECK(th_contains_ci(ps_context_last_error(ctx), "lossless float") &&
+          th_contains_ci(ps_context_last_error(ctx), "arithmetic"));
     ps_query_destroy(q);
     q = NULL;
   }
@@ -343,6 +349,8 @@ out:
   ps_query_destroy(q);
   ps_value_destroy(vx);
   ps_value_destroy(vs);
+  ps_value_destroy(va);
+  ps_value_destroy(vb);
 }
 
 static void make_case(fcase *c, th_rng *r, uint64_t n, int fam, bool f32, bool nulls) {

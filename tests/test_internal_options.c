@@ -47,6 +47,7 @@ static const field FIELDS[] = {
     {"opencl_gather_ids", offsetof(ps_internal_options, opencl_gather_ids), PS_OPT_AUTO, PS_OPT_ON},
     {"query_specialize", offsetof(ps_internal_options, query_specialize), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_query", offsetof(ps_internal_options, opencl_query), PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE},
+    {"query_wait_per_chunk", offsetof(ps_internal_options, query_wait_per_chunk), 0, 1},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 

@@ -683,6 +683,58 @@ static void edge_cases(ps_context *ctx) {
     q.vals[1] = NULL;
     oq_free(&q);
   }
+
+  /* More chunks than a call's status batch (PS_QUERY_STATUS_SLOTS): where a
+   * backend reads the chunks' status words together, an error in a later
+   * batch is still found, a corrupt code there still outranks an earlier
+   * overflow, and the sums of every batch are in the result. */
+  {
+    enum { M = 64 * 70 + 17 };
+    static uint64_t c8[M], cx[M];
+    memset(c8, 0, sizeof c8);
+    memset(cx, 0, sizeof cx);
+    for (uint64_t i = 0; i < M; i++) cx[i] = i % 1000;
+    tr_clear(&tr);
+    int k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    int x = tr_add(&tr, int_col(PS_TYPE_INT64, M, 50, 0, cx, NULL));
+    memset(&q, 0, sizeof q);
+    q.n_aggs = 2;
+    q.kinds[0] = PS_AGG_SUM;
+    q.vals[0] = col_node(x);
+    q.kinds[1] = PS_AGG_MAX;
+    q.vals[1] = col_node(k);
+    th_case("many chunks, exact");
+    check_query(&tr, ctx, tr.h, M, &q, "many chunks");
+    ps_query_result *res = NULL;
+    const uint64_t late = 64 * 67 + 5;
+    tr_clear(&tr); /* new columns over the changed values */
+    c8[late] = 255;
+    cx[128] = 1000000000000000; /* cubed: 10^45 */
+    k = tr_add(&tr, int_col(PS_TYPE_INT8, M, 8, 0, c8, NULL));
+    x = tr_add(&tr, int_col(PS_TYPE_INT64, M, 50, 0, cx, NULL));
+    qn_free(q.vals[0]);
+    qn_free(q.vals[1]);
+    q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), col_node(x)), col_node(x));
+    q.vals[1] = col_node(k);
+    th_case("many chunks, corrupt in a late batch after an overflow");
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), PS_ERR_CORRUPT_DATA);
+    CHECKF(th_contains_ci(ps_context_last_error(ctx), "row 4293"), "%s", ps_context_last_error(ctx));
+    CHECK(res == NULL);
+    th_case("many chunks, overflow in a late batch");
+    tr_clear(&tr);
+    cx[128] = 0;
+    cx[late + 64] = 1000000000000000;
+    x = tr_add(&tr, int_col(PS_TYPE_INT64, M, 50, 0, cx, NULL));
+    qn_free(q.vals[0]);
+    qn_free(q.vals[1]);
+    q.n_aggs = 1;
+    q.vals[0] = arith_node(PS_MUL, arith_node(PS_MUL, col_node(x), col_node(x)), col_node(x));
+    q.vals[1] = NULL;
+    CHECK_STATUS(ctx, oq_run(ctx, tr.h, M, &q, 1, &res), PS_ERR_OVERFLOW);
+    CHECKF(th_contains_ci(ps_context_last_error(ctx), "row 4357"), "%s", ps_context_last_error(ctx));
+    CHECK(res == NULL);
+    oq_free(&q);
+  }
   tr_clear(&tr);
 }
 
@@ -1031,7 +1083,11 @@ int main(int argc, char **argv) {
   format_cases();
   ps_context *ref = th_is_reference() ? NULL : th_reference_context(0);
   for (int c = 0; c < NCTX; c++) {
+    /* the last chunking with each chunk's status read in its own wait (the
+     * others: one wait per call, where the backend can) */
+    if (c == NCTX - 1) th_test_options("query_wait_per_chunk=1");
     ps_context *ctx = th_context(chunk_rows[c]);
+    if (c == NCTX - 1) th_options_reset();
     edge_cases(ctx);
     key_order(ctx, &th.rng);
     empty_dictionary_key(ctx);

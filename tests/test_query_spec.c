@@ -2,7 +2,9 @@
  * query_spec: the specialized query kernels' source compiles (core/query_spec.h,
  * kernels_shared/ps_query_kernels.h under PS_Q_SPEC). Queries of the
  * benchmark's shapes (SSB Q1.1, TPC-H Q6 and Q1), a CASE, one whose values
- * need 128-bit arithmetic, and a GROUP BY of 2^16 groups are prepared on the
+ * need 128-bit arithmetic, a GROUP BY of 2^16 groups, and the exact SUM and
+ * AVG of lossless float columns (PS_VOP_FCOL: an ALP float64 column with
+ * exceptions, an ordered-bits float32 one) are prepared on the
  * reference backend; their specialization texts are written as the device
  * backends write them and, where CUDA is compiled, compiled by NVRTC for
  * sm_90 to a CUBIN (no GPU needed: CI compiles CUDA on machines without
@@ -311,10 +313,10 @@ int main(int argc, char **argv) {
   ps_column *wide_b = make(ctx, PS_TYPE_INT64, 40, TN_NO_BITMAP, &t[8]);
   ps_column *key_a = make(ctx, PS_TYPE_UINT8, 8, TN_NO_BITMAP, &t[9]);
   ps_column *key_b = make(ctx, PS_TYPE_UINT8, 8, TN_NO_BITMAP, &t[10]);
-  shape shapes[6];
+  shape shapes[7];
   memset(shapes, 0, sizeof shapes);
   ps_expr *e[8] = {0};
-  ps_value *v[16] = {0};
+  ps_value *v[24] = {0};
   int ne = 0, nv = 0;
   if (!date || !qty || !disc || !price || !tax || !flag || !status || !wide_a || !wide_b || !key_a || !key_b) goto done;
 
@@ -397,12 +399,60 @@ int main(int argc, char **argv) {
   /* TPC-H Q6's shape: the quantity's range before the discount's */
   ranges_product(ctx, &shapes[5], "tpch_q6", date, disc, qty, price, (int64_t[5]){2000, 2365, 5, 7, 24}, 1, &e[ne++],
                  &v[nv++]);
-  for (int i = 0; i < 6; i++) check_shape(ctx, &shapes[i], dump);
+  ps_encoded fenc[2];
+  ps_column *fcols[2] = {NULL, NULL};
+  memset(fenc, 0, sizeof fenc);
+  { /* SUM and AVG of lossless float columns WHERE ... GROUP BY flag */
+    double *a = malloc(N * sizeof *a);
+    float *b = malloc(N * sizeof *b);
+    for (int i = 0; a && b && i < N; i++) {
+      a[i] = (double)th_below(&th.rng, 60) * 1.15078 + (i % 97 == 0 ? 1e-3 / 3 : 0); /* ALP, exceptions */
+      uint32_t bits = (uint32_t)th_u64(&th.rng);
+      bits = (bits & 0x807FFFFFu) | ((uint32_t)(100 + th_below(&th.rng, 40)) << 23); /* finite, 40 binary orders */
+      memcpy(&b[i], &bits, 4);
+    }
+    const ps_plain pa = {PS_TYPE_FLOAT64, a, N, NULL}, pb = {PS_TYPE_FLOAT32, b, N, NULL};
+    if (CHECK(a && b) && CHECK(ps_encode_for(&pa, 0, -1, 0, NULL, NULL, 0, &fenc[0]) == PS_OK) &&
+        CHECK(ps_encode_for(&pb, 0, -1, 0, NULL, NULL, 0, &fenc[1]) == PS_OK) &&
+        CHECK(fenc[0].desc.float_map == PS_FLOAT_MAP_ALP && fenc[0].desc.exceptions_count > 0 &&
+              fenc[1].desc.float_map == PS_FLOAT_MAP_BITS) &&
+        CHECK_OK(ctx, ps_column_create_for(ctx, &fenc[0].desc, &fcols[0])) &&
+        CHECK_OK(ctx, ps_column_create_for(ctx, &fenc[1].desc, &fcols[1]))) {
+      CHECK_OK(ctx, ps_expr_compare(ctx, fcols[0], PS_LT, ps_lit_float(50.0), &e[ne]));
+      ps_agg aggs[5];
+      aggs[0] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, fcols[0])};
+      aggs[1] = (ps_agg){PS_AGG_AVG, v[nv++] = col(ctx, fcols[0])};
+      aggs[2] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, fcols[1])};
+      aggs[3] = (ps_agg){PS_AGG_MAX, v[nv++] = col(ctx, fcols[1])};
+      aggs[4] = (ps_agg){PS_AGG_SUM, v[nv++] = col(ctx, price)};
+      ps_query_desc d;
+      ps_query_desc_init(&d);
+      d.rows = N;
+      d.where = e[ne++];
+      d.aggs = aggs;
+      d.n_aggs = 5;
+      d.n_keys = 1;
+      d.keys[0] = flag;
+      shapes[6].name = "float_sum";
+      CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[6].q));
+    }
+    free(a);
+    free(b);
+  }
+  for (int i = 0; i < 7; i++) check_shape(ctx, &shapes[i], dump);
   if (shapes[0].q && shapes[1].q && shapes[3].q && shapes[4].q) check_policy(shapes);
+  if (shapes[6].q) { /* a float's units are 128-bit values: no 64-bit path, no registers */
+    th_case("policy: float sums");
+    ps_query_plan plan;
+    ps_query_plan_chunk(&shapes[6].q->prog, wanted_fields(shapes[6].q), 1, 1, &plan);
+    CHECK(!plan.fits64 && plan.bound < 0 && plan.mode == PS_QMODE_ITEMS);
+    CHECK(ps_query_values_bound(&shapes[6].q->prog) < 0);
+  }
   check_where_spec(ctx);
 
 done:
-  for (int i = 0; i < 6; i++) ps_query_destroy(shapes[i].q);
+  for (int i = 0; i < 7; i++) ps_query_destroy(shapes[i].q);
+  for (int i = 0; i < 2; i++) ps_column_destroy(fcols[i]), ps_encoded_destroy(&fenc[i]);
   for (int i = 0; i < nv; i++) ps_value_destroy(v[i]);
   for (int i = 0; i < ne; i++) ps_expr_destroy(e[i]);
   ps_column *cols[11] = {date, qty, disc, price, tax, flag, status, wide_a, wide_b, key_a, key_b};

@@ -272,6 +272,18 @@ static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, 
   return st;
 }
 
+/* ps_backend_ops.mem_write_async: the caller keeps src until the next wait. */
+static ps_status cuda_mem_write_async(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  st = ps_cuda_status(be->ctx,
+                      cudaMemcpyAsync(devptr(dst), src, (size_t)bytes, cudaMemcpyHostToDevice, be->stream),
+                      "cudaMemcpyAsync (host to device)", false);
+  ps_cuda_leave(be, prev);
+  return st;
+}
+
 /* On the context's stream, without waiting: nothing of the host's is borrowed. */
 static ps_status cuda_fill(ps_backend *be, ps_devmem dst, uint8_t value, uint64_t bytes) {
   if (bytes == 0) return PS_OK;
@@ -699,4 +711,6 @@ const ps_backend_ops ps_backend_cuda = {
     .stage_write = ps_cuda_stage_write,
     .stage_release = ps_cuda_stage_release,
     .stage_ready = ps_cuda_stage_ready,
+    .mem_write_async = cuda_mem_write_async,
+    .query_collect = ps_cuda_query_collect,
 };

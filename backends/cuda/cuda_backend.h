@@ -37,6 +37,11 @@ struct ps_backend {
   void *ids_state;
   size_t ids_state_bytes;
   uint32_t ids_ready;
+  /* Queries' deferred status words (ps_query_args.defer_status): a slot per
+   * chunk on the device, and a pinned host copy query_collect reads them
+   * into; made on the first deferred chunk. */
+  uint32_t *qstatus;
+  uint32_t *qstatus_host;
   char name[320];
   struct ps_cuda_spec_cache *spec_cache; /* specialized query kernels (cuda_query_spec.c); NULL until used */
   /* Streaming host-resident columns (cuda_stream.c): the copies' own
@@ -91,6 +96,8 @@ ps_status ps_cuda_stage_ready(ps_backend *be, uint32_t slot);
 void ps_cuda_stage_free(ps_backend *be);
 /* One chunk of a query (kernels_cuda/query.cu), on the same workspace. */
 ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a);
+ps_status ps_cuda_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
+                                uint64_t acc_bytes);
 
 /* LIKE over dictionary entries on the device (cuda_like.c). */
 ps_status ps_cuda_like_dict(ps_backend *be, const ps_like_dict_args *a);

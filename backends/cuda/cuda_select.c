@@ -49,6 +49,7 @@ _Static_assert(PS_CUDA_GATHER_CODE32 == PS_GATHER_CODE32 && PS_CUDA_GATHER_INT =
 #define PS_CUDA_SELECT_MAX_ROWS ((uint64_t)1 << 31)
 /* Smallest workspace allocated: growth is by powers of two from here. */
 #define PS_CUDA_SELECT_MIN_WS ((size_t)1 << 16)
+_Static_assert(PS_Q_STATUS_WORDS * 4 <= PS_CUDA_SELECT_READ_BYTES, "a query's status words are each call's results");
 
 static const double select_pow10[19] = PS_POW10_TABLE;
 
@@ -60,6 +61,9 @@ static ps_status internal(ps_backend *be, const char *what, unsigned long long v
 }
 
 void ps_cuda_select_release(ps_backend *be) {
+  if (be->qstatus) (void)cudaFree(be->qstatus);
+  if (be->qstatus_host) (void)cudaFreeHost(be->qstatus_host);
+  be->qstatus = be->qstatus_host = NULL;
   if (be->select_ws) (void)cudaFree(be->select_ws);
   if (be->select_host) (void)cudaFreeHost(be->select_host);
   if (be->ids_state) (void)cudaFree(be->ids_state);
@@ -497,6 +501,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   }
   for (uint32_t i = 0; i < prog->n_preds; i++) p->bufs.preds[i] = devptr(a->preds[i]);
   if (a->groups.handle) p->bufs.groups = (uint64_t *)devptr(a->groups);
+  if (a->value_aux.handle) p->bufs.value_aux = (const uint64_t *)devptr(a->value_aux);
 
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
@@ -532,11 +537,22 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   uint64_t parts = 0;
   if (st == PS_OK) st = query_geometry(be, spec, mode, bound, n_acc, words, &p->launch.items, &parts);
   if (st == PS_OK) st = ensure_workspace(be, (size_t)(parts * n_acc * sizeof(ps_qacc)));
+  if (st == PS_OK && a->defer_status) {
+    if (a->status_slot >= PS_QUERY_STATUS_SLOTS) st = internal(be, "query: status slot", a->status_slot);
+    if (st == PS_OK && !be->qstatus)
+      st = ps_cuda_status(be->ctx, cudaMalloc((void **)&be->qstatus, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(uint32_t)),
+                          "cudaMalloc (query status)", false);
+    if (st == PS_OK && !be->qstatus_host)
+      st = ps_cuda_status(be->ctx,
+                          cudaHostAlloc((void **)&be->qstatus_host, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(uint32_t),
+                                        cudaHostAllocDefault),
+                          "cudaHostAlloc (query status)", false);
+  }
   if (st == PS_OK) {
-    p->status = (uint32_t *)be->select_ws;
+    p->status = a->defer_status ? be->qstatus + PS_Q_STATUS_WORDS * a->status_slot : (uint32_t *)be->select_ws;
     p->part = (ps_qacc *)kernel_workspace(be);
-    st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, 8, be->stream), "cudaMemsetAsync (query status)",
-                        false);
+    st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->status, 0xFF, PS_Q_STATUS_WORDS * sizeof(uint32_t), be->stream),
+                        "cudaMemsetAsync (query status)", false);
     if (st == PS_OK && mode == PS_QMODE_GLOBAL) /* its table starts at zero (ps_q_global_merge) */
       st = ps_cuda_status(be->ctx, cudaMemsetAsync(p->part, 0, (size_t)(n_acc * sizeof(ps_qacc)), be->stream),
                           "cudaMemsetAsync (query table)", false);
@@ -546,11 +562,12 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
                         ps_cuda_launch_query(spec, p, n_acc, parts, ps_query_merge_flat(mode, n_acc, parts),
                                              a->acc.handle ? (ps_qacc *)devptr(a->acc) : NULL, be->stream),
                         "launching the query kernels", false);
-  if (st == PS_OK) st = read_results(be, 8);
+  /* deferred: the launch took its parameters, and query_collect reads the status */
+  if (st == PS_OK && !a->defer_status) st = read_results(be, PS_Q_STATUS_WORDS * sizeof(uint32_t));
   ps_cuda_leave(be, prev);
   ps_host_free(be->ctx, p);
-  if (st != PS_OK) return st;
-  uint32_t status[2];
+  if (st != PS_OK || a->defer_status) return st;
+  uint32_t status[PS_Q_STATUS_WORDS];
   memcpy(status, be->select_host, sizeof status);
   if (status[0] != UINT32_MAX)
     return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA,
@@ -559,5 +576,35 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   if (status[1] != UINT32_MAX)
     return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "cuda: row %llu: an aggregate's value does not fit %d digits",
                             (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
+  ps_query_fault fault;
+  if (ps_query_status_unrep(prog, status, &fault.row, &fault.agg)) {
+    if (a->fault) *a->fault = fault;
+    return ps_backend_error(be->ctx, PS_ERR_NOT_REPRESENTABLE, "cuda: row %llu: the value of aggregate %u",
+                            (unsigned long long)(a->row_begin + fault.row), fault.agg);
+  }
   return PS_OK;
+}
+
+/* The deferred chunks' status pairs into the pinned copy, then the
+ * accumulators, on the stream, and one wait for both. */
+ps_status ps_cuda_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
+                                uint64_t acc_bytes) {
+  if (n > PS_QUERY_STATUS_SLOTS || (n && (!be->qstatus || !be->qstatus_host)))
+    return internal(be, "query: status pairs to collect", n);
+  int prev;
+  ps_status st = ps_cuda_enter(be, &prev);
+  if (st != PS_OK) return st;
+  if (n)
+    st = ps_cuda_status(be->ctx,
+                        cudaMemcpyAsync(be->qstatus_host, be->qstatus, (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                        be->stream),
+                        "cudaMemcpyAsync (query status)", false);
+  if (st == PS_OK && acc_bytes)
+    st = ps_cuda_status(
+        be->ctx, cudaMemcpyAsync(acc_host, devptr(acc), (size_t)acc_bytes, cudaMemcpyDeviceToHost, be->stream),
+        "cudaMemcpyAsync (query accumulators)", false);
+  if (st == PS_OK) st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+  ps_cuda_leave(be, prev);
+  if (st == PS_OK && n) memcpy(status, be->qstatus_host, (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t));
+  return st;
 }

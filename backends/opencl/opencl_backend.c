@@ -278,6 +278,7 @@ static void opencl_destroy(ps_backend *be) {
   if (be->copy_queue) clReleaseCommandQueue(be->copy_queue);
   ps_cl_cache_release(be);
   if (be->status) clReleaseMemObject(be->status);
+  if (be->qstatus) clReleaseMemObject(be->qstatus);
   if (be->scratch) clReleaseMemObject(be->scratch);
   if (be->dummy) clReleaseMemObject(be->dummy);
   if (be->queue) clReleaseCommandQueue(be->queue);
@@ -308,6 +309,7 @@ static ps_status opencl_setup(ps_backend *be, const ps_context_options *opts) {
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateCommandQueue", be->device_name);
   PS_CL_TRY(create_buffer(be, 16, "placeholder for unused kernel arguments", &be->dummy));
   PS_CL_TRY(create_buffer(be, PS_CL_STATUS_WORDS * sizeof(cl_uint), "status words", &be->status));
+  PS_CL_TRY(create_buffer(be, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(cl_uint), "query status words", &be->qstatus));
   return PS_OK;
 }
 
@@ -363,6 +365,36 @@ static ps_status opencl_mem_read(ps_backend *be, void *dst, ps_devmem src, uint6
   cl_int err = clEnqueueReadBuffer(be->queue, (cl_mem)src.handle, CL_TRUE, (size_t)src.offset, (size_t)bytes, dst, 0,
                                    NULL, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", NULL);
+  return PS_OK;
+}
+
+/* ps_backend_ops.mem_write_async: the caller keeps src until the next wait. */
+static ps_status opencl_mem_write_async(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  if (bytes == 0) return PS_OK;
+  cl_int err = clEnqueueWriteBuffer(be->queue, (cl_mem)dst.handle, CL_FALSE, (size_t)dst.offset, (size_t)bytes, src, 0,
+                                    NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueWriteBuffer", NULL);
+  return PS_OK;
+}
+
+/* ps_backend_ops.query_collect: both reads enqueued, then one wait. */
+static ps_status opencl_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
+                                      uint64_t acc_bytes) {
+  if (n > PS_QUERY_STATUS_SLOTS)
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: %u status pairs to collect", n);
+  cl_int err = CL_SUCCESS;
+  if (n)
+    err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_FALSE, 0, (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint), status, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
+  if (acc_bytes)
+    err = clEnqueueReadBuffer(be->queue, (cl_mem)acc.handle, CL_FALSE, (size_t)acc.offset, (size_t)acc_bytes, acc_host,
+                              0, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    clFinish(be->queue); /* the status read may still be writing into the caller's memory */
+    return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query accumulators");
+  }
+  err = clFinish(be->queue);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFinish", "query results");
   return PS_OK;
 }
 
@@ -457,4 +489,6 @@ const ps_backend_ops ps_backend_opencl = {
     .stage_write = opencl_stage_write,
     .stage_release = opencl_stage_release,
     .stage_ready = opencl_stage_ready,
+    .mem_write_async = opencl_mem_write_async,
+    .query_collect = opencl_query_collect,
 };

@@ -24,7 +24,7 @@
   } while (0)
 
 /* Words of the status buffer (enough for every kernel's status). */
-#define PS_CL_STATUS_WORDS 2u
+#define PS_CL_STATUS_WORDS PS_Q_STATUS_WORDS /* the most a kernel uses: a query's */
 
 /* Built programs kept per context (core/kcache.h): the generic one, programs
  * specialized for one filter shape and the single-range fast path's
@@ -118,6 +118,7 @@ struct ps_backend {
   uint32_t compute_units; /* CL_DEVICE_MAX_COMPUTE_UNITS, at least 1 */
   cl_mem dummy;   /* bound to buffer arguments a launch does not use */
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
+  cl_mem qstatus; /* queries' deferred status words (ps_query_args.defer_status), PS_QUERY_STATUS_SLOTS slots */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
   /* Built programs (ps_cl_cached, core/kcache.h); NULL until the first build. */

@@ -145,6 +145,8 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   L->items = items;
   L->span = ps_query_span(be->cpu, words, items);
 
+  L->status_slot = a->defer_status ? a->status_slot : 0; /* before L is uploaded */
+
   cl_mem prog_buf = NULL, where_buf = NULL, launch_buf = NULL, part = NULL;
   ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
   if (st == PS_OK) st = ps_cl_upload(be, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
@@ -156,7 +158,19 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
         clEnqueueFillBuffer(be->queue, part, &zero, 1, 0, (size_t)(n_acc * sizeof(ps_qacc)), 0, NULL, NULL);
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query table");
   }
-  if (st == PS_OK) st = ps_cl_reset_status(be, 0xFFFFFFFFu, 2);
+  cl_mem status_buf = be->status;
+  if (st == PS_OK && a->defer_status) { /* the chunk's own pair, read by query_collect */
+    const cl_uint none = 0xFFFFFFFFu;
+    status_buf = be->qstatus;
+    const cl_int err = a->status_slot < PS_QUERY_STATUS_SLOTS
+                           ? clEnqueueFillBuffer(be->queue, be->qstatus, &none, sizeof none,
+                                                 (size_t)PS_Q_STATUS_WORDS * a->status_slot * sizeof none,
+                                                 PS_Q_STATUS_WORDS * sizeof none, 0, NULL, NULL)
+                           : CL_INVALID_VALUE;
+    if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueFillBuffer", "query status");
+  } else if (st == PS_OK) {
+    st = ps_cl_reset_status(be, 0xFFFFFFFFu, PS_Q_STATUS_WORDS);
+  }
   cl_kernel k = prog->kernels[PS_CL_QUERY_PARTIALS];
   cl_uint arg = 0;
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
@@ -182,12 +196,19 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof be->status, &be->status);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof status_buf, &status_buf);
   if (st == PS_OK) {
     if (a->groups.handle && a->groups.offset)
       st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: group table at offset %llu",
                             (unsigned long long)a->groups.offset);
     cl_mem m = or_dummy(be, a->groups);
+    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
+  }
+  if (st == PS_OK) {
+    if (a->value_aux.handle && a->value_aux.offset)
+      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: value aux words at offset %llu",
+                            (unsigned long long)a->value_aux.offset);
+    cl_mem m = or_dummy(be, a->value_aux);
     if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
   }
   if (st == PS_OK) st = launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global, refused);
@@ -208,21 +229,27 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
     if (st == PS_OK)
       st = launch(be, prog, PS_CL_QUERY_MERGE, (size_t)(flat ? (n_acc + mwg - 1) / mwg * mwg : n_acc * mwg), refused);
   }
-  cl_uint status[2] = {0, 0};
-  if (st == PS_OK && !(refused && *refused)) {
+  cl_uint status[PS_Q_STATUS_WORDS] = {0};
+  if (st == PS_OK && !(refused && *refused) && !a->defer_status) {
     cl_int err = clEnqueueReadBuffer(be->queue, be->status, CL_TRUE, 0, sizeof status, status, 0, NULL, NULL);
     if (err != CL_SUCCESS) st = ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
   }
   if (prog_buf) clReleaseMemObject(prog_buf);
   if (where_buf) clReleaseMemObject(where_buf);
   if (launch_buf) clReleaseMemObject(launch_buf);
-  if (st != PS_OK || (refused && *refused)) return st;
+  if (st != PS_OK || (refused && *refused) || a->defer_status) return st;
   if (status[0] != 0xFFFFFFFFu)
     return ps_backend_error(be->ctx, PS_ERR_CORRUPT_DATA, "row %llu of a column the query reads holds a code outside its range",
                             (unsigned long long)(a->row_begin + status[0]));
   if (status[1] != 0xFFFFFFFFu)
     return ps_backend_error(be->ctx, PS_ERR_OVERFLOW, "row %llu: an aggregate's value does not fit %d digits",
                             (unsigned long long)(a->row_begin + status[1]), PS_QUERY_MAX_DIGITS);
+  ps_query_fault fault;
+  if (ps_query_status_unrep(p, status, &fault.row, &fault.agg)) {
+    if (a->fault) *a->fault = fault;
+    return ps_backend_error(be->ctx, PS_ERR_NOT_REPRESENTABLE, "row %llu: the value of aggregate %u",
+                            (unsigned long long)(a->row_begin + fault.row), fault.agg);
+  }
   return PS_OK;
 }
 
@@ -267,6 +294,12 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
         return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                                 "OpenCL: the device has no double precision (cl_khr_fp64) for a float comparison");
   }
+  for (uint32_t i = 0; i < p->n_insns; i++)
+    if (p->insns[i].op == PS_VOP_FCOL && PS_VF_MAP(p->insns[i].lo) == PS_VF_ALP && !PS_VF_F32(p->insns[i].lo) &&
+        !be->has_fp64)
+      return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                              "OpenCL: the device has no double precision (cl_khr_fp64) for the sum of a float64 "
+                              "ALP column (its values are two double products)");
   for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
     if (L.data_offset[i] % 4 == 0) L.data_aligned |= (uint64_t)1 << i; /* cl_mem bases are aligned */

@@ -1,10 +1,12 @@
 """Lossless float columns (docs/float-encoding.md): numpy and pyarrow doubles and
 floats that are not decimals at one scale (random values, unit conversions,
 -0.0, infinities, denormals) go into Table() and come back bit for bit; filters
-agree with numpy; MIN/MAX through SQL; SUM is refused by name; save() keeps the
-mapping."""
+agree with numpy; MIN/MAX through SQL; SUM and AVG through SQL are the exact sums
+rounded once (math.fsum, and fractions.Fraction for the average, as oracles);
+arithmetic on them is refused by name; save() keeps the mapping."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
@@ -51,8 +53,8 @@ def test_round_trip_and_filters(context):
         assert t.count(f"{col} {op} {text}") == int(want.sum()), f"{col} {op} {text} PACKSCAN_SEED={SEED}"
 
 
-def test_sql_min_max_and_sum_refused(context):
-    cols = columns(case_seed("test_sql_min_max_and_sum_refused"))
+def test_sql_min_max_and_arithmetic_refused(context):
+    cols = columns(case_seed("test_sql_min_max_and_arithmetic_refused"))
     cols["x"] = np.where(np.isinf(cols["x"]), 0.5, cols["x"])
     t = packscan.Table(pa.table(cols), context=context)
     f = pa.table(t.sql("SELECT MIN(x), MAX(mph), COUNT(*) FROM t WHERE f > 500"))
@@ -60,7 +62,48 @@ def test_sql_min_max_and_sum_refused(context):
     assert f.column(0)[0].as_py() == cols["x"][sel].min()
     assert f.column(1)[0].as_py() == cols["mph"][sel].max()
     with pytest.raises(Exception, match="lossless float column"):
-        t.sql("SELECT SUM(mph) FROM t")
+        t.sql("SELECT SUM(mph * 2) FROM t")
+
+
+def exact_avg(values):
+    """The exact average of doubles, rounded once (Fraction is exact; float() rounds to nearest even)."""
+    return float(sum(Fraction(v) for v in values) / len(values))
+
+
+def test_sql_sum_and_avg_exact(context):
+    g = np.random.default_rng(case_seed("test_sql_sum_and_avg_exact"))
+    n = 5000
+    cols = {
+        "k": g.integers(0, 4, n),
+        "x": g.random(n) * 1e6 - 3e5,  # random doubles: ordered bits
+        "mph": g.integers(0, 45, n) * 1.15078,  # a grid with exceptions: ALP
+        "f": (g.random(n) * 1000).astype(np.float32),  # float32
+    }
+    cols["x"][::97] = -0.0
+    cols["mph"][::50] = 0.1 + 0.2
+    cols["f"][::89] = -0.0  # else short float32 decimals may stay FOR-decimal, whose sums are exact decimals
+    t = packscan.Table(pa.table(cols), context=context)
+    for name in ("x", "mph", "f"):
+        v = cols[name].astype(np.float64)
+        sel = v > float(np.median(v))
+        f = pa.table(t.sql(f"SELECT SUM({name}) AS s, AVG({name}) AS a, COUNT(*) AS n FROM t WHERE {name} > "
+                           f"{float(np.median(v)):.17e}"))
+        got_s, got_a = float(f.column("s")[0].as_py()), float(f.column("a")[0].as_py())
+        assert got_s == math.fsum(v[sel]), f"SUM({name}) PACKSCAN_SEED={SEED}"
+        assert got_a == exact_avg(v[sel]), f"AVG({name}) PACKSCAN_SEED={SEED}"
+        f = pa.table(t.sql(f"SELECT k, SUM({name}) AS s, AVG({name}) AS a FROM t GROUP BY k"))
+        for k, s, a in zip(f.column("k").to_pylist(), f.column("s").to_pylist(), f.column("a").to_pylist()):
+            part = v[cols["k"] == k]
+            assert float(s) == math.fsum(part), f"SUM({name}) key {k} PACKSCAN_SEED={SEED}"
+            assert float(a) == exact_avg(part), f"AVG({name}) key {k} PACKSCAN_SEED={SEED}"
+    # -0.0 alone sums to +0.0; an empty selection is NULL; an infinity is not representable
+    z = packscan.Table(pa.table({"z": np.array([-0.0] * 40), "w": np.array([1.5] * 39 + [math.inf])}),
+                       context=context)
+    f = pa.table(z.sql("SELECT SUM(z) AS s, AVG(z) AS a FROM t"))
+    assert math.copysign(1.0, float(f.column("s")[0].as_py())) == 1.0 and float(f.column("s")[0].as_py()) == 0.0
+    assert pa.table(z.sql("SELECT SUM(z) AS s FROM t WHERE z > 1")).column("s")[0].as_py() is None
+    with pytest.raises(Exception, match="NOT_REPRESENTABLE"):
+        z.sql("SELECT SUM(w) FROM t")
 
 
 def test_save_keeps_the_mapping(context, tmp_path):

@@ -32,6 +32,8 @@ expect 0 "query floats" "$P" query f.pst "mph > 1.0357019999999999e1"
 has out.txt "^2$" "float comparison count"
 expect 0 "select floats" "$P" query --select mph --format csv f.pst "knots = 9"
 has out.txt "^10.357019999999999$" "float value printed as it reads back"
+expect 0 "sum floats" "$P" query --format csv f.pst "SELECT SUM(mph), AVG(mph) FROM t WHERE knots > 0"
+has out.txt "^41.428079999999994,10.357019999999999$" "float SUM and AVG: the exact sums rounded once (math.fsum)"
 printf 'a,b\n1,2\n' >small.csv
 expect 0 "encode small" "$P" encode small.csv small.pst
 has out.txt "(0\.0[1-9][0-9]*x: the table is larger than the CSV)" "ratio below 1"
