@@ -363,38 +363,42 @@ __kernel void ps_reduce_tiles(__constant ps_select_launch *launch, ps_bytes data
  * What an id becomes: kernels_shared/ps_select.h's ps_sel_gather_row (as
  * CUDA's gather). */
 
+/* Id i of the launch's list into values; its validity as the return value.
+ * A bad id or code stores nothing and records the launch's least offending
+ * index instead (0 returned). */
+static uint ps_gather_one(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity, ps_bytes ids,
+                          __global uchar *values, volatile __global uint *status, ulong i) {
+  __constant ps_prog_col *m = &launch->col;
+#ifdef PS_HAVE_FP64
+  __constant double *pow10 = ps_pow10 + min((uint)m->scale, 18u);
+#else
+  __constant uchar *pow10 = 0;
+#endif
+  const ulong id = ps_load_value(ids, launch->ids_offset + i * launch->index_bytes, launch->index_bytes);
+  ps_bool valid;
+  ulong value;
+  const uint err = ps_sel_gather_row(m, data + launch->data_offset, (launch->data_offset & 3) == 0,
+                                     validity + launch->validity_offset, launch->rows, launch->out_type, pow10, id,
+                                     &valid, &value);
+  if (err) {
+    atomic_min(&status[err == 1 ? PS_SELECT_STATUS_BAD_ID : PS_SELECT_STATUS_BAD_CODE], (uint)(i - launch->first));
+    return 0;
+  }
+  ps_store_value(values, launch->out_offset + i * launch->value_bytes, launch->value_bytes, value);
+  return valid ? 1u : 0u;
+}
+
 /* Work-item q handles ids [first + 32q, first + 32q + 32) and writes their
  * validity as one word. Errors record the least offending index of the
  * launch, so the host reports what a serial loop would meet first. The CPU
  * path: a work-item's ids, codes and values in order. */
 __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity, ps_bytes ids,
                                __global uchar *values, __global uchar *validity_out, volatile __global uint *status) {
-  __constant ps_prog_col *m = &launch->col;
-  ulong i0 = launch->first + 32 * (ulong)get_global_id(0);
+  const ulong i0 = launch->first + 32 * (ulong)get_global_id(0);
   if (i0 >= launch->count) return;
-  uint n = (uint)min((ulong)32, launch->count - i0);
-#ifdef PS_HAVE_FP64
-  __constant double *pow10 = ps_pow10 + min((uint)m->scale, 18u);
-#else
-  __constant uchar *pow10 = 0;
-#endif
+  const uint n = (uint)min((ulong)32, launch->count - i0);
   uint valid_bits = 0;
-  for (uint j = 0; j < n; ++j) {
-    ulong i = i0 + j;
-    ulong id = ps_load_value(ids, launch->ids_offset + i * launch->index_bytes, launch->index_bytes);
-    uint in_launch = (uint)(i - launch->first);
-    ps_bool valid;
-    ulong value;
-    const uint err = ps_sel_gather_row(m, data + launch->data_offset, (launch->data_offset & 3) == 0,
-                                       validity + launch->validity_offset, launch->rows, launch->out_type, pow10, id,
-                                       &valid, &value);
-    if (err) {
-      atomic_min(&status[err == 1 ? PS_SELECT_STATUS_BAD_ID : PS_SELECT_STATUS_BAD_CODE], in_launch);
-      continue;
-    }
-    ps_store_value(values, launch->out_offset + i * launch->value_bytes, launch->value_bytes, value);
-    valid_bits |= (uint)valid << j;
-  }
+  for (uint j = 0; j < n; ++j) valid_bits |= ps_gather_one(launch, data, validity, ids, values, status, i0 + j) << j;
   if (launch->flags & PS_SELECT_WANT_VALIDITY)
     ps_store_word(validity_out, launch->validity_out_offset, (launch->count + 7) / 8, i0 / 32, valid_bits);
 }
@@ -410,30 +414,12 @@ __kernel void ps_gather_values(__constant ps_select_launch *launch, ps_bytes dat
 __kernel void ps_gather_ids(__constant ps_select_launch *launch, ps_bytes data, ps_bytes validity, ps_bytes ids,
                             __global uchar *values, __global uchar *validity_out, volatile __global uint *status,
                             __local uint *vbits) {
-  __constant ps_prog_col *m = &launch->col;
   const uint lid = get_local_id(0);
   const ulong i = launch->first + get_global_id(0);
-#ifdef PS_HAVE_FP64
-  __constant double *pow10 = ps_pow10 + min((uint)m->scale, 18u);
-#else
-  __constant uchar *pow10 = 0;
-#endif
   if (lid % 32 == 0) vbits[lid / 32] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (i < launch->count) {
-    const ulong id = ps_load_value(ids, launch->ids_offset + i * launch->index_bytes, launch->index_bytes);
-    ps_bool valid;
-    ulong value;
-    const uint err = ps_sel_gather_row(m, data + launch->data_offset, (launch->data_offset & 3) == 0,
-                                       validity + launch->validity_offset, launch->rows, launch->out_type, pow10, id,
-                                       &valid, &value);
-    if (err) {
-      atomic_min(&status[err == 1 ? PS_SELECT_STATUS_BAD_ID : PS_SELECT_STATUS_BAD_CODE], (uint)(i - launch->first));
-    } else {
-      ps_store_value(values, launch->out_offset + i * launch->value_bytes, launch->value_bytes, value);
-      if (valid) atomic_or(&vbits[lid / 32], 1u << (lid % 32));
-    }
-  }
+  if (i < launch->count && ps_gather_one(launch, data, validity, ids, values, status, i))
+    atomic_or(&vbits[lid / 32], 1u << (lid % 32));
   barrier(CLK_LOCAL_MEM_FENCE);
   if ((launch->flags & PS_SELECT_WANT_VALIDITY) && lid % 32 == 0 && i < launch->count)
     ps_store_word(validity_out, launch->validity_out_offset, (launch->count + 7) / 8, i / 32, vbits[lid / 32]);

@@ -412,3 +412,19 @@ qnode *arith_node(ps_arith op, qnode *a, qnode *b) {
   q->b = b;
   return q;
 }
+
+int oq_limbs_digits(uint32_t *n, int limbs, char *digits) {
+  int nd = 0;
+  for (;;) {
+    int left = 0;
+    uint64_t r = 0;
+    for (int i = limbs - 1; i >= 0; i--) {
+      const uint64_t cur = (r << 32) | n[i];
+      n[i] = (uint32_t)(cur / 1000000000u);
+      r = cur % 1000000000u;
+      left = left || n[i];
+    }
+    for (int k = 0; k < 9; k++, r /= 10) digits[nd++] = (char)('0' + r % 10);
+    if (!left) return nd;
+  }
+}

@@ -73,6 +73,11 @@ ps_status oq_run(ps_context *ctx, ps_column *const *h, uint64_t n, const oquery 
  * whichever index holds them), or the same unscaled value at the same scale;
  * with doubles, also the same double rendering, bit for bit. */
 int oq_datum_eq(const ps_datum *x, const ps_datum *y, int doubles);
+/* The decimal digits of the nonnegative integer in limbs 32-bit words n
+ * (least significant first; n is consumed) into digits, least significant
+ * first, in rounds of 9 (so with leading zeros); returns how many. The exact
+ * oracles of the float sums use it (test_float_sum, test_query_datum). */
+int oq_limbs_digits(uint32_t *n, int limbs, char *digits);
 /* "    what: text (scale s, double d)" on stderr. */
 void oq_print_datum(const char *what, const ps_datum *d);
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "qoracle.h" /* oq_limbs_digits */
 #include "tcol.h"
 
 /* ---- the oracle: exact sums in units of 2^-1074 ------------------------------ */
@@ -117,19 +118,7 @@ static double exact_value(const exact *e, bool avg) {
   /* decimal digits, 9 at a time */
   static char text[DEC_LIMBS * 10 + 32];
   char digits[DEC_LIMBS * 10 + 1];
-  int nd = 0;
-  for (;;) {
-    bool left = false;
-    uint64_t r = 0;
-    for (int i = DEC_LIMBS - 1; i >= 0; i--) {
-      const uint64_t cur = (r << 32) | n[i];
-      n[i] = (uint32_t)(cur / 1000000000u);
-      r = cur % 1000000000u;
-      left = left || n[i];
-    }
-    for (int k = 0; k < 9; k++, r /= 10) digits[nd++] = (char)('0' + r % 10);
-    if (!left) break;
-  }
+  int nd = oq_limbs_digits(n, DEC_LIMBS, digits);
   int len = 0;
   if (c < 0) text[len++] = '-';
   while (nd > 1 && digits[nd - 1] == '0') nd--;

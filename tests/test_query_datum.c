@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "qoracle.h" /* oq_limbs_digits */
 
 #include "query.h"
 #include "ps_query_kernels.h"
@@ -113,19 +114,7 @@ static double exact_oracle(const uint64_t sum[4], int32_t unit, uint64_t count) 
     rem = cur % count;
   }
   static char digits[OL * 10 + 2], text[OL * 10 + 40];
-  int nd = 0;
-  for (;;) {
-    int left = 0;
-    uint64_t r = 0;
-    for (int i = OL - 1; i >= 0; i--) {
-      const uint64_t cur = (r << 32) | n[i];
-      n[i] = (uint32_t)(cur / 1000000000u);
-      r = cur % 1000000000u;
-      left = left || n[i];
-    }
-    for (int k = 0; k < 9; k++, r /= 10) digits[nd++] = (char)('0' + r % 10);
-    if (!left) break;
-  }
+  int nd = oq_limbs_digits(n, OL, digits);
   while (nd > 1 && digits[nd - 1] == '0') nd--;
   int len = 0;
   if (neg) text[len++] = '-';
