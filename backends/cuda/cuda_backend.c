@@ -257,31 +257,27 @@ static ps_status scratch_take(ps_backend *be) {
   return st;
 }
 
-static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+/* The copy on the context's stream, with or without waiting for it. */
+static ps_status write_h2d(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes, bool wait) {
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
-  st = ps_cuda_status(be->ctx,
-                      cudaMemcpyAsync(devptr(dst), src, (size_t)bytes, cudaMemcpyHostToDevice,
-                                      be->stream),
+  st = ps_cuda_status(be->ctx, cudaMemcpyAsync(devptr(dst), src, (size_t)bytes, cudaMemcpyHostToDevice, be->stream),
                       "cudaMemcpyAsync (host to device)", false);
-  /* ps_buffer_write is synchronous: from pinned memory the copy would still
-   * be reading src after we return, so wait for it. */
-  if (st == PS_OK) st = sync_stream(be);
+  if (st == PS_OK && wait) st = sync_stream(be);
   ps_cuda_leave(be, prev);
   return st;
 }
 
+/* ps_buffer_write is synchronous: from pinned memory the copy would still
+ * be reading src after we return, so wait for it. */
+static ps_status cuda_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  return write_h2d(be, dst, src, bytes, true);
+}
+
 /* ps_backend_ops.mem_write_async: the caller keeps src until the next wait. */
 static ps_status cuda_mem_write_async(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
-  int prev;
-  ps_status st = ps_cuda_enter(be, &prev);
-  if (st != PS_OK) return st;
-  st = ps_cuda_status(be->ctx,
-                      cudaMemcpyAsync(devptr(dst), src, (size_t)bytes, cudaMemcpyHostToDevice, be->stream),
-                      "cudaMemcpyAsync (host to device)", false);
-  ps_cuda_leave(be, prev);
-  return st;
+  return write_h2d(be, dst, src, bytes, false);
 }
 
 /* On the context's stream, without waiting: nothing of the host's is borrowed. */

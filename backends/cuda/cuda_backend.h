@@ -38,10 +38,8 @@ struct ps_backend {
   size_t ids_state_bytes;
   uint32_t ids_ready;
   /* Queries' deferred status words (ps_query_args.defer_status): a slot per
-   * chunk on the device, and a pinned host copy query_collect reads them
-   * into; made on the first deferred chunk. */
+   * chunk on the device, made on the first deferred chunk. */
   uint32_t *qstatus;
-  uint32_t *qstatus_host;
   char name[320];
   struct ps_cuda_spec_cache *spec_cache; /* specialized query kernels (cuda_query_spec.c); NULL until used */
   /* Streaming host-resident columns (cuda_stream.c): the copies' own

@@ -62,8 +62,7 @@ static ps_status internal(ps_backend *be, const char *what, unsigned long long v
 
 void ps_cuda_select_release(ps_backend *be) {
   if (be->qstatus) (void)cudaFree(be->qstatus);
-  if (be->qstatus_host) (void)cudaFreeHost(be->qstatus_host);
-  be->qstatus = be->qstatus_host = NULL;
+  be->qstatus = NULL;
   if (be->select_ws) (void)cudaFree(be->select_ws);
   if (be->select_host) (void)cudaFreeHost(be->select_host);
   if (be->ids_state) (void)cudaFree(be->ids_state);
@@ -540,13 +539,9 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   if (st == PS_OK && a->defer_status) {
     if (a->status_slot >= PS_QUERY_STATUS_SLOTS) st = internal(be, "query: status slot", a->status_slot);
     if (st == PS_OK && !be->qstatus)
-      st = ps_cuda_status(be->ctx, cudaMalloc((void **)&be->qstatus, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(uint32_t)),
-                          "cudaMalloc (query status)", false);
-    if (st == PS_OK && !be->qstatus_host)
-      st = ps_cuda_status(be->ctx,
-                          cudaHostAlloc((void **)&be->qstatus_host, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(uint32_t),
-                                        cudaHostAllocDefault),
-                          "cudaHostAlloc (query status)", false);
+      st = ps_cuda_status(
+          be->ctx, cudaMalloc((void **)&be->qstatus, PS_Q_STATUS_WORDS * PS_QUERY_STATUS_SLOTS * sizeof(uint32_t)),
+          "cudaMalloc (query status)", false);
   }
   if (st == PS_OK) {
     p->status = a->defer_status ? be->qstatus + PS_Q_STATUS_WORDS * a->status_slot : (uint32_t *)be->select_ws;
@@ -585,19 +580,18 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   return PS_OK;
 }
 
-/* The deferred chunks' status pairs into the pinned copy, then the
- * accumulators, on the stream, and one wait for both. */
+/* The deferred chunks' status words, then the accumulators, copied on the
+ * stream into the caller's memory, and one wait for both. */
 ps_status ps_cuda_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
                                 uint64_t acc_bytes) {
-  if (n > PS_QUERY_STATUS_SLOTS || (n && (!be->qstatus || !be->qstatus_host)))
-    return internal(be, "query: status pairs to collect", n);
+  if (n > PS_QUERY_STATUS_SLOTS || (n && !be->qstatus)) return internal(be, "query: status slots to collect", n);
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
   if (n)
     st = ps_cuda_status(be->ctx,
-                        cudaMemcpyAsync(be->qstatus_host, be->qstatus, (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                                        be->stream),
+                        cudaMemcpyAsync(status, be->qstatus, (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t),
+                                        cudaMemcpyDeviceToHost, be->stream),
                         "cudaMemcpyAsync (query status)", false);
   if (st == PS_OK && acc_bytes)
     st = ps_cuda_status(
@@ -605,6 +599,5 @@ ps_status ps_cuda_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps
         "cudaMemcpyAsync (query accumulators)", false);
   if (st == PS_OK) st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
   ps_cuda_leave(be, prev);
-  if (st == PS_OK && n) memcpy(status, be->qstatus_host, (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t));
   return st;
 }

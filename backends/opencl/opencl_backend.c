@@ -351,13 +351,17 @@ static void opencl_mem_free(ps_backend *be, ps_devmem mem) {
   if (mem.handle) clReleaseMemObject((cl_mem)mem.handle);
 }
 
-/* Both copies block: the caller's host memory is only borrowed for the call. */
-static ps_status opencl_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+static ps_status write_buffer(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes, cl_bool blocking) {
   if (bytes == 0) return PS_OK;
-  cl_int err = clEnqueueWriteBuffer(be->queue, (cl_mem)dst.handle, CL_TRUE, (size_t)dst.offset, (size_t)bytes, src, 0,
+  cl_int err = clEnqueueWriteBuffer(be->queue, (cl_mem)dst.handle, blocking, (size_t)dst.offset, (size_t)bytes, src, 0,
                                     NULL, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueWriteBuffer", NULL);
   return PS_OK;
+}
+
+/* Both copies block: the caller's host memory is only borrowed for the call. */
+static ps_status opencl_mem_write(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
+  return write_buffer(be, dst, src, bytes, CL_TRUE);
 }
 
 static ps_status opencl_mem_read(ps_backend *be, void *dst, ps_devmem src, uint64_t bytes) {
@@ -370,11 +374,7 @@ static ps_status opencl_mem_read(ps_backend *be, void *dst, ps_devmem src, uint6
 
 /* ps_backend_ops.mem_write_async: the caller keeps src until the next wait. */
 static ps_status opencl_mem_write_async(ps_backend *be, ps_devmem dst, const void *src, uint64_t bytes) {
-  if (bytes == 0) return PS_OK;
-  cl_int err = clEnqueueWriteBuffer(be->queue, (cl_mem)dst.handle, CL_FALSE, (size_t)dst.offset, (size_t)bytes, src, 0,
-                                    NULL, NULL);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueWriteBuffer", NULL);
-  return PS_OK;
+  return write_buffer(be, dst, src, bytes, CL_FALSE);
 }
 
 /* ps_backend_ops.query_collect: both reads enqueued, then one wait. */

@@ -122,6 +122,16 @@ static ps_status launch(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_i
   return PS_OK;
 }
 
+/* Argument i of k: a buffer the kernel reads from its start (the kernels
+ * take no offset for it), or the dummy where there is none. */
+static ps_status whole_buffer_arg(ps_backend *be, cl_kernel k, cl_uint i, ps_devmem mem, const char *what) {
+  if (mem.handle && mem.offset)
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: %s at offset %llu", what,
+                            (unsigned long long)mem.offset);
+  cl_mem m = or_dummy(be, mem);
+  return ps_cl_set_arg(be, k, i, sizeof m, &m);
+}
+
 /* Both passes of the chunk's query through prog's kernels, in L's mode, and
  * the status words read back. `refused`: see launch (then nothing is read
  * back, and the accumulators are untouched: pass 2 alone writes them). */
@@ -176,13 +186,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &prog_buf);
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &where_buf);
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof(cl_mem), &launch_buf);
-  if (st == PS_OK) {
-    if (a->where_aux.handle && a->where_aux.offset)
-      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: aux words at offset %llu",
-                            (unsigned long long)a->where_aux.offset);
-    cl_mem m = or_dummy(be, a->where_aux);
-    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
+  if (st == PS_OK) st = whole_buffer_arg(be, k, arg++, a->where_aux, "aux words");
   for (uint32_t i = 0; st == PS_OK && i < PS_MAX_COLS; i++) {
     cl_mem m = or_dummy(be, a->data[i]);
     st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
@@ -197,20 +201,8 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   }
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof part, &part);
   if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof status_buf, &status_buf);
-  if (st == PS_OK) {
-    if (a->groups.handle && a->groups.offset)
-      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: group table at offset %llu",
-                            (unsigned long long)a->groups.offset);
-    cl_mem m = or_dummy(be, a->groups);
-    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
-  if (st == PS_OK) {
-    if (a->value_aux.handle && a->value_aux.offset)
-      st = ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: value aux words at offset %llu",
-                            (unsigned long long)a->value_aux.offset);
-    cl_mem m = or_dummy(be, a->value_aux);
-    if (st == PS_OK) st = ps_cl_set_arg(be, k, arg++, sizeof m, &m);
-  }
+  if (st == PS_OK) st = whole_buffer_arg(be, k, arg++, a->groups, "group table");
+  if (st == PS_OK) st = whole_buffer_arg(be, k, arg++, a->value_aux, "value aux words");
   if (st == PS_OK) st = launch(be, prog, PS_CL_QUERY_PARTIALS, (size_t)global, refused);
   if (st == PS_OK && !(refused && *refused) && L->mode != PS_QMODE_KEYS) { /* pass 2 (the keys pass has none) */
     cl_kernel m = prog->kernels[PS_CL_QUERY_MERGE];
