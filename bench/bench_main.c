@@ -51,7 +51,10 @@ static void usage(FILE *f) {
           "  --query-specialize auto|0|1  query kernels compiled per query: by chunk size (default),\n"
           "                  never (the generic kernel), always (the library's internal option)\n"
           "  --query-wait-per-chunk  each query chunk's status read back in its own wait, not one\n"
-          "                  wait per call (the library's internal option; for before/after runs)\n");
+          "                  wait per call (the library's internal option; for before/after runs)\n"
+          "  --query-lanes auto|0|1  a specialized GROUP BY in registers by rows (a work-item per row\n"
+          "                  of a word) or by words: by device (default), words, rows (the library's\n"
+          "                  internal option; for before/after runs)\n");
 }
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
@@ -222,7 +225,7 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
-  int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0;
+  int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -275,6 +278,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--query-specialize") == 0) {
       bad = !v || (strcmp(v, "auto") != 0 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0);
       if (!bad) query_specialize = !strcmp(v, "auto") ? PS_OPT_AUTO : !strcmp(v, "1") ? PS_OPT_ON : PS_OPT_OFF;
+    } else if (strcmp(a, "--query-lanes") == 0) {
+      bad = strcmp(v, "auto") != 0 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0;
+      if (!bad) query_lanes = !strcmp(v, "auto") ? PS_OPT_AUTO : !strcmp(v, "1") ? PS_OPT_ON : PS_OPT_OFF;
     } else {
       bad = 1;
     }
@@ -317,11 +323,12 @@ int main(int argc, char **argv) {
     ps_context_destroy(b.ctx);
     return 2;
   }
-  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk) { /* before/after runs */
+  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO) { /* before/after */
     ps_internal_options io;
     ps_internal_options_init(&io);
     io.query_specialize = query_specialize;
     io.query_wait_per_chunk = query_wait_per_chunk;
+    io.query_lanes = query_lanes;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));
       return 2;

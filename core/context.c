@@ -235,6 +235,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_gather_ids = PS_OPT_AUTO;
   opts->query_specialize = PS_OPT_AUTO;
   opts->opencl_query = PS_OPT_QUERY_AUTO;
+  opts->query_lanes = PS_OPT_AUTO;
 }
 
 /* PS_OK when lo <= value <= hi, else a message naming the field. */
@@ -258,22 +259,27 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_query", opts->opencl_query, PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE));
   if (opts->query_group_slots != 0) PS_TRY(option_in_range(ctx, "query_group_slots", opts->query_group_slots, 6, 30));
   PS_TRY(option_in_range(ctx, "query_wait_per_chunk", opts->query_wait_per_chunk, 0, 1));
+  PS_TRY(option_in_range(ctx, "query_lanes", opts->query_lanes, PS_OPT_AUTO, PS_OPT_ON));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
 }
 
 const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
-  static const ps_internal_options defaults = {1,
-                                               PS_OPT_AUTO,
-                                               PS_OPT_WORDS_AUTO,
-                                               PS_OPT_AUTO,
-                                               PS_OPT_AUTO,
-                                               PS_OPT_AUTO,
-                                               PS_OPT_AUTO,
-                                               PS_OPT_AUTO,
-                                               PS_OPT_QUERY_AUTO,
-                                               0,
-                                               0};
+  /* ps_internal_options_init's values (test_internal_options compares them) */
+  static const ps_internal_options defaults = {
+      .fast_paths = 1,
+      .opencl_jit = PS_OPT_AUTO,
+      .opencl_words = PS_OPT_WORDS_AUTO,
+      .opencl_like = PS_OPT_AUTO,
+      .opencl_ids_runs = PS_OPT_AUTO,
+      .opencl_reduce_tiles = PS_OPT_AUTO,
+      .opencl_gather_ids = PS_OPT_AUTO,
+      .query_specialize = PS_OPT_AUTO,
+      .opencl_query = PS_OPT_QUERY_AUTO,
+      .query_group_slots = 0,
+      .query_wait_per_chunk = 0,
+      .query_lanes = PS_OPT_AUTO,
+  };
   return ctx ? &ctx->options : &defaults;
 }

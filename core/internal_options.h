@@ -94,6 +94,11 @@ typedef struct ps_internal_options {
    * read back in its own call, as on a backend without it, so that tests
    * cover both and a benchmark can compare them. */
   int query_wait_per_chunk;
+  /* Specialized GROUP BY queries in registers (PS_QMODE_REGS):
+   * PS_OPT_AUTO (default) a work-item per row of a word on devices other
+   * than CPUs, whole words per work-item on a CPU (ps_query_lanes);
+   * PS_OPT_OFF always by words; PS_OPT_ON always by rows. */
+  int query_lanes;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

@@ -245,6 +245,11 @@ typedef struct ps_qacc {
  * and PS_QMODE_LOCAL's table (groups x accumulators at most this many). */
 #define PS_Q_LOCAL_ACCS 256u
 
+/* PS_QMODE_REGS: the work-group's table within this many of those
+ * accumulators; the rest holds the lanes form's per-word state (two 32-bit
+ * words per work-item, ps_q_partials_lanes). */
+#define PS_Q_REGS_TABLE_ACCS (PS_Q_LOCAL_ACCS - PS_Q_LOCAL_ACCS / 8u)
+
 /* Initial min (the largest 128-bit value) and max (the smallest). */
 #define PS_QACC_MIN_INIT_LO 0xFFFFFFFFFFFFFFFFull
 #define PS_QACC_MIN_INIT_HI 0x7FFFFFFFFFFFFFFFull

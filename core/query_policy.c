@@ -100,10 +100,10 @@ uint64_t ps_query_kept_fields(const ps_vprog *p, uint64_t wanted) {
  * every value within 2^57, so that a work-item's 64-bit sums are exact over
  * its rows whenever it takes at most ps_query_regs_max_words() words, groups
  * x kept fields within PS_Q_REG_WORDS, and the work-group's table within
- * PS_Q_LOCAL_ACCS (merged there with 64-bit local atomics). */
+ * PS_Q_REGS_TABLE_ACCS (merged there with 64-bit local atomics). */
 static int regs_fit(const ps_vprog *p, uint64_t kept, double bound, int local_atomics) {
   if (!local_atomics || p->n_groups <= 1 || bound < 0 || bound > 144115188075855872.0 /* 2^57 */) return 0;
-  if ((uint64_t)p->n_groups * p->n_accs > PS_Q_LOCAL_ACCS) return 0;
+  if ((uint64_t)p->n_groups * p->n_accs > PS_Q_REGS_TABLE_ACCS) return 0;
   uint64_t per_group = 1;
   for (ps_u32 a = 0; a < p->n_aggs; ++a)
     for (ps_u32 f = 0; f < 4; ++f) per_group += (kept >> (4 * a + f)) & 1u;

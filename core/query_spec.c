@@ -21,6 +21,11 @@ int ps_query_spec_background(const ps_context *ctx) {
   return ctx->options.query_specialize != PS_OPT_ON && ctx->query_compile == PS_QUERY_COMPILE_BACKGROUND;
 }
 
+int ps_query_lanes(const ps_context *ctx, int cpu) {
+  const int o = ctx->options.query_lanes;
+  return o == PS_OPT_AUTO ? !cpu : o == PS_OPT_ON;
+}
+
 typedef struct text {
   char *buf;
   size_t size, len;
@@ -77,6 +82,7 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
       (unsigned long long)f->data_aligned, (unsigned long long)f->and_right, (unsigned long long)f->or_right);
   put(&t, "#define PS_QS_REG_GROUPS %uu\n#define PS_QS_N_AGGS %uu\n#define PS_QS_FIELDS 0x%llxull\n",
       f->mode == 3u /* PS_QMODE_REGS */ ? p->n_groups : 1u, p->n_aggs ? p->n_aggs : 1u, (unsigned long long)f->fields);
+  put(&t, "#define PS_QS_LANES %uu\n", f->mode == 3u && f->lanes ? 1u : 0u);
   /* ps_vprog, field by field in declaration order */
   put(&t, "PS_Q_SPEC_DATA ps_vprog ps_q_spec_prog = {%uu,%uu,%uu,%uu,%uu,%uu,%uu,%uu,\n", p->n_cols, p->n_insns,
       p->n_aggs, p->n_accs, p->n_keys, p->n_preds, p->n_groups, p->read_slots);

@@ -31,6 +31,7 @@ typedef struct ps_query_spec_flags {
   uint32_t has_where; /* 0: every row is selected */
   uint64_t data_aligned, and_right, or_right;
   uint64_t fields; /* PS_QMODE_REGS: the PS_QF_* fields kept per aggregate (ps_q_kept_fields) */
+  uint32_t lanes;  /* PS_QMODE_REGS: a work-item per row of a word (ps_q_partials_lanes), else per word */
 } ps_query_spec_flags;
 
 /* Whether a chunk of `rows` rows runs a specialized kernel on ctx (its
@@ -44,6 +45,12 @@ int ps_query_specialize(const ps_context *ctx, uint64_t rows);
  * internal option query_specialize = PS_OPT_ON, whose builds block so that
  * a failure is the call's error. */
 int ps_query_spec_background(const ps_context *ctx);
+
+/* Whether PS_QMODE_REGS takes a word's rows a work-item each
+ * (ps_q_partials_lanes: GPUs) or whole words per work-item (CPU devices,
+ * `cpu`): the internal option query_lanes, PS_OPT_AUTO by the device. Such
+ * a launch reads its words strided (ps_qlaunch.span 0) on every device. */
+int ps_query_lanes(const ps_context *ctx, int cpu);
 
 /* Writes the specialization text of value program p, WHERE program where
  * (NULL: none) and flags f into buf (size bytes, NUL-terminated): PS_Q_SPEC,

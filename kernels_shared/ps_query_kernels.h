@@ -1393,22 +1393,9 @@ PS_FN void ps_q_regs_word(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps
   }
 }
 
-/* PS_QMODE_REGS (a specialized build whose groups and fields fit
- * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
- * enough that their sum fits 63 bits: the host checks all three): each
- * work-item keeps every group's accumulators in registers (loops over the
- * compile-time groups and aggregates unrolled, so nothing is indexed at run
- * time), only the fields the host reads (PS_QS_FIELDS), sums in 64-bit
- * words; at the end each work-item merges them into PS_QMODE_LOCAL's
- * table in local memory (ps_q_local_merge: once per accumulator and
- * work-item, not per word), which becomes the work-group's partial. */
-PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
-                              PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
-                              ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
-  ps_u32 rows[PS_QS_REG_GROUPS];
-  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+/* PS_QMODE_REGS' registers, empty. */
+PS_FN void ps_q_regs_init(ps_u32 *rows, ps_u32 (*cnt)[PS_QS_N_AGGS], ps_u64 (*sum)[PS_QS_N_AGGS],
+                          ps_i64 (*mn)[PS_QS_N_AGGS], ps_i64 (*mx)[PS_QS_N_AGGS]) {
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
     rows[k] = 0;
@@ -1420,27 +1407,13 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
       mx[k][a] = (ps_i64)PS_Q_I64_MIN;
     }
   }
-  ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
-  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
-  const ps_w_bufs wb = ps_q_where_bufs(L, B);
-  ps_u64 first, end, step;
-  ps_q_words(L, group * lsize + lid, &first, &end, &step);
-  /* the slots the values read (the keys are read on their own, first) */
-  const ps_u32 value_slots = ps_q_value_slots(p), key_slots = ps_q_key_slots(p);
-  for (ps_u64 w = first; w < end; w += step) {
-    const ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
-    if (sel == 0) continue; /* a word without selected rows reads nothing else */
-    const ps_u32 key_in = ps_q_inside_slots(p, B, aligned, w, key_slots),
-                 value_in = ps_q_inside_slots(p, B, aligned, w, value_slots);
-    /* every word but a stream's last reads without checks: then the masks
-     * are constants, and so is every slot's reader */
-    if (key_in == key_slots && value_in == value_slots)
-      ps_q_regs_word(p, B, aligned, w, sel, key_slots, value_slots, value_slots, rows, cnt, sum, mn, mx, status);
-    else
-      ps_q_regs_word(p, B, aligned, w, sel, key_in, value_slots, value_in, rows, cnt, sum, mn, mx, status);
-  }
-  /* into the work-group's table, straight from the registers (constant
-   * indexes only: no array in memory) */
+}
+
+/* PS_QMODE_REGS' registers into the work-group's table lacc, then the table
+ * as the work-group's partial (constant indexes only: no array in memory). */
+PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_u32 *rows, ps_u32 (*cnt)[PS_QS_N_AGGS],
+                         ps_u64 (*sum)[PS_QS_N_AGGS], ps_i64 (*mn)[PS_QS_N_AGGS], ps_i64 (*mx)[PS_QS_N_AGGS],
+                         ps_u64 group, ps_u32 lid, ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part) {
   const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QS_REG_GROUPS * n_accs;
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
@@ -1469,6 +1442,156 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
   }
   ps_q_local_table_out(lacc, n_acc, group, lid, lsize, part);
 }
+
+/* PS_QMODE_REGS (a specialized build whose groups and fields fit
+ * PS_Q_REG_WORDS, every value within 2^57 and the work-item's rows few
+ * enough that their sum fits 63 bits: the host checks all three): each
+ * work-item keeps every group's accumulators in registers (loops over the
+ * compile-time groups and aggregates unrolled, so nothing is indexed at run
+ * time), only the fields the host reads (PS_QS_FIELDS), sums in 64-bit
+ * words; at the end each work-item merges them into PS_QMODE_LOCAL's
+ * table in local memory (ps_q_local_merge: once per accumulator and
+ * work-item, not per word), which becomes the work-group's partial. This
+ * is the form for CPU devices (PS_QS_LANES 0): a work-item takes whole
+ * words, in runs (ps_q_words). */
+PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                              PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                              ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
+  ps_u32 rows[PS_QS_REG_GROUPS];
+  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_q_regs_init(rows, cnt, sum, mn, mx);
+  ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
+  ps_u64 first, end, step;
+  ps_q_words(L, group * lsize + lid, &first, &end, &step);
+  /* the slots the values read (the keys are read on their own, first) */
+  const ps_u32 value_slots = ps_q_value_slots(p), key_slots = ps_q_key_slots(p);
+  for (ps_u64 w = first; w < end; w += step) {
+    const ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
+    if (sel == 0) continue; /* a word without selected rows reads nothing else */
+    const ps_u32 key_in = ps_q_inside_slots(p, B, aligned, w, key_slots),
+                 value_in = ps_q_inside_slots(p, B, aligned, w, value_slots);
+    /* every word but a stream's last reads without checks: then the masks
+     * are constants, and so is every slot's reader */
+    if (key_in == key_slots && value_in == value_slots)
+      ps_q_regs_word(p, B, aligned, w, sel, key_slots, value_slots, value_slots, rows, cnt, sum, mn, mx, status);
+    else
+      ps_q_regs_word(p, B, aligned, w, sel, key_in, value_slots, value_in, rows, cnt, sum, mn, mx, status);
+  }
+  ps_q_regs_out(p, rows, cnt, sum, mn, mx, group, lid, lsize, lacc, part);
+}
+
+/* Selected row j of 32-row word w into PS_QMODE_REGS' registers: its group
+ * from the key columns, its values once, then one branch per group whose
+ * registers are constants (nothing is indexed at run time); a branch runs
+ * only where a row of the group is. The slots of key_in and value_in are
+ * read without bound checks. A row whose code is corrupt is recorded in
+ * status and left out (the run fails). */
+PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
+                         ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_u32 *rows, ps_u32 (*cnt)[PS_QS_N_AGGS],
+                         ps_u64 (*sum)[PS_QS_N_AGGS], ps_i64 (*mn)[PS_QS_N_AGGS], ps_i64 (*mx)[PS_QS_N_AGGS],
+                         PS_GLOBAL ps_u32 *status) {
+  const ps_u64 r = w * 32 + j;
+  const ps_u64 g = ps_q_key_group_in(p, B, aligned, r, key_in, status);
+  if (g >= PS_QP(p)->n_groups) return; /* a corrupt key code, recorded */
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  if (!ps_q_word_codes(p, B, aligned, w, j, value_slots, value_in, codes, &valid, status)) return;
+  ps_qval x[PS_QS_N_AGGS];
+  PS_Q_UNROLL
+  for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
+    x[a].v = ps_q_make(0, 0);
+    x[a].null_ = 1;
+    x[a].overflow = x[a].unrep = 0;
+    const ps_vagg va = PS_QP(p)->aggs[a];
+    if (a >= PS_QP(p)->n_aggs || va.count == 0 || ps_q_twin(p, a) != a) continue;
+    int corrupt = 0; /* codes already checked */
+    x[a] = ps_q_value64(p, B, va, codes, valid, r, aligned, &corrupt, status);
+  }
+  PS_Q_UNROLL
+  for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
+    if (k >= PS_QP(p)->n_groups || g != k) continue;
+    rows[k] += 1u;
+    PS_Q_UNROLL
+    for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
+      if (x[a].null_) continue; /* no value, or a twin's (its registers are its first's) */
+      const ps_i64 v = (ps_i64)x[a].v.lo;
+      if (PS_QS_FIELD(a, PS_QF_COUNT)) cnt[k][a] += 1u;
+      if (PS_QS_FIELD(a, PS_QF_SUM)) sum[k][a] += x[a].v.lo; /* wraps as two's complement: exact */
+      if (PS_QS_FIELD(a, PS_QF_MIN)) mn[k][a] = v < mn[k][a] ? v : mn[k][a];
+      if (PS_QS_FIELD(a, PS_QF_MAX)) mx[k][a] = v > mx[k][a] ? v : mx[k][a];
+    }
+  }
+}
+
+/* PS_QMODE_REGS on a GPU (PS_QS_LANES 1): the registers as above, but a
+ * work-item takes rows, not words. A thread that owns a word takes its
+ * selected rows one after another, each reading its own row's codes from
+ * its own stretch of every stream, in loops that differ per work-item; here
+ * the work-group first evaluates the WHERE of lsize neighbouring words, a
+ * word per work-item (the per-word evaluator, as everywhere), and puts each
+ * word's selected rows and whether its stream words lie inside every stream
+ * in local memory; then each team of 32 work-items takes its 32 words one
+ * after another, work-item `lane` the word's row `lane`: the team's loads of
+ * a column read one stretch of the stream together, and every work-item of
+ * the team runs the same code on its row. lsize is a power of two, so that
+ * a work-item takes 32 rows per lsize words, as in the word form (the host's
+ * bound on a work-item's rows holds for both). The words are the strided
+ * ones (L->span 0), in rounds of the whole launch. The per-word state sits
+ * in lacc past the register table's entries (PS_Q_REGS_TABLE_ACCS, two
+ * 32-bit words per work-item). */
+PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
+                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
+                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
+                               PS_GLOBAL ps_u32 *status) {
+  ps_u32 rows[PS_QS_REG_GROUPS];
+  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_q_regs_init(rows, cnt, sum, mn, mx);
+  ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
+  PS_LOCAL ps_u32 *words_sel = (PS_LOCAL ps_u32 *)(lacc + PS_Q_REGS_TABLE_ACCS);
+  const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
+  const ps_w_bufs wb = ps_q_where_bufs(L, B);
+  const ps_u32 value_slots = ps_q_value_slots(p), key_slots = ps_q_key_slots(p);
+  const ps_u32 team = lid & ~31u, lane = lid & 31u, team_size = lsize - team < 32u ? lsize - team : 32u;
+  const ps_u64 words = (L->rows + 31) / 32;
+  /* the same rounds for every work-item of the group (barriers) */
+  for (ps_u64 base = group * lsize; base < words; base += L->items) {
+    const ps_u64 w = base + lid;
+    ps_u32 sel = 0, inside = 0;
+    if (w < words) {
+      sel = ps_q_word_sel(wp, L, &wb, w, status);
+      inside = sel != 0 && ps_q_inside_slots(p, B, aligned, w, key_slots) == key_slots &&
+               ps_q_inside_slots(p, B, aligned, w, value_slots) == value_slots;
+    }
+    words_sel[2 * lid] = sel;
+    words_sel[2 * lid + 1] = inside;
+    PS_BARRIER();
+    for (ps_u32 i = 0; i < team_size; ++i) {
+      const ps_u32 s = words_sel[2 * (team + i)];
+      if (s == 0) continue; /* the same for the whole team */
+      const ps_u64 wi = base + team + i;
+      if (words_sel[2 * (team + i) + 1]) {
+        /* every word but a stream's last: constant masks, unchecked readers */
+        for (ps_u32 j = lane; j < 32u; j += team_size)
+          if ((s >> j) & 1u)
+            ps_q_regs_row(p, B, aligned, wi, j, key_slots, value_slots, value_slots, rows, cnt, sum, mn, mx, status);
+      } else {
+        const ps_u32 key_in = ps_q_inside_slots(p, B, aligned, wi, key_slots),
+                     value_in = ps_q_inside_slots(p, B, aligned, wi, value_slots);
+        for (ps_u32 j = lane; j < 32u; j += team_size)
+          if ((s >> j) & 1u)
+            ps_q_regs_row(p, B, aligned, wi, j, key_in, value_slots, value_in, rows, cnt, sum, mn, mx, status);
+      }
+    }
+    PS_BARRIER(); /* before the next round's words overwrite these */
+  }
+  ps_q_regs_out(p, rows, cnt, sum, mn, mx, group, lid, lsize, lacc, part);
+}
 #endif
 
 /* Pass 1 for work-item lid of work-group `group` (lsize work-items, a power
@@ -1482,7 +1605,10 @@ PS_FN void ps_q_pass1(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_prog
     ps_q_partials_private(p, wp, L, B, group, lid, lsize, lacc, part, status);
 #if defined(PS_Q_SPEC) && (!defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS))
   } else if (PS_QL_MODE(L) == PS_QMODE_REGS) {
-    ps_q_partials_regs(p, wp, L, B, group, lid, lsize, lacc, part, status);
+    if (PS_QS_LANES)
+      ps_q_partials_lanes(p, wp, L, B, group, lid, lsize, lacc, part, status);
+    else
+      ps_q_partials_regs(p, wp, L, B, group, lid, lsize, lacc, part, status);
 #endif
 #if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
   } else if (PS_QL_MODE(L) == PS_QMODE_LOCAL) {

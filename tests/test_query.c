@@ -18,7 +18,8 @@
  *    rows specialized and 2^20 + 33 rows), an AVG whose sum passes 38 digits
  *    but whose average does not, and ps_datum_format;
  *  - the same through kernels specialized for each query (internal option
- *    query_specialize=1): wide sums and random queries.
+ *    query_specialize=1): wide sums and random queries; GROUP BY in
+ *    registers by words and by rows (query_lanes=0 and 1).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -1108,7 +1109,7 @@ int main(int argc, char **argv) {
    * default only chunks of 2^20 rows and more take them, which no other case
    * here reaches): a compile per query on a device backend, so fewer
    * queries; edge cases for corrupt codes, overflow and wide sums. */
-  th_test_options("query_specialize=1");
+  th_test_options("query_specialize=1,query_lanes=0");
   ps_context *spec = th_context(0);
   wide_sums(spec, &th.rng);
   wide_constants(spec, 33);
@@ -1116,6 +1117,14 @@ int main(int argc, char **argv) {
   static const uint64_t spec_sizes[] = {33, 5000};
   for (size_t i = 0; i < sizeof spec_sizes / sizeof spec_sizes[0]; i++)
     random_queries(spec, ref, &th.rng, spec_sizes[i], 3 * (int)th.scale);
+  ps_context_destroy(spec);
+  th_options_reset();
+  /* GROUP BY in registers both ways on every backend: whole words per
+   * work-item above (a CPU's default), a work-item per row here (a GPU's) */
+  th_test_options("query_specialize=1,query_lanes=1");
+  spec = th_context(0);
+  register_groups(spec, &th.rng);
+  random_queries(spec, ref, &th.rng, 5000, 2 * (int)th.scale);
   ps_context_destroy(spec);
   th_options_reset();
   ps_context_destroy(ref);
