@@ -53,7 +53,7 @@ static void usage(FILE *f) {
           "  --query-wait-per-chunk  each query chunk's status read back in its own wait, not one\n"
           "                  wait per call (the library's internal option; for before/after runs)\n"
           "  --query-lanes auto|0|1  a specialized GROUP BY in registers by rows (a work-item per row\n"
-          "                  of a word) or by words: by device (default), words, rows (the library's\n"
+          "                  of a word) or by words: by backend (default), words, rows (the library's\n"
           "                  internal option; for before/after runs)\n");
 }
 

@@ -95,8 +95,8 @@ typedef struct ps_internal_options {
    * cover both and a benchmark can compare them. */
   int query_wait_per_chunk;
   /* Specialized GROUP BY queries in registers (PS_QMODE_REGS):
-   * PS_OPT_AUTO (default) a work-item per row of a word on devices other
-   * than CPUs, whole words per work-item on a CPU (ps_query_lanes);
+   * PS_OPT_AUTO (default) the backend's choice (ps_query_lanes: CUDA a
+   * work-item per row of a word, OpenCL whole words per work-item);
    * PS_OPT_OFF always by words; PS_OPT_ON always by rows. */
   int query_lanes;
 } ps_internal_options;

@@ -21,9 +21,9 @@ int ps_query_spec_background(const ps_context *ctx) {
   return ctx->options.query_specialize != PS_OPT_ON && ctx->query_compile == PS_QUERY_COMPILE_BACKGROUND;
 }
 
-int ps_query_lanes(const ps_context *ctx, int cpu) {
+int ps_query_lanes(const ps_context *ctx, int by_default) {
   const int o = ctx->options.query_lanes;
-  return o == PS_OPT_AUTO ? !cpu : o == PS_OPT_ON;
+  return o == PS_OPT_AUTO ? by_default : o == PS_OPT_ON;
 }
 
 typedef struct text {

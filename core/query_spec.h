@@ -47,10 +47,12 @@ int ps_query_specialize(const ps_context *ctx, uint64_t rows);
 int ps_query_spec_background(const ps_context *ctx);
 
 /* Whether PS_QMODE_REGS takes a word's rows a work-item each
- * (ps_q_partials_lanes: GPUs) or whole words per work-item (CPU devices,
- * `cpu`): the internal option query_lanes, PS_OPT_AUTO by the device. Such
- * a launch reads its words strided (ps_qlaunch.span 0) on every device. */
-int ps_query_lanes(const ps_context *ctx, int cpu);
+ * (ps_q_partials_lanes) or whole words per work-item: the internal option
+ * query_lanes, PS_OPT_AUTO the backend's `by_default` (CUDA by rows; OpenCL
+ * by words, where NVIDIA's driver ran TPC-H Q1 slower by rows:
+ * docs/benchmarks.md). A launch by rows reads its words strided
+ * (ps_qlaunch.span 0) on every device. */
+int ps_query_lanes(const ps_context *ctx, int by_default);
 
 /* Writes the specialization text of value program p, WHERE program where
  * (NULL: none) and flags f into buf (size bytes, NUL-terminated): PS_Q_SPEC,

@@ -1451,9 +1451,9 @@ PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_u32 *rows, ps_
  * time), only the fields the host reads (PS_QS_FIELDS), sums in 64-bit
  * words; at the end each work-item merges them into PS_QMODE_LOCAL's
  * table in local memory (ps_q_local_merge: once per accumulator and
- * work-item, not per word), which becomes the work-group's partial. This
- * is the form for CPU devices (PS_QS_LANES 0): a work-item takes whole
- * words, in runs (ps_q_words). */
+ * work-item, not per word), which becomes the work-group's partial. In this
+ * form (PS_QS_LANES 0) a work-item takes whole words (ps_q_words: in runs
+ * on a CPU). */
 PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
@@ -1527,7 +1527,7 @@ PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   }
 }
 
-/* PS_QMODE_REGS on a GPU (PS_QS_LANES 1): the registers as above, but a
+/* PS_QMODE_REGS by rows (PS_QS_LANES 1, CUDA's default): the registers as above, but a
  * work-item takes rows, not words. A thread that owns a word takes its
  * selected rows one after another, each reading its own row's codes from
  * its own stretch of every stream, in loops that differ per work-item; here

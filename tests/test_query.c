@@ -1120,7 +1120,7 @@ int main(int argc, char **argv) {
   ps_context_destroy(spec);
   th_options_reset();
   /* GROUP BY in registers both ways on every backend: whole words per
-   * work-item above (a CPU's default), a work-item per row here (a GPU's) */
+   * work-item above (OpenCL's default), a work-item per row here (CUDA's) */
   th_test_options("query_specialize=1,query_lanes=1");
   spec = th_context(0);
   register_groups(spec, &th.rng);

@@ -40,7 +40,7 @@ static ps_status spec_text(ps_backend *be, const ps_query_args *a, const ps_qlau
   f.and_right = L->and_right;
   f.or_right = L->or_right;
   f.fields = fields;
-  f.lanes = (uint32_t)ps_query_lanes(be->ctx, be->cpu);
+  f.lanes = (uint32_t)ps_query_lanes(be->ctx, 0);
   const size_t len = ps_query_spec_write(a->prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT);
   const int unbuildable = ps_cl_options(be)->opencl_query == PS_OPT_QUERY_UNBUILDABLE;
   if (len == 0 || (unbuildable && len + sizeof reject > PS_QUERY_SPEC_MAX_TEXT)) {
@@ -155,7 +155,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   const uint64_t global = items;
   L->items = items;
   /* the lanes form of PS_QMODE_REGS reads its words strided on every device */
-  const int lanes = L->mode == PS_QMODE_REGS && ps_query_lanes(be->ctx, be->cpu);
+  const int lanes = L->mode == PS_QMODE_REGS && ps_query_lanes(be->ctx, 0);
   L->span = ps_query_span(be->cpu && !lanes, words, items);
 
   L->status_slot = a->defer_status ? a->status_slot : 0; /* before L is uploaded */
