@@ -99,6 +99,10 @@ typedef struct ps_internal_options {
    * work-item per row of a word, OpenCL whole words per work-item);
    * PS_OPT_OFF always by words; PS_OPT_ON always by rows. */
   int query_lanes;
+  /* Specialized queries without GROUP BY (PS_QMODE_PRIVATE): 1 prefetches
+   * the next word's WHERE columns into the cache while the current one is
+   * evaluated (PS_QS_PREFETCH); 0 (default) does not. */
+  int query_prefetch;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

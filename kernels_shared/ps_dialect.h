@@ -17,6 +17,8 @@
  *   ps_popc32      set bits of a 32-bit word
  *   PS_LOCAL       address space of work-group memory (__local / shared)
  *   PS_BARRIER()   a work-group barrier over work-group memory
+ *   PS_PREFETCH(p) a hint to bring global memory at p into the cache (the
+ *                  L2 on CUDA; OpenCL's prefetch; nothing on the host)
  *   ps_local_add_u64, ps_local_min_i64, ps_local_max_i64
  *                  64-bit atomics on work-group memory (add returns the old
  *                  value); on OpenCL only where PS_Q_INT64_ATOMICS is
@@ -71,6 +73,7 @@ typedef bool ps_bool;
 #define ps_popc32(x) popcount((uint)(x))
 #define PS_LOCAL __local
 #define PS_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define PS_PREFETCH(p) prefetch((__global const uchar *)(p), 1)
 #if defined(PS_Q_INT64_ATOMICS)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
@@ -105,6 +108,7 @@ typedef bool ps_bool;
 #define ps_popc32(x) ((ps_u32)__popc(x))
 #define PS_LOCAL
 #define PS_BARRIER() __syncthreads()
+#define PS_PREFETCH(p) asm volatile("prefetch.global.L2 [%0];" ::"l"(p))
 #define ps_local_add_u64(p, v) ((ps_u64)atomicAdd((unsigned long long *)(p), (unsigned long long)(v)))
 #define ps_local_min_i64(p, v) atomicMin((long long *)(p), (long long)(v))
 #define ps_local_max_i64(p, v) atomicMax((long long *)(p), (long long)(v))
@@ -131,6 +135,7 @@ static inline void ps_atomic_min_u32(ps_u32 *p, ps_u32 v) {
 /* host: one thread, so work-group memory is plain memory */
 #define PS_LOCAL
 #define PS_BARRIER() ((void)0)
+#define PS_PREFETCH(p) ((void)(p))
 static inline ps_u64 ps_local_add_u64(ps_u64 *p, ps_u64 v) {
   ps_u64 old = *p;
   *p = old + v;

@@ -1120,8 +1120,9 @@ int main(int argc, char **argv) {
   ps_context_destroy(spec);
   th_options_reset();
   /* GROUP BY in registers both ways on every backend: whole words per
-   * work-item above (OpenCL's default), a work-item per row here (CUDA's) */
-  th_test_options("query_specialize=1,query_lanes=1");
+   * work-item above (OpenCL's default), a work-item per row here (CUDA's);
+   * and the queries without GROUP BY with their WHERE columns prefetched */
+  th_test_options("query_specialize=1,query_lanes=1,query_prefetch=1");
   spec = th_context(0);
   register_groups(spec, &th.rng);
   random_queries(spec, ref, &th.rng, 5000, 2 * (int)th.scale);
