@@ -115,10 +115,7 @@ static void run_after(bench *b, bench_result *r, after_call *c,
   if (!r) return;
   ps_status st = bench_time(b, after_once, c, &r->t);
   if (st != PS_OK) {
-    r->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
-    const char *m = ps_context_last_error(b->ctx);
-    note(r, "%s", m && m[0] ? m : ps_status_name(st));
-    memset(&r->t, 0, sizeof r->t);
+    bench_result_failed(b, r, st);
   } else {
     r->check = check(b, c, arg, r->note, sizeof r->note) ? "ok" : "FAIL";
   }

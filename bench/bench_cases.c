@@ -606,10 +606,7 @@ static void float_sum_case(bench *b, const char *name, bench_col *c0, double med
   }
   if (st == PS_OK) st = bench_time(b, fsum_once, &dev, &res->t);
   if (st != PS_OK) {
-    const char *m = ps_context_last_error(b->ctx);
-    res->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
-    snprintf(res->note, sizeof res->note, "%s", m && m[0] ? m : ps_status_name(st));
-    memset(&res->t, 0, sizeof res->t);
+    bench_result_failed(b, res, st);
   } else {
     ps_status rs = bench_col_slice(b, c0, b->ref, 0, c0->desc.n, &rcol);
     if (rs == PS_OK) rs = fsum_prepare(b->ref, rcol, median, &ref, &rw, &rv);
@@ -852,3 +849,10 @@ void bench_run_all(bench *b) {
 
 void bench_print_header(const bench *b) { print_header(b); }
 void bench_print_result(const bench *b, const bench_result *r) { print_result(b, r); }
+
+void bench_result_failed(const bench *b, bench_result *r, ps_status st) {
+  r->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
+  const size_t used = strlen(r->note);
+  snprintf(r->note + used, sizeof r->note - used, "%s", err_text(b->ctx, st));
+  memset(&r->t, 0, sizeof r->t);
+}

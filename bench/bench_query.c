@@ -378,10 +378,7 @@ void bench_run_queries(bench *b, bench_tables *t) {
     }
     if (st == PS_OK) st = bench_time(b, qrun_once, &r, &res->t);
     if (st != PS_OK) {
-      const char *m = ps_context_last_error(b->ctx);
-      res->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
-      snprintf(res->note, sizeof res->note, "%s", m && m[0] ? m : ps_status_name(st));
-      memset(&res->t, 0, sizeof res->t);
+      bench_result_failed(b, res, st);
     } else {
       char why[160] = "";
       res->check = r.last && check_result(t, which, r.last, why, sizeof why) ? "ok" : "FAIL";
@@ -461,10 +458,7 @@ void bench_run_groups(bench *b, bench_tables *t) {
     }
     if (st == PS_OK) st = bench_time(b, qrun_once, &r, &res->t);
     if (st != PS_OK) {
-      const char *m = ps_context_last_error(b->ctx);
-      res->check = st == PS_ERR_UNSUPPORTED ? "skip" : "FAIL";
-      snprintf(res->note, sizeof res->note, "%s", m && m[0] ? m : ps_status_name(st));
-      memset(&res->t, 0, sizeof res->t);
+      bench_result_failed(b, res, st);
     } else {
       const uint64_t groups = ps_query_result_groups(r.last);
       uint64_t rows = 0;

@@ -107,6 +107,9 @@ ps_status bench_ssb_where(ps_context *ctx, ps_column *date, ps_column *qty, ps_c
 /* Shared by those: one line of the report (bench_cases.c). */
 void bench_print_header(const bench *b);
 void bench_print_result(const bench *b, const bench_result *r);
+/* A case whose call failed with st: "skip" for PS_ERR_UNSUPPORTED, else
+ * "FAIL", the context's last error (or st's name) after r's note, no times. */
+void bench_result_failed(const bench *b, bench_result *r, ps_status st);
 /* Timed calls: warm-up, then reps device-timed calls of fn(arg). */
 ps_status bench_time(bench *b, ps_status (*fn)(void *), void *arg, bench_stats *out);
 

@@ -1370,6 +1370,16 @@ PS_FN ps_u32 ps_q_twin(PS_CONST_MEM const ps_vprog *p, ps_u32 a) {
   return a;
 }
 
+/* PS_QMODE_REGS' accumulators, kept in registers: each group's rows and,
+ * per aggregate, the fields the host reads (PS_QS_FIELDS); indexed by
+ * compile-time constants only. */
+typedef struct ps_q_regs {
+  ps_u32 rows[PS_QS_REG_GROUPS];
+  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
+} ps_q_regs;
+
 /* PS_QMODE_REGS' work on the selected rows `sel` of 32-row word w: the rows
  * by group, from the key columns alone; then each group's rows in turn, a
  * loop per group, so that a row's values go into its group's registers
@@ -1378,9 +1388,7 @@ PS_FN ps_u32 ps_q_twin(PS_CONST_MEM const ps_vprog *p, ps_u32 a) {
  * (ps_q_inside_slots). A row whose code is corrupt is recorded in status
  * and left out of the values (the run fails). */
 PS_FN void ps_q_regs_word(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 sel,
-                          ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_u32 *rows,
-                          ps_u32 (*cnt)[PS_QS_N_AGGS], ps_u64 (*sum)[PS_QS_N_AGGS], ps_i64 (*mn)[PS_QS_N_AGGS],
-                          ps_i64 (*mx)[PS_QS_N_AGGS], PS_GLOBAL ps_u32 *status) {
+                          ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_q_regs *R, PS_GLOBAL ps_u32 *status) {
   ps_u32 gm[PS_QS_REG_GROUPS];
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) gm[k] = 0;
@@ -1393,7 +1401,7 @@ PS_FN void ps_q_regs_word(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
     if (k >= PS_QP(p)->n_groups) continue;
-    rows[k] += ps_popc32(gm[k]);
+    R->rows[k] += ps_popc32(gm[k]);
     for (ps_u32 m = gm[k]; m != 0; m &= m - 1) {
       const ps_u32 j = ps_ctz32(m);
       ps_u64 codes[PS_MAX_COLS];
@@ -1407,59 +1415,57 @@ PS_FN void ps_q_regs_word(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps
         const ps_qval x = ps_q_value64(p, B, va, codes, valid, w * 32 + j, aligned, &corrupt, status);
         if (x.null_) continue;
         const ps_i64 v = (ps_i64)x.v.lo;
-        if (PS_QS_FIELD(a, PS_QF_COUNT)) cnt[k][a] += 1u;
-        if (PS_QS_FIELD(a, PS_QF_SUM)) sum[k][a] += x.v.lo; /* wraps as two's complement: exact */
-        if (PS_QS_FIELD(a, PS_QF_MIN)) mn[k][a] = v < mn[k][a] ? v : mn[k][a];
-        if (PS_QS_FIELD(a, PS_QF_MAX)) mx[k][a] = v > mx[k][a] ? v : mx[k][a];
+        if (PS_QS_FIELD(a, PS_QF_COUNT)) R->cnt[k][a] += 1u;
+        if (PS_QS_FIELD(a, PS_QF_SUM)) R->sum[k][a] += x.v.lo; /* wraps as two's complement: exact */
+        if (PS_QS_FIELD(a, PS_QF_MIN)) R->mn[k][a] = v < R->mn[k][a] ? v : R->mn[k][a];
+        if (PS_QS_FIELD(a, PS_QF_MAX)) R->mx[k][a] = v > R->mx[k][a] ? v : R->mx[k][a];
       }
     }
   }
 }
 
 /* PS_QMODE_REGS' registers, empty. */
-PS_FN void ps_q_regs_init(ps_u32 *rows, ps_u32 (*cnt)[PS_QS_N_AGGS], ps_u64 (*sum)[PS_QS_N_AGGS],
-                          ps_i64 (*mn)[PS_QS_N_AGGS], ps_i64 (*mx)[PS_QS_N_AGGS]) {
+PS_FN void ps_q_regs_init(ps_q_regs *R) {
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
-    rows[k] = 0;
+    R->rows[k] = 0;
     PS_Q_UNROLL
     for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
-      cnt[k][a] = 0;
-      sum[k][a] = 0;
-      mn[k][a] = (ps_i64)PS_Q_I64_MAX;
-      mx[k][a] = (ps_i64)PS_Q_I64_MIN;
+      R->cnt[k][a] = 0;
+      R->sum[k][a] = 0;
+      R->mn[k][a] = (ps_i64)PS_Q_I64_MAX;
+      R->mx[k][a] = (ps_i64)PS_Q_I64_MIN;
     }
   }
 }
 
 /* PS_QMODE_REGS' registers into the work-group's table lacc, then the table
  * as the work-group's partial (constant indexes only: no array in memory). */
-PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_u32 *rows, ps_u32 (*cnt)[PS_QS_N_AGGS],
-                         ps_u64 (*sum)[PS_QS_N_AGGS], ps_i64 (*mn)[PS_QS_N_AGGS], ps_i64 (*mx)[PS_QS_N_AGGS],
-                         ps_u64 group, ps_u32 lid, ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part) {
+PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_q_regs *R, ps_u64 group, ps_u32 lid, ps_u32 lsize,
+                         PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part) {
   const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QS_REG_GROUPS * n_accs;
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
     ps_qacc x;
     ps_q_acc_init(&x);
-    x.count = rows[k];
+    x.count = R->rows[k];
     ps_q_local_merge(&lacc[k * n_accs], &x, 0);
     PS_Q_UNROLL
     for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
       if (a >= PS_QP(p)->n_aggs) continue;
       ps_q_acc_init(&x);
-      x.count = rows[k];
+      x.count = R->rows[k];
       x.min_lo = PS_Q_I64_MAX;
       x.max_lo = PS_Q_I64_MIN;
       const int values = PS_QP(p)->aggs[a].count != 0;
       const ps_u32 t = ps_q_twin(p, a); /* the registers that hold a's fields */
-      if (values && PS_QS_FIELD(a, PS_QF_COUNT)) x.count = cnt[k][t];
+      if (values && PS_QS_FIELD(a, PS_QF_COUNT)) x.count = R->cnt[k][t];
       if (values && PS_QS_FIELD(a, PS_QF_SUM)) {
-        x.sum0 = sum[k][t];
-        x.sum1 = x.sum2 = (ps_i64)sum[k][t] < 0 ? ~(ps_u64)0 : 0;
+        x.sum0 = R->sum[k][t];
+        x.sum1 = x.sum2 = (ps_i64)R->sum[k][t] < 0 ? ~(ps_u64)0 : 0;
       }
-      if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)mn[k][t];
-      if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)mx[k][t];
+      if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)R->mn[k][t];
+      if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)R->mx[k][t];
       ps_q_local_merge(&lacc[k * n_accs + 1 + a], &x, values);
     }
   }
@@ -1480,11 +1486,8 @@ PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_u32 *rows, ps_
 PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const ps_program *wp,
                               PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
                               ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part, PS_GLOBAL ps_u32 *status) {
-  ps_u32 rows[PS_QS_REG_GROUPS];
-  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_q_regs_init(rows, cnt, sum, mn, mx);
+  ps_q_regs R;
+  ps_q_regs_init(&R);
   ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
   const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
@@ -1500,11 +1503,11 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
     /* every word but a stream's last reads without checks: then the masks
      * are constants, and so is every slot's reader */
     if (key_in == key_slots && value_in == value_slots)
-      ps_q_regs_word(p, B, aligned, w, sel, key_slots, value_slots, value_slots, rows, cnt, sum, mn, mx, status);
+      ps_q_regs_word(p, B, aligned, w, sel, key_slots, value_slots, value_slots, &R, status);
     else
-      ps_q_regs_word(p, B, aligned, w, sel, key_in, value_slots, value_in, rows, cnt, sum, mn, mx, status);
+      ps_q_regs_word(p, B, aligned, w, sel, key_in, value_slots, value_in, &R, status);
   }
-  ps_q_regs_out(p, rows, cnt, sum, mn, mx, group, lid, lsize, lacc, part);
+  ps_q_regs_out(p, &R, group, lid, lsize, lacc, part);
 }
 
 /* Selected row j of 32-row word w into PS_QMODE_REGS' registers: its group
@@ -1514,9 +1517,7 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
  * read without bound checks. A row whose code is corrupt is recorded in
  * status and left out (the run fails). */
 PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
-                         ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_u32 *rows, ps_u32 (*cnt)[PS_QS_N_AGGS],
-                         ps_u64 (*sum)[PS_QS_N_AGGS], ps_i64 (*mn)[PS_QS_N_AGGS], ps_i64 (*mx)[PS_QS_N_AGGS],
-                         PS_GLOBAL ps_u32 *status) {
+                         ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_q_regs *R, PS_GLOBAL ps_u32 *status) {
   const ps_u64 r = w * 32 + j;
   const ps_u64 g = ps_q_key_group_in(p, B, aligned, r, key_in, status);
   if (g >= PS_QP(p)->n_groups) return; /* a corrupt key code, recorded */
@@ -1537,15 +1538,15 @@ PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
     if (k >= PS_QP(p)->n_groups || g != k) continue;
-    rows[k] += 1u;
+    R->rows[k] += 1u;
     PS_Q_UNROLL
     for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
       if (x[a].null_) continue; /* no value, or a twin's (its registers are its first's) */
       const ps_i64 v = (ps_i64)x[a].v.lo;
-      if (PS_QS_FIELD(a, PS_QF_COUNT)) cnt[k][a] += 1u;
-      if (PS_QS_FIELD(a, PS_QF_SUM)) sum[k][a] += x[a].v.lo; /* wraps as two's complement: exact */
-      if (PS_QS_FIELD(a, PS_QF_MIN)) mn[k][a] = v < mn[k][a] ? v : mn[k][a];
-      if (PS_QS_FIELD(a, PS_QF_MAX)) mx[k][a] = v > mx[k][a] ? v : mx[k][a];
+      if (PS_QS_FIELD(a, PS_QF_COUNT)) R->cnt[k][a] += 1u;
+      if (PS_QS_FIELD(a, PS_QF_SUM)) R->sum[k][a] += x[a].v.lo; /* wraps as two's complement: exact */
+      if (PS_QS_FIELD(a, PS_QF_MIN)) R->mn[k][a] = v < R->mn[k][a] ? v : R->mn[k][a];
+      if (PS_QS_FIELD(a, PS_QF_MAX)) R->mx[k][a] = v > R->mx[k][a] ? v : R->mx[k][a];
     }
   }
 }
@@ -1570,11 +1571,8 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
                                PS_CONST_MEM const ps_qlaunch *L, const ps_q_bufs *B, ps_u64 group, ps_u32 lid,
                                ps_u32 lsize, PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part,
                                PS_GLOBAL ps_u32 *status) {
-  ps_u32 rows[PS_QS_REG_GROUPS];
-  ps_u32 cnt[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_u64 sum[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_i64 mn[PS_QS_REG_GROUPS][PS_QS_N_AGGS], mx[PS_QS_REG_GROUPS][PS_QS_N_AGGS];
-  ps_q_regs_init(rows, cnt, sum, mn, mx);
+  ps_q_regs R;
+  ps_q_regs_init(&R);
   ps_q_local_table_init(lacc, PS_QS_REG_GROUPS * PS_QP(p)->n_accs, lid, lsize);
   PS_LOCAL ps_u32 *words_sel = (PS_LOCAL ps_u32 *)(lacc + PS_Q_REGS_TABLE_ACCS);
   const ps_u32 aligned = (ps_u32)PS_QL_ALIGNED(L);
@@ -1601,19 +1599,17 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       if (words_sel[2 * (team + i) + 1]) {
         /* every word but a stream's last: constant masks, unchecked readers */
         for (ps_u32 j = lane; j < 32u; j += team_size)
-          if ((s >> j) & 1u)
-            ps_q_regs_row(p, B, aligned, wi, j, key_slots, value_slots, value_slots, rows, cnt, sum, mn, mx, status);
+          if ((s >> j) & 1u) ps_q_regs_row(p, B, aligned, wi, j, key_slots, value_slots, value_slots, &R, status);
       } else {
         const ps_u32 key_in = ps_q_inside_slots(p, B, aligned, wi, key_slots),
                      value_in = ps_q_inside_slots(p, B, aligned, wi, value_slots);
         for (ps_u32 j = lane; j < 32u; j += team_size)
-          if ((s >> j) & 1u)
-            ps_q_regs_row(p, B, aligned, wi, j, key_in, value_slots, value_in, rows, cnt, sum, mn, mx, status);
+          if ((s >> j) & 1u) ps_q_regs_row(p, B, aligned, wi, j, key_in, value_slots, value_in, &R, status);
       }
     }
     PS_BARRIER(); /* before the next round's words overwrite these */
   }
-  ps_q_regs_out(p, rows, cnt, sum, mn, mx, group, lid, lsize, lacc, part);
+  ps_q_regs_out(p, &R, group, lid, lsize, lacc, part);
 }
 #endif
 
