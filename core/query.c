@@ -699,6 +699,38 @@ static int cmp_u64(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
+/* Sorts keys[0..n) ascending: a least-significant-digit radix sort, a byte
+ * at a time and only over the bytes the largest key has (a hashed plan's keys
+ * are a few bytes wide, and a million of them is common), in scratch memory
+ * of n keys; qsort where that memory cannot be had. */
+static void sort_keys(ps_context *ctx, uint64_t *keys, uint64_t n) {
+  uint64_t *tmp = n > 64 ? ps_host_alloc(ctx, (size_t)(n * sizeof *keys)) : NULL;
+  if (!tmp) {
+    qsort(keys, (size_t)n, sizeof *keys, cmp_u64);
+    return;
+  }
+  uint64_t max = 0;
+  for (uint64_t i = 0; i < n; i++) max |= keys[i];
+  uint64_t *from = keys, *to = tmp;
+  for (unsigned shift = 0; shift < 64 && (max >> shift) != 0; shift += 8) {
+    uint64_t count[256] = {0};
+    for (uint64_t i = 0; i < n; i++) count[from[i] >> shift & 0xFF]++;
+    if (count[from[0] >> shift & 0xFF] == n) continue; /* one digit: already in order by it */
+    uint64_t at = 0;
+    for (unsigned d = 0; d < 256; d++) {
+      const uint64_t c = count[d];
+      count[d] = at;
+      at += c;
+    }
+    for (uint64_t i = 0; i < n; i++) to[count[from[i] >> shift & 0xFF]++] = from[i];
+    uint64_t *swap = from;
+    from = to;
+    to = swap;
+  }
+  if (from != keys) memcpy(keys, from, (size_t)(n * sizeof *keys));
+  ps_host_free(ctx, tmp);
+}
+
 /* Slots of the first keys pass's table: twice the rows, at most this many
  * (64 MB of table, room for 2^21 groups in one pass); the table grows (and
  * the pass runs again) where the keys fill more than half of it. */
@@ -770,7 +802,7 @@ static ps_status collect_keys(ps_context *ctx, ps_query *q, ps_buffer *bits, uin
       ps_host_free(ctx, t);
       return st;
     }
-    qsort(t, (size_t)found, sizeof *t, cmp_u64);
+    sort_keys(ctx, t, found);
     *keys = t;
     *n = found;
     return PS_OK;

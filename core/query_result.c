@@ -343,7 +343,11 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     order[present].group = g;
     present++;
   }
-  if (st == PS_OK) qsort(order, present, sizeof *order, cmp_order);
+  /* Groups numbered in key order (every hashed plan's but where a key's
+   * ranks differ from its indexes, and a dense plan's) need no sort. */
+  bool sorted = true;
+  for (uint64_t i = 1; st == PS_OK && sorted && i < present; i++) sorted = order[i - 1].rank <= order[i].rank;
+  if (st == PS_OK && !sorted) qsort(order, present, sizeof *order, cmp_order);
   uint64_t out_groups = 0;
   for (uint64_t i = 0; i < present; i++) out_groups += i == 0 || order[i].rank != order[i - 1].rank;
   ps_qacc *merged = NULL;
