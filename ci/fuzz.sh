@@ -77,14 +77,18 @@ status=0
 pids=()
 nice=""
 [ "$long" -eq 1 ] && nice="nice -n 19"
+# The long mode runs every target at once (at nice 19); the short mode as
+# many at a time as there are CPUs.
+at_once=$(nproc)
+[ "$long" -eq 1 ] && at_once=0
 for t in $targets; do
   echo "== fuzz_$t: ${secs}s (log $work/$t.log)"
-  if [ "$long" -eq 1 ]; then
-    run "$t" &
-    pids+=("$!")
-  elif ! run "$t"; then
-    status=1
+  if [ "$at_once" -gt 0 ] && [ "${#pids[@]}" -ge "$at_once" ]; then
+    wait "${pids[0]}" || status=1
+    pids=("${pids[@]:1}")
   fi
+  run "$t" &
+  pids+=("$!")
 done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 
