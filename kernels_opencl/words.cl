@@ -1,6 +1,8 @@
 /*
  * words.cl: the general filter's entry point, specialized per program
- * shape. One work-item per 32-row result word; the program is evaluated by
+ * shape. A work-item per PS_WORDS_SPAN consecutive 32-row result words (a
+ * GPU: one; a CPU device: a run, over which the per-item setup below and
+ * PoCL's work-item loop are paid once); the program is evaluated by
  * kernels_shared/ps_where.h, the per-word evaluator that CUDA's general
  * kernel and the queries run too. The host puts core's shape text
  * (ps_where_spec_write: the program's shape as the constant ps_w_spec_prog)
@@ -18,6 +20,9 @@
 
 #ifndef PS_WORDS_WG
 #error "words.cl needs PS_WORDS_WG and the shape text"
+#endif
+#ifndef PS_WORDS_SPAN
+#define PS_WORDS_SPAN 1
 #endif
 
 __kernel __attribute__((reqd_work_group_size(PS_WORDS_WG, 1, 1))) void ps_filter_words(
@@ -45,10 +50,10 @@ __kernel __attribute__((reqd_work_group_size(PS_WORDS_WG, 1, 1))) void ps_filter
   B.aux.buf = aux;
   B.aux.offset = launch->aux_offset;
   B.aux.size = (ulong)prog->aux_words * 4;
-  const ulong rows = launch->rows, words = (rows + 31) / 32, g = get_global_id(0);
-  uint selected = 0;
-  if (g < words) {
-    uint live = ps_row_mask(rows, g);
+  const ulong rows = launch->rows, words = (rows + 31) / 32, first = get_global_id(0) * (ulong)PS_WORDS_SPAN;
+  uint count = 0;
+  for (ulong g = first; g < first + PS_WORDS_SPAN && g < words; ++g) {
+    uint live = ps_row_mask(rows, g), selected = 0;
     if (launch->has_selection) {
       const ps_region sel = {selection, launch->selection_offset, (rows + 7) / 8};
       live &= ps_load_word(sel, g);
@@ -58,8 +63,9 @@ __kernel __attribute__((reqd_work_group_size(PS_WORDS_WG, 1, 1))) void ps_filter
     if (launch->want_bitmap) ps_store_word(bitmap, launch->bitmap_offset, (rows + 7) / 8, g, selected);
     if (launch->want_mask) ps_store_mask(mask, launch->mask_offset, rows, g, selected);
     if (s.slots) atomic_or(&status[PS_FILTER_STATUS_CORRUPT], s.slots);
+    count += popcount(selected);
   }
-  const uint group_count = ps_group_sum(popcount(selected), scratch);
+  const uint group_count = ps_group_sum(count, scratch);
   if (launch->want_count && get_local_id(0) == 0 && group_count != 0)
     atomic_add(&status[PS_FILTER_STATUS_COUNT], group_count);
 }

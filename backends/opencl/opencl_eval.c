@@ -444,14 +444,16 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
   const size_t wg = words_work_group(be), size = PS_WHERE_SPEC_MAX_TEXT + 64;
   char *text = ps_host_alloc(be->ctx, size);
   if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: filter shape text");
-  const int n = snprintf(text, size, "#define PS_WORDS_WG %zu\n", wg);
+  /* a CPU device's work-item takes a run of words (words.cl) */
+  const unsigned span = be->cpu ? PS_CL_WORDS_CPU_SPAN : 1u;
+  const int n = snprintf(text, size, "#define PS_WORDS_WG %zu\n#define PS_WORDS_SPAN %uu\n", wg, span);
   const ps_cl_cached *prog = NULL;
   ps_status st = PS_OK;
   if (ps_where_spec_write(p, text + n, size - (size_t)n) != 0) st = ps_cl_words_program(be, text, wg, &prog);
   ps_host_free(be->ctx, text);
   if (st != PS_OK || !prog || prog->work_group[PS_CL_FILTER] == 0) return st;
   int refused = 0;
-  st = run_filter(be, prog, args, (size_t)((args->rows + 31) / 32), &refused);
+  st = run_filter(be, prog, args, (size_t)(((args->rows + 31) / 32 + span - 1) / span), &refused);
   if (st == PS_OK && refused) {
     /* The shape stays cached, marked as one this device will not run. */
     ((ps_cl_cached *)prog)->work_group[PS_CL_FILTER] = 0;

@@ -50,9 +50,11 @@
 #define PS_CL_RANGE_CPU_WORDS 32u
 
 /* words.cl (the general filter compiled per program shape): its
- * work-group size, one result word per work-item (halved where the device
- * allows less). */
+ * work-group size, one result word per work-item on a GPU (halved where the
+ * device allows less). */
 #define PS_CL_WORDS_WORK_GROUP 128u
+/* words.cl on a CPU device: the consecutive 32-row words a work-item takes. */
+#define PS_CL_WORDS_CPU_SPAN 16u
 
 /* Row ids by runs (select.cl ps_count_runs / ps_write_runs): selection words
  * per work-item (64K rows, 8 KB of bitmap) and work-group size. Enough

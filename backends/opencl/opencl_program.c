@@ -555,8 +555,15 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
 }
 
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out) {
-  char options[128];
+  char options[160];
   program_options(be, options, sizeof options);
+  /* A shape's build on a CPU device inlines every call, as the queries'
+   * (ps_cl_query_program says why): the leaves then run with constant
+   * instruction indexes, unrolled. */
+  if (be->cpu && shape && shape[0]) {
+    const size_t n = strlen(options);
+    snprintf(options + n, sizeof options - n, " -DPS_FN_INLINE=1");
+  }
   return cached_program(be, options, shape, BUILD_WORDS, work_group, 0, out);
 }
 
