@@ -554,16 +554,20 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
   return cached_program(be, options, "", BUILD_RANGE, work_group, 0, out);
 }
 
+/* The option of a build for one shape (a filter's or a query's) on a CPU
+ * device: every call inlined (PS_FN_INLINE). PoCL's LLVM otherwise keeps the
+ * WHERE's leaves (ps_where.h) as calls, where the instruction index is not a
+ * constant, so that each leaf runs the generic interpreter and its loops
+ * stay rolled (nvcc always inlines, as PS_FN is __forceinline__ there). */
+static const char *inline_option(const ps_backend *be, const char *shape) {
+  return be->cpu && shape && shape[0] ? " -DPS_FN_INLINE=1" : "";
+}
+
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out) {
   char options[160];
   program_options(be, options, sizeof options);
-  /* A shape's build on a CPU device inlines every call, as the queries'
-   * (ps_cl_query_program says why): the leaves then run with constant
-   * instruction indexes, unrolled. */
-  if (be->cpu && shape && shape[0]) {
-    const size_t n = strlen(options);
-    snprintf(options + n, sizeof options - n, " -DPS_FN_INLINE=1");
-  }
+  const size_t n = strlen(options);
+  snprintf(options + n, sizeof options - n, "%s", inline_option(be, shape));
   return cached_program(be, options, shape, BUILD_WORDS, work_group, 0, out);
 }
 
@@ -589,13 +593,8 @@ ps_status ps_cl_query_program(ps_backend *be, const char *spec, int background, 
   program_options(be, options, sizeof options);
   size_t n = strlen(options);
   *local_atomics = ps_cl_has_int64_atomics(be);
-  /* A specialized build on a CPU device inlines every call (PS_FN_INLINE):
-   * PoCL's LLVM otherwise keeps the WHERE's leaves (ps_where.h) as calls,
-   * where the instruction index is not a constant, so that the leaf runs
-   * the generic interpreter and its loops stay rolled (nvcc always
-   * inlines, as PS_FN is __forceinline__ there). */
   snprintf(options + n, sizeof options - n, " -DPS_QUERY_BUILD=1%s%s", /* its own cache key */
-           *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "", be->cpu && spec && spec[0] ? " -DPS_FN_INLINE=1" : "");
+           *local_atomics ? " -DPS_Q_INT64_ATOMICS=1" : "", inline_option(be, spec));
   return cached_program(be, options, spec ? spec : "", BUILD_QUERY, 0, background && spec && spec[0], out);
 }
 
