@@ -146,6 +146,10 @@ ps_status ps_group_gather_strings(ps_context *ctx, const ps_column *col, const v
                                   uint64_t count, int64_t **offsets, uint8_t **bytes, uint8_t *validity);
 /* ... of the rows where `where` is TRUE (NULL: every row) */
 ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, const ps_expr *where, ps_aggregates *out);
+/* ps_aggregate on one device (arguments checked) without the sum of a
+ * lossless float column: its sum fields zero, sum_double NaN. */
+ps_status ps_aggregate_codes(ps_context *ctx, const ps_column *col, const ps_buffer *selection,
+                             uint64_t selection_offset, ps_aggregates *out);
 ps_status ps_group_scan_stats(const ps_context *ctx, ps_scan_stats *out);
 
 /* Reports a scan's progress to options.progress, if any (see packscan.h). */

@@ -834,20 +834,31 @@ struct agg_job {
   const ps_column *col;
   const ps_expr *where; /* NULL: every row */
   ps_aggregates out[PS_MAX_DEVICES];
+  /* a lossless float column: the unit of its exact sum, and each part's sum
+   * in it (or unrep: not representable in it) */
+  int32_t unit;
+  uint64_t fsum[PS_MAX_DEVICES][4];
+  bool unrep[PS_MAX_DEVICES];
 };
 
 /* Device i's aggregates of its part, over the rows where j->where is TRUE
  * (its bitmap in that device's memory) or over every row. */
 static ps_status agg_part(ps_context *dev, uint32_t i, void *arg) {
   struct agg_job *j = arg;
-  const ps_column *part = j->col->parts->col[i];
+  ps_column *part = j->col->parts->col[i];
   if (!part) return PS_OK;
-  if (!j->where) return ps_aggregate(dev, part, NULL, 0, &j->out[i]);
   ps_buffer *sel = NULL;
-  const uint64_t rows = ps_column_rows(part);
-  ps_status st = ps_buffer_create(dev, (rows + 31) / 32 * 4 + 4, &sel);
-  if (st == PS_OK) st = ps_filter_device(dev, j->where->shard[i], sel, 0, NULL);
-  if (st == PS_OK) st = ps_aggregate(dev, part, sel, 0, &j->out[i]);
+  ps_status st = PS_OK;
+  if (j->where) {
+    const uint64_t rows = ps_column_rows(part);
+    st = ps_buffer_create(dev, (rows + 31) / 32 * 4 + 4, &sel);
+    if (st == PS_OK) st = ps_filter_device(dev, j->where->shard[i], sel, 0, NULL);
+  }
+  if (st == PS_OK) st = ps_aggregate_codes(dev, part, sel, 0, &j->out[i]);
+  /* a lossless float column's exact sum, in the whole column's unit: the
+   * parts' sums then add exactly */
+  if (st == PS_OK && j->out[i].count && part->fmap.map != PS_FLOAT_MAP_DECIMAL)
+    st = ps_query_float_sum(dev, part, sel, 0, j->unit, j->fsum[i], &(uint64_t){0}, &j->unrep[i]);
   ps_buffer_destroy(sel);
   return st;
 }
@@ -867,13 +878,20 @@ ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, const ps_exp
     return ps_set_error(ctx, PS_ERR_INVALID_ARGUMENT, "the predicate of an aggregate %s",
                         where->ctx != ctx ? "belongs to another context" : "reads another number of rows");
   struct agg_job j = {.col = col, .where = where};
+  if (col->fmap.map != PS_FLOAT_MAP_DECIMAL) { /* the unit of the whole column's sum: the coarsest part's */
+    j.unit = INT32_MIN;
+    for (uint32_t i = 0; i < ctx->group->n; i++)
+      if (col->parts->col[i] && ps_query_float_sum_unit(col->parts->col[i]) > j.unit)
+        j.unit = ps_query_float_sum_unit(col->parts->col[i]);
+  }
   PS_TRY(each(ctx, true, agg_part, &j));
   ps_aggregates r;
   memset(&r, 0, sizeof r);
   r.type = col->type;
   r.scale = col->scale;
   ps_i128 total = 0;
-  bool nan_sum = false;
+  uint64_t fsum[4] = {0, 0, 0, 0};
+  bool unrep = false;
   for (uint32_t i = 0; i < ctx->group->n; i++) {
     const ps_aggregates *p = &j.out[i];
     if (!col->parts->col[i] || !p->count) continue;
@@ -886,13 +904,19 @@ ps_status ps_group_aggregate(ps_context *ctx, const ps_column *col, const ps_exp
     }
     r.count += p->count;
     total += (ps_i128)(((ps_u128)(uint64_t)p->sum_hi << 64) | p->sum_lo);
-    nan_sum = nan_sum || p->sum_double != p->sum_double;
+    unrep = unrep || j.unrep[i];
+    uint64_t carry = 0;
+    for (int w = 0; w < 4; w++) { /* 256-bit two's complement: the parts' exact float sums */
+      const uint64_t x = fsum[w] + carry, y = x + j.fsum[i][w];
+      carry = (x < carry) + (y < x);
+      fsum[w] = y;
+    }
   }
   if (r.count) {
     r.has_value = 1;
     static const double pow10[] = PS_POW10_TABLE;
-    if (nan_sum) { /* a lossless float column: no sum (ps_aggregates) */
-      r.sum_double = NAN;
+    if (col->fmap.map != PS_FLOAT_MAP_DECIMAL) { /* a lossless float column: its exact sum, rounded once */
+      r.sum_double = unrep ? NAN : ps_query_exact_double(fsum, j.unit, 1);
     } else {
       r.sum_lo = (uint64_t)total;
       r.sum_hi = (int64_t)(total >> 64);

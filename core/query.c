@@ -141,11 +141,17 @@ static bool float_code_range(const ps_column *c, uint64_t *lo, uint64_t *hi) {
 /* SUM or AVG of lossless float column c as aggregate a: one PS_VOP_FCOL
  * whose unit is chosen from the values c can hold (docs/float-encoding.md,
  * "SUM and AVG"). */
+static double float_largest(const ps_column *c) {
+  uint64_t lo = 0, hi = 0;
+  return float_code_range(c, &lo, &hi) ? ps_fmap_largest_finite(&c->fmap, lo, hi) : 0;
+}
+
+int32_t ps_query_float_sum_unit(const ps_column *col) { return ps_fmap_sum_unit(&col->fmap, float_largest(col)); }
+
 static ps_status lower_float_sum(qlower *L, ps_column *c, uint32_t a) {
   ps_query *q = L->q;
-  uint64_t lo = 0, hi = 0;
-  const double largest = float_code_range(c, &lo, &hi) ? ps_fmap_largest_finite(&c->fmap, lo, hi) : 0;
-  const int32_t unit = ps_fmap_sum_unit(&c->fmap, largest);
+  const double largest = float_largest(c);
+  const int32_t unit = q->unit_forced ? q->forced_unit : ps_fmap_sum_unit(&c->fmap, largest);
   uint32_t slot;
   PS_TRY(slot_of(L, c, &slot));
   const ps_fmap *m = &c->fmap;
@@ -394,6 +400,12 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
         PS_TRY(lower_float_sum(&L, g->value->col, a));
       else
         PS_TRY(lower_value(&L, g->value, g->value->scale));
+      if (q->selection) { /* CASE WHEN selected THEN value END */
+        uint32_t sel = 0;
+        PS_TRY(pred_of(&L, NULL, &sel));
+        PS_TRY(emit(&L, PS_VOP_NULL, 0, 0, 1));
+        PS_TRY(emit(&L, PS_VOP_CASE, sel, 0, -1));
+      }
     }
     p->aggs[a].count = p->n_insns - p->aggs[a].first;
   }
@@ -540,9 +552,14 @@ static ps_status run_chunks_with(ps_context *ctx, ps_query *q, const ps_vprog *b
   const uint64_t bm = bitmap_words_bytes(q->rows);
   uint32_t nb = 0;
   ps_devmem preds[PS_QMAX_PREDS];
-  for (uint32_t i = 0; i < q->prog.n_preds; i++, nb++) {
+  for (uint32_t i = 0; i < q->prog.n_preds; i++) {
+    if (!q->preds[i]) { /* the selection of an internal query (ps_query_float_sum) */
+      preds[i] = q->selection->mem;
+      preds[i].offset += q->selection_offset;
+      continue;
+    }
     preds[i] = bits->mem;
-    preds[i].offset += nb * bm;
+    preds[i].offset += nb++ * bm;
     ctx->progress_mute++;
     ps_status st = ps_run_program(ctx, q->preds[i], preds[i], PS_NO_MEM, PS_NO_MEM, NULL);
     ctx->progress_mute--;
@@ -844,8 +861,9 @@ static ps_status run_query(ps_context *ctx, ps_query *q, bool partial, ps_query_
   ps_status st = PS_OK;
   ps_query_result *res = ps_calloc_ctx(ctx, 1, sizeof *res);
   if (!res) st = ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query result");
-  if (st == PS_OK && q->rows && q->prog.n_preds)
-    st = ps_buffer_create(ctx, q->prog.n_preds * bitmap_words_bytes(q->rows), &bits);
+  const uint32_t computed_preds = q->prog.n_preds - (q->selection ? 1 : 0); /* the selection is given */
+  if (st == PS_OK && q->rows && computed_preds)
+    st = ps_buffer_create(ctx, computed_preds * bitmap_words_bytes(q->rows), &bits);
   const bool hashed = prog.group_slots != 0;
   const uint64_t shown_total = hashed ? 2 * q->rows : q->rows;
   if (st == PS_OK && hashed) { /* hashed: the keys, then their numbers */
@@ -955,4 +973,46 @@ ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **o
     }
   }
   return run_query(ctx, q, true, out);
+}
+
+ps_status ps_query_float_sum(ps_context *ctx, ps_column *col, const ps_buffer *selection, uint64_t selection_offset,
+                             int32_t unit, uint64_t sum[4], uint64_t *count, bool *unrep) {
+  memset(sum, 0, 4 * sizeof *sum);
+  *count = 0;
+  *unrep = false;
+  ps_value *v = NULL;
+  PS_TRY(ps_value_column(ctx, col, &v));
+  const ps_agg agg = {PS_AGG_SUM, v};
+  ps_query_desc d;
+  ps_query_desc_init(&d);
+  d.rows = col->n;
+  d.n_aggs = 1;
+  d.aggs = &agg;
+  ps_query *q = ps_calloc_ctx(ctx, 1, sizeof *q);
+  ps_status st = q ? PS_OK : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "allocating a query");
+  ps_query_result *res = NULL;
+  if (st == PS_OK) {
+    q->ctx = ctx;
+    q->selection = selection;
+    q->selection_offset = selection_offset;
+    q->unit_forced = true;
+    q->forced_unit = unit;
+    q->state_only = true;
+    st = create_checked(ctx, &d, q);
+  }
+  if (st == PS_OK) st = run_query(ctx, q, false, &res);
+  if (st == PS_OK && res->n_groups == 1) {
+    memcpy(sum, res->state[0].sum, 4 * sizeof *sum);
+    *count = res->state[0].count;
+  } else if (st == PS_ERR_NOT_REPRESENTABLE) {
+    ps_clear_error(ctx);
+    *unrep = true;
+    st = PS_OK;
+  } else if (st == PS_OK) {
+    st = ps_set_error(ctx, PS_ERR_INTERNAL, "a float sum's query gave %" PRIu64 " groups", res->n_groups);
+  }
+  ps_query_result_destroy(res);
+  ps_query_destroy(q);
+  ps_value_destroy(v);
+  return st;
 }

@@ -70,6 +70,17 @@ struct ps_query {
   uint64_t *value_aux;
   uint64_t value_aux_words;
   ps_buffer *value_aux_dev;
+  /* ps_aggregate's sums of lossless float columns (ps_query_float_sum):
+   * a selection bitmap outside which every aggregate's value is NULL (a
+   * CASE on the predicate slot whose q->preds entry is NULL), the unit its
+   * sums take (that of the whole column where a context over several
+   * devices runs each device's part), and runs that stop at the exact
+   * states (no values rendered: a sum past 38 digits still has its double). */
+  const ps_buffer *selection;
+  uint64_t selection_offset;
+  bool unit_forced;
+  int32_t forced_unit;
+  bool state_only;
   struct ps_query **shard; /* a context over several devices: the query on each device (multi.c) */
   /* The device accumulators of the last run, kept for the next when they
    * take at most PS_QUERY_KEEP_ACC_BYTES: a device allocation and its free
@@ -150,6 +161,20 @@ bool ps_query_double_datum(double x, ps_datum *out);
  * significant) divided by count (1 for the sum itself), rounded once to the
  * nearest double, ties to even; a zero is +0.0. */
 double ps_query_exact_double(const uint64_t sum[4], int32_t unit, uint64_t count);
+/* The unit 2^unit in which a query sums lossless float column col
+ * (docs/float-encoding.md, "SUM and AVG"): from the values its codes and zone
+ * maps allow. */
+int32_t ps_query_float_sum_unit(const ps_column *col);
+/* The exact sum of lossless float column col (one device's) over the rows
+ * a selection bitmap selects (at byte selection_offset, a multiple of 4;
+ * NULL: every row), in units of 2^unit (ps_query_float_sum_unit of the
+ * column, or of the whole column whose part col is): a query's SUM(col),
+ * the same kernels on every backend. sum: 256-bit two's complement, sum[0]
+ * least significant; *count: the non-null rows summed. *unrep (sum zero):
+ * a selected value is infinite or has a bit below the unit, where a query's
+ * SUM is PS_ERR_NOT_REPRESENTABLE. */
+ps_status ps_query_float_sum(ps_context *ctx, ps_column *col, const ps_buffer *selection, uint64_t selection_offset,
+                             int32_t unit, uint64_t sum[4], uint64_t *count, bool *unrep);
 /* A number datum: unscaled v / 10^scale, with its double. */
 ps_datum ps_query_datum(ps_i128 v, uint32_t scale);
 

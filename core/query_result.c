@@ -391,7 +391,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
       t->max = make_i128(x->max_lo, x->max_hi);
     }
   }
-  if (st == PS_OK) st = ps_query_result_fill(ctx, res, partial);
+  if (st == PS_OK && !q->state_only) st = ps_query_result_fill(ctx, res, partial);
   ps_host_free(ctx, merged);
   for (uint32_t k = 0; k < PS_QMAX_KEYS; k++) ps_host_free(ctx, rank[k]);
   ps_host_free(ctx, order);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "query.h" /* ps_query_float_sum */
 
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
@@ -497,7 +498,22 @@ ps_status ps_aggregate(ps_context *ctx, const ps_column *col, const ps_buffer *s
   if (ctx->group)
     return selection ? ps_group_unsupported(ctx, "ps_aggregate over a selection") : ps_group_aggregate(ctx, col, NULL, out);
   if (selection) PS_TRY(check_place(ctx, selection, selection_offset, bitmap_bytes(col->n), 4, "selection"));
+  ps_aggregates r;
+  PS_TRY(ps_aggregate_codes(ctx, col, selection, selection_offset, &r));
+  if (r.count && col->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+    /* a lossless float column: its exact sum, by the query's kernels */
+    uint64_t sum[4], count = 0;
+    bool unrep = false;
+    PS_TRY(ps_query_float_sum(ctx, (ps_column *)col, selection, selection_offset, ps_query_float_sum_unit(col), sum,
+                              &count, &unrep));
+    r.sum_double = unrep ? NAN : ps_query_exact_double(sum, ps_query_float_sum_unit(col), 1);
+  }
+  *out = r;
+  return PS_OK;
+}
 
+ps_status ps_aggregate_codes(ps_context *ctx, const ps_column *col, const ps_buffer *selection,
+                             uint64_t selection_offset, ps_aggregates *out) {
   uint64_t count = 0, min_code = UINT64_MAX, max_code = 0;
   u128 sum = 0;
   ps_prog_col base = ps_prog_col_of(col);

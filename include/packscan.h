@@ -960,8 +960,12 @@ typedef struct ps_aggregates {
   int64_t sum_int64;
   /* The sum as a double: integers (double)exact; floats
    * (double)exact_scaled_sum / 10^scale. Identical on every backend.
-   * Lossless float columns (float_map ALP or BITS) have no sum yet: the sum
-   * fields are zero and sum_double is NaN; count, min and max are exact. */
+   * Lossless float columns (float_map ALP or BITS): the exact sum of the
+   * selected doubles rounded once, as a query's SUM of the column
+   * (docs/float-encoding.md, "SUM and AVG"); NaN where that SUM is
+   * PS_ERR_NOT_REPRESENTABLE (a selected infinity, or values more than 125
+   * binary orders of magnitude apart). Their sum_lo, sum_hi, sum_fits_int64
+   * and sum_int64 are zero (no exact integer form). */
   double sum_double;
   /* Min and max: .i for signed, .u for unsigned, .f for floats. */
   union {

@@ -16,7 +16,10 @@
  *    window's edge (1.0 beside 2^-125 sums; beside 2^-126 it is
  *    NOT_REPRESENTABLE naming the aggregate, the column and the row), an
  *    infinity selected (NOT_REPRESENTABLE) and left out by the WHERE (ALP:
- *    summed), values 200 binary orders apart, a sum past 38 digits.
+ *    summed), values 200 binary orders apart, a sum past 38 digits;
+ *  - ps_aggregate's sum_double of the same columns, with and without a
+ *    selection bitmap (at an offset in its buffer): the query's SUM bit for
+ *    bit, NaN where that SUM is not representable.
  */
 #include <float.h>
 #include <inttypes.h>
@@ -294,6 +297,39 @@ static void check_sums(ps_context *ctx, const fcol *c, double lit, ps_column *ke
   ps_query_result_destroy(res);
 }
 
+/* ps_aggregate of the column over the rows x > lit select (NaN: no
+ * selection; the bitmap at byte offset 4 of its buffer): count, and the
+ * sum's double as the query's SUM (the oracle's), or NaN where unrep. */
+static void check_aggregate(ps_context *ctx, const fcol *c, double lit, bool unrep, const char *what) {
+  ps_expr *w = NULL;
+  ps_buffer *sel = NULL;
+  ps_aggregates ag;
+  exact e;
+  memset(&e, 0, sizeof e);
+  for (uint64_t i = 0; i < c->n; i++)
+    if (selected(c, i, lit)) exact_add(&e, c->v[i]);
+  if (!isnan(lit) && !(CHECK_OK(ctx, ps_expr_compare(ctx, c->col, PS_GT, ps_lit_float(lit), &w)) &&
+                       CHECK_OK(ctx, ps_buffer_create(ctx, 4 + (c->n + 31) / 32 * 4, &sel)) &&
+                       CHECK_OK(ctx, ps_filter_device(ctx, w, sel, 4, NULL))))
+    goto done;
+  if (!CHECK_OK(ctx, ps_aggregate(ctx, c->col, sel, 4, &ag))) goto done;
+  CHECKF(ag.count == e.count && ag.has_value == (e.count > 0), "%s: ps_aggregate counts %" PRIu64 ", expected %" PRIu64,
+         what, ag.count, e.count);
+  CHECKF(ag.sum_lo == 0 && ag.sum_hi == 0 && ag.sum_int64 == 0 && !ag.sum_fits_int64,
+         "%s: ps_aggregate's integer sum fields of a float column are not zero", what);
+  if (e.count == 0) goto done;
+  if (unrep) {
+    CHECKF(isnan(ag.sum_double), "%s: ps_aggregate's sum %.17g, expected NaN (not representable)", what, ag.sum_double);
+  } else {
+    const double want = exact_value(&e, false);
+    CHECKF(bits_of(ag.sum_double) == bits_of(want), "%s: ps_aggregate's sum %.17g (0x%016" PRIx64 "), expected %.17g",
+           what, ag.sum_double, bits_of(ag.sum_double), want);
+  }
+done:
+  ps_buffer_destroy(sel);
+  ps_expr_destroy(w);
+}
+
 /* A query whose run must fail with `want`, its message holding `text`. */
 static void check_fails(ps_context *ctx, const fcol *c, double lit, ps_status want, const char *text) {
   ps_query_result *res = NULL;
@@ -334,8 +370,10 @@ static void random_sweep(ps_context *ctx, th_rng *r, const char *kernels, bool s
               CHECKF(c.enc.desc.float_map != PS_FLOAT_MAP_DECIMAL || n < 2, "float map %u", c.enc.desc.float_map) &&
               c.enc.desc.float_map != PS_FLOAT_MAP_DECIMAL) {
             check_sums(ctx, &c, NAN, NULL, NULL, "no WHERE");
+            check_aggregate(ctx, &c, NAN, false, "ps_aggregate");
             const double lit = n ? c.v[th_below(r, n)] : 0.0;
             check_sums(ctx, &c, lit, NULL, NULL, "WHERE x > lit");
+            check_aggregate(ctx, &c, lit, false, "ps_aggregate of x > lit");
             /* GROUP BY a 2-bit key */
             uint64_t *codes = th_malloc(n * 8 + 8);
             for (uint64_t i = 0; i < n; i++) codes[i] = keys[i];
@@ -387,7 +425,9 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
   v[9] = ldexp(-1.0, -126);
   if (fcol_make(ctx, &c, v, 64, false, NULL)) {
     check_fails(ctx, &c, NAN, PS_ERR_NOT_REPRESENTABLE, "aggregate 0 (SUM of float column 'x'): row 5 ");
+    check_aggregate(ctx, &c, NAN, true, "ps_aggregate with 2^-126");
     check_sums(ctx, &c, 0.5, NULL, NULL, "2^-126 left out"); /* the rows the WHERE leaves are not read */
+    check_aggregate(ctx, &c, 0.5, false, "ps_aggregate with 2^-126 left out");
   }
   fcol_free(&c);
 
@@ -397,6 +437,8 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
   for (int f32 = 0; f32 < 2; f32++) {
     if (fcol_make(ctx, &c, v, 64, f32, NULL)) {
       check_fails(ctx, &c, NAN, PS_ERR_NOT_REPRESENTABLE, "row 40 holds an infinity");
+      check_aggregate(ctx, &c, NAN, true, "ps_aggregate with an infinity");
+      check_aggregate(ctx, &c, 0.2, true, "ps_aggregate with the infinity selected");
       if (c.enc.desc.float_map == PS_FLOAT_MAP_ALP) {
         /* the WHERE leaves the infinity out (x < inf is not x > lit: NOT x >= inf) */
         ps_value *x = NULL;
@@ -427,7 +469,11 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
     fcol_free(&c);
   }
   v[40] = -INFINITY;
-  if (fcol_make(ctx, &c, v, 64, false, NULL)) check_fails(ctx, &c, NAN, PS_ERR_NOT_REPRESENTABLE, "row 40");
+  if (fcol_make(ctx, &c, v, 64, false, NULL)) {
+    check_fails(ctx, &c, NAN, PS_ERR_NOT_REPRESENTABLE, "row 40");
+    if (c.enc.desc.float_map == PS_FLOAT_MAP_ALP) /* a selection that leaves -inf out */
+      check_aggregate(ctx, &c, 0.2, false, "ps_aggregate with -inf left out");
+  }
   fcol_free(&c);
 
   th_case("%s: 200 binary orders apart", kernels);
@@ -440,8 +486,10 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
 
   th_case("%s: a sum past 38 digits", kernels);
   for (int i = 0; i < 64; i++) v[i] = 1e37 * (1 + i % 5);
-  if (fcol_make(ctx, &c, v, 64, false, NULL))
+  if (fcol_make(ctx, &c, v, 64, false, NULL)) {
     check_fails(ctx, &c, NAN, PS_ERR_NOT_REPRESENTABLE, "no decimal of 38 digits");
+    check_aggregate(ctx, &c, NAN, false, "ps_aggregate past 38 digits"); /* a double needs no decimal */
+  }
   fcol_free(&c);
 }
 

@@ -7,13 +7,15 @@
  * random predicate trees: the bitmap, counts, mask, row ids (both widths),
  * gathers at the selected ids (values, validity, strings), aggregates, a
  * GROUP BY query (and its partial result) are compared with one device's.
- * Then DELTA columns, zone-map statistics, the calls that need one device's
+ * Then DELTA columns, lossless float columns' sums, zone-map statistics, the calls that need one device's
  * memory (PS_ERR_UNSUPPORTED, named), and bad device lists.
  *
  * The devices: PACKSCAN_TEST_DEVICES ("0,1"), else three reference
  * instances, or devices 0 and 1 of the backend, or device 0 twice (two
  * contexts of one GPU or CPU device) where it has one.
  */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,6 +352,37 @@ static void check_delta(ps_context *gctx, ps_context *dctx, th_rng *r, uint64_t 
   free(v);
 }
 
+/* A lossless float column's ps_aggregate: the parts' exact sums add up to
+ * one device's sum bit for bit (and to NaN where one device's is NaN: a
+ * value 2^-140 beside 1.0 lies below the column's unit). */
+static void check_float_sum(ps_context *gctx, ps_context *dctx, th_rng *r, uint64_t n, bool unrep) {
+  th_case("lossless float sum n=%llu unrep=%d", (unsigned long long)n, unrep);
+  double *v = th_malloc(n * 8 + 8);
+  for (uint64_t i = 0; i < n; i++) v[i] = (double)th_below(r, 100000) / 1000 * (th_below(r, 50) ? 1.0 : 1.15078);
+  if (unrep) v[th_below(r, n)] = ldexp(1.0, -140);
+  ps_plain in = {PS_TYPE_FLOAT64, v, n, NULL};
+  ps_encoded enc;
+  char err[256];
+  if (!CHECKF(ps_encode_for(&in, 0, -1, 0, NULL, err, sizeof err, &enc) == PS_OK, "encode: %s", err)) {
+    free(v);
+    return;
+  }
+  CHECKF(enc.desc.float_map != PS_FLOAT_MAP_DECIMAL, "float map %u", enc.desc.float_map);
+  ps_column *cg = NULL, *cd = NULL;
+  ps_aggregates ag, ad;
+  if (CHECK_OK(gctx, ps_column_create_for(gctx, &enc.desc, &cg)) &&
+      CHECK_OK(dctx, ps_column_create_for(dctx, &enc.desc, &cd)) &&
+      CHECK_OK(gctx, ps_aggregate(gctx, cg, NULL, 0, &ag)) && CHECK_OK(dctx, ps_aggregate(dctx, cd, NULL, 0, &ad))) {
+    CHECKF(memcmp(&ag, &ad, sizeof ag) == 0, "devices: count %llu sum %.17g; one device: count %llu sum %.17g",
+           (unsigned long long)ag.count, ag.sum_double, (unsigned long long)ad.count, ad.sum_double);
+    CHECKF(isnan(ad.sum_double) == unrep, "one device's sum %.17g", ad.sum_double);
+  }
+  ps_column_destroy(cg);
+  ps_column_destroy(cd);
+  ps_encoded_destroy(&enc);
+  free(v);
+}
+
 /* What a context over several devices refuses, and says why. */
 static void check_refusals(ps_context *gctx) {
   th_case("refusals");
@@ -414,6 +447,9 @@ int main(int argc, char **argv) {
   }
   check_delta(gctx, dctx, &r, 3 * run + 5000);
   check_delta(glim, dctx, &r, run + 1);
+  check_float_sum(gctx, dctx, &r, 3 * run + 5000, false);
+  check_float_sum(gctx, dctx, &r, 2 * run + 7, true);
+  check_float_sum(glim, dctx, &r, run + 1, false);
   check_refusals(gctx);
   ps_context_destroy(glim);
   ps_context_destroy(gctx);
