@@ -56,7 +56,9 @@ static void usage(FILE *f) {
           "                  of a word) or by words: by backend (default), words, rows (the library's\n"
           "                  internal option; for before/after runs)\n"
           "  --query-prefetch  specialized queries without GROUP BY prefetch the next word's WHERE\n"
-          "                  columns (the library's internal option; for before/after runs)\n");
+          "                  columns (the library's internal option; for before/after runs)\n"
+          "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
+          "                  SET, range tree: the library's internal option fast_paths=0)\n");
 }
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
@@ -228,7 +230,7 @@ int main(int argc, char **argv) {
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
-  int query_prefetch = 0;
+  int query_prefetch = 0, general = 0;
   int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -250,6 +252,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--query-prefetch") == 0) {
       query_prefetch = 1;
+      continue;
+    }
+    if (strcmp(a, "--general") == 0) {
+      general = 1;
       continue;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -330,7 +336,8 @@ int main(int argc, char **argv) {
     ps_context_destroy(b.ctx);
     return 2;
   }
-  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch) {
+  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
+      general) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
@@ -338,6 +345,7 @@ int main(int argc, char **argv) {
     io.query_wait_per_chunk = query_wait_per_chunk;
     io.query_lanes = query_lanes;
     io.query_prefetch = query_prefetch;
+    if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));
       return 2;
