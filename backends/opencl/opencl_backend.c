@@ -377,24 +377,26 @@ static ps_status opencl_mem_write_async(ps_backend *be, ps_devmem dst, const voi
   return write_buffer(be, dst, src, bytes, CL_FALSE);
 }
 
-/* ps_backend_ops.query_collect: both reads enqueued, then one wait. */
+/* ps_backend_ops.query_collect: the status words and the accumulators,
+ * each read blocking, as a call that waits per chunk reads them: the first
+ * read waits for the call's kernels, the second finds the queue empty. With
+ * two non-blocking reads into the caller's (pageable) memory and a clFinish
+ * instead, the single wait cost a query on NVIDIA's driver more than waiting
+ * per chunk (docs/benchmarks.md, run 36). */
 static ps_status opencl_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
                                       uint64_t acc_bytes) {
   if (n > PS_QUERY_STATUS_SLOTS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: %u status pairs to collect", n);
   cl_int err = CL_SUCCESS;
   if (n)
-    err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_FALSE, 0, (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint), status, 0, NULL, NULL);
+    err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_TRUE, 0, (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint),
+                              status, 0, NULL, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
-  if (acc_bytes)
-    err = clEnqueueReadBuffer(be->queue, (cl_mem)acc.handle, CL_FALSE, (size_t)acc.offset, (size_t)acc_bytes, acc_host,
-                              0, NULL, NULL);
-  if (err != CL_SUCCESS) {
-    clFinish(be->queue); /* the status read may still be writing into the caller's memory */
-    return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query accumulators");
+  if (acc_bytes) return opencl_mem_read(be, acc_host, acc, acc_bytes);
+  if (!n) { /* nothing read: still the call's one wait */
+    err = clFinish(be->queue);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFinish", "query results");
   }
-  err = clFinish(be->queue);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFinish", "query results");
   return PS_OK;
 }
 
