@@ -942,6 +942,16 @@ PS_FN void ps_q_prefetch_where(PS_CONST_MEM const ps_program *wp, const ps_w_buf
 #define PS_Q_PREFETCH_WHERE(wp, wb, w) ((void)0)
 #endif
 
+/* PS_QMODE_PRIVATE evaluates the WHERE of this many words, then reads the
+ * values of their selected rows (CPU devices: 8, set by the host; else 1,
+ * word by word). On a CPU a value column the WHERE does not read misses
+ * the cache at each selected row; with the batch's loads after the batch's
+ * compares, an out-of-order core has several of them in flight instead of
+ * one after another. */
+#ifndef PS_Q_SEL_BATCH
+#define PS_Q_SEL_BATCH 1
+#endif
+
 /* Whether a selected row's columns are read at all (not for COUNT(*) alone). */
 PS_FN int ps_q_reads(PS_CONST_MEM const ps_vprog *p) {
   int reads = PS_QP(p)->n_groups > 1;
@@ -1033,21 +1043,37 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
   const ps_w_bufs wb = ps_q_where_bufs(L, B);
   ps_u64 first, end, step;
   ps_q_words(L, group * lsize + lid, &first, &end, &step);
-  for (ps_u64 w = first; w < end; w += step) {
-    if (PS_QL_HAS_WHERE(L) && w + step < end) PS_Q_PREFETCH_WHERE(wp, &wb, w + step);
-    ps_u32 sel = ps_q_word_sel(wp, L, &wb, w, status);
-    ps_q_add_counts(p, ps_popc32(sel), acc);
-    if (!reads) continue;
-    while (sel != 0) { /* a word without selected rows reads nothing else */
-      ps_u32 j = ps_ctz32(sel);
-      sel &= sel - 1;
-      if (PS_QL_FITS64(L)) {
-        ps_q_row_add64(p, B, (ps_u32)PS_QL_ALIGNED(L), w * 32 + j, acc, status);
-        continue;
+  for (ps_u64 w0 = first; w0 < end; w0 += step * PS_Q_SEL_BATCH) {
+    /* the WHERE of PS_Q_SEL_BATCH words first, then their selected rows */
+    ps_u32 sels[PS_Q_SEL_BATCH];
+    PS_Q_UNROLL
+    for (ps_u32 b = 0; b < PS_Q_SEL_BATCH; ++b) {
+      const ps_u64 w = w0 + b * step;
+      ps_u32 sel = 0;
+      if (w < end) {
+        if (PS_QL_HAS_WHERE(L) && w + step < end) PS_Q_PREFETCH_WHERE(wp, &wb, w + step);
+        sel = ps_q_word_sel(wp, L, &wb, w, status);
+        ps_q_add_counts(p, ps_popc32(sel), acc);
       }
-      ps_u64 g = 0;
-      ps_qval vals[PS_QMAX_AGGS];
-      if (ps_q_row(p, B, (ps_u32)PS_QL_ALIGNED(L), 0u, w * 32 + j, &g, vals, status)) ps_q_add_values(p, vals, acc);
+      sels[b] = sel;
+    }
+    if (!reads) continue;
+    PS_Q_UNROLL
+    for (ps_u32 b = 0; b < PS_Q_SEL_BATCH; ++b) {
+      const ps_u64 w = w0 + b * step;
+      ps_u32 sel = sels[b];
+      while (sel != 0) { /* a word without selected rows reads nothing else */
+        ps_u32 j = ps_ctz32(sel);
+        sel &= sel - 1;
+        if (PS_QL_FITS64(L)) {
+          ps_q_row_add64(p, B, (ps_u32)PS_QL_ALIGNED(L), w * 32 + j, acc, status);
+          continue;
+        }
+        ps_u64 g = 0;
+        ps_qval vals[PS_QMAX_AGGS];
+        if (ps_q_row(p, B, (ps_u32)PS_QL_ALIGNED(L), 0u, w * 32 + j, &g, vals, status))
+          ps_q_add_values(p, vals, acc);
+      }
     }
   }
   /* Not unrolled: a loop of barriers is cheaper to compile (PoCL splits

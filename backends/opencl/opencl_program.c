@@ -554,13 +554,15 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
   return cached_program(be, options, "", BUILD_RANGE, work_group, 0, out);
 }
 
-/* The option of a build for one shape (a filter's or a query's) on a CPU
+/* The options of a build for one shape (a filter's or a query's) on a CPU
  * device: every call inlined (PS_FN_INLINE). PoCL's LLVM otherwise keeps the
  * WHERE's leaves (ps_where.h) as calls, where the instruction index is not a
  * constant, so that each leaf runs the generic interpreter and its loops
- * stay rolled (nvcc always inlines, as PS_FN is __forceinline__ there). */
+ * stay rolled (nvcc always inlines, as PS_FN is __forceinline__ there). And
+ * a query without GROUP BY evaluates the WHERE of 8 words before it reads
+ * their selected rows' values (PS_Q_SEL_BATCH). */
 static const char *inline_option(const ps_backend *be, const char *shape) {
-  return be->cpu && shape && shape[0] ? " -DPS_FN_INLINE=1" : "";
+  return be->cpu && shape && shape[0] ? " -DPS_FN_INLINE=1 -DPS_Q_SEL_BATCH=8" : "";
 }
 
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out) {
