@@ -965,7 +965,9 @@ typedef struct ps_aggregates {
    * (docs/float-encoding.md, "SUM and AVG"); NaN where that SUM is
    * PS_ERR_NOT_REPRESENTABLE (a selected infinity, or values more than 125
    * binary orders of magnitude apart). Their sum_lo, sum_hi, sum_fits_int64
-   * and sum_int64 are zero (no exact integer form). */
+   * and sum_int64 are zero (no exact integer form). The sum reads every
+   * row's code, so a corrupt code in a row the selection leaves out fails
+   * such a column's ps_aggregate with PS_ERR_CORRUPT_DATA too. */
   double sum_double;
   /* Min and max: .i for signed, .u for unsigned, .f for floats. */
   union {
