@@ -138,9 +138,8 @@ static bool float_code_range(const ps_column *c, uint64_t *lo, uint64_t *hi) {
   return *lo <= *hi;
 }
 
-/* SUM or AVG of lossless float column c as aggregate a: one PS_VOP_FCOL
- * whose unit is chosen from the values c can hold (docs/float-encoding.md,
- * "SUM and AVG"). */
+/* The largest magnitude of a finite value lossless float column c can
+ * hold (0 when it holds none). */
 static double float_largest(const ps_column *c) {
   uint64_t lo = 0, hi = 0;
   return float_code_range(c, &lo, &hi) ? ps_fmap_largest_finite(&c->fmap, lo, hi) : 0;
@@ -148,6 +147,9 @@ static double float_largest(const ps_column *c) {
 
 int32_t ps_query_float_sum_unit(const ps_column *col) { return ps_fmap_sum_unit(&col->fmap, float_largest(col)); }
 
+/* SUM or AVG of lossless float column c as aggregate a: one PS_VOP_FCOL
+ * whose unit is chosen from the values c can hold (docs/float-encoding.md,
+ * "SUM and AVG"), or forced (ps_query_float_sum). */
 static ps_status lower_float_sum(qlower *L, ps_column *c, uint32_t a) {
   ps_query *q = L->q;
   const double largest = float_largest(c);
