@@ -103,6 +103,11 @@ typedef struct ps_internal_options {
    * the next word's WHERE columns into the cache while the current one is
    * evaluated (PS_QS_PREFETCH); 0 (default) does not. */
   int query_prefetch;
+  /* Specialized GROUP BY queries in registers on CUDA: 1 (default) a warp
+   * adds its 32 work-items' registers together before its first work-item
+   * merges them into the work-group's table (PS_QS_WARP_MERGE); 0 every
+   * work-item merges its own, as OpenCL does. */
+  int query_warp_merge;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

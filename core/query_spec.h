@@ -33,6 +33,7 @@ typedef struct ps_query_spec_flags {
   uint64_t fields; /* PS_QMODE_REGS: the PS_QF_* fields kept per aggregate (ps_q_kept_fields) */
   uint32_t lanes;  /* PS_QMODE_REGS: a work-item per row of a word (ps_q_partials_lanes), else per word */
   uint32_t prefetch; /* PS_QMODE_PRIVATE: the next word's WHERE columns prefetched (internal option query_prefetch) */
+  uint32_t warp_merge; /* PS_QMODE_REGS on CUDA: warps merge their registers at once (query_warp_merge) */
 } ps_query_spec_flags;
 
 /* Whether a chunk of `rows` rows runs a specialized kernel on ctx (its

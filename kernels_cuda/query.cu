@@ -4,6 +4,7 @@
 
 static_assert(sizeof(ps_cuda_query_params) <= 32764, "query parameters exceed the kernel parameter limit");
 static_assert(PS_CUDA_QUERY_BLOCK <= PS_Q_LOCAL_ACCS, "query blocks reduce in PS_Q_LOCAL_ACCS shared slots");
+static_assert(PS_CUDA_QUERY_BLOCK % 32 == 0, "a register GROUP BY merges whole warps (PS_QS_WARP_MERGE)");
 
 static __global__ void __launch_bounds__(PS_CUDA_QUERY_BLOCK)
     query_partials(const __grid_constant__ ps_cuda_query_params p) {

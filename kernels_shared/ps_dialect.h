@@ -28,6 +28,11 @@
  *                  the old value (OpenCL: where PS_Q_INT64_ATOMICS is defined)
  *   ps_atomic_add_u64, ps_atomic_max_u64  64-bit add (returning the old
  *                  value) and unsigned maximum on device memory (the same)
+ *   PS_WARP_OPS    defined where a warp's 32 lanes can combine registers
+ *                  (CUDA): ps_warp_sum_u32 (the lanes' sum modulo 2^32),
+ *                  ps_warp_count (lanes whose predicate holds),
+ *                  ps_warp_min_i64, ps_warp_max_i64; all 32 lanes call them
+ *                  together
  *   PS_UNROLL      unroll the next loop fully (on devices; nothing on hosts,
  *                  whose compilers would warn)
  *   ps_aux_words   a program's aux words as the interpreters read them:
@@ -116,6 +121,30 @@ typedef bool ps_bool;
   ((ps_u64)atomicCAS((unsigned long long *)(p), (unsigned long long)(cmp), (unsigned long long)(v)))
 #define ps_atomic_add_u64(p, v) ((ps_u64)atomicAdd((unsigned long long *)(p), (unsigned long long)(v)))
 #define ps_atomic_max_u64(p, v) atomicMax((unsigned long long *)(p), (unsigned long long)(v))
+#define PS_WARP_OPS 1
+static __device__ __forceinline__ ps_u32 ps_warp_sum_u32(ps_u32 v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xFFFFFFFFu, v); /* one instruction (REDUX) */
+#else
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+#endif
+}
+#define ps_warp_count(pred) ((ps_u32)__popc(__ballot_sync(0xFFFFFFFFu, (pred))))
+static __device__ __forceinline__ long long ps_warp_min_i64(long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const long long y = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    v = y < v ? y : v;
+  }
+  return v;
+}
+static __device__ __forceinline__ long long ps_warp_max_i64(long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const long long y = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    v = y > v ? y : v;
+  }
+  return v;
+}
 #else
 typedef uint8_t ps_u8;
 typedef _Bool ps_bool;

@@ -1465,22 +1465,63 @@ PS_FN void ps_q_regs_init(ps_q_regs *R) {
   }
 }
 
+#if defined(PS_WARP_OPS)
+/* The sum over a warp's 32 lanes of a 32-bit count, exact in 64 bits (its
+ * two 16-bit halves summed apart: 32 x 2^16 < 2^32). */
+PS_FN ps_u64 ps_q_warp_sum_count(ps_u32 v) {
+  return (ps_u64)ps_warp_sum_u32(v & 0xFFFFu) + ((ps_u64)ps_warp_sum_u32(v >> 16) << 16);
+}
+
+/* The exact sum over a warp's 32 lanes of 64-bit two's complement values,
+ * into x's 192-bit sum. Each lane's value is read as unsigned (v + 2^64
+ * where v < 0) in four 16-bit pieces whose sums are exact in 32 bits; the
+ * pieces are put back together in 128 bits and 2^64 is taken off once per
+ * negative lane. A work-item's sum is within 2^62 (the host's bound on its
+ * rows), so the warp's is within 2^67: the high word is its sign. */
+PS_FN void ps_q_warp_sum_i64(ps_u64 v, ps_qacc *x) {
+  const ps_u64 c0 = ps_warp_sum_u32((ps_u32)v & 0xFFFFu), c1 = ps_warp_sum_u32((ps_u32)(v >> 16) & 0xFFFFu),
+               c2 = ps_warp_sum_u32((ps_u32)(v >> 32) & 0xFFFFu), c3 = ps_warp_sum_u32((ps_u32)(v >> 48));
+  const ps_u64 neg = ps_warp_count((ps_i64)v < 0);
+  ps_u64 lo = c0 + (c1 << 16) + (c2 << 32); /* below 2^54: no carry */
+  const ps_u64 top = c3 << 48;              /* c3 < 2^21: its bits past 16 belong to the high word */
+  lo += top;
+  const ps_u64 hi = (lo < top ? 1u : 0u) + (c3 >> 16) - neg;
+  x->sum0 = lo;
+  x->sum1 = hi;
+  x->sum2 = (ps_i64)hi < 0 ? ~(ps_u64)0 : 0;
+}
+#endif
+
 /* PS_QMODE_REGS' registers into the work-group's table lacc, then the table
- * as the work-group's partial (constant indexes only: no array in memory). */
+ * as the work-group's partial (constant indexes only: no array in memory).
+ * With PS_QS_WARP_MERGE (CUDA) a warp first adds its 32 lanes' registers
+ * together and its first lane alone merges them: the table's 64-bit adds are
+ * compare-and-swap loops in shared memory on NVIDIA GPUs, and with every
+ * work-item of the group adding to the same entries they spun many times
+ * over. Every work-item calls this (lsize a multiple of 32 there). */
 PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_q_regs *R, ps_u64 group, ps_u32 lid, ps_u32 lsize,
                          PS_LOCAL ps_qacc *lacc, PS_GLOBAL ps_qacc *part) {
   const ps_u32 n_accs = PS_QP(p)->n_accs, n_acc = PS_QS_REG_GROUPS * n_accs;
+#if defined(PS_WARP_OPS)
+  const int warp = PS_QS_WARP_MERGE, merges = !warp || (lid & 31u) == 0;
+#else
+  const int merges = 1;
+#endif
   PS_Q_UNROLL
   for (ps_u32 k = 0; k < PS_QS_REG_GROUPS; ++k) {
     ps_qacc x;
     ps_q_acc_init(&x);
-    x.count = R->rows[k];
-    ps_q_local_merge(&lacc[k * n_accs], &x, 0);
+    ps_u64 rows = R->rows[k];
+#if defined(PS_WARP_OPS)
+    if (warp) rows = ps_q_warp_sum_count(R->rows[k]);
+#endif
+    x.count = rows;
+    if (merges) ps_q_local_merge(&lacc[k * n_accs], &x, 0);
     PS_Q_UNROLL
     for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
       if (a >= PS_QP(p)->n_aggs) continue;
       ps_q_acc_init(&x);
-      x.count = R->rows[k];
+      x.count = rows;
       x.min_lo = PS_Q_I64_MAX;
       x.max_lo = PS_Q_I64_MIN;
       const int values = PS_QP(p)->aggs[a].count != 0;
@@ -1492,7 +1533,15 @@ PS_FN void ps_q_regs_out(PS_CONST_MEM const ps_vprog *p, const ps_q_regs *R, ps_
       }
       if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)R->mn[k][t];
       if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)R->mx[k][t];
-      ps_q_local_merge(&lacc[k * n_accs + 1 + a], &x, values);
+#if defined(PS_WARP_OPS)
+      if (warp) {
+        if (values && PS_QS_FIELD(a, PS_QF_COUNT)) x.count = ps_q_warp_sum_count(R->cnt[k][t]);
+        if (values && PS_QS_FIELD(a, PS_QF_SUM)) ps_q_warp_sum_i64(R->sum[k][t], &x);
+        if (values && PS_QS_FIELD(a, PS_QF_MIN)) x.min_lo = (ps_u64)ps_warp_min_i64(R->mn[k][t]);
+        if (values && PS_QS_FIELD(a, PS_QF_MAX)) x.max_lo = (ps_u64)ps_warp_max_i64(R->mx[k][t]);
+      }
+#endif
+      if (merges) ps_q_local_merge(&lacc[k * n_accs + 1 + a], &x, values);
     }
   }
   ps_q_local_table_out(lacc, n_acc, group, lid, lsize, part);

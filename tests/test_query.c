@@ -19,7 +19,9 @@
  *    but whose average does not, and ps_datum_format;
  *  - the same through kernels specialized for each query (internal option
  *    query_specialize=1): wide sums and random queries; GROUP BY in
- *    registers by words and by rows (query_lanes=0 and 1).
+ *    registers by words and by rows (query_lanes=0 and 1), each work-item
+ *    merging its own registers and (CUDA) a warp's at once
+ *    (query_warp_merge=0 and 1), with sums of a warp past 64 bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -283,12 +285,18 @@ static void register_groups(ps_context *ctx, th_rng *r) {
   int va = tr_add(&tr, int_col(PS_TYPE_INT32, N, 20, -500000, a, aval));
   int vb = tr_add(&tr, int_col(PS_TYPE_INT32, N, 12, 7, b, NULL));
   int k = tr_add(&tr, int_col(PS_TYPE_UINT8, N, 2, 0, keys, kval));
+  /* values just inside the register mode's bound of 2^57, of either sign: a
+   * work-item's sum nears 2^62 and a warp's passes 64 bits (CUDA adds a
+   * warp's registers together before the table) */
+  const int64_t near = (int64_t)1 << 56;
+  int neg = tr_add(&tr, int_col(PS_TYPE_INT64, N, 12, -near, b, NULL));
+  int pos = tr_add(&tr, int_col(PS_TYPE_INT64, N, 20, near - (1 << 20), a, aval));
   free(aval);
   free(kval);
   free(a);
   free(b);
   free(keys);
-  CHECK(va >= 0 && vb >= 0 && k >= 0);
+  CHECK(va >= 0 && vb >= 0 && k >= 0 && neg >= 0 && pos >= 0);
   for (int variant = 0; variant < 2; variant++) {
     oquery q;
     memset(&q, 0, sizeof q);
@@ -312,6 +320,24 @@ static void register_groups(ps_context *ctx, th_rng *r) {
     check_query(&tr, ctx, tr.h, N, &q, name);
     oq_free(&q);
   }
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 5;
+  q.kinds[0] = PS_AGG_SUM;
+  q.vals[0] = col_node(neg);
+  q.kinds[1] = PS_AGG_SUM;
+  q.vals[1] = col_node(pos);
+  q.kinds[2] = PS_AGG_MIN;
+  q.vals[2] = col_node(neg);
+  q.kinds[3] = PS_AGG_MAX;
+  q.vals[3] = col_node(pos);
+  q.kinds[4] = PS_AGG_AVG;
+  q.vals[4] = col_node(neg);
+  q.n_keys = 1;
+  q.keys[0] = k;
+  th_case("register groups, sums past 64 bits");
+  check_query(&tr, ctx, tr.h, N, &q, "register groups, sums past 64 bits");
+  oq_free(&q);
   tr_clear(&tr);
 }
 
@@ -1109,7 +1135,7 @@ int main(int argc, char **argv) {
    * default only chunks of 2^20 rows and more take them, which no other case
    * here reaches): a compile per query on a device backend, so fewer
    * queries; edge cases for corrupt codes, overflow and wide sums. */
-  th_test_options("query_specialize=1,query_lanes=0");
+  th_test_options("query_specialize=1,query_lanes=0,query_warp_merge=0");
   ps_context *spec = th_context(0);
   wide_sums(spec, &th.rng);
   wide_constants(spec, 33);

@@ -113,7 +113,8 @@ static uint64_t wanted_fields(const ps_query *q) {
 }
 
 /* The text a device backend writes for q's first chunk (its mode chosen as
- * the backends choose it: registers for small GROUP BY domains). */
+ * the backends choose it: registers for small GROUP BY domains, by rows and
+ * merged a warp at a time, as on CUDA). */
 static size_t spec_text(const ps_query *q, char *buf, size_t size) {
   ps_query_spec_flags f;
   memset(&f, 0, sizeof f);
@@ -121,6 +122,8 @@ static size_t spec_text(const ps_query *q, char *buf, size_t size) {
   ps_query_plan_chunk(&q->prog, wanted_fields(q), 1, 1, &plan);
   f.mode = plan.mode;
   f.fields = plan.fields;
+  f.lanes = 1;
+  f.warp_merge = 1;
   f.fits64 = (uint32_t)plan.fits64;
   f.has_where = q->where != NULL;
   f.data_aligned = (UINT64_C(1) << PS_MAX_COLS) - 1;
