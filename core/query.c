@@ -966,13 +966,6 @@ ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **o
         return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
                             "a partial result keyed by %s, a lossless float column, is not supported yet",
                             ps_column_label(q->keys[k], label));
-    for (uint32_t a = 0; a < q->prog.n_aggs; a++) {
-      const ps_column *c = q->agg_fcol[a] ? q->agg_fcol[a] : q->agg_fsum[a];
-      if (c)
-        return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                            "a partial result of %s of %s, a lossless float column, is not supported yet",
-                            ps_agg_name(q->kinds[a]), ps_column_label(c, label));
-    }
   }
   return run_query(ctx, q, true, out);
 }

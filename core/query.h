@@ -116,6 +116,11 @@ struct ps_query_result {
    * sum * 2^unit, rounded once when the result is made). */
   const ps_column *agg_fsum[PS_QMAX_AGGS];
   int32_t fsum_unit[PS_QMAX_AGGS];
+  /* The aggregate's values are a lossless float column's (a run: agg_fcol or
+   * agg_fsum is that column; a merged result has no column): SUM and AVG
+   * sum in units of 2^fsum_unit, and where agg_fcol is NULL, MIN and MAX
+   * hold the doubles' ordered bits (ps_query_ordered_bits). */
+  bool float_agg[PS_QMAX_AGGS];
   ps_datum *keys;   /* n_groups * n_keys */
   ps_datum *values; /* n_groups * n_aggs */
   ps_qstate *state; /* n_groups * n_aggs */
@@ -157,6 +162,10 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
 bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out);
 /* The same for a double x (its sign, -0.0, kept in as_double). */
 bool ps_query_double_datum(double x, ps_datum *out);
+/* A double's bits as a signed integer in the doubles' order (-0.0 just below
+ * +0.0; a NaN past the infinities), and back. */
+int64_t ps_query_ordered_bits(double x);
+double ps_query_ordered_double(int64_t bits);
 /* The exact sum * 2^unit (sum: 256-bit two's complement, sum[0] least
  * significant) divided by count (1 for the sum itself), rounded once to the
  * nearest double, ties to even; a zero is +0.0. */

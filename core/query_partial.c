@@ -11,10 +11,15 @@
 #include "arrow_internal.h"
 #include "query.h"
 
+/* Version 2 is version 1 with aggregates of lossless float columns: a
+ * partial without them is still written as version 1. */
 #define PARTIAL_VERSION "1"
+#define PARTIAL_VERSION_FLOAT "2"
 #define MD_VERSION "packscan.partial"
 #define MD_KEYS "packscan.keys"
 #define MD_AGGS "packscan.aggs"
+#define MD_UNITS "packscan.units"
+#define FLOAT_SCALE UINT32_MAX /* parse_list's "f" */
 #define LAYOUT_TEXT 512 /* 16 aggregates of "COUNT_STAR:38," and 2 keys fit easily */
 #define MAX_COLS (2 * PS_QMAX_KEYS + 2 * PS_QMAX_AGGS)
 
@@ -26,7 +31,14 @@ typedef struct playout {
   uint32_t key_scale[PS_QMAX_KEYS];
   ps_agg_kind kinds[PS_QMAX_AGGS];
   uint32_t scales[PS_QMAX_AGGS];
+  bool fl[PS_QMAX_AGGS]; /* SUM, AVG, MIN or MAX of a lossless float column */
 } playout;
+
+static bool any_float(const playout *l) {
+  for (uint32_t a = 0; a < l->n_aggs; a++)
+    if (l->fl[a]) return true;
+  return false;
+}
 
 typedef enum pcol_kind { C_KEY_NUMBER, C_KEY_STRING, C_KEY_INDEX, C_COUNT, C_SUM, C_MIN, C_MAX } pcol_kind;
 
@@ -48,7 +60,9 @@ static void col(pcol *c, pcol_kind kind, uint32_t i, const char *name_fmt, const
 
 /* The columns of a partial, in order: each key (a number as decimal128(38, its
  * scale); a string as large_utf8 and its dictionary index as uint64), then
- * each aggregate's state. */
+ * each aggregate's state. A lossless float column's sum is the exact integer
+ * count of its units (decimal256(76, 0); the unit in MD_UNITS), its MIN and
+ * MAX doubles (float64). */
 static uint32_t layout_cols(const playout *l, pcol *cols) {
   uint32_t n = 0;
   char f[24];
@@ -65,13 +79,16 @@ static uint32_t layout_cols(const playout *l, pcol *cols) {
     switch (l->kinds[a]) {
       case PS_AGG_SUM:
       case PS_AGG_AVG:
-        snprintf(f, sizeof f, "d:76,%" PRIu32 ",256", l->scales[a]);
+        snprintf(f, sizeof f, "d:76,%" PRIu32 ",256", l->fl[a] ? 0 : l->scales[a]);
         col(&cols[n++], C_SUM, a, "agg%" PRIu32 "_sum", f);
         col(&cols[n++], C_COUNT, a, "agg%" PRIu32 "_count", "L");
         break;
       case PS_AGG_MIN:
       case PS_AGG_MAX:
-        snprintf(f, sizeof f, "d:38,%" PRIu32, l->scales[a]);
+        if (l->fl[a])
+          snprintf(f, sizeof f, "g");
+        else
+          snprintf(f, sizeof f, "d:38,%" PRIu32, l->scales[a]);
         col(&cols[n++], l->kinds[a] == PS_AGG_MIN ? C_MIN : C_MAX, a,
             l->kinds[a] == PS_AGG_MIN ? "agg%" PRIu32 "_min" : "agg%" PRIu32 "_max", f);
         break;
@@ -83,7 +100,7 @@ static uint32_t layout_cols(const playout *l, pcol *cols) {
   return n;
 }
 
-/* "number:2,string:0" and "SUM:2,COUNT_STAR:0". */
+/* "number:2,string:0" and "SUM:2,COUNT_STAR:0" ("SUM:f": of a lossless float column). */
 static void layout_text(const playout *l, char *keys, char *aggs) {
   size_t p = 0;
   keys[0] = aggs[0] = '\0';
@@ -91,12 +108,17 @@ static void layout_text(const playout *l, char *keys, char *aggs) {
     p += (size_t)snprintf(keys + p, LAYOUT_TEXT - p, "%s%s:%" PRIu32, k ? "," : "",
                           l->key_string[k] ? "string" : "number", l->key_scale[k]);
   p = 0;
-  for (uint32_t a = 0; a < l->n_aggs; a++)
-    p += (size_t)snprintf(aggs + p, LAYOUT_TEXT - p, "%s%s:%" PRIu32, a ? "," : "", kind_names[l->kinds[a]],
-                          l->scales[a]);
+  for (uint32_t a = 0; a < l->n_aggs; a++) {
+    if (l->fl[a])
+      p += (size_t)snprintf(aggs + p, LAYOUT_TEXT - p, "%s%s:f", a ? "," : "", kind_names[l->kinds[a]]);
+    else
+      p += (size_t)snprintf(aggs + p, LAYOUT_TEXT - p, "%s%s:%" PRIu32, a ? "," : "", kind_names[l->kinds[a]],
+                            l->scales[a]);
+  }
 }
 
-/* Reads "NAME:scale[,NAME:scale...]" into names (an index of `names`) and scales. */
+/* Reads "NAME:scale[,NAME:scale...]" into names (an index of `names`) and
+ * scales (FLOAT_SCALE for "f"). */
 static bool parse_list(const char *text, const char *const *names, uint32_t n_names, uint32_t max, uint32_t *count,
                        uint32_t *which, uint32_t *scales) {
   *count = 0;
@@ -110,8 +132,13 @@ static bool parse_list(const char *text, const char *const *names, uint32_t n_na
     if (w == n_names) return false;
     uint32_t s = 0;
     const char *q = colon + 1;
-    if (*q < '0' || *q > '9') return false;
-    for (; *q >= '0' && *q <= '9'; q++) {
+    if (*q == 'f') {
+      s = FLOAT_SCALE;
+      q++;
+    } else if (*q < '0' || *q > '9') {
+      return false;
+    }
+    for (; s != FLOAT_SCALE && *q >= '0' && *q <= '9'; q++) {
       s = s * 10 + (uint32_t)(*q - '0');
       if (s > PS_QUERY_MAX_SCALE) return false;
     }
@@ -131,12 +158,34 @@ static bool layout_parse(const char *keys, const char *aggs, playout *l) {
   for (uint32_t k = 0; k < l->n_keys; k++) {
     l->key_string[k] = which[k] == 1;
     l->key_scale[k] = scales[k];
-    if (l->key_string[k] && scales[k]) return false;
+    if ((l->key_string[k] && scales[k]) || scales[k] == FLOAT_SCALE) return false;
   }
   if (!parse_list(aggs, kind_names, 7, PS_QMAX_AGGS, &l->n_aggs, which, scales) || !l->n_aggs) return false;
   for (uint32_t a = 0; a < l->n_aggs; a++) {
     l->kinds[a] = (ps_agg_kind)which[a];
-    l->scales[a] = scales[a];
+    l->fl[a] = scales[a] == FLOAT_SCALE;
+    l->scales[a] = l->fl[a] ? 0 : scales[a];
+    if (l->fl[a] && (l->kinds[a] == PS_AGG_COUNT_STAR || l->kinds[a] == PS_AGG_COUNT)) return false;
+  }
+  return true;
+}
+
+/* MD_UNITS: each aggregate's unit exponent ("0,-1074,0"), n of them. */
+static void units_text(const int32_t *unit, uint32_t n, char *text) {
+  size_t p = 0;
+  text[0] = '\0';
+  for (uint32_t a = 0; a < n; a++)
+    p += (size_t)snprintf(text + p, LAYOUT_TEXT - p, "%s%" PRId32, a ? "," : "", unit[a]);
+}
+
+static bool units_parse(const char *text, uint32_t n, int32_t *unit) {
+  const char *p = text;
+  for (uint32_t a = 0; a < n; a++) {
+    char *end = NULL;
+    const long v = strtol(p, &end, 10);
+    if (end == p || v < -4096 || v > 4096 || *end != (a + 1 < n ? ',' : '\0')) return false;
+    unit[a] = (int32_t)v;
+    p = end + 1;
   }
   return true;
 }
@@ -168,19 +217,29 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
   memcpy(l.key_scale, res->key_scale, sizeof l.key_scale);
   memcpy(l.kinds, res->kinds, sizeof l.kinds);
   memcpy(l.scales, res->scales, sizeof l.scales);
+  for (uint32_t a = 0; a < l.n_aggs; a++)
+    l.fl[a] = res->float_agg[a] && l.kinds[a] != PS_AGG_COUNT_STAR && l.kinds[a] != PS_AGG_COUNT;
+  const bool fl = any_float(&l);
   pcol cols[MAX_COLS];
   uint32_t nc = layout_cols(&l, cols);
-  char keys_text[LAYOUT_TEXT], aggs_text[LAYOUT_TEXT], md[3 * LAYOUT_TEXT];
+  char keys_text[LAYOUT_TEXT], aggs_text[LAYOUT_TEXT], units[LAYOUT_TEXT], md[4 * LAYOUT_TEXT + 64];
   layout_text(&l, keys_text, aggs_text);
+  int32_t unit[PS_QMAX_AGGS];
+  for (uint32_t a = 0; a < l.n_aggs; a++) unit[a] = l.fl[a] ? res->fsum_unit[a] : 0;
+  units_text(unit, l.n_aggs, units);
   size_t mp = 4;
-  int32_t pairs = 3;
+  int32_t pairs = fl ? 4 : 3;
   memcpy(md, &pairs, 4);
   mp = md_put(md, mp, MD_VERSION);
-  mp = md_put(md, mp, PARTIAL_VERSION);
+  mp = md_put(md, mp, fl ? PARTIAL_VERSION_FLOAT : PARTIAL_VERSION);
   mp = md_put(md, mp, MD_KEYS);
   mp = md_put(md, mp, keys_text);
   mp = md_put(md, mp, MD_AGGS);
   mp = md_put(md, mp, aggs_text);
+  if (fl) {
+    mp = md_put(md, mp, MD_UNITS);
+    mp = md_put(md, mp, units);
+  }
 
   const uint64_t n = res->n_groups;
   struct ArrowSchema s;
@@ -204,7 +263,8 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
                       : 0;
     ok = ok && xa_init(ca, (int64_t)n, pc->kind == C_KEY_STRING ? 3 : 2, 0);
     if (!ok) break;
-    uint64_t width = pc->kind == C_SUM ? 32 : pc->kind == C_COUNT || pc->kind == C_KEY_INDEX ? 8 : 16;
+    const bool fmm = (pc->kind == C_MIN || pc->kind == C_MAX) && l.fl[pc->i]; /* a double */
+    uint64_t width = pc->kind == C_SUM ? 32 : pc->kind == C_COUNT || pc->kind == C_KEY_INDEX || fmm ? 8 : 16;
     uint8_t *valid = NULL, *data = NULL;
     if (cs->flags & ARROW_FLAG_NULLABLE) ok = (valid = xa_buffer(ca, 0, n / 8 + 1)) != NULL;
     /* strings: the offsets here, the bytes below */
@@ -242,11 +302,18 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
           memcpy(data + g * 32, t->sum, 32);
           break;
         case C_MIN:
-          if (t->count) memcpy(data + g * 16, &t->min, 16);
+        case C_MAX: {
+          if (!t->count) break;
+          const ps_i128 m = pc->kind == C_MIN ? t->min : t->max;
+          if (fmm) { /* a code of the run's column, or a merged result's ordered bits */
+            const ps_column *fc = res->agg_fcol[pc->i];
+            const double f = fc ? ps_column_code_double(fc, (uint64_t)m) : ps_query_ordered_double((int64_t)m);
+            memcpy(data + g * 8, &f, 8);
+          } else {
+            memcpy(data + g * 16, &m, 16);
+          }
           break;
-        case C_MAX:
-          if (t->count) memcpy(data + g * 16, &t->max, 16);
-          break;
+        }
       }
     }
     if (ok && pc->kind == C_KEY_STRING) {
@@ -299,6 +366,10 @@ struct ps_query_merge {
   ps_qstate *st; /* cap * n_aggs */
   uint8_t *arena;
   uint64_t arena_len, arena_cap;
+  /* A lossless float column's sums: the finest unit of the partials so far,
+   * in which every state's sum is kept (exact whatever the partitions'
+   * windows: a coarser partial's sums are shifted up to it). */
+  int32_t unit[PS_QMAX_AGGS];
 };
 
 ps_status ps_query_merge_create(ps_context *ctx, ps_query_merge **out) {
@@ -334,6 +405,45 @@ static int cmp_entry(const void *x, const void *y) {
     if (c) return c;
   }
   return 0;
+}
+
+/* 256-bit two's complement shifts by k < 256: y = x << k, y = x >> k (arithmetic). */
+static void shl256(const uint64_t *x, uint32_t k, uint64_t *y) {
+  const uint32_t w = k / 64, b = k % 64;
+  for (uint32_t i = 4; i-- > 0;) {
+    uint64_t v = 0;
+    if (i >= w) {
+      v = x[i - w] << b;
+      if (b && i >= w + 1) v |= x[i - w - 1] >> (64 - b);
+    }
+    y[i] = v;
+  }
+}
+
+static void sar256(const uint64_t *x, uint32_t k, uint64_t *y) {
+  const uint64_t fill = (int64_t)x[3] < 0 ? ~(uint64_t)0 : 0;
+  const uint32_t w = k / 64, b = k % 64;
+  for (uint32_t i = 0; i < 4; i++) {
+    const uint64_t lo = i + w < 4 ? x[i + w] : fill, hi = i + w + 1 < 4 ? x[i + w + 1] : fill;
+    y[i] = b ? (lo >> b) | (hi << (64 - b)) : lo;
+  }
+}
+
+/* Whether x * 2^k still fits 256 bits (a sum moved to a unit 2^k finer). */
+static bool shift_fits(const uint64_t *x, uint32_t k) {
+  if (k == 0 || !(x[0] | x[1] | x[2] | x[3])) return true;
+  if (k >= 256) return false;
+  uint64_t y[4], z[4];
+  shl256(x, k, y);
+  sar256(y, k, z);
+  return !memcmp(x, z, sizeof z);
+}
+
+static void shift_sum(uint64_t *x, uint32_t k) {
+  if (k == 0) return;
+  uint64_t y[4] = {0, 0, 0, 0};
+  if (k < 256) shl256(x, k, y);
+  memcpy(x, y, sizeof y);
 }
 
 /* 256-bit x += y; false when the signed sum does not fit 256 bits. */
@@ -506,18 +616,46 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
     vals[i][len] = '\0';
     md_text[i] = vals[i];
   }
-  if (strcmp(md_text[0], PARTIAL_VERSION))
-    return BAD("partial %" PRIu64 ": %s is \"%s\", this library reads version \"%s\"", pn, MD_VERSION, md_text[0],
-               PARTIAL_VERSION);
+  const bool v2 = !strcmp(md_text[0], PARTIAL_VERSION_FLOAT);
+  if (strcmp(md_text[0], PARTIAL_VERSION) && !v2)
+    return BAD("partial %" PRIu64 ": %s is \"%s\", this library reads versions \"%s\" and \"%s\"", pn, MD_VERSION,
+               md_text[0], PARTIAL_VERSION, PARTIAL_VERSION_FLOAT);
   if (pn == 0) {
-    if (!layout_parse(md_text[1], md_text[2], &m->l))
-      return BAD("partial 0: malformed layout: %s \"%s\", %s \"%s\"", MD_KEYS, md_text[1], MD_AGGS, md_text[2]);
+    if (!layout_parse(md_text[1], md_text[2], &m->l) || any_float(&m->l) != v2)
+      return BAD("partial 0: malformed layout: %s \"%s\", %s \"%s\" (version \"%s\")", MD_KEYS, md_text[1], MD_AGGS,
+                 md_text[2], md_text[0]);
   } else {
     for (int i = 1; i < 3; i++) {
       const char *first = i == 1 ? m->keys_text : m->aggs_text;
       if (strcmp(md_text[i], first))
         return BAD("partial %" PRIu64 ": %s is \"%s\", the first partial's is \"%s\" (another query)", pn, md_names[i],
                    md_text[i], first);
+    }
+  }
+  /* Lossless float sums: the partial's units, and the merge's (the finest so
+   * far); the states already merged and this partial's sums move to it. */
+  int32_t in_unit[PS_QMAX_AGGS] = {0}, to_unit[PS_QMAX_AGGS] = {0};
+  if (any_float(&m->l)) {
+    int32_t len = 0;
+    const char *v = md_find(schema->metadata, MD_UNITS, &len);
+    char text[LAYOUT_TEXT];
+    if (!v)
+      return BAD("partial %" PRIu64 ": no \"%s\" metadata (a partial with float aggregates has it)", pn, MD_UNITS);
+    memcpy(text, v, (size_t)len);
+    text[len] = '\0';
+    if (!units_parse(text, m->l.n_aggs, in_unit))
+      return BAD("partial %" PRIu64 ": %s is \"%s\"; expected %" PRIu32 " integers", pn, MD_UNITS, text, m->l.n_aggs);
+    for (uint32_t a = 0; a < m->l.n_aggs; a++) {
+      const bool sum = m->l.fl[a] && (m->l.kinds[a] == PS_AGG_SUM || m->l.kinds[a] == PS_AGG_AVG);
+      to_unit[a] = !sum ? 0 : pn == 0 || in_unit[a] < m->unit[a] ? in_unit[a] : m->unit[a];
+      if (!sum || pn == 0) continue;
+      for (uint64_t i = 0; i < m->n; i++)
+        if (!shift_fits(m->st[i * m->l.n_aggs + a].sum, (uint32_t)(m->unit[a] - to_unit[a])))
+          return ps_set_error(
+              ctx, PS_ERR_NOT_REPRESENTABLE,
+              "partial %" PRIu64 ": aggregate %" PRIu32 " (%s of a float column) sums in units of 2^%" PRId32
+              ", the partials before it in 2^%" PRId32 ": their sums do not fit 256 bits in the finer unit",
+              pn, a, ps_agg_name(m->l.kinds[a]), in_unit[a], m->unit[a]);
     }
   }
   pcol cols[MAX_COLS];
@@ -560,7 +698,19 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
         if (!nullable) return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " is null", pn, pc->name, r);
         continue;
       }
-      if (pc->kind == C_KEY_NUMBER || pc->kind == C_MIN || pc->kind == C_MAX) {
+      if ((pc->kind == C_MIN || pc->kind == C_MAX) && m->l.fl[pc->i]) {
+        double f;
+        memcpy(&f, (const uint8_t *)ca->buffers[1] + i * 8, 8);
+        if (f != f) return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " is NaN", pn, pc->name, r);
+      } else if (pc->kind == C_SUM && m->l.fl[pc->i]) {
+        uint64_t s[4];
+        memcpy(s, (const uint8_t *)ca->buffers[1] + i * 32, 32);
+        if (!shift_fits(s, (uint32_t)(in_unit[pc->i] - to_unit[pc->i])))
+          return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                              "partial %" PRIu64 ": field \"%s\": row %" PRId64 "'s sum in units of 2^%" PRId32
+                              " does not fit 256 bits in units of 2^%" PRId32 " (another partial's)",
+                              pn, pc->name, r, in_unit[pc->i], to_unit[pc->i]);
+      } else if (pc->kind == C_KEY_NUMBER || pc->kind == C_MIN || pc->kind == C_MAX) {
         ps_i128 v;
         memcpy(&v, (const uint8_t *)ca->buffers[1] + i * 16, 16);
         if (!ps_i128_fits38(v))
@@ -575,12 +725,18 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
       }
     }
   }
+  if (!reserve(m, (uint64_t)rows, str_bytes))
+    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "merging a partial of %" PRId64 " groups", rows);
   if (pn == 0) {
     layout_text(&m->l, m->keys_text, m->aggs_text);
     m->n_cols = nc;
   }
-  if (!reserve(m, (uint64_t)rows, str_bytes))
-    return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "merging a partial of %" PRId64 " groups", rows);
+  for (uint32_t a = 0; a < m->l.n_aggs; a++) { /* every check passed: the states move to the finer unit */
+    if (pn > 0 && to_unit[a] < m->unit[a])
+      for (uint64_t i = 0; i < m->n; i++)
+        shift_sum(m->st[i * m->l.n_aggs + a].sum, (uint32_t)(m->unit[a] - to_unit[a]));
+    m->unit[a] = to_unit[a];
+  }
   const uint32_t na = m->l.n_aggs;
   for (int64_t r = 0; r < rows; r++) {
     mentry *e = &m->e[m->n];
@@ -626,12 +782,20 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
           break;
         case C_SUM:
           memcpy(t->sum, data + i * 32, 32);
+          if (m->l.fl[pc->i]) shift_sum(t->sum, (uint32_t)(in_unit[pc->i] - to_unit[pc->i]));
           break;
         case C_MIN:
         case C_MAX:
           if (valid) {
             t->count = 1;
-            memcpy(pc->kind == C_MIN ? &t->min : &t->max, data + i * 16, 16);
+            ps_i128 *mm = pc->kind == C_MIN ? &t->min : &t->max;
+            if (m->l.fl[pc->i]) { /* a double, kept as its ordered bits */
+              double f;
+              memcpy(&f, data + i * 8, 8);
+              *mm = (ps_i128)ps_query_ordered_bits(f);
+            } else {
+              memcpy(mm, data + i * 16, 16);
+            }
           }
           break;
       }
@@ -670,6 +834,10 @@ static ps_status finish(ps_query_merge *m, bool partial, ps_query_result **out) 
     memcpy(res->scales, m->l.scales, sizeof res->scales);
     memcpy(res->key_string, m->l.key_string, sizeof res->key_string);
     memcpy(res->key_scale, m->l.key_scale, sizeof res->key_scale);
+    for (uint32_t a = 0; a < na; a++) {
+      res->float_agg[a] = m->l.fl[a];
+      res->fsum_unit[a] = m->unit[a];
+    }
     res->keys = ps_calloc_ctx(ctx, n * nk + 1, sizeof(ps_datum));
     res->values = ps_calloc_ctx(ctx, n * na + 1, sizeof(ps_datum));
     res->state = ps_calloc_ctx(ctx, n * na + 1, sizeof(ps_qstate));

@@ -58,6 +58,19 @@ bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
   return ps_query_double_datum(ps_column_code_double(c, code), out);
 }
 
+int64_t ps_query_ordered_bits(double x) {
+  int64_t b;
+  memcpy(&b, &x, 8);
+  return b >= 0 ? b : (int64_t)((uint64_t)b ^ UINT64_C(0x7FFFFFFFFFFFFFFF));
+}
+
+double ps_query_ordered_double(int64_t bits) {
+  const int64_t b = bits >= 0 ? bits : (int64_t)((uint64_t)bits ^ UINT64_C(0x7FFFFFFFFFFFFFFF));
+  double x;
+  memcpy(&x, &b, 8);
+  return x;
+}
+
 bool ps_query_double_datum(double x, ps_datum *out) {
   if (!isfinite(x)) return false;
   for (int prec = 1; prec <= 17; prec++) {
@@ -310,6 +323,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     res->agg_fcol[a] = q->agg_fcol[a];
     res->agg_fsum[a] = q->agg_fsum[a];
     res->fsum_unit[a] = q->fsum_unit[a];
+    res->float_agg[a] = q->agg_fcol[a] || q->agg_fsum[a];
   }
   for (uint32_t k = 0; k < p->n_keys; k++) {
     const ps_column *c = q->keys[k];
@@ -418,14 +432,16 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
           const ps_i128 m = kind == PS_AGG_MIN ? x->min : x->max;
           if (!x->count) {
             *d = null_datum();
-          } else if (res->agg_fcol[a]) {
-            char label[PS_COLUMN_LABEL_SIZE];
-            if (!ps_query_float_datum(res->agg_fcol[a], (uint64_t)m, d))
+          } else if (res->float_agg[a]) { /* a code of agg_fcol, or (merged) a double's ordered bits */
+            char label[PS_COLUMN_LABEL_SIZE] = "(merged)";
+            if (res->agg_fcol[a]) ps_column_label(res->agg_fcol[a], label);
+            const double f = res->agg_fcol[a] ? ps_column_code_double(res->agg_fcol[a], (uint64_t)m)
+                                              : ps_query_ordered_double((int64_t)m);
+            if (!ps_query_double_datum(f, d))
               return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
                                   "aggregate %" PRIu32
                                   " (%s of float %s) is %.17g, which no decimal of %d digits holds",
-                                  a, ps_agg_name(kind), ps_column_label(res->agg_fcol[a], label),
-                                  ps_column_code_double(res->agg_fcol[a], (uint64_t)m), PS_QUERY_MAX_DIGITS);
+                                  a, ps_agg_name(kind), label, f, PS_QUERY_MAX_DIGITS);
           } else {
             *d = ps_query_datum(m, scale);
           }
@@ -437,14 +453,15 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
             *d = null_datum();
             break;
           }
-          if (res->agg_fsum[a]) { /* a lossless float's exact sum, rounded once */
+          if (res->float_agg[a]) { /* a lossless float's exact sum, rounded once */
             const double f = ps_query_exact_double(x->sum, res->fsum_unit[a], kind == PS_AGG_AVG ? x->count : 1);
-            char label[PS_COLUMN_LABEL_SIZE];
+            char label[PS_COLUMN_LABEL_SIZE] = "(merged)";
+            if (res->agg_fsum[a]) ps_column_label(res->agg_fsum[a], label);
             if (!ps_query_double_datum(f, d))
               return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
-                                  "aggregate %" PRIu32 " (%s of float %s) is %.17g, which no decimal of %d digits holds",
-                                  a, ps_agg_name(kind), ps_column_label(res->agg_fsum[a], label), f,
-                                  PS_QUERY_MAX_DIGITS);
+                                  "aggregate %" PRIu32
+                                  " (%s of float %s) is %.17g, which no decimal of %d digits holds",
+                                  a, ps_agg_name(kind), label, f, PS_QUERY_MAX_DIGITS);
             break;
           }
           if (kind == PS_AGG_SUM) {

@@ -317,10 +317,15 @@ PS_API ps_status ps_arrow_export_aggregates(ps_context *ctx, const ps_arrow_tabl
  *    may be past 38 digits) and "agg<a>_count" (uint64, the values summed);
  *    MIN "agg<a>_min" and MAX "agg<a>_max" (decimal128(38, the value's
  *    scale), null where no value was seen).
+ *  SUM, AVG, MIN and MAX of a lossless float column (docs/float-encoding.md)
+ *  differ: the sum is the exact integer count of units 2^u (decimal256(76,
+ *  0)), MIN and MAX are float64.
  *  The schema's metadata holds "packscan.partial" (the format's version,
- *  "1"), "packscan.keys" (e.g. "number:2,string:0") and "packscan.aggs"
- *  (e.g. "SUM:2,COUNT_STAR:0"). Memory as for the exports above (owned by the
- *  release callbacks, independent of the context). */
+ *  "1", or "2" where a float aggregate is present), "packscan.keys" (e.g.
+ *  "number:2,string:0"), "packscan.aggs" (e.g. "SUM:2,COUNT_STAR:0"; "SUM:f"
+ *  for a float column) and, in version 2, "packscan.units" (each aggregate's
+ *  unit exponent u, e.g. "0,-1074"). Memory as for the exports above (owned
+ *  by the release callbacks, independent of the context). */
 PS_API ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result *result,
                                                 struct ArrowSchema *schema, struct ArrowArray *array);
 

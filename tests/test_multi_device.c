@@ -355,6 +355,27 @@ static void check_delta(ps_context *gctx, ps_context *dctx, th_rng *r, uint64_t 
 /* A lossless float column's ps_aggregate: the parts' exact sums add up to
  * one device's sum bit for bit (and to NaN where one device's is NaN: a
  * value 2^-140 beside 1.0 lies below the column's unit). */
+/* SUM, AVG, MIN, MAX of lossless float column c. */
+static ps_status float_query(ps_context *ctx, ps_column *c, uint64_t n, ps_query_result **out) {
+  ps_value *v[4] = {NULL};
+  ps_status st = PS_OK;
+  for (int i = 0; i < 4 && st == PS_OK; i++) st = ps_value_column(ctx, c, &v[i]);
+  ps_query *q = NULL;
+  if (st == PS_OK) {
+    const ps_agg aggs[4] = {{PS_AGG_SUM, v[0]}, {PS_AGG_AVG, v[1]}, {PS_AGG_MIN, v[2]}, {PS_AGG_MAX, v[3]}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = n;
+    d.n_aggs = 4;
+    d.aggs = aggs;
+    st = ps_query_create(ctx, &d, &q);
+  }
+  if (st == PS_OK) st = ps_query_run(ctx, q, out);
+  ps_query_destroy(q);
+  for (int i = 0; i < 4; i++) ps_value_destroy(v[i]);
+  return st;
+}
+
 static void check_float_sum(ps_context *gctx, ps_context *dctx, th_rng *r, uint64_t n, bool unrep) {
   th_case("lossless float sum n=%llu unrep=%d", (unsigned long long)n, unrep);
   double *v = th_malloc(n * 8 + 8);
@@ -376,6 +397,20 @@ static void check_float_sum(ps_context *gctx, ps_context *dctx, th_rng *r, uint6
     CHECKF(memcmp(&ag, &ad, sizeof ag) == 0, "devices: count %llu sum %.17g; one device: count %llu sum %.17g",
            (unsigned long long)ag.count, ag.sum_double, (unsigned long long)ad.count, ad.sum_double);
     CHECKF(isnan(ad.sum_double) == unrep, "one device's sum %.17g", ad.sum_double);
+    /* the query's SUM, AVG, MIN, MAX of it: each device's partial in its
+     * own unit, merged exactly; the same datums (or error) as one device */
+    ps_query_result *rg = NULL, *rd = NULL;
+    const ps_status sg = float_query(gctx, cg, n, &rg), sd = float_query(dctx, cd, n, &rd);
+    CHECKF(sg == sd && (sd == PS_OK || sd == PS_ERR_NOT_REPRESENTABLE), "query: devices %s, one device %s (%s)",
+           ps_status_name(sg), ps_status_name(sd), ps_context_last_error(gctx));
+    for (uint32_t a = 0; sg == PS_OK && sd == PS_OK && a < 4; a++) {
+      ps_datum x, y;
+      if (CHECK_OK(NULL, ps_query_result_value(rg, 0, a, &x)) && CHECK_OK(NULL, ps_query_result_value(rd, 0, a, &y)))
+        CHECKF(x.lo == y.lo && x.hi == y.hi && x.scale == y.scale && !memcmp(&x.as_double, &y.as_double, 8),
+               "aggregate %u: devices %.17g, one device %.17g", a, x.as_double, y.as_double);
+    }
+    ps_query_result_destroy(rg);
+    ps_query_result_destroy(rd);
   }
   ps_column_destroy(cg);
   ps_column_destroy(cd);

@@ -11,6 +11,8 @@
  * re-exported. Named: sums that overflow only after merging
  * (PS_ERR_OVERFLOW, same message), a partition's sum past 38 digits that the
  * others bring back, partials of another query refused, an empty merge.
+ * Lossless float columns: partitions of different magnitudes (each sums in
+ * its own unit) merged exactly, their partial's layout and units.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -122,7 +124,8 @@ static void print_datum(const char *what, const ps_datum *d) {
 }
 
 /* The merged result equals the whole table's, datum by datum. */
-static void compare(const ps_query_result *whole, const ps_query_result *merged, uint32_t n_keys, const char *how) {
+static void compare_n(const ps_query_result *whole, const ps_query_result *merged, uint32_t n_keys, uint32_t n_aggs,
+                      const char *how) {
   uint64_t g = ps_query_result_groups(whole);
   if (!CHECKF(g == ps_query_result_groups(merged), "%s: %" PRIu64 " groups merged, %" PRIu64 " in the whole table", how,
               ps_query_result_groups(merged), g))
@@ -136,7 +139,7 @@ static void compare(const ps_query_result *whole, const ps_query_result *merged,
         print_datum("whole", &a);
         print_datum("merged", &b);
       }
-    for (uint32_t v = 0; v < N_AGGS; v++)
+    for (uint32_t v = 0; v < n_aggs; v++)
       if (CHECK_OK(NULL, ps_query_result_value(whole, i, v, &a)) &&
           CHECK_OK(NULL, ps_query_result_value(merged, i, v, &b)) &&
           !CHECKF(same_datum(&a, &b), "%s: group %" PRIu64 " aggregate %u differs", how, i, v)) {
@@ -144,6 +147,10 @@ static void compare(const ps_query_result *whole, const ps_query_result *merged,
         print_datum("merged", &b);
       }
   }
+}
+
+static void compare(const ps_query_result *whole, const ps_query_result *merged, uint32_t n_keys, const char *how) {
+  compare_n(whole, merged, n_keys, N_AGGS, how);
 }
 
 /* Merges the partials of parts order[0..n) into *res (finish_partial when partial). */
@@ -404,10 +411,196 @@ static void random_round(ps_context *ctx, int round) {
   table_free(&t);
 }
 
+/* ---- lossless float columns ------------------------------------------------------ */
+
+/* A column of n plain values (type t; valid: NULL or a bit per row), encoded
+ * as ps_encode_for chooses (a float64 column: ALP or ordered bits). */
+static ps_column *plain_column(ps_context *ctx, ps_type t, const void *values, uint64_t n, const uint8_t *valid,
+                               const char *name, ps_encoded *enc) {
+  ps_plain in = {t, values, n, valid};
+  char err[512];
+  ps_column *c = NULL;
+  if (!CHECKF(ps_encode_for(&in, 0, -1, 0, NULL, err, sizeof err, enc) == PS_OK, "encode %s: %s", name, err))
+    return NULL;
+  if (!CHECK_OK(ctx, ps_column_create_for(ctx, &enc->desc, &c)) || !CHECK_OK(ctx, ps_column_set_name(c, name))) {
+    ps_column_destroy(c);
+    return NULL;
+  }
+  return c;
+}
+
+#define F_AGGS 6
+
+/* COUNT(*), COUNT(f), SUM(f), AVG(f), MIN(f), MAX(f) [GROUP BY k]. */
+static ps_status run_float(ps_context *ctx, ps_column *f, ps_column *k, uint64_t n, int partial,
+                           ps_query_result **res) {
+  ps_value *v[5] = {NULL};
+  ps_status st = PS_OK;
+  for (int i = 0; i < 5 && st == PS_OK; i++) st = ps_value_column(ctx, f, &v[i]);
+  if (CHECK_OK(ctx, st)) {
+    const ps_agg aggs[F_AGGS] = {{PS_AGG_COUNT_STAR, NULL}, {PS_AGG_COUNT, v[0]}, {PS_AGG_SUM, v[1]},
+                                 {PS_AGG_AVG, v[2]},        {PS_AGG_MIN, v[3]},   {PS_AGG_MAX, v[4]}};
+    ps_query_desc d;
+    ps_query_desc_init(&d);
+    d.rows = n;
+    if (k) d.keys[d.n_keys++] = k;
+    d.n_aggs = F_AGGS;
+    d.aggs = aggs;
+    ps_query *q = NULL;
+    st = ps_query_create(ctx, &d, &q);
+    if (CHECK_OK(ctx, st)) st = partial ? ps_query_run_partial(ctx, q, res) : ps_query_run(ctx, q, res);
+    ps_query_destroy(q);
+  }
+  for (int i = 0; i < 5; i++) ps_value_destroy(v[i]);
+  return st;
+}
+
+/* Partitions of a float64 column whose magnitudes differ by partition (each
+ * partial sums in its own unit: 2^-20, 1 and 2^20 times two-digit decimals,
+ * or random bits), with NULLs; every partition's first row is -0.0, which
+ * makes ps_encode_for choose a lossless mapping (a partition of two-digit
+ * decimals would otherwise be FOR-decimal, another query's layout): merged, through
+ * one merge and a tree of two, the result is one run's over the whole
+ * column, datum by datum, with and without GROUP BY. A mutation that merges
+ * sums of different units without moving them fails it. */
+static void float_round(ps_context *ctx, int round) {
+  const uint64_t n = 1 + th_below(&th.rng, 3000);
+  const int parts = 1 + (int)th_below(&th.rng, 4), bits = round % 3 == 2;
+  double *v = th_calloc(n + 1, 8);
+  int32_t *k = th_calloc(n + 1, 4);
+  uint8_t *part_of = th_calloc(n + 1, 1), *valid = th_calloc(n / 8 + 1, 1);
+  int seen[MAX_PARTS] = {0};
+  for (uint64_t r = 0; r < n; r++) {
+    const int p = (int)th_below(&th.rng, (uint64_t)parts);
+    part_of[r] = (uint8_t)p;
+    if (!seen[p]++) { /* the partition's first row */
+      v[r] = -0.0;
+      k[r] = (int32_t)th_below(&th.rng, 4);
+      valid[r / 8] |= (uint8_t)(1u << (r % 8));
+      continue;
+    }
+    const double scale = p % 3 == 0 ? 1.0 : p % 3 == 1 ? 0x1p-20 : 0x1p20;
+    const double x = bits ? (double)(th_below(&th.rng, UINT64_C(1) << 40)) * 0x1p-30
+                          : (double)((int64_t)th_below(&th.rng, 2000001) - 1000000) / 100.0;
+    v[r] = x * scale;
+    k[r] = (int32_t)th_below(&th.rng, 4);
+    if (th_below(&th.rng, 10) != 0) valid[r / 8] |= (uint8_t)(1u << (r % 8));
+  }
+  th_case("float round %d: %" PRIu64 " rows, %d partitions (%s)", round, n, parts, bits ? "random bits" : "decimals");
+  ps_encoded ew, ek;
+  memset(&ew, 0, sizeof ew), memset(&ek, 0, sizeof ek);
+  ps_column *fw = plain_column(ctx, PS_TYPE_FLOAT64, v, n, valid, "f", &ew);
+  ps_column *kw = plain_column(ctx, PS_TYPE_INT32, k, n, NULL, "k", &ek);
+  ps_encoded ef[MAX_PARTS], ekp[MAX_PARTS];
+  ps_column *fp[MAX_PARTS] = {NULL}, *kp[MAX_PARTS] = {NULL};
+  memset(ef, 0, sizeof ef), memset(ekp, 0, sizeof ekp);
+  double *pv = th_calloc(n + 1, 8);
+  int32_t *pk = th_calloc(n + 1, 4);
+  uint8_t *pvalid = th_calloc(n / 8 + 1, 1);
+  uint64_t pn[MAX_PARTS] = {0};
+  for (int p = 0; p < parts; p++) {
+    uint64_t m = 0;
+    memset(pvalid, 0, n / 8 + 1);
+    for (uint64_t r = 0; r < n; r++) {
+      if (part_of[r] != p) continue;
+      pv[m] = v[r], pk[m] = k[r];
+      if ((valid[r / 8] >> (r % 8)) & 1) pvalid[m / 8] |= (uint8_t)(1u << (m % 8));
+      m++;
+    }
+    pn[p] = m;
+    fp[p] = plain_column(ctx, PS_TYPE_FLOAT64, pv, m, pvalid, "f", &ef[p]);
+    kp[p] = plain_column(ctx, PS_TYPE_INT32, pk, m, NULL, "k", &ekp[p]);
+  }
+  for (int keyed = 0; keyed < 2 && fw && kw; keyed++) {
+    ps_query_result *rw = NULL, *pr[MAX_PARTS] = {NULL};
+    int ok = CHECK_OK(ctx, run_float(ctx, fw, keyed ? kw : NULL, n, 0, &rw));
+    for (int p = 0; p < parts && ok; p++)
+      ok = fp[p] && kp[p] && CHECK_OK(ctx, run_float(ctx, fp[p], keyed ? kp[p] : NULL, pn[p], 1, &pr[p]));
+    int order[MAX_PARTS];
+    for (int i = 0; i < parts; i++) order[i] = parts - 1 - i;
+    ps_query_result *rm = NULL, *inner[2] = {NULL, NULL}, *rt = NULL;
+    if (ok && CHECK_OK(ctx, merge(ctx, pr, order, parts, 0, &rm)))
+      compare_n(rw, rm, (uint32_t)keyed, F_AGGS, keyed ? "floats, GROUP BY k, one merge" : "floats, one merge");
+    const int cut = parts / 2, both[2] = {0, 1};
+    int n_inner = 0;
+    if (ok && cut > 0 && CHECK_OK(ctx, merge(ctx, pr, order, cut, 1, &inner[n_inner]))) n_inner++;
+    if (ok && CHECK_OK(ctx, merge(ctx, pr, order + cut, parts - cut, 1, &inner[n_inner]))) n_inner++;
+    if (ok && CHECK_OK(ctx, merge(ctx, inner, both, n_inner, 0, &rt)))
+      compare_n(rw, rt, (uint32_t)keyed, F_AGGS, keyed ? "floats, GROUP BY k, a tree" : "floats, a tree");
+    ps_query_result_destroy(rm);
+    ps_query_result_destroy(rt);
+    ps_query_result_destroy(inner[0]);
+    ps_query_result_destroy(inner[1]);
+    for (int p = 0; p < parts; p++) ps_query_result_destroy(pr[p]);
+    ps_query_result_destroy(rw);
+  }
+  for (int p = 0; p < parts; p++) {
+    ps_column_destroy(fp[p]);
+    ps_column_destroy(kp[p]);
+    ps_encoded_destroy(&ef[p]);
+    ps_encoded_destroy(&ekp[p]);
+  }
+  ps_column_destroy(fw);
+  ps_column_destroy(kw);
+  ps_encoded_destroy(&ew);
+  ps_encoded_destroy(&ek);
+  free(v), free(k), free(part_of), free(valid), free(pv), free(pk), free(pvalid);
+}
+
+/* A float partial's layout and units, and what the merge refuses: a
+ * partial of the same shape over a decimal column, units that are not
+ * integers. */
+static void float_named(ps_context *ctx) {
+  th_case("float partial: layout, version and units");
+  const double v[4] = {1.5, -0.25, -0.0, 3.0}; /* -0.0: a lossless mapping, not FOR-decimal */
+  ps_encoded e;
+  memset(&e, 0, sizeof e);
+  ps_column *f = plain_column(ctx, PS_TYPE_FLOAT64, v, 4, NULL, "f", &e);
+  ps_query_result *r = NULL;
+  if (f && CHECK_OK(ctx, run_float(ctx, f, NULL, 4, 1, &r))) {
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    if (CHECK_OK(ctx, ps_query_result_export_partial(ctx, r, &s, &a))) {
+      const char *md = s.metadata;
+      int32_t pairs = 0;
+      memcpy(&pairs, md, 4);
+      CHECKF(pairs == 4, "%d metadata pairs, expected 4 (version, keys, aggs, units)", pairs);
+      int found = 0;
+      const char *p = md + 4;
+      for (int32_t i = 0; i < pairs; i++) {
+        int32_t kl, vl;
+        memcpy(&kl, p, 4);
+        memcpy(&vl, p + 4 + kl, 4);
+        char key[64] = "", val[256] = "";
+        memcpy(key, p + 4, (size_t)(kl < 63 ? kl : 63));
+        memcpy(val, p + 8 + kl, (size_t)(vl < 255 ? vl : 255));
+        if (!strcmp(key, "packscan.partial")) found += CHECKF(!strcmp(val, "2"), "version \"%s\"", val);
+        if (!strcmp(key, "packscan.aggs"))
+          found += CHECKF(!strcmp(val, "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f"), "aggs \"%s\"", val);
+        if (!strcmp(key, "packscan.units")) found += CHECKF(strchr(val, '-') != NULL, "units \"%s\"", val);
+        p += 8 + kl + vl;
+      }
+      CHECKF(found == 3, "%d of the metadata checks found their key", found);
+      CHECK(!strcmp(s.children[6]->format, "g") && !strcmp(s.children[2]->format, "d:76,0,256"));
+      double mn = 0;
+      memcpy(&mn, (const uint8_t *)a.children[6]->buffers[1], 8);
+      CHECKF(mn == -0.25, "MIN exported as %.17g", mn);
+      s.release(&s);
+      a.release(&a);
+    }
+  }
+  ps_query_result_destroy(r);
+  ps_column_destroy(f);
+  ps_encoded_destroy(&e);
+}
+
 int main(int argc, char **argv) {
   th_init(argc, argv, "query_partial");
   ps_context *ctx = th_context(0);
   named_cases(ctx);
+  float_named(ctx);
+  const int float_rounds = (getenv("PACKSCAN_TEST_QUICK") ? 12 : 48) * (int)th.scale;
+  for (int round = 0; round < float_rounds; round++) float_round(ctx, round);
   const int rounds = (getenv("PACKSCAN_TEST_QUICK") ? 40 : 200) * (int)th.scale;
   for (int round = 0; round < rounds; round++) random_round(ctx, round);
   ps_context_destroy(ctx);

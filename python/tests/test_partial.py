@@ -214,3 +214,22 @@ def test_refused(context):
     # The statement's own errors are sql()'s.
     with pytest.raises(packscan.PackscanError, match="error at column"):
         t.sql_partial("SELECT nope FROM t")
+
+
+def test_lossless_float_partials(context, rng):
+    """SUM, AVG, MIN and MAX of a float column no decimal scale holds (a
+    lossless mapping), over partitions of different magnitudes (each sums in
+    its own unit): merged, one merge and a tree, equal to the whole table's."""
+    n = 2000
+    scales = [1.0, 2.0 ** -20, 2.0 ** 20]
+    part = [rng.randrange(3) for _ in range(n)]
+    x = [None if rng.random() < 0.1 else rng.random() * scales[part[i]] * (-1 if rng.random() < 0.3 else 1)
+         for i in range(n)]
+    table = pa.table({"k": pa.array([rng.randrange(3) for _ in range(n)], pa.int32()), "x": pa.array(x, pa.float64())})
+    parts = [table.take(pa.array([i for i in range(n) if part[i] == p], pa.int64())) for p in range(3)]
+    for statement in ["SELECT COUNT(*), SUM(x), AVG(x), MIN(x), MAX(x) FROM t",
+                      "SELECT k, COUNT(x), SUM(x) AS s, AVG(x), MIN(x), MAX(x) FROM t GROUP BY k"]:
+        whole = pa.table(packscan.Table(table, context=context).sql(statement))
+        partials = [roundtrip(rng, packscan.Table(p, context=context).sql_partial(statement)) for p in parts]
+        for merged in (pa.table(packscan.merge_partials(partials)), pa.table(tree_merge(rng, partials))):
+            assert merged.equals(whole), f"PACKSCAN_SEED={rng.seed_value}\n{merged.to_pylist()}\n!=\n{whole.to_pylist()}"
