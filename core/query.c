@@ -959,14 +959,6 @@ ps_status ps_query_run(ps_context *ctx, ps_query *q, ps_query_result **out) {
 
 ps_status ps_query_run_partial(ps_context *ctx, ps_query *q, ps_query_result **out) {
   if (ctx && ctx->group) return run_group(ctx, q, true, out);
-  if (ctx && q) {
-    char label[PS_COLUMN_LABEL_SIZE];
-    for (uint32_t k = 0; k < q->prog.n_keys; k++)
-      if (q->keys[k]->fmap.map != PS_FLOAT_MAP_DECIMAL)
-        return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                            "a partial result keyed by %s, a lossless float column, is not supported yet",
-                            ps_column_label(q->keys[k], label));
-  }
   return run_query(ctx, q, true, out);
 }
 

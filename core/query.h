@@ -107,6 +107,7 @@ struct ps_query_result {
   uint32_t scales[PS_QMAX_AGGS];     /* the aggregate's value's scale */
   bool key_string[PS_QMAX_KEYS];     /* a dictionary key (a string and its index) */
   uint32_t key_scale[PS_QMAX_KEYS];  /* a number key's scale */
+  bool key_float[PS_QMAX_KEYS];      /* a lossless float key (its datums made from doubles) */
   /* Lossless float columns (ALP or BITS mapping) whose codes a MIN/MAX
    * aggregate holds; NULL elsewhere. Their values are decoded from the codes
    * when the result is made (ps_query_float_datum). */

@@ -29,14 +29,22 @@ typedef struct playout {
   uint32_t n_keys, n_aggs;
   bool key_string[PS_QMAX_KEYS];
   uint32_t key_scale[PS_QMAX_KEYS];
+  bool key_float[PS_QMAX_KEYS]; /* a lossless float column's key: a double */
   ps_agg_kind kinds[PS_QMAX_AGGS];
   uint32_t scales[PS_QMAX_AGGS];
   bool fl[PS_QMAX_AGGS]; /* SUM, AVG, MIN or MAX of a lossless float column */
 } playout;
 
+/* SUM or AVG of a lossless float column: a sum in units. */
+static bool float_sum(const playout *l, uint32_t a) {
+  return l->fl[a] && (l->kinds[a] == PS_AGG_SUM || l->kinds[a] == PS_AGG_AVG);
+}
+
 static bool any_float(const playout *l) {
   for (uint32_t a = 0; a < l->n_aggs; a++)
     if (l->fl[a]) return true;
+  for (uint32_t k = 0; k < l->n_keys; k++)
+    if (l->key_float[k]) return true;
   return false;
 }
 
@@ -71,7 +79,10 @@ static uint32_t layout_cols(const playout *l, pcol *cols) {
       col(&cols[n++], C_KEY_STRING, k, "key%" PRIu32, "U");
       col(&cols[n++], C_KEY_INDEX, k, "key%" PRIu32 "_index", "L");
     } else {
-      snprintf(f, sizeof f, "d:38,%" PRIu32, l->key_scale[k]);
+      if (l->key_float[k])
+        snprintf(f, sizeof f, "g");
+      else
+        snprintf(f, sizeof f, "d:38,%" PRIu32, l->key_scale[k]);
       col(&cols[n++], C_KEY_NUMBER, k, "key%" PRIu32, f);
     }
   }
@@ -100,13 +111,16 @@ static uint32_t layout_cols(const playout *l, pcol *cols) {
   return n;
 }
 
-/* "number:2,string:0" and "SUM:2,COUNT_STAR:0" ("SUM:f": of a lossless float column). */
+/* "number:2,string:0" and "SUM:2,COUNT_STAR:0" ("float:0", "SUM:f": of a lossless float column). */
 static void layout_text(const playout *l, char *keys, char *aggs) {
   size_t p = 0;
   keys[0] = aggs[0] = '\0';
   for (uint32_t k = 0; k < l->n_keys; k++)
     p += (size_t)snprintf(keys + p, LAYOUT_TEXT - p, "%s%s:%" PRIu32, k ? "," : "",
-                          l->key_string[k] ? "string" : "number", l->key_scale[k]);
+                          l->key_string[k]  ? "string"
+                          : l->key_float[k] ? "float"
+                                            : "number",
+                          l->key_scale[k]);
   p = 0;
   for (uint32_t a = 0; a < l->n_aggs; a++) {
     if (l->fl[a])
@@ -151,14 +165,15 @@ static bool parse_list(const char *text, const char *const *names, uint32_t n_na
 }
 
 static bool layout_parse(const char *keys, const char *aggs, playout *l) {
-  static const char *const key_names[] = {"number", "string"};
+  static const char *const key_names[] = {"number", "string", "float"};
   uint32_t which[PS_QMAX_AGGS], scales[PS_QMAX_AGGS];
   memset(l, 0, sizeof *l);
-  if (!parse_list(keys, key_names, 2, PS_QMAX_KEYS, &l->n_keys, which, scales)) return false;
+  if (!parse_list(keys, key_names, 3, PS_QMAX_KEYS, &l->n_keys, which, scales)) return false;
   for (uint32_t k = 0; k < l->n_keys; k++) {
     l->key_string[k] = which[k] == 1;
+    l->key_float[k] = which[k] == 2;
     l->key_scale[k] = scales[k];
-    if ((l->key_string[k] && scales[k]) || scales[k] == FLOAT_SCALE) return false;
+    if (((l->key_string[k] || l->key_float[k]) && scales[k]) || scales[k] == FLOAT_SCALE) return false;
   }
   if (!parse_list(aggs, kind_names, 7, PS_QMAX_AGGS, &l->n_aggs, which, scales) || !l->n_aggs) return false;
   for (uint32_t a = 0; a < l->n_aggs; a++) {
@@ -215,6 +230,7 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
   l.n_aggs = res->n_aggs;
   memcpy(l.key_string, res->key_string, sizeof l.key_string);
   memcpy(l.key_scale, res->key_scale, sizeof l.key_scale);
+  memcpy(l.key_float, res->key_float, sizeof l.key_float);
   memcpy(l.kinds, res->kinds, sizeof l.kinds);
   memcpy(l.scales, res->scales, sizeof l.scales);
   for (uint32_t a = 0; a < l.n_aggs; a++)
@@ -263,7 +279,8 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
                       : 0;
     ok = ok && xa_init(ca, (int64_t)n, pc->kind == C_KEY_STRING ? 3 : 2, 0);
     if (!ok) break;
-    const bool fmm = (pc->kind == C_MIN || pc->kind == C_MAX) && l.fl[pc->i]; /* a double */
+    const bool fmm = ((pc->kind == C_MIN || pc->kind == C_MAX) && l.fl[pc->i]) ||
+                     (pc->kind == C_KEY_NUMBER && l.key_float[pc->i]); /* a double */
     uint64_t width = pc->kind == C_SUM ? 32 : pc->kind == C_COUNT || pc->kind == C_KEY_INDEX || fmm ? 8 : 16;
     uint8_t *valid = NULL, *data = NULL;
     if (cs->flags & ARROW_FLAG_NULLABLE) ok = (valid = xa_buffer(ca, 0, n / 8 + 1)) != NULL;
@@ -278,6 +295,10 @@ ps_status ps_query_result_export_partial(ps_context *ctx, const ps_query_result 
       nulls += valid && !is_valid;
       switch (pc->kind) {
         case C_KEY_NUMBER: {
+          if (fmm) { /* the key's double, -0.0 kept */
+            memcpy(data + g * 8, &kd->as_double, 8);
+            break;
+          }
           ps_i128 v = key_number(kd);
           memcpy(data + g * 16, &v, 16);
           break;
@@ -350,6 +371,7 @@ typedef struct mkey {
 typedef struct mentry {
   mkey k[PS_QMAX_KEYS];
   const uint8_t *str[PS_QMAX_KEYS]; /* set before sorting: the arena may move as it grows */
+  bool fl[PS_QMAX_KEYS];            /* a float key: v holds the double's ordered bits */
   uint32_t n_keys;
   uint64_t state; /* index of the entry's first state */
 } mentry;
@@ -398,10 +420,14 @@ static int cmp_entry(const void *x, const void *y) {
     if (p->is_null != q->is_null) return p->is_null ? 1 : -1; /* NULL after every value */
     if (p->is_null) continue;
     int c;
-    if (a->str[k])
+    if (a->str[k]) {
       c = ps_bytes_cmp(a->str[k], (size_t)p->len, b->str[k], (size_t)q->len);
-    else
+    } else if (a->fl[k]) { /* by value: -0.0 and +0.0 are one key, as in a run */
+      const double fa = ps_query_ordered_double((int64_t)p->v), fb = ps_query_ordered_double((int64_t)q->v);
+      c = fa < fb ? -1 : fa > fb;
+    } else {
       c = p->v < q->v ? -1 : p->v > q->v;
+    }
     if (c) return c;
   }
   return 0;
@@ -439,10 +465,25 @@ static bool shift_fits(const uint64_t *x, uint32_t k) {
   return !memcmp(x, z, sizeof z);
 }
 
-static void shift_sum(uint64_t *x, uint32_t k) {
-  if (k == 0) return;
-  uint64_t y[4] = {0, 0, 0, 0};
-  if (k < 256) shl256(x, k, y);
+/* Whether x / 2^k is exact (a sum moved to a unit 2^k coarser). */
+static bool shift_exact(const uint64_t *x, uint32_t k) {
+  if (k == 0 || !(x[0] | x[1] | x[2] | x[3])) return true;
+  if (k >= 256) return false;
+  uint64_t y[4], z[4];
+  sar256(x, k, y);
+  shl256(y, k, z);
+  return !memcmp(x, z, sizeof z);
+}
+
+/* A sum in units of 2^from, moved to units of 2^to (shift_fits or
+ * shift_exact said it can). */
+static void shift_sum(uint64_t *x, int32_t from, int32_t to) {
+  if (from == to || !(x[0] | x[1] | x[2] | x[3])) return;
+  uint64_t y[4];
+  if (to < from)
+    shl256(x, (uint32_t)(from - to), y);
+  else
+    sar256(x, (uint32_t)(to - from), y);
   memcpy(x, y, sizeof y);
 }
 
@@ -501,8 +542,8 @@ static ps_status compact(ps_query_merge *m) {
     memcpy(&st[out * na], &m->st[g.state * na], na * sizeof *st);
     uint64_t j = i + 1;
     for (; j < m->n && !cmp_entry(&m->e[i], &m->e[j]) && s == PS_OK; j++) {
-      for (uint32_t k = 0; k < m->l.n_keys; k++)
-        if (m->l.key_string[k] && m->e[j].k[k].v < g.k[k].v) g.k[k].v = m->e[j].k[k].v;
+      for (uint32_t k = 0; k < m->l.n_keys; k++) /* the smallest index; of equal doubles the lowest (-0.0) */
+        if ((m->l.key_string[k] || m->l.key_float[k]) && m->e[j].k[k].v < g.k[k].v) g.k[k].v = m->e[j].k[k].v;
       for (uint32_t a = 0; a < na && s == PS_OK; a++)
         s = state_merge(m, &st[out * na + a], &m->st[m->e[j].state * na + a], a);
     }
@@ -632,9 +673,16 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
                    md_text[i], first);
     }
   }
-  /* Lossless float sums: the partial's units, and the merge's (the finest so
-   * far); the states already merged and this partial's sums move to it. */
-  int32_t in_unit[PS_QMAX_AGGS] = {0}, to_unit[PS_QMAX_AGGS] = {0};
+  /* Lossless float sums: the partial's units and the merge's. The merge's
+   * sums move to the finer of the two where every sum still fits 256 bits
+   * there, else to the coarser where every sum is a whole number of its
+   * units (a partition of zeros sums in the finest unit of all, 2^-1074):
+   * exact either way. fine_ok / coarse_ok: whether each choice holds for
+   * the states merged so far, then for this partial's rows too. */
+  int32_t in_unit[PS_QMAX_AGGS] = {0}, to_unit[PS_QMAX_AGGS] = {0}, fine[PS_QMAX_AGGS] = {0},
+          coarse[PS_QMAX_AGGS] = {0};
+  bool fine_ok[PS_QMAX_AGGS], coarse_ok[PS_QMAX_AGGS];
+  for (uint32_t a = 0; a < PS_QMAX_AGGS; a++) fine_ok[a] = coarse_ok[a] = true;
   if (any_float(&m->l)) {
     int32_t len = 0;
     const char *v = md_find(schema->metadata, MD_UNITS, &len);
@@ -646,16 +694,15 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
     if (!units_parse(text, m->l.n_aggs, in_unit))
       return BAD("partial %" PRIu64 ": %s is \"%s\"; expected %" PRIu32 " integers", pn, MD_UNITS, text, m->l.n_aggs);
     for (uint32_t a = 0; a < m->l.n_aggs; a++) {
-      const bool sum = m->l.fl[a] && (m->l.kinds[a] == PS_AGG_SUM || m->l.kinds[a] == PS_AGG_AVG);
-      to_unit[a] = !sum ? 0 : pn == 0 || in_unit[a] < m->unit[a] ? in_unit[a] : m->unit[a];
-      if (!sum || pn == 0) continue;
-      for (uint64_t i = 0; i < m->n; i++)
-        if (!shift_fits(m->st[i * m->l.n_aggs + a].sum, (uint32_t)(m->unit[a] - to_unit[a])))
-          return ps_set_error(
-              ctx, PS_ERR_NOT_REPRESENTABLE,
-              "partial %" PRIu64 ": aggregate %" PRIu32 " (%s of a float column) sums in units of 2^%" PRId32
-              ", the partials before it in 2^%" PRId32 ": their sums do not fit 256 bits in the finer unit",
-              pn, a, ps_agg_name(m->l.kinds[a]), in_unit[a], m->unit[a]);
+      if (!float_sum(&m->l, a)) continue;
+      const int32_t had = pn == 0 ? in_unit[a] : m->unit[a];
+      fine[a] = had < in_unit[a] ? had : in_unit[a];
+      coarse[a] = had < in_unit[a] ? in_unit[a] : had;
+      for (uint64_t i = 0; i < m->n; i++) {
+        const uint64_t *x = m->st[i * m->l.n_aggs + a].sum;
+        fine_ok[a] = fine_ok[a] && shift_fits(x, (uint32_t)(had - fine[a]));
+        coarse_ok[a] = coarse_ok[a] && shift_exact(x, (uint32_t)(coarse[a] - had));
+      }
     }
   }
   pcol cols[MAX_COLS];
@@ -698,18 +745,17 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
         if (!nullable) return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " is null", pn, pc->name, r);
         continue;
       }
-      if ((pc->kind == C_MIN || pc->kind == C_MAX) && m->l.fl[pc->i]) {
+      if (((pc->kind == C_MIN || pc->kind == C_MAX) && m->l.fl[pc->i]) ||
+          (pc->kind == C_KEY_NUMBER && m->l.key_float[pc->i])) {
         double f;
         memcpy(&f, (const uint8_t *)ca->buffers[1] + i * 8, 8);
         if (f != f) return BAD("partial %" PRIu64 ": field \"%s\": row %" PRId64 " is NaN", pn, pc->name, r);
       } else if (pc->kind == C_SUM && m->l.fl[pc->i]) {
         uint64_t s[4];
+        const uint32_t a = pc->i;
         memcpy(s, (const uint8_t *)ca->buffers[1] + i * 32, 32);
-        if (!shift_fits(s, (uint32_t)(in_unit[pc->i] - to_unit[pc->i])))
-          return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
-                              "partial %" PRIu64 ": field \"%s\": row %" PRId64 "'s sum in units of 2^%" PRId32
-                              " does not fit 256 bits in units of 2^%" PRId32 " (another partial's)",
-                              pn, pc->name, r, in_unit[pc->i], to_unit[pc->i]);
+        fine_ok[a] = fine_ok[a] && shift_fits(s, (uint32_t)(in_unit[a] - fine[a]));
+        coarse_ok[a] = coarse_ok[a] && shift_exact(s, (uint32_t)(coarse[a] - in_unit[a]));
       } else if (pc->kind == C_KEY_NUMBER || pc->kind == C_MIN || pc->kind == C_MAX) {
         ps_i128 v;
         memcpy(&v, (const uint8_t *)ca->buffers[1] + i * 16, 16);
@@ -725,16 +771,24 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
       }
     }
   }
+  for (uint32_t a = 0; a < m->l.n_aggs; a++) {
+    to_unit[a] = fine_ok[a] ? fine[a] : coarse[a];
+    if (!fine_ok[a] && !coarse_ok[a])
+      return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                          "partial %" PRIu64 ": aggregate %" PRIu32
+                          " (%s of a float column) sums in units of 2^%" PRId32 ", the partials before it in 2^%" PRId32
+                          ": neither unit holds every sum exactly within 256 bits",
+                          pn, a, ps_agg_name(m->l.kinds[a]), in_unit[a], pn ? m->unit[a] : in_unit[a]);
+  }
   if (!reserve(m, (uint64_t)rows, str_bytes))
     return ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "merging a partial of %" PRId64 " groups", rows);
   if (pn == 0) {
     layout_text(&m->l, m->keys_text, m->aggs_text);
     m->n_cols = nc;
   }
-  for (uint32_t a = 0; a < m->l.n_aggs; a++) { /* every check passed: the states move to the finer unit */
-    if (pn > 0 && to_unit[a] < m->unit[a])
-      for (uint64_t i = 0; i < m->n; i++)
-        shift_sum(m->st[i * m->l.n_aggs + a].sum, (uint32_t)(m->unit[a] - to_unit[a]));
+  for (uint32_t a = 0; a < m->l.n_aggs; a++) { /* every check passed: the states move to the chosen unit */
+    if (pn > 0 && to_unit[a] != m->unit[a])
+      for (uint64_t i = 0; i < m->n; i++) shift_sum(m->st[i * m->l.n_aggs + a].sum, m->unit[a], to_unit[a]);
     m->unit[a] = to_unit[a];
   }
   const uint32_t na = m->l.n_aggs;
@@ -745,6 +799,7 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
     memset(st, 0, na * sizeof *st);
     e->n_keys = m->l.n_keys;
     e->state = m->n;
+    for (uint32_t k = 0; k < m->l.n_keys; k++) e->fl[k] = m->l.key_float[k];
     for (uint32_t c = 0; c < nc; c++) {
       const struct ArrowArray *ca = array->children[c];
       const pcol *pc = &cols[c];
@@ -759,7 +814,13 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
       switch (pc->kind) {
         case C_KEY_NUMBER:
           k->is_null = !valid;
-          if (valid) memcpy(&k->v, data + i * 16, 16);
+          if (valid && m->l.key_float[pc->i]) {
+            double f;
+            memcpy(&f, data + i * 8, 8);
+            k->v = (ps_i128)ps_query_ordered_bits(f);
+          } else if (valid) {
+            memcpy(&k->v, data + i * 16, 16);
+          }
           break;
         case C_KEY_STRING:
           k->is_null = !valid;
@@ -782,7 +843,7 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
           break;
         case C_SUM:
           memcpy(t->sum, data + i * 32, 32);
-          if (m->l.fl[pc->i]) shift_sum(t->sum, (uint32_t)(in_unit[pc->i] - to_unit[pc->i]));
+          if (m->l.fl[pc->i]) shift_sum(t->sum, in_unit[pc->i], to_unit[pc->i]);
           break;
         case C_MIN:
         case C_MAX:
@@ -834,6 +895,7 @@ static ps_status finish(ps_query_merge *m, bool partial, ps_query_result **out) 
     memcpy(res->scales, m->l.scales, sizeof res->scales);
     memcpy(res->key_string, m->l.key_string, sizeof res->key_string);
     memcpy(res->key_scale, m->l.key_scale, sizeof res->key_scale);
+    memcpy(res->key_float, m->l.key_float, sizeof res->key_float);
     for (uint32_t a = 0; a < na; a++) {
       res->float_agg[a] = m->l.fl[a];
       res->fsum_unit[a] = m->unit[a];
@@ -855,6 +917,15 @@ static ps_status finish(ps_query_merge *m, bool partial, ps_query_result **out) 
       ps_datum *d = &res->keys[g * nk + k];
       if (key->is_null) {
         d->is_null = 1;
+        continue;
+      }
+      if (m->l.key_float[k]) { /* as a run makes a float key's datum */
+        if (!ps_query_double_datum(ps_query_ordered_double((int64_t)key->v), d)) {
+          ps_query_result_destroy(res);
+          return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
+                              "GROUP BY key %" PRIu32 " (float) is %.17g, which no decimal of %d digits holds", k,
+                              ps_query_ordered_double((int64_t)key->v), PS_QUERY_MAX_DIGITS);
+        }
         continue;
       }
       *d = ps_query_datum(key->v, m->l.key_scale[k]);

@@ -329,6 +329,7 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     const ps_column *c = q->keys[k];
     res->key_string[k] = c->type == PS_TYPE_STRING;
     res->key_scale[k] = ps_type_is_float(c->type) || ps_type_is_decimal(c->type) ? c->scale : 0;
+    res->key_float[k] = c->fmap.map != PS_FLOAT_MAP_DECIMAL;
   }
   uint32_t *rank[PS_QMAX_KEYS] = {NULL, NULL};
   group_order *order = NULL;

@@ -319,9 +319,10 @@ PS_API ps_status ps_arrow_export_aggregates(ps_context *ctx, const ps_arrow_tabl
  *    scale), null where no value was seen).
  *  SUM, AVG, MIN and MAX of a lossless float column (docs/float-encoding.md)
  *  differ: the sum is the exact integer count of units 2^u (decimal256(76,
- *  0)), MIN and MAX are float64.
+ *  0)), MIN and MAX are float64; so is a GROUP BY key of such a column
+ *  ("float:0" in "packscan.keys").
  *  The schema's metadata holds "packscan.partial" (the format's version,
- *  "1", or "2" where a float aggregate is present), "packscan.keys" (e.g.
+ *  "1", or "2" where a float aggregate or key is present), "packscan.keys" (e.g.
  *  "number:2,string:0"), "packscan.aggs" (e.g. "SUM:2,COUNT_STAR:0"; "SUM:f"
  *  for a float column) and, in version 2, "packscan.units" (each aggregate's
  *  unit exponent u, e.g. "0,-1074"). Memory as for the exports above (owned

@@ -12,7 +12,9 @@
  * (PS_ERR_OVERFLOW, same message), a partition's sum past 38 digits that the
  * others bring back, partials of another query refused, an empty merge.
  * Lossless float columns: partitions of different magnitudes (each sums in
- * its own unit) merged exactly, their partial's layout and units.
+ * its own unit) merged exactly, with a float GROUP BY key whose +0.0 and
+ * -0.0 lie in different partitions; a partition of zeros beside another;
+ * their partial's layout and units.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -447,8 +449,8 @@ static ps_status run_float(ps_context *ctx, ps_column *f, ps_column *k, uint64_t
     d.n_aggs = F_AGGS;
     d.aggs = aggs;
     ps_query *q = NULL;
-    st = ps_query_create(ctx, &d, &q);
-    if (CHECK_OK(ctx, st)) st = partial ? ps_query_run_partial(ctx, q, res) : ps_query_run(ctx, q, res);
+    st = ps_query_create(ctx, &d, &q); /* the caller checks the status */
+    if (st == PS_OK) st = partial ? ps_query_run_partial(ctx, q, res) : ps_query_run(ctx, q, res);
     ps_query_destroy(q);
   }
   for (int i = 0; i < 5; i++) ps_value_destroy(v[i]);
@@ -465,16 +467,21 @@ static ps_status run_float(ps_context *ctx, ps_column *f, ps_column *k, uint64_t
  * sums of different units without moving them fails it. */
 static void float_round(ps_context *ctx, int round) {
   const uint64_t n = 1 + th_below(&th.rng, 3000);
-  const int parts = 1 + (int)th_below(&th.rng, 4), bits = round % 3 == 2;
-  double *v = th_calloc(n + 1, 8);
+  const int bits = round % 3 == 2, parts = 1 + (int)th_below(&th.rng, n < 4 ? n : 4);
+  double *v = th_calloc(n + 1, 8), *kv = th_calloc(n + 1, 8); /* kv: a float key of few values */
   int32_t *k = th_calloc(n + 1, 4);
   uint8_t *part_of = th_calloc(n + 1, 1), *valid = th_calloc(n / 8 + 1, 1);
   int seen[MAX_PARTS] = {0};
   for (uint64_t r = 0; r < n; r++) {
-    const int p = (int)th_below(&th.rng, (uint64_t)parts);
+    /* no partition empty: an empty float column encodes as FOR-decimal,
+     * whose partial is another layout (docs/float-encoding.md) */
+    const int p = r < (uint64_t)parts ? (int)r : (int)th_below(&th.rng, (uint64_t)parts);
     part_of[r] = (uint8_t)p;
+    /* a float key: quarters, +0.0 in odd partitions and -0.0 in even ones (one key) */
+    kv[r] = th_below(&th.rng, 8) == 0 ? (p % 2 ? 0.0 : -0.0) : (double)th_below(&th.rng, 8) / 4 - 1;
     if (!seen[p]++) { /* the partition's first row */
       v[r] = -0.0;
+      kv[r] = 0x1p-70; /* no decimal scale to 18 holds it: the key's mapping is lossless too */
       k[r] = (int32_t)th_below(&th.rng, 4);
       valid[r / 8] |= (uint8_t)(1u << (r % 8));
       continue;
@@ -482,7 +489,7 @@ static void float_round(ps_context *ctx, int round) {
     const double scale = p % 3 == 0 ? 1.0 : p % 3 == 1 ? 0x1p-20 : 0x1p20;
     const double x = bits ? (double)(th_below(&th.rng, UINT64_C(1) << 40)) * 0x1p-30
                           : (double)((int64_t)th_below(&th.rng, 2000001) - 1000000) / 100.0;
-    v[r] = x * scale;
+    v[r] = th_below(&th.rng, 40) == 0 ? 0.0 : x * scale; /* +0.0: one key with the -0.0 rows */
     k[r] = (int32_t)th_below(&th.rng, 4);
     if (th_below(&th.rng, 10) != 0) valid[r / 8] |= (uint8_t)(1u << (r % 8));
   }
@@ -491,10 +498,12 @@ static void float_round(ps_context *ctx, int round) {
   memset(&ew, 0, sizeof ew), memset(&ek, 0, sizeof ek);
   ps_column *fw = plain_column(ctx, PS_TYPE_FLOAT64, v, n, valid, "f", &ew);
   ps_column *kw = plain_column(ctx, PS_TYPE_INT32, k, n, NULL, "k", &ek);
-  ps_encoded ef[MAX_PARTS], ekp[MAX_PARTS];
-  ps_column *fp[MAX_PARTS] = {NULL}, *kp[MAX_PARTS] = {NULL};
-  memset(ef, 0, sizeof ef), memset(ekp, 0, sizeof ekp);
-  double *pv = th_calloc(n + 1, 8);
+  ps_encoded egw, ef[MAX_PARTS], ekp[MAX_PARTS], egp[MAX_PARTS];
+  memset(&egw, 0, sizeof egw);
+  ps_column *gw = plain_column(ctx, PS_TYPE_FLOAT64, kv, n, NULL, "g", &egw);
+  ps_column *fp[MAX_PARTS] = {NULL}, *kp[MAX_PARTS] = {NULL}, *gp[MAX_PARTS] = {NULL};
+  memset(ef, 0, sizeof ef), memset(ekp, 0, sizeof ekp), memset(egp, 0, sizeof egp);
+  double *pv = th_calloc(n + 1, 8), *pkv = th_calloc(n + 1, 8);
   int32_t *pk = th_calloc(n + 1, 4);
   uint8_t *pvalid = th_calloc(n / 8 + 1, 1);
   uint64_t pn[MAX_PARTS] = {0};
@@ -503,30 +512,42 @@ static void float_round(ps_context *ctx, int round) {
     memset(pvalid, 0, n / 8 + 1);
     for (uint64_t r = 0; r < n; r++) {
       if (part_of[r] != p) continue;
-      pv[m] = v[r], pk[m] = k[r];
+      pv[m] = v[r], pk[m] = k[r], pkv[m] = kv[r];
       if ((valid[r / 8] >> (r % 8)) & 1) pvalid[m / 8] |= (uint8_t)(1u << (m % 8));
       m++;
     }
     pn[p] = m;
     fp[p] = plain_column(ctx, PS_TYPE_FLOAT64, pv, m, pvalid, "f", &ef[p]);
     kp[p] = plain_column(ctx, PS_TYPE_INT32, pk, m, NULL, "k", &ekp[p]);
+    gp[p] = plain_column(ctx, PS_TYPE_FLOAT64, pkv, m, NULL, "g", &egp[p]);
   }
-  for (int keyed = 0; keyed < 2 && fw && kw; keyed++) {
+  static const char *const how[3] = {"floats", "floats, GROUP BY k", "floats, GROUP BY g (float)"};
+  for (int keyed = 0; keyed < 3 && fw && kw && gw; keyed++) { /* no key, an int key, a float key */
     ps_query_result *rw = NULL, *pr[MAX_PARTS] = {NULL};
-    int ok = CHECK_OK(ctx, run_float(ctx, fw, keyed ? kw : NULL, n, 0, &rw));
-    for (int p = 0; p < parts && ok; p++)
-      ok = fp[p] && kp[p] && CHECK_OK(ctx, run_float(ctx, fp[p], keyed ? kp[p] : NULL, pn[p], 1, &pr[p]));
+    ps_column *key = keyed == 1 ? kw : keyed == 2 ? gw : NULL;
+    /* the float key groups by its codes: where few rows made the encoder
+     * choose the ordered bits (63-bit codes), its run is PS_ERR_LIMIT, and
+     * the round has no float-key case */
+    ps_status st = run_float(ctx, fw, key, n, 0, &rw);
+    int ok = keyed == 2 && st == PS_ERR_LIMIT ? 0 : CHECK_OK(ctx, st);
+    for (int p = 0; p < parts && ok; p++) {
+      key = keyed == 1 ? kp[p] : keyed == 2 ? gp[p] : NULL;
+      st = fp[p] && kp[p] && gp[p] ? run_float(ctx, fp[p], key, pn[p], 1, &pr[p]) : PS_ERR_INTERNAL;
+      ok = keyed == 2 && st == PS_ERR_LIMIT ? 0 : CHECK_OK(ctx, st);
+    }
+    char what[2][64];
+    snprintf(what[0], sizeof what[0], "%s, one merge", how[keyed]);
+    snprintf(what[1], sizeof what[1], "%s, a tree", how[keyed]);
     int order[MAX_PARTS];
     for (int i = 0; i < parts; i++) order[i] = parts - 1 - i;
     ps_query_result *rm = NULL, *inner[2] = {NULL, NULL}, *rt = NULL;
-    if (ok && CHECK_OK(ctx, merge(ctx, pr, order, parts, 0, &rm)))
-      compare_n(rw, rm, (uint32_t)keyed, F_AGGS, keyed ? "floats, GROUP BY k, one merge" : "floats, one merge");
+    if (ok && CHECK_OK(ctx, merge(ctx, pr, order, parts, 0, &rm))) compare_n(rw, rm, keyed ? 1u : 0u, F_AGGS, what[0]);
     const int cut = parts / 2, both[2] = {0, 1};
     int n_inner = 0;
     if (ok && cut > 0 && CHECK_OK(ctx, merge(ctx, pr, order, cut, 1, &inner[n_inner]))) n_inner++;
     if (ok && CHECK_OK(ctx, merge(ctx, pr, order + cut, parts - cut, 1, &inner[n_inner]))) n_inner++;
     if (ok && CHECK_OK(ctx, merge(ctx, inner, both, n_inner, 0, &rt)))
-      compare_n(rw, rt, (uint32_t)keyed, F_AGGS, keyed ? "floats, GROUP BY k, a tree" : "floats, a tree");
+      compare_n(rw, rt, keyed ? 1u : 0u, F_AGGS, what[1]);
     ps_query_result_destroy(rm);
     ps_query_result_destroy(rt);
     ps_query_result_destroy(inner[0]);
@@ -592,6 +613,33 @@ static void float_named(ps_context *ctx) {
   ps_query_result_destroy(r);
   ps_column_destroy(f);
   ps_encoded_destroy(&e);
+  /* A partition of zeros sums in the finest unit of all (2^-1074), another
+   * in 2^-126 or so: no 256-bit sum holds the second in the first's unit,
+   * so the merge keeps the coarser one (the zeros are whole numbers of it),
+   * in either order. */
+  th_case("float partials: a partition of zeros beside another");
+  const double zeros[2] = {-0.0, 0.0}, other[3] = {1.5, 2.25, -0.0}, all[5] = {-0.0, 0.0, 1.5, 2.25, -0.0};
+  ps_encoded ez, eo, ea;
+  memset(&ez, 0, sizeof ez), memset(&eo, 0, sizeof eo), memset(&ea, 0, sizeof ea);
+  ps_column *cz = plain_column(ctx, PS_TYPE_FLOAT64, zeros, 2, NULL, "f", &ez);
+  ps_column *co = plain_column(ctx, PS_TYPE_FLOAT64, other, 3, NULL, "f", &eo);
+  ps_column *ca = plain_column(ctx, PS_TYPE_FLOAT64, all, 5, NULL, "f", &ea);
+  ps_query_result *pr[2] = {NULL, NULL}, *whole = NULL;
+  if (cz && co && ca && CHECK_OK(ctx, run_float(ctx, cz, NULL, 2, 1, &pr[0])) &&
+      CHECK_OK(ctx, run_float(ctx, co, NULL, 3, 1, &pr[1])) && CHECK_OK(ctx, run_float(ctx, ca, NULL, 5, 0, &whole))) {
+    const int orders[2][2] = {{0, 1}, {1, 0}};
+    for (int o = 0; o < 2; o++) {
+      ps_query_result *rm = NULL;
+      if (CHECK_OK(ctx, merge(ctx, pr, orders[o], 2, 0, &rm)))
+        compare_n(whole, rm, 0, F_AGGS, o ? "zeros second" : "zeros first");
+      ps_query_result_destroy(rm);
+    }
+  }
+  ps_query_result_destroy(pr[0]);
+  ps_query_result_destroy(pr[1]);
+  ps_query_result_destroy(whole);
+  ps_column_destroy(cz), ps_column_destroy(co), ps_column_destroy(ca);
+  ps_encoded_destroy(&ez), ps_encoded_destroy(&eo), ps_encoded_destroy(&ea);
 }
 
 int main(int argc, char **argv) {
