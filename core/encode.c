@@ -435,7 +435,8 @@ PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, in
     } else {
       /* FOR-decimal when every value is a decimal at one scale (its sums
        * are exact); else the lossless mapping (float_map.c). */
-      st = needs_map ? PS_ERR_NOT_REPRESENTABLE : choose_scale(in, valid, err_buf, err_size, &use_scale);
+      st = needs_map || scale == PS_FLOAT_SCALE_LOSSLESS ? PS_ERR_NOT_REPRESENTABLE
+                                                         : choose_scale(in, valid, err_buf, err_size, &use_scale);
       if (st == PS_ERR_NOT_REPRESENTABLE) {
         if (err_buf && err_size) err_buf[0] = '\0';
         st = encode_mapped(in, valid, width, &r, err_buf, err_size);

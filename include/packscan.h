@@ -593,9 +593,14 @@ PS_API void ps_encoded_destroy(ps_encoded *enc);
  *  PS_FLOAT_MAP_BITS (docs/float-encoding.md; the exception table lies in
  *  out->data after the codes, freed with it). scale >= 0 demands that decimal
  *  scale (PS_ERR_NOT_REPRESENTABLE naming the first value that does not fit,
- *  PS_ERR_INVALID_ARGUMENT for infinities). NaN is rejected with
+ *  PS_ERR_INVALID_ARGUMENT for infinities). scale PS_FLOAT_SCALE_LOSSLESS
+ *  takes the lossless mapping whatever the values, an empty or all-null
+ *  column too: the partitions of one table then encode alike, so that their
+ *  partial query results merge (a FOR-decimal partition is another layout).
+ *  NaN is rejected with
  *  PS_ERR_INVALID_ARGUMENT unless nan_as_null is nonzero, in which case it
  *  becomes a null (and so do infinities at a demanded scale). */
+#define PS_FLOAT_SCALE_LOSSLESS (-2)
 PS_API ps_status ps_encode_for(const ps_plain *in, uint32_t width, int scale, int nan_as_null,
                                const ps_allocator *allocator, char *err_buf, size_t err_size,
                                ps_encoded *out);

@@ -161,7 +161,8 @@ typedef struct ps_arrow_field {
 typedef struct ps_arrow_import_options {
   uint32_t struct_size;    /* sizeof(ps_arrow_import_options) */
   int float_scale;         /* float columns: < 0 finds the smallest exact scale (as
-                              ps_encode_for), >= 0 demands that scale */
+                              ps_encode_for), >= 0 demands that scale,
+                              PS_FLOAT_SCALE_LOSSLESS always the lossless mapping */
   int nan_as_null;         /* float NaN/inf become nulls instead of an error */
   int encoding;            /* numeric columns: PS_ENCODING_FOR (the default), PS_ENCODING_DELTA or
                               PS_ENCODING_AUTO, as ps_encode (options of a smaller struct_size: FOR) */

@@ -10,6 +10,7 @@
  * the query's SUM, NaN where that is not representable), and a query's
  * COUNT/MIN/MAX GROUP BY a float key against the plain values; arithmetic on
  * them refused (their SUM and AVG: test_float_sum.c).
+ * PS_FLOAT_SCALE_LOSSLESS maps decimal, empty and all-null columns too.
  * Prints the compression of a unit-conversion column next to plain doubles.
  */
 #include <float.h>
@@ -105,7 +106,7 @@ typedef struct fcase {
 static bool valid_row(const fcase *c, uint64_t i) { return !c->valid || ((c->valid[i / 8] >> (i % 8)) & 1); }
 
 /* Encodes and checks the bit-exact decode; returns false on failure. */
-static bool encode_case(fcase *c) {
+static bool encode_case_at(fcase *c, int scale) {
   ps_plain in;
   memset(&in, 0, sizeof in);
   float *f = NULL;
@@ -119,7 +120,7 @@ static bool encode_case(fcase *c) {
     in.type = PS_TYPE_FLOAT64, in.values = c->v;
   }
   char err[512];
-  bool ok = CHECKF(ps_encode_for(&in, 0, -1, 0, NULL, err, sizeof err, &c->enc) == PS_OK, "encode: %s", err);
+  bool ok = CHECKF(ps_encode_for(&in, 0, scale, 0, NULL, err, sizeof err, &c->enc) == PS_OK, "encode: %s", err);
   if (ok) {
     void *out = th_malloc(c->n * 8 + 8);
     ok = CHECKF(ps_decode_for(&c->enc.desc, out, err, sizeof err) == PS_OK, "decode: %s", err);
@@ -134,6 +135,9 @@ static bool encode_case(fcase *c) {
   free(f);
   return ok;
 }
+
+/* ps_encode_for's scale -1: the smallest exact decimal scale, else a lossless mapping. */
+static bool encode_case(fcase *c) { return encode_case_at(c, -1); }
 
 static void check_bitmap(ps_context *ctx, ps_expr *e, const fcase *c, bool (*want)(double, void *), void *arg,
                          const char *what) {
@@ -433,6 +437,24 @@ int main(int argc, char **argv) {
     c.v[500] = -0.0;
     if (encode_case(&c)) CHECK(c.enc.desc.float_map != PS_FLOAT_MAP_DECIMAL);
     free_case(&c);
+    /* PS_FLOAT_SCALE_LOSSLESS: a mapping whatever the values, none or all
+     * NULL too (partitions of one table encode alike), every value exact */
+    static const uint64_t ns[] = {0, 3, 1000};
+    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+      for (int nulls = 0; nulls < 2; nulls++) {
+        th_case("PS_FLOAT_SCALE_LOSSLESS, decimals n=%" PRIu64 " nulls=%d", ns[s], nulls);
+        make_case(&c, r, ns[s], F_DECIMAL, false, nulls);
+        ps_column *col = NULL;
+        if (encode_case_at(&c, PS_FLOAT_SCALE_LOSSLESS) &&
+            CHECKF(c.enc.desc.float_map != PS_FLOAT_MAP_DECIMAL, "float map %u", c.enc.desc.float_map) &&
+            CHECK_OK(ctx, ps_column_create_for(ctx, &c.enc.desc, &col))) {
+          ps_column_set_name(col, "x");
+          check_filters(ctx, col, &c, r);
+          check_gather_and_aggregate(ctx, col, &c);
+        }
+        ps_column_destroy(col);
+        free_case(&c);
+      }
   }
   static const uint64_t sizes[] = {0, 1, 31, 33, 1000, 9000};
   for (int fam = 0; fam < F_GROUPS; fam++)

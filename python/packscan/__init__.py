@@ -770,13 +770,18 @@ class Table:
     one column), or a pandas DataFrame (through pyarrow). Values are copied
     and compressed: integers, floats (the smallest exact decimal scale is
     found; ``nan_as_null`` maps NaN/inf to nulls), decimal128, dates,
-    timestamps, strings of every Arrow layout and dictionaries. ``encoding``
+    timestamps, strings of every Arrow layout and dictionaries. ``float_scale``:
+    None finds each float column's smallest exact decimal scale, else a
+    lossless mapping; an integer demands that scale; ``"lossless"`` always
+    takes the lossless mapping (every double bit-exact), so that partitions
+    of one table encode alike whatever their values. ``encoding``
     (numeric columns): ``"for"`` (default), ``"delta"`` (sorted columns:
     dates, timestamps, keys) or ``"auto"`` (the smaller); queries read FOR
     columns only so far, filters both."""
 
     def __init__(self, data: Any, *, context: Optional[Context] = None, backend: Optional[str] = None,
-                 nan_as_null: bool = False, float_scale: Optional[int] = None, encoding: str = "for") -> None:
+                 nan_as_null: bool = False, float_scale: Optional[Union[int, str]] = None,
+                 encoding: str = "for") -> None:
         encodings = {"for": 0, "delta": 1, "auto": -1}
         if encoding not in encodings:
             raise ValueError(f"encoding {encoding!r}: expected 'for', 'delta' or 'auto'")
@@ -785,7 +790,11 @@ class Table:
         _lib.ps_arrow_import_options_init(byref(opts))
         opts.encoding = encodings[encoding]
         opts.nan_as_null = int(nan_as_null)
-        if float_scale is not None:
+        if float_scale == "lossless":  # every float column bit-exact (ALP or ordered bits), never FOR-decimal
+            opts.float_scale = _lib.FLOAT_SCALE_LOSSLESS
+        elif float_scale is not None:
+            if isinstance(float_scale, str):
+                raise ValueError(f"float_scale {float_scale!r}: expected an integer 0..18 or 'lossless'")
             opts.float_scale = float_scale
         if isinstance(data, _Opened):
             self._adopt(data.handle)
@@ -974,7 +983,8 @@ class Table:
         partition may bring it back); the merge raises it. Float columns: give
         every partition the same ``float_scale`` (Table's argument), since a
         partial keeps exact sums at the scale its partition was imported
-        with."""
+        with; ``"lossless"`` suits any doubles (each partition's exact sums
+        merge whatever its magnitudes)."""
         pa = _pyarrow()
         src = statement.encode()
         err = ctypes.create_string_buffer(4096)

@@ -251,6 +251,10 @@ _libc.malloc.argtypes = [c_size_t]
 _libc.free.restype = None
 _libc.free.argtypes = [c_void_p]
 
+# ps_encode_for's and the Arrow import's float scale that always takes the lossless mapping
+# (PS_FLOAT_SCALE_LOSSLESS, packscan.h)
+FLOAT_SCALE_LOSSLESS = -2
+
 # Capsule names must outlive the capsules: module-level bytes.
 SCHEMA_NAME = b"arrow_schema"
 ARRAY_NAME = b"arrow_array"

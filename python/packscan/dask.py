@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import packscan
 
@@ -48,7 +48,7 @@ def _give_context(backend: str, ctx: packscan.Context, device: Optional[int] = N
         _idle.setdefault((backend, device, kernel_cache_dir), []).append(ctx)
 
 
-def partial_of_table(data: Any, statement: str, backend: str = "auto", float_scale: Optional[int] = None,
+def partial_of_table(data: Any, statement: str, backend: str = "auto", float_scale: Optional[Union[int, str]] = None,
                      nan_as_null: bool = False, device: Optional[int] = None,
                      kernel_cache_dir: Optional[str] = None) -> Any:
     """One partition's partial: data (a pyarrow Table, a pandas DataFrame,
@@ -69,7 +69,7 @@ def partial_of_table(data: Any, statement: str, backend: str = "auto", float_sca
 
 
 def partial_of_parquet(path: str, statement: str, columns: Optional[Sequence[str]] = None, backend: str = "auto",
-                       float_scale: Optional[int] = None, nan_as_null: bool = False,
+                       float_scale: Optional[Union[int, str]] = None, nan_as_null: bool = False,
                        device: Optional[int] = None, kernel_cache_dir: Optional[str] = None) -> Any:
     """One Parquet file's partial, read with pyarrow (its own Arrow types:
     decimals, dates, dictionaries) where this runs."""
@@ -89,7 +89,7 @@ def _parquet_files(source: Any) -> List[str]:
 
 
 def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None, backend: str = "auto",
-        device: Optional[int] = None, kernel_cache_dir: Optional[str] = None, float_scale: Optional[int] = None,
+        device: Optional[int] = None, kernel_cache_dir: Optional[str] = None, float_scale: Optional[Union[int, str]] = None,
         nan_as_null: bool = False, split_every: int = 8, merge_context: Optional[packscan.Context] = None,
         **compute_kwargs: Any) -> packscan.Frame:
     """Runs a SELECT statement of ``Table.sql`` over a partitioned data set
@@ -109,7 +109,8 @@ def sql(source: Any, statement: str, *, columns: Optional[Sequence[str]] = None,
     the node's disk that its worker processes share, so a query shape is
     compiled once per node, not once per process. ``float_scale``: float columns' decimal
     scale, the same in every partition (required for SUM / AVG / MIN / MAX
-    or keys of a float column whose partitions would find different scales).
+    or keys of a float column whose partitions would find different scales),
+    or ``"lossless"`` for doubles that no decimal scale holds.
     ``split_every``: partials are merged on the workers in a tree, at most
     this many into one (as Dask's own reductions), so the client merges at
     most ``split_every`` of them however many partitions there are.

@@ -19,7 +19,7 @@ packscan never does. Executors need packscan (and pyarrow) installed too.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, Union
 
 import packscan
 from packscan.dask import partial_of_table
@@ -46,7 +46,7 @@ def partial_of_ipc(data: Any) -> Any:
 
 
 def partials(df: Any, statement: str, *, backend: str = "auto", device: Optional[int] = None,
-             kernel_cache_dir: Optional[str] = None, float_scale: Optional[int] = None,
+             kernel_cache_dir: Optional[str] = None, float_scale: Optional[Union[int, str]] = None,
              nan_as_null: bool = False) -> List[Any]:
     """The partials of df's non-empty partitions, computed on the executors
     and collected to the driver (an empty partition sends none: it would add
@@ -69,7 +69,7 @@ def partials(df: Any, statement: str, *, backend: str = "auto", device: Optional
 
 
 def sql(df: Any, statement: str, *, backend: str = "auto", device: Optional[int] = None,
-        kernel_cache_dir: Optional[str] = None, float_scale: Optional[int] = None, nan_as_null: bool = False,
+        kernel_cache_dir: Optional[str] = None, float_scale: Optional[Union[int, str]] = None, nan_as_null: bool = False,
         merge_context: Optional[packscan.Context] = None) -> packscan.Frame:
     """Runs a SELECT statement of ``Table.sql`` over a Spark DataFrame, one
     partition per task, and returns the merged Frame (what ``Table.sql``
@@ -88,7 +88,8 @@ def sql(df: Any, statement: str, *, backend: str = "auto", device: Optional[int]
     Python workers of a node.
     ``float_scale``: float columns' decimal scale, the same in every
     partition (required for SUM / AVG / MIN / MAX or keys of a float column
-    whose partitions would find different scales). A DataFrame without rows
+    whose partitions would find different scales), or ``"lossless"`` for
+    doubles that no decimal scale holds. A DataFrame without rows
     gives Table.sql's answer on an empty table of its schema."""
     got = partials(df, statement, backend=backend, device=device, kernel_cache_dir=kernel_cache_dir,
                    float_scale=float_scale, nan_as_null=nan_as_null)

@@ -233,3 +233,25 @@ def test_lossless_float_partials(context, rng):
         partials = [roundtrip(rng, packscan.Table(p, context=context).sql_partial(statement)) for p in parts]
         for merged in (pa.table(packscan.merge_partials(partials)), pa.table(tree_merge(rng, partials))):
             assert merged.equals(whole), f"PACKSCAN_SEED={rng.seed_value}\n{merged.to_pylist()}\n!=\n{whole.to_pylist()}"
+
+
+def test_lossless_partitions_of_any_values(context, rng):
+    """float_scale="lossless": partitions whose values a decimal scale holds,
+    an empty one and an all-null one still encode like the others (a lossless
+    mapping), so their partials merge into the whole table's result."""
+    n = 900
+    x = [rng.choice([0.5, 1.25, -3.75, rng.random() * 100, None]) for _ in range(n)]
+    table = pa.table({"k": pa.array([rng.randrange(3) for _ in range(n)], pa.int32()), "x": pa.array(x, pa.float64())})
+    parts = [table.slice(0, 300), table.slice(300, 0), pa.table({"k": pa.array([1, 2], pa.int32()),
+                                                                 "x": pa.array([None, None], pa.float64())}),
+             pa.table({"k": pa.array([0, 1], pa.int32()), "x": pa.array([0.5, 1.25], pa.float64())}),
+             table.slice(300)]
+    whole_table = pa.concat_tables(parts)
+    for statement in ["SELECT COUNT(*), SUM(x), AVG(x), MIN(x), MAX(x) FROM t",
+                      "SELECT k, COUNT(x), SUM(x) AS s, MIN(x), MAX(x) FROM t GROUP BY k"]:
+        whole = pa.table(packscan.Table(whole_table, context=context, float_scale="lossless").sql(statement))
+        partials = [packscan.Table(p, context=context, float_scale="lossless").sql_partial(statement) for p in parts]
+        merged = pa.table(packscan.merge_partials(partials))
+        assert merged.equals(whole), f"{statement}\n{merged.to_pylist()}\n!=\n{whole.to_pylist()}"
+    with pytest.raises(ValueError):
+        packscan.Table(table, context=context, float_scale="exact")
