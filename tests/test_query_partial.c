@@ -606,6 +606,39 @@ static void float_named(ps_context *ctx) {
       double mn = 0;
       memcpy(&mn, (const uint8_t *)a.children[6]->buffers[1], 8);
       CHECKF(mn == -0.25, "MIN exported as %.17g", mn);
+      /* the same batch under malformed metadata: refused, naming what */
+      static const char *const bad[][4] = {
+          {"2", "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", NULL, "packscan.units"},
+          {"2", "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", "0,0,-5", "expected 6 integers"},
+          {"2", "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", "0,0,x,0,0,0", "expected 6 integers"},
+          {"2", "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", "0,0,99999,0,0,0", "expected 6 integers"},
+          {"1", "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", "0,0,0,0,0,0", "malformed layout"},
+          {"2", "COUNT_STAR:f,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", "0,0,0,0,0,0", "malformed layout"},
+          {"3", "COUNT_STAR:0,COUNT:0,SUM:f,AVG:f,MIN:f,MAX:f", "0,0,0,0,0,0", "reads versions"},
+      };
+      for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        char md2[1024];
+        const char *kv[8] = {"packscan.partial", bad[b][0], "packscan.keys",  "",
+                             "packscan.aggs",    bad[b][1], "packscan.units", bad[b][2]};
+        const int32_t n_pairs = bad[b][2] ? 4 : 3;
+        size_t at = 4;
+        memcpy(md2, &n_pairs, 4);
+        for (int32_t i = 0; i < 2 * n_pairs; i++) {
+          const int32_t len = (int32_t)strlen(kv[i]);
+          memcpy(md2 + at, &len, 4);
+          memcpy(md2 + at + 4, kv[i], (size_t)len);
+          at += 4 + (size_t)len;
+        }
+        struct ArrowSchema s2 = s; /* borrowed, as the merge borrows it: only the metadata differs */
+        s2.metadata = md2;
+        ps_query_merge *m = NULL;
+        if (CHECK_OK(ctx, ps_query_merge_create(ctx, &m))) {
+          CHECK_STATUS(ctx, ps_query_merge_add(m, &s2, &a), PS_ERR_INVALID_ARGUMENT);
+          CHECKF(strstr(ps_context_last_error(ctx), bad[b][3]) != NULL, "case %zu: \"%s\" does not name \"%s\"", b,
+                 ps_context_last_error(ctx), bad[b][3]);
+        }
+        ps_query_merge_destroy(m);
+      }
       s.release(&s);
       a.release(&a);
     }
