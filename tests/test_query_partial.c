@@ -558,14 +558,18 @@ static void float_round(ps_context *ctx, int round) {
   for (int p = 0; p < parts; p++) {
     ps_column_destroy(fp[p]);
     ps_column_destroy(kp[p]);
+    ps_column_destroy(gp[p]);
     ps_encoded_destroy(&ef[p]);
     ps_encoded_destroy(&ekp[p]);
+    ps_encoded_destroy(&egp[p]);
   }
   ps_column_destroy(fw);
   ps_column_destroy(kw);
+  ps_column_destroy(gw);
   ps_encoded_destroy(&ew);
   ps_encoded_destroy(&ek);
-  free(v), free(k), free(part_of), free(valid), free(pv), free(pk), free(pvalid);
+  ps_encoded_destroy(&egw);
+  free(v), free(kv), free(k), free(part_of), free(valid), free(pv), free(pkv), free(pk), free(pvalid);
 }
 
 /* A float partial's layout and units, and what the merge refuses: a
