@@ -329,15 +329,6 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
       PS_TRY(key_domain(ctx, c, k, &dom));
     else
       PS_TRY(ps_query_key_fn_lower(ctx, c, k, fn, d->key_day_units[k], &p->key_fn[k], &dom));
-    /* A lossless float key's result ranks its possible codes (equal values,
-     * -0.0 and +0.0, are one group): a table per possible code. */
-    if (c->fmap.map != PS_FLOAT_MAP_DECIMAL && dom > PS_QUERY_MAX_GROUPS) {
-      char label[PS_COLUMN_LABEL_SIZE];
-      return ps_set_error(ctx, PS_ERR_LIMIT,
-                          "GROUP BY key %" PRIu32 " (float %s, %" PRIu32 "-bit codes) has %" PRIu64
-                          " possible keys; a float column that is not decimal groups by at most %d",
-                          k, ps_column_label(c, label), c->width, dom, PS_QUERY_MAX_GROUPS);
-    }
     if (__builtin_mul_overflow(groups, dom, &groups) || groups == UINT64_MAX)
       return ps_set_error(ctx, PS_ERR_LIMIT,
                           "GROUP BY keys 0 (%s, %" PRIu64 " possible keys) and 1 (%s, %" PRIu64

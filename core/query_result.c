@@ -285,6 +285,17 @@ typedef struct group_order {
   uint32_t group;
 } group_order;
 
+/* The rank of code i of a lossless float key of a hashed plan (too many
+ * possible codes for key_ranks' table): codes ascend with the values, and
+ * the only distinct codes of one value are -0.0's and +0.0's, next to each
+ * other, so +0.0's code takes -0.0's rank. dom: the key's domain (its NULL
+ * index, dom - 1 where the column has a validity, stays its own). */
+static uint64_t float_rank(const ps_column *c, uint64_t dom, uint64_t i) {
+  if (i == 0 || (c->validity.handle && i == dom - 1)) return i;
+  const double x = ps_column_code_double(c, i);
+  return x == 0 && !signbit(x) && ps_column_code_double(c, i - 1) == 0 ? i - 1 : i;
+}
+
 /* Whether key column c's ranks differ from its key indexes (key_ranks). */
 static bool needs_ranks(const ps_column *c) {
   return (c->type == PS_TYPE_STRING && !c->dict.sorted) || c->fmap.map != PS_FLOAT_MAP_DECIMAL;
@@ -334,10 +345,14 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
   uint32_t *rank[PS_QMAX_KEYS] = {NULL, NULL};
   group_order *order = NULL;
   ps_status st = PS_OK;
+  bool float_wide[PS_QMAX_KEYS] = {false, false};
   for (uint32_t k = 0; k < p->n_keys && st == PS_OK; k++) {
     if (!needs_ranks(q->keys[k])) continue; /* the index is the rank */
-    uint32_t dom =
-        (uint32_t)p->key_domain[k]; /* a dictionary's, or a lossless float key's (query.c bounds it): below 2^32 */
+    if (q->keys[k]->fmap.map != PS_FLOAT_MAP_DECIMAL && p->key_domain[k] > PS_QUERY_MAX_GROUPS) {
+      float_wide[k] = true; /* a hashed plan's float key: ranked one code at a time (float_rank) */
+      continue;
+    }
+    uint32_t dom = (uint32_t)p->key_domain[k]; /* a dictionary's, or a dense plan's float key: below 2^32 */
     rank[k] = ps_calloc_ctx(ctx, dom ? dom : 1, sizeof(uint32_t));
     st =
         rank[k] ? key_ranks(ctx, q->keys[k], dom, rank[k]) : ps_set_error(ctx, PS_ERR_OUT_OF_MEMORY, "ordering groups");
@@ -352,7 +367,9 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     uint64_t r = 0;
     for (uint32_t k = 0; k < p->n_keys; k++) {
       const uint64_t i = key_index(p, group_keys, g, k);
-      r = r * p->key_domain[k] + (rank[k] ? rank[k][i] : i);
+      r = r * p->key_domain[k] + (rank[k]         ? rank[k][i]
+                                  : float_wide[k] ? float_rank(q->keys[k], p->key_domain[k], i)
+                                                  : i);
     }
     order[present].rank = r;
     order[present].group = g;

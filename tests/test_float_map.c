@@ -514,6 +514,30 @@ int main(int argc, char **argv) {
     free_case(&k);
     free_case(&x);
   }
+  /* GROUP BY a float key of wide codes (a hashed plan: past 2^17 possible
+   * codes), with +0.0 and -0.0 among them (one group) */
+  for (int t = 0; t < 2; t++) {
+    th_case("group by a wide float key, round %d", t);
+    fcase k, x;
+    make_case(&k, r, 3000, F_BITS, false, t == 1);
+    make_case(&x, r, 3000, F_GROUPS, false, true);
+    for (uint64_t i = 0; i < 3000; i++)
+      k.v[i] = (double)(int64_t)(th_below(r, UINT64_C(1) << 40) - (UINT64_C(1) << 39)) * 1.15078e-3;
+    for (uint64_t i = 0; i < 3000; i += 97) k.v[i] = i % 2 ? 0.0 : -0.0;
+    for (uint64_t i = 5; i < 3000; i += 211) k.v[i] = k.v[i - 5]; /* repeated keys */
+    ps_column *kc = NULL, *xc = NULL;
+    if (encode_case(&k) && encode_case(&x) && CHECK_OK(ctx, ps_column_create_for(ctx, &k.enc.desc, &kc)) &&
+        CHECK_OK(ctx, ps_column_create_for(ctx, &x.enc.desc, &xc))) {
+      ps_column_set_name(xc, "x");
+      CHECKF(k.enc.desc.float_map != PS_FLOAT_MAP_DECIMAL && k.enc.desc.width > 17, "map %u width %u",
+             k.enc.desc.float_map, k.enc.desc.width);
+      check_query(ctx, kc, &k, xc, &x);
+    }
+    ps_column_destroy(kc);
+    ps_column_destroy(xc);
+    free_case(&k);
+    free_case(&x);
+  }
   /* Result values are datums (exact decimals of up to 38 digits and their
    * double): an infinite key or maximum is refused by name. */
   {
