@@ -455,28 +455,24 @@ static void sar256(const uint64_t *x, uint32_t k, uint64_t *y) {
   }
 }
 
-/* Whether x * 2^k still fits 256 bits (a sum moved to a unit 2^k finer). */
-static bool shift_fits(const uint64_t *x, uint32_t k) {
+/* Whether a sum x moves k binary places without loss: up (x * 2^k, to a unit
+ * 2^k finer) within 256 bits, or down (x / 2^k, to a coarser unit) exactly. */
+static bool shift_holds(const uint64_t *x, uint32_t k, bool up) {
   if (k == 0 || !(x[0] | x[1] | x[2] | x[3])) return true;
   if (k >= 256) return false;
   uint64_t y[4], z[4];
-  shl256(x, k, y);
-  sar256(y, k, z);
+  if (up) {
+    shl256(x, k, y);
+    sar256(y, k, z);
+  } else {
+    sar256(x, k, y);
+    shl256(y, k, z);
+  }
   return !memcmp(x, z, sizeof z);
 }
 
-/* Whether x / 2^k is exact (a sum moved to a unit 2^k coarser). */
-static bool shift_exact(const uint64_t *x, uint32_t k) {
-  if (k == 0 || !(x[0] | x[1] | x[2] | x[3])) return true;
-  if (k >= 256) return false;
-  uint64_t y[4], z[4];
-  sar256(x, k, y);
-  shl256(y, k, z);
-  return !memcmp(x, z, sizeof z);
-}
-
-/* A sum in units of 2^from, moved to units of 2^to (shift_fits or
- * shift_exact said it can). */
+/* A sum in units of 2^from, moved to units of 2^to (shift_holds said it
+ * can). */
 static void shift_sum(uint64_t *x, int32_t from, int32_t to) {
   if (from == to || !(x[0] | x[1] | x[2] | x[3])) return;
   uint64_t y[4];
@@ -700,8 +696,8 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
       coarse[a] = had < in_unit[a] ? in_unit[a] : had;
       for (uint64_t i = 0; i < m->n; i++) {
         const uint64_t *x = m->st[i * m->l.n_aggs + a].sum;
-        fine_ok[a] = fine_ok[a] && shift_fits(x, (uint32_t)(had - fine[a]));
-        coarse_ok[a] = coarse_ok[a] && shift_exact(x, (uint32_t)(coarse[a] - had));
+        fine_ok[a] = fine_ok[a] && shift_holds(x, (uint32_t)(had - fine[a]), true);
+        coarse_ok[a] = coarse_ok[a] && shift_holds(x, (uint32_t)(coarse[a] - had), false);
       }
     }
   }
@@ -754,8 +750,8 @@ ps_status ps_query_merge_add(ps_query_merge *m, const struct ArrowSchema *schema
         uint64_t s[4];
         const uint32_t a = pc->i;
         memcpy(s, (const uint8_t *)ca->buffers[1] + i * 32, 32);
-        fine_ok[a] = fine_ok[a] && shift_fits(s, (uint32_t)(in_unit[a] - fine[a]));
-        coarse_ok[a] = coarse_ok[a] && shift_exact(s, (uint32_t)(coarse[a] - in_unit[a]));
+        fine_ok[a] = fine_ok[a] && shift_holds(s, (uint32_t)(in_unit[a] - fine[a]), true);
+        coarse_ok[a] = coarse_ok[a] && shift_holds(s, (uint32_t)(coarse[a] - in_unit[a]), false);
       } else if (pc->kind == C_KEY_NUMBER || pc->kind == C_MIN || pc->kind == C_MAX) {
         ps_i128 v;
         memcpy(&v, (const uint8_t *)ca->buffers[1] + i * 16, 16);
