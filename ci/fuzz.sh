@@ -12,7 +12,7 @@
 #   ci/fuzz.sh --long SECONDS   each target for SECONDS, all at once (one core each), at
 #                               nice 19; the work corpora are kept between runs
 #   FUZZ_BUILD_DIR  build directory (default build-fuzz)
-#   FUZZ_TARGETS    targets to run (default "table expr select api")
+#   FUZZ_TARGETS    targets to run (default "table expr select api merge")
 #   CC_FUZZ         clang to use (default clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ if [ "${1:-}" = --long ]; then
   [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "usage: ci/fuzz.sh [--long SECONDS]" >&2; exit 2; }
   long=1 secs=$2
 fi
-targets=${FUZZ_TARGETS:-table expr select api}
+targets=${FUZZ_TARGETS:-table expr select api merge}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
@@ -55,6 +55,7 @@ declare -A opts=(
   [expr]="-max_len=512 -dict=$root/tools/fuzz/expr.dict"
   [select]="-max_len=768 -dict=$root/tools/fuzz/select.dict"
   [api]="-max_len=4096"
+  [merge]="-max_len=1024"
 )
 
 # run TARGET: one libFuzzer session over work/corpus_TARGET (seeded from the
