@@ -56,7 +56,7 @@ uint64_t ps_fmap_ord(double x) {
   return b & SIGN_BIT ? ~b : b | SIGN_BIT;
 }
 
-static uint64_t ord_inverse(uint64_t o) { return o & SIGN_BIT ? o ^ SIGN_BIT : ~o; }
+uint64_t ps_fmap_ord_inverse(uint64_t o) { return o & SIGN_BIT ? o ^ SIGN_BIT : ~o; }
 
 static uint32_t ord32(float x) {
   uint32_t b;
@@ -119,7 +119,7 @@ static const ps_float_exception *exc_at_or_below(const ps_fmap *m, uint64_t c) {
 double ps_fmap_decode(const ps_fmap *m, uint64_t code) {
   if (m->map == PS_FLOAT_MAP_BITS) {
     if (m->f32) return (double)ord32_inverse((uint32_t)(m->ref + code));
-    return bdouble(ord_inverse(m->ref + code));
+    return bdouble(ps_fmap_ord_inverse(m->ref + code));
   }
   const uint64_t step = code >> m->rank_bits;
   const uint64_t gap_start = step << m->rank_bits;
@@ -527,7 +527,7 @@ ps_status ps_fmap_build(const ps_plain *in, const uint8_t *valid, const ps_alloc
     }
     for (uint64_t i = 0; i < b.n_exc; i++) {
       out->exc[i].code = b.codes[i];
-      out->exc[i].bits = ord_inverse(b.ords[i]);
+      out->exc[i].bits = ps_fmap_ord_inverse(b.ords[i]);
     }
     ps_free_with(A, b.ords), ps_free_with(A, b.codes);
   } else {

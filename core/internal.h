@@ -360,6 +360,7 @@ typedef struct ps_fmap_result {
 uint32_t ps_for_desc_float_map(const ps_for_desc *d); /* PS_FLOAT_MAP_DECIMAL for older descriptions */
 ps_fmap ps_fmap_of_desc(const ps_for_desc *d);
 uint64_t ps_fmap_ord(double x); /* the order-preserving transform of the bits */
+uint64_t ps_fmap_ord_inverse(uint64_t o); /* its inverse: the bits */
 double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32);
 double ps_fmap_decode(const ps_fmap *m, uint64_t code);
 uint64_t ps_fmap_code_limit(const ps_fmap *m, uint32_t width);

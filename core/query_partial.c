@@ -388,9 +388,9 @@ struct ps_query_merge {
   ps_qstate *st; /* cap * n_aggs */
   uint8_t *arena;
   uint64_t arena_len, arena_cap;
-  /* A lossless float column's sums: the finest unit of the partials so far,
-   * in which every state's sum is kept (exact whatever the partitions'
-   * windows: a coarser partial's sums are shifted up to it). */
+  /* A lossless float column's sums: the unit every state's sum is kept in
+   * (ps_query_merge_add chooses it, partial by partial, so that every sum
+   * stays exact). */
   int32_t unit[PS_QMAX_AGGS];
 };
 

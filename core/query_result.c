@@ -58,14 +58,11 @@ bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
   return ps_query_double_datum(ps_column_code_double(c, code), out);
 }
 
-int64_t ps_query_ordered_bits(double x) {
-  int64_t b;
-  memcpy(&b, &x, 8);
-  return b >= 0 ? b : (int64_t)((uint64_t)b ^ UINT64_C(0x7FFFFFFFFFFFFFFF));
-}
+/* ps_fmap_ord's order, as signed integers (its sign bit flipped). */
+int64_t ps_query_ordered_bits(double x) { return (int64_t)(ps_fmap_ord(x) ^ UINT64_C(0x8000000000000000)); }
 
 double ps_query_ordered_double(int64_t bits) {
-  const int64_t b = bits >= 0 ? bits : (int64_t)((uint64_t)bits ^ UINT64_C(0x7FFFFFFFFFFFFFFF));
+  const uint64_t b = ps_fmap_ord_inverse((uint64_t)bits ^ UINT64_C(0x8000000000000000));
   double x;
   memcpy(&x, &b, 8);
   return x;
