@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "packscan.h"
 
 #define MAX_COLS 6
@@ -23,24 +24,6 @@
 #define MAX_STEPS 48
 #define MAX_ROWS 2048
 #define MAX_DICT 96
-
-typedef struct {
-  const uint8_t *p;
-  size_t left;
-} input;
-
-static uint64_t take(input *in, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; i++) {
-    uint8_t b = 0;
-    if (in->left) {
-      b = *in->p++;
-      in->left--;
-    }
-    v |= (uint64_t)b << (8 * i);
-  }
-  return v;
-}
 
 /* n bytes for a buffer the library reads: from the input while it lasts,
  * then a repeating pattern (so a short input still fills large columns). */

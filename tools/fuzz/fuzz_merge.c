@@ -17,30 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "packscan.h"
 #include "packscan_arrow.h"
 
 #define MAX_BASE 3
 #define MAX_KIDS 16
 #define MAX_MD 1024
-
-typedef struct {
-  const uint8_t *p;
-  size_t left;
-} input;
-
-static uint64_t take(input *in, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; i++) {
-    uint8_t b = 0;
-    if (in->left) {
-      b = *in->p++;
-      in->left--;
-    }
-    v |= (uint64_t)b << (8 * i);
-  }
-  return v;
-}
 
 static ps_context *ctx;
 static struct ArrowSchema base_s[MAX_BASE];
