@@ -11,6 +11,7 @@
 #   ci/fuzz.sh                  each target for FUZZ_SECONDS (default 30), one after another
 #   ci/fuzz.sh --long SECONDS   each target for SECONDS, all at once (one core each), at
 #                               nice 19; the work corpora are kept between runs
+#   FUZZ_RUNS       with --long: also stop a target after this many executions
 #   FUZZ_BUILD_DIR  build directory (default build-fuzz)
 #   FUZZ_TARGETS    targets to run (default "table expr select api merge")
 #   CC_FUZZ         clang to use (default clang)
@@ -24,6 +25,7 @@ if [ "${1:-}" = --long ]; then
   [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "usage: ci/fuzz.sh [--long SECONDS]" >&2; exit 2; }
   long=1 secs=$2
 fi
+[[ -z ${FUZZ_RUNS:-} || ${FUZZ_RUNS} =~ ^[0-9]+$ ]] || { echo "ci/fuzz.sh: FUZZ_RUNS must be a number" >&2; exit 2; }
 targets=${FUZZ_TARGETS:-table expr select api merge}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -66,9 +68,11 @@ run() {
   mkdir -p "$corpus"
   cp -n "tools/fuzz/corpus_$t"/* "$corpus/"
   local t0=$SECONDS
-  # shellcheck disable=SC2086  # opts holds several options
+  local runs=""
+  [ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"
+  # shellcheck disable=SC2086  # opts holds several options; runs is one or none
   (cd "$work" && ${nice:-} "$build/tools/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 ${opts[$t]} "$corpus") >"$work/$t.log" 2>&1
+    -print_final_stats=1 $runs ${opts[$t]} "$corpus") >"$work/$t.log" 2>&1
   local rc=$?
   echo $((SECONDS - t0)) >"$work/$t.seconds" # the time it ran: less than asked when it stopped at a finding
   return $rc
