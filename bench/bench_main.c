@@ -59,6 +59,9 @@ static void usage(FILE *f) {
           "                  columns (the library's internal option; for before/after runs)\n"
           "  --no-warp-merge  a specialized GROUP BY in registers on CUDA merges each work-item's\n"
           "                  registers on its own, not a warp's at once (query_warp_merge=0; before/after)\n"
+          "  --opencl-own-params  OpenCL makes a buffer for each launch's parameter blocks and releases it\n"
+          "                  after the launch, instead of writing kept ones (opencl_param_buffers=0;\n"
+          "                  before/after)\n"
           "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
           "                  SET, range tree: the library's internal option fast_paths=0)\n");
 }
@@ -232,7 +235,7 @@ int main(int argc, char **argv) {
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
-  int query_prefetch = 0, general = 0, query_warp_merge = 1;
+  int query_prefetch = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -254,6 +257,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--query-prefetch") == 0) {
       query_prefetch = 1;
+      continue;
+    }
+    if (strcmp(a, "--opencl-own-params") == 0) {
+      opencl_param_buffers = 0;
       continue;
     }
     if (strcmp(a, "--no-warp-merge") == 0) {
@@ -343,7 +350,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
-      general || !query_warp_merge) {
+      general || !query_warp_merge || !opencl_param_buffers) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
@@ -352,6 +359,7 @@ int main(int argc, char **argv) {
     io.query_lanes = query_lanes;
     io.query_prefetch = query_prefetch;
     io.query_warp_merge = query_warp_merge;
+    io.opencl_param_buffers = opencl_param_buffers;
     if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));

@@ -108,6 +108,11 @@ typedef struct ps_internal_options {
    * merges them into the work-group's table (PS_QS_WARP_MERGE); 0 every
    * work-item merges its own, as OpenCL does. */
   int query_warp_merge;
+  /* OpenCL parameter blocks (launch blocks, programs, patterns: ps_cl_upload):
+   * 1 (default) written into buffers the backend keeps, one per argument
+   * slot; 0 each in a new buffer made from host memory and released after
+   * its launch, as before, so that a benchmark can compare them. */
+  int opencl_param_buffers;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

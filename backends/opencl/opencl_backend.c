@@ -280,6 +280,9 @@ static void opencl_destroy(ps_backend *be) {
   if (be->status) clReleaseMemObject(be->status);
   if (be->qstatus) clReleaseMemObject(be->qstatus);
   if (be->scratch) clReleaseMemObject(be->scratch);
+  for (uint32_t i = 0; i < PS_CL_PARAM_SLOTS; i++)
+    if (be->param[i]) clReleaseMemObject(be->param[i]);
+  ps_host_free(be->ctx, be->param_host);
   if (be->dummy) clReleaseMemObject(be->dummy);
   if (be->queue) clReleaseCommandQueue(be->queue);
   if (be->context) clReleaseContext(be->context);

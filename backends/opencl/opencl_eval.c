@@ -180,9 +180,9 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
   cl_kernel k = prog->kernels[PS_CL_FILTER];
 
   launch_buffers bufs = {NULL, NULL};
-  ps_status st = ps_cl_upload(be, &launch, sizeof launch, "program launch block", &bufs.launch);
+  ps_status st = ps_cl_upload(be, PS_CL_PARAM_LAUNCH, &launch, sizeof launch, "program launch block", &bufs.launch);
   if (st == PS_OK && use_aux_copy)
-    st = ps_cl_upload(be, args->aux_host, (size_t)p->aux_words * 4, "aux words", &bufs.aux_copy);
+    st = ps_cl_upload(be, PS_CL_PARAM_WHERE, args->aux_host, (size_t)p->aux_words * 4, "aux words", &bufs.aux_copy);
   if (st == PS_OK) st = set_args(be, k, args, &bufs);
   if (st == PS_OK)
     st = ps_cl_set_arg(be, k, PS_FILTER_ARG_SCRATCH, prog->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);

@@ -97,6 +97,20 @@ typedef struct ps_cl_cached {
 } ps_cl_cached;
 
 /* One context = one device, so the program cache lives here. */
+/* Argument slots of parameter blocks (ps_cl_upload). A launch passes at
+ * most one block per slot; the next upload to a slot is enqueued after that
+ * launch, which the in-order queue runs first, so one buffer a slot serves
+ * every launch. */
+typedef enum {
+  PS_CL_PARAM_LAUNCH,  /* launch blocks */
+  PS_CL_PARAM_PROGRAM, /* a query's value program, a LIKE pattern */
+  PS_CL_PARAM_WHERE,   /* a query's WHERE program, a filter's aux words */
+  PS_CL_PARAM_SLOTS
+} ps_cl_param_slot;
+/* Bytes of host staging for parameter blocks; a larger block gets a buffer
+ * of its own. */
+#define PS_CL_PARAM_STAGING (256u * 1024u)
+
 struct ps_backend {
   ps_context *ctx;
   cl_platform_id platform;
@@ -123,6 +137,14 @@ struct ps_backend {
   cl_mem qstatus; /* queries' deferred status words (ps_query_args.defer_status), PS_QUERY_STATUS_SLOTS slots */
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
+  /* Parameter blocks (ps_cl_upload): a buffer per argument slot, kept and
+   * grown, written on `queue` from the staging area `param_host`. A
+   * non-blocking write may read its staged bytes until it has run, so the
+   * area is used front to back and restarts only after a clFinish. */
+  cl_mem param[PS_CL_PARAM_SLOTS];
+  size_t param_bytes[PS_CL_PARAM_SLOTS];
+  unsigned char *param_host; /* PS_CL_PARAM_STAGING bytes, made on first use */
+  size_t param_used;
   /* Built programs (ps_cl_cached, core/kcache.h); NULL until the first build. */
   struct ps_kcache *kcache;
   /* The device as the kernel cache's keys name it: platform and device
@@ -220,9 +242,11 @@ int ps_cl_has_int64_atomics(const ps_backend *be);
 void ps_cl_cache_release(ps_backend *be);
 
 /* A read-only buffer holding a copy of host memory, taken before the call
- * returns: a launch needs no synchronization for it, and the buffer may be
- * released right after the launch is enqueued. */
-ps_status ps_cl_upload(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out);
+ * returns: a launch needs no synchronization for it, and the caller
+ * releases *out right after the launch is enqueued. The slot's kept buffer
+ * (opencl_param_buffers, the default) or one made for this block. */
+ps_status ps_cl_upload(ps_backend *be, ps_cl_param_slot slot, const void *src, size_t bytes, const char *what,
+                       cl_mem *out);
 ps_status ps_cl_set_arg(ps_backend *be, cl_kernel k, cl_uint index, size_t size, const void *value);
 /* Enqueues kernel id over `global` work-items (rounded up to its group);
  * the driver's code (CL_SUCCESS when global is 0), no message. */

@@ -17,7 +17,7 @@ ps_status ps_cl_like_dict(ps_backend *be, const ps_like_dict_args *a) {
   PS_CL_TRY(ps_cl_like_program(be, &prog));
   cl_kernel k = prog->kernels[PS_CL_LIKE];
   cl_mem nfa;
-  PS_CL_TRY(ps_cl_upload(be, a->nfa, sizeof *a->nfa, "LIKE pattern", &nfa));
+  PS_CL_TRY(ps_cl_upload(be, PS_CL_PARAM_PROGRAM, a->nfa, sizeof *a->nfa, "LIKE pattern", &nfa));
   cl_mem offsets = (cl_mem)a->offsets.handle, bytes = (cl_mem)a->bytes.handle, out = (cl_mem)a->out.handle;
   cl_ulong scalars[5] = {a->offsets.offset, a->bytes.offset, a->out.offset, a->first, a->count};
   ps_status st = ps_cl_set_arg(be, k, 0, sizeof(cl_mem), &nfa);

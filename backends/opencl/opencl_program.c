@@ -607,13 +607,58 @@ void ps_cl_cache_release(ps_backend *be) {
 
 /* ---- launch helpers shared by opencl_eval.c and opencl_select.c ------------ */
 
-ps_status ps_cl_upload(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out) {
+/* A buffer made for one block: creating and releasing device memory around
+ * every launch is what the kept buffers avoid. */
+static ps_status upload_own(ps_backend *be, const void *src, size_t bytes, const char *what, cl_mem *out) {
   cl_int err;
   *out = clCreateBuffer(be->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)src, &err);
   if (err != CL_SUCCESS) {
     *out = NULL;
     return ps_cl_fail(be->ctx, err, "clCreateBuffer", what);
   }
+  return PS_OK;
+}
+
+ps_status ps_cl_upload(ps_backend *be, ps_cl_param_slot slot, const void *src, size_t bytes, const char *what,
+                       cl_mem *out) {
+  *out = NULL;
+  if (slot >= PS_CL_PARAM_SLOTS || bytes == 0)
+    return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: %s: parameter slot %d, %zu bytes", what, (int)slot,
+                            bytes);
+  if (!ps_cl_options(be)->opencl_param_buffers || bytes > PS_CL_PARAM_STAGING)
+    return upload_own(be, src, bytes, what, out);
+  if (!be->param_host) {
+    be->param_host = ps_host_alloc(be->ctx, PS_CL_PARAM_STAGING);
+    if (!be->param_host)
+      return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: %u bytes of parameter staging",
+                              PS_CL_PARAM_STAGING);
+    be->param_used = 0;
+  }
+  if (be->param_bytes[slot] < bytes) {
+    /* Launches still using the old buffer keep it alive until they finish. */
+    if (be->param[slot]) clReleaseMemObject(be->param[slot]);
+    be->param[slot] = NULL;
+    be->param_bytes[slot] = 0;
+    const size_t size = bytes < 4096 ? 4096 : bytes;
+    cl_int err;
+    cl_mem m = clCreateBuffer(be->context, CL_MEM_READ_ONLY, size, NULL, &err);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clCreateBuffer", what);
+    be->param[slot] = m;
+    be->param_bytes[slot] = size;
+  }
+  size_t at = (be->param_used + 63) & ~(size_t)63;
+  if (at + bytes > PS_CL_PARAM_STAGING) { /* every write that may read the area has run after this */
+    const cl_int err = clFinish(be->queue);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFinish", what);
+    at = 0;
+  }
+  memcpy(be->param_host + at, src, bytes);
+  const cl_int err =
+      clEnqueueWriteBuffer(be->queue, be->param[slot], CL_FALSE, 0, bytes, be->param_host + at, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueWriteBuffer", what);
+  be->param_used = at + bytes;
+  clRetainMemObject(be->param[slot]); /* the caller's release balances it */
+  *out = be->param[slot];
   return PS_OK;
 }
 

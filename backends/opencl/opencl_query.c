@@ -144,11 +144,7 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   const uint64_t wg = prog->work_group[PS_CL_QUERY_PARTIALS];
   uint64_t items, parts, max_groups = 0;
   if (L->mode != PS_QMODE_ITEMS) {
-    cl_uint units = 1;
-    if (clGetDeviceInfo(be->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
-        units == 0)
-      units = 1;
-    max_groups = (uint64_t)units * PS_CL_QUERY_GROUPS_PER_CU;
+    max_groups = (uint64_t)be->compute_units * PS_CL_QUERY_GROUPS_PER_CU;
   }
   ps_query_launch_shape((uint32_t)L->mode, bound, n_acc, words, wg, max_groups,
                         be->cpu ? PS_CL_QUERY_ITEMS_CPU : PS_CL_QUERY_ITEMS_GPU, PS_CL_QUERY_PARTIAL_BYTES, &items,
@@ -162,9 +158,10 @@ static ps_status run_passes(ps_backend *be, const ps_query_args *a, const ps_cl_
   L->status_slot = a->defer_status ? a->status_slot : 0; /* before L is uploaded */
 
   cl_mem prog_buf = NULL, where_buf = NULL, launch_buf = NULL, part = NULL;
-  ps_status st = ps_cl_upload(be, p, sizeof *p, "query program", &prog_buf);
-  if (st == PS_OK) st = ps_cl_upload(be, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
-  if (st == PS_OK) st = ps_cl_upload(be, L, sizeof *L, "query launch", &launch_buf);
+  ps_status st = ps_cl_upload(be, PS_CL_PARAM_PROGRAM, p, sizeof *p, "query program", &prog_buf);
+  if (st == PS_OK)
+    st = ps_cl_upload(be, PS_CL_PARAM_WHERE, where_prog, sizeof *where_prog, "query WHERE program", &where_buf);
+  if (st == PS_OK) st = ps_cl_upload(be, PS_CL_PARAM_LAUNCH, L, sizeof *L, "query launch", &launch_buf);
   if (st == PS_OK) st = ps_cl_scratch(be, (size_t)(parts * n_acc * sizeof(ps_qacc)), &part);
   if (st == PS_OK && L->mode == PS_QMODE_GLOBAL) { /* its table starts at zero (ps_q_global_merge) */
     const cl_uchar zero = 0;

@@ -54,7 +54,7 @@ static ps_status set_args(ps_backend *be, cl_kernel k, cl_mem launch, const cl_m
 static ps_status run_kernel(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, const ps_select_launch *block,
                             const cl_mem *bufs, cl_uint n, size_t local_per_item, size_t global) {
   cl_mem launch;
-  PS_CL_TRY(ps_cl_upload(be, block, sizeof *block, "launch block", &launch));
+  PS_CL_TRY(ps_cl_upload(be, PS_CL_PARAM_LAUNCH, block, sizeof *block, "launch block", &launch));
   ps_status st = set_args(be, prog->kernels[id], launch, bufs, n, local_per_item * prog->work_group[id]);
   if (st == PS_OK) st = ps_cl_launch(be, prog, id, global);
   clReleaseMemObject(launch);
@@ -181,7 +181,7 @@ ps_status ps_cl_reduce(ps_backend *be, const ps_reduce_args *a) {
   if (st == PS_OK && id == PS_CL_REDUCE_TILES) {
     /* local memory by the column's width: run_kernel's is per work-item */
     cl_mem launch;
-    st = ps_cl_upload(be, &block, sizeof block, "launch block", &launch);
+    st = ps_cl_upload(be, PS_CL_PARAM_LAUNCH, &block, sizeof block, "launch block", &launch);
     if (st == PS_OK) {
       st = set_args(be, prog->kernels[id], launch, bufs, 5, reduce_tiles_local(a->col.width, group));
       if (st == PS_OK) st = ps_cl_launch(be, prog, id, groups * group);
