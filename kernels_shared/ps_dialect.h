@@ -19,10 +19,18 @@
  *   PS_BARRIER()   a work-group barrier over work-group memory
  *   PS_PREFETCH(p) a hint to bring global memory at p into the cache (the
  *                  L2 on CUDA; OpenCL's prefetch; nothing on the host)
- *   ps_local_add_u64, ps_local_min_i64, ps_local_max_i64
- *                  64-bit atomics on work-group memory (add returns the old
- *                  value); on OpenCL only where PS_Q_INT64_ATOMICS is
- *                  defined (the device has cl_khr_int64_base_atomics and
+ *   ps_local_add_carry  adds v to a 64-bit word of work-group memory and
+ *                  returns the carry out of its bit 63 (0 or 1), as two
+ *                  32-bit atomic adds, the low word's carry into the high
+ *                  one: every wrap of either word is counted once whatever
+ *                  the order, so the word plus the returned carries is the
+ *                  exact sum. GPUs have no 64-bit add on work-group memory
+ *                  (sm_90 compiles one to a compare-and-swap loop, which
+ *                  contended entries retry); 32-bit adds are native.
+ *   ps_local_min_i64, ps_local_max_i64
+ *                  64-bit atomic min / max on work-group memory; on OpenCL
+ *                  only where PS_Q_INT64_ATOMICS is defined (the device has
+ *                  cl_khr_int64_base_atomics and
  *                  cl_khr_int64_extended_atomics)
  *   ps_atomic_cas_u64  64-bit compare-and-swap on device memory, returning
  *                  the old value (OpenCL: where PS_Q_INT64_ATOMICS is defined)
@@ -79,10 +87,30 @@ typedef bool ps_bool;
 #define PS_LOCAL __local
 #define PS_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define PS_PREFETCH(p) prefetch((__global const uchar *)(p), 1)
+static inline uint ps_local_add_carry(volatile __local ulong *p, ulong v) {
+  volatile __local uint *w = (volatile __local uint *)p;
+#ifdef __ENDIAN_LITTLE__
+  volatile __local uint *lo = w, *hi = w + 1;
+#else
+  volatile __local uint *lo = w + 1, *hi = w;
+#endif
+  const uint l = (uint)v;
+  uint c = 0;
+  if (l != 0) {
+    const uint old = atomic_add(lo, l);
+    c = old + l < old ? 1u : 0u;
+  }
+  const ulong h = (v >> 32) + c; /* 2^32 when v's high word is all ones and c is 1 */
+  uint out = (uint)(h >> 32);
+  if ((uint)h != 0) {
+    const uint old = atomic_add(hi, (uint)h);
+    out += old + (uint)h < old ? 1u : 0u;
+  }
+  return out;
+}
 #if defined(PS_Q_INT64_ATOMICS)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
-#define ps_local_add_u64(p, v) atom_add((volatile __local ulong *)(p), (ulong)(v))
 #define ps_local_min_i64(p, v) atom_min((volatile __local long *)(p), (long)(v))
 #define ps_local_max_i64(p, v) atom_max((volatile __local long *)(p), (long)(v))
 #define ps_atomic_cas_u64(p, cmp, v) atom_cmpxchg((volatile __global ulong *)(p), (ulong)(cmp), (ulong)(v))
@@ -114,7 +142,22 @@ typedef bool ps_bool;
 #define PS_LOCAL
 #define PS_BARRIER() __syncthreads()
 #define PS_PREFETCH(p) asm volatile("prefetch.global.L2 [%0];" ::"l"(p))
-#define ps_local_add_u64(p, v) ((ps_u64)atomicAdd((unsigned long long *)(p), (unsigned long long)(v)))
+static __device__ __forceinline__ ps_u32 ps_local_add_carry(ps_u64 *p, ps_u64 v) {
+  unsigned int *w = (unsigned int *)p; /* little-endian: the low word first */
+  const unsigned int l = (unsigned int)v;
+  ps_u32 c = 0;
+  if (l != 0) {
+    const unsigned int old = atomicAdd(&w[0], l);
+    c = old + l < old ? 1u : 0u;
+  }
+  const ps_u64 h = (v >> 32) + c; /* 2^32 when v's high word is all ones and c is 1 */
+  ps_u32 out = (ps_u32)(h >> 32);
+  if ((unsigned int)h != 0) {
+    const unsigned int old = atomicAdd(&w[1], (unsigned int)h);
+    out += old + (unsigned int)h < old ? 1u : 0u;
+  }
+  return out;
+}
 #define ps_local_min_i64(p, v) atomicMin((long long *)(p), (long long)(v))
 #define ps_local_max_i64(p, v) atomicMax((long long *)(p), (long long)(v))
 #define ps_atomic_cas_u64(p, cmp, v) \
@@ -165,10 +208,10 @@ static inline void ps_atomic_min_u32(ps_u32 *p, ps_u32 v) {
 #define PS_LOCAL
 #define PS_BARRIER() ((void)0)
 #define PS_PREFETCH(p) ((void)(p))
-static inline ps_u64 ps_local_add_u64(ps_u64 *p, ps_u64 v) {
-  ps_u64 old = *p;
+static inline ps_u32 ps_local_add_carry(ps_u64 *p, ps_u64 v) {
+  const ps_u64 old = *p; /* host: one thread */
   *p = old + v;
-  return old;
+  return *p < old ? 1u : 0u;
 }
 static inline void ps_local_min_i64(ps_u64 *p, ps_i64 v) {
   if (v < (ps_i64)*p) *p = (ps_u64)v;

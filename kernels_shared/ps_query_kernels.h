@@ -1103,27 +1103,20 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
 #if !defined(__OPENCL_VERSION__) || defined(PS_Q_INT64_ATOMICS)
 /* Merges x (a work-item's accumulator of one word's rows of one group;
  * values: an aggregate with a value, whose min and max fit 64 bits) into a
- * local table entry. The sum is exact whatever the order: each 64-bit atomic
- * add reports its own wrap-around (the carry), which another atomic add puts
- * into the next word, so every carry is counted once. Min and max read the
- * entry first and skip the atomic when it cannot change it (min only
- * decreases, max only increases). */
+ * local table entry. The sum is exact whatever the order: each atomic add
+ * reports its own wrap-around (ps_local_add_carry's carry), which another
+ * atomic add puts into the next word, so every carry is counted once. Min
+ * and max read the entry first and skip the atomic when it cannot change it
+ * (min only decreases, max only increases). */
 PS_FN void ps_q_local_merge(PS_LOCAL ps_qacc *a, const ps_qacc *x, int values) {
   if (x->count == 0) return;
-  ps_local_add_u64(&a->count, x->count);
+  (void)ps_local_add_carry(&a->count, x->count); /* counts stay below 2^64 */
   if (!values) return;
-  ps_u64 old = x->sum0 != 0 ? ps_local_add_u64(&a->sum0, x->sum0) : 0;
-  const ps_u64 c1 = old + x->sum0 < old ? 1 : 0;
+  const ps_u32 c1 = x->sum0 != 0 ? ps_local_add_carry(&a->sum0, x->sum0) : 0u;
   ps_u64 c2 = 0;
-  if (x->sum1 != 0) {
-    old = ps_local_add_u64(&a->sum1, x->sum1);
-    c2 += old + x->sum1 < old ? 1 : 0;
-  }
-  if (c1 != 0) {
-    old = ps_local_add_u64(&a->sum1, c1);
-    c2 += old + c1 < old ? 1 : 0;
-  }
-  if (x->sum2 + c2 != 0) ps_local_add_u64(&a->sum2, x->sum2 + c2);
+  if (x->sum1 != 0) c2 += ps_local_add_carry(&a->sum1, x->sum1);
+  if (c1 != 0) c2 += ps_local_add_carry(&a->sum1, c1);
+  if (x->sum2 + c2 != 0) (void)ps_local_add_carry(&a->sum2, x->sum2 + c2);
   const ps_i64 mn = (ps_i64)x->min_lo, mx = (ps_i64)x->max_lo;
   if (mn < (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->min_lo) ps_local_min_i64(&a->min_lo, mn);
   if (mx > (ps_i64)((PS_LOCAL volatile ps_qacc *)a)->max_lo) ps_local_max_i64(&a->max_lo, mx);
@@ -1196,7 +1189,7 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       if (g0 >= PS_QP(p)->n_groups) continue; /* corrupt keys, recorded */
       PS_LOCAL ps_qacc *ga = lacc + g0 * n_accs;
       const ps_u32 n = ps_popc32(mine);
-      ps_local_add_u64(&ga[0].count, n);
+      (void)ps_local_add_carry(&ga[0].count, n);
       /* one aggregate at a time over the group's rows: its accumulator stays
        * in registers (a row with a corrupt code fails the whole run, so
        * what it added does not matter) */
@@ -1204,7 +1197,7 @@ PS_FN void ps_q_partials_local(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       for (ps_u32 a = 0; a < PS_QP(p)->n_aggs; ++a) {
         const ps_vagg va = PS_QP(p)->aggs[a];
         if (va.count == 0) {
-          ps_local_add_u64(&ga[1 + a].count, n);
+          (void)ps_local_add_carry(&ga[1 + a].count, n);
           continue;
         }
         ps_qacc x;
