@@ -72,7 +72,8 @@ typedef struct ps_internal_options {
   int opencl_gather_ids;
   /* Queries: kernels compiled for the query's constants (CUDA through
    * NVRTC, OpenCL per query; core/query_spec.h). PS_OPT_AUTO (default): for
-   * calls that read PS_QUERY_SPEC_MIN_ROWS rows and more in all, however
+   * calls that read PS_QUERY_SPEC_MIN_ROWS rows and more in all
+   * (PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED for a GROUP BY on a GPU), however
    * they are chunked; PS_OPT_OFF never (the
    * generic kernel); PS_OPT_ON always, and on CUDA a failed compile is an
    * error instead of a silent fall back to the generic kernel, so tests

@@ -7,13 +7,14 @@
 
 #include "internal.h"
 
-int ps_query_specialize(const ps_context *ctx, uint64_t rows) {
+int ps_query_specialize(const ps_context *ctx, uint64_t rows, int gpu_grouped) {
   const ps_internal_options *opts = &ctx->options;
   /* A run that zone maps or streaming split into pieces is judged by the
    * rows it evaluates in all, not by one piece's. */
   if (ctx->query_run_rows > rows) rows = ctx->query_run_rows;
   if (opts->query_specialize == PS_OPT_AUTO)
-    return rows >= PS_QUERY_SPEC_MIN_ROWS && ctx->query_compile != PS_QUERY_COMPILE_NEVER;
+    return rows >= (gpu_grouped ? PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED : PS_QUERY_SPEC_MIN_ROWS) &&
+           ctx->query_compile != PS_QUERY_COMPILE_NEVER;
   return opts->query_specialize == PS_OPT_ON;
 }
 

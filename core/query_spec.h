@@ -19,6 +19,14 @@
  * the per-context cache amortizes it over repeated runs. */
 #define PS_QUERY_SPEC_MIN_ROWS (UINT64_C(1) << 20)
 
+/* The same for a GROUP BY over a small domain on a GPU: there the generic
+ * kernel's per-word loops over a word's groups and their rows diverge
+ * across a warp (TPC-H Q1 on an H100: 1.5 ms at 65,536 rows, 2.6 ms at 10^6,
+ * against 0.095 and 0.134 ms specialized: docs/benchmarks.md), a cost no
+ * small input escapes. The compile is in the background (the generic kernel
+ * answers meanwhile) and cached per query shape. */
+#define PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED (UINT64_C(1) << 12)
+
 /* Room for the longest text (every instruction of both programs, every
  * column slot). */
 #define PS_QUERY_SPEC_MAX_TEXT 32768u
@@ -38,8 +46,9 @@ typedef struct ps_query_spec_flags {
 
 /* Whether a chunk of `rows` rows runs a specialized kernel on ctx (its
  * internal option query_specialize; PS_OPT_AUTO: not under
- * options.query_compile = PS_QUERY_COMPILE_NEVER). */
-int ps_query_specialize(const ps_context *ctx, uint64_t rows);
+ * options.query_compile = PS_QUERY_COMPILE_NEVER). gpu_grouped: a GROUP BY
+ * on a GPU device, whose threshold is PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED. */
+int ps_query_specialize(const ps_context *ctx, uint64_t rows, int gpu_grouped);
 
 /* Whether a specialized kernel that is neither in memory nor on disk is
  * built in the background (the generic kernel runs meanwhile): under

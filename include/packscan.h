@@ -270,8 +270,9 @@ typedef struct ps_context_options {
 #define PS_ZONE_PRUNING_OFF 1
 
 /** Values of ps_context_options.query_compile. A query's first run over
- *  2^20 rows or more (in all, however the call is chunked) compiles a
- *  kernel for its constants (NVRTC on
+ *  2^20 rows or more (in all, however the call is chunked; 4,096 rows for a
+ *  GROUP BY over a small domain on a GPU, where the generic kernel costs a
+ *  millisecond or more at any size) compiles a kernel for its constants (NVRTC on
  *  CUDA: hundreds of milliseconds; the OpenCL compiler: up to seconds on a
  *  CPU device). The result is kept per context, and
  *  with a kernel_cache_dir on disk, and used by every later run of a query

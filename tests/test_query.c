@@ -21,13 +21,18 @@
  *    query_specialize=1): wide sums and random queries; GROUP BY in
  *    registers by words and by rows (query_lanes=0 and 1), each work-item
  *    merging its own registers and (CUDA) a warp's at once
- *    (query_warp_merge=0 and 1), with sums of a warp past 64 bits.
+ *    (query_warp_merge=0 and 1), with sums of a warp past 64 bits;
+ *  - by default, a GROUP BY of a few thousand rows asks for its specialized
+ *    kernel on CUDA (a GPU: PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED) and the
+ *    same query without GROUP BY does not.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
+#include "kcache.h" /* ps_context_kcache_stats */
 #include "qoracle.h"
+#include "query_spec.h" /* PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED */
 
 #define NCTX 3
 /* Chunks of this many rows and more take a kernel specialized for the query
@@ -36,6 +41,13 @@
 static const uint64_t chunk_rows[NCTX] = {0, 64, 96};
 
 /* ---- running and comparing ----------------------------------------------------- */
+
+/* Lookups of specialized kernels so far (CUDA's kernel cache holds nothing
+ * else). */
+static uint64_t spec_lookups(ps_context *ctx) {
+  const ps_kcache_stats s = ps_context_kcache_stats(ctx);
+  return s.hits + s.misses;
+}
 
 static void print_query(trun *tr, const oquery *q) {
   fprintf(stderr, "    WHERE ");
@@ -268,6 +280,60 @@ static tcol *int_col(ps_type t, uint64_t n, uint32_t w, int64_t m, const uint64_
  * (PS_QMODE_REGS: 5 groups, a NULL one included, of every aggregate with
  * and without nulls), with and without a WHERE, on enough rows that each
  * work-item takes several words. */
+/* A GROUP BY over a small domain just past PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED
+ * rows, then the same aggregates without GROUP BY, under the default
+ * query_specialize: both exact, and on CUDA the first asks for its
+ * specialized kernel (built in the background; the second run takes it)
+ * while the second does not (PS_QUERY_SPEC_MIN_ROWS). */
+static void small_group_by_spec(th_rng *r) {
+  ps_context *ctx = th_context(0);
+  const int watch =
+      strcmp(ps_context_backend(ctx), "cuda") == 0 && ps_context_internal_options(ctx)->query_specialize == PS_OPT_AUTO;
+  trun tr;
+  tr_init(&tr, ctx, NULL);
+  const uint64_t n = PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED + 100;
+  uint64_t *v = malloc(n * sizeof *v), *keys = malloc(n * sizeof *keys);
+  if (!CHECK(v && keys)) {
+    free(v);
+    free(keys);
+    tr_clear(&tr);
+    ps_context_destroy(ctx);
+    return;
+  }
+  for (uint64_t i = 0; i < n; i++) v[i] = th_below(r, 1u << 20), keys[i] = th_below(r, 4);
+  const int x = tr_add(&tr, int_col(PS_TYPE_INT32, n, 20, -1000, v, NULL));
+  const int k = tr_add(&tr, int_col(PS_TYPE_UINT8, n, 2, 0, keys, NULL));
+  free(v);
+  free(keys);
+  oquery q;
+  memset(&q, 0, sizeof q);
+  q.n_aggs = 2;
+  q.kinds[0] = PS_AGG_SUM;
+  q.vals[0] = col_node(x);
+  q.kinds[1] = PS_AGG_MIN;
+  q.vals[1] = col_node(x);
+  q.n_keys = 1;
+  q.keys[0] = k;
+  th_case("small GROUP BY, default specialization");
+  uint64_t before = spec_lookups(ctx);
+  check_query(&tr, ctx, tr.h, n, &q, "small GROUP BY");
+  ps_context_wait_builds(ctx, 0);
+  if (watch)
+    CHECKF(spec_lookups(ctx) > before, "a GROUP BY of %llu rows did not ask for a specialized kernel",
+           (unsigned long long)n);
+  check_query(&tr, ctx, tr.h, n, &q, "small GROUP BY, again");
+  th_case("small query without GROUP BY, default specialization");
+  q.n_keys = 0;
+  before = spec_lookups(ctx);
+  check_query(&tr, ctx, tr.h, n, &q, "small query without GROUP BY");
+  if (watch)
+    CHECKF(spec_lookups(ctx) == before, "a query of %llu rows without GROUP BY asked for a specialized kernel",
+           (unsigned long long)n);
+  oq_free(&q);
+  tr_clear(&tr);
+  ps_context_destroy(ctx);
+}
+
 static void register_groups(ps_context *ctx, th_rng *r) {
   trun tr;
   tr_init(&tr, ctx, NULL);
@@ -1133,6 +1199,7 @@ int main(int argc, char **argv) {
       random_queries(ctx, ref, &th.rng, th_chunked_rows(1 + th_below(&th.rng, c ? 700 : 3000), chunk_rows[c]), 6);
     ps_context_destroy(ctx);
   }
+  small_group_by_spec(&th.rng);
   /* Kernels compiled for each query's constants (query_specialize=1; by
    * default only chunks of 2^20 rows and more take them, which no other case
    * here reaches): a compile per query on a device backend, so fewer

@@ -637,7 +637,7 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
   const void *spec = NULL;
-  if (ps_query_specialize(ctx, a->rows)) st = where_spec_kernel(be, a->prog, &spec);
+  if (ps_query_specialize(ctx, a->rows, 0)) st = where_spec_kernel(be, a->prog, &spec);
   if (st == PS_OK) st = scratch_zero(be);
   if (st == PS_OK)
     st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, &params, be->max_blocks, be->stream),

@@ -468,7 +468,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   const uint64_t n_acc = (uint64_t)prog->n_groups * prog->n_accs, words = (a->rows + 31) / 32;
   /* specialized: small GROUP BY domains keep their accumulators in registers */
   /* not a hashed GROUP BY plan, whose group count varies with the data */
-  const int specialize = ps_query_specialize(be->ctx, a->rows) && !prog->group_slots;
+  const int specialize = ps_query_specialize(be->ctx, a->rows, prog->n_groups > 1) && !prog->group_slots;
   ps_query_plan plan;
   ps_query_plan_chunk(prog, a->agg_fields, 1, specialize, &plan);
   const int fits64 = plan.fits64;

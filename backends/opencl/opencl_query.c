@@ -261,7 +261,7 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
    * the compiler keeps in registers once every call is inlined:
    * PS_FN_INLINE); not a hashed GROUP BY plan, whose group count varies with
    * the data */
-  const int specialize = ps_query_specialize(be->ctx, a->rows) && !p->group_slots;
+  const int specialize = ps_query_specialize(be->ctx, a->rows, !be->cpu && p->n_groups > 1) && !p->group_slots;
   const int regs = specialize;
   ps_query_plan plan;
   ps_query_plan_chunk(p, a->agg_fields, local_atomics, regs, &plan);
