@@ -96,7 +96,6 @@ typedef struct ps_cl_cached {
                                             compiled-in size, 0 if the device refuses it */
 } ps_cl_cached;
 
-/* One context = one device, so the program cache lives here. */
 /* Argument slots of parameter blocks (ps_cl_upload). A launch passes at
  * most one block per slot; the next upload to a slot is enqueued after that
  * launch, which the in-order queue runs first, so one buffer a slot serves
@@ -111,6 +110,7 @@ typedef enum {
  * of its own. */
 #define PS_CL_PARAM_STAGING (256u * 1024u)
 
+/* One context = one device, so the program cache lives here. */
 struct ps_backend {
   ps_context *ctx;
   cl_platform_id platform;
