@@ -26,7 +26,10 @@
  *                  the order, so the word plus the returned carries is the
  *                  exact sum. GPUs have no 64-bit add on work-group memory
  *                  (sm_90 compiles one to a compare-and-swap loop, which
- *                  contended entries retry); 32-bit adds are native.
+ *                  contended entries retry); 32-bit adds are native. One
+ *                  definition over the dialect's ps_local_add_u32 (a 32-bit
+ *                  atomic add, returning the old value) and
+ *                  PS_LOCAL_LOW_WORD (which half of a 64-bit word is low).
  *   ps_local_min_i64, ps_local_max_i64
  *                  64-bit atomic min / max on work-group memory; on OpenCL
  *                  only where PS_Q_INT64_ATOMICS is defined (the device has
@@ -87,27 +90,12 @@ typedef bool ps_bool;
 #define PS_LOCAL __local
 #define PS_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define PS_PREFETCH(p) prefetch((__global const uchar *)(p), 1)
-static inline uint ps_local_add_carry(volatile __local ulong *p, ulong v) {
-  volatile __local uint *w = (volatile __local uint *)p;
+#define ps_local_add_u32(p, v) atomic_add((volatile __local uint *)(p), (uint)(v))
 #ifdef __ENDIAN_LITTLE__
-  volatile __local uint *lo = w, *hi = w + 1;
+#define PS_LOCAL_LOW_WORD 0
 #else
-  volatile __local uint *lo = w + 1, *hi = w;
+#define PS_LOCAL_LOW_WORD 1
 #endif
-  const uint l = (uint)v;
-  uint c = 0;
-  if (l != 0) {
-    const uint old = atomic_add(lo, l);
-    c = old + l < old ? 1u : 0u;
-  }
-  const ulong h = (v >> 32) + c; /* 2^32 when v's high word is all ones and c is 1 */
-  uint out = (uint)(h >> 32);
-  if ((uint)h != 0) {
-    const uint old = atomic_add(hi, (uint)h);
-    out += old + (uint)h < old ? 1u : 0u;
-  }
-  return out;
-}
 #if defined(PS_Q_INT64_ATOMICS)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
@@ -142,22 +130,8 @@ typedef bool ps_bool;
 #define PS_LOCAL
 #define PS_BARRIER() __syncthreads()
 #define PS_PREFETCH(p) asm volatile("prefetch.global.L2 [%0];" ::"l"(p))
-static __device__ __forceinline__ ps_u32 ps_local_add_carry(ps_u64 *p, ps_u64 v) {
-  unsigned int *w = (unsigned int *)p; /* little-endian: the low word first */
-  const unsigned int l = (unsigned int)v;
-  ps_u32 c = 0;
-  if (l != 0) {
-    const unsigned int old = atomicAdd(&w[0], l);
-    c = old + l < old ? 1u : 0u;
-  }
-  const ps_u64 h = (v >> 32) + c; /* 2^32 when v's high word is all ones and c is 1 */
-  ps_u32 out = (ps_u32)(h >> 32);
-  if ((unsigned int)h != 0) {
-    const unsigned int old = atomicAdd(&w[1], (unsigned int)h);
-    out += old + (unsigned int)h < old ? 1u : 0u;
-  }
-  return out;
-}
+#define ps_local_add_u32(p, v) atomicAdd((unsigned int *)(p), (unsigned int)(v))
+#define PS_LOCAL_LOW_WORD 0 /* little-endian */
 #define ps_local_min_i64(p, v) atomicMin((long long *)(p), (long long)(v))
 #define ps_local_max_i64(p, v) atomicMax((long long *)(p), (long long)(v))
 #define ps_atomic_cas_u64(p, cmp, v) \
@@ -238,6 +212,27 @@ static inline ps_u64 ps_atomic_cas_u64(ps_u64 *p, ps_u64 cmp, ps_u64 v) {
 #define PS_HFN static __host__ __device__ __forceinline__
 #else
 #define PS_HFN PS_FN
+#endif
+
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC__)
+/* ps_local_add_carry on devices, from the dialect's 32-bit atomic add
+ * (ps_local_add_u32) and which of the word's halves is its low one. */
+PS_FN ps_u32 ps_local_add_carry(PS_LOCAL ps_u64 *p, ps_u64 v) {
+  PS_LOCAL ps_u32 *w = (PS_LOCAL ps_u32 *)p;
+  const ps_u32 l = (ps_u32)v;
+  ps_u32 c = 0;
+  if (l != 0) {
+    const ps_u32 old = ps_local_add_u32(&w[PS_LOCAL_LOW_WORD], l);
+    c = old + l < old ? 1u : 0u;
+  }
+  const ps_u64 h = (v >> 32) + c; /* 2^32 when v's high word is all ones and c is 1 */
+  ps_u32 out = (ps_u32)(h >> 32);
+  if ((ps_u32)h != 0) {
+    const ps_u32 old = ps_local_add_u32(&w[1 - PS_LOCAL_LOW_WORD], (ps_u32)h);
+    out += old + (ps_u32)h < old ? 1u : 0u;
+  }
+  return out;
+}
 #endif
 
 #if !defined(__OPENCL_VERSION__)
