@@ -24,11 +24,17 @@
  *    (query_warp_merge=0 and 1), with sums of a warp past 64 bits;
  *  - by default, a GROUP BY of a few thousand rows asks for its specialized
  *    kernel on CUDA (a GPU: PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED) and the
- *    same query without GROUP BY does not.
+ *    same query without GROUP BY does not; on an OpenCL CPU device (PoCL)
+ *    neither does (no compile in the background for it).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef PACKSCAN_HAVE_OPENCL
+#include <CL/cl.h>
+
+#include "packscan_opencl.h"
+#endif
 #include "gen.h"
 #include "kcache.h" /* ps_context_kcache_stats */
 #include "qoracle.h"
@@ -47,6 +53,28 @@ static const uint64_t chunk_rows[NCTX] = {0, 64, 96};
 static uint64_t spec_lookups(ps_context *ctx) {
   const ps_kcache_stats s = ps_context_kcache_stats(ctx);
   return s.hits + s.misses;
+}
+
+/* Specialized builds asked for so far on OpenCL, where the cache also holds
+ * the generic programs: handed to the background or run generic meanwhile. */
+static uint64_t spec_requests(ps_context *ctx) {
+  const ps_kcache_stats s = ps_context_kcache_stats(ctx);
+  return s.async_builds + s.spec_fallbacks;
+}
+
+/* Whether ctx is an OpenCL context on a CPU device. */
+static int opencl_cpu(ps_context *ctx) {
+#ifdef PACKSCAN_HAVE_OPENCL
+  cl_context c;
+  cl_device_id d;
+  cl_command_queue q;
+  cl_device_type t = 0;
+  if (strcmp(ps_context_backend(ctx), "opencl") != 0 || ps_opencl_handles(ctx, &c, &d, &q) != PS_OK) return 0;
+  return clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS && (t & CL_DEVICE_TYPE_CPU) != 0;
+#else
+  (void)ctx;
+  return 0;
+#endif
 }
 
 static void print_query(trun *tr, const oquery *q) {
@@ -287,8 +315,9 @@ static tcol *int_col(ps_type t, uint64_t n, uint32_t w, int64_t m, const uint64_
  * while the second does not (PS_QUERY_SPEC_MIN_ROWS). */
 static void small_group_by_spec(th_rng *r) {
   ps_context *ctx = th_context(0);
-  const int watch =
-      strcmp(ps_context_backend(ctx), "cuda") == 0 && ps_context_internal_options(ctx)->query_specialize == PS_OPT_AUTO;
+  const int by_default = ps_context_internal_options(ctx)->query_specialize == PS_OPT_AUTO;
+  const int watch = strcmp(ps_context_backend(ctx), "cuda") == 0 && by_default;
+  const int cpu = opencl_cpu(ctx) && by_default;
   trun tr;
   tr_init(&tr, ctx, NULL);
   const uint64_t n = PS_QUERY_SPEC_MIN_ROWS_GPU_GROUPED + 100;
@@ -316,10 +345,14 @@ static void small_group_by_spec(th_rng *r) {
   q.keys[0] = k;
   th_case("small GROUP BY, default specialization");
   uint64_t before = spec_lookups(ctx);
+  const uint64_t asked = spec_requests(ctx);
   check_query(&tr, ctx, tr.h, n, &q, "small GROUP BY");
   ps_context_wait_builds(ctx, 0);
   if (watch)
     CHECKF(spec_lookups(ctx) > before, "a GROUP BY of %llu rows did not ask for a specialized kernel",
+           (unsigned long long)n);
+  if (cpu)
+    CHECKF(spec_requests(ctx) == asked, "a GROUP BY of %llu rows on a CPU device asked for a specialized kernel",
            (unsigned long long)n);
   check_query(&tr, ctx, tr.h, n, &q, "small GROUP BY, again");
   th_case("small query without GROUP BY, default specialization");
