@@ -55,7 +55,9 @@
 # jobs, default the number of CPUs); GPU_CI_BUDGET_S (default 540 s) bounds
 # the whole call, so that a stage fits a 10-minute job: steps that would
 # start after it are skipped (reported, and a failure for the sanitizers);
-# SAN_JOBS, POCL_JOBS, POCL_CPU_MAX_CU_NUM (above).
+# SAN_JOBS, POCL_JOBS, POCL_CPU_MAX_CU_NUM (above); SAN_TESTS, a ctest regex:
+# only the cuda test programs it matches (to re-run a few after a fix; the
+# stage's note then counts those).
 # quick: QUICK_TESTS (ctest regex), QUICK_MEMCHECK ("test" or "tool:test"
 # entries), QUICK_BENCH (bench cases), QUICK_NCU ("CASES:WIDTHS:KERNEL_REGEX"
 # entries, ';'-separated; WIDTHS may be empty).
@@ -265,7 +267,8 @@ SAN_ORDER="select.cuda filter_ids.cuda filter_tree.cuda filter_random.cuda predi
   bench.tables.cuda like_device.cuda big.cuda"
 cuda_test_list() {
   local names name f line files=() sorted=() o
-  names=$( (cd "$BUILD" && ctest -N -L cuda -FA thrust_consumer) | sed -n 's/^ *Test *#[0-9]*: //p')
+  names=$( (cd "$BUILD" && ctest -N -L cuda -FA thrust_consumer ${SAN_TESTS:+-R "$SAN_TESTS"}) |
+    sed -n 's/^ *Test *#[0-9]*: //p')
   [ -n "$names" ] || return 1
   mapfile -t files < <(find "$BUILD" -name CTestTestfile.cmake -not -path '*/thrust_consumer/*')
   for o in $SAN_ORDER; do grep -qx -F "$o" <<<"$names" && sorted+=("$o"); done
@@ -331,7 +334,9 @@ sanitize() {
   while IFS=$'\t' read -r name dir cmd; do
     i=$((i + 1))
     log=$dirlog/$(printf '%02d' "$i")-$name.log
-    if [ -z "$cmd" ] || ! (eval "set -- $cmd" && [ -x "${1:-}" ]); then
+    # The program is a path (a test binary) or a name on PATH (`sh` for the
+    # tests that are scripts, e.g. tools.stream.cuda).
+    if [ -z "$cmd" ] || ! (eval "set -- $cmd" && command -v -- "${1:-}" >/dev/null); then
       echo "no executable for $name: '$cmd' (not built?)" >"$log"
       echo "127 0" >"$log.res"
       continue

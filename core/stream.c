@@ -87,6 +87,16 @@ static ps_status open_slot(ps_context *ctx, uint32_t slot) {
   if (!ctx->stage[slot]) {
     ctx->stage_bytes = slot_bytes(ctx);
     PS_TRY(ps_buffer_create(ctx, ctx->stage_bytes, &ctx->stage[slot]));
+    /* ps_stage_wait reads a slot's first byte back as its barrier, and a
+     * chunk whose pieces are all empty never writes it: a read of memory
+     * nobody wrote (compute-sanitizer's initcheck reports it). */
+    static const uint8_t zero = 0;
+    ps_status st = ctx->ops->mem_write(ctx->be, ctx->stage[slot]->mem, &zero, 1);
+    if (st != PS_OK) {
+      ps_buffer_destroy(ctx->stage[slot]);
+      ctx->stage[slot] = NULL;
+      return st;
+    }
   }
   ctx->stage_slots[slot].fill = 0;
   ctx->stage_slots[slot].count = 0;
