@@ -18,7 +18,8 @@
  *
  * Keywords are case-insensitive. Chains of AND / OR are built as balanced
  * trees, and nesting (parentheses, NOT) is limited to EXPR_MAX_DEPTH, so the
- * tree depth stays small whatever the input. */
+ * tree depth stays small whatever the input; so is the nesting of the
+ * expression's canonical text (expr_to_string), which therefore parses back. */
 #ifndef PSTOOL_EXPR_H
 #define PSTOOL_EXPR_H
 

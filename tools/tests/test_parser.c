@@ -222,6 +222,54 @@ int main(void) {
       failures++;
     }
     expr_arena_free(&a);
+    /* every accepted expression's canonical text parses back: "(NOT x)" is
+     * two levels of it, so 100 NOTs are the most (found by fuzz_select) */
+    deep.len = 0;
+    tbuf want = {0};
+    for (int i = 0; i < 100; i++) tbuf_printf(&deep, "NOT ");
+    for (int i = 0; i < 100; i++) tbuf_printf(&want, "(NOT ");
+    tbuf_printf(&deep, "a = 1");
+    tbuf_printf(&want, "a = 1");
+    for (int i = 0; i < 100; i++) tbuf_putc(&want, ')');
+    tbuf_putc(&deep, 0);
+    tbuf_putc(&want, 0);
+    ok((char *)deep.p, (char *)want.p);
+    deep.len = 0;
+    for (int i = 0; i < 101; i++) tbuf_printf(&deep, "NOT ");
+    tbuf_printf(&deep, "a = 1");
+    tbuf_putc(&deep, 0);
+    bad((char *)deep.p, 400, "nested too deeply (more than 200 levels written back");
+    /* AND and OR alternating in parentheses: one level each, and the outer
+     * chain's own parentheses one more; 199 parentheses are the most */
+    for (int p = 199; p <= 200; p++) {
+      deep.len = 0;
+      for (int i = 0; i < p; i++) tbuf_printf(&deep, "a = %d %s (", i, i % 2 ? "OR" : "AND");
+      const size_t last = deep.len;
+      tbuf_printf(&deep, "a = %d AND a = %d", p, p + 1);
+      for (int i = 0; i < p; i++) tbuf_putc(&deep, ')');
+      if (p == 199) {
+        if (expr_parse((char *)deep.p, deep.len, &a, &n, &e)) {
+          printf("FAIL: 199 nested AND/OR groups: %s\n", e.msg);
+          failures++;
+        } else {
+          tbuf b = {0};
+          expr_to_string(n, &b);
+          expr_arena a2 = {0};
+          if (expr_parse((char *)b.p, b.len, &a2, &n, &e)) {
+            printf("FAIL: 199 nested AND/OR groups: the canonical text does not parse back: %s\n", e.msg);
+            failures++;
+          }
+          expr_arena_free(&a2);
+          tbuf_free(&b);
+        }
+      } else if (!expr_parse((char *)deep.p, deep.len, &a, &n, &e) || e.pos != last ||
+                 !strstr(e.msg, "nested too deeply")) {
+        printf("FAIL: 200 nested AND/OR groups: want an error at %zu, got at %zu: %s\n", last, e.pos, e.msg);
+        failures++;
+      }
+      expr_arena_free(&a);
+    }
+    tbuf_free(&want);
     /* a long OR chain is fine (balanced, not nested) */
     deep.len = 0;
     for (int i = 0; i < 50000; i++) tbuf_printf(&deep, "%sa = %d", i ? " OR " : "", i);
