@@ -610,8 +610,8 @@ static ast_node *parse_or(parser *p) { return parse_chain(p, AST_OR); }
  * expr_to_string writes "(NOT x)", two levels (the parenthesis and the NOT),
  * and every AND or OR in parentheses, one level, including the AND/OR nodes
  * of a chain written without any. So a text within EXPR_MAX_DEPTH can have
- * a canonical text past it (101 NOTs: 202 levels). The tree's height is at
- * most EXPR_MAX_DEPTH plus log2 of its size, so the recursion is shallow. */
+ * a canonical text past it (101 NOTs: 202 levels). It recurses as deep as
+ * expr_to_string does. */
 static int printed_depth(const ast_node *n) {
   if (n->kind == AST_NOT) return 2 + printed_depth(n->left);
   if (n->kind != AST_AND && n->kind != AST_OR) return 0;
