@@ -70,10 +70,12 @@ run() {
   local t0=$SECONDS
   local runs=""
   [ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"
+  # The status is kept, not left to set -e: a target that stops at a finding
+  # (or is interrupted) still gets its time written, for the table.
+  local rc=0
   # shellcheck disable=SC2086  # opts holds several options; runs is one or none
   (cd "$work" && ${nice:-} "$build/tools/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 $runs ${opts[$t]} "$corpus") >"$work/$t.log" 2>&1
-  local rc=$?
+    -print_final_stats=1 $runs ${opts[$t]} "$corpus") >"$work/$t.log" 2>&1 || rc=$?
   echo $((SECONDS - t0)) >"$work/$t.seconds" # the time it ran: less than asked when it stopped at a finding
   return $rc
 }
