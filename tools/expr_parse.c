@@ -606,32 +606,20 @@ static ast_node *parse_chain(parser *p, ast_kind k) {
 
 static ast_node *parse_or(parser *p) { return parse_chain(p, AST_OR); }
 
-/* The nesting of n's canonical text as the parser counts it reading it back:
+/* The first node, left to right, at which n's canonical text passes
+ * EXPR_MAX_DEPTH levels of nesting as the parser counts them reading it back,
+ * `used` levels being open around n; NULL where it never does.
  * expr_to_string writes "(NOT x)", two levels (the parenthesis and the NOT),
- * and every AND or OR in parentheses, one level, including the AND/OR nodes
- * of a chain written without any. So a text within EXPR_MAX_DEPTH can have
- * a canonical text past it (101 NOTs: 202 levels). It recurses as deep as
+ * and every AND or OR in parentheses, one, including the AND/OR nodes of a
+ * chain written without any: so a text within EXPR_MAX_DEPTH can have a
+ * canonical text past it (101 NOTs: 202 levels). It recurses as deep as
  * expr_to_string does. */
-static int printed_depth(const ast_node *n) {
-  if (n->kind == AST_NOT) return 2 + printed_depth(n->left);
-  if (n->kind != AST_AND && n->kind != AST_OR) return 0;
-  const int l = printed_depth(n->left), r = printed_depth(n->right);
-  return 1 + (l > r ? l : r);
-}
-
-/* The node of n's deepest branch at which its canonical text passes
- * EXPR_MAX_DEPTH levels (n's printed depth is past it). */
-static const ast_node *printed_too_deep(const ast_node *n) {
-  for (int used = 0;;) {
-    if (n->kind != AST_NOT && n->kind != AST_AND && n->kind != AST_OR) return n;
-    const int cost = n->kind == AST_NOT ? 2 : 1;
-    if (used + cost > EXPR_MAX_DEPTH) return n;
-    used += cost;
-    if (n->kind == AST_NOT)
-      n = n->left;
-    else
-      n = printed_depth(n->left) >= printed_depth(n->right) ? n->left : n->right;
-  }
+static const ast_node *written_too_deep(const ast_node *n, int used) {
+  if (n->kind != AST_NOT && n->kind != AST_AND && n->kind != AST_OR) return NULL;
+  used += n->kind == AST_NOT ? 2 : 1;
+  if (used > EXPR_MAX_DEPTH) return n;
+  const ast_node *deep = written_too_deep(n->left, used);
+  return deep || n->kind == AST_NOT ? deep : written_too_deep(n->right, used);
 }
 
 int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, expr_error *err) {
@@ -665,8 +653,9 @@ int expr_parse(const char *src, size_t len, expr_arena *arena, ast_node **out, e
     return sql_fail(p.err, &p.failed, p.tok.pos, "expected AND, OR or the end of the expression, found %s", d);
   }
   /* Every accepted expression's canonical text parses back. */
-  if (printed_depth(n) > EXPR_MAX_DEPTH)
-    return sql_fail(p.err, &p.failed, printed_too_deep(n)->pos,
+  const ast_node *deep = written_too_deep(n, 0);
+  if (deep)
+    return sql_fail(p.err, &p.failed, deep->pos,
                     "expression nested too deeply (more than %d levels written back with parentheses: two for each "
                     "NOT, one for each AND or OR)",
                     EXPR_MAX_DEPTH);
