@@ -326,7 +326,7 @@ san_one() {
 # not a partial pass. Each program's log follows, in list order, then one
 # line per program (its time) and the tool's summary.
 sanitize() {
-  local tool=$1 jobs=${SAN_JOBS:-3} list name dir cmd i=0 n=0 bad=0 reports=0 rc dt r log
+  local tool=$1 jobs=${SAN_JOBS:-3} list name dir cmd i=0 n=0 bad=0 reports=0 rc dt r log listed
   command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
   list=$(cuda_test_list) || { echo "no cuda tests listed by ctest -N -L cuda"; return 1; }
   local dirlog=$LOGS/sanitizer-$tool
@@ -342,7 +342,10 @@ sanitize() {
       continue
     fi
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    san_one "$tool" "$name" "$dir" "$cmd" "$log" &
+    # Not the list's stdin: a program that reads its input (script(1) in
+    # tools.stream.cuda forwards it to a terminal) would eat the rest of the
+    # list, and the programs after it would never start.
+    san_one "$tool" "$name" "$dir" "$cmd" "$log" </dev/null &
   done <<<"$list"
   wait
   for log in "$dirlog"/*.log; do
@@ -367,6 +370,14 @@ sanitize() {
     read -r rc dt <"$log.res" 2>/dev/null || { rc=1 dt=0; }
     printf '   %-28s rc %-3s %5ss\n' "$(basename "$log" .log | cut -d- -f2-)" "$rc" "$dt"
   done
+  # Every listed program must have its log: a loop cut short is a failure,
+  # not a smaller stage.
+  listed=$(grep -c . <<<"$list")
+  if [ "$n" -ne "$listed" ]; then
+    echo "== $tool: FAILED: $((listed - n)) of the $listed listed programs never started"
+    bad=$((bad + listed - n))
+    n=$listed
+  fi
   echo "$tool: $((n - bad)) of $n complete, $reports reports"
   [ "$bad" -eq 0 ] && [ "$reports" -eq 0 ] || return 1
   echo "NOTE: $n of $n complete, 0 reports"
