@@ -90,6 +90,41 @@ double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32) {
 
 static int64_t k_limit(bool f32) { return f32 ? K_LIMIT32 : K_LIMIT; }
 
+bool ps_fmap_factor_bits(uint32_t e, uint32_t f, bool f32, uint64_t *mul, uint64_t *frac) {
+  if (e > (f32 ? MAX_E32 : MAX_E) || f > e) return false;
+  if (f32) {
+    uint32_t a, b;
+    memcpy(&a, &pow10_exact32[f], sizeof a);
+    memcpy(&b, &pow10_neg32[e], sizeof b);
+    *mul = a, *frac = b;
+  } else {
+    *mul = dbits(pow10_exact[f]), *frac = dbits(pow10_neg[e]);
+  }
+  return true;
+}
+
+uint64_t ps_fmap_desc_words(const ps_fmap *m) {
+  return PS_FDESC_HEAD + (m->map == PS_FLOAT_MAP_ALP ? PS_FDESC_ENTRY * m->n_exc : 0);
+}
+
+void ps_fmap_desc_write(const ps_fmap *m, uint32_t *out) {
+  memset(out, 0, PS_FDESC_HEAD * sizeof *out);
+  out[0] = m->map | (m->f32 ? 1u : 0u) << 8;
+  out[6] = (uint32_t)m->ref, out[7] = (uint32_t)(m->ref >> 32);
+  if (m->map != PS_FLOAT_MAP_ALP) return;
+  uint64_t mul = 0, frac = 0;
+  (void)ps_fmap_factor_bits(m->e, m->f, m->f32, &mul, &frac); /* ps_fmap_check bounded e and f */
+  out[1] = m->rank_bits | m->e << 8 | m->f << 16;
+  out[2] = (uint32_t)mul, out[3] = (uint32_t)(mul >> 32);
+  out[4] = (uint32_t)frac, out[5] = (uint32_t)(frac >> 32);
+  out[8] = (uint32_t)m->n_exc; /* the caller's aux words bound it far below 2^32 */
+  for (uint64_t i = 0; i < m->n_exc; i++) {
+    uint32_t *x = out + PS_FDESC_HEAD + PS_FDESC_ENTRY * i;
+    x[0] = (uint32_t)m->exc[i].code, x[1] = (uint32_t)(m->exc[i].code >> 32);
+    x[2] = (uint32_t)m->exc[i].bits, x[3] = (uint32_t)(m->exc[i].bits >> 32);
+  }
+}
+
 ps_fmap ps_fmap_of_desc(const ps_for_desc *d) {
   ps_fmap m;
   memset(&m, 0, sizeof m);

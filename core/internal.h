@@ -363,6 +363,13 @@ uint64_t ps_fmap_ord(double x); /* the order-preserving transform of the bits */
 uint64_t ps_fmap_ord_inverse(uint64_t o); /* its inverse: the bits */
 double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32);
 double ps_fmap_decode(const ps_fmap *m, uint64_t code);
+/* The bits of ALP's factors 10^f and 10^-e as the decode multiplies by them
+ * (float32: the float's bits); false where e, f are no column's. */
+bool ps_fmap_factor_bits(uint32_t e, uint32_t f, bool f32, uint64_t *mul, uint64_t *frac);
+/* A column compare's float descriptor (ps_program.h, PS_INSN_FMAP_A): its
+ * size in aux words, and its words written from the mapping. */
+uint64_t ps_fmap_desc_words(const ps_fmap *m);
+void ps_fmap_desc_write(const ps_fmap *m, uint32_t *out);
 uint64_t ps_fmap_code_limit(const ps_fmap *m, uint32_t width);
 /* The largest magnitude of a finite value of codes lo..hi (lo <= hi): the
  * ends' values where finite; next to an infinite end, the largest finite

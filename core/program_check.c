@@ -32,9 +32,60 @@ static bool aux_holds(const ps_program *p, uint64_t at, uint64_t words) {
   return at <= p->aux_words && words <= p->aux_words - at;
 }
 
+/* The float descriptor of operand `side` (a or b) of column compare i at
+ * word `at` (ps_program.h): inside the aux words, a mapping the slot can
+ * hold, factors that are 10^f and 10^-e, an exception table whose codes
+ * ascend (the kernels' binary search needs that). */
+static ps_status check_fdesc(ps_context *ctx, const ps_program *p, uint32_t i, char side, uint32_t slot, uint64_t at,
+                             const uint32_t *aux) {
+  if (!aux_holds(p, at, PS_FDESC_HEAD))
+    return BAD("instruction %u: float descriptor %c at word %" PRIu64 " overruns %u aux words", i, side, at,
+               p->aux_words);
+  const uint32_t *d = aux + at;
+  const uint32_t map = d[0] & 0xffu, f32 = d[0] >> 8;
+  if ((map != PS_FDESC_ALP && map != PS_FDESC_BITS) || f32 > 1u)
+    return BAD("instruction %u: float descriptor %c has map word 0x%x (expected map %u or %u, float32 flag 0 or 1)", i,
+               side, d[0], PS_FDESC_ALP, PS_FDESC_BITS);
+  if (p->cols[slot].kind != PS_KIND_UNSIGNED || p->cols[slot].reference != 0)
+    return BAD("instruction %u: float descriptor %c on slot %u of kind %u, reference %" PRIu64
+               " (a lossless float column's slot holds its codes: kind %u, reference 0)",
+               i, side, slot, p->cols[slot].kind, p->cols[slot].reference, PS_KIND_UNSIGNED);
+  if (map == PS_FDESC_BITS) {
+    for (uint32_t w = 1; w < PS_FDESC_HEAD; w++)
+      if (w != 6 && w != 7 && d[w])
+        return BAD("instruction %u: float descriptor %c (bits mapping) has word %u = 0x%x (expected 0)", i, side, w,
+                   d[w]);
+    return PS_OK;
+  }
+  const uint32_t rank_bits = d[1] & 0xffu, e = (d[1] >> 8) & 0xffu, f = (d[1] >> 16) & 0xffu;
+  uint64_t mul, frac;
+  if (rank_bits > 63 || (d[1] >> 24) || !ps_fmap_factor_bits(e, f, f32 != 0, &mul, &frac))
+    return BAD(
+        "instruction %u: float descriptor %c has rank_bits %u, e %u, f %u (word 0x%x; expected rank_bits <= "
+        "63 and 0 <= f <= e <= %u)",
+        i, side, rank_bits, e, f, d[1], f32 ? 10u : 18u);
+  if ((d[2] | (uint64_t)d[3] << 32) != mul || (d[4] | (uint64_t)d[5] << 32) != frac)
+    return BAD("instruction %u: float descriptor %c's factors 0x%016" PRIx64 ", 0x%016" PRIx64
+               " are not 10^%u and 10^-%u (0x%016" PRIx64 ", 0x%016" PRIx64 ")",
+               i, side, d[2] | (uint64_t)d[3] << 32, d[4] | (uint64_t)d[5] << 32, f, e, mul, frac);
+  const uint64_t n = d[8];
+  if (!aux_holds(p, at + PS_FDESC_HEAD, PS_FDESC_ENTRY * n))
+    return BAD("instruction %u: float descriptor %c's %" PRIu64 " exceptions at word %" PRIu64 " overrun %u aux words",
+               i, side, n, at + PS_FDESC_HEAD, p->aux_words);
+  for (uint64_t k = 1; k < n; k++) {
+    const uint32_t *x = d + PS_FDESC_HEAD + PS_FDESC_ENTRY * k;
+    const uint64_t code = x[0] | (uint64_t)x[1] << 32, prev = x[-4] | (uint64_t)x[-3] << 32;
+    if (code <= prev)
+      return BAD("instruction %u: float descriptor %c's exception %" PRIu64 " has code %" PRIu64
+                 ", not above the one before (%" PRIu64 ")",
+                 i, side, k, code, prev);
+  }
+  return PS_OK;
+}
+
 static ps_status check_leaf(ps_context *ctx, const ps_program *p, uint32_t i, const uint32_t *aux) {
   const ps_insn *in = &p->insns[i];
-  const uint32_t cmpcol_flags = PS_INSN_MAKE_CMP(15u, 15u);
+  const uint32_t cmpcol_flags = PS_INSN_CMPCOL_SHAPE;
   if (in->col_a >= p->n_cols) return BAD("instruction %u reads slot %u of %u", i, in->col_a, p->n_cols);
   const ps_prog_col *a = &p->cols[in->col_a];
   const uint64_t codes = (a->flags & PS_COLF_NO_CODES) ? 0 : a->code_limit + 1;
@@ -76,6 +127,9 @@ static ps_status check_leaf(ps_context *ctx, const ps_program *p, uint32_t i, co
       uint32_t mode = PS_INSN_MODE(in->flags);
       if ((in->flags & ~cmpcol_flags) || PS_INSN_CMP(in->flags) > PS_CMP_GE || mode > PS_MODE_RANK)
         return BAD("instruction %u (column compare) has flags 0x%x", i, in->flags);
+      if ((in->flags & (PS_INSN_FMAP_A | PS_INSN_FMAP_B)) && mode != PS_MODE_DOUBLE)
+        return BAD("instruction %u (column compare) has float descriptor flags 0x%x in mode %u (only %u)", i,
+                   in->flags & (PS_INSN_FMAP_A | PS_INSN_FMAP_B), mode, PS_MODE_DOUBLE);
       if (mode == PS_MODE_RANK) {
         const ps_prog_col *b = &p->cols[in->col_b];
         const uint64_t codes_b = (b->flags & PS_COLF_NO_CODES) ? 0 : b->code_limit + 1;
@@ -85,6 +139,8 @@ static ps_status check_leaf(ps_context *ctx, const ps_program *p, uint32_t i, co
           return BAD("instruction %u: rank tables at words %u and %u overrun %u aux words", i, in->aux_a, in->aux_b,
                      p->aux_words);
       }
+      if (in->flags & PS_INSN_FMAP_A) PS_TRY(check_fdesc(ctx, p, i, 'a', in->col_a, in->aux_a, aux));
+      if (in->flags & PS_INSN_FMAP_B) PS_TRY(check_fdesc(ctx, p, i, 'b', in->col_b, in->aux_b, aux));
       return PS_OK;
     }
   }
@@ -123,6 +179,7 @@ ps_status ps_program_check(ps_context *ctx, const ps_program *p, const uint32_t 
 #undef BAD
 
 /* The program layout is read by C, CUDA and OpenCL C alike: pin it. */
+_Static_assert(PS_FDESC_ALP == PS_FLOAT_MAP_ALP && PS_FDESC_BITS == PS_FLOAT_MAP_BITS, "float descriptor maps");
 _Static_assert(sizeof(ps_prog_col) == 48, "ps_prog_col layout");
 _Static_assert(sizeof(ps_insn) == 40, "ps_insn layout");
 _Static_assert(offsetof(ps_insn, lo) == 24, "ps_insn.lo offset");

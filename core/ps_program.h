@@ -53,7 +53,37 @@
  *                         float64: (double)(int64)(M + code) / 10^scale;
  *                         float32: (double)(float)(that double)
  *                       (conversions round to nearest even; the division is
- *                       IEEE double division, correctly rounded)
+ *                       IEEE double division, correctly rounded);
+ *                       with PS_INSN_FMAP_A (PS_INSN_FMAP_B), operand a (b)
+ *                       is a lossless float column (docs/float-encoding.md)
+ *                       whose slot reads as PS_KIND_UNSIGNED with M = 0 (its
+ *                       codes, as every other instruction sees them), and
+ *                       whose value is decoded through the descriptor at aux
+ *                       word aux_a (aux_b), uint32 words:
+ *                         w0     map (PS_FDESC_ALP, PS_FDESC_BITS) | f32 << 8
+ *                         w1     ALP: rank_bits | e << 8 | f << 16 (else 0)
+ *                         w2,w3  ALP: the bits of 10^f (float64: the double's,
+ *                                low word first; float32: the float's in w2,
+ *                                w3 = 0)
+ *                         w4,w5  ALP: the same for 10^-e (the nearest one)
+ *                         w6,w7  the mapping's reference R, low word first
+ *                         w8     n, the number of ALP exceptions
+ *                         then n entries of 4 words (code low, code high,
+ *                         double bits low, high), codes ascending.
+ *                       BITS: o = R + code, bits = (o >> 63) ? o ^ 2^63 : ~o,
+ *                       the double of those bits (float32: the same on the
+ *                       low 32 bits, the float widened).
+ *                       ALP: the entry with the largest code <= code, if its
+ *                       code >> rank_bits == code >> rank_bits, gives the
+ *                       double; else k = (int64)(R + (code >> rank_bits)) and
+ *                       the value is fl(fl((double)k * w2w3) * w4w5), two
+ *                       correctly rounded products (float32: in float, then
+ *                       widened). Only code 0 and codes with nonzero low
+ *                       rank bits can be exceptions (the encoder and
+ *                       ps_fmap_check make them so): other codes need no
+ *                       search. e and f are the factors' exponents (the
+ *                       reference backend's decode and the check read them;
+ *                       the device reads the factors).
  *       PS_MODE_RANK:   dictionary columns; rank_a = aux[aux_a + code_a],
  *                       rank_b = aux[aux_b + code_b] (uint32 ranks in the merged
  *                       sorted dictionary; equal strings have equal ranks);
@@ -106,11 +136,23 @@ typedef int64_t ps_i64;
 #define PS_OP_NOT 8u
 
 /* insn flags: bit 0 negate; bits 4..7 cmp (PS_EQ..PS_GE of packscan.h);
- * bits 8..11 compare mode */
+ * bits 8..11 compare mode; bits 12, 13 (CMPCOL in PS_MODE_DOUBLE only):
+ * operand a, b is a lossless float column decoded through its descriptor */
 #define PS_INSN_NEGATE 1u
 #define PS_INSN_CMP(flags) (((flags) >> 4) & 15u)
 #define PS_INSN_MODE(flags) (((flags) >> 8) & 15u)
 #define PS_INSN_MAKE_CMP(cmp, mode) ((((ps_u32)(cmp)) << 4) | (((ps_u32)(mode)) << 8))
+#define PS_INSN_FMAP_A (1u << 12)
+#define PS_INSN_FMAP_B (1u << 13)
+/* The flags a CMPCOL may have (ps_program_check), all part of a program's shape */
+#define PS_INSN_CMPCOL_SHAPE (PS_INSN_MAKE_CMP(15u, 15u) | PS_INSN_FMAP_A | PS_INSN_FMAP_B)
+
+/* The float descriptor of PS_INSN_FMAP_A / B: its header words, and its
+ * map values (packscan.h's PS_FLOAT_MAP_ALP and PS_FLOAT_MAP_BITS) */
+#define PS_FDESC_HEAD 9u
+#define PS_FDESC_ENTRY 4u
+#define PS_FDESC_ALP 1u
+#define PS_FDESC_BITS 2u
 
 /* cmp values (same numbers as ps_cmp in packscan.h) */
 #define PS_CMP_EQ 0u
@@ -159,8 +201,8 @@ typedef struct ps_insn {
   ps_u32 flags; /* PS_INSN_NEGATE, PS_INSN_MAKE_CMP(cmp, mode) */
   ps_u32 col_a; /* column slot */
   ps_u32 col_b; /* second column slot (CMPCOL) */
-  ps_u32 aux_a; /* SET: bit offset; INLIST: word offset; CMPCOL rank table a: word offset */
-  ps_u32 aux_b; /* CMPCOL rank table b: word offset */
+  ps_u32 aux_a; /* SET: bit offset; INLIST: word offset; CMPCOL rank table or float descriptor a: word offset */
+  ps_u32 aux_b; /* CMPCOL rank table or float descriptor b: word offset */
   ps_u64 lo;    /* RANGE low bound; INLIST: count */
   ps_u64 hi;    /* RANGE high bound */
 } ps_insn;      /* 40 bytes */

@@ -4,7 +4,9 @@
  * builds a bad one: a program using every opcode passes, and each broken
  * field (counts, slots, widths, kinds, flags, a non-canonical range, tables
  * past the aux words, unsorted or overlapping in-list intervals, rank
- * compares of signed slots, the stack discipline, stack_depth) is
+ * compares of signed slots, float descriptors of column compares: their
+ * mode, place, map, slot, exponents, factors and exception order; the stack
+ * discipline, stack_depth) is
  * PS_ERR_INTERNAL naming what is wrong. Backends rely on this check and do
  * not repeat it.
  */
@@ -63,6 +65,52 @@ static void expect_bad(const ps_program *p, const char *what, const char *needle
          ps_context_last_error(ctx), needle);
 }
 
+/* A column compare of two lossless float slots (ps_program.h's float
+ * descriptors): slot 0 an ALP float64 column (e 2, f 1, rank_bits 2) with
+ * exceptions at codes 0 and 5, descriptor at word 0 (17 words); slot 1 an
+ * ordered-bits float32 column, descriptor at word 17 (9 words). */
+static uint32_t faux[26];
+
+static ps_program float_program(void) {
+  ps_program p;
+  memset(&p, 0, sizeof p);
+  p.n_cols = 2;
+  p.cols[0] = (ps_prog_col){.code_limit = 255, .width = 8, .kind = PS_KIND_UNSIGNED};
+  p.cols[1] = (ps_prog_col){.code_limit = 1023, .width = 10, .kind = PS_KIND_UNSIGNED};
+  p.aux_words = 26;
+  static const ps_float_exception exc[2] = {{0, 0xfff0000000000000ull}, {5, 0x3fd3333333333334ull}};
+  const ps_fmap alp = {PS_FLOAT_MAP_ALP, 2, 1, 2, false, (uint64_t)-3, exc, 2};
+  const ps_fmap bits = {PS_FLOAT_MAP_BITS, 0, 0, 0, true, 0x7f000000u, NULL, 0};
+  memset(faux, 0, sizeof faux);
+  ps_fmap_desc_write(&alp, faux);
+  ps_fmap_desc_write(&bits, faux + 17);
+  p.insns[0] = (ps_insn){.op = PS_OP_CMPCOL,
+                         .col_a = 0,
+                         .col_b = 1,
+                         .aux_a = 0,
+                         .aux_b = 17,
+                         .flags = PS_INSN_MAKE_CMP(PS_CMP_GE, PS_MODE_DOUBLE) | PS_INSN_FMAP_A | PS_INSN_FMAP_B};
+  p.n_insns = 1;
+  p.stack_depth = 1;
+  return p;
+}
+
+static void expect_bad_float(const ps_program *p, const char *what, const char *needle) {
+  th_case("%s", what);
+  ps_status st = ps_program_check(ctx, p, faux);
+  CHECKF(st == PS_ERR_INTERNAL, "%s: %s (%s), want PS_ERR_INTERNAL", what, ps_status_name(st),
+         ps_context_last_error(ctx));
+  CHECKF(strstr(ps_context_last_error(ctx), needle) != NULL, "%s: message '%s' does not name '%s'", what,
+         ps_context_last_error(ctx), needle);
+}
+
+#define MUTATE_FLOAT(what, needle, stmt) \
+  do {                                   \
+    ps_program p = float_program();      \
+    stmt;                                \
+    expect_bad_float(&p, what, needle);  \
+  } while (0)
+
 #define MUTATE(what, needle, stmt)  \
   do {                              \
     ps_program p = valid_program(); \
@@ -107,6 +155,35 @@ int main(int argc, char **argv) {
   MUTATE("operator with a flag", "has flags 0x1", p.insns[4].flags = 1);
   MUTATE("two values left", "2 values left", p.n_insns = 9);
   MUTATE("stack_depth wrong", "stack_depth is 5; the instructions reach 4", p.stack_depth = 5);
+  {
+    th_case("a valid float column compare");
+    ps_program p = float_program();
+    CHECK_OK(ctx, ps_program_check(ctx, &p, faux));
+    p.insns[0].flags &= ~PS_INSN_FMAP_B, p.cols[1].kind = PS_KIND_SIGNED; /* b decoded as an integer */
+    CHECK_OK(ctx, ps_program_check(ctx, &p, faux));
+  }
+  MUTATE_FLOAT("float descriptor in mode INT", "float descriptor flags 0x3000 in mode 0",
+               p.insns[0].flags = PS_INSN_MAKE_CMP(PS_CMP_GE, PS_MODE_INT) | PS_INSN_FMAP_A | PS_INSN_FMAP_B);
+  MUTATE_FLOAT("float descriptor in mode RANK", "float descriptor flags 0x2000 in mode 2",
+               p.insns[0].flags = PS_INSN_MAKE_CMP(PS_CMP_GE, PS_MODE_RANK) | PS_INSN_FMAP_B);
+  MUTATE_FLOAT("float descriptor past aux", "float descriptor b at word 18 overruns 26", p.insns[0].aux_b = 18);
+  MUTATE_FLOAT("float descriptor's exceptions past aux", "2 exceptions at word 9 overrun 16",
+               (p.insns[0].aux_b = 0, p.aux_words = 16));
+  MUTATE_FLOAT("float descriptor: map 3", "descriptor a has map word 0x3", faux[0] = 3);
+  MUTATE_FLOAT("float descriptor: map 0 (decimal)", "descriptor b has map word 0x100", faux[17] = 0x100);
+  MUTATE_FLOAT("float descriptor: float32 flag 2", "map word 0x201", faux[0] = 0x201);
+  MUTATE_FLOAT("float descriptor on a signed slot", "on slot 0 of kind 0", p.cols[0].kind = PS_KIND_SIGNED);
+  MUTATE_FLOAT("float descriptor on a float64 slot", "on slot 1 of kind 2", p.cols[1].kind = PS_KIND_FLOAT64);
+  MUTATE_FLOAT("float descriptor on a slot with a reference", "reference 7", p.cols[0].reference = 7);
+  MUTATE_FLOAT("bits descriptor with ALP words", "word 4 = 0x1", faux[17 + 4] = 1);
+  MUTATE_FLOAT("rank_bits 64", "rank_bits 64", faux[1] = 64 | 2 << 8 | 1 << 16);
+  MUTATE_FLOAT("e 19", "e 19, f 1", faux[1] = 2 | 19 << 8 | 1 << 16);
+  MUTATE_FLOAT("f above e", "e 2, f 3", faux[1] = 2 | 2 << 8 | 3 << 16);
+  MUTATE_FLOAT("float32 e 11", "e 11, f 0", (faux[0] |= 1u << 8, faux[1] = 2 | 11 << 8));
+  MUTATE_FLOAT("float32 flag with float64 factors", "are not 10^1 and 10^-2", faux[0] |= 1u << 8);
+  MUTATE_FLOAT("factor 10^f wrong", "are not 10^1 and 10^-2", faux[2] ^= 1);
+  MUTATE_FLOAT("factor 10^-e wrong", "are not 10^1 and 10^-2", faux[5] ^= 1);
+  MUTATE_FLOAT("exceptions out of order", "exception 1 has code 0", faux[9 + 4] = 0);
   {
     th_case("aux words without a table");
     ps_program p = valid_program();
