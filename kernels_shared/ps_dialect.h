@@ -57,8 +57,10 @@
  *                  ps_bits_f64, ps_f64_bits the same for doubles (OpenCL:
  *                  where PS_HAVE_FP64 is defined)
  *   ps_fmul_rn, ps_dmul_rn  a product rounded once to nearest even, never
- *                  fused with a neighbouring operation (CUDA: __fmul_rn,
- *                  __dmul_rn, which nvcc never contracts into an FMA;
+ *                  fused with a neighbouring operation (CUDA devices:
+ *                  __fmul_rn, __dmul_rn, which nvcc never contracts into an
+ *                  FMA; ps_bits_f32, ps_bits_f64 and these two are also
+ *                  callable from CUDA host code;
  *                  OpenCL and hosts: a plain product, which is correctly
  *                  rounded without fast-math options and has no addition to
  *                  fuse with where the kernels use it)
@@ -259,12 +261,51 @@ typedef struct ps_aux_words {
 #define ps_dmul_rn(a, b) ((a) * (b))
 #endif
 #elif defined(__CUDACC__)
-#define ps_bits_f32(b) __uint_as_float((unsigned int)(b))
 #define ps_f32_bits(x) ((ps_u32)__float_as_uint(x))
-#define ps_fmul_rn(a, b) __fmul_rn((a), (b))
-#define ps_bits_f64(b) __longlong_as_double((long long)(b))
 #define ps_f64_bits(x) ((ps_u64)__double_as_longlong(x))
-#define ps_dmul_rn(a, b) __dmul_rn((a), (b))
+/* __host__ __device__: ps_cmpcol.h's ps_fdesc_double reads them, which the
+ * per-row interpreter also runs on the host in the CUDA tests; there a
+ * union, and a volatile product stored once (as on hosts below) */
+static __host__ __device__ __forceinline__ float ps_bits_f32(ps_u32 b) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  union {
+    ps_u32 u;
+    float f;
+  } x;
+  x.u = b;
+  return x.f;
+#endif
+}
+static __host__ __device__ __forceinline__ double ps_bits_f64(ps_u64 b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double((long long)b);
+#else
+  union {
+    ps_u64 u;
+    double f;
+  } x;
+  x.u = b;
+  return x.f;
+#endif
+}
+static __host__ __device__ __forceinline__ float ps_fmul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  volatile float p = a * b;
+  return p;
+#endif
+}
+static __host__ __device__ __forceinline__ double ps_dmul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  volatile double p = a * b;
+  return p;
+#endif
+}
 #else
 static inline float ps_bits_f32(ps_u32 b) {
   union {
