@@ -175,6 +175,41 @@ static double as_double(const ps_prog_col *c, uint64_t code) {
   }
 }
 
+/* A lossless float operand of a column compare (PS_INSN_FMAP_A / B): the
+ * mapping rebuilt from its descriptor at aux word `at` (ps_program.h) and
+ * decoded by the host's rule (float_map.c's ps_fmap_decode and its tables),
+ * the exception searched for here, in every gap: an implementation apart
+ * from the kernels' ps_fdesc_double, which is checked against it. */
+static double fdesc_value(const uint32_t *aux, uint32_t at, uint64_t code) {
+  const uint32_t *d = aux + at;
+  ps_fmap m;
+  memset(&m, 0, sizeof m);
+  m.map = d[0] & 0xffu, m.f32 = ((d[0] >> 8) & 1u) != 0;
+  m.rank_bits = d[1] & 0xffu, m.e = (d[1] >> 8) & 0xffu, m.f = (d[1] >> 16) & 0xffu;
+  m.ref = d[6] | (uint64_t)d[7] << 32;
+  if (m.map == PS_FLOAT_MAP_ALP) {
+    const uint32_t *table = d + PS_FDESC_HEAD;
+    uint64_t lo = 0, hi = d[8]; /* the first entry above code */
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if ((table[PS_FDESC_ENTRY * mid] | (uint64_t)table[PS_FDESC_ENTRY * mid + 1] << 32) <= code)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo) {
+      const uint32_t *x = table + PS_FDESC_ENTRY * (lo - 1);
+      if ((x[0] | (uint64_t)x[1] << 32) >> m.rank_bits == code >> m.rank_bits) {
+        const uint64_t bits = x[2] | (uint64_t)x[3] << 32;
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        return v;
+      }
+    }
+  }
+  return ps_fmap_decode(&m, code); /* no table: its grid value (ALP), or the bits */
+}
+
 static kleene leaf(row_reader *R, const ps_insn *in, uint64_t r) {
   bool negate = (in->flags & PS_INSN_NEGATE) != 0;
   uint32_t a = in->col_a;
@@ -222,7 +257,8 @@ static kleene leaf(row_reader *R, const ps_insn *in, uint64_t r) {
       break;
     }
     case PS_MODE_DOUBLE: {
-      double x = as_double(ca, code), y = as_double(cb, code_b);
+      const double x = (in->flags & PS_INSN_FMAP_A) ? fdesc_value(R->aux, in->aux_a, code) : as_double(ca, code);
+      const double y = (in->flags & PS_INSN_FMAP_B) ? fdesc_value(R->aux, in->aux_b, code_b) : as_double(cb, code_b);
       order = x < y ? -1 : x > y;
       break;
     }

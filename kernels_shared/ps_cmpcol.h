@@ -4,7 +4,8 @@
  * interpreters ps_cuda_rows.cuh and filter.cl) and the host tests: the
  * reference difference of the 32-bit column compare, a comparison's outcome
  * from the order of its operands, the
- * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code; and the lookups of
+ * PS_MODE_INT key and the PS_MODE_DOUBLE value of a code (a lossless float
+ * column's through its descriptor); and the lookups of
  * a code in the program's aux words (a SET bit, a PS_MODE_RANK rank, the
  * INLIST intervals), read through ps_dialect.h's ps_aux_words.
  */
@@ -144,6 +145,57 @@ PS_HFN double ps_code_double_at(ps_u32 kind, ps_u64 reference, ps_u64 code, doub
 
 PS_HFN double ps_code_double(ps_u32 kind, ps_u64 reference, ps_u64 code, PS_CONST_MEM const double *pow10) {
   return ps_code_double_at(kind, reference, code, *pow10);
+}
+
+/* The PS_MODE_DOUBLE value of a code of a lossless float column through its
+ * descriptor at aux word `at` (PS_INSN_FMAP_A / B, core/ps_program.h): the
+ * decode of core/float_map.c's ps_fmap_decode, whose factors the host wrote
+ * so that no table is needed here. Every aux read is bounded (a malformed
+ * program raises `fault`); an exception is searched for only where the code
+ * can be one (code 0, or a nonzero rank), as the query kernels' ps_q_fcol. */
+PS_HFN double ps_fdesc_double(ps_aux_words aux, ps_u64 at, ps_u64 code, ps_u32 *status, ps_u32 fault) {
+  const ps_u32 w0 = ps_aux_word(aux, at, status, fault);
+  const ps_u64 ref =
+      (ps_u64)ps_aux_word(aux, at + 6, status, fault) | ((ps_u64)ps_aux_word(aux, at + 7, status, fault) << 32);
+  const int f32 = ((w0 >> 8) & 1u) != 0;
+  if ((w0 & 0xffu) == PS_FDESC_BITS) { /* the inverse of the order transform */
+    const ps_u64 o = ref + code;
+    if (f32) {
+      const ps_u32 o32 = (ps_u32)o;
+      return (double)ps_bits_f32((o32 >> 31) ? o32 ^ 0x80000000u : ~o32);
+    }
+    return ps_bits_f64((o >> 63) ? o ^ 0x8000000000000000ull : ~o);
+  }
+  const ps_u32 rb = ps_aux_word(aux, at + 1, status, fault) & 63u; /* the check keeps it <= 63 */
+  if ((code & ((((ps_u64)1) << rb) - 1u)) != 0 || code == 0) {
+    /* the last entry whose code <= code, counts as an exception in its gap */
+    const ps_u64 n = ps_aux_word(aux, at + 8, status, fault), base = at + PS_FDESC_HEAD;
+    ps_u64 lo = 0, hi = n;
+    while (lo < hi) {
+      const ps_u64 mid = lo + (hi - lo) / 2, e = base + PS_FDESC_ENTRY * mid;
+      const ps_u64 c =
+          (ps_u64)ps_aux_word(aux, e, status, fault) | ((ps_u64)ps_aux_word(aux, e + 1, status, fault) << 32);
+      if (c <= code)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo > 0) {
+      const ps_u64 e = base + PS_FDESC_ENTRY * (lo - 1);
+      const ps_u64 c =
+          (ps_u64)ps_aux_word(aux, e, status, fault) | ((ps_u64)ps_aux_word(aux, e + 1, status, fault) << 32);
+      if ((c >> rb) == (code >> rb))
+        return ps_bits_f64((ps_u64)ps_aux_word(aux, e + 2, status, fault) |
+                           ((ps_u64)ps_aux_word(aux, e + 3, status, fault) << 32));
+    }
+  }
+  /* the grid value of step k: two products, each rounded once */
+  const ps_i64 k = (ps_i64)(ref + (code >> rb));
+  const ps_u32 m0 = ps_aux_word(aux, at + 2, status, fault), d0 = ps_aux_word(aux, at + 4, status, fault);
+  if (f32) return (double)ps_fmul_rn(ps_fmul_rn((float)k, ps_bits_f32(m0)), ps_bits_f32(d0));
+  const ps_u64 mul = (ps_u64)m0 | ((ps_u64)ps_aux_word(aux, at + 3, status, fault) << 32);
+  const ps_u64 frac = (ps_u64)d0 | ((ps_u64)ps_aux_word(aux, at + 5, status, fault) << 32);
+  return ps_dmul_rn(ps_dmul_rn((double)k, ps_bits_f64(mul)), ps_bits_f64(frac));
 }
 
 /* 10^scale (scale 0..18) as a double, exact: every power up to 10^22 is a

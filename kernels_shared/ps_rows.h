@@ -85,8 +85,15 @@ PS_HFN ps_bool ps_rows_cmpcol(const ps_rows_src *s, PS_CONST_MEM const ps_insn *
   switch (PS_INSN_MODE(flags)) {
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
     case PS_MODE_DOUBLE: {
-      const double x = ps_code_double(prog->cols[ca].kind, prog->cols[ca].reference, code_a, PS_ROWS_POW10(s, ca));
-      const double y = ps_code_double(prog->cols[cb].kind, prog->cols[cb].reference, code_b, PS_ROWS_POW10(s, cb));
+      /* lossless float operands through their descriptors (ps_program.h) */
+      const double x =
+          (flags & PS_INSN_FMAP_A)
+              ? ps_fdesc_double(PS_ROWS_AUX(s), in->aux_a, code_a, status, PS_ROWS_AUX_FAULT)
+              : ps_code_double(prog->cols[ca].kind, prog->cols[ca].reference, code_a, PS_ROWS_POW10(s, ca));
+      const double y =
+          (flags & PS_INSN_FMAP_B)
+              ? ps_fdesc_double(PS_ROWS_AUX(s), in->aux_b, code_b, status, PS_ROWS_AUX_FAULT)
+              : ps_code_double(prog->cols[cb].kind, prog->cols[cb].reference, code_b, PS_ROWS_POW10(s, cb));
       return ps_cmp_outcome(cmp, x<y, x == y, x> y);
     }
 #endif

@@ -285,8 +285,14 @@ PS_HFN void ps_w_cmpcol(PS_CONST_MEM const ps_program *p, ps_u32 i, const ps_w_b
         int lt = 0, eq = 0, gt = 0;
         if (mode == PS_MODE_DOUBLE) {
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
-          const double u = ps_code_double_at(ca->kind, ra->reference, x, pa);
-          const double v = ps_code_double_at(cb->kind, rb->reference, y, pb);
+          /* lossless float operands through their descriptors (the flags
+           * are the shape's, so a specialized build keeps one decode each) */
+          const double u = (si->flags & PS_INSN_FMAP_A)
+                               ? ps_fdesc_double(B->aux, in->aux_a, x, &s->slots, PS_W_FAULT_AUX)
+                               : ps_code_double_at(ca->kind, ra->reference, x, pa);
+          const double v = (si->flags & PS_INSN_FMAP_B)
+                               ? ps_fdesc_double(B->aux, in->aux_b, y, &s->slots, PS_W_FAULT_AUX)
+                               : ps_code_double_at(cb->kind, rb->reference, y, pb);
           lt = u < v;
           eq = u == v;
           gt = u > v;

@@ -19,6 +19,9 @@
  *    against the comparison itself, NaN included; ps_int_key_sign of
  *    ps_int_key_of against the exact 128-bit values M + code of both
  *    signednesses; ps_code_double on named values of every kind;
+ *    ps_fdesc_double (a lossless float column's value through its
+ *    descriptor) against the host's decode at every code of ALP and
+ *    ordered-bits mappings, and its bounded aux reads;
  *  - ps_range.h: ps_range_bits and ps_rb_max_code_top at every width 0..64,
  *    ps_rb_word_bits (with and without lo_zero), ps_rb_quad4 and
  *    ps_rb_vector_bits at the word-local widths, against a bit-by-bit loop
@@ -36,10 +39,12 @@
  *    a null, a corrupt code, a value).
  * Label host: no backend is involved.
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "harness.h"
+#include "internal.h" /* the host's float decode, ps_fdesc_double's oracle */
 #include "ps_cmpcol.h"
 #include "ps_codes.h"
 #include "ps_kleene.h"
@@ -226,6 +231,58 @@ static void test_cmp(void) {
   CHECK(ps_code_double(PS_KIND_FLOAT64, (uint64_t)-12345, 0, &p2) == -123.45);
   CHECK(ps_code_double(PS_KIND_FLOAT32, 0, 1, &p2) == (double)0.01f);
   CHECK(ps_code_double(PS_KIND_FLOAT64, 0, 1, &p2) == 0.01);
+}
+
+/* ps_fdesc_double against the host's decode (core/float_map.c's
+ * ps_fmap_decode) at every code of small mappings whose descriptors
+ * ps_fmap_desc_write made: ALP float64 and float32 with exceptions (code 0
+ * among them: values below the first grid value; -0.0, infinities) and
+ * ordered bits of both widths, bit for bit; then a descriptor cut short by
+ * the aux words: the fault flag, and no read past them. */
+static void test_fdesc(void) {
+  th_case("ps_fdesc_double");
+  static const ps_float_exception exc64[] = {{0, 0xfff0000000000000ull} /* -inf */,
+                                             {1, 0x8000000000000000ull} /* -0.0 */,
+                                             {9, 0x3fd3333333333334ull} /* 0.30000000000000004 */,
+                                             {13, 0x3fe0000000000001ull},
+                                             {30, 0x7ff0000000000000ull} /* +inf */};
+  static const ps_float_exception exc32[] = {{0, 0xc7efffffe0000000ull} /* -FLT_MAX */, {7, 0x3fb99999a0000000ull}};
+  const ps_fmap maps[] = {
+      {PS_FLOAT_MAP_ALP, 2, 1, 2, false, (uint64_t)-3, exc64, 5},
+      {PS_FLOAT_MAP_ALP, 3, 3, 1, true, 7, exc32, 2},
+      {PS_FLOAT_MAP_ALP, 18, 0, 0, false, (uint64_t)-9007199254740992ll, NULL, 0},
+      {PS_FLOAT_MAP_BITS, 0, 0, 0, false, 0x7ff0000000000000ull - 20, NULL, 0},
+      {PS_FLOAT_MAP_BITS, 0, 0, 0, true, 0x7f800000u - 20, NULL, 0},
+  };
+  uint32_t words[64];
+  for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++) {
+    const uint64_t n = ps_fmap_desc_words(&maps[m]);
+    if (!CHECK(n + 3 <= 64)) return;
+    memset(words, 0, sizeof words);
+    ps_fmap_desc_write(&maps[m], words + 3); /* not at word 0 */
+    const ps_aux_words aux = {words, (ps_u32)(n + 3)};
+    for (uint64_t code = 0; code < 40; code++) {
+      ps_u32 status = 0;
+      const double got = ps_fdesc_double(aux, 3, code, &status, 0x80000000u), want = ps_fmap_decode(&maps[m], code);
+      uint64_t gb, wb;
+      memcpy(&gb, &got, 8), memcpy(&wb, &want, 8);
+      if (!CHECKF(gb == wb && status == 0, "map %zu code %" PRIu64 ": %.17g (0x%016" PRIx64 "), want %.17g (0x%016" PRIx64
+                                           "), status 0x%x",
+                  m, code, got, gb, want, wb, status))
+        return;
+    }
+    /* the last word cut off: where the decode reads it, 0 and the fault */
+    const ps_aux_words cut = {words, (ps_u32)(n + 2)};
+    ps_u32 status = 0;
+    const uint64_t code = maps[m].map == PS_FLOAT_MAP_ALP && maps[m].n_exc ? maps[m].exc[maps[m].n_exc - 1].code : 0;
+    (void)ps_fdesc_double(cut, 3, code, &status, 0x80000000u);
+    CHECKF(status == (maps[m].map == PS_FLOAT_MAP_ALP ? 0x80000000u : 0u), /* ALP reads n (word 8) or an entry */
+           "map %zu cut short: status 0x%x", m, status);
+  }
+  ps_u32 status = 0;
+  const ps_aux_words none = {words, 2};
+  (void)ps_fdesc_double(none, 3, 5, &status, 0x80000000u);
+  CHECK(status == 0x80000000u);
 }
 
 /* Three-valued per-row values: 0 FALSE, 1 UNKNOWN, 2 TRUE. */
@@ -577,6 +634,7 @@ int main(int argc, char **argv) {
   test_ref_diff();
   test_kleene();
   test_cmp();
+  test_fdesc();
   test_range();
   test_aux();
   test_far_rows();
