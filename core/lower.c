@@ -728,30 +728,40 @@ static ps_status rank_tables(lowering *L, ps_column *a, ps_column *b, uint32_t *
   return PS_OK;
 }
 
+/* The float descriptor of lossless float column c (ps_program.h): its
+ * mapping and exception table, the ones the literal lowering and the
+ * queries' sums decode by. */
+static ps_status float_descriptor(lowering *L, const ps_column *c, uint32_t *offset) {
+  PS_TRY(aux_reserve(L, ps_fmap_desc_words(&c->fmap), offset)); /* bounds the table far below 2^32 entries */
+  ps_fmap_desc_write(&c->fmap, L->out->aux + *offset);
+  return PS_OK;
+}
+
 static ps_status lower_compare_columns(lowering *L, const ps_expr *e) {
   ps_insn in = {0};
   in.op = PS_OP_CMPCOL;
-  uint32_t mode;
-  for (int i = 0; i < 2; i++) {
-    const ps_column *c = i ? e->col_b : e->col;
-    char label[PS_COLUMN_LABEL_SIZE];
-    if (c->fmap.map != PS_FLOAT_MAP_DECIMAL)
-      return ps_set_error(L->ctx, PS_ERR_UNSUPPORTED,
-                          "comparing %s with another column: it is a lossless float column (%s mapping), which "
-                          "compares with literals only so far",
-                          ps_column_label(c, label), c->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
-  }
+  uint32_t mode, fmap_flags = 0;
   if (e->col->type == PS_TYPE_STRING) {
     mode = PS_MODE_RANK;
     PS_TRY(rank_tables(L, e->col, e->col_b, &in.aux_a, &in.aux_b));
   } else if (ps_type_is_float(e->col->type) || ps_type_is_float(e->col_b->type)) {
+    /* a lossless float column's slot holds its codes (ps_prog_col_of): its
+     * values come from its descriptor */
     mode = PS_MODE_DOUBLE;
+    if (e->col->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+      PS_TRY(float_descriptor(L, e->col, &in.aux_a));
+      fmap_flags |= PS_INSN_FMAP_A;
+    }
+    if (e->col_b->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+      PS_TRY(float_descriptor(L, e->col_b, &in.aux_b));
+      fmap_flags |= PS_INSN_FMAP_B;
+    }
   } else {
     mode = PS_MODE_INT;
   }
   PS_TRY(slot_of(L, e->col, &in.col_a));
   PS_TRY(slot_of(L, e->col_b, &in.col_b));
-  in.flags = PS_INSN_MAKE_CMP(e->cmp, mode);
+  in.flags = PS_INSN_MAKE_CMP(e->cmp, mode) | fmap_flags;
   return emit(L, in);
 }
 

@@ -158,7 +158,9 @@ size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size) {
   for (uint32_t i = 0; i < n_insns; i++) {
     const ps_insn *in = &p->insns[i];
     const int leaf = in->op != PS_OP_AND && in->op != PS_OP_OR && in->op != PS_OP_NOT;
-    const uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & 0xff0u : leaf ? in->flags & PS_INSN_NEGATE : 0u;
+    const uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & PS_INSN_CMPCOL_SHAPE
+                           : leaf                 ? in->flags & PS_INSN_NEGATE
+                                                  : 0u;
     put(&t, "%s{%uu,%uu,%uu,%uu,0u,0u,0ull,0ull}", i ? ",\n" : "", in->op, flags, leaf ? in->col_a : 0u,
         in->op == PS_OP_CMPCOL ? in->col_b : 0u);
   }

@@ -395,6 +395,13 @@ static bool rank_range(const uint32_t *aux, uint32_t aux_at, uint64_t lo, uint64
   return true;
 }
 
+/* The PS_MODE_DOUBLE value of a code of column c: its mapping's for a
+ * lossless float column (exceptions included), else the decimal rule. */
+static double zone_double(const ps_column *c, uint64_t code) {
+  if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) return ps_fmap_decode(&c->fmap, code);
+  return ps_decode_double(c->type, c->reference.u, c->scale, code);
+}
+
 static uint8_t eval_leaf(const ps_lowered *low, const ps_insn *in, uint64_t b) {
   const ps_column *ca = low->cols[in->col_a];
   const ps_zones *za = ca->zones;
@@ -445,11 +452,9 @@ static uint8_t eval_leaf(const ps_lowered *low, const ps_insn *in, uint64_t b) {
       if (mode == PS_MODE_INT) {
         r = cmp_ps_i128(cmp, int_value(ca, lo), int_value(ca, hi), int_value(cb, blo), int_value(cb, bhi));
       } else if (mode == PS_MODE_DOUBLE) {
-        /* the decode rule is monotone in the code */
-        r = cmp_double(cmp, ps_decode_double(ca->type, ca->reference.u, ca->scale, lo),
-                       ps_decode_double(ca->type, ca->reference.u, ca->scale, hi),
-                       ps_decode_double(cb->type, cb->reference.u, cb->scale, blo),
-                       ps_decode_double(cb->type, cb->reference.u, cb->scale, bhi));
+        /* the decode rules (the decimal one, a lossless column's mapping)
+         * are monotone in the code */
+        r = cmp_double(cmp, zone_double(ca, lo), zone_double(ca, hi), zone_double(cb, blo), zone_double(cb, bhi));
       } else {
         uint32_t alr, ahr, blr, bhr;
         if (rank_range(low->aux, in->aux_a, lo, hi, &alr, &ahr) &&

@@ -224,7 +224,7 @@ static void shape_of(const ps_program *p, char *buf, size_t size) {
   for (uint32_t i = 0; i < p->n_insns && n < size; ++i) {
     const ps_insn *in = &p->insns[i];
     int leaf = in->op != PS_OP_AND && in->op != PS_OP_OR && in->op != PS_OP_NOT;
-    uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & 0xff0u : leaf ? in->flags & PS_INSN_NEGATE : 0;
+    uint32_t flags = in->op == PS_OP_CMPCOL ? in->flags & PS_INSN_CMPCOL_SHAPE : leaf ? in->flags & PS_INSN_NEGATE : 0;
     n += (size_t)snprintf(buf + n, size - n, "{%u,%u,%u,%u},", in->op, flags, leaf ? in->col_a : 0,
                           in->op == PS_OP_CMPCOL ? in->col_b : 0);
   }
