@@ -256,7 +256,8 @@ static void where_program(ps_program *p, uint64_t seed) {
       {PS_OP_OR, 0, 0, 0, 0, 0, 0, 0},
       {PS_OP_SET, PS_INSN_NEGATE, 1, 0, (uint32_t)seed, 0, 0, 0},
       {PS_OP_AND, 0, 0, 0, 0, 0, 0, 0},
-      {PS_OP_CMPCOL, PS_INSN_MAKE_CMP(PS_CMP_GE, PS_MODE_DOUBLE), 2, 0, 0, 0, 0, 0},
+      /* a lossless float column (slot 0's codes) through its descriptor at aux word 90 */
+      {PS_OP_CMPCOL, PS_INSN_MAKE_CMP(PS_CMP_GE, PS_MODE_DOUBLE) | PS_INSN_FMAP_B, 2, 0, 0, 90, 0, 0},
       {PS_OP_INLIST, 0, 2, 0, 64, 0, 2, 0},
       {PS_OP_ISNULL, PS_INSN_NEGATE, 1, 0, 0, 0, 0, 0},
       {PS_OP_CMPCOL, PS_INSN_MAKE_CMP(PS_CMP_EQ, PS_MODE_RANK), 3, 3, 80, 81, 0, 0},
@@ -286,6 +287,9 @@ static void check_where_spec(ps_context *ctx) {
   CHECK(ps_where_spec_write(&a, tb, 32) == 0 && tb[0] == '\0');
   b.insns[0].flags = PS_INSN_NEGATE; /* another shape */
   CHECK(ps_where_spec_write(&b, tb, sizeof tb) == la && memcmp(ta, tb, la) != 0);
+  where_program(&b, 1);
+  b.insns[5].flags &= ~PS_INSN_FMAP_B; /* another shape: slot 0 decoded as an integer */
+  CHECK(ps_where_spec_write(&b, tb, sizeof tb) > 0 && strcmp(ta, tb) != 0);
 #if defined(PACKSCAN_HAVE_CUDA)
   void *cubin = NULL;
   size_t size = 0;
