@@ -3,7 +3,8 @@ floats that are not decimals at one scale (random values, unit conversions,
 -0.0, infinities, denormals) go into Table() and come back bit for bit; filters
 agree with numpy; MIN/MAX through SQL; SUM and AVG through SQL are the exact sums
 rounded once (math.fsum, and fractions.Fraction for the average, as oracles);
-arithmetic on them is refused by name; save() keeps the mapping."""
+comparisons of two columns agree with numpy and DuckDB; arithmetic on them is
+refused by name; save() keeps the mapping."""
 
 import math
 from fractions import Fraction
@@ -63,6 +64,42 @@ def test_sql_min_max_and_arithmetic_refused(context):
     assert f.column(1)[0].as_py() == cols["mph"][sel].max()
     with pytest.raises(Exception, match="lossless float column"):
         t.sql("SELECT SUM(mph * 2) FROM t")
+
+
+def test_compare_columns(context):
+    """Two columns compared in WHERE (a lossless column against another, an
+    integer and a decimal column; NULLs on either side) select what numpy's
+    IEEE compares select (-0.0 = 0.0), and what DuckDB selects."""
+    import duckdb
+
+    seed = case_seed("test_compare_columns")
+    g = np.random.default_rng(seed)
+    cols = columns(seed, 2000)
+    n = len(cols["x"])
+    pool = np.concatenate([cols["mph"][:200], [-0.0, 0.0, math.inf, -math.inf, 0.1 + 0.2]])
+    cols["x"][::3] = g.choice(pool, len(cols["x"][::3]))  # values the other columns hold too
+    cols["i"] = g.integers(-3, 50, n)
+    cols["d"] = g.integers(-500, 5000, n) / 100.0  # decimals at scale 2: FOR-decimal
+    valid = {name: g.random(n) > 0.1 for name in cols}
+    tbl = pa.table({name: pa.array(v, mask=~valid[name]) for name, v in cols.items()})
+    t = packscan.Table(tbl, context=context)
+    con = duckdb.connect()
+    con.register("tbl", tbl)
+    ops = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "=": np.equal,
+           "!=": np.not_equal}
+    pairs = [("x", "mph"), ("mph", "x"), ("f", "x"), ("mph", "f"), ("x", "i"), ("i", "mph"), ("f", "d"),
+             ("d", "mph"), ("x", "x")]
+    for a, b in pairs:
+        for op, fn in ops.items():
+            want = valid[a] & valid[b] & fn(cols[a].astype(np.float64), cols[b].astype(np.float64))
+            where = f"{a} {op} {b}"
+            assert t.count(where) == int(want.sum()), f"{where} PACKSCAN_SEED={SEED}"
+            false_rows = valid[a] & valid[b] & ~want  # NOT of UNKNOWN stays UNKNOWN
+            assert t.count(f"NOT ({where})") == int(false_rows.sum()), f"NOT {where} PACKSCAN_SEED={SEED}"
+            duck = con.execute(f"SELECT count(*) FROM tbl WHERE {where}").fetchone()[0]
+            assert duck == int(want.sum()), f"DuckDB's {where} PACKSCAN_SEED={SEED}"
+            got = pa.table(t.sql(f"SELECT COUNT(*) AS n FROM t WHERE {where}")).column("n")[0].as_py()
+            assert got == duck, f"SQL {where} PACKSCAN_SEED={SEED}"
 
 
 def exact_avg(values):
