@@ -64,6 +64,9 @@
  *                  OpenCL and hosts: a plain product, which is correctly
  *                  rounded without fast-math options and has no addition to
  *                  fuse with where the kernels use it)
+ *   ps_dadd_rn, ps_dsub_rn  a sum, a difference, likewise rounded once and
+ *                  never fused (CUDA devices: __dadd_rn, __dsub_rn;
+ *                  OpenCL: FP_CONTRACT is off; hosts: a volatile store)
  * Types: ps_u32, ps_u64, ps_i64 (from core/ps_program.h), ps_u8, ps_bool
  * (bool, C11's _Bool on hosts).
  */
@@ -259,7 +262,11 @@ typedef struct ps_aux_words {
 #define ps_bits_f64(b) as_double((ulong)(b))
 #define ps_f64_bits(x) as_ulong((double)(x))
 #define ps_dmul_rn(a, b) ((a) * (b))
+#define ps_dadd_rn(a, b) ((a) + (b))
+#define ps_dsub_rn(a, b) ((a) - (b))
 #endif
+/* OpenCL C contracts a * b + c into an FMA by default: never here */
+#pragma OPENCL FP_CONTRACT OFF
 #elif defined(__CUDACC__)
 #define ps_f32_bits(x) ((ps_u32)__float_as_uint(x))
 #define ps_f64_bits(x) ((ps_u64)__double_as_longlong(x))
@@ -306,6 +313,22 @@ static __host__ __device__ __forceinline__ double ps_dmul_rn(double a, double b)
   return p;
 #endif
 }
+static __host__ __device__ __forceinline__ double ps_dadd_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  volatile double p = a + b;
+  return p;
+#endif
+}
+static __host__ __device__ __forceinline__ double ps_dsub_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  volatile double p = a - b;
+  return p;
+#endif
+}
 #else
 static inline float ps_bits_f32(ps_u32 b) {
   union {
@@ -346,6 +369,14 @@ static inline float ps_fmul_rn(float a, float b) {
 }
 static inline double ps_dmul_rn(double a, double b) {
   volatile double p = a * b;
+  return p;
+}
+static inline double ps_dadd_rn(double a, double b) {
+  volatile double p = a + b;
+  return p;
+}
+static inline double ps_dsub_rn(double a, double b) {
+  volatile double p = a - b;
   return p;
 }
 #endif
