@@ -66,7 +66,31 @@
  *     unrep = a.unrep | b.unrep; if none is set, v = the exact result, and if
  *     |v| > 10^38 - 1 the result is (overflow, v unspecified). SCALE: the
  *     same rule on one operand. (The core lowers an FCOL only as a whole
- *     SUM or AVG value, with no arithmetic on it.)
+ *     SUM or AVG value; arithmetic on lossless floats is in doubles.)
+ *       PS_VOP_DCOL slot:  null if the row is null in the slot; else the
+ *                          double x of the code (the decode of FCOL; a
+ *                          float32 column's float widened), its bits in lo;
+ *       PS_VOP_DNUM slot:  null if the row is null; else, v = M + code and D
+ *                          the double whose bits are lo, the double
+ *                          SIGNED (int64)v / D, UNSIGNED (double)v / D,
+ *                          FLOAT64 (double)(int64)v / D, FLOAT32
+ *                          (double)(float)((double)(int64)v / D) (each
+ *                          conversion and the division rounded to nearest);
+ *       PS_VOP_DCONST:     the double whose bits are lo;
+ *       PS_VOP_DADD/DSUB/DMUL: pop b, pop a, push the double a op b, one
+ *                          correctly rounded IEEE operation (never fused);
+ *                          null and unrep as for ADD;
+ *       PS_VOP_DUNITS:     top: the double in units of 2^(arg - 2048) as
+ *                          FCOL's x (unrep where infinite, NaN, with a bit
+ *                          below the unit, or 2^126 units or more);
+ *       PS_VOP_DORD:       top: the double's ordered bits, the int64
+ *                          (bits >> 63) ? bits ^ 0x7FFFFFFFFFFFFFFF : bits
+ *                          (sign-extended; -0.0 below +0.0), which orders as
+ *                          the doubles do; a NaN is unrep (arg 0) or 0
+ *                          (arg PS_DORD_COUNT: COUNT, which reads no value).
+ *     CASE and NULL work on doubles as on integers (a CASE picks a value
+ *     whole). The core lowers a double program only as a whole aggregate
+ *     value ending in DUNITS (SUM, AVG) or DORD (MIN, MAX, COUNT).
  *     The final value: overflow fails the run with PS_ERR_OVERFLOW; unrep
  *     (where no overflow) with PS_ERR_NOT_REPRESENTABLE, naming the
  *     smallest such row and the first aggregate unrep on it; null is
@@ -140,6 +164,17 @@ typedef struct ps_qkeyfn {
 #define PS_VOP_MUL 7u
 #define PS_VOP_CASE 8u
 #define PS_VOP_FCOL 9u
+/* Double arithmetic on lossless float columns (see SEMANTICS): a value
+ * program of these ops keeps an IEEE double's bit pattern in lo (hi 0). */
+#define PS_VOP_DCOL 10u   /* a lossless float column's value (lo, hi: as FCOL's, its unit unused) */
+#define PS_VOP_DNUM 11u   /* any other column's value as a double; lo: the bits of its divisor */
+#define PS_VOP_DCONST 12u /* lo: a double's bits */
+#define PS_VOP_DADD 13u
+#define PS_VOP_DSUB 14u
+#define PS_VOP_DMUL 15u
+#define PS_VOP_DUNITS 16u /* the top double in units of 2^L; arg: L + 2048 */
+#define PS_VOP_DORD 17u   /* the top double's ordered bits; arg PS_DORD_COUNT: a NaN is 0 */
+#define PS_DORD_COUNT 1u
 
 /* PS_VOP_FCOL's lo: the mapping (PS_VF_ALP, PS_VF_BITS: packscan.h's
  * PS_FLOAT_MAP_*), float32, ALP's exponents e and f and rank bits, and the

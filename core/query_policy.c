@@ -79,7 +79,8 @@ static int agg_nullable(const ps_vprog *p, ps_u32 a) {
   for (ps_u32 i = g.first; i < g.first + g.count; ++i) {
     const ps_vinsn *in = &p->insns[i];
     if (in->op == PS_VOP_NULL ||
-        ((in->op == PS_VOP_COL || in->op == PS_VOP_FCOL) && (p->cols[in->arg].flags & PS_COLF_VALIDITY)))
+        ((in->op == PS_VOP_COL || in->op == PS_VOP_FCOL || in->op == PS_VOP_DCOL || in->op == PS_VOP_DNUM) &&
+         (p->cols[in->arg].flags & PS_COLF_VALIDITY)))
       return 1;
   }
   return 0;

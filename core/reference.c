@@ -524,7 +524,7 @@ static bool fcol_exception(const uint64_t *aux, uint32_t s, uint64_t c, uint32_t
 
 /* PS_VOP_FCOL on a valid row's code c: the column's value by the host's
  * decode (float_map.c), then in units of 2^L (ps_query_program.h). */
-static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
+static double fcol_double(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
   ps_fmap m;
   memset(&m, 0, sizeof m);
   m.map = PS_VF_MAP(in->lo);
@@ -534,6 +534,11 @@ static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
   double x;
   if (m.map != PS_FLOAT_MAP_ALP || !fcol_exception(aux, in->arg, c, m.rank_bits, &x))
     x = ps_fmap_decode(&m, c); /* no table: its grid value (ALP), or the bits */
+  return x;
+}
+
+/* A double in units of 2^unit (PS_VOP_FCOL, PS_VOP_DUNITS). */
+static qvalue double_units(double x, int64_t unit) {
   qvalue r = {false, false, 0, false};
   if (!isfinite(x)) return r.unrep = true, r;
   if (x == 0) return r;
@@ -541,7 +546,7 @@ static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
   int ex;
   const double fr = frexp(fabs(x), &ex);
   int64_t mant = (int64_t)ldexp(fr, 53);
-  int64_t shift = (int64_t)ex - 53 - PS_VF_UNIT(in->lo);
+  int64_t shift = (int64_t)ex - 53 - unit;
   for (; shift < 0 && mant % 2 == 0; shift++) mant /= 2;
   if (shift < 0) return r.unrep = true, r; /* a bit below the unit */
   q128 v = mant;
@@ -551,6 +556,40 @@ static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
   }
   r.v = x < 0 ? -v : v;
   return r;
+}
+
+static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
+  return double_units(fcol_double(in, aux, c), PS_VF_UNIT(in->lo));
+}
+
+/* Doubles on the value stack: their bits in v (PS_VOP_DCOL and friends). */
+static q128 double_q(double x) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  return (q128)b;
+}
+
+static double q_double(q128 v) {
+  const uint64_t b = (uint64_t)v;
+  double x;
+  memcpy(&x, &b, 8);
+  return x;
+}
+
+/* PS_VOP_DNUM: the PS_MODE_DOUBLE value of slot c's v = M + code over d. */
+static double dnum_double(const ps_prog_col *c, uint64_t code, double d) {
+  const uint64_t v = c->reference + code;
+  volatile double x; /* each step rounded once */
+  switch (c->kind) {
+    case PS_KIND_UNSIGNED: x = (double)v; return x / d;
+    case PS_KIND_FLOAT32: x = (double)(int64_t)v; x = x / d; return (double)(float)x;
+    default: x = (double)(int64_t)v; return x / d;
+  }
+}
+
+static double darith(uint32_t op, double a, double b) {
+  volatile double x = op == PS_VOP_DADD ? a + b : op == PS_VOP_DSUB ? a - b : a * b; /* never fused */
+  return x;
 }
 
 /* One value of a selected row (ps_query_program.h). */
@@ -578,6 +617,44 @@ static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, con
         uint64_t code;
         if (is_valid(R, in->arg, r) && checked_code(R, in->arg, r, &code)) x = fcol_value(in, aux, code);
         st[sp++] = x;
+        break;
+      }
+      case PS_VOP_DCOL:
+      case PS_VOP_DNUM: {
+        qvalue x = {true, false, 0, false};
+        uint64_t code;
+        if (is_valid(R, in->arg, r) && checked_code(R, in->arg, r, &code)) {
+          x.null = false;
+          x.v = double_q(in->op == PS_VOP_DCOL ? fcol_double(in, aux, code)
+                                               : dnum_double(&p->cols[in->arg], code, q_double((q128)in->lo)));
+        }
+        st[sp++] = x;
+        break;
+      }
+      case PS_VOP_DCONST: st[sp++] = (qvalue){false, false, (q128)in->lo, false}; break;
+      case PS_VOP_DUNITS: {
+        qvalue *x = &st[sp - 1];
+        if (!x->null && !x->overflow && !x->unrep) *x = double_units(q_double(x->v), (int64_t)in->arg - 2048);
+        break;
+      }
+      case PS_VOP_DORD: {
+        qvalue *x = &st[sp - 1];
+        if (x->null || x->overflow || x->unrep) break;
+        const double d = q_double(x->v);
+        if (isnan(d)) {
+          x->v = 0;
+          x->unrep = in->arg != PS_DORD_COUNT;
+        } else {
+          x->v = ps_query_ordered_bits(d);
+        }
+        break;
+      }
+      case PS_VOP_DADD:
+      case PS_VOP_DSUB:
+      case PS_VOP_DMUL: {
+        qvalue b = st[--sp], a = st[sp - 1], x = {a.null || b.null, a.overflow || b.overflow, 0, a.unrep || b.unrep};
+        if (!x.null && !x.overflow && !x.unrep) x.v = double_q(darith(in->op, q_double(a.v), q_double(b.v)));
+        st[sp - 1] = x;
         break;
       }
       case PS_VOP_CONST: st[sp++] = (qvalue){false, false, (q128)(((unsigned __int128)in->hi << 64) | in->lo), false}; break;

@@ -327,6 +327,62 @@ PS_FN ps_q128 ps_q_fcol(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u
 #endif
 }
 
+/* ---- double arithmetic on lossless floats (PS_VOP_DCOL and friends) -------- */
+
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+/* PS_VOP_DCOL on a valid row's code: the bits of the double value of code c
+ * (a float32 column's float widened), decoded as ps_q_fcol does. */
+PS_FN ps_u64 ps_q_dcol(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c) {
+  if (PS_VF_MAP(lo) == PS_VF_BITS) {
+    const ps_u64 o = ref + c;
+    if (PS_VF_F32(lo)) {
+      const ps_u32 o32 = (ps_u32)o;
+      return ps_f64_bits((double)ps_bits_f32((o32 >> 31) ? o32 ^ 0x80000000u : ~o32));
+    }
+    return (o >> 63) ? o ^ 0x8000000000000000ull : ~o;
+  }
+  const ps_u32 rb = PS_VF_RANK(lo);
+  ps_u64 bits = 0;
+  /* a float32 column's exceptions are held as doubles (float_map.c) */
+  if (((c & ((((ps_u64)1) << rb) - 1u)) != 0 || c == 0) && ps_q_fexception(aux, slot, c, rb, &bits)) return bits;
+  const ps_i64 k = (ps_i64)(ref + (c >> rb));
+  if (PS_VF_F32(lo)) {
+    const float x = ps_fmul_rn((float)k, ps_bits_f32(ps_q_pow10_bits32[PS_VF_F(lo)]));
+    return ps_f64_bits((double)ps_fmul_rn(x, ps_bits_f32(ps_q_pow10_neg_bits32[PS_VF_E(lo)])));
+  }
+  const double x = ps_dmul_rn((double)k, ps_bits_f64(ps_q_pow10_bits[PS_VF_F(lo)]));
+  return ps_f64_bits(ps_dmul_rn(x, ps_bits_f64(ps_q_pow10_neg_bits[PS_VF_E(lo)])));
+}
+
+/* PS_VOP_DNUM: the double of value v = M + code of a column of `kind`,
+ * divided by d (ps_query_program.h). */
+PS_FN ps_u64 ps_q_dnum(ps_u32 kind, ps_u64 v, double d) {
+  double x;
+  if (kind == PS_KIND_UNSIGNED)
+    x = (double)v / d;
+  else if (kind == PS_KIND_FLOAT32)
+    x = (double)(float)((double)(ps_i64)v / d);
+  else
+    x = (double)(ps_i64)v / d;
+  return ps_f64_bits(x);
+}
+
+PS_FN ps_u64 ps_q_darith(ps_u32 op, ps_u64 a, ps_u64 b) {
+  const double x = ps_bits_f64(a), y = ps_bits_f64(b);
+  return ps_f64_bits(op == PS_VOP_DADD ? ps_dadd_rn(x, y) : (op == PS_VOP_DSUB ? ps_dsub_rn(x, y) : ps_dmul_rn(x, y)));
+}
+#endif
+
+/* PS_VOP_DORD: a double's ordered bits (a NaN: *nan set). */
+PS_FN ps_q128 ps_q_dord(ps_u64 b, int *nan) {
+  if (((b >> 52) & 0x7FFu) == 0x7FFu && (b & 0xFFFFFFFFFFFFFull) != 0) {
+    *nan = 1;
+    return ps_q_make(0, 0);
+  }
+  const ps_u64 o = (b >> 63) ? b ^ 0x7FFFFFFFFFFFFFFFull : b;
+  return ps_q_make(o, (b >> 63) ? ~(ps_u64)0 : 0);
+}
+
 /* ---- accumulators ----------------------------------------------------------- */
 
 /* Accumulators are updated in private memory (a work-item's own copy), and
@@ -456,7 +512,8 @@ PS_FN int ps_q_agg_never_null(PS_CONST_MEM const ps_vprog *p, ps_u32 a) {
   for (ps_u32 i = va.first; i < va.first + va.count; ++i) {
     const ps_u32 op = PS_QP(p)->insns[i].op;
     if (op == PS_VOP_NULL) return 0;
-    if ((op == PS_VOP_COL || op == PS_VOP_FCOL) && (PS_QP(p)->cols[PS_QP(p)->insns[i].arg].flags & PS_COLF_VALIDITY))
+    if ((op == PS_VOP_COL || op == PS_VOP_FCOL || op == PS_VOP_DCOL || op == PS_VOP_DNUM) &&
+        (PS_QP(p)->cols[PS_QP(p)->insns[i].arg].flags & PS_COLF_VALIDITY))
       return 0;
   }
   return 1;
@@ -542,10 +599,38 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
       if (!x.null_)
         x.v = ps_q_fcol(PS_QP(p)->insns[i].lo, PS_QP(p)->insns[i].hi, B->value_aux, arg, codes[arg], &x.unrep);
       st[sp++] = x;
-    } else if (op == PS_VOP_CONST || op == PS_VOP_NULL) {
+    } else if (op == PS_VOP_DCOL || op == PS_VOP_DNUM) {
+      ps_qval x;
+      x.null_ = ((valid >> arg) & 1u) == 0;
+      x.overflow = 0;
+      x.unrep = 0;
+      x.v = ps_q_make(0, 0);
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+      if (!x.null_ && op == PS_VOP_DCOL)
+        x.v = ps_q_make(ps_q_dcol(PS_QP(p)->insns[i].lo, PS_QP(p)->insns[i].hi, B->value_aux, arg, codes[arg]), 0);
+      else if (!x.null_)
+        x.v = ps_q_make(ps_q_dnum(PS_QP(p)->cols[arg].kind, PS_QP(p)->cols[arg].reference + codes[arg],
+                                  ps_bits_f64(PS_QP(p)->insns[i].lo)),
+                        0);
+#else
+      x.unrep = 1; /* never run: the host refuses double arithmetic on a device without doubles */
+#endif
+      st[sp++] = x;
+    } else if (op == PS_VOP_DUNITS) {
+      ps_qval x = st[sp - 1];
+      if (!x.null_ && !x.overflow && !x.unrep) x.v = ps_q_f64_units(x.v.lo, (ps_i64)arg - 2048, &x.unrep);
+      st[sp - 1] = x;
+    } else if (op == PS_VOP_DORD) {
+      ps_qval x = st[sp - 1];
+      int nan = 0;
+      if (!x.null_ && !x.overflow && !x.unrep) x.v = ps_q_dord(x.v.lo, &nan);
+      if (nan && arg != PS_DORD_COUNT) x.unrep = 1;
+      st[sp - 1] = x;
+    } else if (op == PS_VOP_CONST || op == PS_VOP_NULL || op == PS_VOP_DCONST) {
       ps_qval x;
       x.v = ps_q_make(PS_QP(p)->insns[i].lo, PS_QP(p)->insns[i].hi);
       x.null_ = op == PS_VOP_NULL;
+
       x.overflow = 0;
       x.unrep = 0;
       st[sp++] = x;
@@ -565,7 +650,13 @@ PS_FN ps_qval ps_q_value(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
       x.unrep = a.unrep || b.unrep;
       x.v = a.v;
       if (!x.null_ && !x.overflow && !x.unrep) {
-        if (op == PS_VOP_ADD)
+        if (op == PS_VOP_DADD || op == PS_VOP_DSUB || op == PS_VOP_DMUL) {
+#if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
+          x.v = ps_q_make(ps_q_darith(op, a.v.lo, b.v.lo), 0);
+#else
+          x.unrep = 1;
+#endif
+        } else if (op == PS_VOP_ADD)
           x.v = ps_q_add(a.v, b.v, &x.overflow);
         else if (op == PS_VOP_SUB)
           x.v = ps_q_add(a.v, ps_q_neg(b.v), &x.overflow);
@@ -1363,7 +1454,9 @@ PS_FN ps_u32 ps_q_value_slots(PS_CONST_MEM const ps_vprog *p) {
   ps_u32 m = 0;
   PS_Q_UNROLL
   for (ps_u32 i = 0; i < PS_QMAX_INSNS; ++i)
-    if (i < PS_QP(p)->n_insns && (PS_QP(p)->insns[i].op == PS_VOP_COL || PS_QP(p)->insns[i].op == PS_VOP_FCOL))
+    if (i < PS_QP(p)->n_insns &&
+        (PS_QP(p)->insns[i].op == PS_VOP_COL || PS_QP(p)->insns[i].op == PS_VOP_FCOL ||
+         PS_QP(p)->insns[i].op == PS_VOP_DCOL || PS_QP(p)->insns[i].op == PS_VOP_DNUM))
       m |= 1u << PS_QP(p)->insns[i].arg;
   return m;
 }

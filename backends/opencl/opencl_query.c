@@ -293,6 +293,11 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
       return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                               "OpenCL: the device has no double precision (cl_khr_fp64) for the sum of a float64 "
                               "ALP column (its values are two double products)");
+  for (uint32_t i = 0; i < p->n_insns; i++)
+    if (p->insns[i].op >= PS_VOP_DCOL && p->insns[i].op <= PS_VOP_DMUL && !be->has_fp64)
+      return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
+                              "OpenCL: the device has no double precision (cl_khr_fp64) for arithmetic on a "
+                              "lossless float column (its values are doubles)");
   for (uint32_t i = 0; i < PS_MAX_COLS; i++) {
     L.data_offset[i] = a->data[i].handle ? a->data[i].offset : 0;
     if (L.data_offset[i] % 4 == 0) L.data_aligned |= (uint64_t)1 << i; /* cl_mem bases are aligned */
