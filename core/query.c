@@ -1,7 +1,9 @@
 /* Queries: validation, lowering of value expressions to the flat value
  * program (ps_query_program.h) and chunked runs on the backend; the results
  * are finalized in query_result.c. */
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +176,7 @@ static ps_status value_aux_make(ps_context *ctx, ps_query *q) {
     const ps_column *c = q->cols[s];
     bool read = false;
     for (uint32_t i = 0; i < q->prog.n_insns; i++)
-      read = read || (q->prog.insns[i].op == PS_VOP_FCOL && q->prog.insns[i].arg == s);
+      read = read || ((q->prog.insns[i].op == PS_VOP_FCOL || q->prog.insns[i].op == PS_VOP_DCOL) && q->prog.insns[i].arg == s);
     if (!read || c->fmap.map != PS_FLOAT_MAP_ALP) continue;
     any = true;
     if (c->fmap.n_exc > (UINT64_MAX - words) / 2 || c->fmap.n_exc >= (uint64_t)1 << 40) {
@@ -195,7 +197,7 @@ static ps_status value_aux_make(ps_context *ctx, ps_query *q) {
     aux[2 * s] = at;
     bool read = false;
     for (uint32_t i = 0; i < q->prog.n_insns; i++)
-      read = read || (q->prog.insns[i].op == PS_VOP_FCOL && q->prog.insns[i].arg == s);
+      read = read || ((q->prog.insns[i].op == PS_VOP_FCOL || q->prog.insns[i].op == PS_VOP_DCOL) && q->prog.insns[i].arg == s);
     if (!read || c->fmap.map != PS_FLOAT_MAP_ALP) continue;
     aux[2 * s + 1] = c->fmap.n_exc;
     for (uint64_t e = 0; e < c->fmap.n_exc; e++, at += 2) {
@@ -216,6 +218,154 @@ static const ps_column *mapped_float_in(const ps_value *v) {
   if (v->kind == PS_VALUE_COLUMN) return v->col->fmap.map != PS_FLOAT_MAP_DECIMAL ? v->col : NULL;
   const ps_column *c = mapped_float_in(v->a);
   return c ? c : mapped_float_in(v->b);
+}
+
+/* ---- double arithmetic on lossless float columns ---------------------------- */
+
+/* The nearest double of the decimal digits * 10^-scale (a literal; a
+ * decimal column's divisor 10^scale where scale is negated). */
+static double decimal_double(ps_i128 digits, int32_t scale) {
+  char text[64];
+  ps_u128 m = digits < 0 ? -(ps_u128)digits : (ps_u128)digits;
+  char rev[48];
+  int n = 0;
+  do {
+    rev[n++] = (char)('0' + (int)(m % 10));
+    m /= 10;
+  } while (m);
+  int t = 0;
+  if (digits < 0) text[t++] = '-';
+  while (n) text[t++] = rev[--n];
+  snprintf(text + t, sizeof text - (size_t)t, "e%d", (int)-scale);
+  return strtod(text, NULL); /* correctly rounded, to nearest */
+}
+
+/* The PS_VOP_DNUM value of a column's v = M + code over d (the kernels'
+ * rule, ps_query_program.h), for the bounds of the window. */
+static double dnum_host(uint32_t kind, uint64_t v, double d) {
+  volatile double x;
+  switch (kind) {
+    case PS_KIND_UNSIGNED: x = (double)v; return x / d;
+    case PS_KIND_FLOAT32: x = (double)(int64_t)v; x = x / d; return (double)(float)x;
+    default: x = (double)(int64_t)v; return x / d;
+  }
+}
+
+static double dop(uint32_t op, double a, double b) {
+  volatile double x = op == PS_VOP_DADD ? a + b : op == PS_VOP_DSUB ? a - b : a * b;
+  return x;
+}
+
+/* Emits value v as doubles (PS_VOP_DCOL and friends) and bounds the
+ * doubles it can take on a row in [*lo, *hi]. Every double operation is
+ * monotone in each operand (correct rounding is), so the same operations
+ * on the ends bound the per-row results (NaN or infinite ends bound
+ * nothing: the caller then takes the widest window). A lossless column's
+ * ends are its finite values at its smallest and largest codes (zone maps
+ * narrow them; float_code_range): an infinite row is not representable
+ * in any window. */
+static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *hi) {
+  switch (v->kind) {
+    case PS_VALUE_COLUMN: {
+      ps_column *c = v->col;
+      uint32_t slot;
+      PS_TRY(slot_of(L, c, &slot));
+      uint64_t clo = 0, chi = 0;
+      const bool any = float_code_range(c, &clo, &chi);
+      if (c->fmap.map != PS_FLOAT_MAP_DECIMAL) {
+        const ps_fmap *m = &c->fmap;
+        const uint64_t w = PS_VF_MAKE(m->map, m->f32 ? 1u : 0u, m->e, m->f, m->rank_bits, 0);
+        PS_TRY(emit(L, PS_VOP_DCOL, slot, (ps_i128)(((ps_u128)m->ref << 64) | w), 1));
+        const double big = float_largest(c);
+        *lo = any ? ps_column_code_double(c, clo) : 0;
+        *hi = any ? ps_column_code_double(c, chi) : 0;
+        if (!isfinite(*lo)) *lo = -big;
+        if (!isfinite(*hi)) *hi = big;
+        return PS_OK;
+      }
+      const ps_prog_col pc = ps_prog_col_of(c);
+      double d = 1;
+      if (ps_type_is_float(c->type) || ps_type_is_decimal(c->type)) d = decimal_double(1, -(int32_t)c->scale);
+      uint64_t db;
+      memcpy(&db, &d, sizeof db);
+      PS_TRY(emit(L, PS_VOP_DNUM, slot, (ps_i128)db, 1));
+      *lo = any ? dnum_host(pc.kind, pc.reference + clo, d) : 0;
+      *hi = any ? dnum_host(pc.kind, pc.reference + chi, d) : 0;
+      if (pc.kind == PS_KIND_UNSIGNED ? pc.reference + clo > pc.reference + chi
+                                      : (int64_t)(pc.reference + clo) > (int64_t)(pc.reference + chi)) {
+        *lo = -0x1p64; /* the codes' values wrap around (corrupt rows): bound every 64-bit value */
+        *hi = 0x1p64;
+      }
+      return PS_OK;
+    }
+    case PS_VALUE_CONST: {
+      const double x = decimal_double(v->constant, (int32_t)v->scale);
+      uint64_t b;
+      memcpy(&b, &x, sizeof b);
+      *lo = *hi = x;
+      return emit(L, PS_VOP_DCONST, 0, (ps_i128)b, 1);
+    }
+    case PS_VALUE_NULL:
+      *lo = *hi = 0;
+      return emit(L, PS_VOP_NULL, 0, 0, 1);
+    case PS_VALUE_ARITH: {
+      double al, ah, bl, bh;
+      PS_TRY(lower_double(L, v->a, &al, &ah));
+      PS_TRY(lower_double(L, v->b, &bl, &bh));
+      const uint32_t op = v->op == PS_ADD ? PS_VOP_DADD : v->op == PS_SUB ? PS_VOP_DSUB : PS_VOP_DMUL;
+      if (op == PS_VOP_DADD) {
+        *lo = dop(op, al, bl), *hi = dop(op, ah, bh);
+      } else if (op == PS_VOP_DSUB) {
+        *lo = dop(op, al, bh), *hi = dop(op, ah, bl);
+      } else {
+        const double q[4] = {dop(op, al, bl), dop(op, al, bh), dop(op, ah, bl), dop(op, ah, bh)};
+        *lo = *hi = q[0];
+        for (int k = 1; k < 4; k++) *lo = fmin(*lo, q[k]), *hi = fmax(*hi, q[k]);
+        if (isnan(q[0]) || isnan(q[1]) || isnan(q[2]) || isnan(q[3])) *lo = *hi = NAN; /* 0 * inf */
+      }
+      return emit(L, op, 0, 0, -1);
+    }
+    case PS_VALUE_CASE: {
+      uint32_t p = 0;
+      double al, ah, bl = 0, bh = 0;
+      PS_TRY(pred_of(L, v->when, &p));
+      PS_TRY(lower_double(L, v->a, &al, &ah));
+      if (v->b)
+        PS_TRY(lower_double(L, v->b, &bl, &bh));
+      else
+        PS_TRY(emit(L, PS_VOP_NULL, 0, 0, 1));
+      *lo = fmin(al, bl), *hi = fmax(ah, bh);
+      if (isnan(al) || isnan(ah) || isnan(bl) || isnan(bh)) *lo = *hi = NAN;
+      return emit(L, PS_VOP_CASE, p, 0, -1);
+    }
+  }
+  return ps_set_error(L->ctx, PS_ERR_INVALID_ARGUMENT, "aggregate %" PRIu32 ": a value of unknown kind", L->agg);
+}
+
+/* Aggregate a's value v, arithmetic that reads a lossless float column:
+ * evaluated per row in doubles (lower_double), then SUM and AVG in units of
+ * a window chosen from the bound of |v| as lower_float_sum chooses a
+ * column's (the widest, 2^(1023 - 125), where the bound is not finite:
+ * only values near the largest doubles then fit), MIN, MAX and COUNT on the
+ * doubles' ordered bits. */
+static ps_status lower_float_arith(qlower *L, const ps_value *v, ps_agg_kind kind, uint32_t a) {
+  ps_query *q = L->q;
+  double lo = 0, hi = 0;
+  PS_TRY(lower_double(L, v, &lo, &hi));
+  if (kind == PS_AGG_SUM || kind == PS_AGG_AVG) {
+    double largest = fmax(fabs(lo), fabs(hi));
+    if (!isfinite(largest)) largest = DBL_MAX;
+    ps_fmap f64;
+    memset(&f64, 0, sizeof f64); /* a double's unit: at least 2^-1074 */
+    const int32_t unit = q->unit_forced ? q->forced_unit : ps_fmap_sum_unit(&f64, largest);
+    PS_TRY(emit(L, PS_VOP_DUNITS, (uint32_t)(unit + 2048), 0, 0));
+    q->fsum_unit[a] = unit;
+    q->fsum_largest[a] = largest;
+  } else {
+    PS_TRY(emit(L, PS_VOP_DORD, kind == PS_AGG_COUNT ? PS_DORD_COUNT : 0u, 0, 0));
+  }
+  q->agg_fexpr[a] = mapped_float_in(v);
+  return PS_OK;
 }
 
 const char *ps_agg_name(ps_agg_kind k) {
@@ -370,27 +520,19 @@ static ps_status create_checked(ps_context *ctx, const ps_query_desc *d, ps_quer
                             a);
       const ps_column *fc = mapped_float_in(g->value);
       const bool bare = g->value->kind == PS_VALUE_COLUMN;
-      if (fc) {
-        /* The codes of a lossless float column are monotone in its values but
-         * not proportional to them: MIN, MAX and COUNT of the column work on
-         * codes, SUM and AVG on its values (PS_VOP_FCOL); arithmetic on them
-         * is not built. */
-        char label[PS_COLUMN_LABEL_SIZE];
-        if (!bare)
-          return ps_set_error(ctx, PS_ERR_UNSUPPORTED,
-                              "desc->aggs[%" PRIu32
-                              "] (%s) reads %s, a lossless float column (%s mapping): arithmetic on its values is "
-                              "not implemented; only COUNT, SUM, AVG, MIN and MAX of it and GROUP BY it are supported",
-                              a, ps_agg_name(g->kind), ps_column_label(fc, label),
-                              fc->fmap.map == PS_FLOAT_MAP_ALP ? "ALP" : "bits");
-        if (g->kind == PS_AGG_MIN || g->kind == PS_AGG_MAX) q->agg_fcol[a] = fc;
-      }
+      /* The codes of a lossless float column are monotone in its values but
+       * not proportional to them: MIN, MAX and COUNT of the column work on
+       * codes, SUM and AVG on its values (PS_VOP_FCOL), arithmetic on them
+       * in doubles (lower_float_arith). */
+      if (fc && bare && (g->kind == PS_AGG_MIN || g->kind == PS_AGG_MAX)) q->agg_fcol[a] = fc;
       if (g->value->has_rows) PS_TRY(check_rows(ctx, d->rows, g->value->rows, "aggregate", a));
       q->scales[a] = g->value->scale;
       L.agg = a;
       L.depth = 0;
-      if (fc && (g->kind == PS_AGG_SUM || g->kind == PS_AGG_AVG))
+      if (fc && bare && (g->kind == PS_AGG_SUM || g->kind == PS_AGG_AVG))
         PS_TRY(lower_float_sum(&L, g->value->col, a));
+      else if (fc && !bare)
+        PS_TRY(lower_float_arith(&L, g->value, g->kind, a));
       else
         PS_TRY(lower_value(&L, g->value, g->value->scale));
       if (q->selection) { /* CASE WHEN selected THEN value END */
@@ -454,6 +596,19 @@ static int query_run(const ps_prune_plan *plan, uint64_t r0, uint64_t rows, uint
  * (a lossless float's SUM or AVG). */
 static void unrep_message(const ps_query *q, uint64_t row, uint32_t a, char msg[PS_ERRMSG_SIZE]) {
   char label[PS_COLUMN_LABEL_SIZE];
+  if (a < PS_QMAX_AGGS && q->agg_fexpr[a]) {
+    const ps_agg_kind k = q->kinds[a];
+    if (k == PS_AGG_SUM || k == PS_AGG_AVG)
+      snprintf(msg, PS_ERRMSG_SIZE,
+               "aggregate %" PRIu32 " (%s of arithmetic on float %s): row %" PRIu64
+               "'s value is infinite, NaN or has a bit below 2^%" PRId32
+               ", the unit of its exact sum (chosen for values up to %.17g)",
+               a, ps_agg_name(k), ps_column_label(q->agg_fexpr[a], label), row, q->fsum_unit[a], q->fsum_largest[a]);
+    else
+      snprintf(msg, PS_ERRMSG_SIZE, "aggregate %" PRIu32 " (%s of arithmetic on float %s): row %" PRIu64 "'s value is NaN",
+               a, ps_agg_name(k), ps_column_label(q->agg_fexpr[a], label), row);
+    return;
+  }
   const ps_column *c = a < PS_QMAX_AGGS ? q->agg_fsum[a] : NULL;
   if (!c) {
     snprintf(msg, PS_ERRMSG_SIZE, "aggregate %" PRIu32 ": row %" PRIu64 "'s value is not representable", a, row);

@@ -65,6 +65,12 @@ struct ps_query {
   const ps_column *agg_fsum[PS_QMAX_AGGS];
   int32_t fsum_unit[PS_QMAX_AGGS];
   double fsum_largest[PS_QMAX_AGGS];
+  /* Arithmetic on lossless float columns, evaluated in doubles (PS_VOP_DCOL
+   * and friends): a lossless column the value reads (for messages), NULL
+   * elsewhere. SUM and AVG sum in units of 2^fsum_unit (fsum_largest the
+   * bound of the value the window was chosen for), MIN and MAX hold the
+   * doubles' ordered bits. */
+  const ps_column *agg_fexpr[PS_QMAX_AGGS];
   /* The value aux words (PS_VAUX_HEAD: the ALP exception tables the FCOLs
    * read), on the host and on the device; NULL where none. */
   uint64_t *value_aux;
@@ -117,6 +123,10 @@ struct ps_query_result {
    * sum * 2^unit, rounded once when the result is made). */
   const ps_column *agg_fsum[PS_QMAX_AGGS];
   int32_t fsum_unit[PS_QMAX_AGGS];
+  /* Arithmetic on a lossless float column (a run's: the column, for
+   * messages; NULL elsewhere): SUM and AVG as agg_fsum's, MIN and MAX as
+   * doubles' ordered bits. */
+  const ps_column *agg_fexpr[PS_QMAX_AGGS];
   /* The aggregate's values are a lossless float column's (a run: agg_fcol or
    * agg_fsum is that column; a merged result has no column): SUM and AVG
    * sum in units of 2^fsum_unit, and where agg_fcol is NULL, MIN and MAX

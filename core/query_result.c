@@ -331,7 +331,8 @@ ps_status ps_query_finalize(ps_context *ctx, const ps_query *q, const ps_vprog *
     res->agg_fcol[a] = q->agg_fcol[a];
     res->agg_fsum[a] = q->agg_fsum[a];
     res->fsum_unit[a] = q->fsum_unit[a];
-    res->float_agg[a] = q->agg_fcol[a] || q->agg_fsum[a];
+    res->agg_fexpr[a] = q->agg_fexpr[a];
+    res->float_agg[a] = q->agg_fcol[a] || q->agg_fsum[a] || q->agg_fexpr[a];
   }
   for (uint32_t k = 0; k < p->n_keys; k++) {
     const ps_column *c = q->keys[k];
@@ -450,6 +451,7 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
           } else if (res->float_agg[a]) { /* a code of agg_fcol, or (merged) a double's ordered bits */
             char label[PS_COLUMN_LABEL_SIZE] = "(merged)";
             if (res->agg_fcol[a]) ps_column_label(res->agg_fcol[a], label);
+            if (res->agg_fexpr[a]) ps_column_label(res->agg_fexpr[a], label);
             const double f = res->agg_fcol[a] ? ps_column_code_double(res->agg_fcol[a], (uint64_t)m)
                                               : ps_query_ordered_double((int64_t)m);
             if (!ps_query_double_datum(f, d))
@@ -472,6 +474,7 @@ ps_status ps_query_result_fill(ps_context *ctx, ps_query_result *res, bool parti
             const double f = ps_query_exact_double(x->sum, res->fsum_unit[a], kind == PS_AGG_AVG ? x->count : 1);
             char label[PS_COLUMN_LABEL_SIZE] = "(merged)";
             if (res->agg_fsum[a]) ps_column_label(res->agg_fsum[a], label);
+            if (res->agg_fexpr[a]) ps_column_label(res->agg_fexpr[a], label);
             if (!ps_query_double_datum(f, d))
               return ps_set_error(ctx, PS_ERR_NOT_REPRESENTABLE,
                                   "aggregate %" PRIu32
