@@ -1,11 +1,9 @@
 /*
  * float_sum: exact SUM and AVG of lossless float columns (ALP and ordered
  * bits mappings, float64 and float32; docs/float-encoding.md, "SUM and
- * AVG"), against an oracle written here: the exact sum of the selected
- * doubles in a wide fixed-point integer (units of 2^-1074), turned into an
- * exact decimal and rounded by strtod (correctly rounded, ties to even); AVG
- * the exact quotient by the count, its decimal cut past every double's
- * midpoint with a sticky digit, rounded by strtod the same way.
+ * AVG"), against the tests' exact-sum oracle (fexact.h): the exact sum of
+ * the selected doubles rounded once by strtod; AVG the exact quotient by the
+ * count rounded once.
  *  - seeded random columns of several families (decimals with odd values,
  *    unit conversions, random bit patterns within 100 binary orders,
  *    magnitudes near 2^100 and near 2^-60), sizes 0, 1, 31, 33, 1000, 5000,
@@ -29,107 +27,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "qoracle.h" /* oq_limbs_digits */
+#include "fexact.h"
 #include "tcol.h"
-
-/* ---- the oracle: exact sums in units of 2^-1074 ------------------------------ */
-
-#define ACC_LIMBS 72 /* 2304 bits: doubles reach 2^1024 = 2^2098 units, sums of < 2^32 rows 2^2130 */
-#define DEC_LIMBS 160
-
-typedef struct exact {
-  uint32_t pos[ACC_LIMBS], neg[ACC_LIMBS];
-  uint64_t count;
-  bool inf;
-} exact;
-
-static uint64_t bits_of(double x) {
-  uint64_t b;
-  memcpy(&b, &x, 8);
-  return b;
-}
-
-static void limbs_add(uint32_t *a, int n, int at, uint64_t lo, uint64_t hi) {
-  uint64_t carry = 0;
-  for (int i = at; i < n; i++) {
-    const int k = i - at;
-    const uint64_t part = k < 2 ? (lo >> (32 * k)) & 0xFFFFFFFFu : k < 4 ? (hi >> (32 * (k - 2))) & 0xFFFFFFFFu : 0;
-    const uint64_t s = (uint64_t)a[i] + part + carry;
-    a[i] = (uint32_t)s;
-    carry = s >> 32;
-    if (k >= 4 && carry == 0) break;
-  }
-}
-
-static void exact_add(exact *e, double x) {
-  e->count++;
-  if (isinf(x)) {
-    e->inf = true;
-    return;
-  }
-  const uint64_t b = bits_of(x), ex = (b >> 52) & 0x7FF;
-  const uint64_t m = ex ? (b & 0xFFFFFFFFFFFFFull) | ((uint64_t)1 << 52) : b & 0xFFFFFFFFFFFFFull;
-  const int shift = ex ? (int)ex - 1 : 0; /* value = m * 2^(shift - 1074) */
-  /* m << (shift % 32) as 128 bits */
-  const int s = shift % 32;
-  const uint64_t lo = m << s, hi = s ? m >> (64 - s) : 0;
-  limbs_add(b >> 63 ? e->neg : e->pos, ACC_LIMBS, shift / 32, lo, hi);
-}
-
-static int limbs_cmp(const uint32_t *a, const uint32_t *b, int n) {
-  for (int i = n - 1; i >= 0; i--)
-    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
-  return 0;
-}
-
-/* sum * 2^-1074 / e->count (the count itself for AVG, 1 for SUM), rounded
- * by strtod from an exact decimal: the integer N = |sum| * 5^1074 * 10
- * divided by count gives the digits of the quotient down to 10^-1076, and a
- * nonzero remainder one more digit 1 (every midpoint between doubles is a
- * multiple of 2^-1075, so of 10^-1075: none lies between the cut quotient
- * and the true one). */
-static double exact_value(const exact *e, bool avg) {
-  uint32_t n[DEC_LIMBS];
-  memset(n, 0, sizeof n);
-  const int c = limbs_cmp(e->pos, e->neg, ACC_LIMBS);
-  const uint32_t *big = c >= 0 ? e->pos : e->neg, *small = c >= 0 ? e->neg : e->pos;
-  int64_t borrow = 0;
-  for (int i = 0; i < ACC_LIMBS; i++) {
-    int64_t d = (int64_t)big[i] - small[i] - borrow;
-    borrow = d < 0;
-    n[i] = (uint32_t)(d + (borrow ? ((int64_t)1 << 32) : 0));
-  }
-  bool zero = true;
-  for (int i = 0; i < DEC_LIMBS; i++) zero = zero && n[i] == 0;
-  if (zero) return 0.0;
-  for (int k = 0; k <= 1074; k++) { /* * 5^1074, then * 10 */
-    const uint64_t f = k < 1074 ? 5 : 10;
-    uint64_t carry = 0;
-    for (int i = 0; i < DEC_LIMBS; i++) {
-      const uint64_t p = (uint64_t)n[i] * f + carry;
-      n[i] = (uint32_t)p;
-      carry = p >> 32;
-    }
-  }
-  const uint64_t div = avg ? e->count : 1;
-  uint64_t rem = 0;
-  for (int i = DEC_LIMBS - 1; i >= 0; i--) {
-    const uint64_t cur = (rem << 32) | n[i];
-    n[i] = (uint32_t)(cur / div);
-    rem = cur % div;
-  }
-  /* decimal digits, 9 at a time */
-  static char text[DEC_LIMBS * 10 + 32];
-  char digits[DEC_LIMBS * 10 + 1];
-  int nd = oq_limbs_digits(n, DEC_LIMBS, digits);
-  int len = 0;
-  if (c < 0) text[len++] = '-';
-  while (nd > 1 && digits[nd - 1] == '0') nd--;
-  while (nd > 0) text[len++] = digits[--nd];
-  text[len++] = rem ? '1' : '0';
-  snprintf(text + len, 32, "e-1076");
-  return strtod(text, NULL);
-}
 
 /* ---- columns ------------------------------------------------------------------ */
 
@@ -245,8 +144,8 @@ static bool selected(const fcol *c, uint64_t i, double lit) { return valid_row(c
 /* A datum of a lossless float's SUM or AVG: want's bits, and a decimal that reads back as it. */
 static void check_datum(const ps_datum *d, double want, const char *what) {
   char text[PS_DATUM_TEXT_SIZE];
-  CHECKF(!d->is_null && bits_of(d->as_double) == bits_of(want), "%s: %.17g (0x%016" PRIx64 "), expected %.17g", what,
-         d->as_double, bits_of(d->as_double), want);
+  CHECKF(!d->is_null && fx_bits(d->as_double) == fx_bits(want), "%s: %.17g (0x%016" PRIx64 "), expected %.17g", what,
+         d->as_double, fx_bits(d->as_double), want);
   CHECKF(ps_datum_format(d, text, sizeof text) == PS_OK && strtod(text, NULL) == want, "%s: decimal %s for %.17g",
          what, text, want);
 }
@@ -259,14 +158,14 @@ static void check_sums(ps_context *ctx, const fcol *c, double lit, ps_column *ke
   const uint32_t n_keys = key ? 4 : 1;
   uint64_t groups_seen = 0;
   for (uint32_t k = 0; k < n_keys; k++) {
-    exact e;
+    fx_exact e;
     memset(&e, 0, sizeof e);
     uint64_t rows = 0;
     for (uint64_t i = 0; i < c->n; i++) {
       if (keys && keys[i] != k) continue;
       if (!isnan(lit) && !selected(c, i, lit)) continue; /* NULL > lit is UNKNOWN: not selected */
       rows++;
-      if (valid_row(c, i)) exact_add(&e, c->v[i]);
+      if (valid_row(c, i)) fx_add(&e, c->v[i]);
     }
     if (key && rows == 0) continue; /* no group */
     const uint64_t g = groups_seen++;
@@ -288,9 +187,9 @@ static void check_sums(ps_context *ctx, const fcol *c, double lit, ps_column *ke
     }
     char w[200];
     snprintf(w, sizeof w, "%s key %u SUM", what, k);
-    check_datum(&sum, exact_value(&e, false), w);
+    check_datum(&sum, fx_value(&e, false), w);
     snprintf(w, sizeof w, "%s key %u AVG", what, k);
-    check_datum(&avg, exact_value(&e, true), w);
+    check_datum(&avg, fx_value(&e, true), w);
   }
   CHECKF(groups_seen == ps_query_result_groups(res), "%s: %" PRIu64 " groups, expected %" PRIu64, what,
          ps_query_result_groups(res), groups_seen);
@@ -304,10 +203,10 @@ static void check_aggregate(ps_context *ctx, const fcol *c, double lit, bool unr
   ps_expr *w = NULL;
   ps_buffer *sel = NULL;
   ps_aggregates ag;
-  exact e;
+  fx_exact e;
   memset(&e, 0, sizeof e);
   for (uint64_t i = 0; i < c->n; i++)
-    if (selected(c, i, lit)) exact_add(&e, c->v[i]);
+    if (selected(c, i, lit)) fx_add(&e, c->v[i]);
   if (!isnan(lit) && !(CHECK_OK(ctx, ps_expr_compare(ctx, c->col, PS_GT, ps_lit_float(lit), &w)) &&
                        CHECK_OK(ctx, ps_buffer_create(ctx, 4 + (c->n + 31) / 32 * 4, &sel)) &&
                        CHECK_OK(ctx, ps_filter_device(ctx, w, sel, 4, NULL))))
@@ -321,9 +220,9 @@ static void check_aggregate(ps_context *ctx, const fcol *c, double lit, bool unr
   if (unrep) {
     CHECKF(isnan(ag.sum_double), "%s: ps_aggregate's sum %.17g, expected NaN (not representable)", what, ag.sum_double);
   } else {
-    const double want = exact_value(&e, false);
-    CHECKF(bits_of(ag.sum_double) == bits_of(want), "%s: ps_aggregate's sum %.17g (0x%016" PRIx64 "), expected %.17g",
-           what, ag.sum_double, bits_of(ag.sum_double), want);
+    const double want = fx_value(&e, false);
+    CHECKF(fx_bits(ag.sum_double) == fx_bits(want), "%s: ps_aggregate's sum %.17g (0x%016" PRIx64 "), expected %.17g",
+           what, ag.sum_double, fx_bits(ag.sum_double), want);
   }
 done:
   ps_buffer_destroy(sel);
@@ -404,7 +303,7 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
       ps_datum s, a;
       if (CHECK_OK(ctx, run_sums(ctx, &c, NAN, NULL, &res)) && CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &s)) &&
           CHECK_OK(NULL, ps_query_result_value(res, 0, 1, &a)))
-        CHECKF(!s.is_null && bits_of(s.as_double) == 0 && bits_of(a.as_double) == 0, "SUM %g AVG %g of -0.0",
+        CHECKF(!s.is_null && fx_bits(s.as_double) == 0 && fx_bits(a.as_double) == 0, "SUM %g AVG %g of -0.0",
                s.as_double, a.as_double);
       ps_query_result_destroy(res);
       /* an empty selection: NULL */
@@ -446,10 +345,10 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
         ps_query *q = NULL;
         ps_query_result *res = NULL;
         ps_datum s;
-        exact e;
+        fx_exact e;
         memset(&e, 0, sizeof e);
         for (int i = 0; i < 64; i++)
-          if (c.v[i] < INFINITY) exact_add(&e, c.v[i]);
+          if (c.v[i] < INFINITY) fx_add(&e, c.v[i]);
         if (CHECK_OK(ctx, ps_value_column(ctx, c.col, &x)) &&
             CHECK_OK(ctx, ps_expr_compare(ctx, c.col, PS_LT, ps_lit_float(INFINITY), &w))) {
           const ps_agg agg = {PS_AGG_SUM, x};
@@ -458,7 +357,7 @@ static void edge_cases(ps_context *ctx, const char *kernels) {
           d.rows = 64, d.where = w, d.aggs = &agg, d.n_aggs = 1;
           if (CHECK_OK(ctx, ps_query_create(ctx, &d, &q)) && CHECK_OK(ctx, ps_query_run(ctx, q, &res)) &&
               CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &s)))
-            check_datum(&s, exact_value(&e, false), "SUM WHERE x < inf");
+            check_datum(&s, fx_value(&e, false), "SUM WHERE x < inf");
         }
         ps_query_result_destroy(res);
         ps_query_destroy(q);
