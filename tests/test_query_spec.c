@@ -4,7 +4,8 @@
  * benchmark's shapes (SSB Q1.1, TPC-H Q6 and Q1), a CASE, one whose values
  * need 128-bit arithmetic, a GROUP BY of 2^16 groups, and the exact SUM and
  * AVG of lossless float columns (PS_VOP_FCOL: an ALP float64 column with
- * exceptions, an ordered-bits float32 one) are prepared on the
+ * exceptions, an ordered-bits float32 one) and arithmetic on them in doubles
+ * (PS_VOP_DCOL and the other double instructions) are prepared on the
  * reference backend; their specialization texts are written as the device
  * backends write them and, where CUDA is compiled, compiled by NVRTC for
  * sm_90 to a CUBIN (no GPU needed: CI compiles CUDA on machines without
@@ -320,10 +321,10 @@ int main(int argc, char **argv) {
   ps_column *wide_b = make(ctx, PS_TYPE_INT64, 40, TN_NO_BITMAP, &t[8]);
   ps_column *key_a = make(ctx, PS_TYPE_UINT8, 8, TN_NO_BITMAP, &t[9]);
   ps_column *key_b = make(ctx, PS_TYPE_UINT8, 8, TN_NO_BITMAP, &t[10]);
-  shape shapes[7];
+  shape shapes[8];
   memset(shapes, 0, sizeof shapes);
   ps_expr *e[8] = {0};
-  ps_value *v[24] = {0};
+  ps_value *v[32] = {0};
   int ne = 0, nv = 0;
   if (!date || !qty || !disc || !price || !tax || !flag || !status || !wide_a || !wide_b || !key_a || !key_b) goto done;
 
@@ -442,11 +443,21 @@ int main(int argc, char **argv) {
       d.keys[0] = flag;
       shapes[6].name = "float_sum";
       CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[6].q));
+      /* arithmetic on them, with an integer column and a literal, WHERE ... GROUP BY flag */
+      ps_agg fa[4];
+      fa[0] = (ps_agg){PS_AGG_SUM, v[nv++] = arith(ctx, PS_MUL, col(ctx, fcols[0]), col(ctx, qty))};
+      fa[1] = (ps_agg){PS_AGG_AVG, v[nv++] = arith(ctx, PS_SUB, col(ctx, fcols[0]), col(ctx, fcols[1]))};
+      fa[2] = (ps_agg){PS_AGG_MIN, v[nv++] = arith(ctx, PS_ADD, col(ctx, fcols[1]), one(ctx))};
+      fa[3] = (ps_agg){PS_AGG_COUNT, fa[0].value};
+      d.aggs = fa;
+      d.n_aggs = 4;
+      shapes[7].name = "float_arith";
+      CHECK_OK(ctx, ps_query_create(ctx, &d, &shapes[7].q));
     }
     free(a);
     free(b);
   }
-  for (int i = 0; i < 7; i++) check_shape(ctx, &shapes[i], dump);
+  for (int i = 0; i < 8; i++) check_shape(ctx, &shapes[i], dump);
   if (shapes[0].q && shapes[1].q && shapes[3].q && shapes[4].q) check_policy(shapes);
   if (shapes[6].q) { /* a float's units are 128-bit values: no 64-bit path, no registers */
     th_case("policy: float sums");
@@ -455,10 +466,14 @@ int main(int argc, char **argv) {
     CHECK(!plan.fits64 && plan.bound < 0 && plan.mode == PS_QMODE_ITEMS);
     CHECK(ps_query_values_bound(&shapes[6].q->prog) < 0);
   }
+  if (shapes[7].q) { /* doubles' units and ordered bits: the 128-bit path too */
+    th_case("policy: float arithmetic");
+    CHECK(ps_query_values_bound(&shapes[7].q->prog) < 0);
+  }
   check_where_spec(ctx);
 
 done:
-  for (int i = 0; i < 7; i++) ps_query_destroy(shapes[i].q);
+  for (int i = 0; i < 8; i++) ps_query_destroy(shapes[i].q);
   for (int i = 0; i < 2; i++) ps_column_destroy(fcols[i]), ps_encoded_destroy(&fenc[i]);
   for (int i = 0; i < nv; i++) ps_value_destroy(v[i]);
   for (int i = 0; i < ne; i++) ps_expr_destroy(e[i]);
