@@ -38,6 +38,8 @@ expect 0 "select floats" "$P" query --select mph --format csv f.pst "knots = 9"
 has out.txt "^10.357019999999999$" "float value printed as it reads back"
 expect 0 "sum floats" "$P" query --format csv f.pst "SELECT SUM(mph), AVG(mph) FROM t WHERE knots > 0"
 has out.txt "^41.428079999999994,10.357019999999999$" "float SUM and AVG: the exact sums rounded once (math.fsum)"
+expect 0 "float arithmetic" "$P" query --format csv f.pst "SELECT SUM(mph * 2), MAX(mph - knots) FROM t WHERE knots > 0"
+has out.txt "^82.85615999999999,1.960139999999999$" "arithmetic on a float column: per-row doubles, their exact sum rounded once (math.fsum)"
 printf 'a,b\n1,2\n' >small.csv
 expect 0 "encode small" "$P" encode small.csv small.pst
 has out.txt "(0\.0[1-9][0-9]*x: the table is larger than the CSV)" "ratio below 1"
