@@ -176,7 +176,8 @@ static ps_status value_aux_make(ps_context *ctx, ps_query *q) {
     const ps_column *c = q->cols[s];
     bool read = false;
     for (uint32_t i = 0; i < q->prog.n_insns; i++)
-      read = read || ((q->prog.insns[i].op == PS_VOP_FCOL || q->prog.insns[i].op == PS_VOP_DCOL) && q->prog.insns[i].arg == s);
+      read = read ||
+             ((q->prog.insns[i].op == PS_VOP_FCOL || q->prog.insns[i].op == PS_VOP_DCOL) && q->prog.insns[i].arg == s);
     if (!read || c->fmap.map != PS_FLOAT_MAP_ALP) continue;
     any = true;
     if (c->fmap.n_exc > (UINT64_MAX - words) / 2 || c->fmap.n_exc >= (uint64_t)1 << 40) {
@@ -197,7 +198,8 @@ static ps_status value_aux_make(ps_context *ctx, ps_query *q) {
     aux[2 * s] = at;
     bool read = false;
     for (uint32_t i = 0; i < q->prog.n_insns; i++)
-      read = read || ((q->prog.insns[i].op == PS_VOP_FCOL || q->prog.insns[i].op == PS_VOP_DCOL) && q->prog.insns[i].arg == s);
+      read = read ||
+             ((q->prog.insns[i].op == PS_VOP_FCOL || q->prog.insns[i].op == PS_VOP_DCOL) && q->prog.insns[i].arg == s);
     if (!read || c->fmap.map != PS_FLOAT_MAP_ALP) continue;
     aux[2 * s + 1] = c->fmap.n_exc;
     for (uint64_t e = 0; e < c->fmap.n_exc; e++, at += 2) {
@@ -245,9 +247,16 @@ static double decimal_double(ps_i128 digits, int32_t scale) {
 static double dnum_host(uint32_t kind, uint64_t v, double d) {
   volatile double x;
   switch (kind) {
-    case PS_KIND_UNSIGNED: x = (double)v; return x / d;
-    case PS_KIND_FLOAT32: x = (double)(int64_t)v; x = x / d; return (double)(float)x;
-    default: x = (double)(int64_t)v; return x / d;
+    case PS_KIND_UNSIGNED:
+      x = (double)v;
+      return x / d;
+    case PS_KIND_FLOAT32:
+      x = (double)(int64_t)v;
+      x = x / d;
+      return (double)(float)x;
+    default:
+      x = (double)(int64_t)v;
+      return x / d;
   }
 }
 
@@ -605,8 +614,9 @@ static void unrep_message(const ps_query *q, uint64_t row, uint32_t a, char msg[
                ", the unit of its exact sum (chosen for values up to %.17g)",
                a, ps_agg_name(k), ps_column_label(q->agg_fexpr[a], label), row, q->fsum_unit[a], q->fsum_largest[a]);
     else
-      snprintf(msg, PS_ERRMSG_SIZE, "aggregate %" PRIu32 " (%s of arithmetic on float %s): row %" PRIu64 "'s value is NaN",
-               a, ps_agg_name(k), ps_column_label(q->agg_fexpr[a], label), row);
+      snprintf(msg, PS_ERRMSG_SIZE,
+               "aggregate %" PRIu32 " (%s of arithmetic on float %s): row %" PRIu64 "'s value is NaN", a,
+               ps_agg_name(k), ps_column_label(q->agg_fexpr[a], label), row);
     return;
   }
   const ps_column *c = a < PS_QMAX_AGGS ? q->agg_fsum[a] : NULL;

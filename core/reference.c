@@ -581,9 +581,16 @@ static double dnum_double(const ps_prog_col *c, uint64_t code, double d) {
   const uint64_t v = c->reference + code;
   volatile double x; /* each step rounded once */
   switch (c->kind) {
-    case PS_KIND_UNSIGNED: x = (double)v; return x / d;
-    case PS_KIND_FLOAT32: x = (double)(int64_t)v; x = x / d; return (double)(float)x;
-    default: x = (double)(int64_t)v; return x / d;
+    case PS_KIND_UNSIGNED:
+      x = (double)v;
+      return x / d;
+    case PS_KIND_FLOAT32:
+      x = (double)(int64_t)v;
+      x = x / d;
+      return (double)(float)x;
+    default:
+      x = (double)(int64_t)v;
+      return x / d;
   }
 }
 
@@ -631,7 +638,9 @@ static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, con
         st[sp++] = x;
         break;
       }
-      case PS_VOP_DCONST: st[sp++] = (qvalue){false, false, (q128)in->lo, false}; break;
+      case PS_VOP_DCONST:
+        st[sp++] = (qvalue){false, false, (q128)in->lo, false};
+        break;
       case PS_VOP_DUNITS: {
         qvalue *x = &st[sp - 1];
         if (!x->null && !x->overflow && !x->unrep) *x = double_units(q_double(x->v), (int64_t)in->arg - 2048);
