@@ -14,10 +14,10 @@
  *    q > 0 THEN x ELSE y * q END, without a WHERE, WHERE x > a literal, and
  *    that WHERE GROUP BY a small key;
  *  - edge cases: an infinity selected (SUM NOT_REPRESENTABLE naming the
- *    aggregate and the row; x - x NaN: MIN too) and left out by the WHERE,
- *    -0.0 (SUM +0.0, MIN -0.0), a sum that cancels (exact where adding the
- *    doubles in order loses it), a product below the window
- *    (NOT_REPRESENTABLE);
+ *    aggregate and the row; x - x NaN: MIN too, COUNT counts it) and left
+ *    out by the WHERE, -0.0 (SUM +0.0, MIN -0.0), a sum that cancels (exact
+ *    where adding the doubles in order loses it), a product below the
+ *    window (NOT_REPRESENTABLE);
  *  - a partial result of each half of a table merged, and a context over
  *    two devices: the oracle's answer.
  */
@@ -71,18 +71,20 @@ static double draw(th_rng *r, int fam) {
   switch (fam) {
     case F_DECIMAL_ODD:
       return th_chance(r, 3) ? random_bits(r, -8, 16) : (double)((int64_t)th_below(r, 4000) - 2000) / 1000.0;
-    case F_MPH: return (double)((int64_t)th_below(r, 120) - 20) * 1.15078;
-    default: return random_bits(r, -12, 36);
+    case F_MPH:
+      return (double)((int64_t)th_below(r, 120) - 20) * 1.15078;
+    default:
+      return random_bits(r, -12, 36);
   }
 }
 
 typedef struct table {
   uint64_t n;
   bool f32;
-  double *x, *y;  /* the lossless columns' values (x rounded to float where f32) */
-  int64_t *q;     /* int32 values */
-  int64_t *cents; /* p = cents / 100 */
-  uint8_t *key;   /* 0..3 */
+  double *x, *y;         /* the lossless columns' values (x rounded to float where f32) */
+  int64_t *q;            /* int32 values */
+  int64_t *cents;        /* p = cents / 100 */
+  uint8_t *key;          /* 0..3 */
   uint8_t *vx, *vy, *vq; /* validity (NULL: none) */
   ps_encoded ex, ey;
   tcol *tq, *tp, *tk;
@@ -102,11 +104,11 @@ static bool encode_lossless(ps_context *ctx, const double *v, const uint8_t *val
   }
   char err[512];
   /* PS_FLOAT_SCALE_LOSSLESS: the mapping whatever the values */
-  const bool ok =
-      CHECKF(ps_encode_for(&in, 0, PS_FLOAT_SCALE_LOSSLESS, 0, NULL, err, sizeof err, enc) == PS_OK, "encode: %s",
-             err) &&
-      CHECKF(enc->desc.float_map != PS_FLOAT_MAP_DECIMAL, "%s encoded as FOR-decimal", name) &&
-      CHECK_OK(ctx, ps_column_create_for(ctx, &enc->desc, col)) && CHECK_OK(ctx, ps_column_set_name(*col, name));
+  const bool ok = CHECKF(ps_encode_for(&in, 0, PS_FLOAT_SCALE_LOSSLESS, 0, NULL, err, sizeof err, enc) == PS_OK,
+                         "encode: %s", err) &&
+                  CHECKF(enc->desc.float_map != PS_FLOAT_MAP_DECIMAL, "%s encoded as FOR-decimal", name) &&
+                  CHECK_OK(ctx, ps_column_create_for(ctx, &enc->desc, col)) &&
+                  CHECK_OK(ctx, ps_column_set_name(*col, name));
   free(f);
   return ok;
 }
@@ -180,8 +182,8 @@ static void table_free(table *t) {
 /* ---- the expressions -------------------------------------------------------------- */
 
 enum { E_X2, E_XY, E_XY3, E_XQ, E_XP, E_CASE, E_X3, E_XX, E_COUNT };
-static const char *expr_name[E_COUNT] = {"x * 2", "x + y", "x - y * 3", "x * q", "(x + 0.1) * p",
-                                         "CASE WHEN q > 0 THEN x ELSE y * q END", "x * 3", "x - x"};
+static const char *expr_name[E_COUNT] = {
+    "x * 2", "x + y", "x - y * 3", "x * q", "(x + 0.1) * p", "CASE WHEN q > 0 THEN x ELSE y * q END", "x * 3", "x - x"};
 
 /* Row i's value of expression e: false where NULL. */
 static bool row_value(const table *t, int e, uint64_t i, double *out) {
@@ -189,13 +191,27 @@ static bool row_value(const table *t, int e, uint64_t i, double *out) {
   const double x = t->x[i], y = t->y[i], q = (double)t->q[i];
   const double p = (double)t->cents[i] / 100.0; /* the PS_MODE_DOUBLE rule: (double)(int64)v / 10^2 */
   switch (e) {
-    case E_X2: *out = dmul(x, 2.0); return x_ok;
-    case E_X3: *out = dmul(x, 3.0); return x_ok;
-    case E_XX: *out = dsub(x, x); return x_ok;
-    case E_XY: *out = dadd(x, y); return x_ok && y_ok;
-    case E_XY3: *out = dsub(x, dmul(y, 3.0)); return x_ok && y_ok;
-    case E_XQ: *out = dmul(x, q); return x_ok && q_ok;
-    case E_XP: *out = dmul(dadd(x, 0.1), p); return x_ok;
+    case E_X2:
+      *out = dmul(x, 2.0);
+      return x_ok;
+    case E_X3:
+      *out = dmul(x, 3.0);
+      return x_ok;
+    case E_XX:
+      *out = dsub(x, x);
+      return x_ok;
+    case E_XY:
+      *out = dadd(x, y);
+      return x_ok && y_ok;
+    case E_XY3:
+      *out = dsub(x, dmul(y, 3.0));
+      return x_ok && y_ok;
+    case E_XQ:
+      *out = dmul(x, q);
+      return x_ok && q_ok;
+    case E_XP:
+      *out = dmul(dadd(x, 0.1), p);
+      return x_ok;
     default: /* q > 0 is TRUE only on valid rows */
       if (q_ok && t->q[i] > 0) return *out = x, x_ok;
       *out = dmul(y, q);
@@ -214,28 +230,34 @@ static ps_value *build(ps_context *ctx, const table *t, int e) {
            CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, x, a, &out));
       break;
     case E_XX:
-      ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cx, &a)) && CHECK_OK(ctx, ps_value_arith(ctx, PS_SUB, x, a, &out));
+      ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cx, &a)) &&
+           CHECK_OK(ctx, ps_value_arith(ctx, PS_SUB, x, a, &out));
       break;
     case E_XY:
-      ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cy, &a)) && CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, x, a, &out));
+      ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cy, &a)) &&
+           CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, x, a, &out));
       break;
     case E_XY3:
       ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cy, &a)) &&
-           CHECK_OK(ctx, ps_value_literal(ctx, ps_lit_int(3), &b)) && CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, a, b, &c)) &&
+           CHECK_OK(ctx, ps_value_literal(ctx, ps_lit_int(3), &b)) &&
+           CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, a, b, &c)) &&
            (a = b = NULL, CHECK_OK(ctx, ps_value_arith(ctx, PS_SUB, x, c, &out)));
       break;
     case E_XQ:
-      ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cq, &a)) && CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, x, a, &out));
+      ok = ok && CHECK_OK(ctx, ps_value_column(ctx, t->cq, &a)) &&
+           CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, x, a, &out));
       break;
     case E_XP:
-      ok = ok && CHECK_OK(ctx, ps_value_decimal(ctx, 1, 0, 1, &a)) && CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, x, a, &c)) &&
+      ok = ok && CHECK_OK(ctx, ps_value_decimal(ctx, 1, 0, 1, &a)) &&
+           CHECK_OK(ctx, ps_value_arith(ctx, PS_ADD, x, a, &c)) &&
            (x = a = NULL, CHECK_OK(ctx, ps_value_column(ctx, t->cp, &b))) &&
            CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, c, b, &out));
       break;
     default:
       ok = ok && CHECK_OK(ctx, ps_expr_compare(ctx, t->cq, PS_GT, ps_lit_int(0), &w)) &&
            CHECK_OK(ctx, ps_value_column(ctx, t->cy, &a)) && CHECK_OK(ctx, ps_value_column(ctx, t->cq, &b)) &&
-           CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, a, b, &c)) && (a = b = NULL, CHECK_OK(ctx, ps_value_case(ctx, w, x, c, &out)));
+           CHECK_OK(ctx, ps_value_arith(ctx, PS_MUL, a, b, &c)) &&
+           (a = b = NULL, CHECK_OK(ctx, ps_value_case(ctx, w, x, c, &out)));
       break;
   }
   if (ok) return out;
@@ -295,11 +317,13 @@ static void expected(const table *t, int e, double lit, bool with_key, expect g[
 }
 
 static void check_double(const ps_datum *d, double want, const char *what, const char *agg) {
-  CHECKF(!d->is_null && fx_bits(d->as_double) == fx_bits(want), "%s %s: %.17g (0x%016" PRIx64 "), expected %.17g (0x%016" PRIx64 ")",
-         what, agg, d->as_double, fx_bits(d->as_double), want, fx_bits(want));
+  CHECKF(!d->is_null && fx_bits(d->as_double) == fx_bits(want),
+         "%s %s: %.17g (0x%016" PRIx64 "), expected %.17g (0x%016" PRIx64 ")", what, agg, d->as_double,
+         fx_bits(d->as_double), want, fx_bits(want));
 }
 
-static void check_result(const ps_query_result *res, const table *t, int e, double lit, bool with_key, const char *what) {
+static void check_result(const ps_query_result *res, const table *t, int e, double lit, bool with_key,
+                         const char *what) {
   expect g[4];
   expected(t, e, lit, with_key, g);
   uint64_t out = 0;
@@ -315,7 +339,8 @@ static void check_result(const ps_query_result *res, const table *t, int e, doub
            "%s key %u: COUNT(*) %" PRIu64 ", COUNT %" PRIu64 "; expected %" PRIu64 ", %" PRIu64, what, k, d[5].lo,
            d[4].lo, g[k].rows, g[k].values);
     if (g[k].values == 0) {
-      CHECKF(d[0].is_null && d[1].is_null && d[2].is_null && d[3].is_null, "%s key %u: aggregates of no values", what, k);
+      CHECKF(d[0].is_null && d[1].is_null && d[2].is_null && d[3].is_null, "%s key %u: aggregates of no values", what,
+             k);
       continue;
     }
     check_double(&d[0], fx_value(&g[k].sum, false), what, "SUM");
@@ -367,7 +392,7 @@ static bool one_value(ps_context *ctx, const table *t, int e, ps_agg_kind kind, 
   if (st == PS_OK) st = ps_query_run(ctx, q, &res);
   bool ok = CHECKF(st == want, "%s: %s", expr_name[e], st ? ps_context_last_error(ctx) : "PS_OK");
   ok = ok && want == PS_OK && CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &d)) && CHECK(!d.is_null);
-  if (ok) *out = d.as_double;
+  if (ok) *out = kind == PS_AGG_COUNT ? (double)d.lo : d.as_double;
   ps_query_result_destroy(res);
   ps_query_destroy(q);
   ps_value_destroy(v);
@@ -472,12 +497,16 @@ static void edge_cases(ps_context *ctx, th_rng *r) {
   v[40] = INFINITY;
   for (int f32 = 0; f32 < 2; f32++) {
     if (table_make(ctx, r, &t, 64, F_MPH, f32 != 0, false, v)) {
-      check_fails(ctx, &t, E_X2, NAN, PS_ERR_NOT_REPRESENTABLE, "aggregate 0 (SUM of arithmetic on float column 'x'): row 40");
+      check_fails(ctx, &t, E_X2, NAN, PS_ERR_NOT_REPRESENTABLE,
+                  "aggregate 0 (SUM of arithmetic on float column 'x'): row 40");
       check_fails(ctx, &t, E_XX, NAN, PS_ERR_NOT_REPRESENTABLE, "row 40's value is infinite, NaN"); /* inf - inf */
       /* MIN and MAX read the doubles: a NaN has no place among them, an infinity a value no decimal holds */
       if (!one_value(ctx, &t, E_XX, PS_AGG_MIN, PS_ERR_NOT_REPRESENTABLE, &got))
-        CHECKF(th_contains_ci(ps_context_last_error(ctx), "(MIN of arithmetic on float column 'x'): row 40's value is NaN"),
+        CHECKF(th_contains_ci(ps_context_last_error(ctx),
+                              "(MIN of arithmetic on float column 'x'): row 40's value is NaN"),
                "MIN(x - x): %s", ps_context_last_error(ctx));
+      if (one_value(ctx, &t, E_XX, PS_AGG_COUNT, PS_OK, &got))
+        CHECKF(got == 64, "COUNT(x - x) is %g", got); /* NaN too */
       if (one_value(ctx, &t, E_X2, PS_AGG_MIN, PS_OK, &got)) CHECKF(got == 0, "MIN(x * 2) is %g", got);
       one_value(ctx, &t, E_X2, PS_AGG_MAX, PS_ERR_NOT_REPRESENTABLE, &got);
     }
@@ -496,7 +525,8 @@ static void edge_cases(ps_context *ctx, th_rng *r) {
   th_case("-0.0");
   for (int i = 0; i < 64; i++) v[i] = -0.0;
   if (table_make(ctx, r, &t, 64, F_MPH, false, false, v)) {
-    if (one_value(ctx, &t, E_X2, PS_AGG_SUM, PS_OK, &got)) CHECKF(fx_bits(got) == 0, "SUM(-0.0 * 2) is %g, not +0.0", got);
+    if (one_value(ctx, &t, E_X2, PS_AGG_SUM, PS_OK, &got))
+      CHECKF(fx_bits(got) == 0, "SUM(-0.0 * 2) is %g, not +0.0", got);
     if (one_value(ctx, &t, E_X2, PS_AGG_MIN, PS_OK, &got))
       CHECKF(fx_bits(got) == fx_bits(-0.0), "MIN(-0.0 * 2) is %g", got);
     check_query(ctx, &t, E_XQ, NAN, true, "-0.0 * q");
