@@ -585,3 +585,24 @@ void ps_fmap_result_free(ps_fmap_result *r) {
   ps_free_with(r->allocator, r->exc);
   memset(r, 0, sizeof *r);
 }
+
+double ps_fmap_dnum(uint32_t kind, uint64_t v, double d) {
+  volatile double x; /* each step rounded once */
+  switch (kind) {
+    case PS_KIND_UNSIGNED:
+      x = (double)v;
+      return x / d;
+    case PS_KIND_FLOAT32:
+      x = (double)(int64_t)v;
+      x = x / d;
+      return (double)(float)x;
+    default:
+      x = (double)(int64_t)v;
+      return x / d;
+  }
+}
+
+double ps_fmap_darith(uint32_t op, double a, double b) {
+  volatile double x = op == PS_VOP_DADD ? a + b : op == PS_VOP_DSUB ? a - b : a * b; /* never fused */
+  return x;
+}

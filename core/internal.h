@@ -363,6 +363,13 @@ uint64_t ps_fmap_ord(double x); /* the order-preserving transform of the bits */
 uint64_t ps_fmap_ord_inverse(uint64_t o); /* its inverse: the bits */
 double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32);
 double ps_fmap_decode(const ps_fmap *m, uint64_t code);
+/* Arithmetic on lossless floats in doubles (ps_query_program.h's PS_VOP_DNUM
+ * and PS_VOP_DADD / DSUB / DMUL) on the host, for the reference backend and
+ * the bounds of a query's window: each step rounded once and never fused.
+ * kind: a slot's PS_KIND_*; v = M + code; d: 10^scale's double; op: a
+ * PS_VOP_D* code. */
+double ps_fmap_dnum(uint32_t kind, uint64_t v, double d);
+double ps_fmap_darith(uint32_t op, double a, double b);
 /* The bits of ALP's factors 10^f and 10^-e as the decode multiplies by them
  * (float32: the float's bits); false where e, f are no column's. */
 bool ps_fmap_factor_bits(uint32_t e, uint32_t f, bool f32, uint64_t *mul, uint64_t *frac);

@@ -242,29 +242,6 @@ static double decimal_double(ps_i128 digits, int32_t scale) {
   return strtod(text, NULL); /* correctly rounded, to nearest */
 }
 
-/* The PS_VOP_DNUM value of a column's v = M + code over d (the kernels'
- * rule, ps_query_program.h), for the bounds of the window. */
-static double dnum_host(uint32_t kind, uint64_t v, double d) {
-  volatile double x;
-  switch (kind) {
-    case PS_KIND_UNSIGNED:
-      x = (double)v;
-      return x / d;
-    case PS_KIND_FLOAT32:
-      x = (double)(int64_t)v;
-      x = x / d;
-      return (double)(float)x;
-    default:
-      x = (double)(int64_t)v;
-      return x / d;
-  }
-}
-
-static double dop(uint32_t op, double a, double b) {
-  volatile double x = op == PS_VOP_DADD ? a + b : op == PS_VOP_DSUB ? a - b : a * b;
-  return x;
-}
-
 /* Emits value v as doubles (PS_VOP_DCOL and friends) and bounds the
  * doubles it can take on a row in [*lo, *hi]. Every double operation is
  * monotone in each operand (correct rounding is), so the same operations
@@ -298,8 +275,8 @@ static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *
       uint64_t db;
       memcpy(&db, &d, sizeof db);
       PS_TRY(emit(L, PS_VOP_DNUM, slot, (ps_i128)db, 1));
-      *lo = any ? dnum_host(pc.kind, pc.reference + clo, d) : 0;
-      *hi = any ? dnum_host(pc.kind, pc.reference + chi, d) : 0;
+      *lo = any ? ps_fmap_dnum(pc.kind, pc.reference + clo, d) : 0;
+      *hi = any ? ps_fmap_dnum(pc.kind, pc.reference + chi, d) : 0;
       if (pc.kind == PS_KIND_UNSIGNED ? pc.reference + clo > pc.reference + chi
                                       : (int64_t)(pc.reference + clo) > (int64_t)(pc.reference + chi)) {
         *lo = -0x1p64; /* the codes' values wrap around (corrupt rows): bound every 64-bit value */
@@ -323,11 +300,12 @@ static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *
       PS_TRY(lower_double(L, v->b, &bl, &bh));
       const uint32_t op = v->op == PS_ADD ? PS_VOP_DADD : v->op == PS_SUB ? PS_VOP_DSUB : PS_VOP_DMUL;
       if (op == PS_VOP_DADD) {
-        *lo = dop(op, al, bl), *hi = dop(op, ah, bh);
+        *lo = ps_fmap_darith(op, al, bl), *hi = ps_fmap_darith(op, ah, bh);
       } else if (op == PS_VOP_DSUB) {
-        *lo = dop(op, al, bh), *hi = dop(op, ah, bl);
+        *lo = ps_fmap_darith(op, al, bh), *hi = ps_fmap_darith(op, ah, bl);
       } else {
-        const double q[4] = {dop(op, al, bl), dop(op, al, bh), dop(op, ah, bl), dop(op, ah, bh)};
+        const double q[4] = {ps_fmap_darith(op, al, bl), ps_fmap_darith(op, al, bh), ps_fmap_darith(op, ah, bl),
+                             ps_fmap_darith(op, ah, bh)};
         *lo = *hi = q[0];
         for (int k = 1; k < 4; k++) *lo = fmin(*lo, q[k]), *hi = fmax(*hi, q[k]);
         if (isnan(q[0]) || isnan(q[1]) || isnan(q[2]) || isnan(q[3])) *lo = *hi = NAN; /* 0 * inf */

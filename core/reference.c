@@ -576,29 +576,6 @@ static double q_double(q128 v) {
   return x;
 }
 
-/* PS_VOP_DNUM: the PS_MODE_DOUBLE value of slot c's v = M + code over d. */
-static double dnum_double(const ps_prog_col *c, uint64_t code, double d) {
-  const uint64_t v = c->reference + code;
-  volatile double x; /* each step rounded once */
-  switch (c->kind) {
-    case PS_KIND_UNSIGNED:
-      x = (double)v;
-      return x / d;
-    case PS_KIND_FLOAT32:
-      x = (double)(int64_t)v;
-      x = x / d;
-      return (double)(float)x;
-    default:
-      x = (double)(int64_t)v;
-      return x / d;
-  }
-}
-
-static double darith(uint32_t op, double a, double b) {
-  volatile double x = op == PS_VOP_DADD ? a + b : op == PS_VOP_DSUB ? a - b : a * b; /* never fused */
-  return x;
-}
-
 /* One value of a selected row (ps_query_program.h). */
 static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, const uint8_t *const *preds,
                          const uint64_t *aux, uint64_t r, q128 limit) {
@@ -633,7 +610,8 @@ static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, con
         if (is_valid(R, in->arg, r) && checked_code(R, in->arg, r, &code)) {
           x.null = false;
           x.v = double_q(in->op == PS_VOP_DCOL ? fcol_double(in, aux, code)
-                                               : dnum_double(&p->cols[in->arg], code, q_double((q128)in->lo)));
+                                               : ps_fmap_dnum(p->cols[in->arg].kind, p->cols[in->arg].reference + code,
+                                                              q_double((q128)in->lo)));
         }
         st[sp++] = x;
         break;
@@ -662,7 +640,7 @@ static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, con
       case PS_VOP_DSUB:
       case PS_VOP_DMUL: {
         qvalue b = st[--sp], a = st[sp - 1], x = {a.null || b.null, a.overflow || b.overflow, 0, a.unrep || b.unrep};
-        if (!x.null && !x.overflow && !x.unrep) x.v = double_q(darith(in->op, q_double(a.v), q_double(b.v)));
+        if (!x.null && !x.overflow && !x.unrep) x.v = double_q(ps_fmap_darith(in->op, q_double(a.v), q_double(b.v)));
         st[sp - 1] = x;
         break;
       }
