@@ -345,6 +345,8 @@ ps_i128 ps_pow10_i128(uint32_t scale); /* scale <= 38 */
 void ps_decimal_floor_ceil(const ps_literal *lit, uint32_t to_scale, ps_i128 *fl, ps_i128 *ce, bool *integral);
 /* The double nearest a valid decimal literal (ties to even). */
 double ps_decimal_to_double(const ps_literal *lit);
+/* The nearest double of u * 10^-scale (scale may be negative), rounded once. */
+double ps_scaled_to_double(ps_i128 u, int32_t scale);
 
 /* ---- float value mappings (float_map.c, docs/float-encoding.md) ---------- */
 /* What ps_fmap_build chose: per-row codes (0 for null rows) and the mapping;

@@ -112,11 +112,14 @@ static double digits_to_double(const char *digits, size_t n, long long e10, bool
   return strtod(buf, NULL);
 }
 
-double ps_decimal_to_double(const ps_literal *lit) {
-  ps_i128 u = ps_decimal_unscaled(lit);
+double ps_scaled_to_double(ps_i128 u, int32_t scale) {
   char digits[40];
   size_t n = u128_digits(abs_u128(u), digits);
-  return digits_to_double(digits, n, -(long long)lit->v.d.scale, u < 0);
+  return digits_to_double(digits, n, -(long long)scale, u < 0);
+}
+
+double ps_decimal_to_double(const ps_literal *lit) {
+  return ps_scaled_to_double(ps_decimal_unscaled(lit), (int32_t)lit->v.d.scale);
 }
 
 ps_status ps_decimal_format(const ps_literal *lit, char *buf, size_t size) {

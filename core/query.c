@@ -224,24 +224,6 @@ static const ps_column *mapped_float_in(const ps_value *v) {
 
 /* ---- double arithmetic on lossless float columns ---------------------------- */
 
-/* The nearest double of the decimal digits * 10^-scale (a literal; a
- * decimal column's divisor 10^scale where scale is negated). */
-static double decimal_double(ps_i128 digits, int32_t scale) {
-  char text[64];
-  ps_u128 m = digits < 0 ? -(ps_u128)digits : (ps_u128)digits;
-  char rev[48];
-  int n = 0;
-  do {
-    rev[n++] = (char)('0' + (int)(m % 10));
-    m /= 10;
-  } while (m);
-  int t = 0;
-  if (digits < 0) text[t++] = '-';
-  while (n) text[t++] = rev[--n];
-  snprintf(text + t, sizeof text - (size_t)t, "e%d", (int)-scale);
-  return strtod(text, NULL); /* correctly rounded, to nearest */
-}
-
 /* Emits value v as doubles (PS_VOP_DCOL and friends) and bounds the
  * doubles it can take on a row in [*lo, *hi]. Every double operation is
  * monotone in each operand (correct rounding is), so the same operations
@@ -271,7 +253,7 @@ static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *
       }
       const ps_prog_col pc = ps_prog_col_of(c);
       double d = 1;
-      if (ps_type_is_float(c->type) || ps_type_is_decimal(c->type)) d = decimal_double(1, -(int32_t)c->scale);
+      if (ps_type_is_float(c->type) || ps_type_is_decimal(c->type)) d = ps_scaled_to_double(1, -(int32_t)c->scale);
       uint64_t db;
       memcpy(&db, &d, sizeof db);
       PS_TRY(emit(L, PS_VOP_DNUM, slot, (ps_i128)db, 1));
@@ -285,7 +267,7 @@ static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *
       return PS_OK;
     }
     case PS_VALUE_CONST: {
-      const double x = decimal_double(v->constant, (int32_t)v->scale);
+      const double x = ps_scaled_to_double(v->constant, (int32_t)v->scale);
       uint64_t b;
       memcpy(&b, &x, sizeof b);
       *lo = *hi = x;
