@@ -16,6 +16,12 @@ uint64_t fx_bits(double x) {
   return b;
 }
 
+double fx_double(uint64_t b) {
+  double x;
+  memcpy(&x, &b, 8);
+  return x;
+}
+
 static void limbs_add(uint32_t *a, int n, int at, uint64_t lo, uint64_t hi) {
   uint64_t carry = 0;
   for (int i = at; i < n; i++) {

@@ -19,8 +19,9 @@ typedef struct fx_exact {
   bool inf;       /* an infinity was added (the sum is then meaningless) */
 } fx_exact;
 
-/* The IEEE bit pattern of x. */
+/* The IEEE bit pattern of x, and the double of a pattern. */
 uint64_t fx_bits(double x);
+double fx_double(uint64_t b);
 /* Adds x (finite, or an infinity that sets inf) to e. */
 void fx_add(fx_exact *e, double x);
 /* The sum (avg: divided by the count) rounded once to the nearest double. */

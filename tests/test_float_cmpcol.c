@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fexact.h"
 #include "harness.h"
 
 /* What a column is made of, and how it is encoded. */
@@ -39,18 +40,6 @@ typedef struct fcol {
 } fcol;
 
 static bool valid_row(const fcol *c, uint64_t i) { return !c->valid || ((c->valid[i / 8] >> (i % 8)) & 1); }
-
-static uint64_t bits_of(double x) {
-  uint64_t b;
-  memcpy(&b, &x, 8);
-  return b;
-}
-
-static double of_bits(uint64_t b) {
-  double x;
-  memcpy(&x, &b, 8);
-  return x;
-}
 
 /* A value every lossless kind can hold, shared so that columns meet: grid
  * values of a unit conversion, short decimals, and the specials. */
@@ -77,7 +66,7 @@ static double draw(th_rng *r, int kind) {
           float f;
           const uint32_t b32 = (uint32_t)b;
           memcpy(&f, &b32, 4);
-          x = kind == K_BITS32 ? (double)f : of_bits(b);
+          x = kind == K_BITS32 ? (double)f : fx_double(b);
         } while (isnan(x));
         return x;
       }
@@ -167,7 +156,7 @@ static const char *op_text(ps_cmp op) {
 
 /* Values in IEEE order with -0.0 below +0.0 (MAX's order). */
 static uint64_t ord(double x) {
-  const uint64_t b = bits_of(x);
+  const uint64_t b = fx_bits(x);
   return b >> 63 ? ~b : b | ((uint64_t)1 << 63);
 }
 
@@ -230,7 +219,7 @@ static void check_pair(ps_context *ctx, const fcol *a, ps_cmp op, const fcol *b,
         const ps_status st = ps_query_run(ctx, q, &res);
         /* a MAX that no decimal of 38 digits at scale 0..38 holds is refused
          * (docs/float-encoding.md): an infinity, 1e300, 1e-300 */
-        const double m = of_bits(max_ord >> 63 ? max_ord ^ ((uint64_t)1 << 63) : ~max_ord);
+        const double m = fx_double(max_ord >> 63 ? max_ord ^ ((uint64_t)1 << 63) : ~max_ord);
         const bool plain = expect == 0 || m == 0 || (fabs(m) >= 1e-21 && fabs(m) < 1e38);
         if (st == PS_ERR_NOT_REPRESENTABLE && !plain)
           CHECKF(th_contains_ci(ps_context_last_error(ctx), "MAX"), "%s: query: %s", what, ps_context_last_error(ctx));

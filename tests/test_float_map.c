@@ -21,22 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fexact.h"
 #include "harness.h"
 
 enum { F_BITS, F_DECIMAL, F_ODD, F_MPH, F_SPECIAL, F_GROUPS, F_COUNT };
 static const char *family_name[F_COUNT] = {"random bits", "decimal", "decimal+odd", "mph", "specials", "groups"};
-
-static uint64_t bits_of(double x) {
-  uint64_t b;
-  memcpy(&b, &x, 8);
-  return b;
-}
-
-static double of_bits(uint64_t b) {
-  double x;
-  memcpy(&x, &b, 8);
-  return x;
-}
 
 static double special(th_rng *r) {
   static const double s[] = {
@@ -54,14 +43,14 @@ static double draw(th_rng *r, int fam, bool f32) {
         float f;
         const uint32_t b32 = (uint32_t)b;
         memcpy(&f, &b32, 4);
-        x = f32 ? (double)f : of_bits(b);
+        x = f32 ? (double)f : fx_double(b);
       } while (isnan(x));
       return x;
     case F_DECIMAL:
       x = (double)((int64_t)th_below(r, 200000) - 100000) / 100.0;
       break;
     case F_ODD:
-      x = th_chance(r, 3) ? of_bits(th_u64(r) & ~((uint64_t)0x7ff << 52 >> 1)) /* finite, odd */
+      x = th_chance(r, 3) ? fx_double(th_u64(r) & ~((uint64_t)0x7ff << 52 >> 1)) /* finite, odd */
                           : (double)((int64_t)th_below(r, 4000) - 2000) / 1000.0;
       break;
     case F_MPH:
@@ -127,8 +116,8 @@ static bool encode_case_at(fcase *c, int scale) {
     ok = CHECKF(ps_decode_for(&c->enc.desc, out, err, sizeof err) == PS_OK, "decode: %s", err);
     for (uint64_t i = 0; ok && i < c->n; i++) {
       if (!valid_row(c, i)) continue;
-      const uint64_t got = c->f32 ? bits_of((double)((float *)out)[i]) : bits_of(((double *)out)[i]);
-      ok = CHECKF(got == bits_of(c->v[i]), "row %" PRIu64 ": %.17g decodes to %.17g (map %u)", i, c->v[i], of_bits(got),
+      const uint64_t got = c->f32 ? fx_bits((double)((float *)out)[i]) : fx_bits(((double *)out)[i]);
+      ok = CHECKF(got == fx_bits(c->v[i]), "row %" PRIu64 ": %.17g decodes to %.17g (map %u)", i, c->v[i], fx_double(got),
                   c->enc.desc.float_map);
     }
     free(out);
@@ -240,7 +229,7 @@ static void check_filters(ps_context *ctx, ps_column *col, const fcase *c, th_rn
 
 /* Values in IEEE order with -0.0 below +0.0 (the order MIN/MAX and keys follow). */
 static uint64_t ord(double x) {
-  const uint64_t b = bits_of(x);
+  const uint64_t b = fx_bits(x);
   return b >> 63 ? ~b : b | ((uint64_t)1 << 63);
 }
 
@@ -261,7 +250,7 @@ static void check_sum_double(ps_context *ctx, ps_column *col, double sum) {
   if (CHECK_OK(ctx, ps_query_create(ctx, &qd, &q))) {
     const ps_status st = ps_query_run(ctx, q, &res);
     if (st == PS_OK && CHECK_OK(NULL, ps_query_result_value(res, 0, 0, &d)))
-      CHECKF(bits_of(sum) == bits_of(d.as_double), "ps_aggregate's sum %.17g, the query's SUM %.17g", sum, d.as_double);
+      CHECKF(fx_bits(sum) == fx_bits(d.as_double), "ps_aggregate's sum %.17g, the query's SUM %.17g", sum, d.as_double);
     else if (st == PS_ERR_NOT_REPRESENTABLE && !th_contains_ci(ps_context_last_error(ctx), "no decimal of"))
       CHECKF(isnan(sum), "ps_aggregate's sum %.17g where SUM is not representable: %s", sum,
              ps_context_last_error(ctx));
@@ -284,8 +273,8 @@ static void check_gather_and_aggregate(ps_context *ctx, ps_column *col, const fc
     for (uint64_t i = 0; i < c->n; i++) {
       const uint64_t row = ids[i];
       if (!valid_row(c, row)) continue;
-      const uint64_t g = c->f32 ? bits_of((double)((float *)got)[i]) : bits_of(got[i]);
-      bad += g != bits_of(c->v[row]);
+      const uint64_t g = c->f32 ? fx_bits((double)((float *)got)[i]) : fx_bits(got[i]);
+      bad += g != fx_bits(c->v[row]);
     }
     CHECKF(bad == 0, "gather: %" PRIu64 " values differ", bad);
   }
@@ -614,7 +603,7 @@ int main(int argc, char **argv) {
       CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
       CHECK(th_contains_ci(ps_context_last_error(ctx), "exceptions[1]: value"));
       x[1] = keep;
-      x[1].bits = bits_of(NAN);
+      x[1].bits = fx_bits(NAN);
       CHECK_STATUS(ctx, ps_column_create_for(ctx, &d, &col), PS_ERR_INVALID_ARGUMENT);
       x[1] = keep;
       CHECK_OK(ctx, ps_column_create_for(ctx, &d, &col));
