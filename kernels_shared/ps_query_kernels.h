@@ -295,63 +295,62 @@ PS_FN int ps_q_fexception(PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c, ps
   return 1;
 }
 
-/* PS_VOP_FCOL on a valid row's code (ps_query_program.h): the value of
- * code c of the slot's mapping (lo, hi: the instruction's) in units of 2^L. */
-PS_FN ps_q128 ps_q_fcol(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c, int *unrep) {
-  const ps_i64 unit = PS_VF_UNIT(lo);
+/* The value of code c of a slot's lossless float mapping (lo, ref: the
+ * FCOL / DCOL instruction's fields) as a bit pattern: a float's (*wide = 0:
+ * a float32 column's value from the order transform or its grid) or a
+ * double's (*wide = 1). The one decode of the query kernels: FCOL takes the
+ * value in units, DCOL as a double. The float32 paths use no double, so a
+ * device without doubles reads float32 columns. */
+PS_FN ps_u64 ps_q_fbits(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c, int *wide) {
+  *wide = 1;
   if (PS_VF_MAP(lo) == PS_VF_BITS) { /* the inverse of the order transform */
     const ps_u64 o = ref + c;
     if (PS_VF_F32(lo)) {
       const ps_u32 o32 = (ps_u32)o;
-      return ps_q_f32_units((o32 >> 31) ? o32 ^ 0x80000000u : ~o32, unit, unrep);
+      *wide = 0;
+      return (o32 >> 31) ? o32 ^ 0x80000000u : ~o32;
     }
-    return ps_q_f64_units((o >> 63) ? o ^ 0x8000000000000000ull : ~o, unit, unrep);
+    return (o >> 63) ? o ^ 0x8000000000000000ull : ~o;
   }
   const ps_u32 rb = PS_VF_RANK(lo);
   ps_u64 bits = 0;
   /* only code 0 and the ranked codes can be exceptions: a grid step's own
-   * code needs no search */
-  if (((c & ((((ps_u64)1) << rb) - 1u)) != 0 || c == 0) && ps_q_fexception(aux, slot, c, rb, &bits))
-    return ps_q_f64_units(bits, unit, unrep);
+   * code needs no search; a float32 column's exceptions are held as doubles
+   * (float_map.c) */
+  if (((c & ((((ps_u64)1) << rb) - 1u)) != 0 || c == 0) && ps_q_fexception(aux, slot, c, rb, &bits)) return bits;
   const ps_i64 k = (ps_i64)(ref + (c >> rb));
   if (PS_VF_F32(lo)) {
     const float x = ps_fmul_rn((float)k, ps_bits_f32(ps_q_pow10_bits32[PS_VF_F(lo)]));
-    return ps_q_f32_units(ps_f32_bits(ps_fmul_rn(x, ps_bits_f32(ps_q_pow10_neg_bits32[PS_VF_E(lo)]))), unit, unrep);
+    *wide = 0;
+    return ps_f32_bits(ps_fmul_rn(x, ps_bits_f32(ps_q_pow10_neg_bits32[PS_VF_E(lo)])));
   }
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
   const double x = ps_dmul_rn((double)k, ps_bits_f64(ps_q_pow10_bits[PS_VF_F(lo)]));
-  return ps_q_f64_units(ps_f64_bits(ps_dmul_rn(x, ps_bits_f64(ps_q_pow10_neg_bits[PS_VF_E(lo)]))), unit, unrep);
+  return ps_f64_bits(ps_dmul_rn(x, ps_bits_f64(ps_q_pow10_neg_bits[PS_VF_E(lo)])));
 #else
-  *unrep = 1; /* never run: the host refuses a float64 ALP column on a device without doubles */
-  return ps_q_make(0, 0);
+  return 0x7FF8000000000000ull; /* a NaN, unrep in units; never run: the host refuses a float64 ALP
+                                   column on a device without doubles */
 #endif
+}
+
+/* PS_VOP_FCOL on a valid row's code (ps_query_program.h): the value of
+ * code c of the slot's mapping in units of 2^L. A float's pattern and its
+ * widened double's are the same number, so either gives the same units. */
+PS_FN ps_q128 ps_q_fcol(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c, int *unrep) {
+  int wide = 1;
+  const ps_u64 b = ps_q_fbits(lo, ref, aux, slot, c, &wide);
+  return wide ? ps_q_f64_units(b, PS_VF_UNIT(lo), unrep) : ps_q_f32_units((ps_u32)b, PS_VF_UNIT(lo), unrep);
 }
 
 /* ---- double arithmetic on lossless floats (PS_VOP_DCOL and friends) -------- */
 
 #if !defined(__OPENCL_VERSION__) || defined(PS_HAVE_FP64)
 /* PS_VOP_DCOL on a valid row's code: the bits of the double value of code c
- * (a float32 column's float widened), decoded as ps_q_fcol does. */
+ * (a float32 column's float widened). */
 PS_FN ps_u64 ps_q_dcol(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u32 slot, ps_u64 c) {
-  if (PS_VF_MAP(lo) == PS_VF_BITS) {
-    const ps_u64 o = ref + c;
-    if (PS_VF_F32(lo)) {
-      const ps_u32 o32 = (ps_u32)o;
-      return ps_f64_bits((double)ps_bits_f32((o32 >> 31) ? o32 ^ 0x80000000u : ~o32));
-    }
-    return (o >> 63) ? o ^ 0x8000000000000000ull : ~o;
-  }
-  const ps_u32 rb = PS_VF_RANK(lo);
-  ps_u64 bits = 0;
-  /* a float32 column's exceptions are held as doubles (float_map.c) */
-  if (((c & ((((ps_u64)1) << rb) - 1u)) != 0 || c == 0) && ps_q_fexception(aux, slot, c, rb, &bits)) return bits;
-  const ps_i64 k = (ps_i64)(ref + (c >> rb));
-  if (PS_VF_F32(lo)) {
-    const float x = ps_fmul_rn((float)k, ps_bits_f32(ps_q_pow10_bits32[PS_VF_F(lo)]));
-    return ps_f64_bits((double)ps_fmul_rn(x, ps_bits_f32(ps_q_pow10_neg_bits32[PS_VF_E(lo)])));
-  }
-  const double x = ps_dmul_rn((double)k, ps_bits_f64(ps_q_pow10_bits[PS_VF_F(lo)]));
-  return ps_f64_bits(ps_dmul_rn(x, ps_bits_f64(ps_q_pow10_neg_bits[PS_VF_E(lo)])));
+  int wide = 1;
+  const ps_u64 b = ps_q_fbits(lo, ref, aux, slot, c, &wide);
+  return wide ? b : ps_f64_bits((double)ps_bits_f32((ps_u32)b));
 }
 
 /* PS_VOP_DNUM: the double of value v = M + code of a column of `kind`,
