@@ -117,8 +117,8 @@ static bool encode_case_at(fcase *c, int scale) {
     for (uint64_t i = 0; ok && i < c->n; i++) {
       if (!valid_row(c, i)) continue;
       const uint64_t got = c->f32 ? fx_bits((double)((float *)out)[i]) : fx_bits(((double *)out)[i]);
-      ok = CHECKF(got == fx_bits(c->v[i]), "row %" PRIu64 ": %.17g decodes to %.17g (map %u)", i, c->v[i], fx_double(got),
-                  c->enc.desc.float_map);
+      ok = CHECKF(got == fx_bits(c->v[i]), "row %" PRIu64 ": %.17g decodes to %.17g (map %u)", i, c->v[i],
+                  fx_double(got), c->enc.desc.float_map);
     }
     free(out);
   }
