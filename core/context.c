@@ -239,6 +239,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->query_prefetch = 0;
   opts->query_warp_merge = 1;
   opts->opencl_param_buffers = 1;
+  opts->opencl_fp64 = 1;
 }
 
 /* PS_OK when lo <= value <= hi, else a message naming the field. */
@@ -266,6 +267,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "query_prefetch", opts->query_prefetch, 0, 1));
   PS_TRY(option_in_range(ctx, "query_warp_merge", opts->query_warp_merge, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_param_buffers", opts->opencl_param_buffers, 0, 1));
+  PS_TRY(option_in_range(ctx, "opencl_fp64", opts->opencl_fp64, 0, 1));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
@@ -289,6 +291,7 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .query_prefetch = 0,
       .query_warp_merge = 1,
       .opencl_param_buffers = 1,
+      .opencl_fp64 = 1,
   };
   return ctx ? &ctx->options : &defaults;
 }

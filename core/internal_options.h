@@ -114,6 +114,13 @@ typedef struct ps_internal_options {
    * slot; 0 each in a new buffer made from host memory and released after
    * its launch, as before, so that a benchmark can compare them. */
   int opencl_param_buffers;
+  /* OpenCL double precision: 1 (default) as the device reports it
+   * (cl_khr_fp64); 0 the device is treated as one without doubles, as
+   * many GPUs are: every kernel is built without PS_HAVE_FP64, and what
+   * needs doubles (a float comparison, a float64 sum or arithmetic on
+   * lossless floats, a float gather) is refused with PS_ERR_UNSUPPORTED, so
+   * that the tests run that path on a device that has them. */
+  int opencl_fp64;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

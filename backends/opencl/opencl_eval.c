@@ -42,7 +42,7 @@ static ps_status check_launch(ps_backend *be, const ps_eval_args *args) {
     return malformed(be, "aux words without an aux buffer", 0, p->aux_words);
   for (uint32_t i = 0; i < p->n_insns; ++i) {
     const ps_insn *in = &p->insns[i];
-    if (in->op == PS_OP_CMPCOL && PS_INSN_MODE(in->flags) == PS_MODE_DOUBLE && !be->has_fp64)
+    if (in->op == PS_OP_CMPCOL && PS_INSN_MODE(in->flags) == PS_MODE_DOUBLE && !ps_cl_fp64(be))
       return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                               "OpenCL: %s lacks cl_khr_fp64, which comparing two float "
                               "columns (or columns of mixed kinds) needs",

@@ -167,6 +167,10 @@ static inline const ps_internal_options *ps_cl_options(const ps_backend *be) {
   return ps_context_internal_options(be->ctx);
 }
 
+/* Whether kernels may use doubles: the device has cl_khr_fp64 and the
+ * internal options do not treat it as one without. */
+static inline int ps_cl_fp64(const ps_backend *be) { return be->has_fp64 && ps_cl_options(be)->opencl_fp64; }
+
 /* Whether LIKE is matched against dictionaries on the device: by default
  * not on a CPU device, where the host's byte search is many times faster
  * than the NFA kernel. */

@@ -97,7 +97,7 @@ static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
 static void program_options(const ps_backend *be, char *buf, size_t size) {
-  snprintf(buf, size, "-cl-std=CL1.2%s%s", be->has_fp64 ? " -DPS_HAVE_FP64" : "",
+  snprintf(buf, size, "-cl-std=CL1.2%s%s", ps_cl_fp64(be) ? " -DPS_HAVE_FP64" : "",
            be->little_endian ? "" : " -DPS_BIG_ENDIAN_DEVICE");
 }
 

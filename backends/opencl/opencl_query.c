@@ -283,18 +283,18 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
     L.or_right = a->where_or_right;
     for (uint32_t i = 0; i < where_prog.n_insns; i++)
       if (where_prog.insns[i].op == PS_OP_CMPCOL && PS_INSN_MODE(where_prog.insns[i].flags) == PS_MODE_DOUBLE &&
-          !be->has_fp64)
+          !ps_cl_fp64(be))
         return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                                 "OpenCL: the device has no double precision (cl_khr_fp64) for a float comparison");
   }
   for (uint32_t i = 0; i < p->n_insns; i++)
     if (p->insns[i].op == PS_VOP_FCOL && PS_VF_MAP(p->insns[i].lo) == PS_VF_ALP && !PS_VF_F32(p->insns[i].lo) &&
-        !be->has_fp64)
+        !ps_cl_fp64(be))
       return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                               "OpenCL: the device has no double precision (cl_khr_fp64) for the sum of a float64 "
                               "ALP column (its values are two double products)");
   for (uint32_t i = 0; i < p->n_insns; i++)
-    if (p->insns[i].op >= PS_VOP_DCOL && p->insns[i].op <= PS_VOP_DMUL && !be->has_fp64)
+    if (p->insns[i].op >= PS_VOP_DCOL && p->insns[i].op <= PS_VOP_DMUL && !ps_cl_fp64(be))
       return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED,
                               "OpenCL: the device has no double precision (cl_khr_fp64) for arithmetic on a "
                               "lossless float column (its values are doubles)");

@@ -241,7 +241,7 @@ ps_status ps_cl_gather(ps_backend *be, const ps_gather_args *a) {
   uint32_t vb = a->value_bytes;
   if (vb != 1 && vb != 2 && vb != 4 && vb != 8) return invalid(be, "gather: value bytes", vb);
   PS_CL_TRY(check_col(be, &a->col, a->data, a->validity));
-  if ((a->out_type == PS_GATHER_F64 || a->out_type == PS_GATHER_F32) && !be->has_fp64)
+  if ((a->out_type == PS_GATHER_F64 || a->out_type == PS_GATHER_F32) && !ps_cl_fp64(be))
     return ps_backend_error(be->ctx, PS_ERR_UNSUPPORTED, "OpenCL: %s lacks cl_khr_fp64, which decoding floats needs",
                             be->device_name);
   if (a->count == 0) return PS_OK;
