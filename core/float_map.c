@@ -39,20 +39,20 @@ static const float pow10_exact32[MAX_E32 + 1] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1
 static const float pow10_neg32[MAX_E32 + 1] = {1e-0f, 1e-1f, 1e-2f, 1e-3f, 1e-4f, 1e-5f,
                                                1e-6f, 1e-7f, 1e-8f, 1e-9f, 1e-10f};
 
-static uint64_t dbits(double x) {
+uint64_t ps_fmap_bits(double x) {
   uint64_t b;
   memcpy(&b, &x, sizeof b);
   return b;
 }
 
-static double bdouble(uint64_t b) {
+double ps_fmap_double(uint64_t b) {
   double x;
   memcpy(&x, &b, sizeof x);
   return x;
 }
 
 uint64_t ps_fmap_ord(double x) {
-  const uint64_t b = dbits(x);
+  const uint64_t b = ps_fmap_bits(x);
   return b & SIGN_BIT ? ~b : b | SIGN_BIT;
 }
 
@@ -98,7 +98,7 @@ bool ps_fmap_factor_bits(uint32_t e, uint32_t f, bool f32, uint64_t *mul, uint64
     memcpy(&b, &pow10_neg32[e], sizeof b);
     *mul = a, *frac = b;
   } else {
-    *mul = dbits(pow10_exact[f]), *frac = dbits(pow10_neg[e]);
+    *mul = ps_fmap_bits(pow10_exact[f]), *frac = ps_fmap_bits(pow10_neg[e]);
   }
   return true;
 }
@@ -154,12 +154,12 @@ static const ps_float_exception *exc_at_or_below(const ps_fmap *m, uint64_t c) {
 double ps_fmap_decode(const ps_fmap *m, uint64_t code) {
   if (m->map == PS_FLOAT_MAP_BITS) {
     if (m->f32) return (double)ord32_inverse((uint32_t)(m->ref + code));
-    return bdouble(ps_fmap_ord_inverse(m->ref + code));
+    return ps_fmap_double(ps_fmap_ord_inverse(m->ref + code));
   }
   const uint64_t step = code >> m->rank_bits;
   const uint64_t gap_start = step << m->rank_bits;
   const ps_float_exception *x = exc_at_or_below(m, code);
-  if (x && x->code >= gap_start) return bdouble(x->bits);
+  if (x && x->code >= gap_start) return ps_fmap_double(x->bits);
   return ps_fmap_grid(u64_to_i64(m->ref + step), m->e, m->f, m->f32);
 }
 
@@ -172,7 +172,7 @@ static bool alp_top_step(const ps_fmap *m, uint64_t *step) {
   const uint64_t s = x->code >> m->rank_bits;
   const int64_t k = u64_to_i64(m->ref + s);
   if (k >= k_limit(m->f32)) return *step = s, true;
-  if (ps_fmap_ord(bdouble(x->bits)) < ps_fmap_ord(ps_fmap_grid(k + 1, m->e, m->f, m->f32))) return false;
+  if (ps_fmap_ord(ps_fmap_double(x->bits)) < ps_fmap_ord(ps_fmap_grid(k + 1, m->e, m->f, m->f32))) return false;
   return *step = s, true;
 }
 
@@ -211,7 +211,7 @@ double ps_fmap_largest_finite(const ps_fmap *m, uint64_t lo, uint64_t hi) {
     if (g1 > best) best = g1;
   }
   for (uint64_t i = 0; i < m->n_exc; i++) {
-    const double x = bdouble(m->exc[i].bits);
+    const double x = ps_fmap_double(m->exc[i].bits);
     if (m->exc[i].code >= lo && m->exc[i].code <= hi && isfinite(x) && fabs(x) > best) best = fabs(x);
   }
   return best;
@@ -290,7 +290,7 @@ ps_status ps_fmap_check(const ps_for_desc *d, char *err, size_t size) {
   (void)alp_top_step(&m, &top);
   for (uint64_t i = 0; i < m.n_exc; i++) {
     const ps_float_exception *x = &m.exc[i];
-    const double v = bdouble(x->bits);
+    const double v = ps_fmap_double(x->bits);
     if (isnan(v) || (m.f32 && (double)(float)v != v))
       return ps_set_error_buf(err, size, PS_ERR_INVALID_ARGUMENT,
                               "desc.exceptions[%" PRIu64 "].bits 0x%016" PRIx64 " is not a %s value", i, x->bits,
@@ -332,7 +332,7 @@ static bool alp_k(double x, uint32_t e, uint32_t f, bool f32, int64_t *k) {
   }
   if (!(fabs(s) <= (double)k_limit(f32))) return false;
   const int64_t c = (int64_t)nearbyint(s);
-  if (dbits(ps_fmap_grid(c, e, f, f32)) != dbits(x)) return false;
+  if (ps_fmap_bits(ps_fmap_grid(c, e, f, f32)) != ps_fmap_bits(x)) return false;
   *k = c;
   return true;
 }

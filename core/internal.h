@@ -361,6 +361,8 @@ typedef struct ps_fmap_result {
 } ps_fmap_result;
 uint32_t ps_for_desc_float_map(const ps_for_desc *d); /* PS_FLOAT_MAP_DECIMAL for older descriptions */
 ps_fmap ps_fmap_of_desc(const ps_for_desc *d);
+uint64_t ps_fmap_bits(double x);   /* a double's IEEE bit pattern */
+double ps_fmap_double(uint64_t b); /* the double of a bit pattern */
 uint64_t ps_fmap_ord(double x); /* the order-preserving transform of the bits */
 uint64_t ps_fmap_ord_inverse(uint64_t o); /* its inverse: the bits */
 double ps_fmap_grid(int64_t k, uint32_t e, uint32_t f, bool f32);

@@ -254,9 +254,7 @@ static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *
       const ps_prog_col pc = ps_prog_col_of(c);
       double d = 1;
       if (ps_type_is_float(c->type) || ps_type_is_decimal(c->type)) d = ps_scaled_to_double(1, -(int32_t)c->scale);
-      uint64_t db;
-      memcpy(&db, &d, sizeof db);
-      PS_TRY(emit(L, PS_VOP_DNUM, slot, (ps_i128)db, 1));
+      PS_TRY(emit(L, PS_VOP_DNUM, slot, (ps_i128)ps_fmap_bits(d), 1));
       *lo = any ? ps_fmap_dnum(pc.kind, pc.reference + clo, d) : 0;
       *hi = any ? ps_fmap_dnum(pc.kind, pc.reference + chi, d) : 0;
       if (pc.kind == PS_KIND_UNSIGNED ? pc.reference + clo > pc.reference + chi
@@ -268,10 +266,8 @@ static ps_status lower_double(qlower *L, const ps_value *v, double *lo, double *
     }
     case PS_VALUE_CONST: {
       const double x = ps_scaled_to_double(v->constant, (int32_t)v->scale);
-      uint64_t b;
-      memcpy(&b, &x, sizeof b);
       *lo = *hi = x;
-      return emit(L, PS_VOP_DCONST, 0, (ps_i128)b, 1);
+      return emit(L, PS_VOP_DCONST, 0, (ps_i128)ps_fmap_bits(x), 1);
     }
     case PS_VALUE_NULL:
       *lo = *hi = 0;

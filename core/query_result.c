@@ -62,10 +62,7 @@ bool ps_query_float_datum(const ps_column *c, uint64_t code, ps_datum *out) {
 int64_t ps_query_ordered_bits(double x) { return (int64_t)(ps_fmap_ord(x) ^ UINT64_C(0x8000000000000000)); }
 
 double ps_query_ordered_double(int64_t bits) {
-  const uint64_t b = ps_fmap_ord_inverse((uint64_t)bits ^ UINT64_C(0x8000000000000000));
-  double x;
-  memcpy(&x, &b, 8);
-  return x;
+  return ps_fmap_double(ps_fmap_ord_inverse((uint64_t)bits ^ UINT64_C(0x8000000000000000)));
 }
 
 bool ps_query_double_datum(double x, ps_datum *out) {

@@ -200,10 +200,7 @@ static double fdesc_value(const uint32_t *aux, uint32_t at, uint64_t code) {
     if (lo) {
       const uint32_t *x = table + PS_FDESC_ENTRY * (lo - 1);
       if ((x[0] | (uint64_t)x[1] << 32) >> m.rank_bits == code >> m.rank_bits) {
-        const uint64_t bits = x[2] | (uint64_t)x[3] << 32;
-        double v;
-        memcpy(&v, &bits, sizeof v);
-        return v;
+        return ps_fmap_double(x[2] | (uint64_t)x[3] << 32);
       }
     }
   }
@@ -563,18 +560,9 @@ static qvalue fcol_value(const ps_vinsn *in, const uint64_t *aux, uint64_t c) {
 }
 
 /* Doubles on the value stack: their bits in v (PS_VOP_DCOL and friends). */
-static q128 double_q(double x) {
-  uint64_t b;
-  memcpy(&b, &x, 8);
-  return (q128)b;
-}
+static q128 double_q(double x) { return (q128)ps_fmap_bits(x); }
 
-static double q_double(q128 v) {
-  const uint64_t b = (uint64_t)v;
-  double x;
-  memcpy(&x, &b, 8);
-  return x;
-}
+static double q_double(q128 v) { return ps_fmap_double((uint64_t)v); }
 
 /* One value of a selected row (ps_query_program.h). */
 static qvalue eval_value(row_reader *R, const ps_vprog *p, const ps_vagg *g, const uint8_t *const *preds,
