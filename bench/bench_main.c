@@ -63,7 +63,10 @@ static void usage(FILE *f) {
           "                  after the launch, instead of writing kept ones (opencl_param_buffers=0;\n"
           "                  before/after)\n"
           "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
-          "                  SET, range tree: the library's internal option fast_paths=0)\n");
+          "                  SET, range tree: the library's internal option fast_paths=0)\n"
+          "  --kernel-cache DIR  the context keeps the kernels it compiles in DIR and loads them from\n"
+          "                  there (ps_context_options.kernel_cache_dir): warm-start runs, and the\n"
+          "                  drivers' binaries to read (bench/kcache-extract.py)\n");
 }
 
 static const char *const known_cases[] = {"lt", "lt_count", "between", "tree", "colcol", "like_contains", "like_prefix",
@@ -233,6 +236,7 @@ int main(int argc, char **argv) {
   bench b;
   memset(&b, 0, sizeof b);
   const char *backend = "auto", *json = NULL, *platform = getenv("PACKSCAN_OPENCL_PLATFORM");
+  const char *kernel_cache = NULL;
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int query_prefetch = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
@@ -281,6 +285,8 @@ int main(int argc, char **argv) {
       backend = v;
     } else if (strcmp(a, "--opencl-platform") == 0) {
       platform = v;
+    } else if (strcmp(a, "--kernel-cache") == 0) {
+      kernel_cache = v;
     } else if (strcmp(a, "--json") == 0) {
       json = v;
     } else if (strcmp(a, "--devices") == 0) {
@@ -330,6 +336,7 @@ int main(int argc, char **argv) {
     else
       o.opencl_platform_name = platform;
   }
+  o.kernel_cache_dir = kernel_cache;
   b.ctx_opts = o;
   ps_status cst = ps_context_create(&o, err, sizeof err, &b.ctx);
   if (cst != PS_OK) {
