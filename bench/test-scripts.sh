@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks of bench/'s scripts that need no GPU (the ctest bench.scripts):
 # ncu-query.sh's argument handling and the commands its --dry-run prints,
-# query-compare.sh's argument handling, ncu_summary.py's self-test.
+# query-compare.sh's argument handling, ncu_summary.py's self-test, kcache-extract.py
+# over a kernel cache the bench filled (where an OpenCL device is there).
 #   bench/test-scripts.sh BUILD_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,6 +56,37 @@ expect 0 "^usage: bench/query-compare.sh" -- bash "$compare" --help
 expect 2 "unknown argument '--bogus'" -- bash "$compare" --bogus
 expect 2 "backends must be two" -- bash "$compare" -B cuda
 expect 2 "no .*packscan_bench" -- bash "$compare" -b /nonexistent -o "$build/qc-none"
+
+# kcache-extract.py over a disk kernel cache the bench filled (where an OpenCL
+# device is there: PoCL in CI): one line per file naming its build, a payload
+# of the size the file declares; a truncated file is named and fails the run.
+extract=$here/kcache-extract.py
+expect 2 "is not a directory" -- python3 "$extract" /nonexistent "$build/kx-none"
+kc=$build/bench-kcache-test
+rm -rf "$kc" "$kc.out" && mkdir -p "$kc"
+if "$build/bench/packscan_bench" --backend opencl --cases lt --widths 8 --rows 4096 --reps 1 --kernel-cache "$kc" \
+  >"$out" 2>&1; then
+  files=$(find "$kc" -type f | wc -l)
+  expect 0 "\[kind [0-9]+, work-group [0-9]+\] entries: .*; shape: generic" -- python3 "$extract" "$kc" "$kc.out"
+  lines=$(python3 "$extract" "$kc" "$kc.out" | wc -l)
+  checks=$((checks + 1))
+  if [ "$files" -lt 1 ] || [ "$lines" != "$files" ]; then
+    fails=$((fails + 1))
+    echo "FAIL: the bench left $files cache files; kcache-extract.py printed $lines lines"
+  fi
+  first=$(find "$kc" -type f | sort | head -n 1)
+  size=$(python3 "$extract" "$kc" "$kc.out" | awk -v f="$(basename "$first")" '$1 == f {print $3}')
+  checks=$((checks + 1))
+  if [ -z "$size" ] || [ "$(stat -c %s "$kc.out/$(basename "$first")".*)" != "$size" ]; then
+    fails=$((fails + 1))
+    echo "FAIL: $(basename "$first"): payload written is not the $size bytes the file declares"
+  fi
+  head -c 100 "$first" >"$kc/truncated"
+  expect 1 "truncated: sizes do not match the file \(100 bytes\)" -- python3 "$extract" "$kc" "$kc.out"
+else
+  echo "kcache-extract.py: no OpenCL device for the bench, its cache checks not run"
+fi
+rm -rf "$kc" "$kc.out"
 
 echo "$checks checks, $fails failed"
 [ "$fails" = 0 ]
