@@ -64,6 +64,10 @@ static void usage(FILE *f) {
           "                  before/after)\n"
           "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
           "                  SET, range tree: the library's internal option fast_paths=0)\n"
+          "  --opencl-ids auto|groups|runs  OpenCL row ids by work-groups (the GPU default) or by runs\n"
+          "                  of words per work-item (the CPU default; opencl_ids_runs; before/after)\n"
+          "  --opencl-ids-run-words N  words per work-item of the runs (1..4096; default the library's,\n"
+          "                  sized for a CPU: opencl_ids_run_words)\n"
           "  --kernel-cache DIR  the context keeps the kernels it compiles in DIR and loads them from\n"
           "                  there (ps_context_options.kernel_cache_dir): warm-start runs, and the\n"
           "                  drivers' binaries to read (bench/kcache-extract.py)\n");
@@ -240,7 +244,8 @@ int main(int argc, char **argv) {
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int query_prefetch = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
-  int strict = 0;
+  int strict = 0, opencl_ids_runs = PS_OPT_AUTO;
+  uint64_t opencl_ids_run_words = 0;
   b.seed = 1;
   b.gather_supported = -1;
   for (int i = 1; i < argc; i++) {
@@ -285,6 +290,11 @@ int main(int argc, char **argv) {
       backend = v;
     } else if (strcmp(a, "--opencl-platform") == 0) {
       platform = v;
+    } else if (strcmp(a, "--opencl-ids") == 0) {
+      bad = strcmp(v, "auto") != 0 && strcmp(v, "groups") != 0 && strcmp(v, "runs") != 0;
+      if (!bad) opencl_ids_runs = !strcmp(v, "auto") ? PS_OPT_AUTO : !strcmp(v, "runs") ? PS_OPT_ON : PS_OPT_OFF;
+    } else if (strcmp(a, "--opencl-ids-run-words") == 0) {
+      bad = parse_u64(v, &opencl_ids_run_words) != 0 || opencl_ids_run_words < 1 || opencl_ids_run_words > 4096;
     } else if (strcmp(a, "--kernel-cache") == 0) {
       kernel_cache = v;
     } else if (strcmp(a, "--json") == 0) {
@@ -357,7 +367,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
-      general || !query_warp_merge || !opencl_param_buffers) {
+      general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
@@ -367,6 +377,8 @@ int main(int argc, char **argv) {
     io.query_prefetch = query_prefetch;
     io.query_warp_merge = query_warp_merge;
     io.opencl_param_buffers = opencl_param_buffers;
+    io.opencl_ids_runs = opencl_ids_runs;
+    io.opencl_ids_run_words = (int)opencl_ids_run_words;
     if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));

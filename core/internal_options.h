@@ -59,6 +59,12 @@ typedef struct ps_internal_options {
    * (select.cl ps_count_words / ps_write_ids); PS_OPT_ON by runs
    * (ps_count_runs / ps_write_runs). */
   int opencl_ids_runs;
+  /* OpenCL row ids by runs: 0 (default) PS_CL_IDS_RUN_WORDS selection words
+   * per work-item (a few KB of bitmap, sized for a CPU's threads); 1..4096
+   * that many, so that a benchmark can try runs on a GPU, where a launch
+   * needs many more work-items, and tests reach runs that split a chunk
+   * into many. */
+  int opencl_ids_run_words;
   /* OpenCL reductions (ps_aggregate) of FOR columns of 1..32 bits:
    * PS_OPT_AUTO (default) by tiles staged in local memory
    * (select.cl ps_reduce_tiles) on devices other than CPUs and by one

@@ -292,6 +292,14 @@ int th_is_reference(void) { return strcmp(th.backend, "reference") == 0; }
 
 /* Index of value in the NULL-terminated words (the field takes first + index), or -1. */
 static int option_word(const char *value, size_t len, const char *const *words) {
+  if (!words) { /* a count, 0..4096 */
+    int v = 0;
+    for (size_t i = 0; i < len; i++) {
+      if (value[i] < '0' || value[i] > '9' || i >= 4) return -1;
+      v = 10 * v + (value[i] - '0');
+    }
+    return len > 0 && v <= 4096 ? v : -1;
+  }
   for (int i = 0; words[i]; i++)
     if (strlen(words[i]) == len && strncmp(value, words[i], len) == 0) return i;
   return -1;
@@ -319,6 +327,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_words", words, PS_OPT_WORDS_AUTO, offsetof(ps_internal_options, opencl_words)},
       {"opencl_like", like, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_like)},
       {"opencl_ids", ids, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_ids_runs)},
+      {"opencl_ids_run_words", NULL, 0, offsetof(ps_internal_options, opencl_ids_run_words)},
       {"opencl_reduce", reduce, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_reduce_tiles)},
       {"opencl_gather", gather, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_gather_ids)},
       {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
@@ -347,7 +356,8 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       printf(
           "FAIL [test=%s backend=%s]: %s: cannot read '%.*s' (expected name=value, comma-separated: "
           "fast_paths=0|1, opencl_jit=auto|0|1, opencl_words=auto|staged|refused, "
-          "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, opencl_reduce=auto|words|tiles, "
+          "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, opencl_ids_run_words=0..4096, "
+          "opencl_reduce=auto|words|tiles, "
           "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
           "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_lanes=auto|0|1, "
           "query_prefetch=0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1)\n",

@@ -118,8 +118,10 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
    * select.cl); they store whole ids (vstore4 of uint / ulong), so they need
    * the output aligned to the id size and little-endian words. */
   if (ps_cl_ids_by_runs(be) && be->little_endian && block.out_offset % a->index_bytes == 0) {
-    const size_t runs = (size_t)((words + PS_CL_IDS_RUN_WORDS - 1) / PS_CL_IDS_RUN_WORDS);
-    block.run_words = PS_CL_IDS_RUN_WORDS;
+    const int opt = ps_cl_options(be)->opencl_ids_run_words;
+    const uint64_t run_words = opt > 0 ? (uint64_t)opt : PS_CL_IDS_RUN_WORDS;
+    const size_t runs = (size_t)((words + run_words - 1) / run_words);
+    block.run_words = run_words;
     return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);
   }
   const size_t group = prog->work_group[PS_CL_COUNT_WORDS], groups = (size_t)((words + group - 1) / group);
