@@ -21,7 +21,6 @@
  * so nothing can be contracted into an FMA); a volatile intermediate keeps
  * compilers from reassociating them. */
 
-#define SIGN_BIT ((uint64_t)1 << 63)
 #define MAX_E 18
 #define K_LIMIT ((int64_t)1 << 53)   /* |k| <= 2^53: (double)k is exact */
 #define K_LIMIT32 ((int64_t)1 << 24) /* float32 grids: (float)k is exact */
@@ -51,21 +50,19 @@ double ps_fmap_double(uint64_t b) {
   return x;
 }
 
-uint64_t ps_fmap_ord(double x) {
-  const uint64_t b = ps_fmap_bits(x);
-  return b & SIGN_BIT ? ~b : b | SIGN_BIT;
-}
+/* The order transform: kernels_shared/ps_layout.h, as the devices decode it. */
+uint64_t ps_fmap_ord(double x) { return ps_ford64(ps_fmap_bits(x)); }
 
-uint64_t ps_fmap_ord_inverse(uint64_t o) { return o & SIGN_BIT ? o ^ SIGN_BIT : ~o; }
+uint64_t ps_fmap_ord_inverse(uint64_t o) { return ps_ford64_inverse(o); }
 
 static uint32_t ord32(float x) {
   uint32_t b;
   memcpy(&b, &x, sizeof b);
-  return b & 0x80000000u ? ~b : b | 0x80000000u;
+  return ps_ford32(b);
 }
 
 static float ord32_inverse(uint32_t o) {
-  const uint32_t b = o & 0x80000000u ? o ^ 0x80000000u : ~o;
+  const uint32_t b = ps_ford32_inverse(o);
   float x;
   memcpy(&x, &b, sizeof x);
   return x;

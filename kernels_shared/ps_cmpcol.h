@@ -15,6 +15,9 @@
 #ifndef PS_DIALECT_H /* concatenated in front on OpenCL, where nothing can be included */
 #include "ps_dialect.h"
 #endif
+#ifndef PS_LAYOUT_H /* the float order transform; in front of ps_codes.h on OpenCL and NVRTC */
+#include "ps_layout.h"
+#endif
 
 /* Mb - Ma as an exact integer when it lies in [-2^32, 2^32], else clamped to
  * that interval; M reads as int64 for signed kinds, as uint64 otherwise (the
@@ -160,11 +163,8 @@ PS_HFN double ps_fdesc_double(ps_aux_words aux, ps_u64 at, ps_u64 code, ps_u32 *
   const int f32 = ((w0 >> 8) & 1u) != 0;
   if ((w0 & 0xffu) == PS_FDESC_BITS) { /* the inverse of the order transform */
     const ps_u64 o = ref + code;
-    if (f32) {
-      const ps_u32 o32 = (ps_u32)o;
-      return (double)ps_bits_f32((o32 >> 31) ? o32 ^ 0x80000000u : ~o32);
-    }
-    return ps_bits_f64((o >> 63) ? o ^ 0x8000000000000000ull : ~o);
+    if (f32) return (double)ps_bits_f32(ps_ford32_inverse((ps_u32)o));
+    return ps_bits_f64(ps_ford64_inverse(o));
   }
   const ps_u32 rb = ps_aux_word(aux, at + 1, status, fault) & 63u; /* the check keeps it <= 63 */
   if ((code & ((((ps_u64)1) << rb) - 1u)) != 0 || code == 0) {

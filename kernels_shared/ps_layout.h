@@ -94,6 +94,16 @@ PS_LAYOUT_FN ps_u64 ps_chunk_data_offset(ps_u32 encoding, ps_u32 w, ps_u64 r0) {
   return (r0 / 32) * w * 4;
 }
 
+/* Lossless float columns mapped by their bits (core/float_map.c; the
+ * descriptors' PS_FDESC_BITS and the value programs' PS_VF_BITS): code + R
+ * is the order transform of the value's bit pattern, which compares as the
+ * values do (a set sign bit flips every bit, a clear one is set); the
+ * inverse gives the bits back. A float32 column's is the same on 32 bits. */
+PS_LAYOUT_FN ps_u64 ps_ford64(ps_u64 bits) { return (bits >> 63) ? ~bits : bits | 0x8000000000000000ull; }
+PS_LAYOUT_FN ps_u64 ps_ford64_inverse(ps_u64 o) { return (o >> 63) ? o ^ 0x8000000000000000ull : ~o; }
+PS_LAYOUT_FN ps_u32 ps_ford32(ps_u32 bits) { return (bits >> 31) ? ~bits : bits | 0x80000000u; }
+PS_LAYOUT_FN ps_u32 ps_ford32_inverse(ps_u32 o) { return (o >> 31) ? o ^ 0x80000000u : ~o; }
+
 /* The byte mask (a filter's 0/1 byte per row): rows 4k..4k+3 of a 32-row
  * result word as four bytes of one little-endian word. The multiply puts
  * bit i of the nibble at bit 8i (1 + 2^7 + 2^14 + 2^21: no two terms meet,

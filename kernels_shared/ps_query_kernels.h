@@ -306,11 +306,10 @@ PS_FN ps_u64 ps_q_fbits(ps_u64 lo, ps_u64 ref, PS_GLOBAL const ps_u64 *aux, ps_u
   if (PS_VF_MAP(lo) == PS_VF_BITS) { /* the inverse of the order transform */
     const ps_u64 o = ref + c;
     if (PS_VF_F32(lo)) {
-      const ps_u32 o32 = (ps_u32)o;
       *wide = 0;
-      return (o32 >> 31) ? o32 ^ 0x80000000u : ~o32;
+      return ps_ford32_inverse((ps_u32)o);
     }
-    return (o >> 63) ? o ^ 0x8000000000000000ull : ~o;
+    return ps_ford64_inverse(o);
   }
   const ps_u32 rb = PS_VF_RANK(lo);
   ps_u64 bits = 0;
