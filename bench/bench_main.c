@@ -66,8 +66,8 @@ static void usage(FILE *f) {
           "                  SET, range tree: the library's internal option fast_paths=0)\n"
           "  --opencl-ids auto|groups|runs  OpenCL row ids by work-groups (the GPU default) or by runs\n"
           "                  of words per work-item (the CPU default; opencl_ids_runs; before/after)\n"
-          "  --opencl-ids-run-words N  words per work-item of the runs (1..4096; default the library's,\n"
-          "                  sized for a CPU: opencl_ids_run_words)\n"
+          "  --opencl-ids-run-words N  words per work-item of either form (1..4096; default the\n"
+          "                  library's: runs of 2048, groups of one word a work-item; opencl_ids_run_words)\n"
           "  --kernel-cache DIR  the context keeps the kernels it compiles in DIR and loads them from\n"
           "                  there (ps_context_options.kernel_cache_dir): warm-start runs, and the\n"
           "                  drivers' binaries to read (bench/kcache-extract.py)\n");

@@ -59,11 +59,13 @@ typedef struct ps_internal_options {
    * (select.cl ps_count_words / ps_write_ids); PS_OPT_ON by runs
    * (ps_count_runs / ps_write_runs). */
   int opencl_ids_runs;
-  /* OpenCL row ids by runs: 0 (default) PS_CL_IDS_RUN_WORDS selection words
-   * per work-item (a few KB of bitmap, sized for a CPU's threads); 1..4096
-   * that many, so that a benchmark can try runs on a GPU, where a launch
-   * needs many more work-items, and tests reach runs that split a chunk
-   * into many. */
+  /* OpenCL row ids: the selection words a work-item takes. 0 (default): by
+   * runs PS_CL_IDS_RUN_WORDS (a few KB of bitmap, sized for a CPU's
+   * threads), by work-groups one (its ids staged in local memory, stored
+   * coalesced). 1..4096: that many (by work-groups, more than one: each
+   * work-item stores its own ids after one group scan for all its words),
+   * so that a benchmark can try both forms' sizes on a GPU and tests reach
+   * chunks split into many runs. */
   int opencl_ids_run_words;
   /* OpenCL reductions (ps_aggregate) of FOR columns of 1..32 bits:
    * PS_OPT_AUTO (default) by tiles staged in local memory

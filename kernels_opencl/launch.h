@@ -61,7 +61,7 @@ typedef struct ps_select_launch {
   ps_u64 id_base;     /* row ids: added to every id */
   ps_u64 first;       /* gather: index of the launch's first id (a multiple of 32) */
   ps_u64 count;       /* gather: ids in total */
-  ps_u64 run_words;   /* row ids on a CPU (ps_count_runs, ps_write_runs): words per work-item */
+  ps_u64 run_words;   /* row ids: words per work-item (ps_count_runs / ps_write_runs; by groups, 0 or 1 is one) */
   ps_u32 index_bytes; /* 4 or 8 */
   ps_u32 out_type;    /* gather: PS_GATHER_* of core/backend.h */
   ps_u32 value_bytes; /* gather: bytes per value */

@@ -5,7 +5,10 @@
  * Row ids use size-then-retrieve: ps_count_words writes one count per
  * work-group, ps_scan_counts scans those counts in place on the device (the
  * total last, which the host reads back once, after the ids are written) and
- * ps_write_ids writes each group's ids at its offset; no per-row atomics.
+ * ps_write_ids writes each group's ids at its offset; no per-row atomics. A
+ * work-item takes launch->run_words consecutive selection words there (0 or
+ * 1: one word, its ids staged in local memory and stored coalesced; more:
+ * one group scan for all of them, and each work-item stores its own ids).
  * Left out of builds specialized for one filter program.
  */
 #ifndef PS_SPECIALIZED
@@ -18,10 +21,16 @@ static uint ps_selection_word(__constant ps_select_launch *launch, ps_bytes bitm
   return ps_load_word(r, g) & ps_row_mask(launch->rows, g);
 }
 
+/* The selection words of a work-item of ps_count_words / ps_write_ids. */
+static ulong ps_ids_item_words(__constant ps_select_launch *launch) {
+  return launch->run_words > 1 ? launch->run_words : 1;
+}
+
 __kernel void ps_count_words(__constant ps_select_launch *launch, ps_bytes bitmap, __global uint *group_counts,
                              __local uint *scratch) {
-  ulong g = get_global_id(0);
-  uint bits = g < (launch->rows + 31) / 32 ? popcount(ps_selection_word(launch, bitmap, g)) : 0u;
+  const ulong words = (launch->rows + 31) / 32, k = ps_ids_item_words(launch), g0 = get_global_id(0) * k;
+  uint bits = 0;
+  for (ulong g = g0; g < g0 + k && g < words; ++g) bits += popcount(ps_selection_word(launch, bitmap, g));
   uint total = ps_group_sum(bits, scratch);
   if (get_local_id(0) == 0) group_counts[get_group_id(0)] = total;
 }
@@ -54,19 +63,41 @@ __kernel void ps_scan_counts(__global uint *counts, ulong n, __local uint *scrat
 __kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap, __global const uint *group_offsets,
                            __global uchar *out, __local uint *scratch) {
   const uint lid = get_local_id(0), size = get_local_size(0);
-  const ulong g = get_global_id(0), group = get_group_id(0);
+  const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch), g0 = get_global_id(0) * items;
+  const ulong group = get_group_id(0);
   __local ushort *stage = (__local ushort *)(scratch + size);
-  uint word = g < (launch->rows + 31) / 32 ? ps_selection_word(launch, bitmap, g) : 0u;
-  uint k = ps_group_exclusive_scan(popcount(word), scratch);
-  while (word != 0) {
-    stage[k++] = (ushort)(32 * lid + 31 - clz(word & (0u - word))); /* lowest set bit */
-    word &= word - 1;
-  }
+  uint word = g0 < words ? ps_selection_word(launch, bitmap, g0) : 0u, bits = popcount(word);
+  for (ulong g = g0 + 1; g < g0 + items && g < words; ++g) bits += popcount(ps_selection_word(launch, bitmap, g));
+  uint k = ps_group_exclusive_scan(bits, scratch); /* every work-item, with the barriers outside branches */
+  if (items == 1)
+    while (word != 0) {
+      stage[k++] = (ushort)(32 * lid + 31 - clz(word & (0u - word))); /* lowest set bit */
+      word &= word - 1;
+    }
   barrier(CLK_LOCAL_MEM_FENCE);
   const ulong first = group_offsets[group];
+  const uint bytes = launch->index_bytes;
+  if (items > 1) { /* each work-item its own ids, from its place in the group's */
+    ulong at = launch->out_offset + (first + k) * bytes;
+    for (ulong g = g0; g < g0 + items && g < words; ++g) {
+      uint w = ps_selection_word(launch, bitmap, g);
+      const ulong row = launch->id_base + 32 * g;
+      while (w != 0) {
+        const ulong id = row + (ulong)(31 - clz(w & (0u - w)));
+        if (bytes == 4 && (at & 3) == 0)
+          *(__global uint *)(out + at) = (uint)id;
+        else if (bytes == 8 && (at & 7) == 0)
+          *(__global ulong *)(out + at) = id;
+        else
+          ps_store_value(out, at, bytes, id);
+        at += bytes;
+        w &= w - 1;
+      }
+    }
+    return;
+  }
   const uint total = group_offsets[group + 1] - (uint)first;
   const ulong base = launch->id_base + 32 * group * size; /* the group's first row */
-  const uint bytes = launch->index_bytes;
   const ulong at = launch->out_offset + first * bytes;
   if ((at & (bytes - 1)) == 0) {
     if (bytes == 4) {

@@ -124,8 +124,13 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
     block.run_words = run_words;
     return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);
   }
-  const size_t group = prog->work_group[PS_CL_COUNT_WORDS], groups = (size_t)((words + group - 1) / group);
-  return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_WORDS, PS_CL_WRITE_IDS, groups, (size_t)words,
+  /* by work-groups: a work-item per word (its ids staged), or per run of
+   * opencl_ids_run_words words (each work-item storing its own ids) */
+  const int opt = ps_cl_options(be)->opencl_ids_run_words;
+  const uint64_t item_words = opt > 1 ? (uint64_t)opt : 1, items = (words + item_words - 1) / item_words;
+  block.run_words = item_words;
+  const size_t group = prog->work_group[PS_CL_COUNT_WORDS], groups = (size_t)((items + group - 1) / group);
+  return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_WORDS, PS_CL_WRITE_IDS, groups, (size_t)items,
                           (1 + 16) * sizeof(cl_uint));
 }
 
