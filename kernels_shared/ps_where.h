@@ -47,6 +47,7 @@
 #include "ps_codes.h"
 #include "ps_cmpcol.h"
 #include "ps_kleene.h"
+#include "ps_range.h"
 #endif
 
 /* In the slot bits: an aux index fell past the aux words (the backends'
@@ -164,7 +165,12 @@ PS_HFN ps_u32 ps_w_codes_leaf(ps_u32 op, PS_CONST_MEM const ps_insn *in, ps_u32 
     }
     ps_u32 x[PS_WORD_MAX];
     ps_w_load(col, B, c, g, x);
-    if (w <= 32) { /* codes, bounds and limit fit 32 bits */
+    if (enc == PS_ENC_FOR && (w == 1 || w == 2 || w == 4 || w == 8)) {
+      /* lanes of a stream word at once (ps_range.h: SWAR at 2, 4, 8 bits);
+       * a code is corrupt where it is not in [0, limit] */
+      hits = lo > top ? 0u : ps_range_bits(x, (int)w, lo, top - lo);
+      if (check) b = ~ps_range_bits(x, (int)w, 0, limit);
+    } else if (w <= 32) { /* codes, bounds and limit fit 32 bits */
       const ps_u32 lo32 = (ps_u32)lo, span32 = lo > top ? 0u : (ps_u32)(top - lo), lim32 = (ps_u32)limit;
       PS_W_UNROLL
       for (ps_u32 j = 0; j < 32; ++j) {

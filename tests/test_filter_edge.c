@@ -915,6 +915,25 @@ static void corrupt_widths(void) {
     if (tr.ref) expect_corrupt(tr.ref, tr.hr, ne, N, label, tr.hr[good]);
     on_free(eq);
     on_free(ne);
+    /* through the general evaluator (an AND): the code past the end alone in
+     * a word's first, middle or last row, where its RANGE leaf reads the
+     * word's lanes at once (1, 2, 4, 8 bits) or row by row */
+    static const uint64_t rows[] = {32, 99999 - 16, 99999};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+      uint64_t keep = codes[BAD_ROW];
+      codes[BAD_ROW] = 0;
+      codes[rows[r]] = keep;
+      const int one_bad = add_dict(abc, NULL, d, 1, 0, w, codes, N, NULL);
+      codes[rows[r]] = rows[r] % d;
+      codes[BAD_ROW] = keep;
+      if (one_bad < 0) break;
+      onode *t = on_and(on_cmp(good, PS_GE, ps_lit_int(100)), on_cmp(one_bad, PS_EQ, ps_lit_str("a", 1)));
+      snprintf(label, sizeof label, "w%u tree, code %llu past the end at row %llu alone", w, (unsigned long long)keep,
+               (unsigned long long)rows[r]);
+      expect_corrupt(tr.ctx, tr.h, t, N, label, tr.h[good]);
+      if (tr.ref) expect_corrupt(tr.ref, tr.hr, t, N, label, tr.hr[good]);
+      on_free(t);
+    }
     snprintf(label, sizeof label, "w%u dict == 'a', the code past the end under a null", w);
     expect_count(on_cmp(masked, PS_EQ, ps_lit_str("a", 1)), label, want);
     tr_clear(&tr);

@@ -36,6 +36,8 @@ extern const unsigned char ps_cuda_source_cmpcol_h[];
 extern const size_t ps_cuda_source_cmpcol_h_size;
 extern const unsigned char ps_cuda_source_kleene_h[];
 extern const size_t ps_cuda_source_kleene_h_size;
+extern const unsigned char ps_cuda_source_range_h[];
+extern const size_t ps_cuda_source_range_h_size;
 extern const unsigned char ps_cuda_source_where_h[];
 extern const size_t ps_cuda_source_where_h_size;
 extern const unsigned char ps_cuda_source_cuda_where_cuh[];
@@ -86,7 +88,7 @@ static const spec_kind_source kind_sources[PS_CUDA_SPEC_KINDS] = {
      ps_cuda_source_where_spec_cuh, &ps_cuda_source_where_spec_cuh_size},
 };
 
-#define SPEC_HEADERS 10
+#define SPEC_HEADERS 11
 
 static void spec_headers(const char *headers[SPEC_HEADERS], const char *names[SPEC_HEADERS]) {
   /* The embedded files are arrays of the file's bytes plus a NUL. */
@@ -95,10 +97,11 @@ static void spec_headers(const char *headers[SPEC_HEADERS], const char *names[SP
       (const char *)ps_cuda_source_dialect_h,    (const char *)ps_cuda_source_query_kernels_h,
       (const char *)ps_cuda_source_cuda_query_h, (const char *)ps_cuda_source_codes_h,
       (const char *)ps_cuda_source_cmpcol_h,     (const char *)ps_cuda_source_kleene_h,
-      (const char *)ps_cuda_source_where_h,      (const char *)ps_cuda_source_cuda_where_cuh};
+      (const char *)ps_cuda_source_where_h,      (const char *)ps_cuda_source_cuda_where_cuh,
+      (const char *)ps_cuda_source_range_h};
   const char *const n[SPEC_HEADERS] = {"ps_program.h",    "ps_query_program.h", "ps_dialect.h", "ps_query_kernels.h",
                                        "ps_cuda_query.h", "ps_codes.h",         "ps_cmpcol.h",  "ps_kleene.h",
-                                       "ps_where.h",      "ps_cuda_where.cuh"};
+                                       "ps_where.h",      "ps_cuda_where.cuh",  "ps_range.h"};
   for (int i = 0; i < SPEC_HEADERS; i++) {
     headers[i] = h[i];
     names[i] = n[i];
