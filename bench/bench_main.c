@@ -52,6 +52,9 @@ static void usage(FILE *f) {
           "                  never (the generic kernel), always (the library's internal option)\n"
           "  --query-wait-per-chunk  each query chunk's status read back in its own wait, not one\n"
           "                  wait per call (the library's internal option; for before/after runs)\n"
+          "  --query-collect-pageable  a query call's one wait reads back into the caller's\n"
+          "                  memory, a wait per copy, not through pinned staging\n"
+          "                  (query_collect_pinned=0; for before/after runs)\n"
           "  --query-lanes auto|0|1  a specialized GROUP BY in registers by rows (a work-item per row\n"
           "                  of a word) or by words: by backend (default), words, rows (the library's\n"
           "                  internal option; for before/after runs)\n"
@@ -244,7 +247,7 @@ int main(int argc, char **argv) {
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int query_prefetch = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
-  int strict = 0, opencl_ids_runs = PS_OPT_AUTO;
+  int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
   uint64_t opencl_ids_run_words = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -262,6 +265,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--query-wait-per-chunk") == 0) {
       query_wait_per_chunk = 1;
+      continue;
+    }
+    if (strcmp(a, "--query-collect-pageable") == 0) {
+      query_collect_pinned = 0;
       continue;
     }
     if (strcmp(a, "--query-prefetch") == 0) {
@@ -367,12 +374,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
-      general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words) {
+      general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
+      !query_collect_pinned) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
     io.query_specialize = query_specialize;
     io.query_wait_per_chunk = query_wait_per_chunk;
+    io.query_collect_pinned = query_collect_pinned;
     io.query_lanes = query_lanes;
     io.query_prefetch = query_prefetch;
     io.query_warp_merge = query_warp_merge;

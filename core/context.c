@@ -239,6 +239,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->query_lanes = PS_OPT_AUTO;
   opts->query_prefetch = 0;
   opts->query_warp_merge = 1;
+  opts->query_collect_pinned = 1;
   opts->opencl_param_buffers = 1;
   opts->opencl_fp64 = 1;
 }
@@ -265,6 +266,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_query", opts->opencl_query, PS_OPT_QUERY_AUTO, PS_OPT_QUERY_UNBUILDABLE));
   if (opts->query_group_slots != 0) PS_TRY(option_in_range(ctx, "query_group_slots", opts->query_group_slots, 6, 30));
   PS_TRY(option_in_range(ctx, "query_wait_per_chunk", opts->query_wait_per_chunk, 0, 1));
+  PS_TRY(option_in_range(ctx, "query_collect_pinned", opts->query_collect_pinned, 0, 1));
   PS_TRY(option_in_range(ctx, "query_lanes", opts->query_lanes, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "query_prefetch", opts->query_prefetch, 0, 1));
   PS_TRY(option_in_range(ctx, "query_warp_merge", opts->query_warp_merge, 0, 1));
@@ -290,6 +292,7 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .opencl_query = PS_OPT_QUERY_AUTO,
       .query_group_slots = 0,
       .query_wait_per_chunk = 0,
+      .query_collect_pinned = 1,
       .query_lanes = PS_OPT_AUTO,
       .query_prefetch = 0,
       .query_warp_merge = 1,

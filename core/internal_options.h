@@ -103,6 +103,13 @@ typedef struct ps_internal_options {
    * read back in its own call, as on a backend without it, so that tests
    * cover both and a benchmark can compare them. */
   int query_wait_per_chunk;
+  /* CUDA and OpenCL: 1 (default) a query's collect (one wait per call)
+   * copies the status words and accumulators into pinned staging, both
+   * copies queued behind the kernels and taken with one wait, where they fit
+   * it; 0 copies them into the caller's pageable memory, each copy its own
+   * wait, as before, so that tests cover both and a benchmark can compare
+   * them. */
+  int query_collect_pinned;
   /* Specialized GROUP BY queries in registers (PS_QMODE_REGS):
    * PS_OPT_AUTO (default) the backend's choice (ps_query_lanes: CUDA a
    * work-item per row of a word, OpenCL whole words per work-item);

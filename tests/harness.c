@@ -333,6 +333,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
       {"opencl_query", query, PS_OPT_QUERY_AUTO, offsetof(ps_internal_options, opencl_query)},
       {"query_wait_per_chunk", zero_one, 0, offsetof(ps_internal_options, query_wait_per_chunk)},
+      {"query_collect_pinned", zero_one, 0, offsetof(ps_internal_options, query_collect_pinned)},
       {"query_lanes", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_lanes)},
       {"query_prefetch", zero_one, 0, offsetof(ps_internal_options, query_prefetch)},
       {"query_warp_merge", zero_one, 0, offsetof(ps_internal_options, query_warp_merge)},
@@ -359,7 +360,8 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
           "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, opencl_ids_run_words=0..4096, "
           "opencl_reduce=auto|words|tiles, "
           "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
-          "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_lanes=auto|0|1, "
+          "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_collect_pinned=0|1, "
+          "query_lanes=auto|0|1, "
           "query_prefetch=0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1)\n",
           th.test, th.backend, source, (int)(end - p), p);
       exit(1);

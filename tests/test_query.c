@@ -1212,10 +1212,13 @@ int main(int argc, char **argv) {
     /* the last chunking with each chunk's status read in its own wait (the
      * others: one wait per call, where the backend can) and, on OpenCL, each
      * launch's parameter blocks in buffers of their own (the others: the
-     * kept buffers, whose staging area "many chunks" goes round) */
+     * kept buffers, whose staging area "many chunks" goes round); the one
+     * before it with the one wait reading back into the caller's memory
+     * (the others: through pinned staging, CUDA and OpenCL) */
     if (c == NCTX - 1) th_test_options("query_wait_per_chunk=1,opencl_param_buffers=0");
+    if (c == NCTX - 2) th_test_options("query_collect_pinned=0");
     ps_context *ctx = th_context(chunk_rows[c]);
-    if (c == NCTX - 1) th_options_reset();
+    if (c >= NCTX - 2) th_options_reset();
     edge_cases(ctx);
     key_order(ctx, &th.rng);
     empty_dictionary_key(ctx);

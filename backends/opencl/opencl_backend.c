@@ -279,6 +279,11 @@ static void opencl_destroy(ps_backend *be) {
   ps_cl_cache_release(be);
   if (be->status) clReleaseMemObject(be->status);
   if (be->qstatus) clReleaseMemObject(be->qstatus);
+  if (be->collect_buf) {
+    if (be->collect_host) clEnqueueUnmapMemObject(be->queue, be->collect_buf, be->collect_host, 0, NULL, NULL);
+    clFinish(be->queue);
+    clReleaseMemObject(be->collect_buf);
+  }
   if (be->scratch) clReleaseMemObject(be->scratch);
   for (uint32_t i = 0; i < PS_CL_PARAM_SLOTS; i++)
     if (be->param[i]) clReleaseMemObject(be->param[i]);
@@ -380,20 +385,71 @@ static ps_status opencl_mem_write_async(ps_backend *be, ps_devmem dst, const voi
   return write_buffer(be, dst, src, bytes, CL_FALSE);
 }
 
-/* ps_backend_ops.query_collect: the status words and the accumulators,
- * each read blocking, as a call that waits per chunk reads them: the first
- * read waits for the call's kernels, the second finds the queue empty. With
- * two non-blocking reads into the caller's (pageable) memory and a clFinish
- * instead, the single wait cost a query on NVIDIA's driver more than waiting
- * per chunk (docs/benchmarks.md, run 36). */
+/* Largest read-back a query's collect stages through pinned memory (a
+ * GROUP BY of many groups reads back more, straight into the caller's
+ * memory). */
+#define PS_CL_COLLECT_PINNED_MAX ((size_t)1 << 20)
+
+/* be->collect_host holding at least `bytes`; 0 when it cannot be had (the
+ * caller then reads into its own memory: pinned memory is an optimization
+ * here, not a need, so a failure is no error). */
+static int collect_staging(ps_backend *be, size_t bytes) {
+  if (bytes > PS_CL_COLLECT_PINNED_MAX) return 0;
+  if (be->collect_host && be->collect_bytes >= bytes) return 1;
+  size_t size = 4096;
+  while (size < bytes) size *= 2;
+  cl_int err;
+  cl_mem buf = clCreateBuffer(be->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
+  if (err != CL_SUCCESS) return 0;
+  void *host = clEnqueueMapBuffer(be->queue, buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
+  if (err != CL_SUCCESS || !host) {
+    clReleaseMemObject(buf);
+    return 0;
+  }
+  if (be->collect_buf) { /* the earlier collect's reads into it ended with its call */
+    clEnqueueUnmapMemObject(be->queue, be->collect_buf, be->collect_host, 0, NULL, NULL);
+    clReleaseMemObject(be->collect_buf);
+  }
+  be->collect_buf = buf;
+  be->collect_host = host;
+  be->collect_bytes = size;
+  return 1;
+}
+
+/* ps_backend_ops.query_collect: the status words and the accumulators. By
+ * default (query_collect_pinned) both are read without blocking into the
+ * pinned staging area, then one clFinish takes them. Otherwise, or where
+ * they do not fit it, each is read blocking into the caller's memory, as a
+ * call that waits per chunk reads them: the first read waits for the
+ * call's kernels, the second finds the queue empty. (Two non-blocking
+ * reads into pageable memory and a clFinish cost a query on NVIDIA's
+ * driver more than waiting per chunk: docs/benchmarks.md, run 36.) */
 static ps_status opencl_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
                                       uint64_t acc_bytes) {
   if (n > PS_QUERY_STATUS_SLOTS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: %u status pairs to collect", n);
+  const size_t status_bytes = (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint);
+  const size_t acc_at = (status_bytes + 15) & ~(size_t)15;
   cl_int err = CL_SUCCESS;
-  if (n)
-    err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_TRUE, 0, (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint),
-                              status, 0, NULL, NULL);
+  if (ps_context_internal_options(be->ctx)->query_collect_pinned && acc_bytes <= PS_CL_COLLECT_PINNED_MAX &&
+      collect_staging(be, acc_at + (size_t)acc_bytes)) {
+    uint8_t *stage = be->collect_host;
+    if (n) err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_FALSE, 0, status_bytes, stage, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
+    if (acc_bytes)
+      err = clEnqueueReadBuffer(be->queue, (cl_mem)acc.handle, CL_FALSE, (size_t)acc.offset, (size_t)acc_bytes,
+                                stage + acc_at, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+      clFinish(be->queue); /* the status read may still write into the staging area */
+      return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query accumulators");
+    }
+    err = clFinish(be->queue);
+    if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clFinish", "query results");
+    if (n) memcpy(status, stage, status_bytes);
+    if (acc_bytes) memcpy(acc_host, stage + acc_at, (size_t)acc_bytes);
+    return PS_OK;
+  }
+  if (n) err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_TRUE, 0, status_bytes, status, 0, NULL, NULL);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
   if (acc_bytes) return opencl_mem_read(be, acc_host, acc, acc_bytes);
   if (!n) { /* nothing read: still the call's one wait */

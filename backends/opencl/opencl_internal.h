@@ -135,6 +135,14 @@ struct ps_backend {
   cl_mem dummy;   /* bound to buffer arguments a launch does not use */
   cl_mem status;  /* PS_CL_STATUS_WORDS words the kernels accumulate into */
   cl_mem qstatus; /* queries' deferred status words (ps_query_args.defer_status), PS_QUERY_STATUS_SLOTS slots */
+  /* Pinned staging for what a query's collect reads back: a buffer made
+   * with CL_MEM_ALLOC_HOST_PTR, mapped once for good; its host pointer is
+   * the destination of non-blocking reads (a driver copies into such memory
+   * directly, where a read into pageable memory goes through a bounce
+   * buffer). NULL until used (opencl_backend.c). */
+  cl_mem collect_buf;
+  void *collect_host;
+  size_t collect_bytes;
   cl_mem scratch; /* per-group results (row id counts, reduce partials); grows */
   size_t scratch_bytes;
   /* Parameter blocks (ps_cl_upload): a buffer per argument slot, kept and
