@@ -40,6 +40,12 @@ struct ps_backend {
   /* Queries' deferred status words (ps_query_args.defer_status): a slot per
    * chunk on the device, made on the first deferred chunk. */
   uint32_t *qstatus;
+  /* Pinned staging for what a query's collect reads back (status words and
+   * accumulators) when the caller's memory is pageable: both copies then
+   * queue behind the kernels and one wait takes them. Grown on demand up to
+   * PS_CUDA_COLLECT_PINNED_MAX (cuda_select.c); NULL until used. */
+  void *collect_host;
+  size_t collect_host_bytes;
   char name[320];
   struct ps_cuda_spec_cache *spec_cache; /* specialized query kernels (cuda_query_spec.c); NULL until used */
   /* Streaming host-resident columns (cuda_stream.c): the copies' own

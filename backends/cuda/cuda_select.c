@@ -65,6 +65,9 @@ void ps_cuda_select_release(ps_backend *be) {
   be->qstatus = NULL;
   if (be->select_ws) (void)cudaFree(be->select_ws);
   if (be->select_host) (void)cudaFreeHost(be->select_host);
+  if (be->collect_host) (void)cudaFreeHost(be->collect_host);
+  be->collect_host = NULL;
+  be->collect_host_bytes = 0;
   if (be->ids_state) (void)cudaFree(be->ids_state);
   be->select_ws = be->select_host = be->select_host_dev = be->ids_state = NULL;
   be->select_ws_bytes = be->ids_state_bytes = 0;
@@ -583,24 +586,62 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   return PS_OK;
 }
 
+/* Largest read-back a query's collect stages through pinned memory (a
+ * GROUP BY of many groups reads back more, straight into the caller's
+ * memory: one wait per copy then, small beside such a copy). */
+#define PS_CUDA_COLLECT_PINNED_MAX ((size_t)1 << 20)
+
+/* be->collect_host holding at least `bytes` (be's device is current); 0 when
+ * it cannot be had (the caller then copies into its own memory). */
+static int collect_staging(ps_backend *be, size_t bytes) {
+  if (bytes > PS_CUDA_COLLECT_PINNED_MAX) return 0;
+  if (be->collect_host && be->collect_host_bytes >= bytes) return 1;
+  size_t size = 4096;
+  while (size < bytes) size *= 2;
+  void *h = NULL;
+  if (cudaHostAlloc(&h, size, cudaHostAllocDefault) != cudaSuccess) {
+    (void)cudaGetLastError(); /* pinned memory is an optimization here, not a need */
+    return 0;
+  }
+  if (be->collect_host) {
+    /* an earlier collect's copies into it finished before that call returned */
+    (void)cudaFreeHost(be->collect_host);
+  }
+  be->collect_host = h;
+  be->collect_host_bytes = size;
+  return 1;
+}
+
 /* The deferred chunks' status words, then the accumulators, copied on the
- * stream into the caller's memory, and one wait for both. */
+ * stream behind the query's kernels and taken with one wait: through the
+ * pinned staging area where they fit it, else into the caller's (pageable)
+ * memory, where each copy waits for itself. */
 ps_status ps_cuda_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
                                 uint64_t acc_bytes) {
   if (n > PS_QUERY_STATUS_SLOTS || (n && !be->qstatus)) return internal(be, "query: status slots to collect", n);
   int prev;
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
+  const size_t status_bytes = (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t);
+  const size_t acc_at = (status_bytes + 15) & ~(size_t)15;
+  const int staged = ps_context_internal_options(be->ctx)->query_collect_pinned &&
+                     acc_bytes <= PS_CUDA_COLLECT_PINNED_MAX && collect_staging(be, acc_at + (size_t)acc_bytes);
+  uint8_t *stage = staged ? (uint8_t *)be->collect_host : NULL;
   if (n)
     st = ps_cuda_status(be->ctx,
-                        cudaMemcpyAsync(status, be->qstatus, (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t),
+                        cudaMemcpyAsync(staged ? (void *)stage : (void *)status, be->qstatus, status_bytes,
                                         cudaMemcpyDeviceToHost, be->stream),
                         "cudaMemcpyAsync (query status)", false);
   if (st == PS_OK && acc_bytes)
-    st = ps_cuda_status(
-        be->ctx, cudaMemcpyAsync(acc_host, devptr(acc), (size_t)acc_bytes, cudaMemcpyDeviceToHost, be->stream),
-        "cudaMemcpyAsync (query accumulators)", false);
+    st = ps_cuda_status(be->ctx,
+                        cudaMemcpyAsync(staged ? (void *)(stage + acc_at) : acc_host, devptr(acc), (size_t)acc_bytes,
+                                        cudaMemcpyDeviceToHost, be->stream),
+                        "cudaMemcpyAsync (query accumulators)", false);
   if (st == PS_OK) st = ps_cuda_status(be->ctx, cudaStreamSynchronize(be->stream), "cudaStreamSynchronize", false);
+  if (st == PS_OK && staged) {
+    if (n) memcpy(status, stage, status_bytes);
+    if (acc_bytes) memcpy(acc_host, stage + acc_at, (size_t)acc_bytes);
+  }
   ps_cuda_leave(be, prev);
   return st;
 }
