@@ -145,6 +145,18 @@ uint64_t ps_query_span(int cpu, uint64_t words, uint64_t items) {
   return span == 0 ? 1 : span;
 }
 
+uint64_t ps_query_collect_acc_at(uint32_t n) {
+  return ((uint64_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t) + 15) & ~(uint64_t)15;
+}
+
+uint64_t ps_query_collect_size(uint32_t n, uint64_t acc_bytes) {
+  if (acc_bytes > PS_QUERY_COLLECT_PINNED_MAX) return 0;
+  const uint64_t bytes = ps_query_collect_acc_at(n) + acc_bytes;
+  uint64_t size = 4096;
+  while (size < bytes) size *= 2;
+  return size;
+}
+
 void ps_query_launch_shape(uint32_t mode, double bound, uint64_t n_acc, uint64_t words, uint64_t group,
                            uint64_t max_groups, uint64_t max_items, uint64_t partial_bytes, uint64_t *items,
                            uint64_t *parts) {

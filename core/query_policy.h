@@ -65,6 +65,18 @@ void ps_query_plan_chunk(const ps_vprog *p, uint64_t wanted, int local_atomics, 
  * order); elsewhere 0, words strided over the work-items. */
 uint64_t ps_query_span(int cpu, uint64_t words, uint64_t items);
 
+/* The pinned staging of a query_collect (ps_backend_ops.query_collect, the
+ * internal option query_collect_pinned) that reads n chunks' status words
+ * and acc_bytes of accumulators: the status words from its start, the
+ * accumulators from ps_query_collect_acc_at(n). ps_query_collect_size: the
+ * bytes to allocate for it (a power of two, at least 4 KiB, so that it is
+ * rarely grown), or 0 where the accumulators are larger than
+ * PS_QUERY_COLLECT_PINNED_MAX (a GROUP BY of many groups), which are read
+ * back into the caller's memory: a wait per copy is small beside the copy. */
+#define PS_QUERY_COLLECT_PINNED_MAX ((uint64_t)1 << 20)
+uint64_t ps_query_collect_acc_at(uint32_t n);
+uint64_t ps_query_collect_size(uint32_t n, uint64_t acc_bytes);
+
 /* The launch shape of pass 1 in `mode` for a chunk of `words` 32-row words
  * and n_acc accumulators: *items work-items that take words, *parts partial
  * results per accumulator for pass 2.

@@ -234,6 +234,17 @@ static void check_policy(const shape *shapes) {
   CHECK(ps_query_span(1, 1000000, 128) == 7813 && ps_query_span(1, 5, 128) == 1 && ps_query_span(1, 0, 128) == 1);
   CHECK(ps_query_span(1, 1000000, items) <= max_words);
   CHECK(ps_query_span(0, 1000000, 128) == 0 && ps_query_span(1, 1000000, 0) == 0);
+  /* a query_collect's pinned staging: the accumulators 16-byte aligned after
+   * the status words, sizes a power of two from 4 KiB, none past the cap */
+  CHECK(ps_query_collect_acc_at(0) == 0 && ps_query_collect_acc_at(1) % 16 == 0 &&
+        ps_query_collect_acc_at(1) >= PS_Q_STATUS_WORDS * sizeof(uint32_t) &&
+        ps_query_collect_acc_at(1) < PS_Q_STATUS_WORDS * sizeof(uint32_t) + 16);
+  CHECK(ps_query_collect_size(0, 0) == 4096 && ps_query_collect_size(1, 48) == 4096 &&
+        ps_query_collect_size(0, 4097) == 8192);
+  const uint64_t at64 = ps_query_collect_acc_at(PS_QUERY_STATUS_SLOTS);
+  CHECK(ps_query_collect_size(PS_QUERY_STATUS_SLOTS, PS_QUERY_COLLECT_PINNED_MAX) >=
+            at64 + PS_QUERY_COLLECT_PINNED_MAX &&
+        ps_query_collect_size(PS_QUERY_STATUS_SLOTS, PS_QUERY_COLLECT_PINNED_MAX + 1) == 0);
 }
 
 /* A filter program of every leaf kind under AND / OR / NOT, with literals

@@ -43,7 +43,7 @@ struct ps_backend {
   /* Pinned staging for what a query's collect reads back (status words and
    * accumulators) when the caller's memory is pageable: both copies then
    * queue behind the kernels and one wait takes them. Grown on demand up to
-   * PS_CUDA_COLLECT_PINNED_MAX (cuda_select.c); NULL until used. */
+   * ps_query_collect_size (core/query_policy.h); NULL until used. */
   void *collect_host;
   size_t collect_host_bytes;
   char name[320];

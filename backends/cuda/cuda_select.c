@@ -586,27 +586,18 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
   return PS_OK;
 }
 
-/* Largest read-back a query's collect stages through pinned memory (a
- * GROUP BY of many groups reads back more, straight into the caller's
- * memory: one wait per copy then, small beside such a copy). */
-#define PS_CUDA_COLLECT_PINNED_MAX ((size_t)1 << 20)
-
-/* be->collect_host holding at least `bytes` (be's device is current); 0 when
- * it cannot be had (the caller then copies into its own memory). */
-static int collect_staging(ps_backend *be, size_t bytes) {
-  if (bytes > PS_CUDA_COLLECT_PINNED_MAX) return 0;
-  if (be->collect_host && be->collect_host_bytes >= bytes) return 1;
-  size_t size = 4096;
-  while (size < bytes) size *= 2;
+/* be->collect_host holding at least `size` bytes (ps_query_collect_size; be's
+ * device is current); 0 when it cannot be had: the caller then copies into
+ * its own memory (pinned memory is an optimization here, not a need). */
+static int collect_staging(ps_backend *be, size_t size) {
+  if (size == 0) return 0;
+  if (be->collect_host && be->collect_host_bytes >= size) return 1;
   void *h = NULL;
   if (cudaHostAlloc(&h, size, cudaHostAllocDefault) != cudaSuccess) {
-    (void)cudaGetLastError(); /* pinned memory is an optimization here, not a need */
+    (void)cudaGetLastError();
     return 0;
   }
-  if (be->collect_host) {
-    /* an earlier collect's copies into it finished before that call returned */
-    (void)cudaFreeHost(be->collect_host);
-  }
+  if (be->collect_host) (void)cudaFreeHost(be->collect_host); /* its copies ended with their call */
   be->collect_host = h;
   be->collect_host_bytes = size;
   return 1;
@@ -623,9 +614,9 @@ ps_status ps_cuda_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps
   ps_status st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
   const size_t status_bytes = (size_t)PS_Q_STATUS_WORDS * n * sizeof(uint32_t);
-  const size_t acc_at = (status_bytes + 15) & ~(size_t)15;
+  const size_t acc_at = (size_t)ps_query_collect_acc_at(n);
   const int staged = ps_context_internal_options(be->ctx)->query_collect_pinned &&
-                     acc_bytes <= PS_CUDA_COLLECT_PINNED_MAX && collect_staging(be, acc_at + (size_t)acc_bytes);
+                     collect_staging(be, (size_t)ps_query_collect_size(n, acc_bytes));
   uint8_t *stage = staged ? (uint8_t *)be->collect_host : NULL;
   if (n)
     st = ps_cuda_status(be->ctx,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "opencl_internal.h"
+#include "query_policy.h"
 
 /* ---- device selection ------------------------------------------------- */
 
@@ -385,19 +386,12 @@ static ps_status opencl_mem_write_async(ps_backend *be, ps_devmem dst, const voi
   return write_buffer(be, dst, src, bytes, CL_FALSE);
 }
 
-/* Largest read-back a query's collect stages through pinned memory (a
- * GROUP BY of many groups reads back more, straight into the caller's
- * memory). */
-#define PS_CL_COLLECT_PINNED_MAX ((size_t)1 << 20)
-
-/* be->collect_host holding at least `bytes`; 0 when it cannot be had (the
- * caller then reads into its own memory: pinned memory is an optimization
- * here, not a need, so a failure is no error). */
-static int collect_staging(ps_backend *be, size_t bytes) {
-  if (bytes > PS_CL_COLLECT_PINNED_MAX) return 0;
-  if (be->collect_host && be->collect_bytes >= bytes) return 1;
-  size_t size = 4096;
-  while (size < bytes) size *= 2;
+/* be->collect_host holding at least `size` bytes (ps_query_collect_size);
+ * 0 when it cannot be had: the caller then reads into its own memory
+ * (pinned memory is an optimization here, not a need). */
+static int collect_staging(ps_backend *be, size_t size) {
+  if (size == 0) return 0;
+  if (be->collect_host && be->collect_bytes >= size) return 1;
   cl_int err;
   cl_mem buf = clCreateBuffer(be->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
   if (err != CL_SUCCESS) return 0;
@@ -429,10 +423,10 @@ static ps_status opencl_query_collect(ps_backend *be, uint32_t n, uint32_t *stat
   if (n > PS_QUERY_STATUS_SLOTS)
     return ps_backend_error(be->ctx, PS_ERR_INTERNAL, "OpenCL: query: %u status pairs to collect", n);
   const size_t status_bytes = (size_t)PS_Q_STATUS_WORDS * n * sizeof(cl_uint);
-  const size_t acc_at = (status_bytes + 15) & ~(size_t)15;
+  const size_t acc_at = (size_t)ps_query_collect_acc_at(n);
   cl_int err = CL_SUCCESS;
-  if (ps_context_internal_options(be->ctx)->query_collect_pinned && acc_bytes <= PS_CL_COLLECT_PINNED_MAX &&
-      collect_staging(be, acc_at + (size_t)acc_bytes)) {
+  if (ps_context_internal_options(be->ctx)->query_collect_pinned &&
+      collect_staging(be, (size_t)ps_query_collect_size(n, acc_bytes))) {
     uint8_t *stage = be->collect_host;
     if (n) err = clEnqueueReadBuffer(be->queue, be->qstatus, CL_FALSE, 0, status_bytes, stage, 0, NULL, NULL);
     if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueReadBuffer", "query status");
