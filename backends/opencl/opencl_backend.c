@@ -417,7 +417,8 @@ static int collect_staging(ps_backend *be, size_t size) {
  * call that waits per chunk reads them: the first read waits for the
  * call's kernels, the second finds the queue empty. (Two non-blocking
  * reads into pageable memory and a clFinish cost a query on NVIDIA's
- * driver more than waiting per chunk: docs/benchmarks.md, run 36.) */
+ * driver more than waiting per chunk; into the pinned area they cost about
+ * what the blocking reads do: docs/benchmarks.md, runs 36 and 49.) */
 static ps_status opencl_query_collect(ps_backend *be, uint32_t n, uint32_t *status, ps_devmem acc, void *acc_host,
                                       uint64_t acc_bytes) {
   if (n > PS_QUERY_STATUS_SLOTS)
