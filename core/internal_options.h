@@ -62,10 +62,10 @@ typedef struct ps_internal_options {
   /* OpenCL row ids: the selection words a work-item takes. 0 (default): by
    * runs PS_CL_IDS_RUN_WORDS (a few KB of bitmap, sized for a CPU's
    * threads), by work-groups one (its ids staged in local memory, stored
-   * coalesced). 1..4096: that many (by work-groups, more than one: each
-   * work-item stores its own ids after one group scan for all its words),
-   * so that a benchmark can try both forms' sizes on a GPU and tests reach
-   * chunks split into many runs. */
+   * coalesced). 1..4096: that many (by work-groups, one word in each of as
+   * many rounds, each round's ids staged and stored as one word's are, one
+   * count and offset for all the rounds), so that a benchmark can try both
+   * forms' sizes on a GPU and tests reach chunks split into many runs. */
   int opencl_ids_run_words;
   /* OpenCL reductions (ps_aggregate) of FOR columns of 1..32 bits:
    * PS_OPT_AUTO (default) by tiles staged in local memory

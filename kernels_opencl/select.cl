@@ -6,9 +6,9 @@
  * work-group, ps_scan_counts scans those counts in place on the device (the
  * total last, which the host reads back once, after the ids are written) and
  * ps_write_ids writes each group's ids at its offset; no per-row atomics. A
- * work-item takes launch->run_words consecutive selection words there (0 or
- * 1: one word, its ids staged in local memory and stored coalesced; more:
- * one group scan for all of them, and each work-item stores its own ids).
+ * work-item takes launch->run_words selection words there (0 or 1: one),
+ * a word of each of as many rounds over its group's words; each round's ids
+ * are staged in local memory and stored coalesced.
  * Left out of builds specialized for one filter program.
  */
 #ifndef PS_SPECIALIZED
@@ -21,16 +21,24 @@ static uint ps_selection_word(__constant ps_select_launch *launch, ps_bytes bitm
   return ps_load_word(r, g) & ps_row_mask(launch->rows, g);
 }
 
-/* The selection words of a work-item of ps_count_words / ps_write_ids. */
+/* The selection words of a work-item of ps_count_words / ps_write_ids: a
+ * work-group takes items * size consecutive words from word
+ * group * items * size, in `items` rounds of `size` words, work-item lid
+ * taking word lid of each round (neighbouring work-items, neighbouring
+ * words: coalesced reads, and ids stored in row order round by round). */
 static ulong ps_ids_item_words(__constant ps_select_launch *launch) {
   return launch->run_words > 1 ? launch->run_words : 1;
 }
 
 __kernel void ps_count_words(__constant ps_select_launch *launch, ps_bytes bitmap, __global uint *group_counts,
                              __local uint *scratch) {
-  const ulong words = (launch->rows + 31) / 32, k = ps_ids_item_words(launch), g0 = get_global_id(0) * k;
+  const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch), size = get_local_size(0);
+  const ulong first = get_group_id(0) * items * size + get_local_id(0);
   uint bits = 0;
-  for (ulong g = g0; g < g0 + k && g < words; ++g) bits += popcount(ps_selection_word(launch, bitmap, g));
+  for (ulong r = 0; r < items; ++r) {
+    const ulong g = first + r * size;
+    if (g < words) bits += popcount(ps_selection_word(launch, bitmap, g));
+  }
   uint total = ps_group_sum(bits, scratch);
   if (get_local_id(0) == 0) group_counts[get_group_id(0)] = total;
 }
@@ -54,61 +62,45 @@ __kernel void ps_scan_counts(__global uint *counts, ulong n, __local uint *scrat
   if (lid == size - 1) counts[n] = before;
 }
 
-/* group_offsets: ps_scan_counts' scan of ps_count_words' counts (the entry
- * after the last group is the total). The group's ids are first collected
- * in local memory as row offsets within the group (32 per work-item at most:
+/* group_offsets: ps_scan_counts' scan of ps_count_words' counts. Round by
+ * round (ps_ids_item_words), the round's ids are first collected in local
+ * memory as row offsets within the round (32 per work-item at most:
  * ushort), then written out by consecutive work-items to consecutive ids, so
  * that a dense selection is stored coalesced rather than 16 ids per
- * work-item apart. scratch: the scan's words, then the staged offsets. */
+ * work-item apart. More words a work-item means fewer work-groups: fewer
+ * counts to scan, and fewer group offsets. scratch: the scan's words, then
+ * the staged offsets. */
 __kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap, __global const uint *group_offsets,
                            __global uchar *out, __local uint *scratch) {
   const uint lid = get_local_id(0), size = get_local_size(0);
-  const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch), g0 = get_global_id(0) * items;
-  const ulong group = get_group_id(0);
+  const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch), group = get_group_id(0);
   __local ushort *stage = (__local ushort *)(scratch + size);
-  uint word = g0 < words ? ps_selection_word(launch, bitmap, g0) : 0u, bits = popcount(word);
-  for (ulong g = g0 + 1; g < g0 + items && g < words; ++g) bits += popcount(ps_selection_word(launch, bitmap, g));
-  uint k = ps_group_exclusive_scan(bits, scratch); /* every work-item, with the barriers outside branches */
-  if (items == 1)
+  const uint bytes = launch->index_bytes;
+  ulong at = launch->out_offset + (ulong)group_offsets[group] * bytes;
+  for (ulong r = 0; r < items; ++r) { /* the same count for every work-item: barriers inside are uniform */
+    const ulong g0 = (group * items + r) * size, g = g0 + lid;
+    uint word = g < words ? ps_selection_word(launch, bitmap, g) : 0u;
+    uint k = ps_group_exclusive_scan(popcount(word), scratch);
+    const uint total = scratch[size - 1]; /* the scan's inclusive sum at the last work-item: the round's ids */
     while (word != 0) {
       stage[k++] = (ushort)(32 * lid + 31 - clz(word & (0u - word))); /* lowest set bit */
       word &= word - 1;
     }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const ulong first = group_offsets[group];
-  const uint bytes = launch->index_bytes;
-  if (items > 1) { /* each work-item its own ids, from its place in the group's */
-    ulong at = launch->out_offset + (first + k) * bytes;
-    for (ulong g = g0; g < g0 + items && g < words; ++g) {
-      uint w = ps_selection_word(launch, bitmap, g);
-      const ulong row = launch->id_base + 32 * g;
-      while (w != 0) {
-        const ulong id = row + (ulong)(31 - clz(w & (0u - w)));
-        if (bytes == 4 && (at & 3) == 0)
-          *(__global uint *)(out + at) = (uint)id;
-        else if (bytes == 8 && (at & 7) == 0)
-          *(__global ulong *)(out + at) = id;
-        else
-          ps_store_value(out, at, bytes, id);
-        at += bytes;
-        w &= w - 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong base = launch->id_base + 32 * g0; /* the round's first row */
+    if ((at & (bytes - 1)) == 0) {
+      if (bytes == 4) {
+        __global uint *o = (__global uint *)(out + at);
+        for (uint i = lid; i < total; i += size) o[i] = (uint)(base + stage[i]);
+      } else {
+        __global ulong *o = (__global ulong *)(out + at);
+        for (uint i = lid; i < total; i += size) o[i] = base + stage[i];
       }
-    }
-    return;
-  }
-  const uint total = group_offsets[group + 1] - (uint)first;
-  const ulong base = launch->id_base + 32 * group * size; /* the group's first row */
-  const ulong at = launch->out_offset + first * bytes;
-  if ((at & (bytes - 1)) == 0) {
-    if (bytes == 4) {
-      __global uint *o = (__global uint *)(out + at);
-      for (uint i = lid; i < total; i += size) o[i] = (uint)(base + stage[i]);
     } else {
-      __global ulong *o = (__global ulong *)(out + at);
-      for (uint i = lid; i < total; i += size) o[i] = base + stage[i];
+      for (uint i = lid; i < total; i += size) ps_store_value(out, at + (ulong)i * bytes, bytes, base + stage[i]);
     }
-  } else {
-    for (uint i = lid; i < total; i += size) ps_store_value(out, at + (ulong)i * bytes, bytes, base + stage[i]);
+    at += (ulong)total * bytes;
+    barrier(CLK_LOCAL_MEM_FENCE); /* scratch and stage are the next round's */
   }
 }
 

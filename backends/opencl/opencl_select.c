@@ -124,8 +124,9 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
     block.run_words = run_words;
     return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);
   }
-  /* by work-groups: a work-item per word (its ids staged), or per run of
-   * opencl_ids_run_words words (each work-item storing its own ids) */
+  /* by work-groups: a work-item per word, or a word in each of
+   * opencl_ids_run_words rounds (select.cl: one count and offset per group
+   * for all its rounds; each round's ids staged and stored coalesced) */
   const int opt = ps_cl_options(be)->opencl_ids_run_words;
   const uint64_t item_words = opt > 1 ? (uint64_t)opt : 1, items = (words + item_words - 1) / item_words;
   block.run_words = item_words;
