@@ -126,7 +126,10 @@ static uint ps_group_sum(uint v, __local uint *scratch) {
   return total;
 }
 
-/* The sum of v over the work-items before this one. */
+/* The sum of v over the work-items before this one. On return scratch[i]
+ * holds the inclusive sum at work-item i (scratch[size - 1]: the group's
+ * total) until the caller's next barrier-separated write to it: callers
+ * read the total there (select.cl's ps_write_ids). */
 static uint ps_group_exclusive_scan(uint v, __local uint *scratch) {
   uint lid = get_local_id(0);
   scratch[lid] = v;
