@@ -12,6 +12,9 @@
 #   ci/fuzz.sh --long SECONDS   each target for SECONDS, all at once (one core each), at
 #                               nice 19; the work corpora are kept between runs
 #   FUZZ_RUNS       with --long: also stop a target after this many executions
+#   FUZZ_FORK       with --long: run each target as libFuzzer's fork mode with
+#                   this many worker processes (one core each; executions and
+#                   coverage are the whole run's)
 #   FUZZ_BUILD_DIR  build directory (default build-fuzz)
 #   FUZZ_TARGETS    targets to run (default "table expr select api merge")
 #   CC_FUZZ         clang to use (default clang)
@@ -26,6 +29,8 @@ if [ "${1:-}" = --long ]; then
   long=1 secs=$2
 fi
 [[ -z ${FUZZ_RUNS:-} || ${FUZZ_RUNS} =~ ^[0-9]+$ ]] || { echo "ci/fuzz.sh: FUZZ_RUNS must be a number" >&2; exit 2; }
+[[ -z ${FUZZ_FORK:-} || ${FUZZ_FORK} =~ ^[1-9][0-9]*$ ]] || { echo "ci/fuzz.sh: FUZZ_FORK must be a positive number" >&2; exit 2; }
+[[ -z ${FUZZ_FORK:-} || $long -eq 1 ]] || { echo "ci/fuzz.sh: FUZZ_FORK needs --long" >&2; exit 2; }
 targets=${FUZZ_TARGETS:-table expr select api merge}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -70,6 +75,7 @@ run() {
   local t0=$SECONDS
   local runs=""
   [ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"
+  [ -n "${FUZZ_FORK:-}" ] && runs="$runs -fork=$FUZZ_FORK"
   # The status is kept, not left to set -e: a target that stops at a finding
   # (or is interrupted) still gets its time written, for the table.
   local rc=0
@@ -100,15 +106,18 @@ done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 
 # The table: libFuzzer's last "#N DONE/pulse cov: C ft: F corp: K/S" line and
-# its final stats (executions, peak memory).
+# its final stats (executions, peak memory). In fork mode the workers' stats
+# stay in their own logs; the parent's last "#N: cov: ..." line counts the
+# whole run's executions.
 printf '\n%-8s %8s %12s %9s %8s %8s %14s %s\n' target seconds executions execs/s cov ft corpus result
 for t in $targets; do
   log="$work/$t.log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  [ -n "${FUZZ_FORK:-}" ] && execs=$(sed -n 's/^#\([0-9]*\): cov: .*/\1/p' "$log" | tail -n 1)
   line=$(grep -E '^#[0-9]+' "$log" | grep ' cov: ' | tail -n 1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$line")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$line")
-  corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$line")
+  corp=$(sed -n 's/.* corp: \([0-9]*\(\/[0-9]*[a-zA-Z]*\)\{0,1\}\).*/\1/p' <<<"$line")
   result=ok
   # A slow unit (libFuzzer's note on an input over 10 s, which a loaded
   # machine produces) is not a failure; a crash, leak, timeout or OOM is.
