@@ -262,9 +262,10 @@ ctest_opencl() { # ctest_opencl PLATFORM [JOBS]
 # `ctest -N -V` prints no path for an executable that is not there yet (the
 # Thrust consumer's). Longest first (each tool runs several at once, and the
 # list ends with the short ones): the order of SAN_ORDER, then the rest.
-SAN_ORDER="tools.stream.cuda select.cuda filter_ids.cuda filter_tree.cuda filter_random.cuda predicate_limits.cuda
-  thrust.cuda internal_options.cuda chunking.cuda query.cuda filter_edge.cuda decimal.cuda tools.e2e.cuda
-  tools.select.cuda bench.tables.cuda like_device.cuda big.cuda"
+SAN_ORDER="tools.stream.cuda select.cuda zones.cuda query.cuda delta.cuda decimal.cuda float_map.cuda tools.e2e.cuda
+  arrow.cuda progress.cuda host_columns.cuda filter_ids.cuda filter_edge.cuda tools.select.cuda float_cmpcol.cuda
+  filter_edge_spec.cuda float_arith.cuda query_partial.cuda multi_device.cuda float_sum.cuda filter_random.cuda
+  opencl_row_ids.cuda tools.time.cuda thrust.cuda cuda_arrow.cuda big_query.cuda"
 cuda_test_list() {
   local names name f line files=() sorted=() o
   names=$( (cd "$BUILD" && ctest -N -L cuda -FA thrust_consumer ${SAN_TESTS:+-R "$SAN_TESTS"}) |
