@@ -242,6 +242,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->query_collect_pinned = 1;
   opts->opencl_param_buffers = 1;
   opts->opencl_fp64 = 1;
+  opts->cuda_count_waves = 0;
 }
 
 /* PS_OK when lo <= value <= hi, else a message naming the field. */
@@ -272,6 +273,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "query_warp_merge", opts->query_warp_merge, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_param_buffers", opts->opencl_param_buffers, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_fp64", opts->opencl_fp64, 0, 1));
+  PS_TRY(option_in_range(ctx, "cuda_count_waves", opts->cuda_count_waves, 0, 4));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
@@ -298,6 +300,7 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .query_warp_merge = 1,
       .opencl_param_buffers = 1,
       .opencl_fp64 = 1,
+      .cuda_count_waves = 0,
   };
   return ctx ? &ctx->options : &defaults;
 }

@@ -55,6 +55,7 @@ static const field FIELDS[] = {
     {"query_warp_merge", offsetof(ps_internal_options, query_warp_merge), 0, 1},
     {"opencl_param_buffers", offsetof(ps_internal_options, opencl_param_buffers), 0, 1},
     {"opencl_fp64", offsetof(ps_internal_options, opencl_fp64), 0, 1},
+    {"cuda_count_waves", offsetof(ps_internal_options, cuda_count_waves), 0, 4},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 
@@ -68,7 +69,8 @@ static void defaults_and_values(ps_context *ctx) {
         d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.opencl_ids_run_words == 0 && d.opencl_reduce_tiles == PS_OPT_AUTO &&
         d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
         d.opencl_query == PS_OPT_QUERY_AUTO && d.query_lanes == PS_OPT_AUTO && d.query_prefetch == 0 &&
-        d.query_warp_merge == 1 && d.query_collect_pinned == 1 && d.opencl_param_buffers == 1 && d.opencl_fp64 == 1);
+        d.query_warp_merge == 1 && d.query_collect_pinned == 1 && d.opencl_param_buffers == 1 && d.opencl_fp64 == 1 &&
+        d.cuda_count_waves == 0);
   /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */
   ps_context_options co;
   th_options(&co, th.backend, 0);
