@@ -65,6 +65,8 @@ static void usage(FILE *f) {
           "  --opencl-own-params  OpenCL makes a buffer for each launch's parameter blocks and releases it\n"
           "                  after the launch, instead of writing kept ones (opencl_param_buffers=0;\n"
           "                  before/after)\n"
+          "  --query-min-blocks N  CUDA's specialized query kernels compiled to fit N blocks an SM\n"
+          "                  (registers capped, spills allowed; query_min_blocks; before/after)\n"
           "  --cuda-count-waves N  CUDA single-range counts below 16 bits (lt_count) on N waves of\n"
           "                  resident blocks instead of a block per tile (cuda_count_waves; before/after)\n"
           "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
@@ -250,7 +252,7 @@ int main(int argc, char **argv) {
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int query_prefetch = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
-  uint64_t opencl_ids_run_words = 0, cuda_count_waves = 0;
+  uint64_t opencl_ids_run_words = 0, cuda_count_waves = 0, query_min_blocks = 0;
   b.seed = 1;
   b.gather_supported = -1;
   for (int i = 1; i < argc; i++) {
@@ -304,6 +306,8 @@ int main(int argc, char **argv) {
       if (!bad) opencl_ids_runs = !strcmp(v, "auto") ? PS_OPT_AUTO : !strcmp(v, "runs") ? PS_OPT_ON : PS_OPT_OFF;
     } else if (strcmp(a, "--opencl-ids-run-words") == 0) {
       bad = parse_u64(v, &opencl_ids_run_words) != 0 || opencl_ids_run_words < 1 || opencl_ids_run_words > 4096;
+    } else if (strcmp(a, "--query-min-blocks") == 0) {
+      bad = parse_u64(v, &query_min_blocks) != 0 || query_min_blocks > 8;
     } else if (strcmp(a, "--cuda-count-waves") == 0) {
       bad = parse_u64(v, &cuda_count_waves) != 0 || cuda_count_waves > 4;
     } else if (strcmp(a, "--kernel-cache") == 0) {
@@ -379,7 +383,7 @@ int main(int argc, char **argv) {
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
-      !query_collect_pinned || cuda_count_waves) {
+      !query_collect_pinned || cuda_count_waves || query_min_blocks) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
@@ -393,6 +397,7 @@ int main(int argc, char **argv) {
     io.opencl_ids_runs = opencl_ids_runs;
     io.opencl_ids_run_words = (int)opencl_ids_run_words;
     io.cuda_count_waves = (int)cuda_count_waves;
+    io.query_min_blocks = (int)query_min_blocks;
     if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));

@@ -243,6 +243,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_param_buffers = 1;
   opts->opencl_fp64 = 1;
   opts->cuda_count_waves = 0;
+  opts->query_min_blocks = 0;
 }
 
 /* PS_OK when lo <= value <= hi, else a message naming the field. */
@@ -274,6 +275,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_param_buffers", opts->opencl_param_buffers, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_fp64", opts->opencl_fp64, 0, 1));
   PS_TRY(option_in_range(ctx, "cuda_count_waves", opts->cuda_count_waves, 0, 4));
+  PS_TRY(option_in_range(ctx, "query_min_blocks", opts->query_min_blocks, 0, 8));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
@@ -301,6 +303,7 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .opencl_param_buffers = 1,
       .opencl_fp64 = 1,
       .cuda_count_waves = 0,
+      .query_min_blocks = 0,
   };
   return ctx ? &ctx->options : &defaults;
 }

@@ -142,6 +142,12 @@ typedef struct ps_internal_options {
    * word); 1..4 that many waves of resident blocks looping over the tiles
    * (one atomic per block), so that a benchmark can compare them. */
   int cuda_count_waves;
+  /* Specialized queries on CUDA: 0 (default) the compiler chooses the
+   * registers a thread takes; 1..8 the kernel is compiled so that that many
+   * blocks fit an SM (__launch_bounds__'s minimum blocks; PS_QS_MIN_BLOCKS),
+   * spilling what does not fit, so that a benchmark can compare occupancy
+   * with spills (TPC-H Q1's register GROUP BY). */
+  int query_min_blocks;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

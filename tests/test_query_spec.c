@@ -35,6 +35,7 @@
 typedef struct shape {
   const char *name;
   ps_query *q;
+  uint32_t min_blocks; /* CUDA's launch bounds (query_min_blocks), 0 none */
 } shape;
 
 /* A column of random codes at `width` bits around a small reference, as
@@ -116,9 +117,10 @@ static uint64_t wanted_fields(const ps_query *q) {
 /* The text a device backend writes for q's first chunk (its mode chosen as
  * the backends choose it: registers for small GROUP BY domains, by rows and
  * merged a warp at a time, as on CUDA). */
-static size_t spec_text(const ps_query *q, char *buf, size_t size) {
+static size_t spec_text(const ps_query *q, uint32_t min_blocks, char *buf, size_t size) {
   ps_query_spec_flags f;
   memset(&f, 0, sizeof f);
+  f.min_blocks = min_blocks;
   ps_query_plan plan;
   ps_query_plan_chunk(&q->prog, wanted_fields(q), 1, 1, &plan);
   f.mode = plan.mode;
@@ -142,10 +144,10 @@ static void check_shape(ps_context *ctx, const shape *s, const char *dump) {
     free(again);
     return;
   }
-  const size_t len = spec_text(s->q, text, PS_QUERY_SPEC_MAX_TEXT);
+  const size_t len = spec_text(s->q, s->min_blocks, text, PS_QUERY_SPEC_MAX_TEXT);
   CHECKF(len > 0 && strncmp(text, "#define PS_Q_SPEC 1\n", 20) == 0, "%s: text of %zu bytes", s->name, len);
   /* the kernel caches' key: the same query, the same text */
-  CHECK(spec_text(s->q, again, PS_QUERY_SPEC_MAX_TEXT) == len && memcmp(text, again, len) == 0);
+  CHECK(spec_text(s->q, s->min_blocks, again, PS_QUERY_SPEC_MAX_TEXT) == len && memcmp(text, again, len) == 0);
   /* too small a buffer: 0, and an empty string */
   ps_query_spec_flags none;
   memset(&none, 0, sizeof none);
@@ -469,6 +471,18 @@ int main(int argc, char **argv) {
     free(b);
   }
   for (int i = 0; i < 8; i++) check_shape(ctx, &shapes[i], dump);
+  if (shapes[1].q) { /* TPC-H Q1 compiled to fit three blocks an SM (registers capped, spills allowed) */
+    shape capped = {"tpch_q1_min_blocks3", shapes[1].q, 3};
+    check_shape(ctx, &capped, dump);
+    char *a = malloc(PS_QUERY_SPEC_MAX_TEXT), *b = malloc(PS_QUERY_SPEC_MAX_TEXT);
+    if (CHECK(a && b)) { /* the bound is part of the text, which is the kernel caches' key */
+      CHECK(spec_text(shapes[1].q, 0, a, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+            spec_text(shapes[1].q, 3, b, PS_QUERY_SPEC_MAX_TEXT) > 0 && strcmp(a, b) != 0 &&
+            strstr(b, "#define PS_QS_MIN_BLOCKS 3u\n") != NULL);
+    }
+    free(a);
+    free(b);
+  }
   if (shapes[0].q && shapes[1].q && shapes[3].q && shapes[4].q) check_policy(shapes);
   if (shapes[6].q) { /* a float's units are 128-bit values: no 64-bit path, no registers */
     th_case("policy: float sums");

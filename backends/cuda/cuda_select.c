@@ -528,6 +528,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     f.lanes = (uint32_t)ps_query_lanes(be->ctx, 1);
     f.prefetch = (uint32_t)ps_context_internal_options(be->ctx)->query_prefetch;
     f.warp_merge = (uint32_t)ps_context_internal_options(be->ctx)->query_warp_merge;
+    f.min_blocks = (uint32_t)ps_context_internal_options(be->ctx)->query_min_blocks;
     if (st == PS_OK && ps_query_spec_write(prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0)
       st = internal(be, "query: specialization text over this many bytes", PS_QUERY_SPEC_MAX_TEXT);
     const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
