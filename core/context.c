@@ -242,7 +242,6 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->query_collect_pinned = 1;
   opts->opencl_param_buffers = 1;
   opts->opencl_fp64 = 1;
-  opts->cuda_count_waves = 0;
   opts->query_min_blocks = 0;
 }
 
@@ -274,7 +273,6 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "query_warp_merge", opts->query_warp_merge, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_param_buffers", opts->opencl_param_buffers, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_fp64", opts->opencl_fp64, 0, 1));
-  PS_TRY(option_in_range(ctx, "cuda_count_waves", opts->cuda_count_waves, 0, 4));
   PS_TRY(option_in_range(ctx, "query_min_blocks", opts->query_min_blocks, 0, 8));
   ctx->options = *opts;
   ps_clear_error(ctx);
@@ -302,7 +300,6 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .query_warp_merge = 1,
       .opencl_param_buffers = 1,
       .opencl_fp64 = 1,
-      .cuda_count_waves = 0,
       .query_min_blocks = 0,
   };
   return ctx ? &ctx->options : &defaults;

@@ -136,12 +136,6 @@ typedef struct ps_internal_options {
    * lossless floats, a float gather) is refused with PS_ERR_UNSUPPORTED, so
    * that the tests run that path on a device that has them. */
   int opencl_fp64;
-  /* CUDA single-range counts (ps_filter_count and the like: no bitmap, no
-   * mask) below 16 bits: 0 (default) one block per tile of codes, as the
-   * bitmap's launch (each block then adds its count with one atomic to one
-   * word); 1..4 that many waves of resident blocks looping over the tiles
-   * (one atomic per block), so that a benchmark can compare them. */
-  int cuda_count_waves;
   /* Specialized queries on CUDA: 0 (default) the compiler chooses the
    * registers a thread takes; 1..8 the kernel is compiled so that that many
    * blocks fit an SM (__launch_bounds__'s minimum blocks; PS_QS_MIN_BLOCKS),

@@ -104,10 +104,6 @@ typedef struct ps_cuda_range_params {
   /* A byte mask (rows bytes, 1 = selected), or NULL; written by the direct
    * kernel only (widths 1, 2, 4, 8, 16: the host sends no other). */
   uint8_t *mask;
-  /* Count-only launches (bitmap and mask NULL) of the direct kernel below
-   * 16 bits: 0 one block per tile, as the bitmap's; N that many waves of
-   * resident blocks (the internal option cuda_count_waves). */
-  uint32_t count_waves;
 } ps_cuda_range_params;
 
 /* Enqueues the fast path on stream with at most max_blocks blocks. */

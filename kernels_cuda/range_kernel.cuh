@@ -486,8 +486,7 @@ cudaError_t launch(const ps_cuda_range_params &p, uint32_t max_blocks, cudaStrea
   const uint64_t units = direct ? (words * W + 3) / 4 : words;
   const uint64_t tile = async ? 32ull * kAsyncWarps : (uint64_t)kThreads * (direct ? kDirectVecs : words_per_thread<W>());
   const uint64_t want = (units + tile - 1) / tile;
-  uint32_t waves = waves_of<W>();
-  if (direct && W < 16 && !p.bitmap && !p.mask && p.count) waves = p.count_waves;
+  constexpr uint32_t waves = waves_of<W>();
   const uint64_t fill = waves ? (uint64_t)resident_blocks<W>(max_blocks) * waves : want;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill); /* want < 2^31: rows <= 2^31 */
   const bool lo_zero = p.lo == 0; /* x < c, x <= c */

@@ -316,7 +316,6 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
   static const char *const reduce[] = {"auto", "words", "tiles", NULL};
   static const char *const gather[] = {"auto", "runs", "ids", NULL};
   static const char *const query[] = {"auto", "refused", "unbuildable", NULL};
-  static const char *const waves[] = {"0", "1", "2", "3", "4", NULL};
   static const char *const blocks[] = {"0", "1", "2", "3", "4", "5", "6", "7", "8", NULL};
   static const struct {
     const char *name;
@@ -341,7 +340,6 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"query_warp_merge", zero_one, 0, offsetof(ps_internal_options, query_warp_merge)},
       {"opencl_param_buffers", zero_one, 0, offsetof(ps_internal_options, opencl_param_buffers)},
       {"opencl_fp64", zero_one, 0, offsetof(ps_internal_options, opencl_fp64)},
-      {"cuda_count_waves", waves, 0, offsetof(ps_internal_options, cuda_count_waves)},
       {"query_min_blocks", blocks, 0, offsetof(ps_internal_options, query_min_blocks)},
   };
   const char *p = text ? text : "";
@@ -366,7 +364,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
           "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
           "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_collect_pinned=0|1, "
           "query_lanes=auto|0|1, "
-          "query_prefetch=0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, cuda_count_waves=0..4, query_min_blocks=0..8)\n",
+          "query_prefetch=0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, query_min_blocks=0..8)\n",
           th.test, th.backend, source, (int)(end - p), p);
       exit(1);
     }

@@ -570,7 +570,6 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
     if (a->count) rp->count = (unsigned long long *)be->scratch;
     st = scratch_zero(be);
   }
-  rp->count_waves = (uint32_t)ps_context_internal_options(ctx)->cuda_count_waves;
   if (st == PS_OK && rp->set) {
     const cudaError_t err = ps_cuda_launch_set(rp, be->stream);
     if (err == cudaErrorNotSupported) { /* the set does not fit shared memory: nothing was enqueued */
