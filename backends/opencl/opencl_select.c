@@ -100,6 +100,16 @@ static ps_status row_ids_two_pass(ps_backend *be, const ps_cl_cached *prog, cons
   return PS_OK;
 }
 
+/* The default rounds of row ids by work-groups: PS_CL_IDS_GROUP_ROUNDS where
+ * the chunk's words still give two groups per compute unit, fewer on smaller
+ * chunks (one round below that: a work-item per word, as many groups as the
+ * words make). */
+static uint64_t ids_group_rounds(uint64_t words, size_t group, uint32_t compute_units) {
+  const uint64_t per_round = (uint64_t)group * 2u * (compute_units ? compute_units : 1u);
+  const uint64_t rounds = words / per_round;
+  return rounds < 1 ? 1 : rounds > PS_CL_IDS_GROUP_ROUNDS ? PS_CL_IDS_GROUP_ROUNDS : rounds;
+}
+
 ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   if (a->rows == 0 || a->rows > PS_CL_MAX_CHUNK_ROWS) return invalid(be, "row ids: chunk rows", a->rows);
   if (a->index_bytes != 4 && a->index_bytes != 8) return invalid(be, "row ids: index bytes", a->index_bytes);
@@ -124,13 +134,15 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
     block.run_words = run_words;
     return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);
   }
-  /* by work-groups: a work-item per word, or a word in each of
-   * opencl_ids_run_words rounds (select.cl: one count and offset per group
-   * for all its rounds; each round's ids staged and stored coalesced) */
+  /* by work-groups: a word in each of item_words rounds (select.cl: one
+   * count and offset per group for all its rounds; each round's ids staged
+   * and stored coalesced), the rounds chosen by ids_group_rounds */
   const int opt = ps_cl_options(be)->opencl_ids_run_words;
-  const uint64_t item_words = opt > 1 ? (uint64_t)opt : 1, items = (words + item_words - 1) / item_words;
+  const size_t group = prog->work_group[PS_CL_COUNT_WORDS];
+  const uint64_t item_words = opt > 0 ? (uint64_t)opt : ids_group_rounds(words, group, be->compute_units);
+  const uint64_t items = (words + item_words - 1) / item_words;
   block.run_words = item_words;
-  const size_t group = prog->work_group[PS_CL_COUNT_WORDS], groups = (size_t)((items + group - 1) / group);
+  const size_t groups = (size_t)((items + group - 1) / group);
   return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_WORDS, PS_CL_WRITE_IDS, groups, (size_t)items,
                           (1 + 16) * sizeof(cl_uint));
 }
