@@ -30,13 +30,18 @@ static ulong ps_ids_item_words(__constant ps_select_launch *launch) {
   return launch->run_words > 1 ? launch->run_words : 1;
 }
 
+/* The first word of round r of this work-group (work-item lid takes the
+ * word lid after it). */
+static ulong ps_ids_round_first(ulong items, ulong r) {
+  return (get_group_id(0) * items + r) * get_local_size(0);
+}
+
 __kernel void ps_count_words(__constant ps_select_launch *launch, ps_bytes bitmap, __global uint *group_counts,
                              __local uint *scratch) {
-  const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch), size = get_local_size(0);
-  const ulong first = get_group_id(0) * items * size + get_local_id(0);
+  const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch);
   uint bits = 0;
   for (ulong r = 0; r < items; ++r) {
-    const ulong g = first + r * size;
+    const ulong g = ps_ids_round_first(items, r) + get_local_id(0);
     if (g < words) bits += popcount(ps_selection_word(launch, bitmap, g));
   }
   uint total = ps_group_sum(bits, scratch);
@@ -78,7 +83,7 @@ __kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap,
   const uint bytes = launch->index_bytes;
   ulong at = launch->out_offset + (ulong)group_offsets[group] * bytes;
   for (ulong r = 0; r < items; ++r) { /* the same count for every work-item: barriers inside are uniform */
-    const ulong g0 = (group * items + r) * size, g = g0 + lid;
+    const ulong g0 = ps_ids_round_first(items, r), g = g0 + lid;
     uint word = g < words ? ps_selection_word(launch, bitmap, g) : 0u;
     uint k = ps_group_exclusive_scan(popcount(word), scratch);
     const uint total = scratch[size - 1]; /* the scan's inclusive sum at the last work-item: the round's ids */
