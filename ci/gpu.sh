@@ -27,7 +27,13 @@
 #               (POCL_CPU_MAX_CU_NUM): `ci/gpu.sh sanitizers pocl`. Each
 #               program's log is sanitizer-<TOOL>/NN-<test>.log in the
 #               archive; ci/gpu-dry-run.sh checks this stage without a GPU
-#               (a stub compute-sanitizer).
+#               (a stub compute-sanitizer). compute-sanitizer sometimes
+#               loses track of a kernel launch under load ("Internal
+#               Sanitizer Error") and counts that as an error: a program
+#               whose only counted errors are such lines runs once more, and
+#               the rerun's result is its result. The first attempt's log
+#               stays in the archive (NN-<test>.first-attempt.txt) and the
+#               note says how many were rerun.
 #   bench       the benchmarks (CUDA, OpenCL on NVIDIA) and ncu's
 #               speed-of-light profiles
 #   quick       a short check between full runs: the QUICK_* knobs below
@@ -290,18 +296,24 @@ cuda_test_list() {
   done
 }
 
-# san_one TOOL NAME DIR COMMAND LOG: one program under compute-sanitizer's
-# TOOL, limited to what is left of the budget; writes "RC SECONDS" to LOG.res.
-san_one() {
-  local tool=$1 name=$2 dir=$3 cmd=$4 log=$5 extra=(--report-api-errors no) t0=$SECONDS limit rc
+# san_reports LOG: the errors and hazards that LOG's summary lines count.
+san_reports() {
+  sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p; s/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$1" |
+    awk '{s += $1} END {print s + 0}'
+}
+
+# san_run TOOL NAME DIR COMMAND LOG: one run of a program under
+# compute-sanitizer's TOOL, limited to what is left of the budget; returns its
+# exit status (125: not run, the budget is spent).
+san_run() {
+  local tool=$1 name=$2 dir=$3 cmd=$4 log=$5 extra=(--report-api-errors no) limit rc
   # API errors are not reported: the tests provoke some on purpose (a device
   # allocation too large to succeed); the statuses they map to are checked.
   [ "$tool" = memcheck ] && extra+=(--leak-check full)
   limit=$(left)
   if [ "$limit" -le 5 ]; then
     echo "not run: the stage's budget is spent" >"$log"
-    echo "125 0" >"$log.res"
-    return
+    return 125
   fi
   (
     cd "$dir" || exit 1
@@ -318,16 +330,53 @@ san_one() {
   rc=$?
   # A test that made no CUDA call (e.g. one with nothing to check yet).
   grep -q 'terminated before first instrumented API call' "$log" && rc=0
-  echo "$rc $((SECONDS - t0))" >"$log.res"
+  return "$rc"
+}
+
+# san_one TOOL NAME DIR COMMAND LOG: one program under compute-sanitizer's
+# TOOL (san_run); writes "RC SECONDS" to LOG.res, or "RC SECONDS rerun
+# FIRST_SECONDS" when it ran twice (SECONDS for both runs).
+#
+# compute-sanitizer sometimes loses track of a kernel launch when the machine
+# is loaded (racecheck over tools.stream.cuda, 10 programs at once: "Internal
+# Sanitizer Error: Detected a failure to track a kernel launch", counted as
+# "1 hazard (1 error)", exit 86; 0 hazards when run alone). Such an error is
+# the tool's, not a finding in the program, so a run that failed with the
+# error exit code, whose log has that line and whose summaries count no more
+# errors than it has such lines, runs once more; its result is the program's.
+# A log with a real report besides (an "Invalid __global__ read", a race)
+# counts more errors than internal ones and is not rerun, nor is a program
+# that failed by itself, nor a second internal error. The first attempt's log
+# is kept next to the program's as NN-<test>.first-attempt.txt (a name the
+# summary's *.log does not count).
+san_one() {
+  local tool=$1 name=$2 dir=$3 cmd=$4 log=$5 t0=$SECONDS t1 rc internal rerun=
+  san_run "$tool" "$name" "$dir" "$cmd" "$log"
+  rc=$?
+  internal=$(grep -c 'Internal Sanitizer Error' "$log")
+  if [ "$rc" -eq 86 ] && [ "$internal" -gt 0 ] && [ "$(san_reports "$log")" -le "$internal" ]; then
+    if [ "$(left)" -le 5 ]; then
+      echo "== not rerun after the tool's internal error: the stage's budget is spent" >>"$log"
+    else
+      mv "$log" "${log%.log}.first-attempt.txt"
+      t1=$SECONDS
+      san_run "$tool" "$name" "$dir" "$cmd" "$log"
+      rc=$?
+      rerun=" rerun $((t1 - t0))"
+    fi
+  fi
+  echo "$rc $((SECONDS - t0))$rerun" >"$log.res"
 }
 
 # sanitize TOOL: every cuda test program under compute-sanitizer's TOOL to
 # completion, SAN_JOBS (default 3) at once, longest first: one that is still
 # running when the stage's budget ends, or that never started, is a failure,
-# not a partial pass. Each program's log follows, in list order, then one
-# line per program (its time) and the tool's summary.
+# not a partial pass. Each program's log follows, in list order (a rerun's
+# first attempt before it, its lines marked), then one line per program (its
+# time) and the tool's summary.
 sanitize() {
-  local tool=$1 jobs=${SAN_JOBS:-3} list name dir cmd i=0 n=0 bad=0 reports=0 rc dt r log listed
+  local tool=$1 jobs=${SAN_JOBS:-3} list name dir cmd i=0 n=0 bad=0 reports=0 rc dt rerun dt1 r log listed
+  local first again reruns=0 note
   command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not found"; return 1; }
   list=$(cuda_test_list) || { echo "no cuda tests listed by ctest -N -L cuda"; return 1; }
   local dirlog=$LOGS/sanitizer-$tool
@@ -352,24 +401,41 @@ sanitize() {
   for log in "$dirlog"/*.log; do
     name=$(basename "$log" .log)
     name=${name#*-}
-    read -r rc dt <"$log.res" 2>/dev/null || { rc=1 dt=0; }
+    rerun='' dt1=''
+    read -r rc dt rerun dt1 <"$log.res" 2>/dev/null || { rc=1 dt=0; }
     n=$((n + 1))
+    first=${log%.log}.first-attempt.txt
+    again=
+    if [ -n "$rerun" ]; then
+      reruns=$((reruns + 1))
+      again=" on a rerun after the tool's internal error in the first attempt (${dt1}s; its log kept as $(basename "$first"))"
+      echo "== $tool $name: first attempt, the tool's internal error (kept as $(basename "$first")):"
+      sed 's/^/first attempt| /' "$first"
+      echo "== $tool $name: rerun:"
+    fi
     cat "$log"
-    r=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p; s/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" |
-      awk '{s += $1} END {print s + 0}')
+    r=$(san_reports "$log")
     reports=$((reports + r))
     case $rc in
-      0) echo "== $tool $name: ok (${dt}s)" ;;
-      124) echo "== $tool $name: FAILED: stopped at the budget after ${dt}s (not complete)"; bad=$((bad + 1)) ;;
-      125) echo "== $tool $name: FAILED: not run, the stage's budget was spent"; bad=$((bad + 1)) ;;
+      0)
+        if [ -n "$rerun" ]; then
+          echo "== $tool $name: ok after a rerun (${dt}s in all): the tool's internal error in the first attempt (${dt1}s), its log kept as $(basename "$first")"
+        else
+          echo "== $tool $name: ok (${dt}s)"
+        fi
+        ;;
+      124) echo "== $tool $name: FAILED: stopped at the budget after ${dt}s (not complete)$again"; bad=$((bad + 1)) ;;
+      125) echo "== $tool $name: FAILED: not run, the stage's budget was spent$again"; bad=$((bad + 1)) ;;
       127) echo "== $tool $name: FAILED: no executable"; bad=$((bad + 1)) ;;
-      *) echo "== $tool $name: FAILED (exit $rc, ${dt}s)"; bad=$((bad + 1)) ;;
+      *) echo "== $tool $name: FAILED (exit $rc, ${dt}s)$again"; bad=$((bad + 1)) ;;
     esac
   done
   echo "== $tool: per program:"
   for log in "$dirlog"/*.log; do
-    read -r rc dt <"$log.res" 2>/dev/null || { rc=1 dt=0; }
-    printf '   %-28s rc %-3s %5ss\n' "$(basename "$log" .log | cut -d- -f2-)" "$rc" "$dt"
+    rerun='' again=''
+    read -r rc dt rerun _ <"$log.res" 2>/dev/null || { rc=1 dt=0; }
+    [ -n "$rerun" ] && again="  (rerun after the tool's internal error)"
+    printf '   %-28s rc %-3s %5ss%s\n' "$(basename "$log" .log | cut -d- -f2-)" "$rc" "$dt" "$again"
   done
   # Every listed program must have its log: a loop cut short is a failure,
   # not a smaller stage.
@@ -379,9 +445,11 @@ sanitize() {
     bad=$((bad + listed - n))
     n=$listed
   fi
-  echo "$tool: $((n - bad)) of $n complete, $reports reports"
+  note=
+  [ "$reruns" -gt 0 ] && note=", $reruns rerun after the tool's internal error"
+  echo "$tool: $((n - bad)) of $n complete, $reports reports$note"
   [ "$bad" -eq 0 ] && [ "$reports" -eq 0 ] || return 1
-  echo "NOTE: $n of $n complete, 0 reports"
+  echo "NOTE: $n of $n complete, 0 reports$note"
 }
 
 bench() {
