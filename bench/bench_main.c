@@ -59,6 +59,7 @@ static void usage(FILE *f) {
           "                  of a word) or by words: by backend (default), words, rows (the library's\n"
           "                  internal option; for before/after runs)\n"
           "  --query-prefetch  specialized queries without GROUP BY prefetch the next word's WHERE\n"
+          "                  columns, a GROUP BY in registers by rows a selected word's key and value\n"
           "                  columns (the library's internal option; for before/after runs)\n"
           "  --no-warp-merge  a specialized GROUP BY in registers on CUDA merges each work-item's\n"
           "                  registers on its own, not a warp's at once (query_warp_merge=0; before/after)\n"

@@ -118,7 +118,9 @@ typedef struct ps_internal_options {
   int query_lanes;
   /* Specialized queries without GROUP BY (PS_QMODE_PRIVATE): 1 prefetches
    * the next word's WHERE columns into the cache while the current one is
-   * evaluated (PS_QS_PREFETCH); 0 (default) does not. */
+   * evaluated; GROUP BY in registers by rows: 1 prefetches a selected word's
+   * key and value columns when the WHERE pass selects it, before a team
+   * reads its rows (PS_QS_PREFETCH); 0 (default) neither. */
   int query_prefetch;
   /* Specialized GROUP BY queries in registers on CUDA: 1 (default) a warp
    * adds its 32 work-items' registers together before its first work-item

@@ -1031,6 +1031,27 @@ PS_FN void ps_q_prefetch_where(PS_CONST_MEM const ps_program *wp, const ps_w_buf
 #define PS_Q_PREFETCH_WHERE(wp, wb, w) ((void)0)
 #endif
 
+/* PS_QS_PREFETCH in PS_QMODE_REGS by rows: the stream bytes of word w of the
+ * FOR slots in `slots` (a selected word's key and value columns), asked into
+ * the cache when the work-group's WHERE pass finds the word selected, so
+ * that the team that later reads its rows does not wait a full memory
+ * latency per word. Only inside the streams (the caller's inside mask). */
+#if defined(PS_Q_SPEC) && PS_QS_PREFETCH && PS_QS_LANES
+PS_FN void ps_q_prefetch_slots(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 w, ps_u32 slots) {
+  PS_Q_UNROLL
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s) {
+    const ps_u32 width = PS_QP(p)->cols[s].width;
+    if (!((slots >> s) & 1u) || width == 0) continue;
+    const ps_u64 at = w * width * 4, bytes = (ps_u64)width * 4;
+    PS_PREFETCH(B->data[s] + at);
+    if (bytes > 32) PS_PREFETCH(B->data[s] + at + bytes - 1); /* a word may cross a line */
+  }
+}
+#define PS_Q_PREFETCH_SLOTS(p, B, w, slots) ps_q_prefetch_slots((p), (B), (w), (slots))
+#else
+#define PS_Q_PREFETCH_SLOTS(p, B, w, slots) ((void)0)
+#endif
+
 /* PS_QMODE_PRIVATE evaluates the WHERE of this many words, then reads the
  * values of their selected rows (CPU devices: 8, set by the host; else 1,
  * word by word). On a CPU a value column the WHERE does not read misses
@@ -1747,6 +1768,7 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       sel = ps_q_word_sel(wp, L, &wb, w, status);
       inside = sel != 0 && ps_q_inside_slots(p, B, aligned, w, key_slots) == key_slots &&
                ps_q_inside_slots(p, B, aligned, w, value_slots) == value_slots;
+      if (inside) PS_Q_PREFETCH_SLOTS(p, B, w, key_slots | value_slots);
     }
     words_sel[2 * lid] = sel;
     words_sel[2 * lid + 1] = inside;
