@@ -1251,8 +1251,10 @@ int main(int argc, char **argv) {
   ps_context_destroy(spec);
   th_options_reset();
   /* GROUP BY in registers both ways on every backend: whole words per
-   * work-item above (OpenCL's default), a work-item per row here (CUDA's);
-   * and the queries without GROUP BY with their WHERE columns prefetched */
+   * work-item above (OpenCL's default), a work-item per row here (CUDA's),
+   * both with the cache hints of query_prefetch (a query without GROUP BY
+   * asks for its next word's WHERE columns; by rows, a selected word's key
+   * and value columns) */
   th_test_options("query_specialize=1,query_lanes=1,query_prefetch=1");
   spec = th_context(0);
   register_groups(spec, &th.rng);
