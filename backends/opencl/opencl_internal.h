@@ -64,9 +64,10 @@
 #define PS_CL_IDS_RUN_WORK_GROUP 8u
 /* Row ids by work-groups (ps_count_words / ps_write_ids): at most this many
  * rounds of one word a work-item, while the chunk still fills two work-groups
- * per compute unit. Fewer, larger groups cut the per-group counts the host
- * side scans and the group scans' barriers; each round's ids still store
- * coalesced, so dense selections lose nothing (docs/benchmarks.md). */
+ * per compute unit. Fewer, larger groups mean fewer counts for the
+ * one-work-group scan (ps_scan_counts) and fewer group offsets; each round's
+ * ids still store coalesced, so dense selections lose nothing
+ * (docs/benchmarks.md). */
 #define PS_CL_IDS_GROUP_ROUNDS 16u
 
 /* Filters of at least this many rows per chunk run a program specialized for
