@@ -62,11 +62,11 @@ typedef struct ps_internal_options {
   /* OpenCL row ids: the selection words a work-item takes. 0 (default): by
    * runs PS_CL_IDS_RUN_WORDS (a few KB of bitmap, sized for a CPU's
    * threads), by work-groups up to PS_CL_IDS_GROUP_ROUNDS rounds of one word
-   * each (its ids staged in local memory, stored coalesced) while the chunk
-   * fills two groups per compute unit. 1..4096: that many (by work-groups, one word in each of as
-   * many rounds, each round's ids staged and stored as one word's are, one
-   * count and offset for all the rounds), so that a benchmark can try both
-   * forms' sizes on a GPU and tests reach chunks split into many runs. */
+   * a work-item (each round's ids staged in local memory and stored
+   * coalesced, one count and offset for all the rounds) while the chunk
+   * fills two groups per compute unit. 1..4096: that many words (runs, or
+   * rounds), so that a benchmark can try both forms' sizes on a GPU and
+   * tests reach chunks split into many runs. */
   int opencl_ids_run_words;
   /* OpenCL reductions (ps_aggregate) of FOR columns of 1..32 bits:
    * PS_OPT_AUTO (default) by tiles staged in local memory

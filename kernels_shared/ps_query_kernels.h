@@ -1015,15 +1015,21 @@ PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const
  * with a full memory latency per leaf. A hint: it reads nothing the kernel
  * sees, and only inside the streams. */
 #if defined(PS_Q_SPEC) && PS_QS_PREFETCH
+/* The width stream words of 32-row word w of FOR stream d (inside it: the
+ * caller checks), asked into the cache. */
+PS_FN void ps_q_prefetch_word(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w) {
+  const ps_u64 at = w * width * 4, bytes = (ps_u64)width * 4;
+  PS_PREFETCH(d + at);
+  if (bytes > 32) PS_PREFETCH(d + at + bytes - 1); /* a word may cross a line */
+}
+
 PS_FN void ps_q_prefetch_where(PS_CONST_MEM const ps_program *wp, const ps_w_bufs *wb, ps_u64 w) {
   PS_Q_UNROLL
   for (ps_u32 s = 0; s < PS_QW(wp)->n_cols; ++s) {
     const ps_u32 width = PS_QW(wp)->cols[s].width;
     if (width == 0 || PS_ENC_OF(&PS_QW(wp)->cols[s]) != PS_ENC_FOR) continue;
-    const ps_u64 at = w * width * 4, bytes = (ps_u64)width * 4;
-    if (at + bytes > wb->data_bytes[s]) continue;
-    PS_PREFETCH(wb->data[s] + at);
-    if (bytes > 32) PS_PREFETCH(wb->data[s] + at + bytes - 1); /* a word may cross a line */
+    if ((w + 1) * width * 4 > wb->data_bytes[s]) continue;
+    ps_q_prefetch_word(wb->data[s], width, w);
   }
 }
 #define PS_Q_PREFETCH_WHERE(wp, wb, w) ps_q_prefetch_where((wp), (wb), (w))
@@ -1039,13 +1045,8 @@ PS_FN void ps_q_prefetch_where(PS_CONST_MEM const ps_program *wp, const ps_w_buf
 #if defined(PS_Q_SPEC) && PS_QS_PREFETCH && PS_QS_LANES
 PS_FN void ps_q_prefetch_slots(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u64 w, ps_u32 slots) {
   PS_Q_UNROLL
-  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s) {
-    const ps_u32 width = PS_QP(p)->cols[s].width;
-    if (!((slots >> s) & 1u) || width == 0) continue;
-    const ps_u64 at = w * width * 4, bytes = (ps_u64)width * 4;
-    PS_PREFETCH(B->data[s] + at);
-    if (bytes > 32) PS_PREFETCH(B->data[s] + at + bytes - 1); /* a word may cross a line */
-  }
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s)
+    if (((slots >> s) & 1u) && PS_QP(p)->cols[s].width != 0) ps_q_prefetch_word(B->data[s], PS_QP(p)->cols[s].width, w);
 }
 #define PS_Q_PREFETCH_SLOTS(p, B, w, slots) ps_q_prefetch_slots((p), (B), (w), (slots))
 #else

@@ -105,7 +105,7 @@ static ps_status row_ids_two_pass(ps_backend *be, const ps_cl_cached *prog, cons
  * chunks (one round below that: a work-item per word, as many groups as the
  * words make). */
 static uint64_t ids_group_rounds(uint64_t words, size_t group, uint32_t compute_units) {
-  const uint64_t per_round = (uint64_t)group * 2u * (compute_units ? compute_units : 1u);
+  const uint64_t per_round = (uint64_t)group * 2u * compute_units; /* compute_units >= 1 */
   const uint64_t rounds = words / per_round;
   return rounds < 1 ? 1 : rounds > PS_CL_IDS_GROUP_ROUNDS ? PS_CL_IDS_GROUP_ROUNDS : rounds;
 }
