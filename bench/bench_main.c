@@ -61,6 +61,8 @@ static void usage(FILE *f) {
           "  --query-prefetch  specialized queries without GROUP BY prefetch the next word's WHERE\n"
           "                  columns, a GROUP BY in registers by rows a selected word's key and value\n"
           "                  columns (the library's internal option; for before/after runs)\n"
+          "  --query-pipeline  a specialized GROUP BY in registers by rows reads a work-item's row of\n"
+          "                  a word before it adds the previous one (query_pipeline=1; before/after)\n"
           "  --no-warp-merge  a specialized GROUP BY in registers on CUDA merges each work-item's\n"
           "                  registers on its own, not a warp's at once (query_warp_merge=0; before/after)\n"
           "  --opencl-own-params  OpenCL makes a buffer for each launch's parameter blocks and releases it\n"
@@ -249,7 +251,7 @@ int main(int argc, char **argv) {
   const char *kernel_cache = NULL;
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
-  int query_prefetch = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
+  int query_prefetch = 0, query_pipeline = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
   uint64_t opencl_ids_run_words = 0, query_min_blocks = 0;
   b.seed = 1;
@@ -276,6 +278,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--query-prefetch") == 0) {
       query_prefetch = 1;
+      continue;
+    }
+    if (strcmp(a, "--query-pipeline") == 0) {
+      query_pipeline = 1;
       continue;
     }
     if (strcmp(a, "--opencl-own-params") == 0) {
@@ -379,6 +385,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
+      query_pipeline ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
       !query_collect_pinned || query_min_blocks) {
     /* before/after runs */
@@ -389,6 +396,7 @@ int main(int argc, char **argv) {
     io.query_collect_pinned = query_collect_pinned;
     io.query_lanes = query_lanes;
     io.query_prefetch = query_prefetch;
+    io.query_pipeline = query_pipeline;
     io.query_warp_merge = query_warp_merge;
     io.opencl_param_buffers = opencl_param_buffers;
     io.opencl_ids_runs = opencl_ids_runs;

@@ -86,6 +86,7 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   put(&t, "#define PS_QS_LANES %uu\n", f->mode == 3u && f->lanes ? 1u : 0u);
   put(&t, "#define PS_QS_PREFETCH %uu\n",
       (f->mode == 0u /* PS_QMODE_PRIVATE */ || (f->mode == 3u && f->lanes)) && f->prefetch ? 1u : 0u);
+  put(&t, "#define PS_QS_PIPELINE %uu\n", f->mode == 3u && f->lanes && f->pipeline ? 1u : 0u);
   put(&t, "#define PS_QS_WARP_MERGE %uu\n", f->mode == 3u && f->warp_merge ? 1u : 0u);
   put(&t, "#define PS_QS_MIN_BLOCKS %uu\n", f->min_blocks);
   /* ps_vprog, field by field in declaration order */

@@ -42,6 +42,8 @@ typedef struct ps_query_spec_flags {
   uint32_t lanes;  /* PS_QMODE_REGS: a work-item per row of a word (ps_q_partials_lanes), else per word */
   uint32_t prefetch; /* PS_QMODE_PRIVATE: the next word's WHERE columns prefetched; PS_QMODE_REGS by rows:
                         a selected word's key and value columns (internal option query_prefetch) */
+  uint32_t pipeline; /* PS_QMODE_REGS by rows: a row's codes read before the previous row is added
+                        (internal option query_pipeline) */
   uint32_t warp_merge; /* PS_QMODE_REGS on CUDA: warps merge their registers at once (query_warp_merge) */
   uint32_t min_blocks; /* CUDA: blocks per SM the kernel is compiled to fit (__launch_bounds__'s second
                           argument: the registers a thread may take; query_min_blocks), 0 the compiler's choice */

@@ -1261,6 +1261,14 @@ int main(int argc, char **argv) {
   random_queries(spec, ref, &th.rng, 5000, 2 * (int)th.scale);
   ps_context_destroy(spec);
   th_options_reset();
+  /* and by rows with each row's reads ahead of the previous row's adds
+   * (query_pipeline) */
+  th_test_options("query_specialize=1,query_lanes=1,query_pipeline=1");
+  spec = th_context(0);
+  register_groups(spec, &th.rng);
+  random_queries(spec, ref, &th.rng, 5000, 2 * (int)th.scale);
+  ps_context_destroy(spec);
+  th_options_reset();
   ps_context_destroy(ref);
   return th_finish();
 }

@@ -527,6 +527,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     f.fields = fields;
     f.lanes = (uint32_t)ps_query_lanes(be->ctx, 1);
     f.prefetch = (uint32_t)ps_context_internal_options(be->ctx)->query_prefetch;
+    f.pipeline = (uint32_t)ps_context_internal_options(be->ctx)->query_pipeline;
     f.warp_merge = (uint32_t)ps_context_internal_options(be->ctx)->query_warp_merge;
     f.min_blocks = (uint32_t)ps_context_internal_options(be->ctx)->query_min_blocks;
     if (st == PS_OK && ps_query_spec_write(prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0)
