@@ -76,6 +76,8 @@ static void usage(FILE *f) {
           "                  of words per work-item (the CPU default; opencl_ids_runs; before/after)\n"
           "  --opencl-ids-run-words N  words per work-item of either form (1..4096; default the\n"
           "                  library's: runs of 2048, groups of one word a work-item; opencl_ids_run_words)\n"
+          "  --opencl-ids-scan  OpenCL row ids by work-groups always scan the counts in a launch of\n"
+          "                  their own (opencl_ids_scan=1; before/after)\n"
           "  --kernel-cache DIR  the context keeps the kernels it compiles in DIR and loads them from\n"
           "                  there (ps_context_options.kernel_cache_dir): warm-start runs, and the\n"
           "                  drivers' binaries to read (bench/kcache-extract.py)\n");
@@ -251,7 +253,7 @@ int main(int argc, char **argv) {
   const char *kernel_cache = NULL;
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
-  int query_prefetch = 0, query_pipeline = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
+  int query_prefetch = 0, query_pipeline = 0, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
   uint64_t opencl_ids_run_words = 0, query_min_blocks = 0;
   b.seed = 1;
@@ -282,6 +284,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--query-pipeline") == 0) {
       query_pipeline = 1;
+      continue;
+    }
+    if (strcmp(a, "--opencl-ids-scan") == 0) {
+      opencl_ids_scan = 1;
       continue;
     }
     if (strcmp(a, "--opencl-own-params") == 0) {
@@ -385,7 +391,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
-      query_pipeline ||
+      query_pipeline || opencl_ids_scan ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
       !query_collect_pinned || query_min_blocks) {
     /* before/after runs */
@@ -401,6 +407,7 @@ int main(int argc, char **argv) {
     io.opencl_param_buffers = opencl_param_buffers;
     io.opencl_ids_runs = opencl_ids_runs;
     io.opencl_ids_run_words = (int)opencl_ids_run_words;
+    io.opencl_ids_scan = opencl_ids_scan;
     io.query_min_blocks = (int)query_min_blocks;
     if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {

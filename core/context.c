@@ -232,6 +232,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_like = PS_OPT_AUTO;
   opts->opencl_ids_runs = PS_OPT_AUTO;
   opts->opencl_ids_run_words = 0;
+  opts->opencl_ids_scan = 0;
   opts->opencl_reduce_tiles = PS_OPT_AUTO;
   opts->opencl_gather_ids = PS_OPT_AUTO;
   opts->query_specialize = PS_OPT_AUTO;
@@ -262,6 +263,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_like", opts->opencl_like, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_ids_runs", opts->opencl_ids_runs, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_ids_run_words", opts->opencl_ids_run_words, 0, 4096));
+  PS_TRY(option_in_range(ctx, "opencl_ids_scan", opts->opencl_ids_scan, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_reduce_tiles", opts->opencl_reduce_tiles, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "opencl_gather_ids", opts->opencl_gather_ids, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "query_specialize", opts->query_specialize, PS_OPT_AUTO, PS_OPT_ON));
@@ -290,6 +292,7 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .opencl_like = PS_OPT_AUTO,
       .opencl_ids_runs = PS_OPT_AUTO,
       .opencl_ids_run_words = 0,
+      .opencl_ids_scan = 0,
       .opencl_reduce_tiles = PS_OPT_AUTO,
       .opencl_gather_ids = PS_OPT_AUTO,
       .query_specialize = PS_OPT_AUTO,

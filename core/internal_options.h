@@ -68,6 +68,11 @@ typedef struct ps_internal_options {
    * rounds), so that a benchmark can try both forms' sizes on a GPU and
    * tests reach chunks split into many runs. */
   int opencl_ids_run_words;
+  /* OpenCL row ids by work-groups: 0 (default) the write pass sums the
+   * counts before each group where the groups are few
+   * (PS_CL_IDS_SUM_PER_ITEM), else a launch of ps_scan_counts scans them; 1
+   * always the scan (for tests and before/after runs). */
+  int opencl_ids_scan;
   /* OpenCL reductions (ps_aggregate) of FOR columns of 1..32 bits:
    * PS_OPT_AUTO (default) by tiles staged in local memory
    * (select.cl ps_reduce_tiles) on devices other than CPUs and by one

@@ -70,6 +70,7 @@ typedef struct ps_select_launch {
 
 #define PS_SELECT_HAS_SELECTION 1u /* reduce: count only rows set in the selection */
 #define PS_SELECT_WANT_VALIDITY 2u /* gather: write the validity bitmap */
+#define PS_SELECT_SUM_OFFSETS 4u   /* row ids by work-groups: ps_write_ids sums the counts before its group */
 
 /* gather: output kinds (the numbers of core/backend.h's PS_GATHER_*) */
 #define PS_SELECT_GATHER_CODE32 1u

@@ -5,7 +5,10 @@
  * Row ids use size-then-retrieve: ps_count_words writes one count per
  * work-group, ps_scan_counts scans those counts in place on the device (the
  * total last, which the host reads back once, after the ids are written) and
- * ps_write_ids writes each group's ids at its offset; no per-row atomics. A
+ * ps_write_ids writes each group's ids at its offset; no per-row atomics.
+ * Where the groups are few (PS_SELECT_SUM_OFFSETS), ps_write_ids instead sums
+ * the counts of the groups before its own, and its last group writes the
+ * total: one launch fewer. A
  * work-item takes launch->run_words selection words there (0 or 1: one),
  * a word of each of as many rounds over its group's words; each round's ids
  * are staged in local memory and stored coalesced.
@@ -67,7 +70,11 @@ __kernel void ps_scan_counts(__global uint *counts, ulong n, __local uint *scrat
   if (lid == size - 1) counts[n] = before;
 }
 
-/* group_offsets: ps_scan_counts' scan of ps_count_words' counts. Round by
+/* counts: ps_count_words' counts, scanned in place by ps_scan_counts, or
+ * with PS_SELECT_SUM_OFFSETS as they were written: then each group sums the
+ * counts before its own (a few per work-item: the host sets the flag only
+ * for few groups), and the last group writes the total at counts[groups].
+ * Round by
  * round (ps_ids_item_words), the round's ids are first collected in local
  * memory as row offsets within the round (32 per work-item at most:
  * ushort), then written out by consecutive work-items to consecutive ids, so
@@ -75,13 +82,20 @@ __kernel void ps_scan_counts(__global uint *counts, ulong n, __local uint *scrat
  * work-item apart. More words a work-item means fewer work-groups: fewer
  * counts to scan, and fewer group offsets. scratch: the scan's words, then
  * the staged offsets. */
-__kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap, __global const uint *group_offsets,
+__kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap, __global uint *counts,
                            __global uchar *out, __local uint *scratch) {
   const uint lid = get_local_id(0), size = get_local_size(0);
   const ulong words = (launch->rows + 31) / 32, items = ps_ids_item_words(launch), group = get_group_id(0);
   __local ushort *stage = (__local ushort *)(scratch + size);
   const uint bytes = launch->index_bytes;
-  ulong at = launch->out_offset + (ulong)group_offsets[group] * bytes;
+  const int summed = (launch->flags & PS_SELECT_SUM_OFFSETS) != 0;
+  uint before = 0;
+  if (summed)
+    for (ulong i = lid; i < group; i += size) before += counts[i];
+  before = ps_group_sum(before, scratch); /* unconditionally: barriers (a chunk has < 2^32 rows) */
+  const uint first = summed ? before : counts[group];
+  uint written = 0;
+  ulong at = launch->out_offset + (ulong)first * bytes;
   for (ulong r = 0; r < items; ++r) { /* the same count for every work-item: barriers inside are uniform */
     const ulong g0 = ps_ids_round_first(items, r), g = g0 + lid;
     uint word = g < words ? ps_selection_word(launch, bitmap, g) : 0u;
@@ -105,8 +119,10 @@ __kernel void ps_write_ids(__constant ps_select_launch *launch, ps_bytes bitmap,
       for (uint i = lid; i < total; i += size) ps_store_value(out, at + (ulong)i * bytes, bytes, base + stage[i]);
     }
     at += (ulong)total * bytes;
+    written += total;
     barrier(CLK_LOCAL_MEM_FENCE); /* scratch and stage are the next round's */
   }
+  if (summed && lid == 0 && group == get_num_groups(0) - 1) counts[group + 1] = first + written;
 }
 
 /* ---- row ids on a CPU device ---------------------------------------------

@@ -329,6 +329,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_like", like, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_like)},
       {"opencl_ids", ids, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_ids_runs)},
       {"opencl_ids_run_words", NULL, 0, offsetof(ps_internal_options, opencl_ids_run_words)},
+      {"opencl_ids_scan", zero_one, 0, offsetof(ps_internal_options, opencl_ids_scan)},
       {"opencl_reduce", reduce, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_reduce_tiles)},
       {"opencl_gather", gather, PS_OPT_AUTO, offsetof(ps_internal_options, opencl_gather_ids)},
       {"query_specialize", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_specialize)},
@@ -360,7 +361,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       printf(
           "FAIL [test=%s backend=%s]: %s: cannot read '%.*s' (expected name=value, comma-separated: "
           "fast_paths=0|1, opencl_jit=auto|0|1, opencl_words=auto|staged|refused, "
-          "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, opencl_ids_run_words=0..4096, "
+          "opencl_like=auto|host|device, opencl_ids=auto|groups|runs, opencl_ids_run_words=0..4096, opencl_ids_scan=0|1, "
           "opencl_reduce=auto|words|tiles, "
           "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
           "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_collect_pinned=0|1, "

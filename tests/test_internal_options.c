@@ -44,6 +44,7 @@ static const field FIELDS[] = {
     {"opencl_like", offsetof(ps_internal_options, opencl_like), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_ids_runs", offsetof(ps_internal_options, opencl_ids_runs), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_ids_run_words", offsetof(ps_internal_options, opencl_ids_run_words), 0, 4096},
+    {"opencl_ids_scan", offsetof(ps_internal_options, opencl_ids_scan), 0, 1},
     {"opencl_reduce_tiles", offsetof(ps_internal_options, opencl_reduce_tiles), PS_OPT_AUTO, PS_OPT_ON},
     {"opencl_gather_ids", offsetof(ps_internal_options, opencl_gather_ids), PS_OPT_AUTO, PS_OPT_ON},
     {"query_specialize", offsetof(ps_internal_options, query_specialize), PS_OPT_AUTO, PS_OPT_ON},
@@ -67,7 +68,7 @@ static void defaults_and_values(ps_context *ctx) {
   ps_internal_options d;
   ps_internal_options_init(&d);
   CHECK(d.fast_paths == 1 && d.opencl_jit == PS_OPT_AUTO && d.opencl_words == PS_OPT_WORDS_AUTO &&
-        d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.opencl_ids_run_words == 0 && d.opencl_reduce_tiles == PS_OPT_AUTO &&
+        d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.opencl_ids_run_words == 0 && d.opencl_ids_scan == 0 && d.opencl_reduce_tiles == PS_OPT_AUTO &&
         d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
         d.opencl_query == PS_OPT_QUERY_AUTO && d.query_lanes == PS_OPT_AUTO && d.query_prefetch == 0 && d.query_pipeline == 0 &&
         d.query_warp_merge == 1 && d.query_collect_pinned == 1 && d.opencl_param_buffers == 1 && d.opencl_fp64 == 1 &&
@@ -182,6 +183,7 @@ static ps_internal_options setting(unsigned i) {
   o.opencl_like = PS_OPT_AUTO + (int)((i + 1) % 3);
   o.opencl_ids_runs = PS_OPT_AUTO + (int)((i + 2) % 3);
   o.opencl_ids_run_words = (int)(i % 4) * 3; /* 0 (the default), 3, 6, 9 */
+  o.opencl_ids_scan = (int)(i / 2 % 2);
   return o;
 }
 
@@ -204,9 +206,9 @@ static void same_bits(ps_context *ctx, ps_context *ref) {
   for (unsigned i = 0; i < 9; i++) {
     const ps_internal_options o = setting(i);
     th_case("n=%llu setting %u: fast_paths=%d opencl_jit=%d opencl_words=%d opencl_like=%d opencl_ids_runs=%d "
-            "opencl_ids_run_words=%d",
+            "opencl_ids_run_words=%d opencl_ids_scan=%d",
             (unsigned long long)n, i, o.fast_paths, o.opencl_jit, o.opencl_words, o.opencl_like, o.opencl_ids_runs,
-            o.opencl_ids_run_words);
+            o.opencl_ids_run_words, o.opencl_ids_scan);
     if (!CHECK_OK(ctx, ps_context_set_internal_options(ctx, &o))) break;
     onode *trees[4];
     trees[0] = on_cmp(cols[0], (ps_cmp)th_below(r, 6), gen_num_literal(r, tr.cols[cols[0]])); /* one range */

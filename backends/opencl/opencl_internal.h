@@ -69,6 +69,11 @@
  * ids still store coalesced, so dense selections lose nothing
  * (docs/benchmarks.md). */
 #define PS_CL_IDS_GROUP_ROUNDS 16u
+/* Row ids by work-groups: where there are at most this many groups per
+ * work-item of a group, ps_write_ids sums the counts before its group
+ * itself (a few loads a work-item, from the cache) instead of a launch of
+ * ps_scan_counts between the passes; more groups are scanned. */
+#define PS_CL_IDS_SUM_PER_ITEM 8u
 
 /* Filters of at least this many rows per chunk run a program specialized for
  * their shape (unless the internal option opencl_jit says otherwise). */

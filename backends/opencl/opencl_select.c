@@ -73,25 +73,39 @@ static ps_status read_back(ps_backend *be, cl_mem src, size_t bytes, void *dst, 
  * work-group of ps_count_words, or per run of ps_count_runs on a CPU) into
  * the scratch buffer, scanned there in place by ps_scan_counts (the total
  * after them), the ids written from those offsets, and only then the total
- * read back: the host neither scans nor uploads between the passes. */
+ * read back: the host neither scans nor uploads between the passes, and
+ * both passes read one launch block. sum_offsets (by work-groups, few
+ * groups): no scan; ps_write_ids sums the counts before each group and
+ * writes the total itself (select.cl). */
 static ps_status row_ids_two_pass(ps_backend *be, const ps_cl_cached *prog, const ps_row_ids_args *a,
                                   const ps_select_launch *block, ps_cl_kernel_id count_id, ps_cl_kernel_id write_id,
-                                  size_t units, size_t global, size_t write_local_per_item) {
+                                  size_t units, size_t global, size_t write_local_per_item, int sum_offsets) {
   cl_mem counts;
   PS_CL_TRY(ps_cl_scratch(be, (units + 1) * sizeof(cl_uint), &counts));
+  const int summed = sum_offsets && a->out.handle; /* a count alone still scans for its total */
+  ps_select_launch both = *block;
+  if (summed) both.flags |= PS_SELECT_SUM_OFFSETS;
+  cl_mem launch;
+  PS_CL_TRY(ps_cl_upload(be, PS_CL_PARAM_LAUNCH, &both, sizeof both, "launch block", &launch));
   cl_mem count_bufs[] = {(cl_mem)a->bitmap.handle, counts};
-  PS_CL_TRY(run_kernel(be, prog, count_id, block, count_bufs, 2, count_id == PS_CL_COUNT_WORDS ? sizeof(cl_uint) : 0,
-                       global));
-  cl_kernel scan = prog->kernels[PS_CL_SCAN_COUNTS];
-  const cl_ulong n = units;
-  PS_CL_TRY(ps_cl_set_arg(be, scan, 0, sizeof(cl_mem), &counts));
-  PS_CL_TRY(ps_cl_set_arg(be, scan, 1, sizeof n, &n));
-  PS_CL_TRY(ps_cl_set_arg(be, scan, 2, prog->work_group[PS_CL_SCAN_COUNTS] * sizeof(cl_uint), NULL));
-  PS_CL_TRY(ps_cl_launch(be, prog, PS_CL_SCAN_COUNTS, prog->work_group[PS_CL_SCAN_COUNTS]));
-  if (a->out.handle) {
-    cl_mem write_bufs[] = {(cl_mem)a->bitmap.handle, counts, (cl_mem)a->out.handle};
-    PS_CL_TRY(run_kernel(be, prog, write_id, block, write_bufs, 3, write_local_per_item, global));
+  ps_status st = set_args(be, prog->kernels[count_id], launch, count_bufs, 2,
+                          count_id == PS_CL_COUNT_WORDS ? sizeof(cl_uint) * prog->work_group[count_id] : 0);
+  if (st == PS_OK) st = ps_cl_launch(be, prog, count_id, global);
+  if (st == PS_OK && !summed) {
+    cl_kernel scan = prog->kernels[PS_CL_SCAN_COUNTS];
+    const cl_ulong n = units;
+    st = ps_cl_set_arg(be, scan, 0, sizeof(cl_mem), &counts);
+    if (st == PS_OK) st = ps_cl_set_arg(be, scan, 1, sizeof n, &n);
+    if (st == PS_OK) st = ps_cl_set_arg(be, scan, 2, prog->work_group[PS_CL_SCAN_COUNTS] * sizeof(cl_uint), NULL);
+    if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_SCAN_COUNTS, prog->work_group[PS_CL_SCAN_COUNTS]);
   }
+  if (st == PS_OK && a->out.handle) {
+    cl_mem write_bufs[] = {(cl_mem)a->bitmap.handle, counts, (cl_mem)a->out.handle};
+    st = set_args(be, prog->kernels[write_id], launch, write_bufs, 3, write_local_per_item * prog->work_group[write_id]);
+    if (st == PS_OK) st = ps_cl_launch(be, prog, write_id, global);
+  }
+  clReleaseMemObject(launch);
+  PS_CL_TRY(st);
   cl_uint total = 0;
   cl_int err = clEnqueueReadBuffer(be->queue, counts, CL_TRUE, units * sizeof(cl_uint), sizeof total, &total, 0, NULL,
                                    NULL);
@@ -132,7 +146,7 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
     const uint64_t run_words = opt > 0 ? (uint64_t)opt : PS_CL_IDS_RUN_WORDS;
     const size_t runs = (size_t)((words + run_words - 1) / run_words);
     block.run_words = run_words;
-    return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0);
+    return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_RUNS, PS_CL_WRITE_RUNS, runs, runs, 0, 0);
   }
   /* by work-groups: a word in each of item_words rounds (select.cl: one
    * count and offset per group for all its rounds; each round's ids staged
@@ -143,8 +157,11 @@ ps_status ps_cl_row_ids(ps_backend *be, const ps_row_ids_args *a) {
   const uint64_t items = (words + item_words - 1) / item_words;
   block.run_words = item_words;
   const size_t groups = (size_t)((items + group - 1) / group);
+  /* few groups: each sums the counts before it (at most
+   * PS_CL_IDS_SUM_PER_ITEM a work-item) instead of a scan's launch */
+  const int sum_offsets = !ps_cl_options(be)->opencl_ids_scan && groups <= PS_CL_IDS_SUM_PER_ITEM * group;
   return row_ids_two_pass(be, prog, a, &block, PS_CL_COUNT_WORDS, PS_CL_WRITE_IDS, groups, (size_t)items,
-                          (1 + 16) * sizeof(cl_uint));
+                          (1 + 16) * sizeof(cl_uint), sum_offsets);
 }
 
 /* ---- reduce ---------------------------------------------------------------- */
