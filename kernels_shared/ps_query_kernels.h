@@ -1737,12 +1737,29 @@ PS_FN void ps_q_regs_add(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
   }
 }
 
+/* The slots of `slots` without a validity bitmap: a read row's valid bits
+ * there are always set, and OR-ing them in makes them constants of the
+ * build where the read and the add are apart (PS_QS_PIPELINE). */
+PS_FN ps_u32 ps_q_plain_slots(PS_CONST_MEM const ps_vprog *p, ps_u32 slots) {
+  ps_u32 m = 0;
+  PS_Q_UNROLL
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s)
+    if (((slots >> s) & 1u) && !(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY)) m |= 1u << s;
+  return m;
+}
+
+/* Both halves in turn, with the early returns written out: on the path to
+ * the add every value slot's validity is then a constant of the build (a
+ * merged path would leave it a variable, and a NULL test per value). */
 PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
                          ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_q_regs *R, PS_GLOBAL ps_u32 *status) {
+  const ps_u64 r = w * 32 + j;
+  const ps_u64 g = ps_q_key_group_in(p, B, aligned, r, key_in, status);
+  if (g >= PS_QP(p)->n_groups) return; /* a corrupt key code, recorded */
   ps_u64 codes[PS_MAX_COLS];
   ps_u32 valid = 0;
-  const ps_u64 g = ps_q_regs_read(p, B, aligned, w, j, key_in, value_slots, value_in, codes, &valid, status);
-  if (g < PS_QP(p)->n_groups) ps_q_regs_add(p, B, aligned, w * 32 + j, g, codes, valid, R, status);
+  if (!ps_q_word_codes(p, B, aligned, w, j, value_slots, value_in, codes, &valid, status)) return;
+  ps_q_regs_add(p, B, aligned, r, g, codes, valid, R, status);
 }
 
 /* PS_QMODE_REGS by rows (PS_QS_LANES 1, CUDA's default): the registers as above, but a
@@ -1813,7 +1830,9 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
           PS_Q_UNROLL
           for (ps_u32 c = 0; c < PS_QP(p)->n_cols; ++c) codes[c] = 0;
           if ((s >> lane) & 1u) g = ps_q_regs_read(p, B, aligned, wi, lane, key_slots, value_slots, value_slots, codes, &valid, status);
-          if (pend_g < PS_QP(p)->n_groups) ps_q_regs_add(p, B, aligned, pend_r, pend_g, pend_codes, pend_valid, &R, status);
+          if (pend_g < PS_QP(p)->n_groups)
+            ps_q_regs_add(p, B, aligned, pend_r, pend_g, pend_codes, pend_valid | ps_q_plain_slots(p, value_slots), &R,
+                          status);
           PS_Q_UNROLL
           for (ps_u32 c = 0; c < PS_QP(p)->n_cols; ++c) pend_codes[c] = codes[c];
           pend_valid = valid;
@@ -1835,7 +1854,8 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
     PS_BARRIER(); /* before the next round's words overwrite these */
   }
 #if PS_QS_PIPELINE
-  if (pend_g < PS_QP(p)->n_groups) ps_q_regs_add(p, B, aligned, pend_r, pend_g, pend_codes, pend_valid, &R, status);
+  if (pend_g < PS_QP(p)->n_groups)
+    ps_q_regs_add(p, B, aligned, pend_r, pend_g, pend_codes, pend_valid | ps_q_plain_slots(p, value_slots), &R, status);
 #endif
   ps_q_regs_out(p, &R, group, lid, lsize, lacc, part);
 }
