@@ -58,9 +58,10 @@ static void usage(FILE *f) {
           "  --query-lanes auto|0|1  a specialized GROUP BY in registers by rows (a work-item per row\n"
           "                  of a word) or by words: by backend (default), words, rows (the library's\n"
           "                  internal option; for before/after runs)\n"
-          "  --query-prefetch  specialized queries without GROUP BY prefetch the next word's WHERE\n"
-          "                  columns, a GROUP BY in registers by rows a selected word's key and value\n"
-          "                  columns (the library's internal option; for before/after runs)\n"
+          "  --query-prefetch  specialized queries without GROUP BY also prefetch the next word's WHERE\n"
+          "                  columns (by default only a GROUP BY in registers by rows prefetches, a\n"
+          "                  selected word's key and value columns; query_prefetch=1; before/after)\n"
+          "  --no-query-prefetch  no cache hints at all (query_prefetch=0; before/after)\n"
           "  --query-pipeline  a specialized GROUP BY in registers by rows reads a work-item's row of\n"
           "                  a word before it adds the previous one (query_pipeline=1; before/after)\n"
           "  --no-warp-merge  a specialized GROUP BY in registers on CUDA merges each work-item's\n"
@@ -253,7 +254,7 @@ int main(int argc, char **argv) {
   const char *kernel_cache = NULL;
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
-  int query_prefetch = 0, query_pipeline = 0, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
+  int query_prefetch = PS_OPT_AUTO, query_pipeline = 0, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
   uint64_t opencl_ids_run_words = 0, query_min_blocks = 0;
   b.seed = 1;
@@ -279,7 +280,11 @@ int main(int argc, char **argv) {
       continue;
     }
     if (strcmp(a, "--query-prefetch") == 0) {
-      query_prefetch = 1;
+      query_prefetch = PS_OPT_ON;
+      continue;
+    }
+    if (strcmp(a, "--no-query-prefetch") == 0) {
+      query_prefetch = PS_OPT_OFF;
       continue;
     }
     if (strcmp(a, "--query-pipeline") == 0) {
@@ -390,7 +395,7 @@ int main(int argc, char **argv) {
     ps_context_destroy(b.ctx);
     return 2;
   }
-  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch ||
+  if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch != PS_OPT_AUTO ||
       query_pipeline || opencl_ids_scan ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
       !query_collect_pinned || query_min_blocks) {

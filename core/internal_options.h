@@ -121,11 +121,13 @@ typedef struct ps_internal_options {
    * work-item per row of a word, OpenCL whole words per work-item);
    * PS_OPT_OFF always by words; PS_OPT_ON always by rows. */
   int query_lanes;
-  /* Specialized queries without GROUP BY (PS_QMODE_PRIVATE): 1 prefetches
-   * the next word's WHERE columns into the cache while the current one is
-   * evaluated; GROUP BY in registers by rows: 1 prefetches a selected word's
-   * key and value columns when the WHERE pass selects it, before a team
-   * reads its rows (PS_QS_PREFETCH); 0 (default) neither. */
+  /* Cache hints (PS_QS_PREFETCH): in specialized queries without GROUP BY
+   * (PS_QMODE_PRIVATE), the next word's WHERE columns asked into the cache
+   * while the current one is evaluated; in GROUP BY in registers by rows, a
+   * selected word's key and value columns asked into L2 when the WHERE pass
+   * selects it, before a team reads its rows. PS_OPT_AUTO (default) the
+   * second only (measured faster for TPC-H Q1; the first was slower for
+   * SSB and Q6: docs/benchmarks.md), PS_OPT_OFF neither, PS_OPT_ON both. */
   int query_prefetch;
   /* Specialized GROUP BY queries in registers by rows (PS_QS_LANES): 1
    * reads a work-item's row of a word before it adds the row it read for

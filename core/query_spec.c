@@ -84,8 +84,10 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   put(&t, "#define PS_QS_REG_GROUPS %uu\n#define PS_QS_N_AGGS %uu\n#define PS_QS_FIELDS 0x%llxull\n",
       f->mode == 3u /* PS_QMODE_REGS */ ? p->n_groups : 1u, p->n_aggs ? p->n_aggs : 1u, (unsigned long long)f->fields);
   put(&t, "#define PS_QS_LANES %uu\n", f->mode == 3u && f->lanes ? 1u : 0u);
+  const uint32_t by_rows = f->mode == 3u /* PS_QMODE_REGS */ && f->lanes;
   put(&t, "#define PS_QS_PREFETCH %uu\n",
-      (f->mode == 0u /* PS_QMODE_PRIVATE */ || (f->mode == 3u && f->lanes)) && f->prefetch ? 1u : 0u);
+      f->prefetch == PS_QUERY_PREFETCH_AUTO ? by_rows
+                                            : ((f->mode == 0u /* PS_QMODE_PRIVATE */ || by_rows) && f->prefetch ? 1u : 0u));
   put(&t, "#define PS_QS_PIPELINE %uu\n", f->mode == 3u && f->lanes && f->pipeline ? 1u : 0u);
   put(&t, "#define PS_QS_WARP_MERGE %uu\n", f->mode == 3u && f->warp_merge ? 1u : 0u);
   put(&t, "#define PS_QS_MIN_BLOCKS %uu\n", f->min_blocks);

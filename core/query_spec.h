@@ -33,6 +33,10 @@
 
 /* The launch flags a specialized kernel compiles in (ps_qlaunch's fields of
  * the same names). */
+/* ps_query_spec_flags.prefetch: the internal option query_prefetch's
+ * default, the hints in GROUP BY in registers by rows only. */
+#define PS_QUERY_PREFETCH_AUTO 2u
+
 typedef struct ps_query_spec_flags {
   uint32_t mode;      /* PS_QMODE_* */
   uint32_t fits64;    /* every value fits 62 bits */
@@ -41,7 +45,8 @@ typedef struct ps_query_spec_flags {
   uint64_t fields; /* PS_QMODE_REGS: the PS_QF_* fields kept per aggregate (ps_q_kept_fields) */
   uint32_t lanes;  /* PS_QMODE_REGS: a work-item per row of a word (ps_q_partials_lanes), else per word */
   uint32_t prefetch; /* PS_QMODE_PRIVATE: the next word's WHERE columns prefetched; PS_QMODE_REGS by rows:
-                        a selected word's key and value columns (internal option query_prefetch) */
+                        a selected word's key and value columns (internal option query_prefetch: 0, 1,
+                        or PS_QUERY_PREFETCH_AUTO, by rows only) */
   uint32_t pipeline; /* PS_QMODE_REGS by rows: a row's codes read before the previous row is added
                         (internal option query_pipeline) */
   uint32_t warp_merge; /* PS_QMODE_REGS on CUDA: warps merge their registers at once (query_warp_merge) */

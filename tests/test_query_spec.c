@@ -493,6 +493,14 @@ int main(int argc, char **argv) {
             strstr(a, "#define PS_QS_PREFETCH 0u\n") != NULL && strstr(b, "#define PS_QS_MIN_BLOCKS 3u\n") != NULL);
       CHECK(spec_text(shapes[1].q, 0, 0, 1, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
             strstr(b, "#define PS_QS_PIPELINE 1u\n") != NULL && strstr(b, "#define PS_QS_LANES 1u\n") != NULL);
+      /* by default the hints go into a GROUP BY by rows only, not into a
+       * query without GROUP BY */
+      CHECK(spec_text(shapes[1].q, 0, PS_QUERY_PREFETCH_AUTO, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+            strstr(b, "#define PS_QS_PREFETCH 1u\n") != NULL);
+      CHECK(shapes[0].q && spec_text(shapes[0].q, 0, PS_QUERY_PREFETCH_AUTO, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+            strstr(b, "#define PS_QS_PREFETCH 0u\n") != NULL && strstr(b, "#define PS_QS_MODE 0u\n") != NULL);
+      CHECK(shapes[0].q && spec_text(shapes[0].q, 0, 1, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+            strstr(b, "#define PS_QS_PREFETCH 1u\n") != NULL);
       CHECK(spec_text(shapes[1].q, 0, 1, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
             strstr(b, "#define PS_QS_PREFETCH 1u\n") != NULL && strstr(b, "#define PS_QS_LANES 1u\n") != NULL);
     }

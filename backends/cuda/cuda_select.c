@@ -526,7 +526,8 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     f.or_right = p->launch.or_right;
     f.fields = fields;
     f.lanes = (uint32_t)ps_query_lanes(be->ctx, 1);
-    f.prefetch = (uint32_t)ps_context_internal_options(be->ctx)->query_prefetch;
+    const int prefetch = ps_context_internal_options(be->ctx)->query_prefetch;
+    f.prefetch = prefetch == PS_OPT_AUTO ? PS_QUERY_PREFETCH_AUTO : (uint32_t)prefetch;
     f.pipeline = (uint32_t)ps_context_internal_options(be->ctx)->query_pipeline;
     f.warp_merge = (uint32_t)ps_context_internal_options(be->ctx)->query_warp_merge;
     f.min_blocks = (uint32_t)ps_context_internal_options(be->ctx)->query_min_blocks;
