@@ -2,7 +2,8 @@
 # Checks of bench/'s scripts that need no GPU (the ctest bench.scripts):
 # ncu-query.sh's argument handling and the commands its --dry-run prints,
 # query-compare.sh's argument handling, ncu_summary.py's self-test, kcache-extract.py
-# over a kernel cache the bench filled (where an OpenCL device is there).
+# over a kernel cache the bench filled (where an OpenCL device is there), ab.py's
+# table over two variants on the reference backend.
 #   bench/test-scripts.sh BUILD_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -87,6 +88,23 @@ else
   echo "kcache-extract.py: no OpenCL device for the bench, its cache checks not run"
 fi
 rm -rf "$kc" "$kc.out"
+
+# ab.py: usage errors, then two variants alternated on the reference backend
+# (small inputs): a row per case and width with each round's median and the
+# ratio column; a variant the bench refuses fails the run (exit 1).
+ab=$here/ab.py
+expect 2 "at least two --variant" -- python3 "$ab" --build "$build" --variant a=
+expect 2 "is not NAME=OPTIONS" -- python3 "$ab" --build "$build" --variant a --variant b=
+expect 2 "variant names must differ" -- python3 "$ab" --build "$build" --variant a= --variant a=--general
+expect 2 "--rounds 0 is not a positive count" -- python3 "$ab" --build "$build" --rounds 0 --variant a= --variant b=
+expect 2 "no .*packscan_bench" -- python3 "$ab" --build /nonexistent --variant a= --variant b=
+expect 0 "^lt +8 +[0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ +[0-9.]+$" -- python3 "$ab" --build "$build" --backend reference \
+  --cases lt --rounds 2 --out "$build/ab-test" --variant base= --variant general=--general -- --rows 4096 --reps 1 --widths 8
+expect 0 "^\| case \| w \| base \| general \| general/base \|$" -- python3 "$ab" --build "$build" --backend reference \
+  --cases lt --rounds 1 --markdown --out "$build/ab-test" --variant base= --variant general=--general -- --rows 4096 --reps 1 --widths 8
+expect 1 "bad round 1 failed" -- python3 "$ab" --build "$build" --backend reference --cases lt --rounds 1 \
+  --out "$build/ab-test" --variant base= --variant bad=--no-such-option -- --rows 4096 --reps 1 --widths 8
+rm -rf "$build/ab-test"
 
 echo "$checks checks, $fails failed"
 [ "$fails" = 0 ]
