@@ -62,8 +62,6 @@ static void usage(FILE *f) {
           "                  columns (by default only a GROUP BY in registers by rows prefetches, a\n"
           "                  selected word's key and value columns; query_prefetch=1; before/after)\n"
           "  --no-query-prefetch  no cache hints at all (query_prefetch=0; before/after)\n"
-          "  --query-pipeline  a specialized GROUP BY in registers by rows reads a work-item's row of\n"
-          "                  a word before it adds the previous one (query_pipeline=1; before/after)\n"
           "  --no-warp-merge  a specialized GROUP BY in registers on CUDA merges each work-item's\n"
           "                  registers on its own, not a warp's at once (query_warp_merge=0; before/after)\n"
           "  --opencl-own-params  OpenCL makes a buffer for each launch's parameter blocks and releases it\n"
@@ -254,7 +252,7 @@ int main(int argc, char **argv) {
   const char *kernel_cache = NULL;
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
-  int query_prefetch = PS_OPT_AUTO, query_pipeline = 0, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
+  int query_prefetch = PS_OPT_AUTO, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
   uint64_t opencl_ids_run_words = 0, query_min_blocks = 0;
   b.seed = 1;
@@ -285,10 +283,6 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--no-query-prefetch") == 0) {
       query_prefetch = PS_OPT_OFF;
-      continue;
-    }
-    if (strcmp(a, "--query-pipeline") == 0) {
-      query_pipeline = 1;
       continue;
     }
     if (strcmp(a, "--opencl-ids-scan") == 0) {
@@ -396,7 +390,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch != PS_OPT_AUTO ||
-      query_pipeline || opencl_ids_scan ||
+      opencl_ids_scan ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
       !query_collect_pinned || query_min_blocks) {
     /* before/after runs */
@@ -407,7 +401,6 @@ int main(int argc, char **argv) {
     io.query_collect_pinned = query_collect_pinned;
     io.query_lanes = query_lanes;
     io.query_prefetch = query_prefetch;
-    io.query_pipeline = query_pipeline;
     io.query_warp_merge = query_warp_merge;
     io.opencl_param_buffers = opencl_param_buffers;
     io.opencl_ids_runs = opencl_ids_runs;

@@ -239,7 +239,6 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_query = PS_OPT_QUERY_AUTO;
   opts->query_lanes = PS_OPT_AUTO;
   opts->query_prefetch = PS_OPT_AUTO;
-  opts->query_pipeline = 0;
   opts->query_warp_merge = 1;
   opts->query_collect_pinned = 1;
   opts->opencl_param_buffers = 1;
@@ -273,7 +272,6 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "query_collect_pinned", opts->query_collect_pinned, 0, 1));
   PS_TRY(option_in_range(ctx, "query_lanes", opts->query_lanes, PS_OPT_AUTO, PS_OPT_ON));
   PS_TRY(option_in_range(ctx, "query_prefetch", opts->query_prefetch, PS_OPT_AUTO, PS_OPT_ON));
-  PS_TRY(option_in_range(ctx, "query_pipeline", opts->query_pipeline, 0, 1));
   PS_TRY(option_in_range(ctx, "query_warp_merge", opts->query_warp_merge, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_param_buffers", opts->opencl_param_buffers, 0, 1));
   PS_TRY(option_in_range(ctx, "opencl_fp64", opts->opencl_fp64, 0, 1));
@@ -302,7 +300,6 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .query_collect_pinned = 1,
       .query_lanes = PS_OPT_AUTO,
       .query_prefetch = PS_OPT_AUTO,
-      .query_pipeline = 0,
       .query_warp_merge = 1,
       .opencl_param_buffers = 1,
       .opencl_fp64 = 1,

@@ -129,12 +129,6 @@ typedef struct ps_internal_options {
    * second only (measured faster for TPC-H Q1; the first was slower for
    * SSB and Q6: docs/benchmarks.md), PS_OPT_OFF neither, PS_OPT_ON both. */
   int query_prefetch;
-  /* Specialized GROUP BY queries in registers by rows (PS_QS_LANES): 1
-   * reads a work-item's row of a word before it adds the row it read for
-   * the previous selected word, so that the loads are in flight while the
-   * values are made (PS_QS_PIPELINE); 0 (default) reads and adds each row in
-   * turn. */
-  int query_pipeline;
   /* Specialized GROUP BY queries in registers on CUDA: 1 (default) a warp
    * adds its 32 work-items' registers together before its first work-item
    * merges them into the work-group's table (PS_QS_WARP_MERGE); 0 every

@@ -27,6 +27,11 @@ int ps_query_lanes(const ps_context *ctx, int by_default) {
   return o == PS_OPT_AUTO ? by_default : o == PS_OPT_ON;
 }
 
+uint32_t ps_query_prefetch(const ps_context *ctx) {
+  const int o = ctx->options.query_prefetch;
+  return o == PS_OPT_AUTO ? PS_QUERY_PREFETCH_AUTO : (uint32_t)(o == PS_OPT_ON);
+}
+
 typedef struct text {
   char *buf;
   size_t size, len;
@@ -88,7 +93,6 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   put(&t, "#define PS_QS_PREFETCH %uu\n",
       f->prefetch == PS_QUERY_PREFETCH_AUTO ? by_rows
                                             : ((f->mode == 0u /* PS_QMODE_PRIVATE */ || by_rows) && f->prefetch ? 1u : 0u));
-  put(&t, "#define PS_QS_PIPELINE %uu\n", f->mode == 3u && f->lanes && f->pipeline ? 1u : 0u);
   put(&t, "#define PS_QS_WARP_MERGE %uu\n", f->mode == 3u && f->warp_merge ? 1u : 0u);
   put(&t, "#define PS_QS_MIN_BLOCKS %uu\n", f->min_blocks);
   /* ps_vprog, field by field in declaration order */

@@ -47,8 +47,6 @@ typedef struct ps_query_spec_flags {
   uint32_t prefetch; /* PS_QMODE_PRIVATE: the next word's WHERE columns prefetched; PS_QMODE_REGS by rows:
                         a selected word's key and value columns (internal option query_prefetch: 0, 1,
                         or PS_QUERY_PREFETCH_AUTO, by rows only) */
-  uint32_t pipeline; /* PS_QMODE_REGS by rows: a row's codes read before the previous row is added
-                        (internal option query_pipeline) */
   uint32_t warp_merge; /* PS_QMODE_REGS on CUDA: warps merge their registers at once (query_warp_merge) */
   uint32_t min_blocks; /* CUDA: blocks per SM the kernel is compiled to fit (__launch_bounds__'s second
                           argument: the registers a thread may take; query_min_blocks), 0 the compiler's choice */
@@ -74,6 +72,10 @@ int ps_query_spec_background(const ps_context *ctx);
  * docs/benchmarks.md). A launch by rows reads its words strided
  * (ps_qlaunch.span 0) on every device. */
 int ps_query_lanes(const ps_context *ctx, int by_default);
+
+/* ps_query_spec_flags.prefetch from ctx's internal option query_prefetch:
+ * 0, 1, or PS_QUERY_PREFETCH_AUTO for its default. */
+uint32_t ps_query_prefetch(const ps_context *ctx);
 
 /* Writes the specialization text of value program p, WHERE program where
  * (NULL: none) and flags f into buf (size bytes, NUL-terminated): PS_Q_SPEC,

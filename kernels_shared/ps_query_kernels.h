@@ -1691,25 +1691,20 @@ PS_FN void ps_q_partials_regs(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM const
   ps_q_regs_out(p, &R, group, lid, lsize, lacc, part);
 }
 
-/* Selected row j of 32-row word w into PS_QMODE_REGS' registers, in two
- * halves: ps_q_regs_read reads the row's codes (its group from the key
- * columns, the values' codes into codes[] and *valid), ps_q_regs_add makes
- * its values once and adds them, one branch per group whose registers are
- * constants (nothing is indexed at run time); a branch runs only where a row
- * of the group is. The slots of key_in and value_in are read without bound
- * checks. A row whose code is corrupt is recorded in status and left out
- * (ps_q_regs_read returns PS_QP(p)->n_groups; the run fails). */
-PS_FN ps_u64 ps_q_regs_read(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
-                            ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_u64 *codes, ps_u32 *valid,
-                            PS_GLOBAL ps_u32 *status) {
-  const ps_u64 g = ps_q_key_group_in(p, B, aligned, w * 32 + j, key_in, status);
-  if (g >= PS_QP(p)->n_groups) return PS_QP(p)->n_groups; /* a corrupt key code, recorded */
-  if (!ps_q_word_codes(p, B, aligned, w, j, value_slots, value_in, codes, valid, status)) return PS_QP(p)->n_groups;
-  return g;
-}
-
-PS_FN void ps_q_regs_add(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 r, ps_u64 g,
-                         const ps_u64 *codes, ps_u32 valid, ps_q_regs *R, PS_GLOBAL ps_u32 *status) {
+/* Selected row j of 32-row word w into PS_QMODE_REGS' registers: its group
+ * from the key columns, its values once, then one branch per group whose
+ * registers are constants (nothing is indexed at run time); a branch runs
+ * only where a row of the group is. The slots of key_in and value_in are
+ * read without bound checks. A row whose code is corrupt is recorded in
+ * status and left out (the run fails). */
+PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
+                         ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_q_regs *R, PS_GLOBAL ps_u32 *status) {
+  const ps_u64 r = w * 32 + j;
+  const ps_u64 g = ps_q_key_group_in(p, B, aligned, r, key_in, status);
+  if (g >= PS_QP(p)->n_groups) return; /* a corrupt key code, recorded */
+  ps_u64 codes[PS_MAX_COLS];
+  ps_u32 valid = 0;
+  if (!ps_q_word_codes(p, B, aligned, w, j, value_slots, value_in, codes, &valid, status)) return;
   ps_qval x[PS_QS_N_AGGS];
   PS_Q_UNROLL
   for (ps_u32 a = 0; a < PS_QS_N_AGGS; ++a) {
@@ -1735,31 +1730,6 @@ PS_FN void ps_q_regs_add(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_
       if (PS_QS_FIELD(a, PS_QF_MAX)) R->mx[k][a] = v > R->mx[k][a] ? v : R->mx[k][a];
     }
   }
-}
-
-/* The slots of `slots` without a validity bitmap: a read row's valid bits
- * there are always set, and OR-ing them in makes them constants of the
- * build where the read and the add are apart (PS_QS_PIPELINE). */
-PS_FN ps_u32 ps_q_plain_slots(PS_CONST_MEM const ps_vprog *p, ps_u32 slots) {
-  ps_u32 m = 0;
-  PS_Q_UNROLL
-  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s)
-    if (((slots >> s) & 1u) && !(PS_QP(p)->cols[s].flags & PS_COLF_VALIDITY)) m |= 1u << s;
-  return m;
-}
-
-/* Both halves in turn, with the early returns written out: on the path to
- * the add every value slot's validity is then a constant of the build (a
- * merged path would leave it a variable, and a NULL test per value). */
-PS_FN void ps_q_regs_row(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w, ps_u32 j,
-                         ps_u32 key_in, ps_u32 value_slots, ps_u32 value_in, ps_q_regs *R, PS_GLOBAL ps_u32 *status) {
-  const ps_u64 r = w * 32 + j;
-  const ps_u64 g = ps_q_key_group_in(p, B, aligned, r, key_in, status);
-  if (g >= PS_QP(p)->n_groups) return; /* a corrupt key code, recorded */
-  ps_u64 codes[PS_MAX_COLS];
-  ps_u32 valid = 0;
-  if (!ps_q_word_codes(p, B, aligned, w, j, value_slots, value_in, codes, &valid, status)) return;
-  ps_q_regs_add(p, B, aligned, r, g, codes, valid, R, status);
 }
 
 /* PS_QMODE_REGS by rows (PS_QS_LANES 1, CUDA's default): the registers as above, but a
@@ -1791,17 +1761,6 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
   const ps_u32 value_slots = ps_q_value_slots(p), key_slots = ps_q_key_slots(p);
   const ps_u32 team = lid & ~31u, lane = lid & 31u, team_size = lsize - team < 32u ? lsize - team : 32u;
   const ps_u64 words = (L->rows + 31) / 32;
-#if PS_QS_PIPELINE
-  /* PS_QS_PIPELINE (query_pipeline): with a team of 32, a work-item's row of
-   * a word is read before the previous selected word's row is added, so
-   * that its loads are in flight while that row's values are made and
-   * added (the order of the adds does not change their sums) */
-  ps_u64 pend_codes[PS_MAX_COLS];
-  ps_u32 pend_valid = 0;
-  ps_u64 pend_g = PS_QP(p)->n_groups, pend_r = 0;
-  PS_Q_UNROLL
-  for (ps_u32 c = 0; c < PS_QP(p)->n_cols; ++c) pend_codes[c] = 0;
-#endif
   /* the same rounds for every work-item of the group (barriers) */
   for (ps_u64 base = group * lsize; base < words; base += L->items) {
     const ps_u64 w = base + lid;
@@ -1820,27 +1779,6 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
       if (s == 0) continue; /* the same for the whole team */
       const ps_u64 wi = base + team + i;
       if (words_sel[2 * (team + i) + 1]) {
-#if PS_QS_PIPELINE
-        if (team_size == 32u) {
-          /* this word's codes read, then the pending row's values added:
-           * the adds do not wait for these loads */
-          ps_u64 codes[PS_MAX_COLS];
-          ps_u32 valid = 0;
-          ps_u64 g = PS_QP(p)->n_groups;
-          PS_Q_UNROLL
-          for (ps_u32 c = 0; c < PS_QP(p)->n_cols; ++c) codes[c] = 0;
-          if ((s >> lane) & 1u) g = ps_q_regs_read(p, B, aligned, wi, lane, key_slots, value_slots, value_slots, codes, &valid, status);
-          if (pend_g < PS_QP(p)->n_groups)
-            ps_q_regs_add(p, B, aligned, pend_r, pend_g, pend_codes, pend_valid | ps_q_plain_slots(p, value_slots), &R,
-                          status);
-          PS_Q_UNROLL
-          for (ps_u32 c = 0; c < PS_QP(p)->n_cols; ++c) pend_codes[c] = codes[c];
-          pend_valid = valid;
-          pend_g = g;
-          pend_r = wi * 32 + lane;
-          continue;
-        }
-#endif
         /* every word but a stream's last: constant masks, unchecked readers */
         for (ps_u32 j = lane; j < 32u; j += team_size)
           if ((s >> j) & 1u) ps_q_regs_row(p, B, aligned, wi, j, key_slots, value_slots, value_slots, &R, status);
@@ -1853,10 +1791,6 @@ PS_FN void ps_q_partials_lanes(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM cons
     }
     PS_BARRIER(); /* before the next round's words overwrite these */
   }
-#if PS_QS_PIPELINE
-  if (pend_g < PS_QP(p)->n_groups)
-    ps_q_regs_add(p, B, aligned, pend_r, pend_g, pend_codes, pend_valid | ps_q_plain_slots(p, value_slots), &R, status);
-#endif
   ps_q_regs_out(p, &R, group, lid, lsize, lacc, part);
 }
 #endif

@@ -338,7 +338,6 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"query_collect_pinned", zero_one, 0, offsetof(ps_internal_options, query_collect_pinned)},
       {"query_lanes", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_lanes)},
       {"query_prefetch", tri, PS_OPT_AUTO, offsetof(ps_internal_options, query_prefetch)},
-      {"query_pipeline", zero_one, 0, offsetof(ps_internal_options, query_pipeline)},
       {"query_warp_merge", zero_one, 0, offsetof(ps_internal_options, query_warp_merge)},
       {"opencl_param_buffers", zero_one, 0, offsetof(ps_internal_options, opencl_param_buffers)},
       {"opencl_fp64", zero_one, 0, offsetof(ps_internal_options, opencl_fp64)},
@@ -366,7 +365,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
           "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
           "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_collect_pinned=0|1, "
           "query_lanes=auto|0|1, "
-          "query_prefetch=auto|0|1, query_pipeline=0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, query_min_blocks=0..8)\n",
+          "query_prefetch=auto|0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, query_min_blocks=0..8)\n",
           th.test, th.backend, source, (int)(end - p), p);
       exit(1);
     }

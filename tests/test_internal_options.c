@@ -53,7 +53,6 @@ static const field FIELDS[] = {
     {"query_collect_pinned", offsetof(ps_internal_options, query_collect_pinned), 0, 1},
     {"query_lanes", offsetof(ps_internal_options, query_lanes), PS_OPT_AUTO, PS_OPT_ON},
     {"query_prefetch", offsetof(ps_internal_options, query_prefetch), PS_OPT_AUTO, PS_OPT_ON},
-    {"query_pipeline", offsetof(ps_internal_options, query_pipeline), 0, 1},
     {"query_warp_merge", offsetof(ps_internal_options, query_warp_merge), 0, 1},
     {"opencl_param_buffers", offsetof(ps_internal_options, opencl_param_buffers), 0, 1},
     {"opencl_fp64", offsetof(ps_internal_options, opencl_fp64), 0, 1},
@@ -70,7 +69,7 @@ static void defaults_and_values(ps_context *ctx) {
   CHECK(d.fast_paths == 1 && d.opencl_jit == PS_OPT_AUTO && d.opencl_words == PS_OPT_WORDS_AUTO &&
         d.opencl_like == PS_OPT_AUTO && d.opencl_ids_runs == PS_OPT_AUTO && d.opencl_ids_run_words == 0 && d.opencl_ids_scan == 0 && d.opencl_reduce_tiles == PS_OPT_AUTO &&
         d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
-        d.opencl_query == PS_OPT_QUERY_AUTO && d.query_lanes == PS_OPT_AUTO && d.query_prefetch == PS_OPT_AUTO && d.query_pipeline == 0 &&
+        d.opencl_query == PS_OPT_QUERY_AUTO && d.query_lanes == PS_OPT_AUTO && d.query_prefetch == PS_OPT_AUTO &&
         d.query_warp_merge == 1 && d.query_collect_pinned == 1 && d.opencl_param_buffers == 1 && d.opencl_fp64 == 1 &&
         d.query_min_blocks == 0);
   /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */

@@ -1254,18 +1254,13 @@ int main(int argc, char **argv) {
    * work-item above (OpenCL's default), a work-item per row here (CUDA's),
    * both with the cache hints of query_prefetch (a query without GROUP BY
    * asks for its next word's WHERE columns; by rows, a selected word's key
-   * and value columns), and by rows with each row's reads ahead of the
-   * previous row's adds (query_pipeline) */
-  static const char *const by_rows[] = {"query_specialize=1,query_lanes=1,query_prefetch=1",
-                                        "query_specialize=1,query_lanes=1,query_pipeline=1"};
-  for (size_t i = 0; i < sizeof by_rows / sizeof by_rows[0]; i++) {
-    th_test_options(by_rows[i]);
-    spec = th_context(0);
-    register_groups(spec, &th.rng);
-    random_queries(spec, ref, &th.rng, 5000, 2 * (int)th.scale);
-    ps_context_destroy(spec);
-    th_options_reset();
-  }
+   * and value columns) */
+  th_test_options("query_specialize=1,query_lanes=1,query_prefetch=1");
+  spec = th_context(0);
+  register_groups(spec, &th.rng);
+  random_queries(spec, ref, &th.rng, 5000, 2 * (int)th.scale);
+  ps_context_destroy(spec);
+  th_options_reset();
   ps_context_destroy(ref);
   return th_finish();
 }

@@ -37,7 +37,6 @@ typedef struct shape {
   ps_query *q;
   uint32_t min_blocks; /* CUDA's launch bounds (query_min_blocks), 0 none */
   uint32_t prefetch;   /* the cache hints (query_prefetch) */
-  uint32_t pipeline;   /* a row read before the previous one is added (query_pipeline) */
 } shape;
 
 /* A column of random codes at `width` bits around a small reference, as
@@ -119,13 +118,11 @@ static uint64_t wanted_fields(const ps_query *q) {
 /* The text a device backend writes for q's first chunk (its mode chosen as
  * the backends choose it: registers for small GROUP BY domains, by rows and
  * merged a warp at a time, as on CUDA). */
-static size_t spec_text(const ps_query *q, uint32_t min_blocks, uint32_t prefetch, uint32_t pipeline, char *buf,
-                        size_t size) {
+static size_t spec_text(const ps_query *q, uint32_t min_blocks, uint32_t prefetch, char *buf, size_t size) {
   ps_query_spec_flags f;
   memset(&f, 0, sizeof f);
   f.min_blocks = min_blocks;
   f.prefetch = prefetch;
-  f.pipeline = pipeline;
   ps_query_plan plan;
   ps_query_plan_chunk(&q->prog, wanted_fields(q), 1, 1, &plan);
   f.mode = plan.mode;
@@ -149,10 +146,10 @@ static void check_shape(ps_context *ctx, const shape *s, const char *dump) {
     free(again);
     return;
   }
-  const size_t len = spec_text(s->q, s->min_blocks, s->prefetch, s->pipeline, text, PS_QUERY_SPEC_MAX_TEXT);
+  const size_t len = spec_text(s->q, s->min_blocks, s->prefetch, text, PS_QUERY_SPEC_MAX_TEXT);
   CHECKF(len > 0 && strncmp(text, "#define PS_Q_SPEC 1\n", 20) == 0, "%s: text of %zu bytes", s->name, len);
   /* the kernel caches' key: the same query, the same text */
-  CHECK(spec_text(s->q, s->min_blocks, s->prefetch, s->pipeline, again, PS_QUERY_SPEC_MAX_TEXT) == len && memcmp(text, again, len) == 0);
+  CHECK(spec_text(s->q, s->min_blocks, s->prefetch, again, PS_QUERY_SPEC_MAX_TEXT) == len && memcmp(text, again, len) == 0);
   /* too small a buffer: 0, and an empty string */
   ps_query_spec_flags none;
   memset(&none, 0, sizeof none);
@@ -477,31 +474,25 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < 8; i++) check_shape(ctx, &shapes[i], dump);
   if (shapes[1].q) { /* TPC-H Q1 compiled to fit three blocks an SM (registers capped, spills allowed) */
-    shape capped = {"tpch_q1_min_blocks3", shapes[1].q, 3, 0, 0};
+    shape capped = {"tpch_q1_min_blocks3", shapes[1].q, 3, 0};
     check_shape(ctx, &capped, dump);
     /* and with the cache hints of the GROUP BY by rows (query_prefetch) */
-    shape hinted = {"tpch_q1_prefetch", shapes[1].q, 0, 1, 0};
+    shape hinted = {"tpch_q1_prefetch", shapes[1].q, 0, 1};
     check_shape(ctx, &hinted, dump);
-    /* and with a row's reads ahead of the previous row's adds (query_pipeline) */
-    shape piped = {"tpch_q1_pipeline", shapes[1].q, 0, 0, 1};
-    check_shape(ctx, &piped, dump);
     char *a = malloc(PS_QUERY_SPEC_MAX_TEXT), *b = malloc(PS_QUERY_SPEC_MAX_TEXT);
     if (CHECK(a && b)) { /* the bound and the hints are part of the text, which is the kernel caches' key */
-      CHECK(spec_text(shapes[1].q, 0, 0, 0, a, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
-            spec_text(shapes[1].q, 3, 0, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 && strcmp(a, b) != 0 &&
-            strstr(a, "#define PS_QS_PIPELINE 0u\n") != NULL &&
+      CHECK(spec_text(shapes[1].q, 0, 0, a, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+            spec_text(shapes[1].q, 3, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 && strcmp(a, b) != 0 &&
             strstr(a, "#define PS_QS_PREFETCH 0u\n") != NULL && strstr(b, "#define PS_QS_MIN_BLOCKS 3u\n") != NULL);
-      CHECK(spec_text(shapes[1].q, 0, 0, 1, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
-            strstr(b, "#define PS_QS_PIPELINE 1u\n") != NULL && strstr(b, "#define PS_QS_LANES 1u\n") != NULL);
       /* by default the hints go into a GROUP BY by rows only, not into a
        * query without GROUP BY */
-      CHECK(spec_text(shapes[1].q, 0, PS_QUERY_PREFETCH_AUTO, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+      CHECK(spec_text(shapes[1].q, 0, PS_QUERY_PREFETCH_AUTO, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
             strstr(b, "#define PS_QS_PREFETCH 1u\n") != NULL);
-      CHECK(shapes[0].q && spec_text(shapes[0].q, 0, PS_QUERY_PREFETCH_AUTO, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+      CHECK(shapes[0].q && spec_text(shapes[0].q, 0, PS_QUERY_PREFETCH_AUTO, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
             strstr(b, "#define PS_QS_PREFETCH 0u\n") != NULL && strstr(b, "#define PS_QS_MODE 0u\n") != NULL);
-      CHECK(shapes[0].q && spec_text(shapes[0].q, 0, 1, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+      CHECK(shapes[0].q && spec_text(shapes[0].q, 0, 1, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
             strstr(b, "#define PS_QS_PREFETCH 1u\n") != NULL);
-      CHECK(spec_text(shapes[1].q, 0, 1, 0, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
+      CHECK(spec_text(shapes[1].q, 0, 1, b, PS_QUERY_SPEC_MAX_TEXT) > 0 &&
             strstr(b, "#define PS_QS_PREFETCH 1u\n") != NULL && strstr(b, "#define PS_QS_LANES 1u\n") != NULL);
     }
     free(a);

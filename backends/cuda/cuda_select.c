@@ -526,9 +526,7 @@ ps_status ps_cuda_query(ps_backend *be, const ps_query_args *a) {
     f.or_right = p->launch.or_right;
     f.fields = fields;
     f.lanes = (uint32_t)ps_query_lanes(be->ctx, 1);
-    const int prefetch = ps_context_internal_options(be->ctx)->query_prefetch;
-    f.prefetch = prefetch == PS_OPT_AUTO ? PS_QUERY_PREFETCH_AUTO : (uint32_t)prefetch;
-    f.pipeline = (uint32_t)ps_context_internal_options(be->ctx)->query_pipeline;
+    f.prefetch = ps_query_prefetch(be->ctx);
     f.warp_merge = (uint32_t)ps_context_internal_options(be->ctx)->query_warp_merge;
     f.min_blocks = (uint32_t)ps_context_internal_options(be->ctx)->query_min_blocks;
     if (st == PS_OK && ps_query_spec_write(prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT) == 0)

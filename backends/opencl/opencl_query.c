@@ -41,9 +41,7 @@ static ps_status spec_text(ps_backend *be, const ps_query_args *a, const ps_qlau
   f.or_right = L->or_right;
   f.fields = fields;
   f.lanes = (uint32_t)ps_query_lanes(be->ctx, 0);
-  f.prefetch = ps_cl_options(be)->query_prefetch == PS_OPT_AUTO ? PS_QUERY_PREFETCH_AUTO
-                                                                : (uint32_t)ps_cl_options(be)->query_prefetch;
-  f.pipeline = (uint32_t)ps_cl_options(be)->query_pipeline;
+  f.prefetch = ps_query_prefetch(be->ctx);
   const size_t len = ps_query_spec_write(a->prog, a->where_prog, &f, text, PS_QUERY_SPEC_MAX_TEXT);
   const int unbuildable = ps_cl_options(be)->opencl_query == PS_OPT_QUERY_UNBUILDABLE;
   if (len == 0 || (unbuildable && len + sizeof reject > PS_QUERY_SPEC_MAX_TEXT)) {
