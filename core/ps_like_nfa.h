@@ -94,32 +94,52 @@ PS_LIKE_FN ps_u32 ps_like_char_len(PS_LIKE_STR const ps_u8 *s, ps_u64 n) {
   return len;
 }
 
+/* The matcher for a state set of type T (ps_u32 while bit nt fits it,
+ * else ps_u64: half the arithmetic for the patterns people write). The
+ * ring moves one position a byte; an ASCII byte is one character, so its
+ * '_' and '%' steps land on the next position without the UTF-8 decoder
+ * (the common case: only a byte of 0x80 and above decodes). */
+#define PS_LIKE_NFA_MATCHER(NAME, T)                                                                               \
+  PS_LIKE_FN int NAME(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_TAB const ps_u64 *lit, ps_u64 any1,           \
+                      ps_u64 anyseq, ps_u64 tail, ps_u32 nt) {                                                     \
+    const T a1 = (T)any1, as = (T)anyseq, tl = (T)tail;                                                            \
+    /* r0..r3: the sets of positions i, i + 1, i + 2, i + 3 */                                                    \
+    T r0 = 1, r1 = 0, r2 = 0, r3 = 0;                                                                             \
+    for (ps_u64 i = 0;; i++) {                                                                                     \
+      const T S = r0 | ((r0 & as) << 1);                                                                           \
+      if (S & tl) return 1;                                                                                        \
+      if (i == n) return (int)((S >> nt) & 1u);                                                                    \
+      const ps_u32 c = s[i];                                                                                       \
+      const T moved = (S & (T)lit[c]) << 1, step = ((S & a1) << 1) | (S & as);                                     \
+      r0 = r1 | moved, r1 = r2, r2 = r3, r3 = 0;                                                                   \
+      if (c < 0x80u) {                                                                                             \
+        r0 |= step;                                                                                                \
+      } else if (step) {                                                                                           \
+        const ps_u32 len = ps_like_char_len(s + i, n - i);                                                         \
+        if (len == 1)                                                                                              \
+          r0 |= step;                                                                                              \
+        else if (len == 2)                                                                                         \
+          r1 |= step;                                                                                              \
+        else if (len == 3)                                                                                         \
+          r2 |= step;                                                                                              \
+        else                                                                                                       \
+          r3 |= step;                                                                                              \
+      }                                                                                                            \
+      if ((r0 | r1 | r2 | r3) == 0) return 0;                                                                      \
+    }                                                                                                              \
+  }
+
+PS_LIKE_NFA_MATCHER(ps_like_nfa_match32, ps_u32)
+PS_LIKE_NFA_MATCHER(ps_like_nfa_match64, ps_u64)
+#undef PS_LIKE_NFA_MATCHER
+
 /* 1 iff s[0..n) matches the pattern (lit: the nfa's 256 literal masks, in
- * whatever memory the caller staged them). */
+ * whatever memory the caller staged them). nt is the same for every entry
+ * of a launch, so the choice does not diverge. */
 PS_LIKE_FN int ps_like_nfa_match(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_TAB const ps_u64 *lit, ps_u64 any1,
                                  ps_u64 anyseq, ps_u64 tail, ps_u32 nt) {
-  /* r0..r3: the sets of positions i, i + 1, i + 2, i + 3 */
-  ps_u64 r0 = 1, r1 = 0, r2 = 0, r3 = 0;
-  for (ps_u64 i = 0;; i++) {
-    ps_u64 S = r0 | ((r0 & anyseq) << 1);
-    if (S & tail) return 1;
-    if (i == n) return (int)((S >> nt) & 1u);
-    r0 = r1, r1 = r2, r2 = r3, r3 = 0;
-    r0 |= (S & lit[s[i]]) << 1;
-    ps_u64 step = ((S & any1) << 1) | (S & anyseq);
-    if (step) {
-      ps_u32 len = ps_like_char_len(s + i, n - i);
-      if (len == 1)
-        r0 |= step;
-      else if (len == 2)
-        r1 |= step;
-      else if (len == 3)
-        r2 |= step;
-      else
-        r3 |= step;
-    }
-    if ((r0 | r1 | r2 | r3) == 0) return 0;
-  }
+  return nt < 32u ? ps_like_nfa_match32(s, n, lit, any1, anyseq, tail, nt)
+                  : ps_like_nfa_match64(s, n, lit, any1, anyseq, tail, nt);
 }
 
 #endif /* PS_LIKE_NFA_H */

@@ -90,9 +90,10 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
  * ps_reduce_tiles: at 32 bits, a word's 32 stream words and its row mask
  * (more than the tree's partial), and a little for the stage's end, so that
  * every width fits the group (opencl_select.c's reduce_tiles_local).
- * ps_gather_ids: a validity word per 32 work-items. */
+ * ps_gather_ids: a validity word per 32 work-items.
+ * ps_like_dict_words: a match per work-item. */
 static const size_t kernel_local_bytes[PS_CL_KERNEL_COUNT] = {
-    4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 0, 0, 0, 4, 0, 0, 4 * (32 + 1) + 16, 1};
+    4, 4, 4 + 64, 8 * PS_REDUCE_PARTIAL_WORDS, 0, 0, 0, 4, 0, 0, 4, 0, 0, 4 * (32 + 1) + 16, 1};
 
 /* The -D specializations for this device. Fast-math options are never used:
  * results must be bit-identical to the reference backend. */
