@@ -94,44 +94,65 @@ PS_LIKE_FN ps_u32 ps_like_char_len(PS_LIKE_STR const ps_u8 *s, ps_u64 n) {
   return len;
 }
 
+/* One ASCII byte c from the set r of the current position, where no later
+ * position holds anything (r1..r3 empty): the closure, the literal and '_'
+ * moves and the '%' stay, all landing on the next position. */
+#define PS_LIKE_NFA_ASCII(T, r, c) \
+  ((((r) | (((r) & as) << 1)) & ((T)lit[c] | a1)) << 1 | (((r) | (((r) & as) << 1)) & as))
+
 /* The matcher for a state set of type T (ps_u32 while bit nt fits it,
  * else ps_u64: half the arithmetic for the patterns people write). The
- * ring moves one position a byte; an ASCII byte is one character, so its
- * '_' and '%' steps land on the next position without the UTF-8 decoder
- * (the common case: only a byte of 0x80 and above decodes). */
-#define PS_LIKE_NFA_MATCHER(NAME, T)                                                                               \
-  PS_LIKE_FN int NAME(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_TAB const ps_u64 *lit, ps_u64 any1,           \
-                      ps_u64 anyseq, ps_u64 tail, ps_u32 nt) {                                                     \
-    const T a1 = (T)any1, as = (T)anyseq, tl = (T)tail;                                                            \
-    /* r0..r3: the sets of positions i, i + 1, i + 2, i + 3 */                                                    \
-    T r0 = 1, r1 = 0, r2 = 0, r3 = 0;                                                                             \
-    for (ps_u64 i = 0;; i++) {                                                                                     \
-      const T S = r0 | ((r0 & as) << 1);                                                                           \
-      if (S & tl) return 1;                                                                                        \
-      if (i == n) return (int)((S >> nt) & 1u);                                                                    \
-      const ps_u32 c = s[i];                                                                                       \
-      const T moved = (S & (T)lit[c]) << 1, step = ((S & a1) << 1) | (S & as);                                     \
-      r0 = r1 | moved, r1 = r2, r2 = r3, r3 = 0;                                                                   \
-      if (c < 0x80u) {                                                                                             \
-        r0 |= step;                                                                                                \
-      } else if (step) {                                                                                           \
-        const ps_u32 len = ps_like_char_len(s + i, n - i);                                                         \
-        if (len == 1)                                                                                              \
-          r0 |= step;                                                                                              \
-        else if (len == 2)                                                                                         \
-          r1 |= step;                                                                                              \
-        else if (len == 3)                                                                                         \
-          r2 |= step;                                                                                              \
-        else                                                                                                       \
-          r3 |= step;                                                                                              \
-      }                                                                                                            \
-      if ((r0 | r1 | r2 | r3) == 0) return 0;                                                                      \
-    }                                                                                                              \
+ * ring moves one position a byte. ASCII bytes are one character each, so
+ * while no multi-byte step is pending they go four at a time through
+ * PS_LIKE_NFA_ASCII, the accept and reject tests once per four: reaching
+ * a final '%' keeps its bit (it stays on every byte), and an empty set stays
+ * empty. Any other byte takes the general step, with the UTF-8 decoder only
+ * for a byte of 0x80 and above. */
+#define PS_LIKE_NFA_MATCHER(NAME, T)                                                                                  \
+  PS_LIKE_FN int NAME(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_TAB const ps_u64 *lit, ps_u64 any1,               \
+                      ps_u64 anyseq, ps_u64 tail, ps_u32 nt) {                                                        \
+    const T a1 = (T)any1, as = (T)anyseq, tl = (T)tail;                                                               \
+    /* r0..r3: the sets of positions i, i + 1, i + 2, i + 3 */                                                        \
+    T r0 = 1, r1 = 0, r2 = 0, r3 = 0;                                                                                 \
+    for (ps_u64 i = 0;; i++) {                                                                                        \
+      /* four ASCII bytes a step while nothing waits past the next position */                                        \
+      while ((r1 | r2 | r3) == 0 && n - i >= 4u) {                                                                    \
+        const ps_u32 c0 = s[i], c1 = s[i + 1], c2 = s[i + 2], c3 = s[i + 3];                                          \
+        if ((c0 | c1 | c2 | c3) >= 0x80u) break;                                                                      \
+        r0 = PS_LIKE_NFA_ASCII(T, r0, c0);                                                                            \
+        r0 = PS_LIKE_NFA_ASCII(T, r0, c1);                                                                            \
+        r0 = PS_LIKE_NFA_ASCII(T, r0, c2);                                                                            \
+        r0 = PS_LIKE_NFA_ASCII(T, r0, c3);                                                                            \
+        i += 4;                                                                                                       \
+        if (r0 == 0) return 0;                                                                                        \
+      }                                                                                                               \
+      const T S = r0 | ((r0 & as) << 1);                                                                              \
+      if (S & tl) return 1;                                                                                           \
+      if (i == n) return (int)((S >> nt) & 1u);                                                                       \
+      const ps_u32 c = s[i];                                                                                          \
+      const T moved = (S & (T)lit[c]) << 1, step = ((S & a1) << 1) | (S & as);                                        \
+      r0 = r1 | moved, r1 = r2, r2 = r3, r3 = 0;                                                                      \
+      if (c < 0x80u) {                                                                                                \
+        r0 |= step;                                                                                                   \
+      } else if (step) {                                                                                              \
+        const ps_u32 len = ps_like_char_len(s + i, n - i);                                                            \
+        if (len == 1)                                                                                                 \
+          r0 |= step;                                                                                                 \
+        else if (len == 2)                                                                                            \
+          r1 |= step;                                                                                                 \
+        else if (len == 3)                                                                                            \
+          r2 |= step;                                                                                                 \
+        else                                                                                                          \
+          r3 |= step;                                                                                                 \
+      }                                                                                                               \
+      if ((r0 | r1 | r2 | r3) == 0) return 0;                                                                         \
+    }                                                                                                                 \
   }
 
 PS_LIKE_NFA_MATCHER(ps_like_nfa_match32, ps_u32)
 PS_LIKE_NFA_MATCHER(ps_like_nfa_match64, ps_u64)
 #undef PS_LIKE_NFA_MATCHER
+#undef PS_LIKE_NFA_ASCII
 
 /* 1 iff s[0..n) matches the pattern (lit: the nfa's 256 literal masks, in
  * whatever memory the caller staged them). nt is the same for every entry
