@@ -18,7 +18,8 @@
  *   PS_LOCAL       address space of work-group memory (__local / shared)
  *   PS_BARRIER()   a work-group barrier over work-group memory
  *   PS_PREFETCH(p) a hint to bring global memory at p into the cache (the
- *                  L2 on CUDA; OpenCL's prefetch; nothing on the host)
+ *                  L2 on CUDA; OpenCL's prefetch, clang's on a CPU device;
+ *                  nothing on the host)
  *   ps_local_add_carry  adds v to a 64-bit word of work-group memory and
  *                  returns the carry out of its bit 63 (0 or 1), as two
  *                  32-bit atomic adds, the low word's carry into the high
@@ -94,7 +95,13 @@ typedef bool ps_bool;
 #define ps_popc32(x) popcount((uint)(x))
 #define PS_LOCAL __local
 #define PS_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+/* On a CPU device the host asks for clang's prefetch (PS_CPU_PREFETCH): PoCL
+ * compiles OpenCL's prefetch() to nothing. */
+#if defined(PS_CPU_PREFETCH) && defined(__clang__)
+#define PS_PREFETCH(p) __builtin_prefetch((__global const void *)(p))
+#else
 #define PS_PREFETCH(p) prefetch((__global const uchar *)(p), 1)
+#endif
 #define ps_local_add_u32(p, v) atomic_add((volatile __local uint *)(p), (uint)(v))
 #ifdef __ENDIAN_LITTLE__
 #define PS_LOCAL_LOW_WORD 0

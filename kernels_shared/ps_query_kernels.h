@@ -1014,7 +1014,6 @@ PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const
  * cache ahead of their use, so that a work-item's next word does not start
  * with a full memory latency per leaf. A hint: it reads nothing the kernel
  * sees, and only inside the streams. */
-#if defined(PS_Q_SPEC) && PS_QS_PREFETCH
 /* The width stream words of 32-row word w of FOR stream d (inside it: the
  * caller checks), asked into the cache. */
 PS_FN void ps_q_prefetch_word(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w) {
@@ -1022,6 +1021,8 @@ PS_FN void ps_q_prefetch_word(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w) 
   PS_PREFETCH(d + at);
   if (bytes > 32) PS_PREFETCH(d + at + bytes - 1); /* a word may cross a line */
 }
+
+#if defined(PS_Q_SPEC) && PS_QS_PREFETCH
 
 PS_FN void ps_q_prefetch_where(PS_CONST_MEM const ps_program *wp, const ps_w_bufs *wb, ps_u64 w) {
   PS_Q_UNROLL
@@ -1058,10 +1059,22 @@ PS_FN void ps_q_prefetch_slots(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *
  * word by word). On a CPU a value column the WHERE does not read misses
  * the cache at each selected row; with the batch's loads after the batch's
  * compares, an out-of-order core has several of them in flight instead of
- * one after another. */
+ * one after another, and before the rows are read the stream words of
+ * every selected word's columns are asked into the cache
+ * (ps_q_prefetch_rows), so that the misses overlap all at once rather than
+ * as far as the core's window reaches into the rows' arithmetic. */
 #ifndef PS_Q_SEL_BATCH
 #define PS_Q_SEL_BATCH 1
 #endif
+
+/* The stream words of 32-row word w of every FOR column a selected row
+ * reads (read_slots), where they lie inside their streams. */
+PS_FN void ps_q_prefetch_rows(PS_CONST_MEM const ps_vprog *p, const ps_q_bufs *B, ps_u32 aligned, ps_u64 w) {
+  const ps_u32 inside = ps_q_inside_slots(p, B, aligned, w, PS_QP(p)->read_slots);
+  PS_Q_UNROLL
+  for (ps_u32 s = 0; s < PS_QP(p)->n_cols; ++s)
+    if ((inside >> s) & 1u) ps_q_prefetch_word(B->data[s], PS_QP(p)->cols[s].width, w);
+}
 
 /* Whether a selected row's columns are read at all (not for COUNT(*) alone). */
 PS_FN int ps_q_reads(PS_CONST_MEM const ps_vprog *p) {
@@ -1169,6 +1182,11 @@ PS_FN void ps_q_partials_private(PS_CONST_MEM const ps_vprog *p, PS_CONST_MEM co
       sels[b] = sel;
     }
     if (!reads) continue;
+#if PS_Q_SEL_BATCH > 1
+    PS_Q_UNROLL
+    for (ps_u32 b = 0; b < PS_Q_SEL_BATCH; ++b)
+      if (sels[b] != 0) ps_q_prefetch_rows(p, B, (ps_u32)PS_QL_ALIGNED(L), w0 + b * step);
+#endif
     PS_Q_UNROLL
     for (ps_u32 b = 0; b < PS_Q_SEL_BATCH; ++b) {
       const ps_u64 w = w0 + b * step;
