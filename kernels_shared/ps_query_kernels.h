@@ -1009,21 +1009,20 @@ PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const
   return sel;
 }
 
-/* PS_QS_PREFETCH (a specialized build's option, query_prefetch): the
- * stream bytes of word w of every column the WHERE reads, asked into the
- * cache ahead of their use, so that a work-item's next word does not start
- * with a full memory latency per leaf. A hint: it reads nothing the kernel
- * sees, and only inside the streams. */
 /* The width stream words of 32-row word w of FOR stream d (inside it: the
- * caller checks), asked into the cache. */
+ * caller checks), asked into the cache: the cache hints below and the CPU
+ * batch's (ps_q_prefetch_rows). A hint reads nothing the kernel sees. */
 PS_FN void ps_q_prefetch_word(PS_GLOBAL const ps_u8 *d, ps_u32 width, ps_u64 w) {
   const ps_u64 at = w * width * 4, bytes = (ps_u64)width * 4;
   PS_PREFETCH(d + at);
   if (bytes > 32) PS_PREFETCH(d + at + bytes - 1); /* a word may cross a line */
 }
 
+/* PS_QS_PREFETCH (a specialized build's option, query_prefetch): the
+ * stream bytes of word w of every column the WHERE reads, asked into the
+ * cache ahead of their use, so that a work-item's next word does not start
+ * with a full memory latency per leaf. Only inside the streams. */
 #if defined(PS_Q_SPEC) && PS_QS_PREFETCH
-
 PS_FN void ps_q_prefetch_where(PS_CONST_MEM const ps_program *wp, const ps_w_bufs *wb, ps_u64 w) {
   PS_Q_UNROLL
   for (ps_u32 s = 0; s < PS_QW(wp)->n_cols; ++s) {

@@ -26,11 +26,11 @@ ps_status ps_cl_like_dict(ps_backend *be, const ps_like_dict_args *a) {
   if (st == PS_OK) st = ps_cl_set_arg(be, k, 3, sizeof(cl_mem), &out);
   for (cl_uint i = 0; st == PS_OK && i < 5; ++i) st = ps_cl_set_arg(be, k, 4 + i, sizeof(cl_ulong), &scalars[i]);
   /* like.cl: a work-item per entry where the group is whole words, else
-   * one per word */
+   * one per word (the kernel's per_entry, from the same group size) */
   const size_t group = prog->work_group[PS_CL_LIKE], words = (size_t)((a->count + 31) / 32);
   const int per_entry = group >= 32 && group % 32 == 0;
   if (st == PS_OK) st = ps_cl_set_arg(be, k, 9, 256 * sizeof(cl_ulong), NULL);
-  if (st == PS_OK) st = ps_cl_set_arg(be, k, 10, (group ? group : 1) * sizeof(cl_uint), NULL);
+  if (st == PS_OK) st = ps_cl_set_arg(be, k, 10, group * sizeof(cl_uint), NULL);
   if (st == PS_OK) st = ps_cl_launch(be, prog, PS_CL_LIKE, per_entry ? words * 32 : words);
   /* Released now, freed by OpenCL once the launch is done. */
   clReleaseMemObject(nfa);
