@@ -150,7 +150,25 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
   return t.len;
 }
 
-size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size) {
+uint64_t ps_where_whole_words(const ps_program *p, uint32_t data_aligned, uint32_t validity_aligned) {
+  uint64_t words = UINT64_MAX;
+  for (uint32_t c = 0; c < p->n_cols && c < PS_MAX_COLS; c++) {
+    const ps_prog_col *col = &p->cols[c];
+    if (col->encoding == PS_ENC_FOR && col->width != 0) {
+      if (!((data_aligned >> c) & 1u)) return 0;
+      const uint64_t w = ps_for_whole_words(col->width, col->data_bytes);
+      if (w < words) words = w;
+    }
+    if (col->flags & PS_COLF_VALIDITY) {
+      if (!((validity_aligned >> c) & 1u)) return 0;
+      const uint64_t w = col->validity_bytes / 4; /* a bitmap is a 1-bit FOR stream */
+      if (w < words) words = w;
+    }
+  }
+  return words;
+}
+
+size_t ps_where_spec_write(const ps_program *p, int whole, char *buf, size_t size) {
   text t = {buf, size, 0, size == 0};
   put(&t, "PS_Q_SPEC_DATA ps_program ps_w_spec_prog = {%uu,%uu,%uu,0u,\n{", p->n_insns, p->n_cols, p->stack_depth);
   const uint32_t n_cols = p->n_cols ? p->n_cols : 1;
@@ -174,6 +192,7 @@ size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size) {
         in->op == PS_OP_CMPCOL ? in->col_b : 0u);
   }
   put(&t, "}};\n#define PS_W_SPEC_PROG ps_w_spec_prog\n#define PS_W_N_INSNS %uu\n", p->n_insns);
+  if (whole) put(&t, "#define PS_W_WHOLE 1\n");
   if (t.full) {
     if (size) buf[0] = '\0';
     return 0;

@@ -101,7 +101,19 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
  * (the evaluator reads them from the program in memory), and the fields that
  * mean nothing for an instruction are normalized, so that every program of
  * one shape gives the same text, which is also the kernel caches' key.
+ * whole != 0 adds `#define PS_W_WHOLE 1` (kernels_shared/ps_codes.h): the
+ * kernel reads FOR stream words and validity words unchecked, and may run
+ * only over the words ps_where_whole_words counts.
  * Returns the length, or 0 if it does not fit in size bytes. */
-size_t ps_where_spec_write(const ps_program *p, char *buf, size_t size);
+size_t ps_where_spec_write(const ps_program *p, int whole, char *buf, size_t size);
+
+/* The leading 32-row words of a chunk of p (its slots' readable bytes from
+ * the chunk start) that a PS_W_WHOLE kernel may evaluate: every FOR slot's
+ * stream words and every validity bitmap's word of those rows lie inside
+ * their buffers (ps_layout.h's ps_for_whole_words), and those buffers are
+ * 4-byte aligned (bit c of data_aligned and validity_aligned for slot c).
+ * 0 when a slot that is read is misaligned. Other encodings' reads stay
+ * bounded under PS_W_WHOLE and do not count. */
+uint64_t ps_where_whole_words(const ps_program *p, uint32_t data_aligned, uint32_t validity_aligned);
 
 #endif /* PS_QUERY_SPEC_H */

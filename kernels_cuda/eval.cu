@@ -109,17 +109,20 @@ uint32_t words_resident_blocks(const void *spec) {
   return v;
 }
 
-cudaError_t launch_words(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks, cudaStream_t stream) {
-  if (!spec && p->for_only) spec = ps_cuda_eval_words_for(); /* no other encoding's reader in it */
-  const ps_cuda_where_params w = ps_cuda_where_params_of(*p);
-  const uint64_t words = ((uint64_t)p->rows + 31) / 32;
-  const uint64_t want = (words + 32 * kWordsWarps - 1) / (32 * kWordsWarps);
-  uint32_t fill = words_resident_blocks(spec);
+/* One launch of the per-word kernel `k` (a cudaKernel_t, or NULL: the
+ * precompiled one) over tasks [begin, end) of w's chunk. */
+cudaError_t launch_tasks(const void *k, ps_cuda_where_params w, uint32_t begin, uint32_t end, uint32_t max_blocks,
+                         cudaStream_t stream) {
+  if (begin >= end) return cudaSuccess;
+  w.task_begin = begin;
+  w.task_end = end;
+  const uint64_t want = ((uint64_t)(end - begin) + kWordsWarps - 1) / kWordsWarps;
+  uint32_t fill = words_resident_blocks(k);
   if (!fill) fill = max_blocks ? max_blocks : 1;
   const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
-  if (spec) { /* a cudaKernel_t launches as a function symbol; its one parameter is w */
+  if (k) { /* a cudaKernel_t launches as a function symbol; its one parameter is w */
     void *args[1] = {(void *)&w};
-    const cudaError_t err = cudaLaunchKernel(spec, dim3(blocks ? blocks : 1), dim3(kWordsBlock), args, 0, stream);
+    const cudaError_t err = cudaLaunchKernel(k, dim3(blocks ? blocks : 1), dim3(kWordsBlock), args, 0, stream);
     if (err != cudaSuccess) return err;
   } else {
     eval_words_kernel<<<blocks ? blocks : 1, kWordsBlock, 0, stream>>>(w);
@@ -127,11 +130,24 @@ cudaError_t launch_words(const void *spec, const ps_cuda_eval_params *p, uint32_
   return cudaGetLastError();
 }
 
+cudaError_t launch_words(const void *spec, uint32_t spec_tasks, const ps_cuda_eval_params *p, uint32_t max_blocks,
+                         cudaStream_t stream) {
+  const ps_cuda_where_params w = ps_cuda_where_params_of(*p);
+  const uint32_t tasks = w.task_end;
+  if (!spec) spec_tasks = 0;
+  if (spec_tasks > tasks) spec_tasks = tasks;
+  /* the tasks the specialized kernel does not take: the precompiled one,
+   * the FOR build where no other encoding's reader is needed */
+  const void *generic = p->for_only ? ps_cuda_eval_words_for() : nullptr;
+  const cudaError_t err = launch_tasks(spec, w, 0, spec_tasks, max_blocks, stream);
+  return err != cudaSuccess ? err : launch_tasks(generic, w, spec_tasks, tasks, max_blocks, stream);
+}
+
 }  // namespace
 
-extern "C" cudaError_t ps_cuda_launch_eval(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks,
-                                           cudaStream_t stream) {
-  return launch_words(spec, p, max_blocks, stream);
+extern "C" cudaError_t ps_cuda_launch_eval(const void *spec, uint32_t spec_tasks, const ps_cuda_eval_params *p,
+                                           uint32_t max_blocks, cudaStream_t stream) {
+  return launch_words(spec, spec_tasks, p, max_blocks, stream);
 }
 
 extern "C" cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out) {

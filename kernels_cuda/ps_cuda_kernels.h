@@ -47,13 +47,15 @@ typedef struct ps_cuda_eval_params {
 
 /* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
  * on at most max_blocks blocks (grid-stride): the general per-word kernel,
- * `spec` (a cudaKernel_t of where_spec.cuh compiled for p->prog's shape) or,
- * when NULL, the precompiled one; writes the bitmap (if any), adds the
- * selected rows to *p->count and raises bits in *p->status. The caller
- * zeroes count and status first. Returns the launch error (cudaGetLastError),
- * cudaSuccess if the launch was queued. */
-cudaError_t ps_cuda_launch_eval(const void *spec, const ps_cuda_eval_params *p, uint32_t max_blocks,
-                                cudaStream_t stream);
+ * `spec` (a cudaKernel_t of where_spec.cuh compiled for p->prog's shape)
+ * over the first spec_tasks tasks of 1,024 rows and the precompiled one
+ * over the rest (all of them when spec is NULL: two launches where both
+ * have tasks); writes the bitmap (if any), adds the selected rows to
+ * *p->count and raises bits in *p->status. The caller zeroes count and
+ * status first. Returns the launch error (cudaGetLastError), cudaSuccess if
+ * the launches were queued. */
+cudaError_t ps_cuda_launch_eval(const void *spec, uint32_t spec_tasks, const ps_cuda_eval_params *p,
+                                uint32_t max_blocks, cudaStream_t stream);
 
 /* The precompiled per-word kernel built for programs whose columns are all
  * FOR (eval_for.cu), which ps_cuda_launch_eval takes for them when spec is

@@ -32,6 +32,8 @@ typedef struct ps_cuda_where_params {
   ps_u32 *status;            /* device status word, |= slot bits and PS_W_FAULT_AUX */
   ps_u32 rows;               /* rows in this chunk, 1..2^31 */
   ps_u32 bitmap_aligned;     /* bitmap is 4-byte aligned */
+  ps_u32 task_begin;         /* the launch's tasks (1,024 rows each): [task_begin, task_end) */
+  ps_u32 task_end;           /* of the chunk's ceil(rows/1024) */
 } ps_cuda_where_params;
 
 /* Rows [32g, 32g+32) that exist in a chunk of `rows` rows (g < words). */
@@ -100,11 +102,11 @@ static __device__ __forceinline__ void ps_cuda_where_words(const ps_cuda_where_p
   __shared__ ps_u32 warp_counts[PS_CUDA_WHERE_BLOCK / 32];
   const ps_u32 full = 0xffffffffu, lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const ps_u32 warps = PS_CUDA_WHERE_BLOCK / 32;
-  const ps_u32 words = (ps_u32)(((ps_u64)p.rows + 31) >> 5), tasks = (words + 31) >> 5;
+  const ps_u32 words = (ps_u32)(((ps_u64)p.rows + 31) >> 5);
   const ps_u32 stride = gridDim.x * warps;
   ps_u32 selected = 0;
   ps_w_status s = {0u, 0u};
-  for (ps_u32 task = blockIdx.x * warps + warp; task < tasks; task += stride) {
+  for (ps_u32 task = p.task_begin + blockIdx.x * warps + warp; task < p.task_end; task += stride) {
     const ps_u32 g = task * 32 + lane;
     const ps_u32 rows = g < words ? ps_cw_word_rows(p, g) : 0u;
     const ps_u32 word = rows ? ps_where_word(&p.prog, &p.bufs, g, rows, 0, 0, &s) : 0u;

@@ -34,6 +34,8 @@ PS_HD ps_cuda_where_params ps_cuda_where_params_of(const ps_cuda_eval_params &p)
   w.status = p.status;
   w.rows = p.rows;
   w.bitmap_aligned = p.bitmap_aligned;
+  w.task_begin = 0;
+  w.task_end = (ps_u32)((((ps_u64)p.rows + 31) / 32 + 31) / 32);
   return w;
 }
 

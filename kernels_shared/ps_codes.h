@@ -162,10 +162,24 @@ PS_HFN ps_u64 ps_code_in_words(PS_GLOBAL const ps_u32 *words, ps_u32 w, ps_u64 r
 
 /* d, size, aligned: the column's stream from the chunk start (readable
  * bytes; whether d is 4-byte aligned). Words wholly inside an aligned
- * stream are loaded unchecked, the others bounded (ps_stream_word). */
+ * stream are loaded unchecked, the others bounded (ps_stream_word).
+ *
+ * PS_W_WHOLE, defined by a kernel's specialization text: the host launches
+ * that kernel only over words that are whole in every FOR stream and
+ * validity bitmap (ps_layout.h's ps_for_whole_words, with 4-byte aligned
+ * streams: core/query_spec.c's ps_where_whole_words), so the test is
+ * constant and the bounded path is not compiled in. Written as the same
+ * per-word choice, nvcc makes each stream word a branch region of its own
+ * (about seven instructions where one load does). */
 PS_HFN void ps_word_load_for(ps_u32 w, PS_GLOBAL const ps_u8 *d, ps_u64 size, ps_u32 aligned, ps_u64 g, ps_u32 *x) {
   const ps_u64 first = g * w;
+#if defined(PS_W_WHOLE)
+  const int inside = 1;
+  (void)size;
+  (void)aligned;
+#else
   const int inside = aligned && (first + w) * 4 <= size;
+#endif
   /* one loop for both cases: once unrolled, x is indexed by constants only
    * (two loops let nvcc keep the bounded one rolled, x then in local memory);
    * unrolled up to 32 words, as the evaluator's loops over rows */

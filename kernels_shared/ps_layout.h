@@ -72,6 +72,13 @@ PS_LAYOUT_FN int ps_for_packed_bytes(ps_u64 n, ps_u32 w, ps_u64 *out) {
   return 1;
 }
 
+/* Leading 32-row words of a FOR stream of `bytes` readable bytes whose w
+ * stream words all lie inside it (every word for w = 0, which reads none):
+ * ps_codes.h's unchecked word loads (PS_W_WHOLE) are sound on exactly
+ * these. A stream of ceil(n*w/8) bytes has all of its words whole when n is
+ * a multiple of 32, every word but the last otherwise. */
+PS_LAYOUT_FN ps_u64 ps_for_whole_words(ps_u32 w, ps_u64 bytes) { return w ? bytes / (4 * (ps_u64)w) : ~(ps_u64)0; }
+
 /* Blocks of a DELTA column of n rows. */
 PS_LAYOUT_FN ps_u64 ps_delta_blocks(ps_u64 n) { return n / PS_DELTA_BLOCK_ROWS + (n % PS_DELTA_BLOCK_ROWS != 0); }
 

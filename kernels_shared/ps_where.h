@@ -95,7 +95,11 @@ PS_HFN ps_u64 ps_w_code_max(ps_u32 w) { return w >= 64 ? ~(ps_u64)0 : (((ps_u64)
 /* valid(c, r) over the rows of word g, restricted to rows. */
 PS_HFN ps_u32 ps_w_valid(PS_CONST_MEM const ps_prog_col *col, const ps_w_bufs *B, ps_u32 c, ps_u64 g, ps_u32 rows) {
   if (!(col->flags & PS_COLF_VALIDITY)) return rows;
+#if defined(PS_W_WHOLE) /* word g of the bitmap is inside and aligned (ps_codes.h) */
+  return rows & ps_code_ld32(B->validity[c] + g * 4);
+#else
   return rows & ps_stream_word(B->validity[c], B->validity_bytes[c], g, (B->validity_aligned >> c) & 1u);
+#endif
 }
 
 /* Word g of slot c through the word reader. */

@@ -365,8 +365,9 @@ static void run_words(scenario &s, outputs &o) {
   const ps_cuda_where_params w = ps_cuda_where_params_of(s.p);
   for (uint32_t i = 0; i < s.p.prog.n_insns; ++i) o.cmp32 += takes_cmp32(s.p.prog, s.p.prog.insns[i]);
   const uint32_t words = (s.p.rows + 31) / 32, tasks = (words + 31) / 32;
+  TH_EXPECT(w.task_begin == 0 && w.task_end == tasks, "the launch's tasks [%u, %u) of %u", w.task_begin, w.task_end, tasks);
   ps_w_status st = {0u, 0u};
-  for (uint32_t task = 0; task < tasks; ++task) {
+  for (uint32_t task = w.task_begin; task < w.task_end; ++task) {
     uint32_t word[32];
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t g = task * 32 + lane;

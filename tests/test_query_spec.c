@@ -297,26 +297,63 @@ static void check_where_spec(ps_context *ctx) {
   where_program(&a, 1);
   where_program(&b, 1000);
   char ta[PS_WHERE_SPEC_MAX_TEXT], tb[PS_WHERE_SPEC_MAX_TEXT];
-  const size_t la = ps_where_spec_write(&a, ta, sizeof ta), lb = ps_where_spec_write(&b, tb, sizeof tb);
+  const size_t la = ps_where_spec_write(&a, 0, ta, sizeof ta), lb = ps_where_spec_write(&b, 0, tb, sizeof tb);
   CHECKF(la > 0 && strstr(ta, "#define PS_W_SPEC_PROG ps_w_spec_prog") != NULL, "where text of %zu bytes", la);
   CHECKF(la == lb && memcmp(ta, tb, la) == 0, "one shape, two texts:\n%s\n%s", ta, tb);
-  CHECK(ps_where_spec_write(&a, tb, 32) == 0 && tb[0] == '\0');
+  CHECK(ps_where_spec_write(&a, 0, tb, 32) == 0 && tb[0] == '\0');
   b.insns[0].flags = PS_INSN_NEGATE; /* another shape */
-  CHECK(ps_where_spec_write(&b, tb, sizeof tb) == la && memcmp(ta, tb, la) != 0);
+  CHECK(ps_where_spec_write(&b, 0, tb, sizeof tb) == la && memcmp(ta, tb, la) != 0);
   where_program(&b, 1);
   b.insns[5].flags &= ~PS_INSN_FMAP_B; /* another shape: slot 0 decoded as an integer */
-  CHECK(ps_where_spec_write(&b, tb, sizeof tb) > 0 && strcmp(ta, tb) != 0);
+  CHECK(ps_where_spec_write(&b, 0, tb, sizeof tb) > 0 && strcmp(ta, tb) != 0);
+  /* the whole-words variant: the same shape and one more line, another key */
+  char tw[PS_WHERE_SPEC_MAX_TEXT];
+  const size_t lw = ps_where_spec_write(&a, 1, tw, sizeof tw);
+  CHECKF(lw > la && memcmp(ta, tw, la) == 0 && strcmp(tw + la, "#define PS_W_WHOLE 1\n") == 0, "whole text:\n%s", tw);
 #if defined(PACKSCAN_HAVE_CUDA)
-  void *cubin = NULL;
-  size_t size = 0;
-  const double t0 = now_ms();
-  const ps_status st = ps_cuda_spec_compile(ctx, PS_CUDA_SPEC_WHERE, ta, 9, 0, &cubin, &size);
-  CHECKF(st == PS_OK && cubin && size > 0, "where: NVRTC: %s: %s", ps_status_name(st), ps_context_last_error(ctx));
-  printf("  where: %zu bytes of text, NVRTC sm_90 %.0f ms, CUBIN %zu bytes\n", la, now_ms() - t0, size);
-  ps_free(ctx, cubin);
+  for (int whole = 0; whole < 2; whole++) {
+    void *cubin = NULL;
+    size_t size = 0;
+    const double t0 = now_ms();
+    const ps_status st = ps_cuda_spec_compile(ctx, PS_CUDA_SPEC_WHERE, whole ? tw : ta, 9, 0, &cubin, &size);
+    CHECKF(st == PS_OK && cubin && size > 0, "where (whole %d): NVRTC: %s: %s", whole, ps_status_name(st),
+           ps_context_last_error(ctx));
+    printf("  where%s: %zu bytes of text, NVRTC sm_90 %.0f ms, CUBIN %zu bytes\n", whole ? " (whole words)" : "",
+           whole ? lw : la, now_ms() - t0, size);
+    ps_free(ctx, cubin);
+  }
 #else
   (void)ctx;
 #endif
+}
+
+/* ps_where_whole_words: the words whose FOR stream words and validity words
+ * all lie inside 4-byte aligned buffers, the least over the slots. */
+static void check_whole_words(void) {
+  th_case("whole words");
+  ps_program p;
+  where_program(&p, 1); /* widths 13, 17, 40, 0; slot 1 has a bitmap */
+  for (uint32_t c = 0; c < 4; c++) p.cols[c].data_bytes = 1000000;
+  p.cols[1].validity_bytes = 1000000;
+  const uint32_t all = 0xfu;
+  /* slot 2 (40 bits, 160 bytes a word) bounds it: 6250 whole words */
+  CHECKF(ps_where_whole_words(&p, all, all) == 6250, "%llu", (unsigned long long)ps_where_whole_words(&p, all, all));
+  p.cols[2].data_bytes = 6250 * 160 - 1; /* the last word one byte short */
+  CHECK(ps_where_whole_words(&p, all, all) == 6249);
+  p.cols[1].validity_bytes = 4 * 100 + 3; /* the bitmap's word 100 partial */
+  CHECK(ps_where_whole_words(&p, all, all) == 100);
+  CHECK(ps_where_whole_words(&p, all & ~2u, all) == 0); /* slot 1's data misaligned */
+  CHECK(ps_where_whole_words(&p, all, all & ~2u) == 0); /* slot 1's bitmap misaligned */
+  CHECK(ps_where_whole_words(&p, all & ~8u, all) == 100); /* slot 3 has no stream (0 bits): never read */
+  p.cols[1].encoding = PS_ENC_DELTA; /* its data read bounded whatever the flag; its bitmap still counts */
+  p.cols[1].data_bytes = 5;
+  CHECK(ps_where_whole_words(&p, all & ~2u, all) == 100);
+  p.n_cols = 1; /* only slot 0: 1000000 / 52 */
+  CHECK(ps_where_whole_words(&p, 1u, 0u) == 19230);
+  p.cols[0].data_bytes = 51;
+  CHECK(ps_where_whole_words(&p, 1u, 0u) == 0);
+  p.cols[0].width = 0;
+  CHECK(ps_where_whole_words(&p, 0u, 0u) == UINT64_MAX);
 }
 
 int main(int argc, char **argv) {
@@ -511,6 +548,7 @@ int main(int argc, char **argv) {
     CHECK(ps_query_values_bound(&shapes[7].q->prog) < 0);
   }
   check_where_spec(ctx);
+  check_whole_words();
 
 done:
   for (int i = 0; i < 8; i++) ps_query_destroy(shapes[i].q);

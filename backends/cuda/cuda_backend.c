@@ -596,17 +596,32 @@ static ps_status cuda_eval_fast(ps_backend *be, const ps_eval_args *a, ps_cuda_r
  * queries' policy (core/query_spec.h: the same internal option and
  * options.query_compile): *spec NULL while it is being built in the
  * background, or where it could not be built (the precompiled kernel runs:
- * the same bits). */
-static ps_status where_spec_kernel(ps_backend *be, const ps_program *prog, const void **spec) {
+ * the same bits). *spec_tasks: the leading tasks (1,024 rows) it runs; the
+ * precompiled kernel takes the rest. Where the chunk's leading tasks are
+ * whole (core's ps_where_whole_words: every FOR stream word and validity
+ * word they read lies inside its aligned buffer, which is every task but
+ * the one holding a stream's partial last word, for aligned buffers) the
+ * build is the one that reads them unchecked (PS_W_WHOLE); otherwise the
+ * checked build runs every task. */
+static ps_status where_spec_kernel(ps_backend *be, const ps_eval_args *a, const ps_cuda_eval_params *params,
+                                   const void **spec, uint32_t *spec_tasks) {
   *spec = NULL;
+  *spec_tasks = 0;
+  const uint64_t words = (a->rows + 31) / 32, tasks = (words + 31) / 32;
+  uint32_t validity_aligned = 0;
+  for (uint32_t c = 0; c < PS_MAX_COLS; c++)
+    validity_aligned |= (uint32_t)(((uintptr_t)params->validity[c] & 3u) == 0) << c;
+  const uint64_t whole = ps_where_whole_words(a->prog, params->data_aligned, validity_aligned);
+  const uint64_t whole_tasks = whole >= words ? tasks : whole / 32;
   char *text = ps_host_alloc(be->ctx, PS_WHERE_SPEC_MAX_TEXT);
   if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: filter specialization text");
   ps_status st = PS_OK;
-  if (ps_where_spec_write(prog, text, PS_WHERE_SPEC_MAX_TEXT) != 0) {
+  if (ps_where_spec_write(a->prog, whole_tasks > 0, text, PS_WHERE_SPEC_MAX_TEXT) != 0) {
     const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
     st = ps_cuda_spec_kernel(be, PS_CUDA_SPEC_WHERE, text, strict, ps_query_spec_background(be->ctx), spec);
   }
   ps_host_free(be->ctx, text);
+  if (*spec) *spec_tasks = (uint32_t)(whole_tasks > 0 ? whole_tasks : tasks);
   return st;
 }
 
@@ -637,10 +652,11 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   st = ps_cuda_enter(be, &prev);
   if (st != PS_OK) return st;
   const void *spec = NULL;
-  if (ps_query_specialize(ctx, a->rows, 0)) st = where_spec_kernel(be, a->prog, &spec);
+  uint32_t spec_tasks = 0;
+  if (ps_query_specialize(ctx, a->rows, 0)) st = where_spec_kernel(be, a, &params, &spec, &spec_tasks);
   if (st == PS_OK) st = scratch_zero(be);
   if (st == PS_OK)
-    st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, &params, be->max_blocks, be->stream),
+    st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, spec_tasks, &params, be->max_blocks, be->stream),
                         "launching the eval kernel", false);
   /* The count and the corruption flag are host values: read them back once. */
   if (st == PS_OK) st = scratch_take(be);
