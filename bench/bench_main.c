@@ -75,9 +75,6 @@ static void usage(FILE *f) {
           "                  of words per work-item (the CPU default; opencl_ids_runs; before/after)\n"
           "  --opencl-ids-run-words N  words per work-item of either form (1..4096; default the\n"
           "                  library's: runs of 2048, groups of one word a work-item; opencl_ids_run_words)\n"
-          "  --opencl-words auto|all  OpenCL's per-shape words kernel for the programs the device's kind\n"
-          "                  runs best there (default; GPUs: no SET) or for every program (opencl_words;\n"
-          "                  before/after)\n"
           "  --opencl-ids-scan  OpenCL row ids by work-groups always scan the counts in a launch of\n"
           "                  their own (opencl_ids_scan=1; before/after)\n"
           "  --kernel-cache DIR  the context keeps the kernels it compiles in DIR and loads them from\n"
@@ -256,7 +253,7 @@ int main(int argc, char **argv) {
   uint64_t rows = 0, reps = 0, sample = 0, table_rows = 0;
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int query_prefetch = PS_OPT_AUTO, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
-  int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1, opencl_words = PS_OPT_WORDS_AUTO;
+  int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
   uint64_t opencl_ids_run_words = 0, query_min_blocks = 0;
   b.seed = 1;
   b.gather_supported = -1;
@@ -317,9 +314,6 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--opencl-ids") == 0) {
       bad = strcmp(v, "auto") != 0 && strcmp(v, "groups") != 0 && strcmp(v, "runs") != 0;
       if (!bad) opencl_ids_runs = !strcmp(v, "auto") ? PS_OPT_AUTO : !strcmp(v, "runs") ? PS_OPT_ON : PS_OPT_OFF;
-    } else if (strcmp(a, "--opencl-words") == 0) {
-      bad = strcmp(v, "auto") != 0 && strcmp(v, "all") != 0;
-      if (!bad) opencl_words = !strcmp(v, "all") ? PS_OPT_WORDS_STAGED : PS_OPT_WORDS_AUTO;
     } else if (strcmp(a, "--opencl-ids-run-words") == 0) {
       bad = parse_u64(v, &opencl_ids_run_words) != 0 || opencl_ids_run_words < 1 || opencl_ids_run_words > 4096;
     } else if (strcmp(a, "--query-min-blocks") == 0) {
@@ -398,7 +392,7 @@ int main(int argc, char **argv) {
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch != PS_OPT_AUTO ||
       opencl_ids_scan ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
-      !query_collect_pinned || query_min_blocks || opencl_words != PS_OPT_WORDS_AUTO) {
+      !query_collect_pinned || query_min_blocks) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
@@ -413,7 +407,6 @@ int main(int argc, char **argv) {
     io.opencl_ids_run_words = (int)opencl_ids_run_words;
     io.opencl_ids_scan = opencl_ids_scan;
     io.query_min_blocks = (int)query_min_blocks;
-    io.opencl_words = opencl_words;
     if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));

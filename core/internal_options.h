@@ -25,8 +25,8 @@
 /* opencl_words: which programs words.cl (the filter specialized per
  * program shape) runs. The name "staged" is kept for the tests' option
  * strings. */
-#define PS_OPT_WORDS_AUTO 0    /* those the device's kind runs best there (GPUs: no SET) */
-#define PS_OPT_WORDS_STAGED 1  /* every program, on every device */
+#define PS_OPT_WORDS_AUTO 0    /* those the device runs best there: every program (little-endian devices) */
+#define PS_OPT_WORDS_STAGED 1  /* every program, on every device: today the same as AUTO */
 #define PS_OPT_WORDS_REFUSED 2 /* every launch treated as refused for its resources: filter.cl takes over */
 
 /* opencl_query: a query's specialized kernel on OpenCL (the query_specialize

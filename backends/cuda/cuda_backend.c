@@ -635,17 +635,11 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   ps_status st = fill_params(be, a, &params);
   if (st != PS_OK) return st;
   ps_cuda_range_params range;
-  if (ps_context_internal_options(ctx)->fast_paths && a->for_only) {
+  const int fast = ps_context_internal_options(ctx)->fast_paths && a->for_only;
+  if (fast && (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range))) {
     int done = 0;
-    if (range_fast_path(&params, a, &range) || set_fast_path(&params, a, &range)) {
-      st = cuda_eval_fast(be, a, &range, &done);
-      if (st != PS_OK || done) return st;
-    }
-    ps_cuda_tree_params tree;
-    if (tree_fast_path(&params, a, &tree)) {
-      st = cuda_eval_tree(be, a, &tree, &done);
-      if (st != PS_OK || done) return st;
-    }
+    st = cuda_eval_fast(be, a, &range, &done);
+    if (st != PS_OK || done) return st;
   }
 
   int prev;
@@ -654,6 +648,19 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   const void *spec = NULL;
   uint32_t spec_tasks = 0;
   if (ps_query_specialize(ctx, a->rows, 0)) st = where_spec_kernel(be, a, &params, &spec, &spec_tasks);
+  /* A range tree takes its hand-tuned kernel until the per-shape build is
+   * ready: that build, over whole words, runs trees as fast or faster
+   * (docs/benchmarks.md, 2026-12-07), and the hand-tuned one is what small
+   * chunks and a shape's first calls get instead of the generic kernel. */
+  ps_cuda_tree_params tree;
+  if (st == PS_OK && !spec && fast && tree_fast_path(&params, a, &tree)) {
+    ps_cuda_leave(be, prev);
+    int done = 0;
+    st = cuda_eval_tree(be, a, &tree, &done);
+    if (st != PS_OK || done) return st;
+    st = ps_cuda_enter(be, &prev);
+    if (st != PS_OK) return st;
+  }
   if (st == PS_OK) st = scratch_zero(be);
   if (st == PS_OK)
     st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, spec_tasks, &params, be->max_blocks, be->stream),

@@ -413,17 +413,13 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
 /* ---- the general filter specialized per shape (words.cl) -------------------- */
 
 /* words.cl runs every program (kernels_shared/ps_where.h evaluates every
- * leaf) on little-endian devices. GPUs keep SET programs on filter.cl: on
- * the H200 (NVIDIA's driver) words.cl's SET was slower than filter.cl for
- * like_contains (docs/benchmarks.md); the internal option opencl_words =
- * PS_OPT_WORDS_STAGED runs them on words.cl anyway (the tests). */
+ * leaf) on little-endian devices, SET programs on GPUs too: on NVIDIA's
+ * driver words.cl's SET lookups ran like_contains twice as fast as
+ * filter.cl's per-row interpreter (docs/benchmarks.md, 2026-12-07), which
+ * stays the path of big-endian devices and of launches the device refuses. */
 static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
-  const ps_program *p = args->prog;
-  if (!be->little_endian) return 0;
-  if (be->cpu || ps_cl_options(be)->opencl_words == PS_OPT_WORDS_STAGED) return 1;
-  for (uint32_t i = 0; i < p->n_insns; ++i)
-    if (p->insns[i].op == PS_OP_SET) return 0;
-  return 1;
+  (void)args;
+  return be->little_endian;
 }
 
 /* words.cl's work-group size: PS_CL_WORDS_WORK_GROUP or the largest power
