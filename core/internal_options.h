@@ -152,6 +152,12 @@ typedef struct ps_internal_options {
    * spilling what does not fit, so that a benchmark can compare occupancy
    * with spills (TPC-H Q1's register GROUP BY). */
   int query_min_blocks;
+  /* CUDA's per-shape words kernel (the filters): 0 (default) the compiler
+   * chooses the registers a thread takes; 1..16 the kernel is compiled so
+   * that that many blocks of 128 threads fit an SM (PS_W_MIN_BLOCKS),
+   * spilling what does not fit, so that a benchmark can compare occupancy
+   * with spills. */
+  int where_min_blocks;
 } ps_internal_options;
 
 /* The defaults (what a new context has). */

@@ -168,7 +168,7 @@ uint64_t ps_where_whole_words(const ps_program *p, uint32_t data_aligned, uint32
   return words;
 }
 
-size_t ps_where_spec_write(const ps_program *p, int whole, char *buf, size_t size) {
+size_t ps_where_spec_write(const ps_program *p, const ps_where_spec_flags *f, char *buf, size_t size) {
   text t = {buf, size, 0, size == 0};
   put(&t, "PS_Q_SPEC_DATA ps_program ps_w_spec_prog = {%uu,%uu,%uu,0u,\n{", p->n_insns, p->n_cols, p->stack_depth);
   const uint32_t n_cols = p->n_cols ? p->n_cols : 1;
@@ -192,7 +192,8 @@ size_t ps_where_spec_write(const ps_program *p, int whole, char *buf, size_t siz
         in->op == PS_OP_CMPCOL ? in->col_b : 0u);
   }
   put(&t, "}};\n#define PS_W_SPEC_PROG ps_w_spec_prog\n#define PS_W_N_INSNS %uu\n", p->n_insns);
-  if (whole) put(&t, "#define PS_W_WHOLE 1\n");
+  if (f && f->whole) put(&t, "#define PS_W_WHOLE 1\n");
+  if (f && f->min_blocks) put(&t, "#define PS_W_MIN_BLOCKS %uu\n", f->min_blocks);
   if (t.full) {
     if (size) buf[0] = '\0';
     return 0;

@@ -92,6 +92,13 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
 /* Room for the longest shape text of a filter's WHERE program. */
 #define PS_WHERE_SPEC_MAX_TEXT 8192u
 
+/* How a filter's per-shape build is made besides its shape (part of the
+ * text, so of the kernel caches' key). */
+typedef struct ps_where_spec_flags {
+  int whole;           /* PS_W_WHOLE: the build reads whole words unchecked (below) */
+  uint32_t min_blocks; /* CUDA's launch bounds (PS_W_MIN_BLOCKS: blocks an SM; where_min_blocks), 0 none */
+} ps_where_spec_flags;
+
 /* Writes the shape of filter program p as the constant ps_w_spec_prog
  * (PS_Q_SPEC_DATA), `#define PS_W_SPEC_PROG ps_w_spec_prog` and the
  * instruction count as PS_W_N_INSNS, the text
@@ -101,11 +108,12 @@ size_t ps_query_spec_write(const ps_vprog *p, const ps_program *where, const ps_
  * (the evaluator reads them from the program in memory), and the fields that
  * mean nothing for an instruction are normalized, so that every program of
  * one shape gives the same text, which is also the kernel caches' key.
- * whole != 0 adds `#define PS_W_WHOLE 1` (kernels_shared/ps_codes.h): the
- * kernel reads FOR stream words and validity words unchecked, and may run
- * only over the words ps_where_whole_words counts.
+ * f (NULL: neither) may add `#define PS_W_WHOLE 1` (kernels_shared/ps_codes.h:
+ * the kernel reads FOR stream words and validity words unchecked, and may
+ * run only over the words ps_where_whole_words counts) and
+ * `#define PS_W_MIN_BLOCKS n` (kernels_cuda/where_spec.cuh).
  * Returns the length, or 0 if it does not fit in size bytes. */
-size_t ps_where_spec_write(const ps_program *p, int whole, char *buf, size_t size);
+size_t ps_where_spec_write(const ps_program *p, const ps_where_spec_flags *f, char *buf, size_t size);
 
 /* The leading 32-row words of a chunk of p (its slots' readable bytes from
  * the chunk start) that a PS_W_WHOLE kernel may evaluate: every FOR slot's

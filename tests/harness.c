@@ -342,6 +342,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_param_buffers", zero_one, 0, offsetof(ps_internal_options, opencl_param_buffers)},
       {"opencl_fp64", zero_one, 0, offsetof(ps_internal_options, opencl_fp64)},
       {"query_min_blocks", blocks, 0, offsetof(ps_internal_options, query_min_blocks)},
+      {"where_min_blocks", NULL, 0, offsetof(ps_internal_options, where_min_blocks)},
   };
   const char *p = text ? text : "";
   while (*p) {
@@ -365,7 +366,8 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
           "opencl_gather=auto|runs|ids, query_specialize=auto|0|1, "
           "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_collect_pinned=0|1, "
           "query_lanes=auto|0|1, "
-          "query_prefetch=auto|0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, query_min_blocks=0..8)\n",
+          "query_prefetch=auto|0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, query_min_blocks=0..8, "
+          "where_min_blocks=0..16)\n",
           th.test, th.backend, source, (int)(end - p), p);
       exit(1);
     }

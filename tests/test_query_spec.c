@@ -297,29 +297,39 @@ static void check_where_spec(ps_context *ctx) {
   where_program(&a, 1);
   where_program(&b, 1000);
   char ta[PS_WHERE_SPEC_MAX_TEXT], tb[PS_WHERE_SPEC_MAX_TEXT];
-  const size_t la = ps_where_spec_write(&a, 0, ta, sizeof ta), lb = ps_where_spec_write(&b, 0, tb, sizeof tb);
+  const size_t la = ps_where_spec_write(&a, NULL, ta, sizeof ta), lb = ps_where_spec_write(&b, NULL, tb, sizeof tb);
   CHECKF(la > 0 && strstr(ta, "#define PS_W_SPEC_PROG ps_w_spec_prog") != NULL, "where text of %zu bytes", la);
   CHECKF(la == lb && memcmp(ta, tb, la) == 0, "one shape, two texts:\n%s\n%s", ta, tb);
-  CHECK(ps_where_spec_write(&a, 0, tb, 32) == 0 && tb[0] == '\0');
+  CHECK(ps_where_spec_write(&a, NULL, tb, 32) == 0 && tb[0] == '\0');
   b.insns[0].flags = PS_INSN_NEGATE; /* another shape */
-  CHECK(ps_where_spec_write(&b, 0, tb, sizeof tb) == la && memcmp(ta, tb, la) != 0);
+  CHECK(ps_where_spec_write(&b, NULL, tb, sizeof tb) == la && memcmp(ta, tb, la) != 0);
   where_program(&b, 1);
   b.insns[5].flags &= ~PS_INSN_FMAP_B; /* another shape: slot 0 decoded as an integer */
-  CHECK(ps_where_spec_write(&b, 0, tb, sizeof tb) > 0 && strcmp(ta, tb) != 0);
-  /* the whole-words variant: the same shape and one more line, another key */
-  char tw[PS_WHERE_SPEC_MAX_TEXT];
-  const size_t lw = ps_where_spec_write(&a, 1, tw, sizeof tw);
+  CHECK(ps_where_spec_write(&b, NULL, tb, sizeof tb) > 0 && strcmp(ta, tb) != 0);
+  /* the whole-words build and the launch bounds: the same shape and a line
+   * more each, other keys; flags of zero write nothing */
+  char tw[PS_WHERE_SPEC_MAX_TEXT], tm[PS_WHERE_SPEC_MAX_TEXT];
+  ps_where_spec_flags f = {0, 0};
+  CHECK(ps_where_spec_write(&a, &f, tb, sizeof tb) == la && memcmp(ta, tb, la) == 0);
+  f.whole = 1;
+  const size_t lw = ps_where_spec_write(&a, &f, tw, sizeof tw);
   CHECKF(lw > la && memcmp(ta, tw, la) == 0 && strcmp(tw + la, "#define PS_W_WHOLE 1\n") == 0, "whole text:\n%s", tw);
+  f.min_blocks = 12;
+  const size_t lm = ps_where_spec_write(&a, &f, tm, sizeof tm);
+  CHECKF(lm > lw && memcmp(tw, tm, lw) == 0 && strcmp(tm + lw, "#define PS_W_MIN_BLOCKS 12u\n") == 0,
+         "bounded text:\n%s", tm);
 #if defined(PACKSCAN_HAVE_CUDA)
-  for (int whole = 0; whole < 2; whole++) {
+  const char *const texts[3] = {ta, tw, tm}, *const names[3] = {"", " (whole words)", " (whole, 12 blocks)"};
+  const size_t lens[3] = {la, lw, lm};
+  for (int k = 0; k < 3; k++) {
     void *cubin = NULL;
     size_t size = 0;
     const double t0 = now_ms();
-    const ps_status st = ps_cuda_spec_compile(ctx, PS_CUDA_SPEC_WHERE, whole ? tw : ta, 9, 0, &cubin, &size);
-    CHECKF(st == PS_OK && cubin && size > 0, "where (whole %d): NVRTC: %s: %s", whole, ps_status_name(st),
+    const ps_status st = ps_cuda_spec_compile(ctx, PS_CUDA_SPEC_WHERE, texts[k], 9, 0, &cubin, &size);
+    CHECKF(st == PS_OK && cubin && size > 0, "where%s: NVRTC: %s: %s", names[k], ps_status_name(st),
            ps_context_last_error(ctx));
-    printf("  where%s: %zu bytes of text, NVRTC sm_90 %.0f ms, CUBIN %zu bytes\n", whole ? " (whole words)" : "",
-           whole ? lw : la, now_ms() - t0, size);
+    printf("  where%s: %zu bytes of text, NVRTC sm_90 %.0f ms, CUBIN %zu bytes\n", names[k], lens[k], now_ms() - t0,
+           size);
     ps_free(ctx, cubin);
   }
 #else

@@ -616,7 +616,10 @@ static ps_status where_spec_kernel(ps_backend *be, const ps_eval_args *a, const 
   char *text = ps_host_alloc(be->ctx, PS_WHERE_SPEC_MAX_TEXT);
   if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: filter specialization text");
   ps_status st = PS_OK;
-  if (ps_where_spec_write(a->prog, whole_tasks > 0, text, PS_WHERE_SPEC_MAX_TEXT) != 0) {
+  ps_where_spec_flags f;
+  f.whole = whole_tasks > 0;
+  f.min_blocks = (uint32_t)ps_context_internal_options(be->ctx)->where_min_blocks;
+  if (ps_where_spec_write(a->prog, &f, text, PS_WHERE_SPEC_MAX_TEXT) != 0) {
     const int strict = ps_context_internal_options(be->ctx)->query_specialize == PS_OPT_ON;
     st = ps_cuda_spec_kernel(be, PS_CUDA_SPEC_WHERE, text, strict, ps_query_spec_background(be->ctx), spec);
   }

@@ -445,7 +445,7 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
   const int n = snprintf(text, size, "#define PS_WORDS_WG %zu\n#define PS_WORDS_SPAN %uu\n", wg, span);
   const ps_cl_cached *prog = NULL;
   ps_status st = PS_OK;
-  if (ps_where_spec_write(p, 0, text + n, size - (size_t)n) != 0) st = ps_cl_words_program(be, text, wg, &prog);
+  if (ps_where_spec_write(p, NULL, text + n, size - (size_t)n) != 0) st = ps_cl_words_program(be, text, wg, &prog);
   ps_host_free(be->ctx, text);
   if (st != PS_OK || !prog || prog->work_group[PS_CL_FILTER] == 0) return st;
   int refused = 0;
