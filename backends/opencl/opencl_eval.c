@@ -414,9 +414,9 @@ static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_e
 
 /* words.cl runs every program (kernels_shared/ps_where.h evaluates every
  * leaf) on little-endian devices, SET programs on GPUs too: on NVIDIA's
- * driver words.cl's SET lookups ran like_contains twice as fast as
- * filter.cl's per-row interpreter (docs/benchmarks.md, 2026-12-07), which
- * stays the path of big-endian devices and of launches the device refuses. */
+ * driver its per-word SET lookups beat filter.cl's per-row interpreter
+ * (docs/performance-notes.md, "Sets and LIKE"), which stays the path of
+ * big-endian devices and of launches the device refuses. */
 static int words_applicable(const ps_backend *be, const ps_eval_args *args) {
   (void)args;
   return be->little_endian;
