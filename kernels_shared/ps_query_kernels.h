@@ -116,6 +116,7 @@ typedef struct ps_qlaunch {
   ps_u64 data_offset[PS_MAX_COLS];
   ps_u64 validity_offset[PS_MAX_COLS];
   ps_u64 pred_offset[PS_QMAX_PREDS];
+  ps_u64 whole_words;  /* the chunk's leading words whose FOR reads are whole (PS_Q_WHOLE) */
 } ps_qlaunch;
 
 /* The buffers of one chunk, at their chunk starts. */
@@ -1003,7 +1004,22 @@ PS_FN ps_u32 ps_q_word_sel(PS_CONST_MEM const ps_program *wp, PS_CONST_MEM const
     ps_w_status st;
     st.slots = 0;
     st.rows = 0;
-    sel = ps_where_word(PS_QW(wp), wb, w, sel, PS_QL_AND_RIGHT(L), PS_QL_OR_RIGHT(L), &st);
+#if defined(PS_Q_WHOLE)
+    /* PS_Q_WHOLE (a CPU device's specialized build): below the chunk's
+     * whole words (the host's ps_where_whole_words: every FOR stream word of
+     * those rows inside an aligned stream), the evaluator runs on a copy of
+     * the buffers whose FOR streams are unbounded, so that the compiler
+     * folds ps_word_load_for's test and the bounded loads away in that
+     * copy; the checked evaluator takes the words past them. */
+    if (w < L->whole_words) {
+      ps_w_bufs whole = *wb;
+      PS_Q_UNROLL
+      for (ps_u32 c = 0; c < PS_MAX_COLS; ++c)
+        if (c < PS_QW(wp)->n_cols && PS_ENC_OF(&PS_QW(wp)->cols[c]) == PS_ENC_FOR) whole.data_bytes[c] = ~(ps_u64)0;
+      sel = ps_where_word(PS_QW(wp), &whole, w, sel, PS_QL_AND_RIGHT(L), PS_QL_OR_RIGHT(L), &st);
+    } else
+#endif
+      sel = ps_where_word(PS_QW(wp), wb, w, sel, PS_QL_AND_RIGHT(L), PS_QL_OR_RIGHT(L), &st);
     if (st.rows != 0) ps_atomic_min_u32(&status[0], (ps_u32)(w * 32 + ps_ctz32(st.rows)));
   }
   return sel;

@@ -563,9 +563,10 @@ ps_status ps_cl_range_program(ps_backend *be, uint32_t width, size_t work_group,
  * a query without GROUP BY evaluates the WHERE of 8 words before it reads
  * their selected rows' values (PS_Q_SEL_BATCH), with those words' columns
  * asked into the cache first through clang's prefetch (PS_CPU_PREFETCH:
- * PoCL compiles OpenCL's prefetch() to nothing). */
+ * PoCL compiles OpenCL's prefetch() to nothing), and the WHERE of a
+ * chunk's whole words is evaluated without bounded reads (PS_Q_WHOLE). */
 static const char *inline_option(const ps_backend *be, const char *shape) {
-  return be->cpu && shape && shape[0] ? " -DPS_FN_INLINE=1 -DPS_Q_SEL_BATCH=8 -DPS_CPU_PREFETCH=1" : "";
+  return be->cpu && shape && shape[0] ? " -DPS_FN_INLINE=1 -DPS_Q_SEL_BATCH=8 -DPS_CPU_PREFETCH=1 -DPS_Q_WHOLE=1" : "";
 }
 
 ps_status ps_cl_words_program(ps_backend *be, const char *shape, size_t work_group, const ps_cl_cached **out) {

@@ -304,6 +304,10 @@ ps_status ps_cl_query(ps_backend *be, const ps_query_args *a) {
     L.validity_offset[i] = a->validity[i].handle ? a->validity[i].offset : 0;
   }
   for (uint32_t i = 0; i < PS_QMAX_PREDS; i++) L.pred_offset[i] = a->preds[i].handle ? a->preds[i].offset : 0;
+  /* read by a CPU device's specialized build only (PS_Q_WHOLE); the
+   * queries read validity bitmaps byte by byte, so a WHERE that reads one
+   * has no whole words here */
+  if (a->where_prog) L.whole_words = ps_where_whole_words(&where_prog, (uint32_t)L.data_aligned, 0u);
 
   /* the kernels compiled for this query's constants, else the generic ones */
   if (specialize) {
