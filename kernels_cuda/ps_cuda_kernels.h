@@ -41,6 +41,7 @@ typedef struct ps_cuda_eval_params {
   uint32_t *status;                     /* device status word, |= PS_CUDA_FLAG_* / slot bits */
   uint32_t rows;                        /* rows in this chunk, 1..2^31 */
   uint32_t data_aligned;                /* bit c: data[c] is 4-byte aligned */
+  uint32_t validity_aligned;            /* bit c: validity[c] is 4-byte aligned */
   uint32_t bitmap_aligned;              /* bitmap is 4-byte aligned */
   uint32_t for_only;                    /* ps_eval_args.for_only: every column is FOR */
 } ps_cuda_eval_params;

@@ -17,13 +17,12 @@ PS_HD ps_cuda_where_params ps_cuda_where_params_of(const ps_cuda_eval_params &p)
   ps_cuda_where_params w;
   w.prog = p.prog;
   w.bufs.data_aligned = p.data_aligned;
-  w.bufs.validity_aligned = 0;
+  w.bufs.validity_aligned = p.validity_aligned;
   for (uint32_t c = 0; c < PS_MAX_COLS; ++c) {
     w.bufs.data[c] = p.data[c];
     w.bufs.validity[c] = p.validity[c];
     w.bufs.data_bytes[c] = p.prog.cols[c].data_bytes;
     w.bufs.validity_bytes[c] = p.prog.cols[c].validity_bytes;
-    w.bufs.validity_aligned |= (uint32_t)(((uintptr_t)p.validity[c] & 3u) == 0) << c;
   }
   w.bufs.aux.words = p.aux;
   w.bufs.aux.count = p.prog.aux_words;

@@ -140,6 +140,7 @@ static void fill_column(scenario &s, uint32_t c, uint32_t rows) {
   col.validity_bytes = 0;
   s.p.validity[c] = nullptr;
   s.p.data_aligned &= ~(1u << c);
+  s.p.validity_aligned &= ~(1u << c);
   if (coin(3)) col.flags |= PS_COLF_NO_CODES;
   const unsigned bad_pct = coin(50) ? 0 : (unsigned)rnd(10);
   const uint64_t data_bytes = ((uint64_t)rows * col.width + 7) / 8;
@@ -172,6 +173,7 @@ static void fill_column(scenario &s, uint32_t c, uint32_t rows) {
     for (uint32_t r = 0; r < rows; ++r)
       if (coin(density)) v[r >> 3] |= (uint8_t)(1u << (r & 7));
     s.p.validity[c] = v;
+    if (((uintptr_t)v & 3u) == 0) s.p.validity_aligned |= 1u << c;
   }
 }
 

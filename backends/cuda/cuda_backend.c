@@ -328,6 +328,7 @@ static ps_status fill_params(ps_backend *be, const ps_eval_args *a, ps_cuda_eval
         return ps_backend_error(ctx, PS_ERR_INTERNAL,
                                 "cuda: column slot %u has PS_COLF_VALIDITY but no validity memory", c);
       p->validity[c] = devptr(a->validity[c]);
+      if (((uintptr_t)p->validity[c] & 3u) == 0) p->validity_aligned |= 1u << c;
     }
     p->pow10[c] = ps_cuda_pow10[col->scale];
   }
@@ -608,10 +609,7 @@ static ps_status where_spec_kernel(ps_backend *be, const ps_eval_args *a, const 
   *spec = NULL;
   *spec_tasks = 0;
   const uint64_t words = (a->rows + 31) / 32, tasks = (words + 31) / 32;
-  uint32_t validity_aligned = 0;
-  for (uint32_t c = 0; c < PS_MAX_COLS; c++)
-    validity_aligned |= (uint32_t)(((uintptr_t)params->validity[c] & 3u) == 0) << c;
-  const uint64_t whole = ps_where_whole_words(a->prog, params->data_aligned, validity_aligned);
+  const uint64_t whole = ps_where_whole_words(a->prog, params->data_aligned, params->validity_aligned);
   const uint64_t whole_tasks = whole >= words ? tasks : whole / 32;
   char *text = ps_host_alloc(be->ctx, PS_WHERE_SPEC_MAX_TEXT);
   if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "cuda: filter specialization text");
