@@ -152,26 +152,6 @@ int ps_like_match(const uint8_t *s, size_t slen, const int *tok, size_t nt, uint
   return match_dp(s, slen, tok, nt, scratch);
 }
 
-int ps_like_nfa_build(const int *tok, size_t nt, ps_like_nfa *nfa) {
-  if (nt > PS_LIKE_NFA_MAX_TOKENS) return 0;
-  memset(nfa, 0, sizeof *nfa);
-  for (size_t k = 0; k < nt; k++) {
-    uint64_t bit = (uint64_t)1 << k;
-    if (tok[k] == TOK_ANYSEQ) {
-      /* one closure step covers a run of '%' only if runs are merged */
-      if (k > 0 && tok[k - 1] == TOK_ANYSEQ) return 0;
-      nfa->anyseq |= bit;
-    } else if (tok[k] == TOK_ANY1) {
-      nfa->any1 |= bit;
-    } else {
-      nfa->lit[(uint8_t)tok[k]] |= bit;
-    }
-  }
-  if (nt > 0 && tok[nt - 1] == TOK_ANYSEQ) nfa->tail = (uint64_t)1 << (nt - 1);
-  nfa->nt = (uint32_t)nt;
-  return 1;
-}
-
 int ps_like_literal(const int *tok, size_t nt, uint8_t *lit, size_t *len) {
   size_t k = 0;
   while (k < nt && tok[k] < 256) lit[k] = (uint8_t)tok[k], k++;
@@ -335,6 +315,42 @@ static void plan_init(like_plan *P, const int *tok, size_t nt, uint8_t *lit, siz
   }
 }
 
+/* '%lit%' (simple): an entry that holds the literal matches. */
+static bool plan_contains(const like_plan *P) {
+  return P->simple && P->nseg == 1 && !P->lead && !P->trail && P->run_len > 0;
+}
+
+int ps_like_nfa_build(const int *tok, size_t nt, ps_like_nfa *nfa) {
+  if (nt > PS_LIKE_NFA_MAX_TOKENS) return 0;
+  memset(nfa, 0, sizeof *nfa);
+  for (size_t k = 0; k < nt; k++) {
+    uint64_t bit = (uint64_t)1 << k;
+    if (tok[k] == TOK_ANYSEQ) {
+      /* one closure step covers a run of '%' only if runs are merged */
+      if (k > 0 && tok[k - 1] == TOK_ANYSEQ) return 0;
+      nfa->anyseq |= bit;
+    } else if (tok[k] == TOK_ANY1) {
+      nfa->any1 |= bit;
+    } else {
+      nfa->lit[(uint8_t)tok[k]] |= bit;
+    }
+  }
+  if (nt > 0 && tok[nt - 1] == TOK_ANYSEQ) nfa->tail = (uint64_t)1 << (nt - 1);
+  nfa->nt = (uint32_t)nt;
+  /* the longest literal run, for ps_like_holds_run */
+  uint8_t lit[PS_LIKE_NFA_MAX_TOKENS + 1];
+  size_t seg[2 * (PS_LIKE_NFA_MAX_TOKENS + 1)];
+  like_plan P;
+  plan_init(&P, tok, nt, lit, seg);
+  nfa->run_len = (uint32_t)P.run_len;
+  for (size_t k = 0; k < P.run_len; k++) {
+    nfa->run[k] = lit[P.run + k];
+    if (k < 4) nfa->run_head |= (uint32_t)lit[P.run + k] << (8 * k), nfa->run_mask |= 0xFFu << (8 * k);
+  }
+  nfa->run_accepts = plan_contains(&P);
+  return 1;
+}
+
 /* Simple plans only (see above): segments a.. matched greedily, leftmost
  * first, from byte pos (where the earlier ones ended). */
 static bool match_segments_from(const like_plan *P, const uint8_t *s, size_t n, size_t a, size_t pos) {
@@ -470,7 +486,7 @@ ps_status ps_like_dict(ps_context *ctx, const int *tok, size_t nt, const ps_dict
     /* the longest literal run, searched in the whole buffer */
     const uint8_t *run = lit + P.run;
     size_t run_len = P.run_len;
-    bool contains = P.simple && P.nseg == 1 && !P.lead && !P.trail; /* '%lit%': a hit is a match */
+    bool contains = plan_contains(&P); /* '%lit%': a hit is a match */
     /* When the run is the first segment of '%a%b%' or '%a%b', the hit is
      * that segment's leftmost occurrence in the entry: matching resumes
      * after it. (Not when that segment is anchored: 'a%...' must sit at 0,

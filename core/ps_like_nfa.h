@@ -33,18 +33,9 @@
 /* Patterns with more tokens take the host path (bit nt must fit 64 bits). */
 #define PS_LIKE_NFA_MAX_TOKENS 63
 
-/* A compiled pattern (built on the host by ps_like_nfa_build, core/like.c). */
-typedef struct ps_like_nfa {
-  ps_u64 lit[256]; /* lit[c], bit k: token k is the literal byte c */
-  ps_u64 any1;     /* bit k: token k is '_' */
-  ps_u64 anyseq;   /* bit k: token k is '%' (never two adjacent bits) */
-  ps_u64 tail;     /* bit nt - 1 if the last token is '%', else 0 */
-  ps_u32 nt;       /* tokens, 0..PS_LIKE_NFA_MAX_TOKENS */
-  ps_u32 pad_;
-} ps_like_nfa; /* 2080 bytes */
-
-/* Address spaces: the string bytes (global on a device) and the literal masks
- * (shared/local memory on a device, copied there once per block/work-group). */
+/* Address spaces: the string bytes (global on a device), the literal masks
+ * (shared/local memory on a device, copied there once per block/work-group)
+ * and the pattern's literal run (constant memory on a device). */
 #if defined(__OPENCL_VERSION__)
 #ifndef PS_DIALECT_H /* OpenCL C (C99) refuses a second typedef; ps_dialect.h may come first */
 typedef uchar ps_u8;
@@ -52,17 +43,38 @@ typedef uchar ps_u8;
 #define PS_LIKE_FN static inline
 #define PS_LIKE_STR __global
 #define PS_LIKE_TAB __local
+#define PS_LIKE_PAT __constant
 #elif defined(__CUDACC__)
 typedef uint8_t ps_u8;
 #define PS_LIKE_FN static __host__ __device__ __forceinline__
 #define PS_LIKE_STR
 #define PS_LIKE_TAB
+#define PS_LIKE_PAT
 #else
 typedef uint8_t ps_u8;
 #define PS_LIKE_FN static inline
 #define PS_LIKE_STR
 #define PS_LIKE_TAB
+#define PS_LIKE_PAT
 #endif
+
+/* A compiled pattern (built on the host by ps_like_nfa_build, core/like.c). */
+typedef struct ps_like_nfa {
+  ps_u64 lit[256]; /* lit[c], bit k: token k is the literal byte c */
+  ps_u64 any1;     /* bit k: token k is '_' */
+  ps_u64 anyseq;   /* bit k: token k is '%' (never two adjacent bits) */
+  ps_u64 tail;     /* bit nt - 1 if the last token is '%', else 0 */
+  ps_u32 nt;       /* tokens, 0..PS_LIKE_NFA_MAX_TOKENS */
+  /* The pattern's longest run of literal tokens, which every string the
+   * pattern matches holds (ps_like_holds_run: a test far cheaper than the
+   * automaton, which then runs only on the strings that pass it). */
+  ps_u32 run_len;     /* its bytes, 0 when the pattern has no literal */
+  ps_u32 run_head;    /* its first min(run_len, 4) bytes, byte j at bits 8j */
+  ps_u32 run_mask;    /* the bits of run_head that are the run's */
+  ps_u32 run_accepts; /* 1: holding the run is matching ('%run%', core/like.c's "contains") */
+  ps_u32 pad_;
+  ps_u8 run[PS_LIKE_NFA_MAX_TOKENS + 1]; /* the run's bytes */
+} ps_like_nfa; /* 2160 bytes */
 
 /* Length of the character at s[0] (n >= 1 bytes available): a valid
  * (shortest-form, non-surrogate, <= U+10FFFF) sequence, else 1. */
@@ -161,6 +173,67 @@ PS_LIKE_FN int ps_like_nfa_match(PS_LIKE_STR const ps_u8 *s, ps_u64 n, PS_LIKE_T
                                  ps_u64 anyseq, ps_u64 tail, ps_u32 nt) {
   return nt < 32u ? ps_like_nfa_match32(s, n, lit, any1, anyseq, tail, nt)
                   : ps_like_nfa_match64(s, n, lit, any1, anyseq, tail, nt);
+}
+
+/* Bytes q..q+3 of s as a word, byte j at bits 8j; bytes at n and past it
+ * read as 0 (nothing at or past n is touched). fast: s is 4-byte aligned,
+ * so that a word inside n is one load on a little-endian device. */
+PS_LIKE_FN ps_u32 ps_like_word(PS_LIKE_STR const ps_u8 *s, ps_u64 q, ps_u64 n, int fast) {
+#if defined(__CUDA_ARCH__) || (defined(__OPENCL_VERSION__) && defined(__ENDIAN_LITTLE__))
+  if (fast && q + 4u <= n) return *(PS_LIKE_STR const ps_u32 *)(s + q);
+#else
+  (void)fast;
+#endif
+  ps_u32 w = 0;
+  for (ps_u32 j = 0; j < 4u; j++)
+    if (q + j < n) w |= (ps_u32)s[q + j] << (8u * j);
+  return w;
+}
+
+/* 1 iff the string s[b..e) holds the run of len >= 1 bytes (run; head and
+ * mask: its first min(len, 4) bytes as ps_like_nfa keeps them) somewhere;
+ * e <= n, and s[0..n) may be read (fast: as ps_like_word). The positions go
+ * 32 at a time from b rounded down to a multiple of 4: nine words, and at
+ * each of the 32 positions the word that starts there compared with the
+ * head under its mask — the same straight-line work for every string of up
+ * to 29 bytes, where the automaton's walk differs in length from string to
+ * string. Positions whose head matches (rare but for the strings that hold
+ * the run) compare the rest byte by byte. */
+PS_LIKE_FN int ps_like_holds_run(PS_LIKE_STR const ps_u8 *s, ps_u64 b, ps_u64 e, ps_u64 n, int fast,
+                                 PS_LIKE_PAT const ps_u8 *run, ps_u32 len, ps_u32 head, ps_u32 mask) {
+  if (e < b || e - b < len) return 0;
+  const ps_u64 last = e - len; /* the last position the run can start at */
+  for (ps_u64 q = b & ~(ps_u64)3; q <= last; q += 32u) {
+    ps_u32 hits = 0, lo = ps_like_word(s, q, n, fast);
+    for (ps_u32 k = 0; k < 8u; k++) {
+      const ps_u32 hi = ps_like_word(s, q + 4u * (k + 1u), n, fast);
+      hits |= (ps_u32)((lo & mask) == head) << (4u * k);
+      hits |= (ps_u32)((((lo >> 8) | (hi << 24)) & mask) == head) << (4u * k + 1u);
+      hits |= (ps_u32)((((lo >> 16) | (hi << 16)) & mask) == head) << (4u * k + 2u);
+      hits |= (ps_u32)((((lo >> 24) | (hi << 8)) & mask) == head) << (4u * k + 3u);
+      lo = hi;
+    }
+    if (q < b) hits &= ~0u << (ps_u32)(b - q); /* b - q < 4 */
+    if (last - q < 31u) hits &= (2u << (ps_u32)(last - q)) - 1u;
+    for (ps_u32 j = 0; hits; j++, hits >>= 1) {
+      if (!(hits & 1u)) continue;
+      ps_u32 t = 4u;
+      while (t < len && s[q + j + t] == run[t]) t++;
+      if (t >= len) return 1;
+    }
+  }
+  return 0;
+}
+
+/* Entry [b, e) of s (s[0..n) readable; fast as ps_like_word): the run test
+ * of the pattern, then its automaton where the run does not decide. */
+PS_LIKE_FN int ps_like_entry_match(PS_LIKE_STR const ps_u8 *s, ps_u64 b, ps_u64 e, ps_u64 n, int fast,
+                                   PS_LIKE_PAT const ps_like_nfa *nfa, PS_LIKE_TAB const ps_u64 *lit) {
+  if (nfa->run_len) {
+    if (!ps_like_holds_run(s, b, e, n, fast, nfa->run, nfa->run_len, nfa->run_head, nfa->run_mask)) return 0;
+    if (nfa->run_accepts) return 1;
+  }
+  return ps_like_nfa_match(s + b, e - b, lit, nfa->any1, nfa->anyseq, nfa->tail, nfa->nt);
 }
 
 #endif /* PS_LIKE_NFA_H */

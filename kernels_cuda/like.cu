@@ -1,7 +1,8 @@
 /*
  * LIKE over a run of dictionary entries (core/backend.h, ps_like_dict_args):
- * one thread per entry running the NFA of core/ps_like_nfa.h (the same code
- * the host test checks against ps_like_match), one warp per 32-entry result
+ * one thread per entry running core/ps_like_nfa.h's test for the pattern's
+ * longest literal run, then its NFA where the run does not decide (the same
+ * code the host test checks against ps_like_match), one warp per 32-entry result
  * word, written by lane 0 from __ballot_sync. The literal masks are staged in
  * shared memory once per block: threads index them by the byte they read,
  * which differs across a warp (the parameter bank would serialize that).

@@ -13,7 +13,8 @@
  * launches count (rounded up to the group) or words work-items accordingly.
  * The literal masks are staged in local memory once per work-group
  * (work-items index them by the bytes they read, which differ between
- * work-items).
+ * work-items). Each entry first takes ps_like_nfa.h's test for the pattern's
+ * longest literal run; the automaton runs only where that does not decide.
  *
  * Arguments: the pattern (__constant), the dictionary's uint64 offsets and
  * bytes, the output words, then byte offsets into the three buffers (offsets
@@ -30,8 +31,10 @@ __kernel void ps_like_dict_words(__constant ps_like_nfa *nfa, __global const uch
   __global const ulong *offsets = (__global const ulong *)(offsets_buf + offsets_offset);
   __global const uchar *bytes = bytes_buf + bytes_offset;
   __global uint *out = (__global uint *)(out_buf + out_offset);
-  const ulong any1 = nfa->any1, anyseq = nfa->anyseq, tail = nfa->tail;
-  const uint nt = nfa->nt;
+  /* the bytes up to the run's last entry's end may be read; a buffer's
+   * base is aligned far beyond 4 bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) */
+  const ulong n = offsets[first + count];
+  const int fast = (bytes_offset & 3u) == 0;
   const ulong words = (count + 31) / 32;
   /* the same for every work-item of the launch; no work-item returns before
    * the barrier (a CPU device's compiler wants every work-item to reach it) */
@@ -42,13 +45,11 @@ __kernel void ps_like_dict_words(__constant ps_like_nfa *nfa, __global const uch
     for (uint lane = 0; lane < 32u; lane++) {
       const ulong k = g * 32 + lane;
       if (k >= count) break;
-      const ulong begin = offsets[first + k], end = offsets[first + k + 1];
-      if (ps_like_nfa_match(bytes + begin, end - begin, lit, any1, anyseq, tail, nt)) m |= 1u << lane;
+      if (ps_like_entry_match(bytes, offsets[first + k], offsets[first + k + 1], n, fast, nfa, lit)) m |= 1u << lane;
     }
     out[g] = m;
   } else if (per_entry && g < count) {
-    const ulong begin = offsets[first + g], end = offsets[first + g + 1];
-    m = (uint)ps_like_nfa_match(bytes + begin, end - begin, lit, any1, anyseq, tail, nt);
+    m = (uint)ps_like_entry_match(bytes, offsets[first + g], offsets[first + g + 1], n, fast, nfa, lit);
   }
   match[lid] = m;
   barrier(CLK_LOCAL_MEM_FENCE);

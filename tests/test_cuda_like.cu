@@ -30,8 +30,10 @@ static std::string pieces(const char *const *from, size_t n, size_t max_pieces) 
 int main() {
   rng.seed(th_host_init("cuda_like"));
   static const char *const str_pieces[] = {"a", "b", "ab", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9d\x84\x9e",
-                                           "\xff", "\x80", "\xe2\x82", "\xed\xa0\x80", ""};
-  static const char *const pat_pieces[] = {"%", "_", "a", "b", "\xc3\xa9", "\xe2\x82\xac", "\xff", "\x80", "\\%"};
+                                           "\xff", "\x80", "\xe2\x82", "\xed\xa0\x80", "",
+                                           "abaab", "bbabbabab"};
+  static const char *const pat_pieces[] = {"%",  "_",     "a",   "b",    "\xc3\xa9", "\xe2\x82\xac",
+                                           "\xff", "\x80", "\\%", "baab", "abba"};
   long checked = 0, matched = 0;
   for (int round = 0; round < 40; round++) {
     const size_t d = 1 + rng() % 3000;
@@ -39,7 +41,8 @@ int main() {
     std::vector<uint64_t> offsets(d + 1, 0);
     std::string bytes;
     for (size_t j = 0; j < d; j++) {
-      dict[j] = pieces(str_pieces, sizeof str_pieces / sizeof *str_pieces, 8);
+      /* every fifth entry long: the run test's positions go 32 at a time */
+      dict[j] = pieces(str_pieces, sizeof str_pieces / sizeof *str_pieces, j % 5 == 4 ? 24 : 8);
       bytes += dict[j];
       offsets[j + 1] = bytes.size();
     }
@@ -51,7 +54,10 @@ int main() {
       std::memset(&p, 0, sizeof p);
       if (!ps_like_nfa_build(tok.data(), nt, &p.nfa)) continue;
       p.offsets = offsets.data();
-      p.bytes = (const uint8_t *)bytes.data();
+      /* the bytes at every alignment (the run test loads words where they are 4-byte aligned) */
+      const size_t pad = rng() % 4;
+      std::string padded = std::string(pad, 'a') + bytes;
+      p.bytes = (const uint8_t *)padded.data() + pad;
       p.first = rng() % d;
       p.count = 1 + rng() % (d - p.first);
       const uint64_t words = (p.count + 31) / 32;

@@ -6,7 +6,9 @@
  * 2/3/4-byte UTF-8, invalid and truncated sequences, overlongs, surrogates,
  * lone continuation bytes; '%', '_', escapes, runs of '%'. Also: the token
  * limit (PS_LIKE_NFA_MAX_TOKENS fits, one more does not) and the empty
- * pattern / string. No backend involved (label host); the library's internal
+ * pattern / string. The literal-run test the kernels take first
+ * (ps_like_holds_run, ps_like_entry_match) against a plain search and, with
+ * the automaton, against ps_like_match. No backend involved (label host); the library's internal
  * headers are used on purpose.
  */
 #include <stdlib.h>
@@ -91,6 +93,50 @@ static int nfa_match(const ps_like_nfa *nfa, const uint8_t *s, size_t n) {
   return ps_like_nfa_match(s, n, nfa->lit, nfa->any1, nfa->anyseq, nfa->tail, nfa->nt);
 }
 
+/* ps_like_entry_match on s placed at a random offset of a buffer, with random
+ * bytes before and after it that the test may read (up to n). */
+static int entry_match(const ps_like_nfa *nfa, const char *s, size_t slen) {
+  static uint64_t store[64];
+  uint8_t *buf = (uint8_t *)store;
+  size_t b = (size_t)th_below(&th.rng, 40), after = (size_t)th_below(&th.rng, 40);
+  for (size_t i = 0; i < b; i++) buf[i] = (uint8_t)th_below(&th.rng, 256);
+  memcpy(buf + b, s, slen);
+  for (size_t i = 0; i < after; i++) buf[b + slen + i] = (uint8_t)th_below(&th.rng, 256);
+  return ps_like_entry_match(buf, b, b + slen, b + slen + after, th_chance(&th.rng, 50), nfa, nfa->lit);
+}
+
+/* ps_like_holds_run against a plain search, on long strings over a two-letter
+ * alphabet (many partial matches: the head matching where the rest does not),
+ * runs of 1 to 12 bytes, strings at every alignment and the readable bytes
+ * ending at or after the string. */
+static void runs(void) {
+  static uint64_t store[64];
+  uint8_t *buf = (uint8_t *)store;
+  unsigned long checked = 0, held = 0;
+  for (unsigned round = 0; round < 20000 * th.scale; round++) {
+    uint8_t run[16];
+    uint32_t len = 1 + (uint32_t)th_below(&th.rng, 12), head = 0, mask = 0;
+    for (uint32_t k = 0; k < len; k++) {
+      run[k] = (uint8_t)('a' + th_below(&th.rng, 2));
+      if (k < 4) head |= (uint32_t)run[k] << (8 * k), mask |= 0xFFu << (8 * k);
+    }
+    size_t b = (size_t)th_below(&th.rng, 8), slen = (size_t)th_below(&th.rng, 160);
+    size_t n = b + slen + (size_t)th_below(&th.rng, 8);
+    for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)('a' + th_below(&th.rng, 2));
+    if (slen > 0 && th_chance(&th.rng, 30)) buf[b + th_below(&th.rng, slen)] = 0; /* a zero byte inside */
+    int want = 0;
+    for (size_t i = b; !want && i + len <= b + slen; i++) want = memcmp(buf + i, run, len) == 0;
+    int got = ps_like_holds_run(buf, b, b + slen, n, th_chance(&th.rng, 50), run, len, head, mask);
+    checked++;
+    held += want != 0;
+    CHECKF(got == want, "run of %u bytes in a string of %zu at %zu (%zu readable): %d, want %d", len, slen, b, n, got,
+           want);
+  }
+  printf("like_nfa: %lu run tests, %lu held\n", checked, held);
+  CHECKF(held > checked / 5 && held < checked - checked / 5, "%lu of %lu held: the test is too one-sided", held,
+         checked);
+}
+
 /* Compiles p; returns the token count and fills nfa (fits: whether it fit). */
 static size_t compile(const char *p, size_t plen, int escape, int *tok, ps_like_nfa *nfa, int *fits) {
   size_t nt = ps_like_compile((const uint8_t *)p, plen, escape, tok);
@@ -129,6 +175,11 @@ static void random_pairs(void) {
       int want = ps_like_match((const uint8_t *)s, slen, tok, nt, scratch);
       int got = nfa_match(&nfa, (const uint8_t *)s, slen);
       int oracle = oracle_like((const uint8_t *)s, slen, p, plen, escape);
+      /* the kernels' whole entry test: the run test, then the automaton, on
+       * the string at some offset of a buffer with bytes around it */
+      int entry = entry_match(&nfa, s, slen);
+      CHECKF(entry == want, "pattern #%u, string #%u (%zu bytes): ps_like_entry_match %d, ps_like_match %d", pi, si,
+             slen, entry, want);
       compared++;
       matches += want != 0;
       wide += nt >= 32;
@@ -207,6 +258,7 @@ int main(int argc, char **argv) {
   th_init(argc, argv, "like_nfa");
   empties();
   token_limit();
+  runs();
   random_pairs();
   return th_finish();
 }
