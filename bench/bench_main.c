@@ -71,6 +71,8 @@ static void usage(FILE *f) {
           "                  (registers capped, spills allowed; query_min_blocks; before/after)\n"
           "  --where-min-blocks N  CUDA's per-shape filter kernels compiled to fit N blocks of 128 an SM\n"
           "                  (1..16; registers capped, spills allowed; where_min_blocks; before/after)\n"
+          "  --where-waves N CUDA's per-word filter kernels on N waves of resident blocks (1..64; the\n"
+          "                  default one, each warp looping over tasks; where_waves; before/after)\n"
           "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
           "                  SET, range tree: the library's internal option fast_paths=0)\n"
           "  --opencl-ids auto|groups|runs  OpenCL row ids by work-groups (the GPU default) or by runs\n"
@@ -256,7 +258,7 @@ int main(int argc, char **argv) {
   int query_specialize = PS_OPT_AUTO, query_wait_per_chunk = 0, query_lanes = PS_OPT_AUTO;
   int query_prefetch = PS_OPT_AUTO, opencl_ids_scan = 0, general = 0, query_warp_merge = 1, opencl_param_buffers = 1;
   int strict = 0, opencl_ids_runs = PS_OPT_AUTO, query_collect_pinned = 1;
-  uint64_t opencl_ids_run_words = 0, query_min_blocks = 0, where_min_blocks = 0;
+  uint64_t opencl_ids_run_words = 0, query_min_blocks = 0, where_min_blocks = 0, where_waves = 0;
   b.seed = 1;
   b.gather_supported = -1;
   for (int i = 1; i < argc; i++) {
@@ -322,6 +324,8 @@ int main(int argc, char **argv) {
       bad = parse_u64(v, &query_min_blocks) != 0 || query_min_blocks > 8;
     } else if (strcmp(a, "--where-min-blocks") == 0) {
       bad = parse_u64(v, &where_min_blocks) != 0 || where_min_blocks > 16;
+    } else if (strcmp(a, "--where-waves") == 0) {
+      bad = parse_u64(v, &where_waves) != 0 || where_waves < 1 || where_waves > 64;
     } else if (strcmp(a, "--kernel-cache") == 0) {
       kernel_cache = v;
     } else if (strcmp(a, "--json") == 0) {
@@ -396,7 +400,7 @@ int main(int argc, char **argv) {
   if (query_specialize != PS_OPT_AUTO || query_wait_per_chunk || query_lanes != PS_OPT_AUTO || query_prefetch != PS_OPT_AUTO ||
       opencl_ids_scan ||
       general || !query_warp_merge || !opencl_param_buffers || opencl_ids_runs != PS_OPT_AUTO || opencl_ids_run_words ||
-      !query_collect_pinned || query_min_blocks || where_min_blocks) {
+      !query_collect_pinned || query_min_blocks || where_min_blocks || where_waves) {
     /* before/after runs */
     ps_internal_options io;
     ps_internal_options_init(&io);
@@ -412,6 +416,7 @@ int main(int argc, char **argv) {
     io.opencl_ids_scan = opencl_ids_scan;
     io.query_min_blocks = (int)query_min_blocks;
     io.where_min_blocks = (int)where_min_blocks;
+    io.where_waves = (int)where_waves;
     if (general) io.fast_paths = 0;
     if (ps_context_set_internal_options(b.ctx, &io) != PS_OK) {
       fprintf(stderr, "packscan_bench: %s\n", ps_context_last_error(b.ctx));

@@ -245,6 +245,7 @@ void ps_internal_options_init(ps_internal_options *opts) {
   opts->opencl_fp64 = 1;
   opts->query_min_blocks = 0;
   opts->where_min_blocks = 0;
+  opts->where_waves = 0;
 }
 
 /* PS_OK when lo <= value <= hi, else a message naming the field. */
@@ -278,6 +279,7 @@ ps_status ps_context_set_internal_options(ps_context *ctx, const ps_internal_opt
   PS_TRY(option_in_range(ctx, "opencl_fp64", opts->opencl_fp64, 0, 1));
   PS_TRY(option_in_range(ctx, "query_min_blocks", opts->query_min_blocks, 0, 8));
   PS_TRY(option_in_range(ctx, "where_min_blocks", opts->where_min_blocks, 0, 16));
+  PS_TRY(option_in_range(ctx, "where_waves", opts->where_waves, 0, 64));
   ctx->options = *opts;
   ps_clear_error(ctx);
   return PS_OK;
@@ -307,6 +309,7 @@ const ps_internal_options *ps_context_internal_options(const ps_context *ctx) {
       .opencl_fp64 = 1,
       .query_min_blocks = 0,
       .where_min_blocks = 0,
+      .where_waves = 0,
   };
   return ctx ? &ctx->options : &defaults;
 }

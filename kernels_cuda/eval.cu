@@ -110,16 +110,18 @@ uint32_t words_resident_blocks(const void *spec) {
 }
 
 /* One launch of the per-word kernel `k` (a cudaKernel_t, or NULL: the
- * precompiled one) over tasks [begin, end) of w's chunk. */
+ * precompiled one) over tasks [begin, end) of w's chunk, on `waves` (at
+ * least 1) waves of resident blocks. */
 cudaError_t launch_tasks(const void *k, ps_cuda_where_params w, uint32_t begin, uint32_t end, uint32_t max_blocks,
-                         cudaStream_t stream) {
+                         uint32_t waves, cudaStream_t stream) {
   if (begin >= end) return cudaSuccess;
   w.task_begin = begin;
   w.task_end = end;
   const uint64_t want = ((uint64_t)(end - begin) + kWordsWarps - 1) / kWordsWarps;
   uint32_t fill = words_resident_blocks(k);
   if (!fill) fill = max_blocks ? max_blocks : 1;
-  const uint32_t blocks = (uint32_t)(want < fill ? want : fill);
+  const uint64_t grid = (uint64_t)fill * (waves > 1 ? waves : 1);
+  const uint32_t blocks = (uint32_t)(want < grid ? want : grid);
   if (k) { /* a cudaKernel_t launches as a function symbol; its one parameter is w */
     void *args[1] = {(void *)&w};
     const cudaError_t err = cudaLaunchKernel(k, dim3(blocks ? blocks : 1), dim3(kWordsBlock), args, 0, stream);
@@ -131,7 +133,7 @@ cudaError_t launch_tasks(const void *k, ps_cuda_where_params w, uint32_t begin, 
 }
 
 cudaError_t launch_words(const void *spec, uint32_t spec_tasks, const ps_cuda_eval_params *p, uint32_t max_blocks,
-                         cudaStream_t stream) {
+                         uint32_t waves, cudaStream_t stream) {
   const ps_cuda_where_params w = ps_cuda_where_params_of(*p);
   const uint32_t tasks = w.task_end;
   if (!spec) spec_tasks = 0;
@@ -139,15 +141,15 @@ cudaError_t launch_words(const void *spec, uint32_t spec_tasks, const ps_cuda_ev
   /* the tasks the specialized kernel does not take: the precompiled one,
    * the FOR build where no other encoding's reader is needed */
   const void *generic = p->for_only ? ps_cuda_eval_words_for() : nullptr;
-  const cudaError_t err = launch_tasks(spec, w, 0, spec_tasks, max_blocks, stream);
-  return err != cudaSuccess ? err : launch_tasks(generic, w, spec_tasks, tasks, max_blocks, stream);
+  const cudaError_t err = launch_tasks(spec, w, 0, spec_tasks, max_blocks, waves, stream);
+  return err != cudaSuccess ? err : launch_tasks(generic, w, spec_tasks, tasks, max_blocks, waves, stream);
 }
 
 }  // namespace
 
 extern "C" cudaError_t ps_cuda_launch_eval(const void *spec, uint32_t spec_tasks, const ps_cuda_eval_params *p,
-                                           uint32_t max_blocks, cudaStream_t stream) {
-  return launch_words(spec, spec_tasks, p, max_blocks, stream);
+                                           uint32_t max_blocks, uint32_t waves, cudaStream_t stream) {
+  return launch_words(spec, spec_tasks, p, max_blocks, waves, stream);
 }
 
 extern "C" cudaError_t ps_cuda_eval_max_blocks(int sm_count, uint32_t *out) {

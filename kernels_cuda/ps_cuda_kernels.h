@@ -47,7 +47,10 @@ typedef struct ps_cuda_eval_params {
 } ps_cuda_eval_params;
 
 /* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
- * on at most max_blocks blocks (grid-stride): the general per-word kernel,
+ * grid-stride over one wave of the blocks resident at once (max_blocks
+ * where that cannot be measured), or `waves` times as many when waves > 1
+ * (at most one block per 4 tasks; the internal option where_waves, for
+ * A/Bs): the general per-word kernel,
  * `spec` (a cudaKernel_t of where_spec.cuh compiled for p->prog's shape)
  * over the first spec_tasks tasks of 1,024 rows and the precompiled one
  * over the rest (all of them when spec is NULL: two launches where both
@@ -56,7 +59,7 @@ typedef struct ps_cuda_eval_params {
  * status first. Returns the launch error (cudaGetLastError), cudaSuccess if
  * the launches were queued. */
 cudaError_t ps_cuda_launch_eval(const void *spec, uint32_t spec_tasks, const ps_cuda_eval_params *p,
-                                uint32_t max_blocks, cudaStream_t stream);
+                                uint32_t max_blocks, uint32_t waves, cudaStream_t stream);
 
 /* The precompiled per-word kernel built for programs whose columns are all
  * FOR (eval_for.cu), which ps_cuda_launch_eval takes for them when spec is

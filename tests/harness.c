@@ -343,6 +343,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
       {"opencl_fp64", zero_one, 0, offsetof(ps_internal_options, opencl_fp64)},
       {"query_min_blocks", blocks, 0, offsetof(ps_internal_options, query_min_blocks)},
       {"where_min_blocks", NULL, 0, offsetof(ps_internal_options, where_min_blocks)},
+      {"where_waves", NULL, 0, offsetof(ps_internal_options, where_waves)},
   };
   const char *p = text ? text : "";
   while (*p) {
@@ -367,7 +368,7 @@ static void parse_options(const char *text, const char *source, ps_internal_opti
           "opencl_query=auto|refused|unbuildable, query_wait_per_chunk=0|1, query_collect_pinned=0|1, "
           "query_lanes=auto|0|1, "
           "query_prefetch=auto|0|1, query_warp_merge=0|1, opencl_param_buffers=0|1, opencl_fp64=0|1, query_min_blocks=0..8, "
-          "where_min_blocks=0..16)\n",
+          "where_min_blocks=0..16, where_waves=0..64)\n",
           th.test, th.backend, source, (int)(end - p), p);
       exit(1);
     }

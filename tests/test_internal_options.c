@@ -58,6 +58,7 @@ static const field FIELDS[] = {
     {"opencl_fp64", offsetof(ps_internal_options, opencl_fp64), 0, 1},
     {"query_min_blocks", offsetof(ps_internal_options, query_min_blocks), 0, 8},
     {"where_min_blocks", offsetof(ps_internal_options, where_min_blocks), 0, 16},
+    {"where_waves", offsetof(ps_internal_options, where_waves), 0, 64},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
 
@@ -72,7 +73,7 @@ static void defaults_and_values(ps_context *ctx) {
         d.opencl_gather_ids == PS_OPT_AUTO && d.query_specialize == PS_OPT_AUTO &&
         d.opencl_query == PS_OPT_QUERY_AUTO && d.query_lanes == PS_OPT_AUTO && d.query_prefetch == PS_OPT_AUTO &&
         d.query_warp_merge == 1 && d.query_collect_pinned == 1 && d.opencl_param_buffers == 1 && d.opencl_fp64 == 1 &&
-        d.query_min_blocks == 0 && d.where_min_blocks == 0);
+        d.query_min_blocks == 0 && d.where_min_blocks == 0 && d.where_waves == 0);
   /* made here, not by th_context, which gives a context PACKSCAN_TEST_OPTIONS */
   ps_context_options co;
   th_options(&co, th.backend, 0);

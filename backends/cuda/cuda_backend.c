@@ -664,7 +664,8 @@ static ps_status cuda_eval(ps_backend *be, const ps_eval_args *a) {
   }
   if (st == PS_OK) st = scratch_zero(be);
   if (st == PS_OK)
-    st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, spec_tasks, &params, be->max_blocks, be->stream),
+    st = ps_cuda_status(ctx, ps_cuda_launch_eval(spec, spec_tasks, &params, be->max_blocks,
+                                                   (uint32_t)ps_context_internal_options(ctx)->where_waves, be->stream),
                         "launching the eval kernel", false);
   /* The count and the corruption flag are host values: read them back once. */
   if (st == PS_OK) st = scratch_take(be);
