@@ -41,7 +41,6 @@ typedef struct ps_filter_launch {
   ps_u64 bitmap_offset;
   ps_u64 mask_offset;
   ps_u64 rows;          /* rows in this chunk, > 0 */
-  ps_u64 whole_words;   /* the leading result words core's ps_where_whole_words allows unchecked (words.cl) */
   ps_u32 has_selection; /* nonzero: only rows set in the input selection are evaluated */
   ps_u32 want_bitmap;   /* nonzero: write ceil(rows/8) bytes of result bitmap */
   ps_u32 want_mask;     /* nonzero: write rows bytes of 1/0 */

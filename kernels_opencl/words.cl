@@ -16,15 +16,6 @@
  * (in-place refinement): word g is read by the work-item that writes it,
  * before it is written. Nothing past ceil(rows/8) bytes of the bitmap or
  * rows bytes of the mask is written.
- *
- * With `#define PS_WORDS_WHOLE` in the text (a CPU device's build), the
- * kernel takes only the chunk's leading launch->whole_words words (core's
- * ps_where_whole_words: every FOR stream word and validity word of those
- * rows inside its buffer, the buffers 4-byte aligned) and reads them
- * through a copy of its buffers whose FOR streams and bitmaps are unbounded
- * and aligned, so that the compiler folds the readers' bounds tests and
- * bounded loads away and compiles only the unchecked path; the host runs
- * filter.cl's generic build over the words past them.
  */
 
 #ifndef PS_WORDS_WG
@@ -59,24 +50,7 @@ __kernel __attribute__((reqd_work_group_size(PS_WORDS_WG, 1, 1))) void ps_filter
   B.aux.buf = aux;
   B.aux.offset = launch->aux_offset;
   B.aux.size = (ulong)prog->aux_words * 4;
-  const ulong rows = launch->rows, first = get_global_id(0) * (ulong)PS_WORDS_SPAN;
-#if defined(PS_WORDS_WHOLE)
-  const ulong words = launch->whole_words < (rows + 31) / 32 ? launch->whole_words : (rows + 31) / 32;
-  PS_W_UNROLL /* constant slots: the copy's fields stay constants the readers fold */
-  for (uint c = 0; c < PS_MAX_COLS; ++c) {
-    if (c >= PS_WS(prog)->n_cols) continue;
-    if (PS_ENC_OF(&PS_WS(prog)->cols[c]) == PS_ENC_FOR) {
-      B.data_bytes[c] = ~(ulong)0;
-      B.data_aligned |= 1u << c;
-    }
-    if (PS_WS(prog)->cols[c].flags & PS_COLF_VALIDITY) {
-      B.validity_bytes[c] = ~(ulong)0;
-      B.validity_aligned |= 1u << c;
-    }
-  }
-#else
-  const ulong words = (rows + 31) / 32;
-#endif
+  const ulong rows = launch->rows, words = (rows + 31) / 32, first = get_global_id(0) * (ulong)PS_WORDS_SPAN;
   uint count = 0;
   for (ulong g = first; g < first + PS_WORDS_SPAN && g < words; ++g) {
     uint live = ps_row_mask(rows, g), selected = 0;

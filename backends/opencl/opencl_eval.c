@@ -7,7 +7,7 @@
 #include "opencl_internal.h"
 #include "query_spec.h"
 
-_Static_assert(sizeof(ps_filter_launch) == sizeof(ps_program) + 8 * (2 * PS_MAX_COLS + 6) + 4 * 4,
+_Static_assert(sizeof(ps_filter_launch) == sizeof(ps_program) + 8 * (2 * PS_MAX_COLS + 5) + 4 * 4,
                "ps_filter_launch must have no padding: host and device lay it out alike");
 _Static_assert(offsetof(ps_filter_launch, data_offset) == sizeof(ps_program),
                "the launch block starts with the program");
@@ -147,18 +147,6 @@ static ps_status set_args(ps_backend *be, cl_kernel k, const ps_eval_args *args,
   return ps_cl_set_arg(be, k, PS_FILTER_ARG_STATUS, sizeof(cl_mem), &be->status);
 }
 
-/* The chunk's leading words whose reads are whole (core's
- * ps_where_whole_words), from its buffers' offsets: cl_mem base addresses
- * are at least 4-byte aligned, so the offset decides the alignment. */
-static uint64_t launch_whole_words(const ps_eval_args *args) {
-  uint32_t data_aligned = 0, validity_aligned = 0;
-  for (uint32_t c = 0; c < PS_MAX_COLS; ++c) {
-    data_aligned |= (uint32_t)(!args->data[c].handle || (args->data[c].offset & 3) == 0) << c;
-    validity_aligned |= (uint32_t)(!args->validity[c].handle || (args->validity[c].offset & 3) == 0) << c;
-  }
-  return ps_where_whole_words(args->prog, data_aligned, validity_aligned);
-}
-
 static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_launch *launch) {
   memset(launch, 0, sizeof *launch);
   launch->prog = *args->prog;
@@ -171,7 +159,6 @@ static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_la
   launch->bitmap_offset = args->bitmap.handle ? args->bitmap.offset : 0;
   launch->mask_offset = args->mask.handle ? args->mask.offset : 0;
   launch->rows = args->rows;
-  launch->whole_words = launch_whole_words(args);
   launch->has_selection = args->selection_in.handle != NULL;
   launch->want_bitmap = args->bitmap.handle != NULL;
   launch->want_mask = args->mask.handle != NULL;
@@ -179,16 +166,13 @@ static void fill_launch(const ps_eval_args *args, int use_aux_copy, ps_filter_la
 }
 
 /* Launches the filter kernel of prog (filter.cl or words.cl: same arguments)
- * over `global` work-items, then, where `tail` is given, the kernel of tail
- * (filter.cl's generic build: a work-item a word) over words [tail_begin,
- * ceil(rows/32)) through a global offset, both on one launch block and one
- * status. With `refused` (words.cl), a launch the device
+ * over `global` work-items. With `refused` (words.cl), a launch the device
  * turns down for its resources (CL_OUT_OF_RESOURCES from the enqueue: on
  * NVIDIA's driver a per-shape kernel can need more registers or local memory
  * per group than CL_KERNEL_WORK_GROUP_SIZE let through) sets *refused and
  * returns PS_OK with nothing launched, so that the caller runs filter.cl. */
 static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, int need_status,
-                         size_t global, const ps_cl_cached *tail, uint64_t tail_begin, int *refused) {
+                         size_t global, int *refused) {
   const ps_program *p = args->prog;
   int use_aux_copy = p->aux_words > 0 && !args->aux.handle;
   ps_filter_launch launch;
@@ -213,14 +197,6 @@ static ps_status enqueue(ps_backend *be, const ps_cl_cached *prog, const ps_eval
       st = ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", "ps_filter_words");
   } else if (st == PS_OK) {
     st = ps_cl_launch(be, prog, PS_CL_FILTER, global);
-  }
-  const uint64_t words = (args->rows + 31) / 32;
-  if (st == PS_OK && tail && tail_begin < words && !(refused && *refused)) {
-    cl_kernel tk = tail->kernels[PS_CL_FILTER];
-    st = set_args(be, tk, args, &bufs);
-    if (st == PS_OK)
-      st = ps_cl_set_arg(be, tk, PS_FILTER_ARG_SCRATCH, tail->work_group[PS_CL_FILTER] * sizeof(cl_uint), NULL);
-    if (st == PS_OK) st = ps_cl_launch_at(be, tail, PS_CL_FILTER, (size_t)tail_begin, (size_t)(words - tail_begin));
   }
   /* Released now, freed by OpenCL once the launch that uses them is done. */
   if (bufs.launch) clReleaseMemObject(bufs.launch);
@@ -425,10 +401,10 @@ static ps_status eval_range(ps_backend *be, const ps_eval_args *a, const range_p
 /* Runs the filter kernel of prog and returns the count and corrupt flags
  * when they are wanted; synchronizes only then. */
 static ps_status run_filter(ps_backend *be, const ps_cl_cached *prog, const ps_eval_args *args, size_t global,
-                            const ps_cl_cached *tail, uint64_t tail_begin, int *refused) {
+                            int *refused) {
   int check_corrupt = corruption_possible(args->prog) || aux_unsafe(args->prog);
   int need_status = check_corrupt || args->count != NULL;
-  PS_CL_TRY(enqueue(be, prog, args, need_status, global, tail, tail_begin, refused));
+  PS_CL_TRY(enqueue(be, prog, args, need_status, global, refused));
   if (!need_status || (refused && *refused)) return PS_OK;
 
   return read_status(be, args);
@@ -466,33 +442,14 @@ static ps_status eval_words(ps_backend *be, const ps_eval_args *args, int *done)
   if (!text) return ps_backend_error(be->ctx, PS_ERR_OUT_OF_MEMORY, "OpenCL: filter shape text");
   /* a CPU device's work-item takes a run of words (words.cl) */
   const unsigned span = be->cpu ? PS_CL_WORDS_CPU_SPAN : 1u;
-  /* A CPU device: the chunk's whole words through the build that reads them
-   * unchecked (PS_WORDS_WHOLE; on PoCL the checked reader's per-word tests
-   * cost what they cost nvcc's code, docs/benchmarks.md), the words past
-   * them (a stream's partial last word) through filter.cl's generic build,
-   * so that a shape still needs one build. A chunk of a few words without
-   * whole ones takes filter.cl's generic build too, a misaligned one the
-   * checked build. */
-  const uint64_t words = (args->rows + 31) / 32, whole_all = be->cpu ? launch_whole_words(args) : 0;
-  const uint64_t whole = whole_all < words ? whole_all : words;
-  if (be->cpu && whole == 0 && words <= PS_CL_WORDS_CPU_SPAN) {
-    ps_host_free(be->ctx, text);
-    const ps_cl_cached *generic = NULL;
-    PS_CL_TRY(ps_cl_program(be, NULL, &generic));
-    *done = 1;
-    return run_filter(be, generic, args, (size_t)words, NULL, 0, NULL);
-  }
-  const int n = snprintf(text, size, "#define PS_WORDS_WG %zu\n#define PS_WORDS_SPAN %uu\n%s", wg, span,
-                         whole ? "#define PS_WORDS_WHOLE 1\n" : "");
-  const ps_cl_cached *prog = NULL, *tail = NULL;
+  const int n = snprintf(text, size, "#define PS_WORDS_WG %zu\n#define PS_WORDS_SPAN %uu\n", wg, span);
+  const ps_cl_cached *prog = NULL;
   ps_status st = PS_OK;
   if (ps_where_spec_write(p, NULL, text + n, size - (size_t)n) != 0) st = ps_cl_words_program(be, text, wg, &prog);
   ps_host_free(be->ctx, text);
   if (st != PS_OK || !prog || prog->work_group[PS_CL_FILTER] == 0) return st;
-  if (whole && whole < words) PS_CL_TRY(ps_cl_program(be, NULL, &tail));
-  const uint64_t covered = whole ? whole : words;
   int refused = 0;
-  st = run_filter(be, prog, args, (size_t)((covered + span - 1) / span), tail, whole, &refused);
+  st = run_filter(be, prog, args, (size_t)(((args->rows + 31) / 32 + span - 1) / span), &refused);
   if (st == PS_OK && refused) {
     /* The shape stays cached, marked as one this device will not run. */
     ((ps_cl_cached *)prog)->work_group[PS_CL_FILTER] = 0;
@@ -521,5 +478,5 @@ ps_status ps_cl_eval(ps_backend *be, const ps_eval_args *args) {
   char shape[4096];
   if (specialize) shape_of(args->prog, shape, sizeof shape);
   PS_CL_TRY(ps_cl_program(be, specialize ? shape : NULL, &prog));
-  return run_filter(be, prog, args, (size_t)((args->rows + 31) / 32), NULL, 0, NULL);
+  return run_filter(be, prog, args, (size_t)((args->rows + 31) / 32), NULL);
 }

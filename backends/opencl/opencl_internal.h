@@ -277,9 +277,6 @@ ps_status ps_cl_set_arg(ps_backend *be, cl_kernel k, cl_uint index, size_t size,
 cl_int ps_cl_enqueue(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global);
 /* As ps_cl_enqueue, a failure recorded as the context's error. */
 ps_status ps_cl_launch(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global);
-/* As ps_cl_launch, the work-items' ids starting at `offset` (a global
- * offset: get_global_id(0) counts from it). */
-ps_status ps_cl_launch_at(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t offset, size_t global);
 /* be->scratch with at least `bytes` bytes. */
 ps_status ps_cl_scratch(ps_backend *be, size_t bytes, cl_mem *out);
 /* Sets n status words to `value` (on the queue). */

@@ -679,15 +679,6 @@ cl_int ps_cl_enqueue(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id i
   return clEnqueueNDRangeKernel(be->queue, prog->kernels[id], 1, NULL, &global, &local, 0, NULL, NULL);
 }
 
-ps_status ps_cl_launch_at(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t offset, size_t global) {
-  size_t local = prog->work_group[id];
-  global = (global + local - 1) / local * local;
-  if (global == 0) return PS_OK;
-  cl_int err = clEnqueueNDRangeKernel(be->queue, prog->kernels[id], 1, &offset, &global, &local, 0, NULL, NULL);
-  if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", kernel_names[id]);
-  return PS_OK;
-}
-
 ps_status ps_cl_launch(ps_backend *be, const ps_cl_cached *prog, ps_cl_kernel_id id, size_t global) {
   cl_int err = ps_cl_enqueue(be, prog, id, global);
   if (err != CL_SUCCESS) return ps_cl_fail(be->ctx, err, "clEnqueueNDRangeKernel", kernel_names[id]);
