@@ -72,7 +72,7 @@ static void usage(FILE *f) {
           "  --where-min-blocks N  CUDA's per-shape filter kernels compiled to fit N blocks of 128 an SM\n"
           "                  (1..16; registers capped, spills allowed; where_min_blocks; before/after)\n"
           "  --where-waves N CUDA's per-word filter kernels on N waves of resident blocks (1..64; the\n"
-          "                  default one, each warp looping over tasks; where_waves; before/after)\n"
+          "                  default 4; where_waves; before/after)\n"
           "  --general       every filter on the general evaluator, none on a hand-tuned kernel (range,\n"
           "                  SET, range tree: the library's internal option fast_paths=0)\n"
           "  --opencl-ids auto|groups|runs  OpenCL row ids by work-groups (the GPU default) or by runs\n"

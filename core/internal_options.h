@@ -158,11 +158,11 @@ typedef struct ps_internal_options {
    * spilling what does not fit, so that a benchmark can compare occupancy
    * with spills. */
   int where_min_blocks;
-  /* CUDA's per-word filter kernels' grid: 0 (default) one wave of the
-   * blocks that are resident at once, each warp looping over the tasks;
-   * 1..64 that many times as many blocks (at most one block per 4 tasks:
-   * every warp one task), so that a benchmark can compare a grid-stride
-   * launch with the one-work-item-per-word grid OpenCL's build runs. */
+  /* CUDA's per-word filter kernels' grid, in waves of the blocks resident
+   * at once (each warp looping over the tasks its block is given): 0 the
+   * default (PS_CUDA_WHERE_WAVES, kernels_cuda/ps_cuda_kernels.h); 1..64
+   * that many waves (at most one block per 4 tasks: every warp one task),
+   * so that a benchmark can compare launch shapes. */
   int where_waves;
 } ps_internal_options;
 

@@ -110,8 +110,8 @@ uint32_t words_resident_blocks(const void *spec) {
 }
 
 /* One launch of the per-word kernel `k` (a cudaKernel_t, or NULL: the
- * precompiled one) over tasks [begin, end) of w's chunk, on `waves` (at
- * least 1) waves of resident blocks. */
+ * precompiled one) over tasks [begin, end) of w's chunk, on `waves` waves
+ * of resident blocks (0: PS_CUDA_WHERE_WAVES). */
 cudaError_t launch_tasks(const void *k, ps_cuda_where_params w, uint32_t begin, uint32_t end, uint32_t max_blocks,
                          uint32_t waves, cudaStream_t stream) {
   if (begin >= end) return cudaSuccess;
@@ -120,7 +120,7 @@ cudaError_t launch_tasks(const void *k, ps_cuda_where_params w, uint32_t begin, 
   const uint64_t want = ((uint64_t)(end - begin) + kWordsWarps - 1) / kWordsWarps;
   uint32_t fill = words_resident_blocks(k);
   if (!fill) fill = max_blocks ? max_blocks : 1;
-  const uint64_t grid = (uint64_t)fill * (waves > 1 ? waves : 1);
+  const uint64_t grid = (uint64_t)fill * (waves ? waves : PS_CUDA_WHERE_WAVES);
   const uint32_t blocks = (uint32_t)(want < grid ? want : grid);
   if (k) { /* a cudaKernel_t launches as a function symbol; its one parameter is w */
     void *args[1] = {(void *)&w};
