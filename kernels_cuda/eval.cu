@@ -37,7 +37,6 @@ namespace {
 constexpr unsigned kFullWarp = 0xffffffffu;
 
 constexpr uint32_t kWordsBlock = PS_CUDA_WHERE_BLOCK;
-constexpr uint32_t kWordsWarps = kWordsBlock / 32;
 
 /* One atomic per warp, and only when something went wrong. */
 __device__ __forceinline__ void raise_status(const ps_cuda_eval_params &p, uint32_t status, uint32_t lane) {
@@ -117,17 +116,15 @@ cudaError_t launch_tasks(const void *k, ps_cuda_where_params w, uint32_t begin, 
   if (begin >= end) return cudaSuccess;
   w.task_begin = begin;
   w.task_end = end;
-  const uint64_t want = ((uint64_t)(end - begin) + kWordsWarps - 1) / kWordsWarps;
   uint32_t fill = words_resident_blocks(k);
-  if (!fill) fill = max_blocks ? max_blocks : 1;
-  const uint64_t grid = (uint64_t)fill * (waves ? waves : PS_CUDA_WHERE_WAVES);
-  const uint32_t blocks = (uint32_t)(want < grid ? want : grid);
+  if (!fill) fill = max_blocks;
+  const uint32_t blocks = ps_cw_grid_blocks(end - begin, fill, waves);
   if (k) { /* a cudaKernel_t launches as a function symbol; its one parameter is w */
     void *args[1] = {(void *)&w};
-    const cudaError_t err = cudaLaunchKernel(k, dim3(blocks ? blocks : 1), dim3(kWordsBlock), args, 0, stream);
+    const cudaError_t err = cudaLaunchKernel(k, dim3(blocks), dim3(kWordsBlock), args, 0, stream);
     if (err != cudaSuccess) return err;
   } else {
-    eval_words_kernel<<<blocks ? blocks : 1, kWordsBlock, 0, stream>>>(w);
+    eval_words_kernel<<<blocks, kWordsBlock, 0, stream>>>(w);
   }
   return cudaGetLastError();
 }

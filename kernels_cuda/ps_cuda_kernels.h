@@ -46,15 +46,9 @@ typedef struct ps_cuda_eval_params {
   uint32_t for_only;                    /* ps_eval_args.for_only: every column is FOR */
 } ps_cuda_eval_params;
 
-/* Waves of resident blocks the per-word filter kernels launch by default:
- * with one wave, whose warps each loop over many tasks, `tree`, `colcol`
- * and `nulls` ran 2-6 % slower on an H100 than with four
- * (docs/benchmarks.md, run 57). */
-#define PS_CUDA_WHERE_WAVES 4u
-
 /* Enqueues the one-pass evaluation of p->prog over p->rows rows on stream,
  * grid-stride over `waves` waves of the blocks resident at once (0:
- * PS_CUDA_WHERE_WAVES; a wave is max_blocks where the residency cannot be
+ * ps_cuda_where.cuh's PS_CUDA_WHERE_WAVES; a wave is max_blocks where the residency cannot be
  * measured; at most one block per 4 tasks; the internal option where_waves
  * sets it for A/Bs): the general per-word kernel,
  * `spec` (a cudaKernel_t of where_spec.cuh compiled for p->prog's shape)

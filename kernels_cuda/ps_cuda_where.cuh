@@ -20,6 +20,23 @@
 /* Threads per block of both kernels: 4 warps. */
 #define PS_CUDA_WHERE_BLOCK 128
 
+/* Waves of resident blocks the kernels launch by default: with one wave,
+ * each warp walks many tasks in turn and the SMs wait on its loads; with
+ * more blocks than fit, they take new blocks while others drain
+ * (docs/benchmarks.md). */
+#define PS_CUDA_WHERE_WAVES 4u
+
+/* Blocks of a launch over `tasks` tasks: `waves` waves of `resident` blocks
+ * (waves 0: PS_CUDA_WHERE_WAVES; resident 0 counts as 1), at most one block
+ * per PS_CUDA_WHERE_BLOCK/32 tasks (every warp one task), at least 1. The
+ * kernel loops grid-stride, so any grid covers every task. */
+PS_HFN ps_u32 ps_cw_grid_blocks(ps_u64 tasks, ps_u32 resident, ps_u32 waves) {
+  const ps_u64 warps = PS_CUDA_WHERE_BLOCK / 32, want = (tasks + warps - 1) / warps;
+  const ps_u64 grid = (ps_u64)(resident ? resident : 1u) * (waves ? waves : PS_CUDA_WHERE_WAVES);
+  const ps_u64 blocks = want < grid ? want : grid;
+  return blocks ? (ps_u32)blocks : 1u;
+}
+
 /* Everything the kernel reads, passed by value as a __grid_constant__
  * parameter (under the classic 4 KB limit: eval.cu checks). */
 typedef struct ps_cuda_where_params {

@@ -16,7 +16,9 @@
  * operator, on columns whose references put Mb - Ma at and around the
  * 32-bit variant's edges (widths <= 31, no wrap), signed
  * and unsigned kinds, negative references; the run fails if the 32-bit
- * variant was never taken.
+ * variant was never taken. And the launch's grid (ps_cw_grid_blocks): its
+ * waves and limits, and that the kernel's grid-stride loop over it visits
+ * every task once.
  *
  * Compiles as CUDA (CTest, no GPU needed) or as plain C++ (for sanitizers:
  * gcc -c -fsanitize=address,undefined tests/host_check.c; g++ -std=c++17
@@ -539,6 +541,30 @@ int main(int argc, char **argv) {
           in.flags = PS_INSN_MAKE_CMP(cmp, PS_MODE_INT);
         });
       }
+
+  /* The launch's grid (ps_cw_grid_blocks): waves of resident blocks, at
+   * most a block per 4 tasks, at least one; and the kernel's grid-stride
+   * loop over it visits every task of [begin, end) once. */
+  {
+    const uint32_t per = PS_CUDA_WHERE_BLOCK / 32;
+    TH_EXPECT(ps_cw_grid_blocks(1u << 20, 100, 0) == 100 * PS_CUDA_WHERE_WAVES, "default grid %u",
+              ps_cw_grid_blocks(1u << 20, 100, 0));
+    TH_EXPECT(ps_cw_grid_blocks(1u << 20, 100, 1) == 100 && ps_cw_grid_blocks(1u << 20, 100, 64) == 6400,
+              "grids of 1 and 64 waves: %u, %u", ps_cw_grid_blocks(1u << 20, 100, 1), ps_cw_grid_blocks(1u << 20, 100, 64));
+    TH_EXPECT(ps_cw_grid_blocks(9, 100, 64) == 3 && ps_cw_grid_blocks(1, 0, 0) == 1 && ps_cw_grid_blocks(0, 5, 2) == 1,
+              "small grids: %u %u %u", ps_cw_grid_blocks(9, 100, 64), ps_cw_grid_blocks(1, 0, 0), ps_cw_grid_blocks(0, 5, 2));
+    for (int i = 0; i < 200; ++i) {
+      const uint32_t begin = (uint32_t)rnd(50), end = begin + 1 + (uint32_t)rnd(coin(50) ? 40 : 3000);
+      const uint32_t blocks = ps_cw_grid_blocks(end - begin, (uint32_t)rnd(20), (uint32_t)rnd(65));
+      std::vector<uint32_t> seen(end, 0);
+      for (uint32_t b = 0; b < blocks; ++b)
+        for (uint32_t warp = 0; warp < per; ++warp)
+          for (uint32_t task = begin + b * per + warp; task < end; task += blocks * per) ++seen[task];
+      uint32_t once = 0;
+      for (uint32_t task = begin; task < end; ++task) once += seen[task] == 1;
+      TH_EXPECT(once == end - begin, "grid of %u blocks over tasks [%u, %u): %u visited once", blocks, begin, end, once);
+    }
+  }
 
   printf("%ld runs: %ld with corrupt codes, %ld with aux faults, %ld 32-bit CMPCOL leaves\n", t.runs, t.corrupt_runs,
          t.aux_runs, t.cmp32_leaves);
